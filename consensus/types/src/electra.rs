@@ -1,0 +1,354 @@
+//! Electra containers: execution requests, pending deposits, withdrawals and consolidations,
+//! committee-bits attestations.
+//!
+//! [spec]: electra/beacon-chain.md#containers
+
+use ssz_derive::{Decode, Encode};
+#[allow(unused_imports)]
+use ssz_types::{BitList, BitVector, FixedVector, VariableList, typenum};
+use tree_hash_derive::TreeHash;
+
+#[allow(unused_imports)]
+use crate::{EthSpec, primitives::*};
+
+pub use crate::deneb::ExecutionBranch;
+
+/// `FinalityBranch`: `Vector[Bytes32, floorlog2(FINALIZED_ROOT_GINDEX_ELECTRA)]`.
+pub type FinalityBranch = FixedVector<Bytes32, typenum::U7>;
+/// `CurrentSyncCommitteeBranch`: `Vector[Bytes32, floorlog2(CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA)]`.
+pub type CurrentSyncCommitteeBranch = FixedVector<Bytes32, typenum::U6>;
+/// `NextSyncCommitteeBranch`: `Vector[Bytes32, floorlog2(NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA)]`.
+pub type NextSyncCommitteeBranch = FixedVector<Bytes32, typenum::U6>;
+pub use crate::altair::{
+    ContributionAndProof, SignedContributionAndProof, SyncAggregate, SyncAggregatorSelectionData,
+    SyncCommittee, SyncCommitteeContribution, SyncCommitteeMessage,
+};
+pub use crate::bellatrix::PowBlock;
+pub use crate::capella::{
+    BLSToExecutionChange, HistoricalSummary, SignedBLSToExecutionChange, Withdrawal,
+};
+pub use crate::deneb::{
+    BlobIdentifier, BlobSidecar, ExecutionPayload, ExecutionPayloadHeader, LightClientHeader,
+    LightClientOptimisticUpdate,
+};
+pub use crate::phase0::{
+    AttestationData, BeaconBlockHeader, Checkpoint, Deposit, DepositData, DepositMessage,
+    Eth1Block, Eth1Data, Fork, ForkData, ProposerSlashing, SignedBeaconBlockHeader,
+    SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
+};
+
+/// `PendingConsolidation`.
+///
+/// [spec]: electra/beacon-chain.md#pendingconsolidation
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct PendingConsolidation {
+    pub source_index: ValidatorIndex,
+    pub target_index: ValidatorIndex,
+}
+
+/// `PendingPartialWithdrawal`.
+///
+/// [spec]: electra/beacon-chain.md#pendingpartialwithdrawal
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct PendingPartialWithdrawal {
+    pub validator_index: ValidatorIndex,
+    pub amount: Gwei,
+    pub withdrawable_epoch: Epoch,
+}
+
+/// `SingleAttestation`.
+///
+/// [spec]: electra/beacon-chain.md#singleattestation
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SingleAttestation {
+    pub committee_index: CommitteeIndex,
+    pub attester_index: ValidatorIndex,
+    pub data: AttestationData,
+    pub signature: BLSSignature,
+}
+
+/// `ConsolidationRequest`.
+///
+/// [spec]: electra/beacon-chain.md#consolidationrequest
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct ConsolidationRequest {
+    pub source_address: ExecutionAddress,
+    pub source_pubkey: BLSPubkey,
+    pub target_pubkey: BLSPubkey,
+}
+
+/// `WithdrawalRequest`.
+///
+/// [spec]: electra/beacon-chain.md#withdrawalrequest
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct WithdrawalRequest {
+    pub source_address: ExecutionAddress,
+    pub validator_pubkey: BLSPubkey,
+    pub amount: Gwei,
+}
+
+/// `DepositRequest`.
+///
+/// [spec]: electra/beacon-chain.md#depositrequest
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct DepositRequest {
+    pub pubkey: BLSPubkey,
+    pub withdrawal_credentials: Bytes32,
+    pub amount: Gwei,
+    pub signature: BLSSignature,
+    pub index: u64,
+}
+
+/// `PendingDeposit`.
+///
+/// [spec]: electra/beacon-chain.md#pendingdeposit
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct PendingDeposit {
+    pub pubkey: BLSPubkey,
+    pub withdrawal_credentials: Bytes32,
+    pub amount: Gwei,
+    pub signature: BLSSignature,
+    pub slot: Slot,
+}
+
+/// `BeaconState`.
+///
+/// [spec]: electra/beacon-chain.md#beaconstate
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct BeaconState<E: EthSpec> {
+    pub genesis_time: u64,
+    pub genesis_validators_root: Root,
+    pub slot: Slot,
+    pub fork: Fork,
+    pub latest_block_header: BeaconBlockHeader,
+    pub block_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    pub state_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    pub historical_roots: milhouse::List<Root, E::HistoricalRootsLimit>,
+    pub eth1_data: Eth1Data,
+    pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
+    pub eth1_deposit_index: u64,
+    pub validators: milhouse::List<Validator, E::ValidatorRegistryLimit>,
+    pub balances: milhouse::List<Gwei, E::ValidatorRegistryLimit>,
+    pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,
+    pub slashings: milhouse::Vector<Gwei, E::EpochsPerSlashingsVector>,
+    pub previous_epoch_participation: milhouse::List<ParticipationFlags, E::ValidatorRegistryLimit>,
+    pub current_epoch_participation: milhouse::List<ParticipationFlags, E::ValidatorRegistryLimit>,
+    pub justification_bits: BitVector<typenum::U4>,
+    pub previous_justified_checkpoint: Checkpoint,
+    pub current_justified_checkpoint: Checkpoint,
+    pub finalized_checkpoint: Checkpoint,
+    pub inactivity_scores: milhouse::List<u64, E::ValidatorRegistryLimit>,
+    pub current_sync_committee: SyncCommittee<E>,
+    pub next_sync_committee: SyncCommittee<E>,
+    pub latest_execution_payload_header: ExecutionPayloadHeader<E>,
+    pub next_withdrawal_index: WithdrawalIndex,
+    pub next_withdrawal_validator_index: ValidatorIndex,
+    pub historical_summaries: milhouse::List<HistoricalSummary, E::HistoricalRootsLimit>,
+    /// [New in Electra:EIP6110]
+    pub deposit_requests_start_index: u64,
+    /// [New in Electra:EIP7251]
+    pub deposit_balance_to_consume: Gwei,
+    /// [New in Electra:EIP7251]
+    pub exit_balance_to_consume: Gwei,
+    /// [New in Electra:EIP7251]
+    pub earliest_exit_epoch: Epoch,
+    /// [New in Electra:EIP7251]
+    pub consolidation_balance_to_consume: Gwei,
+    /// [New in Electra:EIP7251]
+    pub earliest_consolidation_epoch: Epoch,
+    /// [New in Electra:EIP7251]
+    pub pending_deposits: milhouse::List<PendingDeposit, E::PendingDepositsLimit>,
+    /// [New in Electra:EIP7251]
+    pub pending_partial_withdrawals:
+        milhouse::List<PendingPartialWithdrawal, E::PendingPartialWithdrawalsLimit>,
+    /// [New in Electra:EIP7251]
+    pub pending_consolidations: milhouse::List<PendingConsolidation, E::PendingConsolidationsLimit>,
+}
+
+/// `LightClientFinalityUpdate`.
+///
+/// [spec]: electra/beacon-chain.md
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct LightClientFinalityUpdate<E: EthSpec> {
+    /// [Modified in Capella]
+    pub attested_header: LightClientHeader<E>,
+    /// [Modified in Capella]
+    pub finalized_header: LightClientHeader<E>,
+    pub finality_branch: FinalityBranch,
+    pub sync_aggregate: SyncAggregate<E>,
+    pub signature_slot: Slot,
+}
+
+/// `LightClientUpdate`.
+///
+/// [spec]: electra/beacon-chain.md
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct LightClientUpdate<E: EthSpec> {
+    /// [Modified in Capella]
+    pub attested_header: LightClientHeader<E>,
+    pub next_sync_committee: SyncCommittee<E>,
+    pub next_sync_committee_branch: NextSyncCommitteeBranch,
+    /// [Modified in Capella]
+    pub finalized_header: LightClientHeader<E>,
+    pub finality_branch: FinalityBranch,
+    pub sync_aggregate: SyncAggregate<E>,
+    pub signature_slot: Slot,
+}
+
+/// `LightClientBootstrap`.
+///
+/// [spec]: electra/beacon-chain.md
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct LightClientBootstrap<E: EthSpec> {
+    /// [Modified in Capella]
+    pub header: LightClientHeader<E>,
+    pub current_sync_committee: SyncCommittee<E>,
+    pub current_sync_committee_branch: CurrentSyncCommitteeBranch,
+}
+
+/// `Attestation`.
+///
+/// [spec]: electra/beacon-chain.md#attestation
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct Attestation<E: EthSpec> {
+    /// [Modified in Electra:EIP7549]
+    pub aggregation_bits: BitList<E::MaxValidatorsPerSlot>,
+    pub data: AttestationData,
+    pub signature: BLSSignature,
+    /// [New in Electra:EIP7549]
+    pub committee_bits: BitVector<E::MaxCommitteesPerSlot>,
+}
+
+/// `AggregateAndProof`.
+///
+/// [spec]: electra/validator.md#aggregateandproof
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct AggregateAndProof<E: EthSpec> {
+    pub aggregator_index: ValidatorIndex,
+    /// [Modified in Electra:EIP7549]
+    pub aggregate: Attestation<E>,
+    pub selection_proof: BLSSignature,
+}
+
+/// `SignedAggregateAndProof`.
+///
+/// [spec]: electra/validator.md#signedaggregateandproof
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct SignedAggregateAndProof<E: EthSpec> {
+    /// [Modified in Electra:EIP7549]
+    pub message: AggregateAndProof<E>,
+    pub signature: BLSSignature,
+}
+
+/// `IndexedAttestation`.
+///
+/// [spec]: electra/beacon-chain.md#indexedattestation
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct IndexedAttestation<E: EthSpec> {
+    /// [Modified in Electra:EIP7549]
+    pub attesting_indices: VariableList<ValidatorIndex, E::MaxValidatorsPerSlot>,
+    pub data: AttestationData,
+    pub signature: BLSSignature,
+}
+
+/// `AttesterSlashing`.
+///
+/// [spec]: electra/beacon-chain.md#attesterslashing
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct AttesterSlashing<E: EthSpec> {
+    /// [Modified in Electra:EIP7549]
+    pub attestation_1: IndexedAttestation<E>,
+    /// [Modified in Electra:EIP7549]
+    pub attestation_2: IndexedAttestation<E>,
+}
+
+/// `ExecutionRequests`.
+///
+/// [spec]: electra/beacon-chain.md#executionrequests
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct ExecutionRequests<E: EthSpec> {
+    /// [New in Electra:EIP6110]
+    pub deposits: VariableList<DepositRequest, E::MaxDepositRequestsPerPayload>,
+    /// [New in Electra:EIP7002:EIP7251]
+    pub withdrawals: VariableList<WithdrawalRequest, E::MaxWithdrawalRequestsPerPayload>,
+    /// [New in Electra:EIP7251]
+    pub consolidations: VariableList<ConsolidationRequest, E::MaxConsolidationRequestsPerPayload>,
+}
+
+/// `BeaconBlockBody`.
+///
+/// [spec]: electra/beacon-chain.md#beaconblockbody
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct BeaconBlockBody<E: EthSpec> {
+    pub randao_reveal: BLSSignature,
+    pub eth1_data: Eth1Data,
+    pub graffiti: Bytes32,
+    pub proposer_slashings: VariableList<ProposerSlashing, E::MaxProposerSlashings>,
+    /// [Modified in Electra:EIP7549]
+    pub attester_slashings: VariableList<AttesterSlashing<E>, E::MaxAttesterSlashingsElectra>,
+    /// [Modified in Electra:EIP7549]
+    pub attestations: VariableList<Attestation<E>, E::MaxAttestationsElectra>,
+    pub deposits: VariableList<Deposit, E::MaxDeposits>,
+    pub voluntary_exits: VariableList<SignedVoluntaryExit, E::MaxVoluntaryExits>,
+    pub sync_aggregate: SyncAggregate<E>,
+    pub execution_payload: ExecutionPayload<E>,
+    pub bls_to_execution_changes:
+        VariableList<SignedBLSToExecutionChange, E::MaxBlsToExecutionChanges>,
+    pub blob_kzg_commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
+    /// [New in Electra]
+    pub execution_requests: ExecutionRequests<E>,
+}
+
+/// `BeaconBlock`.
+///
+/// [spec]: electra/beacon-chain.md
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct BeaconBlock<E: EthSpec> {
+    pub slot: Slot,
+    pub proposer_index: ValidatorIndex,
+    pub parent_root: Root,
+    pub state_root: Root,
+    pub body: BeaconBlockBody<E>,
+}
+
+/// `SignedBeaconBlock`.
+///
+/// [spec]: electra/beacon-chain.md
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct SignedBeaconBlock<E: EthSpec> {
+    pub message: BeaconBlock<E>,
+    pub signature: BLSSignature,
+}

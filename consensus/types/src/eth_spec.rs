@@ -1,0 +1,1022 @@
+//! Presets as types: every SSZ list and vector limit is a `typenum` so container sizes are static.
+//!
+//! [spec]: presets/mainnet/*.yaml and presets/minimal/*.yaml of the consensus specs.
+
+use std::fmt::Debug;
+
+use typenum::{
+    U1, U2, U4, U8, U16, U17, U32, U64, U128, U256, U512, U1024, U2048, U4096, U8192, U65536,
+    U131072, U262144, U1048576, U16777216, U134217728, U1073741824, U1099511627776, Unsigned,
+};
+
+/// A preset: the compile-time half of the consensus configuration.
+///
+/// Associated types are the preset's SSZ limits; associated constants are its other values.
+pub trait EthSpec:
+    'static + Default + Clone + Copy + Debug + PartialEq + Eq + Send + Sync + std::hash::Hash
+{
+    /// The preset's name as the spec writes it (`mainnet`, `minimal`).
+    const PRESET_BASE: &'static str;
+
+    // phase0
+    type MaxCommitteesPerSlot: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxValidatorsPerCommittee: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type SlotsPerEpoch: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type SlotsPerEth1VotingPeriod: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type SlotsPerHistoricalRoot: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type EpochsPerHistoricalVector: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type EpochsPerSlashingsVector: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type HistoricalRootsLimit: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type ValidatorRegistryLimit: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxProposerSlashings: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxAttesterSlashings: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxAttestations: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxDeposits: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxVoluntaryExits: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    /// `MAX_ATTESTATIONS * SLOTS_PER_EPOCH`: phase0 pending attestations per epoch.
+    type MaxPendingAttestations: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    // altair
+    type SyncCommitteeSize: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    /// `SYNC_COMMITTEE_SIZE // SYNC_COMMITTEE_SUBNET_COUNT`.
+    type SyncSubcommitteeSize: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    // bellatrix
+    type MaxBytesPerTransaction: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxTransactionsPerPayload: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type BytesPerLogsBloom: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxExtraDataBytes: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    // capella
+    type MaxBlsToExecutionChanges: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxWithdrawalsPerPayload: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    // deneb
+    type MaxBlobCommitmentsPerBlock: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type KzgCommitmentInclusionProofDepth: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type FieldElementsPerBlob: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    /// `BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_BLOB`.
+    type BytesPerBlob: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    // electra
+    type PendingDepositsLimit: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type PendingPartialWithdrawalsLimit: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type PendingConsolidationsLimit: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxAttesterSlashingsElectra: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxAttestationsElectra: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxDepositRequestsPerPayload: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxWithdrawalRequestsPerPayload: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type MaxConsolidationRequestsPerPayload: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    /// `MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT`.
+    type MaxValidatorsPerSlot: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    // fulu
+    type KzgCommitmentsInclusionProofDepth: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type FieldElementsPerCell: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    /// `BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_CELL`.
+    type BytesPerCell: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type FieldElementsPerExtBlob: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type CellsPerExtBlob: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    type NumberOfColumns: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+    /// `(MIN_SEED_LOOKAHEAD + 1) * SLOTS_PER_EPOCH`: the Fulu proposer lookahead.
+    type ProposerLookaheadSlots: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static;
+
+    // Non-SSZ preset values.
+    const TARGET_COMMITTEE_SIZE: u64;
+    const SHUFFLE_ROUND_COUNT: u8;
+    const HYSTERESIS_QUOTIENT: u64;
+    const HYSTERESIS_DOWNWARD_MULTIPLIER: u64;
+    const HYSTERESIS_UPWARD_MULTIPLIER: u64;
+    const MIN_DEPOSIT_AMOUNT: u64;
+    const MAX_EFFECTIVE_BALANCE: u64;
+    const EFFECTIVE_BALANCE_INCREMENT: u64;
+    const MIN_ATTESTATION_INCLUSION_DELAY: u64;
+    const MIN_SEED_LOOKAHEAD: u64;
+    const MAX_SEED_LOOKAHEAD: u64;
+    const EPOCHS_PER_ETH1_VOTING_PERIOD: u64;
+    const MIN_EPOCHS_TO_INACTIVITY_PENALTY: u64;
+    const BASE_REWARD_FACTOR: u64;
+    const WHISTLEBLOWER_REWARD_QUOTIENT: u64;
+    const PROPOSER_REWARD_QUOTIENT: u64;
+    const INACTIVITY_PENALTY_QUOTIENT: u64;
+    const MIN_SLASHING_PENALTY_QUOTIENT: u64;
+    const PROPORTIONAL_SLASHING_MULTIPLIER: u64;
+    const INACTIVITY_PENALTY_QUOTIENT_ALTAIR: u64;
+    const MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR: u64;
+    const PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR: u64;
+    const EPOCHS_PER_SYNC_COMMITTEE_PERIOD: u64;
+    const MIN_SYNC_COMMITTEE_PARTICIPANTS: u64;
+    const UPDATE_TIMEOUT: u64;
+    const INACTIVITY_PENALTY_QUOTIENT_BELLATRIX: u64;
+    const MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX: u64;
+    const PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX: u64;
+    const MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP: u64;
+    const MIN_ACTIVATION_BALANCE: u64;
+    const MAX_EFFECTIVE_BALANCE_ELECTRA: u64;
+    const MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA: u64;
+    const WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: u64;
+    const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64;
+    const MAX_PENDING_DEPOSITS_PER_EPOCH: u64;
+
+    /// `SLOTS_PER_EPOCH` as a value.
+    fn slots_per_epoch() -> u64 {
+        Self::SlotsPerEpoch::to_u64()
+    }
+}
+
+/// The mainnet preset.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MainnetEthSpec;
+
+/// The minimal preset, used by the spec tests and small devnets.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MinimalEthSpec;
+
+impl EthSpec for MainnetEthSpec {
+    const PRESET_BASE: &'static str = "mainnet";
+
+    type MaxCommitteesPerSlot = U64;
+    type MaxValidatorsPerCommittee = U2048;
+    type SlotsPerEpoch = U32;
+    type SlotsPerEth1VotingPeriod = U2048;
+    type SlotsPerHistoricalRoot = U8192;
+    type EpochsPerHistoricalVector = U65536;
+    type EpochsPerSlashingsVector = U8192;
+    type HistoricalRootsLimit = U16777216;
+    type ValidatorRegistryLimit = U1099511627776;
+    type MaxProposerSlashings = U16;
+    type MaxAttesterSlashings = U2;
+    type MaxAttestations = U128;
+    type MaxDeposits = U16;
+    type MaxVoluntaryExits = U16;
+    type MaxPendingAttestations = U4096;
+    type SyncCommitteeSize = U512;
+    type SyncSubcommitteeSize = U128;
+    type MaxBytesPerTransaction = U1073741824;
+    type MaxTransactionsPerPayload = U1048576;
+    type BytesPerLogsBloom = U256;
+    type MaxExtraDataBytes = U32;
+    type MaxBlsToExecutionChanges = U16;
+    type MaxWithdrawalsPerPayload = U16;
+    type MaxBlobCommitmentsPerBlock = U4096;
+    type KzgCommitmentInclusionProofDepth = U17;
+    type FieldElementsPerBlob = U4096;
+    type BytesPerBlob = U131072;
+    type PendingDepositsLimit = U134217728;
+    type PendingPartialWithdrawalsLimit = U134217728;
+    type PendingConsolidationsLimit = U262144;
+    type MaxAttesterSlashingsElectra = U1;
+    type MaxAttestationsElectra = U8;
+    type MaxDepositRequestsPerPayload = U8192;
+    type MaxWithdrawalRequestsPerPayload = U16;
+    type MaxConsolidationRequestsPerPayload = U2;
+    type MaxValidatorsPerSlot = U131072;
+    type KzgCommitmentsInclusionProofDepth = U4;
+    type FieldElementsPerCell = U64;
+    type BytesPerCell = U2048;
+    type FieldElementsPerExtBlob = U8192;
+    type CellsPerExtBlob = U128;
+    type NumberOfColumns = U128;
+    type ProposerLookaheadSlots = U64;
+
+    const TARGET_COMMITTEE_SIZE: u64 = 128;
+    const SHUFFLE_ROUND_COUNT: u8 = 90;
+    const HYSTERESIS_QUOTIENT: u64 = 4;
+    const HYSTERESIS_DOWNWARD_MULTIPLIER: u64 = 1;
+    const HYSTERESIS_UPWARD_MULTIPLIER: u64 = 5;
+    const MIN_DEPOSIT_AMOUNT: u64 = 1_000_000_000;
+    const MAX_EFFECTIVE_BALANCE: u64 = 32_000_000_000;
+    const EFFECTIVE_BALANCE_INCREMENT: u64 = 1_000_000_000;
+    const MIN_ATTESTATION_INCLUSION_DELAY: u64 = 1;
+    const MIN_SEED_LOOKAHEAD: u64 = 1;
+    const MAX_SEED_LOOKAHEAD: u64 = 4;
+    const EPOCHS_PER_ETH1_VOTING_PERIOD: u64 = 64;
+    const MIN_EPOCHS_TO_INACTIVITY_PENALTY: u64 = 4;
+    const BASE_REWARD_FACTOR: u64 = 64;
+    const WHISTLEBLOWER_REWARD_QUOTIENT: u64 = 512;
+    const PROPOSER_REWARD_QUOTIENT: u64 = 8;
+    const INACTIVITY_PENALTY_QUOTIENT: u64 = 67_108_864;
+    const MIN_SLASHING_PENALTY_QUOTIENT: u64 = 128;
+    const PROPORTIONAL_SLASHING_MULTIPLIER: u64 = 1;
+    const INACTIVITY_PENALTY_QUOTIENT_ALTAIR: u64 = 50_331_648;
+    const MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR: u64 = 64;
+    const PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR: u64 = 2;
+    const EPOCHS_PER_SYNC_COMMITTEE_PERIOD: u64 = 256;
+    const MIN_SYNC_COMMITTEE_PARTICIPANTS: u64 = 1;
+    const UPDATE_TIMEOUT: u64 = 8192;
+    const INACTIVITY_PENALTY_QUOTIENT_BELLATRIX: u64 = 16_777_216;
+    const MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX: u64 = 32;
+    const PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX: u64 = 3;
+    const MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP: u64 = 16384;
+    const MIN_ACTIVATION_BALANCE: u64 = 32_000_000_000;
+    const MAX_EFFECTIVE_BALANCE_ELECTRA: u64 = 2_048_000_000_000;
+    const MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA: u64 = 4096;
+    const WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: u64 = 4096;
+    const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64 = 8;
+    const MAX_PENDING_DEPOSITS_PER_EPOCH: u64 = 16;
+}
+
+impl EthSpec for MinimalEthSpec {
+    const PRESET_BASE: &'static str = "minimal";
+
+    type MaxCommitteesPerSlot = U4;
+    type MaxValidatorsPerCommittee = U2048;
+    type SlotsPerEpoch = U8;
+    type SlotsPerEth1VotingPeriod = U32;
+    type SlotsPerHistoricalRoot = U64;
+    type EpochsPerHistoricalVector = U64;
+    type EpochsPerSlashingsVector = U64;
+    type HistoricalRootsLimit = U16777216;
+    type ValidatorRegistryLimit = U1099511627776;
+    type MaxProposerSlashings = U16;
+    type MaxAttesterSlashings = U2;
+    type MaxAttestations = U128;
+    type MaxDeposits = U16;
+    type MaxVoluntaryExits = U16;
+    type MaxPendingAttestations = U1024;
+    type SyncCommitteeSize = U32;
+    type SyncSubcommitteeSize = U8;
+    type MaxBytesPerTransaction = U1073741824;
+    type MaxTransactionsPerPayload = U1048576;
+    type BytesPerLogsBloom = U256;
+    type MaxExtraDataBytes = U32;
+    type MaxBlsToExecutionChanges = U16;
+    type MaxWithdrawalsPerPayload = U4;
+    type MaxBlobCommitmentsPerBlock = U4096;
+    type KzgCommitmentInclusionProofDepth = U17;
+    type FieldElementsPerBlob = U4096;
+    type BytesPerBlob = U131072;
+    type PendingDepositsLimit = U134217728;
+    type PendingPartialWithdrawalsLimit = U64;
+    type PendingConsolidationsLimit = U64;
+    type MaxAttesterSlashingsElectra = U1;
+    type MaxAttestationsElectra = U8;
+    type MaxDepositRequestsPerPayload = U8192;
+    type MaxWithdrawalRequestsPerPayload = U16;
+    type MaxConsolidationRequestsPerPayload = U2;
+    type MaxValidatorsPerSlot = U8192;
+    type KzgCommitmentsInclusionProofDepth = U4;
+    type FieldElementsPerCell = U64;
+    type BytesPerCell = U2048;
+    type FieldElementsPerExtBlob = U8192;
+    type CellsPerExtBlob = U128;
+    type NumberOfColumns = U128;
+    type ProposerLookaheadSlots = U16;
+
+    const TARGET_COMMITTEE_SIZE: u64 = 4;
+    const SHUFFLE_ROUND_COUNT: u8 = 10;
+    const HYSTERESIS_QUOTIENT: u64 = 4;
+    const HYSTERESIS_DOWNWARD_MULTIPLIER: u64 = 1;
+    const HYSTERESIS_UPWARD_MULTIPLIER: u64 = 5;
+    const MIN_DEPOSIT_AMOUNT: u64 = 1_000_000_000;
+    const MAX_EFFECTIVE_BALANCE: u64 = 32_000_000_000;
+    const EFFECTIVE_BALANCE_INCREMENT: u64 = 1_000_000_000;
+    const MIN_ATTESTATION_INCLUSION_DELAY: u64 = 1;
+    const MIN_SEED_LOOKAHEAD: u64 = 1;
+    const MAX_SEED_LOOKAHEAD: u64 = 4;
+    const EPOCHS_PER_ETH1_VOTING_PERIOD: u64 = 4;
+    const MIN_EPOCHS_TO_INACTIVITY_PENALTY: u64 = 4;
+    const BASE_REWARD_FACTOR: u64 = 64;
+    const WHISTLEBLOWER_REWARD_QUOTIENT: u64 = 512;
+    const PROPOSER_REWARD_QUOTIENT: u64 = 8;
+    const INACTIVITY_PENALTY_QUOTIENT: u64 = 33_554_432;
+    const MIN_SLASHING_PENALTY_QUOTIENT: u64 = 64;
+    const PROPORTIONAL_SLASHING_MULTIPLIER: u64 = 2;
+    const INACTIVITY_PENALTY_QUOTIENT_ALTAIR: u64 = 50_331_648;
+    const MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR: u64 = 64;
+    const PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR: u64 = 2;
+    const EPOCHS_PER_SYNC_COMMITTEE_PERIOD: u64 = 8;
+    const MIN_SYNC_COMMITTEE_PARTICIPANTS: u64 = 1;
+    const UPDATE_TIMEOUT: u64 = 64;
+    const INACTIVITY_PENALTY_QUOTIENT_BELLATRIX: u64 = 16_777_216;
+    const MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX: u64 = 32;
+    const PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX: u64 = 3;
+    const MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP: u64 = 16;
+    const MIN_ACTIVATION_BALANCE: u64 = 32_000_000_000;
+    const MAX_EFFECTIVE_BALANCE_ELECTRA: u64 = 2_048_000_000_000;
+    const MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA: u64 = 4096;
+    const WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: u64 = 4096;
+    const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64 = 2;
+    const MAX_PENDING_DEPOSITS_PER_EPOCH: u64 = 16;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// Every preset value this crate defines, by its spec name.
+    fn preset_values<E: EthSpec>() -> BTreeMap<&'static str, u64> {
+        BTreeMap::from([
+            ("MAX_COMMITTEES_PER_SLOT", E::MaxCommitteesPerSlot::to_u64()),
+            ("TARGET_COMMITTEE_SIZE", E::TARGET_COMMITTEE_SIZE),
+            (
+                "MAX_VALIDATORS_PER_COMMITTEE",
+                E::MaxValidatorsPerCommittee::to_u64(),
+            ),
+            ("SHUFFLE_ROUND_COUNT", u64::from(E::SHUFFLE_ROUND_COUNT)),
+            ("HYSTERESIS_QUOTIENT", E::HYSTERESIS_QUOTIENT),
+            (
+                "HYSTERESIS_DOWNWARD_MULTIPLIER",
+                E::HYSTERESIS_DOWNWARD_MULTIPLIER,
+            ),
+            (
+                "HYSTERESIS_UPWARD_MULTIPLIER",
+                E::HYSTERESIS_UPWARD_MULTIPLIER,
+            ),
+            ("MIN_DEPOSIT_AMOUNT", E::MIN_DEPOSIT_AMOUNT),
+            ("MAX_EFFECTIVE_BALANCE", E::MAX_EFFECTIVE_BALANCE),
+            (
+                "EFFECTIVE_BALANCE_INCREMENT",
+                E::EFFECTIVE_BALANCE_INCREMENT,
+            ),
+            (
+                "MIN_ATTESTATION_INCLUSION_DELAY",
+                E::MIN_ATTESTATION_INCLUSION_DELAY,
+            ),
+            ("SLOTS_PER_EPOCH", E::SlotsPerEpoch::to_u64()),
+            ("MIN_SEED_LOOKAHEAD", E::MIN_SEED_LOOKAHEAD),
+            ("MAX_SEED_LOOKAHEAD", E::MAX_SEED_LOOKAHEAD),
+            (
+                "EPOCHS_PER_ETH1_VOTING_PERIOD",
+                E::EPOCHS_PER_ETH1_VOTING_PERIOD,
+            ),
+            (
+                "SLOTS_PER_HISTORICAL_ROOT",
+                E::SlotsPerHistoricalRoot::to_u64(),
+            ),
+            (
+                "MIN_EPOCHS_TO_INACTIVITY_PENALTY",
+                E::MIN_EPOCHS_TO_INACTIVITY_PENALTY,
+            ),
+            (
+                "EPOCHS_PER_HISTORICAL_VECTOR",
+                E::EpochsPerHistoricalVector::to_u64(),
+            ),
+            (
+                "EPOCHS_PER_SLASHINGS_VECTOR",
+                E::EpochsPerSlashingsVector::to_u64(),
+            ),
+            ("HISTORICAL_ROOTS_LIMIT", E::HistoricalRootsLimit::to_u64()),
+            (
+                "VALIDATOR_REGISTRY_LIMIT",
+                E::ValidatorRegistryLimit::to_u64(),
+            ),
+            ("BASE_REWARD_FACTOR", E::BASE_REWARD_FACTOR),
+            (
+                "WHISTLEBLOWER_REWARD_QUOTIENT",
+                E::WHISTLEBLOWER_REWARD_QUOTIENT,
+            ),
+            ("PROPOSER_REWARD_QUOTIENT", E::PROPOSER_REWARD_QUOTIENT),
+            (
+                "INACTIVITY_PENALTY_QUOTIENT",
+                E::INACTIVITY_PENALTY_QUOTIENT,
+            ),
+            (
+                "MIN_SLASHING_PENALTY_QUOTIENT",
+                E::MIN_SLASHING_PENALTY_QUOTIENT,
+            ),
+            (
+                "PROPORTIONAL_SLASHING_MULTIPLIER",
+                E::PROPORTIONAL_SLASHING_MULTIPLIER,
+            ),
+            ("MAX_PROPOSER_SLASHINGS", E::MaxProposerSlashings::to_u64()),
+            ("MAX_ATTESTER_SLASHINGS", E::MaxAttesterSlashings::to_u64()),
+            ("MAX_ATTESTATIONS", E::MaxAttestations::to_u64()),
+            ("MAX_DEPOSITS", E::MaxDeposits::to_u64()),
+            ("MAX_VOLUNTARY_EXITS", E::MaxVoluntaryExits::to_u64()),
+            (
+                "INACTIVITY_PENALTY_QUOTIENT_ALTAIR",
+                E::INACTIVITY_PENALTY_QUOTIENT_ALTAIR,
+            ),
+            (
+                "MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR",
+                E::MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR,
+            ),
+            (
+                "PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR",
+                E::PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR,
+            ),
+            ("SYNC_COMMITTEE_SIZE", E::SyncCommitteeSize::to_u64()),
+            (
+                "EPOCHS_PER_SYNC_COMMITTEE_PERIOD",
+                E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD,
+            ),
+            (
+                "MIN_SYNC_COMMITTEE_PARTICIPANTS",
+                E::MIN_SYNC_COMMITTEE_PARTICIPANTS,
+            ),
+            ("UPDATE_TIMEOUT", E::UPDATE_TIMEOUT),
+            (
+                "INACTIVITY_PENALTY_QUOTIENT_BELLATRIX",
+                E::INACTIVITY_PENALTY_QUOTIENT_BELLATRIX,
+            ),
+            (
+                "MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX",
+                E::MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX,
+            ),
+            (
+                "PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX",
+                E::PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX,
+            ),
+            (
+                "MAX_BYTES_PER_TRANSACTION",
+                E::MaxBytesPerTransaction::to_u64(),
+            ),
+            (
+                "MAX_TRANSACTIONS_PER_PAYLOAD",
+                E::MaxTransactionsPerPayload::to_u64(),
+            ),
+            ("BYTES_PER_LOGS_BLOOM", E::BytesPerLogsBloom::to_u64()),
+            ("MAX_EXTRA_DATA_BYTES", E::MaxExtraDataBytes::to_u64()),
+            (
+                "MAX_BLS_TO_EXECUTION_CHANGES",
+                E::MaxBlsToExecutionChanges::to_u64(),
+            ),
+            (
+                "MAX_WITHDRAWALS_PER_PAYLOAD",
+                E::MaxWithdrawalsPerPayload::to_u64(),
+            ),
+            (
+                "MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP",
+                E::MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP,
+            ),
+            (
+                "MAX_BLOB_COMMITMENTS_PER_BLOCK",
+                E::MaxBlobCommitmentsPerBlock::to_u64(),
+            ),
+            (
+                "KZG_COMMITMENT_INCLUSION_PROOF_DEPTH",
+                E::KzgCommitmentInclusionProofDepth::to_u64(),
+            ),
+            ("FIELD_ELEMENTS_PER_BLOB", E::FieldElementsPerBlob::to_u64()),
+            ("MIN_ACTIVATION_BALANCE", E::MIN_ACTIVATION_BALANCE),
+            (
+                "MAX_EFFECTIVE_BALANCE_ELECTRA",
+                E::MAX_EFFECTIVE_BALANCE_ELECTRA,
+            ),
+            (
+                "MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA",
+                E::MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA,
+            ),
+            (
+                "WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA",
+                E::WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA,
+            ),
+            ("PENDING_DEPOSITS_LIMIT", E::PendingDepositsLimit::to_u64()),
+            (
+                "PENDING_PARTIAL_WITHDRAWALS_LIMIT",
+                E::PendingPartialWithdrawalsLimit::to_u64(),
+            ),
+            (
+                "PENDING_CONSOLIDATIONS_LIMIT",
+                E::PendingConsolidationsLimit::to_u64(),
+            ),
+            (
+                "MAX_ATTESTER_SLASHINGS_ELECTRA",
+                E::MaxAttesterSlashingsElectra::to_u64(),
+            ),
+            (
+                "MAX_ATTESTATIONS_ELECTRA",
+                E::MaxAttestationsElectra::to_u64(),
+            ),
+            (
+                "MAX_DEPOSIT_REQUESTS_PER_PAYLOAD",
+                E::MaxDepositRequestsPerPayload::to_u64(),
+            ),
+            (
+                "MAX_WITHDRAWAL_REQUESTS_PER_PAYLOAD",
+                E::MaxWithdrawalRequestsPerPayload::to_u64(),
+            ),
+            (
+                "MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD",
+                E::MaxConsolidationRequestsPerPayload::to_u64(),
+            ),
+            (
+                "MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP",
+                E::MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP,
+            ),
+            (
+                "MAX_PENDING_DEPOSITS_PER_EPOCH",
+                E::MAX_PENDING_DEPOSITS_PER_EPOCH,
+            ),
+            (
+                "KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH",
+                E::KzgCommitmentsInclusionProofDepth::to_u64(),
+            ),
+            ("FIELD_ELEMENTS_PER_CELL", E::FieldElementsPerCell::to_u64()),
+            (
+                "FIELD_ELEMENTS_PER_EXT_BLOB",
+                E::FieldElementsPerExtBlob::to_u64(),
+            ),
+            ("CELLS_PER_EXT_BLOB", E::CellsPerExtBlob::to_u64()),
+            ("NUMBER_OF_COLUMNS", E::NumberOfColumns::to_u64()),
+        ])
+    }
+
+    /// The derived limits agree with the values they are derived from.
+    fn check_derived<E: EthSpec>() {
+        let slots = E::SlotsPerEpoch::to_u64();
+        assert_eq!(
+            E::MaxPendingAttestations::to_u64(),
+            E::MaxAttestations::to_u64() * slots
+        );
+        assert_eq!(
+            E::SlotsPerEth1VotingPeriod::to_u64(),
+            E::EPOCHS_PER_ETH1_VOTING_PERIOD * slots
+        );
+        assert_eq!(
+            E::SyncSubcommitteeSize::to_u64(),
+            E::SyncCommitteeSize::to_u64() / 4
+        );
+        assert_eq!(
+            E::BytesPerBlob::to_u64(),
+            32 * E::FieldElementsPerBlob::to_u64()
+        );
+        assert_eq!(
+            E::BytesPerCell::to_u64(),
+            32 * E::FieldElementsPerCell::to_u64()
+        );
+        assert_eq!(
+            E::MaxValidatorsPerSlot::to_u64(),
+            E::MaxValidatorsPerCommittee::to_u64() * E::MaxCommitteesPerSlot::to_u64()
+        );
+        assert_eq!(
+            E::ProposerLookaheadSlots::to_u64(),
+            (E::MIN_SEED_LOOKAHEAD + 1) * slots
+        );
+    }
+
+    /// Compares every key of the spec's preset files for phase0..fulu with this crate's values.
+    fn check_against_spec_presets<E: EthSpec>() {
+        let ours = preset_values::<E>();
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/spec-tests/presets")
+            .join(E::PRESET_BASE);
+        let mut seen = 0;
+        for fork in crate::ForkName::ALL {
+            let path = dir.join(format!("{fork}.yaml"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("preset file {} must exist: {e}", path.display()));
+            let map: BTreeMap<String, serde_yaml::Value> =
+                serde_yaml::from_str(&text).expect("preset files are YAML maps");
+            for (key, value) in map {
+                let expected = value
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("{key} in {} is not an integer", path.display()));
+                let Some(&actual) = ours.get(key.as_str()) else {
+                    panic!(
+                        "{} preset key {key} ({fork}) is not defined by {}",
+                        E::PRESET_BASE,
+                        std::any::type_name::<E>()
+                    );
+                };
+                assert_eq!(actual, expected, "{} preset {key}", E::PRESET_BASE);
+                seen += 1;
+            }
+        }
+        assert_eq!(
+            seen,
+            ours.len(),
+            "every value we define appears in the spec's preset files"
+        );
+    }
+
+    #[test]
+    fn mainnet_matches_spec_preset_files() {
+        check_derived::<MainnetEthSpec>();
+        check_against_spec_presets::<MainnetEthSpec>();
+    }
+
+    #[test]
+    fn minimal_matches_spec_preset_files() {
+        check_derived::<MinimalEthSpec>();
+        check_against_spec_presets::<MinimalEthSpec>();
+    }
+}

@@ -1,0 +1,21 @@
+//! Arbor's consensus types: the SSZ containers of every fork, the presets as types and the
+//! runtime chain configuration.
+//!
+//! Each fork has its own module holding that fork's containers as the spec defines them; a
+//! container the fork did not change is re-exported from the fork that last defined it, so
+//! `types::fulu::Checkpoint` and `types::phase0::Checkpoint` are the same type.
+
+pub mod altair;
+pub mod bellatrix;
+pub mod capella;
+pub mod deneb;
+pub mod electra;
+mod eth_spec;
+mod fork_name;
+pub mod fulu;
+pub mod phase0;
+pub mod primitives;
+
+pub use eth_spec::{EthSpec, MainnetEthSpec, MinimalEthSpec};
+pub use fork_name::{ForkName, UnknownForkName};
+pub use primitives::*;
