@@ -352,3 +352,17 @@ pub struct SignedBeaconBlock<E: EthSpec> {
     pub message: BeaconBlock<E>,
     pub signature: BLSSignature,
 }
+
+/// `NewPayloadRequest`: what the consensus layer hands the execution engine for a block
+/// (`verify_and_notify_new_payload`); an SSZ container since the engine API's SSZ transport.
+///
+/// [spec]: electra/beacon-chain.md#newpayloadrequest
+#[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+pub struct NewPayloadRequest<E: EthSpec> {
+    pub execution_payload: ExecutionPayload<E>,
+    pub versioned_hashes: VariableList<VersionedHash, E::MaxBlobCommitmentsPerBlock>,
+    pub parent_beacon_block_root: Root,
+    pub execution_requests: ExecutionRequests<E>,
+}

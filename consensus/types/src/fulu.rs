@@ -24,9 +24,9 @@ pub use crate::deneb::{
 pub use crate::electra::{
     AggregateAndProof, Attestation, AttesterSlashing, BeaconBlock, BeaconBlockBody,
     ConsolidationRequest, DepositRequest, ExecutionRequests, IndexedAttestation,
-    LightClientBootstrap, LightClientFinalityUpdate, LightClientUpdate, PendingConsolidation,
-    PendingDeposit, PendingPartialWithdrawal, SignedAggregateAndProof, SignedBeaconBlock,
-    SingleAttestation, WithdrawalRequest,
+    LightClientBootstrap, LightClientFinalityUpdate, LightClientUpdate, NewPayloadRequest,
+    PendingConsolidation, PendingDeposit, PendingPartialWithdrawal, SignedAggregateAndProof,
+    SignedBeaconBlock, SingleAttestation, WithdrawalRequest,
 };
 pub use crate::electra::{
     CurrentSyncCommitteeBranch, ExecutionBranch, FinalityBranch, NextSyncCommitteeBranch,

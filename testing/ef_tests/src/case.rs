@@ -1,0 +1,95 @@
+//! One test case as the harness hands it to a runner, and what a runner says back.
+
+use std::path::PathBuf;
+
+use types::ForkName;
+
+/// A case directory, `tests/<config>/<fork>/<runner>/<handler>/<suite>/<case>/`, with its path
+/// components parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseContext {
+    /// `general`, `minimal` or `mainnet`.
+    pub config: String,
+    /// The fork directory, parsed.
+    pub fork: ForkName,
+    /// The runner directory (`ssz_static`, `shuffling`, …).
+    pub runner: String,
+    /// The handler directory (for `ssz_static`: the type name).
+    pub handler: String,
+    /// The suite directory (`ssz_random`, `pyspec_tests`, `valid`, …).
+    pub suite: String,
+    /// The case directory's name.
+    pub case: String,
+    /// The case directory.
+    pub path: PathBuf,
+}
+
+impl CaseContext {
+    /// `config/fork/runner/handler/suite/case`: how reports name the case.
+    pub fn id(&self) -> String {
+        format!(
+            "{}/{}/{}/{}/{}/{}",
+            self.config, self.fork, self.runner, self.handler, self.suite, self.case
+        )
+    }
+
+    /// A file of the case directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// The preset the config directory stands for; `general` cases have none.
+    pub fn preset(&self) -> Result<Preset, String> {
+        match self.config.as_str() {
+            "minimal" => Ok(Preset::Minimal),
+            "mainnet" => Ok(Preset::Mainnet),
+            other => Err(format!("config `{other}` has no preset")),
+        }
+    }
+}
+
+/// A preset, chosen by the config directory; runners map it to an [`types::EthSpec`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// `minimal` → [`types::MinimalEthSpec`].
+    Minimal,
+    /// `mainnet` → [`types::MainnetEthSpec`].
+    Mainnet,
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaseResult {
+    /// Every check of the case held.
+    Passed,
+    /// A check failed, or the vector could not be read; the message says which.
+    Failed(String),
+    /// Deliberately not run; the reason is printed with the report.
+    Skipped(String),
+    /// The runner has no handler for this case (an unknown `ssz_static` type, an unknown
+    /// handler): the case directory stays unvisited, which fails the run.
+    NotRun(String),
+}
+
+impl CaseResult {
+    /// `Passed` for `Ok`, `Failed(message)` for `Err`.
+    pub fn from_check(result: Result<(), String>) -> Self {
+        match result {
+            Ok(()) => CaseResult::Passed,
+            Err(message) => CaseResult::Failed(message),
+        }
+    }
+}
+
+/// Runs the cases of one runner directory (`tests/*/*/<name>/…`).
+///
+/// Add one by writing a type that implements this trait in `src/runners/` and listing it in
+/// [`crate::runners::all`].
+pub trait Runner: Send + Sync {
+    /// The runner directory this covers, e.g. `ssz_static`.
+    fn name(&self) -> &'static str;
+
+    /// Runs one case. Errors in the vector itself (a missing file, bad YAML) are failures, never
+    /// panics.
+    fn run_case(&self, case: &CaseContext) -> CaseResult;
+}

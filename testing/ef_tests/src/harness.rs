@@ -1,0 +1,393 @@
+//! Walks `tests/<config>/<fork>/<runner>/<handler>/<suite>/<case>/`, runs every case whose runner
+//! is registered, and collects a [`Report`].
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use types::ForkName;
+
+use crate::case::{CaseContext, CaseResult, Runner};
+use crate::report::{CaseNote, Report};
+
+/// The environment variable naming the vector directory (the one that holds `tests/`).
+pub const ROOT_ENV: &str = "ARBOR_SPEC_TESTS";
+
+/// Directory levels below `tests/`: config, fork, runner, handler, suite, case.
+const DEPTH: usize = 6;
+/// Index of the runner component in a case's path components.
+const RUNNER_LEVEL: usize = 2;
+/// Stack of each worker: decoding and hashing whole states recurses more than the 2 MiB default
+/// comfortably allows in debug builds.
+const WORKER_STACK_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why the harness could not run at all (as opposed to a case failing).
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// `ARBOR_SPEC_TESTS` is unset or empty.
+    #[error(
+        "{ROOT_ENV} is not set: point it at an unpacked spec-test directory (the one holding \
+         tests/), or run `make spec-tests`, which unpacks the vectors and sets it"
+    )]
+    RootNotSet,
+    /// The root directory does not exist.
+    #[error(
+        "spec-test directory {0} does not exist (give {ROOT_ENV} as an absolute path: the test \
+         binary runs from testing/ef_tests)"
+    )]
+    RootMissing(PathBuf),
+    /// The root has no `tests/` directory.
+    #[error(
+        "{0} has no tests/ directory; expected tests/<config>/<fork>/<runner>/<handler>/<suite>/<case>/"
+    )]
+    TestsDirMissing(PathBuf),
+    /// `tests/` holds no case directory at all.
+    #[error("no case directories under {0}")]
+    NoCases(PathBuf),
+    /// A directory could not be listed.
+    #[error("cannot list {path}: {source}")]
+    ReadDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+/// How to run: which cases, on how many threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Only cases whose id (`config/fork/runner/handler/suite/case`) contains one of these run.
+    pub filters: Vec<String>,
+    /// Cases whose id contains one of these are left out.
+    pub skip: Vec<String>,
+    /// Worker threads; the machine's parallelism when `None`.
+    pub threads: Option<usize>,
+}
+
+impl Options {
+    /// Reads the arguments `cargo test -- …` passes: bare words are filters, `--skip WORD` leaves
+    /// cases out, `--test-threads N` sets the threads; other flags (`--nocapture`, …) are ignored.
+    pub fn from_args(args: impl IntoIterator<Item = String>) -> Self {
+        let mut options = Options::default();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            if let Some(n) = arg.strip_prefix("--test-threads=") {
+                options.threads = n.parse().ok().filter(|&n| n > 0);
+            } else if arg == "--test-threads" {
+                options.threads = args.next().and_then(|n| n.parse().ok()).filter(|&n| n > 0);
+            } else if let Some(word) = arg.strip_prefix("--skip=") {
+                options.skip.push(word.to_string());
+            } else if arg == "--skip" {
+                options.skip.extend(args.next());
+            } else if !arg.starts_with('-') {
+                options.filters.push(arg);
+            }
+        }
+        options
+    }
+
+    fn selects(&self, id: &str) -> bool {
+        (self.filters.is_empty() || self.filters.iter().any(|f| id.contains(f.as_str())))
+            && !self.skip.iter().any(|s| id.contains(s.as_str()))
+    }
+}
+
+/// The vector directory from `ARBOR_SPEC_TESTS`, checked to exist with a `tests/` inside.
+pub fn root_from_env() -> Result<PathBuf, HarnessError> {
+    let root = std::env::var_os(ROOT_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .ok_or(HarnessError::RootNotSet)?;
+    tests_dir(&root)?;
+    Ok(root)
+}
+
+/// `root/tests`, or why it is not usable.
+fn tests_dir(root: &Path) -> Result<PathBuf, HarnessError> {
+    if !root.is_dir() {
+        return Err(HarnessError::RootMissing(root.to_path_buf()));
+    }
+    let tests = root.join("tests");
+    if !tests.is_dir() {
+        return Err(HarnessError::TestsDirMissing(root.to_path_buf()));
+    }
+    Ok(tests)
+}
+
+/// Runs every selected case under `root/tests` with the given runners.
+pub fn run(
+    root: &Path,
+    runners: &[Box<dyn Runner>],
+    options: &Options,
+) -> Result<Report, HarnessError> {
+    let started = Instant::now();
+    let tests = tests_dir(root)?;
+    let entries = walk(&tests)?;
+    if entries.iter().all(|e| e.kind != EntryKind::Case) {
+        return Err(HarnessError::NoCases(tests));
+    }
+
+    let mut report = Report {
+        tests_dir: tests,
+        filters: options.filters.clone(),
+        ..Report::default()
+    };
+    let mut jobs: Vec<(&dyn Runner, CaseContext)> = Vec::new();
+
+    for entry in entries {
+        let id = entry
+            .components
+            .iter()
+            .filter(|c| !c.is_empty())
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("/");
+        if !options.selects(&id) {
+            continue;
+        }
+        let group = entry.components[..=RUNNER_LEVEL].join("/");
+        let runner = runners
+            .iter()
+            .find(|r| r.name() == entry.components[RUNNER_LEVEL]);
+        let Some(runner) = runner else {
+            if entry.kind == EntryKind::Case {
+                *report.not_covered.entry(group).or_default() += 1;
+            }
+            continue;
+        };
+        let counts = report.groups.entry(group).or_default();
+
+        if entry.kind == EntryKind::Stray {
+            counts.failed += 1;
+            report.unvisited.push(CaseNote {
+                case: id,
+                message: "not a directory where the layout expects one".to_string(),
+            });
+            continue;
+        }
+        let [config, fork, runner_name, handler, suite, case] = entry.components;
+        let fork = match fork.parse::<ForkName>() {
+            Ok(fork) => fork,
+            Err(e) => {
+                counts.failed += 1;
+                report.failed.push(CaseNote {
+                    case: id,
+                    message: format!("{e}: types::ForkName does not know this fork"),
+                });
+                continue;
+            }
+        };
+        jobs.push((
+            runner.as_ref(),
+            CaseContext {
+                config,
+                fork,
+                runner: runner_name,
+                handler,
+                suite,
+                case,
+                path: entry.path,
+            },
+        ));
+    }
+
+    let threads = options
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .clamp(1, jobs.len().max(1));
+    let results = run_parallel(&jobs, threads);
+    report.threads = threads;
+
+    for ((_, case), result) in jobs.iter().zip(results) {
+        let group = format!("{}/{}/{}", case.config, case.fork, case.runner);
+        let counts = report.groups.entry(group).or_default();
+        let note = |message: String| CaseNote {
+            case: case.id(),
+            message,
+        };
+        match result {
+            CaseResult::Passed => counts.passed += 1,
+            CaseResult::Failed(message) => {
+                counts.failed += 1;
+                report.failed.push(note(message));
+            }
+            CaseResult::Skipped(reason) => {
+                counts.skipped += 1;
+                report.skipped.push(note(reason));
+            }
+            CaseResult::NotRun(why) => {
+                counts.failed += 1;
+                report.unvisited.push(note(why));
+            }
+        }
+    }
+
+    for notes in [
+        &mut report.failed,
+        &mut report.skipped,
+        &mut report.unvisited,
+    ] {
+        notes.sort_by(|a, b| a.case.cmp(&b.case));
+    }
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// Runs the jobs on `threads` scoped workers pulling from a shared index; results come back in
+/// job order. A panicking case becomes a failed case.
+fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<CaseResult> {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((runner, case)) = jobs.get(i) else {
+                break;
+            };
+            done.push((i, run_one(*runner, case)));
+        }
+        done
+    };
+
+    let finished: Vec<(usize, CaseResult)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .filter_map(|n| {
+                std::thread::Builder::new()
+                    .name(format!("ef_tests-{n}"))
+                    .stack_size(WORKER_STACK_BYTES)
+                    .spawn_scoped(scope, work)
+                    .ok()
+            })
+            .collect();
+        // Should no thread start, the jobs still run here.
+        let mut finished = if workers.is_empty() {
+            work()
+        } else {
+            Vec::new()
+        };
+        for worker in workers {
+            // Cases catch their own panics, so a worker only fails on a bug here; its cases
+            // then stay without a result and are reported below.
+            if let Ok(done) = worker.join() {
+                finished.extend(done);
+            }
+        }
+        finished
+    });
+
+    let mut results: Vec<Option<CaseResult>> = vec![None; jobs.len()];
+    for (i, result) in finished {
+        if let Some(slot) = results.get_mut(i) {
+            *slot = Some(result);
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| CaseResult::Failed("its worker thread died".to_string())))
+        .collect()
+}
+
+/// Runs one case, turning a panic into a failure.
+fn run_one(runner: &dyn Runner, case: &CaseContext) -> CaseResult {
+    catch_unwind(AssertUnwindSafe(|| runner.run_case(case))).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_string());
+        CaseResult::Failed(format!("panicked: {message}"))
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    /// A directory at case depth.
+    Case,
+    /// A file (not a directory) at handler, suite or case depth.
+    Stray,
+}
+
+/// A walked entry; `components` are the six path levels, padded with empty strings for a stray
+/// file found above case depth.
+#[derive(Debug)]
+struct Entry {
+    components: [String; DEPTH],
+    path: PathBuf,
+    kind: EntryKind,
+}
+
+/// Every case directory (and every stray file at handler level or below) under `tests`, sorted.
+fn walk(tests: &Path) -> Result<Vec<Entry>, HarnessError> {
+    let mut entries = Vec::new();
+    let mut prefix = Vec::with_capacity(DEPTH);
+    walk_level(tests, &mut prefix, &mut entries)?;
+    Ok(entries)
+}
+
+fn walk_level(
+    dir: &Path,
+    prefix: &mut Vec<String>,
+    entries: &mut Vec<Entry>,
+) -> Result<(), HarnessError> {
+    let read_dir = |path: &Path| -> Result<Vec<(String, PathBuf)>, HarnessError> {
+        let err = |source| HarnessError::ReadDir {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut children = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(err)? {
+            let entry = entry.map_err(err)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Hidden entries (editor files, `.DS_Store`) are not part of the layout.
+            if !name.starts_with('.') {
+                children.push((name, entry.path()));
+            }
+        }
+        children.sort();
+        Ok(children)
+    };
+
+    for (name, path) in read_dir(dir)? {
+        let depth = prefix.len() + 1;
+        let is_dir = path.is_dir();
+        if !is_dir {
+            // Files beside configs, forks or runners (READMEs) are not cases; below a runner
+            // they are where a case should be.
+            if depth > RUNNER_LEVEL + 1 {
+                entries.push(Entry {
+                    components: components(prefix, &name),
+                    path,
+                    kind: EntryKind::Stray,
+                });
+            }
+            continue;
+        }
+        if depth == DEPTH {
+            entries.push(Entry {
+                components: components(prefix, &name),
+                path,
+                kind: EntryKind::Case,
+            });
+        } else {
+            prefix.push(name);
+            walk_level(&path, prefix, entries)?;
+            prefix.pop();
+        }
+    }
+    Ok(())
+}
+
+/// `prefix + [name]`, padded to six components.
+fn components(prefix: &[String], name: &str) -> [String; DEPTH] {
+    let mut out: [String; DEPTH] = Default::default();
+    for (slot, part) in out
+        .iter_mut()
+        .zip(prefix.iter().map(String::as_str).chain([name]))
+    {
+        *slot = part.to_string();
+    }
+    out
+}

@@ -1,0 +1,243 @@
+//! `ssz_static`: every container of every fork decodes, re-encodes byte for byte and hashes to
+//! the vector's root.
+//!
+//! [format]: consensus-specs tests/formats/ssz_static/core.md
+
+use std::path::Path;
+
+use serde::Deserialize;
+use ssz::{Decode, Encode};
+use tree_hash::TreeHash;
+use types::{EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec};
+
+use crate::case::{CaseContext, CaseResult, Preset, Runner};
+use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
+
+/// Runs `<config>/<fork>/ssz_static/<TypeName>/<suite>/<case>/`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SszStatic;
+
+impl Runner for SszStatic {
+    fn name(&self) -> &'static str {
+        "ssz_static"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        let checked = match case.preset() {
+            Ok(Preset::Minimal) => {
+                check_type::<MinimalEthSpec>(case.fork, &case.handler, &case.path)
+            }
+            Ok(Preset::Mainnet) => {
+                check_type::<MainnetEthSpec>(case.fork, &case.handler, &case.path)
+            }
+            Err(e) => return CaseResult::Failed(e),
+        };
+        match checked {
+            Some(result) => CaseResult::from_check(result),
+            None => CaseResult::NotRun(format!(
+                "no type `{}` in the ssz_static list of types::{} (missing from the types crate, \
+                 or from the list in testing/ef_tests/src/runners/ssz_static.rs)",
+                case.handler, case.fork
+            )),
+        }
+    }
+}
+
+/// `roots.yaml`.
+#[derive(Debug, Deserialize)]
+struct Roots {
+    root: String,
+}
+
+/// Decodes `serialized.ssz_snappy` as `T`, re-encodes it and checks its `hash_tree_root`.
+fn check_case<T: Decode + Encode + TreeHash>(case_dir: &Path) -> Result<(), String> {
+    let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
+    let roots: Roots = read_yaml(&case_dir.join("roots.yaml"))?;
+    let expected_root = decode_hex32(&roots.root)?;
+
+    let value = T::from_ssz_bytes(&bytes)
+        .map_err(|e| format!("cannot decode {} bytes: {e:?}", bytes.len()))?;
+    let encoded = value.as_ssz_bytes();
+    if encoded != bytes {
+        let at = encoded
+            .iter()
+            .zip(&bytes)
+            .position(|(a, b)| a != b)
+            .unwrap_or(encoded.len().min(bytes.len()));
+        return Err(format!(
+            "re-encoding differs from the vector at byte {at} ({} bytes vs {} in the vector)",
+            encoded.len(),
+            bytes.len()
+        ));
+    }
+    let root = value.tree_hash_root();
+    if root.as_slice() != expected_root.as_slice() {
+        return Err(format!(
+            "hash_tree_root {root} != expected 0x{}",
+            hex::encode(expected_root)
+        ));
+    }
+    Ok(())
+}
+
+/// Declares, per fork, the containers the ssz_static vectors may name, and generates
+/// `check_type`, which checks a case against the fork module's type of that name (`None` when the
+/// fork has no such type). A `<E>` after a name marks a preset-generic container.
+///
+/// The `match` over [`ForkName`] is exhaustive, so a fork added to `types` does not compile until
+/// it has a list here.
+macro_rules! ssz_static_types {
+    ($($variant:ident => $module:ident [$($ty:ident $(<$e:ident>)?),* $(,)?]),* $(,)?) => {
+        /// Checks the case in `case_dir` as the fork's type `type_name`, in preset `E`.
+        fn check_type<E: EthSpec>(
+            fork: ForkName,
+            type_name: &str,
+            case_dir: &Path,
+        ) -> Option<Result<(), String>> {
+            match fork {
+                $(ForkName::$variant => {
+                    $(if type_name == stringify!($ty) {
+                        return Some(check_case::<types::$module::$ty $(<$e>)?>(case_dir));
+                    })*
+                    None
+                })*
+            }
+        }
+
+        #[cfg(test)]
+        /// `(fork, type name)` of every listed container.
+        pub(crate) const LISTED: &[(ForkName, &[&str])] = &[
+            $((ForkName::$variant, &[$(stringify!($ty)),*])),*
+        ];
+    };
+}
+
+ssz_static_types! {
+    Phase0 => phase0 [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
+        Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, Fork, ForkData,
+        HistoricalBatch<E>, IndexedAttestation<E>, PendingAttestation<E>, ProposerSlashing,
+        SignedAggregateAndProof<E>, SignedBeaconBlock<E>, SignedBeaconBlockHeader,
+        SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
+    ],
+    Altair => altair [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
+        ContributionAndProof<E>, Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, Fork,
+        ForkData, HistoricalBatch<E>, IndexedAttestation<E>, LightClientBootstrap<E>,
+        LightClientFinalityUpdate<E>, LightClientHeader, LightClientOptimisticUpdate<E>,
+        LightClientUpdate<E>, ProposerSlashing, SignedAggregateAndProof<E>,
+        SignedBeaconBlock<E>, SignedBeaconBlockHeader, SignedContributionAndProof<E>,
+        SignedVoluntaryExit, SigningData, SyncAggregate<E>, SyncAggregatorSelectionData,
+        SyncCommittee<E>, SyncCommitteeContribution<E>, SyncCommitteeMessage, Validator,
+        VoluntaryExit,
+    ],
+    Bellatrix => bellatrix [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
+        ContributionAndProof<E>, Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data,
+        ExecutionPayload<E>, ExecutionPayloadHeader<E>, Fork, ForkData, HistoricalBatch<E>,
+        IndexedAttestation<E>, LightClientBootstrap<E>, LightClientFinalityUpdate<E>,
+        LightClientHeader, LightClientOptimisticUpdate<E>, LightClientUpdate<E>, PowBlock,
+        ProposerSlashing, SignedAggregateAndProof<E>, SignedBeaconBlock<E>,
+        SignedBeaconBlockHeader, SignedContributionAndProof<E>, SignedVoluntaryExit, SigningData,
+        SyncAggregate<E>, SyncAggregatorSelectionData, SyncCommittee<E>,
+        SyncCommitteeContribution<E>, SyncCommitteeMessage, Validator, VoluntaryExit,
+    ],
+    Capella => capella [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
+        BeaconState<E>, Checkpoint, ContributionAndProof<E>, Deposit, DepositData,
+        DepositMessage, Eth1Block, Eth1Data, ExecutionPayload<E>, ExecutionPayloadHeader<E>,
+        Fork, ForkData, HistoricalSummary, IndexedAttestation<E>, LightClientBootstrap<E>,
+        LightClientFinalityUpdate<E>, LightClientHeader<E>, LightClientOptimisticUpdate<E>,
+        LightClientUpdate<E>, PowBlock, ProposerSlashing, SignedAggregateAndProof<E>,
+        SignedBLSToExecutionChange, SignedBeaconBlock<E>, SignedBeaconBlockHeader,
+        SignedContributionAndProof<E>, SignedVoluntaryExit, SigningData, SyncAggregate<E>,
+        SyncAggregatorSelectionData, SyncCommittee<E>, SyncCommitteeContribution<E>,
+        SyncCommitteeMessage, Validator, VoluntaryExit, Withdrawal,
+    ],
+    Deneb => deneb [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
+        BeaconState<E>, BlobIdentifier, BlobSidecar<E>, Checkpoint, ContributionAndProof<E>,
+        Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, ExecutionPayload<E>,
+        ExecutionPayloadHeader<E>, Fork, ForkData, HistoricalSummary, IndexedAttestation<E>,
+        LightClientBootstrap<E>, LightClientFinalityUpdate<E>, LightClientHeader<E>,
+        LightClientOptimisticUpdate<E>, LightClientUpdate<E>, PowBlock, ProposerSlashing,
+        SignedAggregateAndProof<E>, SignedBLSToExecutionChange, SignedBeaconBlock<E>,
+        SignedBeaconBlockHeader, SignedContributionAndProof<E>, SignedVoluntaryExit,
+        SigningData, SyncAggregate<E>, SyncAggregatorSelectionData, SyncCommittee<E>,
+        SyncCommitteeContribution<E>, SyncCommitteeMessage, Validator, VoluntaryExit,
+        Withdrawal,
+    ],
+    Electra => electra [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
+        BeaconState<E>, BlobIdentifier, BlobSidecar<E>, Checkpoint, ConsolidationRequest,
+        ContributionAndProof<E>, Deposit, DepositData, DepositMessage, DepositRequest,
+        Eth1Block, Eth1Data, ExecutionPayload<E>, ExecutionPayloadHeader<E>,
+        ExecutionRequests<E>, Fork, ForkData, HistoricalSummary, IndexedAttestation<E>,
+        LightClientBootstrap<E>, LightClientFinalityUpdate<E>, LightClientHeader<E>,
+        LightClientOptimisticUpdate<E>, LightClientUpdate<E>, NewPayloadRequest<E>,
+        PendingConsolidation, PendingDeposit, PendingPartialWithdrawal, PowBlock,
+        ProposerSlashing, SignedAggregateAndProof<E>, SignedBLSToExecutionChange,
+        SignedBeaconBlock<E>, SignedBeaconBlockHeader, SignedContributionAndProof<E>,
+        SignedVoluntaryExit, SigningData, SingleAttestation, SyncAggregate<E>, SyncAggregatorSelectionData,
+        SyncCommittee<E>, SyncCommitteeContribution<E>, SyncCommitteeMessage, Validator,
+        VoluntaryExit, Withdrawal, WithdrawalRequest,
+    ],
+    Fulu => fulu [
+        AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
+        BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
+        BeaconState<E>, Checkpoint, ConsolidationRequest, ContributionAndProof<E>,
+        DataColumnSidecar<E>, DataColumnsByRootIdentifier<E>, Deposit, DepositData,
+        DepositMessage, DepositRequest, Eth1Block, Eth1Data, ExecutionPayload<E>,
+        ExecutionPayloadHeader<E>, ExecutionRequests<E>, Fork, ForkData, HistoricalSummary,
+        IndexedAttestation<E>, LightClientBootstrap<E>, LightClientFinalityUpdate<E>,
+        LightClientHeader<E>, LightClientOptimisticUpdate<E>, LightClientUpdate<E>,
+        MatrixEntry<E>, NewPayloadRequest<E>, PartialDataColumnGroupID, PartialDataColumnHeader<E>,
+        PartialDataColumnPartsMetadata<E>, PartialDataColumnSidecar<E>, PendingConsolidation,
+        PendingDeposit, PendingPartialWithdrawal, PowBlock, ProposerSlashing,
+        SignedAggregateAndProof<E>, SignedBLSToExecutionChange, SignedBeaconBlock<E>,
+        SignedBeaconBlockHeader, SignedContributionAndProof<E>, SignedVoluntaryExit,
+        SigningData, SingleAttestation, SyncAggregate<E>, SyncAggregatorSelectionData,
+        SyncCommittee<E>, SyncCommitteeContribution<E>, SyncCommitteeMessage, Validator,
+        VoluntaryExit, Withdrawal, WithdrawalRequest,
+    ],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fork_has_a_list_without_duplicates() {
+        for fork in ForkName::ALL {
+            let (_, names) = LISTED
+                .iter()
+                .find(|(f, _)| *f == fork)
+                .expect("the macro's exhaustive match lists every fork");
+            let mut sorted = names.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                names.len(),
+                "duplicate type in the {fork} list"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_type_is_not_run() {
+        let dir = std::env::temp_dir();
+        assert!(check_type::<MinimalEthSpec>(ForkName::Fulu, "NoSuchType", &dir).is_none());
+        assert!(check_type::<MinimalEthSpec>(ForkName::Fulu, "Checkpoint", &dir).is_some());
+        // Removed in Altair: not in the altair module.
+        assert!(
+            check_type::<MinimalEthSpec>(ForkName::Altair, "PendingAttestation", &dir).is_none()
+        );
+    }
+}
