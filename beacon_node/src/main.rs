@@ -42,7 +42,7 @@ fn main() -> ExitCode {
                 Some(path) => match ChainSpec::from_config_file(&path) {
                     Ok(spec) => spec,
                     Err(e) => {
-                        eprintln!("error: cannot load {}: {e}", path.display());
+                        eprintln!("error: {e}");
                         return ExitCode::FAILURE;
                     }
                 },

@@ -8,6 +8,8 @@
 pub mod altair;
 pub mod bellatrix;
 pub mod capella;
+pub mod chain_spec;
+mod combined;
 pub mod deneb;
 pub mod electra;
 mod eth_spec;
@@ -15,7 +17,15 @@ mod fork_name;
 pub mod fulu;
 pub mod phase0;
 pub mod primitives;
+pub mod signing;
 
+pub use combined::{
+    Attestation, AttesterSlashing, BeaconBlock, BeaconBlockBody, BeaconState, BlobSidecar,
+    DataColumnSidecar, ExecutionPayload, ExecutionPayloadHeader, LightClientBootstrap,
+    LightClientFinalityUpdate, LightClientHeader, LightClientOptimisticUpdate, LightClientUpdate,
+    SignedBeaconBlock,
+};
+pub use chain_spec::{BlobParameters, BlobScheduleEntry, ChainSpec, ConfigError, Network};
 pub use eth_spec::{EthSpec, MainnetEthSpec, MinimalEthSpec};
 pub use fork_name::{ForkName, UnknownForkName};
 pub use primitives::*;

@@ -32,6 +32,17 @@ impl Runner for SszStatic {
             }
             Err(e) => return CaseResult::Failed(e),
         };
+        let checked = checked.map(|result| {
+            result.and_then(|()| match case.preset() {
+                Ok(Preset::Minimal) => {
+                    check_fork_generic::<MinimalEthSpec>(case.fork, &case.handler, &case.path)
+                }
+                Ok(Preset::Mainnet) => {
+                    check_fork_generic::<MainnetEthSpec>(case.fork, &case.handler, &case.path)
+                }
+                Err(e) => Err(e),
+            })
+        });
         match checked {
             Some(result) => CaseResult::from_check(result),
             None => CaseResult::NotRun(format!(
@@ -206,6 +217,106 @@ ssz_static_types! {
         SyncCommittee<E>, SyncCommitteeContribution<E>, SyncCommitteeMessage, Validator,
         VoluntaryExit, Withdrawal, WithdrawalRequest,
     ],
+}
+
+/// Decoding by fork through the fork-generic enums of `types` (`types::BeaconState`, …).
+trait ForkGeneric: Encode + TreeHash + Sized {
+    fn decode_by_fork(bytes: &[u8], fork: ForkName) -> Result<Self, ssz::DecodeError>;
+    fn fork(&self) -> ForkName;
+}
+
+macro_rules! fork_generic {
+    ($($name:ident),* $(,)?) => {
+        $(impl<E: EthSpec> ForkGeneric for types::$name<E> {
+            fn decode_by_fork(bytes: &[u8], fork: ForkName) -> Result<Self, ssz::DecodeError> {
+                Self::from_ssz_bytes_by_fork(bytes, fork)
+            }
+            fn fork(&self) -> ForkName {
+                self.fork_name()
+            }
+        })*
+
+        /// For a type that has a fork-generic enum, checks that the enum decodes the case by
+        /// fork to the same bytes, root and fork. `Ok` for other types.
+        fn check_fork_generic<E: EthSpec>(
+            fork: ForkName,
+            type_name: &str,
+            case_dir: &Path,
+        ) -> Result<(), String> {
+            $(if type_name == stringify!($name) {
+                check_enum_case::<types::$name<E>>(fork, case_dir)?;
+                return check_decode_by_slot::<E>(fork, type_name, case_dir);
+            })*
+            Ok(())
+        }
+    };
+}
+
+fork_generic!(
+    BeaconState,
+    SignedBeaconBlock,
+    BeaconBlock,
+    BeaconBlockBody,
+    ExecutionPayload,
+    ExecutionPayloadHeader,
+    Attestation,
+    AttesterSlashing,
+    BlobSidecar,
+    DataColumnSidecar,
+    LightClientHeader,
+    LightClientBootstrap,
+    LightClientUpdate,
+    LightClientFinalityUpdate,
+    LightClientOptimisticUpdate,
+);
+
+fn check_enum_case<T: ForkGeneric>(fork: ForkName, case_dir: &Path) -> Result<(), String> {
+    let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
+    let roots: Roots = read_yaml(&case_dir.join("roots.yaml"))?;
+    let expected_root = decode_hex32(&roots.root)?;
+    let value = T::decode_by_fork(&bytes, fork)
+        .map_err(|e| format!("fork-generic decode at {fork} failed: {e:?}"))?;
+    if value.fork() != fork {
+        return Err(format!(
+            "fork-generic value says {} for a {fork} case",
+            value.fork()
+        ));
+    }
+    if value.as_ssz_bytes() != bytes {
+        return Err("fork-generic re-encoding differs from the vector".into());
+    }
+    if value.tree_hash_root().as_slice() != expected_root.as_slice() {
+        return Err("fork-generic hash_tree_root differs from the vector".into());
+    }
+    Ok(())
+}
+
+/// For blocks and states, which are decoded by the fork of their own slot: with `fork` active
+/// from genesis, decoding through the fork schedule must pick `fork`.
+fn check_decode_by_slot<E: EthSpec>(
+    fork: ForkName,
+    type_name: &str,
+    case_dir: &Path,
+) -> Result<(), String> {
+    let spec = types::ChainSpec::minimal().with_forks_at_genesis_through(fork);
+    let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
+    let decoded = match type_name {
+        "BeaconState" => {
+            types::BeaconState::<E>::from_ssz_bytes(&bytes, &spec).map(|v| v.fork_name())
+        }
+        "SignedBeaconBlock" => {
+            types::SignedBeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).map(|v| v.fork_name())
+        }
+        "BeaconBlock" => {
+            types::BeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).map(|v| v.fork_name())
+        }
+        _ => return Ok(()),
+    };
+    match decoded {
+        Ok(decoded_fork) if decoded_fork == fork => Ok(()),
+        Ok(other) => Err(format!("decoding by slot picked {other}, expected {fork}")),
+        Err(e) => Err(format!("decoding by slot failed: {e:?}")),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,1189 @@
+//! [`ChainSpec`]: the runtime chain configuration, read from a standard consensus `config.yaml`,
+//! and the fork schedule, blob schedule and fork digests it defines.
+//!
+//! The preset (compile-time) half of the configuration is [`EthSpec`]; this is the half a
+//! network chooses: fork epochs and versions, timing, churn, networking limits, the BPO blob
+//! schedule.
+//!
+//! [spec]: configs/mainnet.yaml of the consensus specs, and the *Configuration* section of each
+//! fork's beacon-chain.md and p2p-interface.md.
+
+mod describe;
+mod network;
+mod parse;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use alloy_primitives::U256;
+
+pub use network::{
+    HOODI_CONFIG_YAML, MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML, Network, SEPOLIA_CONFIG_YAML,
+    UnknownNetwork,
+};
+
+use crate::phase0::Fork;
+use crate::primitives::{
+    Domain, DomainType, Epoch, ExecutionAddress, FAR_FUTURE_EPOCH, ForkDigest, GENESIS_EPOCH, Gwei,
+    Hash32, Root, Slot, Version,
+};
+use crate::signing::compute_fork_data_root;
+use crate::{EthSpec, ForkName};
+use parse::RawConfig;
+
+/// Why a `config.yaml` could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {}: {message}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        message: String,
+    },
+    /// The text is not YAML (or holds more than one document, or a key twice).
+    #[error("malformed YAML: {0}")]
+    Yaml(String),
+    /// The document is YAML but not a mapping of keys to values.
+    #[error("a config must be a mapping of keys to values, found {0:?}")]
+    NotAMapping(String),
+    /// A required key is absent.
+    #[error("missing required key {0}")]
+    MissingKey(String),
+    /// A key's value is not what the key holds.
+    #[error("invalid value {value:?} for {key}: expected {expected}")]
+    InvalidValue {
+        /// The key (for blob schedule entries, e.g. `BLOB_SCHEDULE[1].EPOCH`).
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What the key holds.
+        expected: &'static str,
+    },
+    /// Two `BLOB_SCHEDULE` entries share an epoch, which fulu/beacon-chain.md forbids.
+    #[error("BLOB_SCHEDULE has more than one entry for epoch {0}")]
+    DuplicateBlobScheduleEpoch(Epoch),
+    /// A fork activates before the fork it follows.
+    #[error(
+        "{fork} activates at epoch {epoch}, before {previous} at epoch {previous_epoch}; \
+         forks must activate in order"
+    )]
+    ForkOrder {
+        /// The fork scheduled too early.
+        fork: ForkName,
+        /// Its `*_FORK_EPOCH`.
+        epoch: Epoch,
+        /// The fork before it.
+        previous: ForkName,
+        /// That fork's `*_FORK_EPOCH` (`FAR_FUTURE_EPOCH` when not scheduled).
+        previous_epoch: Epoch,
+    },
+    /// Values that contradict each other, or a derived value that overflows.
+    #[error("inconsistent config: {0}")]
+    Inconsistent(String),
+}
+
+/// One `BLOB_SCHEDULE` entry: from `epoch` on, blocks carry at most `max_blobs_per_block` blobs.
+///
+/// [spec]: fulu/beacon-chain.md#blob-schedule
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlobScheduleEntry {
+    /// `EPOCH`: the first epoch the limit applies to.
+    pub epoch: Epoch,
+    /// `MAX_BLOBS_PER_BLOCK`.
+    pub max_blobs_per_block: u64,
+}
+
+/// `BlobParameters`, what [`ChainSpec::get_blob_parameters`] returns: the schedule entry in force,
+/// or the Electra parameters before the first one.
+///
+/// [spec]: fulu/beacon-chain.md#blobparameters
+pub type BlobParameters = BlobScheduleEntry;
+
+/// The runtime chain configuration: every key of a consensus `config.yaml` for phase0 to fulu.
+///
+/// Fields are named after the keys in snake case. Epochs use `FAR_FUTURE_EPOCH` (`u64::MAX`)
+/// for "not scheduled", as the config files do; [`ChainSpec::fork_epoch`] turns that into `None`.
+///
+/// [spec]: configs/mainnet.yaml
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainSpec {
+    /// `PRESET_BASE`: the preset the config extends (`mainnet`, `minimal`).
+    pub preset_base: String,
+    /// `CONFIG_NAME`: the network's short name.
+    pub config_name: String,
+
+    /// `TERMINAL_TOTAL_DIFFICULTY`: the proof-of-work difficulty that ended the merge.
+    pub terminal_total_difficulty: U256,
+    /// `TERMINAL_BLOCK_HASH`: a terminal block override (zero when unused).
+    pub terminal_block_hash: Hash32,
+    /// `TERMINAL_BLOCK_HASH_ACTIVATION_EPOCH`.
+    pub terminal_block_hash_activation_epoch: Epoch,
+
+    /// `MIN_GENESIS_ACTIVE_VALIDATOR_COUNT`.
+    pub min_genesis_active_validator_count: u64,
+    /// `MIN_GENESIS_TIME` (Unix seconds).
+    pub min_genesis_time: u64,
+    /// `GENESIS_FORK_VERSION`: the phase0 fork version.
+    pub genesis_fork_version: Version,
+    /// `GENESIS_DELAY` (seconds).
+    pub genesis_delay: u64,
+
+    /// `ALTAIR_FORK_VERSION`.
+    pub altair_fork_version: Version,
+    /// `ALTAIR_FORK_EPOCH`.
+    pub altair_fork_epoch: Epoch,
+    /// `BELLATRIX_FORK_VERSION`.
+    pub bellatrix_fork_version: Version,
+    /// `BELLATRIX_FORK_EPOCH`.
+    pub bellatrix_fork_epoch: Epoch,
+    /// `CAPELLA_FORK_VERSION`.
+    pub capella_fork_version: Version,
+    /// `CAPELLA_FORK_EPOCH`.
+    pub capella_fork_epoch: Epoch,
+    /// `DENEB_FORK_VERSION`.
+    pub deneb_fork_version: Version,
+    /// `DENEB_FORK_EPOCH`.
+    pub deneb_fork_epoch: Epoch,
+    /// `ELECTRA_FORK_VERSION`.
+    pub electra_fork_version: Version,
+    /// `ELECTRA_FORK_EPOCH`.
+    pub electra_fork_epoch: Epoch,
+    /// `FULU_FORK_VERSION`.
+    pub fulu_fork_version: Version,
+    /// `FULU_FORK_EPOCH`.
+    pub fulu_fork_epoch: Epoch,
+
+    /// `SECONDS_PER_SLOT`; derived from `SLOT_DURATION_MS` (rounded down) when absent.
+    pub seconds_per_slot: u64,
+    /// `SLOT_DURATION_MS`; derived from `SECONDS_PER_SLOT` when absent.
+    pub slot_duration_ms: u64,
+    /// `SECONDS_PER_ETH1_BLOCK`.
+    pub seconds_per_eth1_block: u64,
+    /// `MIN_VALIDATOR_WITHDRAWABILITY_DELAY` (epochs).
+    pub min_validator_withdrawability_delay: Epoch,
+    /// `SHARD_COMMITTEE_PERIOD` (epochs).
+    pub shard_committee_period: Epoch,
+    /// `ETH1_FOLLOW_DISTANCE` (execution blocks).
+    pub eth1_follow_distance: u64,
+    /// `PROPOSER_REORG_CUTOFF_BPS` (basis points of a slot).
+    pub proposer_reorg_cutoff_bps: u64,
+    /// `ATTESTATION_DUE_BPS` (basis points of a slot).
+    pub attestation_due_bps: u64,
+    /// `AGGREGATE_DUE_BPS` (basis points of a slot).
+    pub aggregate_due_bps: u64,
+    /// `SYNC_MESSAGE_DUE_BPS` (basis points of a slot).
+    pub sync_message_due_bps: u64,
+    /// `CONTRIBUTION_DUE_BPS` (basis points of a slot).
+    pub contribution_due_bps: u64,
+
+    /// `INACTIVITY_SCORE_BIAS`.
+    pub inactivity_score_bias: u64,
+    /// `INACTIVITY_SCORE_RECOVERY_RATE`.
+    pub inactivity_score_recovery_rate: u64,
+    /// `EJECTION_BALANCE`.
+    pub ejection_balance: Gwei,
+    /// `MIN_PER_EPOCH_CHURN_LIMIT` (validators).
+    pub min_per_epoch_churn_limit: u64,
+    /// `CHURN_LIMIT_QUOTIENT`.
+    pub churn_limit_quotient: u64,
+    /// `MAX_PER_EPOCH_ACTIVATION_CHURN_LIMIT` (validators, Deneb).
+    pub max_per_epoch_activation_churn_limit: u64,
+    /// `MIN_PER_EPOCH_CHURN_LIMIT_ELECTRA`.
+    pub min_per_epoch_churn_limit_electra: Gwei,
+    /// `MAX_PER_EPOCH_ACTIVATION_EXIT_CHURN_LIMIT`.
+    pub max_per_epoch_activation_exit_churn_limit: Gwei,
+
+    /// `PROPOSER_SCORE_BOOST` (percent of a committee's weight).
+    pub proposer_score_boost: u64,
+    /// `REORG_HEAD_WEIGHT_THRESHOLD` (percent).
+    pub reorg_head_weight_threshold: u64,
+    /// `REORG_PARENT_WEIGHT_THRESHOLD` (percent).
+    pub reorg_parent_weight_threshold: u64,
+    /// `REORG_MAX_EPOCHS_SINCE_FINALIZATION`.
+    pub reorg_max_epochs_since_finalization: Epoch,
+
+    /// `DEPOSIT_CHAIN_ID`.
+    pub deposit_chain_id: u64,
+    /// `DEPOSIT_NETWORK_ID`.
+    pub deposit_network_id: u64,
+    /// `DEPOSIT_CONTRACT_ADDRESS`.
+    pub deposit_contract_address: ExecutionAddress,
+
+    /// `MAX_PAYLOAD_SIZE` (bytes, gossip and req/resp).
+    pub max_payload_size: u64,
+    /// `MAX_REQUEST_BLOCKS`.
+    pub max_request_blocks: u64,
+    /// `EPOCHS_PER_SUBNET_SUBSCRIPTION`.
+    pub epochs_per_subnet_subscription: Epoch,
+    /// `MIN_EPOCHS_FOR_BLOCK_REQUESTS`; when absent, the spec's
+    /// `compute_min_epochs_for_block_requests()`.
+    pub min_epochs_for_block_requests: Epoch,
+    /// `TTFB_TIMEOUT` (seconds); 5 when absent, as phase0 defined it.
+    pub ttfb_timeout: u64,
+    /// `RESP_TIMEOUT` (seconds); 10 when absent, as phase0 defined it.
+    pub resp_timeout: u64,
+    /// `ATTESTATION_PROPAGATION_SLOT_RANGE`.
+    pub attestation_propagation_slot_range: Slot,
+    /// `MAXIMUM_GOSSIP_CLOCK_DISPARITY` (milliseconds).
+    pub maximum_gossip_clock_disparity: u64,
+    /// `MESSAGE_DOMAIN_INVALID_SNAPPY`.
+    pub message_domain_invalid_snappy: DomainType,
+    /// `MESSAGE_DOMAIN_VALID_SNAPPY`.
+    pub message_domain_valid_snappy: DomainType,
+    /// `SUBNETS_PER_NODE`.
+    pub subnets_per_node: u64,
+    /// `ATTESTATION_SUBNET_COUNT`.
+    pub attestation_subnet_count: u64,
+    /// `ATTESTATION_SUBNET_EXTRA_BITS`.
+    pub attestation_subnet_extra_bits: u64,
+    /// `ATTESTATION_SUBNET_PREFIX_BITS`; when absent, the spec's
+    /// `compute_attestation_subnet_prefix_bits()`.
+    pub attestation_subnet_prefix_bits: u64,
+
+    /// `MAX_REQUEST_BLOCKS_DENEB`.
+    pub max_request_blocks_deneb: u64,
+    /// `MAX_REQUEST_BLOB_SIDECARS`; when absent, `MAX_REQUEST_BLOCKS_DENEB * MAX_BLOBS_PER_BLOCK`.
+    pub max_request_blob_sidecars: u64,
+    /// `MIN_EPOCHS_FOR_BLOB_SIDECARS_REQUESTS`.
+    pub min_epochs_for_blob_sidecars_requests: Epoch,
+    /// `BLOB_SIDECAR_SUBNET_COUNT`.
+    pub blob_sidecar_subnet_count: u64,
+    /// `MAX_BLOBS_PER_BLOCK` (Deneb).
+    pub max_blobs_per_block: u64,
+
+    /// `BLOB_SIDECAR_SUBNET_COUNT_ELECTRA`.
+    pub blob_sidecar_subnet_count_electra: u64,
+    /// `MAX_BLOBS_PER_BLOCK_ELECTRA`.
+    pub max_blobs_per_block_electra: u64,
+    /// `MAX_REQUEST_BLOB_SIDECARS_ELECTRA`; when absent,
+    /// `MAX_REQUEST_BLOCKS_DENEB * MAX_BLOBS_PER_BLOCK_ELECTRA`.
+    pub max_request_blob_sidecars_electra: u64,
+
+    /// `NUMBER_OF_CUSTODY_GROUPS`.
+    pub number_of_custody_groups: u64,
+    /// `DATA_COLUMN_SIDECAR_SUBNET_COUNT`.
+    pub data_column_sidecar_subnet_count: u64,
+    /// `MAX_REQUEST_DATA_COLUMN_SIDECARS`; when absent,
+    /// `MAX_REQUEST_BLOCKS_DENEB * NUMBER_OF_COLUMNS`.
+    pub max_request_data_column_sidecars: u64,
+    /// `SAMPLES_PER_SLOT`.
+    pub samples_per_slot: u64,
+    /// `CUSTODY_REQUIREMENT` (custody groups).
+    pub custody_requirement: u64,
+    /// `VALIDATOR_CUSTODY_REQUIREMENT` (custody groups).
+    pub validator_custody_requirement: u64,
+    /// `BALANCE_PER_ADDITIONAL_CUSTODY_GROUP`.
+    pub balance_per_additional_custody_group: Gwei,
+    /// `MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS`.
+    pub min_epochs_for_data_column_sidecars_requests: Epoch,
+
+    /// `BLOB_SCHEDULE`, sorted by epoch (ascending), no two entries with the same epoch; empty
+    /// when absent.
+    pub blob_schedule: Vec<BlobScheduleEntry>,
+
+    /// Every key Arbor does not read (later forks, feature branches, client extensions), with its
+    /// value as written; lists and mappings re-rendered as YAML.
+    pub extra: BTreeMap<String, String>,
+}
+
+static MAINNET: LazyLock<ChainSpec> = LazyLock::new(|| built_in("mainnet", MAINNET_CONFIG_YAML));
+static MINIMAL: LazyLock<ChainSpec> = LazyLock::new(|| built_in("minimal", MINIMAL_CONFIG_YAML));
+static SEPOLIA: LazyLock<ChainSpec> = LazyLock::new(|| built_in("sepolia", SEPOLIA_CONFIG_YAML));
+static HOODI: LazyLock<ChainSpec> = LazyLock::new(|| built_in("hoodi", HOODI_CONFIG_YAML));
+
+fn built_in(name: &str, yaml: &str) -> ChainSpec {
+    ChainSpec::from_config_yaml(yaml)
+        .unwrap_or_else(|e| panic!("the built-in {name} config is valid (unit-tested): {e}"))
+}
+
+impl ChainSpec {
+    /// Reads a complete `config.yaml`. Unknown keys go to [`ChainSpec::extra`]; keys the spec now
+    /// derives (e.g. `MAX_REQUEST_BLOB_SIDECARS`) take the derived value when absent.
+    pub fn from_config_yaml(yaml: &str) -> Result<Self, ConfigError> {
+        RawConfig::parse(yaml)?.into_chain_spec()
+    }
+
+    /// Reads `overrides_yaml` on top of `base_yaml`: keys in `overrides_yaml` win. This is how the
+    /// spec tests' partial `config.yaml` files apply to the preset's config.
+    pub fn from_config_yaml_with_overrides(
+        base_yaml: &str,
+        overrides_yaml: &str,
+    ) -> Result<Self, ConfigError> {
+        let mut raw = RawConfig::parse(base_yaml)?;
+        raw.apply(RawConfig::parse(overrides_yaml)?);
+        raw.into_chain_spec()
+    }
+
+    /// Reads a complete `config.yaml` file.
+    pub fn from_config_file(path: &Path) -> Result<Self, ConfigError> {
+        let yaml = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Self::from_config_yaml(&yaml)
+    }
+
+    /// The configuration of a built-in network.
+    pub fn for_network(network: Network) -> Self {
+        match network {
+            Network::Mainnet => MAINNET.clone(),
+            Network::Sepolia => SEPOLIA.clone(),
+            Network::Hoodi => HOODI.clone(),
+        }
+    }
+
+    /// The consensus-specs mainnet config (`configs/mainnet.yaml`).
+    pub fn mainnet() -> Self {
+        MAINNET.clone()
+    }
+
+    /// The consensus-specs minimal config (`configs/minimal.yaml`), the spec tests' base.
+    pub fn minimal() -> Self {
+        MINIMAL.clone()
+    }
+
+    /// The `*_FORK_EPOCH` of `fork`, `None` when it is `FAR_FUTURE_EPOCH`; phase0 is at genesis.
+    pub fn fork_epoch(&self, fork: ForkName) -> Option<Epoch> {
+        let epoch = match fork {
+            ForkName::Phase0 => GENESIS_EPOCH,
+            ForkName::Altair => self.altair_fork_epoch,
+            ForkName::Bellatrix => self.bellatrix_fork_epoch,
+            ForkName::Capella => self.capella_fork_epoch,
+            ForkName::Deneb => self.deneb_fork_epoch,
+            ForkName::Electra => self.electra_fork_epoch,
+            ForkName::Fulu => self.fulu_fork_epoch,
+        };
+        (epoch != FAR_FUTURE_EPOCH).then_some(epoch)
+    }
+
+    /// This spec with every fork up to and including `last` active from genesis and every later
+    /// fork unscheduled: how devnets and the spec tests' per-fork runs are configured.
+    pub fn with_forks_at_genesis_through(mut self, last: ForkName) -> Self {
+        for fork in ForkName::ALL {
+            let epoch = if fork <= last {
+                GENESIS_EPOCH
+            } else {
+                FAR_FUTURE_EPOCH
+            };
+            match fork {
+                ForkName::Phase0 => {}
+                ForkName::Altair => self.altair_fork_epoch = epoch,
+                ForkName::Bellatrix => self.bellatrix_fork_epoch = epoch,
+                ForkName::Capella => self.capella_fork_epoch = epoch,
+                ForkName::Deneb => self.deneb_fork_epoch = epoch,
+                ForkName::Electra => self.electra_fork_epoch = epoch,
+                ForkName::Fulu => self.fulu_fork_epoch = epoch,
+            }
+        }
+        self
+    }
+
+    /// The `*_FORK_VERSION` of `fork` (`GENESIS_FORK_VERSION` for phase0).
+    pub fn fork_version(&self, fork: ForkName) -> Version {
+        match fork {
+            ForkName::Phase0 => self.genesis_fork_version,
+            ForkName::Altair => self.altair_fork_version,
+            ForkName::Bellatrix => self.bellatrix_fork_version,
+            ForkName::Capella => self.capella_fork_version,
+            ForkName::Deneb => self.deneb_fork_version,
+            ForkName::Electra => self.electra_fork_version,
+            ForkName::Fulu => self.fulu_fork_version,
+        }
+    }
+
+    /// The fork in force at `epoch`: the newest one scheduled at or before it.
+    pub fn fork_name_at_epoch(&self, epoch: Epoch) -> ForkName {
+        ForkName::ALL
+            .into_iter()
+            .rev()
+            .find(|&fork| self.fork_epoch(fork).is_some_and(|start| epoch >= start))
+            .unwrap_or(ForkName::Phase0)
+    }
+
+    /// The fork in force at `slot`.
+    pub fn fork_name_at_slot<E: EthSpec>(&self, slot: Slot) -> ForkName {
+        self.fork_name_at_epoch(slot / E::slots_per_epoch())
+    }
+
+    /// `compute_fork_version(epoch)`: the version of the fork in force at `epoch`.
+    ///
+    /// [spec]: fulu/beacon-chain.md#modified-compute_fork_version
+    pub fn compute_fork_version(&self, epoch: Epoch) -> Version {
+        self.fork_version(self.fork_name_at_epoch(epoch))
+    }
+
+    /// The `Fork` a state at `epoch` holds: the version in force, the one before it, and the
+    /// epoch the fork in force activated.
+    ///
+    /// [spec]: phase0/beacon-chain.md#fork and each fork's `upgrade_to_*`
+    pub fn fork_at_epoch(&self, epoch: Epoch) -> Fork {
+        let fork = self.fork_name_at_epoch(epoch);
+        Fork {
+            previous_version: self.fork_version(fork.previous().unwrap_or(fork)),
+            current_version: self.fork_version(fork),
+            epoch: self.fork_epoch(fork).unwrap_or(GENESIS_EPOCH),
+        }
+    }
+
+    /// `get_blob_parameters(epoch)`: the newest `BLOB_SCHEDULE` entry at or before `epoch`,
+    /// else `ELECTRA_FORK_EPOCH` with `MAX_BLOBS_PER_BLOCK_ELECTRA`.
+    ///
+    /// [spec]: fulu/beacon-chain.md#new-get_blob_parameters
+    pub fn get_blob_parameters(&self, epoch: Epoch) -> BlobParameters {
+        self.blob_schedule
+            .iter()
+            .rev()
+            .find(|entry| epoch >= entry.epoch)
+            .copied()
+            .unwrap_or(BlobParameters {
+                epoch: self.electra_fork_epoch,
+                max_blobs_per_block: self.max_blobs_per_block_electra,
+            })
+    }
+
+    /// The most blobs a block of `epoch` may carry: 0 before Deneb, `MAX_BLOBS_PER_BLOCK` in Deneb,
+    /// `MAX_BLOBS_PER_BLOCK_ELECTRA` in Electra, and the blob schedule's limit from Fulu on.
+    ///
+    /// [spec]: fulu/beacon-chain.md#modified-process_execution_payload
+    pub fn max_blobs_per_block(&self, epoch: Epoch) -> u64 {
+        match self.fork_name_at_epoch(epoch) {
+            ForkName::Phase0 | ForkName::Altair | ForkName::Bellatrix | ForkName::Capella => 0,
+            ForkName::Deneb => self.max_blobs_per_block,
+            ForkName::Electra => self.max_blobs_per_block_electra,
+            ForkName::Fulu => self.get_blob_parameters(epoch).max_blobs_per_block,
+        }
+    }
+
+    /// `compute_fork_digest(genesis_validators_root, epoch)`: the first 4 bytes of the fork data
+    /// root of the version at `epoch`, from Fulu on XOR-ed with the hash of the blob parameters.
+    ///
+    /// [spec]: fulu/beacon-chain.md#modified-compute_fork_digest
+    pub fn compute_fork_digest(&self, genesis_validators_root: Root, epoch: Epoch) -> ForkDigest {
+        let fork_version = self.compute_fork_version(epoch);
+        let base_digest = compute_fork_data_root(fork_version, genesis_validators_root);
+        let mut digest = ForkDigest::from_slice(&base_digest[..4]);
+        if self.fork_name_at_epoch(epoch).fulu_enabled() {
+            let blob_parameters = self.get_blob_parameters(epoch);
+            let mut preimage = [0u8; 16];
+            preimage[..8].copy_from_slice(&blob_parameters.epoch.to_le_bytes());
+            preimage[8..].copy_from_slice(&blob_parameters.max_blobs_per_block.to_le_bytes());
+            let mask = ethereum_hashing::hash_fixed(&preimage);
+            for (byte, mask) in digest.iter_mut().zip(mask) {
+                *byte ^= mask;
+            }
+        }
+        digest
+    }
+
+    /// `compute_domain(domain_type, fork_version, genesis_validators_root)` with the spec's
+    /// defaults for the optional arguments: `GENESIS_FORK_VERSION` and a zero root (deposits).
+    ///
+    /// [spec]: phase0/beacon-chain.md#compute_domain
+    pub fn compute_genesis_domain(&self, domain_type: DomainType) -> Domain {
+        crate::signing::compute_domain(domain_type, self.genesis_fork_version, Root::ZERO)
+    }
+
+    /// Rejects a schedule where a fork activates before the fork it follows: every client's
+    /// upgrade logic assumes the forks come in order.
+    fn check_fork_order(&self) -> Result<(), ConfigError> {
+        let epoch = |fork| self.fork_epoch(fork).unwrap_or(FAR_FUTURE_EPOCH);
+        for (previous, fork) in ForkName::ALL
+            .into_iter()
+            .zip(ForkName::ALL.into_iter().skip(1))
+        {
+            if epoch(fork) < epoch(previous) {
+                return Err(ConfigError::ForkOrder {
+                    fork,
+                    epoch: epoch(fork),
+                    previous,
+                    previous_epoch: epoch(previous),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use alloy_primitives::{Address, b256, fixed_bytes};
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::signing::DOMAIN_APPLICATION_BUILDER;
+    use crate::{MainnetEthSpec, MinimalEthSpec};
+
+    fn shared_config_path(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/spec-tests/configs")
+            .join(name)
+    }
+
+    /// `yaml` with the line that sets `key` replaced by `line` (or removed when `None`).
+    fn replace_key(yaml: &str, key: &str, line: Option<&str>) -> String {
+        let prefix = format!("{key}:");
+        let mut found = false;
+        let lines: Vec<&str> = yaml
+            .lines()
+            .filter_map(|l| {
+                if l.starts_with(&prefix) {
+                    found = true;
+                    line
+                } else {
+                    Some(l)
+                }
+            })
+            .collect();
+        assert!(found, "{key} is not in the config");
+        lines.join("\n")
+    }
+
+    fn mainnet_with(key: &str, value: &str) -> Result<ChainSpec, ConfigError> {
+        let line = format!("{key}: {value}");
+        ChainSpec::from_config_yaml(&replace_key(MAINNET_CONFIG_YAML, key, Some(&line)))
+    }
+
+    #[test]
+    fn loads_the_shared_spec_test_configs() {
+        let mainnet = ChainSpec::from_config_file(&shared_config_path("mainnet.yaml")).unwrap();
+        assert_eq!(mainnet.preset_base, "mainnet");
+        assert_eq!(mainnet.config_name, "mainnet");
+        assert_eq!(
+            mainnet.terminal_total_difficulty,
+            U256::from(58_750_000_000_000_000_000_000u128)
+        );
+        assert_eq!(mainnet.genesis_fork_version, fixed_bytes!("0x00000000"));
+        assert_eq!(mainnet.fulu_fork_version, fixed_bytes!("0x06000000"));
+        assert_eq!(mainnet.slot_duration_ms, 12_000);
+        assert_eq!(mainnet.seconds_per_slot, 12);
+        assert_eq!(
+            mainnet.deposit_contract_address,
+            Address::from(fixed_bytes!("0x00000000219ab540356cBB839Cbe05303d7705Fa"))
+        );
+        assert_eq!(
+            mainnet.message_domain_valid_snappy,
+            fixed_bytes!("0x01000000")
+        );
+
+        let minimal = ChainSpec::from_config_file(&shared_config_path("minimal.yaml")).unwrap();
+        assert_eq!(minimal.preset_base, "minimal");
+        assert_eq!(minimal.genesis_fork_version, fixed_bytes!("0x00000001"));
+        assert_eq!(
+            minimal.terminal_total_difficulty,
+            U256::MAX - U256::from(1023u64)
+        );
+        assert_eq!(minimal.slot_duration_ms, 6_000);
+        assert_eq!(minimal.seconds_per_slot, 6);
+        assert_eq!(minimal.fork_epoch(ForkName::Altair), None);
+        assert!(minimal.blob_schedule.is_empty());
+    }
+
+    #[test]
+    fn built_in_configs_equal_the_shared_spec_test_configs() {
+        let mainnet = ChainSpec::from_config_file(&shared_config_path("mainnet.yaml")).unwrap();
+        assert_eq!(ChainSpec::mainnet(), mainnet);
+        assert_eq!(ChainSpec::for_network(Network::Mainnet), mainnet);
+        let minimal = ChainSpec::from_config_file(&shared_config_path("minimal.yaml")).unwrap();
+        assert_eq!(ChainSpec::minimal(), minimal);
+    }
+
+    #[test]
+    fn every_built_in_network_loads_under_its_own_name() {
+        for network in Network::ALL {
+            let spec = ChainSpec::for_network(network);
+            assert_eq!(spec.config_name, network.as_str());
+            assert_eq!(spec.preset_base, "mainnet");
+            assert!(spec.fork_epoch(ForkName::Fulu).is_some(), "{network}");
+        }
+    }
+
+    #[test]
+    fn sepolia_and_hoodi_schedule_fulu_and_two_bpo_forks() {
+        let sepolia = ChainSpec::for_network(Network::Sepolia);
+        assert_eq!(sepolia.fork_epoch(ForkName::Electra), Some(222_464));
+        assert_eq!(sepolia.fork_epoch(ForkName::Fulu), Some(272_640));
+        assert_eq!(sepolia.fulu_fork_version, fixed_bytes!("0x90000075"));
+        assert_eq!(
+            sepolia.blob_schedule,
+            [
+                BlobScheduleEntry {
+                    epoch: 274_176,
+                    max_blobs_per_block: 15
+                },
+                BlobScheduleEntry {
+                    epoch: 275_712,
+                    max_blobs_per_block: 21
+                },
+            ]
+        );
+        assert_eq!(sepolia.deposit_chain_id, 11_155_111);
+
+        let hoodi = ChainSpec::for_network(Network::Hoodi);
+        assert_eq!(hoodi.fork_epoch(ForkName::Deneb), Some(0));
+        assert_eq!(hoodi.fork_epoch(ForkName::Electra), Some(2048));
+        assert_eq!(hoodi.fork_epoch(ForkName::Fulu), Some(50_688));
+        assert_eq!(hoodi.fulu_fork_version, fixed_bytes!("0x70000910"));
+        assert_eq!(
+            hoodi.blob_schedule,
+            [
+                BlobScheduleEntry {
+                    epoch: 52_480,
+                    max_blobs_per_block: 15
+                },
+                BlobScheduleEntry {
+                    epoch: 54_016,
+                    max_blobs_per_block: 21
+                },
+            ]
+        );
+        assert_eq!(hoodi.deposit_chain_id, 560_048);
+    }
+
+    #[test]
+    fn unknown_keys_are_kept_as_written() {
+        let mainnet = ChainSpec::mainnet();
+        let extra = |key: &str| mainnet.extra.get(key).map(String::as_str);
+        assert_eq!(extra("GLOAS_FORK_VERSION"), Some("0x07000000"));
+        assert_eq!(extra("EIP8321_FORK_VERSION"), Some("0xe8321000"));
+        assert_eq!(extra("HEZE_FORK_EPOCH"), Some("18446744073709551615"));
+        assert_eq!(extra("GAS_LIMIT_SCHEDULE"), Some("[]"));
+        assert_eq!(extra("CONFIRMATION_BYZANTINE_THRESHOLD"), Some("25"));
+        for known in [
+            "FULU_FORK_EPOCH",
+            "BLOB_SCHEDULE",
+            "SLOT_DURATION_MS",
+            "PRESET_BASE",
+        ] {
+            assert_eq!(extra(known), None, "{known} is read, not extra");
+        }
+        let hoodi = ChainSpec::for_network(Network::Hoodi);
+        assert_eq!(
+            hoodi.extra.get("MAX_REQUEST_PAYLOADS").map(String::as_str),
+            Some("128")
+        );
+    }
+
+    #[test]
+    fn omitted_derived_keys_equal_the_values_older_configs_write() {
+        // mainnet.yaml (v1.7) omits these; sepolia and hoodi still write them.
+        let mainnet = ChainSpec::mainnet();
+        for network in [Network::Sepolia, Network::Hoodi] {
+            let explicit = ChainSpec::for_network(network);
+            assert_eq!(
+                mainnet.min_epochs_for_block_requests,
+                explicit.min_epochs_for_block_requests
+            );
+            assert_eq!(
+                mainnet.attestation_subnet_prefix_bits,
+                explicit.attestation_subnet_prefix_bits
+            );
+            assert_eq!(
+                mainnet.max_request_blob_sidecars,
+                explicit.max_request_blob_sidecars
+            );
+            assert_eq!(
+                mainnet.max_request_blob_sidecars_electra,
+                explicit.max_request_blob_sidecars_electra
+            );
+            assert_eq!(
+                mainnet.max_request_data_column_sidecars,
+                explicit.max_request_data_column_sidecars
+            );
+            assert_eq!(mainnet.ttfb_timeout, explicit.ttfb_timeout);
+            assert_eq!(mainnet.resp_timeout, explicit.resp_timeout);
+        }
+        assert_eq!(mainnet.min_epochs_for_block_requests, 33_024);
+        assert_eq!(mainnet.max_request_blob_sidecars, 768);
+        assert_eq!(mainnet.max_request_blob_sidecars_electra, 1152);
+        assert_eq!(mainnet.max_request_data_column_sidecars, 16_384);
+        assert_eq!(mainnet.attestation_subnet_prefix_bits, 6);
+    }
+
+    #[test]
+    fn slot_duration_comes_from_either_key() {
+        let sepolia = SEPOLIA_CONFIG_YAML;
+        let seconds_only = replace_key(sepolia, "SLOT_DURATION_MS", None);
+        let spec = ChainSpec::from_config_yaml(&seconds_only).unwrap();
+        assert_eq!((spec.seconds_per_slot, spec.slot_duration_ms), (12, 12_000));
+
+        let ms_only = replace_key(sepolia, "SECONDS_PER_SLOT", None);
+        let spec = ChainSpec::from_config_yaml(&ms_only).unwrap();
+        assert_eq!((spec.seconds_per_slot, spec.slot_duration_ms), (12, 12_000));
+
+        let neither = replace_key(&ms_only, "SLOT_DURATION_MS", None);
+        assert_eq!(
+            ChainSpec::from_config_yaml(&neither),
+            Err(ConfigError::MissingKey("SLOT_DURATION_MS".into()))
+        );
+
+        let inconsistent = replace_key(sepolia, "SECONDS_PER_SLOT", Some("SECONDS_PER_SLOT: 6"));
+        assert!(matches!(
+            ChainSpec::from_config_yaml(&inconsistent),
+            Err(ConfigError::Inconsistent(_))
+        ));
+        assert!(matches!(
+            mainnet_with("SLOT_DURATION_MS", "0"),
+            Err(ConfigError::InvalidValue { .. })
+        ));
+    }
+
+    #[test]
+    fn fork_name_at_epoch_switches_at_each_fork_epoch() {
+        let mainnet = ChainSpec::mainnet();
+        let boundaries = [
+            (74_240, ForkName::Altair),
+            (144_896, ForkName::Bellatrix),
+            (194_048, ForkName::Capella),
+            (269_568, ForkName::Deneb),
+            (364_032, ForkName::Electra),
+            (411_392, ForkName::Fulu),
+        ];
+        assert_eq!(mainnet.fork_name_at_epoch(0), ForkName::Phase0);
+        for (epoch, fork) in boundaries {
+            let previous = fork.previous().unwrap();
+            assert_eq!(mainnet.fork_name_at_epoch(epoch - 1), previous);
+            assert_eq!(mainnet.fork_name_at_epoch(epoch), fork);
+            assert_eq!(mainnet.fork_epoch(fork), Some(epoch));
+            assert_eq!(
+                mainnet.compute_fork_version(epoch),
+                mainnet.fork_version(fork)
+            );
+        }
+        assert_eq!(mainnet.fork_name_at_epoch(FAR_FUTURE_EPOCH), ForkName::Fulu);
+
+        // Forks scheduled at the same epoch: the newest one is in force.
+        let hoodi = ChainSpec::for_network(Network::Hoodi);
+        assert_eq!(hoodi.fork_name_at_epoch(0), ForkName::Deneb);
+        assert_eq!(hoodi.fork_name_at_epoch(2047), ForkName::Deneb);
+        assert_eq!(hoodi.fork_name_at_epoch(2048), ForkName::Electra);
+
+        let minimal = ChainSpec::minimal();
+        assert_eq!(
+            minimal.fork_name_at_epoch(FAR_FUTURE_EPOCH - 1),
+            ForkName::Phase0
+        );
+        assert_eq!(minimal.fork_epoch(ForkName::Phase0), Some(GENESIS_EPOCH));
+        assert_eq!(minimal.fork_epoch(ForkName::Fulu), None);
+    }
+
+    #[test]
+    fn fork_name_at_slot_uses_the_presets_slots_per_epoch() {
+        let mainnet = ChainSpec::mainnet();
+        let altair_slot = 74_240 * 32;
+        assert_eq!(
+            mainnet.fork_name_at_slot::<MainnetEthSpec>(altair_slot - 1),
+            ForkName::Phase0
+        );
+        assert_eq!(
+            mainnet.fork_name_at_slot::<MainnetEthSpec>(altair_slot),
+            ForkName::Altair
+        );
+
+        let minimal =
+            ChainSpec::from_config_yaml_with_overrides(MINIMAL_CONFIG_YAML, "ALTAIR_FORK_EPOCH: 2")
+                .unwrap();
+        assert_eq!(
+            minimal.fork_name_at_slot::<MinimalEthSpec>(15),
+            ForkName::Phase0
+        );
+        assert_eq!(
+            minimal.fork_name_at_slot::<MinimalEthSpec>(16),
+            ForkName::Altair
+        );
+    }
+
+    #[test]
+    fn fork_at_epoch_is_the_states_fork_field() {
+        let mainnet = ChainSpec::mainnet();
+        assert_eq!(
+            mainnet.fork_at_epoch(0),
+            Fork {
+                previous_version: fixed_bytes!("0x00000000"),
+                current_version: fixed_bytes!("0x00000000"),
+                epoch: 0,
+            }
+        );
+        assert_eq!(
+            mainnet.fork_at_epoch(419_072),
+            Fork {
+                previous_version: fixed_bytes!("0x05000000"),
+                current_version: fixed_bytes!("0x06000000"),
+                epoch: 411_392,
+            }
+        );
+        let hoodi = ChainSpec::for_network(Network::Hoodi);
+        assert_eq!(
+            hoodi.fork_at_epoch(10),
+            Fork {
+                previous_version: fixed_bytes!("0x40000910"),
+                current_version: fixed_bytes!("0x50000910"),
+                epoch: 0,
+            }
+        );
+    }
+
+    #[test]
+    fn get_blob_parameters_follows_the_schedule_then_falls_back_to_electra() {
+        let mainnet = ChainSpec::mainnet();
+        let params = |epoch| {
+            let p = mainnet.get_blob_parameters(epoch);
+            (p.epoch, p.max_blobs_per_block)
+        };
+        assert_eq!(params(0), (364_032, 9));
+        assert_eq!(params(411_392), (364_032, 9));
+        assert_eq!(params(412_671), (364_032, 9));
+        assert_eq!(params(412_672), (412_672, 15));
+        assert_eq!(params(419_071), (412_672, 15));
+        assert_eq!(params(419_072), (419_072, 21));
+        assert_eq!(params(FAR_FUTURE_EPOCH), (419_072, 21));
+
+        // The order entries are written in does not matter.
+        let unsorted = replace_key(
+            MAINNET_CONFIG_YAML,
+            "GAS_LIMIT_SCHEDULE",
+            Some("GAS_LIMIT_SCHEDULE: []"),
+        )
+        .replace(
+            "  - EPOCH: 412672  # December 9, 2025, 02:21:11pm UTC\n    MAX_BLOBS_PER_BLOCK: 15\n  - EPOCH: 419072  # January 7, 2026, 01:01:11am UTC\n    MAX_BLOBS_PER_BLOCK: 21",
+            "  - EPOCH: 419072\n    MAX_BLOBS_PER_BLOCK: 21\n  - EPOCH: 412672\n    MAX_BLOBS_PER_BLOCK: 15",
+        );
+        let unsorted = ChainSpec::from_config_yaml(&unsorted).unwrap();
+        assert_eq!(unsorted.blob_schedule, mainnet.blob_schedule);
+        assert_eq!(
+            unsorted.get_blob_parameters(419_000).max_blobs_per_block,
+            15
+        );
+    }
+
+    #[test]
+    fn max_blobs_per_block_is_fork_aware() {
+        let mainnet = ChainSpec::mainnet();
+        assert_eq!(mainnet.max_blobs_per_block(269_567), 0);
+        assert_eq!(mainnet.max_blobs_per_block(269_568), 6);
+        assert_eq!(mainnet.max_blobs_per_block(364_032), 9);
+        assert_eq!(mainnet.max_blobs_per_block(411_392), 9);
+        assert_eq!(mainnet.max_blobs_per_block(412_672), 15);
+        assert_eq!(mainnet.max_blobs_per_block(500_000), 21);
+    }
+
+    #[test]
+    fn compute_fork_digest_matches_mainnet_digests() {
+        let mainnet = ChainSpec::mainnet();
+        let gvr = Network::Mainnet.genesis_validators_root();
+        let digests = [
+            (0, fixed_bytes!("0xb5303f2a")),
+            (74_240, fixed_bytes!("0xafcaaba0")),
+            (144_896, fixed_bytes!("0x4a26c58b")),
+            (194_048, fixed_bytes!("0xbba4da96")),
+            (269_568, fixed_bytes!("0x6a95a1a9")),
+            (364_032, fixed_bytes!("0xad532ceb")),
+            // Fulu before the first BPO fork: the Electra blob parameters.
+            (411_392, fixed_bytes!("0xcc2c5cdb")),
+            (412_671, fixed_bytes!("0xcc2c5cdb")),
+            (412_672, fixed_bytes!("0xcb0d1acc")),
+            (419_072, fixed_bytes!("0x8c9f62fe")),
+            (500_000, fixed_bytes!("0x8c9f62fe")),
+        ];
+        for (epoch, digest) in digests {
+            assert_eq!(
+                mainnet.compute_fork_digest(gvr, epoch),
+                digest,
+                "epoch {epoch}"
+            );
+        }
+        // Before Fulu the digest is the fork data root's prefix, blob parameters play no part.
+        assert_eq!(
+            mainnet.compute_fork_digest(gvr, 411_391).as_slice(),
+            &compute_fork_data_root(fixed_bytes!("0x05000000"), gvr)[..4]
+        );
+    }
+
+    /// Fork digests of the spec tests' minimal/fulu/light_client/sync/pyspec_tests/
+    /// light_client_sync vectors (`bootstrap_fork_digest`, `update_fork_digest`), with that
+    /// case's config overrides and `genesis_validators_root`. The vectors have no
+    /// `compute_fork_digest` handler of their own.
+    #[test]
+    fn compute_fork_digest_matches_spec_test_vectors() {
+        const OVERRIDES: &str = "
+ALTAIR_FORK_EPOCH: 0
+BELLATRIX_FORK_EPOCH: 0
+CAPELLA_FORK_EPOCH: 0
+DENEB_FORK_EPOCH: 0
+ELECTRA_FORK_EPOCH: 0
+FULU_FORK_EPOCH: 0
+BLOB_SCHEDULE:
+  - EPOCH: 5
+    MAX_BLOBS_PER_BLOCK: 9
+  - EPOCH: 10
+    MAX_BLOBS_PER_BLOCK: 100
+  - EPOCH: 15
+    MAX_BLOBS_PER_BLOCK: 175
+  - EPOCH: 20
+    MAX_BLOBS_PER_BLOCK: 200
+  - EPOCH: 25
+    MAX_BLOBS_PER_BLOCK: 275
+  - EPOCH: 30
+    MAX_BLOBS_PER_BLOCK: 300
+";
+        let spec =
+            ChainSpec::from_config_yaml_with_overrides(MINIMAL_CONFIG_YAML, OVERRIDES).unwrap();
+        let gvr = b256!("0x0a08c27fe4ece2483f9e581f78c66379a06f96e9c24cd1390594ff939b26f95b");
+        let vectors = [
+            (0, fixed_bytes!("0xfdb20282")),
+            (4, fixed_bytes!("0xfdb20282")),
+            (5, fixed_bytes!("0xc5fd825b")),
+            (11, fixed_bytes!("0x34b5ddf1")),
+            (16, fixed_bytes!("0x3b67877d")),
+            (24, fixed_bytes!("0x56d1e2c5")),
+            (35, fixed_bytes!("0x923a4f48")),
+        ];
+        for (epoch, digest) in vectors {
+            assert_eq!(
+                spec.compute_fork_digest(gvr, epoch),
+                digest,
+                "epoch {epoch}"
+            );
+        }
+    }
+
+    #[test]
+    fn compute_genesis_domain_uses_the_genesis_fork_version_and_a_zero_root() {
+        assert_eq!(
+            ChainSpec::mainnet().compute_genesis_domain(DOMAIN_APPLICATION_BUILDER),
+            b256!("0x00000001f5a5fd42d16a20302798ef6ed309979b43003d2320d9f0e8ea9831a9")
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_yaml() {
+        assert!(matches!(
+            ChainSpec::from_config_yaml("PRESET_BASE: [unclosed"),
+            Err(ConfigError::Yaml(_))
+        ));
+        assert!(matches!(
+            ChainSpec::from_config_yaml("- a\n- b\n"),
+            Err(ConfigError::NotAMapping(_))
+        ));
+        assert!(matches!(
+            ChainSpec::from_config_yaml("[1]: 2\n"),
+            Err(ConfigError::Yaml(_))
+        ));
+        assert!(matches!(
+            ChainSpec::from_config_yaml("just text"),
+            Err(ConfigError::NotAMapping(_))
+        ));
+        assert!(matches!(
+            ChainSpec::from_config_yaml("A: 1\n---\nB: 2\n"),
+            Err(ConfigError::Yaml(_))
+        ));
+        let twice = format!("{MAINNET_CONFIG_YAML}\nALTAIR_FORK_EPOCH: 1\n");
+        assert!(matches!(
+            ChainSpec::from_config_yaml(&twice),
+            Err(ConfigError::Yaml(_))
+        ));
+    }
+
+    #[test]
+    fn rejects_a_missing_key_naming_it() {
+        for key in [
+            "FULU_FORK_EPOCH",
+            "GENESIS_FORK_VERSION",
+            "TERMINAL_TOTAL_DIFFICULTY",
+        ] {
+            let yaml = replace_key(MAINNET_CONFIG_YAML, key, None);
+            assert_eq!(
+                ChainSpec::from_config_yaml(&yaml),
+                Err(ConfigError::MissingKey(key.into()))
+            );
+        }
+        assert_eq!(
+            ChainSpec::from_config_yaml(""),
+            Err(ConfigError::MissingKey("PRESET_BASE".into()))
+        );
+    }
+
+    #[test]
+    fn rejects_a_malformed_value_naming_key_and_value() {
+        let cases = [
+            ("GENESIS_FORK_VERSION", "0x0000"),
+            ("GENESIS_FORK_VERSION", "0x0000000000"),
+            ("GENESIS_FORK_VERSION", "0xzz000000"),
+            ("GENESIS_FORK_VERSION", "00000000"),
+            ("TERMINAL_BLOCK_HASH", "0x00"),
+            (
+                "DEPOSIT_CONTRACT_ADDRESS",
+                "0x00000000219ab540356cBB839Cbe05303d7705",
+            ),
+            ("ALTAIR_FORK_EPOCH", "-1"),
+            ("ALTAIR_FORK_EPOCH", "18446744073709551616"),
+            ("ALTAIR_FORK_EPOCH", "0x10"),
+            ("ALTAIR_FORK_EPOCH", "1e5"),
+            ("ALTAIR_FORK_EPOCH", "''"),
+            ("TERMINAL_TOTAL_DIFFICULTY", "5.5"),
+            (
+                "TERMINAL_TOTAL_DIFFICULTY",
+                "115792089237316195423570985008687907853269984665640564039457584007913129639936",
+            ),
+            ("ATTESTATION_SUBNET_COUNT", "0"),
+        ];
+        for (key, value) in cases {
+            match mainnet_with(key, value) {
+                Err(ConfigError::InvalidValue {
+                    key: k, value: v, ..
+                }) => {
+                    assert_eq!(k, key);
+                    assert_eq!(v, value.trim_matches('\''));
+                }
+                other => panic!("{key}: {value} gave {other:?}"),
+            }
+        }
+        assert!(matches!(
+            mainnet_with("ALTAIR_FORK_EPOCH", "[1, 2]"),
+            Err(ConfigError::InvalidValue { .. })
+        ));
+        let error = mainnet_with("GENESIS_FORK_VERSION", "0x0000").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "invalid value \"0x0000\" for GENESIS_FORK_VERSION: expected 0x followed by 8 hex digits"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_blob_schedules() {
+        let with_schedule = |schedule: &str| {
+            let start = MAINNET_CONFIG_YAML.find("BLOB_SCHEDULE:").unwrap();
+            let end = MAINNET_CONFIG_YAML.find("GAS_LIMIT_SCHEDULE:").unwrap();
+            let yaml = format!(
+                "{}BLOB_SCHEDULE:{schedule}\n{}",
+                &MAINNET_CONFIG_YAML[..start],
+                &MAINNET_CONFIG_YAML[end..]
+            );
+            ChainSpec::from_config_yaml(&yaml)
+        };
+        assert_eq!(
+            with_schedule(
+                "\n  - EPOCH: 412672\n    MAX_BLOBS_PER_BLOCK: 15\n  - EPOCH: 412672\n    MAX_BLOBS_PER_BLOCK: 21"
+            ),
+            Err(ConfigError::DuplicateBlobScheduleEpoch(412_672))
+        );
+        assert_eq!(
+            with_schedule("\n  - EPOCH: 412672"),
+            Err(ConfigError::MissingKey(
+                "BLOB_SCHEDULE[0].MAX_BLOBS_PER_BLOCK".into()
+            ))
+        );
+        assert!(matches!(
+            with_schedule("\n  - EPOCH: -5\n    MAX_BLOBS_PER_BLOCK: 15"),
+            Err(ConfigError::InvalidValue { key, .. }) if key == "BLOB_SCHEDULE[0].EPOCH"
+        ));
+        assert!(matches!(
+            with_schedule(" 7"),
+            Err(ConfigError::InvalidValue { key, .. }) if key == "BLOB_SCHEDULE"
+        ));
+        assert!(matches!(
+            with_schedule("\n  - 7"),
+            Err(ConfigError::InvalidValue { key, .. }) if key == "BLOB_SCHEDULE[0]"
+        ));
+        assert_eq!(with_schedule(" []").unwrap().blob_schedule, []);
+    }
+
+    #[test]
+    fn rejects_forks_out_of_order() {
+        assert_eq!(
+            mainnet_with("CAPELLA_FORK_EPOCH", "100"),
+            Err(ConfigError::ForkOrder {
+                fork: ForkName::Capella,
+                epoch: 100,
+                previous: ForkName::Bellatrix,
+                previous_epoch: 144_896,
+            })
+        );
+        // A fork scheduled after one that is not.
+        assert!(matches!(
+            ChainSpec::from_config_yaml_with_overrides(
+                MINIMAL_CONFIG_YAML,
+                "BELLATRIX_FORK_EPOCH: 3"
+            ),
+            Err(ConfigError::ForkOrder {
+                fork: ForkName::Bellatrix,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn reports_an_unreadable_file() {
+        let missing = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/no-such-network.yaml");
+        assert!(matches!(
+            ChainSpec::from_config_file(&missing),
+            Err(ConfigError::Io { path, .. }) if path == missing
+        ));
+    }
+
+    #[test]
+    fn describe_lists_forks_blob_schedule_and_digests() {
+        let text = ChainSpec::for_network(Network::Hoodi).describe();
+        for needle in [
+            "hoodi",
+            "fulu",
+            "50688",
+            "0x70000910",
+            "52480",
+            "54016",
+            "21 blobs per block",
+            "BPO (15 blobs)",
+            "0x212f13fc",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+        // Phase0 to Capella are superseded by Deneb at epoch 0, so only Deneb gets a digest row.
+        assert!(!text.lines().any(|l| l.trim_start().starts_with("capella")
+            && l.contains("0x")
+            && l.split_whitespace().count() > 3));
+
+        let mainnet = ChainSpec::mainnet().describe();
+        for digest in ["0xb5303f2a", "0xcc2c5cdb", "0xcb0d1acc", "0x8c9f62fe"] {
+            assert!(mainnet.contains(digest), "{digest} missing from\n{mainnet}");
+        }
+        let minimal = ChainSpec::minimal().describe();
+        assert!(minimal.contains("not scheduled"));
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_text(yaml in "\\PC{0,200}") {
+            let _ = ChainSpec::from_config_yaml(&yaml);
+        }
+
+        #[test]
+        fn never_panics_on_an_arbitrary_value(line in 0usize..200, value in "\\PC{0,40}") {
+            let keyed: Vec<&str> = MAINNET_CONFIG_YAML
+                .lines()
+                .filter(|l| l.contains(':') && !l.starts_with([' ', '#']))
+                .collect();
+            let target = keyed[line % keyed.len()];
+            let key = target.split(':').next().unwrap_or_default();
+            let yaml = MAINNET_CONFIG_YAML.replace(target, &format!("{key}: {value}"));
+            let _ = ChainSpec::from_config_yaml(&yaml);
+        }
+    }
+
+    #[test]
+    fn network_names_parse_case_insensitively() {
+        assert_eq!(Network::from_str("HOODI"), Ok(Network::Hoodi));
+        assert_eq!("Sepolia".parse::<Network>(), Ok(Network::Sepolia));
+        for network in Network::ALL {
+            assert_eq!(network.to_string().parse::<Network>(), Ok(network));
+        }
+        let error = "holesky".parse::<Network>().unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "unknown network \"holesky\"; expected one of: mainnet, sepolia, hoodi"
+        );
+    }
+}
