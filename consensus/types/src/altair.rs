@@ -23,7 +23,7 @@ pub use crate::phase0::{
     SignedBeaconBlockHeader, SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
 };
 
-/// `SyncAggregate`.
+/// `SyncAggregate`: the sync committee's aggregate signature over the previous block root.
 ///
 /// [spec]: altair/beacon-chain.md#syncaggregate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -34,7 +34,7 @@ pub struct SyncAggregate<E: EthSpec> {
     pub sync_committee_signature: BLSSignature,
 }
 
-/// `SyncAggregatorSelectionData`.
+/// `SyncAggregatorSelectionData`: the data a sync committee aggregator's selection proof signs.
 ///
 /// [spec]: altair/validator.md#syncaggregatorselectiondata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -44,7 +44,7 @@ pub struct SyncAggregatorSelectionData {
     pub subcommittee_index: u64,
 }
 
-/// `SyncCommitteeContribution`.
+/// `SyncCommitteeContribution`: an aggregate of one sync subcommittee's messages.
 ///
 /// [spec]: altair/validator.md#synccommitteecontribution
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -58,7 +58,7 @@ pub struct SyncCommitteeContribution<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `ContributionAndProof`.
+/// `ContributionAndProof`: an aggregator's sync committee contribution with its selection proof.
 ///
 /// [spec]: altair/validator.md#contributionandproof
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -70,7 +70,7 @@ pub struct ContributionAndProof<E: EthSpec> {
     pub selection_proof: BLSSignature,
 }
 
-/// `SignedContributionAndProof`.
+/// `SignedContributionAndProof`: a signed `ContributionAndProof`.
 ///
 /// [spec]: altair/validator.md#signedcontributionandproof
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -81,7 +81,7 @@ pub struct SignedContributionAndProof<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `SyncCommitteeMessage`.
+/// `SyncCommitteeMessage`: one sync committee member's signature over a block root.
 ///
 /// [spec]: altair/validator.md#synccommitteemessage
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -93,7 +93,7 @@ pub struct SyncCommitteeMessage {
     pub signature: BLSSignature,
 }
 
-/// `LightClientHeader`.
+/// `LightClientHeader`: the block header a light client tracks.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#lightclientheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -102,7 +102,7 @@ pub struct LightClientHeader {
     pub beacon: BeaconBlockHeader,
 }
 
-/// `LightClientOptimisticUpdate`.
+/// `LightClientOptimisticUpdate`: the latest attested header and the sync aggregate that signed it.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#lightclientoptimisticupdate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -117,7 +117,7 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `SyncCommittee`.
+/// `SyncCommittee`: the public keys of a sync committee and their aggregate.
 ///
 /// [spec]: altair/beacon-chain.md#synccommittee
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -128,7 +128,7 @@ pub struct SyncCommittee<E: EthSpec> {
     pub aggregate_pubkey: BLSPubkey,
 }
 
-/// `BeaconBlockBody`.
+/// `BeaconBlockBody`: the operations, votes and payload a block carries.
 ///
 /// [spec]: altair/beacon-chain.md#beaconblockbody
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -147,9 +147,9 @@ pub struct BeaconBlockBody<E: EthSpec> {
     pub sync_aggregate: SyncAggregate<E>,
 }
 
-/// `BeaconBlock`.
+/// `BeaconBlock`: a block: slot, proposer, parent and post-state roots, and the body.
 ///
-/// [spec]: altair/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#beaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -161,9 +161,9 @@ pub struct BeaconBlock<E: EthSpec> {
     pub body: BeaconBlockBody<E>,
 }
 
-/// `SignedBeaconBlock`.
+/// `SignedBeaconBlock`: a signed `BeaconBlock`.
 ///
-/// [spec]: altair/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#signedbeaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -172,7 +172,7 @@ pub struct SignedBeaconBlock<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: altair/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -210,7 +210,7 @@ pub struct BeaconState<E: EthSpec> {
     pub next_sync_committee: SyncCommittee<E>,
 }
 
-/// `LightClientFinalityUpdate`.
+/// `LightClientFinalityUpdate`: a finalized header with its proof and the sync aggregate that signed it.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#lightclientfinalityupdate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -228,7 +228,7 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientBootstrap`.
+/// `LightClientBootstrap`: a light client's trusted starting point: header and current sync committee.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#lightclientbootstrap
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -242,7 +242,7 @@ pub struct LightClientBootstrap<E: EthSpec> {
     pub current_sync_committee_branch: CurrentSyncCommitteeBranch,
 }
 
-/// `LightClientUpdate`.
+/// `LightClientUpdate`: an attested header with next sync committee and finality proofs.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#lightclientupdate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]

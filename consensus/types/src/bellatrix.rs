@@ -23,7 +23,7 @@ pub use crate::phase0::{
     SignedBeaconBlockHeader, SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
 };
 
-/// `PowBlock`.
+/// `PowBlock`: the proof-of-work block fields the merge transition checks.
 ///
 /// [spec]: bellatrix/fork-choice.md#powblock
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -34,7 +34,7 @@ pub struct PowBlock {
     pub total_difficulty: U256,
 }
 
-/// `ExecutionPayloadHeader`.
+/// `ExecutionPayloadHeader`: an execution payload with its lists replaced by their roots.
 ///
 /// [spec]: bellatrix/beacon-chain.md#executionpayloadheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -57,7 +57,7 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     pub transactions_root: Root,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: bellatrix/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -92,7 +92,7 @@ pub struct BeaconState<E: EthSpec> {
     pub latest_execution_payload_header: ExecutionPayloadHeader<E>,
 }
 
-/// `ExecutionPayload`.
+/// `ExecutionPayload`: the execution-layer block a beacon block carries.
 ///
 /// [spec]: bellatrix/beacon-chain.md#executionpayload
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -115,7 +115,7 @@ pub struct ExecutionPayload<E: EthSpec> {
     pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
 }
 
-/// `BeaconBlockBody`.
+/// `BeaconBlockBody`: the operations, votes and payload a block carries.
 ///
 /// [spec]: bellatrix/beacon-chain.md#beaconblockbody
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -135,9 +135,9 @@ pub struct BeaconBlockBody<E: EthSpec> {
     pub execution_payload: ExecutionPayload<E>,
 }
 
-/// `BeaconBlock`.
+/// `BeaconBlock`: a block: slot, proposer, parent and post-state roots, and the body.
 ///
-/// [spec]: bellatrix/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#beaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -149,9 +149,9 @@ pub struct BeaconBlock<E: EthSpec> {
     pub body: BeaconBlockBody<E>,
 }
 
-/// `SignedBeaconBlock`.
+/// `SignedBeaconBlock`: a signed `BeaconBlock`.
 ///
-/// [spec]: bellatrix/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#signedbeaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]

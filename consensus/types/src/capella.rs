@@ -26,7 +26,7 @@ pub use crate::phase0::{
     SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
 };
 
-/// `HistoricalSummary`.
+/// `HistoricalSummary`: the roots of one historical period's block and state roots (replaces HistoricalBatch roots).
 ///
 /// [spec]: capella/beacon-chain.md#historicalsummary
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -36,7 +36,7 @@ pub struct HistoricalSummary {
     pub state_summary_root: Root,
 }
 
-/// `ExecutionPayloadHeader`.
+/// `ExecutionPayloadHeader`: an execution payload with its lists replaced by their roots.
 ///
 /// [spec]: capella/beacon-chain.md#executionpayloadheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -61,7 +61,7 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     pub withdrawals_root: Root,
 }
 
-/// `BLSToExecutionChange`.
+/// `BLSToExecutionChange`: a request to change a validator's BLS withdrawal credentials to an execution address.
 ///
 /// [spec]: capella/beacon-chain.md#blstoexecutionchange
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -72,7 +72,7 @@ pub struct BLSToExecutionChange {
     pub to_execution_address: ExecutionAddress,
 }
 
-/// `SignedBLSToExecutionChange`.
+/// `SignedBLSToExecutionChange`: a signed `BLSToExecutionChange`.
 ///
 /// [spec]: capella/beacon-chain.md#signedblstoexecutionchange
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -82,7 +82,7 @@ pub struct SignedBLSToExecutionChange {
     pub signature: BLSSignature,
 }
 
-/// `Withdrawal`.
+/// `Withdrawal`: a withdrawal the execution payload pays out.
 ///
 /// [spec]: capella/beacon-chain.md#withdrawal
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -94,7 +94,7 @@ pub struct Withdrawal {
     pub amount: Gwei,
 }
 
-/// `ExecutionPayload`.
+/// `ExecutionPayload`: the execution-layer block a beacon block carries.
 ///
 /// [spec]: capella/beacon-chain.md#executionpayload
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -119,7 +119,7 @@ pub struct ExecutionPayload<E: EthSpec> {
     pub withdrawals: VariableList<Withdrawal, E::MaxWithdrawalsPerPayload>,
 }
 
-/// `BeaconBlockBody`.
+/// `BeaconBlockBody`: the operations, votes and payload a block carries.
 ///
 /// [spec]: capella/beacon-chain.md#beaconblockbody
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -141,9 +141,9 @@ pub struct BeaconBlockBody<E: EthSpec> {
         VariableList<SignedBLSToExecutionChange, E::MaxBlsToExecutionChanges>,
 }
 
-/// `BeaconBlock`.
+/// `BeaconBlock`: a block: slot, proposer, parent and post-state roots, and the body.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#beaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -155,9 +155,9 @@ pub struct BeaconBlock<E: EthSpec> {
     pub body: BeaconBlockBody<E>,
 }
 
-/// `SignedBeaconBlock`.
+/// `SignedBeaconBlock`: a signed `BeaconBlock`.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#signedbeaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -166,7 +166,7 @@ pub struct SignedBeaconBlock<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: capella/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -207,9 +207,9 @@ pub struct BeaconState<E: EthSpec> {
     pub historical_summaries: milhouse::List<HistoricalSummary, E::HistoricalRootsLimit>,
 }
 
-/// `LightClientHeader`.
+/// `LightClientHeader`: the block header a light client tracks.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: capella/light-client/sync-protocol.md#modified-lightclientheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -221,9 +221,9 @@ pub struct LightClientHeader<E: EthSpec> {
     pub execution_branch: ExecutionBranch,
 }
 
-/// `LightClientOptimisticUpdate`.
+/// `LightClientOptimisticUpdate`: the latest attested header and the sync aggregate that signed it.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: capella/light-client/sync-protocol.md#modified-lightclientoptimisticupdate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -234,9 +234,9 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientFinalityUpdate`.
+/// `LightClientFinalityUpdate`: a finalized header with its proof and the sync aggregate that signed it.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: capella/light-client/sync-protocol.md#modified-lightclientfinalityupdate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -250,9 +250,9 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientUpdate`.
+/// `LightClientUpdate`: an attested header with next sync committee and finality proofs.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: capella/light-client/sync-protocol.md#modified-lightclientupdate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -268,9 +268,9 @@ pub struct LightClientUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientBootstrap`.
+/// `LightClientBootstrap`: a light client's trusted starting point: header and current sync committee.
 ///
-/// [spec]: capella/beacon-chain.md
+/// [spec]: capella/light-client/sync-protocol.md#modified-lightclientbootstrap
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]

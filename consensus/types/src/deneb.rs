@@ -28,7 +28,7 @@ pub use crate::phase0::{
     SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
 };
 
-/// `ExecutionPayloadHeader`.
+/// `ExecutionPayloadHeader`: an execution payload with its lists replaced by their roots.
 ///
 /// [spec]: deneb/beacon-chain.md#executionpayloadheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -56,7 +56,7 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     pub excess_blob_gas: u64,
 }
 
-/// `ExecutionPayload`.
+/// `ExecutionPayload`: the execution-layer block a beacon block carries.
 ///
 /// [spec]: deneb/beacon-chain.md#executionpayload
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -84,7 +84,7 @@ pub struct ExecutionPayload<E: EthSpec> {
     pub excess_blob_gas: u64,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: deneb/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -122,9 +122,9 @@ pub struct BeaconState<E: EthSpec> {
     pub historical_summaries: milhouse::List<HistoricalSummary, E::HistoricalRootsLimit>,
 }
 
-/// `LightClientHeader`.
+/// `LightClientHeader`: the block header a light client tracks.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientheader (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -136,9 +136,9 @@ pub struct LightClientHeader<E: EthSpec> {
     pub execution_branch: ExecutionBranch,
 }
 
-/// `LightClientOptimisticUpdate`.
+/// `LightClientOptimisticUpdate`: the latest attested header and the sync aggregate that signed it.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientoptimisticupdate (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -149,9 +149,9 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientFinalityUpdate`.
+/// `LightClientFinalityUpdate`: a finalized header with its proof and the sync aggregate that signed it.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientfinalityupdate (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -165,9 +165,9 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientUpdate`.
+/// `LightClientUpdate`: an attested header with next sync committee and finality proofs.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientupdate (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -183,9 +183,9 @@ pub struct LightClientUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientBootstrap`.
+/// `LightClientBootstrap`: a light client's trusted starting point: header and current sync committee.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientbootstrap (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -196,9 +196,9 @@ pub struct LightClientBootstrap<E: EthSpec> {
     pub current_sync_committee_branch: CurrentSyncCommitteeBranch,
 }
 
-/// `BlobIdentifier`.
+/// `BlobIdentifier`: a blob sidecar named by block root and index (req/resp).
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: deneb/p2p-interface.md#new-blobidentifier
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BlobIdentifier {
@@ -206,7 +206,7 @@ pub struct BlobIdentifier {
     pub index: BlobIndex,
 }
 
-/// `BeaconBlockBody`.
+/// `BeaconBlockBody`: the operations, votes and payload a block carries.
 ///
 /// [spec]: deneb/beacon-chain.md#beaconblockbody
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -230,9 +230,9 @@ pub struct BeaconBlockBody<E: EthSpec> {
     pub blob_kzg_commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
 }
 
-/// `BeaconBlock`.
+/// `BeaconBlock`: a block: slot, proposer, parent and post-state roots, and the body.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#beaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -244,9 +244,9 @@ pub struct BeaconBlock<E: EthSpec> {
     pub body: BeaconBlockBody<E>,
 }
 
-/// `SignedBeaconBlock`.
+/// `SignedBeaconBlock`: a signed `BeaconBlock`.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#signedbeaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -255,9 +255,9 @@ pub struct SignedBeaconBlock<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `BlobSidecar`.
+/// `BlobSidecar`: one blob with its KZG commitment, proof and inclusion proof against the block header.
 ///
-/// [spec]: deneb/beacon-chain.md
+/// [spec]: deneb/p2p-interface.md#new-blobsidecar
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]

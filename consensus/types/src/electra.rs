@@ -37,7 +37,7 @@ pub use crate::phase0::{
     SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
 };
 
-/// `PendingConsolidation`.
+/// `PendingConsolidation`: a consolidation waiting in the state's queue.
 ///
 /// [spec]: electra/beacon-chain.md#pendingconsolidation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -47,7 +47,7 @@ pub struct PendingConsolidation {
     pub target_index: ValidatorIndex,
 }
 
-/// `PendingPartialWithdrawal`.
+/// `PendingPartialWithdrawal`: a partial withdrawal waiting in the state's queue.
 ///
 /// [spec]: electra/beacon-chain.md#pendingpartialwithdrawal
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -58,7 +58,7 @@ pub struct PendingPartialWithdrawal {
     pub withdrawable_epoch: Epoch,
 }
 
-/// `SingleAttestation`.
+/// `SingleAttestation`: an unaggregated attestation naming its committee and attester directly.
 ///
 /// [spec]: electra/beacon-chain.md#singleattestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -70,7 +70,7 @@ pub struct SingleAttestation {
     pub signature: BLSSignature,
 }
 
-/// `ConsolidationRequest`.
+/// `ConsolidationRequest`: an execution-layer request to consolidate one validator into another.
 ///
 /// [spec]: electra/beacon-chain.md#consolidationrequest
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -81,7 +81,7 @@ pub struct ConsolidationRequest {
     pub target_pubkey: BLSPubkey,
 }
 
-/// `WithdrawalRequest`.
+/// `WithdrawalRequest`: an execution-layer request to withdraw from or exit a validator (EIP-7002).
 ///
 /// [spec]: electra/beacon-chain.md#withdrawalrequest
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -92,7 +92,7 @@ pub struct WithdrawalRequest {
     pub amount: Gwei,
 }
 
-/// `DepositRequest`.
+/// `DepositRequest`: a deposit delivered by the execution layer (EIP-6110).
 ///
 /// [spec]: electra/beacon-chain.md#depositrequest
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -105,7 +105,7 @@ pub struct DepositRequest {
     pub index: u64,
 }
 
-/// `PendingDeposit`.
+/// `PendingDeposit`: a deposit waiting in the state's queue to be applied.
 ///
 /// [spec]: electra/beacon-chain.md#pendingdeposit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -118,7 +118,7 @@ pub struct PendingDeposit {
     pub slot: Slot,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: electra/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -174,9 +174,9 @@ pub struct BeaconState<E: EthSpec> {
     pub pending_consolidations: milhouse::List<PendingConsolidation, E::PendingConsolidationsLimit>,
 }
 
-/// `LightClientFinalityUpdate`.
+/// `LightClientFinalityUpdate`: a finalized header with its proof and the sync aggregate that signed it.
 ///
-/// [spec]: electra/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientfinalityupdate (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -190,9 +190,9 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientUpdate`.
+/// `LightClientUpdate`: an attested header with next sync committee and finality proofs.
 ///
-/// [spec]: electra/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientupdate (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -208,9 +208,9 @@ pub struct LightClientUpdate<E: EthSpec> {
     pub signature_slot: Slot,
 }
 
-/// `LightClientBootstrap`.
+/// `LightClientBootstrap`: a light client's trusted starting point: header and current sync committee.
 ///
-/// [spec]: electra/beacon-chain.md
+/// [spec]: altair/light-client/sync-protocol.md#lightclientbootstrap (with this fork's `LightClientHeader`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -221,7 +221,7 @@ pub struct LightClientBootstrap<E: EthSpec> {
     pub current_sync_committee_branch: CurrentSyncCommitteeBranch,
 }
 
-/// `Attestation`.
+/// `Attestation`: an aggregatable vote by a committee, with its aggregate BLS signature.
 ///
 /// [spec]: electra/beacon-chain.md#attestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -236,7 +236,7 @@ pub struct Attestation<E: EthSpec> {
     pub committee_bits: BitVector<E::MaxCommitteesPerSlot>,
 }
 
-/// `AggregateAndProof`.
+/// `AggregateAndProof`: an aggregator's aggregate attestation with its selection proof.
 ///
 /// [spec]: electra/validator.md#aggregateandproof
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -249,7 +249,7 @@ pub struct AggregateAndProof<E: EthSpec> {
     pub selection_proof: BLSSignature,
 }
 
-/// `SignedAggregateAndProof`.
+/// `SignedAggregateAndProof`: a signed `AggregateAndProof`.
 ///
 /// [spec]: electra/validator.md#signedaggregateandproof
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -261,7 +261,7 @@ pub struct SignedAggregateAndProof<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `IndexedAttestation`.
+/// `IndexedAttestation`: an attestation with its signers as sorted validator indices.
 ///
 /// [spec]: electra/beacon-chain.md#indexedattestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -274,7 +274,7 @@ pub struct IndexedAttestation<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `AttesterSlashing`.
+/// `AttesterSlashing`: two conflicting indexed attestations that slash their common signers.
 ///
 /// [spec]: electra/beacon-chain.md#attesterslashing
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -287,7 +287,7 @@ pub struct AttesterSlashing<E: EthSpec> {
     pub attestation_2: IndexedAttestation<E>,
 }
 
-/// `ExecutionRequests`.
+/// `ExecutionRequests`: the deposit, withdrawal and consolidation requests an execution payload emits.
 ///
 /// [spec]: electra/beacon-chain.md#executionrequests
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -302,7 +302,7 @@ pub struct ExecutionRequests<E: EthSpec> {
     pub consolidations: VariableList<ConsolidationRequest, E::MaxConsolidationRequestsPerPayload>,
 }
 
-/// `BeaconBlockBody`.
+/// `BeaconBlockBody`: the operations, votes and payload a block carries.
 ///
 /// [spec]: electra/beacon-chain.md#beaconblockbody
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -328,9 +328,9 @@ pub struct BeaconBlockBody<E: EthSpec> {
     pub execution_requests: ExecutionRequests<E>,
 }
 
-/// `BeaconBlock`.
+/// `BeaconBlock`: a block: slot, proposer, parent and post-state roots, and the body.
 ///
-/// [spec]: electra/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#beaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -342,9 +342,9 @@ pub struct BeaconBlock<E: EthSpec> {
     pub body: BeaconBlockBody<E>,
 }
 
-/// `SignedBeaconBlock`.
+/// `SignedBeaconBlock`: a signed `BeaconBlock`.
 ///
-/// [spec]: electra/beacon-chain.md
+/// [spec]: phase0/beacon-chain.md#signedbeaconblock (with this fork's `BeaconBlockBody`)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]

@@ -37,9 +37,9 @@ pub use crate::phase0::{
     SignedVoluntaryExit, SigningData, Validator, VoluntaryExit,
 };
 
-/// `PartialDataColumnPartsMetadata`.
+/// `PartialDataColumnPartsMetadata`: which cells of a column a peer has and which it requests.
 ///
-/// [spec]: fulu/beacon-chain.md
+/// [spec]: fulu/partial-columns/p2p-interface.md#new-partialdatacolumnpartsmetadata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -48,16 +48,16 @@ pub struct PartialDataColumnPartsMetadata<E: EthSpec> {
     pub requests: BitList<E::MaxBlobCommitmentsPerBlock>,
 }
 
-/// `PartialDataColumnGroupID`.
+/// `PartialDataColumnGroupID`: the group a partial data column message belongs to (a block root).
 ///
-/// [spec]: fulu/beacon-chain.md
+/// [spec]: fulu/partial-columns/p2p-interface.md#new-partialdatacolumngroupid
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct PartialDataColumnGroupID {
     pub beacon_block_root: Root,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: fulu/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -106,9 +106,9 @@ pub struct BeaconState<E: EthSpec> {
     pub proposer_lookahead: milhouse::Vector<ValidatorIndex, E::ProposerLookaheadSlots>,
 }
 
-/// `PartialDataColumnHeader`.
+/// `PartialDataColumnHeader`: the block-level part of a partial data column message.
 ///
-/// [spec]: fulu/beacon-chain.md
+/// [spec]: fulu/partial-columns/p2p-interface.md#new-partialdatacolumnheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -118,9 +118,9 @@ pub struct PartialDataColumnHeader<E: EthSpec> {
     pub kzg_commitments_inclusion_proof: FixedVector<Bytes32, E::KzgCommitmentsInclusionProofDepth>,
 }
 
-/// `PartialDataColumnSidecar`.
+/// `PartialDataColumnSidecar`: some cells of one data column, with an optional header.
 ///
-/// [spec]: fulu/beacon-chain.md
+/// [spec]: fulu/partial-columns/p2p-interface.md#new-partialdatacolumnsidecar
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -132,9 +132,9 @@ pub struct PartialDataColumnSidecar<E: EthSpec> {
     pub header: VariableList<PartialDataColumnHeader<E>, typenum::U1>,
 }
 
-/// `DataColumnsByRootIdentifier`.
+/// `DataColumnsByRootIdentifier`: the columns requested for one block root (req/resp).
 ///
-/// [spec]: fulu/beacon-chain.md
+/// [spec]: fulu/p2p-interface.md#new-datacolumnsbyrootidentifier
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
@@ -143,7 +143,7 @@ pub struct DataColumnsByRootIdentifier<E: EthSpec> {
     pub columns: VariableList<ColumnIndex, E::NumberOfColumns>,
 }
 
-/// `MatrixEntry`.
+/// `MatrixEntry`: one cell of the extended blob matrix with its proof and coordinates.
 ///
 /// [spec]: fulu/das-core.md#matrixentry
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -156,7 +156,7 @@ pub struct MatrixEntry<E: EthSpec> {
     pub row_index: RowIndex,
 }
 
-/// `DataColumnSidecar`.
+/// `DataColumnSidecar`: one column of the extended blob matrix: cells, commitments, proofs and inclusion proof.
 ///
 /// [spec]: fulu/das-core.md#datacolumnsidecar
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]

@@ -10,7 +10,7 @@ use tree_hash_derive::TreeHash;
 #[allow(unused_imports)]
 use crate::{EthSpec, primitives::*};
 
-/// `Fork`.
+/// `Fork`: the previous and current fork versions and the epoch of the switch.
 ///
 /// [spec]: phase0/beacon-chain.md#fork
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -21,7 +21,7 @@ pub struct Fork {
     pub epoch: Epoch,
 }
 
-/// `VoluntaryExit`.
+/// `VoluntaryExit`: a validator's request to exit.
 ///
 /// [spec]: phase0/beacon-chain.md#voluntaryexit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -42,7 +42,7 @@ pub struct Eth1Block {
     pub deposit_count: u64,
 }
 
-/// `SigningData`.
+/// `SigningData`: an object root with its domain: what a signature signs.
 ///
 /// [spec]: phase0/beacon-chain.md#signingdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -52,7 +52,7 @@ pub struct SigningData {
     pub domain: Domain,
 }
 
-/// `BeaconBlockHeader`.
+/// `BeaconBlockHeader`: a block with its body replaced by the body root.
 ///
 /// [spec]: phase0/beacon-chain.md#beaconblockheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -65,7 +65,7 @@ pub struct BeaconBlockHeader {
     pub body_root: Root,
 }
 
-/// `HistoricalBatch`.
+/// `HistoricalBatch`: the block and state roots of one historical period.
 ///
 /// [spec]: phase0/beacon-chain.md#historicalbatch
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -76,7 +76,7 @@ pub struct HistoricalBatch<E: EthSpec> {
     pub state_roots: FixedVector<Root, E::SlotsPerHistoricalRoot>,
 }
 
-/// `Checkpoint`.
+/// `Checkpoint`: an epoch and the block root at its start.
 ///
 /// [spec]: phase0/beacon-chain.md#checkpoint
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -86,7 +86,7 @@ pub struct Checkpoint {
     pub root: Root,
 }
 
-/// `AttestationData`.
+/// `AttestationData`: what an attestation votes for: slot, head block root, source and target checkpoints.
 ///
 /// [spec]: phase0/beacon-chain.md#attestationdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -99,7 +99,7 @@ pub struct AttestationData {
     pub target: Checkpoint,
 }
 
-/// `PendingAttestation`.
+/// `PendingAttestation`: a phase0 attestation kept in the state until epoch processing.
 ///
 /// [spec]: phase0/beacon-chain.md#pendingattestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -112,7 +112,7 @@ pub struct PendingAttestation<E: EthSpec> {
     pub proposer_index: ValidatorIndex,
 }
 
-/// `ForkData`.
+/// `ForkData`: the data hashed into a fork digest and a signing domain.
 ///
 /// [spec]: phase0/beacon-chain.md#forkdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -133,7 +133,7 @@ pub struct Eth1Data {
     pub block_hash: Hash32,
 }
 
-/// `DepositMessage`.
+/// `DepositMessage`: the part of a deposit that its signature signs.
 ///
 /// [spec]: phase0/beacon-chain.md#depositmessage
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -144,7 +144,7 @@ pub struct DepositMessage {
     pub amount: Gwei,
 }
 
-/// `Validator`.
+/// `Validator`: a validator's registry record.
 ///
 /// [spec]: phase0/beacon-chain.md#validator
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -160,7 +160,7 @@ pub struct Validator {
     pub withdrawable_epoch: Epoch,
 }
 
-/// `BeaconState`.
+/// `BeaconState`: the whole consensus state at a slot.
 ///
 /// [spec]: phase0/beacon-chain.md#beaconstate
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -192,7 +192,7 @@ pub struct BeaconState<E: EthSpec> {
     pub finalized_checkpoint: Checkpoint,
 }
 
-/// `SignedBeaconBlockHeader`.
+/// `SignedBeaconBlockHeader`: a signed `BeaconBlockHeader`.
 ///
 /// [spec]: phase0/beacon-chain.md#signedbeaconblockheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -202,7 +202,7 @@ pub struct SignedBeaconBlockHeader {
     pub signature: BLSSignature,
 }
 
-/// `ProposerSlashing`.
+/// `ProposerSlashing`: two conflicting signed headers from one proposer for one slot.
 ///
 /// [spec]: phase0/beacon-chain.md#proposerslashing
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -212,7 +212,7 @@ pub struct ProposerSlashing {
     pub signed_header_2: SignedBeaconBlockHeader,
 }
 
-/// `SignedVoluntaryExit`.
+/// `SignedVoluntaryExit`: a signed `VoluntaryExit`.
 ///
 /// [spec]: phase0/beacon-chain.md#signedvoluntaryexit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -222,7 +222,7 @@ pub struct SignedVoluntaryExit {
     pub signature: BLSSignature,
 }
 
-/// `Attestation`.
+/// `Attestation`: an aggregatable vote by a committee, with its aggregate BLS signature.
 ///
 /// [spec]: phase0/beacon-chain.md#attestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -234,7 +234,7 @@ pub struct Attestation<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `AggregateAndProof`.
+/// `AggregateAndProof`: an aggregator's aggregate attestation with its selection proof.
 ///
 /// [spec]: phase0/validator.md#aggregateandproof
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -246,7 +246,7 @@ pub struct AggregateAndProof<E: EthSpec> {
     pub selection_proof: BLSSignature,
 }
 
-/// `SignedAggregateAndProof`.
+/// `SignedAggregateAndProof`: a signed `AggregateAndProof`.
 ///
 /// [spec]: phase0/validator.md#signedaggregateandproof
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -257,7 +257,7 @@ pub struct SignedAggregateAndProof<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `DepositData`.
+/// `DepositData`: a deposit as the deposit contract logs it.
 ///
 /// [spec]: phase0/beacon-chain.md#depositdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -269,7 +269,7 @@ pub struct DepositData {
     pub signature: BLSSignature,
 }
 
-/// `Deposit`.
+/// `Deposit`: a deposit with its Merkle proof against the deposit contract root.
 ///
 /// [spec]: phase0/beacon-chain.md#deposit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -279,7 +279,7 @@ pub struct Deposit {
     pub data: DepositData,
 }
 
-/// `IndexedAttestation`.
+/// `IndexedAttestation`: an attestation with its signers as sorted validator indices.
 ///
 /// [spec]: phase0/beacon-chain.md#indexedattestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -291,7 +291,7 @@ pub struct IndexedAttestation<E: EthSpec> {
     pub signature: BLSSignature,
 }
 
-/// `AttesterSlashing`.
+/// `AttesterSlashing`: two conflicting indexed attestations that slash their common signers.
 ///
 /// [spec]: phase0/beacon-chain.md#attesterslashing
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -302,7 +302,7 @@ pub struct AttesterSlashing<E: EthSpec> {
     pub attestation_2: IndexedAttestation<E>,
 }
 
-/// `BeaconBlockBody`.
+/// `BeaconBlockBody`: the operations, votes and payload a block carries.
 ///
 /// [spec]: phase0/beacon-chain.md#beaconblockbody
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -319,7 +319,7 @@ pub struct BeaconBlockBody<E: EthSpec> {
     pub voluntary_exits: VariableList<SignedVoluntaryExit, E::MaxVoluntaryExits>,
 }
 
-/// `BeaconBlock`.
+/// `BeaconBlock`: a block: slot, proposer, parent and post-state roots, and the body.
 ///
 /// [spec]: phase0/beacon-chain.md#beaconblock
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -333,7 +333,7 @@ pub struct BeaconBlock<E: EthSpec> {
     pub body: BeaconBlockBody<E>,
 }
 
-/// `SignedBeaconBlock`.
+/// `SignedBeaconBlock`: a signed `BeaconBlock`.
 ///
 /// [spec]: phase0/beacon-chain.md#signedbeaconblock
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
