@@ -2,6 +2,7 @@
 //!
 //! [spec]: bellatrix/beacon-chain.md#containers
 
+use packed_list::PackedList;
 use ssz_derive::{Decode, Encode};
 #[allow(unused_imports)]
 use ssz_types::{BitList, BitVector, FixedVector, VariableList, typenum};
@@ -69,23 +70,30 @@ pub struct BeaconState<E: EthSpec> {
     pub slot: Slot,
     pub fork: Fork,
     pub latest_block_header: BeaconBlockHeader,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub block_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub state_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub historical_roots: milhouse::List<Root, E::HistoricalRootsLimit>,
     pub eth1_data: Eth1Data,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
     pub eth1_deposit_index: u64,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub validators: milhouse::List<Validator, E::ValidatorRegistryLimit>,
-    pub balances: milhouse::List<Gwei, E::ValidatorRegistryLimit>,
+    pub balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,
+    #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub slashings: milhouse::Vector<Gwei, E::EpochsPerSlashingsVector>,
-    pub previous_epoch_participation: milhouse::List<ParticipationFlags, E::ValidatorRegistryLimit>,
-    pub current_epoch_participation: milhouse::List<ParticipationFlags, E::ValidatorRegistryLimit>,
+    pub previous_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
+    pub current_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
     pub justification_bits: BitVector<typenum::U4>,
     pub previous_justified_checkpoint: Checkpoint,
     pub current_justified_checkpoint: Checkpoint,
     pub finalized_checkpoint: Checkpoint,
-    pub inactivity_scores: milhouse::List<u64, E::ValidatorRegistryLimit>,
+    pub inactivity_scores: PackedList<u64, E::ValidatorRegistryLimit>,
     pub current_sync_committee: SyncCommittee<E>,
     pub next_sync_committee: SyncCommittee<E>,
     /// [New in Bellatrix]

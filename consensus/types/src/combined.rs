@@ -173,7 +173,7 @@ fork_enum! {
         eth1_data_votes, eth1_data_votes_mut: milhouse::List<phase0::Eth1Data, E::SlotsPerEth1VotingPeriod> = eth1_data_votes;
         eth1_deposit_index, eth1_deposit_index_mut: u64 = eth1_deposit_index;
         validators, validators_mut: milhouse::List<phase0::Validator, E::ValidatorRegistryLimit> = validators;
-        balances, balances_mut: milhouse::List<u64, E::ValidatorRegistryLimit> = balances;
+        balances, balances_mut: packed_list::PackedList<u64, E::ValidatorRegistryLimit> = balances;
         randao_mixes, randao_mixes_mut: milhouse::Vector<Root, E::EpochsPerHistoricalVector> = randao_mixes;
         slashings, slashings_mut: milhouse::Vector<u64, E::EpochsPerSlashingsVector> = slashings;
         justification_bits, justification_bits_mut: ssz_types::BitVector<ssz_types::typenum::U4> = justification_bits;

@@ -6,6 +6,8 @@
 //! `types::fulu::Checkpoint` and `types::phase0::Checkpoint` are the same type.
 
 pub mod altair;
+#[cfg(feature = "arbitrary")]
+mod arbitrary;
 pub mod bellatrix;
 pub mod capella;
 pub mod chain_spec;
@@ -19,13 +21,13 @@ pub mod phase0;
 pub mod primitives;
 pub mod signing;
 
+pub use chain_spec::{BlobParameters, BlobScheduleEntry, ChainSpec, ConfigError, Network};
 pub use combined::{
     Attestation, AttesterSlashing, BeaconBlock, BeaconBlockBody, BeaconState, BlobSidecar,
     DataColumnSidecar, ExecutionPayload, ExecutionPayloadHeader, LightClientBootstrap,
     LightClientFinalityUpdate, LightClientHeader, LightClientOptimisticUpdate, LightClientUpdate,
     SignedBeaconBlock,
 };
-pub use chain_spec::{BlobParameters, BlobScheduleEntry, ChainSpec, ConfigError, Network};
 pub use eth_spec::{EthSpec, MainnetEthSpec, MinimalEthSpec};
 pub use fork_name::{ForkName, UnknownForkName};
 pub use primitives::*;

@@ -1,0 +1,138 @@
+//! `PackedList` against `milhouse::List` on the beacon state's hot lists, at 1,000,000
+//! validators, in one process (ratios are what to read; the machines are shared and noisy):
+//!
+//! - `balances_10k`: a `List[uint64]` takes 10,000 scattered writes (1 % of validators), then
+//!   the root; the list is cloned first, as a block's pre-state is kept by the caller.
+//! - `participation_75k`: a `List[uint8]` takes 75,000 scattered writes, then the root.
+//! - `root_from_scratch`: the root of a freshly built 1,000,000-value `List[uint64]`.
+//! - `decode`/`encode`: SSZ of the same list.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use packed_list::PackedList;
+use ssz::{Decode, Encode};
+use tree_hash::TreeHash;
+use typenum::U1099511627776 as Limit;
+
+const VALIDATORS: usize = 1_000_000;
+
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn indices(n: usize, salt: u64) -> Vec<usize> {
+    (0..n as u64)
+        .map(|i| (splitmix64(i ^ (salt << 32)) % VALIDATORS as u64) as usize)
+        .collect()
+}
+
+fn benches(c: &mut Criterion) {
+    let balances: Vec<u64> = (0..VALIDATORS as u64).map(|i| 32_000_000_000 + i).collect();
+    let flags: Vec<u8> = (0..VALIDATORS as u64).map(|i| (i % 8) as u8).collect();
+    let balance_writes = indices(VALIDATORS / 100, 1);
+    let flag_writes = indices(75_000, 2);
+
+    let mut ours_u64 = PackedList::<u64, Limit>::new(balances.clone()).unwrap();
+    ours_u64.tree_hash_root();
+    let mut theirs_u64 = milhouse::List::<u64, Limit>::new(balances.clone()).unwrap();
+    theirs_u64.tree_hash_root();
+    let mut ours_u8 = PackedList::<u8, Limit>::new(flags.clone()).unwrap();
+    ours_u8.tree_hash_root();
+    let mut theirs_u8 = milhouse::List::<u8, Limit>::new(flags.clone()).unwrap();
+    theirs_u8.tree_hash_root();
+
+    let mut group = c.benchmark_group("packed_list");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(5));
+
+    group.bench_function("balances_10k/packed_list", |b| {
+        b.iter_batched(
+            || ours_u64.clone(),
+            |mut list| {
+                for &i in &balance_writes {
+                    list.update(i, |v| v + 1).unwrap();
+                }
+                black_box(list.tree_hash_root());
+                list
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("balances_10k/milhouse", |b| {
+        b.iter_batched(
+            || theirs_u64.clone(),
+            |mut list| {
+                for &i in &balance_writes {
+                    *list.get_mut(i).unwrap() += 1;
+                }
+                list.apply_updates().unwrap();
+                black_box(list.tree_hash_root());
+                list
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("participation_75k/packed_list", |b| {
+        b.iter_batched(
+            || ours_u8.clone(),
+            |mut list| {
+                for &i in &flag_writes {
+                    list.update(i, |v| v | 0b111).unwrap();
+                }
+                black_box(list.tree_hash_root());
+                list
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("participation_75k/milhouse", |b| {
+        b.iter_batched(
+            || theirs_u8.clone(),
+            |mut list| {
+                for &i in &flag_writes {
+                    *list.get_mut(i).unwrap() |= 0b111;
+                }
+                list.apply_updates().unwrap();
+                black_box(list.tree_hash_root());
+                list
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("root_from_scratch/packed_list", |b| {
+        b.iter_batched(
+            || PackedList::<u64, Limit>::new(balances.clone()).unwrap(),
+            |list| black_box(list.tree_hash_root()),
+            BatchSize::LargeInput,
+        )
+    });
+    group.bench_function("root_from_scratch/milhouse", |b| {
+        b.iter_batched(
+            || milhouse::List::<u64, Limit>::new(balances.clone()).unwrap(),
+            |list| black_box(list.tree_hash_root()),
+            BatchSize::LargeInput,
+        )
+    });
+    let bytes = ours_u64.as_ssz_bytes();
+    group.bench_function("decode/packed_list", |b| {
+        b.iter(|| PackedList::<u64, Limit>::from_ssz_bytes(black_box(&bytes)).unwrap())
+    });
+    group.bench_function("decode/milhouse", |b| {
+        b.iter(|| milhouse::List::<u64, Limit>::from_ssz_bytes(black_box(&bytes)).unwrap())
+    });
+    group.bench_function("encode/packed_list", |b| {
+        b.iter(|| black_box(&ours_u64).as_ssz_bytes())
+    });
+    group.bench_function("encode/milhouse", |b| {
+        b.iter(|| black_box(&theirs_u64).as_ssz_bytes())
+    });
+    group.finish();
+}
+
+criterion_group!(packed, benches);
+criterion_main!(packed);
