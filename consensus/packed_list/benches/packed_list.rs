@@ -37,13 +37,13 @@ fn benches(c: &mut Criterion) {
     let balance_writes = indices(VALIDATORS / 100, 1);
     let flag_writes = indices(75_000, 2);
 
-    let mut ours_u64 = PackedList::<u64, Limit>::new(balances.clone()).unwrap();
+    let ours_u64 = PackedList::<u64, Limit>::new(balances.clone()).unwrap();
     ours_u64.tree_hash_root();
-    let mut theirs_u64 = milhouse::List::<u64, Limit>::new(balances.clone()).unwrap();
+    let theirs_u64 = milhouse::List::<u64, Limit>::new(balances.clone()).unwrap();
     theirs_u64.tree_hash_root();
-    let mut ours_u8 = PackedList::<u8, Limit>::new(flags.clone()).unwrap();
+    let ours_u8 = PackedList::<u8, Limit>::new(flags.clone()).unwrap();
     ours_u8.tree_hash_root();
-    let mut theirs_u8 = milhouse::List::<u8, Limit>::new(flags.clone()).unwrap();
+    let theirs_u8 = milhouse::List::<u8, Limit>::new(flags.clone()).unwrap();
     theirs_u8.tree_hash_root();
 
     let mut group = c.benchmark_group("packed_list");
