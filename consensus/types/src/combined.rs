@@ -244,24 +244,29 @@ impl<E: EthSpec> SignedBeaconBlock<E> {
         }
     }
 
-    /// The block's header: what a `SignedBeaconBlockHeader` of it commits to.
+    /// `hash_tree_root(block.message.body)`.
+    pub fn body_root(&self) -> Root {
+        match self {
+            Self::Phase0(b) => b.message.body.tree_hash_root(),
+            Self::Altair(b) => b.message.body.tree_hash_root(),
+            Self::Bellatrix(b) => b.message.body.tree_hash_root(),
+            Self::Capella(b) => b.message.body.tree_hash_root(),
+            Self::Deneb(b) => b.message.body.tree_hash_root(),
+            Self::Electra(b) => b.message.body.tree_hash_root(),
+            Self::Fulu(b) => b.message.body.tree_hash_root(),
+        }
+    }
+
+    /// The block as a `SignedBeaconBlockHeader`: the same signature over the same root, with the
+    /// body replaced by its root.
     pub fn signed_block_header(&self) -> phase0::SignedBeaconBlockHeader {
-        let (body_root, message) = match self {
-            Self::Phase0(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-            Self::Altair(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-            Self::Bellatrix(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-            Self::Capella(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-            Self::Deneb(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-            Self::Electra(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-            Self::Fulu(b) => (b.message.body.tree_hash_root(), &b.message.slot),
-        };
         phase0::SignedBeaconBlockHeader {
             message: phase0::BeaconBlockHeader {
-                slot: *message,
+                slot: self.slot(),
                 proposer_index: self.proposer_index(),
                 parent_root: self.parent_root(),
                 state_root: self.state_root(),
-                body_root,
+                body_root: self.body_root(),
             },
             signature: self.signature(),
         }

@@ -302,19 +302,27 @@ fn check_decode_by_slot<E: EthSpec>(
     let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
     let decoded = match type_name {
         "BeaconState" => {
-            types::BeaconState::<E>::from_ssz_bytes(&bytes, &spec).map(|v| v.fork_name())
+            types::BeaconState::<E>::from_ssz_bytes(&bytes, &spec).map(|v| Some(v.fork_name()))
         }
         "SignedBeaconBlock" => {
-            types::SignedBeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).map(|v| v.fork_name())
+            types::SignedBeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).map(|v| {
+                // A block's header hashes to the block's root: gossip and req/resp rely on it.
+                let header = v.signed_block_header();
+                if header.message.tree_hash_root() != v.canonical_root() {
+                    return None;
+                }
+                Some(v.fork_name())
+            })
         }
         "BeaconBlock" => {
-            types::BeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).map(|v| v.fork_name())
+            types::BeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).map(|v| Some(v.fork_name()))
         }
         _ => return Ok(()),
     };
     match decoded {
-        Ok(decoded_fork) if decoded_fork == fork => Ok(()),
-        Ok(other) => Err(format!("decoding by slot picked {other}, expected {fork}")),
+        Ok(Some(decoded_fork)) if decoded_fork == fork => Ok(()),
+        Ok(Some(other)) => Err(format!("decoding by slot picked {other}, expected {fork}")),
+        Ok(None) => Err("the block's signed_block_header does not hash to its root".into()),
         Err(e) => Err(format!("decoding by slot failed: {e:?}")),
     }
 }
