@@ -6,12 +6,16 @@
 //! - `participation_75k`: a `List[uint8]` takes 75,000 scattered writes, then the root.
 //! - `root_from_scratch`: the root of a freshly built 1,000,000-value `List[uint64]`.
 //! - `decode`/`encode`: SSZ of the same list.
+//! - `sha256_pairs`: 100,000 independent two-chunk hashes through `ethereum_hashing`, the bare
+//!   `sha2` compression function, the SHA-NI one-message path and the two-message interleaved
+//!   path (50,000 calls).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use packed_list::PackedList;
+use packed_list::bench_hashing::{hash_pair_fast, hash_pair_portable, hash_pairs_x2};
 use ssz::{Decode, Encode};
 use tree_hash::TreeHash;
 use typenum::U1099511627776 as Limit;
@@ -134,5 +138,61 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(packed, benches);
+const PAIRS: usize = 100_000;
+
+fn sha256_pairs(c: &mut Criterion) {
+    let chunk = |i: u64| {
+        let mut chunk = [0u8; 32];
+        for (k, bytes) in chunk.chunks_exact_mut(8).enumerate() {
+            bytes.copy_from_slice(&splitmix64(4 * i + k as u64).to_le_bytes());
+        }
+        chunk
+    };
+    let pairs: Vec<([u8; 32], [u8; 32])> = (0..PAIRS as u64)
+        .map(|i| (chunk(2 * i), chunk(2 * i + 1)))
+        .collect();
+    let mut out = vec![[0u8; 32]; PAIRS];
+
+    let mut group = c.benchmark_group("sha256_pairs");
+    group.sample_size(20);
+    group.throughput(criterion::Throughput::Elements(PAIRS as u64));
+    group.bench_function("ethereum_hashing", |b| {
+        b.iter(|| {
+            for ((l, r), o) in pairs.iter().zip(&mut out) {
+                *o = ethereum_hashing::hash32_concat(black_box(l), black_box(r));
+            }
+            black_box(&out);
+        })
+    });
+    group.bench_function("compress256", |b| {
+        b.iter(|| {
+            for ((l, r), o) in pairs.iter().zip(&mut out) {
+                *o = hash_pair_portable(black_box(l), black_box(r));
+            }
+            black_box(&out);
+        })
+    });
+    group.bench_function("hash_pair_fast", |b| {
+        b.iter(|| {
+            for ((l, r), o) in pairs.iter().zip(&mut out) {
+                *o = hash_pair_fast(black_box(l), black_box(r));
+            }
+            black_box(&out);
+        })
+    });
+    group.bench_function("hash_pairs_x2", |b| {
+        b.iter(|| {
+            for (p, o) in pairs.chunks_exact(2).zip(out.chunks_exact_mut(2)) {
+                (o[0], o[1]) = hash_pairs_x2(
+                    (black_box(&p[0].0), black_box(&p[0].1)),
+                    (black_box(&p[1].0), black_box(&p[1].1)),
+                );
+            }
+            black_box(&out);
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(packed, benches, sha256_pairs);
 criterion_main!(packed);

@@ -23,6 +23,16 @@ use ssz::{Decode, DecodeError, Encode};
 use tree_hash::{Hash256, PackedEncoding, TreeHash, TreeHashType};
 use typenum::Unsigned;
 
+mod sha256x2;
+
+use sha256x2::{hash_pair_fast, hash_pairs_x2};
+
+/// The two-chunk SHA-256 variants, for the benchmarks only: not part of the API.
+#[doc(hidden)]
+pub mod bench_hashing {
+    pub use crate::sha256x2::{hash_pair_fast, hash_pair_portable, hash_pairs_x2};
+}
+
 /// Chunks per page. 64 makes every level of a page's subtree fit one `u64` bitmask.
 pub const PAGE_CHUNKS: usize = 64;
 /// Depth of a page's subtree.
@@ -46,44 +56,6 @@ static ZERO_HASHES: LazyLock<[Chunk; 65]> = LazyLock::new(|| {
 
 fn zero_hash(depth: usize) -> &'static Chunk {
     &ZERO_HASHES[depth.min(64)]
-}
-
-/// SHA-256's initial hash value.
-const SHA256_IV: [u32; 8] = [
-    0x6a09_e667,
-    0xbb67_ae85,
-    0x3c6e_f372,
-    0xa54f_f53a,
-    0x510e_527f,
-    0x9b05_688c,
-    0x1f83_d9ab,
-    0x5be0_cd19,
-];
-
-/// The second block of every 64-byte message: the `0x80` terminator and the bit length, 512.
-static PADDING_BLOCK: LazyLock<
-    sha2::digest::generic_array::GenericArray<u8, sha2::digest::consts::U64>,
-> = LazyLock::new(|| {
-    let mut block = sha2::digest::generic_array::GenericArray::default();
-    block[0] = 0x80;
-    block[62] = 0x02;
-    block
-});
-
-/// `hash(left + right)`: SHA-256 of two chunks through the bare compression function (SHA-NI
-/// when the CPU has it), skipping the streaming hasher's buffering and finalisation, which cost
-/// about a third of a two-chunk hash.
-fn hash_pair(left: &Chunk, right: &Chunk) -> Chunk {
-    let mut data = sha2::digest::generic_array::GenericArray::default();
-    data[..CHUNK_LEN].copy_from_slice(left);
-    data[CHUNK_LEN..].copy_from_slice(right);
-    let mut state = SHA256_IV;
-    sha2::compress256(&mut state, &[data, *PADDING_BLOCK]);
-    let mut out = [0u8; CHUNK_LEN];
-    for (bytes, word) in out.chunks_exact_mut(4).zip(state) {
-        bytes.copy_from_slice(&word.to_be_bytes());
-    }
-    out
 }
 
 /// A fixed-size unsigned integer that SSZ packs into chunks (little-endian).
@@ -181,29 +153,66 @@ impl Page {
         if hashes.dirty != 0 {
             // Parents of the dirty chunks (depth 5, heap indices 32..64).
             let mut mask = parent_mask(hashes.dirty);
-            let mut bits = mask;
-            while bits != 0 {
-                let k = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                hashes.nodes[PAGE_CHUNKS / 2 + k] =
-                    hash_pair(&self.chunks[2 * k], &self.chunks[2 * k + 1]);
-            }
-            // Every inner level up to the root.
+            hash_parents(
+                set_bits(mask),
+                &self.chunks,
+                None,
+                &mut hashes.nodes[PAGE_CHUNKS / 2..],
+            );
+            // Inner levels up to the root: nodes `width..2 * width` from `2 * width..4 * width`.
             let mut width = PAGE_CHUNKS / 2;
             while width > 1 {
                 width /= 2;
                 mask = parent_mask(mask);
-                let mut bits = mask;
-                while bits != 0 {
-                    let k = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let i = width + k;
-                    hashes.nodes[i] = hash_pair(&hashes.nodes[2 * i], &hashes.nodes[2 * i + 1]);
-                }
+                let (parents, children) = hashes.nodes.split_at_mut(2 * width);
+                hash_parents(
+                    set_bits(mask),
+                    &children[..2 * width],
+                    None,
+                    &mut parents[width..],
+                );
             }
             hashes.dirty = 0;
         }
         hashes.nodes[1]
+    }
+}
+
+/// The indices of the set bits of `mask`, lowest first.
+fn set_bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let k = mask.trailing_zeros() as usize;
+        mask &= mask.wrapping_sub(1);
+        (k < 64).then_some(k)
+    })
+}
+
+/// `parents[i] = hash(children[2i] + children[2i + 1])` for every `i` in `dirty`, the right child
+/// being `missing_right` past the end of `children`. Nodes of one level are independent, so they
+/// go two at a time through the interleaved SHA-256: a pair costs about what one hash does.
+fn hash_parents(
+    dirty: impl Iterator<Item = usize>,
+    children: &[Chunk],
+    missing_right: Option<&Chunk>,
+    parents: &mut [Chunk],
+) {
+    let pair = |i: usize| {
+        let right = children.get(2 * i + 1).or(missing_right);
+        (
+            &children[2 * i],
+            right.expect("a parent has a right child or a zero subtree"),
+        )
+    };
+    let mut waiting = None;
+    for i in dirty {
+        match waiting.take() {
+            None => waiting = Some(i),
+            Some(j) => (parents[j], parents[i]) = hash_pairs_x2(pair(j), pair(i)),
+        }
+    }
+    if let Some(j) = waiting {
+        let (left, right) = pair(j);
+        parents[j] = hash_pair_fast(left, right);
     }
 }
 
@@ -442,16 +451,12 @@ impl<T: PackedValue, N: Unsigned> PackedList<T, N> {
             let children = &below[k - 1];
             let level = &mut above[0];
             let zero = zero_hash(PAGE_DEPTH + k - 1);
-            for &i in &indices {
-                let left = &children[2 * i];
-                let right = children.get(2 * i + 1).unwrap_or(zero);
-                level[i] = hash_pair(left, right);
-            }
+            hash_parents(indices.iter().copied(), children, Some(zero), level);
         }
 
         let mut root = upper.levels[upper.levels.len() - 1][0];
         for depth in PAGE_DEPTH + upper.levels.len() - 1..limit_depth {
-            root = hash_pair(&root, zero_hash(depth));
+            root = hash_pair_fast(&root, zero_hash(depth));
         }
         root
     }
@@ -597,7 +602,7 @@ mod tests {
 
     type Limit = U1099511627776;
 
-    /// The reference's own two-chunk hash, independent of [`hash_pair`].
+    /// The reference's own two-chunk hash, independent of [`hash_pair_fast`].
     fn reference_hash(left: &Chunk, right: &Chunk) -> Chunk {
         ethereum_hashing::hash32_concat(left, right)
     }
@@ -613,7 +618,7 @@ mod tests {
             ([1; 32], [2; 32]),
             ([0xff; 32], [0x80; 32]),
         ] {
-            assert_eq!(hash_pair(&l, &r), reference_hash(&l, &r));
+            assert_eq!(hash_pair_fast(&l, &r), reference_hash(&l, &r));
         }
         for d in 0..40 {
             assert_eq!(*zero_hash(d), reference_zero_hash(d));

@@ -52,7 +52,7 @@ pub const fn selectors_are_valid(selectors: &[u8]) -> bool {
 /// compatible Merkleization (EIP-8016 `is_compatible_merkleization`, e.g. progressive containers
 /// that agree on the field at each index); that is the declarer's responsibility.
 ///
-/// ```ignore
+/// ```text
 /// compatible_union! {
 ///     /// Transfer or call.
 ///     #[derive(Debug, Clone, PartialEq)]

@@ -412,7 +412,7 @@ pub fn progressive_container_root<C: ProgressiveContainer + ?Sized>(container: &
 /// (serialized like a `Container` of its fields) with [`ProgressiveContainer`] and
 /// `tree_hash::TreeHash` implemented for the given `active_fields` (checked at compile time).
 ///
-/// ```ignore
+/// ```text
 /// progressive_container! {
 ///     active_fields: [1, 0, 1],
 ///     /// A version that dropped field 1.
