@@ -1,0 +1,66 @@
+//! The `arbor` binary's command line, run as a user would.
+
+use std::process::Command;
+
+fn arbor(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args(args)
+        .output()
+        .expect("the arbor binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn answers_version_and_help() {
+    let (ok, stdout, _) = arbor(&["--version"]);
+    assert!(ok);
+    assert_eq!(
+        stdout.trim(),
+        format!("arbor {}", env!("CARGO_PKG_VERSION"))
+    );
+
+    let (ok, stdout, _) = arbor(&["--help"]);
+    assert!(ok);
+    assert!(stdout.contains("Usage: arbor"), "{stdout}");
+    assert!(stdout.contains("config"), "{stdout}");
+}
+
+#[test]
+fn prints_the_fork_schedule_of_a_built_in_network() {
+    let (ok, stdout, stderr) = arbor(&["config", "--network", "hoodi"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Chain configuration: hoodi"), "{stdout}");
+    assert!(stdout.contains("fulu"), "{stdout}");
+    assert!(stdout.contains("BLOB_SCHEDULE"), "{stdout}");
+}
+
+#[test]
+fn loads_a_config_file_and_reports_bad_ones() {
+    let config = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../consensus/types/configs/minimal.yaml"
+    );
+    let (ok, stdout, stderr) = arbor(&["config", "--config-file", config]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("minimal"), "{stdout}");
+
+    let dir = std::env::temp_dir().join(format!("arbor-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("config.yaml");
+    std::fs::write(&bad, "PRESET_BASE: mainnet\nGENESIS_FORK_VERSION: 0xzz\n").expect("write");
+    let (ok, _, stderr) = arbor(&["config", "--config-file", bad.to_str().expect("utf-8 path")]);
+    assert!(!ok);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+
+    let (ok, _, stderr) = arbor(&["config", "--network", "nowhere"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("mainnet"),
+        "the error lists the known networks: {stderr}"
+    );
+}
