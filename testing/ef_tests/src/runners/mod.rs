@@ -3,6 +3,8 @@
 //! To cover a new runner directory, add a module here with a type implementing
 //! [`Runner`](crate::Runner) and list it in [`all`].
 
+mod bls;
+mod kzg;
 mod shuffling;
 mod ssz_generic;
 mod ssz_static;
@@ -20,5 +22,7 @@ pub fn all() -> Vec<Box<dyn Runner>> {
         Box::new(SszStatic),
         Box::new(SszGeneric),
         Box::new(Shuffling),
+        Box::new(bls::Bls),
+        Box::new(kzg::Kzg),
     ]
 }

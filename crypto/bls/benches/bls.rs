@@ -1,0 +1,71 @@
+//! BLS costs at mainnet scale: 64 signature sets batched against one by one, the batch on 1 and 2
+//! threads, `fast_aggregate_verify` with 512 keys (a sync committee), one `verify`.
+
+use std::hint::black_box;
+
+use bls::{SecretKey, SignatureSet, fast_aggregate_verify, verify, verify_signature_sets};
+use criterion::{Criterion, criterion_group, criterion_main};
+use rayon::ThreadPoolBuilder;
+
+/// 64 sets of one key each, distinct messages (an aggregate attestation's shape, one signer).
+fn signature_sets(count: usize) -> Vec<SignatureSet> {
+    (0..count)
+        .map(|i| {
+            let sk = SecretKey::random();
+            let message = [i as u8; 32];
+            SignatureSet::new(sk.sign(&message), vec![sk.public_key()], message)
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let sets = signature_sets(64);
+    let pool_1 = ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let pool_2 = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("pool");
+
+    let mut group = c.benchmark_group("signature_sets_64");
+    group.sample_size(10);
+    group.bench_function("batched_1_thread", |b| {
+        b.iter(|| assert!(verify_signature_sets(black_box(&sets), &pool_1)))
+    });
+    group.bench_function("batched_2_threads", |b| {
+        b.iter(|| assert!(verify_signature_sets(black_box(&sets), &pool_2)))
+    });
+    group.bench_function("one_by_one_1_thread", |b| {
+        b.iter(|| assert!(black_box(&sets).iter().all(SignatureSet::verify)))
+    });
+    group.finish();
+
+    let keys: Vec<SecretKey> = (0..512).map(|_| SecretKey::random()).collect();
+    let public_keys: Vec<_> = keys.iter().map(SecretKey::public_key).collect();
+    let message = [0x42; 32];
+    let signatures: Vec<_> = keys.iter().map(|k| k.sign(&message)).collect();
+    let signature = bls::aggregate(&signatures)
+        .expect("512 signatures")
+        .to_signature();
+
+    let mut group = c.benchmark_group("single");
+    group.sample_size(10);
+    group.bench_function("fast_aggregate_verify_512_keys", |b| {
+        b.iter(|| {
+            assert!(fast_aggregate_verify(
+                black_box(&public_keys),
+                &message,
+                &signature
+            ))
+        })
+    });
+    group.bench_function("verify", |b| {
+        b.iter(|| assert!(verify(black_box(&public_keys[0]), &message, &signatures[0])))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
