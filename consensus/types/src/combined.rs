@@ -212,6 +212,8 @@ fork_enum! {
         parent_root: Root = |b| b.message.parent_root;
         state_root: Root = |b| b.message.state_root;
         signature: BLSSignature = |b| b.signature;
+        canonical_root: Root = |b| b.message.tree_hash_root();
+        body_root: Root = |b| b.message.body.tree_hash_root();
     }
 }
 
@@ -229,32 +231,6 @@ impl<E: EthSpec> SignedBeaconBlock<E> {
             })?;
         let slot = read_u64_at(bytes, offset as usize)?;
         Self::from_ssz_bytes_by_fork(bytes, spec.fork_name_at_slot::<E>(slot))
-    }
-
-    /// `hash_tree_root(block.message)`: the block root.
-    pub fn canonical_root(&self) -> Root {
-        match self {
-            Self::Phase0(b) => b.message.tree_hash_root(),
-            Self::Altair(b) => b.message.tree_hash_root(),
-            Self::Bellatrix(b) => b.message.tree_hash_root(),
-            Self::Capella(b) => b.message.tree_hash_root(),
-            Self::Deneb(b) => b.message.tree_hash_root(),
-            Self::Electra(b) => b.message.tree_hash_root(),
-            Self::Fulu(b) => b.message.tree_hash_root(),
-        }
-    }
-
-    /// `hash_tree_root(block.message.body)`.
-    pub fn body_root(&self) -> Root {
-        match self {
-            Self::Phase0(b) => b.message.body.tree_hash_root(),
-            Self::Altair(b) => b.message.body.tree_hash_root(),
-            Self::Bellatrix(b) => b.message.body.tree_hash_root(),
-            Self::Capella(b) => b.message.body.tree_hash_root(),
-            Self::Deneb(b) => b.message.body.tree_hash_root(),
-            Self::Electra(b) => b.message.body.tree_hash_root(),
-            Self::Fulu(b) => b.message.body.tree_hash_root(),
-        }
     }
 
     /// The block as a `SignedBeaconBlockHeader`: the same signature over the same root, with the
