@@ -1,0 +1,1 @@
+//! execution_layer (work in progress).

@@ -1,0 +1,1 @@
+//! state_processing (work in progress).

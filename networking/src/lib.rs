@@ -1,0 +1,1 @@
+//! networking (work in progress).
