@@ -64,3 +64,16 @@ fn loads_a_config_file_and_reports_bad_ones() {
         "the error lists the known networks: {stderr}"
     );
 }
+
+#[test]
+fn mock_el_describes_itself() {
+    let (ok, stdout, stderr) = arbor(&["mock-el", "--help"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Usage: arbor mock-el"), "{stdout}");
+    assert!(stdout.contains("--jwt-secret"), "{stdout}");
+    assert!(stdout.contains("--blobs-per-block"), "{stdout}");
+
+    let (ok, stdout, _) = arbor(&["--help"]);
+    assert!(ok);
+    assert!(stdout.contains("mock-el"), "{stdout}");
+}

@@ -1,1 +1,81 @@
-//! state_processing (work in progress).
+//! The consensus state transition for Electra and Fulu: slots, blocks, epochs, the upgrade into
+//! Fulu, genesis, and the caches carried with a state.
+//!
+//! Layout follows the spec: [`common`] holds the helper functions, [`per_slot`], [`per_block`]
+//! and [`per_epoch`] the three processing stages, [`upgrade`] the fork upgrades, [`genesis`]
+//! the genesis state. Processing is written once against the field views of [`view`], which an
+//! Electra and a Fulu state both provide; Fulu's changes live in `fulu` submodules beside the
+//! Electra code they modify.
+//!
+//! A state travels with its caches as a [`CachedBeaconState`].
+
+pub mod caches;
+pub mod common;
+pub mod error;
+pub mod genesis;
+pub mod per_block;
+pub mod per_epoch;
+pub mod per_slot;
+pub mod upgrade;
+pub mod view;
+
+pub use caches::{Caches, CommitteeCache, PubkeyCache};
+pub use error::Error;
+pub use view::{StateMut, StateRef};
+
+use tree_hash::TreeHash;
+use types::{BeaconState, EthSpec, Root};
+
+/// A state with its caches. Cloning is cheap: the state's trees and the caches are shared until
+/// written.
+#[derive(Debug, Clone)]
+pub struct CachedBeaconState<E: EthSpec> {
+    /// The state.
+    pub state: BeaconState<E>,
+    /// Caches derived from `state`.
+    pub caches: Caches,
+}
+
+impl<E: EthSpec> CachedBeaconState<E> {
+    /// `state` with empty caches (built on first use).
+    pub fn new(state: BeaconState<E>) -> Self {
+        Self {
+            state,
+            caches: Caches::default(),
+        }
+    }
+
+    /// `state` with empty caches sharing the public-key cache of another state of its chain.
+    pub fn with_caches_of(state: BeaconState<E>, other: &Caches) -> Self {
+        Self {
+            state,
+            caches: Caches::with_pubkeys(other.pubkey_cache()),
+        }
+    }
+
+    /// Mutable views of the state's fields and the caches, side by side.
+    pub fn view_mut(&mut self) -> Result<(StateMut<'_, E>, &mut Caches), Error> {
+        Ok((StateMut::new(&mut self.state)?, &mut self.caches))
+    }
+
+    /// A shared view of the state's fields.
+    pub fn view(&self) -> Result<StateRef<'_, E>, Error> {
+        StateRef::new(&self.state)
+    }
+
+    /// `hash_tree_root(state)`, after folding pending writes into the trees.
+    pub fn hash_tree_root(&mut self) -> Result<Root, Error> {
+        self.apply_updates()?;
+        Ok(self.state.tree_hash_root())
+    }
+
+    /// Folds pending writes into the state's trees (needed before hashing or encoding).
+    pub fn apply_updates(&mut self) -> Result<(), Error> {
+        match StateMut::new(&mut self.state) {
+            Ok(mut view) => view.apply_updates(),
+            // Earlier forks are only ever decoded, never written, here.
+            Err(Error::UnsupportedFork(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,534 @@
+//! The engine API's JSON objects, with fields typed as the consensus containers they become, so
+//! that decoding a response is one pass and converting it is a move.
+//!
+//! [spec]: https://github.com/ethereum/execution-apis/tree/main/src/engine (paris, shanghai, cancun,
+//! prague, osaka)
+
+use serde::{Deserialize, Serialize};
+use ssz::Decode;
+use ssz::Encode;
+use ssz_types::VariableList;
+use types::electra::{ConsolidationRequest, DepositRequest, ExecutionRequests, WithdrawalRequest};
+use types::fulu::{ExecutionPayload, Withdrawal};
+use types::{
+    Address, Blob, Bytes4, EthSpec, ExecutionAddress, Hash32, KZGCommitment, KZGProof, PayloadId,
+    Root, Transaction, U256,
+};
+
+use crate::serde_hex;
+
+/// `WithdrawalV1`.
+///
+/// [spec]: shanghai.md#withdrawalv1
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonWithdrawalV1 {
+    /// The withdrawal's index.
+    #[serde(with = "serde_hex::quantity")]
+    pub index: u64,
+    /// The validator's index.
+    #[serde(with = "serde_hex::quantity")]
+    pub validator_index: u64,
+    /// The address paid.
+    #[serde(with = "serde_hex::data")]
+    pub address: Address,
+    /// The amount in Gwei.
+    #[serde(with = "serde_hex::quantity")]
+    pub amount: u64,
+}
+
+impl From<&Withdrawal> for JsonWithdrawalV1 {
+    fn from(w: &Withdrawal) -> Self {
+        Self {
+            index: w.index,
+            validator_index: w.validator_index,
+            address: w.address,
+            amount: w.amount,
+        }
+    }
+}
+
+impl From<JsonWithdrawalV1> for Withdrawal {
+    fn from(w: JsonWithdrawalV1) -> Self {
+        Self {
+            index: w.index,
+            validator_index: w.validator_index,
+            address: w.address,
+            amount: w.amount,
+        }
+    }
+}
+
+/// `Array of WithdrawalV1` as consensus `Withdrawal`s in an SSZ list.
+mod withdrawal_list {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+    use ssz_types::typenum::Unsigned;
+
+    pub(super) fn serialize<S: Serializer, N: Unsigned>(
+        list: &VariableList<Withdrawal, N>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(JsonWithdrawalV1::from))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>, N: Unsigned>(
+        d: D,
+    ) -> Result<VariableList<Withdrawal, N>, D::Error> {
+        let items: Vec<JsonWithdrawalV1> = Deserialize::deserialize(d)?;
+        let len = items.len();
+        VariableList::new(items.into_iter().map(Withdrawal::from).collect()).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "{len} withdrawals exceed the limit of {}",
+                N::to_usize()
+            ))
+        })
+    }
+}
+
+/// `ExecutionPayloadV3`, the payload of Cancun through Osaka.
+///
+/// [spec]: cancun.md#executionpayloadv3
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "E: EthSpec", rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonExecutionPayloadV3<E: EthSpec> {
+    #[serde(with = "serde_hex::data")]
+    pub parent_hash: Hash32,
+    #[serde(with = "serde_hex::data")]
+    pub fee_recipient: ExecutionAddress,
+    #[serde(with = "serde_hex::data")]
+    pub state_root: Hash32,
+    #[serde(with = "serde_hex::data")]
+    pub receipts_root: Hash32,
+    #[serde(with = "serde_hex::data")]
+    pub logs_bloom: ssz_types::FixedVector<u8, E::BytesPerLogsBloom>,
+    #[serde(with = "serde_hex::data")]
+    pub prev_randao: Hash32,
+    #[serde(with = "serde_hex::quantity")]
+    pub block_number: u64,
+    #[serde(with = "serde_hex::quantity")]
+    pub gas_limit: u64,
+    #[serde(with = "serde_hex::quantity")]
+    pub gas_used: u64,
+    #[serde(with = "serde_hex::quantity")]
+    pub timestamp: u64,
+    #[serde(with = "serde_hex::data")]
+    pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
+    #[serde(with = "serde_hex::quantity_u256")]
+    pub base_fee_per_gas: U256,
+    #[serde(with = "serde_hex::data")]
+    pub block_hash: Hash32,
+    #[serde(with = "serde_hex::data_list")]
+    pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
+    #[serde(with = "withdrawal_list")]
+    pub withdrawals: VariableList<Withdrawal, E::MaxWithdrawalsPerPayload>,
+    #[serde(with = "serde_hex::quantity")]
+    pub blob_gas_used: u64,
+    #[serde(with = "serde_hex::quantity")]
+    pub excess_blob_gas: u64,
+}
+
+impl<E: EthSpec> From<JsonExecutionPayloadV3<E>> for ExecutionPayload<E> {
+    fn from(p: JsonExecutionPayloadV3<E>) -> Self {
+        Self {
+            parent_hash: p.parent_hash,
+            fee_recipient: p.fee_recipient,
+            state_root: p.state_root,
+            receipts_root: p.receipts_root,
+            logs_bloom: p.logs_bloom,
+            prev_randao: p.prev_randao,
+            block_number: p.block_number,
+            gas_limit: p.gas_limit,
+            gas_used: p.gas_used,
+            timestamp: p.timestamp,
+            extra_data: p.extra_data,
+            base_fee_per_gas: p.base_fee_per_gas,
+            block_hash: p.block_hash,
+            transactions: p.transactions,
+            withdrawals: p.withdrawals,
+            blob_gas_used: p.blob_gas_used,
+            excess_blob_gas: p.excess_blob_gas,
+        }
+    }
+}
+
+impl<E: EthSpec> From<ExecutionPayload<E>> for JsonExecutionPayloadV3<E> {
+    fn from(p: ExecutionPayload<E>) -> Self {
+        Self {
+            parent_hash: p.parent_hash,
+            fee_recipient: p.fee_recipient,
+            state_root: p.state_root,
+            receipts_root: p.receipts_root,
+            logs_bloom: p.logs_bloom,
+            prev_randao: p.prev_randao,
+            block_number: p.block_number,
+            gas_limit: p.gas_limit,
+            gas_used: p.gas_used,
+            timestamp: p.timestamp,
+            extra_data: p.extra_data,
+            base_fee_per_gas: p.base_fee_per_gas,
+            block_hash: p.block_hash,
+            transactions: p.transactions,
+            withdrawals: p.withdrawals,
+            blob_gas_used: p.blob_gas_used,
+            excess_blob_gas: p.excess_blob_gas,
+        }
+    }
+}
+
+/// `ForkchoiceStateV1`.
+///
+/// [spec]: paris.md#forkchoicestatev1
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkchoiceState {
+    /// The head of the canonical chain.
+    #[serde(with = "serde_hex::data")]
+    pub head_block_hash: Hash32,
+    /// The safe block (justified); zero before there is one.
+    #[serde(with = "serde_hex::data")]
+    pub safe_block_hash: Hash32,
+    /// The finalized block; zero before there is one.
+    #[serde(with = "serde_hex::data")]
+    pub finalized_block_hash: Hash32,
+}
+
+/// `PayloadAttributesV3`: what to build a payload on top of the head with.
+///
+/// [spec]: cancun.md#payloadattributesv3
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PayloadAttributes {
+    /// The payload's timestamp.
+    #[serde(with = "serde_hex::quantity")]
+    pub timestamp: u64,
+    /// The RANDAO mix to use as `prevRandao`.
+    #[serde(with = "serde_hex::data")]
+    pub prev_randao: Hash32,
+    /// Where the fees go.
+    #[serde(with = "serde_hex::data")]
+    pub suggested_fee_recipient: Address,
+    /// The withdrawals the payload must carry.
+    pub withdrawals: Vec<JsonWithdrawalV1>,
+    /// The root of the beacon block the payload's block builds on.
+    #[serde(with = "serde_hex::data")]
+    pub parent_beacon_block_root: Root,
+}
+
+/// The `status` of a `PayloadStatusV1`.
+///
+/// [spec]: paris.md#payloadstatusv1
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JsonPayloadStatusKind {
+    /// The payload is valid.
+    Valid,
+    /// The payload (or an ancestor) is invalid.
+    Invalid,
+    /// The engine is syncing and cannot tell yet.
+    Syncing,
+    /// The payload's block hash checks out but its parent is unknown or not on the canonical
+    /// chain; not executed.
+    Accepted,
+    /// The block hash does not match the payload (Paris; later versions answer `INVALID`).
+    InvalidBlockHash,
+}
+
+/// `PayloadStatusV1` as sent.
+///
+/// [spec]: paris.md#payloadstatusv1
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonPayloadStatusV1 {
+    /// The verdict.
+    pub status: JsonPayloadStatusKind,
+    /// The most recent valid ancestor (or the block itself when `VALID`).
+    #[serde(with = "serde_hex::opt_data", default)]
+    pub latest_valid_hash: Option<Hash32>,
+    /// Why, when not valid.
+    #[serde(default)]
+    pub validation_error: Option<String>,
+}
+
+/// The response to `engine_forkchoiceUpdatedV3`.
+///
+/// [spec]: paris.md#engine_forkchoiceupdatedv1 (response)
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonForkchoiceUpdatedResponse {
+    /// The head's status.
+    pub payload_status: JsonPayloadStatusV1,
+    /// The identifier of the payload being built, when attributes were given and accepted.
+    #[serde(with = "serde_hex::opt_data", default)]
+    pub payload_id: Option<PayloadId>,
+}
+
+/// `BlobsBundleV2`: the blobs of a built payload, their commitments and the cell proofs of their
+/// extended blobs (`CELLS_PER_EXT_BLOB` per blob, blob-major).
+///
+/// [spec]: osaka.md#blobsbundlev2
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "E: EthSpec", deny_unknown_fields)]
+pub struct BlobsBundle<E: EthSpec> {
+    /// One commitment per blob.
+    #[serde(with = "serde_hex::data_vec")]
+    pub commitments: Vec<KZGCommitment>,
+    /// `CELLS_PER_EXT_BLOB` cell proofs per blob.
+    #[serde(with = "serde_hex::data_vec")]
+    pub proofs: Vec<KZGProof>,
+    /// The blobs.
+    #[serde(with = "serde_hex::data_vec")]
+    pub blobs: Vec<Blob<E>>,
+}
+
+impl<E: EthSpec> Default for BlobsBundle<E> {
+    fn default() -> Self {
+        Self {
+            commitments: vec![],
+            proofs: vec![],
+            blobs: vec![],
+        }
+    }
+}
+
+/// The response to `engine_getPayloadV5`, as sent.
+///
+/// [spec]: osaka.md#engine_getpayloadv5
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "E: EthSpec", rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonGetPayloadV5Response<E: EthSpec> {
+    pub execution_payload: JsonExecutionPayloadV3<E>,
+    #[serde(with = "serde_hex::quantity_u256")]
+    pub block_value: U256,
+    pub blobs_bundle: BlobsBundle<E>,
+    pub should_override_builder: bool,
+    /// EIP-7685 requests: `request_type ++ request_data`, ascending type, none empty.
+    #[serde(with = "serde_hex::data_vec")]
+    pub execution_requests: Vec<Vec<u8>>,
+}
+
+/// `BlobAndProofV2`: one blob from the execution layer's pool with its cell proofs.
+///
+/// [spec]: osaka.md#blobandproofv2
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "E: EthSpec", deny_unknown_fields)]
+pub struct BlobAndProof<E: EthSpec> {
+    /// The blob.
+    #[serde(with = "serde_hex::data")]
+    pub blob: Blob<E>,
+    /// `CELLS_PER_EXT_BLOB` cell proofs.
+    #[serde(with = "serde_hex::data_vec")]
+    pub proofs: Vec<KZGProof>,
+}
+
+/// `ClientVersionV1`: who an engine (or the consensus client) is.
+///
+/// [spec]: identification.md#clientversionv1
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClientVersion {
+    /// Two-letter client code (`GE`, `NM`, …).
+    pub code: String,
+    /// Human-readable client name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// First four bytes of the commit hash.
+    #[serde(with = "serde_hex::data")]
+    pub commit: Bytes4,
+}
+
+/// EIP-7685 request type of deposit requests.
+pub const DEPOSIT_REQUEST_TYPE: u8 = 0x00;
+/// EIP-7685 request type of withdrawal requests.
+pub const WITHDRAWAL_REQUEST_TYPE: u8 = 0x01;
+/// EIP-7685 request type of consolidation requests.
+pub const CONSOLIDATION_REQUEST_TYPE: u8 = 0x02;
+
+/// Why an `executionRequests` list was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestsError {
+    /// An element with no type byte or no data (empty requests must be left out).
+    #[error("request {index} is empty or has no data")]
+    Empty {
+        /// Position in the list.
+        index: usize,
+    },
+    /// Types not strictly ascending (out of order or repeated).
+    #[error("request type {request_type:#04x} is out of order or repeated")]
+    OutOfOrder {
+        /// The offending type.
+        request_type: u8,
+    },
+    /// A type this fork does not know.
+    #[error("unknown request type {0:#04x}")]
+    UnknownType(u8),
+    /// The data does not decode as a list of that type's requests within its limit.
+    #[error("request data of type {request_type:#04x} does not decode: {reason}")]
+    BadData {
+        /// The type.
+        request_type: u8,
+        /// The SSZ error.
+        reason: String,
+    },
+}
+
+/// `get_execution_requests_list(execution_requests)`: the typed byte strings `engine_newPayloadV4`
+/// takes, empty lists left out.
+///
+/// [spec]: electra/beacon-chain.md#new-get_execution_requests_list
+pub fn get_execution_requests_list<E: EthSpec>(requests: &ExecutionRequests<E>) -> Vec<Vec<u8>> {
+    let typed = |request_type: u8, data: Vec<u8>| {
+        let mut out = Vec::with_capacity(1 + data.len());
+        out.push(request_type);
+        out.extend_from_slice(&data);
+        out
+    };
+    let mut list = Vec::with_capacity(3);
+    if !requests.deposits.is_empty() {
+        list.push(typed(DEPOSIT_REQUEST_TYPE, requests.deposits.as_ssz_bytes()));
+    }
+    if !requests.withdrawals.is_empty() {
+        list.push(typed(
+            WITHDRAWAL_REQUEST_TYPE,
+            requests.withdrawals.as_ssz_bytes(),
+        ));
+    }
+    if !requests.consolidations.is_empty() {
+        list.push(typed(
+            CONSOLIDATION_REQUEST_TYPE,
+            requests.consolidations.as_ssz_bytes(),
+        ));
+    }
+    list
+}
+
+/// The inverse of [`get_execution_requests_list`], enforcing the Prague rules: each element
+/// non-empty, types strictly ascending, data a valid SSZ list of that type within its limit.
+///
+/// [spec]: prague.md#engine_newpayloadv4
+pub fn execution_requests_from_list<E: EthSpec>(
+    list: &[Vec<u8>],
+) -> Result<ExecutionRequests<E>, RequestsError> {
+    let mut requests = ExecutionRequests::<E> {
+        deposits: VariableList::empty(),
+        withdrawals: VariableList::empty(),
+        consolidations: VariableList::empty(),
+    };
+    let mut previous: Option<u8> = None;
+    for (index, element) in list.iter().enumerate() {
+        let Some((&request_type, data)) = element.split_first() else {
+            return Err(RequestsError::Empty { index });
+        };
+        if data.is_empty() {
+            return Err(RequestsError::Empty { index });
+        }
+        if previous.is_some_and(|p| request_type <= p) {
+            return Err(RequestsError::OutOfOrder { request_type });
+        }
+        previous = Some(request_type);
+        let bad = |e: ssz::DecodeError| RequestsError::BadData {
+            request_type,
+            reason: format!("{e:?}"),
+        };
+        match request_type {
+            DEPOSIT_REQUEST_TYPE => {
+                requests.deposits = VariableList::<DepositRequest, _>::from_ssz_bytes(data).map_err(bad)?
+            }
+            WITHDRAWAL_REQUEST_TYPE => {
+                requests.withdrawals =
+                    VariableList::<WithdrawalRequest, _>::from_ssz_bytes(data).map_err(bad)?
+            }
+            CONSOLIDATION_REQUEST_TYPE => {
+                requests.consolidations =
+                    VariableList::<ConsolidationRequest, _>::from_ssz_bytes(data).map_err(bad)?
+            }
+            other => return Err(RequestsError::UnknownType(other)),
+        }
+    }
+    Ok(requests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::{B256, BLSPubkey, BLSSignature, MainnetEthSpec};
+
+    type E = MainnetEthSpec;
+
+    #[test]
+    fn execution_requests_round_trip_and_skip_empty_lists() {
+        let mut requests = ExecutionRequests::<E> {
+            deposits: VariableList::empty(),
+            withdrawals: VariableList::empty(),
+            consolidations: VariableList::empty(),
+        };
+        assert!(get_execution_requests_list(&requests).is_empty());
+        requests
+            .deposits
+            .push(DepositRequest {
+                pubkey: BLSPubkey::repeat_byte(1),
+                withdrawal_credentials: B256::repeat_byte(2),
+                amount: 32_000_000_000,
+                signature: BLSSignature::repeat_byte(3),
+                index: 7,
+            })
+            .expect("room");
+        requests
+            .consolidations
+            .push(ConsolidationRequest {
+                source_address: Address::repeat_byte(4),
+                source_pubkey: BLSPubkey::repeat_byte(5),
+                target_pubkey: BLSPubkey::repeat_byte(6),
+            })
+            .expect("room");
+        let list = get_execution_requests_list(&requests);
+        assert_eq!(list.len(), 2);
+        assert_eq!(list[0][0], DEPOSIT_REQUEST_TYPE);
+        assert_eq!(list[0].len(), 1 + 192);
+        assert_eq!(list[1][0], CONSOLIDATION_REQUEST_TYPE);
+        assert_eq!(list[1].len(), 1 + 116);
+        assert_eq!(execution_requests_from_list::<E>(&list), Ok(requests));
+    }
+
+    #[test]
+    fn execution_requests_reject_disorder_empties_and_junk() {
+        let withdrawal = [vec![WITHDRAWAL_REQUEST_TYPE], vec![0u8; 76]].concat();
+        let deposit = [vec![DEPOSIT_REQUEST_TYPE], vec![0u8; 192]].concat();
+        assert_eq!(
+            execution_requests_from_list::<E>(&[withdrawal.clone(), deposit]),
+            Err(RequestsError::OutOfOrder { request_type: 0 })
+        );
+        assert_eq!(
+            execution_requests_from_list::<E>(&[withdrawal.clone(), withdrawal.clone()]),
+            Err(RequestsError::OutOfOrder { request_type: 1 })
+        );
+        assert_eq!(
+            execution_requests_from_list::<E>(&[vec![WITHDRAWAL_REQUEST_TYPE]]),
+            Err(RequestsError::Empty { index: 0 })
+        );
+        assert!(matches!(
+            execution_requests_from_list::<E>(&[vec![WITHDRAWAL_REQUEST_TYPE, 1, 2, 3]]),
+            Err(RequestsError::BadData { .. })
+        ));
+        assert_eq!(
+            execution_requests_from_list::<E>(&[vec![9, 1]]),
+            Err(RequestsError::UnknownType(9))
+        );
+    }
+
+    #[test]
+    fn payload_status_parses_spec_examples() {
+        let status: JsonPayloadStatusV1 = serde_json::from_str(
+            r#"{"status":"INVALID","latestValidHash":"0x0000000000000000000000000000000000000000000000000000000000000001","validationError":"bad"}"#,
+        )
+        .expect("valid json");
+        assert_eq!(status.status, JsonPayloadStatusKind::Invalid);
+        assert_eq!(status.latest_valid_hash, Some(B256::with_last_byte(1)));
+        let status: JsonPayloadStatusV1 =
+            serde_json::from_str(r#"{"status":"SYNCING","latestValidHash":null,"validationError":null}"#)
+                .expect("valid json");
+        assert_eq!(status.status, JsonPayloadStatusKind::Syncing);
+        assert_eq!(status.latest_valid_hash, None);
+    }
+}

@@ -1,0 +1,382 @@
+//! Caches carried beside a state so that a block costs time in proportion to its contents, not to
+//! the number of validators: committee shufflings, public keys, the total active balance.
+//!
+//! Every cache is derived from the state alone, so dropping one only costs time: it is rebuilt on
+//! the next use. Clones of a state share the immutable parts through `Arc`s.
+
+use std::sync::Arc;
+
+use bls::{PublicKey, PublicKeyBytes};
+use parking_lot::RwLock;
+use rustc_hash::FxHashMap;
+use types::{ChainSpec, Epoch, EthSpec, Gwei, Root, Slot, ValidatorIndex};
+
+use crate::{
+    Error,
+    common::{
+        compute_epoch_at_slot, compute_start_slot_at_epoch, get_committee_count_per_slot_for,
+        get_current_epoch, get_previous_epoch, get_seed, is_active_validator,
+    },
+    view::StateRef,
+};
+use types::signing::DOMAIN_BEACON_ATTESTER;
+
+/// The committees of one epoch: the active validators, their shuffling, and the sum of their
+/// effective balances.
+///
+/// [spec]: phase0/beacon-chain.md#compute_committee
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitteeCache {
+    epoch: Epoch,
+    seed: Root,
+    /// `get_active_validator_indices(state, epoch)`, ascending.
+    active_indices: Vec<ValidatorIndex>,
+    /// `active_indices` in the order `compute_committee` reads them:
+    /// `shuffling[i] == active_indices[compute_shuffled_index(i, n, seed)]`.
+    shuffling: Vec<ValidatorIndex>,
+    committees_per_slot: u64,
+    slots_per_epoch: u64,
+    /// `get_total_active_balance` at `epoch` (at least one increment), as of when the cache
+    /// was built.
+    total_active_balance: Gwei,
+}
+
+impl CommitteeCache {
+    /// Builds the committees of `epoch` from `state` (which must be able to see that epoch's
+    /// seed: the previous, current or next epoch).
+    pub fn new<E: EthSpec>(
+        state: &StateRef<'_, E>,
+        epoch: Epoch,
+        spec: &ChainSpec,
+    ) -> Result<Self, Error> {
+        let current = get_current_epoch(state);
+        if epoch + 1 < current || epoch > current + 1 {
+            return Err(Error::EpochOutOfRange { epoch, current });
+        }
+        let _ = spec;
+        let mut active_indices = Vec::with_capacity(state.validators.len());
+        let mut total: Gwei = 0;
+        for (index, validator) in state.validators.iter().enumerate() {
+            if is_active_validator(validator, epoch) {
+                active_indices.push(index as ValidatorIndex);
+                total = total.saturating_add(validator.effective_balance);
+            }
+        }
+        let seed = get_seed(state, epoch, DOMAIN_BEACON_ATTESTER);
+        let shuffling = swap_or_not_shuffle::shuffle_list(
+            active_indices.iter().map(|&i| i as usize).collect(),
+            E::SHUFFLE_ROUND_COUNT,
+            &seed.0,
+            true,
+        )
+        .ok_or(Error::ArithmeticOverflow("shuffle_list"))?
+        .into_iter()
+        .map(|i| i as ValidatorIndex)
+        .collect();
+        Ok(Self {
+            epoch,
+            seed,
+            committees_per_slot: get_committee_count_per_slot_for::<E>(active_indices.len()),
+            active_indices,
+            shuffling,
+            slots_per_epoch: E::slots_per_epoch(),
+            total_active_balance: total.max(E::EFFECTIVE_BALANCE_INCREMENT),
+        })
+    }
+
+    /// The epoch these committees belong to.
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
+    /// The attester seed the shuffling was made with.
+    pub fn seed(&self) -> Root {
+        self.seed
+    }
+
+    /// `get_active_validator_indices(state, epoch)`, ascending.
+    pub fn active_indices(&self) -> &[ValidatorIndex] {
+        &self.active_indices
+    }
+
+    /// The active validators in shuffled order.
+    pub fn shuffling(&self) -> &[ValidatorIndex] {
+        &self.shuffling
+    }
+
+    /// `get_committee_count_per_slot(state, epoch)`.
+    pub fn committees_per_slot(&self) -> u64 {
+        self.committees_per_slot
+    }
+
+    /// `get_total_active_balance(state)` for this epoch, as of when the cache was built.
+    pub fn total_active_balance(&self) -> Gwei {
+        self.total_active_balance
+    }
+
+    /// `get_beacon_committee(state, slot, index)`.
+    ///
+    /// [spec]: phase0/beacon-chain.md#get_beacon_committee
+    pub fn get_beacon_committee(&self, slot: Slot, index: u64) -> Result<&[ValidatorIndex], Error> {
+        if slot / self.slots_per_epoch != self.epoch {
+            return Err(Error::EpochOutOfRange {
+                epoch: slot / self.slots_per_epoch,
+                current: self.epoch,
+            });
+        }
+        if index >= self.committees_per_slot {
+            return Err(Error::CommitteeIndexOutOfRange {
+                index,
+                count: self.committees_per_slot,
+            });
+        }
+        let count = self.committees_per_slot * self.slots_per_epoch;
+        let i = (slot % self.slots_per_epoch) * self.committees_per_slot + index;
+        let n = self.shuffling.len() as u64;
+        // `compute_committee`: the `i`-th of `count` equal slices. `n * (i + 1)` cannot overflow:
+        // `n` is at most 2^40 and `count` at most 64 * 32.
+        let start = (n * i / count) as usize;
+        let end = (n * (i + 1) / count) as usize;
+        Ok(&self.shuffling[start..end])
+    }
+
+    /// Every committee of `slot`, in committee-index order.
+    pub fn get_beacon_committees_at_slot(
+        &self,
+        slot: Slot,
+    ) -> Result<Vec<&[ValidatorIndex]>, Error> {
+        (0..self.committees_per_slot)
+            .map(|index| self.get_beacon_committee(slot, index))
+            .collect()
+    }
+}
+
+/// Public keys of the registry, shared by every state of one chain: compressed key → index, and
+/// index → decompressed key.
+///
+/// A validator's public key never changes, but two forks of the chain may add different
+/// validators at the same index. So every answer is checked against the state asked about (the
+/// key at that index in *its* registry), and a mismatch falls back to the slow path; the cache
+/// can make a lookup slow, never wrong.
+#[derive(Debug, Default)]
+pub struct PubkeyCache {
+    by_key: FxHashMap<PublicKeyBytes, ValidatorIndex>,
+    by_index: Vec<Option<(PublicKeyBytes, PublicKey)>>,
+}
+
+/// The caches carried beside one state. Cloning is cheap (`Arc`s).
+#[derive(Debug, Clone, Default)]
+pub struct Caches {
+    /// Committees of the previous, current and next epoch (any order; looked up by epoch).
+    committees: [Option<Arc<CommitteeCache>>; 3],
+    /// Shared with every state of the chain.
+    pubkeys: Arc<RwLock<PubkeyCache>>,
+    /// How many of this state's validators are known to be in `pubkeys.by_key`.
+    pubkeys_indexed: usize,
+}
+
+impl Caches {
+    /// Empty caches sharing `pubkeys` with other states of the same chain.
+    pub fn with_pubkeys(pubkeys: Arc<RwLock<PubkeyCache>>) -> Self {
+        Self {
+            pubkeys,
+            ..Self::default()
+        }
+    }
+
+    /// The shared public-key cache, for building the caches of another state of the same chain.
+    pub fn pubkey_cache(&self) -> Arc<RwLock<PubkeyCache>> {
+        self.pubkeys.clone()
+    }
+
+    /// Forgets every committee cache (after a change to the registry that committees depend on,
+    /// which only epoch processing makes).
+    pub fn clear_committees(&mut self) {
+        self.committees = Default::default();
+    }
+
+    /// The committees of `epoch`, built on first use. `epoch` must be the state's previous,
+    /// current or next epoch.
+    pub fn committees<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        epoch: Epoch,
+        spec: &ChainSpec,
+    ) -> Result<Arc<CommitteeCache>, Error> {
+        let seed = get_seed(state, epoch, DOMAIN_BEACON_ATTESTER);
+        if let Some(cache) = self
+            .committees
+            .iter()
+            .flatten()
+            .find(|c| c.epoch == epoch && c.seed == seed)
+        {
+            return Ok(cache.clone());
+        }
+        let cache = Arc::new(CommitteeCache::new(state, epoch, spec)?);
+        // Replace the slot of an epoch this state can no longer ask about, or the oldest.
+        let current = get_current_epoch(state);
+        let previous = get_previous_epoch(state);
+        let slot = self
+            .committees
+            .iter()
+            .position(|c| match c {
+                None => true,
+                Some(c) => c.epoch < previous || c.epoch > current + 1 || c.epoch == epoch,
+            })
+            .unwrap_or_else(|| {
+                self.committees
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, c)| c.as_ref().map_or(0, |c| c.epoch))
+                    .map_or(0, |(i, _)| i)
+            });
+        self.committees[slot] = Some(cache.clone());
+        Ok(cache)
+    }
+
+    /// The committees of the epoch of `slot`.
+    pub fn committees_at_slot<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        slot: Slot,
+        spec: &ChainSpec,
+    ) -> Result<Arc<CommitteeCache>, Error> {
+        self.committees(state, compute_epoch_at_slot::<E>(slot), spec)
+    }
+
+    /// `get_total_active_balance(state)`: the current epoch's total effective balance of active
+    /// validators (at least one increment).
+    ///
+    /// Effective balances only change in epoch processing, which recomputes this where the spec
+    /// reads it after `process_effective_balance_updates`.
+    ///
+    /// [spec]: phase0/beacon-chain.md#get_total_active_balance
+    pub fn get_total_active_balance<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        spec: &ChainSpec,
+    ) -> Result<Gwei, Error> {
+        let epoch = get_current_epoch(state);
+        Ok(self.committees(state, epoch, spec)?.total_active_balance())
+    }
+
+    /// Makes sure every validator of `state` is in the key → index map. Costs time only for
+    /// validators added since the last call.
+    pub fn index_pubkeys<E: EthSpec>(&mut self, state: &StateRef<'_, E>) {
+        let len = state.validators.len();
+        if self.pubkeys_indexed >= len {
+            self.pubkeys_indexed = self.pubkeys_indexed.min(len);
+            return;
+        }
+        let mut cache = self.pubkeys.write();
+        for (index, validator) in state.validators.iter_from(self.pubkeys_indexed).into_iter().flatten().enumerate() {
+            let index = (self.pubkeys_indexed + index) as ValidatorIndex;
+            cache.by_key.insert(PublicKeyBytes(validator.pubkey.0), index);
+        }
+        self.pubkeys_indexed = len;
+    }
+
+    /// Records that `state` just appended the validator at `index` with `pubkey`
+    /// (`add_validator_to_registry`).
+    pub fn push_validator(&mut self, index: ValidatorIndex, pubkey: &PublicKeyBytes) {
+        self.pubkeys.write().by_key.insert(*pubkey, index);
+        if self.pubkeys_indexed as u64 == index {
+            self.pubkeys_indexed += 1;
+        }
+    }
+
+    /// The index of the validator of `state` whose key is `pubkey`, if any.
+    pub fn validator_index<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        pubkey: &PublicKeyBytes,
+    ) -> Option<ValidatorIndex> {
+        self.index_pubkeys(state);
+        let found = self.pubkeys.read().by_key.get(pubkey).copied();
+        match found {
+            Some(index) => match state.validators.get(index as usize) {
+                Some(v) if v.pubkey.0 == pubkey.0 => Some(index),
+                // Another fork put a different validator at that index: look the slow way.
+                _ => state
+                    .validators
+                    .iter()
+                    .position(|v| v.pubkey.0 == pubkey.0)
+                    .map(|i| i as ValidatorIndex),
+            },
+            None => None,
+        }
+    }
+
+    /// The decompressed public key of validator `index` of `state`.
+    pub fn pubkey<E: EthSpec>(
+        &self,
+        state: &StateRef<'_, E>,
+        index: ValidatorIndex,
+    ) -> Result<PublicKey, Error> {
+        let validator = state
+            .validators
+            .get(index as usize)
+            .ok_or(Error::UnknownValidator {
+                index,
+                len: state.validators.len(),
+            })?;
+        let bytes = PublicKeyBytes(validator.pubkey.0);
+        if let Some(Some((cached_bytes, key))) = self.pubkeys.read().by_index.get(index as usize)
+            && *cached_bytes == bytes
+        {
+            return Ok(*key);
+        }
+        let key = bytes.decompress().map_err(|_| Error::InvalidPubkey(index))?;
+        let mut cache = self.pubkeys.write();
+        let i = index as usize;
+        if cache.by_index.len() <= i {
+            cache.by_index.resize(i + 1, None);
+        }
+        if cache.by_index[i].is_none() {
+            cache.by_index[i] = Some((bytes, key));
+        }
+        Ok(key)
+    }
+
+    /// Decompresses every key of `state` not yet in the cache, in parallel on `pool` (a node
+    /// does this once at start-up so that the first blocks are not slow).
+    pub fn decompress_all<E: EthSpec>(
+        &self,
+        state: &StateRef<'_, E>,
+        pool: &rayon::ThreadPool,
+    ) -> Result<(), Error> {
+        use rayon::prelude::*;
+        let missing: Vec<(usize, PublicKeyBytes)> = {
+            let cache = self.pubkeys.read();
+            state
+                .validators
+                .iter()
+                .enumerate()
+                .filter(|(i, v)| {
+                    !matches!(cache.by_index.get(*i), Some(Some((b, _))) if b.0 == v.pubkey.0)
+                })
+                .map(|(i, v)| (i, PublicKeyBytes(v.pubkey.0)))
+                .collect()
+        };
+        let keys: Vec<(usize, PublicKeyBytes, Result<PublicKey, Error>)> = pool.install(|| {
+            missing
+                .into_par_iter()
+                .map(|(i, b)| (i, b, b.decompress().map_err(|_| Error::InvalidPubkey(i as u64))))
+                .collect()
+        });
+        let mut cache = self.pubkeys.write();
+        for (i, bytes, key) in keys {
+            let key = key?;
+            if cache.by_index.len() <= i {
+                cache.by_index.resize(i + 1, None);
+            }
+            cache.by_index[i] = Some((bytes, key));
+        }
+        Ok(())
+    }
+}
+
+/// The first slot of `epoch`, re-exported for cache users.
+pub fn epoch_start_slot<E: EthSpec>(epoch: Epoch) -> Slot {
+    compute_start_slot_at_epoch::<E>(epoch)
+}

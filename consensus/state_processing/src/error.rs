@@ -1,0 +1,78 @@
+//! Errors shared by every part of the state transition.
+//!
+//! Block and epoch processing wrap these in their own errors, which add what was being done
+//! (which operation, at which index, which check).
+
+use types::{Epoch, ForkName, Slot};
+
+/// A failure of a helper function or cache: an index out of range, arithmetic that would
+/// overflow, a state of a fork this code does not process.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// Processing is written for Electra and later; an earlier state was given.
+    #[error("states of fork {0} are not processed (Electra and later are)")]
+    UnsupportedFork(ForkName),
+    /// A validator index at or beyond the registry's length.
+    #[error("validator index {index} is out of range (registry has {len})")]
+    UnknownValidator { index: u64, len: usize },
+    /// Arithmetic that would overflow or underflow `u64`, or divide by zero.
+    #[error("arithmetic overflow in {0}")]
+    ArithmeticOverflow(&'static str),
+    /// A slot whose root is not in the state's `block_roots`/`state_roots` window.
+    #[error("slot {slot} is outside the state's root history (state slot {state_slot})")]
+    SlotOutOfRange { slot: Slot, state_slot: Slot },
+    /// An epoch for which committees cannot be computed from this state.
+    #[error("no committees for epoch {epoch} from a state at epoch {current}")]
+    EpochOutOfRange { epoch: Epoch, current: Epoch },
+    /// A committee index at or beyond the epoch's committees per slot.
+    #[error("committee index {index} is out of range ({count} committees per slot)")]
+    CommitteeIndexOutOfRange { index: u64, count: u64 },
+    /// No active validators: committees and proposers cannot be computed.
+    #[error("there are no active validators at epoch {0}")]
+    NoActiveValidators(Epoch),
+    /// A list of the state is full (its SSZ limit is reached).
+    #[error("state list `{0}` is full")]
+    ListFull(&'static str),
+    /// A milhouse tree operation failed.
+    #[error("state tree: {0}")]
+    Tree(String),
+    /// A BLS public key in the registry could not be decompressed.
+    #[error("validator {0} has an invalid public key")]
+    InvalidPubkey(u64),
+}
+
+impl From<milhouse::Error> for Error {
+    fn from(e: milhouse::Error) -> Self {
+        Error::Tree(format!("{e:?}"))
+    }
+}
+
+impl From<packed_list::Error> for Error {
+    fn from(e: packed_list::Error) -> Self {
+        Error::Tree(format!("{e:?}"))
+    }
+}
+
+/// `a + b`, or an [`Error::ArithmeticOverflow`] naming `what`.
+#[inline]
+pub fn add(a: u64, b: u64, what: &'static str) -> Result<u64, Error> {
+    a.checked_add(b).ok_or(Error::ArithmeticOverflow(what))
+}
+
+/// `a * b`, or an [`Error::ArithmeticOverflow`] naming `what`.
+#[inline]
+pub fn mul(a: u64, b: u64, what: &'static str) -> Result<u64, Error> {
+    a.checked_mul(b).ok_or(Error::ArithmeticOverflow(what))
+}
+
+/// `a / b`, or an [`Error::ArithmeticOverflow`] naming `what` when `b` is zero.
+#[inline]
+pub fn div(a: u64, b: u64, what: &'static str) -> Result<u64, Error> {
+    a.checked_div(b).ok_or(Error::ArithmeticOverflow(what))
+}
+
+/// `a - b`, or an [`Error::ArithmeticOverflow`] naming `what`.
+#[inline]
+pub fn sub(a: u64, b: u64, what: &'static str) -> Result<u64, Error> {
+    a.checked_sub(b).ok_or(Error::ArithmeticOverflow(what))
+}

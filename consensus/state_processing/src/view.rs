@@ -1,0 +1,150 @@
+//! Field-level views of a post-Electra `BeaconState`.
+//!
+//! The Electra and Fulu states share every field but Fulu's `proposer_lookahead`. Processing is
+//! written once, against these views: [`StateMut`] borrows every field of either state mutably
+//! (so a function may walk `validators` while it writes `balances`), [`StateRef`] borrows them
+//! shared. Fields that only some forks have are `Option`s.
+
+use milhouse::{List, Vector};
+use packed_list::PackedList;
+use ssz_types::{BitVector, typenum::U4};
+use types::{
+    BeaconState, EthSpec, ForkName, Gwei, ParticipationFlags, Root,
+    electra::{
+        BeaconBlockHeader, Checkpoint, Eth1Data, ExecutionPayloadHeader, Fork, HistoricalSummary,
+        PendingConsolidation, PendingDeposit, PendingPartialWithdrawal, SyncCommittee, Validator,
+    },
+};
+
+use crate::Error;
+
+macro_rules! state_views {
+    ($($field:ident : $ty:ty,)*) => {
+        /// Every field of an Electra or Fulu state, borrowed mutably.
+        pub struct StateMut<'a, E: EthSpec> {
+            /// The fork of the state behind the view.
+            pub fork_name: ForkName,
+            $(#[doc = concat!("`", stringify!($field), "`.")] pub $field: &'a mut $ty,)*
+            /// `proposer_lookahead` [New in Fulu:EIP7917]; `None` before Fulu.
+            pub proposer_lookahead: Option<&'a mut Vector<u64, E::ProposerLookaheadSlots>>,
+        }
+
+        /// Every field of an Electra or Fulu state, borrowed shared.
+        #[derive(Clone, Copy)]
+        pub struct StateRef<'a, E: EthSpec> {
+            /// The fork of the state behind the view.
+            pub fork_name: ForkName,
+            $(#[doc = concat!("`", stringify!($field), "`.")] pub $field: &'a $ty,)*
+            /// `proposer_lookahead` [New in Fulu:EIP7917]; `None` before Fulu.
+            pub proposer_lookahead: Option<&'a Vector<u64, E::ProposerLookaheadSlots>>,
+        }
+
+        impl<'a, E: EthSpec> StateMut<'a, E> {
+            /// A mutable view of `state`; states before Electra have no view.
+            pub fn new(state: &'a mut BeaconState<E>) -> Result<Self, Error> {
+                match state {
+                    BeaconState::Electra(s) => Ok(Self {
+                        fork_name: ForkName::Electra,
+                        $($field: &mut s.$field,)*
+                        proposer_lookahead: None,
+                    }),
+                    BeaconState::Fulu(s) => Ok(Self {
+                        fork_name: ForkName::Fulu,
+                        $($field: &mut s.$field,)*
+                        proposer_lookahead: Some(&mut s.proposer_lookahead),
+                    }),
+                    other => Err(Error::UnsupportedFork(other.fork_name())),
+                }
+            }
+
+            /// A shared view of the same fields, for the read-only helpers.
+            pub fn as_ref(&self) -> StateRef<'_, E> {
+                StateRef {
+                    fork_name: self.fork_name,
+                    $($field: &*self.$field,)*
+                    proposer_lookahead: self.proposer_lookahead.as_deref(),
+                }
+            }
+        }
+
+        impl<'a, E: EthSpec> StateRef<'a, E> {
+            /// A shared view of `state`; states before Electra have no view.
+            pub fn new(state: &'a BeaconState<E>) -> Result<Self, Error> {
+                match state {
+                    BeaconState::Electra(s) => Ok(Self {
+                        fork_name: ForkName::Electra,
+                        $($field: &s.$field,)*
+                        proposer_lookahead: None,
+                    }),
+                    BeaconState::Fulu(s) => Ok(Self {
+                        fork_name: ForkName::Fulu,
+                        $($field: &s.$field,)*
+                        proposer_lookahead: Some(&s.proposer_lookahead),
+                    }),
+                    other => Err(Error::UnsupportedFork(other.fork_name())),
+                }
+            }
+        }
+    };
+}
+
+state_views! {
+    genesis_time: u64,
+    genesis_validators_root: Root,
+    slot: u64,
+    fork: Fork,
+    latest_block_header: BeaconBlockHeader,
+    block_roots: Vector<Root, E::SlotsPerHistoricalRoot>,
+    state_roots: Vector<Root, E::SlotsPerHistoricalRoot>,
+    historical_roots: List<Root, E::HistoricalRootsLimit>,
+    eth1_data: Eth1Data,
+    eth1_data_votes: List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
+    eth1_deposit_index: u64,
+    validators: List<Validator, E::ValidatorRegistryLimit>,
+    balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
+    randao_mixes: Vector<Root, E::EpochsPerHistoricalVector>,
+    slashings: Vector<Gwei, E::EpochsPerSlashingsVector>,
+    previous_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
+    current_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
+    justification_bits: BitVector<U4>,
+    previous_justified_checkpoint: Checkpoint,
+    current_justified_checkpoint: Checkpoint,
+    finalized_checkpoint: Checkpoint,
+    inactivity_scores: PackedList<u64, E::ValidatorRegistryLimit>,
+    current_sync_committee: SyncCommittee<E>,
+    next_sync_committee: SyncCommittee<E>,
+    latest_execution_payload_header: ExecutionPayloadHeader<E>,
+    next_withdrawal_index: u64,
+    next_withdrawal_validator_index: u64,
+    historical_summaries: List<HistoricalSummary, E::HistoricalRootsLimit>,
+    deposit_requests_start_index: u64,
+    deposit_balance_to_consume: Gwei,
+    exit_balance_to_consume: Gwei,
+    earliest_exit_epoch: u64,
+    consolidation_balance_to_consume: Gwei,
+    earliest_consolidation_epoch: u64,
+    pending_deposits: List<PendingDeposit, E::PendingDepositsLimit>,
+    pending_partial_withdrawals: List<PendingPartialWithdrawal, E::PendingPartialWithdrawalsLimit>,
+    pending_consolidations: List<PendingConsolidation, E::PendingConsolidationsLimit>,
+}
+
+impl<E: EthSpec> StateMut<'_, E> {
+    /// Folds the pending writes of every milhouse field into its tree; required before hashing.
+    pub fn apply_updates(&mut self) -> Result<(), Error> {
+        self.block_roots.apply_updates()?;
+        self.state_roots.apply_updates()?;
+        self.historical_roots.apply_updates()?;
+        self.eth1_data_votes.apply_updates()?;
+        self.validators.apply_updates()?;
+        self.randao_mixes.apply_updates()?;
+        self.slashings.apply_updates()?;
+        self.historical_summaries.apply_updates()?;
+        self.pending_deposits.apply_updates()?;
+        self.pending_partial_withdrawals.apply_updates()?;
+        self.pending_consolidations.apply_updates()?;
+        if let Some(lookahead) = self.proposer_lookahead.as_mut() {
+            lookahead.apply_updates()?;
+        }
+        Ok(())
+    }
+}

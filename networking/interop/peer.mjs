@@ -1,0 +1,607 @@
+// A js-libp2p peer for Arbor's networking interop test (networking/tests/interop_js.rs).
+//
+// Given an Arbor node's ENR, it
+//   1. finds the node through discv5 (PING, then FINDNODE at distance 0, which returns the node's
+//      current record over the wire) and reads `eth2` (fork digest) and `tcp` from that record;
+//   2. dials it over TCP with noise and exactly one muxer (--muxer yamux|mplex), so the muxer
+//      cannot silently fall back to the other;
+//   3. speaks eth2 req/resp with ssz_snappy framing: sends Status (v2, falling back to v1) and
+//      Ping, and serves Status, Ping and MetaData when Arbor asks;
+//   4. joins the eth2 gossip topic /eth2/<fork_digest>/voluntary_exit/ssz_snappy with the
+//      consensus spec's gossipsub settings (no signatures, snappy block compression, the
+//      SHA-256 message id over the decompressed payload and the topic), publishes one
+//      SignedVoluntaryExit and waits for one from Arbor.
+//
+// It reports on stdout, one JSON object per line ({"event": ...}); the Rust test drives it by
+// writing lines to stdin ("exit"). Anything that goes wrong ends the process with a non-zero
+// status after an {"event":"error"} line. Diagnostics go to stderr.
+//
+// Specs: consensus-specs phase0/p2p-interface.md (req/resp encoding, gossip encoding and
+// message-id), altair/p2p-interface.md (message-id with the topic), fulu/p2p-interface.md
+// (Status v2, MetaData v3); the snappy framing format
+// (https://github.com/google/snappy/blob/main/framing_format.txt).
+
+import { createHash } from 'node:crypto'
+import dgram from 'node:dgram'
+import readline from 'node:readline'
+
+import { Discv5 } from '@chainsafe/discv5'
+import { ENR, SignableENR } from '@chainsafe/enr'
+import { gossipsub } from '@chainsafe/libp2p-gossipsub'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { identify } from '@libp2p/identify'
+import { mplex } from '@libp2p/mplex'
+import { tcp } from '@libp2p/tcp'
+import { multiaddr } from '@multiformats/multiaddr'
+import { createLibp2p } from 'libp2p'
+import SnappyJS from 'snappyjs'
+
+// ------------------------------------------------------------------------------------------
+// Arguments
+// ------------------------------------------------------------------------------------------
+
+function parseArgs (argv) {
+  const args = { muxer: 'yamux', timeoutMs: 60000, validatorIndex: 42n }
+  for (let i = 0; i < argv.length; i++) {
+    const key = argv[i]
+    const value = argv[i + 1]
+    switch (key) {
+      case '--enr': args.enr = value; i++; break
+      case '--muxer': args.muxer = value; i++; break
+      case '--timeout-ms': args.timeoutMs = Number(value); i++; break
+      case '--validator-index': args.validatorIndex = BigInt(value); i++; break
+      default: throw new Error(`unknown argument ${key}`)
+    }
+  }
+  if (args.enr == null) throw new Error('--enr <arbor enr> is required')
+  if (args.muxer !== 'yamux' && args.muxer !== 'mplex') throw new Error(`--muxer must be yamux or mplex, not ${args.muxer}`)
+  return args
+}
+
+// ------------------------------------------------------------------------------------------
+// Reporting
+// ------------------------------------------------------------------------------------------
+
+function report (event, fields = {}) {
+  process.stdout.write(JSON.stringify({ event, ...fields }, (_, v) => typeof v === 'bigint' ? v.toString() : v) + '\n')
+}
+
+function log (...parts) {
+  process.stderr.write(`[js-peer] ${parts.join(' ')}\n`)
+}
+
+const toHex = (bytes) => Buffer.from(bytes).toString('hex')
+
+function withTimeout (promise, ms, what) {
+  let timer
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms) })
+  ]).finally(() => clearTimeout(timer))
+}
+
+// ------------------------------------------------------------------------------------------
+// CRC-32C and the snappy framing format (req/resp payloads)
+// ------------------------------------------------------------------------------------------
+
+const CRC32C_TABLE = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = (c & 1) ? (0x82f63b78 ^ (c >>> 1)) : (c >>> 1)
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+function crc32c (bytes) {
+  let crc = 0xffffffff
+  for (const b of bytes) crc = CRC32C_TABLE[(crc ^ b) & 0xff] ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+// The framing format stores the CRC "masked" so that CRCs of CRCs stay useful.
+function maskedCrc (bytes) {
+  const crc = crc32c(bytes)
+  return (((crc >>> 15) | (crc << 17)) + 0xa282ead8) >>> 0
+}
+
+const STREAM_IDENTIFIER = Uint8Array.from([0xff, 0x06, 0x00, 0x00, 0x73, 0x4e, 0x61, 0x50, 0x70, 0x59])
+const MAX_FRAME_DATA = 65536
+
+function frameChunk (type, crc, body) {
+  const length = body.length + 4
+  const out = new Uint8Array(4 + length)
+  out[0] = type
+  out[1] = length & 0xff
+  out[2] = (length >>> 8) & 0xff
+  out[3] = (length >>> 16) & 0xff
+  new DataView(out.buffer).setUint32(4, crc, true)
+  out.set(body, 8)
+  return out
+}
+
+function snappyFrameEncode (data) {
+  const parts = [STREAM_IDENTIFIER]
+  for (let offset = 0; offset < data.length || (offset === 0 && data.length === 0); offset += MAX_FRAME_DATA) {
+    const piece = data.subarray(offset, offset + MAX_FRAME_DATA)
+    const compressed = SnappyJS.compress(piece)
+    parts.push(compressed.length < piece.length
+      ? frameChunk(0x00, maskedCrc(piece), compressed)
+      : frameChunk(0x01, maskedCrc(piece), piece))
+    if (data.length === 0) break
+  }
+  return concat(parts)
+}
+
+// Decodes framed snappy from `bytes` at `offset` until `expected` uncompressed bytes came out.
+// Returns { data, next } or throws on bad framing, bad CRC or more data than announced.
+function snappyFrameDecode (bytes, offset, expected) {
+  const out = []
+  let produced = 0
+  let sawIdentifier = false
+  while (produced < expected || !sawIdentifier) {
+    if (offset + 4 > bytes.length) throw new Error('truncated snappy frame header')
+    const type = bytes[offset]
+    const length = bytes[offset + 1] | (bytes[offset + 2] << 8) | (bytes[offset + 3] << 16)
+    const body = bytes.subarray(offset + 4, offset + 4 + length)
+    if (body.length < length) throw new Error('truncated snappy frame')
+    offset += 4 + length
+    if (type === 0xff) {
+      if (length !== 6 || toHex(body) !== '734e61507059') throw new Error('bad snappy stream identifier')
+      sawIdentifier = true
+      continue
+    }
+    if (!sawIdentifier) throw new Error('snappy frame before the stream identifier')
+    if (type === 0x00 || type === 0x01) {
+      if (length < 4) throw new Error('snappy frame too short for its CRC')
+      const crc = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true)
+      const payload = type === 0x00 ? SnappyJS.uncompress(body.subarray(4), MAX_FRAME_DATA) : body.subarray(4)
+      if (maskedCrc(payload) !== crc) throw new Error('snappy frame CRC mismatch')
+      produced += payload.length
+      if (produced > expected) throw new Error(`snappy payload longer than the announced ${expected} bytes`)
+      out.push(payload)
+    } else if (type >= 0x80 && type <= 0xfd) {
+      // Skippable chunk.
+    } else {
+      throw new Error(`unskippable snappy chunk type ${type}`)
+    }
+  }
+  return { data: concat(out), next: offset }
+}
+
+function concat (parts) {
+  const total = parts.reduce((n, p) => n + p.length, 0)
+  const out = new Uint8Array(total)
+  let at = 0
+  for (const p of parts) { out.set(p, at); at += p.length }
+  return out
+}
+
+// ------------------------------------------------------------------------------------------
+// Unsigned LEB128 varints (req/resp length prefixes)
+// ------------------------------------------------------------------------------------------
+
+function encodeVarint (n) {
+  const out = []
+  let v = BigInt(n)
+  do {
+    let b = Number(v & 0x7fn)
+    v >>= 7n
+    if (v > 0n) b |= 0x80
+    out.push(b)
+  } while (v > 0n)
+  return Uint8Array.from(out)
+}
+
+function decodeVarint (bytes, offset) {
+  let value = 0n
+  let shift = 0n
+  for (let i = 0; i < 10; i++) {
+    if (offset + i >= bytes.length) throw new Error('truncated varint')
+    const b = bytes[offset + i]
+    value |= BigInt(b & 0x7f) << shift
+    if ((b & 0x80) === 0) return { value, next: offset + i + 1 }
+    shift += 7n
+  }
+  throw new Error('varint longer than 10 bytes')
+}
+
+// ------------------------------------------------------------------------------------------
+// eth2 req/resp: protocols, SSZ of the messages this peer speaks
+// ------------------------------------------------------------------------------------------
+
+const PROTOCOL_PREFIX = '/eth2/beacon_chain/req'
+const STATUS_V2 = `${PROTOCOL_PREFIX}/status/2/ssz_snappy`
+const STATUS_V1 = `${PROTOCOL_PREFIX}/status/1/ssz_snappy`
+const PING_V1 = `${PROTOCOL_PREFIX}/ping/1/ssz_snappy`
+const METADATA_V3 = `${PROTOCOL_PREFIX}/metadata/3/ssz_snappy`
+const METADATA_V2 = `${PROTOCOL_PREFIX}/metadata/2/ssz_snappy`
+const GOODBYE_V1 = `${PROTOCOL_PREFIX}/goodbye/1/ssz_snappy`
+
+// Status v1: fork_digest(4) finalized_root(32) finalized_epoch(8) head_root(32) head_slot(8);
+// v2 adds earliest_available_slot(8).
+function encodeStatus (s, version) {
+  const out = new Uint8Array(version === 2 ? 92 : 84)
+  const view = new DataView(out.buffer)
+  out.set(s.forkDigest, 0)
+  out.set(s.finalizedRoot, 4)
+  view.setBigUint64(36, s.finalizedEpoch, true)
+  out.set(s.headRoot, 44)
+  view.setBigUint64(76, s.headSlot, true)
+  if (version === 2) view.setBigUint64(84, s.earliestAvailableSlot ?? 0n, true)
+  return out
+}
+
+function decodeStatus (bytes, version) {
+  const size = version === 2 ? 92 : 84
+  if (bytes.length !== size) throw new Error(`Status v${version} must be ${size} bytes, got ${bytes.length}`)
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
+  return {
+    forkDigest: bytes.slice(0, 4),
+    finalizedRoot: bytes.slice(4, 36),
+    finalizedEpoch: view.getBigUint64(36, true),
+    headRoot: bytes.slice(44, 76),
+    headSlot: view.getBigUint64(76, true),
+    earliestAvailableSlot: version === 2 ? view.getBigUint64(84, true) : undefined
+  }
+}
+
+const statusJson = (s) => ({
+  fork_digest: toHex(s.forkDigest),
+  finalized_root: toHex(s.finalizedRoot),
+  finalized_epoch: s.finalizedEpoch,
+  head_root: toHex(s.headRoot),
+  head_slot: s.headSlot,
+  earliest_available_slot: s.earliestAvailableSlot
+})
+
+function uint64Bytes (n) {
+  const out = new Uint8Array(8)
+  new DataView(out.buffer).setBigUint64(0, BigInt(n), true)
+  return out
+}
+
+function readUint64 (bytes) {
+  if (bytes.length !== 8) throw new Error(`uint64 must be 8 bytes, got ${bytes.length}`)
+  return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true)
+}
+
+// MetaData v3: seq_number(8) attnets(Bitvector[64], 8) syncnets(Bitvector[4], 1)
+// custody_group_count(8); v2 lacks the last field.
+function encodeMetadata (seq, version) {
+  const out = new Uint8Array(version === 3 ? 25 : 17)
+  const view = new DataView(out.buffer)
+  view.setBigUint64(0, seq, true)
+  if (version === 3) view.setBigUint64(17, 4n, true)
+  return out
+}
+
+// An encoded request or success response chunk body: varint(ssz length) ++ framed snappy.
+function encodePayload (ssz) {
+  return concat([encodeVarint(ssz.length), snappyFrameEncode(ssz)])
+}
+
+// Reads a request body (no result byte) from the whole request stream.
+function decodeRequest (bytes, maxSize) {
+  const { value, next } = decodeVarint(bytes, 0)
+  if (value > BigInt(maxSize)) throw new Error(`request announces ${value} bytes, more than ${maxSize}`)
+  const { data } = snappyFrameDecode(bytes, next, Number(value))
+  return data
+}
+
+// Reads the first response chunk: result byte, then (for these protocols) no context bytes.
+function decodeResponseChunk (bytes, maxSize) {
+  if (bytes.length === 0) throw new Error('empty response stream')
+  const result = bytes[0]
+  const { value, next } = decodeVarint(bytes, 1)
+  if (value > BigInt(maxSize)) throw new Error(`response announces ${value} bytes, more than ${maxSize}`)
+  const { data } = snappyFrameDecode(bytes, next, Number(value))
+  return { result, data }
+}
+
+async function readAll (source, limit) {
+  const parts = []
+  let total = 0
+  for await (const chunk of source) {
+    const bytes = chunk.subarray()
+    total += bytes.length
+    if (total > limit) throw new Error(`stream longer than ${limit} bytes`)
+    parts.push(bytes)
+  }
+  return concat(parts)
+}
+
+// ------------------------------------------------------------------------------------------
+// Gossip: eth2 message id and snappy block compression
+// ------------------------------------------------------------------------------------------
+
+const MESSAGE_DOMAIN_VALID_SNAPPY = Uint8Array.from([0x01, 0x00, 0x00, 0x00])
+const GOSSIP_MAX_SIZE = 10 * 1024 * 1024
+
+// altair/p2p-interface.md#topics-and-messages: SHA256(MESSAGE_DOMAIN_VALID_SNAPPY ++
+// uint64(len(topic)) ++ topic ++ snappy_decompress(data))[:20]. `data` here is already
+// decompressed by the data transform below.
+function eth2MessageId (msg) {
+  const topic = new TextEncoder().encode(msg.topic)
+  return createHash('sha256')
+    .update(MESSAGE_DOMAIN_VALID_SNAPPY)
+    .update(uint64Bytes(topic.length))
+    .update(topic)
+    .update(msg.data)
+    .digest()
+    .subarray(0, 20)
+}
+
+const snappyBlockTransform = {
+  inboundTransform (_topic, data) {
+    return SnappyJS.uncompress(data, GOSSIP_MAX_SIZE)
+  },
+  outboundTransform (_topic, data) {
+    return SnappyJS.compress(data)
+  }
+}
+
+// SignedVoluntaryExit: message { epoch: uint64, validator_index: uint64 }, signature: Bytes96.
+function encodeSignedVoluntaryExit (epoch, validatorIndex) {
+  const out = new Uint8Array(112)
+  const view = new DataView(out.buffer)
+  view.setBigUint64(0, BigInt(epoch), true)
+  view.setBigUint64(8, BigInt(validatorIndex), true)
+  out.fill(0xab, 16)
+  return out
+}
+
+// ------------------------------------------------------------------------------------------
+// The run
+// ------------------------------------------------------------------------------------------
+
+async function freeUdpPort () {
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve, reject) => socket.bind(0, '127.0.0.1', (e) => e ? reject(e) : resolve()))
+  const { port } = socket.address()
+  await new Promise((resolve) => socket.close(resolve))
+  return port
+}
+
+async function main () {
+  const args = parseArgs(process.argv.slice(2))
+  const arborBoot = ENR.decodeTxt(args.enr)
+  const privateKey = await generateKeyPair('secp256k1')
+
+  // --- 1. discv5 --------------------------------------------------------------------------
+  const udpPort = await freeUdpPort()
+  const bootEth2 = arborBoot.kvs.get('eth2')
+  const ownEnr = SignableENR.createFromPrivateKey(privateKey, {})
+  ownEnr.ip = '127.0.0.1'
+  ownEnr.udp = udpPort
+  if (bootEth2 != null) ownEnr.set('eth2', bootEth2)
+  ownEnr.set('attnets', new Uint8Array(8))
+  ownEnr.set('syncnets', new Uint8Array(1))
+
+  const discv5 = Discv5.create({
+    enr: ownEnr,
+    privateKey,
+    bindAddrs: { ip4: multiaddr(`/ip4/127.0.0.1/udp/${udpPort}`) },
+    config: { enrUpdate: false }
+  })
+  await discv5.start()
+  discv5.addEnr(arborBoot)
+  const pong = await withTimeout(discv5.sendPing(arborBoot), args.timeoutMs, 'discv5 PONG')
+  const found = await withTimeout(discv5.sendFindNode(arborBoot, [0]), args.timeoutMs, 'discv5 NODES')
+  const arbor = found.find((e) => e.nodeId === arborBoot.nodeId)
+  if (arbor == null) throw new Error(`FINDNODE(0) returned ${found.length} records, none of them Arbor's`)
+  const eth2 = arbor.kvs.get('eth2')
+  if (eth2 == null || eth2.length !== 16) throw new Error('Arbor\'s ENR lacks a 16-byte eth2 field')
+  const forkDigest = eth2.slice(0, 4)
+  const tcpAddr = arbor.getLocationMultiaddr('tcp')
+  if (tcpAddr == null) throw new Error('Arbor\'s ENR has no tcp address')
+  const arborPeerId = arbor.peerId
+  report('discovered', {
+    node_id: arbor.nodeId,
+    peer_id: arborPeerId.toString(),
+    seq: arbor.seq,
+    pong_enr_seq: pong.enrSeq,
+    tcp: tcpAddr.toString(),
+    fork_digest: toHex(forkDigest),
+    next_fork_version: toHex(eth2.slice(4, 8)),
+    attnets: arbor.kvs.has('attnets') ? toHex(arbor.kvs.get('attnets')) : null,
+    syncnets: arbor.kvs.has('syncnets') ? toHex(arbor.kvs.get('syncnets')) : null,
+    cgc: arbor.kvs.has('cgc') ? toHex(arbor.kvs.get('cgc')) : null,
+    nfd: arbor.kvs.has('nfd') ? toHex(arbor.kvs.get('nfd')) : null
+  })
+
+  // --- 2. libp2p over TCP with one muxer -------------------------------------------------
+  const node = await createLibp2p({
+    privateKey,
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [args.muxer === 'yamux' ? yamux() : mplex()],
+    services: {
+      identify: identify({ agentVersion: 'arbor-interop-js' }),
+      pubsub: gossipsub({
+        // phase0/p2p-interface.md#the-gossip-domain-gossipsub
+        D: 8,
+        Dlo: 6,
+        Dhi: 12,
+        Dlazy: 6,
+        heartbeatInterval: 700,
+        fanoutTTL: 60000,
+        mcacheLength: 6,
+        mcacheGossip: 3,
+        seenTTL: 550 * 700,
+        globalSignaturePolicy: 'StrictNoSign',
+        msgIdFn: eth2MessageId,
+        dataTransform: snappyBlockTransform,
+        maxInboundDataLength: GOSSIP_MAX_SIZE,
+        allowPublishToZeroTopicPeers: false,
+        emitSelf: false,
+        // Two nodes only: publish to every subscribed peer, mesh or not.
+        floodPublish: true
+      })
+    },
+    connectionManager: { maxConnections: 8 }
+  })
+  const pubsub = node.services.pubsub
+
+  // Served requests: Arbor may ask for Status, Ping and MetaData once connected.
+  let ourStatus = null
+  let metadataSeq = 1n
+  const served = (protocol, fields = {}) => report('served', { protocol, ...fields })
+  const serve = (protocol, respond) => node.handle(protocol, async ({ stream }) => {
+    try {
+      const request = await readAll(stream.source, 1024)
+      const response = respond(request)
+      await stream.sink([concat([Uint8Array.of(0), encodePayload(response)])])
+    } catch (e) {
+      log(`serving ${protocol}: ${e.message}`)
+      report('serve_failed', { protocol, error: e.message })
+      stream.abort(e)
+    }
+  }, { runOnLimitedConnection: false })
+  await serve(STATUS_V2, (req) => {
+    const theirs = decodeStatus(decodeRequest(req, 92), 2)
+    served(STATUS_V2, { status: statusJson(theirs) })
+    return encodeStatus(ourStatus ?? theirs, 2)
+  })
+  await serve(STATUS_V1, (req) => {
+    const theirs = decodeStatus(decodeRequest(req, 84), 1)
+    served(STATUS_V1, { status: statusJson(theirs) })
+    return encodeStatus(ourStatus ?? theirs, 1)
+  })
+  await serve(PING_V1, (req) => {
+    const seq = readUint64(decodeRequest(req, 8))
+    served(PING_V1, { seq })
+    return uint64Bytes(metadataSeq)
+  })
+  await serve(METADATA_V3, (req) => {
+    if (req.length !== 0) throw new Error('MetaData requests carry no body')
+    served(METADATA_V3)
+    return encodeMetadata(metadataSeq, 3)
+  })
+  await serve(METADATA_V2, (req) => {
+    if (req.length !== 0) throw new Error('MetaData requests carry no body')
+    served(METADATA_V2)
+    return encodeMetadata(metadataSeq, 2)
+  })
+  await node.handle(GOODBYE_V1, async ({ stream }) => {
+    try {
+      const reason = readUint64(decodeRequest(await readAll(stream.source, 64), 8))
+      report('goodbye', { reason })
+    } catch (e) {
+      report('serve_failed', { protocol: GOODBYE_V1, error: e.message })
+    }
+    stream.abort(new Error('goodbye'))
+  })
+
+  const topic = `/eth2/${toHex(forkDigest)}/voluntary_exit/ssz_snappy`
+  const received = []
+  let onReceived = null
+  pubsub.addEventListener('message', (evt) => {
+    const msg = evt.detail
+    if (msg.topic !== topic) return
+    received.push(msg)
+    report('gossip_received', {
+      topic: msg.topic,
+      data: toHex(msg.data),
+      message_id: toHex(eth2MessageId(msg))
+    })
+    onReceived?.()
+  })
+  pubsub.subscribe(topic)
+
+  const ownTcp = node.getMultiaddrs().find((a) => a.toString().includes('/tcp/'))
+  report('started', { peer_id: node.peerId.toString(), listen: ownTcp?.toString(), udp: udpPort, topic })
+
+  const target = tcpAddr.encapsulate(`/p2p/${arborPeerId.toString()}`)
+  const connection = await withTimeout(node.dial(target), args.timeoutMs, `a connection to ${target}`)
+  report('connected', {
+    remote: connection.remoteAddr.toString(),
+    muxer: connection.multiplexer,
+    encryption: connection.encryption
+  })
+  const expectedMuxer = args.muxer === 'yamux' ? '/yamux/1.0.0' : '/mplex/6.7.0'
+  if (connection.multiplexer !== expectedMuxer) {
+    throw new Error(`negotiated muxer ${connection.multiplexer}, expected ${expectedMuxer}`)
+  }
+
+  // --- 3. req/resp ------------------------------------------------------------------------
+  const request = async (protocols, body, maxResponse) => {
+    const stream = await withTimeout(connection.newStream(protocols), args.timeoutMs, `a ${protocols} stream`)
+    await stream.sink([encodePayload(body)])
+    const bytes = await withTimeout(readAll(stream.source, 1024), args.timeoutMs, `the ${stream.protocol} response`)
+    const { result, data } = decodeResponseChunk(bytes, maxResponse)
+    if (result !== 0) throw new Error(`${stream.protocol} answered with result ${result}`)
+    return { protocol: stream.protocol, data }
+  }
+
+  const myStatus = {
+    forkDigest,
+    finalizedRoot: new Uint8Array(32),
+    finalizedEpoch: 0n,
+    headRoot: new Uint8Array(32),
+    headSlot: 0n,
+    earliestAvailableSlot: 0n
+  }
+  const statusResponse = await request([STATUS_V2, STATUS_V1], encodeStatus(myStatus, 2), 92)
+  const statusVersion = statusResponse.protocol === STATUS_V2 ? 2 : 1
+  if (statusVersion === 1) {
+    // The request above was encoded as v2; a v1-only node would have rejected it.
+    throw new Error('Arbor negotiated Status v1; the Fulu network speaks v2')
+  }
+  const arborStatus = decodeStatus(statusResponse.data, statusVersion)
+  // From now on answer Status as if we were at Arbor's head, so it keeps us as a peer.
+  ourStatus = { ...arborStatus, earliestAvailableSlot: 0n }
+  report('status', { protocol: statusResponse.protocol, status: statusJson(arborStatus) })
+  if (toHex(arborStatus.forkDigest) !== toHex(forkDigest)) {
+    throw new Error(`Status fork digest ${toHex(arborStatus.forkDigest)} differs from the ENR's ${toHex(forkDigest)}`)
+  }
+
+  const pingResponse = await request([PING_V1], uint64Bytes(metadataSeq), 8)
+  report('ping', { protocol: pingResponse.protocol, metadata_seq: readUint64(pingResponse.data) })
+
+  // --- 4. gossip ----------------------------------------------------------------------------
+  await withTimeout(new Promise((resolve) => {
+    const check = () => {
+      if (pubsub.getSubscribers(topic).some((p) => p.equals(arborPeerId))) resolve()
+      else setTimeout(check, 50)
+    }
+    check()
+  }), args.timeoutMs, `Arbor's subscription to ${topic}`)
+  report('peer_subscribed', { topic })
+
+  const exit = encodeSignedVoluntaryExit(1, args.validatorIndex)
+  const published = await pubsub.publish(topic, exit)
+  report('published', {
+    topic,
+    data: toHex(exit),
+    message_id: toHex(eth2MessageId({ topic, data: exit })),
+    recipients: published.recipients.map((p) => p.toString())
+  })
+
+  // Commands from the test: "exit" ends the run; EOF ends it too.
+  const lines = readline.createInterface({ input: process.stdin })
+  await new Promise((resolve) => {
+    lines.on('line', (line) => {
+      if (line.trim() === 'exit') resolve()
+    })
+    lines.on('close', resolve)
+  })
+
+  report('stopping', { received: received.length })
+  await node.stop()
+  await discv5.stop()
+  report('stopped')
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    report('error', { message: e.message })
+    log(e.stack ?? e.message)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,13 @@
+//! eth2 req/resp: protocols, messages and the `ssz_snappy` codec.
+//!
+//! [spec]: phase0/p2p-interface.md#the-reqresp-domain
+
+pub mod codec;
+pub mod methods;
+
+pub use codec::RpcCodecError;
+pub use methods::{
+    BlobsByRangeRequest, BlocksByRangeRequest, DataColumnsByRangeRequest, ErrorResponse,
+    LightClientUpdatesByRangeRequest, MetaData, Protocol, Request, Response, ResponseCode,
+    ResponseItem, StatusMessage,
+};

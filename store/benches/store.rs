@@ -1,0 +1,589 @@
+//! Store benchmarks at mainnet scale (preset `mainnet`, Fulu from genesis):
+//!
+//! - `state/store_whole`, `state/load_whole`: a 1,000,000-validator state written as a hot
+//!   epoch-boundary snapshot (SSZ encode, checksum, redb insert, fsync'd commit) and read back
+//!   (read, checksum, decode).
+//! - `state/diff_compute`, `state/diff_apply`: the cold diff of the next epoch's state against
+//!   it (all balances, both participation lists, some inactivity scores, 64 new and 500 changed
+//!   validators, the epoch's roots and randao mix), computed and applied to SSZ bytes.
+//! - `state/load_cold_diff`: a cold state stored as a diff, loaded (snapshot + diff + decode).
+//! - `state/load_31_slots_after_snapshot`: a cold state 31 slots after a snapshot: snapshot,
+//!   decode, then 31 blocks read, decoded and handed to the replayer. The replayer here only
+//!   advances the slot and header (the state transition is not this crate's), so the time is
+//!   the store's share; the transition's own cost comes on top.
+//! - `block/store_with_128_columns_48_blobs`: one ~110 KB block and its 128 data column
+//!   sidecars of 48 cells each (12.7 MB), from SSZ bytes, in one fsync'd commit.
+//! - `block/load_128_columns_48_blobs`: the 128 columns' SSZ bytes read back.
+//!
+//! Also printed once: the sizes of the state, of its diff, and the bytes on disk per epoch of
+//! a synthetic chain (32 blocks with 128 columns at 48 blobs, one hot snapshot, one cold diff).
+//!
+//! `cargo bench -p store --bench store`. The database lives in a temporary directory on the
+//! same disk as the target directory (`TMPDIR` moves it).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, SamplingMode, criterion_group, criterion_main};
+use milhouse::{List, Vector};
+use packed_list::PackedList;
+use ssz::Encode;
+use ssz_types::{FixedVector, VariableList};
+use store::{ReplayError, StateReplayer, Store, StoreConfig, state_diff};
+use typenum::Unsigned;
+use types::fulu::{
+    BeaconState, ExecutionPayloadHeader, HistoricalSummary, PendingConsolidation, PendingDeposit,
+    PendingPartialWithdrawal, SyncCommittee, Validator,
+};
+use types::phase0::{BeaconBlockHeader, Checkpoint, Eth1Data, Fork};
+use types::{B256, ChainSpec, EthSpec, FAR_FUTURE_EPOCH, ForkName, MainnetEthSpec, Root};
+
+type E = MainnetEthSpec;
+
+// ---- The synthetic 1,000,000-validator state: copied from `consensus/types/benches/state.rs`
+// ---- (the types crate does not export it).
+
+const VALIDATORS: usize = 1_000_000;
+/// A mainnet-like slot (epoch 375,000), for the epochs derived from it.
+const SLOT: u64 = 12_000_000;
+const GWEI_PER_ETH: u64 = 1_000_000_000;
+
+/// A fixed, well-mixed permutation of `u64`s, for deterministic pseudo-random data.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn root(i: u64, domain: u64) -> B256 {
+    let mut bytes = [0u8; 32];
+    for (k, word) in bytes.chunks_mut(8).enumerate() {
+        word.copy_from_slice(&splitmix64(i ^ (domain << 40) ^ ((k as u64) << 60)).to_le_bytes());
+    }
+    B256::from(bytes)
+}
+
+/// A distinct fake compressed pubkey: the compression flag, then the index.
+fn pubkey(i: u64) -> types::BLSPubkey {
+    let mut bytes = [0u8; 48];
+    bytes[0] = 0xa0;
+    bytes[1..9].copy_from_slice(&i.to_be_bytes());
+    bytes[16..24].copy_from_slice(&splitmix64(i).to_le_bytes());
+    bytes.into()
+}
+
+fn validator(i: u64) -> Validator {
+    let r = splitmix64(i);
+    let epoch = SLOT / 32;
+    // 1 % compounding validators with larger effective balances, 5 % exited, a few slashed.
+    let compounding = r.is_multiple_of(100);
+    let exited = r % 20 == 1;
+    let mut withdrawal_credentials = [0u8; 32];
+    withdrawal_credentials[0] = if compounding { 0x02 } else { 0x01 };
+    withdrawal_credentials[12..20].copy_from_slice(&splitmix64(i ^ 1).to_le_bytes());
+    let activation_epoch = (i * 300_000) / VALIDATORS as u64;
+    Validator {
+        pubkey: pubkey(i),
+        withdrawal_credentials: withdrawal_credentials.into(),
+        effective_balance: if compounding {
+            (32 + r % 2016) * GWEI_PER_ETH
+        } else if r % 50 == 2 {
+            31 * GWEI_PER_ETH
+        } else {
+            32 * GWEI_PER_ETH
+        },
+        slashed: r % 2000 == 3,
+        activation_eligibility_epoch: activation_epoch.saturating_sub(4),
+        activation_epoch,
+        exit_epoch: if exited {
+            epoch - r % 10_000
+        } else {
+            FAR_FUTURE_EPOCH
+        },
+        withdrawable_epoch: if exited {
+            epoch - r % 10_000 + 256
+        } else {
+            FAR_FUTURE_EPOCH
+        },
+    }
+}
+
+fn sync_committee(offset: u64) -> SyncCommittee<E> {
+    SyncCommittee {
+        pubkeys: FixedVector::new((0..512).map(|i| pubkey(i * 1_953 + offset)).collect()).unwrap(),
+        aggregate_pubkey: pubkey(u64::MAX - offset),
+    }
+}
+
+/// The synthetic state: 1,000,000 validators with realistic balances, participation and
+/// inactivity scores, full root and randao vectors, and some of every pending queue.
+fn build_state() -> BeaconState<E> {
+    let n = VALIDATORS as u64;
+    let epoch = SLOT / 32;
+    let validators: Vec<Validator> = (0..n).map(validator).collect();
+    let balances: Vec<u64> = validators
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.effective_balance + splitmix64(i as u64 ^ 2) % (GWEI_PER_ETH / 4))
+        .collect();
+    let participation = |salt: u64| -> Vec<u8> {
+        (0..n)
+            .map(|i| match splitmix64(i ^ salt) % 100 {
+                0..=94 => 0b111,
+                95..=97 => 0b011,
+                _ => 0,
+            })
+            .collect()
+    };
+    let inactivity_scores: Vec<u64> = (0..n)
+        .map(|i| {
+            let r = splitmix64(i ^ 5);
+            if r.is_multiple_of(50) { r % 200 } else { 0 }
+        })
+        .collect();
+
+    BeaconState {
+        genesis_time: 1_606_824_023,
+        genesis_validators_root: root(0, 99),
+        slot: SLOT,
+        fork: Fork {
+            previous_version: [5, 0, 0, 0].into(),
+            current_version: [6, 0, 0, 0].into(),
+            epoch: epoch - 1000,
+        },
+        latest_block_header: BeaconBlockHeader {
+            slot: SLOT,
+            proposer_index: 4242,
+            parent_root: root(1, 98),
+            state_root: B256::ZERO,
+            body_root: root(2, 98),
+        },
+        block_roots: Vector::new((0..8192).map(|i| root(i, 1)).collect()).unwrap(),
+        state_roots: Vector::new((0..8192).map(|i| root(i, 2)).collect()).unwrap(),
+        historical_roots: List::new((0..758).map(|i| root(i, 3)).collect()).unwrap(),
+        eth1_data: Eth1Data {
+            deposit_root: root(3, 98),
+            deposit_count: n + 500_000,
+            block_hash: root(4, 98),
+        },
+        eth1_data_votes: List::new(vec![]).unwrap(),
+        eth1_deposit_index: n + 400_000,
+        validators: List::new(validators).unwrap(),
+        balances: PackedList::new(balances).unwrap(),
+        randao_mixes: Vector::new((0..65536).map(|i| root(i, 4)).collect()).unwrap(),
+        slashings: Vector::new(
+            (0..8192u64)
+                .map(|i| if i % 97 == 0 { 32 * GWEI_PER_ETH } else { 0 })
+                .collect(),
+        )
+        .unwrap(),
+        previous_epoch_participation: PackedList::new(participation(6)).unwrap(),
+        current_epoch_participation: PackedList::new(participation(7)).unwrap(),
+        justification_bits: Default::default(),
+        previous_justified_checkpoint: Checkpoint {
+            epoch: epoch - 2,
+            root: root(5, 98),
+        },
+        current_justified_checkpoint: Checkpoint {
+            epoch: epoch - 1,
+            root: root(6, 98),
+        },
+        finalized_checkpoint: Checkpoint {
+            epoch: epoch - 2,
+            root: root(5, 98),
+        },
+        inactivity_scores: PackedList::new(inactivity_scores).unwrap(),
+        current_sync_committee: sync_committee(0),
+        next_sync_committee: sync_committee(7),
+        latest_execution_payload_header: ExecutionPayloadHeader {
+            parent_hash: root(7, 98),
+            fee_recipient: Default::default(),
+            state_root: root(8, 98),
+            receipts_root: root(9, 98),
+            logs_bloom: FixedVector::new(vec![0xff; 256]).unwrap(),
+            prev_randao: root(10, 98),
+            block_number: 22_000_000,
+            gas_limit: 36_000_000,
+            gas_used: 17_000_000,
+            timestamp: 1_606_824_023 + SLOT * 12,
+            extra_data: VariableList::new(b"arbor synthetic".to_vec()).unwrap(),
+            base_fee_per_gas: types::U256::from(3_000_000_000u64),
+            block_hash: root(11, 98),
+            transactions_root: root(12, 98),
+            withdrawals_root: root(13, 98),
+            blob_gas_used: 786_432,
+            excess_blob_gas: 0,
+        },
+        next_withdrawal_index: 90_000_000,
+        next_withdrawal_validator_index: 123_456,
+        historical_summaries: List::new(
+            (0..1300)
+                .map(|i| HistoricalSummary {
+                    block_summary_root: root(i, 5),
+                    state_summary_root: root(i, 6),
+                })
+                .collect(),
+        )
+        .unwrap(),
+        deposit_requests_start_index: 2_000_000,
+        deposit_balance_to_consume: 0,
+        exit_balance_to_consume: 256 * GWEI_PER_ETH,
+        earliest_exit_epoch: epoch + 10,
+        consolidation_balance_to_consume: 0,
+        earliest_consolidation_epoch: epoch + 20,
+        pending_deposits: List::new(
+            (0..2000)
+                .map(|i| PendingDeposit {
+                    pubkey: pubkey(n + i),
+                    withdrawal_credentials: root(i, 7),
+                    amount: 32 * GWEI_PER_ETH,
+                    signature: [0xb0; 96].into(),
+                    slot: SLOT - 1000 + i / 10,
+                })
+                .collect(),
+        )
+        .unwrap(),
+        pending_partial_withdrawals: List::new(
+            (0..100)
+                .map(|i| PendingPartialWithdrawal {
+                    validator_index: i * 9_973,
+                    amount: GWEI_PER_ETH,
+                    withdrawable_epoch: epoch + 256,
+                })
+                .collect(),
+        )
+        .unwrap(),
+        pending_consolidations: List::new(
+            (0..20)
+                .map(|i| PendingConsolidation {
+                    source_index: i * 7_919,
+                    target_index: i * 7_919 + 1,
+                })
+                .collect(),
+        )
+        .unwrap(),
+        proposer_lookahead: Vector::new(
+            (0..<E as EthSpec>::ProposerLookaheadSlots::to_u64())
+                .map(|i| splitmix64(i) % n)
+                .collect(),
+        )
+        .unwrap(),
+    }
+}
+
+
+// ---- The chain around it.
+
+const COLUMNS: u64 = 128;
+const BLOBS: usize = 48;
+
+fn spec() -> ChainSpec {
+    ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu)
+}
+
+/// A synthetic root for `(kind, n)`.
+fn synthetic(kind: u64, n: u64) -> Root {
+    root(n, 1_000 + kind)
+}
+
+/// A Fulu block at `slot` with ~100 KB of transactions, as a block with a full payload has.
+fn block(slot: u64, parent_root: Root, state_root: Root) -> types::SignedBeaconBlock<E> {
+    let bytes: Vec<u8> = (0..8192u64).flat_map(|i| splitmix64(i ^ slot).to_le_bytes()).collect();
+    let mut block: types::fulu::SignedBeaconBlock<E> =
+        arbitrary::Arbitrary::arbitrary(&mut arbitrary::Unstructured::new(&bytes)).unwrap();
+    block.message.slot = slot;
+    block.message.parent_root = parent_root;
+    block.message.state_root = state_root;
+    block.message.body.execution_payload.transactions = VariableList::new(
+        (0..100u64)
+            .map(|t| {
+                VariableList::new(root(t, slot).as_slice().repeat(32)).expect("1 KiB transaction")
+            })
+            .collect(),
+    )
+    .unwrap();
+    types::SignedBeaconBlock::Fulu(block)
+}
+
+/// The 128 column sidecars of `block`, 48 cells each.
+fn columns(block: &types::SignedBeaconBlock<E>) -> Vec<Vec<u8>> {
+    let header = block.signed_block_header();
+    let cell_len = <E as EthSpec>::BytesPerCell::to_usize();
+    (0..COLUMNS)
+        .map(|index| {
+            let cells = (0..BLOBS)
+                .map(|b| {
+                    let word = splitmix64(index << 8 | b as u64).to_le_bytes();
+                    FixedVector::new(word.repeat(cell_len / 8)).unwrap()
+                })
+                .collect();
+            types::fulu::DataColumnSidecar::<E> {
+                index,
+                column: VariableList::new(cells).unwrap(),
+                kzg_commitments: VariableList::new(vec![[0xc0; 48].into(); BLOBS]).unwrap(),
+                kzg_proofs: VariableList::new(vec![[0xc1; 48].into(); BLOBS]).unwrap(),
+                signed_block_header: header.clone(),
+                kzg_commitments_inclusion_proof: FixedVector::from_elem(root(index, 77)),
+            }
+            .as_ssz_bytes()
+        })
+        .collect()
+}
+
+/// The state one epoch later: every balance and participation flag changed, some inactivity
+/// scores, 64 deposits and 500 changed validators, and the epoch's roots and randao mix.
+fn next_epoch(state: &BeaconState<E>, epoch_salt: u64) -> BeaconState<E> {
+    let mut next = state.clone();
+    next.slot += 32;
+    next.balances = PackedList::try_from_iter(state.balances.iter().enumerate().map(|(i, b)| {
+        let r = splitmix64(i as u64 ^ epoch_salt);
+        if r % 100 < 97 { b + 11_000 + r % 3_000 } else { b.saturating_sub(8_000) }
+    }))
+    .unwrap();
+    next.previous_epoch_participation = state.current_epoch_participation.clone();
+    next.current_epoch_participation =
+        PackedList::try_from_iter((0..state.validators.len() as u64).map(|i| {
+            match splitmix64(i ^ epoch_salt ^ 7) % 100 {
+                0..=94 => 0b111,
+                95..=97 => 0b011,
+                _ => 0,
+            }
+        }))
+        .unwrap();
+    for k in 0..20_000u64 {
+        let i = (splitmix64(k ^ epoch_salt ^ 9) % state.validators.len() as u64) as usize;
+        next.inactivity_scores.update(i, |s| s + 4).unwrap();
+    }
+    for k in 0..500u64 {
+        let i = (splitmix64(k ^ epoch_salt ^ 11) % state.validators.len() as u64) as usize;
+        next.validators.get_mut(i).unwrap().exit_epoch = SLOT / 32 + 300;
+    }
+    for k in 0..64u64 {
+        next.validators
+            .push(validator(VALIDATORS as u64 + epoch_salt * 64 + k))
+            .unwrap();
+        next.balances.push(32 * GWEI_PER_ETH).unwrap();
+        next.previous_epoch_participation.push(0).unwrap();
+        next.current_epoch_participation.push(0).unwrap();
+        next.inactivity_scores.push(0).unwrap();
+    }
+    let epoch = next.slot / 32;
+    *next.randao_mixes.get_mut((epoch % 65_536) as usize).unwrap() = root(epoch, 40);
+    for s in state.slot..next.slot {
+        *next.block_roots.get_mut((s % 8192) as usize).unwrap() = synthetic(1, s);
+        *next.state_roots.get_mut((s % 8192) as usize).unwrap() = synthetic(2, s);
+    }
+    next.validators.apply_updates().unwrap();
+    next.randao_mixes.apply_updates().unwrap();
+    next.block_roots.apply_updates().unwrap();
+    next.state_roots.apply_updates().unwrap();
+    next
+}
+
+/// Advances the slot and the latest block header only: a stand-in for the state transition.
+struct SlotReplayer;
+
+impl StateReplayer<E> for SlotReplayer {
+    fn apply_block(
+        &mut self,
+        state: &mut types::BeaconState<E>,
+        block: &types::SignedBeaconBlock<E>,
+    ) -> Result<(), ReplayError> {
+        *state.slot_mut() = block.slot();
+        let mut header = block.signed_block_header().message;
+        header.state_root = Root::ZERO;
+        *state.latest_block_header_mut() = header;
+        Ok(())
+    }
+
+    fn advance_to_slot(
+        &mut self,
+        state: &mut types::BeaconState<E>,
+        slot: u64,
+    ) -> Result<(), ReplayError> {
+        *state.slot_mut() = slot;
+        Ok(())
+    }
+}
+
+fn file_mib(path: &Path) -> f64 {
+    std::fs::metadata(path).unwrap().len() as f64 / (1 << 20) as f64
+}
+
+fn benches(c: &mut Criterion) {
+    let spec = spec();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let config = StoreConfig {
+        cold_snapshot_interval: 2048,
+        cold_diff_interval: 32,
+        cache_size_bytes: 256 << 20,
+    };
+    let store: Store<E> = Store::open(&path, spec, config).unwrap();
+
+    let start = Instant::now();
+    let state0 = build_state();
+    let state1 = next_epoch(&state0, 1);
+    let (ssz0, ssz1) = (state0.as_ssz_bytes(), state1.as_ssz_bytes());
+    eprintln!(
+        "built two epochs of a {}-validator state in {:.1?}: {:.1} MiB of SSZ each",
+        state0.validators.len(),
+        start.elapsed(),
+        ssz0.len() as f64 / (1 << 20) as f64
+    );
+    let start = Instant::now();
+    let diff = state_diff::compute_diff(&ssz0, &ssz1);
+    eprintln!(
+        "diff of the next epoch: {} bytes ({:.2} MiB, {:.1}% of the state) in {:.1?}",
+        diff.len(),
+        diff.len() as f64 / (1 << 20) as f64,
+        100.0 * diff.len() as f64 / ssz1.len() as f64,
+        start.elapsed()
+    );
+    assert_eq!(state_diff::apply_diff(&ssz0, &diff).unwrap(), ssz1);
+
+    // The anchor: a hot and a cold snapshot at SLOT.
+    let (state0, state1) = (types::BeaconState::Fulu(state0), types::BeaconState::Fulu(state1));
+    let block0 = block(SLOT, root(0, 50), synthetic(2, SLOT));
+    let start = Instant::now();
+    store
+        .init_anchor(synthetic(2, SLOT), &state0, block0.canonical_root(), &block0)
+        .unwrap();
+    eprintln!("anchor (hot + cold snapshot) written in {:.1?}", start.elapsed());
+
+    // One epoch of chain: 32 blocks with 128 columns of 48 blobs, then the next boundary state.
+    let before_epoch = file_mib(&path);
+    let mut parent = block0.canonical_root();
+    let (mut block_bytes, mut column_bytes) = (0usize, 0usize);
+    let start = Instant::now();
+    for slot in SLOT + 1..=SLOT + 32 {
+        let b = block(slot, parent, synthetic(2, slot));
+        let root = b.canonical_root();
+        let ssz = b.as_ssz_bytes();
+        let cols = columns(&b);
+        block_bytes += ssz.len();
+        column_bytes += cols.iter().map(Vec::len).sum::<usize>();
+        let mut batch = store.begin_batch().unwrap();
+        batch.put_block_ssz(root, &ssz).unwrap();
+        for col in &cols {
+            batch.put_data_column_ssz(root, col).unwrap();
+        }
+        batch.commit().unwrap();
+        parent = root;
+    }
+    let epoch_blocks = start.elapsed();
+    let last_block = parent;
+    let mut state1 = state1;
+    {
+        let mut header = store.get_block(&last_block).unwrap().unwrap().signed_block_header().message;
+        header.state_root = Root::ZERO;
+        *state1.latest_block_header_mut() = header;
+    }
+    let start = Instant::now();
+    store.put_state(synthetic(2, SLOT + 32), &state1).unwrap();
+    let hot_snapshot = start.elapsed();
+    let after_hot = file_mib(&path);
+    let start = Instant::now();
+    let summary = store
+        .migrate_to_finalized(
+            &Checkpoint {
+                epoch: SLOT / 32 + 1,
+                root: last_block,
+            },
+            synthetic(2, SLOT + 32),
+        )
+        .unwrap();
+    let migration = start.elapsed();
+    let after_migration = file_mib(&path);
+    eprintln!(
+        "one epoch: 32 blocks ({:.2} MiB) + 4,096 columns ({:.1} MiB) stored in {epoch_blocks:.1?}; \
+         hot snapshot in {hot_snapshot:.1?}; migration ({summary:?}) in {migration:.1?}; \
+         database file {before_epoch:.0} -> {after_hot:.0} (hot) -> {after_migration:.0} MiB (after migration)",
+        block_bytes as f64 / (1 << 20) as f64,
+        column_bytes as f64 / (1 << 20) as f64,
+    );
+
+    let mut group = c.benchmark_group("state");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
+    let scratch = synthetic(3, 0);
+    group.bench_function("store_whole", |b| {
+        b.iter(|| store.put_state(scratch, black_box(&state0)).unwrap())
+    });
+    group.bench_function("load_whole", |b| {
+        b.iter(|| {
+            store
+                .get_state(&synthetic(2, SLOT), &mut SlotReplayer)
+                .unwrap()
+                .unwrap()
+        })
+    });
+    group.bench_function("diff_compute", |b| {
+        b.iter(|| state_diff::compute_diff(black_box(&ssz0), black_box(&ssz1)))
+    });
+    group.bench_function("diff_apply", |b| {
+        b.iter(|| state_diff::apply_diff(black_box(&ssz0), black_box(&diff)).unwrap())
+    });
+    group.bench_function("load_cold_diff", |b| {
+        b.iter(|| {
+            store
+                .get_cold_state_by_slot(SLOT + 32, &mut SlotReplayer)
+                .unwrap()
+                .unwrap()
+        })
+    });
+    group.bench_function("load_31_slots_after_snapshot", |b| {
+        b.iter(|| {
+            store
+                .get_cold_state_by_slot(SLOT + 31, &mut SlotReplayer)
+                .unwrap()
+                .unwrap()
+        })
+    });
+    group.finish();
+    drop((state0, state1, ssz0, ssz1, diff));
+
+    let mut group = c.benchmark_group("block");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
+    let b0 = block(SLOT + 100, parent, synthetic(2, SLOT + 100));
+    let b0_ssz = b0.as_ssz_bytes();
+    let cols = columns(&b0);
+    let mut n = 0u64;
+    group.bench_function("store_with_128_columns_48_blobs", |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                synthetic(4, n)
+            },
+            |root| {
+                let mut batch = store.begin_batch().unwrap();
+                batch.put_block_ssz(root, &b0_ssz).unwrap();
+                for col in &cols {
+                    batch.put_data_column_ssz(root, col).unwrap();
+                }
+                batch.commit().unwrap();
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    let stored = synthetic(4, 1);
+    group.bench_function("load_128_columns_48_blobs", |b| {
+        b.iter(|| {
+            (0..COLUMNS)
+                .map(|i| store.get_data_column_ssz(&stored, i).unwrap().unwrap().len())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(store_benches, benches);
+criterion_main!(store_benches);

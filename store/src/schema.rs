@@ -1,0 +1,161 @@
+//! The database layout, its version and the migrations between versions.
+//!
+//! | table | key | value |
+//! |---|---|---|
+//! | `meta` | name | schema version, head, finalized checkpoint, split, anchor |
+//! | `hot_blocks` | block root | SSZ `SignedBeaconBlock` as received, sealed |
+//! | `hot_block_summaries` | block root | slot, parent root |
+//! | `hot_states` | state root | SSZ `BeaconState` at an epoch boundary, sealed |
+//! | `hot_state_summaries` | state root | slot, latest block root, epoch-boundary state root |
+//! | `cold_blocks` | block root | SSZ finalized `SignedBeaconBlock`, sealed |
+//! | `cold_block_roots` | slot | canonical finalized block root (slots with a block) |
+//! | `cold_states` | slot | snapshot or diff against a snapshot, sealed |
+//! | `cold_state_roots` | state root | slot |
+//! | `data_columns` | block root ‖ index | SSZ `DataColumnSidecar`, sealed |
+//! | `blob_sidecars` | block root ‖ index | SSZ `BlobSidecar`, sealed |
+//! | `data_sidecar_slots` | slot ‖ block root | (), since schema 2: which blocks have sidecars, by slot |
+//!
+//! Values are sealed by [`crate::codec::seal`]. A migration is a function from one version's
+//! layout to the next, run inside the same write transaction that records the new version, so a
+//! crash leaves either the old or the new layout.
+
+use redb::{ReadableTable, TableDefinition, WriteTransaction};
+use types::{BlobSidecar, DataColumnSidecar, EthSpec, Slot};
+
+use crate::StoreError;
+use crate::codec::{self, slot_root_key};
+
+/// The schema this version of the store writes.
+pub const CURRENT_SCHEMA_VERSION: u64 = 2;
+
+pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
+pub const HOT_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("hot_blocks");
+pub const HOT_BLOCK_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
+    TableDefinition::new("hot_block_summaries");
+pub const HOT_STATES: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("hot_states");
+pub const HOT_STATE_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
+    TableDefinition::new("hot_state_summaries");
+pub const COLD_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("cold_blocks");
+pub const COLD_BLOCK_ROOTS: TableDefinition<'_, u64, [u8; 32]> =
+    TableDefinition::new("cold_block_roots");
+pub const COLD_STATES: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("cold_states");
+pub const COLD_STATE_ROOTS: TableDefinition<'_, [u8; 32], u64> =
+    TableDefinition::new("cold_state_roots");
+pub const DATA_COLUMNS: TableDefinition<'_, [u8; 40], &[u8]> =
+    TableDefinition::new("data_columns");
+pub const BLOB_SIDECARS: TableDefinition<'_, [u8; 40], &[u8]> =
+    TableDefinition::new("blob_sidecars");
+pub const DATA_SIDECAR_SLOTS: TableDefinition<'_, [u8; 40], ()> =
+    TableDefinition::new("data_sidecar_slots");
+
+/// Meta keys.
+pub const SCHEMA_VERSION_KEY: &str = "schema_version";
+pub const HEAD_KEY: &str = "head";
+pub const FINALIZED_KEY: &str = "finalized";
+pub const SPLIT_KEY: &str = "split";
+
+/// Creates every table of the current schema (a no-op for those that exist).
+pub fn create_tables(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(META)?;
+    create_v1_data_tables(txn)?;
+    txn.open_table(DATA_SIDECAR_SLOTS)?;
+    Ok(())
+}
+
+/// The tables of schema 1 besides `meta`.
+pub(crate) fn create_v1_data_tables(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(HOT_BLOCKS)?;
+    txn.open_table(HOT_BLOCK_SUMMARIES)?;
+    txn.open_table(HOT_STATES)?;
+    txn.open_table(HOT_STATE_SUMMARIES)?;
+    txn.open_table(COLD_BLOCKS)?;
+    txn.open_table(COLD_BLOCK_ROOTS)?;
+    txn.open_table(COLD_STATES)?;
+    txn.open_table(COLD_STATE_ROOTS)?;
+    txn.open_table(DATA_COLUMNS)?;
+    txn.open_table(BLOB_SIDECARS)?;
+    Ok(())
+}
+
+/// Reads the schema version, `None` for a database without one.
+pub fn read_schema_version(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Option<u64>, StoreError> {
+    let Some(value) = meta.get(SCHEMA_VERSION_KEY)? else {
+        return Ok(None);
+    };
+    let bytes: [u8; 8] = value
+        .value()
+        .try_into()
+        .map_err(|_| StoreError::CorruptValue {
+            table: "meta",
+            key: SCHEMA_VERSION_KEY.into(),
+            reason: format!("{} bytes, expected 8", value.value().len()),
+        })?;
+    Ok(Some(u64::from_le_bytes(bytes)))
+}
+
+pub fn write_schema_version(txn: &WriteTransaction, version: u64) -> Result<(), StoreError> {
+    txn.open_table(META)?
+        .insert(SCHEMA_VERSION_KEY, version.to_le_bytes().as_slice())?;
+    Ok(())
+}
+
+/// Applies the migrations from `from` up to [`CURRENT_SCHEMA_VERSION`] in `txn`.
+pub fn migrate<E: EthSpec>(txn: &WriteTransaction, from: u64) -> Result<(), StoreError> {
+    let mut version = from;
+    while version < CURRENT_SCHEMA_VERSION {
+        match version {
+            1 => migrate_v1_to_v2::<E>(txn)?,
+            other => return Err(StoreError::NoMigration { from: other }),
+        }
+        version += 1;
+        write_schema_version(txn, version)?;
+    }
+    Ok(())
+}
+
+/// Schema 2 adds `data_sidecar_slots`, the index by slot that retention pruning walks: it is
+/// rebuilt from the slot in the block header of every stored column and blob sidecar.
+fn migrate_v1_to_v2<E: EthSpec>(txn: &WriteTransaction) -> Result<(), StoreError> {
+    let mut index = txn.open_table(DATA_SIDECAR_SLOTS)?;
+    for (table_def, name) in [(DATA_COLUMNS, "data_columns"), (BLOB_SIDECARS, "blob_sidecars")] {
+        let table = txn.open_table(table_def)?;
+        for entry in table.iter()? {
+            let (key, value) = entry?;
+            let key = key.value();
+            let describe = || hex_key(&key);
+            let (payload, fork) = codec::unseal(value.value().to_vec(), name, describe)?;
+            let corrupt = |e: ssz::DecodeError| StoreError::CorruptValue {
+                table: name,
+                key: hex_key(&key),
+                reason: format!("{e:?}"),
+            };
+            let slot: Slot = if name == "data_columns" {
+                match DataColumnSidecar::<E>::from_ssz_bytes_by_fork(&payload, fork)
+                    .map_err(corrupt)?
+                {
+                    DataColumnSidecar::Fulu(c) => c.signed_block_header.message.slot,
+                }
+            } else {
+                match BlobSidecar::<E>::from_ssz_bytes_by_fork(&payload, fork).map_err(corrupt)? {
+                    BlobSidecar::Deneb(b) => b.signed_block_header.message.slot,
+                    BlobSidecar::Electra(b) => b.signed_block_header.message.slot,
+                }
+            };
+            let root = types::Root::from_slice(&key[..32]);
+            index.insert(slot_root_key(slot, &root), ())?;
+        }
+    }
+    Ok(())
+}
+
+/// `0x…` of a key, for error messages.
+pub fn hex_key(key: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + key.len() * 2);
+    s.push_str("0x");
+    for b in key {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}

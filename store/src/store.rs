@@ -1,0 +1,1354 @@
+//! The hot/cold store over one redb database.
+//!
+//! - **Hot**: unfinalized blocks (by root, with a summary of slot and parent) and states: a full
+//!   snapshot at every epoch boundary, a summary for every other state naming its latest block
+//!   and its epoch-boundary snapshot; a state between boundaries is the snapshot plus the blocks
+//!   replayed by the caller's [`StateReplayer`].
+//! - **Cold**: finalized blocks, the canonical block root of every slot that has one, the slot
+//!   of every finalized state root, and states at a configurable grid: a full snapshot every
+//!   `cold_snapshot_interval` slots and, in between, every `cold_diff_interval` slots, a
+//!   [`crate::state_diff`] against the latest snapshot. Any other finalized state is the nearest
+//!   grid state plus replayed blocks.
+//! - **Sidecars**: data columns and blobs by (block root, index), indexed by slot, kept for the
+//!   spec's retention windows and dropped with abandoned forks.
+//!
+//! Finalization ([`Store::migrate_to_finalized`]) moves the newly finalized chain from hot to
+//! cold, writes the cold grid states, prunes abandoned forks and expired sidecars, and records the
+//! new split and finalized checkpoint, all in one write transaction.
+
+use std::collections::HashSet;
+use std::marker::PhantomData;
+use std::path::Path;
+
+use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
+use ssz::Encode;
+use tree_hash::TreeHash;
+use types::phase0::Checkpoint;
+use types::{
+    BeaconState, BlobSidecar, ChainSpec, DataColumnSidecar, Epoch, EthSpec, ForkName, Root,
+    SignedBeaconBlock, Slot,
+};
+
+use crate::codec::{self, Record, RecordReader, seal, sidecar_key, slot_root_key, unseal};
+use crate::schema::{self, *};
+use crate::state_diff;
+use crate::{StateReplayer, StoreError};
+
+/// Tag of a cold state stored whole.
+const COLD_FULL: u8 = 0;
+/// Tag of a cold state stored as a diff against a full one.
+const COLD_DIFF: u8 = 1;
+/// Meta key of the slot of the latest full cold snapshot, the base of new diffs.
+const COLD_SNAPSHOT_KEY: &str = "cold_snapshot_slot";
+/// Byte offset of `state_roots` in an SSZ `BeaconState` of every fork: `genesis_time` (8),
+/// `genesis_validators_root` (32), `slot` (8), `fork` (16), `latest_block_header` (112), then
+/// `block_roots` (32 per slot of history).
+const STATE_ROOTS_OFFSET_BEFORE_BLOCK_ROOTS: usize = 176;
+
+/// How the store lays out cold states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// Slots between full cold state snapshots (a multiple of `SLOTS_PER_EPOCH`).
+    pub cold_snapshot_interval: Slot,
+    /// Slots between cold state diffs against the latest snapshot (a multiple of
+    /// `SLOTS_PER_EPOCH` dividing `cold_snapshot_interval`); 0 stores snapshots only.
+    pub cold_diff_interval: Slot,
+    /// Bytes of redb's page cache.
+    pub cache_size_bytes: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            // 64 mainnet epochs between snapshots, a diff every epoch (see the README for the
+            // measurements behind these numbers).
+            cold_snapshot_interval: 2048,
+            cold_diff_interval: 32,
+            cache_size_bytes: 256 << 20,
+        }
+    }
+}
+
+/// The chain's head as last recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub block_root: Root,
+    pub state_root: Root,
+    pub slot: Slot,
+}
+
+/// The boundary between hot and cold: the finalized checkpoint state and its block, kept in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Split {
+    pub slot: Slot,
+    pub state_root: Root,
+    pub block_root: Root,
+}
+
+/// What one finalization migration did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrationSummary {
+    /// Finalized blocks copied to the cold database.
+    pub blocks_finalized: usize,
+    /// Hot blocks of abandoned forks (and their sidecars) deleted.
+    pub blocks_pruned: usize,
+    /// Hot states deleted (finalized or abandoned).
+    pub states_pruned: usize,
+    /// Cold grid states written whole.
+    pub cold_snapshots: usize,
+    /// Cold grid states written as diffs.
+    pub cold_diffs: usize,
+    /// Cold grid slots whose state was not in the hot database (readers replay from earlier).
+    pub cold_states_missing: usize,
+    /// Blocks whose expired sidecars were deleted.
+    pub sidecar_blocks_expired: usize,
+}
+
+/// Slot and parent of a hot block.
+#[derive(Debug, Clone, Copy)]
+struct BlockSummary {
+    slot: Slot,
+    parent_root: Root,
+}
+
+/// Where a hot state comes from.
+#[derive(Debug, Clone, Copy)]
+struct StateSummary {
+    slot: Slot,
+    latest_block_root: Root,
+    boundary_state_root: Root,
+}
+
+/// Arbor's database of blocks, states, blobs and data columns.
+pub struct Store<E: EthSpec> {
+    db: Database,
+    spec: ChainSpec,
+    config: StoreConfig,
+    _preset: PhantomData<E>,
+}
+
+/// A set of writes committed together, or not at all.
+pub struct StoreBatch<'a, E: EthSpec> {
+    store: &'a Store<E>,
+    txn: WriteTransaction,
+}
+
+/// `SLOTS_PER_HISTORICAL_ROOT`: how far back a state's `state_roots` reach.
+fn slots_per_historical_root<E: EthSpec>() -> u64 {
+    <E::SlotsPerHistoricalRoot as typenum::Unsigned>::to_u64()
+}
+
+fn key_str(root: &Root) -> String {
+    schema::hex_key(root.as_slice())
+}
+
+fn invalid(what: &'static str, reason: impl ToString) -> StoreError {
+    StoreError::InvalidInput {
+        what,
+        reason: reason.to_string(),
+    }
+}
+
+/// Reads the `u64` at `offset` of SSZ bytes.
+fn peek_u64(bytes: &[u8], offset: usize) -> Option<u64> {
+    bytes
+        .get(offset..offset + 8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+}
+
+impl<E: EthSpec> Store<E> {
+    /// Opens the database at `path`, creating it if the file does not exist.
+    ///
+    /// A database of another schema version is refused with an error that says what to do.
+    pub fn open(path: &Path, spec: ChainSpec, config: StoreConfig) -> Result<Self, StoreError> {
+        let spe = E::slots_per_epoch();
+        if config.cold_snapshot_interval == 0 || config.cold_snapshot_interval % spe != 0 {
+            return Err(StoreError::InvalidConfig(format!(
+                "cold_snapshot_interval {} is not a positive multiple of SLOTS_PER_EPOCH {spe}",
+                config.cold_snapshot_interval
+            )));
+        }
+        if config.cold_diff_interval != 0
+            && (config.cold_diff_interval % spe != 0
+                || config.cold_snapshot_interval % config.cold_diff_interval != 0)
+        {
+            return Err(StoreError::InvalidConfig(format!(
+                "cold_diff_interval {} must be 0 or a multiple of SLOTS_PER_EPOCH {spe} that \
+                 divides cold_snapshot_interval {}",
+                config.cold_diff_interval, config.cold_snapshot_interval
+            )));
+        }
+        let db = open_database(path, config.cache_size_bytes)?;
+
+        let txn = db.begin_write()?;
+        let fresh = txn.list_tables()?.next().is_none();
+        if fresh {
+            schema::create_tables(&txn)?;
+            schema::write_schema_version(&txn, CURRENT_SCHEMA_VERSION)?;
+            txn.commit()?;
+        } else {
+            check_schema(&txn)?;
+            txn.abort()?;
+        }
+        Ok(Self {
+            db,
+            spec,
+            config,
+            _preset: PhantomData,
+        })
+    }
+
+    /// Migrates the database at `path` to the current schema; returns the versions it went
+    /// from and to. All migrations run in one transaction.
+    pub fn migrate_schema(path: &Path) -> Result<(u64, u64), StoreError> {
+        let db = open_database(path, 64 << 20)?;
+        let txn = db.begin_write()?;
+        let found = {
+            let meta = txn.open_table(META)?;
+            schema::read_schema_version(&meta)?.ok_or(StoreError::MissingSchemaVersion)?
+        };
+        if found > CURRENT_SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew {
+                found,
+                supported: CURRENT_SCHEMA_VERSION,
+            });
+        }
+        schema::migrate::<E>(&txn, found)?;
+        txn.commit()?;
+        Ok((found, CURRENT_SCHEMA_VERSION))
+    }
+
+    /// The chain configuration values are decoded with.
+    pub fn spec(&self) -> &ChainSpec {
+        &self.spec
+    }
+
+    /// The configuration the store was opened with.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// Starts a batch of writes.
+    pub fn begin_batch(&self) -> Result<StoreBatch<'_, E>, StoreError> {
+        Ok(StoreBatch {
+            store: self,
+            txn: self.db.begin_write()?,
+        })
+    }
+
+    /// Stores one unfinalized block (see [`StoreBatch::put_block`]).
+    pub fn put_block(&self, block_root: Root, block: &SignedBeaconBlock<E>) -> Result<(), StoreError> {
+        let mut batch = self.begin_batch()?;
+        batch.put_block(block_root, block)?;
+        batch.commit()
+    }
+
+    /// Stores one hot state (see [`StoreBatch::put_state`]).
+    pub fn put_state(&self, state_root: Root, state: &BeaconState<E>) -> Result<(), StoreError> {
+        let mut batch = self.begin_batch()?;
+        batch.put_state(state_root, state)?;
+        batch.commit()
+    }
+
+    /// Records the genesis or checkpoint-sync anchor: its state (at an epoch boundary) and block
+    /// become the first split, finalized checkpoint, head and cold snapshot.
+    pub fn init_anchor(
+        &self,
+        state_root: Root,
+        state: &BeaconState<E>,
+        block_root: Root,
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<(), StoreError> {
+        let spe = E::slots_per_epoch();
+        let slot = state.slot();
+        if slot % spe != 0 {
+            return Err(invalid(
+                "anchor state",
+                format!("slot {slot} is not at an epoch boundary"),
+            ));
+        }
+        let mut batch = self.begin_batch()?;
+        if read_split(&batch.txn.open_table(META)?)?.is_some() {
+            return Err(invalid("anchor", "the store already has an anchor"));
+        }
+        batch.put_block(block_root, block)?;
+        batch.put_state(state_root, state)?;
+        batch.set_head(Head {
+            block_root,
+            state_root,
+            slot,
+        })?;
+        let txn = &batch.txn;
+        {
+            let hot = txn.open_table(HOT_BLOCKS)?;
+            let sealed = hot
+                .get(block_root.0)?
+                .expect("the anchor block was inserted above")
+                .value()
+                .to_vec();
+            txn.open_table(COLD_BLOCKS)?
+                .insert(block_root.0, sealed.as_slice())?;
+            txn.open_table(COLD_BLOCK_ROOTS)?
+                .insert(block.slot(), block_root.0)?;
+        }
+        let mut cold_value = vec![COLD_FULL];
+        state.ssz_append(&mut cold_value);
+        txn.open_table(COLD_STATES)?
+            .insert(slot, seal(&cold_value, state.fork_name()).as_slice())?;
+        txn.open_table(COLD_STATE_ROOTS)?.insert(state_root.0, slot)?;
+        let mut meta = txn.open_table(META)?;
+        meta.insert(COLD_SNAPSHOT_KEY, slot.to_le_bytes().as_slice())?;
+        write_split(
+            &mut meta,
+            &Split {
+                slot,
+                state_root,
+                block_root,
+            },
+        )?;
+        write_finalized(
+            &mut meta,
+            &Checkpoint {
+                epoch: slot / spe,
+                root: block_root,
+            },
+        )?;
+        drop(meta);
+        batch.commit()
+    }
+
+    /// The schema version recorded in the database.
+    pub fn schema_version(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        schema::read_schema_version(&txn.open_table(META)?)?.ok_or(StoreError::MissingSchemaVersion)
+    }
+
+    /// The head last recorded with [`StoreBatch::set_head`].
+    pub fn head(&self) -> Result<Option<Head>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let Some(v) = meta.get(HEAD_KEY)? else {
+            return Ok(None);
+        };
+        let mut r = RecordReader::new(v.value(), 72, "meta", HEAD_KEY.into())?;
+        Ok(Some(Head {
+            block_root: r.root()?,
+            state_root: r.root()?,
+            slot: r.u64()?,
+        }))
+    }
+
+    /// The finalized checkpoint of the latest migration (or the anchor).
+    pub fn finalized_checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let Some(v) = meta.get(FINALIZED_KEY)? else {
+            return Ok(None);
+        };
+        let mut r = RecordReader::new(v.value(), 40, "meta", FINALIZED_KEY.into())?;
+        Ok(Some(Checkpoint {
+            epoch: r.u64()?,
+            root: r.root()?,
+        }))
+    }
+
+    /// The hot/cold boundary.
+    pub fn split(&self) -> Result<Option<Split>, StoreError> {
+        let txn = self.db.begin_read()?;
+        read_split(&txn.open_table(META)?)
+    }
+
+    /// The SSZ bytes of a block, exactly as they were stored.
+    ///
+    /// [spec]: phase0/p2p-interface.md#beaconblocksbyroot
+    pub fn get_block_ssz(&self, block_root: &Root) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(read_block_sealed(&txn, block_root)?.map(|(bytes, _, _)| bytes))
+    }
+
+    /// A block, decoded with the fork of its slot.
+    pub fn get_block(&self, block_root: &Root) -> Result<Option<SignedBeaconBlock<E>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        read_block_sealed(&txn, block_root)?
+            .map(|(bytes, fork, table)| self.decode_block(&bytes, fork, table, block_root))
+            .transpose()
+    }
+
+    /// The canonical block root of a finalized slot, `None` for an empty slot or one not yet
+    /// finalized.
+    pub fn block_root_at_slot(&self, slot: Slot) -> Result<Option<Root>, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn
+            .open_table(COLD_BLOCK_ROOTS)?
+            .get(slot)?
+            .map(|v| Root::from(v.value())))
+    }
+
+    /// The SSZ bytes of a data column sidecar, as received.
+    pub fn get_data_column_ssz(
+        &self,
+        block_root: &Root,
+        index: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .read_sidecar(DATA_COLUMNS, "data_columns", block_root, index)?
+            .map(|(bytes, _)| bytes))
+    }
+
+    /// A data column sidecar, decoded with its stored fork.
+    ///
+    /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyroot-v1
+    pub fn get_data_column(
+        &self,
+        block_root: &Root,
+        index: u64,
+    ) -> Result<Option<DataColumnSidecar<E>>, StoreError> {
+        self.read_sidecar(DATA_COLUMNS, "data_columns", block_root, index)?
+            .map(|(bytes, fork)| {
+                DataColumnSidecar::from_ssz_bytes_by_fork(&bytes, fork).map_err(|e| {
+                    StoreError::CorruptValue {
+                        table: "data_columns",
+                        key: format!("{}/{index}", key_str(block_root)),
+                        reason: format!("{e:?}"),
+                    }
+                })
+            })
+            .transpose()
+    }
+
+    /// The indices of the data columns stored for a block.
+    pub fn data_column_indices(&self, block_root: &Root) -> Result<Vec<u64>, StoreError> {
+        self.sidecar_indices(DATA_COLUMNS, block_root)
+    }
+
+    /// The SSZ bytes of a blob sidecar, as received.
+    pub fn get_blob_sidecar_ssz(
+        &self,
+        block_root: &Root,
+        index: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .read_sidecar(BLOB_SIDECARS, "blob_sidecars", block_root, index)?
+            .map(|(bytes, _)| bytes))
+    }
+
+    /// A blob sidecar, decoded with its stored fork.
+    ///
+    /// [spec]: deneb/p2p-interface.md#blobsidecarsbyroot-v1
+    pub fn get_blob_sidecar(
+        &self,
+        block_root: &Root,
+        index: u64,
+    ) -> Result<Option<BlobSidecar<E>>, StoreError> {
+        self.read_sidecar(BLOB_SIDECARS, "blob_sidecars", block_root, index)?
+            .map(|(bytes, fork)| {
+                BlobSidecar::from_ssz_bytes_by_fork(&bytes, fork).map_err(|e| {
+                    StoreError::CorruptValue {
+                        table: "blob_sidecars",
+                        key: format!("{}/{index}", key_str(block_root)),
+                        reason: format!("{e:?}"),
+                    }
+                })
+            })
+            .transpose()
+    }
+
+    /// The indices of the blob sidecars stored for a block.
+    pub fn blob_sidecar_indices(&self, block_root: &Root) -> Result<Vec<u64>, StoreError> {
+        self.sidecar_indices(BLOB_SIDECARS, block_root)
+    }
+
+    /// A state by its root: hot (its epoch-boundary snapshot plus replayed blocks) or cold (the
+    /// nearest grid state plus replayed canonical blocks).
+    pub fn get_state(
+        &self,
+        state_root: &Root,
+        replayer: &mut impl StateReplayer<E>,
+    ) -> Result<Option<BeaconState<E>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        if let Some(summary) = read_state_summary(&txn.open_table(HOT_STATE_SUMMARIES)?, state_root)? {
+            return self.load_hot_state(&txn, state_root, summary, replayer).map(Some);
+        }
+        let slot = txn
+            .open_table(COLD_STATE_ROOTS)?
+            .get(state_root.0)?
+            .map(|v| v.value());
+        match slot {
+            Some(slot) => self.load_cold_state(&txn, slot, replayer).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The canonical finalized state at `slot` (at or before the split).
+    pub fn get_cold_state_by_slot(
+        &self,
+        slot: Slot,
+        replayer: &mut impl StateReplayer<E>,
+    ) -> Result<Option<BeaconState<E>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        match read_split(&txn.open_table(META)?)? {
+            Some(split) if slot <= split.slot => self.load_cold_state(&txn, slot, replayer).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Moves the chain up to the new finalized checkpoint from hot to cold, in one transaction:
+    ///
+    /// - the finalized blocks since the last split are copied to the cold tables, with their
+    ///   canonical slots;
+    /// - the finalized state roots are mapped to their slots, and the states on the cold grid
+    ///   are written as snapshots or diffs;
+    /// - hot blocks that do not descend from the finalized block (abandoned forks) are deleted
+    ///   with their sidecars, finalized ones from the hot tables, and hot states before the
+    ///   checkpoint or off the finalized chain;
+    /// - sidecars past their retention window (counted from the finalized epoch) are deleted;
+    /// - the split and the finalized checkpoint are recorded.
+    ///
+    /// The checkpoint state (at the first slot of `finalized.epoch`) must have been stored with
+    /// [`StoreBatch::put_state`] as `finalized_state_root`.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_block (finalization), phase0/beacon-chain.md#checkpoint
+    pub fn migrate_to_finalized(
+        &self,
+        finalized: &Checkpoint,
+        finalized_state_root: Root,
+    ) -> Result<MigrationSummary, StoreError> {
+        let spe = E::slots_per_epoch();
+        let history = slots_per_historical_root::<E>();
+        let new_slot = finalized.epoch * spe;
+        let mut summary = MigrationSummary::default();
+
+        let txn = self.db.begin_write()?;
+        let split = read_split(&txn.open_table(META)?)?.ok_or(StoreError::NoAnchor)?;
+        if new_slot < split.slot {
+            return Err(StoreError::FinalizationReverted {
+                new: new_slot,
+                split: split.slot,
+            });
+        }
+        if new_slot == split.slot {
+            return Ok(summary);
+        }
+        if new_slot - split.slot > history {
+            return Err(StoreError::MigrationGapTooLarge {
+                from: split.slot,
+                to: new_slot,
+            });
+        }
+
+        // The checkpoint state's `state_roots` name every finalized state root since the split.
+        let finalized_state = {
+            let states = txn.open_table(HOT_STATES)?;
+            let value = states
+                .get(finalized_state_root.0)?
+                .ok_or(StoreError::MissingFinalizedState(finalized_state_root))?
+                .value()
+                .to_vec();
+            unseal(value, "hot_states", || key_str(&finalized_state_root))?.0
+        };
+        if peek_u64(&finalized_state, 40) != Some(new_slot) {
+            return Err(invalid(
+                "finalized state",
+                format!(
+                    "state {finalized_state_root} is not at the checkpoint slot {new_slot}"
+                ),
+            ));
+        }
+        let state_roots_at = STATE_ROOTS_OFFSET_BEFORE_BLOCK_ROOTS + 32 * history as usize;
+        let state_root_at = |slot: Slot| -> Result<Root, StoreError> {
+            if slot == new_slot {
+                return Ok(finalized_state_root);
+            }
+            let at = state_roots_at + 32 * (slot % history) as usize;
+            finalized_state
+                .get(at..at + 32)
+                .map(Root::from_slice)
+                .ok_or_else(|| StoreError::CorruptValue {
+                    table: "hot_states",
+                    key: key_str(&finalized_state_root),
+                    reason: "too short for its state_roots".into(),
+                })
+        };
+
+        // 1. The finalized chain since the split, newest first.
+        let hot_block_summaries = read_all_block_summaries(&txn)?;
+        let mut finalized_chain = Vec::new();
+        let mut root = finalized.root;
+        while root != split.block_root {
+            let block = hot_block_summaries
+                .iter()
+                .find(|(r, _)| *r == root)
+                .map(|(_, s)| *s)
+                .ok_or(StoreError::MissingBlock(root))?;
+            if block.slot <= split.slot {
+                return Err(invalid(
+                    "finalized checkpoint",
+                    format!("block {} does not descend from the split block", finalized.root),
+                ));
+            }
+            finalized_chain.push((root, block.slot));
+            root = block.parent_root;
+        }
+        {
+            let hot_blocks = txn.open_table(HOT_BLOCKS)?;
+            let mut cold_blocks = txn.open_table(COLD_BLOCKS)?;
+            let mut cold_roots = txn.open_table(COLD_BLOCK_ROOTS)?;
+            for (root, slot) in &finalized_chain {
+                let sealed = hot_blocks
+                    .get(root.0)?
+                    .ok_or(StoreError::MissingBlock(*root))?
+                    .value()
+                    .to_vec();
+                cold_blocks.insert(root.0, sealed.as_slice())?;
+                cold_roots.insert(*slot, root.0)?;
+            }
+        }
+        summary.blocks_finalized = finalized_chain.len();
+
+        // 2. Finalized state roots and the cold grid.
+        {
+            let mut cold_state_roots = txn.open_table(COLD_STATE_ROOTS)?;
+            for slot in split.slot + 1..=new_slot {
+                cold_state_roots.insert(state_root_at(slot)?.0, slot)?;
+            }
+        }
+        let grid = if self.config.cold_diff_interval == 0 {
+            self.config.cold_snapshot_interval
+        } else {
+            self.config.cold_diff_interval
+        };
+        let first_grid = (split.slot / grid + 1) * grid;
+        for slot in (first_grid..=new_slot).step_by(grid as usize) {
+            let root = state_root_at(slot)?;
+            let hot_value = txn
+                .open_table(HOT_STATES)?
+                .get(root.0)?
+                .map(|v| v.value().to_vec());
+            let Some(hot_value) = hot_value else {
+                summary.cold_states_missing += 1;
+                continue;
+            };
+            let (ssz_bytes, fork) = unseal(hot_value, "hot_states", || key_str(&root))?;
+            if self.write_cold_state(&txn, slot, &ssz_bytes, fork)? {
+                summary.cold_snapshots += 1;
+            } else {
+                summary.cold_diffs += 1;
+            }
+        }
+
+        // 3. Prune: keep only hot blocks descending from the finalized block, and hot states on
+        //    them from the checkpoint on.
+        let finalized_set: HashSet<Root> = finalized_chain.iter().map(|(r, _)| *r).collect();
+        let mut sorted = hot_block_summaries;
+        sorted.sort_by_key(|(_, s)| s.slot);
+        let mut keep: HashSet<Root> = HashSet::from([finalized.root]);
+        for (root, block) in &sorted {
+            if keep.contains(&block.parent_root) && *root != split.block_root {
+                keep.insert(*root);
+            }
+        }
+        {
+            let mut hot_blocks = txn.open_table(HOT_BLOCKS)?;
+            let mut hot_summaries = txn.open_table(HOT_BLOCK_SUMMARIES)?;
+            let mut columns = txn.open_table(DATA_COLUMNS)?;
+            let mut blobs = txn.open_table(BLOB_SIDECARS)?;
+            let mut sidecar_slots = txn.open_table(DATA_SIDECAR_SLOTS)?;
+            for (root, block) in &sorted {
+                if keep.contains(root) {
+                    continue;
+                }
+                hot_blocks.remove(root.0)?;
+                hot_summaries.remove(root.0)?;
+                if !finalized_set.contains(root) && *root != split.block_root {
+                    delete_sidecars(&mut columns, root)?;
+                    delete_sidecars(&mut blobs, root)?;
+                    sidecar_slots.remove(slot_root_key(block.slot, root))?;
+                    summary.blocks_pruned += 1;
+                }
+            }
+        }
+        {
+            let mut states = txn.open_table(HOT_STATES)?;
+            let mut summaries = txn.open_table(HOT_STATE_SUMMARIES)?;
+            let mut doomed = Vec::new();
+            for entry in summaries.iter()? {
+                let (key, value) = entry?;
+                let root = Root::from(key.value());
+                let s = decode_state_summary(value.value(), &root)?;
+                if s.slot < new_slot || !keep.contains(&s.latest_block_root) {
+                    doomed.push(root);
+                }
+            }
+            for root in &doomed {
+                summaries.remove(root.0)?;
+                states.remove(root.0)?;
+            }
+            summary.states_pruned = doomed.len();
+        }
+
+        // 4. Sidecar retention, from the finalized epoch (never later than the current one).
+        summary.sidecar_blocks_expired = self.prune_sidecars_in(&txn, finalized.epoch)?;
+
+        let mut meta = txn.open_table(META)?;
+        write_split(
+            &mut meta,
+            &Split {
+                slot: new_slot,
+                state_root: finalized_state_root,
+                block_root: finalized.root,
+            },
+        )?;
+        write_finalized(&mut meta, finalized)?;
+        drop(meta);
+        txn.commit()?;
+        Ok(summary)
+    }
+
+    /// Deletes data columns older than `MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS` and blob
+    /// sidecars older than `MIN_EPOCHS_FOR_BLOB_SIDECARS_REQUESTS` before `current_epoch`;
+    /// returns how many blocks lost sidecars.
+    ///
+    /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+    pub fn prune_data_sidecars(&self, current_epoch: Epoch) -> Result<usize, StoreError> {
+        let txn = self.db.begin_write()?;
+        let n = self.prune_sidecars_in(&txn, current_epoch)?;
+        txn.commit()?;
+        Ok(n)
+    }
+
+    /// Bytes the database file takes on disk.
+    pub fn file_size(path: &Path) -> std::io::Result<u64> {
+        std::fs::metadata(path).map(|m| m.len())
+    }
+
+    /// Compacts the database file (returns whether anything was freed).
+    pub fn compact(&mut self) -> Result<bool, StoreError> {
+        self.db
+            .compact()
+            .map_err(|e| StoreError::Database(e.into()))
+    }
+
+    fn prune_sidecars_in(&self, txn: &WriteTransaction, current_epoch: Epoch) -> Result<usize, StoreError> {
+        let spe = E::slots_per_epoch();
+        let column_cutoff = current_epoch
+            .saturating_sub(self.spec.min_epochs_for_data_column_sidecars_requests)
+            .saturating_mul(spe);
+        let blob_cutoff = current_epoch
+            .saturating_sub(self.spec.min_epochs_for_blob_sidecars_requests)
+            .saturating_mul(spe);
+        let end = column_cutoff.max(blob_cutoff);
+        let mut index = txn.open_table(DATA_SIDECAR_SLOTS)?;
+        let expired: Vec<(Slot, Root)> = index
+            .range(..slot_root_key(end, &Root::ZERO))?
+            .map(|e| e.map(|(k, _)| codec::split_slot_root_key(&k.value())))
+            .collect::<Result<_, _>>()?;
+        let mut columns = txn.open_table(DATA_COLUMNS)?;
+        let mut blobs = txn.open_table(BLOB_SIDECARS)?;
+        for (slot, root) in &expired {
+            if *slot < column_cutoff {
+                delete_sidecars(&mut columns, root)?;
+            }
+            if *slot < blob_cutoff {
+                delete_sidecars(&mut blobs, root)?;
+            }
+            if *slot < column_cutoff.min(blob_cutoff) {
+                index.remove(slot_root_key(*slot, root))?;
+            }
+        }
+        Ok(expired.len())
+    }
+
+    /// Writes a cold grid state; returns `true` for a snapshot, `false` for a diff.
+    fn write_cold_state(
+        &self,
+        txn: &WriteTransaction,
+        slot: Slot,
+        ssz_bytes: &[u8],
+        fork: ForkName,
+    ) -> Result<bool, StoreError> {
+        let mut meta = txn.open_table(META)?;
+        let base_slot = meta
+            .get(COLD_SNAPSHOT_KEY)?
+            .and_then(|v| peek_u64(v.value(), 0));
+        let mut cold = txn.open_table(COLD_STATES)?;
+        let want_snapshot = slot % self.config.cold_snapshot_interval == 0;
+        if let (false, Some(base_slot)) = (want_snapshot, base_slot) {
+            let base = cold.get(base_slot)?.map(|v| v.value().to_vec());
+            if let Some(base) = base {
+                let (base, _) = unseal(base, "cold_states", || base_slot.to_string())?;
+                if base.first() == Some(&COLD_FULL) {
+                    let diff = state_diff::compute_diff(&base[1..], ssz_bytes);
+                    // A diff that saves little is not worth the dependency on its base.
+                    if diff.len() < ssz_bytes.len() / 2 {
+                        let mut value = Vec::with_capacity(9 + diff.len());
+                        value.push(COLD_DIFF);
+                        value.extend_from_slice(&base_slot.to_le_bytes());
+                        value.extend_from_slice(&diff);
+                        cold.insert(slot, seal(&value, fork).as_slice())?;
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        let mut value = Vec::with_capacity(1 + ssz_bytes.len());
+        value.push(COLD_FULL);
+        value.extend_from_slice(ssz_bytes);
+        cold.insert(slot, seal(&value, fork).as_slice())?;
+        meta.insert(COLD_SNAPSHOT_KEY, slot.to_le_bytes().as_slice())?;
+        Ok(true)
+    }
+
+    fn read_sidecar(
+        &self,
+        table: redb::TableDefinition<'_, [u8; 40], &[u8]>,
+        name: &'static str,
+        block_root: &Root,
+        index: u64,
+    ) -> Result<Option<(Vec<u8>, ForkName)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let value = txn
+            .open_table(table)?
+            .get(sidecar_key(block_root, index))?
+            .map(|v| v.value().to_vec());
+        value
+            .map(|v| unseal(v, name, || format!("{}/{index}", key_str(block_root))))
+            .transpose()
+    }
+
+    fn sidecar_indices(
+        &self,
+        table: redb::TableDefinition<'_, [u8; 40], &[u8]>,
+        block_root: &Root,
+    ) -> Result<Vec<u64>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(table)?;
+        let indices = table
+            .range(sidecar_key(block_root, 0)..=sidecar_key(block_root, u64::MAX))?
+            .map(|e| {
+                e.map(|(k, _)| u64::from_be_bytes(k.value()[32..].try_into().expect("8 bytes")))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(indices)
+    }
+
+    fn decode_block(
+        &self,
+        bytes: &[u8],
+        stored: ForkName,
+        table: &'static str,
+        root: &Root,
+    ) -> Result<SignedBeaconBlock<E>, StoreError> {
+        let block = SignedBeaconBlock::from_ssz_bytes(bytes, &self.spec).map_err(|e| {
+            StoreError::CorruptValue {
+                table,
+                key: key_str(root),
+                reason: format!("{e:?}"),
+            }
+        })?;
+        if block.fork_name() != stored {
+            return Err(StoreError::WrongFork {
+                table,
+                key: key_str(root),
+                stored,
+                expected: block.fork_name(),
+            });
+        }
+        Ok(block)
+    }
+
+    fn decode_state(
+        &self,
+        bytes: &[u8],
+        stored: ForkName,
+        table: &'static str,
+        key: String,
+    ) -> Result<BeaconState<E>, StoreError> {
+        let state = BeaconState::from_ssz_bytes(bytes, &self.spec).map_err(|e| {
+            StoreError::CorruptValue {
+                table,
+                key: key.clone(),
+                reason: format!("{e:?}"),
+            }
+        })?;
+        if state.fork_name() != stored {
+            return Err(StoreError::WrongFork {
+                table,
+                key,
+                stored,
+                expected: state.fork_name(),
+            });
+        }
+        Ok(state)
+    }
+
+    fn load_hot_state(
+        &self,
+        txn: &ReadTransaction,
+        state_root: &Root,
+        summary: StateSummary,
+        replayer: &mut impl StateReplayer<E>,
+    ) -> Result<BeaconState<E>, StoreError> {
+        let boundary = summary.boundary_state_root;
+        let value = txn
+            .open_table(HOT_STATES)?
+            .get(boundary.0)?
+            .map(|v| v.value().to_vec())
+            .ok_or(StoreError::MissingState(boundary))?;
+        let (bytes, fork) = unseal(value, "hot_states", || key_str(&boundary))?;
+        let mut state = self.decode_state(&bytes, fork, "hot_states", key_str(&boundary))?;
+        drop(bytes);
+        if boundary == *state_root {
+            return Ok(state);
+        }
+
+        // The blocks after the snapshot, found by walking back from the state's latest block.
+        let summaries = txn.open_table(HOT_BLOCK_SUMMARIES)?;
+        let mut chain = Vec::new();
+        let mut root = summary.latest_block_root;
+        loop {
+            let block = read_block_summary(&summaries, &root)?.ok_or(StoreError::MissingBlock(root))?;
+            if block.slot <= state.slot() {
+                break;
+            }
+            chain.push(root);
+            root = block.parent_root;
+        }
+        let blocks = txn.open_table(HOT_BLOCKS)?;
+        for root in chain.iter().rev() {
+            let value = blocks
+                .get(root.0)?
+                .map(|v| v.value().to_vec())
+                .ok_or(StoreError::MissingBlock(*root))?;
+            let (bytes, fork) = unseal(value, "hot_blocks", || key_str(root))?;
+            let block = self.decode_block(&bytes, fork, "hot_blocks", root)?;
+            replayer
+                .apply_block(&mut state, &block)
+                .map_err(StoreError::Replay)?;
+        }
+        replayer
+            .advance_to_slot(&mut state, summary.slot)
+            .map_err(StoreError::Replay)?;
+        Ok(state)
+    }
+
+    fn load_cold_state(
+        &self,
+        txn: &ReadTransaction,
+        slot: Slot,
+        replayer: &mut impl StateReplayer<E>,
+    ) -> Result<BeaconState<E>, StoreError> {
+        let cold = txn.open_table(COLD_STATES)?;
+        let (grid_slot, value) = cold
+            .range(..=slot)?
+            .next_back()
+            .transpose()?
+            .map(|(k, v)| (k.value(), v.value().to_vec()))
+            .ok_or(StoreError::MissingColdState(slot))?;
+        let (value, fork) = unseal(value, "cold_states", || grid_slot.to_string())?;
+        let ssz_bytes = match value.first() {
+            Some(&COLD_FULL) => value[1..].to_vec(),
+            Some(&COLD_DIFF) => {
+                let base_slot = peek_u64(&value, 1).ok_or_else(|| StoreError::CorruptValue {
+                    table: "cold_states",
+                    key: grid_slot.to_string(),
+                    reason: "diff without a base slot".into(),
+                })?;
+                let base = cold
+                    .get(base_slot)?
+                    .map(|v| v.value().to_vec())
+                    .ok_or(StoreError::MissingColdState(base_slot))?;
+                let (base, _) = unseal(base, "cold_states", || base_slot.to_string())?;
+                if base.first() != Some(&COLD_FULL) {
+                    return Err(StoreError::CorruptValue {
+                        table: "cold_states",
+                        key: base_slot.to_string(),
+                        reason: "the base of a diff is not a snapshot".into(),
+                    });
+                }
+                state_diff::apply_diff(&base[1..], &value[9..]).map_err(|source| {
+                    StoreError::Diff {
+                        table: "cold_states",
+                        slot: grid_slot,
+                        source,
+                    }
+                })?
+            }
+            other => {
+                return Err(StoreError::CorruptValue {
+                    table: "cold_states",
+                    key: grid_slot.to_string(),
+                    reason: format!("unknown state encoding {other:?}"),
+                });
+            }
+        };
+        drop(value);
+        let mut state = self.decode_state(&ssz_bytes, fork, "cold_states", grid_slot.to_string())?;
+        drop(ssz_bytes);
+
+        let roots = txn.open_table(COLD_BLOCK_ROOTS)?;
+        let blocks = txn.open_table(COLD_BLOCKS)?;
+        for entry in roots.range(grid_slot + 1..=slot)? {
+            let (_, root) = entry?;
+            let root = Root::from(root.value());
+            let value = blocks
+                .get(root.0)?
+                .map(|v| v.value().to_vec())
+                .ok_or(StoreError::MissingBlock(root))?;
+            let (bytes, fork) = unseal(value, "cold_blocks", || key_str(&root))?;
+            let block = self.decode_block(&bytes, fork, "cold_blocks", &root)?;
+            replayer
+                .apply_block(&mut state, &block)
+                .map_err(StoreError::Replay)?;
+        }
+        replayer
+            .advance_to_slot(&mut state, slot)
+            .map_err(StoreError::Replay)?;
+        Ok(state)
+    }
+}
+
+impl<E: EthSpec> StoreBatch<'_, E> {
+    /// Stores an unfinalized block, SSZ-encoding it. Prefer [`Self::put_block_ssz`] with the
+    /// bytes as received.
+    pub fn put_block(&mut self, block_root: Root, block: &SignedBeaconBlock<E>) -> Result<(), StoreError> {
+        let expected = self.store.spec.fork_name_at_slot::<E>(block.slot());
+        if block.fork_name() != expected {
+            return Err(invalid(
+                "block",
+                format!(
+                    "a {} block at slot {} where the chain is at {expected}",
+                    block.fork_name(),
+                    block.slot()
+                ),
+            ));
+        }
+        self.insert_block(block_root, &block.as_ssz_bytes(), block)
+    }
+
+    /// Stores an unfinalized block from its SSZ bytes as received (checked by decoding with the
+    /// fork of its slot), so it can be served without re-encoding.
+    pub fn put_block_ssz(&mut self, block_root: Root, bytes: &[u8]) -> Result<(), StoreError> {
+        let block = SignedBeaconBlock::<E>::from_ssz_bytes(bytes, &self.store.spec)
+            .map_err(|e| invalid("block SSZ", format!("{e:?}")))?;
+        self.insert_block(block_root, bytes, &block)
+    }
+
+    fn insert_block(
+        &mut self,
+        block_root: Root,
+        bytes: &[u8],
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<(), StoreError> {
+        self.txn
+            .open_table(HOT_BLOCKS)?
+            .insert(block_root.0, seal(bytes, block.fork_name()).as_slice())?;
+        let summary = Record::default()
+            .u64(block.slot())
+            .root(&block.parent_root())
+            .into_bytes();
+        self.txn
+            .open_table(HOT_BLOCK_SUMMARIES)?
+            .insert(block_root.0, summary.as_slice())?;
+        Ok(())
+    }
+
+    /// Stores a hot state: whole at an epoch boundary (or when its boundary snapshot is not
+    /// stored), otherwise as a summary naming its latest block and its boundary snapshot.
+    pub fn put_state(&mut self, state_root: Root, state: &BeaconState<E>) -> Result<(), StoreError> {
+        let slot = state.slot();
+        let boundary_slot = slot - slot % E::slots_per_epoch();
+        let mut states = self.txn.open_table(HOT_STATES)?;
+        let boundary_state_root = if boundary_slot == slot {
+            state_root
+        } else {
+            let index = (boundary_slot % slots_per_historical_root::<E>()) as usize;
+            let root = *state
+                .state_roots()
+                .get(index)
+                .expect("state_roots has SLOTS_PER_HISTORICAL_ROOT entries");
+            if states.get(root.0)?.is_some() {
+                root
+            } else {
+                state_root
+            }
+        };
+        if boundary_state_root == state_root {
+            states.insert(
+                state_root.0,
+                seal(&state.as_ssz_bytes(), state.fork_name()).as_slice(),
+            )?;
+        }
+        // The latest block header's state root is filled in at the next slot; until then the
+        // block root is the header's root with this state's root in it.
+        let mut header = state.latest_block_header().clone();
+        if header.state_root == Root::ZERO {
+            header.state_root = state_root;
+        }
+        let record = Record::default()
+            .u64(slot)
+            .root(&header.tree_hash_root())
+            .root(&boundary_state_root)
+            .into_bytes();
+        self.txn
+            .open_table(HOT_STATE_SUMMARIES)?
+            .insert(state_root.0, record.as_slice())?;
+        Ok(())
+    }
+
+    /// Stores a data column sidecar, SSZ-encoding it.
+    pub fn put_data_column(
+        &mut self,
+        block_root: Root,
+        column: &DataColumnSidecar<E>,
+    ) -> Result<(), StoreError> {
+        let DataColumnSidecar::Fulu(inner) = column;
+        let slot = inner.signed_block_header.message.slot;
+        self.insert_sidecar(
+            DATA_COLUMNS,
+            block_root,
+            column.index(),
+            slot,
+            &column.as_ssz_bytes(),
+            column.fork_name(),
+        )
+    }
+
+    /// Stores a data column sidecar from its SSZ bytes as received (checked by decoding).
+    pub fn put_data_column_ssz(&mut self, block_root: Root, bytes: &[u8]) -> Result<(), StoreError> {
+        let (column, fork) = decode_by_slot(bytes, &self.store.spec, DataColumnSidecar::<E>::FORKS, |b, f| {
+            DataColumnSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|c| {
+                let DataColumnSidecar::Fulu(inner) = &c;
+                (inner.signed_block_header.message.slot, c)
+            })
+        })
+        .ok_or_else(|| invalid("data column SSZ", "does not decode at the fork of its slot"))?;
+        let DataColumnSidecar::Fulu(inner) = &column;
+        let slot = inner.signed_block_header.message.slot;
+        self.insert_sidecar(DATA_COLUMNS, block_root, column.index(), slot, bytes, fork)
+    }
+
+    /// Stores a blob sidecar, SSZ-encoding it.
+    pub fn put_blob_sidecar(&mut self, block_root: Root, blob: &BlobSidecar<E>) -> Result<(), StoreError> {
+        let (index, slot) = blob_index_and_slot(blob);
+        self.insert_sidecar(
+            BLOB_SIDECARS,
+            block_root,
+            index,
+            slot,
+            &blob.as_ssz_bytes(),
+            blob.fork_name(),
+        )
+    }
+
+    /// Stores a blob sidecar from its SSZ bytes as received (checked by decoding).
+    pub fn put_blob_sidecar_ssz(&mut self, block_root: Root, bytes: &[u8]) -> Result<(), StoreError> {
+        let (blob, fork) = decode_by_slot(bytes, &self.store.spec, BlobSidecar::<E>::FORKS, |b, f| {
+            BlobSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|s| (blob_index_and_slot(&s).1, s))
+        })
+        .ok_or_else(|| invalid("blob sidecar SSZ", "does not decode at the fork of its slot"))?;
+        let (index, slot) = blob_index_and_slot(&blob);
+        self.insert_sidecar(BLOB_SIDECARS, block_root, index, slot, bytes, fork)
+    }
+
+    fn insert_sidecar(
+        &mut self,
+        table: redb::TableDefinition<'_, [u8; 40], &[u8]>,
+        block_root: Root,
+        index: u64,
+        slot: Slot,
+        bytes: &[u8],
+        fork: ForkName,
+    ) -> Result<(), StoreError> {
+        let expected = self.store.spec.fork_name_at_slot::<E>(slot);
+        if fork != expected {
+            return Err(invalid(
+                "sidecar",
+                format!("a {fork} sidecar at slot {slot} where the chain is at {expected}"),
+            ));
+        }
+        self.txn
+            .open_table(table)?
+            .insert(sidecar_key(&block_root, index), seal(bytes, fork).as_slice())?;
+        self.txn
+            .open_table(DATA_SIDECAR_SLOTS)?
+            .insert(slot_root_key(slot, &block_root), ())?;
+        Ok(())
+    }
+
+    /// Records the head.
+    pub fn set_head(&mut self, head: Head) -> Result<(), StoreError> {
+        let record = Record::default()
+            .root(&head.block_root)
+            .root(&head.state_root)
+            .u64(head.slot)
+            .into_bytes();
+        self.txn
+            .open_table(META)?
+            .insert(HEAD_KEY, record.as_slice())?;
+        Ok(())
+    }
+
+    /// Commits every write of the batch atomically.
+    pub fn commit(self) -> Result<(), StoreError> {
+        self.txn.commit()?;
+        Ok(())
+    }
+}
+
+fn blob_index_and_slot<E: EthSpec>(blob: &BlobSidecar<E>) -> (u64, Slot) {
+    match blob {
+        BlobSidecar::Deneb(b) => (b.index, b.signed_block_header.message.slot),
+        BlobSidecar::Electra(b) => (b.index, b.signed_block_header.message.slot),
+    }
+}
+
+/// Decodes untrusted sidecar bytes with the fork their own slot says they belong to.
+fn decode_by_slot<T, E: EthSpec>(
+    bytes: &[u8],
+    spec: &ChainSpec,
+    forks: &[ForkName],
+    decode: impl Fn(&[u8], ForkName) -> Result<(Slot, T), ssz::DecodeError>,
+) -> Option<(T, ForkName)> {
+    forks.iter().find_map(|&fork| match decode(bytes, fork) {
+        Ok((slot, value)) if spec.fork_name_at_slot::<E>(slot) == fork => Some((value, fork)),
+        _ => None,
+    })
+}
+
+fn open_database(path: &Path, cache_size: usize) -> Result<Database, StoreError> {
+    let mut builder = redb::Builder::new();
+    builder.set_cache_size(cache_size);
+    builder.create(path).map_err(|source| StoreError::Open {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn check_schema(txn: &WriteTransaction) -> Result<(), StoreError> {
+    let has_meta = txn
+        .list_tables()?
+        .any(|t| redb::TableHandle::name(&t) == META.name());
+    if !has_meta {
+        return Err(StoreError::MissingSchemaVersion);
+    }
+    let meta = txn.open_table(META)?;
+    match schema::read_schema_version(&meta)? {
+        None => Err(StoreError::MissingSchemaVersion),
+        Some(v) if v > CURRENT_SCHEMA_VERSION => Err(StoreError::SchemaTooNew {
+            found: v,
+            supported: CURRENT_SCHEMA_VERSION,
+        }),
+        Some(v) if v < CURRENT_SCHEMA_VERSION => Err(StoreError::SchemaTooOld {
+            found: v,
+            current: CURRENT_SCHEMA_VERSION,
+        }),
+        Some(_) => Ok(()),
+    }
+}
+
+fn read_block_sealed(
+    txn: &ReadTransaction,
+    root: &Root,
+) -> Result<Option<(Vec<u8>, ForkName, &'static str)>, StoreError> {
+    for (table, name) in [(HOT_BLOCKS, "hot_blocks"), (COLD_BLOCKS, "cold_blocks")] {
+        let value = txn.open_table(table)?.get(root.0)?.map(|v| v.value().to_vec());
+        if let Some(value) = value {
+            let (bytes, fork) = unseal(value, name, || key_str(root))?;
+            return Ok(Some((bytes, fork, name)));
+        }
+    }
+    Ok(None)
+}
+
+fn decode_block_summary(bytes: &[u8], root: &Root) -> Result<BlockSummary, StoreError> {
+    let mut r = RecordReader::new(bytes, 40, "hot_block_summaries", key_str(root))?;
+    Ok(BlockSummary {
+        slot: r.u64()?,
+        parent_root: r.root()?,
+    })
+}
+
+fn read_block_summary(
+    table: &impl ReadableTable<[u8; 32], &'static [u8]>,
+    root: &Root,
+) -> Result<Option<BlockSummary>, StoreError> {
+    table
+        .get(root.0)?
+        .map(|v| decode_block_summary(v.value(), root))
+        .transpose()
+}
+
+fn read_all_block_summaries(txn: &WriteTransaction) -> Result<Vec<(Root, BlockSummary)>, StoreError> {
+    let table = txn.open_table(HOT_BLOCK_SUMMARIES)?;
+    let mut out = Vec::new();
+    for entry in table.iter()? {
+        let (key, value) = entry?;
+        let root = Root::from(key.value());
+        out.push((root, decode_block_summary(value.value(), &root)?));
+    }
+    Ok(out)
+}
+
+fn decode_state_summary(bytes: &[u8], root: &Root) -> Result<StateSummary, StoreError> {
+    let mut r = RecordReader::new(bytes, 72, "hot_state_summaries", key_str(root))?;
+    Ok(StateSummary {
+        slot: r.u64()?,
+        latest_block_root: r.root()?,
+        boundary_state_root: r.root()?,
+    })
+}
+
+fn read_state_summary(
+    table: &impl ReadableTable<[u8; 32], &'static [u8]>,
+    root: &Root,
+) -> Result<Option<StateSummary>, StoreError> {
+    table
+        .get(root.0)?
+        .map(|v| decode_state_summary(v.value(), root))
+        .transpose()
+}
+
+fn read_split(meta: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<Option<Split>, StoreError> {
+    let Some(v) = meta.get(SPLIT_KEY)? else {
+        return Ok(None);
+    };
+    let mut r = RecordReader::new(v.value(), 72, "meta", SPLIT_KEY.into())?;
+    Ok(Some(Split {
+        slot: r.u64()?,
+        state_root: r.root()?,
+        block_root: r.root()?,
+    }))
+}
+
+fn write_split(meta: &mut redb::Table<'_, &'static str, &'static [u8]>, split: &Split) -> Result<(), StoreError> {
+    let record = Record::default()
+        .u64(split.slot)
+        .root(&split.state_root)
+        .root(&split.block_root)
+        .into_bytes();
+    meta.insert(SPLIT_KEY, record.as_slice())?;
+    Ok(())
+}
+
+fn write_finalized(
+    meta: &mut redb::Table<'_, &'static str, &'static [u8]>,
+    checkpoint: &Checkpoint,
+) -> Result<(), StoreError> {
+    let record = Record::default()
+        .u64(checkpoint.epoch)
+        .root(&checkpoint.root)
+        .into_bytes();
+    meta.insert(FINALIZED_KEY, record.as_slice())?;
+    Ok(())
+}
+
+fn delete_sidecars(
+    table: &mut redb::Table<'_, [u8; 40], &'static [u8]>,
+    block_root: &Root,
+) -> Result<(), StoreError> {
+    table.retain_in(
+        sidecar_key(block_root, 0)..=sidecar_key(block_root, u64::MAX),
+        |_, _| false,
+    )?;
+    Ok(())
+}

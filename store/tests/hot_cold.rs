@@ -1,0 +1,305 @@
+//! The hot/cold split: replay between snapshots, the finalization migration, pruning of
+//! abandoned forks and sidecar retention.
+
+mod common;
+
+use common::{Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_of};
+use ssz::Encode;
+use store::{Head, Store, StoreConfig, StoreError};
+use types::phase0::Checkpoint;
+use types::{ChainSpec, Slot};
+
+/// Cold snapshot every 2 epochs, diff every epoch.
+fn config() -> StoreConfig {
+    StoreConfig {
+        cold_snapshot_interval: 2 * SPE,
+        cold_diff_interval: SPE,
+        cache_size_bytes: 16 << 20,
+    }
+}
+
+fn open_with(dir: &tempfile::TempDir, spec: ChainSpec) -> Store<E> {
+    let store = Store::open(&dir.path().join("db"), spec, config()).unwrap();
+    store
+        .init_anchor(
+            Chain::state_root(0, 0),
+            &Chain::state(0, 0),
+            Chain::block_root(0, 0),
+            &Chain::block(0, 0),
+        )
+        .unwrap();
+    store
+}
+
+/// Imports the canonical block, its state and `columns` columns at each slot of `slots`.
+fn import(store: &Store<E>, slots: impl IntoIterator<Item = Slot>, branch: u64, blobs: usize) {
+    for slot in slots {
+        let block = Chain::block(slot, branch);
+        let root = block.canonical_root();
+        let mut batch = store.begin_batch().unwrap();
+        batch.put_block_ssz(root, &block.as_ssz_bytes()).unwrap();
+        batch
+            .put_state(Chain::state_root(slot, branch), &Chain::state(slot, branch))
+            .unwrap();
+        if blobs > 0 {
+            for c in Chain::columns(slot, branch, blobs) {
+                batch.put_data_column(root, &c).unwrap();
+            }
+        }
+        if branch == 0 {
+            batch
+                .set_head(Head {
+                    block_root: root,
+                    state_root: Chain::state_root(slot, 0),
+                    slot,
+                })
+                .unwrap();
+        }
+        batch.commit().unwrap();
+    }
+}
+
+fn finalize(store: &Store<E>, epoch: u64) -> store::MigrationSummary {
+    let slot = epoch * SPE;
+    store
+        .migrate_to_finalized(
+            &Checkpoint {
+                epoch,
+                root: Chain::block_root(slot, 0),
+            },
+            Chain::state_root(slot, 0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_hot_state_is_its_epoch_snapshot_plus_the_blocks_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=12, 0, 0);
+
+    let mut replayer = SlotReplayer::default();
+    let state = store
+        .get_state(&Chain::state_root(11, 0), &mut replayer)
+        .unwrap()
+        .expect("stored");
+    let expected: Vec<_> = (9..=11).map(|s| Chain::block_root(s, 0)).collect();
+    assert_eq!(replayer.applied, expected, "blocks after the slot-8 snapshot");
+    assert_eq!(state.slot(), 11);
+    assert_eq!(state.latest_block_header(), &header_of(&Chain::block(11, 0)));
+
+    // An epoch-boundary state is its own snapshot: nothing to replay, and exactly as stored.
+    let mut replayer = SlotReplayer::default();
+    let state = store
+        .get_state(&Chain::state_root(8, 0), &mut replayer)
+        .unwrap()
+        .expect("stored");
+    assert!(replayer.applied.is_empty());
+    assert_eq!(state, Chain::state(8, 0));
+
+    assert_eq!(
+        store.head().unwrap().map(|h| h.block_root),
+        Some(Chain::block_root(12, 0))
+    );
+}
+
+#[test]
+fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=26, 0, 1);
+    // Forks: one that finalization abandons (slot 5) and one still undecided (slot 25).
+    import(&store, [5], 1, 1);
+    import(&store, [25], 2, 1);
+    let abandoned = Chain::block_root(5, 1);
+    let undecided = Chain::block_root(25, 2);
+
+    let summary = finalize(&store, 2);
+    assert_eq!(summary.blocks_finalized, 16, "blocks 1..=16");
+    assert_eq!(summary.blocks_pruned, 1, "the fork at slot 5");
+    assert_eq!(summary.cold_snapshots, 1, "slot 16");
+    assert_eq!(summary.cold_diffs, 1, "slot 8, against the anchor snapshot at 0");
+    assert_eq!(summary.cold_states_missing, 0);
+
+    let split = store.split().unwrap().unwrap();
+    assert_eq!(split.slot, 16);
+    assert_eq!(split.block_root, Chain::block_root(16, 0));
+    assert_eq!(
+        store.finalized_checkpoint().unwrap(),
+        Some(Checkpoint {
+            epoch: 2,
+            root: Chain::block_root(16, 0)
+        })
+    );
+
+    // The abandoned fork is gone with its state and columns; the undecided one stays.
+    assert_eq!(store.get_block(&abandoned).unwrap(), None);
+    assert!(store.data_column_indices(&abandoned).unwrap().is_empty());
+    assert!(
+        store
+            .get_state(&Chain::state_root(5, 1), &mut SlotReplayer::default())
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.get_block(&undecided).unwrap().is_some());
+
+    // Finalized blocks are served from cold, with their canonical slots and columns.
+    for slot in 0..=16 {
+        let root = Chain::block_root(slot, 0);
+        assert_eq!(store.block_root_at_slot(slot).unwrap(), Some(root));
+        assert_eq!(
+            store.get_block_ssz(&root).unwrap(),
+            Some(Chain::block(slot, 0).as_ssz_bytes())
+        );
+        if slot > 0 {
+            assert_eq!(
+                store.data_column_indices(&root).unwrap().len() as u64,
+                NUMBER_OF_COLUMNS
+            );
+        }
+    }
+    assert_eq!(store.block_root_at_slot(17).unwrap(), None, "not finalized");
+
+    // A cold grid state stored as a diff comes back exactly.
+    let mut replayer = SlotReplayer::default();
+    let at_8 = store
+        .get_cold_state_by_slot(8, &mut replayer)
+        .unwrap()
+        .unwrap();
+    assert_eq!(at_8, Chain::state(8, 0));
+    assert!(replayer.applied.is_empty());
+
+    // A finalized state between grid points, by root: the diff at 8 plus blocks 9..=12.
+    let mut replayer = SlotReplayer::default();
+    let at_12 = store
+        .get_state(&Chain::state_root(12, 0), &mut replayer)
+        .unwrap()
+        .expect("finalized state root known");
+    assert_eq!(
+        replayer.applied,
+        (9..=12).map(|s| Chain::block_root(s, 0)).collect::<Vec<_>>()
+    );
+    assert_eq!(at_12.slot(), 12);
+    assert_eq!(at_12.latest_block_header(), &header_of(&Chain::block(12, 0)));
+
+    // Hot states after the checkpoint still load from hot.
+    let mut replayer = SlotReplayer::default();
+    let at_19 = store
+        .get_state(&Chain::state_root(19, 0), &mut replayer)
+        .unwrap()
+        .unwrap();
+    assert_eq!(at_19.slot(), 19);
+    assert_eq!(replayer.applied.len(), 3);
+
+    // Later finalizations continue from the split. Epoch 3 finalizes block 24, the parent of the
+    // fork at 25, so that fork is still a candidate and stays.
+    let summary = finalize(&store, 3);
+    assert_eq!(summary.blocks_finalized, 8);
+    assert!(store.get_block(&undecided).unwrap().is_some());
+    assert_eq!(store.block_root_at_slot(24).unwrap(), Some(Chain::block_root(24, 0)));
+}
+
+#[test]
+fn finalizing_the_same_checkpoint_twice_is_a_no_op_and_going_back_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=17, 0, 0);
+    finalize(&store, 2);
+    assert_eq!(finalize(&store, 2), store::MigrationSummary::default());
+    let err = store
+        .migrate_to_finalized(
+            &Checkpoint {
+                epoch: 1,
+                root: Chain::block_root(8, 0),
+            },
+            Chain::state_root(8, 0),
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::FinalizationReverted { .. }), "{err}");
+}
+
+#[test]
+fn data_columns_are_kept_for_the_retention_window_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fulu_spec();
+    spec.min_epochs_for_data_column_sidecars_requests = 1;
+    let store = open_with(&dir, spec);
+    import(&store, 1..=33, 0, 1);
+    finalize(&store, 2);
+    // Finalized epoch 2, window 1 epoch: columns before slot 8 are gone.
+    for slot in 1..=33 {
+        let n = store
+            .data_column_indices(&Chain::block_root(slot, 0))
+            .unwrap()
+            .len() as u64;
+        assert_eq!(n, if slot < 8 { 0 } else { NUMBER_OF_COLUMNS }, "slot {slot}");
+    }
+    // The chain may prune with the wall-clock epoch, ahead of finality.
+    assert!(store.prune_data_sidecars(4).unwrap() > 0);
+    for slot in 1..=33 {
+        let n = store
+            .data_column_indices(&Chain::block_root(slot, 0))
+            .unwrap()
+            .len() as u64;
+        assert_eq!(n, if slot < 24 { 0 } else { NUMBER_OF_COLUMNS }, "slot {slot}");
+    }
+}
+
+#[test]
+fn the_store_reopens_with_everything_it_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = open_with(&dir, fulu_spec());
+        import(&store, 1..=20, 0, 1);
+        finalize(&store, 1);
+    }
+    let store: Store<E> = Store::open(&dir.path().join("db"), fulu_spec(), config()).unwrap();
+    assert_eq!(store.head().unwrap().unwrap().slot, 20);
+    assert_eq!(store.split().unwrap().unwrap().slot, 8);
+    assert_eq!(
+        store.get_block(&Chain::block_root(20, 0)).unwrap(),
+        Some(Chain::block(20, 0))
+    );
+    assert_eq!(
+        store.get_data_column(&Chain::block_root(20, 0), 127).unwrap(),
+        Some(Chain::columns(20, 0, 1).remove(127))
+    );
+}
+
+#[test]
+fn invalid_configurations_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (snapshot, diff) in [(0, 0), (12, 0), (16, 12), (16, 24)] {
+        let config = StoreConfig {
+            cold_snapshot_interval: snapshot,
+            cold_diff_interval: diff,
+            cache_size_bytes: 1 << 20,
+        };
+        let err = Store::<E>::open(&dir.path().join("db"), fulu_spec(), config)
+            .err()
+            .expect("refused");
+        assert!(matches!(err, StoreError::InvalidConfig(_)), "{err}");
+    }
+}
+
+#[test]
+fn snapshots_only_when_diffs_are_disabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig {
+        cold_snapshot_interval: SPE,
+        cold_diff_interval: 0,
+        cache_size_bytes: 1 << 20,
+    };
+    let store = Store::<E>::open(&dir.path().join("db"), fulu_spec(), config).unwrap();
+    store
+        .init_anchor(
+            Chain::state_root(0, 0),
+            &Chain::state(0, 0),
+            Chain::block_root(0, 0),
+            &Chain::block(0, 0),
+        )
+        .unwrap();
+    import(&store, 1..=17, 0, 0);
+    let summary = finalize(&store, 2);
+    assert_eq!((summary.cold_snapshots, summary.cold_diffs), (2, 0));
+}

@@ -1,0 +1,161 @@
+//! `networking`: the Fulu custody functions against `meta.yaml`, and the gossip validation
+//! handlers, which are skipped until a beacon chain exists to validate against.
+//!
+//! - `get_custody_groups`: `node_id` (a `uint256` in decimal), `custody_group_count`, `result`.
+//! - `compute_columns_for_custody_group`: `custody_group`, `result`.
+//! - `gossip_*`: a state, blocks and messages with the expected ACCEPT / IGNORE / REJECT.
+//!
+//! A missing `result` would mean the call must fail; every case of the current vectors has one.
+//!
+//! [format]: consensus-specs tests/formats/networking/README.md
+
+use networking::subnets::{compute_columns_for_custody_group, get_custody_groups};
+use serde::Deserialize;
+use types::{ChainSpec, EthSpec, MainnetEthSpec, MinimalEthSpec, U256};
+
+use crate::case::{CaseContext, CaseResult, Preset, Runner};
+use crate::files::read_yaml;
+
+/// Why the `gossip_*` handlers are skipped.
+pub const GOSSIP_SKIP_REASON: &str = "gossip validation needs a beacon chain (state, fork choice, \
+     seen caches) to validate against; beacon_chain does not exist yet";
+
+/// Runs `<config>/fulu/networking/<handler>/pyspec_tests/<case>/`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Networking;
+
+impl Runner for Networking {
+    fn name(&self) -> &'static str {
+        "networking"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        let handler = case.handler.as_str();
+        if handler.starts_with("gossip_") {
+            return CaseResult::Skipped(GOSSIP_SKIP_REASON.to_string());
+        }
+        let preset = match case.preset() {
+            Ok(preset) => preset,
+            Err(e) => return CaseResult::Failed(e),
+        };
+        let result = match (handler, preset) {
+            ("get_custody_groups", Preset::Minimal) => {
+                check_get_custody_groups(case, &ChainSpec::minimal())
+            }
+            ("get_custody_groups", Preset::Mainnet) => {
+                check_get_custody_groups(case, &ChainSpec::mainnet())
+            }
+            ("compute_columns_for_custody_group", Preset::Minimal) => {
+                check_compute_columns::<MinimalEthSpec>(case, &ChainSpec::minimal())
+            }
+            ("compute_columns_for_custody_group", Preset::Mainnet) => {
+                check_compute_columns::<MainnetEthSpec>(case, &ChainSpec::mainnet())
+            }
+            _ => {
+                return CaseResult::NotRun(format!("no networking handler for {handler}"));
+            }
+        };
+        CaseResult::from_check(result)
+    }
+}
+
+/// `meta.yaml` of `get_custody_groups`. The node id can exceed every Rust integer serde knows,
+/// so it is read as YAML and parsed from its text.
+#[derive(Debug, Deserialize)]
+struct CustodyGroupsMeta {
+    node_id: serde_yaml::Value,
+    custody_group_count: u64,
+    result: Option<Vec<u64>>,
+}
+
+/// `meta.yaml` of `compute_columns_for_custody_group`.
+#[derive(Debug, Deserialize)]
+struct ColumnsMeta {
+    custody_group: u64,
+    result: Option<Vec<u64>>,
+}
+
+fn check_get_custody_groups(case: &CaseContext, spec: &ChainSpec) -> Result<(), String> {
+    let meta: CustodyGroupsMeta = read_yaml(&case.file("meta.yaml"))?;
+    let node_id = parse_uint256(&meta.node_id)?;
+    let got = get_custody_groups(spec, node_id, meta.custody_group_count);
+    compare(
+        &format!(
+            "get_custody_groups({node_id}, {})",
+            meta.custody_group_count
+        ),
+        got.map_err(|e| e.to_string()),
+        meta.result,
+    )
+}
+
+fn check_compute_columns<E: EthSpec>(case: &CaseContext, spec: &ChainSpec) -> Result<(), String> {
+    let meta: ColumnsMeta = read_yaml(&case.file("meta.yaml"))?;
+    let got = compute_columns_for_custody_group::<E>(spec, meta.custody_group);
+    compare(
+        &format!("compute_columns_for_custody_group({})", meta.custody_group),
+        got.map_err(|e| e.to_string()),
+        meta.result,
+    )
+}
+
+fn compare(
+    call: &str,
+    got: Result<Vec<u64>, String>,
+    expected: Option<Vec<u64>>,
+) -> Result<(), String> {
+    match (got, expected) {
+        (Ok(got), Some(expected)) if got == expected => Ok(()),
+        (Ok(got), Some(expected)) => Err(format!("{call} = {got:?}, expected {expected:?}")),
+        (Ok(got), None) => Err(format!("{call} = {got:?}, expected an error")),
+        (Err(e), Some(expected)) => Err(format!("{call} failed ({e}), expected {expected:?}")),
+        (Err(_), None) => Ok(()),
+    }
+}
+
+/// A `uint256` written as a YAML integer (decimal, as the vectors write it) or a string.
+fn parse_uint256(value: &serde_yaml::Value) -> Result<U256, String> {
+    let text = match value {
+        serde_yaml::Value::Number(n) => n.to_string(),
+        serde_yaml::Value::String(s) => s.clone(),
+        other => return Err(format!("node_id {other:?} is not an integer")),
+    };
+    let text = text.trim();
+    // A YAML number too large for serde_yaml's integers comes back as a float: reject it rather
+    // than use a rounded value.
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("node_id {text:?} is not a decimal uint256"));
+    }
+    U256::from_str_radix(text, 10).map_err(|e| format!("node_id {text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_uint256_node_ids_beyond_u128() {
+        let max = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+        let yaml: serde_yaml::Value = serde_yaml::from_str(&format!("node_id: {max}")).unwrap();
+        assert_eq!(parse_uint256(&yaml["node_id"]), Ok(U256::MAX));
+        let small: serde_yaml::Value = serde_yaml::from_str("node_id: 1048576").unwrap();
+        assert_eq!(
+            parse_uint256(&small["node_id"]),
+            Ok(U256::from(1_048_576u64))
+        );
+        let float: serde_yaml::Value = serde_yaml::from_str("node_id: 1.5").unwrap();
+        assert!(parse_uint256(&float["node_id"]).is_err());
+        let too_big = format!("node_id: '{max}0'");
+        let too_big: serde_yaml::Value = serde_yaml::from_str(&too_big).unwrap();
+        assert!(parse_uint256(&too_big["node_id"]).is_err());
+    }
+
+    #[test]
+    fn compare_reports_mismatches_and_expected_errors() {
+        assert!(compare("f", Ok(vec![1]), Some(vec![1])).is_ok());
+        assert!(compare("f", Ok(vec![1]), Some(vec![2])).is_err());
+        assert!(compare("f", Ok(vec![1]), None).is_err());
+        assert!(compare("f", Err("bad".into()), None).is_ok());
+        assert!(compare("f", Err("bad".into()), Some(vec![])).is_err());
+    }
+}
