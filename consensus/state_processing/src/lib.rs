@@ -16,6 +16,7 @@ pub mod genesis;
 pub mod per_block;
 pub mod per_epoch;
 pub mod per_slot;
+pub mod state_transition;
 pub mod upgrade;
 pub mod view;
 
