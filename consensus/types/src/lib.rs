@@ -31,3 +31,5 @@ pub use combined::{
 pub use eth_spec::{EthSpec, MainnetEthSpec, MinimalEthSpec};
 pub use fork_name::{ForkName, UnknownForkName};
 pub use primitives::*;
+/// Type-level integers of the presets, re-exported for code that names list limits.
+pub use ssz_types::typenum;
