@@ -77,3 +77,60 @@ fn mock_el_describes_itself() {
     assert!(ok);
     assert!(stdout.contains("mock-el"), "{stdout}");
 }
+
+#[test]
+fn mock_el_serves_the_engine_api_with_a_generated_secret() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let dir = std::env::temp_dir().join(format!("arbor-mock-el-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let jwt = dir.join("jwt.hex");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args([
+            "mock-el",
+            "--listen-address",
+            "127.0.0.1:0",
+            "--all-forks-at-genesis",
+        ])
+        .arg("--jwt-secret")
+        .arg(&jwt)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the arbor binary runs");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("a first line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .map(str::to_owned);
+
+    let outcome = (|| {
+        let url = url.ok_or_else(|| format!("no URL in {line:?}"))?;
+        let text = std::fs::read_to_string(&jwt).map_err(|e| e.to_string())?;
+        let secret = execution_layer::JwtSecret::from_hex(&text).map_err(|e| e.to_string())?;
+        let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+        runtime.block_on(async {
+            let client = execution_layer::EngineApiClient::new(
+                url,
+                secret,
+                execution_layer::Timeouts::default(),
+            )
+            .map_err(|e| e.to_string())?;
+            client
+                .exchange_capabilities()
+                .await
+                .map_err(|e| e.to_string())
+        })
+    })();
+    child.kill().ok();
+    child.wait().ok();
+    std::fs::remove_dir_all(&dir).ok();
+    let capabilities = outcome.expect("the mock answers with the generated secret");
+    assert!(
+        capabilities.iter().any(|c| c == "engine_getPayloadV5"),
+        "{capabilities:?}"
+    );
+}

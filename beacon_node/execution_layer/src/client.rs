@@ -243,14 +243,10 @@ pub fn verify_blobs_bundle_kzg<E: EthSpec>(bundle: &BlobsBundle<E>) -> Result<bo
         for (index, cell) in blob_cells.iter().enumerate() {
             commitments.push(commitment);
             cell_indices.push(index as CellIndex);
-            cells.push(cell.clone());
+            cells.push(*cell);
         }
     }
-    let proofs: Vec<kzg::KzgProof> = bundle
-        .proofs
-        .iter()
-        .map(|p| kzg::KzgProof(p.0))
-        .collect();
+    let proofs: Vec<kzg::KzgProof> = bundle.proofs.iter().map(|p| kzg::KzgProof(p.0)).collect();
     kzg::verify_cell_kzg_proof_batch(&commitments, &cell_indices, &cells, &proofs)
 }
 
@@ -287,7 +283,11 @@ fn none<T>() -> Option<T> {
 
 impl EngineApiClient {
     /// A client for the engine at `url` (e.g. `http://127.0.0.1:8551`).
-    pub fn new(url: impl Into<String>, secret: JwtSecret, timeouts: Timeouts) -> Result<Self, Error> {
+    pub fn new(
+        url: impl Into<String>,
+        secret: JwtSecret,
+        timeouts: Timeouts,
+    ) -> Result<Self, Error> {
         let http = reqwest::Client::builder()
             .build()
             .map_err(|e| Error::Client(e.to_string()))?;
@@ -542,8 +542,9 @@ impl EngineApiClient {
             .iter()
             .map(|h| crate::serde_hex::encode(h.as_slice()))
             .collect();
-        let Some(items): Option<Vec<Option<BlobAndProof<E>>>> =
-            self.call(method, (hashes,), self.timeouts.get_blobs).await?
+        let Some(items): Option<Vec<Option<BlobAndProof<E>>>> = self
+            .call(method, (hashes,), self.timeouts.get_blobs)
+            .await?
         else {
             return Ok(None);
         };
@@ -559,7 +560,10 @@ impl EngineApiClient {
         let Some(items) = items.into_iter().collect::<Option<Vec<_>>>() else {
             return Ok(None);
         };
-        if let Some(bad) = items.iter().position(|i| i.proofs.len() != CELLS_PER_EXT_BLOB) {
+        if let Some(bad) = items
+            .iter()
+            .position(|i| i.proofs.len() != CELLS_PER_EXT_BLOB)
+        {
             return Err(invalid(format!(
                 "blob {bad} has {} proofs (expected {CELLS_PER_EXT_BLOB})",
                 items[bad].proofs.len()

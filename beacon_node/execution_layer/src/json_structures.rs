@@ -386,7 +386,10 @@ pub fn get_execution_requests_list<E: EthSpec>(requests: &ExecutionRequests<E>) 
     };
     let mut list = Vec::with_capacity(3);
     if !requests.deposits.is_empty() {
-        list.push(typed(DEPOSIT_REQUEST_TYPE, requests.deposits.as_ssz_bytes()));
+        list.push(typed(
+            DEPOSIT_REQUEST_TYPE,
+            requests.deposits.as_ssz_bytes(),
+        ));
     }
     if !requests.withdrawals.is_empty() {
         list.push(typed(
@@ -433,7 +436,8 @@ pub fn execution_requests_from_list<E: EthSpec>(
         };
         match request_type {
             DEPOSIT_REQUEST_TYPE => {
-                requests.deposits = VariableList::<DepositRequest, _>::from_ssz_bytes(data).map_err(bad)?
+                requests.deposits =
+                    VariableList::<DepositRequest, _>::from_ssz_bytes(data).map_err(bad)?
             }
             WITHDRAWAL_REQUEST_TYPE => {
                 requests.withdrawals =
@@ -525,9 +529,10 @@ mod tests {
         .expect("valid json");
         assert_eq!(status.status, JsonPayloadStatusKind::Invalid);
         assert_eq!(status.latest_valid_hash, Some(B256::with_last_byte(1)));
-        let status: JsonPayloadStatusV1 =
-            serde_json::from_str(r#"{"status":"SYNCING","latestValidHash":null,"validationError":null}"#)
-                .expect("valid json");
+        let status: JsonPayloadStatusV1 = serde_json::from_str(
+            r#"{"status":"SYNCING","latestValidHash":null,"validationError":null}"#,
+        )
+        .expect("valid json");
         assert_eq!(status.status, JsonPayloadStatusKind::Syncing);
         assert_eq!(status.latest_valid_hash, None);
     }

@@ -66,25 +66,9 @@ impl JwtSecret {
         Self(bytes)
     }
 
-    /// A fresh random secret (from the OS's entropy, via the std hasher's random keys mixed
-    /// through SHA-256 with the time and process id).
+    /// A fresh random secret from the thread-local CSPRNG (seeded by the OS).
     pub fn random() -> Self {
-        use sha2::Digest;
-        use std::collections::hash_map::RandomState;
-        use std::hash::{BuildHasher, Hasher};
-        let mut hasher = Sha256::new();
-        for i in 0..4u64 {
-            let mut h = RandomState::new().build_hasher();
-            h.write_u64(i);
-            hasher.update(h.finish().to_le_bytes());
-        }
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        hasher.update(nanos.to_le_bytes());
-        hasher.update(std::process::id().to_le_bytes());
-        Self(hasher.finalize().into())
+        Self(rand::random())
     }
 
     /// Parses 64 hex digits, with or without `0x`, surrounding whitespace ignored.

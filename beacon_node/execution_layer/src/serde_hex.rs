@@ -57,7 +57,7 @@ fn strip_prefix(s: &str) -> Result<&str, HexError> {
 }
 
 fn digits_to_len(digits: &str) -> Result<usize, HexError> {
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(HexError::OddLength(digits.len()));
     }
     Ok(digits.len() / 2)
@@ -210,7 +210,10 @@ pub mod opt_data {
     use super::*;
 
     /// Serializes `None` as `null`.
-    pub fn serialize<S: Serializer, T: HexData>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer, T: HexData>(
+        value: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match value {
             Some(v) => s.serialize_str(&encode(v.hex_bytes())),
             None => s.serialize_none(),
@@ -218,9 +221,7 @@ pub mod opt_data {
     }
 
     /// Deserializes `null` (or an absent field, with `#[serde(default)]`) as `None`.
-    pub fn deserialize<'de, D: Deserializer<'de>, T: HexData>(
-        d: D,
-    ) -> Result<Option<T>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>, T: HexData>(d: D) -> Result<Option<T>, D::Error> {
         struct OptVisitor<T>(PhantomData<T>);
         impl<'de, T: HexData> Visitor<'de> for OptVisitor<T> {
             type Value = Option<T>;
@@ -257,7 +258,8 @@ fn deserialize_seq<'de, D: Deserializer<'de>, T: HexData>(
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             // The size hint comes from the peer: cap it so a lie cannot allocate much.
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.limit).min(4096));
+            let mut out =
+                Vec::with_capacity(seq.size_hint().unwrap_or(0).min(self.limit).min(4096));
             while let Some(item) = seq.next_element_seed(HexSeed::<T>(PhantomData))? {
                 if out.len() == self.limit {
                     return Err(de::Error::custom(format!(
@@ -434,5 +436,51 @@ mod tests {
             L::from_hex("0x010203"),
             Err(HexError::TooLong { limit: 2, got: 3 })
         );
+    }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+        struct Sample {
+            #[serde(with = "quantity")]
+            small: u64,
+            #[serde(with = "quantity_u256")]
+            big: U256,
+            #[serde(with = "data")]
+            bytes: Vec<u8>,
+            #[serde(with = "data_vec")]
+            hashes: Vec<types::B256>,
+        }
+
+        proptest! {
+            #[test]
+            fn json_round_trips(
+                small: u64,
+                big in any::<[u8; 32]>(),
+                bytes in proptest::collection::vec(any::<u8>(), 0..300),
+                hashes in proptest::collection::vec(any::<[u8; 32]>(), 0..5),
+            ) {
+                let sample = Sample {
+                    small,
+                    big: U256::from_be_bytes(big),
+                    bytes,
+                    hashes: hashes.into_iter().map(types::B256::new).collect(),
+                };
+                let json = serde_json::to_string(&sample).expect("serializes");
+                let back: Sample = serde_json::from_str(&json).expect("deserializes");
+                prop_assert_eq!(back, sample);
+            }
+
+            #[test]
+            fn quantities_match_a_naive_parser(value: u64) {
+                // Canonical form round-trips; the same value zero-padded is refused.
+                let text = format!("{value:#x}");
+                prop_assert_eq!(parse_quantity_u64(&text), Ok(value));
+                let padded = format!("0x0{value:x}");
+                prop_assert!(parse_quantity_u64(&padded).is_err());
+            }
+        }
     }
 }

@@ -134,7 +134,7 @@ mod tests {
             family
                 .get_metric()
                 .iter()
-                .filter(|m| m.get_gauge().value() == 1.0)
+                .filter(|m| m.get_gauge().get_value() == 1.0)
                 .map(|m| m.get_label()[0].value().to_owned())
                 .collect::<Vec<_>>()
         };

@@ -7,9 +7,9 @@ use execution_layer::client::CAPABILITIES;
 use execution_layer::mock::block_hash::compute_block_hash;
 use execution_layer::mock::{MockConfig, MockExecutionLayer, MockPayloadStatus};
 use execution_layer::{
-    ClientVersion, ElState, EngineApiClient, Error, ForkchoiceState, GetPayloadResponse,
-    JwtSecret, PayloadAttributes, PayloadStatus, RpcErrorCode, Timeouts,
-    get_execution_requests_list, verify_blobs_bundle_kzg,
+    ClientVersion, ElState, EngineApiClient, Error, ForkchoiceState, GetPayloadResponse, JwtSecret,
+    PayloadAttributes, PayloadStatus, RpcErrorCode, Timeouts, get_execution_requests_list,
+    verify_blobs_bundle_kzg,
 };
 use ssz_types::VariableList;
 use types::electra::{ExecutionRequests, NewPayloadRequest, WithdrawalRequest};
@@ -22,9 +22,13 @@ const SECRET: JwtSecret = JwtSecret::new([0x42; 32]);
 const GENESIS_TIME: u64 = 1_750_000_000;
 
 async fn mock() -> MockExecutionLayer<E> {
+    mock_with_spec(ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu)).await
+}
+
+async fn mock_with_spec(spec: ChainSpec) -> MockExecutionLayer<E> {
     let config = MockConfig {
         jwt_secret: SECRET,
-        spec: ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu),
+        spec,
         genesis_time: GENESIS_TIME,
         seed: 7,
         chain_id: 1337,
@@ -179,8 +183,7 @@ async fn happy_path_builds_a_chain_of_payloads() {
     assert_eq!(second.execution_payload.parent_hash, payload.block_hash);
     assert_eq!(second.execution_payload.block_number, 2);
     assert_ne!(
-        second.execution_payload.state_root,
-        payload.state_root,
+        second.execution_payload.state_root, payload.state_root,
         "the synthetic state root moves with the chain"
     );
     let status = client
@@ -194,8 +197,8 @@ async fn happy_path_builds_a_chain_of_payloads() {
 #[tokio::test]
 async fn wrong_or_stale_jwt_is_refused_with_a_clear_error() {
     let mock = mock().await;
-    let wrong = EngineApiClient::new(mock.url(), JwtSecret::new([1; 32]), timeouts())
-        .expect("client");
+    let wrong =
+        EngineApiClient::new(mock.url(), JwtSecret::new([1; 32]), timeouts()).expect("client");
     let error = wrong.exchange_capabilities().await.expect_err("refused");
     assert!(matches!(error, Error::Unauthorized { .. }), "{error:?}");
     let message = error.to_string();
@@ -262,7 +265,10 @@ async fn malformed_json_is_a_typed_error() {
     let client = client(&mock);
     mock.set_malformed_responses(true);
     let error = client.exchange_capabilities().await.expect_err("garbled");
-    assert!(matches!(error, Error::MalformedResponse { .. }), "{error:?}");
+    assert!(
+        matches!(error, Error::MalformedResponse { .. }),
+        "{error:?}"
+    );
     mock.set_malformed_responses(false);
     client.exchange_capabilities().await.expect("recovers");
 }
@@ -308,7 +314,13 @@ async fn invalid_payloads_report_the_latest_valid_hash() {
     tampered.execution_payload.gas_used += 1;
     let status = client.new_payload_v4(&tampered).await.expect("newPayload");
     assert!(
-        matches!(&status, PayloadStatus::Invalid { latest_valid_hash: None, .. }),
+        matches!(
+            &status,
+            PayloadStatus::Invalid {
+                latest_valid_hash: None,
+                ..
+            }
+        ),
         "{status:?}"
     );
 
@@ -374,16 +386,31 @@ async fn spec_error_codes_come_back_typed() {
         .await
         .expect_err("unknown payload");
     assert!(
-        matches!(error, Error::Rpc { code: RpcErrorCode::UnknownPayload, .. }),
+        matches!(
+            error,
+            Error::Rpc {
+                code: RpcErrorCode::UnknownPayload,
+                ..
+            }
+        ),
         "{error:?}"
     );
     let genesis = mock.genesis_block_hash();
     let error = client
-        .forkchoice_updated_v3(forkchoice(genesis), Some(&attributes(GENESIS_TIME, 1, vec![])))
+        .forkchoice_updated_v3(
+            forkchoice(genesis),
+            Some(&attributes(GENESIS_TIME, 1, vec![])),
+        )
         .await
         .expect_err("timestamp not after the head's");
     assert!(
-        matches!(error, Error::Rpc { code: RpcErrorCode::InvalidPayloadAttributes, .. }),
+        matches!(
+            error,
+            Error::Rpc {
+                code: RpcErrorCode::InvalidPayloadAttributes,
+                ..
+            }
+        ),
         "{error:?}"
     );
     let error = client
@@ -397,7 +424,13 @@ async fn spec_error_codes_come_back_typed() {
         .await
         .expect_err("unknown finalized block");
     assert!(
-        matches!(error, Error::Rpc { code: RpcErrorCode::InvalidForkchoiceState, .. }),
+        matches!(
+            error,
+            Error::Rpc {
+                code: RpcErrorCode::InvalidForkchoiceState,
+                ..
+            }
+        ),
         "{error:?}"
     );
     // The engine answered each time: it is online.
@@ -432,7 +465,12 @@ async fn engine_going_away_and_coming_back() {
 
 #[tokio::test]
 async fn blob_bundles_verify_at_one_and_at_the_fork_limit() {
-    let mock = mock().await;
+    // Mainnet's blob schedule (BPO1: 15, BPO2: 21) moved to epochs 0 and 1.
+    let mut spec = ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu);
+    assert_eq!(spec.blob_schedule.len(), 2);
+    spec.blob_schedule[0].epoch = 0;
+    spec.blob_schedule[1].epoch = 1;
+    let mock = mock_with_spec(spec).await;
     let client = client(&mock);
     let genesis = mock.genesis_block_hash();
 
@@ -451,11 +489,12 @@ async fn blob_bundles_verify_at_one_and_at_the_fork_limit() {
         PayloadStatus::Valid
     );
 
-    // Ask for more than allowed: the mock stops at the fork's limit.
+    // Ask for more than allowed: the mock stops at the limit of the payload's epoch (epoch 1).
     mock.set_blobs_per_payload(usize::MAX);
-    let attrs = attributes(GENESIS_TIME + 24, 2, vec![]);
+    let attrs = attributes(GENESIS_TIME + 32 * 12, 2, vec![]);
+    assert_eq!(mock.max_blobs_at(GENESIS_TIME + 12), 15);
     let limit = mock.max_blobs_at(attrs.timestamp) as usize;
-    assert!(limit > 1, "the fork allows several blobs ({limit})");
+    assert_eq!(limit, 21, "BPO2's limit");
     let full = build(&client, one.execution_payload.block_hash, &attrs).await;
     assert_eq!(full.blobs_bundle.blobs.len(), limit);
     assert_eq!(full.blobs_bundle.commitments.len(), limit);
@@ -490,12 +529,18 @@ async fn blob_bundles_verify_at_one_and_at_the_fork_limit() {
     assert_eq!(served.len(), limit);
     for (i, item) in served.iter().enumerate() {
         assert_eq!(item.blob, full.blobs_bundle.blobs[i]);
-        assert_eq!(item.proofs, full.blobs_bundle.proofs[i * 128..(i + 1) * 128]);
+        assert_eq!(
+            item.proofs,
+            full.blobs_bundle.proofs[i * 128..(i + 1) * 128]
+        );
     }
     let mut with_unknown = hashes.clone();
     with_unknown.push(B256::repeat_byte(1));
     assert_eq!(
-        client.get_blobs_v2::<E>(&with_unknown).await.expect("getBlobs"),
+        client
+            .get_blobs_v2::<E>(&with_unknown)
+            .await
+            .expect("getBlobs"),
         None
     );
 }

@@ -69,7 +69,10 @@ fn trie_node(items: &[(Vec<u8>, &[u8])], depth: usize) -> Vec<u8> {
         .count();
     if common > 0 {
         let mut payload = Vec::new();
-        rlp::encode_bytes(&mut payload, &hex_prefix(&first[depth..depth + common], false));
+        rlp::encode_bytes(
+            &mut payload,
+            &hex_prefix(&first[depth..depth + common], false),
+        );
         append_reference(&mut payload, &trie_node(items, depth + common));
         return rlp::list(&payload);
     }
@@ -215,13 +218,22 @@ mod tests {
                 .expect("hex")
         );
         assert_eq!(
-            root(&[("doe", "reindeer"), ("dog", "puppy"), ("dogglesworth", "cat")]),
+            root(&[
+                ("doe", "reindeer"),
+                ("dog", "puppy"),
+                ("dogglesworth", "cat")
+            ]),
             "0x8aad789dff2f538bca5d8ea56e8abe10f4c7ba3a5dea95fea4cd6e7c3a1168d3"
                 .parse::<B256>()
                 .expect("hex")
         );
         assert_eq!(
-            root(&[("do", "verb"), ("horse", "stallion"), ("doge", "coin"), ("dog", "puppy")]),
+            root(&[
+                ("do", "verb"),
+                ("horse", "stallion"),
+                ("doge", "coin"),
+                ("dog", "puppy")
+            ]),
             "0x5991bb8c6514148a29db676a14ac506cd2cd5775ace63c30a4fe457715e9ac84"
                 .parse::<B256>()
                 .expect("hex")

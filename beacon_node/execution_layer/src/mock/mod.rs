@@ -41,9 +41,9 @@ use types::{
 use self::blobs::{BlobEntry, GAS_PER_BLOB, MAX_BLOBS_PER_TX};
 use self::block_hash::{EMPTY_TRIE_ROOT, compute_block_hash, ordered_trie_root};
 use crate::client::{
-    CAPABILITIES, ENGINE_EXCHANGE_CAPABILITIES, ENGINE_FORKCHOICE_UPDATED_V3,
-    ENGINE_GET_BLOBS_V2, ENGINE_GET_CLIENT_VERSION_V1, ENGINE_GET_PAYLOAD_V5,
-    ENGINE_NEW_PAYLOAD_V4, MAX_GET_BLOBS_REQUEST,
+    CAPABILITIES, ENGINE_EXCHANGE_CAPABILITIES, ENGINE_FORKCHOICE_UPDATED_V3, ENGINE_GET_BLOBS_V2,
+    ENGINE_GET_CLIENT_VERSION_V1, ENGINE_GET_PAYLOAD_V5, ENGINE_NEW_PAYLOAD_V4,
+    MAX_GET_BLOBS_REQUEST,
 };
 use crate::error::RpcErrorCode;
 use crate::json_structures::{
@@ -155,13 +155,24 @@ impl RpcFailure {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind; keep serving.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `DATA` inside positional parameters.
 #[derive(Deserialize)]
 #[serde(transparent, bound = "T: HexData")]
 struct Data<T: HexData>(#[serde(with = "serde_hex::data")] T);
+
+/// `engine_newPayloadV4`'s positional parameters: payload, versioned hashes, parent beacon block
+/// root, requests.
+type NewPayloadV4Params<E> = (
+    JsonExecutionPayloadV3<E>,
+    Vec<Data<VersionedHash>>,
+    Data<Hash32>,
+    Vec<Data<Vec<u8>>>,
+);
 
 /// One blob of `engine_getBlobsV2`'s answer.
 #[derive(serde::Serialize)]
@@ -211,12 +222,15 @@ impl<E: EthSpec> Shared<E> {
     }
 
     fn fork_at_timestamp(&self, timestamp: u64) -> ForkName {
-        self.config.spec.fork_name_at_epoch(self.epoch_at(timestamp))
+        self.config
+            .spec
+            .fork_name_at_epoch(self.epoch_at(timestamp))
     }
 
     fn epoch_at(&self, timestamp: u64) -> u64 {
         let seconds_per_slot = self.config.spec.seconds_per_slot.max(1);
-        timestamp.saturating_sub(self.config.genesis_time) / seconds_per_slot
+        timestamp.saturating_sub(self.config.genesis_time)
+            / seconds_per_slot
             / E::slots_per_epoch().max(1)
     }
 
@@ -255,22 +269,38 @@ impl<E: EthSpec> Shared<E> {
         };
         let parent_hash = Some(payload.parent_hash);
         if payload.block_number != parent.number + 1 {
-            return Ok(Self::status(Invalid, parent_hash, Some("wrong block number")));
+            return Ok(Self::status(
+                Invalid,
+                parent_hash,
+                Some("wrong block number"),
+            ));
         }
         if payload.timestamp <= parent.timestamp {
-            return Ok(Self::status(Invalid, parent_hash, Some("timestamp not after parent's")));
+            return Ok(Self::status(
+                Invalid,
+                parent_hash,
+                Some("timestamp not after parent's"),
+            ));
         }
         let mut carried = Vec::new();
         for tx in payload.transactions.iter() {
             match blobs::transaction_versioned_hashes(tx) {
                 Ok(hashes) => carried.extend(hashes),
                 Err(_) => {
-                    return Ok(Self::status(Invalid, parent_hash, Some("malformed blob transaction")));
+                    return Ok(Self::status(
+                        Invalid,
+                        parent_hash,
+                        Some("malformed blob transaction"),
+                    ));
                 }
             }
         }
         if carried != versioned_hashes {
-            return Ok(Self::status(Invalid, None, Some("blob versioned hashes mismatch")));
+            return Ok(Self::status(
+                Invalid,
+                None,
+                Some("blob versioned hashes mismatch"),
+            ));
         }
         chain.blocks.insert(
             block_hash,
@@ -376,7 +406,8 @@ impl<E: EthSpec> Shared<E> {
         };
         let shared = Arc::clone(self);
         tokio::task::spawn_blocking(move || {
-            let built = shared.build_payload(parent_hash, parent, &attributes, blob_count, requests);
+            let built =
+                shared.build_payload(parent_hash, parent, &attributes, blob_count, requests);
             let result = built.map(|(payload, entries)| {
                 shared.add_to_blob_pool(entries);
                 payload
@@ -391,7 +422,9 @@ impl<E: EthSpec> Shared<E> {
         let mut chain = lock(&self.chain);
         let hashes = entries.iter().map(|e| e.versioned_hash).collect();
         for entry in entries {
-            chain.blob_pool.insert(entry.versioned_hash, Arc::new(entry));
+            chain
+                .blob_pool
+                .insert(entry.versioned_hash, Arc::new(entry));
         }
         chain.blob_pool_order.push_back(hashes);
         while chain.blob_pool_order.len() > RETAINED_PAYLOADS {
@@ -421,7 +454,10 @@ impl<E: EthSpec> Shared<E> {
                 blobs::blob_transaction(self.config.chain_id, number * 64 + i as u64, &hashes)
             })
             .collect();
-        let limit = self.config.spec.max_blobs_per_block(self.epoch_at(attributes.timestamp));
+        let limit = self
+            .config
+            .spec
+            .max_blobs_per_block(self.epoch_at(attributes.timestamp));
         let target_blob_gas = limit * 2 / 3 * GAS_PER_BLOB;
         let excess_blob_gas =
             (parent.excess_blob_gas + parent.blob_gas_used).saturating_sub(target_blob_gas);
@@ -484,7 +520,10 @@ impl<E: EthSpec> Shared<E> {
             compute_block_hash(&payload, attributes.parent_beacon_block_root, &requests);
         let blobs_bundle = BlobsBundle::<E> {
             commitments: entries.iter().map(|e| e.commitment).collect(),
-            proofs: entries.iter().flat_map(|e| e.proofs.iter().copied()).collect(),
+            proofs: entries
+                .iter()
+                .flat_map(|e| e.proofs.iter().copied())
+                .collect(),
             blobs: entries
                 .iter()
                 .map(|e| FixedVector::new(e.blob.clone()))
@@ -525,9 +564,12 @@ impl<E: EthSpec> Shared<E> {
             .map_err(|_| RpcFailure::new(RpcErrorCode::InternalError, "payload build vanished"))?
             .clone();
         match built.as_deref() {
-            Some(Ok(built)) if !self.fork_at_timestamp(built.timestamp).fulu_enabled() => Err(
-                RpcFailure::new(RpcErrorCode::UnsupportedFork, "payload timestamp before Osaka"),
-            ),
+            Some(Ok(built)) if !self.fork_at_timestamp(built.timestamp).fulu_enabled() => {
+                Err(RpcFailure::new(
+                    RpcErrorCode::UnsupportedFork,
+                    "payload timestamp before Osaka",
+                ))
+            }
             Some(Ok(built)) => Ok(built.result_json.clone()),
             Some(Err(e)) => Err(RpcFailure::new(RpcErrorCode::InternalError, e.clone())),
             None => Err(RpcFailure::new(RpcErrorCode::InternalError, "no payload")),
@@ -584,12 +626,7 @@ impl<E: EthSpec> Shared<E> {
                 }])
             }
             ENGINE_NEW_PAYLOAD_V4 => {
-                let (payload, hashes, root, requests): (
-                    JsonExecutionPayloadV3<E>,
-                    Vec<Data<VersionedHash>>,
-                    Data<Hash32>,
-                    Vec<Data<Vec<u8>>>,
-                ) = parse(params)?;
+                let (payload, hashes, root, requests): NewPayloadV4Params<E> = parse(params)?;
                 json(&self.new_payload(
                     payload.into(),
                     hashes.into_iter().map(|h| h.0).collect(),
@@ -644,7 +681,8 @@ fn rpc_response(id: &serde_json::Value, outcome: Result<Vec<u8>, RpcFailure>) ->
             body.extend_from_slice(&result);
         }
         Err(failure) => {
-            let error = serde_json::json!({ "code": failure.code.code(), "message": failure.message });
+            let error =
+                serde_json::json!({ "code": failure.code.code(), "message": failure.message });
             body.extend_from_slice(br#","error":"#);
             body.extend_from_slice(error.to_string().as_bytes());
         }
@@ -661,7 +699,11 @@ async fn handle<E: EthSpec>(
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    if let Err(e) = shared.config.jwt_secret.validate_authorization(authorization) {
+    if let Err(e) = shared
+        .config
+        .jwt_secret
+        .validate_authorization(authorization)
+    {
         return (StatusCode::UNAUTHORIZED, format!("invalid JWT: {e}")).into_response();
     }
     let (delay, malformed) = {

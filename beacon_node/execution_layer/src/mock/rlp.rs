@@ -72,13 +72,13 @@ pub struct RlpError;
 /// Splits the first item off `input`.
 pub fn decode_item(input: &[u8]) -> Result<(Item<'_>, &[u8]), RlpError> {
     let (&first, rest) = input.split_first().ok_or(RlpError)?;
-    let take = |rest: &'_ [u8], len: usize| {
+    fn take(rest: &[u8], len: usize) -> Result<(&[u8], &[u8]), RlpError> {
         if rest.len() < len {
             Err(RlpError)
         } else {
             Ok(rest.split_at(len))
         }
-    };
+    }
     let long_len = |rest: &'_ [u8], len_of_len: usize| -> Result<(usize, usize), RlpError> {
         if len_of_len > 8 || rest.len() < len_of_len {
             return Err(RlpError);
@@ -86,7 +86,9 @@ pub fn decode_item(input: &[u8]) -> Result<(Item<'_>, &[u8]), RlpError> {
         let len = rest[..len_of_len]
             .iter()
             .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
-        usize::try_from(len).map(|l| (l, len_of_len)).map_err(|_| RlpError)
+        usize::try_from(len)
+            .map(|l| (l, len_of_len))
+            .map_err(|_| RlpError)
     };
     match first {
         0x00..=0x7f => Ok((Item::Bytes(&input[..1]), rest)),
@@ -134,7 +136,10 @@ mod tests {
         let mut payload = vec![];
         encode_bytes(&mut payload, b"cat");
         encode_bytes(&mut payload, b"dog");
-        assert_eq!(list(&payload), [0xc8, 0x83, b'c', b'a', b't', 0x83, b'd', b'o', b'g']);
+        assert_eq!(
+            list(&payload),
+            [0xc8, 0x83, b'c', b'a', b't', 0x83, b'd', b'o', b'g']
+        );
         let mut out = vec![];
         encode_u64(&mut out, 0);
         encode_u64(&mut out, 15);
@@ -161,7 +166,11 @@ mod tests {
         let items = list_items(inner).expect("items");
         assert_eq!(
             items,
-            vec![Item::Bytes(&[0xaa; 100]), Item::Bytes(&[5]), Item::List(&[])]
+            vec![
+                Item::Bytes(&[0xaa; 100]),
+                Item::Bytes(&[5]),
+                Item::List(&[])
+            ]
         );
         assert_eq!(decode_item(&encoded[..encoded.len() - 1]), Err(RlpError));
         assert_eq!(decode_item(&[]), Err(RlpError));
