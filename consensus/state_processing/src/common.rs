@@ -262,7 +262,7 @@ pub fn compute_proposer_index<E: EthSpec>(
         )
         .ok_or(Error::ArithmeticOverflow("compute_shuffled_index"))?;
         let candidate_index = indices[shuffled];
-        if i % 16 == 0 {
+        if i.is_multiple_of(16) {
             buf[32..].copy_from_slice(&(i / 16).to_le_bytes());
             random_bytes = hash_fixed(&buf);
         }
@@ -538,10 +538,10 @@ pub fn validator<'a, E: EthSpec>(state: &StateRef<'a, E>, index: ValidatorIndex)
 
 /// The validator at `index`, mutably, or [`Error::UnknownValidator`].
 #[inline]
-pub fn validator_mut<'a, E: EthSpec>(
-    validators: &'a mut milhouse::List<Validator, E::ValidatorRegistryLimit>,
+pub fn validator_mut<E: EthSpec>(
+    validators: &mut milhouse::List<Validator, E::ValidatorRegistryLimit>,
     index: ValidatorIndex,
-) -> Result<&'a mut Validator, Error> {
+) -> Result<&mut Validator, Error> {
     let len = validators.len();
     validators
         .get_mut(index as usize)

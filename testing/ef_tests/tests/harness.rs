@@ -260,21 +260,21 @@ fn uncovered_runner_is_listed_but_does_not_fail() {
         &as_files(&good),
     )
     .case(
-        "minimal/phase0/sanity/slots/pyspec_tests/slots_1",
-        &[("slots.yaml", b"1\n...\n")],
+        "minimal/phase0/fork_choice/on_block/pyspec_tests/case_1",
+        &[("steps.yaml", b"[]\n")],
     )
     .case(
-        "minimal/phase0/sanity/slots/pyspec_tests/slots_2",
-        &[("slots.yaml", b"2\n...\n")],
+        "minimal/phase0/fork_choice/on_block/pyspec_tests/case_2",
+        &[("steps.yaml", b"[]\n")],
     );
     let report = tmp.run();
     assert!(report.is_success(), "{}", report.render());
-    assert_eq!(report.not_covered["minimal/phase0/sanity"], 2);
-    assert!(!report.groups.contains_key("minimal/phase0/sanity"));
+    assert_eq!(report.not_covered["minimal/phase0/fork_choice"], 2);
+    assert!(!report.groups.contains_key("minimal/phase0/fork_choice"));
     assert!(
         report
             .render()
-            .contains("not covered yet: minimal/phase0/sanity (2 cases)\n")
+            .contains("not covered yet: minimal/phase0/fork_choice (2 cases)\n")
     );
 }
 
@@ -417,4 +417,51 @@ fn hidden_entries_are_ignored() {
     let report = tmp.run();
     assert!(report.is_success(), "{}", report.render());
     assert_eq!(report.totals(), counts(1, 0, 0));
+}
+
+#[test]
+fn state_transition_runners_fail_bad_cases_and_leave_unknown_handlers_unvisited() {
+    let tmp = TempDir::new();
+    tmp.case(
+        "minimal/fulu/operations/attestation/pyspec_tests/empty",
+        &[],
+    )
+    .case(
+        "minimal/fulu/sanity/blocks/pyspec_tests/garbage_pre",
+        &[
+            ("meta.yaml", b"{blocks_count: 0}\n"),
+            ("pre.ssz_snappy", &ssz_snappy(&7u64)),
+        ],
+    )
+    .case(
+        "minimal/fulu/epoch_processing/no_such_step/pyspec_tests/case_0",
+        &[],
+    )
+    .case(
+        "minimal/fulu/operations/no_such_operation/pyspec_tests/case_0",
+        &[],
+    );
+    let report = tmp.run();
+    let failed: Vec<&str> = report.failed.iter().map(|n| n.case.as_str()).collect();
+    assert_eq!(
+        failed,
+        [
+            "minimal/fulu/operations/attestation/pyspec_tests/empty",
+            "minimal/fulu/sanity/blocks/pyspec_tests/garbage_pre",
+        ]
+    );
+    assert!(
+        report
+            .failed
+            .iter()
+            .all(|n| !n.message.contains("panicked"))
+    );
+    let unvisited: Vec<&str> = report.unvisited.iter().map(|n| n.case.as_str()).collect();
+    assert_eq!(
+        unvisited,
+        [
+            "minimal/fulu/epoch_processing/no_such_step/pyspec_tests/case_0",
+            "minimal/fulu/operations/no_such_operation/pyspec_tests/case_0",
+        ]
+    );
 }

@@ -4,10 +4,21 @@
 //! [`Runner`](crate::Runner) and list it in [`all`].
 
 mod bls;
+mod epoch_processing;
+mod fork;
+mod genesis;
 mod kzg;
+mod light_client;
+mod merkle_proof;
+mod networking;
+mod operations;
+mod rewards;
+mod sanity;
 mod shuffling;
 mod ssz_generic;
 mod ssz_static;
+mod state_case;
+mod transition;
 
 pub use shuffling::Shuffling;
 pub use ssz_generic::SszGeneric;
@@ -24,5 +35,17 @@ pub fn all() -> Vec<Box<dyn Runner>> {
         Box::new(Shuffling),
         Box::new(bls::Bls),
         Box::new(kzg::Kzg),
+        Box::new(networking::Networking),
+        Box::new(merkle_proof::MerkleProof),
+        Box::new(light_client::LightClient),
+        Box::new(sanity::Sanity),
+        Box::new(sanity::Finality),
+        Box::new(sanity::Random),
+        Box::new(operations::Operations),
+        Box::new(epoch_processing::EpochProcessing),
+        Box::new(fork::Fork),
+        Box::new(transition::Transition),
+        Box::new(rewards::Rewards),
+        Box::new(genesis::Genesis),
     ]
 }

@@ -59,11 +59,11 @@ impl Runner for Networking {
     }
 }
 
-/// `meta.yaml` of `get_custody_groups`. The node id can exceed every Rust integer serde knows,
-/// so it is read as YAML and parsed from its text.
+/// `meta.yaml` of `get_custody_groups`. The node id can exceed every integer serde knows (as a
+/// YAML value it would come back as a rounded float), so it is read as the scalar's text.
 #[derive(Debug, Deserialize)]
 struct CustodyGroupsMeta {
-    node_id: serde_yaml::Value,
+    node_id: String,
     custody_group_count: u64,
     result: Option<Vec<u64>>,
 }
@@ -113,16 +113,9 @@ fn compare(
     }
 }
 
-/// A `uint256` written as a YAML integer (decimal, as the vectors write it) or a string.
-fn parse_uint256(value: &serde_yaml::Value) -> Result<U256, String> {
-    let text = match value {
-        serde_yaml::Value::Number(n) => n.to_string(),
-        serde_yaml::Value::String(s) => s.clone(),
-        other => return Err(format!("node_id {other:?} is not an integer")),
-    };
+/// A `uint256` written in decimal.
+fn parse_uint256(text: &str) -> Result<U256, String> {
     let text = text.trim();
-    // A YAML number too large for serde_yaml's integers comes back as a float: reject it rather
-    // than use a rounded value.
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("node_id {text:?} is not a decimal uint256"));
     }
@@ -134,20 +127,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_uint256_node_ids_beyond_u128() {
+    fn reads_uint256_node_ids_from_yaml_text() {
         let max = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
-        let yaml: serde_yaml::Value = serde_yaml::from_str(&format!("node_id: {max}")).unwrap();
-        assert_eq!(parse_uint256(&yaml["node_id"]), Ok(U256::MAX));
-        let small: serde_yaml::Value = serde_yaml::from_str("node_id: 1048576").unwrap();
-        assert_eq!(
-            parse_uint256(&small["node_id"]),
-            Ok(U256::from(1_048_576u64))
-        );
-        let float: serde_yaml::Value = serde_yaml::from_str("node_id: 1.5").unwrap();
-        assert!(parse_uint256(&float["node_id"]).is_err());
-        let too_big = format!("node_id: '{max}0'");
-        let too_big: serde_yaml::Value = serde_yaml::from_str(&too_big).unwrap();
-        assert!(parse_uint256(&too_big["node_id"]).is_err());
+        let meta: CustodyGroupsMeta = serde_yaml::from_str(&format!(
+            "node_id: \n  {max}\ncustody_group_count: 4\nresult: [1, 47, 87, 102]\n"
+        ))
+        .unwrap();
+        assert_eq!(parse_uint256(&meta.node_id), Ok(U256::MAX));
+        let small: CustodyGroupsMeta =
+            serde_yaml::from_str("node_id: 0\ncustody_group_count: 0\nresult: []\n").unwrap();
+        assert_eq!(parse_uint256(&small.node_id), Ok(U256::ZERO));
+        assert!(parse_uint256("1.5").is_err());
+        assert!(parse_uint256("-1").is_err());
+        assert!(parse_uint256("").is_err());
+        assert!(parse_uint256(&format!("{max}0")).is_err());
     }
 
     #[test]

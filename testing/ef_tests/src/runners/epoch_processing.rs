@@ -1,0 +1,115 @@
+//! `epoch_processing`: one step of `process_epoch`, applied to the state just before it.
+//!
+//! A case holds `pre` (the state after the steps before this one) and `post` (absent: the step
+//! must fail). Newer vectors add `pre_epoch` (the state before the whole epoch transition) and
+//! `post_epoch` (after it): where present, the whole `process_epoch` is checked too.
+//!
+//! [format]: consensus-specs tests/formats/epoch_processing/README.md
+
+use state_processing::per_epoch::{self, EpochProcessingError};
+use state_processing::{CachedBeaconState, Caches, StateMut};
+use types::{ChainSpec, EthSpec};
+
+use super::state_case::{
+    chain_spec, check_known_files, check_outcome, read_post, read_state, with_preset,
+};
+use crate::case::{CaseContext, CaseResult, Runner};
+
+/// Runs `<config>/<fork>/epoch_processing/<handler>/pyspec_tests/<case>/`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EpochProcessing;
+
+impl Runner for EpochProcessing {
+    fn name(&self) -> &'static str {
+        "epoch_processing"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        with_preset!(case, run(case))
+    }
+}
+
+/// An epoch-processing step.
+type Step<E> =
+    fn(&mut StateMut<'_, E>, &mut Caches, &ChainSpec) -> Result<(), EpochProcessingError>;
+
+/// The step a handler directory names (`process_<handler>`), if this fork has it.
+fn step<E: EthSpec>(handler: &str) -> Option<Step<E>> {
+    let step: Step<E> = match handler {
+        "justification_and_finalization" => per_epoch::process_justification_and_finalization,
+        "inactivity_updates" => per_epoch::process_inactivity_updates,
+        "rewards_and_penalties" => per_epoch::process_rewards_and_penalties,
+        "registry_updates" => per_epoch::process_registry_updates,
+        "slashings" => per_epoch::process_slashings,
+        "eth1_data_reset" => per_epoch::process_eth1_data_reset,
+        "pending_deposits" => per_epoch::process_pending_deposits,
+        "pending_consolidations" => per_epoch::process_pending_consolidations,
+        "effective_balance_updates" => per_epoch::process_effective_balance_updates,
+        "slashings_reset" => per_epoch::process_slashings_reset,
+        "randao_mixes_reset" => per_epoch::process_randao_mixes_reset,
+        "historical_summaries_update" => per_epoch::process_historical_summaries_update,
+        "participation_flag_updates" => per_epoch::process_participation_flag_updates,
+        "sync_committee_updates" => per_epoch::process_sync_committee_updates,
+        "proposer_lookahead" => per_epoch::process_proposer_lookahead,
+        _ => return None,
+    };
+    Some(step)
+}
+
+fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
+    let Some(step) = step::<E>(&case.handler) else {
+        return CaseResult::NotRun(format!("no epoch_processing handler for {}", case.handler));
+    };
+    CaseResult::from_check(check(case, step))
+}
+
+fn check<E: EthSpec>(case: &CaseContext, step: Step<E>) -> Result<(), String> {
+    check_known_files(
+        case,
+        &[
+            "pre.ssz_snappy",
+            "post.ssz_snappy",
+            "pre_epoch.ssz_snappy",
+            "post_epoch.ssz_snappy",
+        ],
+    )?;
+    let spec = chain_spec(case, case.fork)?;
+    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+    let post = read_post::<E>(case, case.fork)?;
+    let result = apply(&mut state, |view, caches| step(view, caches, &spec));
+    check_outcome(
+        &format!("process_{}", case.handler),
+        result,
+        &mut state,
+        post.as_ref(),
+    )?;
+
+    if case.file("pre_epoch.ssz_snappy").exists() {
+        let mut state = CachedBeaconState::new(read_state::<E>(case, "pre_epoch", case.fork)?);
+        let post_epoch = if case.file("post_epoch.ssz_snappy").exists() {
+            Some(read_state::<E>(case, "post_epoch", case.fork)?)
+        } else {
+            None
+        };
+        let result = apply(&mut state, |view, caches| {
+            per_epoch::process_epoch(view, caches, &spec)
+        });
+        check_outcome(
+            "process_epoch (pre_epoch → post_epoch)",
+            result,
+            &mut state,
+            post_epoch.as_ref(),
+        )?;
+    }
+    Ok(())
+}
+
+fn apply<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    f: impl FnOnce(&mut StateMut<'_, E>, &mut Caches) -> Result<(), EpochProcessingError>,
+) -> Result<(), String> {
+    let (mut view, caches) = state
+        .view_mut()
+        .map_err(|e| format!("pre state has no view: {e}"))?;
+    f(&mut view, caches).map_err(|e| e.to_string())
+}

@@ -1,0 +1,156 @@
+//! `sanity`: whole blocks through `state_transition` (`blocks`) and empty slots through
+//! `process_slots` (`slots`).
+//!
+//! - `blocks`: `pre`, `blocks_<i>` (`meta.yaml` `blocks_count`, `bls_setting`), `post`; without
+//!   `post` one of the blocks must be rejected.
+//! - `slots`: `pre`, `slots.yaml` (how many slots to advance), `post`.
+//!
+//! `finality` and `random` vectors have the format of `sanity/blocks` and run the same way.
+//!
+//! [format]: consensus-specs tests/formats/sanity/README.md,
+//! consensus-specs tests/formats/finality/README.md, consensus-specs tests/formats/random/README.md
+
+use state_processing::CachedBeaconState;
+use state_processing::per_block::VerifySignatures;
+use state_processing::per_slot::process_slots;
+use state_processing::state_transition::state_transition;
+use types::{EthSpec, SignedBeaconBlock};
+
+use super::state_case::{
+    EngineVerdict, Meta, chain_spec, check_known_files, check_outcome, read_post, read_state,
+    with_preset,
+};
+use crate::case::{CaseContext, CaseResult, Runner};
+use crate::files::{read_ssz_snappy, read_yaml};
+
+/// Runs `<config>/<fork>/sanity/{blocks,slots}/pyspec_tests/<case>/`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sanity;
+
+impl Runner for Sanity {
+    fn name(&self) -> &'static str {
+        "sanity"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        match case.handler.as_str() {
+            "blocks" => with_preset!(case, run_blocks(case)),
+            "slots" => with_preset!(case, run_slots(case)),
+            other => CaseResult::NotRun(format!("no sanity handler for {other}")),
+        }
+    }
+}
+
+/// Runs `<config>/<fork>/finality/finality/pyspec_tests/<case>/` (blocks, as `sanity/blocks`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Finality;
+
+impl Runner for Finality {
+    fn name(&self) -> &'static str {
+        "finality"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        match case.handler.as_str() {
+            "finality" => with_preset!(case, run_blocks(case)),
+            other => CaseResult::NotRun(format!("no finality handler for {other}")),
+        }
+    }
+}
+
+/// Runs `<config>/<fork>/random/random/pyspec_tests/<case>/` (blocks, as `sanity/blocks`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Random;
+
+impl Runner for Random {
+    fn name(&self) -> &'static str {
+        "random"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        match case.handler.as_str() {
+            "random" => with_preset!(case, run_blocks(case)),
+            other => CaseResult::NotRun(format!("no random handler for {other}")),
+        }
+    }
+}
+
+fn run_blocks<E: EthSpec>(case: &CaseContext) -> CaseResult {
+    CaseResult::from_check(check_blocks::<E>(case))
+}
+
+fn run_slots<E: EthSpec>(case: &CaseContext) -> CaseResult {
+    CaseResult::from_check(check_slots::<E>(case))
+}
+
+/// Applies `blocks_<i>` in order; a case without `post` passes when one of them is rejected.
+///
+/// Where signatures are checked, the case runs twice, with the batched and the one-by-one
+/// strategy: both must reach the same verdict.
+pub(crate) fn check_blocks<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
+    check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy", "blocks_*"])?;
+    let meta = Meta::read(case)?;
+    let strategies = match meta.verify_signatures(VerifySignatures::Batched)? {
+        VerifySignatures::None => vec![VerifySignatures::None],
+        _ => vec![VerifySignatures::Batched, VerifySignatures::Individually],
+    };
+    for verify in strategies {
+        apply_blocks::<E>(case, &meta, verify)
+            .map_err(|e| format!("with signatures {verify:?}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn apply_blocks<E: EthSpec>(
+    case: &CaseContext,
+    meta: &Meta,
+    verify: VerifySignatures,
+) -> Result<(), String> {
+    let spec = chain_spec(case, case.fork)?;
+    let count = meta.blocks_count.ok_or("meta.yaml has no blocks_count")?;
+    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+    let post = read_post::<E>(case, case.fork)?;
+
+    let mut result = Ok(());
+    for i in 0..count {
+        let file = format!("blocks_{i}.ssz_snappy");
+        let bytes = read_ssz_snappy(&case.file(&file))?;
+        let block = SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&bytes, case.fork)
+            .map_err(|e| format!("cannot decode {file}: {e:?}"))?;
+        if let Err(e) = state_transition(
+            &mut state,
+            &block,
+            verify,
+            true,
+            &EngineVerdict(true),
+            &spec,
+        ) {
+            result = Err(format!("block {i} (slot {}): {e}", block.slot()));
+            break;
+        }
+    }
+    check_outcome(
+        &format!("state_transition of {count} blocks"),
+        result,
+        &mut state,
+        post.as_ref(),
+    )
+}
+
+fn check_slots<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
+    check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy", "slots.yaml"])?;
+    let spec = chain_spec(case, case.fork)?;
+    let slots: u64 = read_yaml(&case.file("slots.yaml"))?;
+    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+    let post = read_post::<E>(case, case.fork)?;
+    let target = (*state.state.slot())
+        .checked_add(slots)
+        .ok_or("slot overflow")?;
+    let result = process_slots(&mut state, target, &spec);
+    check_outcome(
+        &format!("process_slots by {slots}"),
+        result,
+        &mut state,
+        post.as_ref(),
+    )
+}

@@ -1,0 +1,100 @@
+//! `transition`: blocks across a fork boundary through `state_transition`, with the upgrade made
+//! by `process_slots` at the fork epoch.
+//!
+//! A case holds `meta.yaml` (`post_fork`, `fork_epoch`, `blocks_count`, `fork_block`: the index
+//! of the last block built before the fork, absent when none is, and `bls_setting`), `pre` (a
+//! state of the fork before), `blocks_<i>` and `post`.
+//!
+//! [format]: consensus-specs tests/formats/transition/README.md
+
+use state_processing::CachedBeaconState;
+use state_processing::per_block::VerifySignatures;
+use state_processing::state_transition::state_transition;
+use types::{EthSpec, ForkName, SignedBeaconBlock};
+
+use super::state_case::{
+    EngineVerdict, Meta, chain_spec, check_known_files, compare_states, read_state,
+    read_state_by_slot, with_preset,
+};
+use crate::case::{CaseContext, CaseResult, Runner};
+use crate::files::read_ssz_snappy;
+
+/// Runs `<config>/<fork>/transition/core/pyspec_tests/<case>/`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Transition;
+
+impl Runner for Transition {
+    fn name(&self) -> &'static str {
+        "transition"
+    }
+
+    fn run_case(&self, case: &CaseContext) -> CaseResult {
+        if case.handler != "core" {
+            return CaseResult::NotRun(format!("no transition handler for {}", case.handler));
+        }
+        if case.fork != ForkName::Fulu {
+            return CaseResult::NotRun(format!("no transition into {} is implemented", case.fork));
+        }
+        with_preset!(case, run(case))
+    }
+}
+
+fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
+    CaseResult::from_check(check::<E>(case))
+}
+
+fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
+    check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy", "blocks_*"])?;
+    let meta = Meta::read(case)?;
+    if meta.post_fork.as_deref() != Some("fulu") {
+        return Err(format!(
+            "meta.yaml names post_fork {:?}, expected fulu",
+            meta.post_fork
+        ));
+    }
+    let fork_epoch = meta.fork_epoch.ok_or("meta.yaml has no fork_epoch")?;
+    let count = meta.blocks_count.ok_or("meta.yaml has no blocks_count")?;
+    let verify = meta.verify_signatures(VerifySignatures::Batched)?;
+    let mut spec = chain_spec(case, ForkName::Electra)?;
+    spec.fulu_fork_epoch = fork_epoch;
+
+    let pre = read_state::<E>(case, "pre", ForkName::Electra)?;
+    let mut state = CachedBeaconState::new(pre);
+    for i in 0..count {
+        let file = format!("blocks_{i}.ssz_snappy");
+        let bytes = read_ssz_snappy(&case.file(&file))?;
+        let block = SignedBeaconBlock::<E>::from_ssz_bytes(&bytes, &spec)
+            .map_err(|e| format!("cannot decode {file}: {e:?}"))?;
+        // The slot decides the block's fork; `fork_block` says the same thing in another way.
+        let expected = if meta.fork_block.is_some_and(|last| i <= last) {
+            ForkName::Electra
+        } else {
+            ForkName::Fulu
+        };
+        if block.fork_name() != expected {
+            return Err(format!(
+                "{file} at slot {} is a {} block, but meta.yaml fork_block {:?} makes it {expected}",
+                block.slot(),
+                block.fork_name(),
+                meta.fork_block
+            ));
+        }
+        state_transition(
+            &mut state,
+            &block,
+            verify,
+            true,
+            &EngineVerdict(true),
+            &spec,
+        )
+        .map_err(|e| {
+            format!(
+                "block {i} (slot {}, {}): {e}",
+                block.slot(),
+                block.fork_name()
+            )
+        })?;
+    }
+    let post = read_state_by_slot::<E>(case, "post", &spec)?;
+    compare_states(&mut state, &post)
+}
