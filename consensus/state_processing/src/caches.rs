@@ -173,7 +173,15 @@ pub struct Caches {
     pubkeys: Arc<RwLock<PubkeyCache>>,
     /// How many of this state's validators are known to be in `pubkeys.by_key`.
     pubkeys_indexed: usize,
+    /// Effective balances by validator index, for the epoch they were read in (sp-block).
+    effective_balances: Option<Arc<EffectiveBalances>>,
+    /// The validator indices of a sync committee's members, with the member keys they were
+    /// looked up for (sp-block).
+    sync_committee_indices: Option<SyncCommitteeIndices>,
 }
+
+/// A sync committee's member keys and their validator indices.
+type SyncCommitteeIndices = (Arc<[types::BLSPubkey]>, Arc<[ValidatorIndex]>);
 
 impl Caches {
     /// Empty caches sharing `pubkeys` with other states of the same chain.
@@ -234,6 +242,18 @@ impl Caches {
         Ok(cache)
     }
 
+    /// Records `total` as the total active balance of `epoch`'s cached committees, if any.
+    ///
+    /// Epoch processing calls this after `process_effective_balance_updates`: the shuffling of
+    /// an epoch does not depend on effective balances, but the total does.
+    pub fn update_total_active_balance(&mut self, epoch: Epoch, total: Gwei) {
+        for cache in self.committees.iter_mut().flatten() {
+            if cache.epoch == epoch && cache.total_active_balance != total {
+                Arc::make_mut(cache).total_active_balance = total;
+            }
+        }
+    }
+
     /// The committees of the epoch of `slot`.
     pub fn committees_at_slot<E: EthSpec>(
         &mut self,
@@ -269,9 +289,17 @@ impl Caches {
             return;
         }
         let mut cache = self.pubkeys.write();
-        for (index, validator) in state.validators.iter_from(self.pubkeys_indexed).into_iter().flatten().enumerate() {
+        for (index, validator) in state
+            .validators
+            .iter_from(self.pubkeys_indexed)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let index = (self.pubkeys_indexed + index) as ValidatorIndex;
-            cache.by_key.insert(PublicKeyBytes(validator.pubkey.0), index);
+            cache
+                .by_key
+                .insert(PublicKeyBytes(validator.pubkey.0), index);
         }
         self.pubkeys_indexed = len;
     }
@@ -326,7 +354,9 @@ impl Caches {
         {
             return Ok(*key);
         }
-        let key = bytes.decompress().map_err(|_| Error::InvalidPubkey(index))?;
+        let key = bytes
+            .decompress()
+            .map_err(|_| Error::InvalidPubkey(index))?;
         let mut cache = self.pubkeys.write();
         let i = index as usize;
         if cache.by_index.len() <= i {
@@ -361,7 +391,13 @@ impl Caches {
         let keys: Vec<(usize, PublicKeyBytes, Result<PublicKey, Error>)> = pool.install(|| {
             missing
                 .into_par_iter()
-                .map(|(i, b)| (i, b, b.decompress().map_err(|_| Error::InvalidPubkey(i as u64))))
+                .map(|(i, b)| {
+                    (
+                        i,
+                        b,
+                        b.decompress().map_err(|_| Error::InvalidPubkey(i as u64)),
+                    )
+                })
                 .collect()
         });
         let mut cache = self.pubkeys.write();
@@ -379,4 +415,89 @@ impl Caches {
 /// The first slot of `epoch`, re-exported for cache users.
 pub fn epoch_start_slot<E: EthSpec>(epoch: Epoch) -> Slot {
     compute_start_slot_at_epoch::<E>(epoch)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Effective balances (added by sp-block for attestation rewards)
+
+/// Every validator's effective balance, read in one walk of the registry during `epoch`.
+///
+/// Effective balances change only in epoch processing (`process_effective_balance_updates`), so
+/// the snapshot holds for every state of the same chain while it stays in `epoch`; a state that
+/// moves to a later epoch gets a new one. Validators appended after the walk (eth1 deposits,
+/// with a zero effective balance) are not in it: callers read those from the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EffectiveBalances {
+    epoch: Epoch,
+    balances: Vec<Gwei>,
+}
+
+impl EffectiveBalances {
+    /// The epoch the snapshot was taken in.
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
+    /// The effective balance of validator `index`, if it was in the registry at the walk.
+    #[inline]
+    pub fn get(&self, index: ValidatorIndex) -> Option<Gwei> {
+        self.balances.get(index as usize).copied()
+    }
+}
+
+impl Caches {
+    /// The effective balances of `state`'s validators as of its current epoch, read once per
+    /// epoch (a random read of the registry tree costs far more than one of a flat array, and a
+    /// block's attestations read tens of thousands).
+    pub fn effective_balances<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+    ) -> Arc<EffectiveBalances> {
+        let epoch = get_current_epoch(state);
+        if let Some(cached) = &self.effective_balances
+            && cached.epoch == epoch
+        {
+            return cached.clone();
+        }
+        let snapshot = Arc::new(EffectiveBalances {
+            epoch,
+            balances: state
+                .validators
+                .iter()
+                .map(|v| v.effective_balance)
+                .collect(),
+        });
+        self.effective_balances = Some(snapshot.clone());
+        snapshot
+    }
+
+    /// The validator indices of the sync committee whose member keys are `members` (in
+    /// order), if they were recorded with [`Self::set_sync_committee_indices`]. A validator's
+    /// index never changes along a chain, so they hold until the committee changes (once per
+    /// sync committee period).
+    pub fn sync_committee_indices(
+        &self,
+        members: &[types::BLSPubkey],
+    ) -> Option<Arc<[ValidatorIndex]>> {
+        match &self.sync_committee_indices {
+            Some((keys, indices)) if **keys == *members => Some(indices.clone()),
+            _ => None,
+        }
+    }
+
+    /// Records the validator indices of the sync committee whose member keys are `members`.
+    pub fn set_sync_committee_indices(
+        &mut self,
+        members: &[types::BLSPubkey],
+        indices: Arc<[ValidatorIndex]>,
+    ) {
+        self.sync_committee_indices = Some((members.into(), indices));
+    }
+
+    /// Installs the effective balances of every validator for `epoch`, read by a walk made
+    /// anyway (epoch processing, after `process_effective_balance_updates`, for the epoch the
+    /// state enters), so that the first block of the epoch does not walk the registry again.
+    pub fn set_effective_balances(&mut self, epoch: Epoch, balances: Vec<Gwei>) {
+        self.effective_balances = Some(Arc::new(EffectiveBalances { epoch, balances }));
+    }
 }

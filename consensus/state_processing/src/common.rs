@@ -47,8 +47,11 @@ pub const PROPOSER_WEIGHT: u64 = 8;
 /// `WEIGHT_DENOMINATOR`.
 pub const WEIGHT_DENOMINATOR: u64 = 64;
 /// `PARTICIPATION_FLAG_WEIGHTS`, by flag index.
-pub const PARTICIPATION_FLAG_WEIGHTS: [u64; 3] =
-    [TIMELY_SOURCE_WEIGHT, TIMELY_TARGET_WEIGHT, TIMELY_HEAD_WEIGHT];
+pub const PARTICIPATION_FLAG_WEIGHTS: [u64; 3] = [
+    TIMELY_SOURCE_WEIGHT,
+    TIMELY_TARGET_WEIGHT,
+    TIMELY_HEAD_WEIGHT,
+];
 
 // ---------------------------------------------------------------------------------------------
 // Math
@@ -207,7 +210,10 @@ pub fn is_fully_withdrawable_validator(validator: &Validator, balance: Gwei, epo
 
 /// `is_partially_withdrawable_validator(validator, balance)` [Modified in Electra:EIP7251].
 #[inline]
-pub fn is_partially_withdrawable_validator<E: EthSpec>(validator: &Validator, balance: Gwei) -> bool {
+pub fn is_partially_withdrawable_validator<E: EthSpec>(
+    validator: &Validator,
+    balance: Gwei,
+) -> bool {
     let max_effective_balance = get_max_effective_balance::<E>(validator);
     has_execution_withdrawal_credential(validator)
         && validator.effective_balance == max_effective_balance
@@ -312,7 +318,10 @@ pub fn get_previous_epoch<E: EthSpec>(state: &StateRef<'_, E>) -> Epoch {
 /// `get_block_root_at_slot(state, slot)`.
 ///
 /// [spec]: phase0/beacon-chain.md#get_block_root_at_slot
-pub fn get_block_root_at_slot<E: EthSpec>(state: &StateRef<'_, E>, slot: Slot) -> Result<Root, Error> {
+pub fn get_block_root_at_slot<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    slot: Slot,
+) -> Result<Root, Error> {
     let n = E::SlotsPerHistoricalRoot::to_u64();
     if !(slot < *state.slot && *state.slot <= slot + n) {
         return Err(Error::SlotOutOfRange {
@@ -363,7 +372,11 @@ pub fn get_active_validator_indices<E: EthSpec>(
 /// `get_seed(state, epoch, domain_type)`.
 ///
 /// [spec]: phase0/beacon-chain.md#get_seed
-pub fn get_seed<E: EthSpec>(state: &StateRef<'_, E>, epoch: Epoch, domain_type: DomainType) -> Root {
+pub fn get_seed<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    epoch: Epoch,
+    domain_type: DomainType,
+) -> Root {
     let mix = get_randao_mix(
         state,
         epoch
@@ -388,10 +401,9 @@ pub fn get_beacon_proposer_index<E: EthSpec>(
 ) -> Result<ValidatorIndex, Error> {
     if let Some(lookahead) = state.proposer_lookahead {
         let i = (*state.slot % E::slots_per_epoch()) as usize;
-        return lookahead
-            .get(i)
-            .copied()
-            .ok_or(Error::Tree("proposer_lookahead shorter than an epoch".into()));
+        return lookahead.get(i).copied().ok_or(Error::Tree(
+            "proposer_lookahead shorter than an epoch".into(),
+        ));
     }
     let epoch = get_current_epoch(state);
     let committees = caches.committees(state, epoch, spec)?;
@@ -424,7 +436,11 @@ pub fn get_total_balance<E: EthSpec>(
 ) -> Result<Gwei, Error> {
     let mut total: Gwei = 0;
     for index in indices {
-        total = add(total, validator(state, index)?.effective_balance, "get_total_balance")?;
+        total = add(
+            total,
+            validator(state, index)?.effective_balance,
+            "get_total_balance",
+        )?;
     }
     Ok(total.max(E::EFFECTIVE_BALANCE_INCREMENT))
 }
@@ -461,9 +477,15 @@ pub fn get_committee_indices<N: typenum::Unsigned + Clone>(
 /// `get_base_reward_per_increment(state)`.
 ///
 /// [spec]: altair/beacon-chain.md#get_base_reward_per_increment
-pub fn get_base_reward_per_increment<E: EthSpec>(total_active_balance: Gwei) -> Result<Gwei, Error> {
+pub fn get_base_reward_per_increment<E: EthSpec>(
+    total_active_balance: Gwei,
+) -> Result<Gwei, Error> {
     div(
-        mul(E::EFFECTIVE_BALANCE_INCREMENT, E::BASE_REWARD_FACTOR, "base reward")?,
+        mul(
+            E::EFFECTIVE_BALANCE_INCREMENT,
+            E::BASE_REWARD_FACTOR,
+            "base reward",
+        )?,
         integer_squareroot(total_active_balance),
         "base reward per increment",
     )
@@ -473,7 +495,10 @@ pub fn get_base_reward_per_increment<E: EthSpec>(total_active_balance: Gwei) -> 
 /// per increment.
 ///
 /// [spec]: altair/beacon-chain.md#get_base_reward
-pub fn get_base_reward<E: EthSpec>(effective_balance: Gwei, base_reward_per_increment: Gwei) -> Result<Gwei, Error> {
+pub fn get_base_reward<E: EthSpec>(
+    effective_balance: Gwei,
+    base_reward_per_increment: Gwei,
+) -> Result<Gwei, Error> {
     mul(
         effective_balance / E::EFFECTIVE_BALANCE_INCREMENT,
         base_reward_per_increment,
@@ -490,13 +515,19 @@ pub fn get_balance_churn_limit<E: EthSpec>(total_active_balance: Gwei, spec: &Ch
 }
 
 /// `get_activation_exit_churn_limit(state)` [New in Electra:EIP7251].
-pub fn get_activation_exit_churn_limit<E: EthSpec>(total_active_balance: Gwei, spec: &ChainSpec) -> Gwei {
+pub fn get_activation_exit_churn_limit<E: EthSpec>(
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Gwei {
     spec.max_per_epoch_activation_exit_churn_limit
         .min(get_balance_churn_limit::<E>(total_active_balance, spec))
 }
 
 /// `get_consolidation_churn_limit(state)` [New in Electra:EIP7251].
-pub fn get_consolidation_churn_limit<E: EthSpec>(total_active_balance: Gwei, spec: &ChainSpec) -> Gwei {
+pub fn get_consolidation_churn_limit<E: EthSpec>(
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Gwei {
     get_balance_churn_limit::<E>(total_active_balance, spec)
         - get_activation_exit_churn_limit::<E>(total_active_balance, spec)
 }
@@ -529,11 +560,17 @@ pub fn has_flag(flags: u8, flag_index: usize) -> bool {
 
 /// The validator at `index`, or [`Error::UnknownValidator`].
 #[inline]
-pub fn validator<'a, E: EthSpec>(state: &StateRef<'a, E>, index: ValidatorIndex) -> Result<&'a Validator, Error> {
-    state.validators.get(index as usize).ok_or(Error::UnknownValidator {
-        index,
-        len: state.validators.len(),
-    })
+pub fn validator<'a, E: EthSpec>(
+    state: &StateRef<'a, E>,
+    index: ValidatorIndex,
+) -> Result<&'a Validator, Error> {
+    state
+        .validators
+        .get(index as usize)
+        .ok_or(Error::UnknownValidator {
+            index,
+            len: state.validators.len(),
+        })
 }
 
 /// The validator at `index`, mutably, or [`Error::UnknownValidator`].
@@ -551,10 +588,13 @@ pub fn validator_mut<E: EthSpec>(
 /// The balance of validator `index`.
 #[inline]
 pub fn balance<E: EthSpec>(state: &StateRef<'_, E>, index: ValidatorIndex) -> Result<Gwei, Error> {
-    state.balances.get(index as usize).ok_or(Error::UnknownValidator {
-        index,
-        len: state.balances.len(),
-    })
+    state
+        .balances
+        .get(index as usize)
+        .ok_or(Error::UnknownValidator {
+            index,
+            len: state.balances.len(),
+        })
 }
 
 /// Whether `pubkey` is the compressed encoding of a validator key (the cache's map type).
@@ -622,11 +662,7 @@ pub fn compute_exit_epoch_and_update_churn<E: EthSpec>(
     };
     if exit_balance > exit_balance_to_consume {
         let balance_to_process = exit_balance - exit_balance_to_consume;
-        let additional_epochs = div(
-            balance_to_process - 1,
-            per_epoch_churn,
-            "exit churn",
-        )? + 1;
+        let additional_epochs = div(balance_to_process - 1, per_epoch_churn, "exit churn")? + 1;
         earliest_exit_epoch = add(earliest_exit_epoch, additional_epochs, "exit epoch")?;
         exit_balance_to_consume = add(
             exit_balance_to_consume,
@@ -675,7 +711,11 @@ pub fn compute_consolidation_epoch_and_update_churn<E: EthSpec>(
         )?;
         consolidation_balance_to_consume = add(
             consolidation_balance_to_consume,
-            mul(additional_epochs, per_epoch_consolidation_churn, "consolidation churn")?,
+            mul(
+                additional_epochs,
+                per_epoch_consolidation_churn,
+                "consolidation churn",
+            )?,
             "consolidation churn",
         )?;
     }

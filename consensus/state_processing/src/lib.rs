@@ -20,7 +20,7 @@ pub mod state_transition;
 pub mod upgrade;
 pub mod view;
 
-pub use caches::{Caches, CommitteeCache, PubkeyCache};
+pub use caches::{Caches, CommitteeCache, EffectiveBalances, PubkeyCache};
 pub use error::Error;
 pub use view::{StateMut, StateRef};
 

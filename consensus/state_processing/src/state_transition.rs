@@ -1,1 +1,135 @@
-//! (being written)
+//! `state_transition(state, signed_block, validate_result)`: the slots up to the block, the
+//! proposer's signature, the block, and the post-state root.
+//!
+//! The work is done on a clone of the caller's state (cheap: the state's trees and the caches
+//! are shared until written) and committed only when everything succeeded, so a refused block
+//! leaves the caller's state exactly as it was.
+//!
+//! [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
+
+use tree_hash::TreeHash;
+use types::{ChainSpec, EthSpec, SignedBeaconBlock, electra};
+
+use crate::{
+    CachedBeaconState, Error,
+    per_block::{
+        BlockProcessingError, BlockSignatureVerifier, ExecutionEngine, VerifySignatures,
+        process_block_with_body_root, signature_sets,
+    },
+    per_slot::process_slots,
+};
+
+/// `state_transition(state, signed_block, validate_result)`.
+///
+/// `verify` decides how signatures are checked, the proposer's signature over the block
+/// included (the spec's `verify_block_signature`); `validate_result` whether the block's
+/// `state_root` must be the post-state's root. On success `state` is the post-state; on error it
+/// is unchanged.
+///
+/// [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
+pub fn state_transition<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    verify: VerifySignatures,
+    validate_result: bool,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let mut working = state.clone();
+    apply_block(&mut working, block, verify, validate_result, engine, spec)?;
+    *state = working;
+    Ok(())
+}
+
+/// The transition itself, writing into `state` as it goes.
+fn apply_block<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    verify: VerifySignatures,
+    validate_result: bool,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let signed: &electra::SignedBeaconBlock<E> = match block {
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
+        other => return Err(Error::UnsupportedFork(other.fork_name()).into()),
+    };
+    let message = &signed.message;
+    let state_slot = *state.state.slot();
+    if message.slot <= state_slot {
+        return Err(BlockProcessingError::SlotNotAfterState {
+            block: message.slot,
+            state: state_slot,
+        });
+    }
+    process_slots(state, message.slot, spec).map_err(BlockProcessingError::Slots)?;
+    if block.fork_name() != state.state.fork_name() {
+        return Err(BlockProcessingError::ForkMismatch {
+            block: block.fork_name(),
+            state: state.state.fork_name(),
+        });
+    }
+
+    let body_root = message.body.tree_hash_root();
+    let (mut view, caches) = state.view_mut()?;
+    let verify = match verify {
+        VerifySignatures::None => VerifySignatures::None,
+        VerifySignatures::Individually => {
+            let header_root = block_root(message, body_root);
+            let set = signature_sets::block_proposal_signature_set(
+                &view.as_ref(),
+                caches,
+                message.proposer_index,
+                header_root,
+                &signed.signature,
+            );
+            let valid = match set {
+                Ok(set) => set.verify(),
+                Err(signature_sets::SignatureSetError::Malformed) => false,
+                Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
+            };
+            if !valid {
+                return Err(BlockProcessingError::ProposerSignature);
+            }
+            VerifySignatures::Individually
+        }
+        VerifySignatures::Batched => {
+            let mut verifier = BlockSignatureVerifier::new();
+            verifier.include_block_proposal(
+                &view.as_ref(),
+                caches,
+                message.proposer_index,
+                block_root(message, body_root),
+                &signed.signature,
+            )?;
+            verifier.include_body(&view.as_ref(), caches, message, spec)?;
+            verifier.verify()?;
+            VerifySignatures::None
+        }
+    };
+    process_block_with_body_root(&mut view, caches, message, body_root, verify, engine, spec)?;
+
+    if validate_result {
+        let computed = state.hash_tree_root()?;
+        if message.state_root != computed {
+            return Err(BlockProcessingError::StateRoot {
+                block: message.state_root,
+                computed,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `hash_tree_root(block)` from the block's fields and its body's root (which processing needs
+/// too, so the body is hashed once).
+fn block_root<E: EthSpec>(block: &electra::BeaconBlock<E>, body_root: types::Root) -> types::Root {
+    electra::BeaconBlockHeader {
+        slot: block.slot,
+        proposer_index: block.proposer_index,
+        parent_root: block.parent_root,
+        state_root: block.state_root,
+        body_root,
+    }
+    .tree_hash_root()
+}

@@ -9,7 +9,7 @@ use milhouse::{List, Vector};
 use packed_list::PackedList;
 use ssz_types::{BitVector, FixedVector};
 use state_processing::{
-    Caches, CachedBeaconState,
+    CachedBeaconState, Caches,
     common::{
         compute_activation_exit_epoch, compute_exit_epoch_and_update_churn, get_seed,
         integer_squareroot, is_active_validator, is_valid_merkle_branch,
@@ -89,9 +89,18 @@ fn state(n: u64, slot: u64) -> BeaconState<E> {
         previous_epoch_participation: PackedList::new(vec![0; n as usize]).unwrap(),
         current_epoch_participation: PackedList::new(vec![0; n as usize]).unwrap(),
         justification_bits: BitVector::new(),
-        previous_justified_checkpoint: Checkpoint { epoch: 0, root: B256::ZERO },
-        current_justified_checkpoint: Checkpoint { epoch: 0, root: B256::ZERO },
-        finalized_checkpoint: Checkpoint { epoch: 0, root: B256::ZERO },
+        previous_justified_checkpoint: Checkpoint {
+            epoch: 0,
+            root: B256::ZERO,
+        },
+        current_justified_checkpoint: Checkpoint {
+            epoch: 0,
+            root: B256::ZERO,
+        },
+        finalized_checkpoint: Checkpoint {
+            epoch: 0,
+            root: B256::ZERO,
+        },
         inactivity_scores: PackedList::new(vec![0; n as usize]).unwrap(),
         current_sync_committee: sync_committee.clone(),
         next_sync_committee: sync_committee,
@@ -180,7 +189,10 @@ fn committee_cache_matches_compute_committee() {
             assert!(cache.get_beacon_committee(slot, per_slot).is_err());
         }
         seen.sort_unstable();
-        assert_eq!(seen, active, "every active validator in exactly one committee");
+        assert_eq!(
+            seen, active,
+            "every active validator in exactly one committee"
+        );
     }
     // Epochs the state cannot see are refused, not guessed.
     assert!(caches.committees(&view, 6, &spec).is_err());
@@ -238,8 +250,14 @@ fn pubkey_cache_is_never_wrong_across_forks() {
     assert_eq!(lookup(&mut a, &key_b), None);
     assert_eq!(lookup(&mut b, &key_b), Some(10));
     assert_eq!(lookup(&mut b, &key_a), None);
-    assert_eq!(lookup(&mut a, &secret_key(3).public_key().compress()), Some(3));
-    assert_eq!(lookup(&mut a, &secret_key(999).public_key().compress()), None);
+    assert_eq!(
+        lookup(&mut a, &secret_key(3).public_key().compress()),
+        Some(3)
+    );
+    assert_eq!(
+        lookup(&mut a, &secret_key(999).public_key().compress()),
+        None
+    );
     // Decompressed keys follow each state's own registry.
     let (view, caches) = a.view_mut().unwrap();
     assert_eq!(caches.pubkey(&view.as_ref(), 10).unwrap().compress(), key_a);
@@ -253,19 +271,21 @@ fn exit_churn_follows_the_spec() {
     let spec = ChainSpec::minimal();
     let mut cached = CachedBeaconState::new(state(100, 16));
     let (mut view, caches) = cached.view_mut().unwrap();
-    let total = caches.get_total_active_balance(&view.as_ref(), &spec).unwrap();
+    let total = caches
+        .get_total_active_balance(&view.as_ref(), &spec)
+        .unwrap();
     assert_eq!(total, 80 * 32_000_000_000);
     // The churn: max(MIN_PER_EPOCH_CHURN_LIMIT_ELECTRA, total / quotient), capped for exits.
-    let churn = spec
-        .max_per_epoch_activation_exit_churn_limit
-        .min(spec.min_per_epoch_churn_limit_electra.max(total / spec.churn_limit_quotient));
+    let churn = spec.max_per_epoch_activation_exit_churn_limit.min(
+        spec.min_per_epoch_churn_limit_electra
+            .max(total / spec.churn_limit_quotient),
+    );
     let first_epoch = compute_activation_exit_epoch::<E>(2);
     let mut expected_epoch = first_epoch;
     let mut left = churn;
     for _ in 0..10 {
         let amount = 32_000_000_000;
-        let epoch =
-            compute_exit_epoch_and_update_churn(&mut view, caches, amount, &spec).unwrap();
+        let epoch = compute_exit_epoch_and_update_churn(&mut view, caches, amount, &spec).unwrap();
         if amount > left {
             let extra = (amount - left - 1) / churn + 1;
             expected_epoch += extra;
@@ -280,7 +300,12 @@ fn exit_churn_follows_the_spec() {
 
 #[test]
 fn integer_squareroot_is_the_floor() {
-    for n in (0..10_000u64).chain([u64::MAX, u64::MAX - 1, 1 << 62, ((1u64 << 32) - 1) * ((1u64 << 32) - 1)]) {
+    for n in (0..10_000u64).chain([
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 62,
+        ((1u64 << 32) - 1) * ((1u64 << 32) - 1),
+    ]) {
         let r = integer_squareroot(n);
         assert!((r as u128) * (r as u128) <= n as u128, "{n}");
         assert!((r as u128 + 1) * (r as u128 + 1) > n as u128, "{n}");
@@ -304,11 +329,23 @@ fn merkle_branches_verify_and_tampering_fails() {
     for (i, leaf) in leaves.iter().enumerate() {
         let branch: Vec<B256> = (0..3).map(|d| layers[d][(i >> d) ^ 1]).collect();
         assert!(is_valid_merkle_branch(*leaf, &branch, 3, i as u64, root));
-        assert!(!is_valid_merkle_branch(*leaf, &branch, 3, (i ^ 1) as u64, root));
+        assert!(!is_valid_merkle_branch(
+            *leaf,
+            &branch,
+            3,
+            (i ^ 1) as u64,
+            root
+        ));
         let mut bad = branch.clone();
         bad[1] = B256::repeat_byte(0xff);
         assert!(!is_valid_merkle_branch(*leaf, &bad, 3, i as u64, root));
-        assert!(!is_valid_merkle_branch(*leaf, &branch[..2], 3, i as u64, root));
+        assert!(!is_valid_merkle_branch(
+            *leaf,
+            &branch[..2],
+            3,
+            i as u64,
+            root
+        ));
     }
 }
 

@@ -1,0 +1,371 @@
+//! Attestations: `process_attestation` and the indexed-attestation helpers.
+//!
+//! A block of a full slot of attestations touches tens of thousands of validators on a large
+//! registry, so the attesters are walked straight from the cached committees and the aggregation
+//! bits, without building the spec's intermediate sets: committees of one slot are disjoint, so
+//! the walk meets every attester once, and nothing is allocated per attester.
+//!
+//! [spec]: electra/beacon-chain.md#modified-process_attestation
+
+use std::sync::Arc;
+
+use typenum::Unsigned;
+use types::{
+    ChainSpec, EthSpec, ValidatorIndex,
+    electra::{Attestation, AttestationData, IndexedAttestation},
+};
+
+use super::{
+    AttestationInvalid, IndexedAttestationInvalid, VerifySignatures,
+    signature_sets::{self, SignatureSetError},
+};
+use crate::{
+    Caches, CommitteeCache, Error,
+    common::{
+        PARTICIPATION_FLAG_WEIGHTS, PROPOSER_WEIGHT, TIMELY_HEAD_FLAG_INDEX,
+        TIMELY_SOURCE_FLAG_INDEX, TIMELY_TARGET_FLAG_INDEX, WEIGHT_DENOMINATOR, add_flag,
+        compute_epoch_at_slot, get_base_reward_per_increment, get_beacon_proposer_index,
+        get_block_root, get_block_root_at_slot, get_current_epoch, get_previous_epoch, has_flag,
+        increase_balance, integer_squareroot,
+    },
+    error::{add, mul},
+    view::{StateMut, StateRef},
+};
+
+/// The committees of the attestation's target epoch, after the checks on `data` that do not need
+/// them: the target is the previous or current epoch, the slot is in the target epoch, and the
+/// attestation is old enough to be included.
+pub(crate) fn attestation_committees<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    data: &AttestationData,
+    spec: &ChainSpec,
+) -> Result<Arc<CommitteeCache>, AttestationInvalid> {
+    let current = get_current_epoch(state);
+    let previous = get_previous_epoch(state);
+    if data.target.epoch != previous && data.target.epoch != current {
+        return Err(AttestationInvalid::TargetEpochOutOfRange {
+            target: data.target.epoch,
+            current,
+        });
+    }
+    if data.target.epoch != compute_epoch_at_slot::<E>(data.slot) {
+        return Err(AttestationInvalid::TargetEpochSlotMismatch {
+            target: data.target.epoch,
+            slot: data.slot,
+        });
+    }
+    if data.slot.saturating_add(E::MIN_ATTESTATION_INCLUSION_DELAY) > *state.slot {
+        return Err(AttestationInvalid::IncludedTooEarly {
+            slot: data.slot,
+            state_slot: *state.slot,
+        });
+    }
+    if data.index != 0 {
+        return Err(AttestationInvalid::NonZeroDataIndex(data.index));
+    }
+    Ok(caches.committees(state, data.target.epoch, spec)?)
+}
+
+/// Whether bit `i` of an SSZ bitfield's bytes is set.
+#[inline]
+fn bit(bytes: &[u8], i: usize) -> bool {
+    bytes.get(i / 8).is_some_and(|b| (b >> (i % 8)) & 1 == 1)
+}
+
+/// Calls `f` with every attester of `attestation` (each once), after the spec's checks of its
+/// committee bits and aggregation bits: every committee index is in range, every committee has
+/// an attester, and the aggregation bits cover exactly the committees.
+///
+/// The attesters of one committee come in committee order, committees in index order: the order
+/// of `get_attesting_indices`'s walk, not sorted.
+pub(crate) fn for_each_attester<E: EthSpec>(
+    committees: &CommitteeCache,
+    attestation: &Attestation<E>,
+    mut f: impl FnMut(ValidatorIndex),
+) -> Result<(), AttestationInvalid> {
+    let data = &attestation.data;
+    let bits_len = attestation.aggregation_bits.len();
+    let bytes = attestation.aggregation_bits.as_slice();
+    let count = committees.committees_per_slot();
+    // First pass: the checks, so that `f` only ever sees a valid attestation's attesters.
+    let mut offset = 0usize;
+    for committee_index in committee_indices(attestation) {
+        if committee_index >= count {
+            return Err(AttestationInvalid::CommitteeIndexOutOfRange {
+                index: committee_index,
+                count,
+            });
+        }
+        let committee = committees.get_beacon_committee(data.slot, committee_index)?;
+        let end = offset + committee.len();
+        if end > bits_len || !(offset..end).any(|i| bit(bytes, i)) {
+            // Past the end of the bits, the spec's `aggregation_bits[i]` raises: invalid either way.
+            return Err(AttestationInvalid::EmptyCommitteeAttesters { committee_index });
+        }
+        offset = end;
+    }
+    if bits_len != offset {
+        return Err(AttestationInvalid::AggregationBitsLength {
+            expected: offset,
+            got: bits_len,
+        });
+    }
+    let mut offset = 0usize;
+    for committee_index in committee_indices(attestation) {
+        let committee = committees.get_beacon_committee(data.slot, committee_index)?;
+        for (i, &index) in committee.iter().enumerate() {
+            if bit(bytes, offset + i) {
+                f(index);
+            }
+        }
+        offset += committee.len();
+    }
+    Ok(())
+}
+
+/// `get_committee_indices(attestation.committee_bits)`, without allocating.
+fn committee_indices<E: EthSpec>(attestation: &Attestation<E>) -> impl Iterator<Item = u64> + '_ {
+    let bytes = attestation.committee_bits.as_slice();
+    (0..E::MaxCommitteesPerSlot::to_usize())
+        .filter(move |&i| bit(bytes, i))
+        .map(|i| i as u64)
+}
+
+/// `get_attesting_indices(state, attestation)`, sorted (the spec returns a set).
+///
+/// [spec]: electra/beacon-chain.md#modified-get_attesting_indices
+pub fn get_attesting_indices<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    attestation: &Attestation<E>,
+    spec: &ChainSpec,
+) -> Result<Vec<ValidatorIndex>, AttestationInvalid> {
+    let committees = caches.committees(state, attestation.data.target.epoch, spec)?;
+    let mut indices = Vec::new();
+    for_each_attester(&committees, attestation, |index| indices.push(index))?;
+    indices.sort_unstable();
+    indices.dedup();
+    Ok(indices)
+}
+
+/// `get_indexed_attestation(state, attestation)`.
+///
+/// [spec]: phase0/beacon-chain.md#get_indexed_attestation
+pub fn get_indexed_attestation<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    attestation: &Attestation<E>,
+    spec: &ChainSpec,
+) -> Result<IndexedAttestation<E>, AttestationInvalid> {
+    let indices = get_attesting_indices(state, caches, attestation, spec)?;
+    Ok(IndexedAttestation {
+        attesting_indices: ssz_types::VariableList::new(indices)
+            .map_err(|_| Error::ListFull("attesting_indices"))?,
+        data: attestation.data.clone(),
+        signature: attestation.signature,
+    })
+}
+
+/// The structural half of `is_valid_indexed_attestation`: the indices are non-empty, sorted and
+/// unique.
+pub(crate) fn check_indexed_attestation_indices<E: EthSpec>(
+    indexed: &IndexedAttestation<E>,
+) -> Result<(), IndexedAttestationInvalid> {
+    let indices = &indexed.attesting_indices;
+    if indices.is_empty() {
+        return Err(IndexedAttestationInvalid::Empty);
+    }
+    if let Some(position) = indices.windows(2).position(|w| w[0] >= w[1]) {
+        return Err(IndexedAttestationInvalid::NotSortedUnique {
+            position: position + 1,
+        });
+    }
+    Ok(())
+}
+
+/// `is_valid_indexed_attestation(state, indexed_attestation)`: non-empty, sorted and unique
+/// indices, and (unless `verify` is off) a valid aggregate signature.
+///
+/// [spec]: phase0/beacon-chain.md#is_valid_indexed_attestation
+pub fn is_valid_indexed_attestation<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    indexed: &IndexedAttestation<E>,
+    verify: VerifySignatures,
+) -> Result<(), IndexedAttestationInvalid> {
+    check_indexed_attestation_indices(indexed)?;
+    if verify.is_enabled() {
+        let set = signature_sets::indexed_attestation_signature_set(
+            state,
+            caches,
+            indexed.attesting_indices.iter().copied(),
+            &indexed.data,
+            &indexed.signature,
+        );
+        let valid = match set {
+            Ok(set) => set.verify(),
+            Err(SignatureSetError::Malformed) => false,
+            Err(SignatureSetError::State(e)) => return Err(e.into()),
+        };
+        if !valid {
+            return Err(IndexedAttestationInvalid::InvalidSignature);
+        }
+    }
+    Ok(())
+}
+
+/// `get_attestation_participation_flag_indices(state, data, inclusion_delay)`, as a bit mask of
+/// flag indices (bit `i` set when flag `i` applies). Fails when the source does not match.
+///
+/// [spec]: deneb/beacon-chain.md#modified-get_attestation_participation_flag_indices
+pub fn get_attestation_participation_flag_indices<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    data: &AttestationData,
+    inclusion_delay: u64,
+) -> Result<u8, AttestationInvalid> {
+    let justified_checkpoint = if data.target.epoch == get_current_epoch(state) {
+        state.current_justified_checkpoint
+    } else {
+        state.previous_justified_checkpoint
+    };
+    let is_matching_source = data.source == *justified_checkpoint;
+    if !is_matching_source {
+        return Err(AttestationInvalid::SourceMismatch {
+            epoch: data.source.epoch,
+        });
+    }
+    let is_matching_target = data.target.root == get_block_root(state, data.target.epoch)?;
+    let is_matching_head =
+        is_matching_target && data.beacon_block_root == get_block_root_at_slot(state, data.slot)?;
+
+    let mut flags = 0u8;
+    if inclusion_delay <= integer_squareroot(E::slots_per_epoch()) {
+        flags = add_flag(flags, TIMELY_SOURCE_FLAG_INDEX);
+    }
+    if is_matching_target {
+        flags = add_flag(flags, TIMELY_TARGET_FLAG_INDEX);
+    }
+    if is_matching_head && inclusion_delay == E::MIN_ATTESTATION_INCLUSION_DELAY {
+        flags = add_flag(flags, TIMELY_HEAD_FLAG_INDEX);
+    }
+    Ok(flags)
+}
+
+/// `process_attestation(state, attestation)`: checks the attestation, sets its attesters'
+/// participation flags and rewards the proposer for the flags newly set.
+///
+/// [spec]: electra/beacon-chain.md#modified-process_attestation
+pub fn process_attestation<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    attestation: &Attestation<E>,
+    verify: VerifySignatures,
+    spec: &ChainSpec,
+) -> Result<(), AttestationInvalid> {
+    let data = &attestation.data;
+    let committees = attestation_committees(&state.as_ref(), caches, data, spec)?;
+    // The structural checks, with no side effect.
+    for_each_attester(&committees, attestation, |_| {})?;
+
+    let flags =
+        get_attestation_participation_flag_indices(&state.as_ref(), data, *state.slot - data.slot)?;
+
+    if verify.is_enabled() {
+        let valid = match signature_sets::attestation_signature_set(
+            &state.as_ref(),
+            caches,
+            attestation,
+            spec,
+        )? {
+            Ok(set) => set.verify(),
+            Err(SignatureSetError::Malformed) => false,
+            Err(SignatureSetError::State(e)) => return Err(e.into()),
+        };
+        if !valid {
+            return Err(AttestationInvalid::IndexedAttestation(
+                IndexedAttestationInvalid::InvalidSignature,
+            ));
+        }
+    }
+
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let base_reward_per_increment = get_base_reward_per_increment::<E>(total_active_balance)?;
+    let is_current = data.target.epoch == get_current_epoch(&state.as_ref());
+    let effective_balances = caches.effective_balances(&state.as_ref());
+
+    // The participation list and the registry are separate fields of the view, so the walk reads
+    // one while it writes the other.
+    let StateMut {
+        validators,
+        current_epoch_participation,
+        previous_epoch_participation,
+        ..
+    } = state;
+    let participation = if is_current {
+        current_epoch_participation
+    } else {
+        previous_epoch_participation
+    };
+    let mut proposer_reward_numerator: u64 = 0;
+    let mut failure: Option<Error> = None;
+    for_each_attester(&committees, attestation, |index| {
+        if failure.is_some() {
+            return;
+        }
+        let result = (|| -> Result<(), Error> {
+            let i = index as usize;
+            let len = participation.len();
+            let old = participation
+                .get(i)
+                .ok_or(Error::UnknownValidator { index, len })?;
+            let mut new = old;
+            let mut weight_sum = 0u64;
+            for (flag_index, weight) in PARTICIPATION_FLAG_WEIGHTS.iter().enumerate() {
+                if has_flag(flags, flag_index) && !has_flag(old, flag_index) {
+                    new = add_flag(new, flag_index);
+                    weight_sum += weight;
+                }
+            }
+            if new != old {
+                participation.set(i, new)?;
+                let effective_balance = match effective_balances.get(index) {
+                    Some(balance) => balance,
+                    None => {
+                        validators
+                            .get(i)
+                            .ok_or(Error::UnknownValidator {
+                                index,
+                                len: validators.len(),
+                            })?
+                            .effective_balance
+                    }
+                };
+                let base_reward = mul(
+                    effective_balance / E::EFFECTIVE_BALANCE_INCREMENT,
+                    base_reward_per_increment,
+                    "base reward",
+                )?;
+                proposer_reward_numerator = add(
+                    proposer_reward_numerator,
+                    mul(base_reward, weight_sum, "proposer reward numerator")?,
+                    "proposer reward numerator",
+                )?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            failure = Some(e);
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+
+    let proposer_reward_denominator =
+        (WEIGHT_DENOMINATOR - PROPOSER_WEIGHT) * WEIGHT_DENOMINATOR / PROPOSER_WEIGHT;
+    let proposer_reward = proposer_reward_numerator / proposer_reward_denominator;
+    let proposer = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+    increase_balance(state, proposer, proposer_reward)?;
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! The state mutators that only block processing calls: slashing, and the switch to compounding
+//! credentials with its excess-balance deposit.
+//!
+//! [spec]: electra/beacon-chain.md#beacon-state-mutators
+
+use typenum::Unsigned;
+use types::{ChainSpec, EthSpec, GENESIS_SLOT, ValidatorIndex, electra::PendingDeposit};
+
+use crate::{
+    Caches, Error,
+    common::{
+        COMPOUNDING_WITHDRAWAL_PREFIX, PROPOSER_WEIGHT, WEIGHT_DENOMINATOR, balance,
+        decrease_balance, get_beacon_proposer_index, get_current_epoch, increase_balance,
+        initiate_validator_exit, validator_mut,
+    },
+    error::add,
+    view::StateMut,
+};
+
+/// `slash_validator(state, slashed_index, whistleblower_index)`: exits and slashes the
+/// validator, records its effective balance for the correlation penalty, and rewards the
+/// proposer and the whistleblower (the proposer when `None`).
+///
+/// [spec]: electra/beacon-chain.md#modified-slash_validator
+pub fn slash_validator<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    slashed_index: ValidatorIndex,
+    whistleblower_index: Option<ValidatorIndex>,
+    spec: &ChainSpec,
+) -> Result<(), Error> {
+    let epoch = get_current_epoch(&state.as_ref());
+    initiate_validator_exit(state, caches, slashed_index, spec)?;
+    let v = validator_mut::<E>(state.validators, slashed_index)?;
+    v.slashed = true;
+    v.withdrawable_epoch = v
+        .withdrawable_epoch
+        .max(epoch.saturating_add(E::EpochsPerSlashingsVector::to_u64()));
+    let effective_balance = v.effective_balance;
+    let i = (epoch % E::EpochsPerSlashingsVector::to_u64()) as usize;
+    let slashings = state
+        .slashings
+        .get_mut(i)
+        .ok_or(Error::Tree("slashings shorter than its length".into()))?;
+    *slashings = add(*slashings, effective_balance, "slashings")?;
+    decrease_balance(
+        state,
+        slashed_index,
+        effective_balance / E::MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA,
+    )?;
+
+    let proposer_index = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+    let whistleblower_index = whistleblower_index.unwrap_or(proposer_index);
+    let whistleblower_reward = effective_balance / E::WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA;
+    let proposer_reward = whistleblower_reward * PROPOSER_WEIGHT / WEIGHT_DENOMINATOR;
+    increase_balance(state, proposer_index, proposer_reward)?;
+    increase_balance(
+        state,
+        whistleblower_index,
+        whistleblower_reward - proposer_reward,
+    )?;
+    Ok(())
+}
+
+/// `switch_to_compounding_validator(state, index)`: `0x02` credentials, and the balance above
+/// `MIN_ACTIVATION_BALANCE` queued as a deposit.
+///
+/// [spec]: electra/beacon-chain.md#new-switch_to_compounding_validator
+pub fn switch_to_compounding_validator<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    index: ValidatorIndex,
+) -> Result<(), Error> {
+    let v = validator_mut::<E>(state.validators, index)?;
+    v.withdrawal_credentials.0[0] = COMPOUNDING_WITHDRAWAL_PREFIX;
+    queue_excess_active_balance(state, index)
+}
+
+/// `queue_excess_active_balance(state, index)`: moves the balance above
+/// `MIN_ACTIVATION_BALANCE` into a pending deposit (signature at infinity, `GENESIS_SLOT`).
+///
+/// [spec]: electra/beacon-chain.md#new-queue_excess_active_balance
+pub fn queue_excess_active_balance<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    index: ValidatorIndex,
+) -> Result<(), Error> {
+    let current = balance(&state.as_ref(), index)?;
+    if current > E::MIN_ACTIVATION_BALANCE {
+        let excess_balance = current - E::MIN_ACTIVATION_BALANCE;
+        state
+            .balances
+            .set(index as usize, E::MIN_ACTIVATION_BALANCE)?;
+        let v = crate::common::validator(&state.as_ref(), index)?;
+        let deposit = PendingDeposit {
+            pubkey: v.pubkey,
+            withdrawal_credentials: v.withdrawal_credentials,
+            amount: excess_balance,
+            signature: bls::Signature::INFINITY_BYTES.into(),
+            slot: GENESIS_SLOT,
+        };
+        state
+            .pending_deposits
+            .push(deposit)
+            .map_err(|_| Error::ListFull("pending_deposits"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,574 @@
+//! A block's signatures as [`SignatureSet`]s (signature, signing keys, signing root), built from
+//! the state before the block, and [`BlockSignatureVerifier`], which gathers every set of a block
+//! and checks them in one `bls::verify_signature_sets` call.
+//!
+//! Gathering the sets before processing is sound because nothing a block does changes what its
+//! signatures are checked against: domains depend on the fork and the genesis root, committees
+//! and the sync committee on the epoch, and public keys never change. (A validator added by an
+//! eth1 deposit of the block cannot sign anything else in the same block: it is not active.)
+//!
+//! [spec]: phase0/beacon-chain.md#bls-signatures
+
+use std::sync::OnceLock;
+
+use bls::{PublicKey, PublicKeyBytes, Signature, SignatureSet, ThreadPool};
+use types::{
+    BLSSignature, ChainSpec, EthSpec, Root, ValidatorIndex,
+    electra::{
+        Attestation, AttestationData, BeaconBlock, BeaconBlockBody, ProposerSlashing,
+        SignedBLSToExecutionChange, SignedBeaconBlockHeader, SignedVoluntaryExit, SyncAggregate,
+    },
+    signing::{
+        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_BLS_TO_EXECUTION_CHANGE,
+        DOMAIN_RANDAO, DOMAIN_SYNC_COMMITTEE, DOMAIN_VOLUNTARY_EXIT, compute_domain,
+        compute_signing_root,
+    },
+};
+
+use super::{
+    AttestationInvalid, AttesterSlashingInvalid, BlockProcessingError, BlsToExecutionChangeInvalid,
+    IndexedAttestationInvalid, ProposerSlashingInvalid, RandaoInvalid, SyncAggregateInvalid,
+    VoluntaryExitInvalid, attestation,
+};
+use crate::{
+    Caches, Error,
+    common::{
+        compute_epoch_at_slot, get_beacon_proposer_index, get_block_root_at_slot,
+        get_current_epoch, get_domain,
+    },
+    view::StateRef,
+};
+
+/// Why a signature set could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignatureSetError {
+    /// The signature or a public key does not decode to a valid point: the signature cannot
+    /// verify.
+    Malformed,
+    /// A helper failed (an unknown validator index, for one).
+    State(Error),
+}
+
+impl From<Error> for SignatureSetError {
+    fn from(e: Error) -> Self {
+        match e {
+            // A registry key that does not decompress cannot verify anything.
+            Error::InvalidPubkey(_) => SignatureSetError::Malformed,
+            e => SignatureSetError::State(e),
+        }
+    }
+}
+
+/// Decodes a signature from the wire.
+fn decode_signature(bytes: &BLSSignature) -> Result<Signature, SignatureSetError> {
+    Signature::deserialize(bytes.as_slice()).map_err(|_| SignatureSetError::Malformed)
+}
+
+/// A one-key set.
+fn single(
+    signature: &BLSSignature,
+    key: PublicKey,
+    message: Root,
+) -> Result<SignatureSet, SignatureSetError> {
+    Ok(SignatureSet::new(
+        decode_signature(signature)?,
+        vec![key],
+        message.0,
+    ))
+}
+
+/// The proposer's signature over the block (`verify_block_signature`), given the block's root.
+///
+/// [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
+pub fn block_proposal_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    proposer_index: ValidatorIndex,
+    block_root: Root,
+    signature: &BLSSignature,
+) -> Result<SignatureSet, SignatureSetError> {
+    let domain = get_domain(state, DOMAIN_BEACON_PROPOSER, None);
+    let message = compute_signing_root(&block_root, domain);
+    single(signature, caches.pubkey(state, proposer_index)?, message)
+}
+
+/// The randao reveal: the proposer's signature of the current epoch.
+///
+/// [spec]: phase0/beacon-chain.md#randao
+pub fn randao_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    proposer_index: ValidatorIndex,
+    body: &BeaconBlockBody<E>,
+) -> Result<SignatureSet, SignatureSetError> {
+    let epoch = get_current_epoch(state);
+    let domain = get_domain(state, DOMAIN_RANDAO, None);
+    let message = compute_signing_root(&epoch, domain);
+    single(
+        &body.randao_reveal,
+        caches.pubkey(state, proposer_index)?,
+        message,
+    )
+}
+
+/// One header of a proposer slashing, signed by `proposer_index`.
+///
+/// [spec]: phase0/beacon-chain.md#proposer-slashings
+pub fn proposer_slashing_header_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    proposer_index: ValidatorIndex,
+    signed_header: &SignedBeaconBlockHeader,
+) -> Result<SignatureSet, SignatureSetError> {
+    let domain = get_domain(
+        state,
+        DOMAIN_BEACON_PROPOSER,
+        Some(compute_epoch_at_slot::<E>(signed_header.message.slot)),
+    );
+    let message = compute_signing_root(&signed_header.message, domain);
+    single(
+        &signed_header.signature,
+        caches.pubkey(state, proposer_index)?,
+        message,
+    )
+}
+
+/// An aggregate signature over attestation data by the validators `indices` (an indexed
+/// attestation's check, with the indices already validated).
+///
+/// [spec]: phase0/beacon-chain.md#is_valid_indexed_attestation
+pub fn indexed_attestation_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    indices: impl IntoIterator<Item = ValidatorIndex>,
+    data: &AttestationData,
+    signature: &BLSSignature,
+) -> Result<SignatureSet, SignatureSetError> {
+    let signature = decode_signature(signature)?;
+    let keys = indices
+        .into_iter()
+        .map(|index| caches.pubkey(state, index))
+        .collect::<Result<Vec<_>, _>>()?;
+    let domain = get_domain(state, DOMAIN_BEACON_ATTESTER, Some(data.target.epoch));
+    let message = compute_signing_root(data, domain);
+    Ok(SignatureSet::new(signature, keys, message.0))
+}
+
+/// A voluntary exit, signed by the exiting validator with the Capella fork version
+/// (EIP-7044).
+///
+/// [spec]: electra/beacon-chain.md#modified-process_voluntary_exit
+pub fn voluntary_exit_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    exit: &SignedVoluntaryExit,
+    spec: &ChainSpec,
+) -> Result<SignatureSet, SignatureSetError> {
+    let domain = compute_domain(
+        DOMAIN_VOLUNTARY_EXIT,
+        spec.capella_fork_version,
+        *state.genesis_validators_root,
+    );
+    let message = compute_signing_root(&exit.message, domain);
+    single(
+        &exit.signature,
+        caches.pubkey(state, exit.message.validator_index)?,
+        message,
+    )
+}
+
+/// A BLS-to-execution change, signed by the key in the message (with the genesis fork version).
+///
+/// [spec]: capella/beacon-chain.md#new-process_bls_to_execution_change
+pub fn bls_to_execution_change_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    change: &SignedBLSToExecutionChange,
+    spec: &ChainSpec,
+) -> Result<SignatureSet, SignatureSetError> {
+    let domain = compute_domain(
+        DOMAIN_BLS_TO_EXECUTION_CHANGE,
+        spec.genesis_fork_version,
+        *state.genesis_validators_root,
+    );
+    let message = compute_signing_root(&change.message, domain);
+    let key = PublicKeyBytes(change.message.from_bls_pubkey.0)
+        .decompress()
+        .map_err(|_| SignatureSetError::Malformed)?;
+    single(&change.signature, key, message)
+}
+
+/// The sync committee's aggregate signature over the previous slot's block root, or `None` when
+/// nothing needs checking (no participant and the signature at infinity, which
+/// `eth_fast_aggregate_verify` accepts). `members` are the validator indices of the current sync
+/// committee, in order.
+///
+/// [spec]: altair/beacon-chain.md#sync-aggregate-processing
+pub fn sync_aggregate_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    sync_aggregate: &SyncAggregate<E>,
+    members: &[ValidatorIndex],
+) -> Result<Option<SignatureSet>, SignatureSetError> {
+    let participants: Vec<ValidatorIndex> = members
+        .iter()
+        .zip(sync_aggregate.sync_committee_bits.iter())
+        .filter(|(_, bit)| *bit)
+        .map(|(index, _)| *index)
+        .collect();
+    let signature = decode_signature(&sync_aggregate.sync_committee_signature)?;
+    if participants.is_empty() {
+        return if signature.is_infinity() {
+            Ok(None)
+        } else {
+            Err(SignatureSetError::Malformed)
+        };
+    }
+    let previous_slot = state.slot.max(&1) - 1;
+    let domain = get_domain(
+        state,
+        DOMAIN_SYNC_COMMITTEE,
+        Some(compute_epoch_at_slot::<E>(previous_slot)),
+    );
+    let message = compute_signing_root(&get_block_root_at_slot(state, previous_slot)?, domain);
+    let keys = participants
+        .into_iter()
+        .map(|index| caches.pubkey(state, index))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(SignatureSet::new(signature, keys, message.0)))
+}
+
+/// Which signature of a block a set checks, to name it when it fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureKind {
+    /// The proposer's signature over the block.
+    Proposal,
+    /// The randao reveal.
+    Randao,
+    /// Header 1 or 2 of the proposer slashing at `index`.
+    ProposerSlashing { index: usize, header: u8 },
+    /// Attestation 1 or 2 of the attester slashing at `index`.
+    AttesterSlashing { index: usize, attestation: u8 },
+    /// The attestation at `index`.
+    Attestation { index: usize },
+    /// The voluntary exit at `index`.
+    VoluntaryExit { index: usize },
+    /// The BLS-to-execution change at `index`.
+    BlsToExecutionChange { index: usize },
+    /// The sync aggregate.
+    SyncAggregate { participants: usize },
+}
+
+impl SignatureKind {
+    /// The error of a block whose signature of this kind is invalid.
+    fn invalid(self, epoch: u64) -> BlockProcessingError {
+        match self {
+            SignatureKind::Proposal => BlockProcessingError::ProposerSignature,
+            SignatureKind::Randao => RandaoInvalid::InvalidSignature { epoch }.into(),
+            SignatureKind::ProposerSlashing { index, header } => {
+                BlockProcessingError::ProposerSlashing {
+                    index,
+                    reason: ProposerSlashingInvalid::InvalidSignature { which: header },
+                }
+            }
+            SignatureKind::AttesterSlashing { index, attestation } => {
+                BlockProcessingError::AttesterSlashing {
+                    index,
+                    reason: AttesterSlashingInvalid::InvalidAttestation {
+                        which: attestation,
+                        reason: IndexedAttestationInvalid::InvalidSignature,
+                    },
+                }
+            }
+            SignatureKind::Attestation { index } => BlockProcessingError::Attestation {
+                index,
+                reason: AttestationInvalid::IndexedAttestation(
+                    IndexedAttestationInvalid::InvalidSignature,
+                ),
+            },
+            SignatureKind::VoluntaryExit { index } => BlockProcessingError::VoluntaryExit {
+                index,
+                reason: VoluntaryExitInvalid::InvalidSignature,
+            },
+            SignatureKind::BlsToExecutionChange { index } => {
+                BlockProcessingError::BlsToExecutionChange {
+                    index,
+                    reason: BlsToExecutionChangeInvalid::InvalidSignature,
+                }
+            }
+            SignatureKind::SyncAggregate { participants } => {
+                SyncAggregateInvalid::InvalidSignature { participants }.into()
+            }
+        }
+    }
+
+    /// The error of a block whose set of this kind could not be built.
+    fn state_error(self, e: Error) -> BlockProcessingError {
+        match self {
+            SignatureKind::Proposal => BlockProcessingError::State(e),
+            SignatureKind::Randao => RandaoInvalid::State(e).into(),
+            SignatureKind::ProposerSlashing { index, .. } => {
+                BlockProcessingError::ProposerSlashing {
+                    index,
+                    reason: ProposerSlashingInvalid::State(e),
+                }
+            }
+            SignatureKind::AttesterSlashing { index, attestation } => {
+                BlockProcessingError::AttesterSlashing {
+                    index,
+                    reason: AttesterSlashingInvalid::InvalidAttestation {
+                        which: attestation,
+                        reason: IndexedAttestationInvalid::State(e),
+                    },
+                }
+            }
+            SignatureKind::Attestation { index } => BlockProcessingError::Attestation {
+                index,
+                reason: AttestationInvalid::State(e),
+            },
+            SignatureKind::VoluntaryExit { index } => BlockProcessingError::VoluntaryExit {
+                index,
+                reason: VoluntaryExitInvalid::State(e),
+            },
+            SignatureKind::BlsToExecutionChange { index } => {
+                BlockProcessingError::BlsToExecutionChange {
+                    index,
+                    reason: BlsToExecutionChangeInvalid::State(e),
+                }
+            }
+            SignatureKind::SyncAggregate { .. } => SyncAggregateInvalid::State(e).into(),
+        }
+    }
+}
+
+/// The rayon pool batched block signature checks run on, one thread per core, built on first
+/// use.
+pub fn signature_pool() -> &'static ThreadPool {
+    static POOL: OnceLock<ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        bls::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("block-bls-{i}"))
+            .build()
+            .expect("a rayon pool with a positive thread count builds")
+    })
+}
+
+/// Gathers the signature sets of one block, then verifies them all in one batch.
+#[derive(Debug, Default)]
+pub struct BlockSignatureVerifier {
+    sets: Vec<SignatureSet>,
+    kinds: Vec<SignatureKind>,
+    /// A set that cannot verify whatever the others are (a malformed signature or key): the
+    /// block is invalid without any pairing.
+    malformed: Option<SignatureKind>,
+    /// The state's current epoch, to name a failed randao reveal.
+    epoch: u64,
+}
+
+impl BlockSignatureVerifier {
+    /// An empty verifier.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many sets have been gathered.
+    pub fn len(&self) -> usize {
+        self.sets.len()
+    }
+
+    /// Whether no set has been gathered.
+    pub fn is_empty(&self) -> bool {
+        self.sets.is_empty()
+    }
+
+    /// Adds the result of building a set of `kind`.
+    fn push(
+        &mut self,
+        kind: SignatureKind,
+        set: Result<SignatureSet, SignatureSetError>,
+    ) -> Result<(), BlockProcessingError> {
+        match set {
+            Ok(set) => {
+                self.sets.push(set);
+                self.kinds.push(kind);
+                Ok(())
+            }
+            Err(SignatureSetError::Malformed) => {
+                self.malformed.get_or_insert(kind);
+                Ok(())
+            }
+            Err(SignatureSetError::State(e)) => Err(kind.state_error(e)),
+        }
+    }
+
+    /// Adds the proposer's signature over the block whose root is `block_root`.
+    pub fn include_block_proposal<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &Caches,
+        proposer_index: ValidatorIndex,
+        block_root: Root,
+        signature: &BLSSignature,
+    ) -> Result<(), BlockProcessingError> {
+        self.push(
+            SignatureKind::Proposal,
+            block_proposal_signature_set(state, caches, proposer_index, block_root, signature),
+        )
+    }
+
+    /// Adds every signature set of the block's body: randao reveal, proposer and attester
+    /// slashings, attestations, voluntary exits, BLS-to-execution changes and the sync
+    /// aggregate. `state` is the state the block applies to (after `process_slots`).
+    pub fn include_body<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &mut Caches,
+        block: &BeaconBlock<E>,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        let body = &block.body;
+        self.epoch = get_current_epoch(state);
+        // The randao reveal is checked against the slot's real proposer, as in the spec (the
+        // header check that it is the block's proposer comes later, in processing).
+        let proposer = get_beacon_proposer_index(state, caches, spec)
+            .map_err(|e| BlockProcessingError::Randao(RandaoInvalid::State(e)))?;
+        self.push(
+            SignatureKind::Randao,
+            randao_signature_set(state, caches, proposer, body),
+        )?;
+
+        for (index, slashing) in body.proposer_slashings.iter().enumerate() {
+            self.include_proposer_slashing(state, caches, index, slashing)?;
+        }
+        for (index, slashing) in body.attester_slashings.iter().enumerate() {
+            for (which, indexed) in [(1, &slashing.attestation_1), (2, &slashing.attestation_2)] {
+                let kind = SignatureKind::AttesterSlashing {
+                    index,
+                    attestation: which,
+                };
+                // The structural checks (non-empty, sorted, unique) come first, as in the spec.
+                if let Err(reason) = attestation::check_indexed_attestation_indices(indexed) {
+                    return Err(BlockProcessingError::AttesterSlashing {
+                        index,
+                        reason: AttesterSlashingInvalid::InvalidAttestation { which, reason },
+                    });
+                }
+                let set = indexed_attestation_signature_set(
+                    state,
+                    caches,
+                    indexed.attesting_indices.iter().copied(),
+                    &indexed.data,
+                    &indexed.signature,
+                );
+                self.push(kind, set)?;
+            }
+        }
+        for (index, att) in body.attestations.iter().enumerate() {
+            let set = attestation_signature_set(state, caches, att, spec)
+                .map_err(|reason| BlockProcessingError::Attestation { index, reason })?;
+            self.push(SignatureKind::Attestation { index }, set)?;
+        }
+        for (index, exit) in body.voluntary_exits.iter().enumerate() {
+            self.push(
+                SignatureKind::VoluntaryExit { index },
+                voluntary_exit_signature_set(state, caches, exit, spec),
+            )?;
+        }
+        for (index, change) in body.bls_to_execution_changes.iter().enumerate() {
+            self.push(
+                SignatureKind::BlsToExecutionChange { index },
+                bls_to_execution_change_signature_set(state, change, spec),
+            )?;
+        }
+
+        let members = super::sync_aggregate::sync_committee_indices(state, caches)?;
+        let participants = body.sync_aggregate.sync_committee_bits.num_set_bits();
+        let kind = SignatureKind::SyncAggregate { participants };
+        match sync_aggregate_signature_set(state, caches, &body.sync_aggregate, &members) {
+            Ok(Some(set)) => self.push(kind, Ok(set))?,
+            Ok(None) => {}
+            Err(e) => self.push(kind, Err(e))?,
+        }
+        Ok(())
+    }
+
+    fn include_proposer_slashing<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &Caches,
+        index: usize,
+        slashing: &ProposerSlashing,
+    ) -> Result<(), BlockProcessingError> {
+        let proposer = slashing.signed_header_1.message.proposer_index;
+        for (header, signed) in [
+            (1, &slashing.signed_header_1),
+            (2, &slashing.signed_header_2),
+        ] {
+            self.push(
+                SignatureKind::ProposerSlashing { index, header },
+                proposer_slashing_header_signature_set(state, caches, proposer, signed),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Verifies every gathered set in one batch on [`signature_pool`].
+    pub fn verify(self) -> Result<(), BlockProcessingError> {
+        self.verify_on(signature_pool())
+    }
+
+    /// Verifies every gathered set in one batch on `pool`. When the batch fails, the sets are
+    /// verified one by one (in parallel) and the first invalid one, in block order, is named.
+    pub fn verify_on(self, pool: &ThreadPool) -> Result<(), BlockProcessingError> {
+        if let Some(kind) = self.malformed {
+            return Err(kind.invalid(self.epoch));
+        }
+        if self.sets.is_empty() {
+            return Ok(());
+        }
+        match bls::verify_signature_sets_attributed(&self.sets, pool) {
+            Ok(()) => Ok(()),
+            Err(failed) => match failed.iter().min() {
+                Some(&i) => Err(self.kinds[i].invalid(self.epoch)),
+                None => Err(BlockProcessingError::BatchSignature),
+            },
+        }
+    }
+}
+
+/// The aggregate signature of an attestation over its data, by the attesters its committee bits
+/// and aggregation bits select (`is_valid_indexed_attestation(state,
+/// get_indexed_attestation(state, attestation))` without sorting: the sum of keys does not
+/// depend on their order). Makes the checks that selecting the attesters needs.
+pub fn attestation_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    att: &Attestation<E>,
+    spec: &ChainSpec,
+) -> Result<Result<SignatureSet, SignatureSetError>, AttestationInvalid> {
+    let committees = attestation::attestation_committees(state, caches, &att.data, spec)?;
+    // The structural checks first (they name the invalid field), then the signature's encoding
+    // (cheap), then the keys.
+    attestation::for_each_attester(&committees, att, |_| {})?;
+    let signature = match decode_signature(&att.signature) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(e)),
+    };
+    // Keys are read in index order: neighbouring registry entries share most of their path in
+    // the state's tree, which halves the cost of the reads on a large registry.
+    let mut indices = Vec::with_capacity(att.aggregation_bits.len());
+    attestation::for_each_attester(&committees, att, |index| indices.push(index))?;
+    indices.sort_unstable();
+    let keys = match indices
+        .into_iter()
+        .map(|index| caches.pubkey(state, index))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(keys) => keys,
+        Err(e) => return Ok(Err(e.into())),
+    };
+    let domain = get_domain(state, DOMAIN_BEACON_ATTESTER, Some(att.data.target.epoch));
+    let message = compute_signing_root(&att.data, domain);
+    Ok(Ok(SignatureSet::new(signature, keys, message.0)))
+}

@@ -1,0 +1,206 @@
+//! Withdrawals: the pending partial withdrawals that are due, then a bounded sweep of the
+//! registry from `next_withdrawal_validator_index`.
+//!
+//! [spec]: electra/beacon-chain.md#withdrawals
+
+use typenum::Unsigned;
+use types::{
+    EthSpec, ExecutionAddress, FAR_FUTURE_EPOCH, Gwei, ValidatorIndex, WithdrawalIndex,
+    electra::{ExecutionPayload, Validator, Withdrawal},
+};
+
+use super::WithdrawalsInvalid;
+use crate::{
+    Error,
+    common::{
+        balance, decrease_balance, get_current_epoch, get_max_effective_balance,
+        is_fully_withdrawable_validator, is_partially_withdrawable_validator,
+    },
+    view::{StateMut, StateRef},
+};
+
+/// `ExpectedWithdrawals`: the withdrawals the next payload must carry, and how far they advance
+/// the partial withdrawal queue and the sweep.
+///
+/// [spec]: electra/beacon-chain.md#new-expectedwithdrawals
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedWithdrawals {
+    /// The withdrawals, in payload order.
+    pub withdrawals: Vec<Withdrawal>,
+    /// How many entries of `pending_partial_withdrawals` were processed.
+    pub processed_partial_withdrawals_count: u64,
+    /// How many validators the sweep visited.
+    pub processed_validators_sweep_count: u64,
+}
+
+/// The execution address of `0x01`/`0x02` credentials.
+fn withdrawal_address(validator: &Validator) -> ExecutionAddress {
+    ExecutionAddress::from_slice(&validator.withdrawal_credentials[12..])
+}
+
+/// `get_balance_after_withdrawals(state, validator_index, withdrawals)`.
+fn get_balance_after_withdrawals<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    validator_index: ValidatorIndex,
+    withdrawals: &[Withdrawal],
+) -> Result<Gwei, Error> {
+    let withdrawn: Gwei = withdrawals
+        .iter()
+        .filter(|w| w.validator_index == validator_index)
+        .map(|w| w.amount)
+        .sum();
+    balance(state, validator_index)?
+        .checked_sub(withdrawn)
+        .ok_or(Error::ArithmeticOverflow("balance after withdrawals"))
+}
+
+/// `is_eligible_for_partial_withdrawals(validator, balance)`.
+fn is_eligible_for_partial_withdrawals<E: EthSpec>(validator: &Validator, balance: Gwei) -> bool {
+    validator.exit_epoch == FAR_FUTURE_EPOCH
+        && validator.effective_balance >= E::MIN_ACTIVATION_BALANCE
+        && balance > E::MIN_ACTIVATION_BALANCE
+}
+
+/// `get_expected_withdrawals(state)`.
+///
+/// [spec]: electra/beacon-chain.md#modified-get_expected_withdrawals
+pub fn get_expected_withdrawals<E: EthSpec>(
+    state: &StateRef<'_, E>,
+) -> Result<ExpectedWithdrawals, Error> {
+    let epoch = get_current_epoch(state);
+    let max_withdrawals = E::MaxWithdrawalsPerPayload::to_usize();
+    let mut withdrawal_index: WithdrawalIndex = *state.next_withdrawal_index;
+    let mut withdrawals: Vec<Withdrawal> = Vec::with_capacity(max_withdrawals);
+
+    // `get_pending_partial_withdrawals`.
+    let partials_limit = (E::MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP as usize)
+        .min(max_withdrawals.saturating_sub(1));
+    let mut processed_partial_withdrawals_count = 0u64;
+    for pending in state.pending_partial_withdrawals.iter() {
+        if pending.withdrawable_epoch > epoch || withdrawals.len() >= partials_limit {
+            break;
+        }
+        let index = pending.validator_index;
+        let validator = crate::common::validator(state, index)?;
+        let balance = get_balance_after_withdrawals(state, index, &withdrawals)?;
+        if is_eligible_for_partial_withdrawals::<E>(validator, balance) {
+            withdrawals.push(Withdrawal {
+                index: withdrawal_index,
+                validator_index: index,
+                address: withdrawal_address(validator),
+                amount: (balance - E::MIN_ACTIVATION_BALANCE).min(pending.amount),
+            });
+            withdrawal_index += 1;
+        }
+        processed_partial_withdrawals_count += 1;
+    }
+
+    // `get_validators_sweep_withdrawals`: at most `MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP`
+    // validators from `next_withdrawal_validator_index`, wrapping around the registry.
+    let len = state.validators.len();
+    let validators_limit = len.min(E::MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP as usize);
+    let start = *state.next_withdrawal_validator_index as usize;
+    let mut processed_validators_sweep_count = 0u64;
+    if validators_limit > 0 {
+        let start = if start < len {
+            start
+        } else {
+            return Err(Error::UnknownValidator {
+                index: start as u64,
+                len,
+            });
+        };
+        let sweep = state
+            .validators
+            .iter_from(start)?
+            .zip(start..)
+            .chain(state.validators.iter().zip(0..))
+            .take(validators_limit);
+        for (validator, index) in sweep {
+            if withdrawals.len() >= max_withdrawals {
+                break;
+            }
+            let index = index as ValidatorIndex;
+            let balance = get_balance_after_withdrawals(state, index, &withdrawals)?;
+            if is_fully_withdrawable_validator(validator, balance, epoch) {
+                withdrawals.push(Withdrawal {
+                    index: withdrawal_index,
+                    validator_index: index,
+                    address: withdrawal_address(validator),
+                    amount: balance,
+                });
+                withdrawal_index += 1;
+            } else if is_partially_withdrawable_validator::<E>(validator, balance) {
+                withdrawals.push(Withdrawal {
+                    index: withdrawal_index,
+                    validator_index: index,
+                    address: withdrawal_address(validator),
+                    amount: balance - get_max_effective_balance::<E>(validator),
+                });
+                withdrawal_index += 1;
+            }
+            processed_validators_sweep_count += 1;
+        }
+    }
+
+    Ok(ExpectedWithdrawals {
+        withdrawals,
+        processed_partial_withdrawals_count,
+        processed_validators_sweep_count,
+    })
+}
+
+/// `process_withdrawals(state, payload)`: the payload's withdrawals must be exactly the expected
+/// ones; they are debited, and the queue and the sweep advance.
+///
+/// [spec]: electra/beacon-chain.md#modified-process_withdrawals
+pub fn process_withdrawals<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    payload: &ExecutionPayload<E>,
+) -> Result<(), WithdrawalsInvalid> {
+    let expected = get_expected_withdrawals(&state.as_ref())?;
+    let withdrawals = &expected.withdrawals;
+    if payload.withdrawals.len() != withdrawals.len() {
+        return Err(WithdrawalsInvalid::CountMismatch {
+            expected: withdrawals.len(),
+            got: payload.withdrawals.len(),
+        });
+    }
+    if let Some(index) = payload
+        .withdrawals
+        .iter()
+        .zip(withdrawals)
+        .position(|(got, expected)| got != expected)
+    {
+        return Err(WithdrawalsInvalid::WithdrawalMismatch { index });
+    }
+
+    // `apply_withdrawals`.
+    for withdrawal in withdrawals {
+        decrease_balance(state, withdrawal.validator_index, withdrawal.amount)?;
+    }
+    // `update_next_withdrawal_index`.
+    if let Some(latest) = withdrawals.last() {
+        *state.next_withdrawal_index = latest.index + 1;
+    }
+    // `update_pending_partial_withdrawals`.
+    if expected.processed_partial_withdrawals_count > 0 {
+        state
+            .pending_partial_withdrawals
+            .pop_front(expected.processed_partial_withdrawals_count as usize)
+            .map_err(Error::from)?;
+    }
+    // `update_next_withdrawal_validator_index`.
+    let len = state.validators.len() as u64;
+    if len > 0 {
+        *state.next_withdrawal_validator_index = if withdrawals.len()
+            == E::MaxWithdrawalsPerPayload::to_usize()
+        {
+            // The next sweep starts after the last withdrawal's validator.
+            (withdrawals[withdrawals.len() - 1].validator_index + 1) % len
+        } else {
+            (*state.next_withdrawal_validator_index + E::MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP) % len
+        };
+    }
+    Ok(())
+}
