@@ -1,0 +1,294 @@
+//! `process_pending_deposits` and `process_pending_consolidations`, with the registry helpers
+//! deposits need (`apply_pending_deposit`, `add_validator_to_registry`,
+//! `get_validator_from_deposit`).
+//!
+//! [spec]: electra/beacon-chain.md#new-process_pending_deposits
+
+use types::{
+    BLSPubkey, BLSSignature, Bytes32, ChainSpec, EthSpec, FAR_FUTURE_EPOCH, Gwei,
+    electra::{DepositMessage, PendingDeposit, Validator},
+    signing::{DOMAIN_DEPOSIT, compute_signing_root},
+};
+
+use super::{EpochProcessingError, StepResult};
+use crate::{
+    Caches, Error,
+    common::{
+        compute_start_slot_at_epoch, decrease_balance, get_activation_exit_churn_limit,
+        get_current_epoch, get_max_effective_balance, increase_balance, pubkey_bytes, validator,
+    },
+    error::add,
+    view::StateMut,
+};
+
+/// `process_pending_deposits(state)` [New in Electra:EIP7251]: applies the finalized pending
+/// deposits that fit in the activation churn, postponing those of exiting validators.
+///
+/// [spec]: electra/beacon-chain.md#new-process_pending_deposits
+pub fn process_pending_deposits<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    spec: &ChainSpec,
+) -> Result<(), EpochProcessingError> {
+    let total_active_balance = caches
+        .get_total_active_balance(&state.as_ref(), spec)
+        .step("process_pending_deposits")?;
+    process_pending_deposits_with_total(state, caches, total_active_balance, spec)
+}
+
+/// `process_pending_deposits` with the current epoch's total active balance given.
+pub(super) fn process_pending_deposits_with_total<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Result<(), EpochProcessingError> {
+    const STEP: &str = "process_pending_deposits";
+    let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
+    let available_for_processing = add(
+        *state.deposit_balance_to_consume,
+        get_activation_exit_churn_limit::<E>(total_active_balance, spec),
+        "available for processing",
+    )
+    .step(STEP)?;
+    let mut processed_amount: Gwei = 0;
+    let mut next_deposit_index: usize = 0;
+    let mut deposits_to_postpone = Vec::new();
+    let mut is_churn_limit_reached = false;
+    let finalized_slot = compute_start_slot_at_epoch::<E>(state.finalized_checkpoint.epoch);
+
+    while let Some(deposit) = state.pending_deposits.get(next_deposit_index).cloned() {
+        // Only finalized deposits are processed.
+        if deposit.slot > finalized_slot {
+            break;
+        }
+        // At most MAX_PENDING_DEPOSITS_PER_EPOCH per epoch.
+        if next_deposit_index as u64 >= E::MAX_PENDING_DEPOSITS_PER_EPOCH {
+            break;
+        }
+        // Read the validator's state.
+        let (is_validator_exited, is_validator_withdrawn) =
+            match caches.validator_index(&state.as_ref(), &pubkey_bytes(&deposit.pubkey)) {
+                Some(index) => {
+                    let v = validator(&state.as_ref(), index).step(STEP)?;
+                    (
+                        v.exit_epoch < FAR_FUTURE_EPOCH,
+                        v.withdrawable_epoch < next_epoch,
+                    )
+                }
+                None => (false, false),
+            };
+
+        if is_validator_withdrawn {
+            // The deposited balance will never become active: credit it without consuming churn.
+            apply_pending_deposit(state, caches, &deposit, spec).step(STEP)?;
+        } else if is_validator_exited {
+            // The validator is exiting: postpone the deposit until it is withdrawable.
+            deposits_to_postpone.push(deposit);
+        } else {
+            // Stop at the first deposit that does not fit in the churn.
+            is_churn_limit_reached =
+                processed_amount.saturating_add(deposit.amount) > available_for_processing;
+            if is_churn_limit_reached {
+                break;
+            }
+            processed_amount += deposit.amount;
+            apply_pending_deposit(state, caches, &deposit, spec).step(STEP)?;
+        }
+        // However the deposit was handled, the queue moves on.
+        next_deposit_index += 1;
+    }
+
+    // `state.pending_deposits = state.pending_deposits[next_deposit_index:] + deposits_to_postpone`
+    if next_deposit_index > 0 {
+        state
+            .pending_deposits
+            .pop_front(next_deposit_index)
+            .step(STEP)?;
+    }
+    for deposit in deposits_to_postpone {
+        state.pending_deposits.push(deposit).step(STEP)?;
+    }
+
+    // Accumulate churn only if the churn limit was hit.
+    *state.deposit_balance_to_consume = if is_churn_limit_reached {
+        available_for_processing - processed_amount
+    } else {
+        0
+    };
+    Ok(())
+}
+
+/// `apply_pending_deposit(state, deposit)` [New in Electra:EIP7251]: tops up an existing
+/// validator, or adds a new one if the deposit's signature proves possession of its key.
+///
+/// [spec]: electra/beacon-chain.md#new-apply_pending_deposit
+pub fn apply_pending_deposit<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    deposit: &PendingDeposit,
+    spec: &ChainSpec,
+) -> Result<(), Error> {
+    match caches.validator_index(&state.as_ref(), &pubkey_bytes(&deposit.pubkey)) {
+        Some(index) => increase_balance(state, index, deposit.amount),
+        None => {
+            if is_valid_deposit_signature(
+                &deposit.pubkey,
+                &deposit.withdrawal_credentials,
+                deposit.amount,
+                &deposit.signature,
+                spec,
+            ) {
+                add_validator_to_registry(
+                    state,
+                    caches,
+                    deposit.pubkey,
+                    deposit.withdrawal_credentials,
+                    deposit.amount,
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `is_valid_deposit_signature(pubkey, withdrawal_credentials, amount, signature)`: the
+/// deposit message signed with the fork-agnostic deposit domain. Undecodable keys or signatures
+/// are invalid.
+///
+/// [spec]: electra/beacon-chain.md#new-is_valid_deposit_signature
+pub fn is_valid_deposit_signature(
+    pubkey: &BLSPubkey,
+    withdrawal_credentials: &Bytes32,
+    amount: Gwei,
+    signature: &BLSSignature,
+    spec: &ChainSpec,
+) -> bool {
+    let Ok(public_key) = pubkey_bytes(pubkey).decompress() else {
+        return false;
+    };
+    let Ok(signature) = bls::Signature::deserialize(signature.as_slice()) else {
+        return false;
+    };
+    let message = DepositMessage {
+        pubkey: *pubkey,
+        withdrawal_credentials: *withdrawal_credentials,
+        amount,
+    };
+    let domain = spec.compute_genesis_domain(DOMAIN_DEPOSIT);
+    let signing_root = compute_signing_root(&message, domain);
+    bls::verify(&public_key, signing_root.as_slice(), &signature)
+}
+
+/// `add_validator_to_registry(state, pubkey, withdrawal_credentials, amount)` [Modified in
+/// Electra:EIP7251]: appends the validator and its balance, participation and inactivity score,
+/// and records its key in the public-key cache.
+///
+/// [spec]: electra/beacon-chain.md#modified-add_validator_to_registry
+pub fn add_validator_to_registry<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    pubkey: BLSPubkey,
+    withdrawal_credentials: Bytes32,
+    amount: Gwei,
+) -> Result<(), Error> {
+    let index = state.validators.len() as u64;
+    let validator = get_validator_from_deposit::<E>(pubkey, withdrawal_credentials, amount);
+    state
+        .validators
+        .push(validator)
+        .map_err(|_| Error::ListFull("validators"))?;
+    state
+        .balances
+        .push(amount)
+        .map_err(|_| Error::ListFull("balances"))?;
+    state
+        .previous_epoch_participation
+        .push(0)
+        .map_err(|_| Error::ListFull("previous_epoch_participation"))?;
+    state
+        .current_epoch_participation
+        .push(0)
+        .map_err(|_| Error::ListFull("current_epoch_participation"))?;
+    state
+        .inactivity_scores
+        .push(0)
+        .map_err(|_| Error::ListFull("inactivity_scores"))?;
+    caches.push_validator(index, &pubkey_bytes(&pubkey));
+    Ok(())
+}
+
+/// `get_validator_from_deposit(pubkey, withdrawal_credentials, amount)` [Modified in
+/// Electra:EIP7251]: a new, not yet eligible validator with the effective balance the amount
+/// allows under its credential's maximum.
+///
+/// [spec]: electra/beacon-chain.md#modified-get_validator_from_deposit
+pub fn get_validator_from_deposit<E: EthSpec>(
+    pubkey: BLSPubkey,
+    withdrawal_credentials: Bytes32,
+    amount: Gwei,
+) -> Validator {
+    let mut validator = Validator {
+        pubkey,
+        withdrawal_credentials,
+        effective_balance: 0,
+        slashed: false,
+        activation_eligibility_epoch: FAR_FUTURE_EPOCH,
+        activation_epoch: FAR_FUTURE_EPOCH,
+        exit_epoch: FAR_FUTURE_EPOCH,
+        withdrawable_epoch: FAR_FUTURE_EPOCH,
+    };
+    let max_effective_balance = get_max_effective_balance::<E>(&validator);
+    validator.effective_balance =
+        (amount - amount % E::EFFECTIVE_BALANCE_INCREMENT).min(max_effective_balance);
+    validator
+}
+
+/// `process_pending_consolidations(state)` [New in Electra:EIP7251]: moves the active balance
+/// of each withdrawable consolidation source to its target, in queue order.
+///
+/// [spec]: electra/beacon-chain.md#new-process_pending_consolidations
+pub fn process_pending_consolidations<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    spec: &ChainSpec,
+) -> Result<(), EpochProcessingError> {
+    const STEP: &str = "process_pending_consolidations";
+    let _ = (caches, spec);
+    let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
+    let mut next_pending_consolidation = 0;
+    while let Some(pending) = state
+        .pending_consolidations
+        .get(next_pending_consolidation)
+        .cloned()
+    {
+        let source = validator(&state.as_ref(), pending.source_index).step(STEP)?;
+        if source.slashed {
+            next_pending_consolidation += 1;
+            continue;
+        }
+        if source.withdrawable_epoch > next_epoch {
+            break;
+        }
+        // The consolidated balance: the source's active balance; any excess stays withdrawable.
+        let source_balance = state
+            .balances
+            .get(pending.source_index as usize)
+            .ok_or(Error::UnknownValidator {
+                index: pending.source_index,
+                len: state.balances.len(),
+            })
+            .step(STEP)?;
+        let source_effective_balance = source_balance.min(source.effective_balance);
+        decrease_balance(state, pending.source_index, source_effective_balance).step(STEP)?;
+        increase_balance(state, pending.target_index, source_effective_balance).step(STEP)?;
+        next_pending_consolidation += 1;
+    }
+    if next_pending_consolidation > 0 {
+        state
+            .pending_consolidations
+            .pop_front(next_pending_consolidation)
+            .step(STEP)?;
+    }
+    Ok(())
+}

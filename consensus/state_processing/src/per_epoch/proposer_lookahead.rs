@@ -1,0 +1,171 @@
+//! The Fulu proposer lookahead: `process_proposer_lookahead`, and the proposer computations it
+//! and the Fulu upgrade share.
+//!
+//! [spec]: fulu/beacon-chain.md#new-process_proposer_lookahead
+
+use rayon::prelude::*;
+use types::{
+    ChainSpec, Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER,
+};
+
+use super::{
+    EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD,
+    shuffle::sample_by_effective_balance,
+};
+use crate::{
+    Caches, Error,
+    common::{
+        compute_start_slot_at_epoch, get_active_validator_indices, get_current_epoch, get_seed,
+        hash, validator,
+    },
+    view::{StateMut, StateRef},
+};
+
+const STEP: &str = "process_proposer_lookahead";
+
+/// `process_proposer_lookahead(state)` [New in Fulu:EIP7917]: drops the epoch that ends and
+/// appends the proposers of the epoch `MIN_SEED_LOOKAHEAD + 1` ahead.
+///
+/// [spec]: fulu/beacon-chain.md#new-process_proposer_lookahead
+pub fn process_proposer_lookahead<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    spec: &ChainSpec,
+) -> Result<(), EpochProcessingError> {
+    let _ = caches;
+    let epoch = get_current_epoch(&state.as_ref()).saturating_add(E::MIN_SEED_LOOKAHEAD + 1);
+    let proposers = get_beacon_proposer_indices(&state.as_ref(), epoch).step(STEP)?;
+    let _ = spec;
+    shift_in(state, &proposers)
+}
+
+/// The step with the lookahead epoch's active validators and the (updated) effective balances
+/// taken from the registry summary.
+pub(super) fn process_with_context<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    ctx: &EpochContext,
+) -> Result<(), EpochProcessingError> {
+    let epoch = ctx.current_epoch.saturating_add(E::MIN_SEED_LOOKAHEAD + 1);
+    let active = ctx.indices_with(ACTIVE_LOOKAHEAD);
+    let seed = get_seed(&state.as_ref(), epoch, DOMAIN_BEACON_PROPOSER);
+    let balances = &ctx.effective_balances;
+    let proposers = compute_proposer_indices_with::<E>(epoch, &seed, &active, |index| {
+        balances
+            .get(index as usize)
+            .copied()
+            .ok_or(Error::UnknownValidator {
+                index,
+                len: balances.len(),
+            })
+    })
+    .step(STEP)?;
+    shift_in(state, &proposers)
+}
+
+/// `state.proposer_lookahead[:last_epoch_start] = state.proposer_lookahead[SLOTS_PER_EPOCH:]`,
+/// then `state.proposer_lookahead[last_epoch_start:] = proposers`.
+fn shift_in<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    proposers: &[ValidatorIndex],
+) -> Result<(), EpochProcessingError> {
+    let fork = state.fork_name;
+    let lookahead = state
+        .proposer_lookahead
+        .as_mut()
+        .ok_or(EpochProcessingError::NoProposerLookahead(fork))?;
+    let slots = E::slots_per_epoch() as usize;
+    let mut values: Vec<ValidatorIndex> = lookahead.iter().copied().collect();
+    if values.len() < slots || proposers.len() != slots {
+        return Err(Error::Tree(
+            "proposer lookahead shorter than an epoch".into(),
+        ))
+        .step(STEP);
+    }
+    let last_epoch_start = values.len() - slots;
+    values.copy_within(slots.., 0);
+    values[last_epoch_start..].copy_from_slice(proposers);
+    for (i, value) in values.into_iter().enumerate() {
+        if lookahead.get(i) != Some(&value) {
+            *lookahead
+                .get_mut(i)
+                .ok_or(Error::Tree("proposer lookahead index".into()))
+                .step(STEP)? = value;
+        }
+    }
+    Ok(())
+}
+
+/// `get_beacon_proposer_indices(state, epoch)` [New in Fulu:EIP7917]: the proposers of every
+/// slot of `epoch`.
+///
+/// [spec]: fulu/beacon-chain.md#new-get_beacon_proposer_indices
+pub fn get_beacon_proposer_indices<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    epoch: Epoch,
+) -> Result<Vec<ValidatorIndex>, Error> {
+    let indices = get_active_validator_indices(state, epoch);
+    let seed = get_seed(state, epoch, DOMAIN_BEACON_PROPOSER);
+    compute_proposer_indices(state, epoch, &seed, &indices)
+}
+
+/// `compute_proposer_indices(state, epoch, seed, indices)` [New in Fulu:EIP7917]: one
+/// `compute_proposer_index` per slot of `epoch`, each with `hash(seed + uint_to_bytes(slot))`.
+///
+/// [spec]: fulu/beacon-chain.md#new-compute_proposer_indices
+pub fn compute_proposer_indices<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    epoch: Epoch,
+    seed: &Root,
+    indices: &[ValidatorIndex],
+) -> Result<Vec<ValidatorIndex>, Error> {
+    compute_proposer_indices_with::<E>(epoch, seed, indices, |index| {
+        Ok(validator(state, index)?.effective_balance)
+    })
+}
+
+/// [`compute_proposer_indices`] with effective balances read through `effective_balance`; the
+/// slots are drawn in parallel.
+fn compute_proposer_indices_with<E: EthSpec>(
+    epoch: Epoch,
+    seed: &Root,
+    indices: &[ValidatorIndex],
+    effective_balance: impl Fn(ValidatorIndex) -> Result<Gwei, Error> + Sync,
+) -> Result<Vec<ValidatorIndex>, Error> {
+    if indices.is_empty() {
+        return Err(Error::NoActiveValidators(epoch));
+    }
+    let start_slot = compute_start_slot_at_epoch::<E>(epoch);
+    (0..E::slots_per_epoch())
+        .into_par_iter()
+        .map(|i| {
+            let mut input = [0u8; 40];
+            input[..32].copy_from_slice(seed.as_slice());
+            input[32..].copy_from_slice(&start_slot.saturating_add(i).to_le_bytes());
+            let slot_seed = hash(&input);
+            let proposer =
+                sample_by_effective_balance::<E>(indices, &slot_seed, 1, &effective_balance)?;
+            proposer
+                .first()
+                .copied()
+                .ok_or(Error::NoActiveValidators(epoch))
+        })
+        .collect()
+}
+
+/// `initialize_proposer_lookahead(state)` [New in Fulu:EIP7917]: the proposers of the current
+/// epoch and the `MIN_SEED_LOOKAHEAD` epochs after it, for a state that has no lookahead yet.
+///
+/// [spec]: fulu/fork.md#initialize_proposer_lookahead
+pub fn initialize_proposer_lookahead<E: EthSpec>(
+    state: &StateRef<'_, E>,
+) -> Result<Vec<ValidatorIndex>, Error> {
+    let current_epoch = get_current_epoch(state);
+    let mut lookahead = Vec::new();
+    for i in 0..=E::MIN_SEED_LOOKAHEAD {
+        lookahead.extend(get_beacon_proposer_indices(
+            state,
+            current_epoch.saturating_add(i),
+        )?);
+    }
+    Ok(lookahead)
+}
