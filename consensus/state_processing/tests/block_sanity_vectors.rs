@@ -2,8 +2,8 @@
 //! signature strategy: a valid case must reach `post`, an invalid case must be refused — and a
 //! refused block must leave the caller's state exactly as it was.
 //!
-//! The official runner is `testing/ef_tests` (`sanity`). Reads `$ARBOR_SPEC_TESTS` (default
-//! `/tmp/st`); skipped, loudly, when the vectors are absent.
+//! The official runner is `testing/ef_tests` (`sanity`). Reads `$ARBOR_SPEC_TESTS` and
+//! fails when the vectors are absent.
 
 use std::path::{Path, PathBuf};
 
@@ -47,11 +47,10 @@ fn meta_value(case: &Path, key: &str) -> Option<u64> {
 fn run_preset<E: EthSpec>(preset: &str, spec: &ChainSpec) -> Option<(usize, Vec<String>)> {
     let root = std::env::var_os("ARBOR_SPEC_TESTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/st"));
+        .expect("ARBOR_SPEC_TESTS must name the unpacked spec-test vectors (`make test` sets it)");
     let dir = root.join(format!("tests/{preset}/fulu/sanity/blocks/pyspec_tests"));
     if !dir.is_dir() {
-        eprintln!("SKIPPED: no sanity vectors at {}", dir.display());
-        return None;
+        panic!("missing vectors: no sanity vectors at {}", dir.display());
     }
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

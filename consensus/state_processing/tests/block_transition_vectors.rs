@@ -1,8 +1,8 @@
 //! The minimal/fulu `transition` vectors through `state_transition` with batched signatures:
 //! Electra blocks before `FULU_FORK_EPOCH`, the upgrade in `process_slots`, Fulu blocks after.
 //!
-//! The official runner is `testing/ef_tests` (`transition`). Reads `$ARBOR_SPEC_TESTS` (default
-//! `/tmp/st`); skipped, loudly, when the vectors are absent.
+//! The official runner is `testing/ef_tests` (`transition`). Reads `$ARBOR_SPEC_TESTS` and
+//! fails when the vectors are absent.
 
 use std::path::{Path, PathBuf};
 
@@ -39,11 +39,13 @@ fn meta_value(case: &Path, key: &str) -> Option<u64> {
 fn minimal_fulu_transition() {
     let root = std::env::var_os("ARBOR_SPEC_TESTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/st"));
+        .expect("ARBOR_SPEC_TESTS must name the unpacked spec-test vectors (`make test` sets it)");
     let dir = root.join("tests/minimal/fulu/transition/core/pyspec_tests");
     if !dir.is_dir() {
-        eprintln!("SKIPPED: no transition vectors at {}", dir.display());
-        return;
+        panic!(
+            "missing vectors: no transition vectors at {}",
+            dir.display()
+        );
     }
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

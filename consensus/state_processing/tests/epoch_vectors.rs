@@ -3,8 +3,8 @@
 //! directly, plus a check that the fused `process_epoch` equals the steps run one by one.
 //!
 //! The official runners live in `testing/ef_tests`; this test exercises the same cases from
-//! inside the crate. It reads `$ARBOR_SPEC_TESTS` (default `/tmp/st`) and is skipped, loudly,
-//! when the vectors are absent.
+//! inside the crate. It reads `$ARBOR_SPEC_TESTS` and
+//! fails when the vectors are absent.
 
 use std::path::{Path, PathBuf};
 
@@ -24,13 +24,12 @@ type E = MinimalEthSpec;
 fn vectors(sub: &str) -> Option<PathBuf> {
     let root = std::env::var_os("ARBOR_SPEC_TESTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/st"));
+        .expect("ARBOR_SPEC_TESTS must name the unpacked spec-test vectors (`make test` sets it)");
     let dir = root.join("tests/minimal").join(sub);
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("SKIPPED: no vectors at {}", dir.display());
-        None
+        panic!("missing vectors: no vectors at {}", dir.display())
     }
 }
 
