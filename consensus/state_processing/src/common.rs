@@ -8,8 +8,10 @@
 
 use ethereum_hashing::hash_fixed;
 use types::{
-    BLSPubkey, ChainSpec, Domain, DomainType, Epoch, EthSpec, FAR_FUTURE_EPOCH, ForkName, Gwei,
-    Root, Slot, ValidatorIndex, electra::Validator, signing::compute_domain,
+    BLSPubkey, BLSSignature, Bytes32, ChainSpec, Domain, DomainType, Epoch, EthSpec,
+    FAR_FUTURE_EPOCH, ForkName, Gwei, Root, Slot, ValidatorIndex,
+    electra::{DepositMessage, Validator},
+    signing::{DOMAIN_DEPOSIT, compute_domain, compute_signing_root},
 };
 
 use crate::{
@@ -755,4 +757,99 @@ pub fn initiate_validator_exit<E: EthSpec>(
 /// Whether `fork` is one this crate processes (Electra and later).
 pub fn is_processed_fork(fork: ForkName) -> bool {
     fork.electra_enabled()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deposits: shared by Electra's eth1 deposits (block) and the pending-deposit queue (epoch)
+
+/// `is_valid_deposit_signature(pubkey, withdrawal_credentials, amount, signature)`: the
+/// deposit message signed with the fork-agnostic deposit domain. Undecodable keys or signatures
+/// are invalid.
+///
+/// [spec]: electra/beacon-chain.md#new-is_valid_deposit_signature
+pub fn is_valid_deposit_signature(
+    pubkey: &BLSPubkey,
+    withdrawal_credentials: &Bytes32,
+    amount: Gwei,
+    signature: &BLSSignature,
+    spec: &ChainSpec,
+) -> bool {
+    let Ok(public_key) = pubkey_bytes(pubkey).decompress() else {
+        return false;
+    };
+    let Ok(signature) = bls::Signature::deserialize(signature.as_slice()) else {
+        return false;
+    };
+    let message = DepositMessage {
+        pubkey: *pubkey,
+        withdrawal_credentials: *withdrawal_credentials,
+        amount,
+    };
+    let domain = spec.compute_genesis_domain(DOMAIN_DEPOSIT);
+    let signing_root = compute_signing_root(&message, domain);
+    bls::verify(&public_key, signing_root.as_slice(), &signature)
+}
+
+/// `add_validator_to_registry(state, pubkey, withdrawal_credentials, amount)` [Modified in
+/// Electra:EIP7251]: appends the validator and its balance, participation and inactivity score,
+/// and records its key in the public-key cache.
+///
+/// [spec]: electra/beacon-chain.md#modified-add_validator_to_registry
+pub fn add_validator_to_registry<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    pubkey: BLSPubkey,
+    withdrawal_credentials: Bytes32,
+    amount: Gwei,
+) -> Result<(), Error> {
+    let index = state.validators.len() as u64;
+    let validator = get_validator_from_deposit::<E>(pubkey, withdrawal_credentials, amount);
+    state
+        .validators
+        .push(validator)
+        .map_err(|_| Error::ListFull("validators"))?;
+    state
+        .balances
+        .push(amount)
+        .map_err(|_| Error::ListFull("balances"))?;
+    state
+        .previous_epoch_participation
+        .push(0)
+        .map_err(|_| Error::ListFull("previous_epoch_participation"))?;
+    state
+        .current_epoch_participation
+        .push(0)
+        .map_err(|_| Error::ListFull("current_epoch_participation"))?;
+    state
+        .inactivity_scores
+        .push(0)
+        .map_err(|_| Error::ListFull("inactivity_scores"))?;
+    caches.push_validator(index, &pubkey_bytes(&pubkey));
+    Ok(())
+}
+
+/// `get_validator_from_deposit(pubkey, withdrawal_credentials, amount)` [Modified in
+/// Electra:EIP7251]: a new, not yet eligible validator with the effective balance the amount
+/// allows under its credential's maximum.
+///
+/// [spec]: electra/beacon-chain.md#modified-get_validator_from_deposit
+pub fn get_validator_from_deposit<E: EthSpec>(
+    pubkey: BLSPubkey,
+    withdrawal_credentials: Bytes32,
+    amount: Gwei,
+) -> Validator {
+    let mut validator = Validator {
+        pubkey,
+        withdrawal_credentials,
+        effective_balance: 0,
+        slashed: false,
+        activation_eligibility_epoch: FAR_FUTURE_EPOCH,
+        activation_epoch: FAR_FUTURE_EPOCH,
+        exit_epoch: FAR_FUTURE_EPOCH,
+        withdrawable_epoch: FAR_FUTURE_EPOCH,
+    };
+    let max_effective_balance = get_max_effective_balance::<E>(&validator);
+    validator.effective_balance =
+        (amount - amount % E::EFFECTIVE_BALANCE_INCREMENT).min(max_effective_balance);
+    validator
 }

@@ -31,7 +31,7 @@ pub use attestation::{
     get_attestation_participation_flag_indices, get_attesting_indices, get_indexed_attestation,
     is_valid_indexed_attestation, process_attestation,
 };
-pub use deposit::{add_validator_to_registry, apply_deposit, process_deposit};
+pub use deposit::{apply_deposit, process_deposit};
 pub use errors::{
     AttestationInvalid, AttesterSlashingInvalid, BlockProcessingError, BlsToExecutionChangeInvalid,
     DepositInvalid, ExecutionPayloadInvalid, HeaderInvalid, IndexedAttestationInvalid,

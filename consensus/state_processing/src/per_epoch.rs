@@ -34,14 +34,16 @@ pub mod shuffle;
 mod slashings;
 mod sync_committee;
 
+pub use crate::common::{
+    add_validator_to_registry, get_validator_from_deposit, is_valid_deposit_signature,
+};
 pub use context::EpochContext;
 pub use effective_balance_updates::process_effective_balance_updates;
 pub use justification_and_finalization::{
     process_justification_and_finalization, weigh_justification_and_finalization,
 };
 pub use pending_deposits::{
-    add_validator_to_registry, apply_pending_deposit, get_validator_from_deposit,
-    is_valid_deposit_signature, process_pending_consolidations, process_pending_deposits,
+    apply_pending_deposit, process_pending_consolidations, process_pending_deposits,
 };
 pub use proposer_lookahead::{
     compute_proposer_indices, get_beacon_proposer_indices, initialize_proposer_lookahead,

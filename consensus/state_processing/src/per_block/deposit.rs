@@ -6,17 +6,18 @@
 use tree_hash::TreeHash;
 use types::{
     BLSPubkey, BLSSignature, Bytes32, ChainSpec, EthSpec, GENESIS_SLOT, Gwei,
-    electra::{Deposit, DepositMessage, PendingDeposit, Validator},
-    signing::{DOMAIN_DEPOSIT, compute_signing_root},
+    electra::{Deposit, PendingDeposit},
 };
 
 use super::DepositInvalid;
 use crate::{
     Caches, Error,
-    common::{get_max_effective_balance, is_valid_merkle_branch, pubkey_bytes},
+    common::{
+        add_validator_to_registry, is_valid_deposit_signature, is_valid_merkle_branch, pubkey_bytes,
+    },
     view::StateMut,
 };
-use types::{DEPOSIT_CONTRACT_TREE_DEPTH, FAR_FUTURE_EPOCH};
+use types::DEPOSIT_CONTRACT_TREE_DEPTH;
 
 /// `process_deposit(state, deposit)`: checks the deposit's proof against the eth1 deposit root
 /// and applies it.
@@ -73,7 +74,7 @@ pub fn apply_deposit<E: EthSpec>(
         if !is_valid_deposit_signature(pubkey, withdrawal_credentials, amount, signature, spec) {
             return Ok(());
         }
-        add_validator_to_registry(state, caches, pubkey, withdrawal_credentials, 0)?;
+        add_validator_to_registry(state, caches, *pubkey, *withdrawal_credentials, 0)?;
     }
     state
         .pending_deposits
@@ -85,69 +86,5 @@ pub fn apply_deposit<E: EthSpec>(
             slot: GENESIS_SLOT,
         })
         .map_err(|_| Error::ListFull("pending_deposits"))?;
-    Ok(())
-}
-
-/// `is_valid_deposit_signature(pubkey, withdrawal_credentials, amount, signature)`: the proof of
-/// possession, in the fork-agnostic deposit domain. A key or signature that does not decode is
-/// invalid.
-///
-/// [spec]: electra/beacon-chain.md#new-is_valid_deposit_signature
-pub fn is_valid_deposit_signature(
-    pubkey: &BLSPubkey,
-    withdrawal_credentials: &Bytes32,
-    amount: Gwei,
-    signature: &BLSSignature,
-    spec: &ChainSpec,
-) -> bool {
-    let message = DepositMessage {
-        pubkey: *pubkey,
-        withdrawal_credentials: *withdrawal_credentials,
-        amount,
-    };
-    let root = compute_signing_root(&message, spec.compute_genesis_domain(DOMAIN_DEPOSIT));
-    let Ok(key) = pubkey_bytes(pubkey).decompress() else {
-        return false;
-    };
-    let Ok(signature) = bls::Signature::deserialize(signature.as_slice()) else {
-        return false;
-    };
-    bls::verify(&key, root.as_slice(), &signature)
-}
-
-/// `add_validator_to_registry(state, pubkey, withdrawal_credentials, amount)`: appends a
-/// validator (from `get_validator_from_deposit`) with its balance, participation and inactivity
-/// score, and records its key in the pubkey cache.
-///
-/// [spec]: electra/beacon-chain.md#modified-add_validator_to_registry
-pub fn add_validator_to_registry<E: EthSpec>(
-    state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    pubkey: &BLSPubkey,
-    withdrawal_credentials: &Bytes32,
-    amount: Gwei,
-) -> Result<(), Error> {
-    let index = state.validators.len() as u64;
-    let mut validator = Validator {
-        pubkey: *pubkey,
-        withdrawal_credentials: *withdrawal_credentials,
-        effective_balance: 0,
-        slashed: false,
-        activation_eligibility_epoch: FAR_FUTURE_EPOCH,
-        activation_epoch: FAR_FUTURE_EPOCH,
-        exit_epoch: FAR_FUTURE_EPOCH,
-        withdrawable_epoch: FAR_FUTURE_EPOCH,
-    };
-    validator.effective_balance = (amount - amount % E::EFFECTIVE_BALANCE_INCREMENT)
-        .min(get_max_effective_balance::<E>(&validator));
-    state
-        .validators
-        .push(validator)
-        .map_err(|_| Error::ListFull("validators"))?;
-    state.balances.push(amount)?;
-    state.previous_epoch_participation.push(0)?;
-    state.current_epoch_participation.push(0)?;
-    state.inactivity_scores.push(0)?;
-    caches.push_validator(index, &pubkey_bytes(pubkey));
     Ok(())
 }
