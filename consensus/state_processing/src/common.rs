@@ -652,16 +652,30 @@ pub fn compute_exit_epoch_and_update_churn<E: EthSpec>(
     exit_balance: Gwei,
     spec: &ChainSpec,
 ) -> Result<Epoch, Error> {
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    compute_exit_epoch_and_update_churn_with_total(state, exit_balance, total_active_balance, spec)
+}
+
+/// [`compute_exit_epoch_and_update_churn`] with the current epoch's total active balance given
+/// (epoch processing knows it from its registry walk; asking the committee cache could cost a
+/// shuffle of the whole registry).
+pub fn compute_exit_epoch_and_update_churn_with_total<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    exit_balance: Gwei,
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Result<Epoch, Error> {
     let current = get_current_epoch(&state.as_ref());
     let mut earliest_exit_epoch =
         (*state.earliest_exit_epoch).max(compute_activation_exit_epoch::<E>(current));
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
     let per_epoch_churn = get_activation_exit_churn_limit::<E>(total_active_balance, spec);
+    // A new epoch for exits starts with a whole epoch's churn.
     let mut exit_balance_to_consume = if *state.earliest_exit_epoch < earliest_exit_epoch {
         per_epoch_churn
     } else {
         *state.exit_balance_to_consume
     };
+    // The exit does not fit in the earliest epoch: push it back by whole epochs of churn.
     if exit_balance > exit_balance_to_consume {
         let balance_to_process = exit_balance - exit_balance_to_consume;
         let additional_epochs = div(balance_to_process - 1, per_epoch_churn, "exit churn")? + 1;
@@ -737,13 +751,31 @@ pub fn initiate_validator_exit<E: EthSpec>(
     index: ValidatorIndex,
     spec: &ChainSpec,
 ) -> Result<(), Error> {
+    if validator(&state.as_ref(), index)?.exit_epoch != FAR_FUTURE_EPOCH {
+        return Ok(());
+    }
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    initiate_validator_exit_with_total(state, index, total_active_balance, spec)
+}
+
+/// [`initiate_validator_exit`] with the current epoch's total active balance given.
+pub fn initiate_validator_exit_with_total<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    index: ValidatorIndex,
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Result<(), Error> {
     let v = validator(&state.as_ref(), index)?;
     if v.exit_epoch != FAR_FUTURE_EPOCH {
         return Ok(());
     }
-    let effective_balance = v.effective_balance;
-    let exit_queue_epoch =
-        compute_exit_epoch_and_update_churn(state, caches, effective_balance, spec)?;
+    let exit_balance = v.effective_balance;
+    let exit_queue_epoch = compute_exit_epoch_and_update_churn_with_total(
+        state,
+        exit_balance,
+        total_active_balance,
+        spec,
+    )?;
     let v = validator_mut::<E>(state.validators, index)?;
     v.exit_epoch = exit_queue_epoch;
     v.withdrawable_epoch = add(
