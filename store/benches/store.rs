@@ -273,7 +273,6 @@ fn build_state() -> BeaconState<E> {
     }
 }
 
-
 // ---- The chain around it.
 
 const COLUMNS: u64 = 128;
@@ -290,7 +289,9 @@ fn synthetic(kind: u64, n: u64) -> Root {
 
 /// A Fulu block at `slot` with ~100 KB of transactions, as a block with a full payload has.
 fn block(slot: u64, parent_root: Root, state_root: Root) -> types::SignedBeaconBlock<E> {
-    let bytes: Vec<u8> = (0..8192u64).flat_map(|i| splitmix64(i ^ slot).to_le_bytes()).collect();
+    let bytes: Vec<u8> = (0..8192u64)
+        .flat_map(|i| splitmix64(i ^ slot).to_le_bytes())
+        .collect();
     let mut block: types::fulu::SignedBeaconBlock<E> =
         arbitrary::Arbitrary::arbitrary(&mut arbitrary::Unstructured::new(&bytes)).unwrap();
     block.message.slot = slot;
@@ -339,7 +340,11 @@ fn next_epoch(state: &BeaconState<E>, epoch_salt: u64) -> BeaconState<E> {
     next.slot += 32;
     next.balances = PackedList::try_from_iter(state.balances.iter().enumerate().map(|(i, b)| {
         let r = splitmix64(i as u64 ^ epoch_salt);
-        if r % 100 < 97 { b + 11_000 + r % 3_000 } else { b.saturating_sub(8_000) }
+        if r % 100 < 97 {
+            b + 11_000 + r % 3_000
+        } else {
+            b.saturating_sub(8_000)
+        }
     }))
     .unwrap();
     next.previous_epoch_participation = state.current_epoch_participation.clone();
@@ -370,7 +375,10 @@ fn next_epoch(state: &BeaconState<E>, epoch_salt: u64) -> BeaconState<E> {
         next.inactivity_scores.push(0).unwrap();
     }
     let epoch = next.slot / 32;
-    *next.randao_mixes.get_mut((epoch % 65_536) as usize).unwrap() = root(epoch, 40);
+    *next
+        .randao_mixes
+        .get_mut((epoch % 65_536) as usize)
+        .unwrap() = root(epoch, 40);
     for s in state.slot..next.slot {
         *next.block_roots.get_mut((s % 8192) as usize).unwrap() = synthetic(1, s);
         *next.state_roots.get_mut((s % 8192) as usize).unwrap() = synthetic(2, s);
@@ -416,11 +424,8 @@ fn benches(c: &mut Criterion) {
     let spec = spec();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let config = StoreConfig {
-        cold_snapshot_interval: 2048,
-        cold_diff_interval: 32,
-        cache_size_bytes: 256 << 20,
-    };
+    // The defaults: a snapshot every 64 epochs, a diff every epoch, a 1 GiB page cache.
+    let config = StoreConfig::default();
     let store: Store<E> = Store::open(&path, spec, config).unwrap();
 
     let start = Instant::now();
@@ -445,13 +450,24 @@ fn benches(c: &mut Criterion) {
     assert_eq!(state_diff::apply_diff(&ssz0, &diff).unwrap(), ssz1);
 
     // The anchor: a hot and a cold snapshot at SLOT.
-    let (state0, state1) = (types::BeaconState::Fulu(state0), types::BeaconState::Fulu(state1));
+    let (state0, state1) = (
+        types::BeaconState::Fulu(state0),
+        types::BeaconState::Fulu(state1),
+    );
     let block0 = block(SLOT, root(0, 50), synthetic(2, SLOT));
     let start = Instant::now();
     store
-        .init_anchor(synthetic(2, SLOT), &state0, block0.canonical_root(), &block0)
+        .init_anchor(
+            synthetic(2, SLOT),
+            &state0,
+            block0.canonical_root(),
+            &block0,
+        )
         .unwrap();
-    eprintln!("anchor (hot + cold snapshot) written in {:.1?}", start.elapsed());
+    eprintln!(
+        "anchor (hot + cold snapshot) written in {:.1?}",
+        start.elapsed()
+    );
 
     // One epoch of chain: 32 blocks with 128 columns of 48 blobs, then the next boundary state.
     let before_epoch = file_mib(&path);
@@ -477,7 +493,12 @@ fn benches(c: &mut Criterion) {
     let last_block = parent;
     let mut state1 = state1;
     {
-        let mut header = store.get_block(&last_block).unwrap().unwrap().signed_block_header().message;
+        let mut header = store
+            .get_block(&last_block)
+            .unwrap()
+            .unwrap()
+            .signed_block_header()
+            .message;
         header.state_root = Root::ZERO;
         *state1.latest_block_header_mut() = header;
     }
@@ -503,6 +524,17 @@ fn benches(c: &mut Criterion) {
          database file {before_epoch:.0} -> {after_hot:.0} (hot) -> {after_migration:.0} MiB (after migration)",
         block_bytes as f64 / (1 << 20) as f64,
         column_bytes as f64 / (1 << 20) as f64,
+    );
+
+    // Where a whole-state load goes: decoding the bytes and dropping the decoded state.
+    let start = Instant::now();
+    let decoded = types::BeaconState::<E>::from_ssz_bytes(&ssz0, store.spec()).unwrap();
+    let decode = start.elapsed();
+    let start = Instant::now();
+    drop(decoded);
+    eprintln!(
+        "decode of the state's SSZ: {decode:.1?}; dropping the decoded state: {:.1?}",
+        start.elapsed()
     );
 
     let mut group = c.benchmark_group("state");
@@ -574,15 +606,82 @@ fn benches(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    // The same without redb's quick repair: cheaper commits, a full-file walk after a crash.
+    let plain: Store<E> = Store::open(
+        &dir.path().join("db-no-quick-repair"),
+        self::spec(),
+        StoreConfig {
+            quick_repair: false,
+            ..StoreConfig::default()
+        },
+    )
+    .unwrap();
+    group.bench_function("store_with_128_columns_48_blobs_no_quick_repair", |b| {
+        b.iter_batched(
+            || {
+                n += 1;
+                synthetic(4, n)
+            },
+            |root| {
+                let mut batch = plain.begin_batch().unwrap();
+                batch.put_block_ssz(root, &b0_ssz).unwrap();
+                for col in &cols {
+                    batch.put_data_column_ssz(root, col).unwrap();
+                }
+                batch.commit().unwrap();
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    drop(plain);
     let stored = synthetic(4, 1);
     group.bench_function("load_128_columns_48_blobs", |b| {
         b.iter(|| {
             (0..COLUMNS)
-                .map(|i| store.get_data_column_ssz(&stored, i).unwrap().unwrap().len())
+                .map(|i| {
+                    store
+                        .get_data_column_ssz(&stored, i)
+                        .unwrap()
+                        .unwrap()
+                        .len()
+                })
                 .sum::<usize>()
         })
     });
     group.finish();
+
+    // The floor redb is measured against: the same bytes written to plain files and fsync'd.
+    let mut group = c.benchmark_group("baseline_files");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(8));
+    let state_bytes = types::BeaconState::Fulu(build_state()).as_ssz_bytes();
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    group.bench_function("state_write_fsync", |b| {
+        b.iter(|| write_synced(&files.join("state"), &state_bytes))
+    });
+    group.bench_function("state_read", |b| {
+        b.iter(|| std::fs::read(files.join("state")).unwrap().len())
+    });
+    group.bench_function("block_and_128_columns_write_fsync", |b| {
+        b.iter(|| {
+            write_synced(&files.join("block"), &b0_ssz);
+            for (i, col) in cols.iter().enumerate() {
+                write_synced(&files.join(format!("column_{i}")), col);
+            }
+        })
+    });
+    group.finish();
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path).unwrap();
+    file.write_all(bytes).unwrap();
+    file.sync_all().unwrap();
 }
 
 criterion_group!(store_benches, benches);

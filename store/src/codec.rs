@@ -47,7 +47,10 @@ pub fn unseal(
         return Err(corrupt("no fork byte".into(), key()));
     };
     let Some(&fork) = ForkName::ALL.get(usize::from(value[fork_at])) else {
-        return Err(corrupt(format!("unknown fork byte {}", value[fork_at]), key()));
+        return Err(corrupt(
+            format!("unknown fork byte {}", value[fork_at]),
+            key(),
+        ));
     };
     value.truncate(fork_at);
     Ok((value, fork))
@@ -105,7 +108,12 @@ pub struct RecordReader<'a> {
 }
 
 impl<'a> RecordReader<'a> {
-    pub fn new(bytes: &'a [u8], expected_len: usize, table: &'static str, key: String) -> Result<Self, StoreError> {
+    pub fn new(
+        bytes: &'a [u8],
+        expected_len: usize,
+        table: &'static str,
+        key: String,
+    ) -> Result<Self, StoreError> {
         if bytes.len() != expected_len {
             return Err(StoreError::CorruptValue {
                 table,
@@ -130,7 +138,9 @@ impl<'a> RecordReader<'a> {
     }
 
     pub fn u64(&mut self) -> Result<u64, StoreError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 
     pub fn root(&mut self) -> Result<Root, StoreError> {
@@ -160,7 +170,13 @@ mod tests {
             let mut bad = sealed.clone();
             bad[i / 8] ^= 1 << (i % 8);
             let err = unseal(bad, "blocks", || "0xabc".into()).unwrap_err();
-            assert!(matches!(err, StoreError::CorruptValue { table: "blocks", .. }));
+            assert!(matches!(
+                err,
+                StoreError::CorruptValue {
+                    table: "blocks",
+                    ..
+                }
+            ));
             assert!(err.to_string().contains("--purge-db"), "{err}");
         }
         for cut in 0..sealed.len() {

@@ -13,7 +13,9 @@ const PURGE_HINT: &str = "start again with `--purge-db` (the node will resync)";
 /// An error of the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open the database at {path}: {source}; if the file is damaged or truncated, {PURGE_HINT}")]
+    #[error(
+        "cannot open the database at {path}: {source}; if the file is damaged or truncated, {PURGE_HINT}"
+    )]
     Open {
         path: PathBuf,
         #[source]
@@ -31,7 +33,9 @@ pub enum StoreError {
          with `arbor db migrate` (Store::migrate_schema), or {PURGE_HINT}"
     )]
     SchemaTooOld { found: u64, current: u64 },
-    #[error("the database has tables but no schema version: it was not written by Arbor or is damaged; {PURGE_HINT}")]
+    #[error(
+        "the database has tables but no schema version: it was not written by Arbor or is damaged; {PURGE_HINT}"
+    )]
     MissingSchemaVersion,
     #[error("no migration from schema version {from}; {PURGE_HINT}")]
     NoMigration { from: u64 },
@@ -55,7 +59,9 @@ pub enum StoreError {
     InvalidInput { what: &'static str, reason: String },
     #[error("invalid store configuration: {0}")]
     InvalidConfig(String),
-    #[error("the store has no anchor yet: call `init_anchor` with the genesis or checkpoint state first")]
+    #[error(
+        "the store has no anchor yet: call `init_anchor` with the genesis or checkpoint state first"
+    )]
     NoAnchor,
     #[error("block {0} is not in the store")]
     MissingBlock(Root),
@@ -72,7 +78,9 @@ pub enum StoreError {
     MigrationGapTooLarge { from: Slot, to: Slot },
     #[error("finalized checkpoint at slot {new} is before the current split at slot {split}")]
     FinalizationReverted { new: Slot, split: Slot },
-    #[error("state diff in table `{table}` at slot {slot} cannot be applied: {source}; {PURGE_HINT}")]
+    #[error(
+        "state diff in table `{table}` at slot {slot} cannot be applied: {source}; {PURGE_HINT}"
+    )]
     Diff {
         table: &'static str,
         slot: Slot,

@@ -37,5 +37,9 @@ pub trait StateReplayer<E: EthSpec> {
 
     /// `process_slots(state, slot)`: advance through empty slots to `slot` (a no-op if the
     /// state is already there).
-    fn advance_to_slot(&mut self, state: &mut BeaconState<E>, slot: Slot) -> Result<(), ReplayError>;
+    fn advance_to_slot(
+        &mut self,
+        state: &mut BeaconState<E>,
+        slot: Slot,
+    ) -> Result<(), ReplayError>;
 }

@@ -41,8 +41,7 @@ pub const COLD_BLOCK_ROOTS: TableDefinition<'_, u64, [u8; 32]> =
 pub const COLD_STATES: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("cold_states");
 pub const COLD_STATE_ROOTS: TableDefinition<'_, [u8; 32], u64> =
     TableDefinition::new("cold_state_roots");
-pub const DATA_COLUMNS: TableDefinition<'_, [u8; 40], &[u8]> =
-    TableDefinition::new("data_columns");
+pub const DATA_COLUMNS: TableDefinition<'_, [u8; 40], &[u8]> = TableDefinition::new("data_columns");
 pub const BLOB_SIDECARS: TableDefinition<'_, [u8; 40], &[u8]> =
     TableDefinition::new("blob_sidecars");
 pub const DATA_SIDECAR_SLOTS: TableDefinition<'_, [u8; 40], ()> =
@@ -119,7 +118,10 @@ pub fn migrate<E: EthSpec>(txn: &WriteTransaction, from: u64) -> Result<(), Stor
 /// rebuilt from the slot in the block header of every stored column and blob sidecar.
 fn migrate_v1_to_v2<E: EthSpec>(txn: &WriteTransaction) -> Result<(), StoreError> {
     let mut index = txn.open_table(DATA_SIDECAR_SLOTS)?;
-    for (table_def, name) in [(DATA_COLUMNS, "data_columns"), (BLOB_SIDECARS, "blob_sidecars")] {
+    for (table_def, name) in [
+        (DATA_COLUMNS, "data_columns"),
+        (BLOB_SIDECARS, "blob_sidecars"),
+    ] {
         let table = txn.open_table(table_def)?;
         for entry in table.iter()? {
             let (key, value) = entry?;

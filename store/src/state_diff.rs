@@ -79,9 +79,9 @@ type BlockIndex = HashMap<u64, u32, BuildHasherDefault<MixHasher>>;
 
 /// The polynomial hash of one block: `sum(b[j] * PRIME^(BLOCK-1-j))` modulo 2^64.
 fn block_hash(block: &[u8]) -> u64 {
-    block
-        .iter()
-        .fold(0u64, |h, &b| h.wrapping_mul(PRIME).wrapping_add(u64::from(b)))
+    block.iter().fold(0u64, |h, &b| {
+        h.wrapping_mul(PRIME).wrapping_add(u64::from(b))
+    })
 }
 
 /// `PRIME^(BLOCK-1)`, the weight of the byte leaving the rolling window.
@@ -333,7 +333,10 @@ mod tests {
             target[i] = target[i].wrapping_add(3);
         }
         let size = round_trip(&base, &target);
-        assert!(size < 8_000, "diff of 2,048 changed bytes took {size} bytes");
+        assert!(
+            size < 8_000,
+            "diff of 2,048 changed bytes took {size} bytes"
+        );
     }
 
     #[test]

@@ -16,11 +16,13 @@
 //! cold, writes the cold grid states, prunes abandoned forks and expired sidecars, and records the
 //! new split and finalized checkpoint, all in one write transaction.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 use std::path::Path;
 
-use redb::{Database, ReadTransaction, ReadableDatabase, ReadableTable, WriteTransaction};
+use redb::{
+    Database, ReadTransaction, ReadableDatabase, ReadableTable, TableHandle, WriteTransaction,
+};
 use ssz::Encode;
 use tree_hash::TreeHash;
 use types::phase0::Checkpoint;
@@ -55,6 +57,9 @@ pub struct StoreConfig {
     pub cold_diff_interval: Slot,
     /// Bytes of redb's page cache.
     pub cache_size_bytes: usize,
+    /// Save redb's allocator state with every commit (two-phase commit), so reopening after a
+    /// crash is immediate instead of a walk over the whole file (see the README for the cost).
+    pub quick_repair: bool,
 }
 
 impl Default for StoreConfig {
@@ -64,7 +69,10 @@ impl Default for StoreConfig {
             // measurements behind these numbers).
             cold_snapshot_interval: 2048,
             cold_diff_interval: 32,
-            cache_size_bytes: 256 << 20,
+            // redb's own default; reading a 1M-validator snapshot through a 256 MiB cache was
+            // 3-4x slower (see the README).
+            cache_size_bytes: 1 << 30,
+            quick_repair: true,
         }
     }
 }
@@ -100,8 +108,23 @@ pub struct MigrationSummary {
     pub cold_diffs: usize,
     /// Cold grid slots whose state was not in the hot database (readers replay from earlier).
     pub cold_states_missing: usize,
-    /// Blocks whose expired sidecars were deleted.
+    /// Blocks with sidecars past a retention window (their columns, blobs or both deleted).
     pub sidecar_blocks_expired: usize,
+}
+
+/// The cold writes of a migration, prepared under a read transaction.
+struct PreparedColdStates {
+    /// The split they were prepared from.
+    split: Split,
+    new_slot: Slot,
+    /// Every finalized slot since the split with its state root.
+    state_roots: Vec<(Slot, Root)>,
+    /// Sealed grid states by slot.
+    cold_states: Vec<(Slot, Vec<u8>)>,
+    last_snapshot: Option<Slot>,
+    snapshots: usize,
+    diffs: usize,
+    missing: usize,
 }
 
 /// Slot and parent of a hot block.
@@ -162,15 +185,18 @@ impl<E: EthSpec> Store<E> {
     /// A database of another schema version is refused with an error that says what to do.
     pub fn open(path: &Path, spec: ChainSpec, config: StoreConfig) -> Result<Self, StoreError> {
         let spe = E::slots_per_epoch();
-        if config.cold_snapshot_interval == 0 || config.cold_snapshot_interval % spe != 0 {
+        if config.cold_snapshot_interval == 0 || !config.cold_snapshot_interval.is_multiple_of(spe)
+        {
             return Err(StoreError::InvalidConfig(format!(
                 "cold_snapshot_interval {} is not a positive multiple of SLOTS_PER_EPOCH {spe}",
                 config.cold_snapshot_interval
             )));
         }
         if config.cold_diff_interval != 0
-            && (config.cold_diff_interval % spe != 0
-                || config.cold_snapshot_interval % config.cold_diff_interval != 0)
+            && (!config.cold_diff_interval.is_multiple_of(spe)
+                || !config
+                    .cold_snapshot_interval
+                    .is_multiple_of(config.cold_diff_interval))
         {
             return Err(StoreError::InvalidConfig(format!(
                 "cold_diff_interval {} must be 0 or a multiple of SLOTS_PER_EPOCH {spe} that \
@@ -232,12 +258,22 @@ impl<E: EthSpec> Store<E> {
     pub fn begin_batch(&self) -> Result<StoreBatch<'_, E>, StoreError> {
         Ok(StoreBatch {
             store: self,
-            txn: self.db.begin_write()?,
+            txn: self.begin_write()?,
         })
     }
 
+    fn begin_write(&self) -> Result<WriteTransaction, StoreError> {
+        let mut txn = self.db.begin_write()?;
+        txn.set_quick_repair(self.config.quick_repair);
+        Ok(txn)
+    }
+
     /// Stores one unfinalized block (see [`StoreBatch::put_block`]).
-    pub fn put_block(&self, block_root: Root, block: &SignedBeaconBlock<E>) -> Result<(), StoreError> {
+    pub fn put_block(
+        &self,
+        block_root: Root,
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<(), StoreError> {
         let mut batch = self.begin_batch()?;
         batch.put_block(block_root, block)?;
         batch.commit()
@@ -260,8 +296,8 @@ impl<E: EthSpec> Store<E> {
         block: &SignedBeaconBlock<E>,
     ) -> Result<(), StoreError> {
         let spe = E::slots_per_epoch();
-        let slot = state.slot();
-        if slot % spe != 0 {
+        let slot = *state.slot();
+        if !slot.is_multiple_of(spe) {
             return Err(invalid(
                 "anchor state",
                 format!("slot {slot} is not at an epoch boundary"),
@@ -295,7 +331,8 @@ impl<E: EthSpec> Store<E> {
         state.ssz_append(&mut cold_value);
         txn.open_table(COLD_STATES)?
             .insert(slot, seal(&cold_value, state.fork_name()).as_slice())?;
-        txn.open_table(COLD_STATE_ROOTS)?.insert(state_root.0, slot)?;
+        txn.open_table(COLD_STATE_ROOTS)?
+            .insert(state_root.0, slot)?;
         let mut meta = txn.open_table(META)?;
         meta.insert(COLD_SNAPSHOT_KEY, slot.to_le_bytes().as_slice())?;
         write_split(
@@ -466,8 +503,12 @@ impl<E: EthSpec> Store<E> {
         replayer: &mut impl StateReplayer<E>,
     ) -> Result<Option<BeaconState<E>>, StoreError> {
         let txn = self.db.begin_read()?;
-        if let Some(summary) = read_state_summary(&txn.open_table(HOT_STATE_SUMMARIES)?, state_root)? {
-            return self.load_hot_state(&txn, state_root, summary, replayer).map(Some);
+        if let Some(summary) =
+            read_state_summary(&txn.open_table(HOT_STATE_SUMMARIES)?, state_root)?
+        {
+            return self
+                .load_hot_state(&txn, state_root, summary, replayer)
+                .map(Some);
         }
         let slot = txn
             .open_table(COLD_STATE_ROOTS)?
@@ -487,7 +528,9 @@ impl<E: EthSpec> Store<E> {
     ) -> Result<Option<BeaconState<E>>, StoreError> {
         let txn = self.db.begin_read()?;
         match read_split(&txn.open_table(META)?)? {
-            Some(split) if slot <= split.slot => self.load_cold_state(&txn, slot, replayer).map(Some),
+            Some(split) if slot <= split.slot => {
+                self.load_cold_state(&txn, slot, replayer).map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -507,83 +550,48 @@ impl<E: EthSpec> Store<E> {
     /// The checkpoint state (at the first slot of `finalized.epoch`) must have been stored with
     /// [`StoreBatch::put_state`] as `finalized_state_root`.
     ///
+    /// The grid states (reading whole states and computing diffs, seconds at mainnet scale) are
+    /// prepared under a read transaction first, so block imports keep committing meanwhile;
+    /// migrations themselves must not run concurrently (a moved split is an error).
+    ///
     /// [spec]: phase0/fork-choice.md#on_block (finalization), phase0/beacon-chain.md#checkpoint
     pub fn migrate_to_finalized(
         &self,
         finalized: &Checkpoint,
         finalized_state_root: Root,
     ) -> Result<MigrationSummary, StoreError> {
-        let spe = E::slots_per_epoch();
-        let history = slots_per_historical_root::<E>();
-        let new_slot = finalized.epoch * spe;
         let mut summary = MigrationSummary::default();
-
-        let txn = self.db.begin_write()?;
-        let split = read_split(&txn.open_table(META)?)?.ok_or(StoreError::NoAnchor)?;
-        if new_slot < split.slot {
-            return Err(StoreError::FinalizationReverted {
-                new: new_slot,
-                split: split.slot,
-            });
-        }
-        if new_slot == split.slot {
+        // The expensive part (reading the states, computing diffs) runs under a read
+        // transaction, so imports can commit meanwhile; the write transaction only stores it.
+        let Some(prepared) = self.prepare_cold_states(finalized, finalized_state_root)? else {
             return Ok(summary);
-        }
-        if new_slot - split.slot > history {
-            return Err(StoreError::MigrationGapTooLarge {
-                from: split.slot,
-                to: new_slot,
-            });
-        }
-
-        // The checkpoint state's `state_roots` name every finalized state root since the split.
-        let finalized_state = {
-            let states = txn.open_table(HOT_STATES)?;
-            let value = states
-                .get(finalized_state_root.0)?
-                .ok_or(StoreError::MissingFinalizedState(finalized_state_root))?
-                .value()
-                .to_vec();
-            unseal(value, "hot_states", || key_str(&finalized_state_root))?.0
         };
-        if peek_u64(&finalized_state, 40) != Some(new_slot) {
+        let new_slot = prepared.new_slot;
+
+        let txn = self.begin_write()?;
+        let split = read_split(&txn.open_table(META)?)?.ok_or(StoreError::NoAnchor)?;
+        if split != prepared.split {
             return Err(invalid(
-                "finalized state",
-                format!(
-                    "state {finalized_state_root} is not at the checkpoint slot {new_slot}"
-                ),
+                "finalized checkpoint",
+                "the split moved while the migration was prepared (concurrent migrations)",
             ));
         }
-        let state_roots_at = STATE_ROOTS_OFFSET_BEFORE_BLOCK_ROOTS + 32 * history as usize;
-        let state_root_at = |slot: Slot| -> Result<Root, StoreError> {
-            if slot == new_slot {
-                return Ok(finalized_state_root);
-            }
-            let at = state_roots_at + 32 * (slot % history) as usize;
-            finalized_state
-                .get(at..at + 32)
-                .map(Root::from_slice)
-                .ok_or_else(|| StoreError::CorruptValue {
-                    table: "hot_states",
-                    key: key_str(&finalized_state_root),
-                    reason: "too short for its state_roots".into(),
-                })
-        };
 
         // 1. The finalized chain since the split, newest first.
-        let hot_block_summaries = read_all_block_summaries(&txn)?;
+        let hot_block_summaries = read_all_block_summaries(&txn.open_table(HOT_BLOCK_SUMMARIES)?)?;
         let mut finalized_chain = Vec::new();
         let mut root = finalized.root;
         while root != split.block_root {
-            let block = hot_block_summaries
-                .iter()
-                .find(|(r, _)| *r == root)
-                .map(|(_, s)| *s)
+            let block = *hot_block_summaries
+                .get(&root)
                 .ok_or(StoreError::MissingBlock(root))?;
             if block.slot <= split.slot {
                 return Err(invalid(
                     "finalized checkpoint",
-                    format!("block {} does not descend from the split block", finalized.root),
+                    format!(
+                        "block {} does not descend from the split block",
+                        finalized.root
+                    ),
                 ));
             }
             finalized_chain.push((root, block.slot));
@@ -608,38 +616,27 @@ impl<E: EthSpec> Store<E> {
         // 2. Finalized state roots and the cold grid.
         {
             let mut cold_state_roots = txn.open_table(COLD_STATE_ROOTS)?;
-            for slot in split.slot + 1..=new_slot {
-                cold_state_roots.insert(state_root_at(slot)?.0, slot)?;
+            for (slot, root) in &prepared.state_roots {
+                cold_state_roots.insert(root.0, *slot)?;
+            }
+            let mut cold = txn.open_table(COLD_STATES)?;
+            for (slot, value) in &prepared.cold_states {
+                cold.insert(*slot, value.as_slice())?;
             }
         }
-        let grid = if self.config.cold_diff_interval == 0 {
-            self.config.cold_snapshot_interval
-        } else {
-            self.config.cold_diff_interval
-        };
-        let first_grid = (split.slot / grid + 1) * grid;
-        for slot in (first_grid..=new_slot).step_by(grid as usize) {
-            let root = state_root_at(slot)?;
-            let hot_value = txn
-                .open_table(HOT_STATES)?
-                .get(root.0)?
-                .map(|v| v.value().to_vec());
-            let Some(hot_value) = hot_value else {
-                summary.cold_states_missing += 1;
-                continue;
-            };
-            let (ssz_bytes, fork) = unseal(hot_value, "hot_states", || key_str(&root))?;
-            if self.write_cold_state(&txn, slot, &ssz_bytes, fork)? {
-                summary.cold_snapshots += 1;
-            } else {
-                summary.cold_diffs += 1;
-            }
+        if let Some(slot) = prepared.last_snapshot {
+            txn.open_table(META)?
+                .insert(COLD_SNAPSHOT_KEY, slot.to_le_bytes().as_slice())?;
         }
+        summary.cold_snapshots = prepared.snapshots;
+        summary.cold_diffs = prepared.diffs;
+        summary.cold_states_missing = prepared.missing;
+        drop(prepared);
 
         // 3. Prune: keep only hot blocks descending from the finalized block, and hot states on
         //    them from the checkpoint on.
         let finalized_set: HashSet<Root> = finalized_chain.iter().map(|(r, _)| *r).collect();
-        let mut sorted = hot_block_summaries;
+        let mut sorted: Vec<(Root, BlockSummary)> = hot_block_summaries.into_iter().collect();
         sorted.sort_by_key(|(_, s)| s.slot);
         let mut keep: HashSet<Root> = HashSet::from([finalized.root]);
         for (root, block) in &sorted {
@@ -710,7 +707,7 @@ impl<E: EthSpec> Store<E> {
     ///
     /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
     pub fn prune_data_sidecars(&self, current_epoch: Epoch) -> Result<usize, StoreError> {
-        let txn = self.db.begin_write()?;
+        let txn = self.begin_write()?;
         let n = self.prune_sidecars_in(&txn, current_epoch)?;
         txn.commit()?;
         Ok(n)
@@ -728,7 +725,11 @@ impl<E: EthSpec> Store<E> {
             .map_err(|e| StoreError::Database(e.into()))
     }
 
-    fn prune_sidecars_in(&self, txn: &WriteTransaction, current_epoch: Epoch) -> Result<usize, StoreError> {
+    fn prune_sidecars_in(
+        &self,
+        txn: &WriteTransaction,
+        current_epoch: Epoch,
+    ) -> Result<usize, StoreError> {
         let spe = E::slots_per_epoch();
         let column_cutoff = current_epoch
             .saturating_sub(self.spec.min_epochs_for_data_column_sidecars_requests)
@@ -758,44 +759,132 @@ impl<E: EthSpec> Store<E> {
         Ok(expired.len())
     }
 
-    /// Writes a cold grid state; returns `true` for a snapshot, `false` for a diff.
-    fn write_cold_state(
+    /// Reads what a migration to `finalized` writes to the cold tables: the finalized state
+    /// roots since the split and the grid states, as snapshots or diffs. `None` if the split is
+    /// already there.
+    fn prepare_cold_states(
         &self,
-        txn: &WriteTransaction,
-        slot: Slot,
-        ssz_bytes: &[u8],
-        fork: ForkName,
-    ) -> Result<bool, StoreError> {
-        let mut meta = txn.open_table(META)?;
-        let base_slot = meta
+        finalized: &Checkpoint,
+        finalized_state_root: Root,
+    ) -> Result<Option<PreparedColdStates>, StoreError> {
+        let history = slots_per_historical_root::<E>();
+        let new_slot = finalized.epoch * E::slots_per_epoch();
+        let txn = self.db.begin_read()?;
+        let split = read_split(&txn.open_table(META)?)?.ok_or(StoreError::NoAnchor)?;
+        if new_slot < split.slot {
+            return Err(StoreError::FinalizationReverted {
+                new: new_slot,
+                split: split.slot,
+            });
+        }
+        if new_slot == split.slot {
+            return Ok(None);
+        }
+        if new_slot - split.slot > history {
+            return Err(StoreError::MigrationGapTooLarge {
+                from: split.slot,
+                to: new_slot,
+            });
+        }
+
+        // The checkpoint state's `state_roots` name every finalized state root since the split.
+        let hot_states = txn.open_table(HOT_STATES)?;
+        let read_hot = |root: &Root| -> Result<Option<(Vec<u8>, ForkName)>, StoreError> {
+            hot_states
+                .get(root.0)?
+                .map(|v| unseal(v.value().to_vec(), "hot_states", || key_str(root)))
+                .transpose()
+        };
+        let (finalized_state, _) = read_hot(&finalized_state_root)?
+            .ok_or(StoreError::MissingFinalizedState(finalized_state_root))?;
+        if peek_u64(&finalized_state, 40) != Some(new_slot) {
+            return Err(invalid(
+                "finalized state",
+                format!("state {finalized_state_root} is not at the checkpoint slot {new_slot}"),
+            ));
+        }
+        let state_roots_at = STATE_ROOTS_OFFSET_BEFORE_BLOCK_ROOTS + 32 * history as usize;
+        let state_roots = (split.slot + 1..=new_slot)
+            .map(|slot| {
+                if slot == new_slot {
+                    return Ok((slot, finalized_state_root));
+                }
+                let at = state_roots_at + 32 * (slot % history) as usize;
+                finalized_state
+                    .get(at..at + 32)
+                    .map(|r| (slot, Root::from_slice(r)))
+                    .ok_or_else(|| StoreError::CorruptValue {
+                        table: "hot_states",
+                        key: key_str(&finalized_state_root),
+                        reason: "too short for its state_roots".into(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        drop(finalized_state);
+
+        // The latest cold snapshot, tagged, as the base of diffs.
+        let cold = txn.open_table(COLD_STATES)?;
+        let mut base: Option<(Slot, Vec<u8>)> = None;
+        let base_slot = txn
+            .open_table(META)?
             .get(COLD_SNAPSHOT_KEY)?
             .and_then(|v| peek_u64(v.value(), 0));
-        let mut cold = txn.open_table(COLD_STATES)?;
-        let want_snapshot = slot % self.config.cold_snapshot_interval == 0;
-        if let (false, Some(base_slot)) = (want_snapshot, base_slot) {
-            let base = cold.get(base_slot)?.map(|v| v.value().to_vec());
-            if let Some(base) = base {
-                let (base, _) = unseal(base, "cold_states", || base_slot.to_string())?;
-                if base.first() == Some(&COLD_FULL) {
-                    let diff = state_diff::compute_diff(&base[1..], ssz_bytes);
-                    // A diff that saves little is not worth the dependency on its base.
-                    if diff.len() < ssz_bytes.len() / 2 {
-                        let mut value = Vec::with_capacity(9 + diff.len());
-                        value.push(COLD_DIFF);
-                        value.extend_from_slice(&base_slot.to_le_bytes());
-                        value.extend_from_slice(&diff);
-                        cold.insert(slot, seal(&value, fork).as_slice())?;
-                        return Ok(false);
-                    }
-                }
+        if let Some(slot) = base_slot
+            && let Some(value) = cold.get(slot)?.map(|v| v.value().to_vec())
+        {
+            let (value, _) = unseal(value, "cold_states", || slot.to_string())?;
+            if value.first() == Some(&COLD_FULL) {
+                base = Some((slot, value));
             }
         }
-        let mut value = Vec::with_capacity(1 + ssz_bytes.len());
-        value.push(COLD_FULL);
-        value.extend_from_slice(ssz_bytes);
-        cold.insert(slot, seal(&value, fork).as_slice())?;
-        meta.insert(COLD_SNAPSHOT_KEY, slot.to_le_bytes().as_slice())?;
-        Ok(true)
+
+        let mut prepared = PreparedColdStates {
+            split,
+            new_slot,
+            state_roots,
+            cold_states: Vec::new(),
+            last_snapshot: None,
+            snapshots: 0,
+            diffs: 0,
+            missing: 0,
+        };
+        let grid = if self.config.cold_diff_interval == 0 {
+            self.config.cold_snapshot_interval
+        } else {
+            self.config.cold_diff_interval
+        };
+        let first_grid = (split.slot / grid + 1) * grid;
+        for slot in (first_grid..=new_slot).step_by(grid as usize) {
+            let (_, root) = prepared.state_roots[(slot - split.slot - 1) as usize];
+            let Some((ssz_bytes, fork)) = read_hot(&root)? else {
+                prepared.missing += 1;
+                continue;
+            };
+            if !slot.is_multiple_of(self.config.cold_snapshot_interval)
+                && let Some((base_slot, base_value)) = &base
+            {
+                let diff = state_diff::compute_diff(&base_value[1..], &ssz_bytes);
+                // A diff that saves little is not worth the dependency on its base.
+                if diff.len() < ssz_bytes.len() / 2 {
+                    let mut value = Vec::with_capacity(9 + diff.len());
+                    value.push(COLD_DIFF);
+                    value.extend_from_slice(&base_slot.to_le_bytes());
+                    value.extend_from_slice(&diff);
+                    prepared.cold_states.push((slot, seal(&value, fork)));
+                    prepared.diffs += 1;
+                    continue;
+                }
+            }
+            let mut value = Vec::with_capacity(1 + ssz_bytes.len());
+            value.push(COLD_FULL);
+            value.extend_from_slice(&ssz_bytes);
+            drop(ssz_bytes);
+            prepared.cold_states.push((slot, seal(&value, fork)));
+            prepared.snapshots += 1;
+            prepared.last_snapshot = Some(slot);
+            base = Some((slot, value));
+        }
+        Ok(Some(prepared))
     }
 
     fn read_sidecar(
@@ -906,8 +995,9 @@ impl<E: EthSpec> Store<E> {
         let mut chain = Vec::new();
         let mut root = summary.latest_block_root;
         loop {
-            let block = read_block_summary(&summaries, &root)?.ok_or(StoreError::MissingBlock(root))?;
-            if block.slot <= state.slot() {
+            let block =
+                read_block_summary(&summaries, &root)?.ok_or(StoreError::MissingBlock(root))?;
+            if block.slot <= *state.slot() {
                 break;
             }
             chain.push(root);
@@ -982,7 +1072,8 @@ impl<E: EthSpec> Store<E> {
             }
         };
         drop(value);
-        let mut state = self.decode_state(&ssz_bytes, fork, "cold_states", grid_slot.to_string())?;
+        let mut state =
+            self.decode_state(&ssz_bytes, fork, "cold_states", grid_slot.to_string())?;
         drop(ssz_bytes);
 
         let roots = txn.open_table(COLD_BLOCK_ROOTS)?;
@@ -1010,7 +1101,11 @@ impl<E: EthSpec> Store<E> {
 impl<E: EthSpec> StoreBatch<'_, E> {
     /// Stores an unfinalized block, SSZ-encoding it. Prefer [`Self::put_block_ssz`] with the
     /// bytes as received.
-    pub fn put_block(&mut self, block_root: Root, block: &SignedBeaconBlock<E>) -> Result<(), StoreError> {
+    pub fn put_block(
+        &mut self,
+        block_root: Root,
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<(), StoreError> {
         let expected = self.store.spec.fork_name_at_slot::<E>(block.slot());
         if block.fork_name() != expected {
             return Err(invalid(
@@ -1054,8 +1149,12 @@ impl<E: EthSpec> StoreBatch<'_, E> {
 
     /// Stores a hot state: whole at an epoch boundary (or when its boundary snapshot is not
     /// stored), otherwise as a summary naming its latest block and its boundary snapshot.
-    pub fn put_state(&mut self, state_root: Root, state: &BeaconState<E>) -> Result<(), StoreError> {
-        let slot = state.slot();
+    pub fn put_state(
+        &mut self,
+        state_root: Root,
+        state: &BeaconState<E>,
+    ) -> Result<(), StoreError> {
+        let slot = *state.slot();
         let boundary_slot = slot - slot % E::slots_per_epoch();
         let mut states = self.txn.open_table(HOT_STATES)?;
         let boundary_state_root = if boundary_slot == slot {
@@ -1114,13 +1213,22 @@ impl<E: EthSpec> StoreBatch<'_, E> {
     }
 
     /// Stores a data column sidecar from its SSZ bytes as received (checked by decoding).
-    pub fn put_data_column_ssz(&mut self, block_root: Root, bytes: &[u8]) -> Result<(), StoreError> {
-        let (column, fork) = decode_by_slot(bytes, &self.store.spec, DataColumnSidecar::<E>::FORKS, |b, f| {
-            DataColumnSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|c| {
-                let DataColumnSidecar::Fulu(inner) = &c;
-                (inner.signed_block_header.message.slot, c)
-            })
-        })
+    pub fn put_data_column_ssz(
+        &mut self,
+        block_root: Root,
+        bytes: &[u8],
+    ) -> Result<(), StoreError> {
+        let (column, fork) = decode_by_slot::<_, E>(
+            bytes,
+            &self.store.spec,
+            DataColumnSidecar::<E>::FORKS,
+            |b, f| {
+                DataColumnSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|c| {
+                    let DataColumnSidecar::Fulu(inner) = &c;
+                    (inner.signed_block_header.message.slot, c)
+                })
+            },
+        )
         .ok_or_else(|| invalid("data column SSZ", "does not decode at the fork of its slot"))?;
         let DataColumnSidecar::Fulu(inner) = &column;
         let slot = inner.signed_block_header.message.slot;
@@ -1128,7 +1236,11 @@ impl<E: EthSpec> StoreBatch<'_, E> {
     }
 
     /// Stores a blob sidecar, SSZ-encoding it.
-    pub fn put_blob_sidecar(&mut self, block_root: Root, blob: &BlobSidecar<E>) -> Result<(), StoreError> {
+    pub fn put_blob_sidecar(
+        &mut self,
+        block_root: Root,
+        blob: &BlobSidecar<E>,
+    ) -> Result<(), StoreError> {
         let (index, slot) = blob_index_and_slot(blob);
         self.insert_sidecar(
             BLOB_SIDECARS,
@@ -1141,11 +1253,22 @@ impl<E: EthSpec> StoreBatch<'_, E> {
     }
 
     /// Stores a blob sidecar from its SSZ bytes as received (checked by decoding).
-    pub fn put_blob_sidecar_ssz(&mut self, block_root: Root, bytes: &[u8]) -> Result<(), StoreError> {
-        let (blob, fork) = decode_by_slot(bytes, &self.store.spec, BlobSidecar::<E>::FORKS, |b, f| {
-            BlobSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|s| (blob_index_and_slot(&s).1, s))
-        })
-        .ok_or_else(|| invalid("blob sidecar SSZ", "does not decode at the fork of its slot"))?;
+    pub fn put_blob_sidecar_ssz(
+        &mut self,
+        block_root: Root,
+        bytes: &[u8],
+    ) -> Result<(), StoreError> {
+        let (blob, fork) =
+            decode_by_slot::<_, E>(bytes, &self.store.spec, BlobSidecar::<E>::FORKS, |b, f| {
+                BlobSidecar::<E>::from_ssz_bytes_by_fork(b, f)
+                    .map(|s| (blob_index_and_slot(&s).1, s))
+            })
+            .ok_or_else(|| {
+                invalid(
+                    "blob sidecar SSZ",
+                    "does not decode at the fork of its slot",
+                )
+            })?;
         let (index, slot) = blob_index_and_slot(&blob);
         self.insert_sidecar(BLOB_SIDECARS, block_root, index, slot, bytes, fork)
     }
@@ -1166,9 +1289,10 @@ impl<E: EthSpec> StoreBatch<'_, E> {
                 format!("a {fork} sidecar at slot {slot} where the chain is at {expected}"),
             ));
         }
-        self.txn
-            .open_table(table)?
-            .insert(sidecar_key(&block_root, index), seal(bytes, fork).as_slice())?;
+        self.txn.open_table(table)?.insert(
+            sidecar_key(&block_root, index),
+            seal(bytes, fork).as_slice(),
+        )?;
         self.txn
             .open_table(DATA_SIDECAR_SLOTS)?
             .insert(slot_root_key(slot, &block_root), ())?;
@@ -1225,9 +1349,7 @@ fn open_database(path: &Path, cache_size: usize) -> Result<Database, StoreError>
 }
 
 fn check_schema(txn: &WriteTransaction) -> Result<(), StoreError> {
-    let has_meta = txn
-        .list_tables()?
-        .any(|t| redb::TableHandle::name(&t) == META.name());
+    let has_meta = txn.list_tables()?.any(|t| t.name() == META.name());
     if !has_meta {
         return Err(StoreError::MissingSchemaVersion);
     }
@@ -1246,12 +1368,15 @@ fn check_schema(txn: &WriteTransaction) -> Result<(), StoreError> {
     }
 }
 
-fn read_block_sealed(
-    txn: &ReadTransaction,
-    root: &Root,
-) -> Result<Option<(Vec<u8>, ForkName, &'static str)>, StoreError> {
+/// A value's payload, its fork and the table it was found in.
+type Found = (Vec<u8>, ForkName, &'static str);
+
+fn read_block_sealed(txn: &ReadTransaction, root: &Root) -> Result<Option<Found>, StoreError> {
     for (table, name) in [(HOT_BLOCKS, "hot_blocks"), (COLD_BLOCKS, "cold_blocks")] {
-        let value = txn.open_table(table)?.get(root.0)?.map(|v| v.value().to_vec());
+        let value = txn
+            .open_table(table)?
+            .get(root.0)?
+            .map(|v| v.value().to_vec());
         if let Some(value) = value {
             let (bytes, fork) = unseal(value, name, || key_str(root))?;
             return Ok(Some((bytes, fork, name)));
@@ -1278,13 +1403,14 @@ fn read_block_summary(
         .transpose()
 }
 
-fn read_all_block_summaries(txn: &WriteTransaction) -> Result<Vec<(Root, BlockSummary)>, StoreError> {
-    let table = txn.open_table(HOT_BLOCK_SUMMARIES)?;
-    let mut out = Vec::new();
+fn read_all_block_summaries(
+    table: &impl ReadableTable<[u8; 32], &'static [u8]>,
+) -> Result<HashMap<Root, BlockSummary>, StoreError> {
+    let mut out = HashMap::new();
     for entry in table.iter()? {
         let (key, value) = entry?;
         let root = Root::from(key.value());
-        out.push((root, decode_block_summary(value.value(), &root)?));
+        out.insert(root, decode_block_summary(value.value(), &root)?);
     }
     Ok(out)
 }
@@ -1308,7 +1434,9 @@ fn read_state_summary(
         .transpose()
 }
 
-fn read_split(meta: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<Option<Split>, StoreError> {
+fn read_split(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Option<Split>, StoreError> {
     let Some(v) = meta.get(SPLIT_KEY)? else {
         return Ok(None);
     };
@@ -1320,7 +1448,10 @@ fn read_split(meta: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<
     }))
 }
 
-fn write_split(meta: &mut redb::Table<'_, &'static str, &'static [u8]>, split: &Split) -> Result<(), StoreError> {
+fn write_split(
+    meta: &mut redb::Table<'_, &'static str, &'static [u8]>,
+    split: &Split,
+) -> Result<(), StoreError> {
     let record = Record::default()
         .u64(split.slot)
         .root(&split.state_root)

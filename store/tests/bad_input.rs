@@ -14,6 +14,7 @@ fn config() -> StoreConfig {
         cold_snapshot_interval: 2 * SPE,
         cold_diff_interval: SPE,
         cache_size_bytes: 1 << 20,
+        quick_repair: true,
     }
 }
 
@@ -63,7 +64,13 @@ fn a_corrupted_value_is_reported_not_decoded() {
 
     let store: Store<E> = Store::open(&path, fulu_spec(), config()).unwrap();
     let err = store.get_block(&Chain::block_root(2, 0)).unwrap_err();
-    assert!(matches!(err, StoreError::CorruptValue { .. } | StoreError::Database(_)), "{err}");
+    assert!(
+        matches!(
+            err,
+            StoreError::CorruptValue { .. } | StoreError::Database(_)
+        ),
+        "{err}"
+    );
     assert_says_purge(&err);
     let err = store.get_block_ssz(&Chain::block_root(2, 0)).unwrap_err();
     assert_says_purge(&err);
@@ -92,7 +99,10 @@ fn a_truncated_file_is_refused_at_open() {
                 // If the header survived, every read must still fail cleanly, never panic or
                 // return what was cut away.
                 let read = store.get_block(&Chain::block_root(4, 0));
-                assert!(!matches!(read, Ok(Some(_))), "a truncated file served a block");
+                assert!(
+                    !matches!(read, Ok(Some(_))),
+                    "a truncated file served a block"
+                );
             }
         }
     }

@@ -15,6 +15,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_of};
@@ -23,7 +24,7 @@ use store::schema::CURRENT_SCHEMA_VERSION;
 use store::{Head, Store, StoreConfig};
 use types::phase0::Checkpoint;
 
-const KILLS: usize = 120;
+const KILLS: usize = 105;
 const DB_ENV: &str = "ARBOR_STORE_CRASH_DB";
 /// Every `FORK_EVERY` slots the child also writes a competing block, abandoned later.
 const FORK_EVERY: u64 = 3;
@@ -33,6 +34,7 @@ fn config() -> StoreConfig {
         cold_snapshot_interval: 4 * SPE,
         cold_diff_interval: SPE,
         cache_size_bytes: 8 << 20,
+        quick_repair: true,
     }
 }
 
@@ -73,7 +75,7 @@ fn crash_child() {
         return; // Only runs as the parent's child.
     };
     let store: Store<E> = Store::open(Path::new(&path), spec(), config()).unwrap();
-    println!("opened");
+    println!("@opened");
     let head = store.head().unwrap().expect("the parent wrote the anchor");
     let mut finalized = store.finalized_checkpoint().unwrap().unwrap().epoch;
     for slot in head.slot + 1.. {
@@ -81,12 +83,12 @@ fn crash_child() {
             write_slot(&store, slot, 1);
         }
         write_slot(&store, slot, 0);
-        println!("committed {slot}");
-        // Finalize the epoch before last at the first slot of each epoch.
-        let epoch = slot / SPE;
-        if slot % SPE == 0 && epoch >= 2 && epoch - 2 > finalized {
-            let target = epoch - 2;
-            println!("migrating {target}");
+        println!("@committed {slot}");
+        // Finalize the epoch before last as soon as it is due (also right after a restart that
+        // interrupted a migration).
+        let target = (slot / SPE).saturating_sub(2);
+        if target > finalized {
+            println!("@migrating {target}");
             store
                 .migrate_to_finalized(
                     &Checkpoint {
@@ -97,7 +99,7 @@ fn crash_child() {
                 )
                 .unwrap();
             finalized = target;
-            println!("finalized {target}");
+            println!("@finalized {target}");
         }
     }
 }
@@ -109,6 +111,10 @@ struct Progress {
     committed: Option<u64>,
     migrating: Option<u64>,
     finalized: Option<u64>,
+    /// When the parent read the last `@migrating` line.
+    migration_seen: Option<Instant>,
+    /// Migrations seen from start to end, as the parent read them.
+    migration_times: Vec<Duration>,
 }
 
 fn splitmix(x: &mut u64) -> u64 {
@@ -119,7 +125,16 @@ fn splitmix(x: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn run_child_and_kill(path: &Path, delay: Duration) -> Progress {
+/// Where a run's kill is aimed.
+#[derive(Clone, Copy)]
+enum Aim {
+    /// After a random delay from the spawn.
+    Anytime(Duration),
+    /// A random delay after the child announces a finalization migration.
+    Migration(Duration),
+}
+
+fn run_child_and_kill(path: &Path, aim: Aim) -> Progress {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
         .env(DB_ENV, path)
@@ -127,32 +142,83 @@ fn run_child_and_kill(path: &Path, delay: Duration) -> Progress {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(delay);
-    child.kill().unwrap(); // SIGKILL on Unix
-    child.wait().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines_tx, lines) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+
     let mut progress = Progress::default();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        let mut words = line.split_whitespace();
-        let (Some(what), value) = (words.next(), words.next().and_then(|v| v.parse().ok())) else {
-            continue;
+    let record = |line: &str, progress: &mut Progress| {
+        // libtest prints its own words before the child's first line.
+        let Some(at) = line.find('@') else {
+            return;
         };
+        let mut words = line[at + 1..].split_whitespace();
+        let what = words.next();
+        let value = words.next().and_then(|v| v.parse().ok());
         match what {
-            "opened" => progress.opened = true,
-            "committed" => progress.committed = value,
-            "migrating" => progress.migrating = value,
-            "finalized" => {
+            Some("opened") => progress.opened = true,
+            Some("committed") => progress.committed = value,
+            Some("migrating") => {
+                progress.migrating = value;
+                progress.migration_seen = Some(Instant::now());
+            }
+            Some("finalized") => {
                 progress.finalized = value;
                 progress.migrating = None;
+                if let Some(seen) = progress.migration_seen.take() {
+                    progress.migration_times.push(seen.elapsed());
+                }
             }
             _ => {}
         }
+    };
+    let deadline = Instant::now()
+        + match aim {
+            Aim::Anytime(delay) => delay,
+            // Give up on a migration after a few epochs' worth of slots.
+            Aim::Migration(_) => Duration::from_secs(3),
+        };
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        match lines.recv_timeout(deadline - now) {
+            Ok(line) => {
+                record(&line, &mut progress);
+                if let (Aim::Migration(delay), Some(_)) = (aim, progress.migrating) {
+                    std::thread::sleep(delay);
+                    break;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => break,
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the child exited on its own"),
+        }
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    reader.join().unwrap();
+    // Lines written before the kill but not yet read.
+    for line in lines.try_iter() {
+        record(&line, &mut progress);
     }
     progress
 }
 
 /// Everything that must hold after a kill, given the last progress the child reported.
-fn check(path: &Path, last_committed: u64, last_finalized: u64, migrating: Option<u64>) -> (u64, u64) {
+fn check(
+    path: &Path,
+    last_committed: u64,
+    last_finalized: u64,
+    migrating: Option<u64>,
+) -> (u64, u64) {
     let store: Store<E> = Store::open(path, spec(), config()).expect("reopens after SIGKILL");
     assert_eq!(store.schema_version().unwrap(), CURRENT_SCHEMA_VERSION);
 
@@ -171,18 +237,24 @@ fn check(path: &Path, last_committed: u64, last_finalized: u64, migrating: Optio
         store.get_block(&head.block_root).unwrap(),
         Some(Chain::block(head.slot, 0))
     );
-    let columns = store.data_column_indices(&head.block_root).unwrap();
-    assert_eq!(columns, (0..NUMBER_OF_COLUMNS).collect::<Vec<_>>());
-    assert_eq!(
-        store.get_data_column(&head.block_root, 77).unwrap(),
-        Some(Chain::columns(head.slot, 0, 1).remove(77))
-    );
+    if head.slot > 0 {
+        // (The anchor at slot 0 has no columns.)
+        let columns = store.data_column_indices(&head.block_root).unwrap();
+        assert_eq!(columns, (0..NUMBER_OF_COLUMNS).collect::<Vec<_>>());
+        assert_eq!(
+            store.get_data_column(&head.block_root, 77).unwrap(),
+            Some(Chain::columns(head.slot, 0, 1).remove(77))
+        );
+    }
     let state = store
         .get_state(&head.state_root, &mut SlotReplayer::default())
         .unwrap()
         .expect("head state");
-    assert_eq!(state.slot(), head.slot);
-    assert_eq!(state.latest_block_header(), &header_of(&Chain::block(head.slot, 0)));
+    assert_eq!(*state.slot(), head.slot);
+    assert_eq!(
+        state.latest_block_header(),
+        &header_of(&Chain::block(head.slot, 0))
+    );
     // A block one past the head was never committed with a head update; if its batch was cut
     // short it must be invisible.
     let next = Chain::block_root(head.slot + 1, 0);
@@ -221,9 +293,15 @@ fn check(path: &Path, last_committed: u64, last_finalized: u64, migrating: Optio
         let present = store.get_block(&fork).unwrap().is_some();
         let columns = store.data_column_indices(&fork).unwrap().len() as u64;
         if slot <= split_slot {
-            assert!(!present && columns == 0, "fork at {slot} survived finalization");
+            assert!(
+                !present && columns == 0,
+                "fork at {slot} survived finalization"
+            );
         } else if slot < head.slot {
-            assert!(present && columns == NUMBER_OF_COLUMNS, "fork at {slot} lost");
+            assert!(
+                present && columns == NUMBER_OF_COLUMNS,
+                "fork at {slot} lost"
+            );
         }
     }
     // The cold state at the split decodes.
@@ -231,7 +309,7 @@ fn check(path: &Path, last_committed: u64, last_finalized: u64, migrating: Optio
         .get_cold_state_by_slot(split_slot, &mut SlotReplayer::default())
         .unwrap()
         .expect("cold state at the split");
-    assert_eq!(cold, Chain::state(split_slot, 0));
+    common::assert_same_state(&cold, &Chain::state(split_slot, 0));
     (head.slot, finalized.epoch)
 }
 
@@ -269,22 +347,45 @@ fn sigkill_at_random_points_leaves_a_consistent_database() {
     let started = Instant::now();
     let (mut committed, mut finalized) = (0u64, 0u64);
     let (mut before_open, mut mid_chain, mut mid_migration) = (0, 0, 0);
+    let mut migration_times = Vec::new();
     for kill in 0..KILLS {
-        // Most kills land while the child writes; a few during start-up and open.
-        let delay = Duration::from_micros(2_000 + splitmix(&mut rng) % 60_000);
-        let progress = run_child_and_kill(&path, delay);
+        // A slot takes ~30-50 ms here (128 columns, fsync'd commits), opening ~5-40 ms. Two
+        // kills in three land anywhere (start-up, open, writes); the third within ~10 ms of the
+        // start of a finalization migration, which a random delay would rarely hit.
+        let r = splitmix(&mut rng);
+        let lagging = committed / SPE > finalized + 4;
+        let aim = if lagging {
+            // Killing migrations can starve finalization; let one run finish a few.
+            Aim::Anytime(Duration::from_millis(1_500))
+        } else if kill % 3 != 2 {
+            Aim::Anytime(Duration::from_micros(2_000 + r % 200_000))
+        } else {
+            Aim::Migration(Duration::from_micros(r % 10_000))
+        };
+        let progress = run_child_and_kill(&path, aim);
         match (&progress, progress.migrating) {
             (p, _) if !p.opened => before_open += 1,
             (_, Some(_)) => mid_migration += 1,
             _ => mid_chain += 1,
         }
+        migration_times.extend_from_slice(&progress.migration_times);
         let reported_commit = progress.committed.unwrap_or(committed).max(committed);
         let reported_final = progress.finalized.unwrap_or(finalized).max(finalized);
         let (head, fin) = check(&path, reported_commit, reported_final, progress.migrating);
-        assert!(head >= committed && fin >= finalized, "kill {kill}: went backwards");
+        assert!(
+            head >= committed && fin >= finalized,
+            "kill {kill}: went backwards"
+        );
         (committed, finalized) = (head, fin);
     }
     let size = std::fs::metadata(&path).unwrap().len();
+    migration_times.sort();
+    println!(
+        "{} complete migrations seen, median {:?}, max {:?} (debug build, as read from the child's output)",
+        migration_times.len(),
+        migration_times.get(migration_times.len() / 2),
+        migration_times.last()
+    );
     println!(
         "{KILLS} kills in {:.1?}: {before_open} before the database was open, {mid_chain} while \
          writing blocks, {mid_migration} inside a finalization migration; head at slot \

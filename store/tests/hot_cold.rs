@@ -15,6 +15,7 @@ fn config() -> StoreConfig {
         cold_snapshot_interval: 2 * SPE,
         cold_diff_interval: SPE,
         cache_size_bytes: 16 << 20,
+        quick_repair: true,
     }
 }
 
@@ -84,9 +85,15 @@ fn a_hot_state_is_its_epoch_snapshot_plus_the_blocks_since() {
         .unwrap()
         .expect("stored");
     let expected: Vec<_> = (9..=11).map(|s| Chain::block_root(s, 0)).collect();
-    assert_eq!(replayer.applied, expected, "blocks after the slot-8 snapshot");
-    assert_eq!(state.slot(), 11);
-    assert_eq!(state.latest_block_header(), &header_of(&Chain::block(11, 0)));
+    assert_eq!(
+        replayer.applied, expected,
+        "blocks after the slot-8 snapshot"
+    );
+    assert_eq!(*state.slot(), 11);
+    assert_eq!(
+        state.latest_block_header(),
+        &header_of(&Chain::block(11, 0))
+    );
 
     // An epoch-boundary state is its own snapshot: nothing to replay, and exactly as stored.
     let mut replayer = SlotReplayer::default();
@@ -95,7 +102,7 @@ fn a_hot_state_is_its_epoch_snapshot_plus_the_blocks_since() {
         .unwrap()
         .expect("stored");
     assert!(replayer.applied.is_empty());
-    assert_eq!(state, Chain::state(8, 0));
+    common::assert_same_state(&state, &Chain::state(8, 0));
 
     assert_eq!(
         store.head().unwrap().map(|h| h.block_root),
@@ -118,7 +125,10 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
     assert_eq!(summary.blocks_finalized, 16, "blocks 1..=16");
     assert_eq!(summary.blocks_pruned, 1, "the fork at slot 5");
     assert_eq!(summary.cold_snapshots, 1, "slot 16");
-    assert_eq!(summary.cold_diffs, 1, "slot 8, against the anchor snapshot at 0");
+    assert_eq!(
+        summary.cold_diffs, 1,
+        "slot 8, against the anchor snapshot at 0"
+    );
     assert_eq!(summary.cold_states_missing, 0);
 
     let split = store.split().unwrap().unwrap();
@@ -166,7 +176,7 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
         .get_cold_state_by_slot(8, &mut replayer)
         .unwrap()
         .unwrap();
-    assert_eq!(at_8, Chain::state(8, 0));
+    common::assert_same_state(&at_8, &Chain::state(8, 0));
     assert!(replayer.applied.is_empty());
 
     // A finalized state between grid points, by root: the diff at 8 plus blocks 9..=12.
@@ -177,10 +187,15 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
         .expect("finalized state root known");
     assert_eq!(
         replayer.applied,
-        (9..=12).map(|s| Chain::block_root(s, 0)).collect::<Vec<_>>()
+        (9..=12)
+            .map(|s| Chain::block_root(s, 0))
+            .collect::<Vec<_>>()
     );
-    assert_eq!(at_12.slot(), 12);
-    assert_eq!(at_12.latest_block_header(), &header_of(&Chain::block(12, 0)));
+    assert_eq!(*at_12.slot(), 12);
+    assert_eq!(
+        at_12.latest_block_header(),
+        &header_of(&Chain::block(12, 0))
+    );
 
     // Hot states after the checkpoint still load from hot.
     let mut replayer = SlotReplayer::default();
@@ -188,7 +203,7 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
         .get_state(&Chain::state_root(19, 0), &mut replayer)
         .unwrap()
         .unwrap();
-    assert_eq!(at_19.slot(), 19);
+    assert_eq!(*at_19.slot(), 19);
     assert_eq!(replayer.applied.len(), 3);
 
     // Later finalizations continue from the split. Epoch 3 finalizes block 24, the parent of the
@@ -196,7 +211,10 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
     let summary = finalize(&store, 3);
     assert_eq!(summary.blocks_finalized, 8);
     assert!(store.get_block(&undecided).unwrap().is_some());
-    assert_eq!(store.block_root_at_slot(24).unwrap(), Some(Chain::block_root(24, 0)));
+    assert_eq!(
+        store.block_root_at_slot(24).unwrap(),
+        Some(Chain::block_root(24, 0))
+    );
 }
 
 #[test]
@@ -215,7 +233,10 @@ fn finalizing_the_same_checkpoint_twice_is_a_no_op_and_going_back_is_refused() {
             Chain::state_root(8, 0),
         )
         .unwrap_err();
-    assert!(matches!(err, StoreError::FinalizationReverted { .. }), "{err}");
+    assert!(
+        matches!(err, StoreError::FinalizationReverted { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -232,7 +253,11 @@ fn data_columns_are_kept_for_the_retention_window_only() {
             .data_column_indices(&Chain::block_root(slot, 0))
             .unwrap()
             .len() as u64;
-        assert_eq!(n, if slot < 8 { 0 } else { NUMBER_OF_COLUMNS }, "slot {slot}");
+        assert_eq!(
+            n,
+            if slot < 8 { 0 } else { NUMBER_OF_COLUMNS },
+            "slot {slot}"
+        );
     }
     // The chain may prune with the wall-clock epoch, ahead of finality.
     assert!(store.prune_data_sidecars(4).unwrap() > 0);
@@ -241,7 +266,11 @@ fn data_columns_are_kept_for_the_retention_window_only() {
             .data_column_indices(&Chain::block_root(slot, 0))
             .unwrap()
             .len() as u64;
-        assert_eq!(n, if slot < 24 { 0 } else { NUMBER_OF_COLUMNS }, "slot {slot}");
+        assert_eq!(
+            n,
+            if slot < 24 { 0 } else { NUMBER_OF_COLUMNS },
+            "slot {slot}"
+        );
     }
 }
 
@@ -261,7 +290,9 @@ fn the_store_reopens_with_everything_it_committed() {
         Some(Chain::block(20, 0))
     );
     assert_eq!(
-        store.get_data_column(&Chain::block_root(20, 0), 127).unwrap(),
+        store
+            .get_data_column(&Chain::block_root(20, 0), 127)
+            .unwrap(),
         Some(Chain::columns(20, 0, 1).remove(127))
     );
 }
@@ -274,6 +305,7 @@ fn invalid_configurations_are_refused() {
             cold_snapshot_interval: snapshot,
             cold_diff_interval: diff,
             cache_size_bytes: 1 << 20,
+            quick_repair: true,
         };
         let err = Store::<E>::open(&dir.path().join("db"), fulu_spec(), config)
             .err()
@@ -289,6 +321,7 @@ fn snapshots_only_when_diffs_are_disabled() {
         cold_snapshot_interval: SPE,
         cold_diff_interval: 0,
         cache_size_bytes: 1 << 20,
+        quick_repair: true,
     };
     let store = Store::<E>::open(&dir.path().join("db"), fulu_spec(), config).unwrap();
     store

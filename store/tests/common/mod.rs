@@ -9,7 +9,6 @@ use std::sync::OnceLock;
 use arbitrary::{Arbitrary, Unstructured};
 use ssz_types::{FixedVector, VariableList};
 use store::{ReplayError, StateReplayer};
-use tree_hash::TreeHash;
 use types::phase0::{BeaconBlockHeader, SignedBeaconBlockHeader};
 use types::{
     BeaconState, ChainSpec, DataColumnSidecar, EthSpec, ForkName, MinimalEthSpec, Root,
@@ -119,6 +118,7 @@ impl Chain {
                 .get_mut((s % history) as usize)
                 .expect("in range") = Self::state_root(s, 0);
         }
+        state.state_roots.apply_updates().expect("valid indices");
         // Something that changes from slot to slot besides the roots.
         state.eth1_deposit_index = slot * 3;
         BeaconState::Fulu(state)
@@ -142,9 +142,12 @@ pub fn column(
     seed: u64,
 ) -> DataColumnSidecar<E> {
     let cell_len = <<E as EthSpec>::BytesPerCell as typenum::Unsigned>::to_usize();
+    // Distinct per (seed, index, blob), cheap to build: the crash test writes 128 per slot.
     let cells = (0..blobs)
         .map(|b| {
-            FixedVector::new(noise(cell_len, seed ^ (index << 20) ^ b as u64)).expect("cell length")
+            let mut cell = vec![(seed as u8) ^ (index as u8); cell_len];
+            cell[..8].copy_from_slice(&(seed ^ (index << 20) ^ b as u64).to_le_bytes());
+            FixedVector::new(cell).expect("cell length")
         })
         .collect();
     DataColumnSidecar::Fulu(fulu::DataColumnSidecar {
@@ -170,7 +173,7 @@ impl StateReplayer<E> for SlotReplayer {
         state: &mut BeaconState<E>,
         block: &SignedBeaconBlock<E>,
     ) -> Result<(), ReplayError> {
-        if block.slot() <= state.slot() {
+        if block.slot() <= *state.slot() {
             return Err(format!("block at {} on a state at {}", block.slot(), state.slot()).into());
         }
         *state.slot_mut() = block.slot();
@@ -181,8 +184,12 @@ impl StateReplayer<E> for SlotReplayer {
         Ok(())
     }
 
-    fn advance_to_slot(&mut self, state: &mut BeaconState<E>, slot: Slot) -> Result<(), ReplayError> {
-        if slot < state.slot() {
+    fn advance_to_slot(
+        &mut self,
+        state: &mut BeaconState<E>,
+        slot: Slot,
+    ) -> Result<(), ReplayError> {
+        if slot < *state.slot() {
             return Err(format!("cannot go back from {} to {slot}", state.slot()).into());
         }
         *state.slot_mut() = slot;
@@ -197,7 +204,16 @@ pub fn header_of(block: &SignedBeaconBlock<E>) -> BeaconBlockHeader {
     h
 }
 
-/// The tree-hash root, for comparing states cheaply in messages.
-pub fn root_of<T: TreeHash>(v: &T) -> Root {
-    v.tree_hash_root()
+/// Asserts two states are the same fork and the same SSZ bytes (milhouse's `PartialEq` also
+/// compares tree shapes and pending updates, and its `Debug` output is huge).
+#[track_caller]
+pub fn assert_same_state(a: &BeaconState<E>, b: &BeaconState<E>) {
+    use ssz::Encode;
+    assert_eq!(a.fork_name(), b.fork_name());
+    assert!(
+        a.as_ssz_bytes() == b.as_ssz_bytes(),
+        "states differ: slot {} vs {}",
+        a.slot(),
+        b.slot()
+    );
 }
