@@ -155,13 +155,47 @@ impl CommitteeCache {
 /// index → decompressed key.
 ///
 /// A validator's public key never changes, but two forks of the chain may add different
-/// validators at the same index. So every answer is checked against the state asked about (the
-/// key at that index in *its* registry), and a mismatch falls back to the slow path; the cache
-/// can make a lookup slow, never wrong.
+/// validators at the same index, or the same key at different indices. So the map keeps every
+/// index a key was ever seen at (entries are never removed), and every answer is checked against
+/// the state asked about: the key at that index in *its* registry. A key is absent from a state
+/// exactly when none of its recorded indices holds it there, because every validator of a state
+/// was recorded when the state was indexed ([`Caches::index_pubkeys`]) or when it was appended
+/// ([`Caches::push_validator`]). No lookup ever scans the registry.
 #[derive(Debug, Default)]
 pub struct PubkeyCache {
+    /// The first index each key was seen at.
     by_key: FxHashMap<PublicKeyBytes, ValidatorIndex>,
+    /// Further indices of keys seen at more than one (other forks of the chain): rare.
+    more_indices: FxHashMap<PublicKeyBytes, Vec<ValidatorIndex>>,
     by_index: Vec<Option<(PublicKeyBytes, PublicKey)>>,
+}
+
+impl PubkeyCache {
+    /// Records that some state of the chain has `key` at `index`.
+    fn record(&mut self, key: PublicKeyBytes, index: ValidatorIndex) {
+        match self.by_key.entry(key) {
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(index);
+            }
+            std::collections::hash_map::Entry::Occupied(entry) => {
+                if *entry.get() != index {
+                    let more = self.more_indices.entry(key).or_default();
+                    if !more.contains(&index) {
+                        more.push(index);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every index `key` was recorded at.
+    fn indices(&self, key: &PublicKeyBytes) -> impl Iterator<Item = ValidatorIndex> + '_ {
+        self.by_key
+            .get(key)
+            .copied()
+            .into_iter()
+            .chain(self.more_indices.get(key).into_iter().flatten().copied())
+    }
 }
 
 /// The caches carried beside one state. Cloning is cheap (`Arc`s).
@@ -297,9 +331,7 @@ impl Caches {
             .enumerate()
         {
             let index = (self.pubkeys_indexed + index) as ValidatorIndex;
-            cache
-                .by_key
-                .insert(PublicKeyBytes(validator.pubkey.0), index);
+            cache.record(PublicKeyBytes(validator.pubkey.0), index);
         }
         self.pubkeys_indexed = len;
     }
@@ -307,7 +339,7 @@ impl Caches {
     /// Records that `state` just appended the validator at `index` with `pubkey`
     /// (`add_validator_to_registry`).
     pub fn push_validator(&mut self, index: ValidatorIndex, pubkey: &PublicKeyBytes) {
-        self.pubkeys.write().by_key.insert(*pubkey, index);
+        self.pubkeys.write().record(*pubkey, index);
         if self.pubkeys_indexed as u64 == index {
             self.pubkeys_indexed += 1;
         }
@@ -320,19 +352,13 @@ impl Caches {
         pubkey: &PublicKeyBytes,
     ) -> Option<ValidatorIndex> {
         self.index_pubkeys(state);
-        let found = self.pubkeys.read().by_key.get(pubkey).copied();
-        match found {
-            Some(index) => match state.validators.get(index as usize) {
-                Some(v) if v.pubkey.0 == pubkey.0 => Some(index),
-                // Another fork put a different validator at that index: look the slow way.
-                _ => state
-                    .validators
-                    .iter()
-                    .position(|v| v.pubkey.0 == pubkey.0)
-                    .map(|i| i as ValidatorIndex),
-            },
-            None => None,
-        }
+        let cache = self.pubkeys.read();
+        cache.indices(pubkey).find(|&index| {
+            state
+                .validators
+                .get(index as usize)
+                .is_some_and(|v| v.pubkey.0 == pubkey.0)
+        })
     }
 
     /// The decompressed public key of validator `index` of `state`.

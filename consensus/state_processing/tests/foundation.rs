@@ -267,6 +267,43 @@ fn pubkey_cache_is_never_wrong_across_forks() {
 }
 
 #[test]
+fn pubkey_cache_finds_one_key_at_different_indices_on_different_forks() {
+    let base = state(10, 8);
+    let mut a = CachedBeaconState::new(base.clone());
+    let mut b = CachedBeaconState::with_caches_of(base.clone(), &a.caches);
+    let mut c = CachedBeaconState::with_caches_of(base, &a.caches);
+    let shared = secret_key(300).public_key().compress();
+    let other = secret_key(301).public_key().compress();
+    // Fork a: the key at 10. Fork b: another key at 10, the key at 11. Fork c: neither.
+    let push = |cached: &mut CachedBeaconState<E>, keys: &[PublicKeyBytes]| {
+        let (view, caches) = cached.view_mut().unwrap();
+        caches.index_pubkeys(&view.as_ref());
+        for key in keys {
+            let index = view.validators.len() as u64;
+            let mut v = validator(0, true);
+            v.pubkey = key.0.into();
+            view.validators.push(v).unwrap();
+            caches.push_validator(index, key);
+        }
+    };
+    push(&mut a, &[shared]);
+    push(&mut b, &[other, shared]);
+    let lookup = |cached: &mut CachedBeaconState<E>, key: &PublicKeyBytes| {
+        let (view, caches) = cached.view_mut().unwrap();
+        caches.validator_index(&view.as_ref(), key)
+    };
+    assert_eq!(lookup(&mut a, &shared), Some(10));
+    assert_eq!(lookup(&mut b, &shared), Some(11));
+    assert_eq!(lookup(&mut b, &other), Some(10));
+    assert_eq!(lookup(&mut a, &other), None);
+    assert_eq!(lookup(&mut c, &shared), None);
+    assert_eq!(lookup(&mut c, &other), None);
+    // A clone of a taken before its push does not see the key either.
+    let mut before = CachedBeaconState::with_caches_of(state(10, 8), &a.caches);
+    assert_eq!(lookup(&mut before, &shared), None);
+}
+
+#[test]
 fn exit_churn_follows_the_spec() {
     let spec = ChainSpec::minimal();
     let mut cached = CachedBeaconState::new(state(100, 16));
