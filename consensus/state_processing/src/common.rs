@@ -248,7 +248,7 @@ pub fn compute_activation_exit_epoch<E: EthSpec>(epoch: Epoch) -> Epoch {
 ///
 /// [spec]: electra/beacon-chain.md#modified-compute_proposer_index
 pub fn compute_proposer_index<E: EthSpec>(
-    validators: &milhouse::List<Validator, E::ValidatorRegistryLimit>,
+    validators: &types::phase0::ValidatorRegistry<E>,
     indices: &[ValidatorIndex],
     seed: &Root,
 ) -> Result<ValidatorIndex, Error> {
@@ -578,7 +578,7 @@ pub fn validator<'a, E: EthSpec>(
 /// The validator at `index`, mutably, or [`Error::UnknownValidator`].
 #[inline]
 pub fn validator_mut<E: EthSpec>(
-    validators: &mut milhouse::List<Validator, E::ValidatorRegistryLimit>,
+    validators: &mut types::phase0::ValidatorRegistry<E>,
     index: ValidatorIndex,
 ) -> Result<&mut Validator, Error> {
     let len = validators.len();

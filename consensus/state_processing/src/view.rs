@@ -12,8 +12,9 @@ use types::{
     BeaconState, EthSpec, ForkName, Gwei, ParticipationFlags, Root,
     electra::{
         BeaconBlockHeader, Checkpoint, Eth1Data, ExecutionPayloadHeader, Fork, HistoricalSummary,
-        PendingConsolidation, PendingDeposit, PendingPartialWithdrawal, SyncCommittee, Validator,
+        PendingConsolidation, PendingDeposit, PendingPartialWithdrawal, SyncCommittee,
     },
+    phase0::ValidatorRegistry,
 };
 
 use crate::Error;
@@ -100,7 +101,7 @@ state_views! {
     eth1_data: Eth1Data,
     eth1_data_votes: List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
     eth1_deposit_index: u64,
-    validators: List<Validator, E::ValidatorRegistryLimit>,
+    validators: ValidatorRegistry<E>,
     balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
     randao_mixes: Vector<Root, E::EpochsPerHistoricalVector>,
     slashings: Vector<Gwei, E::EpochsPerSlashingsVector>,

@@ -5,14 +5,15 @@
 //! lists and vectors from arbitrary elements instead.
 
 use arbitrary::{Arbitrary, Unstructured};
-use milhouse::{List, Value, Vector};
+use milhouse::{List, UpdateMap, Value, Vector};
 use typenum::Unsigned;
 
 /// A valid `milhouse::List` of arbitrary elements, at most `N` of them.
-pub fn milhouse_list<'a, T, N>(u: &mut Unstructured<'a>) -> arbitrary::Result<List<T, N>>
+pub fn milhouse_list<'a, T, N, U>(u: &mut Unstructured<'a>) -> arbitrary::Result<List<T, N, U>>
 where
     T: Value + Arbitrary<'a>,
     N: Unsigned,
+    U: UpdateMap<T>,
 {
     let len = u.arbitrary_len::<T>()?.min(N::to_usize());
     let values = (0..len)

@@ -172,7 +172,7 @@ fork_enum! {
         eth1_data, eth1_data_mut: phase0::Eth1Data = eth1_data;
         eth1_data_votes, eth1_data_votes_mut: milhouse::List<phase0::Eth1Data, E::SlotsPerEth1VotingPeriod> = eth1_data_votes;
         eth1_deposit_index, eth1_deposit_index_mut: u64 = eth1_deposit_index;
-        validators, validators_mut: milhouse::List<phase0::Validator, E::ValidatorRegistryLimit> = validators;
+        validators, validators_mut: phase0::ValidatorRegistry<E> = validators;
         balances, balances_mut: packed_list::PackedList<u64, E::ValidatorRegistryLimit> = balances;
         randao_mixes, randao_mixes_mut: milhouse::Vector<Root, E::EpochsPerHistoricalVector> = randao_mixes;
         slashings, slashings_mut: milhouse::Vector<u64, E::EpochsPerSlashingsVector> = slashings;

@@ -81,7 +81,7 @@ pub struct BeaconState<E: EthSpec> {
     pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
     pub eth1_deposit_index: u64,
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
-    pub validators: milhouse::List<Validator, E::ValidatorRegistryLimit>,
+    pub validators: crate::phase0::ValidatorRegistry<E>,
     pub balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,

@@ -145,6 +145,16 @@ pub struct DepositMessage {
     pub amount: Gwei,
 }
 
+/// The validator registry, `List[Validator, VALIDATOR_REGISTRY_LIMIT]`, as every fork's state
+/// holds it: a milhouse list whose pending writes sit in a sparse map until applied. (milhouse's
+/// default map is a vector indexed by position, so one write to validator 900,000 would allocate
+/// and zero room for 900,000 entries.)
+pub type ValidatorRegistry<E> = milhouse::List<
+    Validator,
+    <E as EthSpec>::ValidatorRegistryLimit,
+    milhouse::update_map::MaxMap<std::collections::BTreeMap<usize, Validator>>,
+>;
+
 /// `Validator`: a validator's registry record.
 ///
 /// [spec]: phase0/beacon-chain.md#validator
@@ -184,7 +194,7 @@ pub struct BeaconState<E: EthSpec> {
     pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
     pub eth1_deposit_index: u64,
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
-    pub validators: milhouse::List<Validator, E::ValidatorRegistryLimit>,
+    pub validators: crate::phase0::ValidatorRegistry<E>,
     pub balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,
