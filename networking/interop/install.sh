@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the js-libp2p interop peer into a directory under target/ (never into the source tree):
-# copies package.json, package-lock.json and peer.mjs there and runs `npm ci` from the registry.
+# copies package.json, package-lock.json, peer.mjs and node20.mjs there and runs `npm ci` from the registry.
 #
 #   networking/interop/install.sh [DIR]     (default: <repo>/target/interop-js)
 #
@@ -22,7 +22,7 @@ if [ "$major" -lt 20 ]; then
 fi
 
 mkdir -p "$dir"
-cp "$here/package.json" "$here/package-lock.json" "$here/peer.mjs" "$dir/"
+cp "$here/package.json" "$here/package-lock.json" "$here/peer.mjs" "$here/node20.mjs" "$dir/"
 
 stamp="$dir/node_modules/.arbor-lock-sha256"
 want="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)"

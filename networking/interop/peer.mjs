@@ -5,8 +5,9 @@
 //      current record over the wire) and reads `eth2` (fork digest) and `tcp` from that record;
 //   2. dials it over TCP with noise and exactly one muxer (--muxer yamux|mplex), so the muxer
 //      cannot silently fall back to the other;
-//   3. speaks eth2 req/resp with ssz_snappy framing: sends Status (v2, falling back to v1) and
-//      Ping, and serves Status, Ping and MetaData when Arbor asks;
+//   3. speaks eth2 req/resp with ssz_snappy framing: sends Status v2, Ping and
+//      BeaconBlocksByRange v2 (several chunks, each with the fork digest as context bytes), and
+//      serves Status, Ping and MetaData when Arbor asks;
 //   4. joins the eth2 gossip topic /eth2/<fork_digest>/voluntary_exit/ssz_snappy with the
 //      consensus spec's gossipsub settings (no signatures, snappy block compression, the
 //      SHA-256 message id over the decompressed payload and the topic), publishes one
@@ -20,6 +21,9 @@
 // message-id), altair/p2p-interface.md (message-id with the topic), fulu/p2p-interface.md
 // (Status v2, MetaData v3); the snappy framing format
 // (https://github.com/google/snappy/blob/main/framing_format.txt).
+
+// Must stay the first import: it patches the runtime before libp2p's modules run.
+import './node20.mjs'
 
 import { createHash } from 'node:crypto'
 import dgram from 'node:dgram'
@@ -220,6 +224,7 @@ const PING_V1 = `${PROTOCOL_PREFIX}/ping/1/ssz_snappy`
 const METADATA_V3 = `${PROTOCOL_PREFIX}/metadata/3/ssz_snappy`
 const METADATA_V2 = `${PROTOCOL_PREFIX}/metadata/2/ssz_snappy`
 const GOODBYE_V1 = `${PROTOCOL_PREFIX}/goodbye/1/ssz_snappy`
+const BLOCKS_BY_RANGE_V2 = `${PROTOCOL_PREFIX}/beacon_blocks_by_range/2/ssz_snappy`
 
 // Status v1: fork_digest(4) finalized_root(32) finalized_epoch(8) head_root(32) head_slot(8);
 // v2 adds earliest_available_slot(8).
@@ -292,14 +297,30 @@ function decodeRequest (bytes, maxSize) {
   return data
 }
 
-// Reads the first response chunk: result byte, then (for these protocols) no context bytes.
-function decodeResponseChunk (bytes, maxSize) {
-  if (bytes.length === 0) throw new Error('empty response stream')
-  const result = bytes[0]
-  const { value, next } = decodeVarint(bytes, 1)
-  if (value > BigInt(maxSize)) throw new Error(`response announces ${value} bytes, more than ${maxSize}`)
-  const { data } = snappyFrameDecode(bytes, next, Number(value))
-  return { result, data }
+// Splits a whole response stream into chunks: result byte, then for successful chunks the
+// context bytes (`contextBytes` of them: 4, the fork digest, for block and sidecar protocols; 0
+// for Status, Ping, MetaData), then the length-prefixed framed-snappy payload. Error chunks carry
+// an ErrorMessage (at most 256 bytes) and no context bytes.
+function decodeResponseChunks (bytes, maxSize, contextBytes) {
+  const chunks = []
+  let offset = 0
+  while (offset < bytes.length) {
+    const result = bytes[offset]
+    offset += 1
+    let context = new Uint8Array(0)
+    if (result === 0 && contextBytes > 0) {
+      if (offset + contextBytes > bytes.length) throw new Error('truncated context bytes')
+      context = bytes.slice(offset, offset + contextBytes)
+      offset += contextBytes
+    }
+    const limit = result === 0 ? maxSize : 256
+    const { value, next } = decodeVarint(bytes, offset)
+    if (value > BigInt(limit)) throw new Error(`response chunk announces ${value} bytes, more than ${limit}`)
+    const { data, next: end } = snappyFrameDecode(bytes, next, Number(value))
+    chunks.push({ result, context, data })
+    offset = end
+  }
+  return chunks
 }
 
 async function readAll (source, limit) {
@@ -499,7 +520,6 @@ async function main () {
 
   const topic = `/eth2/${toHex(forkDigest)}/voluntary_exit/ssz_snappy`
   const received = []
-  let onReceived = null
   pubsub.addEventListener('message', (evt) => {
     const msg = evt.detail
     if (msg.topic !== topic) return
@@ -509,7 +529,6 @@ async function main () {
       data: toHex(msg.data),
       message_id: toHex(eth2MessageId(msg))
     })
-    onReceived?.()
   })
   pubsub.subscribe(topic)
 
@@ -529,13 +548,18 @@ async function main () {
   }
 
   // --- 3. req/resp ------------------------------------------------------------------------
-  const request = async (protocols, body, maxResponse) => {
+  const requestChunks = async (protocols, body, maxChunk, contextBytes, maxStream) => {
     const stream = await withTimeout(connection.newStream(protocols), args.timeoutMs, `a ${protocols} stream`)
     await stream.sink([encodePayload(body)])
-    const bytes = await withTimeout(readAll(stream.source, 1024), args.timeoutMs, `the ${stream.protocol} response`)
-    const { result, data } = decodeResponseChunk(bytes, maxResponse)
-    if (result !== 0) throw new Error(`${stream.protocol} answered with result ${result}`)
-    return { protocol: stream.protocol, data }
+    const bytes = await withTimeout(readAll(stream.source, maxStream), args.timeoutMs, `the ${stream.protocol} response`)
+    return { protocol: stream.protocol, chunks: decodeResponseChunks(bytes, maxChunk, contextBytes) }
+  }
+  // A single-chunk request (Status, Ping): exactly one successful chunk, nothing after it.
+  const request = async (protocols, body, maxResponse) => {
+    const { protocol, chunks } = await requestChunks(protocols, body, maxResponse, 0, 1024)
+    if (chunks.length !== 1) throw new Error(`${protocol} answered with ${chunks.length} chunks`)
+    if (chunks[0].result !== 0) throw new Error(`${protocol} answered with result ${chunks[0].result}`)
+    return { protocol, data: chunks[0].data }
   }
 
   const myStatus = {
@@ -562,6 +586,22 @@ async function main () {
 
   const pingResponse = await request([PING_V1], uint64Bytes(metadataSeq), 8)
   report('ping', { protocol: pingResponse.protocol, metadata_seq: readUint64(pingResponse.data) })
+
+  // A multi-chunk response with context bytes: BeaconBlocksByRange v2 for slots 2, 3 and 4.
+  const byRange = new Uint8Array(24)
+  new DataView(byRange.buffer).setBigUint64(0, 2n, true)
+  new DataView(byRange.buffer).setBigUint64(8, 3n, true)
+  new DataView(byRange.buffer).setBigUint64(16, 1n, true)
+  const blocks = await requestChunks([BLOCKS_BY_RANGE_V2], byRange, GOSSIP_MAX_SIZE, 4, 4 * GOSSIP_MAX_SIZE)
+  report('blocks_by_range', {
+    protocol: blocks.protocol,
+    chunks: blocks.chunks.map((c) => ({
+      result: c.result,
+      context: toHex(c.context),
+      length: c.data.length,
+      sha256: createHash('sha256').update(c.data).digest('hex')
+    }))
+  })
 
   // --- 4. gossip ----------------------------------------------------------------------------
   await withTimeout(new Promise((resolve) => {
@@ -600,7 +640,7 @@ async function main () {
 main().then(
   () => process.exit(0),
   (e) => {
-    report('error', { message: e.message })
+    report('error', { name: e.name, message: e.message })
     log(e.stack ?? e.message)
     process.exit(1)
   }

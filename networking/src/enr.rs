@@ -5,9 +5,9 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use ::enr::{CombinedKey, CombinedPublicKey, EnrPublicKey};
 use alloy_rlp::Bytes;
 use discv5::Enr;
-use discv5::enr::{CombinedKey, CombinedPublicKey, EnrPublicKey};
 use libp2p::identity::{Keypair, PublicKey};
 use libp2p::multiaddr::Protocol as MaProtocol;
 use libp2p::{Multiaddr, PeerId};
@@ -84,7 +84,7 @@ pub struct LocalEnrFields {
 
 /// Builds and signs a record with every eth2 field.
 pub fn build_enr(key: &CombinedKey, fields: &LocalEnrFields, seq: u64) -> Result<Enr, EnrError> {
-    let mut builder = discv5::enr::Enr::builder();
+    let mut builder = ::enr::Enr::builder();
     builder.seq(seq.max(1));
     builder.ip(fields.ip);
     let v4 = fields.ip.is_ipv4();
@@ -107,14 +107,19 @@ pub fn build_enr(key: &CombinedKey, fields: &LocalEnrFields, seq: u64) -> Result
     }
     builder.add_value(ETH2_ENR_KEY, &Bytes::from(fields.fork_id.as_ssz_bytes()));
     builder.add_value(ATTNETS_ENR_KEY, &Bytes::from(fields.attnets.as_ssz_bytes()));
-    builder.add_value(SYNCNETS_ENR_KEY, &Bytes::from(fields.syncnets.as_ssz_bytes()));
+    builder.add_value(
+        SYNCNETS_ENR_KEY,
+        &Bytes::from(fields.syncnets.as_ssz_bytes()),
+    );
     if let Some(cgc) = fields.custody_group_count {
         builder.add_value(CGC_ENR_KEY, &cgc);
     }
     if let Some(nfd) = fields.next_fork_digest {
         builder.add_value(NFD_ENR_KEY, &Bytes::from(nfd.to_vec()));
     }
-    builder.build(key).map_err(|e| EnrError::Build(e.to_string()))
+    builder
+        .build(key)
+        .map_err(|e| EnrError::Build(e.to_string()))
 }
 
 fn bytes_field(enr: &Enr, key: &'static str) -> Result<Bytes, EnrError> {
@@ -192,7 +197,9 @@ impl Eth2Enr for Enr {
     fn multiaddrs(&self) -> Vec<Multiaddr> {
         let mut out = Vec::new();
         let quic4 = self.get_decodable::<u16>(QUIC_ENR_KEY).and_then(Result::ok);
-        let quic6 = self.get_decodable::<u16>(QUIC6_ENR_KEY).and_then(Result::ok);
+        let quic6 = self
+            .get_decodable::<u16>(QUIC6_ENR_KEY)
+            .and_then(Result::ok);
         if let Some(ip) = self.ip4() {
             push_addrs(&mut out, MaProtocol::Ip4(ip), self.tcp4(), quic4);
         }
@@ -203,9 +210,18 @@ impl Eth2Enr for Enr {
     }
 }
 
-fn push_addrs(out: &mut Vec<Multiaddr>, ip: MaProtocol<'static>, tcp: Option<u16>, quic: Option<u16>) {
+fn push_addrs(
+    out: &mut Vec<Multiaddr>,
+    ip: MaProtocol<'static>,
+    tcp: Option<u16>,
+    quic: Option<u16>,
+) {
     if let Some(port) = tcp {
-        out.push(Multiaddr::empty().with(ip.clone()).with(MaProtocol::Tcp(port)));
+        out.push(
+            Multiaddr::empty()
+                .with(ip.clone())
+                .with(MaProtocol::Tcp(port)),
+        );
     }
     if let Some(port) = quic {
         out.push(
@@ -276,7 +292,10 @@ mod tests {
         assert_eq!(enr.attnets().unwrap(), fields.attnets);
         assert_eq!(enr.syncnets().unwrap(), fields.syncnets);
         assert_eq!(enr.custody_group_count().unwrap(), 128);
-        assert_eq!(enr.next_fork_digest().unwrap(), ForkDigest::from([9, 9, 9, 9]));
+        assert_eq!(
+            enr.next_fork_digest().unwrap(),
+            ForkDigest::from([9, 9, 9, 9])
+        );
         assert_eq!(enr.peer_id().unwrap(), keypair.public().to_peer_id());
         let addrs: Vec<String> = enr.multiaddrs().iter().map(ToString::to_string).collect();
         assert_eq!(
@@ -319,15 +338,24 @@ mod tests {
     #[test]
     fn malformed_fields_are_errors() {
         let key = CombinedKey::generate_secp256k1();
-        let mut builder = discv5::enr::Enr::builder();
+        let mut builder = ::enr::Enr::builder();
         builder.ip4(Ipv4Addr::LOCALHOST);
         builder.add_value(ETH2_ENR_KEY, &Bytes::from(vec![1u8, 2, 3]));
         builder.add_value(ATTNETS_ENR_KEY, &Bytes::from(vec![1u8; 9]));
         builder.add_value(NFD_ENR_KEY, &Bytes::from(vec![1u8; 5]));
         let enr = builder.build(&key).unwrap();
-        assert!(matches!(enr.eth2(), Err(EnrError::Malformed(ETH2_ENR_KEY, _))));
-        assert!(matches!(enr.attnets(), Err(EnrError::Malformed(ATTNETS_ENR_KEY, _))));
-        assert!(matches!(enr.next_fork_digest(), Err(EnrError::Malformed(NFD_ENR_KEY, _))));
+        assert!(matches!(
+            enr.eth2(),
+            Err(EnrError::Malformed(ETH2_ENR_KEY, _))
+        ));
+        assert!(matches!(
+            enr.attnets(),
+            Err(EnrError::Malformed(ATTNETS_ENR_KEY, _))
+        ));
+        assert!(matches!(
+            enr.next_fork_digest(),
+            Err(EnrError::Malformed(NFD_ENR_KEY, _))
+        ));
         assert_eq!(enr.syncnets(), Err(EnrError::Missing(SYNCNETS_ENR_KEY)));
     }
 }

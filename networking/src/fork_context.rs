@@ -197,6 +197,9 @@ mod tests {
         for b in ctx.boundaries() {
             assert_eq!(b.digest, spec.compute_fork_digest(root, b.epoch));
         }
-        assert_eq!(ctx.fork_of_digest(ForkDigest::from([0xde, 0xad, 0xbe, 0xef])), None);
+        assert_eq!(
+            ctx.fork_of_digest(ForkDigest::from([0xde, 0xad, 0xbe, 0xef])),
+            None
+        );
     }
 }

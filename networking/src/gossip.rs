@@ -84,15 +84,13 @@ pub fn compress_snappy(data: &[u8]) -> Vec<u8> {
 /// From Altair on the topic is hashed in; messages on phase0-digest topics use the phase0 id.
 ///
 /// [spec]: altair/p2p-interface.md#topics-and-messages, phase0/p2p-interface.md#topics-and-messages
-pub fn compute_message_id(
-    spec: &ChainSpec,
-    fork: ForkName,
-    topic: &str,
-    data: &[u8],
-) -> [u8; 20] {
+pub fn compute_message_id(spec: &ChainSpec, fork: ForkName, topic: &str, data: &[u8]) -> [u8; 20] {
     let max = spec.max_payload_size as usize;
     let (domain, payload) = match decompress_snappy(data, max) {
-        Ok(decompressed) => (spec.message_domain_valid_snappy, std::borrow::Cow::Owned(decompressed)),
+        Ok(decompressed) => (
+            spec.message_domain_valid_snappy,
+            std::borrow::Cow::Owned(decompressed),
+        ),
         Err(_) => (
             spec.message_domain_invalid_snappy,
             std::borrow::Cow::Borrowed(data),
@@ -193,11 +191,7 @@ impl<E: EthSpec> PubsubMessage<E> {
     }
 
     /// Decodes a message received on `topic` at `fork` from its decompressed SSZ bytes.
-    pub fn decode(
-        kind: GossipKind,
-        fork: ForkName,
-        ssz: &[u8],
-    ) -> Result<Self, GossipDecodeError> {
+    pub fn decode(kind: GossipKind, fork: ForkName, ssz: &[u8]) -> Result<Self, GossipDecodeError> {
         if !kind.exists_at(fork) {
             return Err(GossipDecodeError::UnsupportedAtFork(kind, fork));
         }
@@ -257,9 +251,11 @@ impl<E: EthSpec> PubsubMessage<E> {
                 subnet,
                 Arc::new(DataColumnSidecar::from_ssz_bytes_by_fork(ssz, fork)?),
             ),
-            GossipKind::LightClientFinalityUpdate => PubsubMessage::LightClientFinalityUpdate(
-                Arc::new(LightClientFinalityUpdate::from_ssz_bytes_by_fork(ssz, fork)?),
-            ),
+            GossipKind::LightClientFinalityUpdate => {
+                PubsubMessage::LightClientFinalityUpdate(Arc::new(
+                    LightClientFinalityUpdate::from_ssz_bytes_by_fork(ssz, fork)?,
+                ))
+            }
             GossipKind::LightClientOptimisticUpdate => {
                 PubsubMessage::LightClientOptimisticUpdate(Arc::new(
                     LightClientOptimisticUpdate::from_ssz_bytes_by_fork(ssz, fork)?,
@@ -364,7 +360,11 @@ fn decay_factor(period: Duration, interval: Duration) -> f64 {
 /// Per-topic score parameters: invalid messages are the dominant penalty (a garbage peer falls
 /// below the graylist threshold after a handful), delivery rewards are kept small, and mesh
 /// delivery penalties are off so small or quiet networks do not punish honest peers.
-pub fn topic_score_params(kind: GossipKind, slot: Duration, slots_per_epoch: u32) -> TopicScoreParams {
+pub fn topic_score_params(
+    kind: GossipKind,
+    slot: Duration,
+    slots_per_epoch: u32,
+) -> TopicScoreParams {
     let epoch = slot * slots_per_epoch;
     let weight = match kind {
         GossipKind::BeaconBlock => 0.5,
@@ -414,7 +414,12 @@ mod tests {
         expected.update(b"hello");
         assert_eq!(id, expected.finalize()[..20]);
         // A different topic, same payload: a different id.
-        let other = compute_message_id(&spec, ForkName::Fulu, "/eth2/00000000/voluntary_exit/ssz_snappy", &data);
+        let other = compute_message_id(
+            &spec,
+            ForkName::Fulu,
+            "/eth2/00000000/voluntary_exit/ssz_snappy",
+            &data,
+        );
         assert_ne!(id, other);
         // Phase0 ignores the topic.
         let p0 = compute_message_id(&spec, ForkName::Phase0, topic, &data);
@@ -513,7 +518,11 @@ mod tests {
             config.max_transmit_size(),
             max_compressed_len(10 * 1024 * 1024) + 1024
         );
-        assert!(peer_score_params(Duration::from_secs(12), 32).validate().is_ok());
+        assert!(
+            peer_score_params(Duration::from_secs(12), 32)
+                .validate()
+                .is_ok()
+        );
         assert!(
             topic_score_params(GossipKind::BeaconBlock, Duration::from_secs(12), 32)
                 .validate()

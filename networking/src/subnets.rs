@@ -52,14 +52,6 @@ pub enum SubnetError {
         /// `NUMBER_OF_CUSTODY_GROUPS`.
         max: u64,
     },
-    /// A column index at or past `NUMBER_OF_COLUMNS`.
-    #[error("column {column} is out of range (NUMBER_OF_COLUMNS = {max})")]
-    ColumnOutOfRange {
-        /// The column.
-        column: ColumnIndex,
-        /// `NUMBER_OF_COLUMNS`.
-        max: u64,
-    },
     /// A config value the formula divides by, or shifts by, is unusable.
     #[error("config value {name} = {value} cannot be used for subnet computation")]
     BadConfig {
@@ -115,8 +107,8 @@ pub fn compute_subnet_for_attestation<E: EthSpec>(
     let committees_since_epoch_start = (u128::from(committees_per_slot)
         * u128::from(slots_since_epoch_start))
         % u128::from(subnet_count);
-    let subnet = (committees_since_epoch_start + u128::from(committee_index))
-        % u128::from(subnet_count);
+    let subnet =
+        (committees_since_epoch_start + u128::from(committee_index)) % u128::from(subnet_count);
     Ok(subnet as u64)
 }
 
@@ -176,7 +168,11 @@ pub fn compute_subscribed_subnets<E: EthSpec>(
 
 /// `(epoch + node_offset) // EPOCHS_PER_SUBNET_SUBSCRIPTION`: the subscription period a node is
 /// in at `epoch`; its long-lived subnets change exactly when this does.
-fn subscription_period(spec: &ChainSpec, node_id: NodeId, epoch: Epoch) -> Result<u64, SubnetError> {
+fn subscription_period(
+    spec: &ChainSpec,
+    node_id: NodeId,
+    epoch: Epoch,
+) -> Result<u64, SubnetError> {
     let epochs_per_subscription = nonzero(
         "EPOCHS_PER_SUBNET_SUBSCRIPTION",
         spec.epochs_per_subnet_subscription,
@@ -352,15 +348,7 @@ pub fn compute_data_column_subnets<E: EthSpec>(
 ) -> Result<BTreeSet<SubnetId>, SubnetError> {
     get_custody_columns::<E>(spec, node_id, custody_group_count)?
         .into_iter()
-        .map(|column| {
-            if column >= E::NumberOfColumns::to_u64() {
-                return Err(SubnetError::ColumnOutOfRange {
-                    column,
-                    max: E::NumberOfColumns::to_u64(),
-                });
-            }
-            compute_subnet_for_data_column_sidecar(spec, column)
-        })
+        .map(|column| compute_subnet_for_data_column_sidecar(spec, column))
         .collect()
 }
 
@@ -520,10 +508,19 @@ mod tests {
     #[test]
     fn data_column_subnet_is_the_column_modulo_the_subnet_count() {
         let mut spec = mainnet();
-        assert_eq!(compute_subnet_for_data_column_sidecar(&spec, 127).unwrap(), 127);
+        assert_eq!(
+            compute_subnet_for_data_column_sidecar(&spec, 127).unwrap(),
+            127
+        );
         spec.data_column_sidecar_subnet_count = 32;
-        assert_eq!(compute_subnet_for_data_column_sidecar(&spec, 127).unwrap(), 31);
-        assert_eq!(compute_subnet_for_data_column_sidecar(&spec, 32).unwrap(), 0);
+        assert_eq!(
+            compute_subnet_for_data_column_sidecar(&spec, 127).unwrap(),
+            31
+        );
+        assert_eq!(
+            compute_subnet_for_data_column_sidecar(&spec, 32).unwrap(),
+            0
+        );
         spec.data_column_sidecar_subnet_count = 0;
         assert!(matches!(
             compute_subnet_for_data_column_sidecar(&spec, 1),
@@ -550,8 +547,9 @@ mod tests {
             4
         );
         // Extreme values the spec's uint64 holds do not overflow.
-        assert!(compute_subnet_for_attestation::<MainnetEthSpec>(&spec, u64::MAX, 31, u64::MAX)
-            .is_ok());
+        assert!(
+            compute_subnet_for_attestation::<MainnetEthSpec>(&spec, u64::MAX, 31, u64::MAX).is_ok()
+        );
     }
 
     /// Values from an independent Python transcription of the spec's
@@ -568,30 +566,94 @@ mod tests {
     }
 
     const SUBSCRIBED_SUBNET_VECTORS: &[(&str, u64, [u64; 2])] = &[
-    ("0", 0, [49, 50]),
-    ("0", 255, [49, 50]),
-    ("0", 256, [16, 17]),
-    ("0", 100000, [35, 36]),
-    ("1", 0, [49, 50]),
-    ("1", 255, [16, 17]),
-    ("1", 256, [16, 17]),
-    ("1", 100000, [35, 36]),
-    ("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", 0, [57, 58]),
-    ("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", 255, [55, 56]),
-    ("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", 256, [55, 56]),
-    ("ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff", 100000, [25, 26]),
-    ("102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", 0, [49, 50]),
-    ("102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", 255, [16, 17]),
-    ("102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", 256, [16, 17]),
-    ("102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", 100000, [35, 36]),
-    ("b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb", 0, [47, 48]),
-    ("b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb", 255, [41, 42]),
-    ("b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb", 256, [41, 42]),
-    ("b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb", 100000, [51, 52]),
-    ("545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446", 0, [52, 53]),
-    ("545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446", 255, [23, 24]),
-    ("545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446", 256, [23, 24]),
-    ("545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446", 100000, [9, 10]),
+        ("0", 0, [49, 50]),
+        ("0", 255, [49, 50]),
+        ("0", 256, [16, 17]),
+        ("0", 100000, [35, 36]),
+        ("1", 0, [49, 50]),
+        ("1", 255, [16, 17]),
+        ("1", 256, [16, 17]),
+        ("1", 100000, [35, 36]),
+        (
+            "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+            0,
+            [57, 58],
+        ),
+        (
+            "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+            255,
+            [55, 56],
+        ),
+        (
+            "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+            256,
+            [55, 56],
+        ),
+        (
+            "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+            100000,
+            [25, 26],
+        ),
+        (
+            "102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+            0,
+            [49, 50],
+        ),
+        (
+            "102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+            255,
+            [16, 17],
+        ),
+        (
+            "102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+            256,
+            [16, 17],
+        ),
+        (
+            "102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+            100000,
+            [35, 36],
+        ),
+        (
+            "b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb",
+            0,
+            [47, 48],
+        ),
+        (
+            "b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb",
+            255,
+            [41, 42],
+        ),
+        (
+            "b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb",
+            256,
+            [41, 42],
+        ),
+        (
+            "b86c24fb6243540aa4b0c30411c3c3f521dcbaf597a61c4360382beae152acdb",
+            100000,
+            [51, 52],
+        ),
+        (
+            "545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446",
+            0,
+            [52, 53],
+        ),
+        (
+            "545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446",
+            255,
+            [23, 24],
+        ),
+        (
+            "545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446",
+            256,
+            [23, 24],
+        ),
+        (
+            "545ea538461003efdc8c81c244531b003f6f26cfccf6c0073b3239fdedf49446",
+            100000,
+            [9, 10],
+        ),
     ];
 
     #[test]
@@ -665,7 +727,10 @@ mod tests {
         let eth = 1_000_000_000u64;
         assert_eq!(get_validators_custody_requirement(&spec, 0), 8);
         assert_eq!(get_validators_custody_requirement(&spec, 32 * eth * 9), 9);
-        assert_eq!(get_validators_custody_requirement(&spec, 32 * eth * 9 + 1), 9);
+        assert_eq!(
+            get_validators_custody_requirement(&spec, 32 * eth * 9 + 1),
+            9
+        );
         assert_eq!(get_validators_custody_requirement(&spec, u64::MAX), 128);
     }
 

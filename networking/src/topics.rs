@@ -271,7 +271,10 @@ mod tests {
     fn topic_names_match_the_spec() {
         let digest = ForkDigest::from([0xab, 0x01, 0xcd, 0x02]);
         let cases = [
-            (GossipKind::BeaconBlock, "/eth2/ab01cd02/beacon_block/ssz_snappy"),
+            (
+                GossipKind::BeaconBlock,
+                "/eth2/ab01cd02/beacon_block/ssz_snappy",
+            ),
             (
                 GossipKind::BeaconAggregateAndProof,
                 "/eth2/ab01cd02/beacon_aggregate_and_proof/ssz_snappy",
@@ -288,9 +291,18 @@ mod tests {
                 GossipKind::SyncCommitteeMessage(3),
                 "/eth2/ab01cd02/sync_committee_3/ssz_snappy",
             ),
-            (GossipKind::VoluntaryExit, "/eth2/ab01cd02/voluntary_exit/ssz_snappy"),
-            (GossipKind::ProposerSlashing, "/eth2/ab01cd02/proposer_slashing/ssz_snappy"),
-            (GossipKind::AttesterSlashing, "/eth2/ab01cd02/attester_slashing/ssz_snappy"),
+            (
+                GossipKind::VoluntaryExit,
+                "/eth2/ab01cd02/voluntary_exit/ssz_snappy",
+            ),
+            (
+                GossipKind::ProposerSlashing,
+                "/eth2/ab01cd02/proposer_slashing/ssz_snappy",
+            ),
+            (
+                GossipKind::AttesterSlashing,
+                "/eth2/ab01cd02/attester_slashing/ssz_snappy",
+            ),
             (
                 GossipKind::BlsToExecutionChange,
                 "/eth2/ab01cd02/bls_to_execution_change/ssz_snappy",
@@ -345,7 +357,11 @@ mod tests {
                 .count(),
             128
         );
-        assert!(!kinds.iter().any(|k| matches!(k, GossipKind::BlobSidecar(_))));
+        assert!(
+            !kinds
+                .iter()
+                .any(|k| matches!(k, GossipKind::BlobSidecar(_)))
+        );
         assert_eq!(
             kinds
                 .iter()

@@ -100,8 +100,7 @@ pub fn encode_payload(ssz: &[u8]) -> Vec<u8> {
     encode_varint(ssz.len() as u64, &mut out);
     if !ssz.is_empty() {
         let mut encoder = snap::write::FrameEncoder::new(out);
-        std::io::Write::write_all(&mut encoder, ssz)
-            .expect("writing into a Vec cannot fail");
+        std::io::Write::write_all(&mut encoder, ssz).expect("writing into a Vec cannot fail");
         out = encoder
             .into_inner()
             .expect("flushing into a Vec cannot fail");
@@ -129,7 +128,9 @@ pub fn encode_response_item<E: EthSpec>(
     }
     let mut out = vec![ResponseCode::SUCCESS.0];
     if protocol.has_context_bytes() {
-        let slot = item.context_slot().ok_or(RpcCodecError::WrongItem(protocol))?;
+        let slot = item
+            .context_slot()
+            .ok_or(RpcCodecError::WrongItem(protocol))?;
         out.extend_from_slice(fork_context.digest_at_slot::<E>(slot).as_slice());
     }
     out.extend(encode_payload(&item.as_ssz_bytes()));
@@ -249,11 +250,10 @@ pub async fn read_payload<R: AsyncRead + Unpin>(
         let mut body = vec![0u8; frame_len];
         read_exact(io, &mut body, "snappy frame").await?;
         match kind {
-            0xff => {
-                if body != STREAM_IDENTIFIER[4..] {
-                    return Err(RpcCodecError::InvalidSnappy("bad stream identifier".into()));
-                }
+            0xff if body != STREAM_IDENTIFIER[4..] => {
+                return Err(RpcCodecError::InvalidSnappy("bad stream identifier".into()));
             }
+            0xff => {}
             0x00 => {
                 let block = body.get(4..).ok_or_else(|| {
                     RpcCodecError::InvalidSnappy("compressed frame without checksum".into())
@@ -261,7 +261,9 @@ pub async fn read_payload<R: AsyncRead + Unpin>(
                 let n = snap::raw::decompress_len(block)
                     .map_err(|e| RpcCodecError::InvalidSnappy(e.to_string()))?;
                 if n > MAX_FRAME_UNCOMPRESSED {
-                    return Err(RpcCodecError::InvalidSnappy("frame exceeds 65536 bytes".into()));
+                    return Err(RpcCodecError::InvalidSnappy(
+                        "frame exceeds 65536 bytes".into(),
+                    ));
                 }
                 decompressed += n;
             }
@@ -270,7 +272,9 @@ pub async fn read_payload<R: AsyncRead + Unpin>(
                     RpcCodecError::InvalidSnappy("uncompressed frame without checksum".into())
                 })?;
                 if n > MAX_FRAME_UNCOMPRESSED {
-                    return Err(RpcCodecError::InvalidSnappy("frame exceeds 65536 bytes".into()));
+                    return Err(RpcCodecError::InvalidSnappy(
+                        "frame exceeds 65536 bytes".into(),
+                    ));
                 }
                 decompressed += n;
             }
@@ -354,7 +358,9 @@ pub async fn read_response_chunk<E: EthSpec, R: AsyncRead + Unpin>(
     };
     let (min, max) = protocol.response_bounds(fork_context.spec());
     let bytes = read_payload(io, min, max).await?;
-    Ok(Some(Ok(ResponseItem::from_ssz_bytes(protocol, fork, &bytes)?)))
+    Ok(Some(Ok(ResponseItem::from_ssz_bytes(
+        protocol, fork, &bytes,
+    )?)))
 }
 
 /// Reads a whole response to `request`: chunks until the end of the stream or an error chunk,
@@ -422,11 +428,19 @@ mod tests {
     }
 
     fn read_req(bytes: Vec<u8>, protocol: Protocol) -> Result<Request<E>, RpcCodecError> {
-        block_on(read_request::<E, _>(&mut Cursor::new(bytes), protocol, ctx().spec()))
+        block_on(read_request::<E, _>(
+            &mut Cursor::new(bytes),
+            protocol,
+            ctx().spec(),
+        ))
     }
 
     fn read_resp(bytes: Vec<u8>, request: &Request<E>) -> Result<Response<E>, RpcCodecError> {
-        block_on(read_response::<E, _>(&mut Cursor::new(bytes), request, &ctx()))
+        block_on(read_response::<E, _>(
+            &mut Cursor::new(bytes),
+            request,
+            &ctx(),
+        ))
     }
 
     #[test]
@@ -434,7 +448,10 @@ mod tests {
         for value in [0u64, 1, 127, 128, 300, 1 << 32, u64::MAX] {
             let mut bytes = Vec::new();
             encode_varint(value, &mut bytes);
-            assert_eq!(block_on(read_varint(&mut Cursor::new(bytes))).unwrap(), value);
+            assert_eq!(
+                block_on(read_varint(&mut Cursor::new(bytes))).unwrap(),
+                value
+            );
         }
         // 11 continuation bytes.
         let bytes = vec![0xff; 11];
@@ -575,12 +592,20 @@ mod tests {
             column: Default::default(),
             kzg_commitments: Default::default(),
             kzg_proofs: Default::default(),
-            signed_block_header: Default::default(),
+            signed_block_header: types::phase0::SignedBeaconBlockHeader {
+                message: types::phase0::BeaconBlockHeader {
+                    slot: 9,
+                    proposer_index: 1,
+                    parent_root: Root::ZERO,
+                    state_root: Root::ZERO,
+                    body_root: Root::ZERO,
+                },
+                signature: Default::default(),
+            },
             kzg_commitments_inclusion_proof: Default::default(),
         };
-        let item = ResponseItem::DataColumnSidecar(Arc::new(types::DataColumnSidecar::Fulu(
-            sidecar,
-        )));
+        let item =
+            ResponseItem::DataColumnSidecar(Arc::new(types::DataColumnSidecar::Fulu(sidecar)));
         let request = Request::<E>::DataColumnsByRoot(vec![]);
         let good = encode_response_item(Protocol::DataColumnsByRoot, &item, &ctx).unwrap();
         // With zero chunks allowed, even a good chunk is one too many.
@@ -608,7 +633,9 @@ mod tests {
         // A phase0 digest in front of a data column: the type does not exist at phase0.
         let spec = ChainSpec::minimal();
         let root = Root::repeat_byte(3);
-        let mut spec_fulu_later = spec.clone().with_forks_at_genesis_through(ForkName::Electra);
+        let mut spec_fulu_later = spec
+            .clone()
+            .with_forks_at_genesis_through(ForkName::Electra);
         spec_fulu_later.fulu_fork_epoch = 10;
         let ctx = ForkContext::new(spec_fulu_later, root);
         let mut bytes = vec![0u8];
@@ -619,7 +646,11 @@ mod tests {
             count: 1,
             columns: vec![0],
         });
-        let result = block_on(read_response::<E, _>(&mut Cursor::new(bytes), &request, &ctx));
+        let result = block_on(read_response::<E, _>(
+            &mut Cursor::new(bytes),
+            &request,
+            &ctx,
+        ));
         assert!(matches!(result, Err(RpcCodecError::Ssz(_))), "{result:?}");
     }
 
@@ -630,8 +661,12 @@ mod tests {
         let mut bytes = encode_error_chunk(ResponseCode::RESOURCE_UNAVAILABLE, "no");
         // Anything after the error chunk is not read.
         bytes.extend(encode_error_chunk(ResponseCode::SERVER_ERROR, "ignored"));
-        let response = block_on(read_response::<E, _>(&mut Cursor::new(bytes), &request, &ctx))
-            .unwrap();
+        let response = block_on(read_response::<E, _>(
+            &mut Cursor::new(bytes),
+            &request,
+            &ctx,
+        ))
+        .unwrap();
         assert!(response.items.is_empty());
         assert_eq!(
             response.error,
@@ -644,7 +679,11 @@ mod tests {
         let mut bytes = vec![2u8];
         bytes.extend(encode_payload(&[b'x'; 300]));
         assert!(matches!(
-            block_on(read_response::<E, _>(&mut Cursor::new(bytes), &request, &ctx)),
+            block_on(read_response::<E, _>(
+                &mut Cursor::new(bytes),
+                &request,
+                &ctx
+            )),
             Err(RpcCodecError::LengthOutOfBounds { .. })
         ));
     }
@@ -673,7 +712,10 @@ mod tests {
     #[test]
     fn body_less_requests_are_empty() {
         assert!(encode_request(&Request::<E>::MetaData).is_empty());
-        assert_eq!(read_req(vec![], Protocol::MetaDataV3).unwrap(), Request::MetaData);
+        assert_eq!(
+            read_req(vec![], Protocol::MetaDataV3).unwrap(),
+            Request::MetaData
+        );
         assert!(matches!(
             read_req(vec![1], Protocol::MetaDataV3),
             Err(RpcCodecError::TrailingBytes)

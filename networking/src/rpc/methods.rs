@@ -158,7 +158,9 @@ impl Protocol {
             Protocol::Goodbye => "/eth2/beacon_chain/req/goodbye/1/ssz_snappy",
             Protocol::Ping => "/eth2/beacon_chain/req/ping/1/ssz_snappy",
             Protocol::MetaDataV3 => "/eth2/beacon_chain/req/metadata/3/ssz_snappy",
-            Protocol::BlocksByRangeV2 => "/eth2/beacon_chain/req/beacon_blocks_by_range/2/ssz_snappy",
+            Protocol::BlocksByRangeV2 => {
+                "/eth2/beacon_chain/req/beacon_blocks_by_range/2/ssz_snappy"
+            }
             Protocol::BlocksByRootV2 => "/eth2/beacon_chain/req/beacon_blocks_by_root/2/ssz_snappy",
             Protocol::BlobsByRange => "/eth2/beacon_chain/req/blob_sidecars_by_range/1/ssz_snappy",
             Protocol::BlobsByRoot => "/eth2/beacon_chain/req/blob_sidecars_by_root/1/ssz_snappy",
@@ -355,7 +357,11 @@ impl<E: EthSpec> Request<E> {
             Protocol::BlocksByRootV2 => {
                 let roots = Vec::<Root>::from_ssz_bytes(bytes)?;
                 if roots.len() as u64 > spec.max_request_blocks_deneb {
-                    return Err(too_many("roots", roots.len(), spec.max_request_blocks_deneb));
+                    return Err(too_many(
+                        "roots",
+                        roots.len(),
+                        spec.max_request_blocks_deneb,
+                    ));
                 }
                 Request::BlocksByRoot(roots)
             }
@@ -574,14 +580,16 @@ impl<E: EthSpec> ResponseItem<E> {
             Protocol::LightClientUpdatesByRange => ResponseItem::LightClientUpdate(Arc::new(
                 LightClientUpdate::from_ssz_bytes_by_fork(bytes, fork)?,
             )),
-            Protocol::LightClientFinalityUpdate => ResponseItem::LightClientFinalityUpdate(
-                Arc::new(LightClientFinalityUpdate::from_ssz_bytes_by_fork(bytes, fork)?),
-            ),
-            Protocol::LightClientOptimisticUpdate => ResponseItem::LightClientOptimisticUpdate(
-                Arc::new(LightClientOptimisticUpdate::from_ssz_bytes_by_fork(
-                    bytes, fork,
-                )?),
-            ),
+            Protocol::LightClientFinalityUpdate => {
+                ResponseItem::LightClientFinalityUpdate(Arc::new(
+                    LightClientFinalityUpdate::from_ssz_bytes_by_fork(bytes, fork)?,
+                ))
+            }
+            Protocol::LightClientOptimisticUpdate => {
+                ResponseItem::LightClientOptimisticUpdate(Arc::new(
+                    LightClientOptimisticUpdate::from_ssz_bytes_by_fork(bytes, fork)?,
+                ))
+            }
         })
     }
 }

@@ -1,0 +1,471 @@
+//! The peer manager: who is connected, how well each peer behaves, who is banned, whether more
+//! peers are needed (overall and per subnet), and whom to prune when above the target.
+//!
+//! Scores live in `[-100, 100]` and decay towards 0 with a half-life; a peer below
+//! [`DISCONNECT_THRESHOLD`] is disconnected, below [`BAN_THRESHOLD`] banned for
+//! [`PeerManagerConfig::ban_duration`]. The gossipsub score is tracked separately by gossipsub;
+//! the service feeds its graylisting back in as a penalty.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use libp2p::PeerId;
+use libp2p::core::ConnectedPoint;
+
+use crate::rpc::{MetaData, StatusMessage};
+
+/// Below this score a peer is disconnected.
+pub const DISCONNECT_THRESHOLD: f64 = -20.0;
+/// Below this score a peer is banned.
+pub const BAN_THRESHOLD: f64 = -50.0;
+/// Scores are clamped to `[-MAX_SCORE, MAX_SCORE]`.
+pub const MAX_SCORE: f64 = 100.0;
+
+/// How bad a peer's fault was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerAction {
+    /// Unforgivable (wrong network, invalid data that cannot be an accident): ban at once.
+    Fatal,
+    /// Tolerated a handful of times (-10).
+    LowTolerance,
+    /// Tolerated some tens of times (-5).
+    MidTolerance,
+    /// Tolerated many times (-1).
+    HighTolerance,
+}
+
+impl PeerAction {
+    fn penalty(self) -> f64 {
+        match self {
+            PeerAction::Fatal => 2.0 * MAX_SCORE,
+            PeerAction::LowTolerance => 10.0,
+            PeerAction::MidTolerance => 5.0,
+            PeerAction::HighTolerance => 1.0,
+        }
+    }
+}
+
+/// What the swarm should do after a score change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScoreOutcome {
+    /// Nothing.
+    None,
+    /// Disconnect the peer (it may reconnect later).
+    Disconnect,
+    /// Disconnect and refuse the peer until the ban expires.
+    Ban,
+}
+
+/// Whether a new connection is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Keep it.
+    Accept,
+    /// The peer is banned.
+    Banned,
+    /// Above the peer limit.
+    Full,
+}
+
+/// Tuning of the peer manager.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerManagerConfig {
+    /// Peers wanted.
+    pub target_peers: usize,
+    /// Extra inbound peers tolerated above the target before new ones are refused (fraction of
+    /// the target).
+    pub excess_factor: f64,
+    /// How long a ban lasts.
+    pub ban_duration: Duration,
+    /// Half-life of a score's decay towards 0.
+    pub score_half_life: Duration,
+    /// Peers wanted on each subscribed subnet.
+    pub min_peers_per_subnet: usize,
+}
+
+impl Default for PeerManagerConfig {
+    fn default() -> Self {
+        Self {
+            target_peers: 100,
+            excess_factor: 0.1,
+            ban_duration: Duration::from_secs(30 * 60),
+            score_half_life: Duration::from_secs(600),
+            min_peers_per_subnet: 2,
+        }
+    }
+}
+
+/// What is known of one peer.
+#[derive(Debug, Clone)]
+pub struct PeerInfo {
+    score: f64,
+    score_updated: Instant,
+    /// Connected, and how.
+    pub connected: Option<ConnectionDirection>,
+    /// The last `Status` it sent or answered.
+    pub status: Option<StatusMessage>,
+    /// The last `MetaData` it answered.
+    pub metadata: Option<MetaData>,
+    /// Until when the peer is banned.
+    pub banned_until: Option<Instant>,
+    /// The agent version from identify.
+    pub agent_version: Option<String>,
+}
+
+/// Who dialed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionDirection {
+    /// The peer dialed us.
+    Inbound,
+    /// We dialed the peer.
+    Outbound,
+}
+
+impl From<&ConnectedPoint> for ConnectionDirection {
+    fn from(point: &ConnectedPoint) -> Self {
+        if point.is_dialer() {
+            ConnectionDirection::Outbound
+        } else {
+            ConnectionDirection::Inbound
+        }
+    }
+}
+
+/// The peer table.
+#[derive(Debug, Clone)]
+pub struct PeerManager {
+    config: PeerManagerConfig,
+    peers: HashMap<PeerId, PeerInfo>,
+}
+
+/// Disconnected, unbanned peers kept in the table at most; the rest are forgotten.
+const MAX_DISCONNECTED_PEERS: usize = 1000;
+
+impl PeerManager {
+    /// An empty table.
+    pub fn new(config: PeerManagerConfig) -> Self {
+        Self {
+            config,
+            peers: HashMap::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PeerManagerConfig {
+        &self.config
+    }
+
+    /// The most connected peers allowed.
+    pub fn max_peers(&self) -> usize {
+        let target = self.config.target_peers as f64;
+        (target * (1.0 + self.config.excess_factor)).ceil() as usize
+    }
+
+    fn entry(&mut self, peer: PeerId, now: Instant) -> &mut PeerInfo {
+        self.peers.entry(peer).or_insert(PeerInfo {
+            score: 0.0,
+            score_updated: now,
+            connected: None,
+            status: None,
+            metadata: None,
+            banned_until: None,
+            agent_version: None,
+        })
+    }
+
+    /// Information on a peer.
+    pub fn peer(&self, peer: &PeerId) -> Option<&PeerInfo> {
+        self.peers.get(peer)
+    }
+
+    /// Mutable information on a peer (status, metadata, agent).
+    pub fn peer_mut(&mut self, peer: &PeerId) -> Option<&mut PeerInfo> {
+        self.peers.get_mut(peer)
+    }
+
+    /// The peer's score at `now`, after decay.
+    pub fn score(&self, peer: &PeerId, now: Instant) -> f64 {
+        self.peers
+            .get(peer)
+            .map(|info| self.decayed(info, now))
+            .unwrap_or(0.0)
+    }
+
+    fn decayed(&self, info: &PeerInfo, now: Instant) -> f64 {
+        let elapsed = now
+            .saturating_duration_since(info.score_updated)
+            .as_secs_f64();
+        let half_life = self.config.score_half_life.as_secs_f64().max(f64::EPSILON);
+        info.score * 0.5f64.powf(elapsed / half_life)
+    }
+
+    /// Whether `peer` is banned at `now`.
+    pub fn is_banned(&self, peer: &PeerId, now: Instant) -> bool {
+        self.peers
+            .get(peer)
+            .and_then(|info| info.banned_until)
+            .is_some_and(|until| until > now)
+    }
+
+    /// The connected peers.
+    pub fn connected_peers(&self) -> impl Iterator<Item = &PeerId> {
+        self.peers
+            .iter()
+            .filter(|(_, info)| info.connected.is_some())
+            .map(|(peer, _)| peer)
+    }
+
+    /// How many peers are connected.
+    pub fn connected_count(&self) -> usize {
+        self.connected_peers().count()
+    }
+
+    /// Whether discovery should look for more peers.
+    pub fn needs_more_peers(&self) -> bool {
+        self.connected_count() < self.config.target_peers
+    }
+
+    /// Records a new connection and says whether to keep it.
+    pub fn on_connection_established(
+        &mut self,
+        peer: PeerId,
+        direction: ConnectionDirection,
+        now: Instant,
+    ) -> Admission {
+        if self.is_banned(&peer, now) {
+            return Admission::Banned;
+        }
+        let already = self.peers.get(&peer).is_some_and(|i| i.connected.is_some());
+        if !already && self.connected_count() >= self.max_peers() {
+            return Admission::Full;
+        }
+        let info = self.entry(peer, now);
+        if info.connected.is_none() {
+            info.connected = Some(direction);
+        }
+        Admission::Accept
+    }
+
+    /// Records that the last connection to `peer` closed.
+    pub fn on_disconnected(&mut self, peer: &PeerId, now: Instant) {
+        if let Some(info) = self.peers.get_mut(peer) {
+            info.connected = None;
+            info.status = None;
+            info.metadata = None;
+        }
+        self.prune_table(now);
+    }
+
+    fn prune_table(&mut self, now: Instant) {
+        let disconnected = self
+            .peers
+            .values()
+            .filter(|i| i.connected.is_none())
+            .count();
+        if disconnected <= MAX_DISCONNECTED_PEERS {
+            return;
+        }
+        // Forget disconnected peers whose ban has expired (or who were never banned).
+        self.peers.retain(|_, info| {
+            info.connected.is_some() || info.banned_until.is_some_and(|until| until > now)
+        });
+    }
+
+    /// Penalises `peer` for `action` and says what to do with it.
+    pub fn report_peer(&mut self, peer: &PeerId, action: PeerAction, now: Instant) -> ScoreOutcome {
+        let ban_duration = self.config.ban_duration;
+        let current = self.score(peer, now);
+        let info = self.entry(*peer, now);
+        info.score = (current - action.penalty()).clamp(-MAX_SCORE, MAX_SCORE);
+        info.score_updated = now;
+        if info.score <= BAN_THRESHOLD {
+            info.banned_until = Some(now + ban_duration);
+            ScoreOutcome::Ban
+        } else if info.score <= DISCONNECT_THRESHOLD && info.connected.is_some() {
+            ScoreOutcome::Disconnect
+        } else {
+            ScoreOutcome::None
+        }
+    }
+
+    /// Bans `peer` outright (for example after a Goodbye for a fault, or by operator).
+    pub fn ban(&mut self, peer: &PeerId, now: Instant) {
+        let until = now + self.config.ban_duration;
+        let info = self.entry(*peer, now);
+        info.banned_until = Some(until);
+        info.score = BAN_THRESHOLD;
+        info.score_updated = now;
+    }
+
+    /// Lifts a ban.
+    pub fn unban(&mut self, peer: &PeerId) {
+        if let Some(info) = self.peers.get_mut(peer) {
+            info.banned_until = None;
+            info.score = info.score.max(DISCONNECT_THRESHOLD / 2.0);
+        }
+    }
+
+    /// The attestation subnets (of `wanted`) with fewer than `min_peers_per_subnet` connected
+    /// peers advertising them in their metadata.
+    pub fn attestation_subnets_needing_peers(&self, wanted: &[u64]) -> Vec<u64> {
+        wanted
+            .iter()
+            .copied()
+            .filter(|subnet| {
+                self.peers
+                    .values()
+                    .filter(|i| i.connected.is_some())
+                    .filter(|i| {
+                        i.metadata
+                            .as_ref()
+                            .and_then(|m| m.attnets.get(*subnet as usize).ok())
+                            .unwrap_or(false)
+                    })
+                    .count()
+                    < self.config.min_peers_per_subnet
+            })
+            .collect()
+    }
+
+    /// Connected peers to drop to get back to the target: lowest score first, outbound peers and
+    /// peers carrying a subnet in `protected_attnets` kept longest.
+    pub fn peers_to_prune(&self, protected_attnets: &[u64], now: Instant) -> Vec<PeerId> {
+        let connected = self.connected_count();
+        if connected <= self.config.target_peers {
+            return Vec::new();
+        }
+        let mut candidates: Vec<(bool, bool, f64, PeerId)> = self
+            .peers
+            .iter()
+            .filter(|(_, i)| i.connected.is_some())
+            .map(|(peer, info)| {
+                let useful = info.metadata.as_ref().is_some_and(|m| {
+                    protected_attnets
+                        .iter()
+                        .any(|s| m.attnets.get(*s as usize).unwrap_or(false))
+                });
+                let outbound = info.connected == Some(ConnectionDirection::Outbound);
+                (useful, outbound, self.decayed(info, now), *peer)
+            })
+            .collect();
+        candidates.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then(a.2.total_cmp(&b.2)));
+        candidates
+            .into_iter()
+            .take(connected - self.config.target_peers)
+            .map(|(_, _, _, peer)| peer)
+            .collect()
+    }
+
+    /// Number of peers in the table (connected or remembered).
+    pub fn known_count(&self) -> usize {
+        self.peers.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manager(target: usize) -> PeerManager {
+        PeerManager::new(PeerManagerConfig {
+            target_peers: target,
+            ..PeerManagerConfig::default()
+        })
+    }
+
+    #[test]
+    fn repeated_faults_disconnect_then_ban() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        let peer = PeerId::random();
+        assert_eq!(
+            pm.on_connection_established(peer, ConnectionDirection::Inbound, now),
+            Admission::Accept
+        );
+        assert_eq!(
+            pm.report_peer(&peer, PeerAction::LowTolerance, now),
+            ScoreOutcome::None
+        );
+        assert_eq!(
+            pm.report_peer(&peer, PeerAction::LowTolerance, now),
+            ScoreOutcome::Disconnect
+        );
+        for _ in 0..2 {
+            pm.report_peer(&peer, PeerAction::LowTolerance, now);
+        }
+        assert_eq!(
+            pm.report_peer(&peer, PeerAction::LowTolerance, now),
+            ScoreOutcome::Ban
+        );
+        assert!(pm.is_banned(&peer, now));
+        pm.on_disconnected(&peer, now);
+        assert_eq!(
+            pm.on_connection_established(peer, ConnectionDirection::Inbound, now),
+            Admission::Banned
+        );
+        // The ban expires.
+        let later = now + PeerManagerConfig::default().ban_duration + Duration::from_secs(1);
+        assert!(!pm.is_banned(&peer, later));
+    }
+
+    #[test]
+    fn fatal_bans_at_once() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        let peer = PeerId::random();
+        pm.on_connection_established(peer, ConnectionDirection::Outbound, now);
+        assert_eq!(
+            pm.report_peer(&peer, PeerAction::Fatal, now),
+            ScoreOutcome::Ban
+        );
+    }
+
+    #[test]
+    fn scores_decay_towards_zero() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        let peer = PeerId::random();
+        pm.report_peer(&peer, PeerAction::LowTolerance, now);
+        let half_life = pm.config().score_half_life;
+        let score = pm.score(&peer, now + half_life);
+        assert!((score + 5.0).abs() < 1e-9, "{score}");
+    }
+
+    #[test]
+    fn refuses_connections_above_the_limit_and_prunes_to_target() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        let peers: Vec<PeerId> = (0..11).map(|_| PeerId::random()).collect();
+        for peer in &peers {
+            assert_eq!(
+                pm.on_connection_established(*peer, ConnectionDirection::Inbound, now),
+                Admission::Accept
+            );
+        }
+        assert_eq!(pm.max_peers(), 11);
+        assert_eq!(
+            pm.on_connection_established(PeerId::random(), ConnectionDirection::Inbound, now),
+            Admission::Full
+        );
+        // The worst-scored peer goes first; a peer on a protected subnet stays.
+        pm.report_peer(&peers[3], PeerAction::HighTolerance, now);
+        let mut metadata = MetaData::default();
+        metadata.attnets.set(7, true).unwrap();
+        pm.peer_mut(&peers[3]).unwrap().metadata = Some(metadata);
+        pm.report_peer(&peers[5], PeerAction::HighTolerance, now);
+        assert_eq!(pm.peers_to_prune(&[7], now), vec![peers[5]]);
+        assert_eq!(pm.attestation_subnets_needing_peers(&[7, 8]), vec![7, 8]);
+    }
+
+    #[test]
+    fn table_of_disconnected_peers_is_bounded() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        for _ in 0..(MAX_DISCONNECTED_PEERS + 50) {
+            let peer = PeerId::random();
+            pm.on_connection_established(peer, ConnectionDirection::Inbound, now);
+            pm.on_disconnected(&peer, now);
+        }
+        assert!(pm.known_count() <= MAX_DISCONNECTED_PEERS + 1);
+    }
+}
