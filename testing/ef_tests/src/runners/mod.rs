@@ -6,6 +6,7 @@
 mod bls;
 mod epoch_processing;
 mod fork;
+mod fork_choice;
 mod genesis;
 mod kzg;
 mod light_client;
@@ -44,6 +45,7 @@ pub fn all() -> Vec<Box<dyn Runner>> {
         Box::new(operations::Operations),
         Box::new(epoch_processing::EpochProcessing),
         Box::new(fork::Fork),
+        Box::new(fork_choice::ForkChoiceRunner),
         Box::new(transition::Transition),
         Box::new(rewards::Rewards),
         Box::new(genesis::Genesis),

@@ -1,0 +1,126 @@
+//! Fork choice at mainnet scale: 1,000,000 validators' latest messages over a 64-block tree.
+//!
+//! - `get_head/one_slot_changed`: deltas for one slot of changed votes (31,250 validators),
+//!   applied to the tree, viability and the head walk.
+//! - `apply_votes/one_slot`: the latest-message updates of one slot of attestations
+//!   (`update_latest_messages` for 31,250 attesting indices).
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use fork_choice::{ProtoArray, ProtoNode, VoteTracker};
+use std::hint::black_box;
+use types::{Root, phase0::Checkpoint};
+
+const VALIDATORS: usize = 1_000_000;
+const BLOCKS: usize = 64;
+const VOTES_PER_SLOT: usize = VALIDATORS / 32;
+const BALANCE: u64 = 32_000_000_000;
+
+fn root(i: usize) -> Root {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&(i as u64 + 1).to_be_bytes());
+    Root::from(bytes)
+}
+
+/// A 64-block tree: a main chain with a fork every 4th block.
+fn tree() -> ProtoArray {
+    let genesis = Checkpoint {
+        epoch: 0,
+        root: root(0),
+    };
+    let mut array = ProtoArray::default();
+    for i in 0..BLOCKS {
+        let parent_root = match i {
+            0 => Root::ZERO,
+            i if i % 4 == 3 => root(i - 2),
+            i => root(i - 1),
+        };
+        array
+            .insert(ProtoNode {
+                root: root(i),
+                parent: None,
+                slot: i as u64,
+                proposer_index: i as u64,
+                parent_root,
+                justified: genesis.clone(),
+                unrealized_justified: genesis.clone(),
+                timely: true,
+                weight: 0,
+            })
+            .expect("fresh roots");
+    }
+    array
+}
+
+/// The tree with every validator's vote applied, and the tracker with nothing queued.
+fn voted() -> (ProtoArray, VoteTracker, Vec<u64>) {
+    let mut array = tree();
+    let mut votes = VoteTracker::default();
+    let balances = vec![BALANCE; VALIDATORS];
+    for v in 0..VALIDATORS {
+        let node = (v * 7919 % BLOCKS) as u32;
+        votes
+            .process_attestation(v as u64, node, 1)
+            .expect("index fits");
+    }
+    let mut deltas = votes
+        .compute_deltas(array.len(), &balances)
+        .expect("nodes in range");
+    array.apply_deltas(&mut deltas).expect("positive weights");
+    votes.commit(&balances);
+    (array, votes, balances)
+}
+
+fn benches(c: &mut Criterion) {
+    let genesis = Checkpoint {
+        epoch: 0,
+        root: root(0),
+    };
+    let (array, votes, balances) = voted();
+
+    c.bench_function("get_head/one_slot_changed", |b| {
+        b.iter_batched(
+            || {
+                let mut votes = votes.clone();
+                for v in 0..VOTES_PER_SLOT {
+                    let validator = v * 32;
+                    votes
+                        .process_attestation(validator as u64, (BLOCKS - 1) as u32, 2)
+                        .expect("index fits");
+                }
+                (array.clone(), votes)
+            },
+            |(mut array, mut votes)| {
+                let mut deltas = votes
+                    .compute_deltas(array.len(), &balances)
+                    .expect("nodes in range");
+                array.apply_deltas(&mut deltas).expect("valid weights");
+                votes.commit(&balances);
+                black_box(
+                    array
+                        .find_head(&genesis, &genesis, 2, 32)
+                        .expect("justified held"),
+                )
+            },
+            BatchSize::LargeInput,
+        )
+    });
+
+    let attesters: Vec<u64> = (0..VOTES_PER_SLOT).map(|v| (v * 32) as u64).collect();
+    c.bench_function("apply_votes/one_slot", |b| {
+        b.iter_batched(
+            || votes.clone(),
+            |mut votes| {
+                for &v in &attesters {
+                    votes
+                        .process_attestation(v, (BLOCKS - 1) as u32, 2)
+                        .expect("index fits");
+                }
+                black_box(votes)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+}
+
+criterion_group!(fork_choice, benches);
+criterion_main!(fork_choice);

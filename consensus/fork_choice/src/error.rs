@@ -1,0 +1,113 @@
+//! Why the fork choice rejected a message or could not answer.
+
+use state_processing::per_block::{BlockProcessingError, IndexedAttestationInvalid};
+use types::{Epoch, Root, Slot, ValidatorIndex};
+
+/// Every way fork choice rejects input or fails; a rejected message leaves the store unchanged.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `on_block`: the parent block (and its post-state) is not in the store.
+    #[error("block {block:?}: parent {parent:?} is unknown")]
+    UnknownParent { block: Root, parent: Root },
+    /// `on_block`: the block's slot is after the store's current slot.
+    #[error("block at slot {block_slot} is from the future (current slot {current_slot})")]
+    FutureBlock {
+        block_slot: Slot,
+        current_slot: Slot,
+    },
+    /// `on_block`: the block is not after the finalized checkpoint's start slot.
+    #[error("block at slot {block_slot} is not after the finalized slot {finalized_slot}")]
+    NotAfterFinalizedSlot {
+        block_slot: Slot,
+        finalized_slot: Slot,
+    },
+    /// `on_block`: the block does not descend from the finalized block.
+    #[error("block {block:?} does not descend from the finalized block {finalized:?}")]
+    NotFinalizedDescendant { block: Root, finalized: Root },
+    /// `on_block`: `is_data_available` failed.
+    #[error("block {block:?}: data not available: {reason}")]
+    DataUnavailable { block: Root, reason: String },
+    /// `on_block`: the state transition rejected the block.
+    #[error("block {block:?}: invalid: {source}")]
+    InvalidBlock {
+        block: Root,
+        #[source]
+        source: BlockProcessingError,
+    },
+    /// `on_attestation`: the target epoch is neither the current nor the previous epoch.
+    #[error(
+        "attestation target epoch {target} is not the current epoch {current} or the one before"
+    )]
+    TargetEpochOutOfRange { target: Epoch, current: Epoch },
+    /// `on_attestation`: the target epoch is not the epoch of the attestation's slot.
+    #[error("attestation target epoch {target} is not the epoch of its slot {slot}")]
+    TargetEpochSlotMismatch { target: Epoch, slot: Slot },
+    /// `on_attestation`: the target block is unknown.
+    #[error("attestation target block {0:?} is unknown")]
+    UnknownTargetBlock(Root),
+    /// `on_attestation`: the head block voted for is unknown.
+    #[error("attestation head block {0:?} is unknown")]
+    UnknownHeadBlock(Root),
+    /// `on_attestation`: the head block voted for is newer than the attestation.
+    #[error("attestation at slot {attestation_slot} votes for a block at slot {block_slot}")]
+    AttestsToFutureBlock {
+        attestation_slot: Slot,
+        block_slot: Slot,
+    },
+    /// `on_attestation`: the target is not the checkpoint block of the head vote's chain.
+    #[error(
+        "attestation target {target:?} is not the checkpoint block {expected:?} of its head vote"
+    )]
+    InconsistentTarget { target: Root, expected: Root },
+    /// `on_attestation`: the attestation's slot is not yet in the past.
+    #[error("attestation at slot {attestation_slot} is not before the current slot {current_slot}")]
+    FutureAttestation {
+        attestation_slot: Slot,
+        current_slot: Slot,
+    },
+    /// `on_attestation` / `on_attester_slashing`: the attestation is not valid in its state.
+    #[error("invalid attestation: {0}")]
+    InvalidAttestation(String),
+    /// `on_attestation` / `on_attester_slashing`: the indexed attestation is not valid.
+    #[error("invalid indexed attestation: {0}")]
+    InvalidIndexedAttestation(#[from] IndexedAttestationInvalid),
+    /// `on_attester_slashing`: the two attestations are not slashable together.
+    #[error("the attester slashing's attestations are not slashable")]
+    NotSlashable,
+    /// `get_proposer_head`: the proposer boost is still on the head.
+    #[error("the proposer boost is still on the head {0:?}")]
+    BoostOnHead(Root),
+    /// The anchor block does not commit to the anchor state.
+    #[error("anchor block state root {block:?} is not the anchor state's root {state:?}")]
+    AnchorStateMismatch { block: Root, state: Root },
+    /// No block with this root is in the store.
+    #[error("block {0:?} is unknown")]
+    UnknownBlock(Root),
+    /// The justified checkpoint's block is not in the tree.
+    #[error("justified block {0:?} is unknown")]
+    UnknownJustifiedBlock(Root),
+    /// The finalized checkpoint's block is not in the tree.
+    #[error("finalized block {0:?} is unknown")]
+    UnknownFinalizedBlock(Root),
+    /// A block was inserted twice into the proto-array.
+    #[error("block {0:?} is already in the tree")]
+    DuplicateNode(Root),
+    /// A vote points past the end of the tree.
+    #[error("vote for node {0} beyond the tree")]
+    VoteNodeOutOfRange(u32),
+    /// A validator index too large for the vote vector.
+    #[error("validator index {0} is too large")]
+    ValidatorIndexTooLarge(ValidatorIndex),
+    /// One delta per node was expected.
+    #[error("{deltas} deltas for {nodes} nodes")]
+    DeltaCount { deltas: usize, nodes: usize },
+    /// A node weight would become negative or overflow.
+    #[error("weight {weight} of {root:?} cannot take delta {delta}")]
+    InvalidWeight { root: Root, weight: u64, delta: i64 },
+    /// A delta overflowed.
+    #[error("delta overflow")]
+    DeltaOverflow,
+    /// A state-processing helper failed on a state held by the store.
+    #[error("state processing: {0}")]
+    State(String),
+}

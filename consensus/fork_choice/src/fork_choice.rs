@@ -1,0 +1,976 @@
+//! The spec's fork-choice `Store` and its handlers, over a [`ProtoArray`] and a
+//! [`VoteTracker`].
+//!
+//! Every handler checks all of its preconditions before it writes anything, so a rejected
+//! message leaves the store as it was. The store has one owner (`&mut self`): callers serialise
+//! access (one task owns it), and no lock is held across a block import.
+//!
+//! [spec]: phase0/fork-choice.md, fulu/fork-choice.md
+
+use std::sync::Arc;
+
+use rayon::ThreadPool;
+use rustc_hash::{FxHashMap, FxHashSet};
+use state_processing::{
+    CachedBeaconState,
+    common::{compute_epoch_at_slot, get_current_epoch, is_active_validator},
+    per_block::{
+        ExecutionEngine, VerifySignatures, get_indexed_attestation, is_valid_indexed_attestation,
+    },
+    per_epoch::process_justification_and_finalization,
+    per_slot::process_slots,
+    state_transition::state_transition,
+};
+use types::{
+    ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot, ValidatorIndex,
+    electra::{Attestation, AttesterSlashing, BeaconBlock},
+    phase0::Checkpoint,
+};
+
+use crate::{
+    data_availability::{Columns, is_data_available},
+    error::Error,
+    proto_array::{ProtoArray, ProtoNode},
+    votes::VoteTracker,
+};
+
+/// `BASIS_POINTS`.
+const BASIS_POINTS: u64 = 10_000;
+
+/// The head: `ForkChoiceNode` with the block's slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The head block's root.
+    pub root: Root,
+    /// The head block's slot.
+    pub slot: Slot,
+}
+
+/// The balances of the justified checkpoint state that weigh votes.
+#[derive(Debug, Clone, Default)]
+struct JustifiedBalances {
+    /// Which checkpoint they belong to.
+    checkpoint: Option<(Epoch, Root)>,
+    /// Effective balance of each active, unslashed validator (0 for the others).
+    effective: Vec<Gwei>,
+    /// `get_total_active_balance(justified_state)`.
+    total_active: Gwei,
+    /// The same over the validators that are not slashed (at least one increment).
+    total_unslashed: Gwei,
+}
+
+/// Options of the store.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// How signatures of blocks, attestations and slashings are checked.
+    pub verify_signatures: VerifySignatures,
+    /// Prune once the finalized block has at least this many nodes before it in the tree.
+    pub prune_threshold: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            verify_signatures: VerifySignatures::Batched,
+            prune_threshold: 256,
+        }
+    }
+}
+
+/// The fork-choice store: the spec's `Store` with the block tree as a proto-array.
+///
+/// [spec]: phase0/fork-choice.md#store
+pub struct ForkChoice<E: EthSpec> {
+    spec: Arc<ChainSpec>,
+    config: Config,
+    kzg_pool: Arc<ThreadPool>,
+    time: u64,
+    genesis_time: u64,
+    justified_checkpoint: Checkpoint,
+    finalized_checkpoint: Checkpoint,
+    unrealized_justified_checkpoint: Checkpoint,
+    unrealized_finalized_checkpoint: Checkpoint,
+    proposer_boost_root: Root,
+    equivocating_indices: FxHashSet<ValidatorIndex>,
+    proto: ProtoArray,
+    votes: VoteTracker,
+    block_states: FxHashMap<Root, CachedBeaconState<E>>,
+    checkpoint_states: FxHashMap<(Epoch, Root), CachedBeaconState<E>>,
+    balances: JustifiedBalances,
+    /// The proposer boost now in the node weights: block root and amount.
+    applied_boost: Option<(Root, Gwei)>,
+}
+
+fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
+    (checkpoint.epoch, checkpoint.root)
+}
+
+fn state_error(e: impl std::fmt::Display) -> Error {
+    Error::State(e.to_string())
+}
+
+impl<E: EthSpec> ForkChoice<E> {
+    /// `get_forkchoice_store(anchor_state, anchor_block)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_forkchoice_store
+    pub fn new(
+        anchor_state: CachedBeaconState<E>,
+        anchor_block: &BeaconBlock<E>,
+        spec: Arc<ChainSpec>,
+        config: Config,
+        kzg_pool: Arc<ThreadPool>,
+    ) -> Result<Self, Error> {
+        let mut anchor_state = anchor_state;
+        let state_root = anchor_state.hash_tree_root().map_err(state_error)?;
+        if anchor_block.state_root != state_root {
+            return Err(Error::AnchorStateMismatch {
+                block: anchor_block.state_root,
+                state: state_root,
+            });
+        }
+        let anchor_root = tree_hash::TreeHash::tree_hash_root(anchor_block);
+        let view = anchor_state.view().map_err(state_error)?;
+        let anchor_epoch = get_current_epoch(&view);
+        let genesis_time = *view.genesis_time;
+        let slot = *view.slot;
+        let anchor = Checkpoint {
+            epoch: anchor_epoch,
+            root: anchor_root,
+        };
+        let mut proto = ProtoArray::default();
+        proto.insert(ProtoNode {
+            root: anchor_root,
+            parent: None,
+            slot: anchor_block.slot,
+            proposer_index: anchor_block.proposer_index,
+            parent_root: anchor_block.parent_root,
+            justified: anchor.clone(),
+            unrealized_justified: anchor.clone(),
+            timely: false,
+            weight: 0,
+        })?;
+        let mut block_states = FxHashMap::default();
+        block_states.insert(anchor_root, anchor_state.clone());
+        let mut checkpoint_states = FxHashMap::default();
+        checkpoint_states.insert(key(&anchor), anchor_state);
+        Ok(Self {
+            time: genesis_time + spec.slot_duration_ms * slot / 1000,
+            genesis_time,
+            spec,
+            config,
+            kzg_pool,
+            justified_checkpoint: anchor.clone(),
+            finalized_checkpoint: anchor.clone(),
+            unrealized_justified_checkpoint: anchor.clone(),
+            unrealized_finalized_checkpoint: anchor,
+            proposer_boost_root: Root::ZERO,
+            equivocating_indices: FxHashSet::default(),
+            proto,
+            votes: VoteTracker::default(),
+            block_states,
+            checkpoint_states,
+            balances: JustifiedBalances::default(),
+            applied_boost: None,
+        })
+    }
+
+    /// `store.time`.
+    pub fn time(&self) -> u64 {
+        self.time
+    }
+
+    /// `store.genesis_time`.
+    pub fn genesis_time(&self) -> u64 {
+        self.genesis_time
+    }
+
+    /// `store.justified_checkpoint`.
+    pub fn justified_checkpoint(&self) -> &Checkpoint {
+        &self.justified_checkpoint
+    }
+
+    /// `store.finalized_checkpoint`.
+    pub fn finalized_checkpoint(&self) -> &Checkpoint {
+        &self.finalized_checkpoint
+    }
+
+    /// `store.unrealized_justified_checkpoint`.
+    pub fn unrealized_justified_checkpoint(&self) -> &Checkpoint {
+        &self.unrealized_justified_checkpoint
+    }
+
+    /// `store.unrealized_finalized_checkpoint`.
+    pub fn unrealized_finalized_checkpoint(&self) -> &Checkpoint {
+        &self.unrealized_finalized_checkpoint
+    }
+
+    /// `store.proposer_boost_root`.
+    pub fn proposer_boost_root(&self) -> Root {
+        self.proposer_boost_root
+    }
+
+    /// Whether `index` is in `store.equivocating_indices`.
+    pub fn is_equivocating(&self, index: ValidatorIndex) -> bool {
+        self.equivocating_indices.contains(&index)
+    }
+
+    /// Whether block `root` is in the store.
+    pub fn contains_block(&self, root: &Root) -> bool {
+        self.proto.index_of(root).is_some()
+    }
+
+    /// The post-state of block `root`.
+    pub fn block_state(&self, root: &Root) -> Option<&CachedBeaconState<E>> {
+        self.block_states.get(root)
+    }
+
+    /// The block tree.
+    pub fn proto_array(&self) -> &ProtoArray {
+        &self.proto
+    }
+
+    /// `latest_messages[index]` as `(epoch, root)`; the root is `None` when its block was
+    /// pruned.
+    pub fn latest_message(&self, index: ValidatorIndex) -> Option<(Epoch, Option<Root>)> {
+        self.votes.latest_message(index).map(|(epoch, node)| {
+            (
+                epoch,
+                node.and_then(|n| self.proto.node(n as usize).map(|n| n.root)),
+            )
+        })
+    }
+
+    /// `get_current_slot(store)`.
+    pub fn get_current_slot(&self) -> Slot {
+        GENESIS_SLOT
+            + self.time.saturating_sub(self.genesis_time) * 1000 / self.spec.slot_duration_ms
+    }
+
+    /// `get_current_store_epoch(store)`.
+    pub fn get_current_store_epoch(&self) -> Epoch {
+        compute_epoch_at_slot::<E>(self.get_current_slot())
+    }
+
+    fn time_into_slot_ms(&self) -> u64 {
+        let seconds = self.time.saturating_sub(self.genesis_time);
+        seconds.saturating_mul(1000) % self.spec.slot_duration_ms
+    }
+
+    fn slot_component_ms(&self, basis_points: u64) -> u64 {
+        basis_points * self.spec.slot_duration_ms / BASIS_POINTS
+    }
+
+    /// `on_tick(store, time)`: advances the clock slot by slot, resetting the proposer boost
+    /// at each new slot and realizing the pulled-up checkpoints at each new epoch.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_tick
+    pub fn on_tick(&mut self, time: u64) {
+        let tick_slot = time.saturating_sub(self.genesis_time) * 1000 / self.spec.slot_duration_ms;
+        while self.get_current_slot() < tick_slot {
+            let previous_time = self.genesis_time
+                + (self.get_current_slot() + 1) * self.spec.slot_duration_ms / 1000;
+            self.on_tick_per_slot(previous_time);
+        }
+        self.on_tick_per_slot(time);
+    }
+
+    /// `on_tick_per_slot(store, time)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_tick_per_slot
+    fn on_tick_per_slot(&mut self, time: u64) {
+        let previous_slot = self.get_current_slot();
+        self.time = time;
+        let current_slot = self.get_current_slot();
+        if current_slot > previous_slot {
+            self.proposer_boost_root = Root::ZERO;
+            if current_slot.is_multiple_of(E::slots_per_epoch()) {
+                let justified = self.unrealized_justified_checkpoint.clone();
+                let finalized = self.unrealized_finalized_checkpoint.clone();
+                self.update_checkpoints(&justified, &finalized);
+            }
+        }
+    }
+
+    /// `update_checkpoints(store, justified_checkpoint, finalized_checkpoint)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#update_checkpoints
+    fn update_checkpoints(&mut self, justified: &Checkpoint, finalized: &Checkpoint) {
+        if justified.epoch > self.justified_checkpoint.epoch {
+            self.justified_checkpoint = justified.clone();
+        }
+        if finalized.epoch > self.finalized_checkpoint.epoch {
+            self.finalized_checkpoint = finalized.clone();
+        }
+    }
+
+    /// `update_unrealized_checkpoints(store, ...)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#update_unrealized_checkpoints
+    fn update_unrealized_checkpoints(&mut self, justified: &Checkpoint, finalized: &Checkpoint) {
+        if justified.epoch > self.unrealized_justified_checkpoint.epoch {
+            self.unrealized_justified_checkpoint = justified.clone();
+        }
+        if finalized.epoch > self.unrealized_finalized_checkpoint.epoch {
+            self.unrealized_finalized_checkpoint = finalized.clone();
+        }
+    }
+
+    fn node_index(&self, root: &Root) -> Result<usize, Error> {
+        self.proto.index_of(root).ok_or(Error::UnknownBlock(*root))
+    }
+
+    /// `get_checkpoint_block(store, root, epoch)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_checkpoint_block
+    pub fn get_checkpoint_block(&self, root: &Root, epoch: Epoch) -> Result<Root, Error> {
+        let index = self.node_index(root)?;
+        let ancestor = self.proto.get_ancestor(index, epoch * E::slots_per_epoch());
+        Ok(self.proto.nodes()[ancestor].root)
+    }
+
+    /// `get_ancestor(store, root, slot)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_ancestor
+    pub fn get_ancestor(&self, root: &Root, slot: Slot) -> Result<Root, Error> {
+        let index = self.node_index(root)?;
+        Ok(self.proto.nodes()[self.proto.get_ancestor(index, slot)].root)
+    }
+
+    /// `get_shuffling_dependent_root(store, root, epoch)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_shuffling_dependent_root
+    fn get_shuffling_dependent_root(&self, root: &Root, epoch: Epoch) -> Result<Root, Error> {
+        if epoch <= E::MIN_SEED_LOOKAHEAD {
+            return Ok(Root::ZERO);
+        }
+        let slot = (epoch - E::MIN_SEED_LOOKAHEAD) * E::slots_per_epoch() - 1;
+        self.get_ancestor(root, slot)
+    }
+
+    /// `on_block(store, signed_block)` with the Fulu availability check on `columns`.
+    /// Returns the block root. A block already in the store is accepted without change.
+    ///
+    /// [spec]: fulu/fork-choice.md#modified-on_block
+    pub fn on_block(
+        &mut self,
+        signed_block: &SignedBeaconBlock<E>,
+        columns: Columns<'_, E>,
+        engine: &impl ExecutionEngine<E>,
+    ) -> Result<Root, Error> {
+        let block_root = signed_block.canonical_root();
+        if self.contains_block(&block_root) {
+            return Ok(block_root);
+        }
+        let parent_root = signed_block.parent_root();
+        let slot = signed_block.slot();
+        let mut state = self
+            .block_states
+            .get(&parent_root)
+            .filter(|_| self.contains_block(&parent_root))
+            .ok_or(Error::UnknownParent {
+                block: block_root,
+                parent: parent_root,
+            })?
+            .clone();
+        let current_slot = self.get_current_slot();
+        if current_slot < slot {
+            return Err(Error::FutureBlock {
+                block_slot: slot,
+                current_slot,
+            });
+        }
+        let finalized_slot = self.finalized_checkpoint.epoch * E::slots_per_epoch();
+        if slot <= finalized_slot {
+            return Err(Error::NotAfterFinalizedSlot {
+                block_slot: slot,
+                finalized_slot,
+            });
+        }
+        let finalized_checkpoint_block =
+            self.get_checkpoint_block(&parent_root, self.finalized_checkpoint.epoch)?;
+        if finalized_checkpoint_block != self.finalized_checkpoint.root {
+            return Err(Error::NotFinalizedDescendant {
+                block: block_root,
+                finalized: self.finalized_checkpoint.root,
+            });
+        }
+        is_data_available(columns, &self.spec, &self.kzg_pool).map_err(|reason| {
+            Error::DataUnavailable {
+                block: block_root,
+                reason,
+            }
+        })?;
+        state_transition(
+            &mut state,
+            signed_block,
+            self.config.verify_signatures,
+            true,
+            engine,
+            &self.spec,
+        )
+        .map_err(|source| Error::InvalidBlock {
+            block: block_root,
+            source,
+        })?;
+
+        // The pulled-up checkpoints, on a copy of the post-state (`compute_pulled_up_tip`).
+        let mut pulled_up = state.clone();
+        {
+            let (mut view, caches) = pulled_up.view_mut().map_err(state_error)?;
+            process_justification_and_finalization(&mut view, caches, &self.spec)
+                .map_err(state_error)?;
+        }
+        let (justified, finalized) = {
+            let view = state.view().map_err(state_error)?;
+            (
+                view.current_justified_checkpoint.clone(),
+                view.finalized_checkpoint.clone(),
+            )
+        };
+        let (unrealized_justified, unrealized_finalized) = {
+            let view = pulled_up.view().map_err(state_error)?;
+            (
+                view.current_justified_checkpoint.clone(),
+                view.finalized_checkpoint.clone(),
+            )
+        };
+
+        // The head before the block is added (for the proposer boost's dependent-root check).
+        let head = self.get_head()?;
+
+        // From here on nothing fails but internal invariants.
+        let is_timely = current_slot == slot
+            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps);
+        self.proto.insert(ProtoNode {
+            root: block_root,
+            parent: None,
+            slot,
+            proposer_index: signed_block.proposer_index(),
+            parent_root,
+            justified: justified.clone(),
+            unrealized_justified: unrealized_justified.clone(),
+            timely: is_timely,
+            weight: 0,
+        })?;
+        self.block_states.insert(block_root, state);
+
+        // `update_proposer_boost_root`.
+        let epoch = self.get_current_store_epoch();
+        let is_first_block = self.proposer_boost_root == Root::ZERO;
+        let same_dependent_root = self.get_shuffling_dependent_root(&head.root, epoch)?
+            == self.get_shuffling_dependent_root(&block_root, epoch)?;
+        if is_timely && is_first_block && same_dependent_root {
+            self.proposer_boost_root = block_root;
+        }
+
+        self.update_checkpoints(&justified, &finalized);
+        // `compute_pulled_up_tip`.
+        self.update_unrealized_checkpoints(&unrealized_justified, &unrealized_finalized);
+        if compute_epoch_at_slot::<E>(slot) < epoch {
+            self.update_checkpoints(&unrealized_justified, &unrealized_finalized);
+        }
+        self.maybe_prune()?;
+        Ok(block_root)
+    }
+
+    /// `store_target_checkpoint_state(store, target)`, returning the state.
+    ///
+    /// [spec]: phase0/fork-choice.md#store_target_checkpoint_state
+    fn checkpoint_state(
+        &mut self,
+        target: &Checkpoint,
+    ) -> Result<&mut CachedBeaconState<E>, Error> {
+        let k = key(target);
+        if !self.checkpoint_states.contains_key(&k) {
+            let mut state = self
+                .block_states
+                .get(&target.root)
+                .ok_or(Error::UnknownBlock(target.root))?
+                .clone();
+            let start = target.epoch * E::slots_per_epoch();
+            if *state.state.slot() < start {
+                process_slots(&mut state, start, &self.spec).map_err(state_error)?;
+            }
+            self.checkpoint_states.insert(k, state);
+        }
+        self.checkpoint_states
+            .get_mut(&k)
+            .ok_or(Error::UnknownBlock(target.root))
+    }
+
+    /// `validate_on_attestation(store, attestation, is_from_block)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#validate_on_attestation
+    fn validate_on_attestation(
+        &self,
+        attestation: &Attestation<E>,
+        is_from_block: bool,
+    ) -> Result<(), Error> {
+        let data = &attestation.data;
+        let target = &data.target;
+        if !is_from_block {
+            // `validate_target_epoch_against_current_time`.
+            let current = self.get_current_store_epoch();
+            // GENESIS_EPOCH is 0: at genesis the previous epoch is the current one.
+            let previous = current.saturating_sub(1);
+            if target.epoch != current && target.epoch != previous {
+                return Err(Error::TargetEpochOutOfRange {
+                    target: target.epoch,
+                    current,
+                });
+            }
+        }
+        if target.epoch != compute_epoch_at_slot::<E>(data.slot) {
+            return Err(Error::TargetEpochSlotMismatch {
+                target: target.epoch,
+                slot: data.slot,
+            });
+        }
+        if !self.contains_block(&target.root) {
+            return Err(Error::UnknownTargetBlock(target.root));
+        }
+        let head = self
+            .proto
+            .get(&data.beacon_block_root)
+            .ok_or(Error::UnknownHeadBlock(data.beacon_block_root))?;
+        if head.slot > data.slot {
+            return Err(Error::AttestsToFutureBlock {
+                attestation_slot: data.slot,
+                block_slot: head.slot,
+            });
+        }
+        let expected = self.get_checkpoint_block(&data.beacon_block_root, target.epoch)?;
+        if target.root != expected {
+            return Err(Error::InconsistentTarget {
+                target: target.root,
+                expected,
+            });
+        }
+        let current_slot = self.get_current_slot();
+        if current_slot < data.slot + 1 {
+            return Err(Error::FutureAttestation {
+                attestation_slot: data.slot,
+                current_slot,
+            });
+        }
+        Ok(())
+    }
+
+    /// `on_attestation(store, attestation, is_from_block)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_attestation
+    pub fn on_attestation(
+        &mut self,
+        attestation: &Attestation<E>,
+        is_from_block: bool,
+    ) -> Result<(), Error> {
+        self.validate_on_attestation(attestation, is_from_block)?;
+        let verify = self.config.verify_signatures;
+        let spec = self.spec.clone();
+        let target = attestation.data.target.clone();
+        let indices = {
+            let state = self.checkpoint_state(&target)?;
+            let (view, caches) = state.view_mut().map_err(state_error)?;
+            let view = view.as_ref();
+            let indexed = get_indexed_attestation(&view, caches, attestation, &spec)
+                .map_err(|e| Error::InvalidAttestation(e.to_string()))?;
+            is_valid_indexed_attestation(&view, caches, &indexed, verify)?;
+            indexed.attesting_indices.to_vec()
+        };
+        let node = self.node_index(&attestation.data.beacon_block_root)? as u32;
+        self.update_latest_messages(&indices, node, target.epoch)
+    }
+
+    /// `update_latest_messages(store, attesting_indices, attestation)` with the head vote as
+    /// the node index `node`. This is the part of `on_attestation` that runs per vote once the
+    /// attestation is verified.
+    ///
+    /// [spec]: phase0/fork-choice.md#update_latest_messages
+    pub fn update_latest_messages(
+        &mut self,
+        attesting_indices: &[ValidatorIndex],
+        node: u32,
+        target_epoch: Epoch,
+    ) -> Result<(), Error> {
+        if self.proto.node(node as usize).is_none() {
+            return Err(Error::VoteNodeOutOfRange(node));
+        }
+        // The tracker skips validators in `equivocating_indices` (it marks them too).
+        for &index in attesting_indices {
+            self.votes.process_attestation(index, node, target_epoch)?;
+        }
+        Ok(())
+    }
+
+    /// `on_attester_slashing(store, attester_slashing)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_attester_slashing
+    pub fn on_attester_slashing(&mut self, slashing: &AttesterSlashing<E>) -> Result<(), Error> {
+        let a1 = &slashing.attestation_1;
+        let a2 = &slashing.attestation_2;
+        if !state_processing::common::is_slashable_attestation_data(&a1.data, &a2.data) {
+            return Err(Error::NotSlashable);
+        }
+        let root = self.justified_checkpoint.root;
+        let state = self
+            .block_states
+            .get(&root)
+            .ok_or(Error::UnknownJustifiedBlock(root))?;
+        let view = state.view().map_err(state_error)?;
+        is_valid_indexed_attestation(&view, &state.caches, a1, self.config.verify_signatures)?;
+        is_valid_indexed_attestation(&view, &state.caches, a2, self.config.verify_signatures)?;
+        let second: FxHashSet<ValidatorIndex> = a2.attesting_indices.iter().copied().collect();
+        let both: Vec<ValidatorIndex> = a1
+            .attesting_indices
+            .iter()
+            .copied()
+            .filter(|i| second.contains(i))
+            .collect();
+        for index in both {
+            self.votes.set_equivocating(index)?;
+            self.equivocating_indices.insert(index);
+        }
+        Ok(())
+    }
+
+    /// Recomputes the justified balances when the justified checkpoint changed.
+    fn refresh_justified_balances(&mut self) -> Result<(), Error> {
+        let justified = self.justified_checkpoint.clone();
+        if self.balances.checkpoint == Some(key(&justified)) {
+            return Ok(());
+        }
+        let state = self.checkpoint_state(&justified)?;
+        let view = state.view().map_err(state_error)?;
+        let epoch = get_current_epoch(&view);
+        let mut effective = Vec::with_capacity(view.validators.len());
+        let mut total: Gwei = 0;
+        let mut total_unslashed: Gwei = 0;
+        for validator in view.validators.iter() {
+            let active = is_active_validator(validator, epoch);
+            if active {
+                total = total.saturating_add(validator.effective_balance);
+                if !validator.slashed {
+                    total_unslashed = total_unslashed.saturating_add(validator.effective_balance);
+                }
+            }
+            effective.push(if active && !validator.slashed {
+                validator.effective_balance
+            } else {
+                0
+            });
+        }
+        self.balances = JustifiedBalances {
+            checkpoint: Some(key(&justified)),
+            effective,
+            total_active: total.max(E::EFFECTIVE_BALANCE_INCREMENT),
+            total_unslashed: total_unslashed.max(E::EFFECTIVE_BALANCE_INCREMENT),
+        };
+        self.votes.queue_all();
+        Ok(())
+    }
+
+    /// `get_proposer_score(store)`: `PROPOSER_SCORE_BOOST` percent of a slot's committee
+    /// weight, counting only the active validators that are not slashed (the vectors'
+    /// `proposer_boost_excludes_slashed_validators`: the boost never outweighs the votes that
+    /// can count).
+    ///
+    /// [spec]: phase0/fork-choice.md#get_proposer_score
+    fn get_proposer_score(&self) -> Gwei {
+        let committee_weight = self.balances.total_unslashed / E::slots_per_epoch();
+        committee_weight.saturating_mul(self.spec.proposer_score_boost) / 100
+    }
+
+    /// `calculate_committee_fraction(justified_state, percent)`.
+    fn calculate_committee_fraction(&self, percent: u64) -> Gwei {
+        let committee_weight = self.balances.total_active / E::slots_per_epoch();
+        committee_weight.saturating_mul(percent) / 100
+    }
+
+    /// Brings node weights up to date: queued votes, new balances, the proposer boost.
+    fn update_weights(&mut self) -> Result<(), Error> {
+        self.refresh_justified_balances()?;
+        let mut deltas = self
+            .votes
+            .compute_deltas(self.proto.len(), &self.balances.effective)?;
+        let new_boost = if self.proposer_boost_root == Root::ZERO {
+            None
+        } else {
+            Some((self.proposer_boost_root, self.get_proposer_score()))
+        };
+        if let Some((root, amount)) = self.applied_boost
+            && let Some(index) = self.proto.index_of(&root)
+        {
+            deltas[index] = deltas[index]
+                .checked_sub_unsigned(amount)
+                .ok_or(Error::DeltaOverflow)?;
+        }
+        if let Some((root, amount)) = new_boost
+            && let Some(index) = self.proto.index_of(&root)
+        {
+            deltas[index] = deltas[index]
+                .checked_add_unsigned(amount)
+                .ok_or(Error::DeltaOverflow)?;
+        }
+        self.proto.apply_deltas(&mut deltas)?;
+        self.votes.commit(&self.balances.effective);
+        self.applied_boost = new_boost;
+        Ok(())
+    }
+
+    /// `get_head(store)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_head
+    pub fn get_head(&mut self) -> Result<Head, Error> {
+        self.update_weights()?;
+        let head = self.proto.find_head(
+            &self.justified_checkpoint,
+            &self.finalized_checkpoint,
+            self.get_current_store_epoch(),
+            E::slots_per_epoch(),
+        )?;
+        let node = &self.proto.nodes()[head];
+        Ok(Head {
+            root: node.root,
+            slot: node.slot,
+        })
+    }
+
+    /// `get_weight(store, root)`: the attestation score plus the proposer boost where the block
+    /// is an ancestor of the boosted block.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_weight
+    pub fn get_weight(&mut self, root: &Root) -> Result<Gwei, Error> {
+        self.update_weights()?;
+        Ok(self.proto.nodes()[self.node_index(root)?].weight)
+    }
+
+    /// `get_attestation_score(store, root, justified_state)`: the weight without the boost.
+    /// Weights must be up to date.
+    fn attestation_score(&self, index: usize) -> Gwei {
+        let node = &self.proto.nodes()[index];
+        match self.applied_boost {
+            Some((root, amount)) => match self.proto.index_of(&root) {
+                Some(boosted) if self.proto.is_descendant(index, boosted) => {
+                    node.weight.saturating_sub(amount)
+                }
+                _ => node.weight,
+            },
+            None => node.weight,
+        }
+    }
+
+    /// `is_head_weak(store, head_root)`: the head's votes, counting equivocators of its slot's
+    /// committees, are below `REORG_HEAD_WEIGHT_THRESHOLD`.
+    ///
+    /// [spec]: phase0/fork-choice.md#is_head_weak
+    fn is_head_weak(&mut self, head: usize) -> Result<bool, Error> {
+        let threshold = self.calculate_committee_fraction(self.spec.reorg_head_weight_threshold);
+        let mut weight = self.attestation_score(head);
+        let node = self.proto.nodes()[head].clone();
+        if !self.equivocating_indices.is_empty() {
+            let justified = self.justified_checkpoint.clone();
+            let spec = self.spec.clone();
+            let committees = {
+                let state = self
+                    .block_states
+                    .get_mut(&node.root)
+                    .ok_or(Error::UnknownBlock(node.root))?;
+                let (view, caches) = state.view_mut().map_err(state_error)?;
+                caches
+                    .committees_at_slot(&view.as_ref(), node.slot, &spec)
+                    .map_err(state_error)?
+            };
+            self.checkpoint_state(&justified)?;
+            let justified_state = self
+                .checkpoint_states
+                .get(&key(&justified))
+                .ok_or(Error::UnknownJustifiedBlock(justified.root))?;
+            let view = justified_state.view().map_err(state_error)?;
+            for index in 0..committees.committees_per_slot() {
+                let committee = committees
+                    .get_beacon_committee(node.slot, index)
+                    .map_err(state_error)?;
+                for &i in committee {
+                    if self.equivocating_indices.contains(&i)
+                        && let Some(v) = view.validators.get(i as usize)
+                    {
+                        weight = weight.saturating_add(v.effective_balance);
+                    }
+                }
+            }
+        }
+        Ok(weight < threshold)
+    }
+
+    /// `is_parent_strong(store, root)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#is_parent_strong
+    fn is_parent_strong(&self, parent: usize) -> bool {
+        let threshold = self.calculate_committee_fraction(self.spec.reorg_parent_weight_threshold);
+        self.attestation_score(parent) > threshold
+    }
+
+    /// `is_ffg_competitive(store, head_root, parent_root)`.
+    fn is_ffg_competitive(&self, head: usize, parent: usize) -> bool {
+        let nodes = self.proto.nodes();
+        nodes[head].unrealized_justified == nodes[parent].unrealized_justified
+    }
+
+    /// `is_finalization_ok(store, slot)`.
+    fn is_finalization_ok(&self, slot: Slot) -> bool {
+        compute_epoch_at_slot::<E>(slot).saturating_sub(self.finalized_checkpoint.epoch)
+            <= self.spec.reorg_max_epochs_since_finalization
+    }
+
+    /// `is_proposing_on_time(store)`.
+    fn is_proposing_on_time(&self) -> bool {
+        self.time_into_slot_ms() <= self.slot_component_ms(self.spec.proposer_reorg_cutoff_bps)
+    }
+
+    /// `is_proposer_equivocation(store, root)`: another block of the same proposer and slot.
+    fn is_proposer_equivocation(&self, index: usize) -> bool {
+        let node = &self.proto.nodes()[index];
+        self.proto
+            .nodes()
+            .iter()
+            .filter(|n| n.slot == node.slot && n.proposer_index == node.proposer_index)
+            .count()
+            > 1
+    }
+
+    /// `is_not_epoch_boundary(slot)` / `is_shuffling_stable(slot)` before Fulu. From Fulu the
+    /// proposers of the next epoch are fixed a whole epoch ahead (EIP-7917's
+    /// `proposer_lookahead`), so a re-org at the epoch boundary cannot change the proposer and
+    /// the condition is dropped (the vectors' `get_proposer_head/epoch_boundary`).
+    fn shuffling_stable_at(&self, slot: Slot) -> bool {
+        self.spec.fork_name_at_slot::<E>(slot) >= types::ForkName::Fulu
+            || !slot.is_multiple_of(E::slots_per_epoch())
+    }
+
+    /// `get_proposer_head(store, head_root, slot)`: the block to build on at `slot`, the head
+    /// or (for a late, weak head) its parent.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_proposer_head
+    pub fn get_proposer_head(&mut self, head_root: &Root, slot: Slot) -> Result<Root, Error> {
+        self.update_weights()?;
+        let head = self.node_index(head_root)?;
+        let head_node = self.proto.nodes()[head].clone();
+        let parent = self.node_index(&head_node.parent_root)?;
+        let parent_slot = self.proto.nodes()[parent].slot;
+
+        let head_late = !head_node.timely;
+        let not_epoch_boundary = self.shuffling_stable_at(slot);
+        let ffg_competitive = self.is_ffg_competitive(head, parent);
+        let finalization_ok = self.is_finalization_ok(slot);
+        let proposing_on_time = self.is_proposing_on_time();
+        let parent_slot_ok = parent_slot + 1 == head_node.slot;
+        let current_time_ok = head_node.slot + 1 == slot;
+        let single_slot_reorg = parent_slot_ok && current_time_ok;
+        if self.proposer_boost_root == *head_root {
+            return Err(Error::BoostOnHead(*head_root));
+        }
+        let head_weak = self.is_head_weak(head)?;
+        let parent_strong = self.is_parent_strong(parent);
+        let proposer_equivocation = self.is_proposer_equivocation(head);
+
+        let reorg = head_late
+            && not_epoch_boundary
+            && ffg_competitive
+            && finalization_ok
+            && proposing_on_time
+            && single_slot_reorg
+            && head_weak
+            && parent_strong;
+        if reorg || (head_weak && current_time_ok && proposer_equivocation) {
+            Ok(head_node.parent_root)
+        } else {
+            Ok(*head_root)
+        }
+    }
+
+    /// `should_override_forkchoice_update(store, head_root)`: whether to withhold the
+    /// `forkchoiceUpdated` for a head the proposer of the next slot is expected to re-org.
+    /// `validator_is_connected(index)` says whether that proposer is one of ours.
+    ///
+    /// [spec]: bellatrix/fork-choice.md#should_override_forkchoice_update (v1.5)
+    pub fn should_override_forkchoice_update(
+        &mut self,
+        head_root: &Root,
+        validator_is_connected: impl Fn(ValidatorIndex) -> bool,
+    ) -> Result<bool, Error> {
+        self.update_weights()?;
+        let head = self.node_index(head_root)?;
+        let head_node = self.proto.nodes()[head].clone();
+        let parent = self.node_index(&head_node.parent_root)?;
+        let parent_slot = self.proto.nodes()[parent].slot;
+        let current_slot = self.get_current_slot();
+        let proposal_slot = head_node.slot + 1;
+
+        let head_late = !head_node.timely;
+        let shuffling_stable = self.shuffling_stable_at(proposal_slot);
+        let ffg_competitive = self.is_ffg_competitive(head, parent);
+        let finalization_ok = self.is_finalization_ok(proposal_slot);
+        let proposing_reorg_slot = {
+            let mut advanced = self
+                .block_states
+                .get(&head_node.parent_root)
+                .ok_or(Error::UnknownBlock(head_node.parent_root))?
+                .clone();
+            if *advanced.state.slot() < proposal_slot {
+                process_slots(&mut advanced, proposal_slot, &self.spec).map_err(state_error)?;
+            }
+            let (view, caches) = advanced.view_mut().map_err(state_error)?;
+            let proposer = state_processing::common::get_beacon_proposer_index(
+                &view.as_ref(),
+                caches,
+                &self.spec,
+            )
+            .map_err(state_error)?;
+            validator_is_connected(proposer)
+        };
+        let parent_slot_ok = parent_slot + 1 == head_node.slot;
+        let current_time_ok = head_node.slot == current_slot
+            || (proposal_slot == current_slot && self.is_proposing_on_time());
+        let single_slot_reorg = parent_slot_ok && current_time_ok;
+        let (head_weak, parent_strong) = if current_slot > head_node.slot {
+            (self.is_head_weak(head)?, self.is_parent_strong(parent))
+        } else {
+            (true, true)
+        };
+        Ok(head_late
+            && shuffling_stable
+            && ffg_competitive
+            && finalization_ok
+            && proposing_reorg_slot
+            && single_slot_reorg
+            && head_weak
+            && parent_strong)
+    }
+
+    /// Prunes once enough blocks sit before the finalized block.
+    fn maybe_prune(&mut self) -> Result<(), Error> {
+        let Some(finalized) = self.proto.index_of(&self.finalized_checkpoint.root) else {
+            return Ok(());
+        };
+        if finalized >= self.config.prune_threshold.max(1) {
+            self.prune()?;
+        }
+        Ok(())
+    }
+
+    /// Drops every block that does not descend from the finalized block, with its state, and
+    /// the checkpoint states before the finalized epoch.
+    pub fn prune(&mut self) -> Result<(), Error> {
+        // Weights first, so no queued vote refers to a node about to disappear.
+        self.update_weights()?;
+        let remap = self.proto.prune(&self.finalized_checkpoint.root)?;
+        self.votes.remap(&remap);
+        let proto = &self.proto;
+        self.block_states
+            .retain(|root, _| proto.index_of(root).is_some());
+        let finalized_epoch = self.finalized_checkpoint.epoch;
+        self.checkpoint_states
+            .retain(|(epoch, _), _| *epoch >= finalized_epoch);
+        Ok(())
+    }
+}

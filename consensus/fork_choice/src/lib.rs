@@ -1,0 +1,27 @@
+//! Fork choice: LMD-GHOST with Casper FFG, as the consensus spec's `Store` and its handlers
+//! (`on_tick`, `on_block`, `on_attestation`, `on_attester_slashing`, `get_head`,
+//! `get_proposer_head`, `should_override_forkchoice_update`), over a proto-array whose weights
+//! move by vote deltas.
+//!
+//! - [`ForkChoice`]: the store, spec-exact; one owner (`&mut self`), every handler checks
+//!   before it writes, so a rejected message leaves it unchanged.
+//! - [`ProtoArray`]: the block tree, weights and the viability filter.
+//! - [`VoteTracker`]: latest messages, one dense entry per validator, and the deltas they imply.
+//! - [`data_availability`]: the Fulu `is_data_available` hook of `on_block`.
+//!
+//! [spec]: phase0/fork-choice.md, fulu/fork-choice.md
+
+pub mod data_availability;
+mod error;
+mod fork_choice;
+pub mod proto_array;
+pub mod votes;
+
+pub use data_availability::{Columns, is_data_available};
+pub use error::Error;
+pub use fork_choice::{Config, ForkChoice, Head};
+pub use proto_array::{ProtoArray, ProtoNode};
+pub use votes::VoteTracker;
+
+/// The pool type `on_block`'s KZG verification runs on.
+pub use rayon::{ThreadPool, ThreadPoolBuilder};
