@@ -11,7 +11,12 @@ else
 SPEC_TESTS_DIR := $(CURDIR)/target/spec-tests
 endif
 
-.PHONY: build release test spec-tests spec-vectors lint fmt bench fuzz clean
+# The Lodestar state-transition oracle (differential tests of state_processing): installed from
+# $(SHARED)/oracles/lodestar into target/, or $ORACLE_DIR. Needs node >= 20 and npm; `make test`
+# fails without them rather than skipping the differential test.
+ORACLE_DIR ?= $(CURDIR)/target/lodestar-oracle
+
+.PHONY: build release test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop
 
 build:
 	$(CARGO) build --workspace
@@ -26,13 +31,28 @@ ifndef ARBOR_SPEC_TESTS
 	@"$(SHARED)/spec-tests/unpack.sh" "$(SPEC_TESTS_DIR)" >/dev/null
 endif
 
+oracle:
+	@command -v node >/dev/null 2>&1 || { echo "error: node (>= 20) not found; the state_processing oracle test needs it (and npm)" >&2; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "error: npm not found; the state_processing oracle test needs it to install the Lodestar oracle" >&2; exit 1; }
+	@test -x "$(SHARED)/oracles/lodestar/install.sh" || { echo "error: $(SHARED)/oracles/lodestar/install.sh not found" >&2; exit 1; }
+	@ORACLE_DIR="$(ORACLE_DIR)" "$(SHARED)/oracles/lodestar/install.sh"
+
 # The consensus spec-test harness alone: one line per config/fork/runner.
 spec-tests: spec-vectors
 	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" $(CARGO) test --package ef_tests --test spec_tests -- --nocapture
 
 # Everything: unit, property and spec tests of every crate.
-test: spec-vectors
-	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" $(CARGO) test --workspace --all-features --no-fail-fast
+test: spec-vectors oracle
+	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_LODESTAR_ORACLE="$(ORACLE_DIR)" $(CARGO) test --workspace --all-features --no-fail-fast
+
+# Networking against an independent implementation: installs the js-libp2p peer
+# (networking/interop, from npm, into target/interop-js; needs node >= 20 and npm) and runs it
+# against an Arbor network instance (discv5, TCP with yamux and with mplex, gossip, req/resp).
+INTEROP_JS_DIR ?= $(CURDIR)/target/interop-js
+
+test-interop:
+	@networking/interop/install.sh "$(INTEROP_JS_DIR)" >/dev/null
+	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package networking --test interop_js -- --ignored --nocapture
 
 lint:
 	$(CARGO) fmt --all -- --check
