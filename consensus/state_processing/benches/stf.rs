@@ -116,7 +116,8 @@ fn fixture() -> Fixture {
         start.elapsed()
     );
 
-    // Warm the caches a node keeps for its head state: committees and the pubkey index.
+    // Warm the caches a node keeps for its head state: committees, the pubkey index and the
+    // effective balances (which epoch processing hands over at every epoch boundary).
     {
         let CachedBeaconState { state, caches } = &mut pre;
         let view = StateRef::new(state).unwrap();
@@ -125,6 +126,7 @@ fn fixture() -> Fixture {
             caches.committees(&view, e, &spec).unwrap();
         }
         caches.index_pubkeys(&view);
+        caches.effective_balances(&view);
     }
 
     let slot = params.slot + 1;

@@ -260,21 +260,25 @@ fn uncovered_runner_is_listed_but_does_not_fail() {
         &as_files(&good),
     )
     .case(
-        "minimal/phase0/fork_choice/on_block/pyspec_tests/case_1",
+        "minimal/phase0/fast_confirmation/basic/pyspec_tests/case_1",
         &[("steps.yaml", b"[]\n")],
     )
     .case(
-        "minimal/phase0/fork_choice/on_block/pyspec_tests/case_2",
+        "minimal/phase0/fast_confirmation/basic/pyspec_tests/case_2",
         &[("steps.yaml", b"[]\n")],
     );
     let report = tmp.run();
     assert!(report.is_success(), "{}", report.render());
-    assert_eq!(report.not_covered["minimal/phase0/fork_choice"], 2);
-    assert!(!report.groups.contains_key("minimal/phase0/fork_choice"));
+    assert_eq!(report.not_covered["minimal/phase0/fast_confirmation"], 2);
+    assert!(
+        !report
+            .groups
+            .contains_key("minimal/phase0/fast_confirmation")
+    );
     assert!(
         report
             .render()
-            .contains("not covered yet: minimal/phase0/fork_choice (2 cases)\n")
+            .contains("not covered yet: minimal/phase0/fast_confirmation (2 cases)\n")
     );
 }
 
