@@ -94,7 +94,8 @@ impl Attacker {
         .expect("target subscribed");
     }
 
-    /// Like [`Self::connect_and_join`], but `false` when the node closes the connection first.
+    /// Like [`Self::connect_and_join`], but `false` when the node closes the connection first
+    /// or does not serve it within the timeout.
     async fn try_connect_and_join(&mut self, addr: Multiaddr, topics: &[GossipTopic]) -> bool {
         for topic in topics {
             self.swarm
@@ -120,7 +121,10 @@ impl Attacker {
             }
         })
         .await
-        .expect("the node either accepts or refuses")
+        // A node that neither serves the peer (its subscriptions never arrive) nor closes the
+        // connection within the timeout has not accepted it either; under load the refusal
+        // of a banned peer can stall in the handshake instead of closing cleanly.
+        .unwrap_or(false)
     }
 
     /// Drives the swarm until the connection to the target closes.
@@ -234,8 +238,13 @@ async fn garbage_round(
     answered_with_error
 }
 
+/// The two tests run one after the other: the flood would otherwise starve the ban test's
+/// handshakes on a 2-core machine (and its RSS measurement would include the other test).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_peer_is_banned_while_honest_peer_is_served() {
+    let _serial = SERIAL.lock().await;
     let mut node = TestNode::start(honest_config()).await;
     let addr = node.handle.tcp_addr().unwrap();
     let mut honest_config = honest_config();
@@ -312,6 +321,7 @@ const MEMORY_GROWTH_CAP: u64 = 64 << 20;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_stays_bounded_under_a_flood_of_oversized_messages() {
+    let _serial = SERIAL.lock().await;
     let node = TestNode::start(honest_config()).await;
     let addr = node.handle.tcp_addr().unwrap();
     let node_peer = node.handle.local_peer_id();
