@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arbitrary::{Arbitrary, Unstructured};
-use networking::rpc::{Request, Response, ResponseItem, StatusMessage};
+use networking::rate_limiter::Quota;
+use networking::rpc::{Protocol, Request, Response, ResponseItem, StatusMessage};
 use networking::{NetworkConfig, NetworkEvent, NetworkHandle, Validation};
 use tokio::sync::mpsc;
 use types::{ChainSpec, DataColumnSidecar, ForkName, MinimalEthSpec, Root, SignedBeaconBlock};
@@ -184,6 +185,14 @@ impl TestNode {
     }
 }
 
+/// A loopback config. The MetaData quota is raised: every new connection also makes the service
+/// send its own MetaData request, and a simultaneous dial can make two, so a test's explicit
+/// MetaData request could exceed the default two per five seconds and be refused locally (which
+/// is right on a real network; the limiter itself is unit-tested in `rate_limiter.rs`).
 pub fn local_config() -> NetworkConfig {
-    NetworkConfig::local(GENESIS_VALIDATORS_ROOT)
+    let mut config = NetworkConfig::local(GENESIS_VALIDATORS_ROOT);
+    config.rate_limits = config
+        .rate_limits
+        .with_quota(Protocol::MetaDataV3, Quota::n_every(16, 5));
+    config
 }
