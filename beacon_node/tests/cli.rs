@@ -65,6 +65,7 @@ fn loads_a_config_file_and_reports_bad_ones() {
     );
 }
 
+#[cfg(feature = "mock-el")]
 #[test]
 fn mock_el_describes_itself() {
     let (ok, stdout, stderr) = arbor(&["mock-el", "--help"]);
@@ -78,6 +79,7 @@ fn mock_el_describes_itself() {
     assert!(stdout.contains("mock-el"), "{stdout}");
 }
 
+#[cfg(feature = "mock-el")]
 #[test]
 fn mock_el_serves_the_engine_api_with_a_generated_secret() {
     use std::io::{BufRead, BufReader};

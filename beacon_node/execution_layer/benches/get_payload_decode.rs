@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use execution_layer::mock::{MockConfig, MockExecutionLayer};
 use execution_layer::{
     EngineApiClient, ForkchoiceState, GetPayloadResponse, JsonGetPayloadV5Response, JwtSecret,
     PayloadAttributes, Timeouts, get_execution_requests_list,
 };
+use mock_execution_layer::{MockConfig, MockExecutionLayer};
 use ssz::{Decode, Encode};
 use ssz_types::VariableList;
 use types::fulu::ExecutionPayload;

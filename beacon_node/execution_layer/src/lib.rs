@@ -1,13 +1,13 @@
 //! The execution layer: an engine API client for the methods Fulu needs (JSON-RPC over HTTP with
-//! JWT auth, per-method timeouts, typed errors and statuses, an observable EL state) and a mock
-//! execution client for tests and local devnets.
+//! JWT auth, per-method timeouts, typed errors and statuses, an observable EL state).
 //!
 //! - [`EngineApiClient`]: `engine_exchangeCapabilities`, `engine_newPayloadV4`,
 //!   `engine_forkchoiceUpdatedV3`, `engine_getPayloadV5`, `engine_getBlobsV2`,
 //!   `engine_getClientVersionV1`.
 //! - [`ElStateTracker`]: online / syncing / offline, a `watch` channel and a Prometheus gauge.
-//! - [`mock::MockExecutionLayer`]: the same methods served over HTTP with JWT; payloads chain and
-//!   carry real blobs with KZG commitments and cell proofs.
+//!
+//! The mock execution client that serves these methods for tests and devnets is its own crate,
+//! `mock_execution_layer`, so a node build links no mock code.
 //!
 //! [spec]: https://github.com/ethereum/execution-apis/tree/main/src/engine
 
@@ -15,7 +15,6 @@ pub mod client;
 pub mod error;
 pub mod json_structures;
 pub mod jwt;
-pub mod mock;
 pub mod serde_hex;
 pub mod state;
 

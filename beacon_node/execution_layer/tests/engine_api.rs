@@ -4,13 +4,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use execution_layer::client::CAPABILITIES;
-use execution_layer::mock::block_hash::compute_block_hash;
-use execution_layer::mock::{MockConfig, MockExecutionLayer, MockPayloadStatus};
 use execution_layer::{
     ClientVersion, ElState, EngineApiClient, Error, ForkchoiceState, GetPayloadResponse, JwtSecret,
     PayloadAttributes, PayloadStatus, RpcErrorCode, Timeouts, get_execution_requests_list,
     verify_blobs_bundle_kzg,
 };
+use mock_execution_layer::block_hash::compute_block_hash;
+use mock_execution_layer::{MockConfig, MockExecutionLayer, MockPayloadStatus};
 use ssz_types::VariableList;
 use types::electra::{ExecutionRequests, NewPayloadRequest, WithdrawalRequest};
 use types::fulu::Withdrawal;
@@ -95,7 +95,7 @@ fn new_payload_request(
                 .blobs_bundle
                 .commitments
                 .iter()
-                .map(execution_layer::mock::blobs::kzg_to_versioned_hash)
+                .map(mock_execution_layer::blobs::kzg_to_versioned_hash)
                 .collect(),
         )
         .expect("within the limit"),

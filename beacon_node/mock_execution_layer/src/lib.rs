@@ -26,6 +26,20 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use execution_layer::client::{
+    CAPABILITIES, ENGINE_EXCHANGE_CAPABILITIES, ENGINE_FORKCHOICE_UPDATED_V3, ENGINE_GET_BLOBS_V2,
+    ENGINE_GET_CLIENT_VERSION_V1, ENGINE_GET_PAYLOAD_V5, ENGINE_NEW_PAYLOAD_V4,
+    MAX_GET_BLOBS_REQUEST,
+};
+use execution_layer::error::RpcErrorCode;
+use execution_layer::json_structures::{
+    BlobsBundle, ClientVersion, ForkchoiceState, JsonExecutionPayloadV3,
+    JsonForkchoiceUpdatedResponse, JsonGetPayloadV5Response, JsonPayloadStatusKind,
+    JsonPayloadStatusV1, PayloadAttributes, execution_requests_from_list,
+    get_execution_requests_list,
+};
+use execution_layer::jwt::JwtSecret;
+use execution_layer::serde_hex::{self, HexData};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use ssz_types::{FixedVector, VariableList};
@@ -38,22 +52,8 @@ use types::{
     Address, B256, ChainSpec, EthSpec, ForkName, Hash32, KZGProof, PayloadId, U256, VersionedHash,
 };
 
-use self::blobs::{BlobEntry, GAS_PER_BLOB, MAX_BLOBS_PER_TX};
-use self::block_hash::{EMPTY_TRIE_ROOT, compute_block_hash, ordered_trie_root};
-use crate::client::{
-    CAPABILITIES, ENGINE_EXCHANGE_CAPABILITIES, ENGINE_FORKCHOICE_UPDATED_V3, ENGINE_GET_BLOBS_V2,
-    ENGINE_GET_CLIENT_VERSION_V1, ENGINE_GET_PAYLOAD_V5, ENGINE_NEW_PAYLOAD_V4,
-    MAX_GET_BLOBS_REQUEST,
-};
-use crate::error::RpcErrorCode;
-use crate::json_structures::{
-    BlobsBundle, ClientVersion, ForkchoiceState, JsonExecutionPayloadV3,
-    JsonForkchoiceUpdatedResponse, JsonGetPayloadV5Response, JsonPayloadStatusKind,
-    JsonPayloadStatusV1, PayloadAttributes, execution_requests_from_list,
-    get_execution_requests_list,
-};
-use crate::jwt::JwtSecret;
-use crate::serde_hex::{self, HexData};
+use crate::blobs::{BlobEntry, GAS_PER_BLOB, MAX_BLOBS_PER_TX};
+use crate::block_hash::{EMPTY_TRIE_ROOT, compute_block_hash, ordered_trie_root};
 
 /// How the mock is set up.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use types::fulu::{ExecutionPayload, Withdrawal};
 use types::{EthSpec, Hash32};
 
-use super::rlp;
+use crate::rlp;
 
 /// `keccak256(rlp(""))`: the root of an empty trie.
 pub const EMPTY_TRIE_ROOT: Hash32 = Hash32::new([

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use types::{Address, KZGCommitment, KZGProof, U256, VersionedHash};
 
-use super::rlp;
+use crate::rlp;
 
 /// `VERSIONED_HASH_VERSION_KZG`.
 pub const VERSIONED_HASH_VERSION_KZG: u8 = 0x01;
