@@ -1,7 +1,8 @@
 //! The Fiat-Shamir challenges of the batch verifications.
 //!
 //! c-kzg computes these internally; they are here so the spec's own vectors for them run, and as
-//! a readable statement of what the verifiers hash.
+//! a readable statement of what the verifiers hash. Compiled only with the `spec-challenges`
+//! feature, which the spec-test runner (`testing/ef_tests`) enables.
 
 use sha2::{Digest, Sha256};
 

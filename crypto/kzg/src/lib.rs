@@ -8,6 +8,7 @@
 //! See README.md for why c-kzg and the measured numbers.
 
 mod cells;
+#[cfg(feature = "spec-challenges")]
 mod challenge;
 mod columns;
 mod error;
@@ -17,6 +18,7 @@ pub use cells::{
     CellsAndProofs, compute_cells, compute_cells_and_kzg_proofs, recover_cells_and_kzg_proofs,
     verify_cell_kzg_proof_batch,
 };
+#[cfg(feature = "spec-challenges")]
 pub use challenge::{CosetEvals, compute_challenge, compute_verify_cell_kzg_proof_batch_challenge};
 pub use columns::{ColumnRef, verify_data_columns};
 pub use error::{Error, PointError};
