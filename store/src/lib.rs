@@ -2,17 +2,20 @@
 //! ACID key-value store.
 //!
 //! The layout is described in [`schema`], the hot/cold split and the finalization migration in
-//! [`Store`], the cold state diffs in [`state_diff`]. Replaying blocks onto a stored state is
-//! the caller's job, through [`StateReplayer`]: the store finds the nearest stored state and the
-//! blocks to apply, the state transition applies them.
+//! [`Store`], the cold state diffs in [`state_diff`]. Replaying blocks onto a stored state goes
+//! through a [`StateReplayer`]: the store finds the nearest stored state and the blocks to apply,
+//! the replayer applies them; [`StateTransitionReplayer`] is the one that runs the state
+//! transition.
 
 mod codec;
 mod error;
+mod replay;
 pub mod schema;
 pub mod state_diff;
 mod store;
 
 pub use error::StoreError;
+pub use replay::StateTransitionReplayer;
 pub use store::{Head, MigrationSummary, Split, Store, StoreBatch, StoreConfig};
 
 use types::{BeaconState, EthSpec, SignedBeaconBlock, Slot};
@@ -22,8 +25,9 @@ pub type ReplayError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Applies blocks to a state, for states the store keeps as "a stored state plus blocks".
 ///
-/// The state transition implements it; the store calls it with the blocks between the nearest
-/// stored state and the one asked for, oldest first.
+/// [`StateTransitionReplayer`] implements it with the state transition (tests use stand-ins);
+/// the store calls it with the blocks between the nearest stored state and the one asked for,
+/// oldest first.
 ///
 /// [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
 pub trait StateReplayer<E: EthSpec> {
