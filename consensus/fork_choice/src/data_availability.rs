@@ -98,7 +98,7 @@ pub fn is_data_available<E: EthSpec>(
             proofs,
         })
         .collect();
-    kzg::verify_data_columns(&refs, pool).map_err(|failures| {
+    kzg::verify_data_column_sidecar_kzg_proofs_batch(&refs, pool).map_err(|failures| {
         let (index, error) = &failures[0];
         format!(
             "{} column(s) fail KZG verification, first {index}: {error}",

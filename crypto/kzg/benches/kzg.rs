@@ -99,7 +99,7 @@ fn benches(c: &mut Criterion) {
         })
         .into();
 
-    let mut group = c.benchmark_group("verify_data_columns");
+    let mut group = c.benchmark_group("verify_data_column_sidecar_kzg_proofs_batch");
     group.sample_size(10).warm_up_time(Duration::from_secs(1));
     for count in [1, 8, 64, 128] {
         let columns = refs(&f.columns[..count], &f.commitments);
@@ -108,7 +108,10 @@ fn benches(c: &mut Criterion) {
                 BenchmarkId::new(format!("{count}_columns"), format!("{threads}_threads")),
                 &columns,
                 |b, columns| {
-                    b.iter(|| kzg::verify_data_columns(black_box(columns), pool).expect("valid"))
+                    b.iter(|| {
+                        kzg::verify_data_column_sidecar_kzg_proofs_batch(black_box(columns), pool)
+                            .expect("valid")
+                    })
                 },
             );
         }
@@ -131,8 +134,9 @@ fn benches(c: &mut Criterion) {
             &bad,
             |b, columns| {
                 b.iter(|| {
-                    let failures = kzg::verify_data_columns(black_box(columns), pool)
-                        .expect_err("column 77 is bad");
+                    let failures =
+                        kzg::verify_data_column_sidecar_kzg_proofs_batch(black_box(columns), pool)
+                            .expect_err("column 77 is bad");
                     assert_eq!(failures.len(), 1);
                     assert_eq!(failures[0].0, 77);
                 })

@@ -1,5 +1,7 @@
-//! Verifying PeerDAS data columns: one batch split across the caller's pool, and on failure the
-//! index of every column that fails.
+//! Verifying the KZG proofs of PeerDAS data columns: the spec's per-sidecar
+//! [`verify_data_column_sidecar_kzg_proofs`], and its batched form
+//! [`verify_data_column_sidecar_kzg_proofs_batch`] (one batch split across the caller's pool,
+//! and on failure the index of every column that fails).
 //!
 //! [spec]: fulu/p2p-interface.md#verify_data_column_sidecar_kzg_proofs
 
@@ -52,15 +54,26 @@ impl ColumnRef<'_> {
     }
 }
 
-/// Verifies the KZG proofs of every cell of `columns` on `pool`: `Ok` when all hold, otherwise
-/// every failing column as `(column index, why)`, sorted by index.
+/// `verify_data_column_sidecar_kzg_proofs(sidecar)`: the column index is in range, there are as
+/// many commitments and proofs as cells, and every cell's proof holds (`Ok(false)` when a
+/// well-formed column's proofs do not).
+///
+/// [spec]: fulu/p2p-interface.md#verify_data_column_sidecar_kzg_proofs
+pub fn verify_data_column_sidecar_kzg_proofs(column: &ColumnRef<'_>) -> Result<bool, Error> {
+    column.check_shape()?;
+    verify_columns(&[column])
+}
+
+/// The batched form of [`verify_data_column_sidecar_kzg_proofs`]: verifies the KZG proofs of every
+/// cell of `columns` on `pool`; `Ok` when all hold, otherwise every failing column as
+/// `(column index, why)`, sorted by index.
 ///
 /// Columns whose lengths disagree are reported without being verified; the rest are verified as
 /// one batch split into chunks across the pool, and only the columns of failing chunks are then
 /// verified one by one (in parallel) to name the bad ones.
 ///
 /// [spec]: fulu/p2p-interface.md#verify_data_column_sidecar_kzg_proofs
-pub fn verify_data_columns(
+pub fn verify_data_column_sidecar_kzg_proofs_batch(
     columns: &[ColumnRef<'_>],
     pool: &ThreadPool,
 ) -> Result<(), Vec<(u64, Error)>> {
@@ -85,11 +98,13 @@ pub fn verify_data_columns(
                     // The chunk failed: verify its columns one by one to name the bad ones.
                     _ => chunk
                         .par_iter()
-                        .filter_map(|column| match verify_columns(&[*column]) {
-                            Ok(true) => None,
-                            Ok(false) => Some((column.index, Error::InvalidProof)),
-                            Err(e) => Some((column.index, e)),
-                        })
+                        .filter_map(
+                            |column| match verify_data_column_sidecar_kzg_proofs(column) {
+                                Ok(true) => None,
+                                Ok(false) => Some((column.index, Error::InvalidProof)),
+                                Err(e) => Some((column.index, e)),
+                            },
+                        )
                         .collect(),
                 })
                 .collect()

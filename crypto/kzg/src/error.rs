@@ -95,8 +95,8 @@ pub enum Error {
         /// The number given.
         got: usize,
     },
-    /// Well-formed input whose proofs do not hold (what [`crate::verify_data_columns`] reports for a
-    /// column that fails).
+    /// Well-formed input whose proofs do not hold (what
+    /// [`crate::verify_data_column_sidecar_kzg_proofs_batch`] reports for a column that fails).
     #[error("the KZG proofs do not verify")]
     InvalidProof,
     /// c-kzg refused the input and none of the checks above explains why.

@@ -3,7 +3,9 @@
 //!
 //! The functions keep the spec's names. Every rejection of input is a typed [`Error`], never a
 //! panic; `verify_*` functions return `Ok(false)` for well-formed input whose proof does not hold,
-//! as the spec does. [`verify_data_columns`] is the call the chain uses for PeerDAS columns.
+//! as the spec does. [`verify_data_column_sidecar_kzg_proofs_batch`], the batched form of the
+//! spec's [`verify_data_column_sidecar_kzg_proofs`], is the call the chain uses for PeerDAS
+//! columns.
 //!
 //! See README.md for why c-kzg and the measured numbers.
 
@@ -20,7 +22,9 @@ pub use cells::{
 };
 #[cfg(feature = "spec-challenges")]
 pub use challenge::{CosetEvals, compute_challenge, compute_verify_cell_kzg_proof_batch_challenge};
-pub use columns::{ColumnRef, verify_data_columns};
+pub use columns::{
+    ColumnRef, verify_data_column_sidecar_kzg_proofs, verify_data_column_sidecar_kzg_proofs_batch,
+};
 pub use error::{Error, PointError};
 pub use types::{
     BYTES_PER_BLOB, BYTES_PER_CELL, BYTES_PER_COMMITMENT, BYTES_PER_FIELD_ELEMENT, BYTES_PER_PROOF,

@@ -73,7 +73,7 @@ fn pool(threads: usize) -> rayon::ThreadPool {
 
 fn verify(columns: &[Column]) -> Result<(), Vec<(u64, Error)>> {
     let refs: Vec<_> = columns.iter().map(Column::as_ref).collect();
-    verify_data_columns(&refs, &pool(2))
+    verify_data_column_sidecar_kzg_proofs_batch(&refs, &pool(2))
 }
 
 const INFINITY: [u8; 48] = {
@@ -266,7 +266,10 @@ fn handles_empty_inputs() {
             got: 0
         })
     );
-    assert_eq!(verify_data_columns(&[], &pool(1)), Ok(()));
+    assert_eq!(
+        verify_data_column_sidecar_kzg_proofs_batch(&[], &pool(1)),
+        Ok(())
+    );
     let mut cols = columns();
     let empty = &mut cols[9];
     empty.cells.clear();
@@ -312,7 +315,39 @@ fn accepts_good_columns() {
     assert_eq!(verify(&columns()), Ok(()));
     let cols = columns();
     let refs: Vec<_> = cols.iter().map(Column::as_ref).collect();
-    assert_eq!(verify_data_columns(&refs, &pool(1)), Ok(()));
+    assert_eq!(
+        verify_data_column_sidecar_kzg_proofs_batch(&refs, &pool(1)),
+        Ok(())
+    );
+}
+
+#[test]
+fn verifies_one_sidecar_as_the_spec_does() {
+    let mut cols = columns();
+    assert_eq!(
+        verify_data_column_sidecar_kzg_proofs(&cols[7].as_ref()),
+        Ok(true)
+    );
+    cols[7].proofs[0] = cols[8].proofs[0];
+    assert_eq!(
+        verify_data_column_sidecar_kzg_proofs(&cols[7].as_ref()),
+        Ok(false)
+    );
+    cols[9].proofs.truncate(1);
+    assert_eq!(
+        verify_data_column_sidecar_kzg_proofs(&cols[9].as_ref()),
+        Err(Error::LengthMismatch {
+            left: "cells",
+            left_len: 2,
+            right: "proofs",
+            right_len: 1
+        })
+    );
+    cols[10].index = 128;
+    assert_eq!(
+        verify_data_column_sidecar_kzg_proofs(&cols[10].as_ref()),
+        Err(Error::CellIndexOutOfRange { index: 128 })
+    );
 }
 
 #[test]
