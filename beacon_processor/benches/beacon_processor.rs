@@ -332,8 +332,18 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
+    // The raw batches on a pool of the processor's size, as the baseline of each group.
+    let raw_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(BeaconProcessorConfig::default().main_threads)
+        .build()
+        .expect("a rayon pool");
+    let raw_sets: Vec<SignatureSet> = sets.iter().map(|s| (**s).clone()).collect();
+
     let mut group = c.benchmark_group("bls_64_attestations");
     group.sample_size(10);
+    group.bench_function("raw_batch", |b| {
+        b.iter(|| assert!(bls::verify_signature_sets(black_box(&raw_sets), &raw_pool)))
+    });
     for (name, batching) in [("batched", true), ("one_by_one", false)] {
         let p = processor(batching);
         let mut target = 0;
@@ -353,6 +363,21 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("kzg_128_columns_48_blobs");
     group.sample_size(10);
+    let raw_refs: Vec<ColumnRef<'_>> = columns
+        .iter()
+        .map(|c| ColumnRef {
+            index: c.index,
+            cells: &c.cells,
+            commitments: &c.commitments,
+            proofs: &c.proofs,
+        })
+        .collect();
+    group.bench_function("raw_batch", |b| {
+        b.iter(|| {
+            kzg::verify_data_column_sidecar_kzg_proofs_batch(black_box(&raw_refs), &raw_pool)
+                .expect("valid")
+        })
+    });
     for (name, batching) in [("batched", true), ("one_by_one", false)] {
         let p = processor(batching);
         let mut target = 0;
