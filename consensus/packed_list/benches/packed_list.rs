@@ -16,18 +16,12 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use packed_list::PackedList;
 use packed_list::bench_hashing::{hash_pair_fast, hash_pair_portable, hash_pairs_x2};
+use splitmix::splitmix64;
 use ssz::{Decode, Encode};
 use tree_hash::TreeHash;
 use typenum::U1099511627776 as Limit;
 
 const VALIDATORS: usize = 1_000_000;
-
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 fn indices(n: usize, salt: u64) -> Vec<usize> {
     (0..n as u64)

@@ -378,24 +378,15 @@ mod sha_ni {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use splitmix::SplitMix64;
 
     fn reference(left: &Chunk, right: &Chunk) -> Chunk {
         ethereum_hashing::hash32_concat(left, right)
     }
 
-    fn splitmix64(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn random_chunk(state: &mut u64) -> Chunk {
+    fn random_chunk(rng: &mut SplitMix64) -> Chunk {
         let mut chunk = [0u8; CHUNK_LEN];
-        for bytes in chunk.chunks_exact_mut(8) {
-            bytes.copy_from_slice(&splitmix64(state).to_le_bytes());
-        }
+        rng.fill_bytes(&mut chunk);
         chunk
     }
 
@@ -414,9 +405,9 @@ mod tests {
             pairs.push((chunk, [0; 32]));
             pairs.push(([0; 32], chunk));
         }
-        let mut state = 0x5eed;
+        let mut rng = SplitMix64::new(0x5eed);
         for _ in 0..10_000 {
-            pairs.push((random_chunk(&mut state), random_chunk(&mut state)));
+            pairs.push((random_chunk(&mut rng), random_chunk(&mut rng)));
         }
         pairs
     }
@@ -514,12 +505,11 @@ mod tests {
             eprintln!("no SHA-NI on this CPU: skipped");
             return;
         }
-        let mut state = 1;
+        let mut rng = SplitMix64::new(1);
         let mut blocks = vec![PADDING_BLOCK, [0; 64], [0xff; 64]];
         for _ in 0..100 {
             let mut block = [0u8; 64];
-            block[..32].copy_from_slice(&random_chunk(&mut state));
-            block[32..].copy_from_slice(&random_chunk(&mut state));
+            rng.fill_bytes(&mut block);
             blocks.push(block);
         }
         for block in &blocks {

@@ -24,6 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use arbitrary::Unstructured;
 use common::*;
+use splitmix::splitmix64;
 use ssz::{Decode, Encode};
 use tree_hash::TreeHash;
 

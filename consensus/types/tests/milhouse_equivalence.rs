@@ -10,6 +10,7 @@
 use ethereum_hashing::hash32_concat;
 use milhouse::{List, Value, Vector};
 use proptest::prelude::*;
+use splitmix::splitmix64;
 use tree_hash::TreeHash;
 use typenum::{U8192, U1099511627776, Unsigned};
 use types::phase0::Validator;
@@ -202,14 +203,6 @@ fn naive_list_root<T: Naive, N: Unsigned>(items: &[T]) -> Hash256 {
 fn naive_vector_root<T: Naive, N: Unsigned>(items: &[T]) -> Hash256 {
     assert_eq!(items.len(), N::to_usize());
     merkleize(T::chunks(items), chunk_depth::<T>(N::to_usize()))
-}
-
-/// A fixed, well-mixed permutation of `u64`s, for deterministic pseudo-random data.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[test]

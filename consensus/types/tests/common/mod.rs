@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use arbitrary::Unstructured;
+use splitmix::splitmix64;
 use types::EthSpec;
 
 /// Defines `fn $name<E>(u) -> Result<types::$fork::BeaconState<E>>` through the state's derived
@@ -26,14 +27,6 @@ state_generator!(
     electra_state => electra,
     fulu_state => fulu,
 );
-
-/// A fixed, well-mixed permutation of `u64`s, for deterministic pseudo-random data.
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// `len` deterministic pseudo-random bytes.
 pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
