@@ -1,14 +1,22 @@
 //! A synthetic Fulu state of any size, for benchmarks: realistic balances, participation,
-//! inactivity scores, full root and randao vectors, some of every pending queue, and real interop
-//! public keys (so blocks built on it carry signatures that verify).
+//! inactivity scores, full root and randao vectors, and some of every pending queue. The one
+//! builder of the `types`, `store` and `state_processing` benchmarks.
+//!
+//! - [`build_state`]: over real public keys (the interop keys), so blocks built on it carry
+//!   signatures that verify (the state-transition benchmarks).
+//! - [`build_state_with_placeholder_keys`]: over placeholder keys that are not curve points, for
+//!   benchmarks that never verify a signature (encoding, hashing, storage); nothing is derived or
+//!   signed, so a 1,000,000-validator state builds in seconds.
 //!
 //! The state is internally consistent where processing looks: the proposer lookahead, the sync
 //! committees (real members with their aggregate key), `eth1_deposit_index` at the deposit
-//! request start (no legacy deposits due), pending deposits signed by new interop keys.
+//! request start (no legacy deposits due), pending deposits signed by new interop keys (with
+//! placeholder keys: placeholders there too).
 
 use bls::PublicKeyBytes;
 use milhouse::{List, Vector};
 use packed_list::PackedList;
+use splitmix::splitmix64;
 use ssz_types::{FixedVector, VariableList};
 use tree_hash::TreeHash;
 use typenum::Unsigned;
@@ -26,26 +34,30 @@ use crate::{HarnessError, keys::interop_secret_key};
 
 const GWEI_PER_ETH: u64 = 1_000_000_000;
 
-/// A fixed, well-mixed permutation of `u64`s (splitmix64), for deterministic pseudo-random data.
-pub fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-fn root(i: u64, domain: u64) -> B256 {
+/// The `i`-th pseudo-random root of the stream `domain` (the state's roots, and any a
+/// benchmark needs beside it: pick a `domain` the state does not use, such as 1,000 or more).
+pub fn root(i: u64, domain: u64) -> B256 {
     let mut bytes = [0u8; 32];
     for (k, word) in bytes.chunks_mut(8).enumerate() {
-        word.copy_from_slice(&mix(i ^ (domain << 40) ^ ((k as u64) << 60)).to_le_bytes());
+        word.copy_from_slice(&splitmix64(i ^ (domain << 40) ^ ((k as u64) << 60)).to_le_bytes());
     }
     B256::from(bytes)
+}
+
+/// The placeholder public key of validator `i`: the compression flag, the index, and
+/// pseudo-random bytes. Distinct for every `i`, and not a curve point.
+pub fn placeholder_pubkey(i: u64) -> BLSPubkey {
+    let mut bytes = [0u8; 48];
+    bytes[0] = 0xa0;
+    bytes[1..9].copy_from_slice(&i.to_be_bytes());
+    bytes[16..24].copy_from_slice(&splitmix64(i).to_le_bytes());
+    BLSPubkey::from(bytes)
 }
 
 /// The execution address the synthetic validator `i` withdraws to.
 pub fn address_of(i: u64) -> types::Address {
     let mut bytes = [0u8; 20];
-    bytes[..8].copy_from_slice(&mix(i ^ 1).to_le_bytes());
+    bytes[..8].copy_from_slice(&splitmix64(i ^ 1).to_le_bytes());
     bytes[8..16].copy_from_slice(&i.to_le_bytes());
     types::Address::from(bytes)
 }
@@ -69,8 +81,36 @@ impl Default for SyntheticParams {
     }
 }
 
-fn validator(i: u64, n: u64, epoch: u64, pubkey: &PublicKeyBytes) -> Validator {
-    let r = mix(i);
+/// Where the validators' public keys come from.
+#[derive(Debug, Clone, Copy)]
+enum Keys<'a> {
+    /// One real key per validator.
+    Real(&'a [PublicKeyBytes]),
+    /// This many validators with [`placeholder_pubkey`]s.
+    Placeholder(u64),
+}
+
+impl Keys<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Keys::Real(keys) => keys.len() as u64,
+            Keys::Placeholder(n) => *n,
+        }
+    }
+
+    fn pubkey(&self, i: u64) -> BLSPubkey {
+        match self {
+            Keys::Real(keys) => BLSPubkey::from(keys[i as usize].0),
+            Keys::Placeholder(_) => placeholder_pubkey(i),
+        }
+    }
+}
+
+/// The synthetic validator `i` of a registry of `n` at `epoch` (a validator past `n` is one a
+/// benchmark adds later): 1 % compounding with larger balances, 2 % exited long ago, a few
+/// slashed.
+pub fn validator(i: u64, n: u64, epoch: u64, pubkey: BLSPubkey) -> Validator {
+    let r = splitmix64(i);
     // 1 % compounding validators with larger balances, 2 % exited long ago, a few slashed.
     let compounding = r.is_multiple_of(100);
     let exited = r % 50 == 1;
@@ -79,7 +119,7 @@ fn validator(i: u64, n: u64, epoch: u64, pubkey: &PublicKeyBytes) -> Validator {
     withdrawal_credentials[12..].copy_from_slice(address_of(i).as_slice());
     let activation_epoch = (i * (epoch / 2)) / n.max(1);
     Validator {
-        pubkey: BLSPubkey::from(pubkey.0),
+        pubkey,
         withdrawal_credentials: withdrawal_credentials.into(),
         effective_balance: if compounding {
             (32 + r % 2016) * GWEI_PER_ETH
@@ -113,13 +153,30 @@ pub fn build_state<E: EthSpec>(
     params: &SyntheticParams,
     spec: &ChainSpec,
 ) -> Result<BeaconState<E>, HarnessError> {
-    let n = pubkeys.len() as u64;
+    build::<E>(Keys::Real(pubkeys), params, spec)
+}
+
+/// Builds the synthetic Fulu state with `n` validators whose keys are [`placeholder_pubkey`]s:
+/// the same state as [`build_state`] but for the keys, the sync committees' aggregate keys and
+/// the pending deposits' keys and signatures, none of which verify.
+pub fn build_state_with_placeholder_keys<E: EthSpec>(
+    n: u64,
+    params: &SyntheticParams,
+    spec: &ChainSpec,
+) -> Result<BeaconState<E>, HarnessError> {
+    build::<E>(Keys::Placeholder(n), params, spec)
+}
+
+fn build<E: EthSpec>(
+    keys: Keys<'_>,
+    params: &SyntheticParams,
+    spec: &ChainSpec,
+) -> Result<BeaconState<E>, HarnessError> {
+    let n = keys.len();
     let slot = params.slot;
     let epoch = slot / E::slots_per_epoch();
-    let validators: Vec<Validator> = pubkeys
-        .iter()
-        .enumerate()
-        .map(|(i, pk)| validator(i as u64, n, epoch, pk))
+    let validators: Vec<Validator> = (0..n)
+        .map(|i| validator(i, n, epoch, keys.pubkey(i)))
         .collect();
     let balances: Vec<u64> = validators
         .iter()
@@ -127,18 +184,18 @@ pub fn build_state<E: EthSpec>(
         .map(|(i, v)| {
             if v.exit_epoch != FAR_FUTURE_EPOCH
                 && v.withdrawable_epoch < epoch
-                && !mix(i as u64 ^ 9).is_multiple_of(4)
+                && !splitmix64(i as u64 ^ 9).is_multiple_of(4)
             {
                 // Most long-exited validators have been swept already.
                 0
             } else {
-                v.effective_balance + mix(i as u64 ^ 2) % (GWEI_PER_ETH / 4)
+                v.effective_balance + splitmix64(i as u64 ^ 2) % (GWEI_PER_ETH / 4)
             }
         })
         .collect();
     let participation = |salt: u64| -> Vec<u8> {
         (0..n)
-            .map(|i| match mix(i ^ salt) % 100 {
+            .map(|i| match splitmix64(i ^ salt) % 100 {
                 0..=94 => 0b111,
                 95..=97 => 0b011,
                 _ => 0,
@@ -147,7 +204,7 @@ pub fn build_state<E: EthSpec>(
     };
     let inactivity_scores: Vec<u64> = (0..n)
         .map(|i| {
-            let r = mix(i ^ 5);
+            let r = splitmix64(i ^ 5);
             if r.is_multiple_of(50) { r % 200 } else { 0 }
         })
         .collect();
@@ -157,43 +214,51 @@ pub fn build_state<E: EthSpec>(
         let members: Vec<u64> = (0..size)
             .map(|k| (k * 1_953 + offset * 7_919) % n)
             .collect();
-        let keys: Vec<bls::PublicKey> = members
-            .iter()
-            .map(|&i| pubkeys[i as usize].decompress())
-            .collect::<Result<_, _>>()
-            .map_err(|e| HarnessError::Io(format!("bad synthetic pubkey: {e}")))?;
-        let aggregate = bls::eth_aggregate_pubkeys(&keys)
-            .map_err(|e| HarnessError::Io(format!("aggregate pubkey: {e}")))?;
-        Ok(SyncCommittee {
-            pubkeys: FixedVector::new(
-                members
+        let aggregate_pubkey = match keys {
+            Keys::Real(pubkeys) => {
+                let keys: Vec<bls::PublicKey> = members
                     .iter()
-                    .map(|&i| BLSPubkey::from(pubkeys[i as usize].0))
-                    .collect(),
-            )
-            .expect("SYNC_COMMITTEE_SIZE keys"),
-            aggregate_pubkey: BLSPubkey::from(aggregate.0),
+                    .map(|&i| pubkeys[i as usize].decompress())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| HarnessError::Io(format!("bad synthetic pubkey: {e}")))?;
+                let aggregate = bls::eth_aggregate_pubkeys(&keys)
+                    .map_err(|e| HarnessError::Io(format!("aggregate pubkey: {e}")))?;
+                BLSPubkey::from(aggregate.0)
+            }
+            Keys::Placeholder(_) => placeholder_pubkey(u64::MAX - offset),
+        };
+        Ok(SyncCommittee {
+            pubkeys: FixedVector::new(members.iter().map(|&i| keys.pubkey(i)).collect())
+                .expect("SYNC_COMMITTEE_SIZE keys"),
+            aggregate_pubkey,
         })
     };
 
     let deposit_domain = spec.compute_genesis_domain(DOMAIN_DEPOSIT);
     let pending_deposits: Vec<PendingDeposit> = (0..params.pending_deposits)
         .map(|k| {
-            let key = interop_secret_key((n + k) as usize);
             let mut credentials = [0u8; 32];
             credentials[0] = 0x01;
             credentials[12..].copy_from_slice(address_of(n + k).as_slice());
-            let message = DepositMessage {
-                pubkey: BLSPubkey::from(key.public_key().compress().0),
+            let (pubkey, signature) = match keys {
+                Keys::Real(_) => {
+                    let key = interop_secret_key((n + k) as usize);
+                    let message = DepositMessage {
+                        pubkey: BLSPubkey::from(key.public_key().compress().0),
+                        withdrawal_credentials: credentials.into(),
+                        amount: 32 * GWEI_PER_ETH,
+                    };
+                    let signature =
+                        key.sign(compute_signing_root(&message, deposit_domain).as_slice());
+                    (message.pubkey, signature.serialize().into())
+                }
+                Keys::Placeholder(_) => (placeholder_pubkey(n + k), [0xb0; 96].into()),
+            };
+            PendingDeposit {
+                pubkey,
                 withdrawal_credentials: credentials.into(),
                 amount: 32 * GWEI_PER_ETH,
-            };
-            let signature = key.sign(compute_signing_root(&message, deposit_domain).as_slice());
-            PendingDeposit {
-                pubkey: message.pubkey,
-                withdrawal_credentials: message.withdrawal_credentials,
-                amount: message.amount,
-                signature: signature.serialize().into(),
+                signature,
                 // Old enough to be finalized, so epoch processing applies them.
                 slot: slot - 4 * E::slots_per_epoch() - 64 + k / 8,
             }
@@ -213,7 +278,7 @@ pub fn build_state<E: EthSpec>(
     };
     let proposer_lookahead: Vec<u64> = (0..lookahead_len)
         .map(|k| {
-            let mut i = mix(k ^ 0x10_0000) % n;
+            let mut i = splitmix64(k ^ 0x10_0000) % n;
             while !active_mask(i) {
                 i = (i + 1) % n;
             }
@@ -352,4 +417,64 @@ pub fn build_state<E: EthSpec>(
 /// A root that changes whenever any part of the state does (for sanity checks in benches).
 pub fn state_root<E: EthSpec>(state: &BeaconState<E>) -> B256 {
     state.tree_hash_root()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::interop_pubkey;
+    use ssz::{Decode, Encode};
+    use types::MainnetEthSpec;
+
+    // The mainnet preset: the pending queues are longer than the minimal preset's limits.
+    type E = MainnetEthSpec;
+
+    fn spec() -> ChainSpec {
+        ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu)
+    }
+
+    #[test]
+    fn placeholder_state_differs_from_the_real_one_only_in_keys_and_signatures() {
+        let n = 64;
+        let params = SyntheticParams {
+            pending_deposits: 4,
+            ..SyntheticParams::default()
+        };
+        let pubkeys: Vec<PublicKeyBytes> = (0..n).map(interop_pubkey).collect();
+        let real = build_state::<E>(&pubkeys, &params, &spec()).expect("real keys");
+        let mut placeholder =
+            build_state_with_placeholder_keys::<E>(n as u64, &params, &spec()).expect("built");
+        assert_ne!(real.tree_hash_root(), placeholder.tree_hash_root());
+
+        // Put the real keys and signatures in: the states are then the same.
+        let validators: Vec<Validator> = placeholder
+            .validators
+            .iter()
+            .zip(real.validators.iter())
+            .map(|(v, r)| Validator {
+                pubkey: r.pubkey,
+                ..v.clone()
+            })
+            .collect();
+        placeholder.validators = List::new(validators).expect("same length");
+        placeholder.current_sync_committee = real.current_sync_committee.clone();
+        placeholder.next_sync_committee = real.next_sync_committee.clone();
+        placeholder.pending_deposits = real.pending_deposits.clone();
+        assert_eq!(real.tree_hash_root(), placeholder.tree_hash_root());
+    }
+
+    #[test]
+    fn placeholder_keys_are_distinct_and_the_state_round_trips() {
+        let state =
+            build_state_with_placeholder_keys::<E>(300, &SyntheticParams::default(), &spec())
+                .expect("built");
+        let mut keys: Vec<BLSPubkey> = state.validators.iter().map(|v| v.pubkey).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), 300);
+        assert!(PublicKeyBytes(keys[0].0).decompress().is_err());
+        let bytes = state.as_ssz_bytes();
+        let decoded = BeaconState::<E>::from_ssz_bytes(&bytes).expect("decodes");
+        assert_eq!(decoded.tree_hash_root(), state.tree_hash_root());
+    }
 }
