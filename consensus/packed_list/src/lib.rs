@@ -95,10 +95,18 @@ packed_value!(u8, u16, u32, u64);
 pub enum Error {
     /// An index at or past the length.
     #[error("index {index} out of bounds for a list of length {len}")]
-    OutOfBounds { index: usize, len: usize },
+    OutOfBounds {
+        /// The index asked for.
+        index: usize,
+        /// The list's length at the time.
+        len: usize,
+    },
     /// A push or construction beyond the list's limit.
     #[error("list limit {limit} reached")]
-    Full { limit: usize },
+    Full {
+        /// The maximum number of elements the list may hold.
+        limit: usize,
+    },
 }
 
 /// The cached inner nodes of one page's subtree.
