@@ -8,29 +8,50 @@ use types::{Epoch, Root, Slot, ValidatorIndex};
 pub enum Error {
     /// `on_block`: the parent block (and its post-state) is not in the store.
     #[error("block {block:?}: parent {parent:?} is unknown")]
-    UnknownParent { block: Root, parent: Root },
+    UnknownParent {
+        /// Root of the rejected block.
+        block: Root,
+        /// Its `parent_root`, absent from the store.
+        parent: Root,
+    },
     /// `on_block`: the block's slot is after the store's current slot.
     #[error("block at slot {block_slot} is from the future (current slot {current_slot})")]
     FutureBlock {
+        /// The block's slot.
         block_slot: Slot,
+        /// The store's current slot.
         current_slot: Slot,
     },
     /// `on_block`: the block is not after the finalized checkpoint's start slot.
     #[error("block at slot {block_slot} is not after the finalized slot {finalized_slot}")]
     NotAfterFinalizedSlot {
+        /// The block's slot.
         block_slot: Slot,
+        /// The start slot of the finalized checkpoint's epoch.
         finalized_slot: Slot,
     },
     /// `on_block`: the block does not descend from the finalized block.
     #[error("block {block:?} does not descend from the finalized block {finalized:?}")]
-    NotFinalizedDescendant { block: Root, finalized: Root },
+    NotFinalizedDescendant {
+        /// Root of the rejected block.
+        block: Root,
+        /// Root of the finalized checkpoint's block.
+        finalized: Root,
+    },
     /// `on_block`: `is_data_available` failed.
     #[error("block {block:?}: data not available: {reason}")]
-    DataUnavailable { block: Root, reason: String },
+    DataUnavailable {
+        /// Root of the rejected block.
+        block: Root,
+        /// What the availability check reported.
+        reason: String,
+    },
     /// `on_block`: the state transition rejected the block.
     #[error("block {block:?}: invalid: {source}")]
     InvalidBlock {
+        /// Root of the rejected block.
         block: Root,
+        /// The state transition's error.
         #[source]
         source: BlockProcessingError,
     },
@@ -38,10 +59,20 @@ pub enum Error {
     #[error(
         "attestation target epoch {target} is not the current epoch {current} or the one before"
     )]
-    TargetEpochOutOfRange { target: Epoch, current: Epoch },
+    TargetEpochOutOfRange {
+        /// The attestation's target epoch.
+        target: Epoch,
+        /// The store's current epoch.
+        current: Epoch,
+    },
     /// `on_attestation`: the target epoch is not the epoch of the attestation's slot.
     #[error("attestation target epoch {target} is not the epoch of its slot {slot}")]
-    TargetEpochSlotMismatch { target: Epoch, slot: Slot },
+    TargetEpochSlotMismatch {
+        /// The attestation's target epoch.
+        target: Epoch,
+        /// The attestation's slot.
+        slot: Slot,
+    },
     /// `on_attestation`: the target block is unknown.
     #[error("attestation target block {0:?} is unknown")]
     UnknownTargetBlock(Root),
@@ -51,18 +82,27 @@ pub enum Error {
     /// `on_attestation`: the head block voted for is newer than the attestation.
     #[error("attestation at slot {attestation_slot} votes for a block at slot {block_slot}")]
     AttestsToFutureBlock {
+        /// The attestation's slot.
         attestation_slot: Slot,
+        /// The slot of the head block it votes for.
         block_slot: Slot,
     },
     /// `on_attestation`: the target is not the checkpoint block of the head vote's chain.
     #[error(
         "attestation target {target:?} is not the checkpoint block {expected:?} of its head vote"
     )]
-    InconsistentTarget { target: Root, expected: Root },
+    InconsistentTarget {
+        /// The attestation's target root.
+        target: Root,
+        /// The checkpoint block of the head vote's chain at the target epoch.
+        expected: Root,
+    },
     /// `on_attestation`: the attestation's slot is not yet in the past.
     #[error("attestation at slot {attestation_slot} is not before the current slot {current_slot}")]
     FutureAttestation {
+        /// The attestation's slot.
         attestation_slot: Slot,
+        /// The store's current slot.
         current_slot: Slot,
     },
     /// `on_attestation` / `on_attester_slashing`: the attestation is not valid in its state.
@@ -79,7 +119,12 @@ pub enum Error {
     BoostOnHead(Root),
     /// The anchor block does not commit to the anchor state.
     #[error("anchor block state root {block:?} is not the anchor state's root {state:?}")]
-    AnchorStateMismatch { block: Root, state: Root },
+    AnchorStateMismatch {
+        /// The anchor block's `state_root`.
+        block: Root,
+        /// The hash tree root of the anchor state.
+        state: Root,
+    },
     /// No block with this root is in the store.
     #[error("block {0:?} is unknown")]
     UnknownBlock(Root),
@@ -100,10 +145,22 @@ pub enum Error {
     ValidatorIndexTooLarge(ValidatorIndex),
     /// One delta per node was expected.
     #[error("{deltas} deltas for {nodes} nodes")]
-    DeltaCount { deltas: usize, nodes: usize },
+    DeltaCount {
+        /// Number of deltas given.
+        deltas: usize,
+        /// Number of nodes in the tree.
+        nodes: usize,
+    },
     /// A node weight would become negative or overflow.
     #[error("weight {weight} of {root:?} cannot take delta {delta}")]
-    InvalidWeight { root: Root, weight: u64, delta: i64 },
+    InvalidWeight {
+        /// Root of the node.
+        root: Root,
+        /// Its weight before the delta.
+        weight: u64,
+        /// The delta that could not be applied.
+        delta: i64,
+    },
     /// A delta overflowed.
     #[error("delta overflow")]
     DeltaOverflow,
