@@ -396,7 +396,7 @@ impl<E: EthSpec> Shared<E> {
             let limit = self
                 .config
                 .spec
-                .max_blobs_per_block(self.epoch_at(attributes.timestamp));
+                .get_max_blobs_per_block(self.epoch_at(attributes.timestamp));
             (
                 behaviour
                     .blobs_per_payload
@@ -457,7 +457,7 @@ impl<E: EthSpec> Shared<E> {
         let limit = self
             .config
             .spec
-            .max_blobs_per_block(self.epoch_at(attributes.timestamp));
+            .get_max_blobs_per_block(self.epoch_at(attributes.timestamp));
         let target_blob_gas = limit * 2 / 3 * GAS_PER_BLOB;
         let excess_blob_gas =
             (parent.excess_blob_gas + parent.blob_gas_used).saturating_sub(target_blob_gas);
@@ -841,7 +841,7 @@ impl<E: EthSpec> MockExecutionLayer<E> {
         self.shared
             .config
             .spec
-            .max_blobs_per_block(self.shared.epoch_at(timestamp))
+            .get_max_blobs_per_block(self.shared.epoch_at(timestamp))
     }
 
     /// Stops listening and closes connections: clients see the engine go away.

@@ -14,8 +14,9 @@ use types::{ChainSpec, Epoch, EthSpec, Gwei, Root, Slot, ValidatorIndex};
 use crate::{
     Error,
     common::{
-        compute_epoch_at_slot, compute_start_slot_at_epoch, get_committee_count_per_slot_for,
-        get_current_epoch, get_previous_epoch, get_seed, is_active_validator,
+        compute_epoch_at_slot, compute_start_slot_at_epoch,
+        get_committee_count_per_slot_from_active_count, get_current_epoch, get_previous_epoch,
+        get_seed, is_active_validator,
     },
     view::StateRef,
 };
@@ -76,7 +77,9 @@ impl CommitteeCache {
         Ok(Self {
             epoch,
             seed,
-            committees_per_slot: get_committee_count_per_slot_for::<E>(active_indices.len()),
+            committees_per_slot: get_committee_count_per_slot_from_active_count::<E>(
+                active_indices.len(),
+            ),
             active_indices,
             shuffling,
             slots_per_epoch: E::slots_per_epoch(),

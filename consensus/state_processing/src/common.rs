@@ -292,10 +292,14 @@ pub fn compute_proposer_index<E: EthSpec>(
     }
 }
 
-/// `get_committee_count_per_slot` from the number of active validators.
+/// The spec's `get_committee_count_per_slot(state, epoch)`, from the number of validators
+/// active in `epoch` (`len(get_active_validator_indices(state, epoch))`, which the committee
+/// cache already holds; [`crate::CommitteeCache::committees_per_slot`] answers it per epoch).
 ///
 /// [spec]: phase0/beacon-chain.md#get_committee_count_per_slot
-pub fn get_committee_count_per_slot_for<E: EthSpec>(active_validator_count: usize) -> u64 {
+pub fn get_committee_count_per_slot_from_active_count<E: EthSpec>(
+    active_validator_count: usize,
+) -> u64 {
     (active_validator_count as u64 / E::slots_per_epoch() / E::TARGET_COMMITTEE_SIZE)
         .clamp(1, E::MaxCommitteesPerSlot::to_u64())
 }
@@ -407,27 +411,18 @@ pub fn get_beacon_proposer_index<E: EthSpec>(
             "proposer_lookahead shorter than an epoch".into(),
         ));
     }
+    // Electra: `compute_proposer_index(state, indices, hash(get_seed(state, epoch,
+    // DOMAIN_BEACON_PROPOSER) + uint_to_bytes(state.slot)))`.
     let epoch = get_current_epoch(state);
     let committees = caches.committees(state, epoch, spec)?;
-    compute_beacon_proposer_index_at_slot(state, committees.active_indices(), *state.slot, epoch)
-}
-
-/// The Electra proposer of `slot` (in `epoch`), given that epoch's active validators:
-/// `compute_proposer_index(state, indices, hash(get_seed(state, epoch, DOMAIN_BEACON_PROPOSER) +
-/// uint_to_bytes(slot)))`.
-pub fn compute_beacon_proposer_index_at_slot<E: EthSpec>(
-    state: &StateRef<'_, E>,
-    active_indices: &[ValidatorIndex],
-    slot: Slot,
-    epoch: Epoch,
-) -> Result<ValidatorIndex, Error> {
+    let active_indices = committees.active_indices();
     if active_indices.is_empty() {
         return Err(Error::NoActiveValidators(epoch));
     }
     let seed = get_seed(state, epoch, types::signing::DOMAIN_BEACON_PROPOSER);
     let mut buf = [0u8; 40];
     buf[..32].copy_from_slice(seed.as_slice());
-    buf[32..].copy_from_slice(&slot.to_le_bytes());
+    buf[32..].copy_from_slice(&state.slot.to_le_bytes());
     compute_proposer_index::<E>(state.validators, active_indices, &hash(&buf))
 }
 

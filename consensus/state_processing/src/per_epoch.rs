@@ -63,6 +63,16 @@ pub use sync_committee::{
     get_next_sync_committee, get_next_sync_committee_indices, process_sync_committee_updates,
 };
 
+use effective_balance_updates::process_effective_balance_updates_with_context;
+use justification_and_finalization::process_justification_and_finalization_with_context;
+use pending_deposits::process_pending_deposits_with_total;
+use proposer_lookahead::process_proposer_lookahead_with_context;
+use registry_updates::process_registry_updates_with_context;
+use rewards_and_penalties::{
+    FusedSteps, process_inactivity_updates_and_rewards_and_penalties_with_context,
+};
+use slashings::process_slashings_with_context;
+use sync_committee::process_sync_committee_updates_with_context;
 use types::{ChainSpec, EthSpec};
 
 use crate::{Caches, Error, view::StateMut};
@@ -119,26 +129,26 @@ pub fn process_epoch<E: EthSpec>(
 ) -> Result<(), EpochProcessingError> {
     let mut ctx = EpochContext::new(&state.as_ref(), spec)?;
 
-    justification_and_finalization::process_with_context(state, &ctx)?;
-    rewards_and_penalties::process_with_context(state, &ctx, true, true, spec)?;
-    registry_updates::process_with_context(state, &ctx, spec)?;
-    slashings::process_with_context(state, &ctx)?;
-    process_eth1_data_reset(state, caches, spec)?;
-    pending_deposits::process_pending_deposits_with_total(
+    process_justification_and_finalization_with_context(state, &ctx)?;
+    process_inactivity_updates_and_rewards_and_penalties_with_context(
         state,
-        caches,
-        ctx.total_active_balance,
+        &ctx,
+        FusedSteps::Both,
         spec,
     )?;
+    process_registry_updates_with_context(state, &ctx, spec)?;
+    process_slashings_with_context(state, &ctx)?;
+    process_eth1_data_reset(state, caches, spec)?;
+    process_pending_deposits_with_total(state, caches, ctx.total_active_balance, spec)?;
     process_pending_consolidations(state, caches, spec)?;
-    effective_balance_updates::process_with_context(state, caches, &mut ctx)?;
+    process_effective_balance_updates_with_context(state, caches, &mut ctx)?;
     process_slashings_reset(state, caches, spec)?;
     process_randao_mixes_reset(state, caches, spec)?;
     process_historical_summaries_update(state, caches, spec)?;
     process_participation_flag_updates(state, caches, spec)?;
-    sync_committee::process_with_context(state, caches, &ctx, spec)?;
+    process_sync_committee_updates_with_context(state, caches, &ctx, spec)?;
     if state.proposer_lookahead.is_some() {
-        proposer_lookahead::process_with_context(state, &ctx)?;
+        process_proposer_lookahead_with_context(state, &ctx)?;
     }
     // Hand the walk's effective balances (current after the updates) to the next epoch's
     // blocks, which would otherwise walk the registry again for them. Validators that deposits

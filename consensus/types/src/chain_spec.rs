@@ -444,11 +444,13 @@ impl ChainSpec {
             })
     }
 
-    /// The most blobs a block of `epoch` may carry: 0 before Deneb, `MAX_BLOBS_PER_BLOCK` in Deneb,
-    /// `MAX_BLOBS_PER_BLOCK_ELECTRA` in Electra, and the blob schedule's limit from Fulu on.
+    /// `get_max_blobs_per_block(epoch)` [New in Fulu] (later spec text reads it as
+    /// `get_blob_parameters(epoch).max_blobs_per_block`), extended to every fork: 0 before Deneb,
+    /// `MAX_BLOBS_PER_BLOCK` in Deneb, `MAX_BLOBS_PER_BLOCK_ELECTRA` in Electra, and the blob
+    /// schedule's limit from Fulu on.
     ///
-    /// [spec]: fulu/beacon-chain.md#modified-process_execution_payload
-    pub fn max_blobs_per_block(&self, epoch: Epoch) -> u64 {
+    /// [spec]: fulu/beacon-chain.md#new-get_max_blobs_per_block
+    pub fn get_max_blobs_per_block(&self, epoch: Epoch) -> u64 {
         match self.fork_name_at_epoch(epoch) {
             ForkName::Phase0 | ForkName::Altair | ForkName::Bellatrix | ForkName::Capella => 0,
             ForkName::Deneb => self.max_blobs_per_block,
@@ -861,14 +863,14 @@ mod tests {
     }
 
     #[test]
-    fn max_blobs_per_block_is_fork_aware() {
+    fn get_max_blobs_per_block_is_fork_aware() {
         let mainnet = ChainSpec::mainnet();
-        assert_eq!(mainnet.max_blobs_per_block(269_567), 0);
-        assert_eq!(mainnet.max_blobs_per_block(269_568), 6);
-        assert_eq!(mainnet.max_blobs_per_block(364_032), 9);
-        assert_eq!(mainnet.max_blobs_per_block(411_392), 9);
-        assert_eq!(mainnet.max_blobs_per_block(412_672), 15);
-        assert_eq!(mainnet.max_blobs_per_block(500_000), 21);
+        assert_eq!(mainnet.get_max_blobs_per_block(269_567), 0);
+        assert_eq!(mainnet.get_max_blobs_per_block(269_568), 6);
+        assert_eq!(mainnet.get_max_blobs_per_block(364_032), 9);
+        assert_eq!(mainnet.get_max_blobs_per_block(411_392), 9);
+        assert_eq!(mainnet.get_max_blobs_per_block(412_672), 15);
+        assert_eq!(mainnet.get_max_blobs_per_block(500_000), 21);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub fn process_effective_balance_updates<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     let mut ctx = EpochContext::new(&state.as_ref(), spec)?;
-    process_with_context(state, caches, &mut ctx)
+    process_effective_balance_updates_with_context(state, caches, &mut ctx)
 }
 
 /// The new effective balance of a validator with `balance` and `effective_balance`, if the
@@ -50,11 +50,12 @@ fn updated_effective_balance<E: EthSpec>(
     }
 }
 
-/// The step with the registry summary: one pass over the balances, writing only the validators
-/// whose effective balance changes, keeping `ctx`'s effective balances current, and refreshing
-/// the committee caches' total active balances (their shufflings do not depend on effective
-/// balances, their totals do).
-pub(super) fn process_with_context<E: EthSpec>(
+/// The spec's `process_effective_balance_updates`, with the registry summary `ctx` already
+/// gathered: one pass over the balances, writing only the validators whose effective balance
+/// changes, keeping `ctx`'s effective balances current, and refreshing the committee caches'
+/// total active balances (their shufflings do not depend on effective balances, their totals
+/// do).
+pub(super) fn process_effective_balance_updates_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     ctx: &mut EpochContext,

@@ -26,11 +26,12 @@ pub fn process_justification_and_finalization<E: EthSpec>(
         return Ok(());
     }
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
-    process_with_context(state, &ctx)
+    process_justification_and_finalization_with_context(state, &ctx)
 }
 
-/// The step with the registry summary already gathered.
-pub(super) fn process_with_context<E: EthSpec>(
+/// The spec's `process_justification_and_finalization`, with the registry summary `ctx`
+/// already gathered (it supplies the totals the step weighs).
+pub(super) fn process_justification_and_finalization_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     ctx: &EpochContext,
 ) -> Result<(), EpochProcessingError> {

@@ -33,7 +33,8 @@ pub fn process_pending_deposits<E: EthSpec>(
     process_pending_deposits_with_total(state, caches, total_active_balance, spec)
 }
 
-/// `process_pending_deposits` with the current epoch's total active balance given.
+/// The spec's `process_pending_deposits`, with the current epoch's total active balance given
+/// (epoch processing has it from its registry walk).
 pub(super) fn process_pending_deposits_with_total<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,

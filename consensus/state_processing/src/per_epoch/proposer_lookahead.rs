@@ -39,9 +39,9 @@ pub fn process_proposer_lookahead<E: EthSpec>(
     shift_in(state, &proposers)
 }
 
-/// The step with the lookahead epoch's active validators and the (updated) effective balances
-/// taken from the registry summary.
-pub(super) fn process_with_context<E: EthSpec>(
+/// The spec's `process_proposer_lookahead`, with the lookahead epoch's active validators and
+/// the (updated) effective balances taken from the registry summary `ctx`.
+pub(super) fn process_proposer_lookahead_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     ctx: &EpochContext,
 ) -> Result<(), EpochProcessingError> {
@@ -49,7 +49,7 @@ pub(super) fn process_with_context<E: EthSpec>(
     let active = ctx.indices_with(ACTIVE_LOOKAHEAD);
     let seed = get_seed(&state.as_ref(), epoch, DOMAIN_BEACON_PROPOSER);
     let balances = &ctx.effective_balances;
-    let proposers = compute_proposer_indices_with::<E>(epoch, &seed, &active, |index| {
+    let proposers = compute_proposer_indices_with_balances::<E>(epoch, &seed, &active, |index| {
         balances
             .get(index as usize)
             .copied()
@@ -118,14 +118,14 @@ pub fn compute_proposer_indices<E: EthSpec>(
     seed: &Root,
     indices: &[ValidatorIndex],
 ) -> Result<Vec<ValidatorIndex>, Error> {
-    compute_proposer_indices_with::<E>(epoch, seed, indices, |index| {
+    compute_proposer_indices_with_balances::<E>(epoch, seed, indices, |index| {
         Ok(validator(state, index)?.effective_balance)
     })
 }
 
 /// [`compute_proposer_indices`] with effective balances read through `effective_balance`; the
 /// slots are drawn in parallel.
-fn compute_proposer_indices_with<E: EthSpec>(
+fn compute_proposer_indices_with_balances<E: EthSpec>(
     epoch: Epoch,
     seed: &Root,
     indices: &[ValidatorIndex],

@@ -31,12 +31,13 @@ pub fn process_registry_updates<E: EthSpec>(
 ) -> Result<(), EpochProcessingError> {
     let _ = caches;
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
-    process_with_context(state, &ctx, spec)
+    process_registry_updates_with_context(state, &ctx, spec)
 }
 
-/// The step over the validators the registry walk flagged (every other validator satisfies
-/// none of the three conditions).
-pub(super) fn process_with_context<E: EthSpec>(
+/// The spec's `process_registry_updates`, with the registry summary `ctx` already gathered: it
+/// visits only the validators the walk flagged (every other validator satisfies none of the
+/// three conditions).
+pub(super) fn process_registry_updates_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     ctx: &EpochContext,
     spec: &ChainSpec,

@@ -137,7 +137,12 @@ pub fn process_inactivity_updates<E: EthSpec>(
         return Ok(());
     }
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
-    process_with_context(state, &ctx, true, false, spec)
+    process_inactivity_updates_and_rewards_and_penalties_with_context(
+        state,
+        &ctx,
+        FusedSteps::InactivityUpdates,
+        spec,
+    )
 }
 
 /// `process_rewards_and_penalties(state)`.
@@ -153,29 +158,47 @@ pub fn process_rewards_and_penalties<E: EthSpec>(
         return Ok(());
     }
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
-    process_with_context(state, &ctx, false, true, spec)
+    process_inactivity_updates_and_rewards_and_penalties_with_context(
+        state,
+        &ctx,
+        FusedSteps::RewardsAndPenalties,
+        spec,
+    )
 }
 
-/// Inactivity updates and/or rewards and penalties in one pass over the eligible validators.
+/// Which of the spec's two steps the fused pass runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FusedSteps {
+    /// `process_inactivity_updates` alone.
+    InactivityUpdates,
+    /// `process_rewards_and_penalties` alone.
+    RewardsAndPenalties,
+    /// Both, in the spec's order (as `process_epoch` runs them).
+    Both,
+}
+
+/// The spec's `process_inactivity_updates` and/or `process_rewards_and_penalties`, with the
+/// registry summary `ctx` already gathered, in one pass over the eligible validators.
 ///
 /// With both, each validator's inactivity score is updated first and its inactivity penalty
 /// computed from the new score, exactly as running the two steps one after the other does; the
 /// per-validator order of the spec's delta sets (source, target, head, inactivity; each an
 /// increase then a saturating decrease) is kept, so the result is the same balance for balance.
-pub(super) fn process_with_context<E: EthSpec>(
+pub(super) fn process_inactivity_updates_and_rewards_and_penalties_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     ctx: &EpochContext,
-    inactivity_updates: bool,
-    rewards: bool,
+    steps: FusedSteps,
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
+    let inactivity_updates = matches!(steps, FusedSteps::InactivityUpdates | FusedSteps::Both);
+    let rewards = matches!(steps, FusedSteps::RewardsAndPenalties | FusedSteps::Both);
     // Neither step runs at the end of the genesis epoch.
     if ctx.current_epoch == GENESIS_EPOCH {
         return Ok(());
     }
-    let step = match (inactivity_updates, rewards) {
-        (true, false) => "process_inactivity_updates",
-        _ => "process_rewards_and_penalties",
+    let step = match steps {
+        FusedSteps::InactivityUpdates => "process_inactivity_updates",
+        FusedSteps::RewardsAndPenalties | FusedSteps::Both => "process_rewards_and_penalties",
     };
     let params = RewardParameters::new(&state.as_ref(), ctx, spec).step(step)?;
     let bias = spec.inactivity_score_bias;

@@ -24,11 +24,12 @@ pub fn process_slashings<E: EthSpec>(
 ) -> Result<(), EpochProcessingError> {
     let _ = caches;
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
-    process_with_context(state, &ctx)
+    process_slashings_with_context(state, &ctx)
 }
 
-/// The step over the slashed validators the registry walk found.
-pub(super) fn process_with_context<E: EthSpec>(
+/// The spec's `process_slashings`, with the registry summary `ctx` already gathered: it visits
+/// only the slashed validators the walk found.
+pub(super) fn process_slashings_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     ctx: &EpochContext,
 ) -> Result<(), EpochProcessingError> {

@@ -37,8 +37,9 @@ pub fn process_sync_committee_updates<E: EthSpec>(
     update(state, caches, &active, None, spec)
 }
 
-/// The step with the next epoch's active validators taken from the registry summary.
-pub(super) fn process_with_context<E: EthSpec>(
+/// The spec's `process_sync_committee_updates`, with the next epoch's active validators taken
+/// from the registry summary `ctx`.
+pub(super) fn process_sync_committee_updates_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     ctx: &EpochContext,
