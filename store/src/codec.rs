@@ -10,10 +10,10 @@ use types::{ForkName, Root, Slot};
 use crate::StoreError;
 
 /// Bytes after the payload: fork (1) and CRC-32 (4).
-pub const TRAILER_LEN: usize = 5;
+pub(crate) const TRAILER_LEN: usize = 5;
 
 /// `payload ‖ fork ‖ crc32(payload ‖ fork)`.
-pub fn seal(payload: &[u8], fork: ForkName) -> Vec<u8> {
+pub(crate) fn seal(payload: &[u8], fork: ForkName) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + TRAILER_LEN);
     out.extend_from_slice(payload);
     out.push(fork as u8);
@@ -23,7 +23,7 @@ pub fn seal(payload: &[u8], fork: ForkName) -> Vec<u8> {
 }
 
 /// Checks and strips the trailer written by [`seal`], returning the payload and its fork.
-pub fn unseal(
+pub(crate) fn unseal(
     mut value: Vec<u8>,
     table: &'static str,
     key: impl FnOnce() -> String,
@@ -58,7 +58,7 @@ pub fn unseal(
 
 /// Key of a sidecar: block root, then the index big-endian (so a block's sidecars are adjacent
 /// and sorted by index).
-pub fn sidecar_key(block_root: &Root, index: u64) -> [u8; 40] {
+pub(crate) fn sidecar_key(block_root: &Root, index: u64) -> [u8; 40] {
     let mut key = [0u8; 40];
     key[..32].copy_from_slice(block_root.as_slice());
     key[32..].copy_from_slice(&index.to_be_bytes());
@@ -67,7 +67,7 @@ pub fn sidecar_key(block_root: &Root, index: u64) -> [u8; 40] {
 
 /// Key of the sidecar slot index: slot big-endian, then the block root (so a range scan walks
 /// blocks in slot order).
-pub fn slot_root_key(slot: Slot, block_root: &Root) -> [u8; 40] {
+pub(crate) fn slot_root_key(slot: Slot, block_root: &Root) -> [u8; 40] {
     let mut key = [0u8; 40];
     key[..8].copy_from_slice(&slot.to_be_bytes());
     key[8..].copy_from_slice(block_root.as_slice());
@@ -75,40 +75,40 @@ pub fn slot_root_key(slot: Slot, block_root: &Root) -> [u8; 40] {
 }
 
 /// Splits a [`slot_root_key`].
-pub fn split_slot_root_key(key: &[u8; 40]) -> (Slot, Root) {
+pub(crate) fn split_slot_root_key(key: &[u8; 40]) -> (Slot, Root) {
     let slot = Slot::from_be_bytes(key[..8].try_into().expect("8 bytes"));
     (slot, Root::from_slice(&key[8..]))
 }
 
 /// A fixed-size record of `u64`s and roots, for summaries and metadata.
 #[derive(Default)]
-pub struct Record(Vec<u8>);
+pub(crate) struct Record(Vec<u8>);
 
 impl Record {
-    pub fn u64(mut self, v: u64) -> Self {
+    pub(crate) fn u64(mut self, v: u64) -> Self {
         self.0.extend_from_slice(&v.to_le_bytes());
         self
     }
 
-    pub fn root(mut self, r: &Root) -> Self {
+    pub(crate) fn root(mut self, r: &Root) -> Self {
         self.0.extend_from_slice(r.as_slice());
         self
     }
 
-    pub fn into_bytes(self) -> Vec<u8> {
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
         self.0
     }
 }
 
 /// Reads a [`Record`] back, failing with a clear error if it is too short.
-pub struct RecordReader<'a> {
+pub(crate) struct RecordReader<'a> {
     bytes: &'a [u8],
     table: &'static str,
     key: String,
 }
 
 impl<'a> RecordReader<'a> {
-    pub fn new(
+    pub(crate) fn new(
         bytes: &'a [u8],
         expected_len: usize,
         table: &'static str,
@@ -137,13 +137,13 @@ impl<'a> RecordReader<'a> {
         Ok(head)
     }
 
-    pub fn u64(&mut self) -> Result<u64, StoreError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, StoreError> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().expect("8 bytes"),
         ))
     }
 
-    pub fn root(&mut self) -> Result<Root, StoreError> {
+    pub(crate) fn root(&mut self) -> Result<Root, StoreError> {
         Ok(Root::from_slice(self.take(32)?))
     }
 }

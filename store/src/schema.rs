@@ -28,29 +28,44 @@ use crate::codec::{self, slot_root_key};
 /// The schema this version of the store writes.
 pub const CURRENT_SCHEMA_VERSION: u64 = 2;
 
+/// Named metadata: schema version, head, finalized checkpoint, split, anchor.
 pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
+/// Unfinalized blocks by block root, SSZ as received, sealed.
 pub const HOT_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("hot_blocks");
+/// Slot and parent root of each hot block, by block root.
 pub const HOT_BLOCK_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
     TableDefinition::new("hot_block_summaries");
+/// Unfinalized epoch-boundary states by state root, SSZ, sealed.
 pub const HOT_STATES: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("hot_states");
+/// Slot, latest block root and epoch-boundary state root of each hot state, by state root.
 pub const HOT_STATE_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
     TableDefinition::new("hot_state_summaries");
+/// Finalized blocks by block root, SSZ, sealed.
 pub const COLD_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("cold_blocks");
+/// The canonical finalized block root at each slot that has a block.
 pub const COLD_BLOCK_ROOTS: TableDefinition<'_, u64, [u8; 32]> =
     TableDefinition::new("cold_block_roots");
+/// Finalized states by slot, each a snapshot or a diff against a snapshot, sealed.
 pub const COLD_STATES: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("cold_states");
+/// The slot of each finalized state, by state root.
 pub const COLD_STATE_ROOTS: TableDefinition<'_, [u8; 32], u64> =
     TableDefinition::new("cold_state_roots");
+/// Data column sidecars by block root ‖ column index, SSZ, sealed.
 pub const DATA_COLUMNS: TableDefinition<'_, [u8; 40], &[u8]> = TableDefinition::new("data_columns");
+/// Blob sidecars by block root ‖ blob index, SSZ, sealed.
 pub const BLOB_SIDECARS: TableDefinition<'_, [u8; 40], &[u8]> =
     TableDefinition::new("blob_sidecars");
+/// Slot ‖ block root of every block with stored sidecars (since schema 2), to prune by slot.
 pub const DATA_SIDECAR_SLOTS: TableDefinition<'_, [u8; 40], ()> =
     TableDefinition::new("data_sidecar_slots");
 
-/// Meta keys.
+/// `meta` key of the schema version, a little-endian `u64`.
 pub const SCHEMA_VERSION_KEY: &str = "schema_version";
+/// `meta` key of the recorded [`Head`](crate::Head).
 pub const HEAD_KEY: &str = "head";
+/// `meta` key of the finalized checkpoint.
 pub const FINALIZED_KEY: &str = "finalized";
+/// `meta` key of the hot/cold [`Split`](crate::Split).
 pub const SPLIT_KEY: &str = "split";
 
 /// Creates every table of the current schema (a no-op for those that exist).
@@ -94,6 +109,7 @@ pub fn read_schema_version(
     Ok(Some(u64::from_le_bytes(bytes)))
 }
 
+/// Records `version` as the database's schema version in `txn`.
 pub fn write_schema_version(txn: &WriteTransaction, version: u64) -> Result<(), StoreError> {
     txn.open_table(META)?
         .insert(SCHEMA_VERSION_KEY, version.to_le_bytes().as_slice())?;

@@ -34,22 +34,36 @@ const OP_INSERT: u8 = 2;
 /// Why a diff could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DiffError {
+    /// The diff's first byte is not a format version this code knows.
     #[error("unknown diff format version {0}")]
     UnknownVersion(u8),
+    /// The operation stream does not decompress.
     #[error("diff is not valid snappy: {0}")]
     Decompress(String),
+    /// The diff is empty or ends in the middle of an operation.
     #[error("diff ends in the middle of an operation")]
     Truncated,
+    /// An operation byte that is neither copy, XOR nor insert.
     #[error("unknown diff operation {0}")]
     UnknownOperation(u8),
+    /// A copy or XOR reads past the end of the base.
     #[error("diff reads base bytes {offset}..{offset}+{len}, but the base has {base_len} bytes")]
     BaseOutOfRange {
+        /// Offset in the base the operation reads from.
         offset: u64,
+        /// Number of bytes it reads.
         len: u64,
+        /// Length of the base.
         base_len: usize,
     },
+    /// The operations produce a target of a length other than the one the diff declares.
     #[error("diff produces {produced} bytes, but declares {declared}")]
-    LengthMismatch { produced: u64, declared: u64 },
+    LengthMismatch {
+        /// Bytes the operations produced (decoding stops once past `declared`).
+        produced: u64,
+        /// Target length declared at the start of the diff.
+        declared: u64,
+    },
 }
 
 /// Hashes `u64` keys that are already hashes, with a final mix so every bit is used.

@@ -80,16 +80,22 @@ impl Default for StoreConfig {
 /// The chain's head as last recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Head {
+    /// Root of the head block.
     pub block_root: Root,
+    /// Root of the head block's post-state.
     pub state_root: Root,
+    /// Slot of the head block.
     pub slot: Slot,
 }
 
 /// The boundary between hot and cold: the finalized checkpoint state and its block, kept in both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Split {
+    /// Slot of the finalized checkpoint state: states before it are cold.
     pub slot: Slot,
+    /// Root of the finalized checkpoint state.
     pub state_root: Root,
+    /// Root of the finalized checkpoint's block.
     pub block_root: Root,
 }
 
