@@ -6,6 +6,11 @@
 //!
 //! `cargo bench -p beacon_processor`
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "bench setup: a refused submission aborts the run"
+)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

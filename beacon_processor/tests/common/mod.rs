@@ -2,6 +2,10 @@
 //! which thread, and count the threads busy with handler work.
 
 #![allow(dead_code, unreachable_pub)]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a poisoned lock fails the test"
+)]
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
