@@ -92,38 +92,55 @@ mod withdrawal_list {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound = "E: EthSpec", rename_all = "camelCase", deny_unknown_fields)]
 pub struct JsonExecutionPayloadV3<E: EthSpec> {
+    /// Hash of the parent execution block.
     #[serde(with = "serde_hex::data")]
     pub parent_hash: Hash32,
+    /// Address that receives the priority fees.
     #[serde(with = "serde_hex::data")]
     pub fee_recipient: ExecutionAddress,
+    /// Root of the execution state trie after the block.
     #[serde(with = "serde_hex::data")]
     pub state_root: Hash32,
+    /// Root of the receipts trie.
     #[serde(with = "serde_hex::data")]
     pub receipts_root: Hash32,
+    /// Bloom filter over the logs of the block's receipts.
     #[serde(with = "serde_hex::data")]
     pub logs_bloom: ssz_types::FixedVector<u8, E::BytesPerLogsBloom>,
+    /// The beacon chain's RANDAO mix for the block (`PREVRANDAO`).
     #[serde(with = "serde_hex::data")]
     pub prev_randao: Hash32,
+    /// Execution block number.
     #[serde(with = "serde_hex::quantity")]
     pub block_number: u64,
+    /// Gas limit of the block.
     #[serde(with = "serde_hex::quantity")]
     pub gas_limit: u64,
+    /// Gas used by the block's transactions.
     #[serde(with = "serde_hex::quantity")]
     pub gas_used: u64,
+    /// Unix time of the block, in seconds.
     #[serde(with = "serde_hex::quantity")]
     pub timestamp: u64,
+    /// Arbitrary data set by the block builder, at most 32 bytes.
     #[serde(with = "serde_hex::data")]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
+    /// EIP-1559 base fee per gas.
     #[serde(with = "serde_hex::quantity_u256")]
     pub base_fee_per_gas: U256,
+    /// Hash of this execution block.
     #[serde(with = "serde_hex::data")]
     pub block_hash: Hash32,
+    /// The block's transactions, each an opaque EIP-2718 encoding.
     #[serde(with = "serde_hex::data_list")]
     pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
+    /// Validator withdrawals credited by the block (EIP-4895).
     #[serde(with = "withdrawal_list")]
     pub withdrawals: VariableList<Withdrawal, E::MaxWithdrawalsPerPayload>,
+    /// Blob gas used by the block's transactions (EIP-4844).
     #[serde(with = "serde_hex::quantity")]
     pub blob_gas_used: u64,
+    /// Running total of blob gas used above the target, computed from the parent (EIP-4844).
     #[serde(with = "serde_hex::quantity")]
     pub excess_blob_gas: u64,
 }
@@ -276,7 +293,7 @@ pub struct BlobsBundle<E: EthSpec> {
     /// `CELLS_PER_EXT_BLOB` cell proofs per blob.
     #[serde(with = "serde_hex::data_vec")]
     pub proofs: Vec<KZGProof>,
-    /// The blobs.
+    /// The blobs, in the order of their commitments.
     #[serde(with = "serde_hex::data_vec")]
     pub blobs: Vec<Blob<E>>,
 }
@@ -297,10 +314,14 @@ impl<E: EthSpec> Default for BlobsBundle<E> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(bound = "E: EthSpec", rename_all = "camelCase", deny_unknown_fields)]
 pub struct JsonGetPayloadV5Response<E: EthSpec> {
+    /// The built payload.
     pub execution_payload: JsonExecutionPayloadV3<E>,
+    /// What the payload pays the fee recipient, in wei.
     #[serde(with = "serde_hex::quantity_u256")]
     pub block_value: U256,
+    /// The blobs of the payload's blob transactions, with their commitments and cell proofs.
     pub blobs_bundle: BlobsBundle<E>,
+    /// The execution client's suggestion to use this payload rather than a builder's.
     pub should_override_builder: bool,
     /// EIP-7685 requests: `request_type ++ request_data`, ascending type, none empty.
     #[serde(with = "serde_hex::data_vec")]
