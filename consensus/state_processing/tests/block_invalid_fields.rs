@@ -4,12 +4,11 @@
 //!
 //! The blocks are valid blocks of the minimal/fulu `sanity/blocks` vectors, changed one field at
 //! a time and signed again with the spec tests' keys (validator `i` has secret key `i + 1`), so
-//! that only the changed field is wrong. Reads `$ARBOR_SPEC_TESTS`
-//! and fails when the vectors are absent.
-
-use std::path::PathBuf;
+//! that only the changed field is wrong. Reads `$ARBOR_SPEC_TESTS` (through `ef_tests`, which
+//! runs the vectors themselves) and fails when the vectors are absent.
 
 use bls::SecretKey;
+use ef_tests::files::read_ssz_snappy;
 use state_processing::{
     CachedBeaconState,
     common::get_domain,
@@ -35,39 +34,29 @@ struct Case {
     blocks: Vec<electra::SignedBeaconBlock<E>>,
 }
 
-fn read_ssz_snappy(path: &std::path::Path) -> Vec<u8> {
-    let compressed = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    snap::raw::Decoder::new()
-        .decompress_vec(&compressed)
-        .unwrap()
+/// The file's SSZ bytes; the vectors are this test's fixed input, so an unreadable one panics.
+fn read(path: &std::path::Path) -> Vec<u8> {
+    read_ssz_snappy(path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn load_case(name: &str) -> Option<Case> {
-    let root = std::env::var_os("ARBOR_SPEC_TESTS")
-        .map(PathBuf::from)
-        .expect("ARBOR_SPEC_TESTS must name the unpacked spec-test vectors (`make test` sets it)");
+    let root = ef_tests::root_from_env().unwrap_or_else(|e| panic!("{e}"));
     let dir = root
         .join("tests/minimal/fulu/sanity/blocks/pyspec_tests")
         .join(name);
     if !dir.is_dir() {
         panic!("missing vectors: no sanity vectors at {}", dir.display());
     }
-    let pre = BeaconState::from_ssz_bytes_by_fork(
-        &read_ssz_snappy(&dir.join("pre.ssz_snappy")),
-        ForkName::Fulu,
-    )
-    .unwrap();
+    let pre =
+        BeaconState::from_ssz_bytes_by_fork(&read(&dir.join("pre.ssz_snappy")), ForkName::Fulu)
+            .unwrap();
     let mut blocks = Vec::new();
     for i in 0.. {
         let path = dir.join(format!("blocks_{i}.ssz_snappy"));
         if !path.exists() {
             break;
         }
-        match SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(
-            &read_ssz_snappy(&path),
-            ForkName::Fulu,
-        )
-        .unwrap()
+        match SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&read(&path), ForkName::Fulu).unwrap()
         {
             SignedBeaconBlock::Fulu(b) => blocks.push(b),
             other => panic!("not a Fulu block: {:?}", other.fork_name()),

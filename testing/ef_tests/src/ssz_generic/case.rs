@@ -3,7 +3,6 @@
 //! [format]: consensus-specs `tests/formats/ssz_generic/README.md`
 
 use std::fmt;
-use std::fs;
 use std::path::Path;
 
 use serde_yaml::Value;
@@ -11,6 +10,7 @@ use ssz::{Decode, Encode};
 use tree_hash::{Hash256, TreeHash};
 
 use super::yaml::ToYaml;
+use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
 
 /// The two kinds of `ssz_generic` cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub(crate) fn check<T>(suite: Suite, case_dir: &Path) -> Result<(), String>
 where
     T: Encode + Decode + TreeHash + ToYaml,
 {
-    let bytes = read_serialized(case_dir)?;
+    let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
     match suite {
         Suite::Invalid => match T::from_ssz_bytes(&bytes) {
             Ok(_) => Err(format!(
@@ -60,7 +60,7 @@ where
         },
         Suite::Valid => {
             let expected_root = read_root(case_dir)?;
-            let expected_value = read_yaml(&case_dir.join("value.yaml"))?;
+            let expected_value: Value = read_yaml(&case_dir.join("value.yaml"))?;
             let value = T::from_ssz_bytes(&bytes)
                 .map_err(|e| format!("valid input failed to decode: {e:?}"))?;
             let encoded = value.as_ssz_bytes();
@@ -97,33 +97,17 @@ where
     }
 }
 
-/// The snappy-block-compressed `serialized.ssz_snappy`, decompressed.
-fn read_serialized(case_dir: &Path) -> Result<Vec<u8>, String> {
-    let path = case_dir.join("serialized.ssz_snappy");
-    let compressed = fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    snap::raw::Decoder::new()
-        .decompress_vec(&compressed)
-        .map_err(|e| format!("snappy-decompressing {}: {e}", path.display()))
-}
-
-fn read_yaml(path: &Path) -> Result<Value, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    serde_yaml::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))
-}
-
 /// `root` of `meta.yaml`, a `0x`-prefixed 32-byte hex string.
 fn read_root(case_dir: &Path) -> Result<Hash256, String> {
     let path = case_dir.join("meta.yaml");
-    let meta = read_yaml(&path)?;
+    let meta: Value = read_yaml(&path)?;
     let root = meta
         .get("root")
         .and_then(Value::as_str)
         .ok_or_else(|| format!("{} has no root string", path.display()))?;
-    let bytes = hex::decode(root.trim_start_matches("0x"))
-        .map_err(|e| format!("{}: root {root:?} is not hex: {e}", path.display()))?;
-    <[u8; 32]>::try_from(bytes.as_slice())
+    decode_hex32(root)
         .map(Hash256::from)
-        .map_err(|_| format!("{}: root {root:?} is not 32 bytes", path.display()))
+        .map_err(|e| format!("{}: root: {e}", path.display()))
 }
 
 const MAX_SHOWN: usize = 200;
