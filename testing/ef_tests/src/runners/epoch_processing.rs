@@ -4,11 +4,15 @@
 //! must fail). Newer vectors add `pre_epoch` (the state before the whole epoch transition) and
 //! `post_epoch` (after it): where present, the whole `process_epoch` is checked too.
 //!
+//! On every `pre` the fused `process_epoch` (one registry walk) must also equal the steps run one
+//! by one in the spec's order ([`check_fused_equals_steps`]; `sanity/slots` and `rewards` check
+//! their pre-states the same way).
+//!
 //! [format]: consensus-specs tests/formats/epoch_processing/README.md
 
 use state_processing::per_epoch::{self, EpochProcessingError};
 use state_processing::{CachedBeaconState, Caches, StateMut};
-use types::{ChainSpec, EthSpec};
+use types::{BeaconState, ChainSpec, EthSpec};
 
 use super::state_case::{
     chain_spec, check_known_files, check_outcome, read_post, read_state, with_preset,
@@ -56,6 +60,74 @@ fn step<E: EthSpec>(handler: &str) -> Option<Step<E>> {
     Some(step)
 }
 
+/// Every step of `process_epoch`, in the spec's order.
+const ALL_STEPS: [&str; 15] = [
+    "justification_and_finalization",
+    "inactivity_updates",
+    "rewards_and_penalties",
+    "registry_updates",
+    "slashings",
+    "eth1_data_reset",
+    "pending_deposits",
+    "pending_consolidations",
+    "effective_balance_updates",
+    "slashings_reset",
+    "randao_mixes_reset",
+    "historical_summaries_update",
+    "participation_flag_updates",
+    "sync_committee_updates",
+    "proposer_lookahead",
+];
+
+/// Checks that the fused `process_epoch` on `pre` equals the steps of [`ALL_STEPS`] run one by
+/// one (`proposer_lookahead` only where the state has one, as `process_epoch` does): the same
+/// post-state root, or both failing.
+pub(super) fn check_fused_equals_steps<E: EthSpec>(
+    pre: &BeaconState<E>,
+    spec: &ChainSpec,
+) -> Result<(), String> {
+    let mut fused = CachedBeaconState::new(pre.clone());
+    let fused_result = apply(&mut fused, |view, caches| {
+        per_epoch::process_epoch(view, caches, spec)
+    });
+    let mut stepwise = CachedBeaconState::new(pre.clone());
+    let has_lookahead = stepwise
+        .view()
+        .map_err(|e| format!("pre state has no view: {e}"))?
+        .proposer_lookahead
+        .is_some();
+    let stepwise_result = ALL_STEPS
+        .into_iter()
+        .filter(|&name| name != "proposer_lookahead" || has_lookahead)
+        .try_for_each(|name| {
+            let step = step::<E>(name).expect("ALL_STEPS names known steps");
+            apply(&mut stepwise, |view, caches| step(view, caches, spec))
+                .map_err(|e| format!("process_{name}: {e}"))
+        });
+    match (fused_result, stepwise_result) {
+        (Ok(()), Ok(())) => {
+            let hash = |state: &mut CachedBeaconState<E>| {
+                state
+                    .hash_tree_root()
+                    .map_err(|e| format!("cannot hash the post state: {e}"))
+            };
+            let (fused_root, stepwise_root) = (hash(&mut fused)?, hash(&mut stepwise)?);
+            if fused_root == stepwise_root {
+                Ok(())
+            } else {
+                Err(format!(
+                    "fused process_epoch gives root {fused_root}, the steps one by one \
+                     {stepwise_root}"
+                ))
+            }
+        }
+        (Err(_), Err(_)) => Ok(()),
+        (fused, stepwise) => Err(format!(
+            "fused process_epoch: {fused:?}, the steps one by one: {stepwise:?}"
+        )),
+    }
+}
+
 fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
     let Some(step) = step::<E>(&case.handler) else {
         return CaseResult::NotRun(format!("no epoch_processing handler for {}", case.handler));
@@ -74,7 +146,8 @@ fn check<E: EthSpec>(case: &CaseContext, step: Step<E>) -> Result<(), String> {
         ],
     )?;
     let spec = chain_spec(case, case.fork)?;
-    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+    let pre = read_state::<E>(case, "pre", case.fork)?;
+    let mut state = CachedBeaconState::new(pre.clone());
     let post = read_post::<E>(case, case.fork)?;
     let result = apply(&mut state, |view, caches| step(view, caches, &spec));
     check_outcome(
@@ -83,6 +156,7 @@ fn check<E: EthSpec>(case: &CaseContext, step: Step<E>) -> Result<(), String> {
         &mut state,
         post.as_ref(),
     )?;
+    check_fused_equals_steps(&pre, &spec)?;
 
     if case.file("pre_epoch.ssz_snappy").exists() {
         let mut state = CachedBeaconState::new(read_state::<E>(case, "pre_epoch", case.fork)?);

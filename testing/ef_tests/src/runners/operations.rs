@@ -5,6 +5,9 @@
 //! `execution_payload` cases add `execution.yaml` (`execution_valid`): the verdict the execution
 //! engine gives, handed to `process_execution_payload` through the `ExecutionEngine` trait.
 //!
+//! An operation with a signature runs with each strategy that checks it (one by one and
+//! batched, unless `bls_setting` turns signatures off): both must reach the case's verdict.
+//!
 //! [format]: consensus-specs tests/formats/operations/README.md
 
 use serde::Deserialize;
@@ -41,8 +44,17 @@ struct Execution {
     execution_valid: bool,
 }
 
-/// What one handler does to the state (its input already decoded); the error as text.
-type Apply<'a, E> = Box<dyn FnOnce(&mut StateMut<'_, E>, &mut Caches) -> Result<(), String> + 'a>;
+/// What one handler does to the state (its input already decoded), with the signature strategy
+/// given; the error as text.
+type Apply<'a, E> =
+    Box<dyn Fn(&mut StateMut<'_, E>, &mut Caches, VerifySignatures) -> Result<(), String> + 'a>;
+
+/// A handler's operation, ready to apply.
+struct Operation<'a, E: EthSpec> {
+    apply: Apply<'a, E>,
+    /// Whether the operation has a signature the strategy decides about.
+    signed: bool,
+}
 
 /// `Result<(), impl Display>` as `Result<(), String>`.
 fn text<Err: std::fmt::Display>(result: Result<(), Err>) -> Result<(), String> {
@@ -58,36 +70,49 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
         Ok(meta) => meta,
         Err(e) => return CaseResult::Failed(e),
     };
-    // Operations check each signature on its own; blocks (sanity) use the batch.
     let verify = match meta.verify_signatures(VerifySignatures::Individually) {
         Ok(verify) => verify,
         Err(e) => return CaseResult::Failed(e),
     };
-    let apply = match operation::<E>(case, verify, &spec) {
-        Ok(Some(apply)) => apply,
+    let operation = match operation::<E>(case, &spec) {
+        Ok(Some(operation)) => operation,
         Ok(None) => {
             return CaseResult::NotRun(format!("no operations handler for {}", case.handler));
         }
         Err(e) => return CaseResult::Failed(e),
     };
-    CaseResult::from_check(apply_and_compare(case, apply))
+    let strategies = if operation.signed && verify.is_enabled() {
+        vec![VerifySignatures::Individually, VerifySignatures::Batched]
+    } else {
+        vec![verify]
+    };
+    CaseResult::from_check(apply_and_compare(case, &operation.apply, &strategies))
 }
 
-fn apply_and_compare<E: EthSpec>(case: &CaseContext, apply: Apply<'_, E>) -> Result<(), String> {
-    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+fn apply_and_compare<E: EthSpec>(
+    case: &CaseContext,
+    apply: &Apply<'_, E>,
+    strategies: &[VerifySignatures],
+) -> Result<(), String> {
+    let pre = read_state::<E>(case, "pre", case.fork)?;
     let post = read_post::<E>(case, case.fork)?;
-    let result = {
-        let (mut view, caches) = state
-            .view_mut()
-            .map_err(|e| format!("pre state has no view: {e}"))?;
-        apply(&mut view, caches)
-    };
-    check_outcome(
-        &format!("process_{}", case.handler),
-        result,
-        &mut state,
-        post.as_ref(),
-    )
+    for &verify in strategies {
+        let mut state = CachedBeaconState::new(pre.clone());
+        let result = {
+            let (mut view, caches) = state
+                .view_mut()
+                .map_err(|e| format!("pre state has no view: {e}"))?;
+            apply(&mut view, caches, verify)
+        };
+        check_outcome(
+            &format!("process_{}", case.handler),
+            result,
+            &mut state,
+            post.as_ref(),
+        )
+        .map_err(|e| format!("with signatures {verify:?}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Reads the operation, `<name>.ssz_snappy`, as `T`, after checking that the case holds no file
@@ -102,54 +127,66 @@ fn input<T: Decode>(case: &CaseContext, name: &str) -> Result<T, String> {
     read_ssz(case, name)
 }
 
+/// An operation whose signature `VerifySignatures` decides about.
+fn signed<'a, E: EthSpec>(
+    apply: impl Fn(&mut StateMut<'_, E>, &mut Caches, VerifySignatures) -> Result<(), String> + 'a,
+) -> Operation<'a, E> {
+    Operation {
+        apply: Box::new(apply),
+        signed: true,
+    }
+}
+
+/// An operation without a signature the strategy decides about (a deposit's is checked
+/// whatever it is).
+fn unsigned<'a, E: EthSpec>(
+    apply: impl Fn(&mut StateMut<'_, E>, &mut Caches) -> Result<(), String> + 'a,
+) -> Operation<'a, E> {
+    Operation {
+        apply: Box::new(move |s, c, _| apply(s, c)),
+        signed: false,
+    }
+}
+
 /// The handler's operation, read from the case and ready to apply; `None` for an unknown handler.
 fn operation<'a, E: EthSpec>(
     case: &CaseContext,
-    verify: VerifySignatures,
     spec: &'a ChainSpec,
-) -> Result<Option<Apply<'a, E>>, String> {
-    let apply: Apply<'a, E> = match case.handler.as_str() {
+) -> Result<Option<Operation<'a, E>>, String> {
+    let operation = match case.handler.as_str() {
         "attestation" => {
             let op: electra::Attestation<E> = input(case, "attestation")?;
-            Box::new(move |s, c| text(per_block::process_attestation(s, c, &op, verify, spec)))
+            signed(move |s, c, v| text(per_block::process_attestation(s, c, &op, v, spec)))
         }
         "attester_slashing" => {
             let op: electra::AttesterSlashing<E> = input(case, "attester_slashing")?;
-            Box::new(move |s, c| {
-                text(per_block::process_attester_slashing(
-                    s, c, &op, verify, spec,
-                ))
-            })
+            signed(move |s, c, v| text(per_block::process_attester_slashing(s, c, &op, v, spec)))
         }
         "block_header" => {
             let block: electra::BeaconBlock<E> = input(case, "block")?;
-            Box::new(move |s, c| text(per_block::process_block_header(s, c, &block, spec)))
+            unsigned(move |s, c| text(per_block::process_block_header(s, c, &block, spec)))
         }
         "bls_to_execution_change" => {
             let op: electra::SignedBLSToExecutionChange = input(case, "address_change")?;
-            Box::new(move |s, _| {
-                text(per_block::process_bls_to_execution_change(
-                    s, &op, verify, spec,
-                ))
-            })
+            signed(move |s, _, v| text(per_block::process_bls_to_execution_change(s, &op, v, spec)))
         }
         "consolidation_request" => {
             let op: electra::ConsolidationRequest = input(case, "consolidation_request")?;
-            Box::new(move |s, c| text(per_block::process_consolidation_request(s, c, &op, spec)))
+            unsigned(move |s, c| text(per_block::process_consolidation_request(s, c, &op, spec)))
         }
         "deposit" => {
             let op: phase0::Deposit = input(case, "deposit")?;
-            Box::new(move |s, c| text(per_block::process_deposit(s, c, &op, spec)))
+            unsigned(move |s, c| text(per_block::process_deposit(s, c, &op, spec)))
         }
         "deposit_request" => {
             let op: electra::DepositRequest = input(case, "deposit_request")?;
-            Box::new(move |s, _| text(per_block::process_deposit_request(s, &op)))
+            unsigned(move |s, _| text(per_block::process_deposit_request(s, &op)))
         }
         "execution_payload" => {
             let body: electra::BeaconBlockBody<E> = input(case, "body")?;
             let execution: Execution = read_yaml(&case.file("execution.yaml"))?;
             let engine = EngineVerdict(execution.execution_valid);
-            Box::new(move |s, _| {
+            unsigned(move |s, _| {
                 text(per_block::process_execution_payload(
                     s, &body, &engine, spec,
                 ))
@@ -157,29 +194,25 @@ fn operation<'a, E: EthSpec>(
         }
         "proposer_slashing" => {
             let op: electra::ProposerSlashing = input(case, "proposer_slashing")?;
-            Box::new(move |s, c| {
-                text(per_block::process_proposer_slashing(
-                    s, c, &op, verify, spec,
-                ))
-            })
+            signed(move |s, c, v| text(per_block::process_proposer_slashing(s, c, &op, v, spec)))
         }
         "sync_aggregate" => {
             let op: electra::SyncAggregate<E> = input(case, "sync_aggregate")?;
-            Box::new(move |s, c| text(per_block::process_sync_aggregate(s, c, &op, verify, spec)))
+            signed(move |s, c, v| text(per_block::process_sync_aggregate(s, c, &op, v, spec)))
         }
         "voluntary_exit" => {
             let op: electra::SignedVoluntaryExit = input(case, "voluntary_exit")?;
-            Box::new(move |s, c| text(per_block::process_voluntary_exit(s, c, &op, verify, spec)))
+            signed(move |s, c, v| text(per_block::process_voluntary_exit(s, c, &op, v, spec)))
         }
         "withdrawal_request" => {
             let op: electra::WithdrawalRequest = input(case, "withdrawal_request")?;
-            Box::new(move |s, c| text(per_block::process_withdrawal_request(s, c, &op, spec)))
+            unsigned(move |s, c| text(per_block::process_withdrawal_request(s, c, &op, spec)))
         }
         "withdrawals" => {
             let payload: electra::ExecutionPayload<E> = input(case, "execution_payload")?;
-            Box::new(move |s, _| text(per_block::process_withdrawals(s, &payload)))
+            unsigned(move |s, _| text(per_block::process_withdrawals(s, &payload)))
         }
         _ => return Ok(None),
     };
-    Ok(Some(apply))
+    Ok(Some(operation))
 }

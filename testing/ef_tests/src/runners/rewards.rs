@@ -2,7 +2,8 @@
 //!
 //! A case holds `pre` and `source_deltas`, `target_deltas`, `head_deltas`,
 //! `inactivity_penalty_deltas`: each a `Deltas { rewards, penalties }` container of two `u64`
-//! lists, one entry per validator.
+//! lists, one entry per validator. The fused `process_epoch` must also equal the epoch steps run
+//! one by one on `pre`.
 //!
 //! [format]: consensus-specs tests/formats/rewards/README.md
 
@@ -11,6 +12,7 @@ use state_processing::CachedBeaconState;
 use state_processing::per_epoch::{get_flag_index_deltas, get_inactivity_penalty_deltas};
 use types::EthSpec;
 
+use super::epoch_processing::check_fused_equals_steps;
 use super::state_case::{chain_spec, check_known_files, read_ssz, read_state, with_preset};
 use crate::case::{CaseContext, CaseResult, Runner};
 
@@ -62,7 +64,9 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         ],
     )?;
     let spec = chain_spec(case, case.fork)?;
-    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+    let pre = read_state::<E>(case, "pre", case.fork)?;
+    check_fused_equals_steps(&pre, &spec)?;
+    let mut state = CachedBeaconState::new(pre);
     let (view, caches) = state
         .view_mut()
         .map_err(|e| format!("pre state has no view: {e}"))?;

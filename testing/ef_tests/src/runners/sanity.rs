@@ -2,8 +2,11 @@
 //! `process_slots` (`slots`).
 //!
 //! - `blocks`: `pre`, `blocks_<i>` (`meta.yaml` `blocks_count`, `bls_setting`), `post`; without
-//!   `post` one of the blocks must be rejected.
-//! - `slots`: `pre`, `slots.yaml` (how many slots to advance), `post`.
+//!   `post` one of the blocks must be rejected. Every case runs with each signature strategy
+//!   (batched, one by one, and for valid cases none), and a rejected block must leave the state
+//!   exactly as it was.
+//! - `slots`: `pre`, `slots.yaml` (how many slots to advance), `post`; the fused
+//!   `process_epoch` must also equal the epoch steps run one by one on `pre`.
 //!
 //! `finality` and `random` vectors have the format of `sanity/blocks` and run the same way.
 //!
@@ -14,8 +17,9 @@ use state_processing::CachedBeaconState;
 use state_processing::per_block::VerifySignatures;
 use state_processing::per_slot::process_slots;
 use state_processing::state_transition::state_transition;
-use types::{EthSpec, SignedBeaconBlock};
+use types::{ChainSpec, EthSpec, SignedBeaconBlock};
 
+use super::epoch_processing::check_fused_equals_steps;
 use super::state_case::{
     EngineVerdict, Meta, chain_spec, check_known_files, check_outcome, read_post, read_state,
     with_preset,
@@ -83,65 +87,89 @@ fn run_slots<E: EthSpec>(case: &CaseContext) -> CaseResult {
     CaseResult::from_check(check_slots::<E>(case))
 }
 
-/// Applies `blocks_<i>` in order; a case without `post` passes when one of them is rejected.
+/// Applies `blocks_<i>` in order; a case without `post` passes when one of them is rejected,
+/// and the rejected block must leave the state as it was (`state_transition` works on a clone).
 ///
-/// Where signatures are checked, the case runs twice, with the batched and the one-by-one
-/// strategy: both must reach the same verdict.
+/// Where signatures are checked, the case runs with the batched and the one-by-one strategy
+/// (both must reach the same verdict), and a valid case also without signature checks (it must
+/// still reach `post`; an invalid case may be invalid only by a signature).
 pub(crate) fn check_blocks<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy", "blocks_*"])?;
     let meta = Meta::read(case)?;
+    let spec = chain_spec(case, case.fork)?;
+    let count = meta.blocks_count.ok_or("meta.yaml has no blocks_count")?;
+    let pre = read_state::<E>(case, "pre", case.fork)?;
+    let post = read_post::<E>(case, case.fork)?;
+    let blocks = (0..count)
+        .map(|i| {
+            let file = format!("blocks_{i}.ssz_snappy");
+            let bytes = read_ssz_snappy(&case.file(&file))?;
+            SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&bytes, case.fork)
+                .map_err(|e| format!("cannot decode {file}: {e:?}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
     let strategies = match meta.verify_signatures(VerifySignatures::Batched)? {
         VerifySignatures::None => vec![VerifySignatures::None],
+        _ if post.is_some() => vec![
+            VerifySignatures::Batched,
+            VerifySignatures::Individually,
+            VerifySignatures::None,
+        ],
         _ => vec![VerifySignatures::Batched, VerifySignatures::Individually],
     };
     for verify in strategies {
-        apply_blocks::<E>(case, &meta, verify)
+        let mut state = CachedBeaconState::new(pre.clone());
+        apply_blocks(&mut state, &blocks, verify, &spec)
+            .and_then(|result| {
+                check_outcome(
+                    &format!("state_transition of {count} blocks"),
+                    result,
+                    &mut state,
+                    post.as_ref(),
+                )
+            })
             .map_err(|e| format!("with signatures {verify:?}: {e}"))?;
     }
     Ok(())
 }
 
+/// Runs the blocks through `state_transition` until one is rejected. The outer `Err` is a
+/// failed check (a rejected block changed the state); the inner result is the verdict.
 fn apply_blocks<E: EthSpec>(
-    case: &CaseContext,
-    meta: &Meta,
+    state: &mut CachedBeaconState<E>,
+    blocks: &[SignedBeaconBlock<E>],
     verify: VerifySignatures,
-) -> Result<(), String> {
-    let spec = chain_spec(case, case.fork)?;
-    let count = meta.blocks_count.ok_or("meta.yaml has no blocks_count")?;
-    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
-    let post = read_post::<E>(case, case.fork)?;
-
-    let mut result = Ok(());
-    for i in 0..count {
-        let file = format!("blocks_{i}.ssz_snappy");
-        let bytes = read_ssz_snappy(&case.file(&file))?;
-        let block = SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&bytes, case.fork)
-            .map_err(|e| format!("cannot decode {file}: {e:?}"))?;
-        if let Err(e) = state_transition(
-            &mut state,
-            &block,
-            verify,
-            true,
-            &EngineVerdict(true),
-            &spec,
-        ) {
-            result = Err(format!("block {i} (slot {}): {e}", block.slot()));
-            break;
+    spec: &ChainSpec,
+) -> Result<Result<(), String>, String> {
+    let root = |state: &mut CachedBeaconState<E>| {
+        state
+            .hash_tree_root()
+            .map_err(|e| format!("cannot hash the state: {e}"))
+    };
+    for (i, block) in blocks.iter().enumerate() {
+        let before = root(state)?;
+        if let Err(e) = state_transition(state, block, verify, true, &EngineVerdict(true), spec) {
+            let after = root(state)?;
+            if after != before {
+                return Err(format!(
+                    "block {i} (slot {}) was rejected ({e}) but changed the state: root {before} \
+                     before, {after} after",
+                    block.slot()
+                ));
+            }
+            return Ok(Err(format!("block {i} (slot {}): {e}", block.slot())));
         }
     }
-    check_outcome(
-        &format!("state_transition of {count} blocks"),
-        result,
-        &mut state,
-        post.as_ref(),
-    )
+    Ok(Ok(()))
 }
 
 fn check_slots<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy", "slots.yaml"])?;
     let spec = chain_spec(case, case.fork)?;
     let slots: u64 = read_yaml(&case.file("slots.yaml"))?;
-    let mut state = CachedBeaconState::new(read_state::<E>(case, "pre", case.fork)?);
+    let pre = read_state::<E>(case, "pre", case.fork)?;
+    let mut state = CachedBeaconState::new(pre.clone());
     let post = read_post::<E>(case, case.fork)?;
     let target = (*state.state.slot())
         .checked_add(slots)
@@ -152,5 +180,6 @@ fn check_slots<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         result,
         &mut state,
         post.as_ref(),
-    )
+    )?;
+    check_fused_equals_steps(&pre, &spec)
 }
