@@ -1,6 +1,11 @@
 //! Req/resp and gossip encoding at mainnet sizes: a data column sidecar of 48 blobs through the
 //! `ssz_snappy` response codec, and the gossip message id of the same payload.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "bench: a valid column that fails to encode or decode should abort the run"
+)]
+
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -37,8 +37,11 @@ pub const QUIC6_ENR_KEY: &str = "quic6";
 /// [spec]: phase0/p2p-interface.md#eth2-field
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 pub struct EnrForkId {
+    /// The node's current fork digest.
     pub fork_digest: ForkDigest,
+    /// Version of the next scheduled fork, or the current version if none is scheduled.
     pub next_fork_version: Version,
+    /// Epoch of the next scheduled fork, or `FAR_FUTURE_EPOCH` if none is scheduled.
     pub next_fork_epoch: Epoch,
 }
 

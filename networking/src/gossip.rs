@@ -39,7 +39,12 @@ pub enum GossipDecodeError {
     InvalidSnappy(String),
     /// The decompressed size exceeds `MAX_PAYLOAD_SIZE`.
     #[error("decompressed size {len} exceeds the limit of {max}")]
-    TooLarge { len: usize, max: usize },
+    TooLarge {
+        /// The decompressed length the snappy header declares.
+        len: usize,
+        /// The largest decompressed size allowed.
+        max: usize,
+    },
     /// The topic string is not an eth2 topic.
     #[error(transparent)]
     Topic(#[from] crate::topics::TopicParseError),

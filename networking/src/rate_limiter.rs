@@ -90,10 +90,18 @@ impl RateLimiterConfig {
 pub enum RateLimitError {
     /// The bucket is short; enough tokens return after `wait`.
     #[error("rate limited; retry in {wait:?}")]
-    RateLimited { wait: Duration },
+    RateLimited {
+        /// How long until the bucket holds enough tokens for this request.
+        wait: Duration,
+    },
     /// The request alone costs more than the whole quota.
     #[error("request cost {cost} exceeds the quota of {max}")]
-    TooLarge { cost: u64, max: u64 },
+    TooLarge {
+        /// Tokens the request costs.
+        cost: u64,
+        /// Tokens the protocol's quota holds when full.
+        max: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -204,45 +204,82 @@ pub enum RpcError {
 pub enum NetworkEvent<E: EthSpec> {
     /// A peer connected (first connection).
     PeerConnected {
+        /// The peer.
         peer_id: PeerId,
+        /// Who dialed whom.
         direction: ConnectionDirection,
+        /// The peer's address on this connection.
         address: Multiaddr,
     },
     /// A peer's last connection closed.
-    PeerDisconnected { peer_id: PeerId },
+    PeerDisconnected {
+        /// The peer.
+        peer_id: PeerId,
+    },
     /// A peer was banned.
-    PeerBanned { peer_id: PeerId },
+    PeerBanned {
+        /// The peer.
+        peer_id: PeerId,
+    },
     /// A peer subscribed to a topic.
-    PeerSubscribed { peer_id: PeerId, topic: GossipTopic },
+    PeerSubscribed {
+        /// The peer.
+        peer_id: PeerId,
+        /// The topic it subscribed to.
+        topic: GossipTopic,
+    },
     /// A peer sent a Goodbye.
-    Goodbye { peer_id: PeerId, reason: u64 },
+    Goodbye {
+        /// The peer.
+        peer_id: PeerId,
+        /// The Goodbye reason code (1 client shut down, 2 irrelevant network, 3 fault/error).
+        reason: u64,
+    },
     /// A peer's metadata (fetched by the service on connection and on a higher Ping sequence).
-    PeerMetaData { peer_id: PeerId, metadata: MetaData },
+    PeerMetaData {
+        /// The peer.
+        peer_id: PeerId,
+        /// Its metadata as it answered.
+        metadata: MetaData,
+    },
     /// A request that needs the chain (Status, blocks, sidecars, light client). Answer with
     /// [`NetworkHandle::send_response`]; Ping, MetaData and Goodbye are answered by the service.
     RequestReceived {
+        /// The peer that sent the request.
         peer_id: PeerId,
+        /// The id to answer it under.
         request_id: InboundRequestId,
+        /// The decoded request.
         request: Request<E>,
     },
     /// The full response to one of our requests.
     ResponseReceived {
+        /// The peer that answered.
         peer_id: PeerId,
+        /// The id our request was sent under.
         request_id: OutboundRequestId,
+        /// Every response chunk, decoded.
         response: Response<E>,
     },
     /// One of our requests failed.
     RequestFailed {
+        /// The peer the request was sent to.
         peer_id: PeerId,
+        /// The id our request was sent under.
         request_id: OutboundRequestId,
+        /// Why it failed.
         error: RpcError,
     },
     /// A decoded gossip message; report its validation result with
     /// [`NetworkHandle::report_validation`].
     GossipMessage {
+        /// The peer that forwarded the message to us (not necessarily its author).
         source: PeerId,
+        /// The gossipsub message id, to report validation under.
         message_id: MessageId,
+        /// The topic it arrived on.
         topic: GossipTopic,
+        /// The decoded message.
         message: PubsubMessage<E>,
     },
 }

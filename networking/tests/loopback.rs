@@ -1,6 +1,11 @@
 //! Two Arbor network instances on loopback: discovery, QUIC and TCP (yamux, mplex), the
 //! handshake protocols, block and column serving, and gossip in both directions.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 mod common;
 
 use common::*;

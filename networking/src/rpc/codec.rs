@@ -35,16 +35,33 @@ pub enum RpcCodecError {
     InvalidVarint,
     /// The declared SSZ length is outside the type's bounds.
     #[error("declared length {len} is outside [{min}, {max}]")]
-    LengthOutOfBounds { len: u64, min: usize, max: usize },
+    LengthOutOfBounds {
+        /// The length the prefix declares.
+        len: u64,
+        /// The type's smallest SSZ length.
+        min: usize,
+        /// The type's largest SSZ length.
+        max: usize,
+    },
     /// The compressed payload is longer than `max_compressed_len` of the declared length allows.
     #[error("compressed payload exceeds {limit} bytes for a declared length of {len}")]
-    CompressedTooLarge { len: usize, limit: usize },
+    CompressedTooLarge {
+        /// The uncompressed length the prefix declares.
+        len: usize,
+        /// `max_compressed_len(len)`, the most compressed bytes allowed for it.
+        limit: usize,
+    },
     /// The snappy frames are malformed (bad chunk, checksum, or compressed block).
     #[error("invalid snappy data: {0}")]
     InvalidSnappy(String),
     /// The frames decompress to a different length than the prefix declared.
     #[error("payload decompresses to {actual} bytes, the prefix declared {declared}")]
-    LengthMismatch { declared: usize, actual: usize },
+    LengthMismatch {
+        /// The length the prefix declares.
+        declared: usize,
+        /// The length the frames decompress to.
+        actual: usize,
+    },
     /// The payload is not valid SSZ of the expected type.
     #[error("invalid ssz: {0:?}")]
     Ssz(ssz::DecodeError),
@@ -56,7 +73,10 @@ pub enum RpcCodecError {
     TrailingBytes,
     /// The responder sent more chunks than the request allows.
     #[error("more than {max} response chunks")]
-    TooManyChunks { max: u64 },
+    TooManyChunks {
+        /// The most response chunks the request allows.
+        max: u64,
+    },
     /// A response item does not belong to the protocol it is written on.
     #[error("response item does not belong to {0}")]
     WrongItem(Protocol),

@@ -28,11 +28,17 @@ pub const MAX_ERROR_MESSAGE_LEN: usize = 256;
 /// [spec]: fulu/p2p-interface.md#status-v2
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 pub struct StatusMessage {
+    /// The sender's current fork digest.
     pub fork_digest: ForkDigest,
+    /// Root of the sender's finalized checkpoint (zero at genesis).
     pub finalized_root: Root,
+    /// Epoch of the sender's finalized checkpoint.
     pub finalized_epoch: Epoch,
+    /// Root of the sender's head block.
     pub head_root: Root,
+    /// Slot of the sender's head block.
     pub head_slot: Slot,
+    /// Slot of the earliest block the sender can serve.
     pub earliest_available_slot: Slot,
 }
 
@@ -41,9 +47,13 @@ pub struct StatusMessage {
 /// [spec]: fulu/p2p-interface.md#metadata
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct MetaData {
+    /// Incremented whenever any other field changes.
     pub seq_number: u64,
+    /// The attestation subnets the node is persistently subscribed to.
     pub attnets: BitVector<U64>,
+    /// The sync committee subnets the node is subscribed to.
     pub syncnets: BitVector<U4>,
+    /// How many custody groups the node custodies.
     pub custody_group_count: u64,
 }
 
@@ -63,7 +73,9 @@ impl Default for MetaData {
 /// [spec]: phase0/p2p-interface.md#beaconblocksbyrange
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 pub struct BlocksByRangeRequest {
+    /// First slot of the range.
     pub start_slot: Slot,
+    /// Number of slots in the range.
     pub count: u64,
     /// Deprecated; MUST be 1.
     pub step: u64,
@@ -74,7 +86,9 @@ pub struct BlocksByRangeRequest {
 /// [spec]: deneb/p2p-interface.md#blobsidecarsbyrange-v1
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 pub struct BlobsByRangeRequest {
+    /// First slot of the range.
     pub start_slot: Slot,
+    /// Number of slots in the range.
     pub count: u64,
 }
 
@@ -83,8 +97,11 @@ pub struct BlobsByRangeRequest {
 /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct DataColumnsByRangeRequest {
+    /// First slot of the range.
     pub start_slot: Slot,
+    /// Number of slots in the range.
     pub count: u64,
+    /// The column indices asked for, at most `NUMBER_OF_COLUMNS`.
     pub columns: Vec<u64>,
 }
 
@@ -93,7 +110,9 @@ pub struct DataColumnsByRangeRequest {
 /// [spec]: altair/light-client/p2p-interface.md#lightclientupdatesbyrange
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
 pub struct LightClientUpdatesByRangeRequest {
+    /// First sync committee period of the range.
     pub start_period: u64,
+    /// Number of periods, at most `MAX_REQUEST_LIGHT_CLIENT_UPDATES`.
     pub count: u64,
 }
 

@@ -13,19 +13,19 @@ use networking::{NetworkConfig, NetworkEvent, NetworkHandle, Validation};
 use tokio::sync::mpsc;
 use types::{ChainSpec, DataColumnSidecar, ForkName, MinimalEthSpec, Root, SignedBeaconBlock};
 
-pub type E = MinimalEthSpec;
+pub(crate) type E = MinimalEthSpec;
 
 /// How long any single wait in a test may take before the test fails.
-pub const TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
-pub fn spec() -> ChainSpec {
+pub(crate) fn spec() -> ChainSpec {
     ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu)
 }
 
-pub const GENESIS_VALIDATORS_ROOT: Root = Root::repeat_byte(0x42);
+pub(crate) const GENESIS_VALIDATORS_ROOT: Root = Root::repeat_byte(0x42);
 
 /// A Fulu block at `slot`, with arbitrary-but-fixed content.
-pub fn block(slot: u64) -> Arc<SignedBeaconBlock<E>> {
+pub(crate) fn block(slot: u64) -> Arc<SignedBeaconBlock<E>> {
     let bytes = vec![slot as u8; 4096];
     let mut u = Unstructured::new(&bytes);
     let mut block =
@@ -35,7 +35,7 @@ pub fn block(slot: u64) -> Arc<SignedBeaconBlock<E>> {
 }
 
 /// A data column sidecar of column `index` for a block at `slot`.
-pub fn column(slot: u64, index: u64) -> Arc<DataColumnSidecar<E>> {
+pub(crate) fn column(slot: u64, index: u64) -> Arc<DataColumnSidecar<E>> {
     let bytes = vec![index as u8; 4096];
     let mut u = Unstructured::new(&bytes);
     let mut sidecar =
@@ -45,7 +45,7 @@ pub fn column(slot: u64, index: u64) -> Arc<DataColumnSidecar<E>> {
     Arc::new(DataColumnSidecar::Fulu(sidecar))
 }
 
-pub fn status(spec: &ChainSpec, head_slot: u64) -> StatusMessage {
+pub(crate) fn status(spec: &ChainSpec, head_slot: u64) -> StatusMessage {
     StatusMessage {
         fork_digest: spec.compute_fork_digest(GENESIS_VALIDATORS_ROOT, 0),
         finalized_root: Root::ZERO,
@@ -56,7 +56,7 @@ pub fn status(spec: &ChainSpec, head_slot: u64) -> StatusMessage {
     }
 }
 
-pub struct TestNode {
+pub(crate) struct TestNode {
     pub handle: NetworkHandle<E>,
     /// Every event the node saw, after the chain answered what it could.
     pub events: mpsc::UnboundedReceiver<NetworkEvent<E>>,
@@ -66,7 +66,7 @@ pub struct TestNode {
 
 impl TestNode {
     /// Starts a node whose chain holds blocks at slots 1..=8 and columns 0..4 of each.
-    pub async fn start(config: NetworkConfig) -> Self {
+    pub(crate) async fn start(config: NetworkConfig) -> Self {
         let spec = spec();
         let (handle, mut network_events) = networking::start::<E>(config, spec.clone())
             .await
@@ -141,7 +141,7 @@ impl TestNode {
     }
 
     /// Waits for the first event `pick` accepts, failing the test after [`TIMEOUT`].
-    pub async fn wait_for<T>(
+    pub(crate) async fn wait_for<T>(
         &mut self,
         what: &str,
         mut pick: impl FnMut(&NetworkEvent<E>) -> Option<T>,
@@ -167,7 +167,11 @@ impl TestNode {
     }
 
     /// Sends `request` and waits for its response.
-    pub async fn request(&mut self, peer: networking::PeerId, request: Request<E>) -> Response<E> {
+    pub(crate) async fn request(
+        &mut self,
+        peer: networking::PeerId,
+        request: Request<E>,
+    ) -> Response<E> {
         let id = self.handle.send_request(peer, request);
         self.wait_for("a response", |event| match event {
             NetworkEvent::ResponseReceived {
@@ -189,7 +193,7 @@ impl TestNode {
 /// send its own MetaData request, and a simultaneous dial can make two, so a test's explicit
 /// MetaData request could exceed the default two per five seconds and be refused locally (which
 /// is right on a real network; the limiter itself is unit-tested in `rate_limiter.rs`).
-pub fn local_config() -> NetworkConfig {
+pub(crate) fn local_config() -> NetworkConfig {
     let mut config = NetworkConfig::local(GENESIS_VALIDATORS_ROOT);
     config.rate_limits = config
         .rate_limits
