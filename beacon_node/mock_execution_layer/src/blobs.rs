@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
+use splitmix::SplitMix64;
 use types::{Address, KZGCommitment, KZGProof, U256, VersionedHash};
 
 use crate::rlp;
@@ -38,27 +39,18 @@ pub fn kzg_to_versioned_hash(commitment: &KZGCommitment) -> VersionedHash {
     VersionedHash::new(hash)
 }
 
-/// SplitMix64: a tiny, well-mixed generator; blobs need determinism, not secrecy.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The blob numbered `index` of block `block_number` under `seed`: random canonical field
 /// elements (the top byte of each 32-byte big-endian element is zero, so it is below the BLS
 /// modulus).
 pub fn generate_blob(seed: u64, block_number: u64, index: u64) -> Vec<u8> {
-    let mut state = seed
-        ^ block_number.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
+    // SplitMix64: blobs need determinism, not secrecy.
+    let mut rng = SplitMix64::new(
+        seed ^ block_number.wrapping_mul(0x2545_f491_4f6c_dd1d)
+            ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17),
+    );
     let mut blob = vec![0u8; kzg::BYTES_PER_BLOB];
     for element in blob.chunks_exact_mut(32) {
-        for word in element.chunks_exact_mut(8) {
-            word.copy_from_slice(&splitmix64(&mut state).to_le_bytes());
-        }
+        rng.fill_bytes(element);
         element[0] = 0;
     }
     blob
