@@ -104,19 +104,21 @@ async fn gossip(from: &TestNode, to: &mut TestNode, slot: u64) {
 }
 
 async fn discover_and_exchange(quic: bool) {
-    let mut config_a = local_config();
-    config_a.gossip_kinds = gossip_kinds();
-    // Advertise only one transport so the discovered dial must use it.
-    if quic {
-        config_a.tcp_port = None;
-    } else {
-        config_a.quic_port = None;
-    }
-    let mut a = TestNode::start(config_a).await;
+    // Both nodes offer only the one transport: each discovers the other, and whichever dials
+    // first must use it (with TCP left on at b, a could dial b over TCP before b dials a).
+    let one_transport = |mut config: networking::NetworkConfig| {
+        config.gossip_kinds = gossip_kinds();
+        if quic {
+            config.tcp_port = None;
+        } else {
+            config.quic_port = None;
+        }
+        config
+    };
+    let mut a = TestNode::start(one_transport(local_config())).await;
     let enr_a = a.handle.local_enr().expect("discovery is on").clone();
 
-    let mut config_b = local_config();
-    config_b.gossip_kinds = gossip_kinds();
+    let mut config_b = one_transport(local_config());
     config_b.boot_nodes = vec![enr_a];
     let mut b = TestNode::start(config_b).await;
 
