@@ -228,9 +228,9 @@ impl<E: EthSpec> Shared<E> {
     }
 
     fn epoch_at(&self, timestamp: u64) -> u64 {
-        let seconds_per_slot = self.config.spec.seconds_per_slot.max(1);
-        timestamp.saturating_sub(self.config.genesis_time)
-            / seconds_per_slot
+        self.config
+            .spec
+            .get_slots_since_genesis(self.config.genesis_time, timestamp)
             / E::slots_per_epoch().max(1)
     }
 

@@ -154,7 +154,7 @@ impl<E: EthSpec> ForkChoice<E> {
         let mut checkpoint_states = FxHashMap::default();
         checkpoint_states.insert(key(&anchor), anchor_state);
         Ok(Self {
-            time: genesis_time + spec.slot_duration_ms * slot / 1000,
+            time: spec.compute_time_at_slot(genesis_time, slot),
             genesis_time,
             spec,
             config,
@@ -243,7 +243,9 @@ impl<E: EthSpec> ForkChoice<E> {
     /// `get_current_slot(store)`.
     pub fn get_current_slot(&self) -> Slot {
         GENESIS_SLOT
-            + self.time.saturating_sub(self.genesis_time) * 1000 / self.spec.slot_duration_ms
+            + self
+                .spec
+                .get_slots_since_genesis(self.genesis_time, self.time)
     }
 
     /// `get_current_store_epoch(store)`.
@@ -265,10 +267,11 @@ impl<E: EthSpec> ForkChoice<E> {
     ///
     /// [spec]: phase0/fork-choice.md#on_tick
     pub fn on_tick(&mut self, time: u64) {
-        let tick_slot = time.saturating_sub(self.genesis_time) * 1000 / self.spec.slot_duration_ms;
+        let tick_slot = self.spec.get_slots_since_genesis(self.genesis_time, time);
         while self.get_current_slot() < tick_slot {
-            let previous_time = self.genesis_time
-                + (self.get_current_slot() + 1) * self.spec.slot_duration_ms / 1000;
+            let previous_time = self
+                .spec
+                .compute_time_at_slot(self.genesis_time, self.get_current_slot() + 1);
             self.on_tick_per_slot(previous_time);
         }
         self.on_tick_per_slot(time);

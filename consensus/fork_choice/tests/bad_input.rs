@@ -63,7 +63,7 @@ fn setup() -> Setup {
 }
 
 fn time_at(spec: &ChainSpec, slot: Slot) -> u64 {
-    GENESIS_TIME + slot * spec.slot_duration_ms / 1000
+    spec.compute_time_at_slot(GENESIS_TIME, slot)
 }
 
 /// What a handler could change.

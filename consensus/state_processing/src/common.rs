@@ -7,6 +7,7 @@
 //! [spec]: electra/beacon-chain.md#helper-functions
 
 use ethereum_hashing::hash_fixed;
+use rayon::prelude::*;
 use types::{
     BLSPubkey, BLSSignature, Bytes32, ChainSpec, Domain, DomainType, Epoch, EthSpec,
     FAR_FUTURE_EPOCH, ForkName, Gwei, Root, Slot, ValidatorIndex,
@@ -252,44 +253,99 @@ pub fn compute_proposer_index<E: EthSpec>(
     indices: &[ValidatorIndex],
     seed: &Root,
 ) -> Result<ValidatorIndex, Error> {
-    const MAX_RANDOM_VALUE: u64 = (1 << 16) - 1;
-    let total = indices.len();
-    if total == 0 {
-        return Err(Error::NoActiveValidators(0));
-    }
-    let mut buf = [0u8; 40];
-    buf[..32].copy_from_slice(seed.as_slice());
-    let mut random_bytes = [0u8; 32];
-    let mut i: u64 = 0;
-    loop {
-        let shuffled = swap_or_not_shuffle::compute_shuffled_index(
-            (i % total as u64) as usize,
-            total,
-            &seed.0,
-            E::SHUFFLE_ROUND_COUNT,
-        )
-        .ok_or(Error::ArithmeticOverflow("compute_shuffled_index"))?;
-        let candidate_index = indices[shuffled];
-        if i.is_multiple_of(16) {
-            buf[32..].copy_from_slice(&(i / 16).to_le_bytes());
-            random_bytes = hash_fixed(&buf);
-        }
-        let offset = (i % 16 * 2) as usize;
-        let random_value = bytes_to_uint64(&random_bytes[offset..offset + 2]);
-        let effective_balance = validators
-            .get(candidate_index as usize)
+    compute_proposer_index_with_balances::<E>(indices, seed, |index| {
+        Ok(validators
+            .get(index as usize)
             .ok_or(Error::UnknownValidator {
-                index: candidate_index,
+                index,
                 len: validators.len(),
             })?
-            .effective_balance;
-        if effective_balance as u128 * MAX_RANDOM_VALUE as u128
-            >= E::MAX_EFFECTIVE_BALANCE_ELECTRA as u128 * random_value as u128
-        {
-            return Ok(candidate_index);
-        }
-        i += 1;
+            .effective_balance)
+    })
+}
+
+/// [`compute_proposer_index`] with effective balances read through `effective_balance` (epoch
+/// processing reads them from its registry summary).
+pub fn compute_proposer_index_with_balances<E: EthSpec>(
+    indices: &[ValidatorIndex],
+    seed: &Root,
+    effective_balance: impl Fn(ValidatorIndex) -> Result<Gwei, Error>,
+) -> Result<ValidatorIndex, Error> {
+    sample_by_effective_balance::<E>(indices, seed, 1, effective_balance)?
+        .first()
+        .copied()
+        .ok_or(Error::NoCandidates("compute_proposer_index"))
+}
+
+/// Candidates shuffled per parallel batch of [`sample_by_effective_balance`]: a 32 ETH validator
+/// is accepted about once in 64 tries, so a batch of 256 usually yields a few.
+const SAMPLE_BATCH: u64 = 256;
+
+/// The draw `compute_proposer_index` (`count == 1`) and `get_next_sync_committee_indices` share:
+/// walk candidates `i = 0, 1, 2, …`, take `indices[compute_shuffled_index(i % len(indices),
+/// len(indices), seed)]`, and accept it with probability proportional to its effective balance
+/// (`effective_balance(index)`), until `count` are accepted (repeats allowed).
+///
+/// One [`swap_or_not_shuffle::Shuffler`] serves every candidate, so each round's pivot is hashed
+/// once per seed; a sync-committee draw (some 32,000 candidates since Electra) also tables every
+/// source hash, and candidates are shuffled in parallel batches.
+///
+/// [spec]: electra/beacon-chain.md#modified-compute_proposer_index
+pub fn sample_by_effective_balance<E: EthSpec>(
+    indices: &[ValidatorIndex],
+    seed: &Root,
+    count: usize,
+    effective_balance: impl Fn(ValidatorIndex) -> Result<Gwei, Error>,
+) -> Result<Vec<ValidatorIndex>, Error> {
+    const MAX_RANDOM_VALUE: u64 = (1 << 16) - 1;
+    let total = indices.len();
+    let mut shuffler = swap_or_not_shuffle::Shuffler::new(&seed.0, total, E::SHUFFLE_ROUND_COUNT)
+        .ok_or(if total == 0 {
+        Error::NoCandidates("sample_by_effective_balance")
+    } else {
+        Error::ArithmeticOverflow("compute_shuffled_index: index count")
+    })?;
+    if count > 1 {
+        shuffler = shuffler.with_source_table();
     }
+    let candidate = |i: u64| indices[shuffler.shuffled_index((i % total as u64) as usize)];
+    let mut random_input = [0u8; 40];
+    random_input[..32].copy_from_slice(seed.as_slice());
+    let mut random_bytes = [0u8; 32];
+
+    let mut selected = Vec::with_capacity(count);
+    let mut start: u64 = 0;
+    // A single draw usually ends within a few candidates: start small, then grow the batches.
+    let mut batch = if count == 1 { 16 } else { SAMPLE_BATCH };
+    while selected.len() < count {
+        let candidates: Vec<ValidatorIndex> = if batch >= 64 {
+            (start..start + batch)
+                .into_par_iter()
+                .map(candidate)
+                .collect()
+        } else {
+            (start..start + batch).map(candidate).collect()
+        };
+        for (i, candidate) in (start..).zip(candidates) {
+            if i.is_multiple_of(16) {
+                random_input[32..].copy_from_slice(&(i / 16).to_le_bytes());
+                random_bytes = hash_fixed(&random_input);
+            }
+            let offset = (i % 16 * 2) as usize;
+            let random_value = bytes_to_uint64(&random_bytes[offset..offset + 2]);
+            if effective_balance(candidate)? as u128 * MAX_RANDOM_VALUE as u128
+                >= E::MAX_EFFECTIVE_BALANCE_ELECTRA as u128 * random_value as u128
+            {
+                selected.push(candidate);
+                if selected.len() == count {
+                    break;
+                }
+            }
+        }
+        start += batch;
+        batch = (batch * 2).min(4 * SAMPLE_BATCH);
+    }
+    Ok(selected)
 }
 
 /// The spec's `get_committee_count_per_slot(state, epoch)`, from the number of validators
@@ -420,10 +476,23 @@ pub fn get_beacon_proposer_index<E: EthSpec>(
         return Err(Error::NoActiveValidators(epoch));
     }
     let seed = get_seed(state, epoch, types::signing::DOMAIN_BEACON_PROPOSER);
+    compute_proposer_index::<E>(
+        state.validators,
+        active_indices,
+        &proposer_seed_at_slot(&seed, *state.slot),
+    )
+}
+
+/// `hash(seed + uint_to_bytes(slot))`: the seed of one slot's proposer draw, from the epoch's
+/// `DOMAIN_BEACON_PROPOSER` seed, as `get_beacon_proposer_index` and `compute_proposer_indices`
+/// compute it.
+///
+/// [spec]: fulu/beacon-chain.md#new-compute_proposer_indices
+pub fn proposer_seed_at_slot(seed: &Root, slot: Slot) -> Root {
     let mut buf = [0u8; 40];
     buf[..32].copy_from_slice(seed.as_slice());
-    buf[32..].copy_from_slice(&state.slot.to_le_bytes());
-    compute_proposer_index::<E>(state.validators, active_indices, &hash(&buf))
+    buf[32..].copy_from_slice(&slot.to_le_bytes());
+    hash(&buf)
 }
 
 /// `get_total_balance(state, indices)`: at least one increment.
@@ -879,4 +948,76 @@ pub fn get_validator_from_deposit<E: EthSpec>(
     validator.effective_balance =
         (amount - amount % E::EFFECTIVE_BALANCE_INCREMENT).min(max_effective_balance);
     validator
+}
+
+#[cfg(test)]
+mod tests {
+    use types::MinimalEthSpec;
+
+    use super::*;
+
+    type E = MinimalEthSpec;
+
+    /// The spec's loop, one `compute_shuffled_index` per candidate, as a reference.
+    fn naive_sample(
+        indices: &[ValidatorIndex],
+        seed: &Root,
+        count: usize,
+        effective_balance: impl Fn(ValidatorIndex) -> Gwei,
+    ) -> Vec<ValidatorIndex> {
+        let total = indices.len();
+        let mut selected = Vec::new();
+        let mut i: u64 = 0;
+        while selected.len() < count {
+            let shuffled = swap_or_not_shuffle::compute_shuffled_index(
+                (i % total as u64) as usize,
+                total,
+                &seed.0,
+                E::SHUFFLE_ROUND_COUNT,
+            )
+            .expect("index below the count");
+            let candidate = indices[shuffled];
+            let mut input = [0u8; 40];
+            input[..32].copy_from_slice(seed.as_slice());
+            input[32..].copy_from_slice(&(i / 16).to_le_bytes());
+            let random_bytes = hash_fixed(&input);
+            let offset = (i % 16 * 2) as usize;
+            let random_value = bytes_to_uint64(&random_bytes[offset..offset + 2]);
+            if effective_balance(candidate) as u128 * ((1 << 16) - 1) as u128
+                >= E::MAX_EFFECTIVE_BALANCE_ELECTRA as u128 * random_value as u128
+            {
+                selected.push(candidate);
+            }
+            i += 1;
+        }
+        selected
+    }
+
+    #[test]
+    fn sampling_by_effective_balance_matches_the_spec_loop() {
+        // Mixed balances so that acceptance depends on them.
+        let balance = |index: ValidatorIndex| (16 + index % 5 * 400) * 1_000_000_000;
+        let indices: Vec<ValidatorIndex> = (0..700).map(|i| i * 3 + 1).collect();
+        for s in 0..4u8 {
+            let seed = Root::repeat_byte(s * 41 + 3);
+            for count in [1, 3, 64] {
+                let fast =
+                    sample_by_effective_balance::<E>(&indices, &seed, count, |i| Ok(balance(i)))
+                        .expect("non-empty candidates");
+                assert_eq!(
+                    fast,
+                    naive_sample(&indices, &seed, count, balance),
+                    "count {count}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sampling_from_no_candidates_is_an_error_not_a_panic() {
+        assert_eq!(
+            compute_proposer_index_with_balances::<E>(&[], &Root::ZERO, |_| Ok(0)),
+            Err(Error::NoCandidates("sample_by_effective_balance"))
+        );
+    }
 }

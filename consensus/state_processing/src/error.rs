@@ -30,6 +30,11 @@ pub enum Error {
     /// No active validators: committees and proposers cannot be computed.
     #[error("there are no active validators at epoch {0}")]
     NoActiveValidators(Epoch),
+    /// A draw by effective balance (the named spec function) from an empty list of validators,
+    /// which the spec asserts against; callers that know the epoch report
+    /// [`Error::NoActiveValidators`] first.
+    #[error("{0}: no validators to draw from")]
+    NoCandidates(&'static str),
     /// A list of the state is full (its SSZ limit is reached).
     #[error("state list `{0}` is full")]
     ListFull(&'static str),

@@ -39,8 +39,8 @@ pub use errors::{
     WithdrawalsInvalid,
 };
 pub use execution::{
-    AlwaysInvalid, AlwaysValid, ExecutionEngine, compute_time_at_slot,
-    kzg_commitment_to_versioned_hash, process_execution_payload,
+    AlwaysInvalid, AlwaysValid, ExecutionEngine, kzg_commitment_to_versioned_hash,
+    process_execution_payload,
 };
 pub use mutators::{queue_excess_active_balance, slash_validator, switch_to_compounding_validator};
 pub use operations::{

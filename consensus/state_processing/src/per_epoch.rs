@@ -30,7 +30,6 @@ mod proposer_lookahead;
 mod registry_updates;
 mod resets;
 mod rewards_and_penalties;
-pub mod shuffle;
 mod slashings;
 mod sync_committee;
 

@@ -1,12 +1,13 @@
-//! The spec's swap-or-not shuffle, one index at a time ([`compute_shuffled_index`]) and for a whole
-//! list at once ([`shuffle_list`]).
+//! The spec's swap-or-not shuffle, one index at a time ([`compute_shuffled_index`], or many
+//! indices under one seed with a [`Shuffler`]) and for a whole list at once ([`shuffle_list`]).
 //!
-//! Both take the round count as a parameter because it is a preset value (`SHUFFLE_ROUND_COUNT`:
+//! All take the round count as a parameter because it is a preset value (`SHUFFLE_ROUND_COUNT`:
 //! 90 on mainnet, 10 on minimal).
 //!
 //! [spec]: phase0/beacon-chain.md#compute_shuffled_index
 
 use ethereum_hashing::hash_fixed;
+use rayon::prelude::*;
 
 /// Length of the seed (`Bytes32`).
 const SEED_LEN: usize = 32;
@@ -24,7 +25,8 @@ const MAX_INDEX_COUNT: u64 = 1 << 40;
 ///
 /// `None` where the spec's assertion fails (`index >= index_count`, which includes
 /// `index_count == 0`) or `index_count` exceeds `2**40`, the most the spec's `uint32(position // 256)`
-/// can address.
+/// can address. Callers shuffling many indices under one seed keep a [`Shuffler`] instead, which
+/// computes each round's pivot once.
 ///
 /// [spec]: phase0/beacon-chain.md#compute_shuffled_index
 pub fn compute_shuffled_index(
@@ -33,26 +35,101 @@ pub fn compute_shuffled_index(
     seed: &[u8; 32],
     shuffle_round_count: u8,
 ) -> Option<usize> {
-    if index >= index_count || index_count as u64 > MAX_INDEX_COUNT {
+    if index >= index_count {
         return None;
     }
+    Shuffler::new(seed, index_count, shuffle_round_count).map(|s| s.shuffled_index(index))
+}
 
-    let mut index = index;
-    for round in 0..shuffle_round_count {
-        let pivot = compute_pivot(seed, round, index_count);
-        // `(pivot + index_count - index) % index_count`, without overflowing `pivot + index_count`.
-        let flip = if pivot >= index {
-            pivot - index
-        } else {
-            pivot + (index_count - index)
-        };
-        let position = index.max(flip);
-        let source = hash_fixed(&source_input(seed, round, position));
-        if bit_at(&source, position) {
-            index = flip;
+/// [`compute_shuffled_index`] for one seed, list length and round count, with each round's pivot
+/// computed once, so that shuffling many indices under the same seed costs one hash per round
+/// per index instead of two (proposer and sync-committee selection shuffle thousands).
+#[derive(Debug, Clone)]
+pub struct Shuffler {
+    seed: [u8; 32],
+    index_count: usize,
+    /// The pivot of each round.
+    pivots: Vec<usize>,
+    /// With [`Shuffler::with_source_table`], every source hash:
+    /// `sources[round * ceil(index_count / 256) + position / 256]`.
+    sources: Option<Vec<[u8; 32]>>,
+}
+
+impl Shuffler {
+    /// Precomputes the pivots of `rounds` rounds for lists of `index_count` elements; `None` for
+    /// an empty list or one longer than `2**40` (see [`compute_shuffled_index`]).
+    pub fn new(seed: &[u8; 32], index_count: usize, rounds: u8) -> Option<Self> {
+        if index_count == 0 || index_count as u64 > MAX_INDEX_COUNT {
+            return None;
         }
+        Some(Self {
+            seed: *seed,
+            index_count,
+            pivots: (0..rounds)
+                .map(|round| compute_pivot(seed, round, index_count))
+                .collect(),
+            sources: None,
+        })
     }
-    Some(index)
+
+    /// Also precomputes every source hash (`rounds * ceil(n / 256)` hashes, in parallel on the
+    /// current rayon pool), so that each shuffled index then costs table lookups only. Worth it
+    /// when many more indices than `n / 256` will be shuffled with this seed, as for a sync
+    /// committee.
+    pub fn with_source_table(mut self) -> Self {
+        let buckets = self.index_count.div_ceil(POSITIONS_PER_SOURCE);
+        let seed = self.seed;
+        let sources = (0..self.pivots.len() * buckets)
+            .into_par_iter()
+            .map(|i| {
+                let round = (i / buckets) as u8;
+                hash_fixed(&source_input(
+                    &seed,
+                    round,
+                    (i % buckets) * POSITIONS_PER_SOURCE,
+                ))
+            })
+            .collect();
+        self.sources = Some(sources);
+        self
+    }
+
+    /// The list length this shuffler was made for.
+    pub fn index_count(&self) -> usize {
+        self.index_count
+    }
+
+    /// `compute_shuffled_index(index, index_count, seed)`. `index` is taken modulo the list
+    /// length, so it never fails; callers pass an index below it, as the spec asserts.
+    pub fn shuffled_index(&self, index: usize) -> usize {
+        let n = self.index_count;
+        let buckets = n.div_ceil(POSITIONS_PER_SOURCE);
+        let mut index = index % n;
+        for (round, &pivot) in self.pivots.iter().enumerate() {
+            // `(pivot + index_count - index) % index_count`, without overflowing
+            // `pivot + index_count`.
+            let flip = if pivot >= index {
+                pivot - index
+            } else {
+                pivot + (n - index)
+            };
+            let position = index.max(flip);
+            let set = match &self.sources {
+                Some(sources) => bit_at(
+                    &sources[round * buckets + position / POSITIONS_PER_SOURCE],
+                    position,
+                ),
+                None => bit_at(
+                    &hash_fixed(&source_input(&self.seed, round as u8, position)),
+                    position,
+                ),
+            };
+            if set {
+                index = flip;
+            }
+        }
+        index
+    }
 }
 
 /// Shuffles a whole list in `O(n · rounds)` with one hash per 256 positions per round, instead of
@@ -288,6 +365,43 @@ mod tests {
         assert!(last < max);
         assert_eq!(compute_shuffled_index(0, max + 1, &seed, 90), None);
         assert_eq!(compute_shuffled_index(0, usize::MAX, &seed, 90), None);
+    }
+
+    #[test]
+    fn shuffler_matches_compute_shuffled_index_with_and_without_the_source_table() {
+        for (n, rounds) in [
+            (1usize, 10u8),
+            (2, 10),
+            (7, 90),
+            (300, 10),
+            (1000, 90),
+            (70_000, 10),
+        ] {
+            for s in 0..3u8 {
+                let seed = seed(s.wrapping_mul(37).wrapping_add(1));
+                let shuffler = Shuffler::new(&seed, n, rounds).expect("a non-empty list");
+                let tabled = shuffler.clone().with_source_table();
+                let list: Vec<usize> = (0..n).collect();
+                let whole = shuffle_list(list, rounds, &seed, true).expect("small list");
+                for i in (0..n).step_by((n / 50).max(1)) {
+                    // `shuffle_list` is checked against the spec vectors; its forward order is
+                    // `output[i] == input[compute_shuffled_index(i)]`.
+                    assert_eq!(
+                        shuffler.shuffled_index(i),
+                        whole[i],
+                        "n={n} rounds={rounds} i={i}"
+                    );
+                    assert_eq!(tabled.shuffled_index(i), whole[i], "table: n={n} i={i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shuffler_rejects_an_empty_or_too_long_list() {
+        assert!(Shuffler::new(&seed(0), 0, 10).is_none());
+        #[cfg(target_pointer_width = "64")]
+        assert!(Shuffler::new(&seed(0), MAX_INDEX_COUNT as usize + 1, 10).is_none());
     }
 
     #[test]

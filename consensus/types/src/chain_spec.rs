@@ -408,6 +408,24 @@ impl ChainSpec {
         self.fork_name_at_epoch(slot / E::slots_per_epoch())
     }
 
+    /// `compute_time_at_slot(state, slot)`, given the state's `genesis_time`:
+    /// `genesis_time + slot * SLOT_DURATION_MS // 1000` (saturating). Every slot-to-time
+    /// conversion in Arbor goes through this one.
+    ///
+    /// [spec]: bellatrix/beacon-chain.md#compute_time_at_slot
+    pub fn compute_time_at_slot(&self, genesis_time: u64, slot: Slot) -> u64 {
+        genesis_time.saturating_add(slot.saturating_mul(self.slot_duration_ms) / 1000)
+    }
+
+    /// `get_slots_since_genesis(store)` for a clock reading `time`:
+    /// `(time - genesis_time) * 1000 // SLOT_DURATION_MS`, 0 before genesis. The inverse of
+    /// [`ChainSpec::compute_time_at_slot`] (it rounds down to the slot's start).
+    ///
+    /// [spec]: phase0/fork-choice.md#get_slots_since_genesis
+    pub fn get_slots_since_genesis(&self, genesis_time: u64, time: u64) -> Slot {
+        time.saturating_sub(genesis_time).saturating_mul(1000) / self.slot_duration_ms.max(1)
+    }
+
     /// `compute_fork_version(epoch)`: the version of the fork in force at `epoch`.
     ///
     /// [spec]: fulu/beacon-chain.md#modified-compute_fork_version
@@ -860,6 +878,22 @@ mod tests {
             unsorted.get_blob_parameters(419_000).max_blobs_per_block,
             15
         );
+    }
+
+    #[test]
+    fn time_at_slot_and_slots_since_genesis_invert_each_other() {
+        let mainnet = ChainSpec::mainnet();
+        let genesis = 1_606_824_023;
+        assert_eq!(mainnet.compute_time_at_slot(genesis, 0), genesis);
+        assert_eq!(mainnet.compute_time_at_slot(genesis, 10), genesis + 120);
+        // Saturates instead of overflowing.
+        assert!(mainnet.compute_time_at_slot(genesis, u64::MAX) > genesis);
+        assert_eq!(mainnet.get_slots_since_genesis(genesis, genesis - 1), 0);
+        assert_eq!(mainnet.get_slots_since_genesis(genesis, genesis + 131), 10);
+        for slot in [0, 1, 7, 1_000_000] {
+            let time = mainnet.compute_time_at_slot(genesis, slot);
+            assert_eq!(mainnet.get_slots_since_genesis(genesis, time), slot);
+        }
     }
 
     #[test]

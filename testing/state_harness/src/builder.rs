@@ -670,13 +670,6 @@ fn build_execution_requests<E: EthSpec>(
     })
 }
 
-/// `compute_time_at_slot(state, slot)`: `genesis_time + slot * SLOT_DURATION_MS // 1000`.
-///
-/// [spec]: fulu/beacon-chain.md#compute_time_at_slot
-pub fn compute_time_at_slot(genesis_time: u64, slot: Slot, spec: &ChainSpec) -> u64 {
-    genesis_time + slot * spec.slot_duration_ms / 1000
-}
-
 fn build_execution_payload<E: EthSpec>(
     state: &StateRef<'_, E>,
     slot: Slot,
@@ -698,7 +691,7 @@ fn build_execution_payload<E: EthSpec>(
         block_number: parent.block_number + 1,
         gas_limit: parent.gas_limit,
         gas_used: 0,
-        timestamp: compute_time_at_slot(*state.genesis_time, slot, spec),
+        timestamp: spec.compute_time_at_slot(*state.genesis_time, slot),
         extra_data: VariableList::empty(),
         base_fee_per_gas: parent.base_fee_per_gas,
         block_hash: B256::from(ethereum_hashing::hash_fixed(&preimage)),

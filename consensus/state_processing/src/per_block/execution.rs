@@ -5,7 +5,7 @@
 
 use tree_hash::TreeHash;
 use types::{
-    ChainSpec, EthSpec, KZGCommitment, Root, Slot, VersionedHash,
+    ChainSpec, EthSpec, KZGCommitment, Root, VersionedHash,
     electra::{
         BeaconBlockBody, ExecutionPayload, ExecutionPayloadHeader, ExecutionRequests,
         NewPayloadRequest,
@@ -93,13 +93,6 @@ impl<E: EthSpec> ExecutionEngine<E> for AlwaysInvalid {
     }
 }
 
-/// `compute_time_at_slot(state, slot)`: `genesis_time + slot * SLOT_DURATION_MS // 1000`.
-///
-/// [spec]: bellatrix/beacon-chain.md#compute_time_at_slot
-pub fn compute_time_at_slot(genesis_time: u64, slot: Slot, spec: &ChainSpec) -> u64 {
-    genesis_time.saturating_add(slot.saturating_mul(spec.slot_duration_ms) / 1000)
-}
-
 /// `kzg_commitment_to_versioned_hash(kzg_commitment)`.
 ///
 /// [spec]: deneb/beacon-chain.md#kzg_commitment_to_versioned_hash
@@ -137,7 +130,7 @@ pub fn process_execution_payload<E: EthSpec>(
             expected: mix,
         });
     }
-    let time = compute_time_at_slot(*state.genesis_time, *state.slot, spec);
+    let time = spec.compute_time_at_slot(*state.genesis_time, *state.slot);
     if payload.timestamp != time {
         return Err(ExecutionPayloadInvalid::TimestampMismatch {
             payload: payload.timestamp,

@@ -8,15 +8,13 @@ use types::{
     ChainSpec, Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER,
 };
 
-use super::{
-    EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD,
-    shuffle::sample_by_effective_balance,
-};
+use super::{EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD};
 use crate::{
     Caches, Error,
     common::{
-        compute_start_slot_at_epoch, get_active_validator_indices, get_current_epoch, get_seed,
-        hash, validator,
+        compute_proposer_index_with_balances, compute_start_slot_at_epoch,
+        get_active_validator_indices, get_current_epoch, get_seed, proposer_seed_at_slot,
+        validator,
     },
     view::{StateMut, StateRef},
 };
@@ -138,16 +136,8 @@ fn compute_proposer_indices_with_balances<E: EthSpec>(
     (0..E::slots_per_epoch())
         .into_par_iter()
         .map(|i| {
-            let mut input = [0u8; 40];
-            input[..32].copy_from_slice(seed.as_slice());
-            input[32..].copy_from_slice(&start_slot.saturating_add(i).to_le_bytes());
-            let slot_seed = hash(&input);
-            let proposer =
-                sample_by_effective_balance::<E>(indices, &slot_seed, 1, &effective_balance)?;
-            proposer
-                .first()
-                .copied()
-                .ok_or(Error::NoActiveValidators(epoch))
+            let slot_seed = proposer_seed_at_slot(seed, start_slot.saturating_add(i));
+            compute_proposer_index_with_balances::<E>(indices, &slot_seed, &effective_balance)
         })
         .collect()
 }

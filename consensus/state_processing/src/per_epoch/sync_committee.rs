@@ -8,13 +8,13 @@ use types::{
     signing::DOMAIN_SYNC_COMMITTEE, typenum::Unsigned,
 };
 
-use super::{
-    EpochContext, EpochProcessingError, StepResult, context::ACTIVE_NEXT,
-    shuffle::sample_by_effective_balance,
-};
+use super::{EpochContext, EpochProcessingError, StepResult, context::ACTIVE_NEXT};
 use crate::{
     Caches, Error,
-    common::{get_active_validator_indices, get_current_epoch, get_seed, validator},
+    common::{
+        get_active_validator_indices, get_current_epoch, get_seed, sample_by_effective_balance,
+        validator,
+    },
     view::{StateMut, StateRef},
 };
 
