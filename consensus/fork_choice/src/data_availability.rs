@@ -99,10 +99,11 @@ pub fn is_data_available<E: EthSpec>(
         })
         .collect();
     kzg::verify_data_column_sidecar_kzg_proofs_batch(&refs, pool).map_err(|failures| {
-        let (index, error) = &failures[0];
+        let (position, error) = &failures[0];
         format!(
-            "{} column(s) fail KZG verification, first {index}: {error}",
-            failures.len()
+            "{} column(s) fail KZG verification, first column {}: {error}",
+            failures.len(),
+            refs[*position].index
         )
     })
 }

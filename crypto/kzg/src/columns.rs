@@ -66,7 +66,8 @@ pub fn verify_data_column_sidecar_kzg_proofs(column: &ColumnRef<'_>) -> Result<b
 
 /// The batched form of [`verify_data_column_sidecar_kzg_proofs`]: verifies the KZG proofs of every
 /// cell of `columns` on `pool`; `Ok` when all hold, otherwise every failing column as
-/// `(column index, why)`, sorted by index.
+/// `(position in columns, why)`, sorted by position. Positions, not column indices, name the
+/// failures, since a batch may hold columns of several blocks with the same index.
 ///
 /// Columns whose lengths disagree are reported without being verified; the rest are verified as
 /// one batch split into chunks across the pool, and only the columns of failing chunks are then
@@ -76,13 +77,13 @@ pub fn verify_data_column_sidecar_kzg_proofs(column: &ColumnRef<'_>) -> Result<b
 pub fn verify_data_column_sidecar_kzg_proofs_batch(
     columns: &[ColumnRef<'_>],
     pool: &ThreadPool,
-) -> Result<(), Vec<(u64, Error)>> {
+) -> Result<(), Vec<(usize, Error)>> {
     let mut failures = Vec::new();
     let mut well_formed = Vec::with_capacity(columns.len());
-    for column in columns {
+    for (position, column) in columns.iter().enumerate() {
         match column.check_shape() {
-            Ok(()) => well_formed.push(column),
-            Err(e) => failures.push((column.index, e)),
+            Ok(()) => well_formed.push((position, column)),
+            Err(e) => failures.push((position, e)),
         }
     }
 
@@ -90,22 +91,25 @@ pub fn verify_data_column_sidecar_kzg_proofs_batch(
         let chunk_len = well_formed
             .len()
             .div_ceil(pool.current_num_threads().max(1) * CHUNKS_PER_THREAD);
-        let bad: Vec<(u64, Error)> = pool.install(|| {
+        let bad: Vec<(usize, Error)> = pool.install(|| {
             well_formed
                 .par_chunks(chunk_len)
-                .flat_map(|chunk| match verify_columns(chunk) {
-                    Ok(true) => Vec::new(),
-                    // The chunk failed: verify its columns one by one to name the bad ones.
-                    _ => chunk
-                        .par_iter()
-                        .filter_map(
-                            |column| match verify_data_column_sidecar_kzg_proofs(column) {
-                                Ok(true) => None,
-                                Ok(false) => Some((column.index, Error::InvalidProof)),
-                                Err(e) => Some((column.index, e)),
-                            },
-                        )
-                        .collect(),
+                .flat_map(|chunk| {
+                    let refs: Vec<&ColumnRef<'_>> = chunk.iter().map(|(_, c)| *c).collect();
+                    match verify_columns(&refs) {
+                        Ok(true) => Vec::new(),
+                        // The chunk failed: verify its columns one by one to name the bad ones.
+                        _ => chunk
+                            .par_iter()
+                            .filter_map(|&(position, column)| {
+                                match verify_data_column_sidecar_kzg_proofs(column) {
+                                    Ok(true) => None,
+                                    Ok(false) => Some((position, Error::InvalidProof)),
+                                    Err(e) => Some((position, e)),
+                                }
+                            })
+                            .collect(),
+                    }
                 })
                 .collect()
         });
@@ -115,7 +119,7 @@ pub fn verify_data_column_sidecar_kzg_proofs_batch(
     if failures.is_empty() {
         Ok(())
     } else {
-        failures.sort_by_key(|(index, _)| *index);
+        failures.sort_by_key(|(position, _)| *position);
         Err(failures)
     }
 }

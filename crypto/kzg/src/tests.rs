@@ -34,6 +34,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
 });
 
 /// Column `j` of the fixture, owned.
+#[derive(Clone)]
 struct Column {
     index: u64,
     cells: Vec<Cell>,
@@ -71,7 +72,7 @@ fn pool(threads: usize) -> rayon::ThreadPool {
         .expect("a rayon pool")
 }
 
-fn verify(columns: &[Column]) -> Result<(), Vec<(u64, Error)>> {
+fn verify(columns: &[Column]) -> Result<(), Vec<(usize, Error)>> {
     let refs: Vec<_> = columns.iter().map(Column::as_ref).collect();
     verify_data_column_sidecar_kzg_proofs_batch(&refs, &pool(2))
 }
@@ -306,7 +307,7 @@ fn rejects_bad_cell_indices() {
     cols[0].index = 200;
     assert_eq!(
         verify(&cols),
-        Err(vec![(200, Error::CellIndexOutOfRange { index: 200 })])
+        Err(vec![(0, Error::CellIndexOutOfRange { index: 200 })])
     );
 }
 
@@ -405,4 +406,18 @@ fn reports_a_column_with_an_invalid_point() {
             }
         )])
     );
+}
+
+#[test]
+fn names_the_bad_one_of_two_columns_with_the_same_index_by_position() {
+    // A batch across blocks may hold column 5 of two blocks; only the position tells them apart.
+    let cols = columns();
+    let good = cols[5].clone();
+    let mut bad = cols[5].clone();
+    bad.proofs.swap(0, 1);
+    assert_eq!(
+        verify(&[good.clone(), bad.clone(), good]),
+        Err(vec![(1, Error::InvalidProof)])
+    );
+    assert_eq!(verify(&[bad]), Err(vec![(0, Error::InvalidProof)]));
 }
