@@ -139,59 +139,21 @@ pub fn verify_data_column_sidecar_inclusion_proof<E: EthSpec>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arbitrary::{Arbitrary, Unstructured};
+    use crate::test_utils::{block_with_blobs, minimal_spec, pool};
     use types::MinimalEthSpec as E;
 
-    /// A blob of canonical field elements (each element's top byte zero).
-    fn blob(seed: u8) -> kzg::Blob {
-        let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
-        for (i, fe) in bytes
-            .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
-            .enumerate()
-        {
-            for (j, b) in fe.iter_mut().enumerate().skip(1) {
-                *b = (i as u8).wrapping_mul(3) ^ (j as u8) ^ seed;
-            }
-        }
-        *kzg::blob_from_bytes(&bytes).expect("BYTES_PER_BLOB bytes")
-    }
-
-    /// An arbitrary Fulu block (every body field filled from seeded bytes) carrying the
-    /// commitments of `blobs` blobs, with their cells and proofs.
-    fn block_with_blobs(blobs: u8) -> (SignedBeaconBlock<E>, Vec<kzg::CellsAndProofs>) {
-        let mut bytes = vec![0u8; 1 << 16];
-        splitmix::SplitMix64::new(7).fill_bytes(&mut bytes);
-        let mut block = fulu::SignedBeaconBlock::<E>::arbitrary(&mut Unstructured::new(&bytes))
-            .expect("enough bytes for a block");
-        let blobs: Vec<kzg::Blob> = (0..blobs).map(blob).collect();
-        let commitments = blobs
-            .iter()
-            .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).expect("valid").0))
-            .collect();
-        block.message.body.blob_kzg_commitments = VariableList::new(commitments).expect("few");
-        let cells = blobs
-            .iter()
-            .map(|b| kzg::compute_cells_and_kzg_proofs(b).expect("valid"))
-            .collect();
-        (SignedBeaconBlock::Fulu(block), cells)
-    }
-
     fn kzg_valid(sidecars: &[DataColumnSidecar<E>]) -> bool {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("a pool");
         fork_choice::is_data_available(
             fork_choice::Columns::Retrieved(sidecars),
-            &types::ChainSpec::minimal(),
-            &pool,
+            &minimal_spec(),
+            &pool(),
         )
         .is_ok()
     }
 
     #[test]
     fn sidecars_from_a_block_verify_and_carry_its_header() {
-        let (block, cells) = block_with_blobs(2);
+        let (block, cells) = block_with_blobs(2, 7);
         let sidecars = get_data_column_sidecars_from_block(&block, &cells).expect("built");
         assert_eq!(sidecars.len(), 128);
         for (i, sidecar) in sidecars.iter().enumerate() {
@@ -214,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_sidecar_whose_commitments_or_header_changed_fails_its_inclusion_proof() {
-        let (block, cells) = block_with_blobs(1);
+        let (block, cells) = block_with_blobs(1, 7);
         let sidecars = get_data_column_sidecars_from_block(&block, &cells).expect("built");
 
         let mut other_commitments = sidecars[3].clone();
@@ -237,7 +199,7 @@ mod tests {
 
     #[test]
     fn cells_of_another_blob_fail_kzg() {
-        let (block, mut cells) = block_with_blobs(2);
+        let (block, mut cells) = block_with_blobs(2, 7);
         cells.swap(0, 1);
         let sidecars = get_data_column_sidecars_from_block(&block, &cells).expect("built");
         // The inclusion proof holds (commitments unchanged); the cell proofs do not.
@@ -247,7 +209,7 @@ mod tests {
 
     #[test]
     fn a_cell_count_that_differs_from_the_commitments_is_refused() {
-        let (block, cells) = block_with_blobs(2);
+        let (block, cells) = block_with_blobs(2, 7);
         assert_eq!(
             get_data_column_sidecars_from_block(&block, &cells[..1]),
             Err(DataColumnSidecarError::BlobCountMismatch {

@@ -17,7 +17,10 @@ mod fork_choice;
 pub mod proto_array;
 pub mod votes;
 
-pub use data_availability::{Columns, is_data_available};
+pub use data_availability::{
+    Columns, SidecarError, is_data_available, verify_data_column_sidecar,
+    verify_data_column_sidecars,
+};
 pub use error::Error;
 pub use fork_choice::{Config, ForkChoice, Head};
 pub use proto_array::{ProtoArray, ProtoNode};
