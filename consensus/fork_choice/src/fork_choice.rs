@@ -419,9 +419,8 @@ impl<E: EthSpec> ForkChoice<E> {
         // The pulled-up checkpoints, on a copy of the post-state (`compute_pulled_up_tip`).
         let mut pulled_up = state.clone();
         {
-            let (mut view, caches) = pulled_up.view_mut().map_err(state_error)?;
-            process_justification_and_finalization(&mut view, caches, &self.spec)
-                .map_err(state_error)?;
+            let (mut view, _) = pulled_up.view_mut().map_err(state_error)?;
+            process_justification_and_finalization(&mut view, &self.spec).map_err(state_error)?;
         }
         let (justified, finalized) = {
             let view = state.view().map_err(state_error)?;
@@ -569,13 +568,12 @@ impl<E: EthSpec> ForkChoice<E> {
     ) -> Result<(), Error> {
         self.validate_on_attestation(attestation, is_from_block)?;
         let verify = self.config.verify_signatures;
-        let spec = self.spec.clone();
         let target = attestation.data.target.clone();
         let indices = {
             let state = self.checkpoint_state(&target)?;
             let (view, caches) = state.view_mut().map_err(state_error)?;
             let view = view.as_ref();
-            let indexed = get_indexed_attestation(&view, caches, attestation, &spec)
+            let indexed = get_indexed_attestation(&view, caches, attestation)
                 .map_err(|e| Error::InvalidAttestation(e.to_string()))?;
             is_valid_indexed_attestation(&view, caches, &indexed, verify)?;
             indexed.attesting_indices.to_vec()
@@ -772,7 +770,6 @@ impl<E: EthSpec> ForkChoice<E> {
         let node = self.proto.nodes()[head].clone();
         if !self.equivocating_indices.is_empty() {
             let justified = self.justified_checkpoint.clone();
-            let spec = self.spec.clone();
             let committees = {
                 let state = self
                     .block_states
@@ -780,7 +777,7 @@ impl<E: EthSpec> ForkChoice<E> {
                     .ok_or(Error::UnknownBlock(node.root))?;
                 let (view, caches) = state.view_mut().map_err(state_error)?;
                 caches
-                    .committees_at_slot(&view.as_ref(), node.slot, &spec)
+                    .committees_at_slot(&view.as_ref(), node.slot)
                     .map_err(state_error)?
             };
             self.checkpoint_state(&justified)?;
@@ -923,12 +920,9 @@ impl<E: EthSpec> ForkChoice<E> {
                 process_slots(&mut advanced, proposal_slot, &self.spec).map_err(state_error)?;
             }
             let (view, caches) = advanced.view_mut().map_err(state_error)?;
-            let proposer = state_processing::common::get_beacon_proposer_index(
-                &view.as_ref(),
-                caches,
-                &self.spec,
-            )
-            .map_err(state_error)?;
+            let proposer =
+                state_processing::common::get_beacon_proposer_index(&view.as_ref(), caches)
+                    .map_err(state_error)?;
             validator_is_connected(proposer)
         };
         let parent_slot_ok = parent_slot + 1 == head_node.slot;

@@ -123,7 +123,7 @@ fn fixture() -> Fixture {
         let view = StateRef::new(state).unwrap();
         let epoch = get_current_epoch(&view);
         for e in [epoch - 1, epoch, epoch + 1] {
-            caches.committees(&view, e, &spec).unwrap();
+            caches.committees(&view, e).unwrap();
         }
         caches.index_pubkeys(&view);
         caches.effective_balances(&view);

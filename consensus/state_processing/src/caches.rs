@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bls::{PublicKey, PublicKeyBytes};
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
-use types::{ChainSpec, Epoch, EthSpec, Gwei, Root, Slot, ValidatorIndex};
+use types::{Epoch, EthSpec, Gwei, Root, Slot, ValidatorIndex};
 
 use crate::{
     Error,
@@ -45,16 +45,11 @@ pub struct CommitteeCache {
 impl CommitteeCache {
     /// Builds the committees of `epoch` from `state` (which must be able to see that epoch's
     /// seed: the previous, current or next epoch).
-    pub fn new<E: EthSpec>(
-        state: &StateRef<'_, E>,
-        epoch: Epoch,
-        spec: &ChainSpec,
-    ) -> Result<Self, Error> {
+    pub fn new<E: EthSpec>(state: &StateRef<'_, E>, epoch: Epoch) -> Result<Self, Error> {
         let current = get_current_epoch(state);
         if epoch + 1 < current || epoch > current + 1 {
             return Err(Error::EpochOutOfRange { epoch, current });
         }
-        let _ = spec;
         let mut active_indices = Vec::with_capacity(state.validators.len());
         let mut total: Gwei = 0;
         for (index, validator) in state.validators.iter().enumerate() {
@@ -246,7 +241,6 @@ impl Caches {
         &mut self,
         state: &StateRef<'_, E>,
         epoch: Epoch,
-        spec: &ChainSpec,
     ) -> Result<Arc<CommitteeCache>, Error> {
         let seed = get_seed(state, epoch, DOMAIN_BEACON_ATTESTER);
         if let Some(cache) = self
@@ -257,7 +251,7 @@ impl Caches {
         {
             return Ok(cache.clone());
         }
-        let cache = Arc::new(CommitteeCache::new(state, epoch, spec)?);
+        let cache = Arc::new(CommitteeCache::new(state, epoch)?);
         // Replace the slot of an epoch this state can no longer ask about, or the oldest.
         let current = get_current_epoch(state);
         let previous = get_previous_epoch(state);
@@ -296,9 +290,8 @@ impl Caches {
         &mut self,
         state: &StateRef<'_, E>,
         slot: Slot,
-        spec: &ChainSpec,
     ) -> Result<Arc<CommitteeCache>, Error> {
-        self.committees(state, compute_epoch_at_slot::<E>(slot), spec)
+        self.committees(state, compute_epoch_at_slot::<E>(slot))
     }
 
     /// `get_total_active_balance(state)`: the current epoch's total effective balance of active
@@ -311,10 +304,9 @@ impl Caches {
     pub fn get_total_active_balance<E: EthSpec>(
         &mut self,
         state: &StateRef<'_, E>,
-        spec: &ChainSpec,
     ) -> Result<Gwei, Error> {
         let epoch = get_current_epoch(state);
-        Ok(self.committees(state, epoch, spec)?.total_active_balance())
+        Ok(self.committees(state, epoch)?.total_active_balance())
     }
 
     /// Makes sure every validator of `state` is in the key → index map. Costs time only for

@@ -459,7 +459,6 @@ pub fn get_seed<E: EthSpec>(
 pub fn get_beacon_proposer_index<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<ValidatorIndex, Error> {
     if let Some(lookahead) = state.proposer_lookahead {
         let i = (*state.slot % E::slots_per_epoch()) as usize;
@@ -470,7 +469,7 @@ pub fn get_beacon_proposer_index<E: EthSpec>(
     // Electra: `compute_proposer_index(state, indices, hash(get_seed(state, epoch,
     // DOMAIN_BEACON_PROPOSER) + uint_to_bytes(state.slot)))`.
     let epoch = get_current_epoch(state);
-    let committees = caches.committees(state, epoch, spec)?;
+    let committees = caches.committees(state, epoch)?;
     let active_indices = committees.active_indices();
     if active_indices.is_empty() {
         return Err(Error::NoActiveValidators(epoch));
@@ -716,7 +715,7 @@ pub fn compute_exit_epoch_and_update_churn<E: EthSpec>(
     exit_balance: Gwei,
     spec: &ChainSpec,
 ) -> Result<Epoch, Error> {
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     compute_exit_epoch_and_update_churn_with_total(state, exit_balance, total_active_balance, spec)
 }
 
@@ -768,7 +767,7 @@ pub fn compute_consolidation_epoch_and_update_churn<E: EthSpec>(
     let current = get_current_epoch(&state.as_ref());
     let mut earliest_consolidation_epoch =
         (*state.earliest_consolidation_epoch).max(compute_activation_exit_epoch::<E>(current));
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let per_epoch_consolidation_churn =
         get_consolidation_churn_limit::<E>(total_active_balance, spec);
     let mut consolidation_balance_to_consume =
@@ -818,7 +817,7 @@ pub fn initiate_validator_exit<E: EthSpec>(
     if validator(&state.as_ref(), index)?.exit_epoch != FAR_FUTURE_EPOCH {
         return Ok(());
     }
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     initiate_validator_exit_with_total(state, index, total_active_balance, spec)
 }
 

@@ -130,13 +130,13 @@ pub(crate) fn process_block_with_body_root<E: EthSpec>(
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
-    process_block_header_with_body_root(state, caches, block, body_root, spec)?;
+    process_block_header_with_body_root(state, caches, block, body_root)?;
     process_withdrawals(state, &block.body.execution_payload)?;
     process_execution_payload(state, &block.body, engine, spec)?;
-    process_randao(state, caches, &block.body, verify, spec)?;
+    process_randao(state, caches, &block.body, verify)?;
     process_eth1_data(state, &block.body).map_err(BlockProcessingError::Eth1Data)?;
     process_operations(state, caches, &block.body, verify, spec)?;
-    process_sync_aggregate(state, caches, &block.body.sync_aggregate, verify, spec)?;
+    process_sync_aggregate(state, caches, &block.body.sync_aggregate, verify)?;
     Ok(())
 }
 
@@ -148,9 +148,8 @@ pub fn process_block_header<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     block: &BeaconBlock<E>,
-    spec: &ChainSpec,
 ) -> Result<(), HeaderInvalid> {
-    process_block_header_with_body_root(state, caches, block, block.body.tree_hash_root(), spec)
+    process_block_header_with_body_root(state, caches, block, block.body.tree_hash_root())
 }
 
 /// [`process_block_header`] with `hash_tree_root(block.body)` already computed.
@@ -159,7 +158,6 @@ fn process_block_header_with_body_root<E: EthSpec>(
     caches: &mut Caches,
     block: &BeaconBlock<E>,
     body_root: Root,
-    spec: &ChainSpec,
 ) -> Result<(), HeaderInvalid> {
     if block.slot != *state.slot {
         return Err(HeaderInvalid::SlotMismatch {
@@ -173,7 +171,7 @@ fn process_block_header_with_body_root<E: EthSpec>(
             latest: state.latest_block_header.slot,
         });
     }
-    let expected = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+    let expected = get_beacon_proposer_index(&state.as_ref(), caches)?;
     if block.proposer_index != expected {
         return Err(HeaderInvalid::ProposerMismatch {
             block: block.proposer_index,
@@ -209,11 +207,10 @@ pub fn process_randao<E: EthSpec>(
     caches: &mut Caches,
     body: &BeaconBlockBody<E>,
     verify: VerifySignatures,
-    spec: &ChainSpec,
 ) -> Result<(), RandaoInvalid> {
     let epoch = get_current_epoch(&state.as_ref());
     if verify.is_enabled() {
-        let proposer = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+        let proposer = get_beacon_proposer_index(&state.as_ref(), caches)?;
         let valid =
             match signature_sets::randao_signature_set(&state.as_ref(), caches, proposer, body) {
                 Ok(set) => set.verify(),
@@ -302,7 +299,7 @@ pub fn process_operations<E: EthSpec>(
             .map_err(|reason| BlockProcessingError::AttesterSlashing { index, reason })?;
     }
     for (index, op) in body.attestations.iter().enumerate() {
-        process_attestation(state, caches, op, verify, spec)
+        process_attestation(state, caches, op, verify)
             .map_err(|reason| BlockProcessingError::Attestation { index, reason })?;
     }
     for (index, op) in body.deposits.iter().enumerate() {

@@ -137,15 +137,15 @@ pub fn process_epoch<E: EthSpec>(
     )?;
     process_registry_updates_with_context(state, &ctx, spec)?;
     process_slashings_with_context(state, &ctx)?;
-    process_eth1_data_reset(state, caches, spec)?;
+    process_eth1_data_reset(state)?;
     process_pending_deposits_with_total(state, caches, ctx.total_active_balance, spec)?;
-    process_pending_consolidations(state, caches, spec)?;
+    process_pending_consolidations(state)?;
     process_effective_balance_updates_with_context(state, caches, &mut ctx)?;
-    process_slashings_reset(state, caches, spec)?;
-    process_randao_mixes_reset(state, caches, spec)?;
-    process_historical_summaries_update(state, caches, spec)?;
-    process_participation_flag_updates(state, caches, spec)?;
-    process_sync_committee_updates_with_context(state, caches, &ctx, spec)?;
+    process_slashings_reset(state)?;
+    process_randao_mixes_reset(state)?;
+    process_historical_summaries_update(state)?;
+    process_participation_flag_updates(state)?;
+    process_sync_committee_updates_with_context(state, caches, &ctx)?;
     if state.proposer_lookahead.is_some() {
         process_proposer_lookahead_with_context(state, &ctx)?;
     }

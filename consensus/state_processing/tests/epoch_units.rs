@@ -137,16 +137,16 @@ fn committee_totals_stay_exact_across_an_epoch_with_effective_balance_changes() 
         // Warm the caches a running chain would hold: current and next epoch committees.
         let view = cached.view().unwrap();
         let mut caches = cached.caches.clone();
-        caches.committees(&view, 0, &spec).unwrap();
-        caches.committees(&view, 1, &spec).unwrap();
+        caches.committees(&view, 0).unwrap();
+        caches.committees(&view, 1).unwrap();
         cached.caches = caches;
     }
     process_slots(&mut cached, last_slot + 1, &spec).unwrap();
     let view = cached.view().unwrap();
     let mut warm = cached.caches.clone();
     let mut cold = Caches::default();
-    let warm_total = warm.get_total_active_balance(&view, &spec).unwrap();
-    let cold_total = cold.get_total_active_balance(&view, &spec).unwrap();
+    let warm_total = warm.get_total_active_balance(&view).unwrap();
+    let cold_total = cold.get_total_active_balance(&view).unwrap();
     assert_eq!(warm_total, cold_total);
     assert!(cold_total < 128 * E::MIN_ACTIVATION_BALANCE);
     // The effective balances handed to the new epoch's blocks are those a fresh walk reads.
@@ -187,16 +187,13 @@ fn flag_deltas_reward_participants_and_penalise_the_rest() {
         }
     }
     let view = StateRef::new(&cached.state).unwrap();
-    let mut caches = Caches::default();
-    let (rewards, penalties) =
-        per_epoch::get_flag_index_deltas(&view, &mut caches, 1, &spec).unwrap();
+    let (rewards, penalties) = per_epoch::get_flag_index_deltas(&view, 1, &spec).unwrap();
     assert!(rewards[..32].iter().all(|&r| r > 0) && penalties[..32].iter().all(|&p| p == 0));
     assert!(rewards[32..].iter().all(|&r| r == 0) && penalties[32..].iter().all(|&p| p > 0));
     // Head is never penalised.
-    let (_, head_penalties) =
-        per_epoch::get_flag_index_deltas(&view, &mut caches, 2, &spec).unwrap();
+    let (_, head_penalties) = per_epoch::get_flag_index_deltas(&view, 2, &spec).unwrap();
     assert!(head_penalties.iter().all(|&p| p == 0));
-    assert!(per_epoch::get_flag_index_deltas(&view, &mut caches, 3, &spec).is_err());
+    assert!(per_epoch::get_flag_index_deltas(&view, 3, &spec).is_err());
 }
 
 /// A Deneb state with the registry of a Fulu interop genesis.
@@ -429,21 +426,21 @@ fn fused_process_epoch_equals_the_steps_on_random_states() {
                 &ChainSpec,
             ) -> Result<(), EpochProcessingError>;
             let steps: [Step; 15] = [
-                per_epoch::process_justification_and_finalization,
-                per_epoch::process_inactivity_updates,
-                per_epoch::process_rewards_and_penalties,
-                per_epoch::process_registry_updates,
-                per_epoch::process_slashings,
-                per_epoch::process_eth1_data_reset,
+                |s, _, spec| per_epoch::process_justification_and_finalization(s, spec),
+                |s, _, spec| per_epoch::process_inactivity_updates(s, spec),
+                |s, _, spec| per_epoch::process_rewards_and_penalties(s, spec),
+                |s, _, spec| per_epoch::process_registry_updates(s, spec),
+                |s, _, spec| per_epoch::process_slashings(s, spec),
+                |s, _, _| per_epoch::process_eth1_data_reset(s),
                 per_epoch::process_pending_deposits,
-                per_epoch::process_pending_consolidations,
+                |s, _, _| per_epoch::process_pending_consolidations(s),
                 per_epoch::process_effective_balance_updates,
-                per_epoch::process_slashings_reset,
-                per_epoch::process_randao_mixes_reset,
-                per_epoch::process_historical_summaries_update,
-                per_epoch::process_participation_flag_updates,
-                per_epoch::process_sync_committee_updates,
-                per_epoch::process_proposer_lookahead,
+                |s, _, _| per_epoch::process_slashings_reset(s),
+                |s, _, _| per_epoch::process_randao_mixes_reset(s),
+                |s, _, _| per_epoch::process_historical_summaries_update(s),
+                |s, _, _| per_epoch::process_participation_flag_updates(s),
+                |s, c, _| per_epoch::process_sync_committee_updates(s, c),
+                |s, _, _| per_epoch::process_proposer_lookahead(s),
             ];
             for step in steps {
                 let (mut view, caches) = stepwise.view_mut().unwrap();

@@ -160,13 +160,12 @@ fn naive_committee(indices: &[u64], seed: &B256, index: u64, count: u64) -> Vec<
 
 #[test]
 fn committee_cache_matches_compute_committee() {
-    let spec = ChainSpec::minimal();
     // 600 validators: 480 active, 2 committees per slot on the minimal preset.
     let mut cached = CachedBeaconState::new(state(600, 8 * 3 + 5));
     let (view, caches) = cached.view_mut().unwrap();
     let view = view.as_ref();
     for epoch in [2, 3, 4] {
-        let cache = caches.committees(&view, epoch, &spec).unwrap();
+        let cache = caches.committees(&view, epoch).unwrap();
         let active: Vec<u64> = (0..600).filter(|i| i % 5 != 4).collect();
         assert_eq!(cache.active_indices(), active.as_slice());
         assert_eq!(cache.total_active_balance(), 480 * 32_000_000_000);
@@ -195,22 +194,21 @@ fn committee_cache_matches_compute_committee() {
         );
     }
     // Epochs the state cannot see are refused, not guessed.
-    assert!(caches.committees(&view, 6, &spec).is_err());
-    assert!(caches.committees(&view, 0, &spec).is_err());
+    assert!(caches.committees(&view, 6).is_err());
+    assert!(caches.committees(&view, 0).is_err());
 }
 
 #[test]
 fn committee_cache_is_shared_by_clones_and_rebuilt_on_a_new_seed() {
-    let spec = ChainSpec::minimal();
     let mut a = CachedBeaconState::new(state(64, 20));
     let first = {
         let (view, caches) = a.view_mut().unwrap();
-        caches.committees(&view.as_ref(), 2, &spec).unwrap()
+        caches.committees(&view.as_ref(), 2).unwrap()
     };
     let mut b = a.clone();
     let again = {
         let (view, caches) = b.view_mut().unwrap();
-        caches.committees(&view.as_ref(), 2, &spec).unwrap()
+        caches.committees(&view.as_ref(), 2).unwrap()
     };
     assert!(Arc::ptr_eq(&first, &again), "a clone reuses the cache");
     // A different randao mix for the seed's epoch gives a different seed: rebuilt.
@@ -220,7 +218,7 @@ fn committee_cache_is_shared_by_clones_and_rebuilt_on_a_new_seed() {
         let n = <E as EthSpec>::EpochsPerHistoricalVector::to_u64();
         let mix_epoch = (2 + n - lookahead - 1) % n;
         *view.randao_mixes.get_mut(mix_epoch as usize).unwrap() = B256::repeat_byte(9);
-        let rebuilt = caches.committees(&view.as_ref(), 2, &spec).unwrap();
+        let rebuilt = caches.committees(&view.as_ref(), 2).unwrap();
         assert!(!Arc::ptr_eq(&first, &rebuilt));
         assert_ne!(first.shuffling(), rebuilt.shuffling());
     }
@@ -308,9 +306,7 @@ fn exit_churn_follows_the_spec() {
     let spec = ChainSpec::minimal();
     let mut cached = CachedBeaconState::new(state(100, 16));
     let (mut view, caches) = cached.view_mut().unwrap();
-    let total = caches
-        .get_total_active_balance(&view.as_ref(), &spec)
-        .unwrap();
+    let total = caches.get_total_active_balance(&view.as_ref()).unwrap();
     assert_eq!(total, 80 * 32_000_000_000);
     // The churn: max(MIN_PER_EPOCH_CHURN_LIMIT_ELECTRA, total / quotient), capped for exits.
     let churn = spec.max_per_epoch_activation_exit_churn_limit.min(

@@ -245,7 +245,7 @@ pub fn build_block<E: EthSpec>(
     let block = {
         let CachedBeaconState { state: raw, caches } = &mut state;
         let view = StateRef::new(raw)?;
-        let proposer_index = get_beacon_proposer_index(&view, caches, spec)?;
+        let proposer_index = get_beacon_proposer_index(&view, caches)?;
         let epoch = get_current_epoch(&view);
         let parent_root = view.latest_block_header.tree_hash_root();
 
@@ -255,7 +255,7 @@ pub fn build_block<E: EthSpec>(
         let attestations = contents
             .attestations
             .iter()
-            .map(|a| build_attestation(&view, caches, a, spec))
+            .map(|a| build_attestation(&view, caches, a))
             .filter_map(Result::transpose)
             .collect::<Result<Vec<_>, _>>()?;
 
@@ -420,9 +420,8 @@ fn build_attestation<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut state_processing::Caches,
     spec_: &AttestationSpec,
-    spec: &ChainSpec,
 ) -> Result<Option<Attestation<E>>, HarnessError> {
-    let committees = caches.committees(state, compute_epoch_at_slot::<E>(spec_.slot), spec)?;
+    let committees = caches.committees(state, compute_epoch_at_slot::<E>(spec_.slot))?;
     let count = committees.committees_per_slot();
     let (part, parts) = spec_.part;
     let chosen: Vec<u64> = (0..count)

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use typenum::Unsigned;
 use types::{
-    ChainSpec, EthSpec, ValidatorIndex,
+    EthSpec, ValidatorIndex,
     electra::{Attestation, AttestationData, IndexedAttestation},
 };
 
@@ -39,7 +39,6 @@ pub(crate) fn attestation_committees<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut Caches,
     data: &AttestationData,
-    spec: &ChainSpec,
 ) -> Result<Arc<CommitteeCache>, AttestationInvalid> {
     let current = get_current_epoch(state);
     let previous = get_previous_epoch(state);
@@ -64,7 +63,7 @@ pub(crate) fn attestation_committees<E: EthSpec>(
     if data.index != 0 {
         return Err(AttestationInvalid::NonZeroDataIndex(data.index));
     }
-    Ok(caches.committees(state, data.target.epoch, spec)?)
+    Ok(caches.committees(state, data.target.epoch)?)
 }
 
 /// Whether bit `i` of an SSZ bitfield's bytes is set.
@@ -139,9 +138,8 @@ pub fn get_attesting_indices<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut Caches,
     attestation: &Attestation<E>,
-    spec: &ChainSpec,
 ) -> Result<Vec<ValidatorIndex>, AttestationInvalid> {
-    let committees = caches.committees(state, attestation.data.target.epoch, spec)?;
+    let committees = caches.committees(state, attestation.data.target.epoch)?;
     let mut indices = Vec::new();
     for_each_attester(&committees, attestation, |index| indices.push(index))?;
     indices.sort_unstable();
@@ -156,9 +154,8 @@ pub fn get_indexed_attestation<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut Caches,
     attestation: &Attestation<E>,
-    spec: &ChainSpec,
 ) -> Result<IndexedAttestation<E>, AttestationInvalid> {
-    let indices = get_attesting_indices(state, caches, attestation, spec)?;
+    let indices = get_attesting_indices(state, caches, attestation)?;
     Ok(IndexedAttestation {
         attesting_indices: ssz_types::VariableList::new(indices)
             .map_err(|_| Error::ListFull("attesting_indices"))?,
@@ -261,10 +258,9 @@ pub fn process_attestation<E: EthSpec>(
     caches: &mut Caches,
     attestation: &Attestation<E>,
     verify: VerifySignatures,
-    spec: &ChainSpec,
 ) -> Result<(), AttestationInvalid> {
     let data = &attestation.data;
-    let committees = attestation_committees(&state.as_ref(), caches, data, spec)?;
+    let committees = attestation_committees(&state.as_ref(), caches, data)?;
     // The structural checks, with no side effect.
     for_each_attester(&committees, attestation, |_| {})?;
 
@@ -272,24 +268,15 @@ pub fn process_attestation<E: EthSpec>(
         get_attestation_participation_flag_indices(&state.as_ref(), data, *state.slot - data.slot)?;
 
     if verify.is_enabled() {
-        let valid = match signature_sets::attestation_signature_set(
-            &state.as_ref(),
-            caches,
-            attestation,
-            spec,
-        )? {
-            Ok(set) => set.verify(),
-            Err(SignatureSetError::Malformed) => false,
-            Err(SignatureSetError::State(e)) => return Err(e.into()),
-        };
-        if !valid {
+        let set = signature_sets::attestation_signature_set(&state.as_ref(), caches, attestation)?;
+        if !set.verify() {
             return Err(AttestationInvalid::IndexedAttestation(
                 IndexedAttestationInvalid::InvalidSignature,
             ));
         }
     }
 
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let base_reward_per_increment = get_base_reward_per_increment::<E>(total_active_balance)?;
     let is_current = data.target.epoch == get_current_epoch(&state.as_ref());
     let effective_balances = caches.effective_balances(&state.as_ref());
@@ -365,7 +352,7 @@ pub fn process_attestation<E: EthSpec>(
     let proposer_reward_denominator =
         (WEIGHT_DENOMINATOR - PROPOSER_WEIGHT) * WEIGHT_DENOMINATOR / PROPOSER_WEIGHT;
     let proposer_reward = proposer_reward_numerator / proposer_reward_denominator;
-    let proposer = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+    let proposer = get_beacon_proposer_index(&state.as_ref(), caches)?;
     increase_balance(state, proposer, proposer_reward)?;
     Ok(())
 }

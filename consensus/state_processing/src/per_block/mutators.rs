@@ -49,7 +49,7 @@ pub fn slash_validator<E: EthSpec>(
         effective_balance / E::MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA,
     )?;
 
-    let proposer_index = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+    let proposer_index = get_beacon_proposer_index(&state.as_ref(), caches)?;
     let whistleblower_index = whistleblower_index.unwrap_or(proposer_index);
     let whistleblower_reward = effective_balance / E::WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA;
     let proposer_reward = whistleblower_reward * PROPOSER_WEIGHT / WEIGHT_DENOMINATOR;

@@ -207,7 +207,7 @@ pub fn process_consolidation_request<E: EthSpec>(
     if state.pending_consolidations.len() == E::PendingConsolidationsLimit::to_usize() {
         return Ok(());
     }
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     if get_consolidation_churn_limit::<E>(total_active_balance, spec) <= E::MIN_ACTIVATION_BALANCE {
         return Ok(());
     }

@@ -431,7 +431,7 @@ impl BlockSignatureVerifier {
         self.epoch = get_current_epoch(state);
         // The randao reveal is checked against the slot's real proposer, as in the spec (the
         // header check that it is the block's proposer comes later, in processing).
-        let proposer = get_beacon_proposer_index(state, caches, spec)
+        let proposer = get_beacon_proposer_index(state, caches)
             .map_err(|e| BlockProcessingError::Randao(RandaoInvalid::State(e)))?;
         self.push(
             SignatureKind::Randao,
@@ -465,8 +465,15 @@ impl BlockSignatureVerifier {
             }
         }
         for (index, att) in body.attestations.iter().enumerate() {
-            let set = attestation_signature_set(state, caches, att, spec)
-                .map_err(|reason| BlockProcessingError::Attestation { index, reason })?;
+            let set = match attestation_signature_set(state, caches, att) {
+                Ok(set) => Ok(set),
+                // Reported after the other operations' structural checks, like every
+                // signature that cannot verify.
+                Err(AttestationInvalid::IndexedAttestation(
+                    IndexedAttestationInvalid::InvalidSignature,
+                )) => Err(SignatureSetError::Malformed),
+                Err(reason) => return Err(BlockProcessingError::Attestation { index, reason }),
+            };
             self.push(SignatureKind::Attestation { index }, set)?;
         }
         for (index, exit) in body.voluntary_exits.iter().enumerate() {
@@ -541,34 +548,35 @@ impl BlockSignatureVerifier {
 /// and aggregation bits select (`is_valid_indexed_attestation(state,
 /// get_indexed_attestation(state, attestation))` without sorting: the sum of keys does not
 /// depend on their order). Makes the checks that selecting the attesters needs.
+///
+/// A signature or attester key that does not decode is
+/// `IndexedAttestation(InvalidSignature)`, as a signature that does not verify would be.
 pub fn attestation_signature_set<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut Caches,
     att: &Attestation<E>,
-    spec: &ChainSpec,
-) -> Result<Result<SignatureSet, SignatureSetError>, AttestationInvalid> {
-    let committees = attestation::attestation_committees(state, caches, &att.data, spec)?;
+) -> Result<SignatureSet, AttestationInvalid> {
+    const MALFORMED: AttestationInvalid =
+        AttestationInvalid::IndexedAttestation(IndexedAttestationInvalid::InvalidSignature);
+    let committees = attestation::attestation_committees(state, caches, &att.data)?;
     // The structural checks first (they name the invalid field), then the signature's encoding
     // (cheap), then the keys.
     attestation::for_each_attester(&committees, att, |_| {})?;
-    let signature = match decode_signature(&att.signature) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
+    let signature = decode_signature(&att.signature).map_err(|_| MALFORMED)?;
     // Keys are read in index order: neighbouring registry entries share most of their path in
     // the state's tree, which halves the cost of the reads on a large registry.
     let mut indices = Vec::with_capacity(att.aggregation_bits.len());
     attestation::for_each_attester(&committees, att, |index| indices.push(index))?;
     indices.sort_unstable();
-    let keys = match indices
+    let keys = indices
         .into_iter()
         .map(|index| caches.pubkey(state, index))
         .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(keys) => keys,
-        Err(e) => return Ok(Err(e.into())),
-    };
+        .map_err(|e| match SignatureSetError::from(e) {
+            SignatureSetError::Malformed => MALFORMED,
+            SignatureSetError::State(e) => AttestationInvalid::State(e),
+        })?;
     let domain = get_domain(state, DOMAIN_BEACON_ATTESTER, Some(att.data.target.epoch));
     let message = compute_signing_root(&att.data, domain);
-    Ok(Ok(SignatureSet::new(signature, keys, message.0)))
+    Ok(SignatureSet::new(signature, keys, message.0))
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use typenum::Unsigned;
-use types::{ChainSpec, EthSpec, ValidatorIndex, electra::SyncAggregate};
+use types::{EthSpec, ValidatorIndex, electra::SyncAggregate};
 
 use super::{
     SyncAggregateInvalid, VerifySignatures,
@@ -57,7 +57,6 @@ pub fn process_sync_aggregate<E: EthSpec>(
     caches: &mut Caches,
     sync_aggregate: &SyncAggregate<E>,
     verify: VerifySignatures,
-    spec: &ChainSpec,
 ) -> Result<(), SyncAggregateInvalid> {
     let members = sync_committee_indices(&state.as_ref(), caches)?;
     if verify.is_enabled() {
@@ -79,7 +78,7 @@ pub fn process_sync_aggregate<E: EthSpec>(
         }
     }
 
-    let total_active_balance = caches.get_total_active_balance(&state.as_ref(), spec)?;
+    let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let total_active_increments = total_active_balance / E::EFFECTIVE_BALANCE_INCREMENT;
     let total_base_rewards = mul(
         get_base_reward_per_increment::<E>(total_active_balance)?,
@@ -93,7 +92,7 @@ pub fn process_sync_aggregate<E: EthSpec>(
     let proposer_reward = mul(participant_reward, PROPOSER_WEIGHT, "sync proposer reward")?
         / (WEIGHT_DENOMINATOR - PROPOSER_WEIGHT);
 
-    let proposer = get_beacon_proposer_index(&state.as_ref(), caches, spec)?;
+    let proposer = get_beacon_proposer_index(&state.as_ref(), caches)?;
     // In the spec's order: a member may be the proposer, and decreases saturate at zero.
     for (member, bit) in members
         .iter()

@@ -6,7 +6,6 @@ use types::{ChainSpec, EthSpec, GENESIS_EPOCH, Gwei, electra::Checkpoint};
 
 use super::{EpochContext, EpochProcessingError, StepResult};
 use crate::{
-    Caches,
     common::{get_block_root, get_current_epoch, get_previous_epoch},
     view::StateMut,
 };
@@ -18,10 +17,8 @@ const STEP: &str = "process_justification_and_finalization";
 /// [spec]: altair/beacon-chain.md#justification-and-finalization
 pub fn process_justification_and_finalization<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = caches;
     if get_current_epoch(&state.as_ref()) <= GENESIS_EPOCH + 1 {
         return Ok(());
     }

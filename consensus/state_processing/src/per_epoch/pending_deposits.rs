@@ -28,7 +28,7 @@ pub fn process_pending_deposits<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     let total_active_balance = caches
-        .get_total_active_balance(&state.as_ref(), spec)
+        .get_total_active_balance(&state.as_ref())
         .step("process_pending_deposits")?;
     process_pending_deposits_with_total(state, caches, total_active_balance, spec)
 }
@@ -156,11 +156,8 @@ pub fn apply_pending_deposit<E: EthSpec>(
 /// [spec]: electra/beacon-chain.md#new-process_pending_consolidations
 pub fn process_pending_consolidations<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     const STEP: &str = "process_pending_consolidations";
-    let _ = (caches, spec);
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
     let mut next_pending_consolidation = 0;
     while let Some(pending) = state

@@ -4,13 +4,11 @@
 //! [spec]: fulu/beacon-chain.md#new-process_proposer_lookahead
 
 use rayon::prelude::*;
-use types::{
-    ChainSpec, Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER,
-};
+use types::{Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER};
 
 use super::{EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD};
 use crate::{
-    Caches, Error,
+    Error,
     common::{
         compute_proposer_index_with_balances, compute_start_slot_at_epoch,
         get_active_validator_indices, get_current_epoch, get_seed, proposer_seed_at_slot,
@@ -27,13 +25,9 @@ const STEP: &str = "process_proposer_lookahead";
 /// [spec]: fulu/beacon-chain.md#new-process_proposer_lookahead
 pub fn process_proposer_lookahead<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = caches;
     let epoch = get_current_epoch(&state.as_ref()).saturating_add(E::MIN_SEED_LOOKAHEAD + 1);
     let proposers = get_beacon_proposer_indices(&state.as_ref(), epoch).step(STEP)?;
-    let _ = spec;
     shift_in(state, &proposers)
 }
 

@@ -7,7 +7,6 @@ use types::{ChainSpec, EthSpec};
 
 use super::{EpochContext, EpochProcessingError, StepResult};
 use crate::{
-    Caches,
     common::{
         compute_activation_exit_epoch, get_current_epoch, initiate_validator_exit_with_total,
         is_active_validator, is_eligible_for_activation, is_eligible_for_activation_queue,
@@ -26,10 +25,8 @@ const STEP: &str = "process_registry_updates";
 /// [spec]: electra/beacon-chain.md#modified-process_registry_updates
 pub fn process_registry_updates<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = caches;
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
     process_registry_updates_with_context(state, &ctx, spec)
 }

@@ -5,11 +5,11 @@
 
 use packed_list::PackedList;
 use tree_hash::TreeHash;
-use types::{ChainSpec, EthSpec, capella::HistoricalSummary, typenum::Unsigned};
+use types::{EthSpec, capella::HistoricalSummary, typenum::Unsigned};
 
 use super::{EpochProcessingError, StepResult};
 use crate::{
-    Caches, Error,
+    Error,
     common::{get_current_epoch, get_randao_mix},
     view::StateMut,
 };
@@ -19,10 +19,7 @@ use crate::{
 /// [spec]: phase0/beacon-chain.md#eth1-data-votes-updates
 pub fn process_eth1_data_reset<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = (caches, spec);
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
     if next_epoch.is_multiple_of(E::EPOCHS_PER_ETH1_VOTING_PERIOD) {
         *state.eth1_data_votes = milhouse::List::empty();
@@ -35,10 +32,7 @@ pub fn process_eth1_data_reset<E: EthSpec>(
 /// [spec]: phase0/beacon-chain.md#slashings-balances-updates
 pub fn process_slashings_reset<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = (caches, spec);
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
     let index = (next_epoch % E::EpochsPerSlashingsVector::to_u64()) as usize;
     if state
@@ -64,10 +58,7 @@ pub fn process_slashings_reset<E: EthSpec>(
 /// [spec]: phase0/beacon-chain.md#randao-mixes-updates
 pub fn process_randao_mixes_reset<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = (caches, spec);
     let current_epoch = get_current_epoch(&state.as_ref());
     let next_epoch = current_epoch.saturating_add(1);
     let mix = get_randao_mix(&state.as_ref(), current_epoch);
@@ -90,11 +81,8 @@ pub fn process_randao_mixes_reset<E: EthSpec>(
 /// [spec]: capella/beacon-chain.md#historical-summaries-updates
 pub fn process_historical_summaries_update<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     const STEP: &str = "process_historical_summaries_update";
-    let _ = (caches, spec);
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
     let period = E::SlotsPerHistoricalRoot::to_u64() / E::slots_per_epoch();
     if next_epoch.is_multiple_of(period) {
@@ -120,10 +108,7 @@ pub fn process_historical_summaries_update<E: EthSpec>(
 /// [spec]: altair/beacon-chain.md#participation-flags-updates
 pub fn process_participation_flag_updates<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = (caches, spec);
     let zeros =
         zero_flags::<E>(state.validators.len()).step("process_participation_flag_updates")?;
     *state.previous_epoch_participation =

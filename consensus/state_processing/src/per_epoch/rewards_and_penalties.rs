@@ -10,7 +10,7 @@ use super::{
     context::{ACTIVE_PREVIOUS, ELIGIBLE, SLASHED},
 };
 use crate::{
-    Caches, Error,
+    Error,
     common::{
         PARTICIPATION_FLAG_WEIGHTS, TIMELY_HEAD_FLAG_INDEX, TIMELY_TARGET_FLAG_INDEX,
         WEIGHT_DENOMINATOR, get_base_reward, get_base_reward_per_increment, get_current_epoch,
@@ -129,10 +129,8 @@ fn is_unslashed_participating(status: u8, flags: u8, flag_index: usize) -> bool 
 /// [spec]: altair/beacon-chain.md#inactivity-scores
 pub fn process_inactivity_updates<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = caches;
     if get_current_epoch(&state.as_ref()) == GENESIS_EPOCH {
         return Ok(());
     }
@@ -150,10 +148,8 @@ pub fn process_inactivity_updates<E: EthSpec>(
 /// [spec]: altair/beacon-chain.md#rewards-and-penalties
 pub fn process_rewards_and_penalties<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = caches;
     if get_current_epoch(&state.as_ref()) == GENESIS_EPOCH {
         return Ok(());
     }
@@ -258,12 +254,10 @@ pub(super) fn process_inactivity_updates_and_rewards_and_penalties_with_context<
 /// [spec]: altair/beacon-chain.md#get_flag_index_deltas
 pub fn get_flag_index_deltas<E: EthSpec>(
     state: &StateRef<'_, E>,
-    caches: &mut Caches,
     flag_index: usize,
     spec: &ChainSpec,
 ) -> Result<(Vec<Gwei>, Vec<Gwei>), EpochProcessingError> {
     const STEP: &str = "get_flag_index_deltas";
-    let _ = caches;
     if flag_index >= PARTICIPATION_FLAG_WEIGHTS.len() {
         return Err(Error::ArithmeticOverflow("participation flag index")).step(STEP);
     }
@@ -296,11 +290,9 @@ pub fn get_flag_index_deltas<E: EthSpec>(
 /// [spec]: bellatrix/beacon-chain.md#modified-get_inactivity_penalty_deltas
 pub fn get_inactivity_penalty_deltas<E: EthSpec>(
     state: &StateRef<'_, E>,
-    caches: &mut Caches,
     spec: &ChainSpec,
 ) -> Result<(Vec<Gwei>, Vec<Gwei>), EpochProcessingError> {
     const STEP: &str = "get_inactivity_penalty_deltas";
-    let _ = caches;
     let ctx = EpochContext::new(state, spec)?;
     let params = RewardParameters::new(state, &ctx, spec).step(STEP)?;
     let n = ctx.validator_count();

@@ -6,7 +6,6 @@ use types::{ChainSpec, EthSpec, typenum::Unsigned};
 
 use super::{EpochContext, EpochProcessingError, StepResult};
 use crate::{
-    Caches,
     common::{decrease_balance, get_current_epoch, validator},
     error::{add, div, mul},
     view::StateMut,
@@ -19,10 +18,8 @@ const STEP: &str = "process_slashings";
 /// [spec]: electra/beacon-chain.md#modified-process_slashings
 pub fn process_slashings<E: EthSpec>(
     state: &mut StateMut<'_, E>,
-    caches: &mut Caches,
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = caches;
     let ctx = EpochContext::new(&state.as_ref(), spec)?;
     process_slashings_with_context(state, &ctx)
 }

@@ -4,7 +4,7 @@
 
 use ssz_types::FixedVector;
 use types::{
-    BLSPubkey, ChainSpec, EthSpec, Gwei, ValidatorIndex, altair::SyncCommittee,
+    BLSPubkey, EthSpec, Gwei, ValidatorIndex, altair::SyncCommittee,
     signing::DOMAIN_SYNC_COMMITTEE, typenum::Unsigned,
 };
 
@@ -27,14 +27,13 @@ const STEP: &str = "process_sync_committee_updates";
 pub fn process_sync_committee_updates<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
     if !next_epoch.is_multiple_of(E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD) {
         return Ok(());
     }
     let active = get_active_validator_indices(&state.as_ref(), next_epoch);
-    update(state, caches, &active, None, spec)
+    update(state, caches, &active, None)
 }
 
 /// The spec's `process_sync_committee_updates`, with the next epoch's active validators taken
@@ -43,14 +42,13 @@ pub(super) fn process_sync_committee_updates_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     ctx: &EpochContext,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     let next_epoch = ctx.current_epoch.saturating_add(1);
     if !next_epoch.is_multiple_of(E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD) {
         return Ok(());
     }
     let active = ctx.indices_with(ACTIVE_NEXT);
-    update(state, caches, &active, Some(&ctx.effective_balances), spec)
+    update(state, caches, &active, Some(&ctx.effective_balances))
 }
 
 fn update<E: EthSpec>(
@@ -58,9 +56,7 @@ fn update<E: EthSpec>(
     caches: &mut Caches,
     active_next: &[ValidatorIndex],
     effective_balances: Option<&[Gwei]>,
-    spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
-    let _ = spec;
     let next =
         get_next_sync_committee_from(&state.as_ref(), caches, active_next, effective_balances)
             .step(STEP)?;

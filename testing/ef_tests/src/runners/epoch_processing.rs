@@ -40,21 +40,25 @@ type Step<E> =
 /// The step a handler directory names (`process_<handler>`), if this fork has it.
 fn step<E: EthSpec>(handler: &str) -> Option<Step<E>> {
     let step: Step<E> = match handler {
-        "justification_and_finalization" => per_epoch::process_justification_and_finalization,
-        "inactivity_updates" => per_epoch::process_inactivity_updates,
-        "rewards_and_penalties" => per_epoch::process_rewards_and_penalties,
-        "registry_updates" => per_epoch::process_registry_updates,
-        "slashings" => per_epoch::process_slashings,
-        "eth1_data_reset" => per_epoch::process_eth1_data_reset,
+        "justification_and_finalization" => {
+            |s, _, spec| per_epoch::process_justification_and_finalization(s, spec)
+        }
+        "inactivity_updates" => |s, _, spec| per_epoch::process_inactivity_updates(s, spec),
+        "rewards_and_penalties" => |s, _, spec| per_epoch::process_rewards_and_penalties(s, spec),
+        "registry_updates" => |s, _, spec| per_epoch::process_registry_updates(s, spec),
+        "slashings" => |s, _, spec| per_epoch::process_slashings(s, spec),
+        "eth1_data_reset" => |s, _, _| per_epoch::process_eth1_data_reset(s),
         "pending_deposits" => per_epoch::process_pending_deposits,
-        "pending_consolidations" => per_epoch::process_pending_consolidations,
+        "pending_consolidations" => |s, _, _| per_epoch::process_pending_consolidations(s),
         "effective_balance_updates" => per_epoch::process_effective_balance_updates,
-        "slashings_reset" => per_epoch::process_slashings_reset,
-        "randao_mixes_reset" => per_epoch::process_randao_mixes_reset,
-        "historical_summaries_update" => per_epoch::process_historical_summaries_update,
-        "participation_flag_updates" => per_epoch::process_participation_flag_updates,
-        "sync_committee_updates" => per_epoch::process_sync_committee_updates,
-        "proposer_lookahead" => per_epoch::process_proposer_lookahead,
+        "slashings_reset" => |s, _, _| per_epoch::process_slashings_reset(s),
+        "randao_mixes_reset" => |s, _, _| per_epoch::process_randao_mixes_reset(s),
+        "historical_summaries_update" => {
+            |s, _, _| per_epoch::process_historical_summaries_update(s)
+        }
+        "participation_flag_updates" => |s, _, _| per_epoch::process_participation_flag_updates(s),
+        "sync_committee_updates" => |s, c, _| per_epoch::process_sync_committee_updates(s, c),
+        "proposer_lookahead" => |s, _, _| per_epoch::process_proposer_lookahead(s),
         _ => return None,
     };
     Some(step)

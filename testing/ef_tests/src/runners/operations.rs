@@ -156,7 +156,7 @@ fn operation<'a, E: EthSpec>(
     let operation = match case.handler.as_str() {
         "attestation" => {
             let op: electra::Attestation<E> = input(case, "attestation")?;
-            signed(move |s, c, v| text(per_block::process_attestation(s, c, &op, v, spec)))
+            signed(move |s, c, v| text(per_block::process_attestation(s, c, &op, v)))
         }
         "attester_slashing" => {
             let op: electra::AttesterSlashing<E> = input(case, "attester_slashing")?;
@@ -164,7 +164,7 @@ fn operation<'a, E: EthSpec>(
         }
         "block_header" => {
             let block: electra::BeaconBlock<E> = input(case, "block")?;
-            unsigned(move |s, c| text(per_block::process_block_header(s, c, &block, spec)))
+            unsigned(move |s, c| text(per_block::process_block_header(s, c, &block)))
         }
         "bls_to_execution_change" => {
             let op: electra::SignedBLSToExecutionChange = input(case, "address_change")?;
@@ -198,7 +198,7 @@ fn operation<'a, E: EthSpec>(
         }
         "sync_aggregate" => {
             let op: electra::SyncAggregate<E> = input(case, "sync_aggregate")?;
-            signed(move |s, c, v| text(per_block::process_sync_aggregate(s, c, &op, v, spec)))
+            signed(move |s, c, v| text(per_block::process_sync_aggregate(s, c, &op, v)))
         }
         "voluntary_exit" => {
             let op: electra::SignedVoluntaryExit = input(case, "voluntary_exit")?;

@@ -66,17 +66,16 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let spec = chain_spec(case, case.fork)?;
     let pre = read_state::<E>(case, "pre", case.fork)?;
     check_fused_equals_steps(&pre, &spec)?;
-    let mut state = CachedBeaconState::new(pre);
-    let (view, caches) = state
-        .view_mut()
+    let state = CachedBeaconState::new(pre);
+    let view = state
+        .view()
         .map_err(|e| format!("pre state has no view: {e}"))?;
-    let view = view.as_ref();
     for (flag, name) in FLAG_DELTAS {
-        let got = get_flag_index_deltas(&view, caches, flag, &spec)
+        let got = get_flag_index_deltas(&view, flag, &spec)
             .map_err(|e| format!("get_flag_index_deltas({flag}) failed: {e}"))?;
         compare(name, got, read_ssz(case, name)?)?;
     }
-    let got = get_inactivity_penalty_deltas(&view, caches, &spec)
+    let got = get_inactivity_penalty_deltas(&view, &spec)
         .map_err(|e| format!("get_inactivity_penalty_deltas failed: {e}"))?;
     compare(
         "inactivity_penalty_deltas",
