@@ -117,14 +117,6 @@ struct Progress {
     migration_times: Vec<Duration>,
 }
 
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// Where a run's kill is aimed.
 #[derive(Clone, Copy)]
 enum Aim {
@@ -328,7 +320,7 @@ fn sigkill_at_random_points_leaves_a_consistent_database() {
                 .as_nanos() as u64
         });
     println!("seed {seed} (ARBOR_STORE_CRASH_SEED={seed} replays the kill delays)");
-    let mut rng = seed;
+    let mut rng = splitmix::SplitMix64::new(seed);
 
     let dir = tempfile::tempdir().unwrap();
     let path: PathBuf = dir.path().join("db");
@@ -352,7 +344,7 @@ fn sigkill_at_random_points_leaves_a_consistent_database() {
         // A slot takes ~30-50 ms here (128 columns, fsync'd commits), opening ~5-40 ms. Two
         // kills in three land anywhere (start-up, open, writes); the third within ~10 ms of the
         // start of a finalization migration, which a random delay would rarely hit.
-        let r = splitmix(&mut rng);
+        let r = rng.next_u64();
         let lagging = committed / SPE > finalized + 4;
         let aim = if lagging {
             // Killing migrations can starve finalization; let one run finish a few.

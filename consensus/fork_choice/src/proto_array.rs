@@ -291,15 +291,6 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (splitmix64) for the random trees.
-    fn next(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
     /// The spec's `get_head` written naively: children by scanning every block, weights by
     /// summing every vote whose block descends from the node.
     fn naive_head(parents: &[Option<usize>], votes: &[(usize, u64)]) -> usize {
@@ -335,25 +326,25 @@ mod tests {
 
     #[test]
     fn head_matches_naive_get_head_on_random_trees() {
-        let mut rng = 7u64;
+        let mut rng = splitmix::SplitMix64::new(7);
         for _ in 0..200 {
-            let n = 2 + (next(&mut rng) % 40) as usize;
+            let n = 2 + (rng.next_u64() % 40) as usize;
             let mut array = ProtoArray::default();
             let mut parents = vec![None];
             array.insert(node(0, None, 0)).expect("fresh root");
             for i in 1..n {
-                let parent = (next(&mut rng) % i as u64) as usize;
+                let parent = (rng.next_u64() % i as u64) as usize;
                 parents.push(Some(parent));
-                let slot = array.nodes()[parent].slot + 1 + next(&mut rng) % 2;
+                let slot = array.nodes()[parent].slot + 1 + rng.next_u64() % 2;
                 array
                     .insert(node(i as u64, Some(parent as u64), slot))
                     .expect("fresh root");
             }
             let mut votes: Vec<(usize, u64)> = Vec::new();
             let mut deltas = vec![0i64; n];
-            for _ in 0..(next(&mut rng) % 30) {
-                let target = (next(&mut rng) % n as u64) as usize;
-                let balance = 1 + next(&mut rng) % 5;
+            for _ in 0..(rng.next_u64() % 30) {
+                let target = (rng.next_u64() % n as u64) as usize;
+                let balance = 1 + rng.next_u64() % 5;
                 votes.push((target, balance));
                 deltas[target] += balance as i64;
             }

@@ -12,14 +12,6 @@ fn root(i: usize) -> Root {
     Root::from(bytes)
 }
 
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The spec's model: blocks by root with parents, latest messages by validator.
 struct Naive {
     parents: Vec<(Root, Option<Root>)>,
@@ -76,15 +68,15 @@ fn deltas_keep_the_head_equal_to_the_naive_get_head() {
         epoch: 0,
         root: root(0),
     };
-    let mut rng = 11u64;
+    let mut rng = splitmix::SplitMix64::new(11);
     for _ in 0..40 {
         let mut array = ProtoArray::default();
         let mut naive = Naive {
             parents: Vec::new(),
         };
         let mut votes = VoteTracker::default();
-        let validators = 1 + (next(&mut rng) % 60) as usize;
-        let mut balances: Vec<u64> = (0..validators).map(|_| 1 + next(&mut rng) % 32).collect();
+        let validators = 1 + (rng.next_u64() % 60) as usize;
+        let mut balances: Vec<u64> = (0..validators).map(|_| 1 + rng.next_u64() % 32).collect();
         // Each validator's latest message (root, epoch) and whether it equivocated.
         let mut latest: Vec<Option<(Root, u64)>> = vec![None; validators];
         let mut equivocating = vec![false; validators];
@@ -112,17 +104,17 @@ fn deltas_keep_the_head_equal_to_the_naive_get_head() {
         add(&mut array, &mut naive, None, 0);
         for round in 1..8u64 {
             // New blocks on random held blocks.
-            for _ in 0..(1 + next(&mut rng) % 5) {
+            for _ in 0..(1 + rng.next_u64() % 5) {
                 let nodes = array.nodes();
-                let parent = &nodes[(next(&mut rng) % nodes.len() as u64) as usize];
-                let (p, slot) = (parent.root, parent.slot + 1 + next(&mut rng) % 2);
+                let parent = &nodes[(rng.next_u64() % nodes.len() as u64) as usize];
+                let (p, slot) = (parent.root, parent.slot + 1 + rng.next_u64() % 2);
                 add(&mut array, &mut naive, Some(p), slot);
             }
             // Votes, some stale (an older epoch than the latest message).
-            for _ in 0..(next(&mut rng) % (2 * validators as u64)) {
-                let v = (next(&mut rng) % validators as u64) as usize;
-                let node = (next(&mut rng) % array.len() as u64) as usize;
-                let epoch = round.saturating_sub(next(&mut rng) % 2);
+            for _ in 0..(rng.next_u64() % (2 * validators as u64)) {
+                let v = (rng.next_u64() % validators as u64) as usize;
+                let node = (rng.next_u64() % array.len() as u64) as usize;
+                let epoch = round.saturating_sub(rng.next_u64() % 2);
                 let taken = votes
                     .process_attestation(v as u64, node as u32, epoch)
                     .expect("small index");
@@ -133,14 +125,14 @@ fn deltas_keep_the_head_equal_to_the_naive_get_head() {
                 }
             }
             // Now and then an equivocation or new balances.
-            if next(&mut rng).is_multiple_of(3) {
-                let v = (next(&mut rng) % validators as u64) as usize;
+            if rng.next_u64().is_multiple_of(3) {
+                let v = (rng.next_u64() % validators as u64) as usize;
                 votes.set_equivocating(v as u64).expect("small index");
                 equivocating[v] = true;
             }
-            if next(&mut rng).is_multiple_of(3) {
+            if rng.next_u64().is_multiple_of(3) {
                 for b in &mut balances {
-                    *b = next(&mut rng) % 40;
+                    *b = rng.next_u64() % 40;
                 }
                 votes.queue_all();
             }
@@ -150,7 +142,7 @@ fn deltas_keep_the_head_equal_to_the_naive_get_head() {
             array.apply_deltas(&mut deltas).expect("weights stay valid");
             votes.commit(&balances);
             // Now and then prune to a child of the base on the current head's chain.
-            if next(&mut rng).is_multiple_of(4) {
+            if rng.next_u64().is_multiple_of(4) {
                 let head = naive.head(base, &[]);
                 let mut r = head;
                 while let Some(p) = naive.parent(r) {
