@@ -10,6 +10,11 @@
 //!   `sha2` compression function, the SHA-NI one-message path and the two-message interleaved
 //!   path (50,000 calls).
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "bench setup: a failed list operation aborts the run"
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 
