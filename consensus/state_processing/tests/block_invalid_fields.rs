@@ -7,6 +7,11 @@
 //! that only the changed field is wrong. Reads `$ARBOR_SPEC_TESTS` (through `ef_tests`, which
 //! runs the vectors themselves) and fails when the vectors are absent.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 use bls::SecretKey;
 use ef_tests::files::read_ssz_snappy;
 use state_processing::{

@@ -2,6 +2,11 @@
 //!
 //! States here are small Fulu states built by hand (minimal preset), independent of the vectors.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 use std::sync::Arc;
 
 use bls::{PublicKeyBytes, SecretKey};

@@ -33,19 +33,37 @@ pub enum HarnessError {
     State(#[from] state_processing::Error),
     /// `process_slots` refused to advance the state.
     #[error("process_slots to slot {slot}: {error}")]
-    Slots { slot: u64, error: String },
+    Slots {
+        /// The slot asked for.
+        slot: u64,
+        /// What `process_slots` said.
+        error: String,
+    },
     /// The block built does not pass Arbor's own `process_block` (the contents asked for are
     /// invalid for this state, or the state transition has a bug).
     #[error("process_block at slot {slot}: {error}")]
-    Block { slot: u64, error: String },
+    Block {
+        /// The block's slot.
+        slot: u64,
+        /// What `process_block` said.
+        error: String,
+    },
     /// The block's slot is not after the state's.
     #[error("cannot build a block at slot {slot} on a state at slot {state_slot}")]
-    SlotNotAfterState { slot: u64, state_slot: u64 },
+    SlotNotAfterState {
+        /// The block's slot.
+        slot: u64,
+        /// The state's slot.
+        state_slot: u64,
+    },
     /// A list of the block would exceed its SSZ limit.
     #[error("too many {what} for one block ({count}, limit {limit})")]
     TooMany {
+        /// The list ("attestations", "voluntary exits", …).
         what: &'static str,
+        /// Items asked for.
         count: usize,
+        /// The list's SSZ limit.
         limit: usize,
     },
     /// A sync committee member is not in the registry.
