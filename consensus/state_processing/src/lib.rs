@@ -1,11 +1,16 @@
 //! The consensus state transition for Electra and Fulu: slots, blocks, epochs, the upgrade into
 //! Fulu, genesis, and the caches carried with a state.
 //!
-//! Layout follows the spec: [`common`] holds the helper functions, [`per_slot`], [`per_block`]
-//! and [`per_epoch`] the three processing stages, [`upgrade`] the fork upgrades, [`genesis`]
-//! the genesis state. Processing is written once against the field views of [`view`], which an
-//! Electra and a Fulu state both provide; Fulu's changes live in `fulu` submodules beside the
-//! Electra code they modify.
+//! Layout follows the spec: [`common`] holds the helper functions (in the spec's groups:
+//! math, predicates, misc, accessors, mutators), [`per_slot`], [`per_block`] and [`per_epoch`]
+//! the three processing stages, [`upgrade`] the fork upgrades, [`genesis`] the genesis state.
+//! Processing is written once against the field views of [`view`], which an Electra and a Fulu
+//! state both provide. Fulu changes little of what this crate processes, so its changes are made
+//! in the function the spec modifies, on the state's fork, and marked `[New in Fulu]` /
+//! `[Modified in Fulu]` in that function's doc: the proposer lookahead
+//! (`per_epoch::process_proposer_lookahead`, read by `common::get_beacon_proposer_index`), the
+//! blob limit of `per_block::process_execution_payload`, and the upgrade
+//! (`upgrade::upgrade_to_fulu`).
 //!
 //! A state travels with its caches as a [`CachedBeaconState`].
 

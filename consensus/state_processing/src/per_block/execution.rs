@@ -102,9 +102,10 @@ pub fn kzg_commitment_to_versioned_hash(commitment: &KZGCommitment) -> Versioned
     versioned
 }
 
-/// `process_execution_payload(state, body, execution_engine)`: the payload continues the last
-/// one, uses the current randao mix and the slot's time, carries no more blobs than the fork
-/// allows, and the execution engine finds it valid; its header becomes the latest.
+/// `process_execution_payload(state, body, execution_engine)` [Modified in Fulu]: the payload
+/// continues the last one, uses the current randao mix and the slot's time, carries no more
+/// blobs than the fork allows (from Fulu on, the blob schedule's limit), and the execution engine
+/// finds it valid; its header becomes the latest.
 ///
 /// [spec]: electra/beacon-chain.md#modified-process_execution_payload,
 /// fulu/beacon-chain.md#modified-process_execution_payload
