@@ -16,6 +16,11 @@
 //! `RAYON_NUM_THREADS=1` and `=2`. `cargo bench -p packed_list` compares the packed lists with
 //! `milhouse::List` in one process.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "bench setup: a failed write or decode aborts the run"
+)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

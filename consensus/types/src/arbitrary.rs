@@ -9,7 +9,9 @@ use milhouse::{List, UpdateMap, Value, Vector};
 use typenum::Unsigned;
 
 /// A valid `milhouse::List` of arbitrary elements, at most `N` of them.
-pub fn milhouse_list<'a, T, N, U>(u: &mut Unstructured<'a>) -> arbitrary::Result<List<T, N, U>>
+pub(crate) fn milhouse_list<'a, T, N, U>(
+    u: &mut Unstructured<'a>,
+) -> arbitrary::Result<List<T, N, U>>
 where
     T: Value + Arbitrary<'a>,
     N: Unsigned,
@@ -23,7 +25,7 @@ where
 }
 
 /// A valid `milhouse::Vector` of exactly `N` arbitrary elements.
-pub fn milhouse_vector<'a, T, N>(u: &mut Unstructured<'a>) -> arbitrary::Result<Vector<T, N>>
+pub(crate) fn milhouse_vector<'a, T, N>(u: &mut Unstructured<'a>) -> arbitrary::Result<Vector<T, N>>
 where
     T: Value + Arbitrary<'a>,
     N: Unsigned,

@@ -33,7 +33,9 @@ pub use crate::phase0::{
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct HistoricalSummary {
+    /// Hash tree root of the period's block roots.
     pub block_summary_root: Root,
+    /// Hash tree root of the period's state roots.
     pub state_summary_root: Root,
 }
 
@@ -44,20 +46,35 @@ pub struct HistoricalSummary {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct ExecutionPayloadHeader<E: EthSpec> {
+    /// Hash of the parent execution block.
     pub parent_hash: Hash32,
+    /// Address that receives the transactions' priority fees.
     pub fee_recipient: ExecutionAddress,
+    /// Execution state root after the block.
     pub state_root: Bytes32,
+    /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
+    /// Bloom filter over the logs the block's transactions emitted.
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
+    /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
+    /// The execution block number.
     pub block_number: u64,
+    /// The block's gas limit.
     pub gas_limit: u64,
+    /// Gas used by the block's transactions.
     pub gas_used: u64,
+    /// Block time in Unix seconds; must equal the start of the beacon slot.
     pub timestamp: u64,
+    /// Arbitrary bytes chosen by the block builder.
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
+    /// The EIP-1559 base fee per gas, in wei.
     pub base_fee_per_gas: U256,
+    /// Hash of this execution block.
     pub block_hash: Hash32,
+    /// Hash tree root of the payload's `transactions`.
     pub transactions_root: Root,
+    /// Hash tree root of the payload's `withdrawals`.
     /// [New in Capella]
     pub withdrawals_root: Root,
 }
@@ -68,8 +85,11 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BLSToExecutionChange {
+    /// The validator whose withdrawal credentials change.
     pub validator_index: ValidatorIndex,
+    /// The BLS withdrawal key the current credentials commit to.
     pub from_bls_pubkey: BLSPubkey,
+    /// The execution address that receives withdrawals from now on.
     pub to_execution_address: ExecutionAddress,
 }
 
@@ -79,7 +99,9 @@ pub struct BLSToExecutionChange {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SignedBLSToExecutionChange {
+    /// The credential change.
     pub message: BLSToExecutionChange,
+    /// Signature over `message` by the BLS withdrawal key `from_bls_pubkey`.
     pub signature: BLSSignature,
 }
 
@@ -89,9 +111,13 @@ pub struct SignedBLSToExecutionChange {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Withdrawal {
+    /// The withdrawal's global sequence number.
     pub index: WithdrawalIndex,
+    /// The validator withdrawn from.
     pub validator_index: ValidatorIndex,
+    /// The execution address credited.
     pub address: ExecutionAddress,
+    /// The amount withdrawn.
     pub amount: Gwei,
 }
 
@@ -102,20 +128,35 @@ pub struct Withdrawal {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct ExecutionPayload<E: EthSpec> {
+    /// Hash of the parent execution block.
     pub parent_hash: Hash32,
+    /// Address that receives the transactions' priority fees.
     pub fee_recipient: ExecutionAddress,
+    /// Execution state root after the block.
     pub state_root: Bytes32,
+    /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
+    /// Bloom filter over the logs the block's transactions emitted.
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
+    /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
+    /// The execution block number.
     pub block_number: u64,
+    /// The block's gas limit.
     pub gas_limit: u64,
+    /// Gas used by the block's transactions.
     pub gas_used: u64,
+    /// Block time in Unix seconds; must equal the start of the beacon slot.
     pub timestamp: u64,
+    /// Arbitrary bytes chosen by the block builder.
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
+    /// The EIP-1559 base fee per gas, in wei.
     pub base_fee_per_gas: U256,
+    /// Hash of this execution block.
     pub block_hash: Hash32,
+    /// The block's transactions, opaque to the consensus layer.
     pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
+    /// Withdrawals the block pays out.
     /// [New in Capella]
     pub withdrawals: VariableList<Withdrawal, E::MaxWithdrawalsPerPayload>,
 }
@@ -127,16 +168,27 @@ pub struct ExecutionPayload<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
+    /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
+    /// The proposer's eth1 data vote.
     pub eth1_data: Eth1Data,
+    /// Arbitrary bytes chosen by the proposer.
     pub graffiti: Bytes32,
+    /// Proposer slashings to process.
     pub proposer_slashings: VariableList<ProposerSlashing, E::MaxProposerSlashings>,
+    /// Attester slashings to process.
     pub attester_slashings: VariableList<AttesterSlashing<E>, E::MaxAttesterSlashings>,
+    /// Aggregate attestations to include.
     pub attestations: VariableList<Attestation<E>, E::MaxAttestations>,
+    /// Deposit contract deposits, in contract order.
     pub deposits: VariableList<Deposit, E::MaxDeposits>,
+    /// Voluntary exits to process.
     pub voluntary_exits: VariableList<SignedVoluntaryExit, E::MaxVoluntaryExits>,
+    /// The sync committee's signature over the parent block root.
     pub sync_aggregate: SyncAggregate<E>,
+    /// The execution-layer block.
     pub execution_payload: ExecutionPayload<E>,
+    /// Changes of withdrawal credentials from BLS keys to execution addresses.
     /// [New in Capella]
     pub bls_to_execution_changes:
         VariableList<SignedBLSToExecutionChange, E::MaxBlsToExecutionChanges>,
@@ -149,10 +201,15 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
+    /// The slot the block was proposed for.
     pub slot: Slot,
+    /// The proposer's validator index.
     pub proposer_index: ValidatorIndex,
+    /// Root of the parent block.
     pub parent_root: Root,
+    /// Root of the state after the block.
     pub state_root: Root,
+    /// The block's operations, votes and payload.
     pub body: BeaconBlockBody<E>,
 }
 
@@ -163,7 +220,9 @@ pub struct BeaconBlock<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
+    /// The block being signed.
     pub message: BeaconBlock<E>,
+    /// The proposer's signature over `message`.
     pub signature: BLSSignature,
 }
 
@@ -174,43 +233,71 @@ pub struct SignedBeaconBlock<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct BeaconState<E: EthSpec> {
+    /// Unix time of genesis, in seconds.
     pub genesis_time: u64,
+    /// Root of the genesis validator registry; mixed into domains so signatures are chain-specific.
     pub genesis_validators_root: Root,
+    /// The slot this state is at.
     pub slot: Slot,
+    /// The current and previous fork versions and the epoch of the last fork.
     pub fork: Fork,
+    /// Header of the latest block; its `state_root` is zero until the next slot fills it in.
     pub latest_block_header: BeaconBlockHeader,
+    /// Ring buffer of the block roots of the last `SLOTS_PER_HISTORICAL_ROOT` slots.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub block_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    /// Ring buffer of the state roots of the last `SLOTS_PER_HISTORICAL_ROOT` slots.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub state_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    /// `HistoricalBatch` roots of the periods before Capella; `historical_summaries` follows.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub historical_roots: milhouse::List<Root, E::HistoricalRootsLimit>,
+    /// The deposit contract state the chain last agreed on by eth1 data vote.
     pub eth1_data: Eth1Data,
+    /// Proposers' eth1 data votes in the current voting period.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
+    /// Index of the next deposit contract deposit to process.
     pub eth1_deposit_index: u64,
+    /// Every validator ever deposited, by registry index; entries are never removed.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub validators: crate::phase0::ValidatorRegistry<E>,
+    /// Each validator's actual balance, by registry index.
     pub balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
+    /// Ring buffer of the RANDAO mixes of the last `EPOCHS_PER_HISTORICAL_VECTOR` epochs.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,
+    /// Total effective balance slashed in each of the last `EPOCHS_PER_SLASHINGS_VECTOR` epochs.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub slashings: milhouse::Vector<Gwei, E::EpochsPerSlashingsVector>,
+    /// Each validator's participation flags for the previous epoch.
     pub previous_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
+    /// Each validator's participation flags for the current epoch.
     pub current_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
+    /// Which of the last four epochs are justified, bit 0 the most recent.
     pub justification_bits: BitVector<typenum::U4>,
+    /// The justified checkpoint before the latest justification update.
     pub previous_justified_checkpoint: Checkpoint,
+    /// The latest justified checkpoint.
     pub current_justified_checkpoint: Checkpoint,
+    /// The latest finalized checkpoint.
     pub finalized_checkpoint: Checkpoint,
+    /// Each validator's inactivity score: raised by missed target votes, it scales leak penalties.
     pub inactivity_scores: PackedList<u64, E::ValidatorRegistryLimit>,
+    /// The sync committee of the current sync committee period.
     pub current_sync_committee: SyncCommittee<E>,
+    /// The sync committee of the next period, fixed one period ahead.
     pub next_sync_committee: SyncCommittee<E>,
+    /// Header of the latest execution payload applied.
     /// [Modified in Capella]
     pub latest_execution_payload_header: ExecutionPayloadHeader<E>,
+    /// The index the next withdrawal will be given.
     /// [New in Capella]
     pub next_withdrawal_index: WithdrawalIndex,
+    /// The validator at which the next withdrawal sweep starts.
     /// [New in Capella]
     pub next_withdrawal_validator_index: ValidatorIndex,
+    /// Block and state summary roots of each period completed since Capella.
     /// [New in Capella]
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub historical_summaries: milhouse::List<HistoricalSummary, E::HistoricalRootsLimit>,
@@ -223,9 +310,12 @@ pub struct BeaconState<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct LightClientHeader<E: EthSpec> {
+    /// The beacon block header.
     pub beacon: BeaconBlockHeader,
+    /// Header of the block's execution payload.
     /// [New in Capella]
     pub execution: ExecutionPayloadHeader<E>,
+    /// Merkle branch of `execution` against `beacon.body_root`.
     /// [New in Capella]
     pub execution_branch: ExecutionBranch,
 }
@@ -237,9 +327,12 @@ pub struct LightClientHeader<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct LightClientOptimisticUpdate<E: EthSpec> {
+    /// Header attested to by the sync committee.
     /// [Modified in Capella]
     pub attested_header: LightClientHeader<E>,
+    /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
+    /// Slot at which the aggregate signature was created (untrusted).
     pub signature_slot: Slot,
 }
 
@@ -250,12 +343,17 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct LightClientFinalityUpdate<E: EthSpec> {
+    /// Header attested to by the sync committee.
     /// [Modified in Capella]
     pub attested_header: LightClientHeader<E>,
+    /// Finalized header corresponding to `attested_header.beacon.state_root`.
     /// [Modified in Capella]
     pub finalized_header: LightClientHeader<E>,
+    /// Merkle branch of the finalized checkpoint root against the attested state root.
     pub finality_branch: FinalityBranch,
+    /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
+    /// Slot at which the aggregate signature was created (untrusted).
     pub signature_slot: Slot,
 }
 
@@ -266,14 +364,21 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct LightClientUpdate<E: EthSpec> {
+    /// Header attested to by the sync committee.
     /// [Modified in Capella]
     pub attested_header: LightClientHeader<E>,
+    /// Next sync committee corresponding to `attested_header.beacon.state_root`.
     pub next_sync_committee: SyncCommittee<E>,
+    /// Merkle branch of `next_sync_committee` against the attested state root.
     pub next_sync_committee_branch: NextSyncCommitteeBranch,
+    /// Finalized header corresponding to `attested_header.beacon.state_root`.
     /// [Modified in Capella]
     pub finalized_header: LightClientHeader<E>,
+    /// Merkle branch of the finalized checkpoint root against the attested state root.
     pub finality_branch: FinalityBranch,
+    /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
+    /// Slot at which the aggregate signature was created (untrusted).
     pub signature_slot: Slot,
 }
 
@@ -284,8 +389,11 @@ pub struct LightClientUpdate<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct LightClientBootstrap<E: EthSpec> {
+    /// Header matching the requested beacon block root.
     /// [Modified in Capella]
     pub header: LightClientHeader<E>,
+    /// Current sync committee corresponding to `header.beacon.state_root`.
     pub current_sync_committee: SyncCommittee<E>,
+    /// Merkle branch of `current_sync_committee` against the header's state root.
     pub current_sync_committee_branch: CurrentSyncCommitteeBranch,
 }

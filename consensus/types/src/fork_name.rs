@@ -6,12 +6,20 @@ use std::str::FromStr;
 /// A consensus fork, named as the spec names its directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ForkName {
+    /// The genesis fork: the proof-of-stake beacon chain, validators, attestations and slashings.
     Phase0,
+    /// Sync committees, participation flags and the light client protocol.
     Altair,
+    /// The merge: execution payloads enter the beacon block.
     Bellatrix,
+    /// Withdrawals and BLS-to-execution credential changes.
     Capella,
+    /// Blob sidecars and their KZG commitments (EIP-4844).
     Deneb,
+    /// Execution-layer requests, consolidations, compounding validators and committee-bit
+    /// attestations.
     Electra,
+    /// PeerDAS data columns and the proposer lookahead.
     Fulu,
 }
 
@@ -59,21 +67,27 @@ impl ForkName {
         Self::ALL.get(self as usize + 1).copied()
     }
 
+    /// Whether this fork is Altair or later, so Altair's rules apply.
     pub fn altair_enabled(self) -> bool {
         self >= ForkName::Altair
     }
+    /// Whether this fork is Bellatrix or later, so Bellatrix's rules apply.
     pub fn bellatrix_enabled(self) -> bool {
         self >= ForkName::Bellatrix
     }
+    /// Whether this fork is Capella or later, so Capella's rules apply.
     pub fn capella_enabled(self) -> bool {
         self >= ForkName::Capella
     }
+    /// Whether this fork is Deneb or later, so Deneb's rules apply.
     pub fn deneb_enabled(self) -> bool {
         self >= ForkName::Deneb
     }
+    /// Whether this fork is Electra or later, so Electra's rules apply.
     pub fn electra_enabled(self) -> bool {
         self >= ForkName::Electra
     }
+    /// Whether this fork is Fulu or later, so Fulu's rules apply.
     pub fn fulu_enabled(self) -> bool {
         self >= ForkName::Fulu
     }

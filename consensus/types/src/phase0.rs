@@ -17,8 +17,11 @@ use crate::{EthSpec, primitives::*};
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Fork {
+    /// The fork version before the latest fork.
     pub previous_version: Version,
+    /// The fork version in force since `epoch`.
     pub current_version: Version,
+    /// The epoch the current version took effect.
     pub epoch: Epoch,
 }
 
@@ -28,7 +31,9 @@ pub struct Fork {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct VoluntaryExit {
+    /// The earliest epoch at which the exit may be processed.
     pub epoch: Epoch,
+    /// The exiting validator.
     pub validator_index: ValidatorIndex,
 }
 
@@ -38,8 +43,11 @@ pub struct VoluntaryExit {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Eth1Block {
+    /// The block's timestamp, in Unix seconds.
     pub timestamp: u64,
+    /// The deposit contract's deposit tree root at this block.
     pub deposit_root: Root,
+    /// The number of deposits made to the contract up to this block.
     pub deposit_count: u64,
 }
 
@@ -49,7 +57,9 @@ pub struct Eth1Block {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SigningData {
+    /// Hash tree root of the signed object.
     pub object_root: Root,
+    /// Domain that ties the signature to one purpose, fork and chain.
     pub domain: Domain,
 }
 
@@ -59,10 +69,15 @@ pub struct SigningData {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BeaconBlockHeader {
+    /// The slot the block was proposed for.
     pub slot: Slot,
+    /// The proposer's validator index.
     pub proposer_index: ValidatorIndex,
+    /// Root of the parent block.
     pub parent_root: Root,
+    /// Root of the state after the block.
     pub state_root: Root,
+    /// Hash tree root of the block body.
     pub body_root: Root,
 }
 
@@ -73,7 +88,9 @@ pub struct BeaconBlockHeader {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct HistoricalBatch<E: EthSpec> {
+    /// The block root of every slot of the period.
     pub block_roots: FixedVector<Root, E::SlotsPerHistoricalRoot>,
+    /// The state root of every slot of the period.
     pub state_roots: FixedVector<Root, E::SlotsPerHistoricalRoot>,
 }
 
@@ -83,7 +100,9 @@ pub struct HistoricalBatch<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Checkpoint {
+    /// The checkpoint's epoch.
     pub epoch: Epoch,
+    /// Root of the block at the epoch's first slot (or the latest block before it).
     pub root: Root,
 }
 
@@ -93,10 +112,15 @@ pub struct Checkpoint {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AttestationData {
+    /// The slot the attesting committee was assigned to.
     pub slot: Slot,
+    /// The committee's index within the slot; 0 from Electra, where `committee_bits` names them.
     pub index: CommitteeIndex,
+    /// The head block root the attester saw (LMD GHOST vote).
     pub beacon_block_root: Root,
+    /// The justified checkpoint the vote links from (FFG source).
     pub source: Checkpoint,
+    /// The checkpoint of the attestation's own epoch (FFG target).
     pub target: Checkpoint,
 }
 
@@ -107,9 +131,13 @@ pub struct AttestationData {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct PendingAttestation<E: EthSpec> {
+    /// Which members of the committee attested.
     pub aggregation_bits: BitList<E::MaxValidatorsPerCommittee>,
+    /// What the attesters voted for.
     pub data: AttestationData,
+    /// Slots between the attestation's slot and the block that included it.
     pub inclusion_delay: Slot,
+    /// Proposer of the block that included the attestation.
     pub proposer_index: ValidatorIndex,
 }
 
@@ -119,7 +147,9 @@ pub struct PendingAttestation<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ForkData {
+    /// The fork version to name.
     pub current_version: Version,
+    /// The chain's genesis validators root, which separates chains sharing a version.
     pub genesis_validators_root: Root,
 }
 
@@ -129,8 +159,11 @@ pub struct ForkData {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Eth1Data {
+    /// Root of the deposit contract's deposit tree.
     pub deposit_root: Root,
+    /// The number of deposits in that tree.
     pub deposit_count: u64,
+    /// Hash of the eth1 block the deposit tree was read at.
     pub block_hash: Hash32,
 }
 
@@ -140,8 +173,11 @@ pub struct Eth1Data {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct DepositMessage {
+    /// The BLS public key of the validator to create or top up.
     pub pubkey: BLSPubkey,
+    /// Withdrawal credentials for a new validator.
     pub withdrawal_credentials: Bytes32,
+    /// The amount deposited.
     pub amount: Gwei,
 }
 
@@ -161,13 +197,21 @@ pub type ValidatorRegistry<E> = milhouse::List<
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Validator {
+    /// The validator's BLS public key.
     pub pubkey: BLSPubkey,
+    /// Where withdrawals go: a prefix byte, then a BLS key hash (0x00) or an execution address.
     pub withdrawal_credentials: Bytes32,
+    /// The validator's effective balance, a multiple of `EFFECTIVE_BALANCE_INCREMENT`.
     pub effective_balance: Gwei,
+    /// Whether the validator has been slashed.
     pub slashed: bool,
+    /// When the validator became eligible for the activation queue.
     pub activation_eligibility_epoch: Epoch,
+    /// When the validator is or was activated; `FAR_FUTURE_EPOCH` until scheduled.
     pub activation_epoch: Epoch,
+    /// When the validator exits; `FAR_FUTURE_EPOCH` until an exit is scheduled.
     pub exit_epoch: Epoch,
+    /// When the validator's full balance becomes withdrawable.
     pub withdrawable_epoch: Epoch,
 }
 
@@ -178,37 +222,58 @@ pub struct Validator {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct BeaconState<E: EthSpec> {
+    /// Unix time of genesis, in seconds.
     pub genesis_time: u64,
+    /// Root of the genesis validator registry; mixed into domains so signatures are chain-specific.
     pub genesis_validators_root: Root,
+    /// The slot this state is at.
     pub slot: Slot,
+    /// The current and previous fork versions and the epoch of the last fork.
     pub fork: Fork,
+    /// Header of the latest block; its `state_root` is zero until the next slot fills it in.
     pub latest_block_header: BeaconBlockHeader,
+    /// Ring buffer of the block roots of the last `SLOTS_PER_HISTORICAL_ROOT` slots.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub block_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    /// Ring buffer of the state roots of the last `SLOTS_PER_HISTORICAL_ROOT` slots.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub state_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
+    /// Root of the `HistoricalBatch` of each completed `SLOTS_PER_HISTORICAL_ROOT` period.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub historical_roots: milhouse::List<Root, E::HistoricalRootsLimit>,
+    /// The deposit contract state the chain last agreed on by eth1 data vote.
     pub eth1_data: Eth1Data,
+    /// Proposers' eth1 data votes in the current voting period.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
+    /// Index of the next deposit contract deposit to process.
     pub eth1_deposit_index: u64,
+    /// Every validator ever deposited, by registry index; entries are never removed.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub validators: crate::phase0::ValidatorRegistry<E>,
+    /// Each validator's actual balance, by registry index.
     pub balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
+    /// Ring buffer of the RANDAO mixes of the last `EPOCHS_PER_HISTORICAL_VECTOR` epochs.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,
+    /// Total effective balance slashed in each of the last `EPOCHS_PER_SLASHINGS_VECTOR` epochs.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
     pub slashings: milhouse::Vector<Gwei, E::EpochsPerSlashingsVector>,
+    /// Attestations to the previous epoch included so far, kept for epoch processing.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub previous_epoch_attestations:
         milhouse::List<PendingAttestation<E>, E::MaxPendingAttestations>,
+    /// Attestations to the current epoch included so far.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub current_epoch_attestations:
         milhouse::List<PendingAttestation<E>, E::MaxPendingAttestations>,
+    /// Which of the last four epochs are justified, bit 0 the most recent.
     pub justification_bits: BitVector<typenum::U4>,
+    /// The justified checkpoint before the latest justification update.
     pub previous_justified_checkpoint: Checkpoint,
+    /// The latest justified checkpoint.
     pub current_justified_checkpoint: Checkpoint,
+    /// The latest finalized checkpoint.
     pub finalized_checkpoint: Checkpoint,
 }
 
@@ -218,7 +283,9 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SignedBeaconBlockHeader {
+    /// The header being signed.
     pub message: BeaconBlockHeader,
+    /// The proposer's signature over `message`.
     pub signature: BLSSignature,
 }
 
@@ -228,7 +295,9 @@ pub struct SignedBeaconBlockHeader {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ProposerSlashing {
+    /// The first of two conflicting signed headers.
     pub signed_header_1: SignedBeaconBlockHeader,
+    /// The second, for the same slot and proposer but a different block.
     pub signed_header_2: SignedBeaconBlockHeader,
 }
 
@@ -238,7 +307,9 @@ pub struct ProposerSlashing {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SignedVoluntaryExit {
+    /// The exit being signed.
     pub message: VoluntaryExit,
+    /// The exiting validator's signature over `message`.
     pub signature: BLSSignature,
 }
 
@@ -249,8 +320,11 @@ pub struct SignedVoluntaryExit {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct Attestation<E: EthSpec> {
+    /// Which members of the committee signed.
     pub aggregation_bits: BitList<E::MaxValidatorsPerCommittee>,
+    /// What the attesters vote for.
     pub data: AttestationData,
+    /// Aggregate BLS signature of the signers over `data`.
     pub signature: BLSSignature,
 }
 
@@ -261,8 +335,11 @@ pub struct Attestation<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct AggregateAndProof<E: EthSpec> {
+    /// The aggregator's validator index.
     pub aggregator_index: ValidatorIndex,
+    /// The aggregate attestation.
     pub aggregate: Attestation<E>,
+    /// The aggregator's signature over the slot, proving it was selected to aggregate.
     pub selection_proof: BLSSignature,
 }
 
@@ -273,7 +350,9 @@ pub struct AggregateAndProof<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct SignedAggregateAndProof<E: EthSpec> {
+    /// The aggregate and its selection proof.
     pub message: AggregateAndProof<E>,
+    /// The aggregator's signature over `message`.
     pub signature: BLSSignature,
 }
 
@@ -283,9 +362,13 @@ pub struct SignedAggregateAndProof<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct DepositData {
+    /// The BLS public key of the validator to create or top up.
     pub pubkey: BLSPubkey,
+    /// Withdrawal credentials for a new validator.
     pub withdrawal_credentials: Bytes32,
+    /// The amount deposited.
     pub amount: Gwei,
+    /// Proof of possession: the key's signature over the `DepositMessage`.
     pub signature: BLSSignature,
 }
 
@@ -295,7 +378,9 @@ pub struct DepositData {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Deposit {
+    /// Merkle branch of `data` against the deposit root; its last node is the mixed-in count.
     pub proof: FixedVector<Bytes32, typenum::U33>,
+    /// The deposit as logged by the contract.
     pub data: DepositData,
 }
 
@@ -306,8 +391,11 @@ pub struct Deposit {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct IndexedAttestation<E: EthSpec> {
+    /// Validator indices of the signers, sorted ascending.
     pub attesting_indices: VariableList<ValidatorIndex, E::MaxValidatorsPerCommittee>,
+    /// What the attesters vote for.
     pub data: AttestationData,
+    /// Aggregate BLS signature of the attesters over `data`.
     pub signature: BLSSignature,
 }
 
@@ -318,7 +406,9 @@ pub struct IndexedAttestation<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct AttesterSlashing<E: EthSpec> {
+    /// The first of two conflicting attestations.
     pub attestation_1: IndexedAttestation<E>,
+    /// The second, a double or surround vote with respect to the first.
     pub attestation_2: IndexedAttestation<E>,
 }
 
@@ -329,13 +419,21 @@ pub struct AttesterSlashing<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
+    /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
+    /// The proposer's eth1 data vote.
     pub eth1_data: Eth1Data,
+    /// Arbitrary bytes chosen by the proposer.
     pub graffiti: Bytes32,
+    /// Proposer slashings to process.
     pub proposer_slashings: VariableList<ProposerSlashing, E::MaxProposerSlashings>,
+    /// Attester slashings to process.
     pub attester_slashings: VariableList<AttesterSlashing<E>, E::MaxAttesterSlashings>,
+    /// Aggregate attestations to include.
     pub attestations: VariableList<Attestation<E>, E::MaxAttestations>,
+    /// Deposit contract deposits, in contract order.
     pub deposits: VariableList<Deposit, E::MaxDeposits>,
+    /// Voluntary exits to process.
     pub voluntary_exits: VariableList<SignedVoluntaryExit, E::MaxVoluntaryExits>,
 }
 
@@ -346,10 +444,15 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
+    /// The slot the block was proposed for.
     pub slot: Slot,
+    /// The proposer's validator index.
     pub proposer_index: ValidatorIndex,
+    /// Root of the parent block.
     pub parent_root: Root,
+    /// Root of the state after the block.
     pub state_root: Root,
+    /// The block's operations, votes and payload.
     pub body: BeaconBlockBody<E>,
 }
 
@@ -360,6 +463,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
+    /// The block being signed.
     pub message: BeaconBlock<E>,
+    /// The proposer's signature over `message`.
     pub signature: BLSSignature,
 }

@@ -17,6 +17,10 @@
 //! computed; it must never panic. Failures name the decoder and the input.
 
 #![cfg(feature = "arbitrary")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
 
 mod common;
 

@@ -7,6 +7,11 @@
 //! is checked as built by `List::new`, after `push`es onto a hashed list, and after scattered
 //! `get_mut` writes to a hashed list (so stale cached hashes would show).
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 use ethereum_hashing::hash32_concat;
 use milhouse::{List, Value, Vector};
 use proptest::prelude::*;

@@ -10,7 +10,7 @@ use types::EthSpec;
 /// `Arbitrary` (which builds valid milhouse and packed lists from arbitrary elements).
 macro_rules! state_generator {
     ($($name:ident => $fork:ident),* $(,)?) => {$(
-        pub fn $name<E: EthSpec>(
+        pub(crate) fn $name<E: EthSpec>(
             u: &mut Unstructured<'_>,
         ) -> arbitrary::Result<types::$fork::BeaconState<E>> {
             u.arbitrary()
@@ -29,7 +29,7 @@ state_generator!(
 );
 
 /// `len` deterministic pseudo-random bytes.
-pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
     (0..len as u64)
         .map(|i| splitmix64(seed ^ i.wrapping_mul(0x0123_4567_89ab_cdef)) as u8)
         .collect()
