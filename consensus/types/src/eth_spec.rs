@@ -9,9 +9,34 @@ use typenum::{
     U131072, U262144, U1048576, U16777216, U134217728, U1073741824, U1099511627776, Unsigned,
 };
 
+/// What every SSZ limit of a preset is: a `typenum` unsigned integer that is also a plain value
+/// type, so containers generic over a preset can derive `Clone`, `Copy`, `Debug`, `Default`,
+/// `Eq` and `Hash` and cross threads. Said once here, with the blanket impl below, instead of on
+/// each of [`EthSpec`]'s associated types.
+pub trait PresetUnsigned:
+    Unsigned + Clone + Copy + Debug + Default + PartialEq + Eq + std::hash::Hash + Send + Sync + 'static
+{
+}
+
+impl<T> PresetUnsigned for T where
+    T: Unsigned
+        + Clone
+        + Copy
+        + Debug
+        + Default
+        + PartialEq
+        + Eq
+        + std::hash::Hash
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// A preset: the compile-time half of the consensus configuration.
 ///
-/// Associated types are the preset's SSZ limits; associated constants are its other values.
+/// Associated types are the preset's SSZ limits (each a [`PresetUnsigned`]); associated
+/// constants are its other values.
 pub trait EthSpec:
     'static + Default + Clone + Copy + Debug + PartialEq + Eq + Send + Sync + std::hash::Hash
 {
@@ -19,491 +44,61 @@ pub trait EthSpec:
     const PRESET_BASE: &'static str;
 
     // phase0
-    type MaxCommitteesPerSlot: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxValidatorsPerCommittee: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type SlotsPerEpoch: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type SlotsPerEth1VotingPeriod: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type SlotsPerHistoricalRoot: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type EpochsPerHistoricalVector: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type EpochsPerSlashingsVector: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type HistoricalRootsLimit: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type ValidatorRegistryLimit: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxProposerSlashings: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxAttesterSlashings: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxAttestations: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxDeposits: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxVoluntaryExits: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type MaxCommitteesPerSlot: PresetUnsigned;
+    type MaxValidatorsPerCommittee: PresetUnsigned;
+    type SlotsPerEpoch: PresetUnsigned;
+    type SlotsPerEth1VotingPeriod: PresetUnsigned;
+    type SlotsPerHistoricalRoot: PresetUnsigned;
+    type EpochsPerHistoricalVector: PresetUnsigned;
+    type EpochsPerSlashingsVector: PresetUnsigned;
+    type HistoricalRootsLimit: PresetUnsigned;
+    type ValidatorRegistryLimit: PresetUnsigned;
+    type MaxProposerSlashings: PresetUnsigned;
+    type MaxAttesterSlashings: PresetUnsigned;
+    type MaxAttestations: PresetUnsigned;
+    type MaxDeposits: PresetUnsigned;
+    type MaxVoluntaryExits: PresetUnsigned;
     /// `MAX_ATTESTATIONS * SLOTS_PER_EPOCH`: phase0 pending attestations per epoch.
-    type MaxPendingAttestations: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type MaxPendingAttestations: PresetUnsigned;
     // altair
-    type SyncCommitteeSize: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type SyncCommitteeSize: PresetUnsigned;
     /// `SYNC_COMMITTEE_SIZE // SYNC_COMMITTEE_SUBNET_COUNT`.
-    type SyncSubcommitteeSize: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type SyncSubcommitteeSize: PresetUnsigned;
     // bellatrix
-    type MaxBytesPerTransaction: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxTransactionsPerPayload: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type BytesPerLogsBloom: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxExtraDataBytes: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type MaxBytesPerTransaction: PresetUnsigned;
+    type MaxTransactionsPerPayload: PresetUnsigned;
+    type BytesPerLogsBloom: PresetUnsigned;
+    type MaxExtraDataBytes: PresetUnsigned;
     // capella
-    type MaxBlsToExecutionChanges: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxWithdrawalsPerPayload: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type MaxBlsToExecutionChanges: PresetUnsigned;
+    type MaxWithdrawalsPerPayload: PresetUnsigned;
     // deneb
-    type MaxBlobCommitmentsPerBlock: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type KzgCommitmentInclusionProofDepth: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type FieldElementsPerBlob: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type MaxBlobCommitmentsPerBlock: PresetUnsigned;
+    type KzgCommitmentInclusionProofDepth: PresetUnsigned;
+    type FieldElementsPerBlob: PresetUnsigned;
     /// `BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_BLOB`.
-    type BytesPerBlob: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type BytesPerBlob: PresetUnsigned;
     // electra
-    type PendingDepositsLimit: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type PendingPartialWithdrawalsLimit: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type PendingConsolidationsLimit: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxAttesterSlashingsElectra: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxAttestationsElectra: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxDepositRequestsPerPayload: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxWithdrawalRequestsPerPayload: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type MaxConsolidationRequestsPerPayload: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type PendingDepositsLimit: PresetUnsigned;
+    type PendingPartialWithdrawalsLimit: PresetUnsigned;
+    type PendingConsolidationsLimit: PresetUnsigned;
+    type MaxAttesterSlashingsElectra: PresetUnsigned;
+    type MaxAttestationsElectra: PresetUnsigned;
+    type MaxDepositRequestsPerPayload: PresetUnsigned;
+    type MaxWithdrawalRequestsPerPayload: PresetUnsigned;
+    type MaxConsolidationRequestsPerPayload: PresetUnsigned;
     /// `MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT`.
-    type MaxValidatorsPerSlot: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type MaxValidatorsPerSlot: PresetUnsigned;
     // fulu
-    type KzgCommitmentsInclusionProofDepth: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type FieldElementsPerCell: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type KzgCommitmentsInclusionProofDepth: PresetUnsigned;
+    type FieldElementsPerCell: PresetUnsigned;
     /// `BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_CELL`.
-    type BytesPerCell: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type FieldElementsPerExtBlob: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type CellsPerExtBlob: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
-    type NumberOfColumns: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type BytesPerCell: PresetUnsigned;
+    type FieldElementsPerExtBlob: PresetUnsigned;
+    type CellsPerExtBlob: PresetUnsigned;
+    type NumberOfColumns: PresetUnsigned;
     /// `(MIN_SEED_LOOKAHEAD + 1) * SLOTS_PER_EPOCH`: the Fulu proposer lookahead.
-    type ProposerLookaheadSlots: Unsigned
-        + Clone
-        + Copy
-        + Debug
-        + Default
-        + PartialEq
-        + Eq
-        + std::hash::Hash
-        + Send
-        + Sync
-        + 'static;
+    type ProposerLookaheadSlots: PresetUnsigned;
 
     // Non-SSZ preset values.
     const TARGET_COMMITTEE_SIZE: u64;

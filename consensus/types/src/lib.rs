@@ -29,7 +29,7 @@ pub use combined::{
     LightClientFinalityUpdate, LightClientHeader, LightClientOptimisticUpdate, LightClientUpdate,
     SignedBeaconBlock,
 };
-pub use eth_spec::{EthSpec, MainnetEthSpec, MinimalEthSpec};
+pub use eth_spec::{EthSpec, MainnetEthSpec, MinimalEthSpec, PresetUnsigned};
 pub use fork_name::{ForkName, UnknownForkName};
 pub use primitives::*;
 /// Type-level integers of the presets, re-exported for code that names list limits.
