@@ -21,6 +21,11 @@
 //! `cargo bench -p store --bench store`. The database lives in a temporary directory on the
 //! same disk as the target directory (`TMPDIR` moves it).
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "bench setup: a failed store operation aborts the run"
+)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -2,6 +2,11 @@
 //! from a newer or older version. Each is a clear error that says what to do; none panics and
 //! none is silently reused.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 mod common;
 
 use common::{Chain, E, SPE, fulu_spec};

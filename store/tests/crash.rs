@@ -10,6 +10,11 @@
 //! `crash_child`. The kill points are random; the seed is printed so a failure can be replayed
 //! with `ARBOR_STORE_CRASH_SEED`.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 mod common;
 
 use std::io::{BufRead, BufReader};

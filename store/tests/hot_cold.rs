@@ -1,6 +1,11 @@
 //! The hot/cold split: replay between snapshots, the finalization migration, pruning of
 //! abandoned forks and sidecar retention.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 mod common;
 
 use common::{Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_of};

@@ -4,6 +4,11 @@
 //!
 //! The chain configuration puts fork `i` at epoch `i`, so a value's slot alone selects its fork.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 mod common;
 
 use common::{E, SPE, SlotReplayer, arbitrary, staggered_spec, synthetic_root};

@@ -15,12 +15,12 @@ use types::{
     SignedBeaconBlock, Slot, fulu,
 };
 
-pub type E = MinimalEthSpec;
-pub const SPE: u64 = 8;
-pub const NUMBER_OF_COLUMNS: u64 = 128;
+pub(crate) type E = MinimalEthSpec;
+pub(crate) const SPE: u64 = 8;
+pub(crate) const NUMBER_OF_COLUMNS: u64 = 128;
 
 /// Deterministic pseudo-random bytes.
-pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
     (0..len)
         .map(|_| {
@@ -33,13 +33,13 @@ pub fn noise(len: usize, seed: u64) -> Vec<u8> {
 }
 
 /// A value of `T` generated from seeded random bytes.
-pub fn arbitrary<T: for<'a> Arbitrary<'a>>(len: usize, seed: u64) -> T {
+pub(crate) fn arbitrary<T: for<'a> Arbitrary<'a>>(len: usize, seed: u64) -> T {
     let bytes = noise(len, seed);
     T::arbitrary(&mut Unstructured::new(&bytes)).expect("arbitrary accepts any bytes")
 }
 
 /// A root that names the synthetic thing `(kind, slot, branch)`.
-pub fn synthetic_root(kind: u8, slot: Slot, branch: u64) -> Root {
+pub(crate) fn synthetic_root(kind: u8, slot: Slot, branch: u64) -> Root {
     let mut b = [0u8; 32];
     b[0] = kind;
     b[8..16].copy_from_slice(&slot.to_le_bytes());
@@ -48,12 +48,12 @@ pub fn synthetic_root(kind: u8, slot: Slot, branch: u64) -> Root {
 }
 
 /// The spec: minimal preset, every fork up to Fulu at genesis.
-pub fn fulu_spec() -> ChainSpec {
+pub(crate) fn fulu_spec() -> ChainSpec {
     ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu)
 }
 
 /// The spec: minimal preset, fork `i` of `ForkName::ALL` at epoch `i`.
-pub fn staggered_spec() -> ChainSpec {
+pub(crate) fn staggered_spec() -> ChainSpec {
     let mut spec = ChainSpec::minimal();
     spec.altair_fork_epoch = 1;
     spec.bellatrix_fork_epoch = 2;
@@ -76,16 +76,16 @@ fn base_block() -> &'static fulu::SignedBeaconBlock<E> {
 
 /// The synthetic chain: one block per slot on the canonical branch (0), fork blocks on other
 /// branches; every root is a function of `(slot, branch)`.
-pub struct Chain;
+pub(crate) struct Chain;
 
 impl Chain {
     /// Post-state root of the block at `slot` on `branch`.
-    pub fn state_root(slot: Slot, branch: u64) -> Root {
+    pub(crate) fn state_root(slot: Slot, branch: u64) -> Root {
         synthetic_root(1, slot, branch)
     }
 
     /// The block at `slot` on `branch`, whose parent is the canonical block at `slot - 1`.
-    pub fn block(slot: Slot, branch: u64) -> SignedBeaconBlock<E> {
+    pub(crate) fn block(slot: Slot, branch: u64) -> SignedBeaconBlock<E> {
         let mut block = base_block().clone();
         block.message.slot = slot;
         block.message.proposer_index = slot % 64;
@@ -99,12 +99,12 @@ impl Chain {
         SignedBeaconBlock::Fulu(block)
     }
 
-    pub fn block_root(slot: Slot, branch: u64) -> Root {
+    pub(crate) fn block_root(slot: Slot, branch: u64) -> Root {
         Self::block(slot, branch).canonical_root()
     }
 
     /// The post-state of the block at `slot` on `branch`.
-    pub fn state(slot: Slot, branch: u64) -> BeaconState<E> {
+    pub(crate) fn state(slot: Slot, branch: u64) -> BeaconState<E> {
         let mut state = base_state().clone();
         state.slot = slot;
         let block = Self::block(slot, branch);
@@ -125,7 +125,7 @@ impl Chain {
     }
 
     /// `count` data columns of the block at `slot` on `branch`, each with `blobs` cells.
-    pub fn columns(slot: Slot, branch: u64, blobs: usize) -> Vec<DataColumnSidecar<E>> {
+    pub(crate) fn columns(slot: Slot, branch: u64, blobs: usize) -> Vec<DataColumnSidecar<E>> {
         let block = Self::block(slot, branch);
         let header = block.signed_block_header();
         (0..NUMBER_OF_COLUMNS)
@@ -135,7 +135,7 @@ impl Chain {
 }
 
 /// One data column sidecar with `blobs` cells of seeded bytes.
-pub fn column(
+pub(crate) fn column(
     index: u64,
     header: &SignedBeaconBlockHeader,
     blobs: usize,
@@ -163,7 +163,7 @@ pub fn column(
 /// A replayer that only advances the slot and records the blocks it was given (standing in
 /// for the state transition, which this crate does not own).
 #[derive(Default)]
-pub struct SlotReplayer {
+pub(crate) struct SlotReplayer {
     pub applied: Vec<Root>,
 }
 
@@ -198,7 +198,7 @@ impl StateReplayer<E> for SlotReplayer {
 }
 
 /// The header a block would put in a state, for comparisons.
-pub fn header_of(block: &SignedBeaconBlock<E>) -> BeaconBlockHeader {
+pub(crate) fn header_of(block: &SignedBeaconBlock<E>) -> BeaconBlockHeader {
     let mut h = block.signed_block_header().message;
     h.state_root = Root::ZERO;
     h
@@ -207,7 +207,7 @@ pub fn header_of(block: &SignedBeaconBlock<E>) -> BeaconBlockHeader {
 /// Asserts two states are the same fork and the same SSZ bytes (milhouse's `PartialEq` also
 /// compares tree shapes and pending updates, and its `Debug` output is huge).
 #[track_caller]
-pub fn assert_same_state(a: &BeaconState<E>, b: &BeaconState<E>) {
+pub(crate) fn assert_same_state(a: &BeaconState<E>, b: &BeaconState<E>) {
     use ssz::Encode;
     assert_eq!(a.fork_name(), b.fork_name());
     assert!(
