@@ -23,6 +23,11 @@
 //!
 //! `cargo bench -p state_processing --bench stf`
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "bench setup: a failed step aborts the run"
+)]
+
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -13,6 +13,11 @@
 //!
 //! The oracle must be installed: this test fails, with how to install it, when it is not.
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
 use std::path::PathBuf;
 
 use ssz::Encode;

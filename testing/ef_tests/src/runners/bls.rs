@@ -19,7 +19,7 @@ use crate::files::{decode_hex, read_yaml};
 
 /// Runs `general/{phase0,altair}/bls/<handler>/bls/<case>/data.yaml`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Bls;
+pub(crate) struct Bls;
 
 /// The domain separation tag of the hash-to-curve vectors (RFC 9380, appendix J.10.1).
 const HASH_TO_G2_DST: &[u8] = b"QUUX-V01-CS02-with-BLS12381G2_XMD:SHA-256_SSWU_RO_";

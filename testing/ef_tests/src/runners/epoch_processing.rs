@@ -21,7 +21,7 @@ use crate::case::{CaseContext, CaseResult, Runner};
 
 /// Runs `<config>/<fork>/epoch_processing/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct EpochProcessing;
+pub(crate) struct EpochProcessing;
 
 impl Runner for EpochProcessing {
     fn name(&self) -> &'static str {

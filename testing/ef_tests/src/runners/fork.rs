@@ -17,7 +17,7 @@ use crate::case::{CaseContext, CaseResult, Runner};
 
 /// Runs `<config>/<fork>/fork/fork/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Fork;
+pub(crate) struct Fork;
 
 impl Runner for Fork {
     fn name(&self) -> &'static str {

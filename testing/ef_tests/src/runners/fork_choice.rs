@@ -25,7 +25,7 @@ use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
 
 /// Runs `<config>/<fork>/fork_choice/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ForkChoiceRunner;
+pub(crate) struct ForkChoiceRunner;
 
 impl Runner for ForkChoiceRunner {
     fn name(&self) -> &'static str {

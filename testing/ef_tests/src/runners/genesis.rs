@@ -18,7 +18,7 @@ use crate::files::{decode_hex32, read_yaml};
 
 /// Runs `<config>/<fork>/genesis/{initialization,validity}/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Genesis;
+pub(crate) struct Genesis;
 
 impl Runner for Genesis {
     fn name(&self) -> &'static str {

@@ -16,7 +16,7 @@ use crate::files::{decode_hex, read_yaml};
 
 /// Runs `general/<fork>/kzg/<handler>/kzg-mainnet/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Kzg;
+pub(crate) struct Kzg;
 
 impl Runner for Kzg {
     fn name(&self) -> &'static str {

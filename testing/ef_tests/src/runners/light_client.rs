@@ -10,23 +10,23 @@ use super::merkle_proof::run_single_merkle_proof;
 use crate::case::{CaseContext, CaseResult, Runner};
 
 /// Why `data_collection` is skipped.
-pub const DATA_COLLECTION_SKIP_REASON: &str = "light-client data collection imports blocks into \
+pub(crate) const DATA_COLLECTION_SKIP_REASON: &str = "light-client data collection imports blocks into \
      fork choice (new_block / new_head steps) and serves bootstraps and updates from the chain; \
      fork_choice and beacon_chain do not exist yet";
 
 /// Why `sync` is skipped.
-pub const SYNC_SKIP_REASON: &str = "light-client sync drives a LightClientStore \
+pub(crate) const SYNC_SKIP_REASON: &str = "light-client sync drives a LightClientStore \
      (initialize_light_client_store, process_light_client_update, force updates, store upgrades \
      across forks, two cases into Gloas, which types does not have); no light-client crate exists \
      yet";
 
 /// Why `update_ranking` is skipped.
-pub const UPDATE_RANKING_SKIP_REASON: &str = "update ranking checks the light-client store's \
+pub(crate) const UPDATE_RANKING_SKIP_REASON: &str = "update ranking checks the light-client store's \
      is_better_update; no light-client crate exists yet to hold it";
 
 /// Runs `<config>/<fork>/light_client/<handler>/<suite>/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LightClient;
+pub(crate) struct LightClient;
 
 impl Runner for LightClient {
     fn name(&self) -> &'static str {

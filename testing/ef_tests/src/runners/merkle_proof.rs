@@ -22,7 +22,7 @@ use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
 
 /// Runs `<config>/<fork>/merkle_proof/single_merkle_proof/<Type>/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MerkleProof;
+pub(crate) struct MerkleProof;
 
 impl Runner for MerkleProof {
     fn name(&self) -> &'static str {

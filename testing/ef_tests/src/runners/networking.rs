@@ -17,12 +17,12 @@ use crate::case::{CaseContext, CaseResult, Preset, Runner};
 use crate::files::read_yaml;
 
 /// Why the `gossip_*` handlers are skipped.
-pub const GOSSIP_SKIP_REASON: &str = "gossip validation needs a beacon chain (state, fork choice, \
+pub(crate) const GOSSIP_SKIP_REASON: &str = "gossip validation needs a beacon chain (state, fork choice, \
      seen caches) to validate against; beacon_chain does not exist yet";
 
 /// Runs `<config>/fulu/networking/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Networking;
+pub(crate) struct Networking;
 
 impl Runner for Networking {
     fn name(&self) -> &'static str {

@@ -25,7 +25,7 @@ use crate::files::read_yaml;
 
 /// Runs `<config>/<fork>/operations/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Operations;
+pub(crate) struct Operations;
 
 impl Runner for Operations {
     fn name(&self) -> &'static str {

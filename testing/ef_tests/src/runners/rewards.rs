@@ -26,7 +26,7 @@ const FLAG_DELTAS: [(usize, &str); 3] = [
 
 /// Runs `<config>/<fork>/rewards/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Rewards;
+pub(crate) struct Rewards;
 
 impl Runner for Rewards {
     fn name(&self) -> &'static str {

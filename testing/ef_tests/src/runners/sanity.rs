@@ -29,7 +29,7 @@ use crate::files::{read_ssz_snappy, read_yaml};
 
 /// Runs `<config>/<fork>/sanity/{blocks,slots}/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Sanity;
+pub(crate) struct Sanity;
 
 impl Runner for Sanity {
     fn name(&self) -> &'static str {
@@ -47,7 +47,7 @@ impl Runner for Sanity {
 
 /// Runs `<config>/<fork>/finality/finality/pyspec_tests/<case>/` (blocks, as `sanity/blocks`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Finality;
+pub(crate) struct Finality;
 
 impl Runner for Finality {
     fn name(&self) -> &'static str {
@@ -64,7 +64,7 @@ impl Runner for Finality {
 
 /// Runs `<config>/<fork>/random/random/pyspec_tests/<case>/` (blocks, as `sanity/blocks`).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Random;
+pub(crate) struct Random;
 
 impl Runner for Random {
     fn name(&self) -> &'static str {

@@ -65,7 +65,7 @@ pub(crate) struct Meta {
 
 impl Meta {
     /// The case's `meta.yaml`, or all defaults where it has none.
-    pub fn read(case: &CaseContext) -> Result<Self, String> {
+    pub(crate) fn read(case: &CaseContext) -> Result<Self, String> {
         let path = case.file("meta.yaml");
         if path.exists() {
             read_yaml(&path)
@@ -76,7 +76,7 @@ impl Meta {
 
     /// How to treat signatures: checked unless `bls_setting` is 2. `preferred` is the strategy
     /// used where they are checked (the runners vary it to cover both).
-    pub fn verify_signatures(
+    pub(crate) fn verify_signatures(
         &self,
         preferred: VerifySignatures,
     ) -> Result<VerifySignatures, String> {

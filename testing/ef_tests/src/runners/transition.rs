@@ -21,7 +21,7 @@ use crate::files::read_ssz_snappy;
 
 /// Runs `<config>/<fork>/transition/core/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Transition;
+pub(crate) struct Transition;
 
 impl Runner for Transition {
     fn name(&self) -> &'static str {
