@@ -34,6 +34,9 @@ use crate::{HarnessError, keys::interop_secret_key};
 
 const GWEI_PER_ETH: u64 = 1_000_000_000;
 
+/// Mainnet's genesis time, for the synthetic state and its payload timestamps.
+const GENESIS_TIME: u64 = 1_606_824_023;
+
 /// The `i`-th pseudo-random root of the stream `domain` (the state's roots, and any a
 /// benchmark needs beside it: pick a `domain` the state does not use, such as 1,000 or more).
 pub fn root(i: u64, domain: u64) -> B256 {
@@ -288,7 +291,7 @@ fn build<E: EthSpec>(
 
     let deposit_index = n + 400_000;
     Ok(BeaconState {
-        genesis_time: 1_606_824_023,
+        genesis_time: GENESIS_TIME,
         genesis_validators_root: root(0, 99),
         slot,
         fork: Fork {
@@ -367,7 +370,7 @@ fn build<E: EthSpec>(
             block_number: 22_000_000,
             gas_limit: 36_000_000,
             gas_used: 17_000_000,
-            timestamp: 1_606_824_023 + slot * spec.slot_duration_ms / 1000,
+            timestamp: spec.compute_time_at_slot(GENESIS_TIME, slot),
             extra_data: VariableList::new(b"arbor synthetic".to_vec()).expect("short"),
             base_fee_per_gas: types::U256::from(3_000_000_000u64),
             block_hash: root(11, 98),
