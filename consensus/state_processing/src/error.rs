@@ -14,19 +14,39 @@ pub enum Error {
     UnsupportedFork(ForkName),
     /// A validator index at or beyond the registry's length.
     #[error("validator index {index} is out of range (registry has {len})")]
-    UnknownValidator { index: u64, len: usize },
+    UnknownValidator {
+        /// The validator index looked up.
+        index: u64,
+        /// The length of the list it was looked up in (the registry or a list parallel to it).
+        len: usize,
+    },
     /// Arithmetic that would overflow or underflow `u64`, or divide by zero.
     #[error("arithmetic overflow in {0}")]
     ArithmeticOverflow(&'static str),
     /// A slot whose root is not in the state's `block_roots`/`state_roots` window.
     #[error("slot {slot} is outside the state's root history (state slot {state_slot})")]
-    SlotOutOfRange { slot: Slot, state_slot: Slot },
+    SlotOutOfRange {
+        /// The slot whose block root was asked for.
+        slot: Slot,
+        /// `state.slot`; roots are kept for the `SLOTS_PER_HISTORICAL_ROOT` slots before it.
+        state_slot: Slot,
+    },
     /// An epoch for which committees cannot be computed from this state.
     #[error("no committees for epoch {epoch} from a state at epoch {current}")]
-    EpochOutOfRange { epoch: Epoch, current: Epoch },
+    EpochOutOfRange {
+        /// The epoch committees were asked for.
+        epoch: Epoch,
+        /// The current epoch of the state (or the epoch of the committee cache asked).
+        current: Epoch,
+    },
     /// A committee index at or beyond the epoch's committees per slot.
     #[error("committee index {index} is out of range ({count} committees per slot)")]
-    CommitteeIndexOutOfRange { index: u64, count: u64 },
+    CommitteeIndexOutOfRange {
+        /// The committee index asked for.
+        index: u64,
+        /// `get_committee_count_per_slot` at the committee's epoch.
+        count: u64,
+    },
     /// No active validators: committees and proposers cannot be computed.
     #[error("there are no active validators at epoch {0}")]
     NoActiveValidators(Epoch),

@@ -44,97 +44,169 @@ pub trait EthSpec:
     const PRESET_BASE: &'static str;
 
     // phase0
+    /// MAX_COMMITTEES_PER_SLOT: the most beacon committees in one slot.
     type MaxCommitteesPerSlot: PresetUnsigned;
+    /// MAX_VALIDATORS_PER_COMMITTEE: the most validators in one committee.
     type MaxValidatorsPerCommittee: PresetUnsigned;
+    /// SLOTS_PER_EPOCH: the slots in one epoch.
     type SlotsPerEpoch: PresetUnsigned;
+    /// `EPOCHS_PER_ETH1_VOTING_PERIOD * SLOTS_PER_EPOCH`: the most `eth1_data_votes`.
     type SlotsPerEth1VotingPeriod: PresetUnsigned;
+    /// SLOTS_PER_HISTORICAL_ROOT: the slots of roots kept in `block_roots` and `state_roots`.
     type SlotsPerHistoricalRoot: PresetUnsigned;
+    /// EPOCHS_PER_HISTORICAL_VECTOR: the epochs of randao mixes kept in `randao_mixes`.
     type EpochsPerHistoricalVector: PresetUnsigned;
+    /// EPOCHS_PER_SLASHINGS_VECTOR: the epochs of slashed balance summed in `slashings`.
     type EpochsPerSlashingsVector: PresetUnsigned;
+    /// HISTORICAL_ROOTS_LIMIT: the most `historical_roots` (and `historical_summaries`).
     type HistoricalRootsLimit: PresetUnsigned;
+    /// VALIDATOR_REGISTRY_LIMIT: the most validators (and balances) a state holds.
     type ValidatorRegistryLimit: PresetUnsigned;
+    /// MAX_PROPOSER_SLASHINGS: the most proposer slashings in one block.
     type MaxProposerSlashings: PresetUnsigned;
+    /// MAX_ATTESTER_SLASHINGS: the most attester slashings in one block before Electra.
     type MaxAttesterSlashings: PresetUnsigned;
+    /// MAX_ATTESTATIONS: the most attestations in one block before Electra.
     type MaxAttestations: PresetUnsigned;
+    /// MAX_DEPOSITS: the most eth1 deposits in one block.
     type MaxDeposits: PresetUnsigned;
+    /// MAX_VOLUNTARY_EXITS: the most voluntary exits in one block.
     type MaxVoluntaryExits: PresetUnsigned;
     /// `MAX_ATTESTATIONS * SLOTS_PER_EPOCH`: phase0 pending attestations per epoch.
     type MaxPendingAttestations: PresetUnsigned;
     // altair
+    /// SYNC_COMMITTEE_SIZE: the validators in one sync committee.
     type SyncCommitteeSize: PresetUnsigned;
     /// `SYNC_COMMITTEE_SIZE // SYNC_COMMITTEE_SUBNET_COUNT`.
     type SyncSubcommitteeSize: PresetUnsigned;
     // bellatrix
+    /// MAX_BYTES_PER_TRANSACTION: the most bytes of one execution transaction.
     type MaxBytesPerTransaction: PresetUnsigned;
+    /// MAX_TRANSACTIONS_PER_PAYLOAD: the most transactions in one execution payload.
     type MaxTransactionsPerPayload: PresetUnsigned;
+    /// BYTES_PER_LOGS_BLOOM: the length in bytes of an execution payload's `logs_bloom`.
     type BytesPerLogsBloom: PresetUnsigned;
+    /// MAX_EXTRA_DATA_BYTES: the most bytes of an execution payload's `extra_data`.
     type MaxExtraDataBytes: PresetUnsigned;
     // capella
+    /// MAX_BLS_TO_EXECUTION_CHANGES: the most withdrawal credential changes in one block.
     type MaxBlsToExecutionChanges: PresetUnsigned;
+    /// MAX_WITHDRAWALS_PER_PAYLOAD: the most withdrawals in one execution payload.
     type MaxWithdrawalsPerPayload: PresetUnsigned;
     // deneb
+    /// MAX_BLOB_COMMITMENTS_PER_BLOCK: the SSZ limit of `blob_kzg_commitments`.
     type MaxBlobCommitmentsPerBlock: PresetUnsigned;
+    /// KZG_COMMITMENT_INCLUSION_PROOF_DEPTH: a blob sidecar's commitment branch length.
     type KzgCommitmentInclusionProofDepth: PresetUnsigned;
+    /// FIELD_ELEMENTS_PER_BLOB: the field elements in one blob.
     type FieldElementsPerBlob: PresetUnsigned;
     /// `BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_BLOB`.
     type BytesPerBlob: PresetUnsigned;
     // electra
+    /// PENDING_DEPOSITS_LIMIT: the most entries of `pending_deposits`.
     type PendingDepositsLimit: PresetUnsigned;
+    /// PENDING_PARTIAL_WITHDRAWALS_LIMIT: the most entries of `pending_partial_withdrawals`.
     type PendingPartialWithdrawalsLimit: PresetUnsigned;
+    /// PENDING_CONSOLIDATIONS_LIMIT: the most entries of `pending_consolidations`.
     type PendingConsolidationsLimit: PresetUnsigned;
+    /// MAX_ATTESTER_SLASHINGS_ELECTRA: the most attester slashings in one block from Electra on.
     type MaxAttesterSlashingsElectra: PresetUnsigned;
+    /// MAX_ATTESTATIONS_ELECTRA: the most attestations in one block from Electra on.
     type MaxAttestationsElectra: PresetUnsigned;
+    /// MAX_DEPOSIT_REQUESTS_PER_PAYLOAD: the most deposit requests in one block.
     type MaxDepositRequestsPerPayload: PresetUnsigned;
+    /// MAX_WITHDRAWAL_REQUESTS_PER_PAYLOAD: the most withdrawal requests in one block.
     type MaxWithdrawalRequestsPerPayload: PresetUnsigned;
+    /// MAX_CONSOLIDATION_REQUESTS_PER_PAYLOAD: the most consolidation requests in a block.
     type MaxConsolidationRequestsPerPayload: PresetUnsigned;
     /// `MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT`.
     type MaxValidatorsPerSlot: PresetUnsigned;
     // fulu
+    /// KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH: a column sidecar's commitments branch length.
     type KzgCommitmentsInclusionProofDepth: PresetUnsigned;
+    /// FIELD_ELEMENTS_PER_CELL: the field elements in one cell.
     type FieldElementsPerCell: PresetUnsigned;
     /// `BYTES_PER_FIELD_ELEMENT * FIELD_ELEMENTS_PER_CELL`.
     type BytesPerCell: PresetUnsigned;
+    /// FIELD_ELEMENTS_PER_EXT_BLOB: the field elements in an erasure-coded (extended) blob.
     type FieldElementsPerExtBlob: PresetUnsigned;
+    /// CELLS_PER_EXT_BLOB: the cells an extended blob is split into.
     type CellsPerExtBlob: PresetUnsigned;
+    /// NUMBER_OF_COLUMNS: the data columns of a block, each one cell of every blob.
     type NumberOfColumns: PresetUnsigned;
     /// `(MIN_SEED_LOOKAHEAD + 1) * SLOTS_PER_EPOCH`: the Fulu proposer lookahead.
     type ProposerLookaheadSlots: PresetUnsigned;
 
     // Non-SSZ preset values.
+    /// TARGET_COMMITTEE_SIZE: the committee size the committee count per slot aims for.
     const TARGET_COMMITTEE_SIZE: u64;
+    /// SHUFFLE_ROUND_COUNT: the rounds of the swap-or-not shuffle in `compute_shuffled_index`.
     const SHUFFLE_ROUND_COUNT: u8;
+    /// HYSTERESIS_QUOTIENT: the hysteresis step is `EFFECTIVE_BALANCE_INCREMENT` / this.
     const HYSTERESIS_QUOTIENT: u64;
+    /// HYSTERESIS_DOWNWARD_MULTIPLIER: a balance this many steps below the effective one lowers it.
     const HYSTERESIS_DOWNWARD_MULTIPLIER: u64;
+    /// HYSTERESIS_UPWARD_MULTIPLIER: a balance this many steps above the effective one raises it.
     const HYSTERESIS_UPWARD_MULTIPLIER: u64;
+    /// MIN_DEPOSIT_AMOUNT: the smallest deposit the deposit contract takes, in Gwei.
     const MIN_DEPOSIT_AMOUNT: u64;
+    /// MAX_EFFECTIVE_BALANCE: the effective balance cap before Electra, in Gwei.
     const MAX_EFFECTIVE_BALANCE: u64;
+    /// EFFECTIVE_BALANCE_INCREMENT: effective balances are multiples of this, in Gwei.
     const EFFECTIVE_BALANCE_INCREMENT: u64;
+    /// MIN_ATTESTATION_INCLUSION_DELAY: slots after its own before an attestation can be included.
     const MIN_ATTESTATION_INCLUSION_DELAY: u64;
+    /// MIN_SEED_LOOKAHEAD: the epochs between a randao mix and the committees it seeds.
     const MIN_SEED_LOOKAHEAD: u64;
+    /// MAX_SEED_LOOKAHEAD: activations and exits take effect at `epoch + 1 + this`.
     const MAX_SEED_LOOKAHEAD: u64;
+    /// EPOCHS_PER_ETH1_VOTING_PERIOD: the epochs of one eth1 data voting period.
     const EPOCHS_PER_ETH1_VOTING_PERIOD: u64;
+    /// MIN_EPOCHS_TO_INACTIVITY_PENALTY: epochs without finality before the leak starts.
     const MIN_EPOCHS_TO_INACTIVITY_PENALTY: u64;
+    /// BASE_REWARD_FACTOR: the reward per increment is increment * this / sqrt(total balance).
     const BASE_REWARD_FACTOR: u64;
+    /// WHISTLEBLOWER_REWARD_QUOTIENT: to Deneb, a whistleblower gets effective balance / this.
     const WHISTLEBLOWER_REWARD_QUOTIENT: u64;
+    /// PROPOSER_REWARD_QUOTIENT: a phase0 proposer gets attesters' base reward / this.
     const PROPOSER_REWARD_QUOTIENT: u64;
+    /// INACTIVITY_PENALTY_QUOTIENT: the phase0 leak takes balance * finality delay / this.
     const INACTIVITY_PENALTY_QUOTIENT: u64;
+    /// MIN_SLASHING_PENALTY_QUOTIENT: the phase0 initial penalty is effective balance / this.
     const MIN_SLASHING_PENALTY_QUOTIENT: u64;
+    /// PROPORTIONAL_SLASHING_MULTIPLIER: scales `sum(slashings)` in phase0's `process_slashings`.
     const PROPORTIONAL_SLASHING_MULTIPLIER: u64;
+    /// INACTIVITY_PENALTY_QUOTIENT_ALTAIR: the leak takes balance * score / (bias * this).
     const INACTIVITY_PENALTY_QUOTIENT_ALTAIR: u64;
+    /// MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR: the initial penalty is effective balance / this.
     const MIN_SLASHING_PENALTY_QUOTIENT_ALTAIR: u64;
+    /// PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR: scales `sum(slashings)` in `process_slashings`.
     const PROPORTIONAL_SLASHING_MULTIPLIER_ALTAIR: u64;
+    /// EPOCHS_PER_SYNC_COMMITTEE_PERIOD: the epochs one sync committee serves.
     const EPOCHS_PER_SYNC_COMMITTEE_PERIOD: u64;
+    /// MIN_SYNC_COMMITTEE_PARTICIPANTS: the fewest signers a light client update needs.
     const MIN_SYNC_COMMITTEE_PARTICIPANTS: u64;
+    /// UPDATE_TIMEOUT: slots after its finalized header before a light client forces an update.
     const UPDATE_TIMEOUT: u64;
+    /// INACTIVITY_PENALTY_QUOTIENT_BELLATRIX: the leak takes balance * score / (bias * this).
     const INACTIVITY_PENALTY_QUOTIENT_BELLATRIX: u64;
+    /// MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX: the initial penalty is effective balance / this.
     const MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX: u64;
+    /// PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX: scales `sum(slashings)` in `process_slashings`.
     const PROPORTIONAL_SLASHING_MULTIPLIER_BELLATRIX: u64;
+    /// MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP: validators one withdrawals sweep visits.
     const MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP: u64;
+    /// MIN_ACTIVATION_BALANCE: the effective balance to activate, and the 0x00/0x01 cap, in Gwei.
     const MIN_ACTIVATION_BALANCE: u64;
+    /// MAX_EFFECTIVE_BALANCE_ELECTRA: the effective balance cap of 0x02 credentials, in Gwei.
     const MAX_EFFECTIVE_BALANCE_ELECTRA: u64;
+    /// MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA: the initial penalty is effective balance / this.
     const MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA: u64;
+    /// WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: a whistleblower gets effective balance / this.
     const WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: u64;
+    /// MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: the most pending partials one block withdraws.
     const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64;
+    /// MAX_PENDING_DEPOSITS_PER_EPOCH: the most pending deposits one epoch processes.
     const MAX_PENDING_DEPOSITS_PER_EPOCH: u64;
 
     /// `SLOTS_PER_EPOCH` as a value.

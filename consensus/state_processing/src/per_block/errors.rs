@@ -158,19 +158,36 @@ pub enum BlockProcessingError {
 pub enum HeaderInvalid {
     /// `block.slot == state.slot`.
     #[error("block slot {block} is not the state slot {state}")]
-    SlotMismatch { block: Slot, state: Slot },
+    SlotMismatch {
+        /// `block.slot`.
+        block: Slot,
+        /// `state.slot`, after `process_slots`.
+        state: Slot,
+    },
     /// `block.slot > state.latest_block_header.slot`.
     #[error("block slot {block} is not after the latest block header slot {latest}")]
-    NotNewerThanLatestHeader { block: Slot, latest: Slot },
+    NotNewerThanLatestHeader {
+        /// `block.slot`.
+        block: Slot,
+        /// `state.latest_block_header.slot`: the slot of the parent block.
+        latest: Slot,
+    },
     /// `block.proposer_index == get_beacon_proposer_index(state)`.
     #[error("proposer index {block} is not the slot's proposer {expected}")]
     ProposerMismatch {
+        /// `block.proposer_index`.
         block: ValidatorIndex,
+        /// `get_beacon_proposer_index(state)`: the slot's proposer.
         expected: ValidatorIndex,
     },
     /// `block.parent_root == hash_tree_root(state.latest_block_header)`.
     #[error("parent root {block} is not the latest block header root {expected}")]
-    ParentRootMismatch { block: Root, expected: Root },
+    ParentRootMismatch {
+        /// `block.parent_root`.
+        block: Root,
+        /// `hash_tree_root(state.latest_block_header)`: the root of the state's latest block.
+        expected: Root,
+    },
     /// `not proposer.slashed`.
     #[error("proposer {0} is slashed")]
     ProposerSlashed(ValidatorIndex),
@@ -186,10 +203,18 @@ pub enum HeaderInvalid {
 pub enum WithdrawalsInvalid {
     /// The payload carries a different number of withdrawals than expected.
     #[error("payload has {got} withdrawals, expected {expected}")]
-    CountMismatch { expected: usize, got: usize },
+    CountMismatch {
+        /// The number of withdrawals `get_expected_withdrawals` gives.
+        expected: usize,
+        /// `len(payload.withdrawals)`.
+        got: usize,
+    },
     /// Withdrawal `index` of the payload differs from the expected one.
     #[error("payload withdrawal {index} differs from the expected withdrawal")]
-    WithdrawalMismatch { index: usize },
+    WithdrawalMismatch {
+        /// Position in `payload.withdrawals` of the first withdrawal that differs.
+        index: usize,
+    },
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),
@@ -202,16 +227,36 @@ pub enum WithdrawalsInvalid {
 pub enum ExecutionPayloadInvalid {
     /// `payload.parent_hash == state.latest_execution_payload_header.block_hash`.
     #[error("parent hash {payload} is not the latest payload's block hash {expected}")]
-    ParentHashMismatch { payload: Root, expected: Root },
+    ParentHashMismatch {
+        /// `payload.parent_hash`.
+        payload: Root,
+        /// `state.latest_execution_payload_header.block_hash`.
+        expected: Root,
+    },
     /// `payload.prev_randao == get_randao_mix(state, get_current_epoch(state))`.
     #[error("prev_randao {payload} is not the current randao mix {expected}")]
-    PrevRandaoMismatch { payload: Root, expected: Root },
+    PrevRandaoMismatch {
+        /// `payload.prev_randao`.
+        payload: Root,
+        /// `get_randao_mix(state, get_current_epoch(state))`.
+        expected: Root,
+    },
     /// `payload.timestamp == compute_time_at_slot(state, state.slot)`.
     #[error("timestamp {payload} is not the slot's time {expected}")]
-    TimestampMismatch { payload: u64, expected: u64 },
+    TimestampMismatch {
+        /// `payload.timestamp`, in seconds.
+        payload: u64,
+        /// `compute_time_at_slot(state, state.slot)`: the slot's start time, in seconds.
+        expected: u64,
+    },
     /// `len(body.blob_kzg_commitments) <= max_blobs_per_block`.
     #[error("{count} blob commitments exceed the limit of {max}")]
-    TooManyBlobCommitments { count: usize, max: u64 },
+    TooManyBlobCommitments {
+        /// `len(body.blob_kzg_commitments)`.
+        count: usize,
+        /// The epoch's `max_blobs_per_block` (Electra's config value, or the Fulu blob schedule's).
+        max: u64,
+    },
     /// The execution engine said the payload is invalid.
     #[error("the execution engine found the payload invalid")]
     RejectedByEngine,
@@ -230,7 +275,10 @@ pub enum ExecutionPayloadInvalid {
 pub enum RandaoInvalid {
     /// `bls.Verify(proposer.pubkey, signing_root, body.randao_reveal)`.
     #[error("the randao reveal is not the proposer's signature of epoch {epoch}")]
-    InvalidSignature { epoch: Epoch },
+    InvalidSignature {
+        /// The current epoch: the message the reveal must sign.
+        epoch: Epoch,
+    },
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),
@@ -255,7 +303,10 @@ pub enum ProposerSlashingInvalid {
     NotSlashable(ValidatorIndex),
     /// The signature of header 1 or 2 (`which`) is invalid.
     #[error("the signature of header {which} is invalid")]
-    InvalidSignature { which: u8 },
+    InvalidSignature {
+        /// 1 for `signed_header_1`, 2 for `signed_header_2`.
+        which: u8,
+    },
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),
@@ -271,7 +322,10 @@ pub enum IndexedAttestationInvalid {
     Empty,
     /// `indices == sorted(set(indices))`, first broken at position `position`.
     #[error("attesting indices are not sorted and unique (at position {position})")]
-    NotSortedUnique { position: usize },
+    NotSortedUnique {
+        /// Position in `attesting_indices` of the first index not greater than the one before it.
+        position: usize,
+    },
     /// The aggregate signature is invalid.
     #[error("the aggregate signature is invalid")]
     InvalidSignature,
@@ -291,7 +345,9 @@ pub enum AttesterSlashingInvalid {
     /// Attestation 1 or 2 (`which`) is not a valid indexed attestation.
     #[error("attestation {which}: {reason}")]
     InvalidAttestation {
+        /// 1 for `attestation_1`, 2 for `attestation_2`.
         which: u8,
+        /// The check of `is_valid_indexed_attestation` that failed.
         reason: IndexedAttestationInvalid,
     },
     /// `assert slashed_any`.
@@ -309,28 +365,59 @@ pub enum AttesterSlashingInvalid {
 pub enum AttestationInvalid {
     /// `data.target.epoch in (get_previous_epoch(state), get_current_epoch(state))`.
     #[error("target epoch {target} is neither the previous nor the current epoch ({current})")]
-    TargetEpochOutOfRange { target: Epoch, current: Epoch },
+    TargetEpochOutOfRange {
+        /// `data.target.epoch`.
+        target: Epoch,
+        /// `get_current_epoch(state)`.
+        current: Epoch,
+    },
     /// `data.target.epoch == compute_epoch_at_slot(data.slot)`.
     #[error("target epoch {target} is not the epoch of slot {slot}")]
-    TargetEpochSlotMismatch { target: Epoch, slot: Slot },
+    TargetEpochSlotMismatch {
+        /// `data.target.epoch`.
+        target: Epoch,
+        /// `data.slot`.
+        slot: Slot,
+    },
     /// `data.slot + MIN_ATTESTATION_INCLUSION_DELAY <= state.slot`.
     #[error("attestation of slot {slot} included too early at slot {state_slot}")]
-    IncludedTooEarly { slot: Slot, state_slot: Slot },
+    IncludedTooEarly {
+        /// `data.slot`.
+        slot: Slot,
+        /// `state.slot`: the slot of the block that includes the attestation.
+        state_slot: Slot,
+    },
     /// `data.index == 0`.
     #[error("data.index is {0}, not 0")]
     NonZeroDataIndex(u64),
     /// `committee_index < get_committee_count_per_slot(state, data.target.epoch)`.
     #[error("committee index {index} is out of range ({count} committees per slot)")]
-    CommitteeIndexOutOfRange { index: u64, count: u64 },
+    CommitteeIndexOutOfRange {
+        /// The committee index, a set bit of `committee_bits`.
+        index: u64,
+        /// `get_committee_count_per_slot(state, data.target.epoch)`.
+        count: u64,
+    },
     /// `len(committee_attesters) > 0`.
     #[error("no attester of committee {committee_index} is set")]
-    EmptyCommitteeAttesters { committee_index: u64 },
+    EmptyCommitteeAttesters {
+        /// The committee (a set bit of `committee_bits`) with no aggregation bit set.
+        committee_index: u64,
+    },
     /// `len(attestation.aggregation_bits) == committee_offset`.
     #[error("aggregation bits have length {got}, the committees have {expected} members")]
-    AggregationBitsLength { expected: usize, got: usize },
+    AggregationBitsLength {
+        /// The summed sizes of the committees that `committee_bits` selects.
+        expected: usize,
+        /// `len(attestation.aggregation_bits)`.
+        got: usize,
+    },
     /// `is_matching_source`.
     #[error("source checkpoint (epoch {epoch}) is not the justified checkpoint")]
-    SourceMismatch { epoch: Epoch },
+    SourceMismatch {
+        /// `data.source.epoch`; the source must be the current or previous justified checkpoint.
+        epoch: Epoch,
+    },
     /// `is_valid_indexed_attestation(state, get_indexed_attestation(state, attestation))`.
     #[error("indexed attestation: {0}")]
     IndexedAttestation(IndexedAttestationInvalid),
@@ -346,7 +433,10 @@ pub enum AttestationInvalid {
 pub enum DepositInvalid {
     /// The Merkle branch does not prove the deposit at `eth1_deposit_index`.
     #[error("the Merkle proof does not prove deposit {deposit_index}")]
-    BadMerkleProof { deposit_index: u64 },
+    BadMerkleProof {
+        /// `state.eth1_deposit_index`: the index of the deposit the proof must prove.
+        deposit_index: u64,
+    },
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),
@@ -363,22 +453,33 @@ pub enum VoluntaryExitInvalid {
     /// `validator.exit_epoch == FAR_FUTURE_EPOCH`.
     #[error("validator {index} already exits at epoch {exit_epoch}")]
     AlreadyExiting {
+        /// `voluntary_exit.validator_index`.
         index: ValidatorIndex,
+        /// The validator's `exit_epoch`, already set.
         exit_epoch: Epoch,
     },
     /// `get_current_epoch(state) >= voluntary_exit.epoch`.
     #[error("exit epoch {exit} is in the future (current {current})")]
-    FutureEpoch { exit: Epoch, current: Epoch },
+    FutureEpoch {
+        /// `voluntary_exit.epoch`: the earliest epoch the exit may be processed.
+        exit: Epoch,
+        /// `get_current_epoch(state)`.
+        current: Epoch,
+    },
     /// `current >= validator.activation_epoch + SHARD_COMMITTEE_PERIOD`.
     #[error("validator {index} has not been active long enough (eligible at epoch {eligible})")]
     TooYoung {
+        /// `voluntary_exit.validator_index`.
         index: ValidatorIndex,
+        /// `activation_epoch + SHARD_COMMITTEE_PERIOD`: the first epoch the validator may exit.
         eligible: Epoch,
     },
     /// `get_pending_balance_to_withdraw(state, index) == 0`.
     #[error("validator {index} has {pending} Gwei of pending partial withdrawals")]
     PendingWithdrawals {
+        /// `voluntary_exit.validator_index`.
         index: ValidatorIndex,
+        /// `get_pending_balance_to_withdraw(state, index)`, in Gwei.
         pending: Gwei,
     },
     /// `bls.Verify(validator.pubkey, signing_root, signature)`.
@@ -396,7 +497,12 @@ pub enum VoluntaryExitInvalid {
 pub enum BlsToExecutionChangeInvalid {
     /// `address_change.validator_index < len(state.validators)`.
     #[error("validator index {index} is out of range (registry has {len})")]
-    UnknownValidator { index: ValidatorIndex, len: usize },
+    UnknownValidator {
+        /// `address_change.validator_index`.
+        index: ValidatorIndex,
+        /// `len(state.validators)`.
+        len: usize,
+    },
     /// `validator.withdrawal_credentials[:1] == BLS_WITHDRAWAL_PREFIX`.
     #[error("validator {0} does not have BLS withdrawal credentials")]
     NotBlsCredentials(ValidatorIndex),
@@ -418,10 +524,16 @@ pub enum BlsToExecutionChangeInvalid {
 pub enum SyncAggregateInvalid {
     /// A sync committee member's key is not in the registry.
     #[error("sync committee member {position} is not a validator")]
-    UnknownMember { position: usize },
+    UnknownMember {
+        /// Position in `current_sync_committee.pubkeys` of the key no validator has.
+        position: usize,
+    },
     /// `eth_fast_aggregate_verify(participant_pubkeys, signing_root, signature)`.
     #[error("the sync committee signature is invalid ({participants} participants)")]
-    InvalidSignature { participants: usize },
+    InvalidSignature {
+        /// The number of bits set in `sync_committee_bits`.
+        participants: usize,
+    },
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),

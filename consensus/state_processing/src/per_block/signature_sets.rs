@@ -245,17 +245,39 @@ pub enum SignatureKind {
     /// The randao reveal.
     Randao,
     /// Header 1 or 2 of the proposer slashing at `index`.
-    ProposerSlashing { index: usize, header: u8 },
+    ProposerSlashing {
+        /// Position in `body.proposer_slashings`.
+        index: usize,
+        /// 1 for `signed_header_1`, 2 for `signed_header_2`.
+        header: u8,
+    },
     /// Attestation 1 or 2 of the attester slashing at `index`.
-    AttesterSlashing { index: usize, attestation: u8 },
+    AttesterSlashing {
+        /// Position in `body.attester_slashings`.
+        index: usize,
+        /// 1 for `attestation_1`, 2 for `attestation_2`.
+        attestation: u8,
+    },
     /// The attestation at `index`.
-    Attestation { index: usize },
+    Attestation {
+        /// Position in `body.attestations`.
+        index: usize,
+    },
     /// The voluntary exit at `index`.
-    VoluntaryExit { index: usize },
+    VoluntaryExit {
+        /// Position in `body.voluntary_exits`.
+        index: usize,
+    },
     /// The BLS-to-execution change at `index`.
-    BlsToExecutionChange { index: usize },
+    BlsToExecutionChange {
+        /// Position in `body.bls_to_execution_changes`.
+        index: usize,
+    },
     /// The sync aggregate.
-    SyncAggregate { participants: usize },
+    SyncAggregate {
+        /// The number of bits set in `sync_committee_bits`.
+        participants: usize,
+    },
 }
 
 impl SignatureKind {
