@@ -349,21 +349,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("raw_batch", |b| {
         b.iter(|| assert!(bls::verify_signature_sets(black_box(&raw_sets), &raw_pool)))
     });
-    for (name, batching) in [("batched", true), ("one_by_one", false)] {
-        let p = processor(batching);
-        let mut target = 0;
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for set in &sets {
-                    p.submit(BatchItem::GossipAttestation(Arc::clone(black_box(set))))
-                        .unwrap();
-                }
-                target += sets.len() as u64;
-                wait_done(&p, target);
-            })
-        });
-        p.shutdown(ShutdownMode::Drain);
-    }
+    through_the_processor(&mut group, &sets, BatchItem::GossipAttestation);
     group.finish();
 
     let mut group = c.benchmark_group("kzg_128_columns_48_blobs");
@@ -383,22 +369,31 @@ fn bench(c: &mut Criterion) {
                 .expect("valid")
         })
     });
+    through_the_processor(&mut group, &columns, BatchItem::GossipDataColumn);
+    group.finish();
+}
+
+/// `items` submitted one after another to a processor that batches them (`batched`) and to one
+/// that hands each alone (`one_by_one`), until the handlers have finished them all.
+fn through_the_processor<T>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    items: &[Arc<T>],
+    work: fn(Arc<T>) -> BatchItem<Crypto>,
+) {
     for (name, batching) in [("batched", true), ("one_by_one", false)] {
         let p = processor(batching);
         let mut target = 0;
         group.bench_function(name, |b| {
             b.iter(|| {
-                for column in &columns {
-                    p.submit(BatchItem::GossipDataColumn(Arc::clone(black_box(column))))
-                        .unwrap();
+                for item in items {
+                    p.submit(work(Arc::clone(black_box(item)))).unwrap();
                 }
-                target += columns.len() as u64;
+                target += items.len() as u64;
                 wait_done(&p, target);
             })
         });
         p.shutdown(ShutdownMode::Drain);
     }
-    group.finish();
 }
 
 criterion_group!(benches, bench);
