@@ -66,16 +66,8 @@ impl BatchHandlers for Crypto {
     fn process_gossip_aggregates(&self, _: Vec<()>, _: &WorkerContext<'_>) {}
 
     fn process_gossip_data_columns(&self, batch: Vec<Arc<Column>>, ctx: &WorkerContext<'_>) {
-        let refs: Vec<ColumnRef<'_>> = batch
-            .iter()
-            .map(|c| ColumnRef {
-                index: c.index,
-                cells: &c.cells,
-                commitments: &c.commitments,
-                proofs: &c.proofs,
-            })
-            .collect();
-        kzg::verify_data_column_sidecar_kzg_proofs_batch(&refs, ctx.pool()).expect("valid columns");
+        kzg::verify_data_column_sidecar_kzg_proofs_batch(&column_refs(&batch), ctx.pool())
+            .expect("valid columns");
         self.done.fetch_add(batch.len() as u64, Ordering::SeqCst);
     }
 
@@ -85,6 +77,19 @@ impl BatchHandlers for Crypto {
             item.kind()
         );
     }
+}
+
+/// The columns as the KZG crate borrows them.
+fn column_refs(columns: &[Arc<Column>]) -> Vec<ColumnRef<'_>> {
+    columns
+        .iter()
+        .map(|c| ColumnRef {
+            index: c.index,
+            cells: &c.cells,
+            commitments: &c.commitments,
+            proofs: &c.proofs,
+        })
+        .collect()
 }
 
 fn blob(seed: u8) -> Blob {
@@ -354,15 +359,7 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("kzg_128_columns_48_blobs");
     group.sample_size(10);
-    let raw_refs: Vec<ColumnRef<'_>> = columns
-        .iter()
-        .map(|c| ColumnRef {
-            index: c.index,
-            cells: &c.cells,
-            commitments: &c.commitments,
-            proofs: &c.proofs,
-        })
-        .collect();
+    let raw_refs = column_refs(&columns);
     group.bench_function("raw_batch", |b| {
         b.iter(|| {
             kzg::verify_data_column_sidecar_kzg_proofs_batch(black_box(&raw_refs), &raw_pool)
