@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use types::ForkName;
 
+use crate::allow_list::{ALLOW_LIST, AllowedGap, allowed};
 use crate::case::{CaseContext, CaseResult, Runner};
 use crate::report::{CaseNote, Report};
 
@@ -55,8 +56,8 @@ pub enum HarnessError {
     },
 }
 
-/// How to run: which cases, on how many threads.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// How to run: which cases, on how many threads, and which gaps are accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// Only cases whose id (`config/fork/runner/handler/suite/case`) contains one of these run.
     pub filters: Vec<String>,
@@ -64,6 +65,20 @@ pub struct Options {
     pub skip: Vec<String>,
     /// Worker threads; the machine's parallelism when `None`.
     pub threads: Option<usize>,
+    /// The vectors that may be skipped or have no runner; any other skip or uncovered runner
+    /// directory fails the run. [`ALLOW_LIST`] by default.
+    pub allowed: Vec<AllowedGap>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            filters: Vec::new(),
+            skip: Vec::new(),
+            threads: None,
+            allowed: ALLOW_LIST.to_vec(),
+        }
+    }
 }
 
 impl Options {
@@ -153,7 +168,17 @@ pub fn run(
             .find(|r| r.name() == entry.components[RUNNER_LEVEL]);
         let Some(runner) = runner else {
             if entry.kind == EntryKind::Case {
-                *report.not_covered.entry(group).or_default() += 1;
+                if allowed(&options.allowed, &group).is_some() {
+                    *report.not_covered.entry(group).or_default() += 1;
+                } else {
+                    report.groups.entry(group).or_default().failed += 1;
+                    report.unvisited.push(CaseNote {
+                        case: id,
+                        message: "no runner reads this directory, and the allow list \
+                                  (testing/ef_tests/src/allow_list.rs) does not name it"
+                            .to_string(),
+                    });
+                }
             }
             continue;
         };
@@ -215,8 +240,16 @@ pub fn run(
                 report.failed.push(note(message));
             }
             CaseResult::Skipped(reason) => {
-                counts.skipped += 1;
-                report.skipped.push(note(reason));
+                if allowed(&options.allowed, &case.id()).is_some() {
+                    counts.skipped += 1;
+                    report.skipped.push(note(reason));
+                } else {
+                    counts.failed += 1;
+                    report.failed.push(note(format!(
+                        "skipped, but the allow list (testing/ef_tests/src/allow_list.rs) does \
+                         not name it: {reason}"
+                    )));
+                }
             }
             CaseResult::NotRun(why) => {
                 counts.failed += 1;

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ef_tests::{
-    CaseContext, CaseResult, Counts, HarnessError, Options, Report, Runner, run, runners,
+    AllowedGap, CaseContext, CaseResult, Counts, HarnessError, Options, Report, Runner, run,
+    runners,
 };
 use ssz::Encode;
 use tree_hash::TreeHash;
@@ -48,7 +49,11 @@ impl TempDir {
     }
 
     fn run(&self) -> Report {
-        run(&self.0, &runners::all(), &Options::default()).expect("fake tree is runnable")
+        self.run_with(&Options::default())
+    }
+
+    fn run_with(&self, options: &Options) -> Report {
+        run(&self.0, &runners::all(), options).expect("fake tree is runnable")
     }
 }
 
@@ -251,8 +256,8 @@ fn bad_vector_files_fail_without_panicking() {
     assert_eq!(report.groups["minimal/phase0/ssz_static"], counts(0, 4, 0));
 }
 
-#[test]
-fn uncovered_runner_is_listed_but_does_not_fail() {
+/// A tree with a good Checkpoint case and two cases of a runner nobody implements.
+fn tree_with_an_uncovered_runner() -> TempDir {
     let tmp = TempDir::new();
     let good = checkpoint_case(1, true);
     tmp.case(
@@ -267,7 +272,23 @@ fn uncovered_runner_is_listed_but_does_not_fail() {
         "minimal/phase0/fast_confirmation/basic/pyspec_tests/case_2",
         &[("steps.yaml", b"[]\n")],
     );
-    let report = tmp.run();
+    tmp
+}
+
+fn allowing(path: &'static str) -> Options {
+    Options {
+        allowed: vec![AllowedGap {
+            path,
+            reason: "a test's accepted gap",
+        }],
+        ..Options::default()
+    }
+}
+
+#[test]
+fn an_uncovered_runner_on_the_allow_list_is_listed_but_does_not_fail() {
+    let tmp = tree_with_an_uncovered_runner();
+    let report = tmp.run_with(&allowing("minimal/phase0/fast_confirmation"));
     assert!(report.is_success(), "{}", report.render());
     assert_eq!(report.not_covered["minimal/phase0/fast_confirmation"], 2);
     assert!(
@@ -279,6 +300,26 @@ fn uncovered_runner_is_listed_but_does_not_fail() {
         report
             .render()
             .contains("not covered yet: minimal/phase0/fast_confirmation (2 cases)\n")
+    );
+}
+
+#[test]
+fn an_uncovered_runner_off_the_allow_list_fails_the_run() {
+    let tmp = tree_with_an_uncovered_runner();
+    // The default list names minimal/fulu/fast_confirmation, not this phase0 directory.
+    let report = tmp.run();
+    assert!(!report.is_success());
+    assert_eq!(
+        report.groups["minimal/phase0/fast_confirmation"],
+        counts(0, 2, 0)
+    );
+    assert!(report.not_covered.is_empty());
+    assert_eq!(report.unvisited.len(), 2);
+    assert!(report.unvisited[0].message.contains("allow list"));
+    assert!(
+        report
+            .render()
+            .contains("spec tests: 1 passed, 2 failed, 0 skipped")
     );
 }
 
@@ -350,7 +391,7 @@ fn a_panicking_case_fails_alone_and_skips_show_their_reason() {
         tmp.case(&format!("general/phase0/awkward/h/s/{case}"), &[]);
     }
     let runners: Vec<Box<dyn Runner>> = vec![Box::new(Awkward)];
-    let report = run(&tmp.0, &runners, &Options::default()).expect("runs");
+    let report = run(&tmp.0, &runners, &allowing("general/phase0/awkward/h")).expect("runs");
     // `later2` is not skipped by name: only exact `later`.
     assert_eq!(report.groups["general/phase0/awkward"], counts(2, 1, 1));
     assert!(report.failed[0].message.contains("panicked: boom"));
@@ -358,6 +399,25 @@ fn a_panicking_case_fails_alone_and_skips_show_their_reason() {
     assert!(
         text.contains("general/phase0/awkward/h (1 case): needs the BLS backend"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_skip_off_the_allow_list_fails() {
+    let tmp = TempDir::new();
+    for case in ["fine", "later"] {
+        tmp.case(&format!("general/phase0/awkward/h/s/{case}"), &[]);
+    }
+    let runners: Vec<Box<dyn Runner>> = vec![Box::new(Awkward)];
+    let report = run(&tmp.0, &runners, &allowing("general/phase0/awkward/other")).expect("runs");
+    assert_eq!(report.groups["general/phase0/awkward"], counts(1, 1, 0));
+    assert!(!report.is_success());
+    assert!(
+        report.failed[0]
+            .message
+            .contains("not name it: needs the BLS backend"),
+        "{}",
+        report.failed[0].message
     );
 }
 
@@ -404,6 +464,7 @@ fn options_ignore_flags_and_read_thread_counts() {
             filters: vec!["ssz_static".to_string()],
             skip: vec![],
             threads: Some(3),
+            allowed: ef_tests::ALLOW_LIST.to_vec(),
         }
     );
 }

@@ -12,7 +12,7 @@ use crate::case::{CaseContext, CaseResult, Runner};
 /// Why `data_collection` is skipped.
 pub(crate) const DATA_COLLECTION_SKIP_REASON: &str = "light-client data collection imports blocks into \
      fork choice (new_block / new_head steps) and serves bootstraps and updates from the chain; \
-     fork_choice and beacon_chain do not exist yet";
+     the beacon chain's import path does not exist yet";
 
 /// Why `sync` is skipped.
 pub(crate) const SYNC_SKIP_REASON: &str = "light-client sync drives a LightClientStore \
