@@ -213,13 +213,10 @@ impl<E: EthSpec> DataAvailabilityChecker<E> {
 
     /// The availability of a pending `root`; an available block leaves the checker.
     fn availability(&mut self, root: Root) -> Availability<E> {
-        let Some(pending) = self.pending.get(&root) else {
-            return Availability::Missing(MissingComponents {
-                block_root: root,
-                block_known: false,
-                missing_columns: self.custody_columns.iter().copied().collect(),
-            });
-        };
+        let pending = self
+            .pending
+            .get(&root)
+            .expect("callers ask only for roots they have just found or made an entry for");
         let missing_columns: Vec<ColumnIndex> = self
             .custody_columns
             .iter()

@@ -46,13 +46,8 @@ pub fn compute_kzg_commitments_inclusion_proof<E: EthSpec>(
     body: &fulu::BeaconBlockBody<E>,
 ) -> Result<FixedVector<Bytes32, E::KzgCommitmentsInclusionProofDepth>, DataColumnSidecarError> {
     let (_, branch) = compute_merkle_proof(body, BLOB_KZG_COMMITMENTS_GINDEX)?;
-    FixedVector::new(branch).map_err(|_| {
-        // The body's shape fixes the depth; a mismatch would be a wrong gindex constant.
-        DataColumnSidecarError::MerkleProof(MerkleProofError::FieldNotOpened {
-            gindex: BLOB_KZG_COMMITMENTS_GINDEX,
-            field: 11,
-        })
-    })
+    // A Fulu body has 13 fields (16 leaves), so a field's branch has 4 nodes.
+    Ok(FixedVector::new(branch).expect("the branch is KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH long"))
 }
 
 /// The spec's `get_data_column_sidecars`: one sidecar per column, column `i` holding cell `i`
@@ -78,9 +73,9 @@ pub fn get_data_column_sidecars<E: EthSpec>(
                 .iter()
                 .map(|blob| {
                     FixedVector::new(blob.cells[column].to_bytes().to_vec())
-                        .map_err(|_| DataColumnSidecarError::TooManyBlobs(blobs))
+                        .expect("a KZG cell is BYTES_PER_CELL bytes, as types::Cell is")
                 })
-                .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Vec<_>>();
             let proofs = cells_and_kzg_proofs
                 .iter()
                 .map(|blob| KZGProof::from(blob.proofs[column].0))
