@@ -1,0 +1,1 @@
+//! Slashing protection: refuses to sign double or surround votes and double proposals.
