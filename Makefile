@@ -24,11 +24,26 @@ build:
 release:
 	$(CARGO) build --release --bin arbor
 
+# Archives that unpack.sh does not take (extra/: Electra's runners, minimal preset). They unpack
+# into the same tests/ tree after the main set; the stamp lives inside tests/, so it goes whenever
+# unpack.sh replaces that tree, and it names both sets: a changed extra archive unpacks the whole
+# tree afresh (no stale cases left behind).
+SPEC_EXTRA_DIR := $(SHARED)/spec-tests/extra
+
 # Unpacks the vectors only when ARBOR_SPEC_TESTS is unset.
 spec-vectors:
 ifndef ARBOR_SPEC_TESTS
 	@test -x "$(SHARED)/spec-tests/unpack.sh" || { echo "error: $(SHARED)/spec-tests/unpack.sh not found; set ARBOR_SPEC_TESTS to an unpacked vector directory" >&2; exit 1; }
 	@"$(SHARED)/spec-tests/unpack.sh" "$(SPEC_TESTS_DIR)" >/dev/null
+	@set -eu; dest="$(SPEC_TESTS_DIR)"; stamp="$$dest/tests/.unpacked-extra"; \
+	if ls "$(SPEC_EXTRA_DIR)"/*.tar.xz >/dev/null 2>&1; then \
+	  want="$$(cat "$$dest/.unpacked-from")-$$(cd "$(SPEC_EXTRA_DIR)" && sha256sum ./*.tar.xz | sha256sum | cut -c1-16)"; \
+	  if [ ! -f "$$stamp" ] || [ "$$(cat "$$stamp")" != "$$want" ]; then \
+	    if [ -f "$$stamp" ]; then rm -rf "$$dest/tests"; "$(SHARED)/spec-tests/unpack.sh" "$$dest" >/dev/null; fi; \
+	    for a in "$(SPEC_EXTRA_DIR)"/*.tar.xz; do tar -C "$$dest" -xJf "$$a"; done; \
+	    echo "$$want" >"$$stamp"; \
+	  fi; \
+	fi
 endif
 
 oracle:
