@@ -21,6 +21,7 @@ pub mod merkle_proof;
 pub mod phase0;
 pub mod primitives;
 pub mod signing;
+pub mod subnets;
 
 pub use chain_spec::{BlobParameters, BlobScheduleEntry, ChainSpec, ConfigError, Network};
 pub use combined::{
