@@ -48,6 +48,7 @@ pub mod discovery;
 pub mod enr;
 pub mod fork_context;
 pub mod gossip;
+mod metrics;
 pub mod peer_manager;
 pub mod rate_limiter;
 pub mod rpc;

@@ -3,7 +3,7 @@
 //! one task. The application talks to it through a [`NetworkHandle`] (commands) and a
 //! [`NetworkEvents`] stream.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,8 +20,10 @@ use libp2p::identity::Keypair;
 use libp2p::multiaddr::Protocol as MaProtocol;
 use libp2p::swarm::{NetworkBehaviour, SwarmEvent, dial_opts::DialOpts};
 use libp2p::{Multiaddr, PeerId, StreamProtocol, Swarm, identify, noise, tcp, yamux};
+use prometheus::Registry;
 use ssz_types::BitVector;
 use ssz_types::typenum::{U4, U64};
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use types::{ChainSpec, Epoch, EthSpec, ForkDigest, ForkName, Root};
 
@@ -35,6 +37,7 @@ use crate::gossip::{
     PubsubMessage, gossipsub_config, peer_score_params, peer_score_thresholds, topic_hash,
     topic_score_params,
 };
+use crate::metrics::{EventKind, Metrics};
 use crate::peer_manager::{
     Admission, ConnectionDirection, PeerAction, PeerManager, PeerManagerConfig, ScoreOutcome,
 };
@@ -98,9 +101,17 @@ pub struct NetworkConfig {
     pub rate_limits: RateLimiterConfig,
     /// How often the service runs its heartbeat (pruning, discovery, score checks).
     pub heartbeat_interval: Duration,
-    /// Capacity of the event channel to the application; when full, gossip is dropped
-    /// (counted) rather than buffered without bound.
+    /// Capacity of the event channel to the application. When it is full, a gossip message is
+    /// dropped, given an IGNORE verdict at once and counted (`network_events_dropped_total`);
+    /// every other event waits in the service's backlog (see `event_backlog_limit`).
     pub event_capacity: usize,
+    /// Most control events (every event but gossip) the service holds while the event channel
+    /// is full. At the limit it stops reading from peers (the swarm and the req/resp tasks) until
+    /// the application catches up, so peers are slowed by the transports' flow control instead
+    /// of events being lost or memory growing. Commands are still served meanwhile; events
+    /// they cause (a refused request, a ban) may take the backlog past the limit, by as many
+    /// commands as the application sends.
+    pub event_backlog_limit: usize,
     /// Most inbound req/resp streams handled at once, all peers together.
     pub max_concurrent_inbound: usize,
 }
@@ -127,6 +138,7 @@ impl Default for NetworkConfig {
             rate_limits: RateLimiterConfig::default(),
             heartbeat_interval: Duration::from_secs(5),
             event_capacity: 4096,
+            event_backlog_limit: 4096,
             max_concurrent_inbound: 512,
         }
     }
@@ -168,6 +180,9 @@ pub enum NetworkError {
     /// A socket operation failed.
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
+    /// The service's metrics could not be created.
+    #[error("cannot create the network metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
 }
 
 /// Identifies a request we sent, in [`NetworkEvent::ResponseReceived`] and
@@ -360,6 +375,7 @@ pub struct NetworkHandle<E: EthSpec> {
     listen_addrs: Vec<Multiaddr>,
     local_enr: Option<Enr>,
     fork_context: Arc<ForkContext>,
+    metrics: Arc<Metrics>,
 }
 
 impl<E: EthSpec> Clone for NetworkHandle<E> {
@@ -371,6 +387,7 @@ impl<E: EthSpec> Clone for NetworkHandle<E> {
             listen_addrs: self.listen_addrs.clone(),
             local_enr: self.local_enr.clone(),
             fork_context: self.fork_context.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -410,6 +427,11 @@ impl<E: EthSpec> NetworkHandle<E> {
     /// The fork digests of the chain.
     pub fn fork_context(&self) -> &Arc<ForkContext> {
         &self.fork_context
+    }
+
+    /// Registers the service's metrics (`network_*`).
+    pub fn register_metrics(&self, registry: &Registry) -> Result<(), prometheus::Error> {
+        self.metrics.register(registry)
     }
 
     fn send(&self, command: Command<E>) {
@@ -796,6 +818,7 @@ pub async fn start<E: EthSpec>(
         });
     }
 
+    let metrics = Arc::new(Metrics::new()?);
     let (event_tx, event_rx) = mpsc::channel(config.event_capacity.max(1));
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let handle = NetworkHandle {
@@ -805,6 +828,7 @@ pub async fn start<E: EthSpec>(
         listen_addrs,
         local_enr,
         fork_context: fork_context.clone(),
+        metrics: metrics.clone(),
     };
 
     let current_digest = fork_context.digest_at_epoch(config.current_epoch);
@@ -824,8 +848,8 @@ pub async fn start<E: EthSpec>(
         pending_inbound: HashMap::new(),
         next_inbound_id: 1,
         internal_tx,
-        events: event_tx,
-        dropped_events: 0,
+        events: EventSender::new(event_tx, config.event_backlog_limit.max(1), metrics.clone()),
+        metrics,
         connection_addrs: HashMap::new(),
         slot,
         slots_per_epoch: slots_per_epoch as u32,
@@ -1004,6 +1028,146 @@ async fn run_outbound<E: EthSpec>(
     Ok(response)
 }
 
+/// The kind of an event, for the drop counter.
+fn event_kind<E: EthSpec>(event: &NetworkEvent<E>) -> EventKind {
+    match event {
+        NetworkEvent::PeerConnected { .. } => EventKind::PeerConnected,
+        NetworkEvent::PeerDisconnected { .. } => EventKind::PeerDisconnected,
+        NetworkEvent::PeerBanned { .. } => EventKind::PeerBanned,
+        NetworkEvent::PeerSubscribed { .. } => EventKind::PeerSubscribed,
+        NetworkEvent::Goodbye { .. } => EventKind::Goodbye,
+        NetworkEvent::PeerMetaData { .. } => EventKind::PeerMetaData,
+        NetworkEvent::RequestReceived { .. } => EventKind::RequestReceived,
+        NetworkEvent::ResponseReceived { .. } => EventKind::ResponseReceived,
+        NetworkEvent::RequestFailed { .. } => EventKind::RequestFailed,
+        NetworkEvent::GossipMessage { .. } => EventKind::GossipMessage,
+    }
+}
+
+/// A gossip message the application will not see: gossipsub still waits for its verdict.
+#[derive(Debug, PartialEq, Eq)]
+struct UndeliveredGossip {
+    message_id: MessageId,
+    source: PeerId,
+}
+
+/// The sending side of the event channel. Gossip is delivered when there is room and dropped
+/// (counted, its verdict left to the caller) when there is none; every other event is
+/// delivered in order, waiting in `backlog` while the channel is full. Only the closing of the
+/// receiver loses a control event (counted too).
+struct EventSender<E: EthSpec> {
+    tx: mpsc::Sender<NetworkEvent<E>>,
+    /// Control events, oldest first, waiting for room in the channel.
+    backlog: VecDeque<NetworkEvent<E>>,
+    /// From this many backlog entries on, the service reads nothing more from peers.
+    backlog_limit: usize,
+    metrics: Arc<Metrics>,
+}
+
+impl<E: EthSpec> EventSender<E> {
+    fn new(tx: mpsc::Sender<NetworkEvent<E>>, backlog_limit: usize, metrics: Arc<Metrics>) -> Self {
+        Self {
+            tx,
+            backlog: VecDeque::new(),
+            backlog_limit,
+            metrics,
+        }
+    }
+
+    /// Delivers `event` or queues it; returns the gossip message it had to drop, if it did.
+    fn send(&mut self, event: NetworkEvent<E>) -> Option<UndeliveredGossip> {
+        match event {
+            NetworkEvent::GossipMessage {
+                source,
+                message_id,
+                topic,
+                message,
+            } => {
+                // Behind a backlog the channel counts as full: gossip does not overtake the
+                // control events queued before it.
+                if self.backlog.is_empty()
+                    && let Ok(permit) = self.tx.try_reserve()
+                {
+                    permit.send(NetworkEvent::GossipMessage {
+                        source,
+                        message_id,
+                        topic,
+                        message,
+                    });
+                    None
+                } else {
+                    self.metrics.event_dropped(EventKind::GossipMessage);
+                    Some(UndeliveredGossip { message_id, source })
+                }
+            }
+            event => {
+                self.send_control(event);
+                None
+            }
+        }
+    }
+
+    /// Delivers a control event, or queues it behind the backlog; never drops it while the
+    /// receiver lives.
+    fn send_control(&mut self, event: NetworkEvent<E>) {
+        let reserved = if self.backlog.is_empty() {
+            self.tx.try_reserve()
+        } else if self.tx.is_closed() {
+            Err(TrySendError::Closed(()))
+        } else {
+            Err(TrySendError::Full(()))
+        };
+        match reserved {
+            Ok(permit) => permit.send(event),
+            Err(TrySendError::Full(())) => self.backlog.push_back(event),
+            Err(TrySendError::Closed(())) => self.metrics.event_dropped(event_kind(&event)),
+        }
+        self.update_backlog_gauge();
+    }
+
+    fn has_backlog(&self) -> bool {
+        !self.backlog.is_empty()
+    }
+
+    fn is_backpressured(&self) -> bool {
+        self.backlog.len() >= self.backlog_limit
+    }
+
+    /// Waits for room in the channel, then moves as much of the backlog as fits. Cancel-safe:
+    /// nothing leaves the backlog before its slot is reserved.
+    async fn flush(&mut self) {
+        if self.backlog.is_empty() {
+            return;
+        }
+        match self.tx.reserve().await {
+            Ok(permit) => {
+                if let Some(event) = self.backlog.pop_front() {
+                    permit.send(event);
+                }
+                while !self.backlog.is_empty() {
+                    let Ok(permit) = self.tx.try_reserve() else {
+                        break;
+                    };
+                    if let Some(event) = self.backlog.pop_front() {
+                        permit.send(event);
+                    }
+                }
+            }
+            // The application is gone: nobody will read these.
+            Err(_) => {
+                for event in self.backlog.drain(..) {
+                    self.metrics.event_dropped(event_kind(&event));
+                }
+            }
+        }
+        self.update_backlog_gauge();
+    }
+
+    fn update_backlog_gauge(&self) {
+        self.metrics.event_backlog.set(self.backlog.len() as i64);
+    }
+}
+
 struct Service<E: EthSpec> {
     swarm: Swarm<Behaviour>,
     control: libp2p_stream::Control,
@@ -1020,8 +1184,8 @@ struct Service<E: EthSpec> {
     pending_inbound: HashMap<InboundRequestId, oneshot::Sender<Response<E>>>,
     next_inbound_id: u64,
     internal_tx: mpsc::Sender<Internal<E>>,
-    events: mpsc::Sender<NetworkEvent<E>>,
-    dropped_events: u64,
+    events: EventSender<E>,
+    metrics: Arc<Metrics>,
     connection_addrs: HashMap<PeerId, Vec<Multiaddr>>,
     slot: Duration,
     slots_per_epoch: u32,
@@ -1037,29 +1201,55 @@ impl<E: EthSpec> Service<E> {
     ) {
         let mut heartbeat = tokio::time::interval(heartbeat);
         loop {
+            // With the backlog at its limit, nothing more is read from peers until the
+            // application makes room; commands and the heartbeat go on.
+            let reading = !self.events.is_backpressured();
+            let flushing = self.events.has_backlog();
             tokio::select! {
-                event = self.swarm.select_next_some() => self.on_swarm_event(event),
+                event = self.swarm.select_next_some(), if reading => self.on_swarm_event(event),
                 command = commands.recv() => match command {
                     Some(Command::Shutdown) | None => break,
                     Some(command) => self.on_command(command),
                 },
-                Some(message) = internal.recv() => self.on_internal(message),
+                Some(message) = internal.recv(), if reading => self.on_internal(message),
                 Some(event) = discovery.recv() => self.on_discovery(event),
+                () = self.events.flush(), if flushing => {}
                 _ = heartbeat.tick() => self.on_heartbeat(),
             }
         }
         tracing::debug!(
-            dropped_events = self.dropped_events,
+            backlog = self.events.backlog.len(),
             "network service stopped"
         );
     }
 
-    /// Sends an event to the application; when its queue is full the event is dropped and
-    /// counted, so a slow consumer bounds memory instead of growing it.
+    /// Sends an event to the application. A gossip message that finds no room is given an
+    /// IGNORE verdict here, so gossipsub neither waits for it nor forwards it.
     fn emit(&mut self, event: NetworkEvent<E>) {
-        if self.events.try_send(event).is_err() {
-            self.dropped_events += 1;
+        if let Some(UndeliveredGossip { message_id, source }) = self.events.send(event) {
+            tracing::debug!(
+                %message_id,
+                peer_id = %source,
+                "event channel full: gossip message ignored"
+            );
+            self.apply_verdict(&message_id, &source, Validation::Ignore);
         }
+    }
+
+    /// Hands a verdict to gossipsub and counts it, as applied or as late (gossipsub no longer
+    /// held the message).
+    fn apply_verdict(&mut self, message_id: &MessageId, source: &PeerId, validation: Validation) {
+        let acceptance = match validation {
+            Validation::Accept => MessageAcceptance::Accept,
+            Validation::Ignore => MessageAcceptance::Ignore,
+            Validation::Reject => MessageAcceptance::Reject,
+        };
+        let applied = self
+            .swarm
+            .behaviour_mut()
+            .gossipsub
+            .report_message_validation_result(message_id, source, acceptance);
+        self.metrics.verdict(validation, applied);
     }
 
     fn active_digests(&self) -> Vec<ForkDigest> {
@@ -1182,15 +1372,7 @@ impl<E: EthSpec> Service<E> {
                 source,
                 validation,
             } => {
-                let acceptance = match validation {
-                    Validation::Accept => MessageAcceptance::Accept,
-                    Validation::Ignore => MessageAcceptance::Ignore,
-                    Validation::Reject => MessageAcceptance::Reject,
-                };
-                self.swarm
-                    .behaviour_mut()
-                    .gossipsub
-                    .report_message_validation_result(&message_id, &source, acceptance);
+                self.apply_verdict(&message_id, &source, validation);
                 if validation == Validation::Reject {
                     self.report(&source, PeerAction::LowTolerance, now);
                 }
@@ -1616,14 +1798,7 @@ impl<E: EthSpec> Service<E> {
                     }),
                     Err(error) => {
                         tracing::debug!(peer_id = %propagation_source, %error, "invalid gossip");
-                        self.swarm
-                            .behaviour_mut()
-                            .gossipsub
-                            .report_message_validation_result(
-                                &message_id,
-                                &propagation_source,
-                                MessageAcceptance::Reject,
-                            );
+                        self.apply_verdict(&message_id, &propagation_source, Validation::Reject);
                         self.report(&propagation_source, PeerAction::LowTolerance, now);
                     }
                 }
@@ -1642,5 +1817,141 @@ fn endpoint_addr(endpoint: &ConnectedPoint) -> Multiaddr {
     match endpoint {
         ConnectedPoint::Dialer { address, .. } => address.clone(),
         ConnectedPoint::Listener { send_back_addr, .. } => send_back_addr.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::MinimalEthSpec;
+
+    type E = MinimalEthSpec;
+
+    fn sender(capacity: usize, backlog_limit: usize) -> (EventSender<E>, NetworkEvents<E>) {
+        let (tx, rx) = mpsc::channel(capacity);
+        let metrics = Arc::new(Metrics::new().unwrap());
+        (
+            EventSender::new(tx, backlog_limit, metrics),
+            NetworkEvents { rx },
+        )
+    }
+
+    fn gossip(id: u8) -> NetworkEvent<E> {
+        NetworkEvent::GossipMessage {
+            source: PeerId::random(),
+            message_id: MessageId::new(&[id]),
+            topic: GossipTopic::new(GossipKind::VoluntaryExit, ForkDigest::ZERO),
+            message: PubsubMessage::VoluntaryExit(Box::new(types::phase0::SignedVoluntaryExit {
+                message: types::phase0::VoluntaryExit {
+                    epoch: 0,
+                    validator_index: u64::from(id),
+                },
+                signature: Default::default(),
+            })),
+        }
+    }
+
+    fn connected(peer_id: PeerId) -> NetworkEvent<E> {
+        NetworkEvent::PeerConnected {
+            peer_id,
+            direction: ConnectionDirection::Inbound,
+            address: Multiaddr::empty(),
+        }
+    }
+
+    fn dropped(sender: &EventSender<E>, kind: EventKind) -> u64 {
+        sender.metrics.dropped_count(kind)
+    }
+
+    #[tokio::test]
+    async fn gossip_finding_no_room_is_handed_back_for_its_verdict() {
+        let (mut tx, mut rx) = sender(1, 8);
+        assert_eq!(tx.send(gossip(1)), None);
+        let undelivered = tx.send(gossip(2)).expect("the channel is full");
+        assert_eq!(undelivered.message_id, MessageId::new(&[2]));
+        assert_eq!(dropped(&tx, EventKind::GossipMessage), 1);
+        assert!(matches!(
+            rx.recv().await,
+            Some(NetworkEvent::GossipMessage { message_id, .. }) if message_id == MessageId::new(&[1])
+        ));
+        // Room again: delivered.
+        assert_eq!(tx.send(gossip(3)), None);
+        assert_eq!(dropped(&tx, EventKind::GossipMessage), 1);
+    }
+
+    #[tokio::test]
+    async fn control_events_wait_in_order_and_gossip_does_not_overtake_them() {
+        let (mut tx, mut rx) = sender(1, 8);
+        let peers: Vec<PeerId> = (0..3).map(|_| PeerId::random()).collect();
+        for peer in &peers {
+            assert_eq!(tx.send(connected(*peer)), None);
+        }
+        assert_eq!(tx.backlog.len(), 2);
+        assert_eq!(tx.metrics.event_backlog.get(), 2);
+        // The first is read: room for one, but the backlog goes first.
+        assert!(
+            matches!(rx.recv().await, Some(NetworkEvent::PeerConnected { peer_id, .. }) if peer_id == peers[0])
+        );
+        assert!(tx.send(gossip(1)).is_some());
+        tx.flush().await;
+        assert_eq!(tx.backlog.len(), 1);
+        assert!(
+            matches!(rx.recv().await, Some(NetworkEvent::PeerConnected { peer_id, .. }) if peer_id == peers[1])
+        );
+        tx.flush().await;
+        assert!(!tx.has_backlog());
+        assert_eq!(tx.metrics.event_backlog.get(), 0);
+        assert!(
+            matches!(rx.recv().await, Some(NetworkEvent::PeerConnected { peer_id, .. }) if peer_id == peers[2])
+        );
+        assert_eq!(dropped(&tx, EventKind::PeerConnected), 0);
+    }
+
+    #[tokio::test]
+    async fn flush_moves_as_much_as_fits() {
+        let (mut tx, mut rx) = sender(4, 16);
+        for _ in 0..10 {
+            tx.send(NetworkEvent::PeerDisconnected {
+                peer_id: PeerId::random(),
+            });
+        }
+        assert_eq!(tx.backlog.len(), 6);
+        for _ in 0..4 {
+            rx.recv().await.expect("an event");
+        }
+        tx.flush().await;
+        assert_eq!(tx.backlog.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn backpressure_starts_at_the_backlog_limit() {
+        let (mut tx, mut rx) = sender(1, 2);
+        tx.send(connected(PeerId::random()));
+        tx.send(connected(PeerId::random()));
+        assert!(!tx.is_backpressured());
+        tx.send(connected(PeerId::random()));
+        assert!(tx.is_backpressured());
+        rx.recv().await.expect("an event");
+        tx.flush().await;
+        assert!(!tx.is_backpressured());
+    }
+
+    #[tokio::test]
+    async fn a_gone_receiver_counts_every_event_and_keeps_nothing() {
+        let (mut tx, rx) = sender(1, 8);
+        tx.send(connected(PeerId::random()));
+        tx.send(connected(PeerId::random()));
+        assert_eq!(tx.backlog.len(), 1);
+        drop(rx);
+        tx.flush().await;
+        assert!(!tx.has_backlog());
+        tx.send(NetworkEvent::PeerBanned {
+            peer_id: PeerId::random(),
+        });
+        assert!(!tx.has_backlog());
+        assert!(tx.send(gossip(1)).is_some());
+        assert_eq!(dropped(&tx, EventKind::PeerConnected), 1);
+        assert_eq!(dropped(&tx, EventKind::PeerBanned), 1);
+        assert_eq!(dropped(&tx, EventKind::GossipMessage), 1);
     }
 }

@@ -1,0 +1,206 @@
+//! The network service's Prometheus metrics (`network_*`). Label children are resolved once at
+//! start-up, so emitting an event never hashes a label.
+
+use prometheus::{IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+
+use crate::service::Validation;
+
+/// The label values of `network_events_dropped_total{kind}`, one per [`EventKind`].
+const EVENT_KINDS: [&str; EventKind::COUNT] = [
+    "peer_connected",
+    "peer_disconnected",
+    "peer_banned",
+    "peer_subscribed",
+    "goodbye",
+    "peer_metadata",
+    "request_received",
+    "response_received",
+    "request_failed",
+    "gossip_message",
+];
+
+/// The kind of a [`crate::NetworkEvent`], for the drop counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventKind {
+    PeerConnected,
+    PeerDisconnected,
+    PeerBanned,
+    PeerSubscribed,
+    Goodbye,
+    PeerMetaData,
+    RequestReceived,
+    ResponseReceived,
+    RequestFailed,
+    GossipMessage,
+}
+
+impl EventKind {
+    const COUNT: usize = 10;
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The label values of the verdict counters, indexed by [`verdict_index`].
+const VERDICTS: [&str; 3] = ["accept", "ignore", "reject"];
+
+fn verdict_index(validation: Validation) -> usize {
+    match validation {
+        Validation::Accept => 0,
+        Validation::Ignore => 1,
+        Validation::Reject => 2,
+    }
+}
+
+/// Every metric of the network service.
+pub(crate) struct Metrics {
+    /// Per [`EventKind`]: events the application never received.
+    dropped: Vec<IntCounter>,
+    /// Per verdict: verdicts gossipsub applied to a message it still held.
+    verdicts: Vec<IntCounter>,
+    /// Per verdict: verdicts for messages gossipsub no longer held (already judged, or
+    /// expired from its cache before the verdict came).
+    late_verdicts: Vec<IntCounter>,
+    /// Control events waiting in the service for room in the event channel.
+    pub(crate) event_backlog: IntGauge,
+    dropped_vec: IntCounterVec,
+    verdicts_vec: IntCounterVec,
+    late_verdicts_vec: IntCounterVec,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Result<Self, prometheus::Error> {
+        let dropped_vec = IntCounterVec::new(
+            Opts::new(
+                "network_events_dropped_total",
+                "Network events the application never received, by kind: gossip when the event \
+                 channel was full (each given an IGNORE verdict), any kind once the receiver \
+                 was gone.",
+            ),
+            &["kind"],
+        )?;
+        let verdicts_vec = IntCounterVec::new(
+            Opts::new(
+                "network_gossip_verdicts_total",
+                "Gossip validation verdicts applied by gossipsub, by verdict (from the \
+                 application, for undecodable messages, and IGNORE for dropped ones).",
+            ),
+            &["verdict"],
+        )?;
+        let late_verdicts_vec = IntCounterVec::new(
+            Opts::new(
+                "network_gossip_late_verdicts_total",
+                "Gossip validation verdicts for messages gossipsub no longer held, by verdict.",
+            ),
+            &["verdict"],
+        )?;
+        let event_backlog = IntGauge::new(
+            "network_event_backlog",
+            "Control events (never dropped) waiting for room in the event channel.",
+        )?;
+        Ok(Self {
+            dropped: EVENT_KINDS
+                .iter()
+                .map(|kind| dropped_vec.with_label_values(&[*kind]))
+                .collect(),
+            verdicts: VERDICTS
+                .iter()
+                .map(|v| verdicts_vec.with_label_values(&[*v]))
+                .collect(),
+            late_verdicts: VERDICTS
+                .iter()
+                .map(|v| late_verdicts_vec.with_label_values(&[*v]))
+                .collect(),
+            event_backlog,
+            dropped_vec,
+            verdicts_vec,
+            late_verdicts_vec,
+        })
+    }
+
+    /// Counts one event of `kind` the application will never see.
+    pub(crate) fn event_dropped(&self, kind: EventKind) {
+        self.dropped[kind.index()].inc();
+    }
+
+    /// Events of `kind` dropped so far.
+    #[cfg(test)]
+    pub(crate) fn dropped_count(&self, kind: EventKind) -> u64 {
+        self.dropped[kind.index()].get()
+    }
+
+    /// Counts a verdict; `applied` is what gossipsub answered (whether it still held the
+    /// message).
+    pub(crate) fn verdict(&self, validation: Validation, applied: bool) {
+        let counters = if applied {
+            &self.verdicts
+        } else {
+            &self.late_verdicts
+        };
+        counters[verdict_index(validation)].inc();
+    }
+
+    pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
+        registry.register(Box::new(self.dropped_vec.clone()))?;
+        registry.register(Box::new(self.verdicts_vec.clone()))?;
+        registry.register(Box::new(self.late_verdicts_vec.clone()))?;
+        registry.register(Box::new(self.event_backlog.clone()))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_and_verdict_has_its_own_label() {
+        let metrics = Metrics::new().unwrap();
+        let registry = Registry::new();
+        metrics.register(&registry).unwrap();
+        metrics.event_dropped(EventKind::GossipMessage);
+        metrics.event_dropped(EventKind::GossipMessage);
+        metrics.event_dropped(EventKind::PeerConnected);
+        metrics.verdict(Validation::Ignore, true);
+        metrics.verdict(Validation::Reject, false);
+
+        assert_eq!(
+            metrics
+                .dropped_vec
+                .with_label_values(&["gossip_message"])
+                .get(),
+            2
+        );
+        assert_eq!(
+            metrics
+                .dropped_vec
+                .with_label_values(&["peer_connected"])
+                .get(),
+            1
+        );
+        assert_eq!(
+            metrics
+                .dropped_vec
+                .with_label_values(&["request_failed"])
+                .get(),
+            0
+        );
+        assert_eq!(metrics.verdicts_vec.with_label_values(&["ignore"]).get(), 1);
+        assert_eq!(metrics.verdicts_vec.with_label_values(&["reject"]).get(), 0);
+        assert_eq!(
+            metrics
+                .late_verdicts_vec
+                .with_label_values(&["reject"])
+                .get(),
+            1
+        );
+        // Every label child exists from the start, so a dashboard sees zeros, not gaps.
+        let families = registry.gather();
+        let dropped = families
+            .iter()
+            .find(|f| f.name() == "network_events_dropped_total")
+            .unwrap();
+        assert_eq!(dropped.get_metric().len(), EventKind::COUNT);
+    }
+}
