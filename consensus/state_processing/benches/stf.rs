@@ -152,7 +152,11 @@ fn fixture() -> Fixture {
             .expect("the synthetic state has compounding validators");
         let source = eligible(&view, 900_001, 1, &mut taken)[0];
         let slashed = eligible(&view, 300_007, 3, &mut taken);
-        let first_new = view.validators.len() + view.pending_deposits.len();
+        let first_new = view.validators.len()
+            + view
+                .pending_deposits
+                .expect("the synthetic state is an Electra state")
+                .len();
         BlockContents {
             attestations: AttestationSpec::slot_in_parts(params.slot, 8),
             sync_aggregate: SyncParticipation::Full,

@@ -9,9 +9,17 @@ use types::{Epoch, ForkName, Slot};
 /// overflow, a state of a fork this code does not process.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// Processing is written for Electra and later; an earlier state was given.
-    #[error("states of fork {0} are not processed (Electra and later are)")]
+    /// Processing is written for Deneb and later; an earlier state was given.
+    #[error("states of fork {0} are not processed (Deneb and later are)")]
     UnsupportedFork(ForkName),
+    /// A spec function of a later fork ran on a state of a fork without the field it needs.
+    #[error("a {fork} state has no `{field}` (the field is new in Electra)")]
+    MissingField {
+        /// The state field.
+        field: &'static str,
+        /// The fork of the state.
+        fork: ForkName,
+    },
     /// A validator index at or beyond the registry's length.
     #[error("validator index {index} is out of range (registry has {len})")]
     UnknownValidator {

@@ -16,6 +16,7 @@
 
 pub mod caches;
 pub mod common;
+pub mod deneb;
 pub mod error;
 pub mod genesis;
 pub mod per_block;

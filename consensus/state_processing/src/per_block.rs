@@ -16,7 +16,7 @@
 //!
 //! [spec]: electra/beacon-chain.md#block-processing, fulu/beacon-chain.md#block-processing
 
-mod attestation;
+pub(crate) mod attestation;
 mod deposit;
 mod errors;
 mod execution;
@@ -42,7 +42,9 @@ pub use execution::{
     AlwaysInvalid, AlwaysValid, ExecutionEngine, kzg_commitment_to_versioned_hash,
     process_execution_payload,
 };
+pub(crate) use execution::{cache_execution_payload_header, check_execution_payload};
 pub use mutators::{queue_excess_active_balance, slash_validator, switch_to_compounding_validator};
+pub(crate) use operations::slash_attesters_in_both;
 pub use operations::{
     process_attester_slashing, process_bls_to_execution_change, process_proposer_slashing,
     process_voluntary_exit,
@@ -159,6 +161,30 @@ fn process_block_header_with_body_root<E: EthSpec>(
     block: &BeaconBlock<E>,
     body_root: Root,
 ) -> Result<(), HeaderInvalid> {
+    process_block_header_fields(
+        state,
+        caches,
+        block.slot,
+        block.proposer_index,
+        block.parent_root,
+        body_root,
+    )
+}
+
+/// [`process_block_header`] from the header fields of a block of any fork.
+pub(crate) fn process_block_header_fields<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    slot: types::Slot,
+    proposer_index: types::ValidatorIndex,
+    parent_root: Root,
+    body_root: Root,
+) -> Result<(), HeaderInvalid> {
+    let block = BlockHeaderFields {
+        slot,
+        proposer_index,
+        parent_root,
+    };
     if block.slot != *state.slot {
         return Err(HeaderInvalid::SlotMismatch {
             block: block.slot,
@@ -198,6 +224,13 @@ fn process_block_header_with_body_root<E: EthSpec>(
     Ok(())
 }
 
+/// The header fields of a block that `process_block_header` checks.
+struct BlockHeaderFields {
+    slot: types::Slot,
+    proposer_index: types::ValidatorIndex,
+    parent_root: Root,
+}
+
 /// `process_randao(state, body)`: checks the reveal (the proposer's signature of the epoch) and
 /// mixes its hash into the epoch's randao mix.
 ///
@@ -208,20 +241,34 @@ pub fn process_randao<E: EthSpec>(
     body: &BeaconBlockBody<E>,
     verify: VerifySignatures,
 ) -> Result<(), RandaoInvalid> {
+    process_randao_reveal(state, caches, &body.randao_reveal, verify)
+}
+
+/// [`process_randao`] from the body's `randao_reveal` (of a block of any fork).
+pub(crate) fn process_randao_reveal<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    randao_reveal: &types::BLSSignature,
+    verify: VerifySignatures,
+) -> Result<(), RandaoInvalid> {
     let epoch = get_current_epoch(&state.as_ref());
     if verify.is_enabled() {
         let proposer = get_beacon_proposer_index(&state.as_ref(), caches)?;
-        let valid =
-            match signature_sets::randao_signature_set(&state.as_ref(), caches, proposer, body) {
-                Ok(set) => set.verify(),
-                Err(signature_sets::SignatureSetError::Malformed) => false,
-                Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
-            };
+        let valid = match signature_sets::randao_reveal_signature_set(
+            &state.as_ref(),
+            caches,
+            proposer,
+            randao_reveal,
+        ) {
+            Ok(set) => set.verify(),
+            Err(signature_sets::SignatureSetError::Malformed) => false,
+            Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
+        };
         if !valid {
             return Err(RandaoInvalid::InvalidSignature { epoch });
         }
     }
-    let reveal_hash = hash(body.randao_reveal.as_slice());
+    let reveal_hash = hash(randao_reveal.as_slice());
     let mut mix = get_randao_mix(&state.as_ref(), epoch);
     for (byte, h) in mix.iter_mut().zip(reveal_hash.iter()) {
         *byte ^= h;
@@ -241,17 +288,25 @@ pub fn process_eth1_data<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     body: &BeaconBlockBody<E>,
 ) -> Result<(), crate::Error> {
+    process_eth1_vote(state, &body.eth1_data)
+}
+
+/// [`process_eth1_data`] from the body's `eth1_data` (of a block of any fork).
+pub(crate) fn process_eth1_vote<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    eth1_data: &types::electra::Eth1Data,
+) -> Result<(), crate::Error> {
     state
         .eth1_data_votes
-        .push(body.eth1_data.clone())
+        .push(eth1_data.clone())
         .map_err(|_| crate::Error::ListFull("eth1_data_votes"))?;
     let votes = state
         .eth1_data_votes
         .iter()
-        .filter(|vote| **vote == body.eth1_data)
+        .filter(|vote| *vote == eth1_data)
         .count() as u64;
     if votes * 2 > E::SlotsPerEth1VotingPeriod::to_u64() {
-        *state.eth1_data = body.eth1_data.clone();
+        *state.eth1_data = eth1_data.clone();
     }
     Ok(())
 }
@@ -273,10 +328,15 @@ pub fn process_operations<E: EthSpec>(
     let expected_deposits = if state.fork_name.fulu_enabled() {
         0
     } else {
+        let deposit_requests_start_index = *crate::view::electra_field(
+            state.deposit_requests_start_index.as_deref(),
+            "deposit_requests_start_index",
+            state.fork_name,
+        )?;
         let limit = state
             .eth1_data
             .deposit_count
-            .min(*state.deposit_requests_start_index);
+            .min(deposit_requests_start_index);
         if *state.eth1_deposit_index < limit {
             E::MaxDeposits::to_u64().min(limit - *state.eth1_deposit_index)
         } else {

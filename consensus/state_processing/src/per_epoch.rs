@@ -63,6 +63,7 @@ pub use sync_committee::{
 };
 
 use effective_balance_updates::process_effective_balance_updates_with_context;
+pub(crate) use effective_balance_updates::updated_effective_balance;
 use justification_and_finalization::process_justification_and_finalization_with_context;
 use pending_deposits::process_pending_deposits_with_total;
 use proposer_lookahead::process_proposer_lookahead_with_context;

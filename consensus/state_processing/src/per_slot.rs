@@ -1,15 +1,18 @@
 //! Slot processing: `process_slots` and `process_slot`, with the epoch transition at each epoch
-//! boundary and the upgrade to Fulu at `FULU_FORK_EPOCH`.
+//! boundary (Deneb's or Electra's) and the upgrades to Electra at `ELECTRA_FORK_EPOCH` and to
+//! Fulu at `FULU_FORK_EPOCH`.
 //!
-//! [spec]: fulu/fork.md#modified-process_slots (and phase0/beacon-chain.md#state-transition)
+//! [spec]: electra/fork.md#upgrading-the-state, fulu/fork.md#modified-process_slots (and
+//! phase0/beacon-chain.md#state-transition)
 
 use types::{BeaconState, ChainSpec, EthSpec, ForkName, Root, Slot, typenum::Unsigned};
 
 use crate::{
     CachedBeaconState, Error,
     common::compute_epoch_at_slot,
+    deneb,
     per_epoch::{EpochProcessingError, process_epoch},
-    upgrade::upgrade_to_fulu,
+    upgrade::{upgrade_to_electra, upgrade_to_fulu},
 };
 use tree_hash::TreeHash;
 
@@ -46,7 +49,7 @@ pub enum SlotProcessingError {
     },
     /// A state of a fork this crate does not process reached an epoch boundary or a fork
     /// boundary it cannot cross.
-    #[error("states of fork {0} cannot be advanced across an epoch here (Electra and later can)")]
+    #[error("states of fork {0} cannot be advanced across an epoch here (Deneb and later can)")]
     UnsupportedFork(ForkName),
     /// Hashing or a state-tree operation failed.
     #[error(transparent)]
@@ -54,7 +57,8 @@ pub enum SlotProcessingError {
 }
 
 /// `process_slots(state, slot)`: advances `state` to `slot`, running `process_slot` for every
-/// slot, `process_epoch` at the end of every epoch, and `upgrade_to_fulu` on entering
+/// slot, `process_epoch` at the end of every epoch (Deneb's for a Deneb state),
+/// `upgrade_to_electra` on entering `ELECTRA_FORK_EPOCH` and `upgrade_to_fulu` on entering
 /// `FULU_FORK_EPOCH`.
 ///
 /// On error the state is left part-way; callers that need the state as it was work on a clone
@@ -83,21 +87,52 @@ pub fn process_slots<E: EthSpec>(
                 Error::UnsupportedFork(fork) => SlotProcessingError::UnsupportedFork(fork),
                 other => SlotProcessingError::State(other),
             })?;
-            process_epoch(&mut view, caches, spec).map_err(|source| {
-                SlotProcessingError::Epoch {
-                    slot: current,
-                    source,
-                }
+            let processed = if view.fork_name.electra_enabled() {
+                process_epoch(&mut view, caches, spec)
+            } else {
+                deneb::process_epoch(&mut view, caches, spec)
+            };
+            processed.map_err(|source| SlotProcessingError::Epoch {
+                slot: current,
+                source,
             })?;
         }
         let next = current + 1;
         *state.state.slot_mut() = next;
-        if next.is_multiple_of(slots_per_epoch)
-            && compute_epoch_at_slot::<E>(next) == spec.fulu_fork_epoch
-        {
-            upgrade_state_to_fulu(state, spec)?;
+        if next.is_multiple_of(slots_per_epoch) {
+            let epoch = compute_epoch_at_slot::<E>(next);
+            if epoch == spec.electra_fork_epoch {
+                upgrade_state_to_electra(state, spec)?;
+            }
+            if epoch == spec.fulu_fork_epoch {
+                upgrade_state_to_fulu(state, spec)?;
+            }
         }
     }
+    Ok(())
+}
+
+/// Replaces a Deneb state by its Electra upgrade; a state already at Electra or later is left
+/// alone.
+fn upgrade_state_to_electra<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    spec: &ChainSpec,
+) -> Result<(), SlotProcessingError> {
+    let slot = *state.state.slot();
+    let pre = match &state.state {
+        BeaconState::Deneb(pre) => pre.clone(),
+        BeaconState::Electra(_) | BeaconState::Fulu(_) => return Ok(()),
+        other => return Err(SlotProcessingError::UnsupportedFork(other.fork_name())),
+    };
+    let post = upgrade_to_electra(pre, spec).map_err(|source| SlotProcessingError::Upgrade {
+        fork: ForkName::Electra,
+        slot,
+        source,
+    })?;
+    state.state = BeaconState::Electra(post);
+    // The upgrade zeroes the balances of validators not yet activated (queued as pending
+    // deposits): the caches derived from effective balances start afresh; the keys stay.
+    state.caches = crate::Caches::with_pubkeys(state.caches.pubkey_cache());
     Ok(())
 }
 

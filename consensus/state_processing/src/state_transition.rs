@@ -8,7 +8,7 @@
 //! [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
 
 use tree_hash::TreeHash;
-use types::{ChainSpec, EthSpec, SignedBeaconBlock, electra};
+use types::{ChainSpec, EthSpec, SignedBeaconBlock, deneb, electra};
 
 use crate::{
     CachedBeaconState, Error,
@@ -52,6 +52,9 @@ fn apply_block<E: EthSpec>(
 ) -> Result<(), BlockProcessingError> {
     let signed: &electra::SignedBeaconBlock<E> = match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
+        SignedBeaconBlock::Deneb(b) => {
+            return apply_deneb_block(state, b, verify, validate_result, engine, spec);
+        }
         other => return Err(Error::UnsupportedFork(other.fork_name()).into()),
     };
     let message = &signed.message;
@@ -109,6 +112,70 @@ fn apply_block<E: EthSpec>(
     };
     process_block_with_body_root(&mut view, caches, message, body_root, verify, engine, spec)?;
 
+    if validate_result {
+        let computed = state.hash_tree_root()?;
+        if message.state_root != computed {
+            return Err(BlockProcessingError::StateRoot {
+                block: message.state_root,
+                computed,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`apply_block`] for a Deneb block (on the way to the Electra fork): signatures are checked
+/// one by one, as [`deneb::process_block`](crate::deneb::process_block) does.
+fn apply_deneb_block<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    signed: &deneb::SignedBeaconBlock<E>,
+    verify: VerifySignatures,
+    validate_result: bool,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let message = &signed.message;
+    let state_slot = *state.state.slot();
+    if message.slot <= state_slot {
+        return Err(BlockProcessingError::SlotNotAfterState {
+            block: message.slot,
+            state: state_slot,
+        });
+    }
+    process_slots(state, message.slot, spec).map_err(BlockProcessingError::Slots)?;
+    if state.state.fork_name() != types::ForkName::Deneb {
+        return Err(BlockProcessingError::ForkMismatch {
+            block: types::ForkName::Deneb,
+            state: state.state.fork_name(),
+        });
+    }
+    let (mut view, caches) = state.view_mut()?;
+    if verify.is_enabled() {
+        let header_root = types::electra::BeaconBlockHeader {
+            slot: message.slot,
+            proposer_index: message.proposer_index,
+            parent_root: message.parent_root,
+            state_root: message.state_root,
+            body_root: message.body.tree_hash_root(),
+        }
+        .tree_hash_root();
+        let set = signature_sets::block_proposal_signature_set(
+            &view.as_ref(),
+            caches,
+            message.proposer_index,
+            header_root,
+            &signed.signature,
+        );
+        let valid = match set {
+            Ok(set) => set.verify(),
+            Err(signature_sets::SignatureSetError::Malformed) => false,
+            Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
+        };
+        if !valid {
+            return Err(BlockProcessingError::ProposerSignature);
+        }
+    }
+    crate::deneb::process_block(&mut view, caches, message, verify, engine, spec)?;
     if validate_result {
         let computed = state.hash_tree_root()?;
         if message.state_root != computed {

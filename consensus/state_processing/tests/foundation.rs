@@ -331,8 +331,8 @@ fn exit_churn_follows_the_spec() {
         }
         left -= amount;
         assert_eq!(epoch, expected_epoch);
-        assert_eq!(*view.exit_balance_to_consume, left);
-        assert_eq!(*view.earliest_exit_epoch, expected_epoch);
+        assert_eq!(view.exit_balance_to_consume.as_deref(), Some(&left));
+        assert_eq!(view.earliest_exit_epoch.as_deref(), Some(&expected_epoch));
     }
 }
 

@@ -6,7 +6,7 @@
 
 use tree_hash::TreeHash;
 
-use crate::{EthSpec, Root, fulu, phase0};
+use crate::{EthSpec, Root, electra, fulu, phase0};
 
 /// A generalized index the proof helper cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,6 +131,32 @@ impl<E: EthSpec> ProofTree for fulu::BeaconBlockBody<E> {
             attestations, deposits, voluntary_exits, sync_aggregate, execution_payload,
             bls_to_execution_changes, blob_kzg_commitments, execution_requests,
         )
+    }
+}
+
+impl<E: EthSpec> ProofTree for electra::BeaconState<E> {
+    fn field_roots(&self) -> Vec<Root> {
+        roots!(self:
+            genesis_time, genesis_validators_root, slot, fork, latest_block_header, block_roots,
+            state_roots, historical_roots, eth1_data, eth1_data_votes, eth1_deposit_index,
+            validators, balances, randao_mixes, slashings, previous_epoch_participation,
+            current_epoch_participation, justification_bits, previous_justified_checkpoint,
+            current_justified_checkpoint, finalized_checkpoint, inactivity_scores,
+            current_sync_committee, next_sync_committee, latest_execution_payload_header,
+            next_withdrawal_index, next_withdrawal_validator_index, historical_summaries,
+            deposit_requests_start_index, deposit_balance_to_consume, exit_balance_to_consume,
+            earliest_exit_epoch, consolidation_balance_to_consume, earliest_consolidation_epoch,
+            pending_deposits, pending_partial_withdrawals, pending_consolidations,
+        )
+    }
+
+    fn field(&self, index: usize) -> Option<&dyn ProofTree> {
+        match index {
+            18 => Some(&self.previous_justified_checkpoint),
+            19 => Some(&self.current_justified_checkpoint),
+            20 => Some(&self.finalized_checkpoint),
+            _ => None,
+        }
     }
 }
 

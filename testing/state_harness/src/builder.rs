@@ -603,13 +603,18 @@ fn build_execution_requests<E: EthSpec>(
     contents: &BlockContents,
     spec: &ChainSpec,
 ) -> Result<ExecutionRequests<E>, HarnessError> {
+    // Only Electra and later states have the field, and only they build execution requests.
+    let deposit_requests_start_index = state
+        .deposit_requests_start_index
+        .copied()
+        .unwrap_or(state_processing::common::UNSET_DEPOSIT_REQUESTS_START_INDEX);
     let start = contents.deposit_request_start.unwrap_or(
-        if *state.deposit_requests_start_index
+        if deposit_requests_start_index
             == state_processing::common::UNSET_DEPOSIT_REQUESTS_START_INDEX
         {
             state.eth1_data.deposit_count
         } else {
-            *state.deposit_requests_start_index
+            deposit_requests_start_index
         },
     );
     // Deposits are signed over the genesis fork version and a zero root, on every fork.

@@ -45,7 +45,11 @@ pub fn get_expected_withdrawals<E: EthSpec>(
     // get_pending_partial_withdrawals
     let partials_limit =
         (E::MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP as usize).min(max_withdrawals - 1);
-    for pending in state.pending_partial_withdrawals.iter() {
+    for pending in state
+        .pending_partial_withdrawals
+        .into_iter()
+        .flat_map(|l| l.iter())
+    {
         if pending.withdrawable_epoch > epoch || withdrawals.len() >= partials_limit {
             break;
         }

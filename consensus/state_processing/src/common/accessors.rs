@@ -21,7 +21,7 @@ use crate::{
         predicates::is_active_validator,
     },
     error::{add, div, mul},
-    view::StateRef,
+    view::{StateRef, electra_field},
 };
 
 /// `get_current_epoch(state)`.
@@ -146,6 +146,13 @@ pub fn get_beacon_proposer_index<E: EthSpec>(
         return Err(Error::NoActiveValidators(epoch));
     }
     let seed = get_seed(state, epoch, types::signing::DOMAIN_BEACON_PROPOSER);
+    if !state.fork_name.electra_enabled() {
+        return crate::deneb::compute_proposer_index::<E>(
+            state.validators,
+            active_indices,
+            &proposer_seed_at_slot(&seed, *state.slot),
+        );
+    }
     compute_proposer_index::<E>(
         state.validators,
         active_indices,
@@ -262,7 +269,12 @@ pub fn get_pending_balance_to_withdraw<E: EthSpec>(
     validator_index: ValidatorIndex,
 ) -> Result<Gwei, Error> {
     let mut total: Gwei = 0;
-    for w in state.pending_partial_withdrawals.iter() {
+    let pending_partial_withdrawals = electra_field(
+        state.pending_partial_withdrawals,
+        "pending_partial_withdrawals",
+        state.fork_name,
+    )?;
+    for w in pending_partial_withdrawals.iter() {
         if w.validator_index == validator_index {
             total = add(total, w.amount, "pending balance to withdraw")?;
         }

@@ -18,7 +18,7 @@ use crate::{
         misc::{compute_activation_exit_epoch, get_validator_from_deposit, pubkey_bytes},
     },
     error::{add, div, mul},
-    view::StateMut,
+    view::{StateMut, electra_field},
 };
 
 /// `increase_balance(state, index, delta)`.
@@ -80,14 +80,25 @@ pub fn compute_exit_epoch_and_update_churn_with_total<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<Epoch, Error> {
     let current = get_current_epoch(&state.as_ref());
+    let fork = state.fork_name;
+    let state_earliest_exit_epoch = electra_field(
+        state.earliest_exit_epoch.as_deref_mut(),
+        "earliest_exit_epoch",
+        fork,
+    )?;
+    let state_exit_balance_to_consume = electra_field(
+        state.exit_balance_to_consume.as_deref_mut(),
+        "exit_balance_to_consume",
+        fork,
+    )?;
     let mut earliest_exit_epoch =
-        (*state.earliest_exit_epoch).max(compute_activation_exit_epoch::<E>(current));
+        (*state_earliest_exit_epoch).max(compute_activation_exit_epoch::<E>(current));
     let per_epoch_churn = get_activation_exit_churn_limit::<E>(total_active_balance, spec);
     // A new epoch for exits starts with a whole epoch's churn.
-    let mut exit_balance_to_consume = if *state.earliest_exit_epoch < earliest_exit_epoch {
+    let mut exit_balance_to_consume = if *state_earliest_exit_epoch < earliest_exit_epoch {
         per_epoch_churn
     } else {
-        *state.exit_balance_to_consume
+        *state_exit_balance_to_consume
     };
     // The exit does not fit in the earliest epoch: push it back by whole epochs of churn.
     if exit_balance > exit_balance_to_consume {
@@ -100,8 +111,8 @@ pub fn compute_exit_epoch_and_update_churn_with_total<E: EthSpec>(
             "exit churn",
         )?;
     }
-    *state.exit_balance_to_consume = exit_balance_to_consume - exit_balance;
-    *state.earliest_exit_epoch = earliest_exit_epoch;
+    *state_exit_balance_to_consume = exit_balance_to_consume - exit_balance;
+    *state_earliest_exit_epoch = earliest_exit_epoch;
     Ok(earliest_exit_epoch)
 }
 
@@ -116,16 +127,27 @@ pub fn compute_consolidation_epoch_and_update_churn<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<Epoch, Error> {
     let current = get_current_epoch(&state.as_ref());
-    let mut earliest_consolidation_epoch =
-        (*state.earliest_consolidation_epoch).max(compute_activation_exit_epoch::<E>(current));
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
+    let fork = state.fork_name;
+    let state_earliest_consolidation_epoch = electra_field(
+        state.earliest_consolidation_epoch.as_deref_mut(),
+        "earliest_consolidation_epoch",
+        fork,
+    )?;
+    let state_consolidation_balance_to_consume = electra_field(
+        state.consolidation_balance_to_consume.as_deref_mut(),
+        "consolidation_balance_to_consume",
+        fork,
+    )?;
+    let mut earliest_consolidation_epoch =
+        (*state_earliest_consolidation_epoch).max(compute_activation_exit_epoch::<E>(current));
     let per_epoch_consolidation_churn =
         get_consolidation_churn_limit::<E>(total_active_balance, spec);
     let mut consolidation_balance_to_consume =
-        if *state.earliest_consolidation_epoch < earliest_consolidation_epoch {
+        if *state_earliest_consolidation_epoch < earliest_consolidation_epoch {
             per_epoch_consolidation_churn
         } else {
-            *state.consolidation_balance_to_consume
+            *state_consolidation_balance_to_consume
         };
     if consolidation_balance > consolidation_balance_to_consume {
         let balance_to_process = consolidation_balance - consolidation_balance_to_consume;
@@ -149,9 +171,9 @@ pub fn compute_consolidation_epoch_and_update_churn<E: EthSpec>(
             "consolidation churn",
         )?;
     }
-    *state.consolidation_balance_to_consume =
+    *state_consolidation_balance_to_consume =
         consolidation_balance_to_consume - consolidation_balance;
-    *state.earliest_consolidation_epoch = earliest_consolidation_epoch;
+    *state_earliest_consolidation_epoch = earliest_consolidation_epoch;
     Ok(earliest_consolidation_epoch)
 }
 
@@ -168,6 +190,9 @@ pub fn initiate_validator_exit<E: EthSpec>(
     if validator(&state.as_ref(), index)?.exit_epoch != FAR_FUTURE_EPOCH {
         return Ok(());
     }
+    if !state.fork_name.electra_enabled() {
+        return crate::deneb::initiate_validator_exit(state, index, spec);
+    }
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     initiate_validator_exit_with_total(state, index, total_active_balance, spec)
 }
@@ -182,6 +207,9 @@ pub fn initiate_validator_exit_with_total<E: EthSpec>(
     let v = validator(&state.as_ref(), index)?;
     if v.exit_epoch != FAR_FUTURE_EPOCH {
         return Ok(());
+    }
+    if !state.fork_name.electra_enabled() {
+        return crate::deneb::initiate_validator_exit(state, index, spec);
     }
     let exit_balance = v.effective_balance;
     let exit_queue_epoch = compute_exit_epoch_and_update_churn_with_total(
@@ -213,7 +241,11 @@ pub fn add_validator_to_registry<E: EthSpec>(
     amount: Gwei,
 ) -> Result<(), Error> {
     let index = state.validators.len() as u64;
-    let validator = get_validator_from_deposit::<E>(pubkey, withdrawal_credentials, amount);
+    let validator = if state.fork_name.electra_enabled() {
+        get_validator_from_deposit::<E>(pubkey, withdrawal_credentials, amount)
+    } else {
+        crate::deneb::get_validator_from_deposit::<E>(pubkey, withdrawal_credentials, amount)
+    };
     state
         .validators
         .push(validator)

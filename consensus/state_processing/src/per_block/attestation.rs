@@ -60,7 +60,8 @@ pub(crate) fn attestation_committees<E: EthSpec>(
             state_slot: *state.slot,
         });
     }
-    if data.index != 0 {
+    // [New in Electra:EIP7549]; before, `data.index` is the committee.
+    if state.fork_name.electra_enabled() && data.index != 0 {
         return Err(AttestationInvalid::NonZeroDataIndex(data.index));
     }
     Ok(caches.committees(state, data.target.epoch)?)
@@ -169,7 +170,11 @@ pub fn get_indexed_attestation<E: EthSpec>(
 pub(crate) fn check_indexed_attestation_indices<E: EthSpec>(
     indexed: &IndexedAttestation<E>,
 ) -> Result<(), IndexedAttestationInvalid> {
-    let indices = &indexed.attesting_indices;
+    check_attesting_indices(&indexed.attesting_indices)
+}
+
+/// [`check_indexed_attestation_indices`] on the indices of an indexed attestation of any fork.
+fn check_attesting_indices(indices: &[ValidatorIndex]) -> Result<(), IndexedAttestationInvalid> {
     if indices.is_empty() {
         return Err(IndexedAttestationInvalid::Empty);
     }
@@ -191,14 +196,33 @@ pub fn is_valid_indexed_attestation<E: EthSpec>(
     indexed: &IndexedAttestation<E>,
     verify: VerifySignatures,
 ) -> Result<(), IndexedAttestationInvalid> {
-    check_indexed_attestation_indices(indexed)?;
+    is_valid_indexed_attestation_parts(
+        state,
+        caches,
+        &indexed.attesting_indices,
+        &indexed.data,
+        &indexed.signature,
+        verify,
+    )
+}
+
+/// [`is_valid_indexed_attestation`] on the fields of an indexed attestation of any fork.
+pub(crate) fn is_valid_indexed_attestation_parts<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    attesting_indices: &[ValidatorIndex],
+    data: &AttestationData,
+    signature: &types::BLSSignature,
+    verify: VerifySignatures,
+) -> Result<(), IndexedAttestationInvalid> {
+    check_attesting_indices(attesting_indices)?;
     if verify.is_enabled() {
         let set = signature_sets::indexed_attestation_signature_set(
             state,
             caches,
-            indexed.attesting_indices.iter().copied(),
-            &indexed.data,
-            &indexed.signature,
+            attesting_indices.iter().copied(),
+            data,
+            signature,
         );
         let valid = match set {
             Ok(set) => set.verify(),
@@ -276,6 +300,23 @@ pub fn process_attestation<E: EthSpec>(
         }
     }
 
+    apply_participation(state, caches, data, flags, |f| {
+        for_each_attester(&committees, attestation, f)
+    })
+}
+
+/// The second half of `process_attestation`, shared by the forks: sets the flags `flags` of
+/// each attester `for_each_attester` yields (once each) in the target epoch's participation,
+/// and rewards the proposer for the flags newly set.
+///
+/// [spec]: deneb/beacon-chain.md#modified-process_attestation
+pub(crate) fn apply_participation<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    data: &AttestationData,
+    flags: u8,
+    for_each_attester: impl FnOnce(&mut dyn FnMut(ValidatorIndex)) -> Result<(), AttestationInvalid>,
+) -> Result<(), AttestationInvalid> {
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let base_reward_per_increment = get_base_reward_per_increment::<E>(total_active_balance)?;
     let is_current = data.target.epoch == get_current_epoch(&state.as_ref());
@@ -296,7 +337,7 @@ pub fn process_attestation<E: EthSpec>(
     };
     let mut proposer_reward_numerator: u64 = 0;
     let mut failure: Option<Error> = None;
-    for_each_attester(&committees, attestation, |index| {
+    for_each_attester(&mut |index| {
         if failure.is_some() {
             return;
         }

@@ -67,6 +67,17 @@ pub fn apply_deposit<E: EthSpec>(
     signature: &BLSSignature,
     spec: &ChainSpec,
 ) -> Result<(), Error> {
+    if !state.fork_name.electra_enabled() {
+        return crate::deneb::apply_deposit(
+            state,
+            caches,
+            pubkey,
+            withdrawal_credentials,
+            amount,
+            signature,
+            spec,
+        );
+    }
     if caches
         .validator_index(&state.as_ref(), &pubkey_bytes(pubkey))
         .is_none()
@@ -76,15 +87,18 @@ pub fn apply_deposit<E: EthSpec>(
         }
         add_validator_to_registry(state, caches, *pubkey, *withdrawal_credentials, 0)?;
     }
-    state
-        .pending_deposits
-        .push(PendingDeposit {
-            pubkey: *pubkey,
-            withdrawal_credentials: *withdrawal_credentials,
-            amount,
-            signature: *signature,
-            slot: GENESIS_SLOT,
-        })
-        .map_err(|_| Error::ListFull("pending_deposits"))?;
+    crate::view::electra_field(
+        state.pending_deposits.as_deref_mut(),
+        "pending_deposits",
+        state.fork_name,
+    )?
+    .push(PendingDeposit {
+        pubkey: *pubkey,
+        withdrawal_credentials: *withdrawal_credentials,
+        amount,
+        signature: *signature,
+        slot: GENESIS_SLOT,
+    })
+    .map_err(|_| Error::ListFull("pending_deposits"))?;
     Ok(())
 }

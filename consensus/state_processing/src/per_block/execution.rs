@@ -51,6 +51,30 @@ pub trait ExecutionEngine<E: EthSpec> {
         };
         self.verify_and_notify_new_payload(&request)
     }
+
+    /// The verdict on a Deneb payload (Deneb's `NewPayloadRequest` has no execution requests).
+    /// The default asks [`Self::verify_new_payload_parts`] with no requests; an engine that
+    /// tells payload versions apart (`engine_newPayloadV3` from V4) overrides it.
+    ///
+    /// [spec]: deneb/beacon-chain.md#modified-verify_and_notify_new_payload
+    fn verify_new_payload_deneb(
+        &self,
+        payload: &ExecutionPayload<E>,
+        versioned_hashes: Vec<VersionedHash>,
+        parent_beacon_block_root: Root,
+    ) -> Result<bool, String> {
+        let no_requests = ExecutionRequests {
+            deposits: ssz_types::VariableList::empty(),
+            withdrawals: ssz_types::VariableList::empty(),
+            consolidations: ssz_types::VariableList::empty(),
+        };
+        self.verify_new_payload_parts(
+            payload,
+            versioned_hashes,
+            parent_beacon_block_root,
+            &no_requests,
+        )
+    }
 }
 
 /// An execution engine that finds every payload valid.
@@ -116,28 +140,8 @@ pub fn process_execution_payload<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), ExecutionPayloadInvalid> {
     let payload = &body.execution_payload;
-    let expected_parent = state.latest_execution_payload_header.block_hash;
-    if payload.parent_hash != expected_parent {
-        return Err(ExecutionPayloadInvalid::ParentHashMismatch {
-            payload: payload.parent_hash,
-            expected: expected_parent,
-        });
-    }
+    check_execution_payload(state, payload, spec)?;
     let epoch = get_current_epoch(&state.as_ref());
-    let mix = get_randao_mix(&state.as_ref(), epoch);
-    if payload.prev_randao != mix {
-        return Err(ExecutionPayloadInvalid::PrevRandaoMismatch {
-            payload: payload.prev_randao,
-            expected: mix,
-        });
-    }
-    let time = spec.compute_time_at_slot(*state.genesis_time, *state.slot);
-    if payload.timestamp != time {
-        return Err(ExecutionPayloadInvalid::TimestampMismatch {
-            payload: payload.timestamp,
-            expected: time,
-        });
-    }
     let max_blobs = if state.fork_name.fulu_enabled() {
         spec.get_blob_parameters(epoch).max_blobs_per_block
     } else {
@@ -166,7 +170,48 @@ pub fn process_execution_payload<E: EthSpec>(
     if !valid {
         return Err(ExecutionPayloadInvalid::RejectedByEngine);
     }
+    cache_execution_payload_header(state, payload);
+    Ok(())
+}
 
+/// The checks of `process_execution_payload` every fork since Deneb makes: the payload
+/// continues the latest one, carries the current randao mix and the slot's time.
+pub(crate) fn check_execution_payload<E: EthSpec>(
+    state: &StateMut<'_, E>,
+    payload: &ExecutionPayload<E>,
+    spec: &ChainSpec,
+) -> Result<(), ExecutionPayloadInvalid> {
+    let expected_parent = state.latest_execution_payload_header.block_hash;
+    if payload.parent_hash != expected_parent {
+        return Err(ExecutionPayloadInvalid::ParentHashMismatch {
+            payload: payload.parent_hash,
+            expected: expected_parent,
+        });
+    }
+    let epoch = get_current_epoch(&state.as_ref());
+    let mix = get_randao_mix(&state.as_ref(), epoch);
+    if payload.prev_randao != mix {
+        return Err(ExecutionPayloadInvalid::PrevRandaoMismatch {
+            payload: payload.prev_randao,
+            expected: mix,
+        });
+    }
+    let time = spec.compute_time_at_slot(*state.genesis_time, *state.slot);
+    if payload.timestamp != time {
+        return Err(ExecutionPayloadInvalid::TimestampMismatch {
+            payload: payload.timestamp,
+            expected: time,
+        });
+    }
+    Ok(())
+}
+
+/// `state.latest_execution_payload_header = ExecutionPayloadHeader(…)`: caches the header of
+/// `payload`.
+pub(crate) fn cache_execution_payload_header<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    payload: &ExecutionPayload<E>,
+) {
     *state.latest_execution_payload_header = ExecutionPayloadHeader {
         parent_hash: payload.parent_hash,
         fee_recipient: payload.fee_recipient,
@@ -186,5 +231,4 @@ pub fn process_execution_payload<E: EthSpec>(
         blob_gas_used: payload.blob_gas_used,
         excess_blob_gas: payload.excess_blob_gas,
     };
-    Ok(())
 }

@@ -43,15 +43,28 @@ pub fn slash_validator<E: EthSpec>(
         .get_mut(i)
         .ok_or(Error::Tree("slashings shorter than its length".into()))?;
     *slashings = add(*slashings, effective_balance, "slashings")?;
+    // Deneb keeps Bellatrix's penalty quotient and phase0's reward quotient.
+    let (min_slashing_penalty_quotient, whistleblower_reward_quotient) =
+        if state.fork_name.electra_enabled() {
+            (
+                E::MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA,
+                E::WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA,
+            )
+        } else {
+            (
+                E::MIN_SLASHING_PENALTY_QUOTIENT_BELLATRIX,
+                E::WHISTLEBLOWER_REWARD_QUOTIENT,
+            )
+        };
     decrease_balance(
         state,
         slashed_index,
-        effective_balance / E::MIN_SLASHING_PENALTY_QUOTIENT_ELECTRA,
+        effective_balance / min_slashing_penalty_quotient,
     )?;
 
     let proposer_index = get_beacon_proposer_index(&state.as_ref(), caches)?;
     let whistleblower_index = whistleblower_index.unwrap_or(proposer_index);
-    let whistleblower_reward = effective_balance / E::WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA;
+    let whistleblower_reward = effective_balance / whistleblower_reward_quotient;
     let proposer_reward = whistleblower_reward * PROPOSER_WEIGHT / WEIGHT_DENOMINATOR;
     increase_balance(state, proposer_index, proposer_reward)?;
     increase_balance(
@@ -97,10 +110,13 @@ pub fn queue_excess_active_balance<E: EthSpec>(
             signature: bls::Signature::INFINITY_BYTES.into(),
             slot: GENESIS_SLOT,
         };
-        state
-            .pending_deposits
-            .push(deposit)
-            .map_err(|_| Error::ListFull("pending_deposits"))?;
+        crate::view::electra_field(
+            state.pending_deposits.as_deref_mut(),
+            "pending_deposits",
+            state.fork_name,
+        )?
+        .push(deposit)
+        .map_err(|_| Error::ListFull("pending_deposits"))?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! [spec]: electra/beacon-chain.md#operations
 
 use types::{
-    ChainSpec, EthSpec, FAR_FUTURE_EPOCH,
+    ChainSpec, EthSpec, FAR_FUTURE_EPOCH, ValidatorIndex,
     electra::{
         AttesterSlashing, ProposerSlashing, SignedBLSToExecutionChange, SignedVoluntaryExit,
     },
@@ -110,11 +110,25 @@ pub fn process_attester_slashing<E: EthSpec>(
             .map_err(|reason| AttesterSlashingInvalid::InvalidAttestation { which, reason })?;
     }
 
-    // Both index lists are sorted and unique (checked above): intersect by merging.
-    let (a, b) = (
+    slash_attesters_in_both(
+        state,
+        caches,
         &attestation_1.attesting_indices,
         &attestation_2.attesting_indices,
-    );
+        spec,
+    )
+}
+
+/// The end of `process_attester_slashing`: slashes every slashable validator in both (sorted,
+/// unique) index lists; at least one must be.
+pub(crate) fn slash_attesters_in_both<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    a: &[ValidatorIndex],
+    b: &[ValidatorIndex],
+    spec: &ChainSpec,
+) -> Result<(), AttesterSlashingInvalid> {
+    // Both index lists are sorted and unique (checked by the caller): intersect by merging.
     let (mut i, mut j) = (0, 0);
     let mut slashed_any = false;
     while i < a.len() && j < b.len() {
@@ -175,9 +189,12 @@ pub fn process_voluntary_exit<E: EthSpec>(
     if current < eligible {
         return Err(VoluntaryExitInvalid::TooYoung { index, eligible });
     }
-    let pending = get_pending_balance_to_withdraw(&state.as_ref(), index)?;
-    if pending != 0 {
-        return Err(VoluntaryExitInvalid::PendingWithdrawals { index, pending });
+    // [New in Electra:EIP7251]
+    if state.fork_name.electra_enabled() {
+        let pending = get_pending_balance_to_withdraw(&state.as_ref(), index)?;
+        if pending != 0 {
+            return Err(VoluntaryExitInvalid::PendingWithdrawals { index, pending });
+        }
     }
     if verify.is_enabled() {
         let set = signature_sets::voluntary_exit_signature_set(

@@ -28,7 +28,7 @@ use crate::{
         pubkey_bytes, validator, validator_mut,
     },
     error::add,
-    view::{StateMut, StateRef},
+    view::{StateMut, StateRef, electra_field},
 };
 
 /// `process_deposit_request(state, deposit_request)`: queues the deposit. In Electra the first
@@ -41,22 +41,31 @@ pub fn process_deposit_request<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     deposit_request: &DepositRequest,
 ) -> Result<(), Error> {
-    if !state.fork_name.fulu_enabled()
-        && *state.deposit_requests_start_index == UNSET_DEPOSIT_REQUESTS_START_INDEX
-    {
-        *state.deposit_requests_start_index = deposit_request.index;
+    let fork = state.fork_name;
+    if !fork.fulu_enabled() {
+        let start_index = electra_field(
+            state.deposit_requests_start_index.as_deref_mut(),
+            "deposit_requests_start_index",
+            fork,
+        )?;
+        if *start_index == UNSET_DEPOSIT_REQUESTS_START_INDEX {
+            *start_index = deposit_request.index;
+        }
     }
     let slot = *state.slot;
-    state
-        .pending_deposits
-        .push(PendingDeposit {
-            pubkey: deposit_request.pubkey,
-            withdrawal_credentials: deposit_request.withdrawal_credentials,
-            amount: deposit_request.amount,
-            signature: deposit_request.signature,
-            slot,
-        })
-        .map_err(|_| Error::ListFull("pending_deposits"))?;
+    electra_field(
+        state.pending_deposits.as_deref_mut(),
+        "pending_deposits",
+        fork,
+    )?
+    .push(PendingDeposit {
+        pubkey: deposit_request.pubkey,
+        withdrawal_credentials: deposit_request.withdrawal_credentials,
+        amount: deposit_request.amount,
+        signature: deposit_request.signature,
+        slot,
+    })
+    .map_err(|_| Error::ListFull("pending_deposits"))?;
     Ok(())
 }
 
@@ -78,7 +87,12 @@ pub fn process_withdrawal_request<E: EthSpec>(
 ) -> Result<(), Error> {
     let amount = withdrawal_request.amount;
     let is_full_exit_request = amount == FULL_EXIT_REQUEST_AMOUNT;
-    if state.pending_partial_withdrawals.len() == E::PendingPartialWithdrawalsLimit::to_usize()
+    let pending_partial_withdrawals = electra_field(
+        state.pending_partial_withdrawals.as_deref(),
+        "pending_partial_withdrawals",
+        state.fork_name,
+    )?;
+    if pending_partial_withdrawals.len() == E::PendingPartialWithdrawalsLimit::to_usize()
         && !is_full_exit_request
     {
         return Ok(());
@@ -138,14 +152,17 @@ pub fn process_withdrawal_request<E: EthSpec>(
             spec.min_validator_withdrawability_delay,
             "withdrawable epoch",
         )?;
-        state
-            .pending_partial_withdrawals
-            .push(PendingPartialWithdrawal {
-                validator_index: index,
-                amount: to_withdraw,
-                withdrawable_epoch,
-            })
-            .map_err(|_| Error::ListFull("pending_partial_withdrawals"))?;
+        crate::view::electra_field(
+            state.pending_partial_withdrawals.as_deref_mut(),
+            "pending_partial_withdrawals",
+            state.fork_name,
+        )?
+        .push(PendingPartialWithdrawal {
+            validator_index: index,
+            amount: to_withdraw,
+            withdrawable_epoch,
+        })
+        .map_err(|_| Error::ListFull("pending_partial_withdrawals"))?;
     }
     Ok(())
 }
@@ -204,7 +221,12 @@ pub fn process_consolidation_request<E: EthSpec>(
     if consolidation_request.source_pubkey == consolidation_request.target_pubkey {
         return Ok(());
     }
-    if state.pending_consolidations.len() == E::PendingConsolidationsLimit::to_usize() {
+    let pending_consolidations = electra_field(
+        state.pending_consolidations.as_deref(),
+        "pending_consolidations",
+        state.fork_name,
+    )?;
+    if pending_consolidations.len() == E::PendingConsolidationsLimit::to_usize() {
         return Ok(());
     }
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
@@ -267,12 +289,15 @@ pub fn process_consolidation_request<E: EthSpec>(
         spec.min_validator_withdrawability_delay,
         "withdrawable epoch",
     )?;
-    state
-        .pending_consolidations
-        .push(PendingConsolidation {
-            source_index,
-            target_index,
-        })
-        .map_err(|_| Error::ListFull("pending_consolidations"))?;
+    crate::view::electra_field(
+        state.pending_consolidations.as_deref_mut(),
+        "pending_consolidations",
+        state.fork_name,
+    )?
+    .push(PendingConsolidation {
+        source_index,
+        target_index,
+    })
+    .map_err(|_| Error::ListFull("pending_consolidations"))?;
     Ok(())
 }

@@ -101,11 +101,23 @@ pub fn randao_signature_set<E: EthSpec>(
     proposer_index: ValidatorIndex,
     body: &BeaconBlockBody<E>,
 ) -> Result<SignatureSet, SignatureSetError> {
+    randao_reveal_signature_set(state, caches, proposer_index, &body.randao_reveal)
+}
+
+/// [`randao_signature_set`] for a reveal of a block of any fork.
+///
+/// [spec]: phase0/beacon-chain.md#randao
+pub fn randao_reveal_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    proposer_index: ValidatorIndex,
+    randao_reveal: &BLSSignature,
+) -> Result<SignatureSet, SignatureSetError> {
     let epoch = get_current_epoch(state);
     let domain = get_domain(state, DOMAIN_RANDAO, None);
     let message = compute_signing_root(&epoch, domain);
     single(
-        &body.randao_reveal,
+        randao_reveal,
         caches.pubkey(state, proposer_index)?,
         message,
     )

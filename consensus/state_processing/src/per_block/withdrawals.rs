@@ -76,7 +76,21 @@ pub fn get_expected_withdrawals<E: EthSpec>(
     let partials_limit = (E::MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP as usize)
         .min(max_withdrawals.saturating_sub(1));
     let mut processed_partial_withdrawals_count = 0u64;
-    for pending in state.pending_partial_withdrawals.iter() {
+    // [New in Electra:EIP7251]; a Deneb state has no pending partial withdrawals.
+    let electra = state.fork_name.electra_enabled();
+    let pending_partial_withdrawals = if electra {
+        Some(crate::view::electra_field(
+            state.pending_partial_withdrawals,
+            "pending_partial_withdrawals",
+            state.fork_name,
+        )?)
+    } else {
+        None
+    };
+    for pending in pending_partial_withdrawals
+        .into_iter()
+        .flat_map(|list| list.iter())
+    {
         if pending.withdrawable_epoch > epoch || withdrawals.len() >= partials_limit {
             break;
         }
@@ -122,7 +136,20 @@ pub fn get_expected_withdrawals<E: EthSpec>(
             }
             let index = index as ValidatorIndex;
             let balance = get_balance_after_withdrawals(state, index, &withdrawals)?;
-            if is_fully_withdrawable_validator(validator, balance, epoch) {
+            let (fully, partially, max_effective_balance) = if electra {
+                (
+                    is_fully_withdrawable_validator(validator, balance, epoch),
+                    is_partially_withdrawable_validator::<E>(validator, balance),
+                    get_max_effective_balance::<E>(validator),
+                )
+            } else {
+                (
+                    crate::deneb::is_fully_withdrawable_validator(validator, balance, epoch),
+                    crate::deneb::is_partially_withdrawable_validator::<E>(validator, balance),
+                    E::MAX_EFFECTIVE_BALANCE,
+                )
+            };
+            if fully {
                 withdrawals.push(Withdrawal {
                     index: withdrawal_index,
                     validator_index: index,
@@ -130,12 +157,12 @@ pub fn get_expected_withdrawals<E: EthSpec>(
                     amount: balance,
                 });
                 withdrawal_index += 1;
-            } else if is_partially_withdrawable_validator::<E>(validator, balance) {
+            } else if partially {
                 withdrawals.push(Withdrawal {
                     index: withdrawal_index,
                     validator_index: index,
                     address: withdrawal_address(validator),
-                    amount: balance - get_max_effective_balance::<E>(validator),
+                    amount: balance - max_effective_balance,
                 });
                 withdrawal_index += 1;
             }
@@ -185,10 +212,13 @@ pub fn process_withdrawals<E: EthSpec>(
     }
     // `update_pending_partial_withdrawals`.
     if expected.processed_partial_withdrawals_count > 0 {
-        state
-            .pending_partial_withdrawals
-            .pop_front(expected.processed_partial_withdrawals_count as usize)
-            .map_err(Error::from)?;
+        crate::view::electra_field(
+            state.pending_partial_withdrawals.as_deref_mut(),
+            "pending_partial_withdrawals",
+            state.fork_name,
+        )?
+        .pop_front(expected.processed_partial_withdrawals_count as usize)
+        .map_err(Error::from)?;
     }
     // `update_next_withdrawal_validator_index`.
     let len = state.validators.len() as u64;

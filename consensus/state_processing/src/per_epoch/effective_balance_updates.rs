@@ -31,7 +31,7 @@ pub fn process_effective_balance_updates<E: EthSpec>(
 /// The new effective balance of a validator with `balance` and `effective_balance`, if the
 /// hysteresis thresholds are crossed.
 #[inline]
-fn updated_effective_balance<E: EthSpec>(
+pub(crate) fn updated_effective_balance<E: EthSpec>(
     balance: Gwei,
     effective_balance: Gwei,
     max_effective_balance: Gwei,

@@ -4,7 +4,7 @@
 //!
 //! [spec]: electra/beacon-chain.md#new-process_pending_deposits
 
-use types::{ChainSpec, EthSpec, FAR_FUTURE_EPOCH, Gwei, electra::PendingDeposit};
+use types::{ChainSpec, EthSpec, FAR_FUTURE_EPOCH, GENESIS_SLOT, Gwei, electra::PendingDeposit};
 
 use super::{EpochProcessingError, StepResult};
 use crate::{
@@ -15,7 +15,7 @@ use crate::{
         is_valid_deposit_signature, pubkey_bytes, validator,
     },
     error::add,
-    view::StateMut,
+    view::{StateMut, electra_field},
 };
 
 /// `process_pending_deposits(state)` [New in Electra:EIP7251]: applies the finalized pending
@@ -42,9 +42,26 @@ pub(super) fn process_pending_deposits_with_total<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), EpochProcessingError> {
     const STEP: &str = "process_pending_deposits";
+    let fork = state.fork_name;
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
+    let deposit_balance_to_consume = *electra_field(
+        state.deposit_balance_to_consume.as_deref(),
+        "deposit_balance_to_consume",
+        fork,
+    )
+    .step(STEP)?;
+    // Electra holds deposit requests back until the eth1 bridge deposits before them are in;
+    // Fulu, with the bridge gone, does not [Modified in Fulu].
+    let eth1_bridge_pending = !fork.fulu_enabled()
+        && *state.eth1_deposit_index
+            < *electra_field(
+                state.deposit_requests_start_index.as_deref(),
+                "deposit_requests_start_index",
+                fork,
+            )
+            .step(STEP)?;
     let available_for_processing = add(
-        *state.deposit_balance_to_consume,
+        deposit_balance_to_consume,
         get_activation_exit_churn_limit::<E>(total_active_balance, spec),
         "available for processing",
     )
@@ -55,7 +72,16 @@ pub(super) fn process_pending_deposits_with_total<E: EthSpec>(
     let mut is_churn_limit_reached = false;
     let finalized_slot = compute_start_slot_at_epoch::<E>(state.finalized_checkpoint.epoch);
 
-    while let Some(deposit) = state.pending_deposits.get(next_deposit_index).cloned() {
+    while let Some(deposit) =
+        electra_field(state.pending_deposits.as_deref(), "pending_deposits", fork)
+            .step(STEP)?
+            .get(next_deposit_index)
+            .cloned()
+    {
+        // Do not process deposit requests while eth1 bridge deposits are not yet applied.
+        if eth1_bridge_pending && deposit.slot > GENESIS_SLOT {
+            break;
+        }
         // Only finalized deposits are processed.
         if deposit.slot > finalized_slot {
             break;
@@ -98,18 +124,26 @@ pub(super) fn process_pending_deposits_with_total<E: EthSpec>(
     }
 
     // `state.pending_deposits = state.pending_deposits[next_deposit_index:] + deposits_to_postpone`
+    let pending_deposits = electra_field(
+        state.pending_deposits.as_deref_mut(),
+        "pending_deposits",
+        fork,
+    )
+    .step(STEP)?;
     if next_deposit_index > 0 {
-        state
-            .pending_deposits
-            .pop_front(next_deposit_index)
-            .step(STEP)?;
+        pending_deposits.pop_front(next_deposit_index).step(STEP)?;
     }
     for deposit in deposits_to_postpone {
-        state.pending_deposits.push(deposit).step(STEP)?;
+        pending_deposits.push(deposit).step(STEP)?;
     }
 
     // Accumulate churn only if the churn limit was hit.
-    *state.deposit_balance_to_consume = if is_churn_limit_reached {
+    *electra_field(
+        state.deposit_balance_to_consume.as_deref_mut(),
+        "deposit_balance_to_consume",
+        fork,
+    )
+    .step(STEP)? = if is_churn_limit_reached {
         available_for_processing - processed_amount
     } else {
         0
@@ -160,10 +194,15 @@ pub fn process_pending_consolidations<E: EthSpec>(
     const STEP: &str = "process_pending_consolidations";
     let next_epoch = get_current_epoch(&state.as_ref()).saturating_add(1);
     let mut next_pending_consolidation = 0;
-    while let Some(pending) = state
-        .pending_consolidations
-        .get(next_pending_consolidation)
-        .cloned()
+    let fork = state.fork_name;
+    while let Some(pending) = electra_field(
+        state.pending_consolidations.as_deref(),
+        "pending_consolidations",
+        fork,
+    )
+    .step(STEP)?
+    .get(next_pending_consolidation)
+    .cloned()
     {
         let source = validator(&state.as_ref(), pending.source_index).step(STEP)?;
         if source.slashed {
@@ -188,10 +227,14 @@ pub fn process_pending_consolidations<E: EthSpec>(
         next_pending_consolidation += 1;
     }
     if next_pending_consolidation > 0 {
-        state
-            .pending_consolidations
-            .pop_front(next_pending_consolidation)
-            .step(STEP)?;
+        electra_field(
+            state.pending_consolidations.as_deref_mut(),
+            "pending_consolidations",
+            fork,
+        )
+        .step(STEP)?
+        .pop_front(next_pending_consolidation)
+        .step(STEP)?;
     }
     Ok(())
 }

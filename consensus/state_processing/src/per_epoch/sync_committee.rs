@@ -88,23 +88,29 @@ fn next_sync_committee_indices_from<E: EthSpec>(
         return Err(Error::NoActiveValidators(epoch));
     }
     let seed = get_seed(state, epoch, DOMAIN_SYNC_COMMITTEE);
+    let effective_balance = |index| match effective_balances {
+        // The walk saw every validator that can be active in the next epoch.
+        Some(balances) => balances
+            .get(index as usize)
+            .copied()
+            .ok_or(Error::UnknownValidator {
+                index,
+                len: balances.len(),
+            }),
+        None => Ok(validator(state, index)?.effective_balance),
+    };
+    if !state.fork_name.electra_enabled() {
+        return crate::deneb::get_next_sync_committee_indices::<E>(
+            active_next,
+            &seed,
+            effective_balance,
+        );
+    }
     sample_by_effective_balance::<E>(
         active_next,
         &seed,
         E::SyncCommitteeSize::to_usize(),
-        |index| match effective_balances {
-            // The walk saw every validator that can be active in the next epoch.
-            Some(balances) => {
-                balances
-                    .get(index as usize)
-                    .copied()
-                    .ok_or(Error::UnknownValidator {
-                        index,
-                        len: balances.len(),
-                    })
-            }
-            None => Ok(validator(state, index)?.effective_balance),
-        },
+        effective_balance,
     )
 }
 

@@ -7,7 +7,7 @@
 
 use state_processing::CachedBeaconState;
 use state_processing::common::compute_epoch_at_slot;
-use state_processing::upgrade::upgrade_to_fulu;
+use state_processing::upgrade::{upgrade_to_electra, upgrade_to_fulu};
 use types::{BeaconState, EthSpec, ForkName};
 
 use super::state_case::{
@@ -28,7 +28,7 @@ impl Runner for Fork {
         if case.handler != "fork" {
             return CaseResult::NotRun(format!("no fork handler for {}", case.handler));
         }
-        if case.fork != ForkName::Fulu {
+        if !matches!(case.fork, ForkName::Electra | ForkName::Fulu) {
             return CaseResult::NotRun(format!("no upgrade into {} is implemented", case.fork));
         }
         with_preset!(case, run(case))
@@ -42,30 +42,40 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
 fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy"])?;
     let meta = Meta::read(case)?;
-    if meta.fork.as_deref() != Some("fulu") {
+    let fork = case.fork;
+    if meta.fork.as_deref() != Some(fork.to_string().as_str()) {
         return Err(format!(
-            "meta.yaml names fork {:?}, expected fulu",
+            "meta.yaml names fork {:?}, expected {fork}",
             meta.fork
         ));
     }
-    let pre = match read_state::<E>(case, "pre", ForkName::Electra)? {
-        BeaconState::Electra(pre) => pre,
+    let pre_fork = fork
+        .previous()
+        .ok_or_else(|| format!("{fork} has no fork before it"))?;
+    let pre = read_state::<E>(case, "pre", pre_fork)?;
+    // The upgrade runs at the first slot of the fork epoch: schedule the fork at the pre-state's
+    // epoch.
+    let mut spec = chain_spec(case, pre_fork)?;
+    let epoch = compute_epoch_at_slot::<E>(*pre.slot());
+    let post = read_post::<E>(case, fork)?;
+    let upgraded = match pre {
+        BeaconState::Deneb(pre) if fork == ForkName::Electra => {
+            spec.electra_fork_epoch = epoch;
+            upgrade_to_electra(pre, &spec).map(BeaconState::Electra)
+        }
+        BeaconState::Electra(pre) if fork == ForkName::Fulu => {
+            spec.fulu_fork_epoch = epoch;
+            upgrade_to_fulu(pre, &spec).map(BeaconState::Fulu)
+        }
         other => return Err(format!("pre decoded as {}", other.fork_name())),
     };
-    // The upgrade runs at the first slot of FULU_FORK_EPOCH: schedule Fulu at the pre-state's epoch.
-    let mut spec = chain_spec(case, ForkName::Electra)?;
-    spec.fulu_fork_epoch = compute_epoch_at_slot::<E>(pre.slot);
-    let post = read_post::<E>(case, ForkName::Fulu)?;
 
-    match (upgrade_to_fulu(pre, &spec), post) {
-        (Ok(upgraded), Some(post)) => compare_states(
-            &mut CachedBeaconState::new(BeaconState::Fulu(upgraded)),
-            &post,
-        ),
-        (Ok(_), None) => {
-            Err("upgrade_to_fulu succeeded, but the case has no post state (it must fail)".into())
-        }
-        (Err(e), Some(_)) => Err(format!("upgrade_to_fulu failed on a valid case: {e}")),
+    match (upgraded, post) {
+        (Ok(upgraded), Some(post)) => compare_states(&mut CachedBeaconState::new(upgraded), &post),
+        (Ok(_), None) => Err(format!(
+            "upgrade_to_{fork} succeeded, but the case has no post state (it must fail)"
+        )),
+        (Err(e), Some(_)) => Err(format!("upgrade_to_{fork} failed on a valid case: {e}")),
         (Err(_), None) => Ok(()),
     }
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use ssz::Decode;
 use tree_hash::TreeHash;
 use types::merkle_proof::{ProofTree, compute_merkle_proof, floorlog2};
-use types::{EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root, fulu};
+use types::{EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root, electra, fulu};
 
 use super::state_case::check_known_files;
 use crate::case::{CaseContext, CaseResult, Preset, Runner};
@@ -51,16 +51,22 @@ pub(crate) fn run_single_merkle_proof(case: &CaseContext) -> CaseResult {
 }
 
 fn run_for_preset<E: EthSpec>(case: &CaseContext) -> CaseResult {
-    if case.fork != ForkName::Fulu {
-        return CaseResult::NotRun(format!(
-            "single_merkle_proof objects are only wired for fulu, not {}",
-            case.fork
-        ));
-    }
-    match case.suite.as_str() {
-        "BeaconBlockBody" => CaseResult::from_check(check::<fulu::BeaconBlockBody<E>>(case)),
-        "BeaconState" => CaseResult::from_check(check::<fulu::BeaconState<E>>(case)),
-        other => CaseResult::NotRun(format!("no single_merkle_proof support for type {other}")),
+    match (case.fork, case.suite.as_str()) {
+        (ForkName::Electra, "BeaconBlockBody") => {
+            CaseResult::from_check(check::<electra::BeaconBlockBody<E>>(case))
+        }
+        (ForkName::Electra, "BeaconState") => {
+            CaseResult::from_check(check::<electra::BeaconState<E>>(case))
+        }
+        (ForkName::Fulu, "BeaconBlockBody") => {
+            CaseResult::from_check(check::<fulu::BeaconBlockBody<E>>(case))
+        }
+        (ForkName::Fulu, "BeaconState") => {
+            CaseResult::from_check(check::<fulu::BeaconState<E>>(case))
+        }
+        (fork, other) => CaseResult::NotRun(format!(
+            "no single_merkle_proof support for type {other} at {fork}"
+        )),
     }
 }
 

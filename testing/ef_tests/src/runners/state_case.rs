@@ -312,13 +312,7 @@ fn field_diffs<E: EthSpec>(got: &StateRef<'_, E>, want: &StateRef<'_, E>) -> Vec
         next_sync_committee,
         latest_execution_payload_header,
         next_withdrawal_index,
-        next_withdrawal_validator_index,
-        deposit_requests_start_index,
-        deposit_balance_to_consume,
-        exit_balance_to_consume,
-        earliest_exit_epoch,
-        consolidation_balance_to_consume,
-        earliest_consolidation_epoch
+        next_withdrawal_validator_index
     );
     lists!(
         block_roots,
@@ -332,7 +326,44 @@ fn field_diffs<E: EthSpec>(got: &StateRef<'_, E>, want: &StateRef<'_, E>) -> Vec
         previous_epoch_participation,
         current_epoch_participation,
         inactivity_scores,
-        historical_summaries,
+        historical_summaries
+    );
+    // The fields Electra adds: compared where both states have them.
+    macro_rules! electra_scalars {
+        ($($f:ident),*) => {$(
+            match (got.$f, want.$f) {
+                (Some(g), Some(w)) if g.tree_hash_root() != w.tree_hash_root() => {
+                    out.push(format!("{}: got {}, expected {}", stringify!($f), short(g), short(w)));
+                }
+                (Some(_), None) | (None, Some(_)) => {
+                    out.push(format!("{} presence", stringify!($f)));
+                }
+                _ => {}
+            }
+        )*};
+    }
+    macro_rules! electra_lists {
+        ($($f:ident),*) => {$(
+            match (got.$f, want.$f) {
+                (Some(g), Some(w)) if g.tree_hash_root() != w.tree_hash_root() => {
+                    out.push(seq_diff(stringify!($f), (g.len(), g.iter()), (w.len(), w.iter())));
+                }
+                (Some(_), None) | (None, Some(_)) => {
+                    out.push(format!("{} presence", stringify!($f)));
+                }
+                _ => {}
+            }
+        )*};
+    }
+    electra_scalars!(
+        deposit_requests_start_index,
+        deposit_balance_to_consume,
+        exit_balance_to_consume,
+        earliest_exit_epoch,
+        consolidation_balance_to_consume,
+        earliest_consolidation_epoch
+    );
+    electra_lists!(
         pending_deposits,
         pending_partial_withdrawals,
         pending_consolidations

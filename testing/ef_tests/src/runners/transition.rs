@@ -32,7 +32,7 @@ impl Runner for Transition {
         if case.handler != "core" {
             return CaseResult::NotRun(format!("no transition handler for {}", case.handler));
         }
-        if case.fork != ForkName::Fulu {
+        if !matches!(case.fork, ForkName::Electra | ForkName::Fulu) {
             return CaseResult::NotRun(format!("no transition into {} is implemented", case.fork));
         }
         with_preset!(case, run(case))
@@ -46,19 +46,26 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
 fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     check_known_files(case, &["pre.ssz_snappy", "post.ssz_snappy", "blocks_*"])?;
     let meta = Meta::read(case)?;
-    if meta.post_fork.as_deref() != Some("fulu") {
+    let post_fork = case.fork;
+    if meta.post_fork.as_deref() != Some(post_fork.to_string().as_str()) {
         return Err(format!(
-            "meta.yaml names post_fork {:?}, expected fulu",
+            "meta.yaml names post_fork {:?}, expected {post_fork}",
             meta.post_fork
         ));
     }
+    let pre_fork = post_fork
+        .previous()
+        .ok_or_else(|| format!("{post_fork} has no fork before it"))?;
     let fork_epoch = meta.fork_epoch.ok_or("meta.yaml has no fork_epoch")?;
     let count = meta.blocks_count.ok_or("meta.yaml has no blocks_count")?;
     let verify = meta.verify_signatures(VerifySignatures::Batched)?;
-    let mut spec = chain_spec(case, ForkName::Electra)?;
-    spec.fulu_fork_epoch = fork_epoch;
+    let mut spec = chain_spec(case, pre_fork)?;
+    match post_fork {
+        ForkName::Electra => spec.electra_fork_epoch = fork_epoch,
+        _ => spec.fulu_fork_epoch = fork_epoch,
+    }
 
-    let pre = read_state::<E>(case, "pre", ForkName::Electra)?;
+    let pre = read_state::<E>(case, "pre", pre_fork)?;
     let mut state = CachedBeaconState::new(pre);
     for i in 0..count {
         let file = format!("blocks_{i}.ssz_snappy");
@@ -67,9 +74,9 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             .map_err(|e| format!("cannot decode {file}: {e:?}"))?;
         // The slot decides the block's fork; `fork_block` says the same thing in another way.
         let expected = if meta.fork_block.is_some_and(|last| i <= last) {
-            ForkName::Electra
+            pre_fork
         } else {
-            ForkName::Fulu
+            post_fork
         };
         if block.fork_name() != expected {
             return Err(format!(
