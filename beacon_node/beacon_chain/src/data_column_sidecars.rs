@@ -8,8 +8,8 @@ use ssz_types::{FixedVector, VariableList};
 use tree_hash::TreeHash;
 use types::merkle_proof::{MerkleProofError, compute_merkle_proof, get_subtree_index};
 use types::{
-    Bytes32, DataColumnSidecar, EthSpec, ForkName, KZGCommitment, KZGProof, SignedBeaconBlock,
-    fulu, phase0, typenum::Unsigned,
+    Bytes32, DataColumnSidecar, EthSpec, ForkName, KZGCommitment, KZGProof, Root,
+    SignedBeaconBlock, fulu, phase0, typenum::Unsigned,
 };
 
 /// `get_generalized_index(BeaconBlockBody, "blob_kzg_commitments")` from Deneb on: field 11 of
@@ -122,12 +122,29 @@ pub fn verify_data_column_sidecar_inclusion_proof<E: EthSpec>(
     sidecar: &DataColumnSidecar<E>,
 ) -> bool {
     let DataColumnSidecar::Fulu(sidecar) = sidecar;
-    state_processing::common::is_valid_merkle_branch(
-        sidecar.kzg_commitments.tree_hash_root(),
+    verify_kzg_commitments_inclusion_proof::<E>(
+        &sidecar.kzg_commitments,
         &sidecar.kzg_commitments_inclusion_proof,
+        sidecar.signed_block_header.message.body_root,
+    )
+}
+
+/// The Merkle check shared by `verify_data_column_sidecar_inclusion_proof` and
+/// `verify_partial_data_column_header_inclusion_proof`: `commitments` are the
+/// `blob_kzg_commitments` of the body whose root is `body_root`.
+///
+/// [spec]: fulu/partial-columns/p2p-interface.md#new-verify_partial_data_column_header_inclusion_proof
+pub fn verify_kzg_commitments_inclusion_proof<E: EthSpec>(
+    commitments: &VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
+    proof: &[Root],
+    body_root: Root,
+) -> bool {
+    state_processing::common::is_valid_merkle_branch(
+        commitments.tree_hash_root(),
+        proof,
         E::KzgCommitmentsInclusionProofDepth::to_usize(),
         get_subtree_index(BLOB_KZG_COMMITMENTS_GINDEX),
-        sidecar.signed_block_header.message.body_root,
+        body_root,
     )
 }
 

@@ -1,16 +1,29 @@
 //! The beacon chain: everything the node verifies, imports and serves goes through here
 //! (`../shared/ARCHITECTURE.md`, "Data flow").
 //!
-//! Assembled piece by piece; today it holds the caches behind the p2p spec's "first one seen"
-//! IGNORE rules ([`observed`]) the construction and inclusion proof of data column sidecars
-//! ([`data_column_sidecars`]), their KZG batches ([`data_column_verification`]) and the data
-//! availability checker that holds blocks until their custody columns are here
-//! ([`data_availability_checker`]).
+//! - [`chain`]: [`BeaconChain`], the owner of fork choice, the store's writes, the head snapshot
+//!   and the observed caches; block import.
+//! - [`gossip`]: the p2p spec's validation of every Fulu gossip topic, with typed
+//!   IGNORE / REJECT errors and batch forms for attestations, aggregates and columns.
+//! - [`observed`]: the caches behind the "first one seen" rules.
+//! - [`data_column_sidecars`], [`data_column_verification`], [`data_availability_checker`]:
+//!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
+//! - [`events`], [`slot_clock`]: the event bus and the clock.
 
+pub mod chain;
 pub mod data_availability_checker;
 pub mod data_column_sidecars;
 pub mod data_column_verification;
+pub mod events;
+pub mod gossip;
 pub mod observed;
+pub mod slot_clock;
+
+pub use chain::{
+    BeaconChain, ChainConfig, ChainError, HeadSnapshot, PayloadStatus, UnimportedBlock,
+};
+pub use gossip::Verdict;
+pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
 
 #[cfg(test)]
 mod test_utils;

@@ -383,6 +383,26 @@ impl ObservedOperations {
     pub fn observe_bls_to_execution_change(&mut self, index: ValidatorIndex) -> bool {
         !self.bls_to_execution_changes.insert(index)
     }
+
+    /// Whether an exit of `index` was recorded.
+    pub fn is_exit_known(&self, index: ValidatorIndex) -> bool {
+        self.exits.contains(&index)
+    }
+
+    /// Whether a proposer slashing of `index` was recorded.
+    pub fn is_proposer_slashing_known(&self, index: ValidatorIndex) -> bool {
+        self.proposer_slashings.contains(&index)
+    }
+
+    /// Whether some index of `indices` is in no recorded attester slashing.
+    pub fn has_new_attester_slashing_index(&self, indices: &[ValidatorIndex]) -> bool {
+        indices.iter().any(|i| !self.attester_slashings.contains(i))
+    }
+
+    /// Whether a BLS-to-execution change of `index` was recorded.
+    pub fn is_bls_to_execution_change_known(&self, index: ValidatorIndex) -> bool {
+        self.bls_to_execution_changes.contains(&index)
+    }
 }
 
 #[cfg(test)]

@@ -475,10 +475,18 @@ impl<E: EthSpec> ForkChoice<E> {
         Ok(block_root)
     }
 
+    /// Replaces the finalized checkpoint, for a store started from a chosen checkpoint (the
+    /// spec's gossip vectors give one beside the anchor state). `checkpoint.root` need not be
+    /// a block of the store: blocks that do not descend from it then fail the checks that read
+    /// it (`get_checkpoint_block`).
+    pub fn set_finalized_checkpoint(&mut self, checkpoint: Checkpoint) {
+        self.finalized_checkpoint = checkpoint;
+    }
+
     /// `store_target_checkpoint_state(store, target)`, returning the state.
     ///
     /// [spec]: phase0/fork-choice.md#store_target_checkpoint_state
-    fn checkpoint_state(
+    pub fn checkpoint_state(
         &mut self,
         target: &Checkpoint,
     ) -> Result<&mut CachedBeaconState<E>, Error> {

@@ -52,10 +52,6 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
         path: "minimal/fulu/light_client/update_ranking",
         reason: "needs the light-client store's is_better_update (issue 19)",
     },
-    AllowedGap {
-        path: "minimal/fulu/networking/gossip_*",
-        reason: "gossip validation runs against the beacon chain (issue 13)",
-    },
 ];
 
 /// The entry of `list` that covers `id`, if any.

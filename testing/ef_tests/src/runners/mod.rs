@@ -8,6 +8,7 @@ mod epoch_processing;
 mod fork;
 mod fork_choice;
 mod genesis;
+mod gossip;
 mod kzg;
 mod light_client;
 mod merkle_proof;

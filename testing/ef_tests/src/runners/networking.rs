@@ -1,5 +1,5 @@
 //! `networking`: the Fulu custody functions against `meta.yaml`, and the gossip validation
-//! handlers, which are skipped until a beacon chain exists to validate against.
+//! handlers against the beacon chain ([`gossip`]).
 //!
 //! - `get_custody_groups`: `node_id` (a `uint256` in decimal), `custody_group_count`, `result`.
 //! - `compute_columns_for_custody_group`: `custody_group`, `result`.
@@ -15,10 +15,7 @@ use types::{ChainSpec, EthSpec, MainnetEthSpec, MinimalEthSpec, U256};
 
 use crate::case::{CaseContext, CaseResult, Preset, Runner};
 use crate::files::read_yaml;
-
-/// Why the `gossip_*` handlers are skipped.
-pub(crate) const GOSSIP_SKIP_REASON: &str = "gossip validation needs a beacon chain (state, fork choice, \
-     seen caches) to validate against; beacon_chain does not exist yet";
+use crate::runners::gossip;
 
 /// Runs `<config>/fulu/networking/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,13 +28,16 @@ impl Runner for Networking {
 
     fn run_case(&self, case: &CaseContext) -> CaseResult {
         let handler = case.handler.as_str();
-        if handler.starts_with("gossip_") {
-            return CaseResult::Skipped(GOSSIP_SKIP_REASON.to_string());
-        }
         let preset = match case.preset() {
             Ok(preset) => preset,
             Err(e) => return CaseResult::Failed(e),
         };
+        if handler.starts_with("gossip_") {
+            return CaseResult::from_check(match preset {
+                Preset::Minimal => gossip::check::<MinimalEthSpec>(case),
+                Preset::Mainnet => gossip::check::<MainnetEthSpec>(case),
+            });
+        }
         let result = match (handler, preset) {
             ("get_custody_groups", Preset::Minimal) => {
                 check_get_custody_groups(case, &ChainSpec::minimal())

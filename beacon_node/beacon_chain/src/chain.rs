@@ -1,0 +1,580 @@
+//! [`BeaconChain`]: the one owner of fork choice, the store's writes, the head and the caches
+//! the gossip rules read.
+//!
+//! Locks: fork choice, the observed caches and the block bookkeeping each sit behind their own
+//! mutex, held only for reads and writes of that structure, never across a signature check, a
+//! state transition or a store write of another structure. Readers of the head take the
+//! published [`HeadSnapshot`] (an `Arc` swapped under a short write lock).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use fork_choice::{Columns, ForkChoice, ThreadPool};
+use parking_lot::{Mutex, RwLock};
+use state_processing::{CachedBeaconState, per_block::ExecutionEngine};
+use store::{Head as StoreHead, Store};
+use types::{
+    BeaconState, ChainSpec, Epoch, EthSpec, Root, SignedBeaconBlock, Slot, electra::BeaconBlock,
+    phase0::Checkpoint,
+};
+
+use crate::events::{ChainEvent, EventBus};
+use crate::observed::{
+    ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
+    ObservedValidators,
+};
+use crate::slot_clock::SlotClock;
+
+/// Options of the chain.
+#[derive(Debug, Clone)]
+pub struct ChainConfig {
+    /// Options of fork choice.
+    pub fork_choice: fork_choice::Config,
+    /// Epochs the per-epoch observed caches hold (attesters, aggregators).
+    pub observed_epochs: u64,
+    /// Slots the per-slot observed caches hold ahead of their lowest slot.
+    pub observed_slots: u64,
+    /// The bound on validator indices the observed bitsets accept.
+    pub max_validator_index: u64,
+}
+
+impl Default for ChainConfig {
+    fn default() -> Self {
+        Self {
+            fork_choice: fork_choice::Config::default(),
+            observed_epochs: 4,
+            observed_slots: 1 << 20,
+            max_validator_index: 1 << 24,
+        }
+    }
+}
+
+/// Why the chain could not do what it was asked (not a gossip verdict: those are per topic).
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(#[from] store::StoreError),
+    /// Fork choice refused or failed.
+    #[error("fork choice: {0}")]
+    ForkChoice(#[from] fork_choice::Error),
+    /// A state helper failed.
+    #[error("state: {0}")]
+    State(String),
+    /// The anchor block and state do not belong together.
+    #[error("anchor: {0}")]
+    Anchor(String),
+    /// The store holds no chain to reopen.
+    #[error("the store has no head: start from a genesis or checkpoint state")]
+    EmptyStore,
+}
+
+/// The execution status of a block's payload, as the gossip rules and optimistic sync read it.
+///
+/// [spec]: sync/optimistic.md
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadStatus {
+    /// The execution client found the payload valid.
+    Valid,
+    /// The execution client found the payload (or an ancestor's) invalid.
+    Invalidated,
+    /// Not validated yet: imported optimistically.
+    NotValidated,
+}
+
+/// A block the node has seen but holds no post-state for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnimportedBlock {
+    /// It failed validation or the state transition: its descendants are rejected.
+    Failed {
+        /// Its slot.
+        slot: Slot,
+    },
+    /// It is queued for import (waiting for its columns or a worker).
+    Pending {
+        /// Its slot.
+        slot: Slot,
+    },
+}
+
+/// The head as readers see it: cheap to clone, consistent (block, state and checkpoints of one
+/// moment).
+#[derive(Debug, Clone)]
+pub struct HeadSnapshot<E: EthSpec> {
+    /// The head block's root.
+    pub block_root: Root,
+    /// The head block's slot.
+    pub slot: Slot,
+    /// The head block's post-state (its caches shared with the chain's).
+    pub state: CachedBeaconState<E>,
+    /// The post-state's root.
+    pub state_root: Root,
+    /// Fork choice's justified checkpoint.
+    pub justified_checkpoint: Checkpoint,
+    /// Fork choice's finalized checkpoint.
+    pub finalized_checkpoint: Checkpoint,
+    /// Whether the head's payload is not yet validated by the execution client.
+    pub execution_optimistic: bool,
+}
+
+/// The p2p spec's `Seen`: the "first one seen" caches of every gossip topic.
+///
+/// [spec]: fulu/p2p-interface.md#modified-seen
+#[derive(Debug)]
+pub(crate) struct Observed<E: EthSpec> {
+    /// `proposer_slots`.
+    pub(crate) block_producers: ObservedBlockProducers,
+    /// `aggregator_epochs`.
+    pub(crate) aggregators: ObservedValidators,
+    /// `aggregate_data_roots`, keyed by the data's slot and the root of (data root, committee).
+    pub(crate) aggregate_bits: ObservedAggregateBits,
+    /// `attestation_validator_epochs`.
+    pub(crate) attesters: ObservedValidators,
+    /// Exits, slashings and BLS changes.
+    pub(crate) operations: ObservedOperations,
+    /// `sync_contribution_aggregator_slots`: (aggregator, subcommittee) per slot.
+    pub(crate) sync_aggregators: ObservedPerSlot<(u64, u64)>,
+    /// `sync_contribution_data`, keyed by slot and the root of (block root, subcommittee).
+    pub(crate) sync_contribution_bits: ObservedAggregateBits,
+    /// `sync_message_validator_slots`: (validator, subnet) per slot.
+    pub(crate) sync_messages: ObservedPerSlot<(u64, u64)>,
+    /// `data_column_sidecar_tuples`: (proposer, column index) per slot.
+    pub(crate) data_columns: ObservedPerSlot<(u64, u64)>,
+    /// `partial_data_column_headers`, by block root, with the header's slot for pruning.
+    pub(crate) partial_headers: HashMap<Root, types::fulu::PartialDataColumnHeader<E>>,
+    /// Roots of signed block headers whose proposer signature verified (a block's 128 column
+    /// sidecars share one header: its signature is checked once).
+    pub(crate) verified_headers: ObservedPerSlot<Root>,
+}
+
+impl<E: EthSpec> Observed<E> {
+    fn new(config: &ChainConfig) -> Self {
+        Self {
+            block_producers: ObservedBlockProducers::new(config.observed_slots),
+            aggregators: ObservedValidators::new(
+                config.observed_epochs,
+                config.max_validator_index,
+            ),
+            aggregate_bits: ObservedAggregateBits::new(config.observed_slots, 16),
+            attesters: ObservedValidators::new(config.observed_epochs, config.max_validator_index),
+            operations: ObservedOperations::default(),
+            sync_aggregators: ObservedPerSlot::new(config.observed_slots),
+            sync_contribution_bits: ObservedAggregateBits::new(config.observed_slots, 16),
+            sync_messages: ObservedPerSlot::new(config.observed_slots),
+            data_columns: ObservedPerSlot::new(config.observed_slots),
+            partial_headers: HashMap::new(),
+            verified_headers: ObservedPerSlot::new(config.observed_slots),
+        }
+    }
+
+    /// Moves every window to the current slot and the finalized slot.
+    fn prune(&mut self, current_slot: Slot, finalized_slot: Slot) {
+        let epoch = current_slot / E::slots_per_epoch();
+        self.aggregators.prune(epoch);
+        self.attesters.prune(epoch);
+        // Attestations are gossiped for two epochs; sync messages for the current slot.
+        let attestation_floor = current_slot.saturating_sub(2 * E::slots_per_epoch());
+        self.aggregate_bits.prune(attestation_floor);
+        let sync_floor = current_slot.saturating_sub(1);
+        self.sync_aggregators.prune(sync_floor);
+        self.sync_contribution_bits.prune(sync_floor);
+        self.sync_messages.prune(sync_floor);
+        self.block_producers.prune(finalized_slot);
+        self.data_columns.prune(finalized_slot);
+        self.verified_headers.prune(finalized_slot);
+        self.partial_headers
+            .retain(|_, h| h.signed_block_header.message.slot > finalized_slot);
+    }
+}
+
+/// The beacon chain.
+pub struct BeaconChain<E: EthSpec> {
+    spec: Arc<ChainSpec>,
+    genesis_time: u64,
+    genesis_validators_root: Root,
+    clock: Arc<dyn SlotClock>,
+    store: Arc<Store<E>>,
+    pub(crate) fork_choice: Mutex<ForkChoice<E>>,
+    head: RwLock<Arc<HeadSnapshot<E>>>,
+    pub(crate) observed: Mutex<Observed<E>>,
+    unimported: Mutex<HashMap<Root, UnimportedBlock>>,
+    payload_statuses: Mutex<HashMap<Root, PayloadStatus>>,
+    events: EventBus,
+    pool: Arc<ThreadPool>,
+    /// The sync committee's member keys and their validator indices (one committee a period).
+    pub(crate) sync_committee_cache: Mutex<Option<SyncCommitteeMembers>>,
+}
+
+/// A sync committee's member keys and validator indices, in committee order.
+pub(crate) type SyncCommitteeMembers = (Arc<[types::BLSPubkey]>, Arc<[types::ValidatorIndex]>);
+
+impl<E: EthSpec> std::fmt::Debug for BeaconChain<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let head = self.head();
+        f.debug_struct("BeaconChain")
+            .field("head", &head.block_root)
+            .field("slot", &head.slot)
+            .finish_non_exhaustive()
+    }
+}
+
+fn state_error(e: impl std::fmt::Display) -> ChainError {
+    ChainError::State(e.to_string())
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// A chain starting at `anchor_block` and its post-state `anchor_state` (a genesis or a
+    /// checkpoint), recorded in the empty `store`.
+    pub fn from_anchor(
+        store: Arc<Store<E>>,
+        anchor_state: BeaconState<E>,
+        anchor_block: SignedBeaconBlock<E>,
+        spec: Arc<ChainSpec>,
+        clock: Arc<dyn SlotClock>,
+        pool: Arc<ThreadPool>,
+        config: ChainConfig,
+    ) -> Result<Self, ChainError> {
+        let mut anchor = CachedBeaconState::new(anchor_state);
+        let state_root = anchor.hash_tree_root().map_err(state_error)?;
+        let block_root = anchor_block.canonical_root();
+        let message = electra_message(&anchor_block)
+            .ok_or_else(|| ChainError::Anchor("the anchor block is before Electra".into()))?;
+        if message.state_root != state_root {
+            return Err(ChainError::Anchor(format!(
+                "block {block_root} names state {} but the state's root is {state_root}",
+                message.state_root
+            )));
+        }
+        store.init_anchor(state_root, &anchor.state, block_root, &anchor_block)?;
+        let fork_choice = ForkChoice::new(
+            anchor.clone(),
+            message,
+            spec.clone(),
+            config.fork_choice.clone(),
+            pool.clone(),
+        )?;
+        let genesis_time = *anchor.state.genesis_time();
+        let genesis_validators_root = *anchor.state.genesis_validators_root();
+        let head = HeadSnapshot {
+            block_root,
+            slot: anchor_block.slot(),
+            state_root,
+            justified_checkpoint: fork_choice.justified_checkpoint().clone(),
+            finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
+            state: anchor,
+            execution_optimistic: false,
+        };
+        Ok(Self {
+            spec,
+            genesis_time,
+            genesis_validators_root,
+            clock,
+            store,
+            fork_choice: Mutex::new(fork_choice),
+            head: RwLock::new(Arc::new(head)),
+            observed: Mutex::new(Observed::new(&config)),
+            unimported: Mutex::new(HashMap::new()),
+            payload_statuses: Mutex::new(HashMap::new()),
+            events: EventBus::default(),
+            pool,
+            sync_committee_cache: Mutex::new(None),
+        })
+    }
+
+    /// The chain's spec.
+    pub fn spec(&self) -> &ChainSpec {
+        &self.spec
+    }
+
+    /// The genesis time (seconds since the UNIX epoch).
+    pub fn genesis_time(&self) -> u64 {
+        self.genesis_time
+    }
+
+    /// `genesis_validators_root`.
+    pub fn genesis_validators_root(&self) -> Root {
+        self.genesis_validators_root
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Store<E>> {
+        &self.store
+    }
+
+    /// The event bus.
+    pub fn events(&self) -> &EventBus {
+        &self.events
+    }
+
+    /// The pool data-parallel verification (KZG, BLS batches) runs on.
+    pub fn pool(&self) -> &Arc<ThreadPool> {
+        &self.pool
+    }
+
+    /// The current head.
+    pub fn head(&self) -> Arc<HeadSnapshot<E>> {
+        self.head.read().clone()
+    }
+
+    /// The clock's time in milliseconds since the UNIX epoch.
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The slot at time `now_ms` (the genesis slot before genesis).
+    pub fn slot_at_ms(&self, now_ms: u64) -> Slot {
+        now_ms.saturating_sub(self.genesis_time.saturating_mul(1000)) / self.spec.slot_duration_ms
+    }
+
+    /// `compute_time_at_slot_ms`.
+    ///
+    /// [spec]: phase0/p2p-interface.md#compute_time_at_slot_ms
+    pub fn compute_time_at_slot_ms(&self, slot: Slot) -> u64 {
+        self.genesis_time
+            .saturating_mul(1000)
+            .saturating_add(slot.saturating_mul(self.spec.slot_duration_ms))
+    }
+
+    /// `is_future_slot(store, slot, current_time_ms)`.
+    ///
+    /// [spec]: phase0/p2p-interface.md#is_future_slot
+    pub fn is_future_slot(&self, slot: Slot, current_time_ms: u64) -> bool {
+        current_time_ms.saturating_add(self.spec.maximum_gossip_clock_disparity)
+            < self.compute_time_at_slot_ms(slot)
+    }
+
+    /// `is_within_slot_range(store, slot, slot_range, current_time_ms)`.
+    ///
+    /// [spec]: phase0/p2p-interface.md#is_within_slot_range
+    pub fn is_within_slot_range(&self, slot: Slot, slot_range: u64, current_time_ms: u64) -> bool {
+        let disparity = self.spec.maximum_gossip_clock_disparity;
+        let start = self.compute_time_at_slot_ms(slot);
+        if current_time_ms.saturating_add(disparity) < start {
+            return false;
+        }
+        let end = self.compute_time_at_slot_ms(slot.saturating_add(slot_range).saturating_add(1));
+        end.saturating_add(disparity) >= current_time_ms
+    }
+
+    /// `is_current_or_previous_epoch(store, epoch, current_time_ms)`: `epoch` is within the
+    /// clock disparity of the current or the previous epoch.
+    ///
+    /// [spec]: deneb/p2p-interface.md#new-is_current_or_previous_epoch
+    pub fn is_current_or_previous_epoch(&self, epoch: Epoch, current_time_ms: u64) -> bool {
+        // `is_within_epoch(epoch) or is_within_epoch(epoch + 1)`: two adjacent ranges, each
+        // widened by the disparity at both ends, are one range over both epochs.
+        let spe = E::slots_per_epoch();
+        self.is_within_slot_range(epoch.saturating_mul(spe), 2 * spe - 1, current_time_ms)
+    }
+
+    /// The finalized checkpoint.
+    pub fn finalized_checkpoint(&self) -> Checkpoint {
+        self.fork_choice.lock().finalized_checkpoint().clone()
+    }
+
+    /// Replaces fork choice's finalized checkpoint (a store started from a chosen checkpoint,
+    /// as the spec's gossip vectors do).
+    pub fn set_finalized_checkpoint(&self, checkpoint: Checkpoint) {
+        self.fork_choice.lock().set_finalized_checkpoint(checkpoint);
+    }
+
+    /// Whether the block `root` was seen (imported, failed or pending): the spec's
+    /// `root in store.blocks`.
+    pub fn is_block_known(&self, root: &Root) -> bool {
+        self.fork_choice.lock().contains_block(root) || self.unimported.lock().contains_key(root)
+    }
+
+    /// Records a block seen without a post-state (failed or pending).
+    pub fn record_unimported_block(&self, root: Root, block: UnimportedBlock) {
+        self.unimported.lock().insert(root, block);
+    }
+
+    /// The block `root` if it was seen but not imported.
+    pub fn unimported_block(&self, root: &Root) -> Option<UnimportedBlock> {
+        self.unimported.lock().get(root).copied()
+    }
+
+    /// Records the execution status of block `root`'s payload.
+    pub fn set_payload_status(&self, root: Root, status: PayloadStatus) {
+        self.payload_statuses.lock().insert(root, status);
+    }
+
+    /// The execution status of block `root`'s payload; `NotValidated` when none was recorded.
+    pub fn payload_status(&self, root: &Root) -> PayloadStatus {
+        self.payload_statuses
+            .lock()
+            .get(root)
+            .copied()
+            .unwrap_or(PayloadStatus::NotValidated)
+    }
+
+    /// Records a partial data column header validated for block `root` (one derived from a
+    /// block or sidecar the node validated), so partial messages carrying only cells can be
+    /// checked against it.
+    pub fn record_partial_data_column_header(
+        &self,
+        root: Root,
+        header: types::fulu::PartialDataColumnHeader<E>,
+    ) {
+        self.observed.lock().partial_headers.insert(root, header);
+    }
+
+    /// Moves the observed caches' windows to the clock's slot and the finalized slot.
+    pub(crate) fn prune_observed(&self, current_slot: Slot) {
+        let finalized_slot = self.finalized_checkpoint().epoch * E::slots_per_epoch();
+        self.observed.lock().prune(current_slot, finalized_slot);
+    }
+
+    /// Imports `block` with its custody `columns` (already verified as available): fork
+    /// choice's `on_block` (the state transition on the parent's cached state), one store
+    /// batch with the block, its columns and its post-state, then the head. Returns the block
+    /// root. `engine` gives the execution client's verdict on the payload.
+    pub fn import_block(
+        &self,
+        block: Arc<SignedBeaconBlock<E>>,
+        columns: &[types::DataColumnSidecar<E>],
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<Root, ChainError> {
+        let block_root = block.canonical_root();
+        let now = self.now_ms();
+        let post_state = {
+            let mut fc = self.fork_choice.lock();
+            fc.on_tick(now / 1000);
+            if let Err(e) = fc.on_block(&block, Columns::Retrieved(columns), engine) {
+                drop(fc);
+                if !matches!(
+                    e,
+                    fork_choice::Error::UnknownParent { .. }
+                        | fork_choice::Error::FutureBlock { .. }
+                ) {
+                    self.record_unimported_block(
+                        block_root,
+                        UnimportedBlock::Failed { slot: block.slot() },
+                    );
+                }
+                return Err(e.into());
+            }
+            // The block's votes and slashings count in fork choice (`on_block` is followed by
+            // `on_attestation(is_from_block=True)` and `on_attester_slashing` for its body).
+            // They were valid in the state transition; one fork choice cannot use (a vote
+            // for a block it pruned) is skipped, as the spec's store would drop it.
+            if let Some(message) = electra_message(&block) {
+                for attestation in message.body.attestations.iter() {
+                    let _ = fc.on_attestation(attestation, true);
+                }
+                for slashing in message.body.attester_slashings.iter() {
+                    let _ = fc.on_attester_slashing(slashing);
+                }
+            }
+            fc.block_state(&block_root)
+                .cloned()
+                .expect("on_block stores the post-state of the block it accepted")
+        };
+        self.unimported.lock().remove(&block_root);
+        self.set_payload_status(block_root, payload_status);
+        let state_root = block.state_root();
+
+        let mut batch = self.store.begin_batch()?;
+        batch.put_block(block_root, &block)?;
+        for column in columns {
+            batch.put_data_column(block_root, column)?;
+        }
+        batch.put_state(state_root, &post_state.state)?;
+        batch.commit()?;
+
+        self.events.publish(ChainEvent::Block {
+            slot: block.slot(),
+            block: block_root,
+            execution_optimistic: payload_status == PayloadStatus::NotValidated,
+        });
+        self.recompute_head()?;
+        Ok(block_root)
+    }
+
+    /// Runs fork choice's `get_head`, publishes the new head (and a reorg when the new head
+    /// does not descend from the old one) and records it in the store.
+    pub fn recompute_head(&self) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
+        let old = self.head();
+        let (head, state, justified, finalized, old_is_ancestor) = {
+            let mut fc = self.fork_choice.lock();
+            let head = fc.get_head()?;
+            let state = fc
+                .block_state(&head.root)
+                .cloned()
+                .expect("fork choice holds the state of every block in its tree");
+            let old_is_ancestor = fc
+                .get_ancestor(&head.root, old.slot)
+                .is_ok_and(|a| a == old.block_root);
+            (
+                head,
+                state,
+                fc.justified_checkpoint().clone(),
+                fc.finalized_checkpoint().clone(),
+                old_is_ancestor,
+            )
+        };
+        if head.root == old.block_root {
+            return Ok(old);
+        }
+        let state_root = state.state.latest_block_header().state_root;
+        let state_root = if state_root == Root::ZERO {
+            let mut s = state.clone();
+            s.hash_tree_root().map_err(state_error)?
+        } else {
+            // The post-state of a block: its header's state root is filled at the next slot
+            // only, so it is the block's own `state_root`.
+            state_root
+        };
+        let execution_optimistic = self.payload_status(&head.root) == PayloadStatus::NotValidated;
+        let snapshot = Arc::new(HeadSnapshot {
+            block_root: head.root,
+            slot: head.slot,
+            state,
+            state_root,
+            justified_checkpoint: justified,
+            finalized_checkpoint: finalized.clone(),
+            execution_optimistic,
+        });
+        let mut batch = self.store.begin_batch()?;
+        batch.set_head(StoreHead {
+            block_root: head.root,
+            state_root,
+            slot: head.slot,
+        })?;
+        batch.commit()?;
+        *self.head.write() = snapshot.clone();
+
+        let spe = E::slots_per_epoch();
+        if !old_is_ancestor {
+            self.events.publish(ChainEvent::ChainReorg {
+                slot: head.slot,
+                depth: old.slot.saturating_sub(head.slot.min(old.slot)).max(1),
+                old_head_block: old.block_root,
+                new_head_block: head.root,
+            });
+        }
+        self.events.publish(ChainEvent::Head {
+            slot: head.slot,
+            block: head.root,
+            state: state_root,
+            epoch_transition: head.slot / spe != old.slot / spe,
+            execution_optimistic,
+        });
+        if finalized.epoch > old.finalized_checkpoint.epoch {
+            self.events.publish(ChainEvent::FinalizedCheckpoint {
+                block: finalized.root,
+                epoch: finalized.epoch,
+            });
+        }
+        Ok(snapshot)
+    }
+}
+
+/// The Electra-layout message of a block (Electra and Fulu share it).
+pub(crate) fn electra_message<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Option<&BeaconBlock<E>> {
+    match block {
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => Some(&b.message),
+        _ => None,
+    }
+}

@@ -1,0 +1,320 @@
+//! `beacon_block`.
+//!
+//! [spec]: fulu/p2p-interface.md#modified-beacon_block
+
+use std::sync::Arc;
+
+use state_processing::{
+    CachedBeaconState, common::get_beacon_proposer_index, per_slot::process_slots,
+};
+use types::{EthSpec, Root, SignedBeaconBlock, Slot, ValidatorIndex, signing};
+
+use super::{Verdict, domain_at, head_pubkey, validator_count, verify_one};
+use crate::chain::{BeaconChain, PayloadStatus, UnimportedBlock, electra_message};
+use crate::events::ChainEvent;
+
+/// Why a gossip block is not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockGossipError {
+    /// [IGNORE] The block is from a future slot.
+    #[error("block slot {slot} is in the future")]
+    FutureSlot {
+        /// The block's slot.
+        slot: Slot,
+    },
+    /// [IGNORE] The block is not after the finalized slot.
+    #[error("block slot {slot} is not after the finalized slot {finalized_slot}")]
+    NotAfterFinalizedSlot {
+        /// The block's slot.
+        slot: Slot,
+        /// The finalized slot.
+        finalized_slot: Slot,
+    },
+    /// [IGNORE] A block of this proposer for this slot was seen already.
+    #[error("a block of proposer {proposer} at slot {slot} was seen already")]
+    RepeatProposal {
+        /// The slot.
+        slot: Slot,
+        /// The proposer.
+        proposer: ValidatorIndex,
+    },
+    /// [REJECT] The proposer index is not a validator.
+    #[error("proposer index {index} is out of range")]
+    ProposerIndexOutOfRange {
+        /// The index.
+        index: ValidatorIndex,
+    },
+    /// [REJECT] The proposer signature is invalid.
+    #[error("invalid proposer signature")]
+    InvalidSignature,
+    /// [IGNORE] The parent was not seen.
+    #[error("parent {parent} has not been seen")]
+    ParentUnknown {
+        /// The parent root.
+        parent: Root,
+    },
+    /// [REJECT] The payload's timestamp does not match the slot.
+    #[error("payload timestamp {found}, expected {expected}")]
+    IncorrectTimestamp {
+        /// `compute_time_at_slot(state, block.slot)`.
+        expected: u64,
+        /// The payload's timestamp.
+        found: u64,
+    },
+    /// [REJECT] The parent failed validation and its payload was not validated.
+    #[error("parent {parent} failed validation (payload not validated)")]
+    ParentInvalidOptimistic {
+        /// The parent root.
+        parent: Root,
+    },
+    /// [IGNORE] The parent failed validation and its payload was processed.
+    #[error("parent {parent} failed validation (payload processed)")]
+    ParentInvalidProcessed {
+        /// The parent root.
+        parent: Root,
+    },
+    /// [IGNORE] The parent passed validation but its payload is invalid.
+    #[error("parent {parent}'s payload is invalid")]
+    ParentPayloadInvalid {
+        /// The parent root.
+        parent: Root,
+    },
+    /// [REJECT] The block is not after its parent.
+    #[error("block slot {slot} is not after its parent's slot {parent_slot}")]
+    NotAfterParent {
+        /// The block's slot.
+        slot: Slot,
+        /// The parent's slot.
+        parent_slot: Slot,
+    },
+    /// [REJECT] The finalized checkpoint is not an ancestor.
+    #[error("the finalized checkpoint {finalized} is not an ancestor of the block")]
+    NotFinalizedDescendant {
+        /// The finalized root.
+        finalized: Root,
+    },
+    /// [REJECT] More blob commitments than the block's epoch allows.
+    #[error("{count} blob commitments, more than the limit of {max}")]
+    TooManyBlobCommitments {
+        /// Commitments in the block.
+        count: usize,
+        /// `get_blob_parameters(epoch).max_blobs_per_block`.
+        max: u64,
+    },
+    /// [REJECT] Not the expected proposer of the slot.
+    #[error("proposer {found}, expected {expected}")]
+    WrongProposer {
+        /// The expected proposer.
+        expected: ValidatorIndex,
+        /// The block's proposer.
+        found: ValidatorIndex,
+    },
+    /// [REJECT] A block of a fork before Electra (the chain does not process those).
+    #[error("a {0} block")]
+    UnsupportedFork(types::ForkName),
+    /// [IGNORE] The node could not compute what a rule needs (a state helper failed).
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl BlockGossipError {
+    /// ACCEPT / IGNORE / REJECT.
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            Self::FutureSlot { .. }
+            | Self::NotAfterFinalizedSlot { .. }
+            | Self::RepeatProposal { .. }
+            | Self::ParentUnknown { .. }
+            | Self::ParentInvalidProcessed { .. }
+            | Self::ParentPayloadInvalid { .. }
+            | Self::Internal(_) => Verdict::Ignore,
+            Self::ProposerIndexOutOfRange { .. }
+            | Self::InvalidSignature
+            | Self::IncorrectTimestamp { .. }
+            | Self::ParentInvalidOptimistic { .. }
+            | Self::NotAfterParent { .. }
+            | Self::NotFinalizedDescendant { .. }
+            | Self::TooManyBlobCommitments { .. }
+            | Self::WrongProposer { .. }
+            | Self::UnsupportedFork(_) => Verdict::Reject,
+        }
+    }
+}
+
+/// A block that passed gossip validation: its proposer signature is valid and it extends a
+/// block the chain holds.
+#[derive(Debug, Clone)]
+pub struct GossipVerifiedBlock<E: EthSpec> {
+    /// The block.
+    pub block: Arc<SignedBeaconBlock<E>>,
+    /// Its root.
+    pub block_root: Root,
+}
+
+/// `get_beacon_proposer_index` of the parent's post-state advanced to `slot`: read from the
+/// Fulu `proposer_lookahead` when `slot` is within the two epochs it covers, otherwise by
+/// advancing a copy.
+pub(crate) fn expected_proposer<E: EthSpec>(
+    parent_state: &CachedBeaconState<E>,
+    slot: Slot,
+    spec: &types::ChainSpec,
+) -> Result<ValidatorIndex, String> {
+    let spe = E::slots_per_epoch();
+    let state_slot = *parent_state.state.slot();
+    let state_epoch = state_slot / spe;
+    if let types::BeaconState::Fulu(s) = &parent_state.state
+        && slot / spe <= state_epoch + 1
+        && slot >= state_epoch * spe
+    {
+        let i = (slot - state_epoch * spe) as usize;
+        if let Some(&index) = s.proposer_lookahead.get(i) {
+            return Ok(index);
+        }
+    }
+    let mut state = parent_state.clone();
+    if slot > state_slot {
+        process_slots(&mut state, slot, spec).map_err(|e| e.to_string())?;
+    }
+    let (view, caches) = state.view_mut().map_err(|e| e.to_string())?;
+    get_beacon_proposer_index(&view.as_ref(), caches).map_err(|e| e.to_string())
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// `validate_beacon_block_gossip(seen, store, state, signed_beacon_block, current_time_ms,
+    /// block_payload_statuses)`.
+    ///
+    /// [spec]: fulu/p2p-interface.md#modified-beacon_block
+    pub fn verify_block_for_gossip(
+        &self,
+        block: Arc<SignedBeaconBlock<E>>,
+        current_time_ms: u64,
+    ) -> Result<GossipVerifiedBlock<E>, BlockGossipError> {
+        self.prune_observed(self.slot_at_ms(current_time_ms));
+        let message =
+            electra_message(&block).ok_or(BlockGossipError::UnsupportedFork(block.fork_name()))?;
+        let slot = message.slot;
+        let proposer = message.proposer_index;
+        if self.is_future_slot(slot, current_time_ms) {
+            return Err(BlockGossipError::FutureSlot { slot });
+        }
+        let finalized = self.finalized_checkpoint();
+        let finalized_slot = finalized.epoch * E::slots_per_epoch();
+        if slot <= finalized_slot {
+            return Err(BlockGossipError::NotAfterFinalizedSlot {
+                slot,
+                finalized_slot,
+            });
+        }
+        if self
+            .observed
+            .lock()
+            .block_producers
+            .proposer_has_been_observed(slot, proposer)
+            .unwrap_or(false)
+        {
+            return Err(BlockGossipError::RepeatProposal { slot, proposer });
+        }
+        let head = self.head();
+        if proposer >= validator_count(&head.state) {
+            return Err(BlockGossipError::ProposerIndexOutOfRange { index: proposer });
+        }
+        let key = head_pubkey(&head.state, proposer).ok_or(BlockGossipError::InvalidSignature)?;
+        let block_root = block.canonical_root();
+        let domain = domain_at(
+            self.spec(),
+            self.genesis_validators_root(),
+            signing::DOMAIN_BEACON_PROPOSER,
+            slot / E::slots_per_epoch(),
+        );
+        if !verify_one(
+            &key,
+            signing::compute_signing_root(&block_root, domain),
+            &block.signature(),
+        ) {
+            return Err(BlockGossipError::InvalidSignature);
+        }
+        let parent = message.parent_root;
+        if !self.is_block_known(&parent) {
+            return Err(BlockGossipError::ParentUnknown { parent });
+        }
+        let expected = self.spec().compute_time_at_slot(self.genesis_time(), slot);
+        let found = message.body.execution_payload.timestamp;
+        if found != expected {
+            return Err(BlockGossipError::IncorrectTimestamp { expected, found });
+        }
+        let parent_status = self.payload_status(&parent);
+        let (parent_state, parent_slot, checkpoint_block) = {
+            let fc = self.fork_choice.lock();
+            match fc
+                .block_state(&parent)
+                .filter(|_| fc.contains_block(&parent))
+            {
+                None => {
+                    drop(fc);
+                    return Err(match (parent_status, self.unimported_block(&parent)) {
+                        (_, Some(UnimportedBlock::Pending { .. })) => {
+                            BlockGossipError::ParentUnknown { parent }
+                        }
+                        (PayloadStatus::NotValidated, _) => {
+                            BlockGossipError::ParentInvalidOptimistic { parent }
+                        }
+                        _ => BlockGossipError::ParentInvalidProcessed { parent },
+                    });
+                }
+                Some(state) => {
+                    let parent_slot = fc
+                        .proto_array()
+                        .get(&parent)
+                        .map(|n| n.slot)
+                        .ok_or(BlockGossipError::ParentUnknown { parent })?;
+                    let checkpoint_block = fc
+                        .get_checkpoint_block(&parent, finalized.epoch)
+                        .map_err(|e| BlockGossipError::Internal(e.to_string()))?;
+                    (state.clone(), parent_slot, checkpoint_block)
+                }
+            }
+        };
+        if parent_status == PayloadStatus::Invalidated {
+            return Err(BlockGossipError::ParentPayloadInvalid { parent });
+        }
+        if slot <= parent_slot {
+            return Err(BlockGossipError::NotAfterParent { slot, parent_slot });
+        }
+        if checkpoint_block != finalized.root {
+            return Err(BlockGossipError::NotFinalizedDescendant {
+                finalized: finalized.root,
+            });
+        }
+        let max = self
+            .spec()
+            .get_blob_parameters(slot / E::slots_per_epoch())
+            .max_blobs_per_block;
+        let count = message.body.blob_kzg_commitments.len();
+        if count as u64 > max {
+            return Err(BlockGossipError::TooManyBlobCommitments { count, max });
+        }
+        let expected = expected_proposer(&parent_state, slot, self.spec())
+            .map_err(BlockGossipError::Internal)?;
+        if proposer != expected {
+            return Err(BlockGossipError::WrongProposer {
+                expected,
+                found: proposer,
+            });
+        }
+        // Mark the block as seen; a concurrent copy that got here first wins.
+        let first = self
+            .observed
+            .lock()
+            .block_producers
+            .observe(slot, proposer, block_root)
+            .map_or(true, |o| o == crate::observed::ProposalObservation::New);
+        if !first {
+            return Err(BlockGossipError::RepeatProposal { slot, proposer });
+        }
+        self.events().publish(ChainEvent::BlockGossip {
+            slot,
+            block: block_root,
+        });
+        Ok(GossipVerifiedBlock { block, block_root })
+    }
+}
