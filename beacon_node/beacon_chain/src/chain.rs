@@ -140,6 +140,8 @@ pub(crate) struct Observed<E: EthSpec> {
     pub(crate) sync_messages: ObservedPerSlot<(u64, u64)>,
     /// `data_column_sidecar_tuples`: (proposer, column index) per slot.
     pub(crate) data_columns: ObservedPerSlot<(u64, u64)>,
+    /// `blob_sidecar_tuples` (before Fulu): (proposer, blob index) per slot.
+    pub(crate) blob_sidecars: ObservedPerSlot<(u64, u64)>,
     /// `partial_data_column_headers`, by block root, with the header's slot for pruning.
     pub(crate) partial_headers: HashMap<Root, types::fulu::PartialDataColumnHeader<E>>,
     /// Roots of signed block headers whose proposer signature verified (a block's 128 column
@@ -162,6 +164,7 @@ impl<E: EthSpec> Observed<E> {
             sync_contribution_bits: ObservedAggregateBits::new(config.observed_slots, 16),
             sync_messages: ObservedPerSlot::new(config.observed_slots),
             data_columns: ObservedPerSlot::new(config.observed_slots),
+            blob_sidecars: ObservedPerSlot::new(config.observed_slots),
             partial_headers: HashMap::new(),
             verified_headers: ObservedPerSlot::new(config.observed_slots),
         }
@@ -181,6 +184,7 @@ impl<E: EthSpec> Observed<E> {
         self.sync_messages.prune(sync_floor);
         self.block_producers.prune(finalized_slot);
         self.data_columns.prune(finalized_slot);
+        self.blob_sidecars.prune(finalized_slot);
         self.verified_headers.prune(finalized_slot);
         self.partial_headers
             .retain(|_, h| h.signed_block_header.message.slot > finalized_slot);

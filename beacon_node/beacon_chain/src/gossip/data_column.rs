@@ -214,7 +214,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// The header rules shared by full and partial sidecars, from the future-slot check to the
     /// finalized-ancestor check: slot bounds, proposer index and signature (verified once per
     /// header), the parent seen, valid and earlier, the finalized checkpoint an ancestor.
-    fn check_sidecar_header(
+    pub(crate) fn check_sidecar_header(
         &self,
         signed_header: &SignedBeaconBlockHeader,
         current_time_ms: u64,
@@ -300,7 +300,7 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// The last rule: the header's proposer is the one expected at its slot.
-    fn check_sidecar_proposer(
+    pub(crate) fn check_sidecar_proposer(
         &self,
         signed_header: &SignedBeaconBlockHeader,
     ) -> Result<(), DataColumnGossipError> {

@@ -17,6 +17,7 @@
 //! [spec]: phase0/p2p-interface.md#global-topics, fulu/p2p-interface.md#global-topics
 
 pub mod attestation;
+pub mod blob_sidecar;
 pub mod block;
 pub mod data_column;
 pub mod operations;
@@ -27,6 +28,7 @@ use state_processing::CachedBeaconState;
 use types::{ChainSpec, Domain, DomainType, Epoch, EthSpec, Root, ValidatorIndex, signing};
 
 pub use attestation::{AttestationGossipError, VerifiedAggregate, VerifiedSingleAttestation};
+pub use blob_sidecar::{BlobSidecarGossipError, GossipVerifiedBlobSidecar};
 pub use block::{BlockGossipError, GossipVerifiedBlock};
 pub use data_column::{
     DataColumnGossipError, GossipVerifiedDataColumn, PartialColumnGossipError,

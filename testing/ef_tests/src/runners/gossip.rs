@@ -21,7 +21,7 @@ use ssz::Decode;
 use state_processing::per_block::AlwaysValid;
 use store::{Store, StoreConfig};
 use types::{
-    ChainSpec, DataColumnSidecar, EthSpec, Root, SignedBeaconBlock,
+    BlobSidecar, ChainSpec, DataColumnSidecar, EthSpec, Root, SignedBeaconBlock,
     altair::{SignedContributionAndProof, SyncCommitteeMessage},
     capella::SignedBLSToExecutionChange,
     electra::{AttesterSlashing, SignedAggregateAndProof, SingleAttestation},
@@ -335,6 +335,15 @@ fn validate<E: EthSpec>(
             })?;
             outcome(
                 chain.verify_data_column_for_gossip(Arc::new(x), subnet()?, now),
+                |e| e.verdict(),
+            )
+        }
+        "blob_sidecar" => {
+            let x = read(case, name, |b| {
+                BlobSidecar::<E>::from_ssz_bytes_by_fork(b, case.fork)
+            })?;
+            outcome(
+                chain.verify_blob_sidecar_for_gossip(Arc::new(x), subnet()?, now),
                 |e| e.verdict(),
             )
         }
