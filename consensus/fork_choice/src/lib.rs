@@ -7,7 +7,8 @@
 //!   before it writes, so a rejected message leaves it unchanged.
 //! - [`ProtoArray`]: the block tree, weights and the viability filter.
 //! - [`VoteTracker`]: latest messages, one dense entry per validator, and the deltas they imply.
-//! - [`data_availability`]: the Fulu `is_data_available` hook of `on_block`.
+//! - [`data_availability`]: the `is_data_available` hook of `on_block` (Fulu's columns, or
+//!   Deneb's blobs and proofs before Fulu).
 //!
 //! [spec]: phase0/fork-choice.md, fulu/fork-choice.md
 
@@ -18,8 +19,8 @@ pub mod proto_array;
 pub mod votes;
 
 pub use data_availability::{
-    Columns, SidecarError, is_data_available, verify_data_column_sidecar,
-    verify_data_column_sidecars,
+    BlobsError, Columns, SidecarError, is_data_available, verify_blobs_available,
+    verify_data_column_sidecar, verify_data_column_sidecars,
 };
 pub use error::Error;
 pub use fork_choice::{Config, ForkChoice, Head};

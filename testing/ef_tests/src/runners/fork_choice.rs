@@ -1,6 +1,6 @@
 //! `fork_choice`: a store built from `anchor_state`/`anchor_block`, then the steps of
 //! `steps.yaml` in order — ticks, blocks (with their attestations and attester slashings, and
-//! Fulu data columns), attestations, attester slashings — with `checks` against the store.
+//! Fulu data columns or Deneb/Electra blobs and proofs), attestations, attester slashings — with `checks` against the store.
 //!
 //! Every handler (`get_head`, `on_block`, `ex_ante`, `reorg`, `withholding`,
 //! `get_proposer_head`, `deposit_with_reorg`, …) has this one format.
@@ -11,17 +11,19 @@ use std::sync::{Arc, OnceLock};
 
 use fork_choice::{Columns, Config, ForkChoice, ThreadPool, ThreadPoolBuilder};
 use serde_yaml::{Mapping, Value};
+use ssz_types::VariableList;
 use state_processing::CachedBeaconState;
 use state_processing::per_block::VerifySignatures;
 use types::{
-    BeaconBlock, DataColumnSidecar, EthSpec, Root, SignedBeaconBlock,
+    BeaconBlock, Blob, DataColumnSidecar, EthSpec, KZGCommitment, KZGProof, Root,
+    SignedBeaconBlock,
     electra::{Attestation, AttesterSlashing},
     phase0::Checkpoint,
 };
 
 use super::state_case::{EngineVerdict, chain_spec, read_state, with_preset};
 use crate::case::{CaseContext, CaseResult, Runner};
-use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
+use crate::files::{decode_hex, decode_hex32, read_ssz_snappy, read_yaml};
 
 /// Runs `<config>/<fork>/fork_choice/<handler>/pyspec_tests/<case>/`.
 #[derive(Debug, Clone, Copy, Default)]
@@ -173,12 +175,63 @@ fn run_step<E: EthSpec>(
                 Some(sidecars)
             }
         };
+        // Before Fulu: `blobs` (a `List[Blob, MAX_BLOB_COMMITMENTS_PER_BLOCK]`) and `proofs`
+        // are what `retrieve_blobs_and_proofs` returns, empty lists when absent.
+        let blobs_and_proofs = if case.fork.fulu_enabled() {
+            None
+        } else {
+            let blobs = match step.get("blobs") {
+                None => Vec::new(),
+                Some(name) => {
+                    let name = name
+                        .as_str()
+                        .ok_or_else(|| format!("`blobs` is not a string: {name:?}"))?;
+                    read(case, name, |b| {
+                        <VariableList<Blob<E>, E::MaxBlobCommitmentsPerBlock> as ssz::Decode>::from_ssz_bytes(b)
+                    })?
+                    .to_vec()
+                }
+            };
+            let proofs = match step.get("proofs") {
+                None => Vec::new(),
+                Some(list) => list
+                    .as_sequence()
+                    .ok_or_else(|| format!("`proofs` is not a list: {list:?}"))?
+                    .iter()
+                    .map(|proof| {
+                        let hex = proof
+                            .as_str()
+                            .ok_or_else(|| format!("proof is not a string: {proof:?}"))?;
+                        let bytes = decode_hex(hex)?;
+                        <[u8; 48]>::try_from(bytes.as_slice())
+                            .map(KZGProof::from)
+                            .map_err(|_| format!("proof {hex} is not 48 bytes"))
+                    })
+                    .collect::<Result<Vec<_>, String>>()?,
+            };
+            let commitments: &[KZGCommitment] = match &block {
+                SignedBeaconBlock::Deneb(b) => &b.message.body.blob_kzg_commitments,
+                SignedBeaconBlock::Electra(b) => &b.message.body.blob_kzg_commitments,
+                other => {
+                    return Err(format!(
+                        "block of fork {} has no blobs to retrieve",
+                        other.fork_name()
+                    ));
+                }
+            };
+            Some((blobs, proofs, commitments))
+        };
         // No `columns`: the spec's default `retrieve_column_sidecars` (nothing to sample); an
         // empty list: the test's retrieval fails (the columns were not received).
-        let columns = match &sidecars {
-            None => Columns::Retrieved(&[]),
-            Some(s) if s.is_empty() => Columns::Missing,
-            Some(s) => Columns::Retrieved(s),
+        let columns = match (&blobs_and_proofs, &sidecars) {
+            (Some((blobs, proofs, commitments)), _) => Columns::Blobs {
+                blobs,
+                proofs,
+                commitments,
+            },
+            (None, None) => Columns::Retrieved(&[]),
+            (None, Some(s)) if s.is_empty() => Columns::Missing,
+            (None, Some(s)) => Columns::Retrieved(s),
         };
         let result = store.on_block(&block, columns, &EngineVerdict(true));
         let accepted = result.is_ok();
