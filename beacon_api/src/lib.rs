@@ -1,0 +1,1 @@
+//! The Beacon API (ethereum/beacon-APIs): request and response types and a typed client.
