@@ -39,10 +39,11 @@ use std::{cmp::Reverse, collections::BinaryHeap};
 
 use rustc_hash::FxHashMap;
 use state_processing::{
-    Caches, StateRef,
+    Caches, EffectiveBalances, StateRef,
     common::{PARTICIPATION_FLAG_WEIGHTS, get_current_epoch, get_previous_epoch, has_flag},
     per_block::get_attestation_participation_flag_indices,
 };
+use tree_hash::TreeHash;
 use typenum::Unsigned;
 use types::{CommitteeIndex, EthSpec, Slot, electra::Attestation};
 
@@ -58,8 +59,8 @@ struct CommitteeCoverage {
     base: u64,
     /// Members whose increments differ from `base`.
     irregular: Bits,
-    /// Every member's increments.
-    increments: Vec<u64>,
+    /// Every member's increments (at most `MAX_EFFECTIVE_BALANCE_ELECTRA / increment`, 2048).
+    increments: Vec<u16>,
     /// Per flag index, the members whose flag is set (in the state or by a chosen attestation).
     covered: [Bits; 3],
 }
@@ -74,7 +75,7 @@ impl CommitteeCoverage {
             let p = w * 64 + odd.trailing_zeros() as usize;
             odd &= odd - 1;
             // `sum` already counts `base` for `p`; replace it with the member's own count.
-            sum = sum - self.base + self.increments[p];
+            sum = sum - self.base + u64::from(self.increments[p]);
         }
         sum
     }
@@ -144,51 +145,108 @@ impl Candidate<'_> {
     }
 }
 
+/// Every validator's participation flags of one epoch and effective balance, one byte each, read
+/// from the state in index order: the flags in the low 3 bits, in the high 5 the increments
+/// minus [`INCREMENTS_OFFSET`], or [`LOOK_UP`] for a count outside `16..=46` (read again from
+/// the effective balances: only compounding validators above 46 ETH, and validators too poor
+/// to be active).
+///
+/// Committees are shuffled, so reading their members straight from the state's lists is one
+/// random access into each of two registry-sized structures per member (a million of each on
+/// mainnet, nearly all cache misses); one sequential pass builds this array, which at one byte
+/// a validator stays in the second-level cache for the random reads.
+struct ParticipationSnapshot {
+    entries: Vec<u8>,
+}
+
+/// The increment count that the code 0 stands for (`EJECTION_BALANCE`: no active validator has
+/// less).
+const INCREMENTS_OFFSET: u64 = 16;
+/// The code of an increment count outside the range the byte holds.
+const LOOK_UP: u8 = 31;
+
+impl ParticipationSnapshot {
+    fn new<E: EthSpec>(
+        state: &StateRef<'_, E>,
+        effective_balances: &EffectiveBalances,
+        is_current: bool,
+    ) -> Result<Self, OpPoolError> {
+        let participation = if is_current {
+            state.current_epoch_participation
+        } else {
+            state.previous_epoch_participation
+        };
+        let mut entries = Vec::with_capacity(participation.len());
+        for (i, flags) in participation.iter().enumerate() {
+            let balance = match effective_balances.get(i as u64) {
+                Some(balance) => balance,
+                None => effective_balance::<E>(state, effective_balances, i as u64)?,
+            };
+            let code =
+                match (balance / E::EFFECTIVE_BALANCE_INCREMENT).checked_sub(INCREMENTS_OFFSET) {
+                    Some(c) if c < u64::from(LOOK_UP) => c as u8,
+                    _ => LOOK_UP,
+                };
+            entries.push(code << 3 | (flags & 0b111));
+        }
+        Ok(Self { entries })
+    }
+}
+
+fn effective_balance<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    effective_balances: &EffectiveBalances,
+    index: u64,
+) -> Result<u64, OpPoolError> {
+    match effective_balances.get(index) {
+        Some(balance) => Ok(balance),
+        // Appended since the snapshot of effective balances was taken.
+        None => Ok(state
+            .validators
+            .get(index as usize)
+            .ok_or(state_processing::Error::UnknownValidator {
+                index,
+                len: state.validators.len(),
+            })?
+            .effective_balance),
+    }
+}
+
 /// Reads what the state says about one committee's members.
 fn committee_coverage<E: EthSpec>(
     state: &StateRef<'_, E>,
-    effective_balances: &state_processing::EffectiveBalances,
+    effective_balances: &EffectiveBalances,
+    snapshot: &ParticipationSnapshot,
     members: &[u64],
-    is_current: bool,
 ) -> Result<CommitteeCoverage, OpPoolError> {
-    let participation = if is_current {
-        state.current_epoch_participation
-    } else {
-        state.previous_epoch_participation
-    };
     let n = members.len();
+    // The reads first, in a loop of independent loads, so that their cache misses overlap.
+    let entries = members
+        .iter()
+        .map(|&v| snapshot.entries.get(v as usize).copied())
+        .collect::<Option<Vec<u8>>>()
+        .ok_or(state_processing::Error::UnknownValidator {
+            index: members.iter().copied().max().unwrap_or_default(),
+            len: snapshot.entries.len(),
+        })?;
     let mut increments = Vec::with_capacity(n);
     let mut covered = [Bits::new(n), Bits::new(n), Bits::new(n)];
-    for (p, &v) in members.iter().enumerate() {
-        let balance = match effective_balances.get(v) {
-            Some(b) => b,
-            None => {
-                state
-                    .validators
-                    .get(v as usize)
-                    .ok_or(state_processing::Error::UnknownValidator {
-                        index: v,
-                        len: state.validators.len(),
-                    })?
-                    .effective_balance
-            }
+    for (p, (&entry, &v)) in entries.iter().zip(members).enumerate() {
+        let code = entry >> 3;
+        let count = if code == LOOK_UP {
+            effective_balance::<E>(state, effective_balances, v)? / E::EFFECTIVE_BALANCE_INCREMENT
+        } else {
+            u64::from(code) + INCREMENTS_OFFSET
         };
-        increments.push(balance / E::EFFECTIVE_BALANCE_INCREMENT);
-        let flags =
-            participation
-                .get(v as usize)
-                .ok_or(state_processing::Error::UnknownValidator {
-                    index: v,
-                    len: participation.len(),
-                })?;
+        increments.push(u16::try_from(count).unwrap_or(u16::MAX));
         for (flag, bits) in covered.iter_mut().enumerate() {
-            if has_flag(flags, flag) {
+            if has_flag(entry, flag) {
                 bits.set(p);
             }
         }
     }
     // Boyer–Moore majority vote: on a real registry nearly every member has the same balance.
-    let (mut base, mut count) = (0u64, 0usize);
+    let (mut base, mut count) = (0u16, 0usize);
     for &i in &increments {
         if count == 0 {
             base = i;
@@ -202,7 +260,7 @@ fn committee_coverage<E: EthSpec>(
         }
     }
     Ok(CommitteeCoverage {
-        base,
+        base: u64::from(base),
         irregular,
         increments,
         covered,
@@ -222,11 +280,17 @@ pub(crate) fn get_attestations_for_block<E: EthSpec>(
     let current_committees = caches.committees(state, current)?;
     let previous_committees = caches.committees(state, previous)?;
     let effective_balances = caches.effective_balances(state);
+    // `[previous, current]`, built when a candidate of that epoch first needs it.
+    let mut snapshots: [Option<ParticipationSnapshot>; 2] = [None, None];
 
     let mut coverage: Vec<CommitteeCoverage> = Vec::new();
     let mut coverage_index: FxHashMap<(Slot, CommitteeIndex), usize> = FxHashMap::default();
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
-    for entry in storage.by_data.values() {
+    // Epoch by epoch (each reads its own participation snapshot, which then stays in cache), and
+    // in a fixed order, so that equal gains are broken the same way on every node.
+    let mut entries: Vec<&DataEntry> = storage.by_data.values().collect();
+    entries.sort_by_key(|e| (e.data.target.epoch, e.data.slot, e.data.tree_hash_root()));
+    for entry in entries {
         let data = &entry.data;
         let is_current = data.target.epoch == current;
         if !is_current && data.target.epoch != previous {
@@ -262,11 +326,19 @@ pub(crate) fn get_attestations_for_block<E: EthSpec>(
             let c = match coverage_index.get(&(data.slot, committee_index)) {
                 Some(&c) => c,
                 None => {
+                    let snapshot = match &mut snapshots[usize::from(is_current)] {
+                        Some(snapshot) => snapshot,
+                        empty => empty.insert(ParticipationSnapshot::new(
+                            state,
+                            &effective_balances,
+                            is_current,
+                        )?),
+                    };
                     coverage.push(committee_coverage(
                         state,
                         &effective_balances,
+                        snapshot,
                         members,
-                        is_current,
                     )?);
                     coverage_index.insert((data.slot, committee_index), coverage.len() - 1);
                     coverage.len() - 1

@@ -25,7 +25,8 @@ use types::{
 
 use crate::{OpPoolError, bits::Bits};
 
-/// Overlapping aggregates kept per committee and data; past it the one with the fewest bits goes.
+/// Overlapping aggregates kept per committee and data; when full, a new aggregate replaces the one
+/// with the fewest bits if it has more.
 /// Gossip brings ~16 aggregators per committee, most of whose aggregates are subsets of one
 /// another and never stored.
 pub const MAX_AGGREGATES_PER_COMMITTEE: usize = 16;
@@ -37,8 +38,12 @@ pub enum InsertOutcome {
     New,
     /// Merged into a stored aggregate it was disjoint from.
     Aggregated,
-    /// Every bit was already covered by a stored aggregate: nothing changed.
+    /// Every bit was already covered by a stored aggregate (for a sync contribution: or the
+    /// stored one has more bits): nothing changed.
     AlreadyKnown,
+    /// The committee already holds [`MAX_AGGREGATES_PER_COMMITTEE`] aggregates, none smaller
+    /// than this one and none disjoint from it: not stored.
+    Full,
 }
 
 /// One committee's aggregate: its bits over the committee and its signature, decompressed once.
@@ -209,6 +214,24 @@ impl AttestationStorage {
             return Ok(InsertOutcome::AlreadyKnown);
         }
         stored.retain(|s| !s.bits.is_subset_of(&aggregate.bits));
+        if stored.len() >= MAX_AGGREGATES_PER_COMMITTEE
+            && !stored.iter().any(|s| s.bits.is_disjoint(&aggregate.bits))
+        {
+            // Full: the new aggregate takes the place of the smallest, if it is larger.
+            let new_count = aggregate.bits.count_ones();
+            let smallest = stored
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, s)| s.bits.count_ones())
+                .map(|(i, s)| (i, s.bits.count_ones()));
+            return match smallest {
+                Some((i, count)) if count < new_count => {
+                    stored[i] = aggregate;
+                    Ok(InsertOutcome::New)
+                }
+                _ => Ok(InsertOutcome::Full),
+            };
+        }
         // Merge into the largest stored aggregate it is disjoint from.
         let target = stored
             .iter_mut()
@@ -238,14 +261,6 @@ impl AttestationStorage {
                     i += 1;
                 }
             }
-        }
-        if stored.len() > MAX_AGGREGATES_PER_COMMITTEE
-            && let Some((smallest, _)) = stored
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, s)| s.bits.count_ones())
-        {
-            stored.swap_remove(smallest);
         }
         Ok(outcome)
     }

@@ -993,3 +993,65 @@ fn a_block_of_everything_the_pool_packs_passes_process_block() {
     )
     .expect("the packed block is valid, every signature included");
 }
+
+#[test]
+fn a_full_committee_keeps_its_largest_aggregates() {
+    // 512 validators: 4 committees of 16 per slot, room for many overlapping aggregates.
+    let genesis = interop_genesis_state::<E>(512, 1_600_000_000, Root::repeat_byte(0x42), &spec())
+        .expect("interop genesis");
+    let mut state = CachedBeaconState::new(genesis);
+    process_slots(&mut state, 3, &spec()).expect("process_slots");
+    let pool = OperationPool::<E>::new();
+    assert_eq!(committee(&mut state, 1, 0).len(), 16);
+    // Seventeen 3-member aggregates, all sharing member 0 (never disjoint, none a subset).
+    let pairs: Vec<(usize, usize)> = (2..=12)
+        .map(|j| (1, j))
+        .chain((3..=8).map(|j| (2, j)))
+        .collect();
+    assert_eq!(pairs.len(), crate::MAX_AGGREGATES_PER_COMMITTEE + 1);
+    let mut outcomes = Vec::new();
+    for (i, j) in pairs {
+        let a = aggregate(&mut state, 1, 0, &[0, i, j], None);
+        outcomes.push(insert(&pool, &mut state, &a));
+    }
+    assert!(outcomes[..16].iter().all(|o| *o == InsertOutcome::New));
+    assert_eq!(outcomes[16], InsertOutcome::Full);
+    assert_eq!(
+        pool.counts().aggregates,
+        crate::MAX_AGGREGATES_PER_COMMITTEE
+    );
+    // A larger one takes the place of a smaller one.
+    let larger = aggregate(&mut state, 1, 0, &[0, 9, 10, 11], None);
+    assert_eq!(insert(&pool, &mut state, &larger), InsertOutcome::New);
+    assert_eq!(
+        pool.counts().aggregates,
+        crate::MAX_AGGREGATES_PER_COMMITTEE
+    );
+    assert!(
+        pool.attestations()
+            .expect("list")
+            .iter()
+            .any(|a| a.aggregation_bits == larger.aggregation_bits)
+    );
+    // Packing takes the largest first, then, with places left, more attestations of the same
+    // data, each adding members the earlier ones missed.
+    let packed = pool.get_attestations(&mut state).expect("pack");
+    assert_eq!(packed[0].aggregation_bits, larger.aggregation_bits);
+    assert_eq!(
+        packed.len(),
+        <E as EthSpec>::MaxAttestationsElectra::to_usize()
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for a in &packed {
+        let members: Vec<usize> = (0..16)
+            .filter(|&p| a.aggregation_bits.get(p).expect("bit"))
+            .collect();
+        let new = members.iter().filter(|p| !seen.contains(*p)).count();
+        assert!(
+            new > 0,
+            "every attestation packed adds a member: {members:?}"
+        );
+        seen.extend(members);
+    }
+    apply_verified(&state, &packed);
+}
