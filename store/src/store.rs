@@ -501,6 +501,20 @@ impl<E: EthSpec> Store<E> {
         self.sidecar_indices(BLOB_SIDECARS, block_root)
     }
 
+    /// Every unfinalized block the store holds, as `(slot, block root, parent root)` sorted by
+    /// slot then root: what a restarting node imports again into fork choice on top of the
+    /// split.
+    pub fn hot_blocks(&self) -> Result<Vec<(Slot, Root, Root)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let summaries = read_all_block_summaries(&txn.open_table(HOT_BLOCK_SUMMARIES)?)?;
+        let mut blocks: Vec<(Slot, Root, Root)> = summaries
+            .into_iter()
+            .map(|(root, s)| (s.slot, root, s.parent_root))
+            .collect();
+        blocks.sort_unstable();
+        Ok(blocks)
+    }
+
     /// A state by its root: hot (its epoch-boundary snapshot plus replayed blocks) or cold (the
     /// nearest grid state plus replayed canonical blocks).
     pub fn get_state(

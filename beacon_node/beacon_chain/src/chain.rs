@@ -9,9 +9,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use fork_choice::{Columns, ForkChoice, ThreadPool};
+use fork_choice::{AnchorBlock, Columns, ForkChoice, ThreadPool};
 use parking_lot::{Mutex, RwLock};
-use state_processing::{CachedBeaconState, per_block::ExecutionEngine};
+use state_processing::{
+    CachedBeaconState,
+    per_block::{AlwaysValid, ExecutionEngine, VerifySignatures},
+};
 use store::{Head as StoreHead, Store};
 use types::{
     BeaconState, ChainSpec, Epoch, EthSpec, Root, SignedBeaconBlock, Slot, electra::BeaconBlock,
@@ -285,6 +288,92 @@ impl<E: EthSpec> BeaconChain<E> {
         })
     }
 
+    /// Reopens the chain recorded in `store`: fork choice anchored at the store's finalized
+    /// checkpoint (its split state and block), then every unfinalized block the store holds
+    /// imported again in slot order on the cached states, without re-checking what was checked
+    /// when they were first imported (signatures, data availability, the execution payload).
+    /// Blocks that do not descend from the checkpoint (forks abandoned before the last
+    /// shutdown) are left out. Payloads count as not yet validated until the execution client
+    /// says otherwise.
+    pub fn open(
+        store: Arc<Store<E>>,
+        spec: Arc<ChainSpec>,
+        clock: Arc<dyn SlotClock>,
+        pool: Arc<ThreadPool>,
+        config: ChainConfig,
+    ) -> Result<Self, ChainError> {
+        let split = store.split()?.ok_or(ChainError::EmptyStore)?;
+        let mut replayer = store::StateTransitionReplayer::new(&spec);
+        let state = store
+            .get_state(&split.state_root, &mut replayer)?
+            .ok_or_else(|| {
+                ChainError::Anchor(format!("split state {} missing", split.state_root))
+            })?;
+        let anchor_block = store.get_block(&split.block_root)?.ok_or_else(|| {
+            ChainError::Anchor(format!("split block {} missing", split.block_root))
+        })?;
+        let mut fork_choice = ForkChoice::from_checkpoint_state(
+            CachedBeaconState::new(state),
+            AnchorBlock {
+                root: split.block_root,
+                slot: anchor_block.slot(),
+                proposer_index: anchor_block.proposer_index(),
+                parent_root: anchor_block.parent_root(),
+            },
+            spec.clone(),
+            config.fork_choice.clone(),
+            pool.clone(),
+        )?;
+        fork_choice.on_tick(clock.now_ms() / 1000);
+        fork_choice.set_verify_signatures(VerifySignatures::None);
+        let mut payload_statuses = HashMap::new();
+        for (slot, root, parent) in store.hot_blocks()? {
+            if slot <= split.slot || !fork_choice.contains_block(&parent) {
+                continue;
+            }
+            let block = store
+                .get_block(&root)?
+                .ok_or_else(|| ChainError::Anchor(format!("hot block {root} missing")))?;
+            on_block_with_body(&mut fork_choice, &block, &[], &AlwaysValid)?;
+            payload_statuses.insert(root, PayloadStatus::NotValidated);
+        }
+        fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
+
+        let head = fork_choice.get_head()?;
+        let head_state = fork_choice
+            .block_state(&head.root)
+            .cloned()
+            .expect("fork choice holds the state of every block in its tree");
+        let mut anchor_state = head_state.clone();
+        let state_root = anchor_state.hash_tree_root().map_err(state_error)?;
+        let genesis_time = *head_state.state.genesis_time();
+        let genesis_validators_root = *head_state.state.genesis_validators_root();
+        let snapshot = HeadSnapshot {
+            block_root: head.root,
+            slot: head.slot,
+            state: head_state,
+            state_root,
+            justified_checkpoint: fork_choice.justified_checkpoint().clone(),
+            finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
+            execution_optimistic: head.root != split.block_root,
+        };
+        Ok(Self {
+            spec,
+            genesis_time,
+            genesis_validators_root,
+            clock,
+            store,
+            fork_choice: Mutex::new(fork_choice),
+            head: RwLock::new(Arc::new(snapshot)),
+            observed: Mutex::new(Observed::new(&config)),
+            unimported: Mutex::new(HashMap::new()),
+            payload_statuses: Mutex::new(payload_statuses),
+            events: EventBus::default(),
+            pool,
+            sync_committee_cache: Mutex::new(None),
+        })
+    }
+
     /// The chain's spec.
     pub fn spec(&self) -> &ChainSpec {
         &self.spec
@@ -445,35 +534,23 @@ impl<E: EthSpec> BeaconChain<E> {
         let post_state = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
-            if let Err(e) = fc.on_block(&block, Columns::Retrieved(columns), engine) {
-                drop(fc);
-                if !matches!(
-                    e,
-                    fork_choice::Error::UnknownParent { .. }
-                        | fork_choice::Error::FutureBlock { .. }
-                ) {
-                    self.record_unimported_block(
-                        block_root,
-                        UnimportedBlock::Failed { slot: block.slot() },
-                    );
-                }
-                return Err(e.into());
-            }
-            // The block's votes and slashings count in fork choice (`on_block` is followed by
-            // `on_attestation(is_from_block=True)` and `on_attester_slashing` for its body).
-            // They were valid in the state transition; one fork choice cannot use (a vote
-            // for a block it pruned) is skipped, as the spec's store would drop it.
-            if let Some(message) = electra_message(&block) {
-                for attestation in message.body.attestations.iter() {
-                    let _ = fc.on_attestation(attestation, true);
-                }
-                for slashing in message.body.attester_slashings.iter() {
-                    let _ = fc.on_attester_slashing(slashing);
+            match on_block_with_body(&mut fc, &block, columns, engine) {
+                Ok(state) => state,
+                Err(e) => {
+                    drop(fc);
+                    if !matches!(
+                        e,
+                        fork_choice::Error::UnknownParent { .. }
+                            | fork_choice::Error::FutureBlock { .. }
+                    ) {
+                        self.record_unimported_block(
+                            block_root,
+                            UnimportedBlock::Failed { slot: block.slot() },
+                        );
+                    }
+                    return Err(e.into());
                 }
             }
-            fc.block_state(&block_root)
-                .cloned()
-                .expect("on_block stores the post-state of the block it accepted")
         };
         self.unimported.lock().remove(&block_root);
         self.set_payload_status(block_root, payload_status);
@@ -570,9 +647,68 @@ impl<E: EthSpec> BeaconChain<E> {
                 block: finalized.root,
                 epoch: finalized.epoch,
             });
+            self.migrate_to_finalized(&finalized)?;
         }
         Ok(snapshot)
     }
+
+    /// What a new finalized checkpoint lets go, in one place: the store moves the finalized
+    /// chain to the cold database and deletes abandoned forks (the checkpoint state stored
+    /// first, as the migration needs it), the observed caches drop what is now final, the
+    /// unimported-block bookkeeping forgets blocks at or before the checkpoint. Fork choice
+    /// prunes its own tree as blocks arrive.
+    pub fn migrate_to_finalized(
+        &self,
+        finalized: &Checkpoint,
+    ) -> Result<store::MigrationSummary, ChainError> {
+        let mut state = {
+            let mut fc = self.fork_choice.lock();
+            fc.checkpoint_state(finalized)?.clone()
+        };
+        let state_root = state.hash_tree_root().map_err(state_error)?;
+        let mut batch = self.store.begin_batch()?;
+        batch.put_state(state_root, &state.state)?;
+        batch.commit()?;
+        let summary = self.store.migrate_to_finalized(finalized, state_root)?;
+        let finalized_slot = finalized.epoch * E::slots_per_epoch();
+        self.prune_observed(self.slot_at_ms(self.now_ms()));
+        self.unimported.lock().retain(|_, b| match b {
+            UnimportedBlock::Failed { slot } | UnimportedBlock::Pending { slot } => {
+                *slot > finalized_slot
+            }
+        });
+        // Lock order: fork choice, then the payload statuses (as everywhere).
+        let fc = self.fork_choice.lock();
+        self.payload_statuses
+            .lock()
+            .retain(|root, _| fc.contains_block(root));
+        Ok(summary)
+    }
+}
+
+/// `on_block` followed by the block's attestations (`on_attestation(is_from_block=True)`) and
+/// attester slashings; returns the post-state. The votes were valid in the state transition;
+/// one fork choice cannot use (a vote for a block it pruned) is skipped, as the spec's store
+/// would drop it.
+fn on_block_with_body<E: EthSpec>(
+    fc: &mut ForkChoice<E>,
+    block: &SignedBeaconBlock<E>,
+    columns: &[types::DataColumnSidecar<E>],
+    engine: &impl ExecutionEngine<E>,
+) -> Result<CachedBeaconState<E>, fork_choice::Error> {
+    let block_root = fc.on_block(block, Columns::Retrieved(columns), engine)?;
+    if let Some(message) = electra_message(block) {
+        for attestation in message.body.attestations.iter() {
+            let _ = fc.on_attestation(attestation, true);
+        }
+        for slashing in message.body.attester_slashings.iter() {
+            let _ = fc.on_attester_slashing(slashing);
+        }
+    }
+    Ok(fc
+        .block_state(&block_root)
+        .cloned()
+        .expect("on_block stores the post-state of the block it accepted"))
 }
 
 /// The Electra-layout message of a block (Electra and Fulu share it).

@@ -30,7 +30,7 @@ struct Harness {
     clock: Arc<ManualSlotClock>,
     chain: BeaconChain<E>,
     anchor: BuiltBlock<E>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn harness() -> Harness {
@@ -68,7 +68,44 @@ fn harness() -> Harness {
         clock,
         chain,
         anchor,
-        _dir: dir,
+        dir,
+    }
+}
+
+fn pool() -> Arc<fork_choice::ThreadPool> {
+    Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap())
+}
+
+/// Drops `h`'s chain and reopens its store as a restarting node would.
+fn reopen(h: Harness) -> Harness {
+    let Harness {
+        spec,
+        clock,
+        chain,
+        anchor,
+        dir,
+    } = h;
+    drop(chain);
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let chain = BeaconChain::open(
+        Arc::new(store),
+        spec.clone(),
+        clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    Harness {
+        spec,
+        clock,
+        chain,
+        anchor,
+        dir,
     }
 }
 
@@ -249,4 +286,36 @@ fn a_heavier_fork_reorgs_the_head() {
         .filter(|e| matches!(e, ChainEvent::ChainReorg { .. }))
         .collect();
     assert!(!reorgs.is_empty(), "moving off fork A is a reorg");
+}
+
+#[test]
+fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
+    let h = harness();
+    let mut parent = h.anchor.clone();
+    let last = ANCHOR_SLOT + 5 * E::slots_per_epoch() + 3;
+    for slot in ANCHOR_SLOT + 1..=last {
+        let built = next_block(&h, &parent, slot);
+        gossip_and_import(&h, &built.block);
+        parent = built;
+    }
+    let before = h.chain.head();
+    assert!(
+        before.finalized_checkpoint.epoch >= 4,
+        "{:?}",
+        before.finalized_checkpoint
+    );
+    // The store migrated: its split is the finalized checkpoint.
+    let split = h.chain.store().split().unwrap().unwrap();
+    assert_eq!(split.block_root, before.finalized_checkpoint.root);
+
+    let h = reopen(h);
+    let after = h.chain.head();
+    assert_eq!(after.block_root, before.block_root);
+    assert_eq!(after.state_root, before.state_root);
+    assert_eq!(after.finalized_checkpoint, before.finalized_checkpoint);
+    assert_eq!(after.justified_checkpoint, before.justified_checkpoint);
+
+    let next = next_block(&h, &parent, last + 1);
+    let root = gossip_and_import(&h, &next.block);
+    assert_eq!(h.chain.head().block_root, root);
 }

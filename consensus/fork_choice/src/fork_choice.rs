@@ -46,6 +46,19 @@ pub struct Head {
     pub slot: Slot,
 }
 
+/// The block a store is anchored at, by the fields the block tree keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnchorBlock {
+    /// `hash_tree_root(block)`.
+    pub root: Root,
+    /// `block.slot`.
+    pub slot: Slot,
+    /// `block.proposer_index`.
+    pub proposer_index: ValidatorIndex,
+    /// `block.parent_root`.
+    pub parent_root: Root,
+}
+
 /// The balances of the justified checkpoint state that weigh votes.
 #[derive(Debug, Clone, Default)]
 struct JustifiedBalances {
@@ -129,6 +142,32 @@ impl<E: EthSpec> ForkChoice<E> {
             });
         }
         let anchor_root = tree_hash::TreeHash::tree_hash_root(anchor_block);
+        Self::from_checkpoint_state(
+            anchor_state,
+            AnchorBlock {
+                root: anchor_root,
+                slot: anchor_block.slot,
+                proposer_index: anchor_block.proposer_index,
+                parent_root: anchor_block.parent_root,
+            },
+            spec,
+            config,
+            kzg_pool,
+        )
+    }
+
+    /// The store of a node restarting from its finalized checkpoint: `anchor_state` is the
+    /// checkpoint state (the checkpoint block's post-state advanced to the epoch's first slot,
+    /// which is the block's own post-state when the block is at that slot) and `anchor` the
+    /// checkpoint block. `get_forkchoice_store` is the case where the two coincide.
+    pub fn from_checkpoint_state(
+        anchor_state: CachedBeaconState<E>,
+        anchor_block: AnchorBlock,
+        spec: Arc<ChainSpec>,
+        config: Config,
+        kzg_pool: Arc<ThreadPool>,
+    ) -> Result<Self, Error> {
+        let anchor_root = anchor_block.root;
         let view = anchor_state.view().map_err(state_error)?;
         let anchor_epoch = get_current_epoch(&view);
         let genesis_time = *view.genesis_time;
@@ -172,6 +211,12 @@ impl<E: EthSpec> ForkChoice<E> {
             balances: JustifiedBalances::default(),
             applied_boost: None,
         })
+    }
+
+    /// Sets how signatures are checked from now on (a restarting node replays blocks it had
+    /// verified already without checking them again).
+    pub fn set_verify_signatures(&mut self, verify: VerifySignatures) {
+        self.config.verify_signatures = verify;
     }
 
     /// `store.time`.

@@ -23,7 +23,7 @@ pub use data_availability::{
     verify_data_column_sidecar, verify_data_column_sidecars,
 };
 pub use error::Error;
-pub use fork_choice::{Config, ForkChoice, Head};
+pub use fork_choice::{AnchorBlock, Config, ForkChoice, Head};
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;
 
