@@ -229,38 +229,68 @@ fn committee_coverage<E: EthSpec>(
             index: members.iter().copied().max().unwrap_or_default(),
             len: snapshot.entries.len(),
         })?;
-    let mut increments = Vec::with_capacity(n);
-    let mut covered = [Bits::new(n), Bits::new(n), Bits::new(n)];
-    for (p, (&entry, &v)) in entries.iter().zip(members).enumerate() {
+    // Boyer–Moore majority vote over the balance codes: on a real registry nearly every member
+    // has the same balance.
+    let (mut base_code, mut votes) = (0u8, 0usize);
+    for &entry in &entries {
         let code = entry >> 3;
+        if votes == 0 {
+            base_code = code;
+        }
+        votes = if code == base_code {
+            votes + 1
+        } else {
+            votes - 1
+        };
+    }
+    // A committee of mostly large compounding validators has no common code: every member is
+    // then irregular, and `base` is zero.
+    let base = if base_code == LOOK_UP {
+        0
+    } else {
+        u64::from(base_code) + INCREMENTS_OFFSET
+    };
+    // The bitsets a word at a time, without branches.
+    let words = n.div_ceil(64);
+    let mut flag_words = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+    let mut irregular_words = vec![0u64; words];
+    for (w, chunk) in entries.chunks(64).enumerate() {
+        // Bit `f` of an entry is participation flag `f` (flag indices are bit positions).
+        let mut flags = [0u64; 3];
+        let mut odd = 0u64;
+        for (i, &entry) in chunk.iter().enumerate() {
+            let code = entry >> 3;
+            for (f, word) in flags.iter_mut().enumerate() {
+                *word |= u64::from((entry >> f) & 1) << i;
+            }
+            odd |= u64::from(code != base_code || code == LOOK_UP) << i;
+        }
+        for (f, word) in flags.into_iter().enumerate() {
+            flag_words[f][w] = word;
+        }
+        irregular_words[w] = odd;
+    }
+    let irregular = Bits::from_words(irregular_words, n);
+    // Only the irregular members' counts are ever read.
+    let mut increments = vec![0u16; n];
+    for p in irregular.iter_ones() {
+        let code = entries[p] >> 3;
         let count = if code == LOOK_UP {
-            effective_balance::<E>(state, effective_balances, v)? / E::EFFECTIVE_BALANCE_INCREMENT
+            effective_balance::<E>(state, effective_balances, members[p])?
+                / E::EFFECTIVE_BALANCE_INCREMENT
         } else {
             u64::from(code) + INCREMENTS_OFFSET
         };
-        increments.push(u16::try_from(count).unwrap_or(u16::MAX));
-        for (flag, bits) in covered.iter_mut().enumerate() {
-            if has_flag(entry, flag) {
-                bits.set(p);
-            }
-        }
+        increments[p] = u16::try_from(count).unwrap_or(u16::MAX);
     }
-    // Boyer–Moore majority vote: on a real registry nearly every member has the same balance.
-    let (mut base, mut count) = (0u16, 0usize);
-    for &i in &increments {
-        if count == 0 {
-            base = i;
-        }
-        count = if i == base { count + 1 } else { count - 1 };
-    }
-    let mut irregular = Bits::new(n);
-    for (p, &i) in increments.iter().enumerate() {
-        if i != base {
-            irregular.set(p);
-        }
-    }
+    let [source, target, head] = flag_words;
+    let covered = [
+        Bits::from_words(source, n),
+        Bits::from_words(target, n),
+        Bits::from_words(head, n),
+    ];
     Ok(CommitteeCoverage {
-        base: u64::from(base),
+        base,
         irregular,
         increments,
         covered,

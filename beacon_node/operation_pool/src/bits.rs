@@ -20,6 +20,14 @@ impl Bits {
         }
     }
 
+    /// `len` bits from their words (bits past `len` are cleared; missing words are zero).
+    pub(crate) fn from_words(mut words: Vec<u64>, len: usize) -> Self {
+        words.resize(len.div_ceil(64), 0);
+        let mut bits = Self { words, len };
+        bits.clear_tail();
+        bits
+    }
+
     /// The first `len` bits of an SSZ bitfield's bytes (bits past `len` are ignored).
     pub(crate) fn from_ssz_bytes(bytes: &[u8], len: usize) -> Self {
         let mut bits = Self::new(len);

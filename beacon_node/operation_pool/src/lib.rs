@@ -7,9 +7,9 @@
 //!   it needs to store them (structure, committee lengths) and trusts the signatures.
 //! - [`OperationPool::get_block_operations`] packs everything for a block built on a state at
 //!   the block's slot, re-validated against that state: attestations by a greedy maximum
-//!   coverage of the rewards they newly earn ([`attestation_packing`](self)), the best
-//!   `SyncAggregate`, and the other operations run through `state_processing` on a clone of the
-//!   state in block order.
+//!   coverage of the rewards they newly earn (the crate's README and `attestation_packing.rs`
+//!   say how), the best `SyncAggregate`, and the other operations run through
+//!   `state_processing` on a clone of the state in block order.
 //! - Pruning: [`OperationPool::prune_on_head`] (attestations and contributions too old for any
 //!   block) and [`OperationPool::prune_on_finality`] (operations the finalized state applied).
 //!

@@ -1055,3 +1055,50 @@ fn a_full_committee_keeps_its_largest_aggregates() {
     }
     apply_verified(&state, &packed);
 }
+
+/// `state_at(3)` with the effective balances of members 0 and 2 of committee 0 of slot 1 set.
+fn with_balances(balance_0: u64, balance_2: u64) -> CachedBeaconState<E> {
+    let mut state = state_at(3);
+    let members = committee(&mut state, 1, 0);
+    let types::BeaconState::Fulu(s) = &mut state.state else {
+        panic!("a Fulu state");
+    };
+    for (p, balance) in [(0, balance_0), (2, balance_2)] {
+        s.validators
+            .get_mut(members[p] as usize)
+            .expect("validator")
+            .effective_balance = balance;
+    }
+    // Committees and effective balances are read again from the changed registry.
+    CachedBeaconState::new(state.state)
+}
+
+#[test]
+fn max_cover_weighs_votes_by_effective_balance() {
+    const ETH: u64 = 1_000_000_000;
+    // {0, 1} against {1, 2}: whichever of members 0 and 2 has the larger balance decides, both
+    // through the exact look-up (2,000 ETH) and through the one-byte code (31 and 40 ETH).
+    for (balance_0, balance_2, winner) in [
+        (2_000 * ETH, 32 * ETH, [0usize, 1]),
+        (31 * ETH, 40 * ETH, [1, 2]),
+        (40 * ETH, 31 * ETH, [0, 1]),
+        (32 * ETH, 2_000 * ETH, [1, 2]),
+    ] {
+        let mut state = with_balances(balance_0, balance_2);
+        let pool = OperationPool::<E>::new();
+        let first = aggregate(&mut state, 1, 0, &[0, 1], None);
+        let second = aggregate(&mut state, 1, 0, &[1, 2], None);
+        insert(&pool, &mut state, &first);
+        insert(&pool, &mut state, &second);
+        let packed = pool.get_attestations(&mut state).expect("pack");
+        let expected = if winner == [0, 1] { &first } else { &second };
+        assert_eq!(
+            packed[0].aggregation_bits, expected.aggregation_bits,
+            "balances {balance_0} and {balance_2}"
+        );
+        // The greedy's gains are the spec's: the first pick earns more than the second.
+        let first_reward = apply_verified(&state, &packed[..1]);
+        let other = if winner == [0, 1] { &second } else { &first };
+        assert!(first_reward > apply_verified(&state, std::slice::from_ref(other)));
+    }
+}
