@@ -6,7 +6,7 @@
 //! state transition or a store write of another structure. Readers of the head take the
 //! published [`HeadSnapshot`] (an `Arc` swapped under a short write lock).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use fork_choice::{AnchorBlock, Columns, ForkChoice, ThreadPool};
@@ -17,16 +17,18 @@ use state_processing::{
 };
 use store::{Head as StoreHead, Store};
 use types::{
-    BeaconState, ChainSpec, Epoch, EthSpec, Root, SignedBeaconBlock, Slot, electra::BeaconBlock,
-    phase0::Checkpoint,
+    BeaconState, ChainSpec, ColumnIndex, Epoch, EthSpec, Root, SignedBeaconBlock, Slot,
+    electra::BeaconBlock, phase0::Checkpoint, typenum::Unsigned,
 };
 
+use crate::data_availability_checker::DataAvailabilityChecker;
 use crate::events::{ChainEvent, EventBus};
 use crate::observed::{
     ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
     ObservedValidators,
 };
 use crate::slot_clock::SlotClock;
+use crate::timeline::{Stage, Timelines};
 
 /// Options of the chain.
 #[derive(Debug, Clone)]
@@ -39,6 +41,20 @@ pub struct ChainConfig {
     pub observed_slots: u64,
     /// The bound on validator indices the observed bitsets accept.
     pub max_validator_index: u64,
+    /// The columns the node custodies (its custody groups' columns); `None`: every column
+    /// (a supernode).
+    pub custody_columns: Option<BTreeSet<ColumnIndex>>,
+    /// Blocks the availability checker holds while their columns arrive.
+    pub pending_blocks: usize,
+}
+
+impl ChainConfig {
+    /// The custody columns, every column when none were given.
+    fn custody_columns<E: EthSpec>(&self) -> BTreeSet<ColumnIndex> {
+        self.custody_columns
+            .clone()
+            .unwrap_or_else(|| (0..E::NumberOfColumns::to_u64()).collect())
+    }
 }
 
 impl Default for ChainConfig {
@@ -48,6 +64,8 @@ impl Default for ChainConfig {
             observed_epochs: 4,
             observed_slots: 1 << 20,
             max_validator_index: 1 << 24,
+            custody_columns: None,
+            pending_blocks: 64,
         }
     }
 }
@@ -67,6 +85,9 @@ pub enum ChainError {
     /// The anchor block and state do not belong together.
     #[error("anchor: {0}")]
     Anchor(String),
+    /// The availability checker refused a component.
+    #[error("availability: {0}")]
+    Availability(String),
     /// The store holds no chain to reopen.
     #[error("the store has no head: start from a genesis or checkpoint state")]
     EmptyStore,
@@ -204,12 +225,16 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) fork_choice: Mutex<ForkChoice<E>>,
     head: RwLock<Arc<HeadSnapshot<E>>>,
     pub(crate) observed: Mutex<Observed<E>>,
-    unimported: Mutex<HashMap<Root, UnimportedBlock>>,
+    pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
     payload_statuses: Mutex<HashMap<Root, PayloadStatus>>,
     events: EventBus,
     pool: Arc<ThreadPool>,
     /// The sync committee's member keys and their validator indices (one committee a period).
     pub(crate) sync_committee_cache: Mutex<Option<SyncCommitteeMembers>>,
+    /// Blocks waiting for their custody columns.
+    pub(crate) da_checker: Mutex<DataAvailabilityChecker<E>>,
+    /// Recent blocks' timelines.
+    pub(crate) timelines: Mutex<Timelines>,
 }
 
 /// A sync committee's member keys and validator indices, in committee order.
@@ -285,6 +310,11 @@ impl<E: EthSpec> BeaconChain<E> {
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
+            da_checker: Mutex::new(DataAvailabilityChecker::new(
+                config.custody_columns::<E>(),
+                config.pending_blocks,
+            )),
+            timelines: Mutex::new(Timelines::default()),
         })
     }
 
@@ -371,6 +401,11 @@ impl<E: EthSpec> BeaconChain<E> {
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
+            da_checker: Mutex::new(DataAvailabilityChecker::new(
+                config.custody_columns::<E>(),
+                config.pending_blocks,
+            )),
+            timelines: Mutex::new(Timelines::default()),
         })
     }
 
@@ -518,10 +553,12 @@ impl<E: EthSpec> BeaconChain<E> {
         self.observed.lock().prune(current_slot, finalized_slot);
     }
 
-    /// Imports `block` with its custody `columns` (already verified as available): fork
-    /// choice's `on_block` (the state transition on the parent's cached state), one store
-    /// batch with the block, its columns and its post-state, then the head. Returns the block
-    /// root. `engine` gives the execution client's verdict on the payload.
+    /// Imports `block` with the sidecars `columns` that fork choice's availability hook is to
+    /// verify (`is_data_available`: their KZG proofs as one batch): `on_block` on the parent's
+    /// cached state, one store batch with the block, its columns and its post-state, then the
+    /// head. Returns the block root. `engine` gives the execution client's verdict on the
+    /// payload. Blocks whose columns the availability checker verified go through
+    /// [`Self::import_available_block`] instead, which does not verify them again.
     pub fn import_block(
         &self,
         block: Arc<SignedBeaconBlock<E>>,
@@ -529,12 +566,38 @@ impl<E: EthSpec> BeaconChain<E> {
         engine: &impl ExecutionEngine<E>,
         payload_status: PayloadStatus,
     ) -> Result<Root, ChainError> {
+        self.import(
+            block,
+            columns,
+            columns.iter().collect(),
+            engine,
+            payload_status,
+        )
+    }
+
+    /// The import pipeline: `fork_choice_columns` go to fork choice's availability hook (empty
+    /// when availability was established already), `stored_columns` to the store.
+    pub(crate) fn import(
+        &self,
+        block: Arc<SignedBeaconBlock<E>>,
+        fork_choice_columns: &[types::DataColumnSidecar<E>],
+        stored_columns: Vec<&types::DataColumnSidecar<E>>,
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<Root, ChainError> {
         let block_root = block.canonical_root();
+        let slot = block.slot();
         let now = self.now_ms();
+        let timed = TimedEngine {
+            inner: engine,
+            chain: self,
+            block_root,
+            slot,
+        };
         let post_state = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
-            match on_block_with_body(&mut fc, &block, columns, engine) {
+            match on_block_with_body(&mut fc, &block, fork_choice_columns, &timed) {
                 Ok(state) => state,
                 Err(e) => {
                     drop(fc);
@@ -543,10 +606,7 @@ impl<E: EthSpec> BeaconChain<E> {
                         fork_choice::Error::UnknownParent { .. }
                             | fork_choice::Error::FutureBlock { .. }
                     ) {
-                        self.record_unimported_block(
-                            block_root,
-                            UnimportedBlock::Failed { slot: block.slot() },
-                        );
+                        self.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
                     }
                     return Err(e.into());
                 }
@@ -558,19 +618,32 @@ impl<E: EthSpec> BeaconChain<E> {
 
         let mut batch = self.store.begin_batch()?;
         batch.put_block(block_root, &block)?;
-        for column in columns {
+        for column in stored_columns {
             batch.put_data_column(block_root, column)?;
         }
         batch.put_state(state_root, &post_state.state)?;
         batch.commit()?;
+        self.record_stage(block_root, slot, Stage::Imported);
 
         self.events.publish(ChainEvent::Block {
-            slot: block.slot(),
+            slot,
             block: block_root,
             execution_optimistic: payload_status == PayloadStatus::NotValidated,
         });
         self.recompute_head()?;
         Ok(block_root)
+    }
+
+    /// Milliseconds from the start of `slot` to now (negative before it).
+    pub(crate) fn ms_into_slot(&self, slot: Slot) -> i64 {
+        let start = self.compute_time_at_slot_ms(slot) as i128;
+        (self.now_ms() as i128 - start).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// Records a stage of `root`'s timeline at the current time.
+    pub(crate) fn record_stage(&self, root: Root, slot: Slot, stage: Stage) {
+        let at = self.ms_into_slot(slot);
+        self.timelines.lock().stage(root, slot, at, stage);
     }
 
     /// Runs fork choice's `get_head`, publishes the new head (and a reorg when the new head
@@ -625,6 +698,7 @@ impl<E: EthSpec> BeaconChain<E> {
         })?;
         batch.commit()?;
         *self.head.write() = snapshot.clone();
+        self.record_stage(head.root, head.slot, Stage::Head);
 
         let spe = E::slots_per_epoch();
         if !old_is_ancestor {
@@ -671,7 +745,10 @@ impl<E: EthSpec> BeaconChain<E> {
         batch.commit()?;
         let summary = self.store.migrate_to_finalized(finalized, state_root)?;
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
-        self.prune_observed(self.slot_at_ms(self.now_ms()));
+        let current_slot = self.slot_at_ms(self.now_ms());
+        self.prune_observed(current_slot);
+        self.da_checker.lock().prune(finalized_slot);
+        self.timelines.lock().prune(current_slot);
         self.unimported.lock().retain(|_, b| match b {
             UnimportedBlock::Failed { slot } | UnimportedBlock::Pending { slot } => {
                 *slot > finalized_slot
@@ -683,6 +760,44 @@ impl<E: EthSpec> BeaconChain<E> {
             .lock()
             .retain(|root, _| fc.contains_block(root));
         Ok(summary)
+    }
+}
+
+/// The execution engine of an import, recording when it answered in the block's timeline.
+struct TimedEngine<'a, E: EthSpec, X> {
+    inner: &'a X,
+    chain: &'a BeaconChain<E>,
+    block_root: Root,
+    slot: Slot,
+}
+
+impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E, X> {
+    fn verify_and_notify_new_payload(
+        &self,
+        request: &types::electra::NewPayloadRequest<E>,
+    ) -> Result<bool, String> {
+        let verdict = self.inner.verify_and_notify_new_payload(request);
+        self.chain
+            .record_stage(self.block_root, self.slot, Stage::Executed);
+        verdict
+    }
+
+    fn verify_new_payload_parts(
+        &self,
+        payload: &types::electra::ExecutionPayload<E>,
+        versioned_hashes: Vec<types::VersionedHash>,
+        parent_beacon_block_root: Root,
+        execution_requests: &types::electra::ExecutionRequests<E>,
+    ) -> Result<bool, String> {
+        let verdict = self.inner.verify_new_payload_parts(
+            payload,
+            versioned_hashes,
+            parent_beacon_block_root,
+            execution_requests,
+        );
+        self.chain
+            .record_stage(self.block_root, self.slot, Stage::Executed);
+        verdict
     }
 }
 

@@ -39,6 +39,15 @@ pub struct KzgVerifiedDataColumn<E: EthSpec> {
 }
 
 impl<E: EthSpec> KzgVerifiedDataColumn<E> {
+    /// A sidecar whose shape, inclusion proof and KZG proofs were verified elsewhere in this
+    /// crate (gossip validation batches them with the chain-state rules).
+    pub(crate) fn from_verified(sidecar: Arc<DataColumnSidecar<E>>, block_root: Root) -> Self {
+        Self {
+            sidecar,
+            block_root,
+        }
+    }
+
     /// The sidecar.
     pub fn sidecar(&self) -> &Arc<DataColumnSidecar<E>> {
         &self.sidecar

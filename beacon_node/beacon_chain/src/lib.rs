@@ -10,6 +10,7 @@
 //!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
 //! - [`events`], [`slot_clock`]: the event bus and the clock.
 
+pub mod block_import;
 pub mod chain;
 pub mod data_availability_checker;
 pub mod data_column_sidecars;
@@ -18,7 +19,9 @@ pub mod events;
 pub mod gossip;
 pub mod observed;
 pub mod slot_clock;
+pub mod timeline;
 
+pub use block_import::BlockProcessed;
 pub use chain::{
     BeaconChain, ChainConfig, ChainError, HeadSnapshot, PayloadStatus, UnimportedBlock,
 };

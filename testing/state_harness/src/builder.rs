@@ -23,8 +23,8 @@ use state_processing::{
 use tree_hash::TreeHash;
 use typenum::Unsigned;
 use types::{
-    Address, B256, BLSSignature, ChainSpec, Epoch, EthSpec, ForkName, Gwei, Root, Slot,
-    ValidatorIndex,
+    Address, B256, BLSSignature, ChainSpec, Epoch, EthSpec, ForkName, Gwei, KZGCommitment, Root,
+    Slot, ValidatorIndex,
     electra::{
         Attestation, AttestationData, AttesterSlashing, BLSToExecutionChange, BeaconBlock,
         BeaconBlockBody, BeaconBlockHeader, Checkpoint, ConsolidationRequest, DepositMessage,
@@ -170,6 +170,9 @@ pub struct BlockContents {
     pub eth1_data: Option<Eth1Data>,
     /// Graffiti.
     pub graffiti: Root,
+    /// Blob KZG commitments (the payload carries no blob transactions; an execution engine
+    /// that checks versioned hashes against the payload would refuse such a block).
+    pub blob_kzg_commitments: Vec<KZGCommitment>,
 }
 
 /// A block built by [`build_block`] with the state after it.
@@ -342,7 +345,10 @@ pub fn build_block<E: EthSpec>(
                     "BLS-to-execution changes",
                     bls_to_execution_changes,
                 )?,
-                blob_kzg_commitments: VariableList::empty(),
+                blob_kzg_commitments: list(
+                    "blob KZG commitments",
+                    contents.blob_kzg_commitments.clone(),
+                )?,
                 execution_requests,
             },
         }

@@ -1,0 +1,174 @@
+//! From a verified block or column to an imported block: the data availability checker holds
+//! gossip blocks until their custody columns are verified, then the block is imported without
+//! checking those columns again (the checker's [`AvailableBlock`] is the proof).
+//!
+//! ```text
+//! SignedBeaconBlock ─verify_block_for_gossip─► GossipVerifiedBlock ─┐
+//! DataColumnSidecar ─verify_data_columns_for_gossip─► GossipVerifiedDataColumn ─┤
+//!                                                                   ▼
+//!                                    DataAvailabilityChecker (custody columns)
+//!                                                                   │ AvailableBlock
+//!                                                                   ▼
+//!                    import_available_block: on_block (STF), store batch, head
+//! ```
+
+use std::sync::Arc;
+
+use state_processing::per_block::ExecutionEngine;
+use types::{EthSpec, Root, Slot};
+
+use crate::chain::{BeaconChain, ChainError, PayloadStatus, UnimportedBlock};
+use crate::data_availability_checker::{Availability, AvailableBlock, MissingComponents};
+use crate::data_column_verification::KzgVerifiedDataColumn;
+use crate::gossip::{GossipVerifiedBlock, GossipVerifiedDataColumn};
+use crate::timeline::{AvailableVia, BlockTimeline, SeenVia, Stage};
+
+/// What became of a block or a column handed to the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockProcessed {
+    /// The block was imported.
+    Imported(Root),
+    /// The block (or the block of the column) waits for what is listed.
+    Pending(MissingComponents),
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// Records that a block was first seen now (the router calls this when a block arrives,
+    /// before it is verified).
+    pub fn record_block_seen(&self, root: Root, slot: Slot, via: SeenVia) {
+        let at = self.ms_into_slot(slot);
+        self.timelines.lock().seen(root, slot, at, via);
+    }
+
+    /// The timeline of a recent block.
+    pub fn block_timeline(&self, root: &Root) -> Option<BlockTimeline> {
+        self.timelines.lock().get(root)
+    }
+
+    /// Registers the chain's metrics (`beacon_block_delay_*_seconds`).
+    pub fn register_metrics(
+        &self,
+        registry: &prometheus::Registry,
+    ) -> Result<(), prometheus::Error> {
+        self.timelines.lock().register(registry)
+    }
+
+    /// A gossip-verified block into the availability checker; imported at once when its
+    /// custody columns are already here (or it has no blobs).
+    pub fn process_gossip_block(
+        &self,
+        block: GossipVerifiedBlock<E>,
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<BlockProcessed, ChainError> {
+        let GossipVerifiedBlock { block, block_root } = block;
+        let slot = block.slot();
+        self.record_stage(block_root, slot, Stage::GossipVerified);
+        let (availability, evicted) = self
+            .da_checker
+            .lock()
+            .put_block(block_root, block)
+            .map_err(|e| ChainError::Availability(e.to_string()))?;
+        self.forget_evicted(evicted);
+        match availability {
+            Availability::Available(available) => self
+                .import_available_block(*available, engine, payload_status)
+                .map(BlockProcessed::Imported),
+            Availability::Missing(missing) => {
+                self.record_unimported_block(block_root, UnimportedBlock::Pending { slot });
+                Ok(BlockProcessed::Pending(missing))
+            }
+        }
+    }
+
+    /// Gossip-verified columns into the availability checker; every block they complete is
+    /// imported. One result per block the columns belong to.
+    pub fn process_gossip_data_columns(
+        &self,
+        columns: Vec<GossipVerifiedDataColumn<E>>,
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<Vec<BlockProcessed>, ChainError> {
+        let columns = columns
+            .into_iter()
+            .map(|c| KzgVerifiedDataColumn::from_verified(c.sidecar, c.block_root))
+            .collect();
+        self.process_verified_columns(columns, AvailableVia::Columns, engine, payload_status)
+    }
+
+    /// Verified columns (from gossip, req/resp, the execution client's blobs or
+    /// reconstruction) into the availability checker.
+    pub(crate) fn process_verified_columns(
+        &self,
+        columns: Vec<KzgVerifiedDataColumn<E>>,
+        via: AvailableVia,
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<Vec<BlockProcessed>, ChainError> {
+        let (availabilities, evicted) = self
+            .da_checker
+            .lock()
+            .put_columns(columns)
+            .map_err(|e| ChainError::Availability(e.to_string()))?;
+        self.forget_evicted(evicted);
+        let mut out = Vec::with_capacity(availabilities.len());
+        for availability in availabilities {
+            out.push(match availability {
+                Availability::Available(available) => {
+                    let root = available.block_root;
+                    let slot = available.block.slot();
+                    self.record_stage(root, slot, Stage::Available(via));
+                    BlockProcessed::Imported(self.import_available_block(
+                        *available,
+                        engine,
+                        payload_status,
+                    )?)
+                }
+                Availability::Missing(missing) => BlockProcessed::Pending(missing),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Imports a block whose custody columns the availability checker verified: fork choice's
+    /// availability hook is not asked to verify them again, the store keeps them.
+    pub fn import_available_block(
+        &self,
+        available: AvailableBlock<E>,
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<Root, ChainError> {
+        let slot = available.block.slot();
+        let via = if available.columns.is_empty() {
+            AvailableVia::NoBlobs
+        } else {
+            AvailableVia::Columns
+        };
+        self.record_stage(available.block_root, slot, Stage::Available(via));
+        let stored = available.columns.iter().map(|c| &**c.sidecar()).collect();
+        self.import(available.block, &[], stored, engine, payload_status)
+    }
+
+    /// Blocks the checker evicted are no longer pending here either.
+    fn forget_evicted(&self, evicted: Vec<Root>) {
+        if evicted.is_empty() {
+            return;
+        }
+        let mut unimported = self.unimported.lock();
+        for root in evicted {
+            if matches!(unimported.get(&root), Some(UnimportedBlock::Pending { .. })) {
+                unimported.remove(&root);
+            }
+        }
+    }
+
+    /// The custody columns held for a pending block (what reconstruction starts from).
+    pub fn pending_columns(&self, root: &Root) -> Vec<Arc<types::DataColumnSidecar<E>>> {
+        self.da_checker
+            .lock()
+            .columns(root)
+            .into_iter()
+            .map(|c| c.sidecar().clone())
+            .collect()
+    }
+}

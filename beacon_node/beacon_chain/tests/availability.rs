@@ -1,0 +1,257 @@
+//! Blocks with blobs through the availability checker: a gossip block waits for its custody
+//! columns, the columns (verified as one KZG batch) make it available and it is imported
+//! without verifying them again; a column with a bad proof is attributed to its position in
+//! the batch while the valid ones from another sender still make the block available.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use beacon_chain::{
+    BeaconChain, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus, Verdict,
+    data_column_sidecars::get_data_column_sidecars_from_block, gossip::DataColumnGossipError,
+    timeline::AvailableVia,
+};
+use fork_choice::ThreadPoolBuilder;
+use state_harness::{BlockContents, BuiltBlock, build_block};
+use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
+use store::{Store, StoreConfig};
+use types::{
+    ChainSpec, DataColumnSidecar, ForkName, KZGCommitment, KZGProof, MinimalEthSpec, Root, Slot,
+};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+const ANCHOR_SLOT: Slot = 16;
+
+fn blob(seed: u8) -> kzg::Blob {
+    let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
+    for (i, fe) in bytes
+        .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
+        .enumerate()
+    {
+        for (j, b) in fe.iter_mut().enumerate().skip(1) {
+            *b = (i as u8).wrapping_mul(7) ^ (j as u8) ^ seed;
+        }
+    }
+    *kzg::blob_from_bytes(&bytes).unwrap()
+}
+
+struct Setup {
+    spec: Arc<ChainSpec>,
+    clock: Arc<ManualSlotClock>,
+    chain: BeaconChain<E>,
+    anchor: BuiltBlock<E>,
+    _dir: tempfile::TempDir,
+}
+
+fn setup(custody: Option<BTreeSet<u64>>) -> Setup {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let anchor = build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let clock = Arc::new(ManualSlotClock::new(0));
+    let chain = BeaconChain::from_anchor(
+        Arc::new(store),
+        anchor.post.state.clone(),
+        anchor.block.clone(),
+        spec.clone(),
+        clock.clone(),
+        Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap()),
+        ChainConfig {
+            custody_columns: custody,
+            ..ChainConfig::default()
+        },
+    )
+    .unwrap();
+    Setup {
+        spec,
+        clock,
+        chain,
+        anchor,
+        _dir: dir,
+    }
+}
+
+/// A block at `slot` on the anchor with `n` blobs, and its 128 column sidecars.
+fn block_with_blobs(
+    s: &Setup,
+    slot: Slot,
+    n: u8,
+) -> (BuiltBlock<E>, Vec<Arc<DataColumnSidecar<E>>>) {
+    let blobs: Vec<kzg::Blob> = (0..n).map(blob).collect();
+    let commitments = blobs
+        .iter()
+        .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).unwrap().0))
+        .collect();
+    let contents = BlockContents {
+        blob_kzg_commitments: commitments,
+        ..BlockContents::default()
+    };
+    let built = build_block(&s.anchor.post, slot, &contents, &s.spec).unwrap();
+    let cells: Vec<kzg::CellsAndProofs> = blobs
+        .iter()
+        .map(|b| kzg::compute_cells_and_kzg_proofs(b).unwrap())
+        .collect();
+    let sidecars = get_data_column_sidecars_from_block(&built.block, &cells)
+        .unwrap()
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    (built, sidecars)
+}
+
+fn now(s: &Setup, slot: Slot) -> u64 {
+    let t = s.spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 500;
+    s.clock.set_ms(t);
+    t
+}
+
+#[test]
+fn a_block_waits_for_its_columns_and_imports_when_they_arrive() {
+    let s = setup(None);
+    let slot = ANCHOR_SLOT + 1;
+    let (built, sidecars) = block_with_blobs(&s, slot, 2);
+    let t = now(&s, slot);
+    let root = built.block.canonical_root();
+    let verified = s
+        .chain
+        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
+        .unwrap();
+    let outcome = s
+        .chain
+        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    let BlockProcessed::Pending(missing) = outcome else {
+        panic!("a block with blobs waits for its columns: {outcome:?}");
+    };
+    assert_eq!(missing.missing_columns.len(), 128);
+    assert_ne!(s.chain.head().block_root, root);
+
+    // Half the columns: still pending.
+    let with_subnets = |cols: &[Arc<DataColumnSidecar<E>>]| {
+        cols.iter().map(|c| (c.clone(), column_index(c))).collect()
+    };
+    let first: Vec<_> = s
+        .chain
+        .verify_data_columns_for_gossip(with_subnets(&sidecars[..64]), t)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let outcome = s
+        .chain
+        .process_gossip_data_columns(first, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert!(matches!(&outcome[..], [BlockProcessed::Pending(m)] if m.missing_columns.len() == 64));
+    assert_eq!(s.chain.pending_columns(&root).len(), 64);
+
+    // The rest: imported.
+    let rest: Vec<_> = s
+        .chain
+        .verify_data_columns_for_gossip(with_subnets(&sidecars[64..]), t)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let outcome = s
+        .chain
+        .process_gossip_data_columns(rest, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
+    assert_eq!(s.chain.head().block_root, root);
+    assert_eq!(
+        s.chain.store().data_column_indices(&root).unwrap().len(),
+        128
+    );
+    let timeline = s.chain.block_timeline(&root).unwrap();
+    assert!(timeline.gossip_verified.is_some());
+    assert_eq!(
+        timeline.available.map(|(_, via)| via),
+        Some(AvailableVia::Columns)
+    );
+    assert!(timeline.imported.is_some() && timeline.head.is_some());
+}
+
+fn column_index(c: &DataColumnSidecar<E>) -> u64 {
+    let DataColumnSidecar::Fulu(c) = c;
+    c.index
+}
+
+#[test]
+fn a_bad_column_is_attributed_and_the_good_copies_make_the_block_available() {
+    // A node custodying eight columns.
+    let custody: BTreeSet<u64> = (0..8).map(|i| i * 16).collect();
+    let s = setup(Some(custody.clone()));
+    let slot = ANCHOR_SLOT + 1;
+    let (built, sidecars) = block_with_blobs(&s, slot, 3);
+    let t = now(&s, slot);
+    let root = built.block.canonical_root();
+    let verified = s
+        .chain
+        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
+        .unwrap();
+    s.chain
+        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+
+    // Peer A sends the custody columns, one of them (position 3) with a wrong proof.
+    let mut from_a: Vec<(Arc<DataColumnSidecar<E>>, u64)> = custody
+        .iter()
+        .map(|&i| (sidecars[i as usize].clone(), i))
+        .collect();
+    let mut bad = (*from_a[3].0).clone();
+    let DataColumnSidecar::Fulu(inner) = &mut bad;
+    let other = inner.kzg_proofs[1];
+    inner.kzg_proofs[0] = KZGProof::from(other.0);
+    from_a[3].0 = Arc::new(bad);
+    let results = s.chain.verify_data_columns_for_gossip(from_a, t);
+    for (position, result) in results.iter().enumerate() {
+        if position == 3 {
+            let err = result.as_ref().unwrap_err();
+            assert!(
+                matches!(err, DataColumnGossipError::InvalidKzgProofs(_)),
+                "{err}"
+            );
+            assert_eq!(err.verdict(), Verdict::Reject);
+        } else {
+            assert!(result.is_ok(), "position {position}: {result:?}");
+        }
+    }
+    let good: Vec<_> = results.into_iter().filter_map(Result::ok).collect();
+    let outcome = s
+        .chain
+        .process_gossip_data_columns(good, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert!(matches!(&outcome[..], [BlockProcessed::Pending(m)] if m.missing_columns == vec![48]));
+
+    // Peer B sends the genuine column 48: the block becomes available and is imported.
+    let from_b = vec![(sidecars[48].clone(), 48)];
+    let good: Vec<_> = s
+        .chain
+        .verify_data_columns_for_gossip(from_b, t)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let outcome = s
+        .chain
+        .process_gossip_data_columns(good, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
+    assert_eq!(s.chain.head().block_root, root);
+}
