@@ -38,6 +38,7 @@
 use std::{cmp::Reverse, collections::BinaryHeap};
 
 use rustc_hash::FxHashMap;
+use ssz::Encode;
 use state_processing::{
     Caches, EffectiveBalances, StateRef,
     common::{PARTICIPATION_FLAG_WEIGHTS, get_current_epoch, get_previous_epoch, has_flag},
@@ -176,8 +177,9 @@ impl ParticipationSnapshot {
         } else {
             state.previous_epoch_participation
         };
-        let mut entries = Vec::with_capacity(participation.len());
-        for (i, flags) in participation.iter().enumerate() {
+        // The SSZ encoding of a list of `uint8` is the values: a copy of the list's pages.
+        let mut entries = participation.as_ssz_bytes();
+        for (i, entry) in entries.iter_mut().enumerate() {
             let balance = match effective_balances.get(i as u64) {
                 Some(balance) => balance,
                 None => effective_balance::<E>(state, effective_balances, i as u64)?,
@@ -187,7 +189,7 @@ impl ParticipationSnapshot {
                     Some(c) if c < u64::from(LOOK_UP) => c as u8,
                     _ => LOOK_UP,
                 };
-            entries.push(code << 3 | (flags & 0b111));
+            *entry = code << 3 | (*entry & 0b111);
         }
         Ok(Self { entries })
     }
