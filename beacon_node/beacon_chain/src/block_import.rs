@@ -162,6 +162,94 @@ impl<E: EthSpec> BeaconChain<E> {
         }
     }
 
+    /// Whether the supernode should reconstruct `root`'s missing columns now (it holds at least
+    /// half of them and has not asked before). The router schedules
+    /// [`Self::reconstruct_data_columns`] as processor work when this says yes.
+    pub fn take_reconstruction_request(&self, root: &Root) -> bool {
+        self.da_checker.lock().take_reconstruction_request(root)
+    }
+
+    /// Reconstructs every column of `root` from the half or more held
+    /// (`recover_cells_and_kzg_proofs` per blob, in parallel on the chain's pool), feeds the
+    /// missing ones to the availability checker as verified (they are computed, not received)
+    /// and returns them for publication on the subnets the node is subscribed to, with what
+    /// became of the block. Costs seconds at 48 blobs: scheduled work, never on the import
+    /// path.
+    ///
+    /// [spec]: fulu/das-core.md#reconstruction-and-cross-seeding
+    pub fn reconstruct_data_columns(
+        &self,
+        root: &Root,
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<(Vec<Arc<types::DataColumnSidecar<E>>>, Vec<BlockProcessed>), ChainError> {
+        let held = self.pending_columns(root);
+        let half = <E::NumberOfColumns as types::typenum::Unsigned>::to_usize() / 2;
+        if held.len() < half {
+            return Err(ChainError::Availability(format!(
+                "{} columns of {root} held, reconstruction needs {half}",
+                held.len()
+            )));
+        }
+        let sidecars: Vec<&types::fulu::DataColumnSidecar<E>> = held
+            .iter()
+            .map(|s| {
+                let types::DataColumnSidecar::Fulu(s) = &**s;
+                s
+            })
+            .collect();
+        let first = sidecars[0];
+        let indices: Vec<u64> = sidecars.iter().map(|s| s.index).collect();
+        let blobs = first.kzg_commitments.len();
+        let recovered: Vec<kzg::CellsAndProofs> = {
+            use rayon::prelude::*;
+            self.pool().install(|| {
+                (0..blobs)
+                    .into_par_iter()
+                    .map(|blob| {
+                        let cells = sidecars
+                            .iter()
+                            .map(|s| {
+                                s.column
+                                    .get(blob)
+                                    .ok_or(kzg::Error::Empty { what: "cells" })
+                                    .and_then(|c| kzg::cell_from_bytes(&c[..]))
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        kzg::recover_cells_and_kzg_proofs(&indices, &cells)
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+        }
+        .map_err(|e| ChainError::Availability(format!("reconstruction of {root}: {e}")))?;
+        let all = crate::data_column_sidecars::get_data_column_sidecars::<E>(
+            &first.signed_block_header,
+            &first.kzg_commitments,
+            &first.kzg_commitments_inclusion_proof,
+            &recovered,
+        )
+        .map_err(|e| ChainError::Availability(format!("reconstruction of {root}: {e}")))?;
+        let missing: Vec<Arc<types::DataColumnSidecar<E>>> = all
+            .into_iter()
+            .filter(|c| {
+                let types::DataColumnSidecar::Fulu(c) = c;
+                !indices.contains(&c.index)
+            })
+            .map(Arc::new)
+            .collect();
+        let verified = missing
+            .iter()
+            .map(|c| KzgVerifiedDataColumn::from_verified(c.clone(), *root))
+            .collect();
+        let outcome = self.process_verified_columns(
+            verified,
+            AvailableVia::Reconstruction,
+            engine,
+            payload_status,
+        )?;
+        Ok((missing, outcome))
+    }
+
     /// The custody columns held for a pending block (what reconstruction starts from).
     pub fn pending_columns(&self, root: &Root) -> Vec<Arc<types::DataColumnSidecar<E>>> {
         self.da_checker

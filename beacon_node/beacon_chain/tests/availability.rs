@@ -255,3 +255,54 @@ fn a_bad_column_is_attributed_and_the_good_copies_make_the_block_available() {
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
     assert_eq!(s.chain.head().block_root, root);
 }
+
+#[test]
+fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
+    let s = setup(None);
+    let slot = ANCHOR_SLOT + 1;
+    let (built, sidecars) = block_with_blobs(&s, slot, 2);
+    let t = now(&s, slot);
+    let root = built.block.canonical_root();
+    let verified = s
+        .chain
+        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
+        .unwrap();
+    s.chain
+        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    // The odd columns arrive.
+    let odd: Vec<_> = sidecars
+        .iter()
+        .filter(|c| column_index(c) % 2 == 1)
+        .map(|c| (c.clone(), column_index(c)))
+        .collect();
+    let odd: Vec<_> = s
+        .chain
+        .verify_data_columns_for_gossip(odd, t)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    s.chain
+        .process_gossip_data_columns(odd, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert!(s.chain.take_reconstruction_request(&root));
+    assert!(!s.chain.take_reconstruction_request(&root), "asked once");
+
+    let (published, outcome) = s
+        .chain
+        .reconstruct_data_columns(&root, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
+    assert_eq!(published.len(), 64);
+    for column in &published {
+        let i = column_index(column) as usize;
+        assert_eq!(i % 2, 0);
+        assert_eq!(**column, *sidecars[i], "column {i} is the original");
+    }
+    assert_eq!(s.chain.head().block_root, root);
+    let timeline = s.chain.block_timeline(&root).unwrap();
+    assert_eq!(
+        timeline.available.map(|(_, via)| via),
+        Some(AvailableVia::Reconstruction)
+    );
+}
