@@ -1,12 +1,15 @@
-//! The one list of vectors the harness may leave unrun: a runner directory with no runner, or a
-//! handler whose runner skips it. Anything else left unrun fails `make spec-tests`. Each entry
+//! The one list of vectors the harness may leave unrun: a runner directory with no runner, a
+//! handler whose runner skips it, or a file that the cases of a runner do not read yet (the
+//! accessed-files check). Anything else left unrun or unread fails `make spec-tests`. Each entry
 //! says why and what would remove it; the list should shrink to empty.
 
 /// An accepted gap: the vectors under `path` may be skipped or have no runner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AllowedGap {
-    /// `config/fork/runner` or `config/fork/runner/handler`, matched against a case id at a
-    /// `/` boundary; a trailing `*` matches any continuation (`…/networking/gossip_*`).
+    /// `config/fork/runner`, `config/fork/runner/handler`, or a file of a case
+    /// (`config/fork/runner/handler/suite/case/file`), matched against an id component by
+    /// component: as a prefix at a `/` boundary, a `*` component matching any one component, and
+    /// a trailing `*` any continuation of the last one (`…/networking/gossip_*`).
     pub path: &'static str,
     /// Why the gap is accepted, and what closes it.
     pub reason: &'static str,
@@ -15,42 +18,53 @@ pub struct AllowedGap {
 impl AllowedGap {
     /// Whether this entry covers `id` (a case id or a `config/fork/runner` group).
     pub fn covers(&self, id: &str) -> bool {
-        match self.path.strip_suffix('*') {
-            Some(prefix) => id.starts_with(prefix),
-            None => {
-                id == self.path
-                    || id
-                        .strip_prefix(self.path)
-                        .is_some_and(|rest| rest.starts_with('/'))
+        let mut components = id.split('/');
+        let parts: Vec<&str> = self.path.split('/').collect();
+        parts.iter().enumerate().all(|(i, part)| {
+            let Some(component) = components.next() else {
+                return false;
+            };
+            if *part == "*" {
+                return true;
             }
-        }
+            match part.strip_suffix('*').filter(|_| i + 1 == parts.len()) {
+                Some(prefix) => component.starts_with(prefix),
+                None => component == *part,
+            }
+        })
     }
 }
 
 /// The gaps accepted today.
 pub const ALLOW_LIST: &[AllowedGap] = &[
     AllowedGap {
-        path: "minimal/fulu/fast_confirmation",
+        path: "minimal/*/fast_confirmation",
         reason: "no runner: the fast confirmation rule is not implemented in fork_choice yet \
                  (issue 19)",
     },
     AllowedGap {
-        path: "minimal/fulu/sync",
+        path: "minimal/*/sync",
         reason: "no runner: optimistic sync needs the beacon chain's import path against a \
                  mock engine (issues 13 and 19)",
     },
     AllowedGap {
-        path: "minimal/fulu/light_client/data_collection",
+        path: "minimal/*/light_client/data_collection",
         reason: "imports blocks through the beacon chain and serves light-client data from it \
                  (issues 13 and 19)",
     },
     AllowedGap {
-        path: "minimal/fulu/light_client/sync",
+        path: "minimal/*/light_client/sync",
         reason: "needs a light-client store (issue 19)",
     },
     AllowedGap {
-        path: "minimal/fulu/light_client/update_ranking",
+        path: "minimal/*/light_client/update_ranking",
         reason: "needs the light-client store's is_better_update (issue 19)",
+    },
+    AllowedGap {
+        path: "*/*/ssz_static/*/*/*/value.yaml",
+        reason: "ssz_static checks the SSZ round trip and hash_tree_root, not the YAML value: \
+                 comparing value.yaml with the decoded value needs the containers' serde \
+                 Deserialize in types (being added for the Beacon API, issue 19)",
     },
 ];
 
@@ -66,7 +80,7 @@ mod tests {
     #[test]
     fn entries_match_at_component_boundaries_or_by_their_star() {
         let handler = AllowedGap {
-            path: "minimal/fulu/light_client/sync",
+            path: "minimal/*/light_client/sync",
             reason: "",
         };
         assert!(handler.covers("minimal/fulu/light_client/sync"));
@@ -79,6 +93,14 @@ mod tests {
         };
         assert!(star.covers("minimal/fulu/networking/gossip_beacon_block/pyspec_tests/a"));
         assert!(!star.covers("minimal/fulu/networking/compute_columns/pyspec_tests/a"));
+        let file = AllowedGap {
+            path: "*/*/ssz_static/*/*/*/value.yaml",
+            reason: "",
+        };
+        assert!(file.covers("mainnet/fulu/ssz_static/Fork/ssz_random/case_0/value.yaml"));
+        assert!(!file.covers("mainnet/fulu/ssz_static/Fork/ssz_random/case_0/roots.yaml"));
+        assert!(!file.covers("mainnet/fulu/ssz_static/Fork/ssz_random/case_0"));
+        assert!(!file.covers("mainnet/fulu/operations/deposit/pyspec_tests/a/value.yaml"));
     }
 
     #[test]

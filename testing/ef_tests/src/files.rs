@@ -1,8 +1,38 @@
-//! Reading vector files: snappy-compressed SSZ, YAML, hex.
+//! Reading vector files: snappy-compressed SSZ, YAML, text, hex.
+//!
+//! Every read is recorded for the case running on the thread ([`track_reads`]): the harness
+//! fails a case that passed without reading every file of its directory (the accessed-files
+//! check), so a runner cannot pass a case while ignoring part of it.
 
-use std::path::Path;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
+
+thread_local! {
+    /// The files read on this thread since [`track_reads`] began, while it runs.
+    static READ: RefCell<Option<BTreeSet<PathBuf>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` and returns what it returned with the files read (through this module) meanwhile.
+pub fn track_reads<T>(f: impl FnOnce() -> T) -> (T, BTreeSet<PathBuf>) {
+    READ.with(|read| *read.borrow_mut() = Some(BTreeSet::new()));
+    let out = f();
+    let read = READ
+        .with(|read| read.borrow_mut().take())
+        .unwrap_or_default();
+    (out, read)
+}
+
+/// Records that `path` was read, when reads are being tracked on this thread.
+fn note_read(path: &Path) {
+    READ.with(|read| {
+        if let Some(set) = read.borrow_mut().as_mut() {
+            set.insert(path.to_path_buf());
+        }
+    });
+}
 
 /// Reads a `.ssz_snappy` file: SSZ bytes compressed with snappy's *block* format (not framed).
 pub fn read_ssz_snappy(path: &Path) -> Result<Vec<u8>, String> {
@@ -14,13 +44,19 @@ pub fn read_ssz_snappy(path: &Path) -> Result<Vec<u8>, String> {
 
 /// Reads a YAML file into `T`.
 pub fn read_yaml<T: DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = read_text(path)?;
     serde_yaml::from_str(&text).map_err(|e| format!("{}: bad YAML: {e}", path.display()))
+}
+
+/// Reads a UTF-8 text file.
+pub fn read_text(path: &Path) -> Result<String, String> {
+    note_read(path);
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 /// Reads a file's bytes.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    note_read(path);
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 

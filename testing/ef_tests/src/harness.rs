@@ -1,6 +1,7 @@
 //! Walks `tests/<config>/<fork>/<runner>/<handler>/<suite>/<case>/`, runs every case whose runner
 //! is registered, and collects a [`Report`].
 
+use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,6 +11,7 @@ use types::ForkName;
 
 use crate::allow_list::{ALLOW_LIST, AllowedGap, allowed};
 use crate::case::{CaseContext, CaseResult, Runner};
+use crate::files::{read_yaml, track_reads};
 use crate::report::{CaseNote, Report};
 
 /// The environment variable naming the vector directory (the one that holds `tests/`).
@@ -226,13 +228,36 @@ pub fn run(
     let results = run_parallel(&jobs, threads);
     report.threads = threads;
 
-    for ((_, case), result) in jobs.iter().zip(results) {
+    for ((_, case), outcome) in jobs.iter().zip(results) {
         let group = format!("{}/{}/{}", case.config, case.fork, case.runner);
         let counts = report.groups.entry(group).or_default();
         let note = |message: String| CaseNote {
             case: case.id(),
             message,
         };
+        // The accessed-files check: a pass that left a file unread fails, unless the allow list
+        // names the file (`<case id>/<file>`).
+        let mut result = outcome.result;
+        let (allowed_unread, unread): (Vec<String>, Vec<String>) =
+            outcome.unread.into_iter().partition(|file| {
+                allowed(&options.allowed, &format!("{}/{file}", case.id())).is_some()
+            });
+        for file in allowed_unread {
+            let id = format!("{}/{file}", case.id());
+            if let Some(gap) = allowed(&options.allowed, &id) {
+                *report
+                    .unread_allowed
+                    .entry(gap.path.to_string())
+                    .or_default() += 1;
+            }
+        }
+        if result == CaseResult::Passed && !unread.is_empty() {
+            result = CaseResult::Failed(format!(
+                "passed without reading {} of its files: {}",
+                unread.len(),
+                unread.join(", ")
+            ));
+        }
         match result {
             CaseResult::Passed => counts.passed += 1,
             CaseResult::Failed(message) => {
@@ -271,7 +296,7 @@ pub fn run(
 
 /// Runs the jobs on `threads` scoped workers pulling from a shared index; results come back in
 /// job order. A panicking case becomes a failed case.
-fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<CaseResult> {
+fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let work = || {
         let mut done = Vec::new();
@@ -285,7 +310,7 @@ fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<Case
         done
     };
 
-    let finished: Vec<(usize, CaseResult)> = std::thread::scope(|scope| {
+    let finished: Vec<(usize, Outcome)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .filter_map(|n| {
                 std::thread::Builder::new()
@@ -311,7 +336,7 @@ fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<Case
         finished
     });
 
-    let mut results: Vec<Option<CaseResult>> = vec![None; jobs.len()];
+    let mut results: Vec<Option<Outcome>> = vec![None; jobs.len()];
     for (i, result) in finished {
         if let Some(slot) = results.get_mut(i) {
             *slot = Some(result);
@@ -319,20 +344,118 @@ fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<Case
     }
     results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| CaseResult::Failed("its worker thread died".to_string())))
+        .map(|r| {
+            r.unwrap_or_else(|| Outcome {
+                result: CaseResult::Failed("its worker thread died".to_string()),
+                unread: Vec::new(),
+            })
+        })
         .collect()
 }
 
-/// Runs one case, turning a panic into a failure.
-fn run_one(runner: &dyn Runner, case: &CaseContext) -> CaseResult {
-    catch_unwind(AssertUnwindSafe(|| runner.run_case(case))).unwrap_or_else(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".to_string());
-        CaseResult::Failed(format!("panicked: {message}"))
-    })
+/// A case's result, with the files of a passed case that it never read (the accessed-files
+/// check: each is a failure unless the allow list names it).
+#[derive(Debug, Clone)]
+struct Outcome {
+    result: CaseResult,
+    /// Paths relative to the case directory.
+    unread: Vec<String>,
+}
+
+/// Runs one case, turning a panic into a failure; for a pass, lists the case's files it did
+/// not read.
+fn run_one(runner: &dyn Runner, case: &CaseContext) -> Outcome {
+    let (result, read) = track_reads(|| {
+        if let Err(e) = check_manifest(case) {
+            return CaseResult::Failed(e);
+        }
+        catch_unwind(AssertUnwindSafe(|| runner.run_case(case))).unwrap_or_else(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_string());
+            CaseResult::Failed(format!("panicked: {message}"))
+        })
+    });
+    if result != CaseResult::Passed {
+        return Outcome {
+            result,
+            unread: Vec::new(),
+        };
+    }
+    match unread_files(&case.path, &read) {
+        Ok(unread) => Outcome { result, unread },
+        Err(e) => Outcome {
+            result: CaseResult::Failed(format!("cannot list the case's files: {e}")),
+            unread: Vec::new(),
+        },
+    }
+}
+
+/// `manifest.yaml`, which every recent case has: the case's place in the tree, which must be
+/// where it lies.
+///
+/// [format]: consensus-specs tests/formats/README.md#manifestyaml
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    preset: String,
+    fork: String,
+    runner: String,
+    handler: String,
+    suite: String,
+    case: String,
+}
+
+/// Reads the case's `manifest.yaml`, if it has one, and checks it names the case's directory.
+fn check_manifest(case: &CaseContext) -> Result<(), String> {
+    let path = case.file("manifest.yaml");
+    if !path.is_file() {
+        return Ok(());
+    }
+    let manifest: Manifest = read_yaml(&path)?;
+    let fork = case.fork.to_string();
+    let expected = [
+        ("preset", &manifest.preset, &case.config),
+        ("fork", &manifest.fork, &fork),
+        ("runner", &manifest.runner, &case.runner),
+        ("handler", &manifest.handler, &case.handler),
+        ("suite", &manifest.suite, &case.suite),
+        ("case", &manifest.case, &case.case),
+    ];
+    for (key, got, want) in expected {
+        if got != want {
+            return Err(format!(
+                "manifest.yaml names {key} {got:?}, but the case lies under {want:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The files under `dir` (hidden entries aside, subdirectories included) not in `read`, as
+/// paths relative to `dir`.
+fn unread_files(dir: &Path, read: &BTreeSet<PathBuf>) -> std::io::Result<Vec<String>> {
+    let mut unread = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current)? {
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if !read.contains(&path) {
+                let relative = path.strip_prefix(dir).unwrap_or(&path);
+                unread.push(relative.display().to_string());
+            }
+        }
+    }
+    unread.sort();
+    Ok(unread)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -50,6 +50,9 @@ pub struct Report {
     pub threads: usize,
     /// Case filters of the run, if any (then only matching cases were considered).
     pub filters: Vec<String>,
+    /// Files of passed cases left unread, by the allow-list entry that names them, with the
+    /// count (any other unread file fails its case).
+    pub unread_allowed: BTreeMap<String, usize>,
 }
 
 impl Report {
@@ -109,6 +112,15 @@ impl Report {
             for ((handler, reason), n) in by_reason {
                 let _ = writeln!(out, "  {handler} ({}): {}", cases(n), indent(reason));
             }
+        }
+
+        if !self.unread_allowed.is_empty() {
+            let list: Vec<String> = self
+                .unread_allowed
+                .iter()
+                .map(|(path, n)| format!("{path} ({n} files)"))
+                .collect();
+            let _ = writeln!(out, "unread, on the allow list: {}", list.join(", "));
         }
 
         list_notes(&mut out, "failed", &self.failed);

@@ -265,11 +265,11 @@ fn tree_with_an_uncovered_runner() -> TempDir {
         &as_files(&good),
     )
     .case(
-        "minimal/phase0/fast_confirmation/basic/pyspec_tests/case_1",
+        "minimal/phase0/future_runner/basic/pyspec_tests/case_1",
         &[("steps.yaml", b"[]\n")],
     )
     .case(
-        "minimal/phase0/fast_confirmation/basic/pyspec_tests/case_2",
+        "minimal/phase0/future_runner/basic/pyspec_tests/case_2",
         &[("steps.yaml", b"[]\n")],
     );
     tmp
@@ -288,29 +288,25 @@ fn allowing(path: &'static str) -> Options {
 #[test]
 fn an_uncovered_runner_on_the_allow_list_is_listed_but_does_not_fail() {
     let tmp = tree_with_an_uncovered_runner();
-    let report = tmp.run_with(&allowing("minimal/phase0/fast_confirmation"));
+    let report = tmp.run_with(&allowing("minimal/phase0/future_runner"));
     assert!(report.is_success(), "{}", report.render());
-    assert_eq!(report.not_covered["minimal/phase0/fast_confirmation"], 2);
-    assert!(
-        !report
-            .groups
-            .contains_key("minimal/phase0/fast_confirmation")
-    );
+    assert_eq!(report.not_covered["minimal/phase0/future_runner"], 2);
+    assert!(!report.groups.contains_key("minimal/phase0/future_runner"));
     assert!(
         report
             .render()
-            .contains("not covered yet: minimal/phase0/fast_confirmation (2 cases)\n")
+            .contains("not covered yet: minimal/phase0/future_runner (2 cases)\n")
     );
 }
 
 #[test]
 fn an_uncovered_runner_off_the_allow_list_fails_the_run() {
     let tmp = tree_with_an_uncovered_runner();
-    // The default list names minimal/fulu/fast_confirmation, not this phase0 directory.
+    // No entry of the default list names this runner directory.
     let report = tmp.run();
     assert!(!report.is_success());
     assert_eq!(
-        report.groups["minimal/phase0/fast_confirmation"],
+        report.groups["minimal/phase0/future_runner"],
         counts(0, 2, 0)
     );
     assert!(report.not_covered.is_empty());
@@ -320,6 +316,97 @@ fn an_uncovered_runner_off_the_allow_list_fails_the_run() {
         report
             .render()
             .contains("spec tests: 1 passed, 2 failed, 0 skipped")
+    );
+}
+
+#[test]
+fn a_case_that_passes_without_reading_a_file_fails_the_run() {
+    let tmp = TempDir::new();
+    let manifest = "preset: minimal\nfork: phase0\nrunner: shuffling\nhandler: core\n\
+                    suite: shuffle\ncase: shuffle_extra\n";
+    tmp.case(
+        "minimal/phase0/shuffling/core/shuffle/shuffle_10",
+        &[("mapping.yaml", SHUFFLING_MAPPING.as_bytes())],
+    )
+    .case(
+        "minimal/phase0/shuffling/core/shuffle/shuffle_extra",
+        &[
+            ("mapping.yaml", SHUFFLING_MAPPING.as_bytes()),
+            ("manifest.yaml", manifest.as_bytes()),
+            ("extra.yaml", b"count: 11\n"),
+        ],
+    );
+    // A file in a subdirectory of the case counts too.
+    let nested = tmp
+        .0
+        .join("tests/minimal/phase0/shuffling/core/shuffle/shuffle_10/more");
+    std::fs::create_dir_all(&nested).expect("create nested dir");
+    std::fs::write(nested.join("notes.yaml"), b"x: 1\n").expect("write nested file");
+
+    let report = tmp.run();
+    assert!(!report.is_success());
+    assert_eq!(report.groups["minimal/phase0/shuffling"], counts(0, 2, 0));
+    let messages: Vec<(&str, &str)> = report
+        .failed
+        .iter()
+        .map(|n| (n.case.as_str(), n.message.as_str()))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            (
+                "minimal/phase0/shuffling/core/shuffle/shuffle_10",
+                "passed without reading 1 of its files: more/notes.yaml"
+            ),
+            (
+                "minimal/phase0/shuffling/core/shuffle/shuffle_extra",
+                // The manifest is read (and checked) by the harness; the mapping by the runner.
+                "passed without reading 1 of its files: extra.yaml"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_unread_file_on_the_allow_list_is_counted_but_does_not_fail() {
+    let tmp = TempDir::new();
+    tmp.case(
+        "minimal/phase0/shuffling/core/shuffle/shuffle_10",
+        &[
+            ("mapping.yaml", SHUFFLING_MAPPING.as_bytes()),
+            ("extra.yaml", b"count: 11\n"),
+        ],
+    );
+    let report = tmp.run_with(&allowing("*/*/shuffling/*/*/*/extra.yaml"));
+    assert!(report.is_success(), "{}", report.render());
+    assert_eq!(report.groups["minimal/phase0/shuffling"], counts(1, 0, 0));
+    assert!(
+        report
+            .render()
+            .contains("unread, on the allow list: */*/shuffling/*/*/*/extra.yaml (1 files)\n")
+    );
+}
+
+#[test]
+fn a_manifest_naming_another_case_fails_it() {
+    let tmp = TempDir::new();
+    let manifest = "preset: minimal\nfork: phase0\nrunner: shuffling\nhandler: core\n\
+                    suite: shuffle\ncase: shuffle_11\n";
+    tmp.case(
+        "minimal/phase0/shuffling/core/shuffle/shuffle_10",
+        &[
+            ("mapping.yaml", SHUFFLING_MAPPING.as_bytes()),
+            ("manifest.yaml", manifest.as_bytes()),
+        ],
+    );
+    let report = tmp.run();
+    assert_eq!(report.groups["minimal/phase0/shuffling"], counts(0, 1, 0));
+    assert!(
+        report.failed[0]
+            .message
+            .contains("manifest.yaml names case \"shuffle_11\""),
+        "{}",
+        report.failed[0].message
     );
 }
 

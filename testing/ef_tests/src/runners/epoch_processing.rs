@@ -10,12 +10,13 @@
 //!
 //! [format]: consensus-specs tests/formats/epoch_processing/README.md
 
+use state_processing::per_block::VerifySignatures;
 use state_processing::per_epoch::{self, EpochProcessingError};
 use state_processing::{CachedBeaconState, Caches, StateMut};
 use types::{BeaconState, ChainSpec, EthSpec};
 
 use super::state_case::{
-    chain_spec, check_known_files, check_outcome, read_post, read_state, with_preset,
+    Meta, chain_spec, check_known_files, check_outcome, read_post, read_state, with_preset,
 };
 use crate::case::{CaseContext, CaseResult, Runner};
 
@@ -149,6 +150,16 @@ fn check<E: EthSpec>(case: &CaseContext, step: Step<E>) -> Result<(), String> {
             "post_epoch.ssz_snappy",
         ],
     )?;
+    // Pending deposits' signatures are checked whatever the setting (an invalid one only
+    // skips the deposit), so a case whose signatures are not real (setting 2) cannot pass.
+    let meta = Meta::read(case)?;
+    if meta.verify_signatures(VerifySignatures::Individually)? == VerifySignatures::None {
+        return Err(
+            "meta.yaml: bls_setting 2 (signatures not real), but epoch processing \
+                    always checks deposit signatures"
+                .into(),
+        );
+    }
     let spec = chain_spec(case, case.fork)?;
     let pre = read_state::<E>(case, "pre", case.fork)?;
     let mut state = CachedBeaconState::new(pre.clone());

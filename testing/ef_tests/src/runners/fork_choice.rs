@@ -108,7 +108,28 @@ fn outcome<T>(
     }
 }
 
+/// `meta.yaml` of a fork-choice case (only some have one).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForkChoiceMeta {
+    /// Prose about the case; nothing to check.
+    #[serde(rename = "description")]
+    _description: Option<String>,
+    /// The BLS setting: 2 (signatures not real) cannot pass, as blocks' signatures are checked.
+    bls_setting: Option<u8>,
+}
+
 fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
+    let meta_path = case.file("meta.yaml");
+    if meta_path.is_file() {
+        let meta: ForkChoiceMeta = read_yaml(&meta_path)?;
+        if !matches!(meta.bls_setting, None | Some(0) | Some(1)) {
+            return Err(format!(
+                "meta.yaml: bls_setting {:?} is not one fork choice can run",
+                meta.bls_setting
+            ));
+        }
+    }
     let spec = Arc::new(chain_spec(case, case.fork)?);
     let anchor_state = read_state::<E>(case, "anchor_state", case.fork)?;
     let anchor_block = read(case, "anchor_block", |b| {

@@ -125,7 +125,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             Preset::Mainnet => MAINNET_CONFIG_YAML,
         };
         let overrides =
-            std::fs::read_to_string(&config).map_err(|e| format!("config.yaml: {e}"))?;
+            crate::files::read_text(&config).map_err(|e| format!("config.yaml: {e}"))?;
         ChainSpec::from_config_yaml_with_overrides(base, &overrides)
             .map_err(|e| format!("config.yaml: {e}"))?
     } else {

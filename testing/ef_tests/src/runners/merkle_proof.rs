@@ -51,15 +51,13 @@ pub(crate) fn run_single_merkle_proof(case: &CaseContext) -> CaseResult {
 }
 
 fn run_for_preset<E: EthSpec>(case: &CaseContext) -> CaseResult {
+    // Fulu's body is Electra's: one type for both.
     match (case.fork, case.suite.as_str()) {
-        (ForkName::Electra, "BeaconBlockBody") => {
-            CaseResult::from_check(check::<electra::BeaconBlockBody<E>>(case))
+        (ForkName::Electra | ForkName::Fulu, "BeaconBlockBody") => {
+            CaseResult::from_check(check::<BodyTree<E>>(case))
         }
         (ForkName::Electra, "BeaconState") => {
             CaseResult::from_check(check::<electra::BeaconState<E>>(case))
-        }
-        (ForkName::Fulu, "BeaconBlockBody") => {
-            CaseResult::from_check(check::<fulu::BeaconBlockBody<E>>(case))
         }
         (ForkName::Fulu, "BeaconState") => {
             CaseResult::from_check(check::<fulu::BeaconState<E>>(case))
@@ -67,6 +65,111 @@ fn run_for_preset<E: EthSpec>(case: &CaseContext) -> CaseResult {
         (fork, other) => CaseResult::NotRun(format!(
             "no single_merkle_proof support for type {other} at {fork}"
         )),
+    }
+}
+
+/// A node of an SSZ Merkle tree by the roots of its children, with the children a generalized
+/// index may reach into.
+struct Node {
+    roots: Vec<Root>,
+    children: Vec<(usize, Node)>,
+}
+
+impl ProofTree for Node {
+    fn field_roots(&self) -> Vec<Root> {
+        self.roots.clone()
+    }
+
+    fn field(&self, index: usize) -> Option<&dyn ProofTree> {
+        self.children
+            .iter()
+            .find(|(i, _)| *i == index)
+            .map(|(_, node)| node as &dyn ProofTree)
+    }
+}
+
+/// An Electra (and Fulu) block body whose `blob_kzg_commitments` opens into its commitments, for
+/// the proof of one commitment (a blob sidecar's `kzg_commitment_inclusion_proof`): the list's
+/// root is `hash(data_root, length)`, its data the commitments' roots padded to
+/// `MAX_BLOB_COMMITMENTS_PER_BLOCK`.
+struct BodyTree<E: EthSpec> {
+    body: electra::BeaconBlockBody<E>,
+    tree: Node,
+}
+
+/// `blob_kzg_commitments`' position among the body's fields.
+const BLOB_KZG_COMMITMENTS_FIELD: usize = 11;
+
+impl<E: EthSpec> Decode for BodyTree<E> {
+    fn is_ssz_fixed_len() -> bool {
+        <electra::BeaconBlockBody<E> as Decode>::is_ssz_fixed_len()
+    }
+
+    fn from_ssz_bytes(bytes: &[u8]) -> Result<Self, ssz::DecodeError> {
+        use typenum::Unsigned as _;
+        let body = electra::BeaconBlockBody::<E>::from_ssz_bytes(bytes)?;
+        let commitments = &body.blob_kzg_commitments;
+        let mut data: Vec<Root> = commitments.iter().map(|c| c.tree_hash_root()).collect();
+        data.resize(E::MaxBlobCommitmentsPerBlock::to_usize(), Root::ZERO);
+        let data = Node {
+            roots: data,
+            children: Vec::new(),
+        };
+        let list = Node {
+            roots: vec![
+                Node::root(&data),
+                (commitments.len() as u64).tree_hash_root(),
+            ],
+            children: vec![(0, data)],
+        };
+        let mut tree = Node {
+            roots: body.field_roots(),
+            children: Vec::new(),
+        };
+        if Node::root(&list) != tree.roots[BLOB_KZG_COMMITMENTS_FIELD] {
+            return Err(ssz::DecodeError::BytesInvalid(
+                "blob_kzg_commitments: the opened list does not hash to the field's root".into(),
+            ));
+        }
+        tree.children.push((BLOB_KZG_COMMITMENTS_FIELD, list));
+        Ok(Self { body, tree })
+    }
+}
+
+impl Node {
+    /// The root of the node: its children's roots merkleized.
+    fn root(node: &Node) -> Root {
+        compute_merkle_proof(node, 1)
+            .map(|(root, _)| root)
+            .unwrap_or(Root::ZERO)
+    }
+}
+
+impl<E: EthSpec> TreeHash for BodyTree<E> {
+    fn tree_hash_type() -> tree_hash::TreeHashType {
+        <electra::BeaconBlockBody<E> as TreeHash>::tree_hash_type()
+    }
+
+    fn tree_hash_packed_encoding(&self) -> tree_hash::PackedEncoding {
+        self.body.tree_hash_packed_encoding()
+    }
+
+    fn tree_hash_packing_factor() -> usize {
+        <electra::BeaconBlockBody<E> as TreeHash>::tree_hash_packing_factor()
+    }
+
+    fn tree_hash_root(&self) -> tree_hash::Hash256 {
+        self.body.tree_hash_root()
+    }
+}
+
+impl<E: EthSpec> ProofTree for BodyTree<E> {
+    fn field_roots(&self) -> Vec<Root> {
+        self.tree.field_roots()
+    }
+
+    fn field(&self, index: usize) -> Option<&dyn ProofTree> {
+        self.tree.field(index)
     }
 }
 
