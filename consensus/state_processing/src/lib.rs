@@ -1,16 +1,18 @@
-//! The consensus state transition for Electra and Fulu: slots, blocks, epochs, the upgrade into
-//! Fulu, genesis, and the caches carried with a state.
+//! The consensus state transition for Electra and Fulu, and for Deneb states on their way to the
+//! Electra fork: slots, blocks, epochs, the upgrades into Electra and Fulu, genesis, and the
+//! caches carried with a state.
 //!
 //! Layout follows the spec: [`common`] holds the helper functions (in the spec's groups:
 //! math, predicates, misc, accessors, mutators), [`per_slot`], [`per_block`] and [`per_epoch`]
 //! the three processing stages, [`upgrade`] the fork upgrades, [`genesis`] the genesis state.
-//! Processing is written once against the field views of [`view`], which an Electra and a Fulu
-//! state both provide. Fulu changes little of what this crate processes, so its changes are made
-//! in the function the spec modifies, on the state's fork, and marked `[New in Fulu]` /
-//! `[Modified in Fulu]` in that function's doc: the proposer lookahead
-//! (`per_epoch::process_proposer_lookahead`, read by `common::get_beacon_proposer_index`), the
-//! blob limit of `per_block::process_execution_payload`, and the upgrade
-//! (`upgrade::upgrade_to_fulu`).
+//! Processing is written once against the field views of [`view`], which Deneb, Electra and Fulu
+//! states provide (Electra's new fields as `Option`s). Where a later fork modifies a function,
+//! the change is made in that function, on the state's fork, and marked `[New in …]` /
+//! `[Modified in …]`: Fulu's proposer lookahead (`per_epoch::process_proposer_lookahead`, read
+//! by `common::get_beacon_proposer_index`), its blob limit in
+//! `per_block::process_execution_payload` and its removal of eth1 deposits. What Deneb has in a
+//! form Electra modified lives in [`deneb`], by the spec's names, and the shared function calls
+//! it for a Deneb state.
 //!
 //! A state travels with its caches as a [`CachedBeaconState`].
 
