@@ -1,1 +1,39 @@
-//! The Beacon API (ethereum/beacon-APIs): request and response types and a typed client.
+//! The Beacon API (ethereum/beacon-APIs): request and response types in the spec's JSON and
+//! SSZ encodings, content negotiation, and a typed async client.
+//!
+//! The consensus containers are `types`' own, serialized through its opt-in `serde` feature;
+//! this crate adds the API's envelopes, its own types (duties, statuses, subscriptions, …) and
+//! the fork-versioned reading of fork-generic values.
+
+pub mod api_error;
+pub mod beacon;
+pub mod block_contents;
+pub mod client;
+pub mod envelope;
+pub mod json;
+pub mod negotiation;
+pub mod node;
+pub mod validator;
+
+pub use api_error::{ApiErrorBody, ErrorMessage, IndexedError, IndexedErrorMessage};
+pub use beacon::{
+    BlockId, GeneralStatus, GenesisData, IdError, StateId, ValidatorBalanceData, ValidatorData,
+    ValidatorId, ValidatorStatus, ValidatorStatusFilter, ValidatorsRequestBody,
+};
+pub use block_contents::{BlockContents, SignedBlockContents};
+pub use client::{BeaconNodeHttpClient, ClientError, Timeouts};
+pub use envelope::{
+    CONSENSUS_BLOCK_VALUE_HEADER, CONSENSUS_VERSION_HEADER, DutiesResponse,
+    EXECUTION_PAYLOAD_BLINDED_HEADER, EXECUTION_PAYLOAD_VALUE_HEADER,
+    ExecutionOptimisticFinalizedResponse, ExecutionOptimisticResponse, ForkVersionedJson,
+    ForkVersionedResponse, GenericResponse,
+};
+pub use negotiation::{Encoding, NegotiationError, negotiate, request_encoding};
+pub use node::{
+    ConfigSpec, ForkSchedule, IdentityData, MetaData, NodeHealth, SyncingData, VersionData,
+};
+pub use validator::{
+    AttesterDuty, BeaconCommitteeSubscription, BroadcastValidation, LivenessResponseData,
+    ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData, SignedValidatorRegistrationV1,
+    SyncCommitteeSubscription, SyncDutiesResponse, SyncDuty, ValidatorRegistrationV1,
+};

@@ -30,6 +30,8 @@ pub use crate::phase0::{
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SyncAggregate<E: EthSpec> {
     /// Which sync committee members signed.
     pub sync_committee_bits: BitVector<E::SyncCommitteeSize>,
@@ -42,10 +44,13 @@ pub struct SyncAggregate<E: EthSpec> {
 /// [spec]: altair/validator.md#syncaggregatorselectiondata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SyncAggregatorSelectionData {
     /// The slot the aggregator is selected for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The sync subcommittee the aggregator is selected for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub subcommittee_index: u64,
 }
 
@@ -55,12 +60,16 @@ pub struct SyncAggregatorSelectionData {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SyncCommitteeContribution<E: EthSpec> {
     /// The slot of the aggregated messages.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The block root the members signed.
     pub beacon_block_root: Root,
     /// The subcommittee whose messages are aggregated.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub subcommittee_index: u64,
     /// Which members of the subcommittee signed.
     pub aggregation_bits: BitVector<E::SyncSubcommitteeSize>,
@@ -74,8 +83,11 @@ pub struct SyncCommitteeContribution<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ContributionAndProof<E: EthSpec> {
     /// The aggregator's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub aggregator_index: ValidatorIndex,
     /// The aggregated contribution.
     pub contribution: SyncCommitteeContribution<E>,
@@ -89,6 +101,8 @@ pub struct ContributionAndProof<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedContributionAndProof<E: EthSpec> {
     /// The contribution and its selection proof.
     pub message: ContributionAndProof<E>,
@@ -101,12 +115,15 @@ pub struct SignedContributionAndProof<E: EthSpec> {
 /// [spec]: altair/validator.md#synccommitteemessage
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SyncCommitteeMessage {
     /// The slot of the message.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The head block root the member signs.
     pub beacon_block_root: Root,
     /// The signing member's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub validator_index: ValidatorIndex,
     /// The member's signature over `beacon_block_root`.
     pub signature: BLSSignature,
@@ -117,6 +134,7 @@ pub struct SyncCommitteeMessage {
 /// [spec]: altair/light-client/sync-protocol.md#lightclientheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LightClientHeader {
     /// The beacon block header.
     pub beacon: BeaconBlockHeader,
@@ -128,12 +146,15 @@ pub struct LightClientHeader {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientOptimisticUpdate<E: EthSpec> {
     /// Header attested to by the sync committee
     pub attested_header: LightClientHeader,
     /// Sync committee aggregate signature
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted)
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -143,6 +164,8 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SyncCommittee<E: EthSpec> {
     /// Members' public keys in committee order; a validator may appear more than once.
     pub pubkeys: FixedVector<BLSPubkey, E::SyncCommitteeSize>,
@@ -156,6 +179,8 @@ pub struct SyncCommittee<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
     /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
@@ -184,10 +209,14 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -203,6 +232,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
     /// The block being signed.
     pub message: BeaconBlock<E>,
@@ -285,6 +316,8 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Header attested to by the sync committee
     pub attested_header: LightClientHeader,
@@ -295,6 +328,7 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Sync committee aggregate signature
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted)
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -304,6 +338,8 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientBootstrap<E: EthSpec> {
     /// Header matching the requested beacon block root
     pub header: LightClientHeader,
@@ -319,6 +355,8 @@ pub struct LightClientBootstrap<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientUpdate<E: EthSpec> {
     /// Header attested to by the sync committee
     pub attested_header: LightClientHeader,
@@ -333,5 +371,6 @@ pub struct LightClientUpdate<E: EthSpec> {
     /// Sync committee aggregate signature
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted)
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }

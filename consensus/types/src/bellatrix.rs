@@ -29,12 +29,14 @@ pub use crate::phase0::{
 /// [spec]: bellatrix/fork-choice.md#powblock
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PowBlock {
     /// The proof-of-work block's hash.
     pub block_hash: Hash32,
     /// Hash of its parent block.
     pub parent_hash: Hash32,
     /// Cumulative difficulty of the chain up to and including this block.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub total_difficulty: U256,
 }
 
@@ -44,6 +46,8 @@ pub struct PowBlock {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionPayloadHeader<E: EthSpec> {
     /// Hash of the parent execution block.
     pub parent_hash: Hash32,
@@ -54,20 +58,33 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
     /// Bloom filter over the logs the block's transactions emitted.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
     /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
     /// The execution block number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub block_number: u64,
     /// The block's gas limit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_limit: u64,
     /// Gas used by the block's transactions.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_used: u64,
     /// Block time in Unix seconds; must equal the start of the beacon slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// Arbitrary bytes chosen by the block builder.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_var_list")
+    )]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
     /// The EIP-1559 base fee per gas, in wei.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub base_fee_per_gas: U256,
     /// Hash of this execution block.
     pub block_hash: Hash32,
@@ -148,6 +165,8 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionPayload<E: EthSpec> {
     /// Hash of the parent execution block.
     pub parent_hash: Hash32,
@@ -158,24 +177,41 @@ pub struct ExecutionPayload<E: EthSpec> {
     /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
     /// Bloom filter over the logs the block's transactions emitted.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
     /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
     /// The execution block number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub block_number: u64,
     /// The block's gas limit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_limit: u64,
     /// Gas used by the block's transactions.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_used: u64,
     /// Block time in Unix seconds; must equal the start of the beacon slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// Arbitrary bytes chosen by the block builder.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_var_list")
+    )]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
     /// The EIP-1559 base fee per gas, in wei.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub base_fee_per_gas: U256,
     /// Hash of this execution block.
     pub block_hash: Hash32,
     /// The block's transactions, opaque to the consensus layer.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::list_of_hex_var_list")
+    )]
     pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
 }
 
@@ -185,6 +221,8 @@ pub struct ExecutionPayload<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
     /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
@@ -215,10 +253,14 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -234,6 +276,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
     /// The block being signed.
     pub message: BeaconBlock<E>,

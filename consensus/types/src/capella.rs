@@ -32,6 +32,7 @@ pub use crate::phase0::{
 /// [spec]: capella/beacon-chain.md#historicalsummary
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct HistoricalSummary {
     /// Hash tree root of the period's block roots.
     pub block_summary_root: Root,
@@ -45,6 +46,8 @@ pub struct HistoricalSummary {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionPayloadHeader<E: EthSpec> {
     /// Hash of the parent execution block.
     pub parent_hash: Hash32,
@@ -55,20 +58,33 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
     /// Bloom filter over the logs the block's transactions emitted.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
     /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
     /// The execution block number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub block_number: u64,
     /// The block's gas limit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_limit: u64,
     /// Gas used by the block's transactions.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_used: u64,
     /// Block time in Unix seconds; must equal the start of the beacon slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// Arbitrary bytes chosen by the block builder.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_var_list")
+    )]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
     /// The EIP-1559 base fee per gas, in wei.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub base_fee_per_gas: U256,
     /// Hash of this execution block.
     pub block_hash: Hash32,
@@ -84,8 +100,10 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
 /// [spec]: capella/beacon-chain.md#blstoexecutionchange
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BLSToExecutionChange {
     /// The validator whose withdrawal credentials change.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub validator_index: ValidatorIndex,
     /// The BLS withdrawal key the current credentials commit to.
     pub from_bls_pubkey: BLSPubkey,
@@ -98,6 +116,7 @@ pub struct BLSToExecutionChange {
 /// [spec]: capella/beacon-chain.md#signedblstoexecutionchange
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SignedBLSToExecutionChange {
     /// The credential change.
     pub message: BLSToExecutionChange,
@@ -110,14 +129,18 @@ pub struct SignedBLSToExecutionChange {
 /// [spec]: capella/beacon-chain.md#withdrawal
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Withdrawal {
     /// The withdrawal's global sequence number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub index: WithdrawalIndex,
     /// The validator withdrawn from.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub validator_index: ValidatorIndex,
     /// The execution address credited.
     pub address: ExecutionAddress,
     /// The amount withdrawn.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
 }
 
@@ -127,6 +150,8 @@ pub struct Withdrawal {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionPayload<E: EthSpec> {
     /// Hash of the parent execution block.
     pub parent_hash: Hash32,
@@ -137,24 +162,41 @@ pub struct ExecutionPayload<E: EthSpec> {
     /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
     /// Bloom filter over the logs the block's transactions emitted.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
     /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
     /// The execution block number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub block_number: u64,
     /// The block's gas limit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_limit: u64,
     /// Gas used by the block's transactions.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_used: u64,
     /// Block time in Unix seconds; must equal the start of the beacon slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// Arbitrary bytes chosen by the block builder.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_var_list")
+    )]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
     /// The EIP-1559 base fee per gas, in wei.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub base_fee_per_gas: U256,
     /// Hash of this execution block.
     pub block_hash: Hash32,
     /// The block's transactions, opaque to the consensus layer.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::list_of_hex_var_list")
+    )]
     pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
     /// Withdrawals the block pays out.
     /// [New in Capella]
@@ -167,6 +209,8 @@ pub struct ExecutionPayload<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
     /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
@@ -200,10 +244,14 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -219,6 +267,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
     /// The block being signed.
     pub message: BeaconBlock<E>,
@@ -309,6 +359,8 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientHeader<E: EthSpec> {
     /// The beacon block header.
     pub beacon: BeaconBlockHeader,
@@ -326,6 +378,8 @@ pub struct LightClientHeader<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientOptimisticUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -333,6 +387,7 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -342,6 +397,8 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -354,6 +411,7 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -363,6 +421,8 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -379,6 +439,7 @@ pub struct LightClientUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -388,6 +449,8 @@ pub struct LightClientUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientBootstrap<E: EthSpec> {
     /// Header matching the requested beacon block root.
     /// [Modified in Capella]

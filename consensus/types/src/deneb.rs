@@ -35,6 +35,8 @@ pub use crate::phase0::{
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionPayloadHeader<E: EthSpec> {
     /// Hash of the parent execution block.
     pub parent_hash: Hash32,
@@ -45,20 +47,33 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
     /// Bloom filter over the logs the block's transactions emitted.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
     /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
     /// The execution block number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub block_number: u64,
     /// The block's gas limit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_limit: u64,
     /// Gas used by the block's transactions.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_used: u64,
     /// Block time in Unix seconds; must equal the start of the beacon slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// Arbitrary bytes chosen by the block builder.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_var_list")
+    )]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
     /// The EIP-1559 base fee per gas, in wei.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub base_fee_per_gas: U256,
     /// Hash of this execution block.
     pub block_hash: Hash32,
@@ -68,9 +83,11 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
     pub withdrawals_root: Root,
     /// Blob gas consumed by the block's blob transactions.
     /// [New in Deneb:EIP4844]
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub blob_gas_used: u64,
     /// Running excess of blob gas over the target, which sets the blob base fee.
     /// [New in Deneb:EIP4844]
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub excess_blob_gas: u64,
 }
 
@@ -80,6 +97,8 @@ pub struct ExecutionPayloadHeader<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionPayload<E: EthSpec> {
     /// Hash of the parent execution block.
     pub parent_hash: Hash32,
@@ -90,32 +109,51 @@ pub struct ExecutionPayload<E: EthSpec> {
     /// Root of the block's transaction receipts trie.
     pub receipts_root: Bytes32,
     /// Bloom filter over the logs the block's transactions emitted.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub logs_bloom: FixedVector<u8, E::BytesPerLogsBloom>,
     /// The beacon chain's RANDAO mix before this block, exposed to the EVM as `PREVRANDAO`.
     pub prev_randao: Bytes32,
     /// The execution block number.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub block_number: u64,
     /// The block's gas limit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_limit: u64,
     /// Gas used by the block's transactions.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub gas_used: u64,
     /// Block time in Unix seconds; must equal the start of the beacon slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// Arbitrary bytes chosen by the block builder.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_var_list")
+    )]
     pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
     /// The EIP-1559 base fee per gas, in wei.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u256"))]
     pub base_fee_per_gas: U256,
     /// Hash of this execution block.
     pub block_hash: Hash32,
     /// The block's transactions, opaque to the consensus layer.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::list_of_hex_var_list")
+    )]
     pub transactions: VariableList<Transaction<E>, E::MaxTransactionsPerPayload>,
     /// Withdrawals the block pays out.
     pub withdrawals: VariableList<Withdrawal, E::MaxWithdrawalsPerPayload>,
     /// Blob gas consumed by the block's blob transactions.
     /// [New in Deneb:EIP4844]
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub blob_gas_used: u64,
     /// Running excess of blob gas over the target, which sets the blob base fee.
     /// [New in Deneb:EIP4844]
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub excess_blob_gas: u64,
 }
 
@@ -199,6 +237,8 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientHeader<E: EthSpec> {
     /// The beacon block header.
     pub beacon: BeaconBlockHeader,
@@ -216,6 +256,8 @@ pub struct LightClientHeader<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientOptimisticUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -223,6 +265,7 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -232,6 +275,8 @@ pub struct LightClientOptimisticUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -244,6 +289,7 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -253,6 +299,8 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -269,6 +317,7 @@ pub struct LightClientUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -278,6 +327,8 @@ pub struct LightClientUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientBootstrap<E: EthSpec> {
     /// Header matching the requested beacon block root.
     /// [Modified in Capella]
@@ -293,10 +344,12 @@ pub struct LightClientBootstrap<E: EthSpec> {
 /// [spec]: deneb/p2p-interface.md#new-blobidentifier
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BlobIdentifier {
     /// Root of the block the blob belongs to.
     pub block_root: Root,
     /// The blob's index within that block.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub index: BlobIndex,
 }
 
@@ -306,6 +359,8 @@ pub struct BlobIdentifier {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
     /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
@@ -342,10 +397,14 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -361,6 +420,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
     /// The block being signed.
     pub message: BeaconBlock<E>,
@@ -374,10 +435,17 @@ pub struct SignedBeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BlobSidecar<E: EthSpec> {
     /// The blob's index among the block's blob KZG commitments.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub index: BlobIndex,
     /// The blob.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub blob: Blob<E>,
     /// The block's commitment to this blob.
     pub kzg_commitment: KZGCommitment,

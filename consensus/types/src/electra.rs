@@ -43,10 +43,13 @@ pub use crate::phase0::{
 /// [spec]: electra/beacon-chain.md#pendingconsolidation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PendingConsolidation {
     /// The validator being consolidated away.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub source_index: ValidatorIndex,
     /// The validator that receives the source's balance.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub target_index: ValidatorIndex,
 }
 
@@ -55,12 +58,16 @@ pub struct PendingConsolidation {
 /// [spec]: electra/beacon-chain.md#pendingpartialwithdrawal
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PendingPartialWithdrawal {
     /// The validator withdrawing.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub validator_index: ValidatorIndex,
     /// The amount to withdraw.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
     /// The first epoch at which the withdrawal can be paid.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub withdrawable_epoch: Epoch,
 }
 
@@ -69,10 +76,13 @@ pub struct PendingPartialWithdrawal {
 /// [spec]: electra/beacon-chain.md#singleattestation
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SingleAttestation {
     /// The attester's committee within the slot.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub committee_index: CommitteeIndex,
     /// The attester's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub attester_index: ValidatorIndex,
     /// What the attester votes for.
     pub data: AttestationData,
@@ -85,6 +95,7 @@ pub struct SingleAttestation {
 /// [spec]: electra/beacon-chain.md#consolidationrequest
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ConsolidationRequest {
     /// The execution address that sent the request; must match the source's credentials.
     pub source_address: ExecutionAddress,
@@ -99,12 +110,14 @@ pub struct ConsolidationRequest {
 /// [spec]: electra/beacon-chain.md#withdrawalrequest
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WithdrawalRequest {
     /// The execution address that sent the request; must match the validator's credentials.
     pub source_address: ExecutionAddress,
     /// Public key of the validator to withdraw from.
     pub validator_pubkey: BLSPubkey,
     /// The amount to withdraw; `FULL_EXIT_REQUEST_AMOUNT` asks for a full exit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
 }
 
@@ -113,16 +126,19 @@ pub struct WithdrawalRequest {
 /// [spec]: electra/beacon-chain.md#depositrequest
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DepositRequest {
     /// The BLS public key of the validator to create or top up.
     pub pubkey: BLSPubkey,
     /// Withdrawal credentials for a new validator.
     pub withdrawal_credentials: Bytes32,
     /// The amount deposited.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
     /// Proof of possession over the deposit message, checked when the deposit is applied.
     pub signature: BLSSignature,
     /// The deposit's index in the deposit contract.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub index: u64,
 }
 
@@ -131,16 +147,19 @@ pub struct DepositRequest {
 /// [spec]: electra/beacon-chain.md#pendingdeposit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PendingDeposit {
     /// The BLS public key of the validator to create or top up.
     pub pubkey: BLSPubkey,
     /// Withdrawal credentials for a new validator.
     pub withdrawal_credentials: Bytes32,
     /// The amount to credit.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
     /// Proof of possession over the deposit message, checked when the deposit is applied.
     pub signature: BLSSignature,
     /// The slot the deposit request was processed in; `GENESIS_SLOT` for other deposits.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
 }
 
@@ -254,6 +273,8 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -266,6 +287,7 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -275,6 +297,8 @@ pub struct LightClientFinalityUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientUpdate<E: EthSpec> {
     /// Header attested to by the sync committee.
     /// [Modified in Capella]
@@ -291,6 +315,7 @@ pub struct LightClientUpdate<E: EthSpec> {
     /// Sync committee aggregate signature over the attested header.
     pub sync_aggregate: SyncAggregate<E>,
     /// Slot at which the aggregate signature was created (untrusted).
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub signature_slot: Slot,
 }
 
@@ -300,6 +325,8 @@ pub struct LightClientUpdate<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct LightClientBootstrap<E: EthSpec> {
     /// Header matching the requested beacon block root.
     /// [Modified in Capella]
@@ -316,6 +343,8 @@ pub struct LightClientBootstrap<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct Attestation<E: EthSpec> {
     /// Which validators signed, over the committees named by `committee_bits`, in committee order.
     /// [Modified in Electra:EIP7549]
@@ -335,8 +364,11 @@ pub struct Attestation<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct AggregateAndProof<E: EthSpec> {
     /// The aggregator's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub aggregator_index: ValidatorIndex,
     /// The aggregate attestation.
     /// [Modified in Electra:EIP7549]
@@ -351,6 +383,8 @@ pub struct AggregateAndProof<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedAggregateAndProof<E: EthSpec> {
     /// The aggregate and its selection proof.
     /// [Modified in Electra:EIP7549]
@@ -365,9 +399,15 @@ pub struct SignedAggregateAndProof<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct IndexedAttestation<E: EthSpec> {
     /// Validator indices of the signers, sorted ascending.
     /// [Modified in Electra:EIP7549]
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::quoted_u64_var_list")
+    )]
     pub attesting_indices: VariableList<ValidatorIndex, E::MaxValidatorsPerSlot>,
     /// What the attesters vote for.
     pub data: AttestationData,
@@ -381,6 +421,8 @@ pub struct IndexedAttestation<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct AttesterSlashing<E: EthSpec> {
     /// The first of two conflicting attestations.
     /// [Modified in Electra:EIP7549]
@@ -396,6 +438,8 @@ pub struct AttesterSlashing<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct ExecutionRequests<E: EthSpec> {
     /// Deposit requests (EIP-6110).
     /// [New in Electra:EIP6110]
@@ -414,6 +458,8 @@ pub struct ExecutionRequests<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
     /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
@@ -453,10 +499,14 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -472,6 +522,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
     /// The block being signed.
     pub message: BeaconBlock<E>,
@@ -486,6 +538,8 @@ pub struct SignedBeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct NewPayloadRequest<E: EthSpec> {
     /// The payload for the engine to execute.
     pub execution_payload: ExecutionPayload<E>,

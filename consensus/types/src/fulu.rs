@@ -44,6 +44,8 @@ pub use crate::phase0::{
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct PartialDataColumnPartsMetadata<E: EthSpec> {
     /// One bit per blob of the block: set where the peer holds that cell of the column.
     pub available: BitList<E::MaxBlobCommitmentsPerBlock>,
@@ -56,6 +58,7 @@ pub struct PartialDataColumnPartsMetadata<E: EthSpec> {
 /// [spec]: fulu/partial-columns/p2p-interface.md#new-partialdatacolumngroupid
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PartialDataColumnGroupID {
     /// Root of the block the column belongs to.
     pub beacon_block_root: Root,
@@ -166,6 +169,8 @@ pub struct BeaconState<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct PartialDataColumnHeader<E: EthSpec> {
     /// The block's blob KZG commitments.
     pub kzg_commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
@@ -181,10 +186,16 @@ pub struct PartialDataColumnHeader<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct PartialDataColumnSidecar<E: EthSpec> {
     /// One bit per blob of the block: which cells of the column this message carries.
     pub cells_present_bitmap: BitList<E::MaxBlobCommitmentsPerBlock>,
     /// The cells present, in blob order.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::list_of_hex_fixed_vec")
+    )]
     pub partial_column: VariableList<Cell<E>, E::MaxBlobCommitmentsPerBlock>,
     /// The KZG proof of each cell present, in the same order.
     pub kzg_proofs: VariableList<KZGProof, E::MaxBlobCommitmentsPerBlock>,
@@ -198,10 +209,16 @@ pub struct PartialDataColumnSidecar<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct DataColumnsByRootIdentifier<E: EthSpec> {
     /// Root of the block whose columns are requested.
     pub block_root: Root,
     /// Indices of the columns requested.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::quoted_u64_var_list")
+    )]
     pub columns: VariableList<ColumnIndex, E::NumberOfColumns>,
 }
 
@@ -211,14 +228,22 @@ pub struct DataColumnsByRootIdentifier<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct MatrixEntry<E: EthSpec> {
     /// The cell.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::hex_fixed_vec")
+    )]
     pub cell: Cell<E>,
     /// KZG proof of the cell against its blob's commitment.
     pub kzg_proof: KZGProof,
     /// The cell's column in the extended matrix.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub column_index: ColumnIndex,
     /// The cell's row: the index of the blob it extends.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub row_index: RowIndex,
 }
 
@@ -228,10 +253,17 @@ pub struct MatrixEntry<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct DataColumnSidecar<E: EthSpec> {
     /// The column's index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub index: ColumnIndex,
     /// The column's cell of each blob of the block, in blob order.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::list_of_hex_fixed_vec")
+    )]
     pub column: VariableList<Cell<E>, E::MaxBlobCommitmentsPerBlock>,
     /// The KZG commitments of all the block's blobs.
     pub kzg_commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,

@@ -16,12 +16,14 @@ use crate::{EthSpec, primitives::*};
 /// [spec]: phase0/beacon-chain.md#fork
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Fork {
     /// The fork version before the latest fork.
     pub previous_version: Version,
     /// The fork version in force since `epoch`.
     pub current_version: Version,
     /// The epoch the current version took effect.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub epoch: Epoch,
 }
 
@@ -30,10 +32,13 @@ pub struct Fork {
 /// [spec]: phase0/beacon-chain.md#voluntaryexit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct VoluntaryExit {
     /// The earliest epoch at which the exit may be processed.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub epoch: Epoch,
     /// The exiting validator.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub validator_index: ValidatorIndex,
 }
 
@@ -42,12 +47,15 @@ pub struct VoluntaryExit {
 /// [spec]: phase0/validator.md#eth1block
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Eth1Block {
     /// The block's timestamp, in Unix seconds.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub timestamp: u64,
     /// The deposit contract's deposit tree root at this block.
     pub deposit_root: Root,
     /// The number of deposits made to the contract up to this block.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub deposit_count: u64,
 }
 
@@ -56,6 +64,7 @@ pub struct Eth1Block {
 /// [spec]: phase0/beacon-chain.md#signingdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SigningData {
     /// Hash tree root of the signed object.
     pub object_root: Root,
@@ -68,10 +77,13 @@ pub struct SigningData {
 /// [spec]: phase0/beacon-chain.md#beaconblockheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BeaconBlockHeader {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -87,6 +99,8 @@ pub struct BeaconBlockHeader {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct HistoricalBatch<E: EthSpec> {
     /// The block root of every slot of the period.
     pub block_roots: FixedVector<Root, E::SlotsPerHistoricalRoot>,
@@ -99,8 +113,10 @@ pub struct HistoricalBatch<E: EthSpec> {
 /// [spec]: phase0/beacon-chain.md#checkpoint
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Checkpoint {
     /// The checkpoint's epoch.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub epoch: Epoch,
     /// Root of the block at the epoch's first slot (or the latest block before it).
     pub root: Root,
@@ -111,10 +127,13 @@ pub struct Checkpoint {
 /// [spec]: phase0/beacon-chain.md#attestationdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AttestationData {
     /// The slot the attesting committee was assigned to.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The committee's index within the slot; 0 from Electra, where `committee_bits` names them.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub index: CommitteeIndex,
     /// The head block root the attester saw (LMD GHOST vote).
     pub beacon_block_root: Root,
@@ -130,14 +149,18 @@ pub struct AttestationData {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct PendingAttestation<E: EthSpec> {
     /// Which members of the committee attested.
     pub aggregation_bits: BitList<E::MaxValidatorsPerCommittee>,
     /// What the attesters voted for.
     pub data: AttestationData,
     /// Slots between the attestation's slot and the block that included it.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub inclusion_delay: Slot,
     /// Proposer of the block that included the attestation.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
 }
 
@@ -146,6 +169,7 @@ pub struct PendingAttestation<E: EthSpec> {
 /// [spec]: phase0/beacon-chain.md#forkdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ForkData {
     /// The fork version to name.
     pub current_version: Version,
@@ -158,10 +182,12 @@ pub struct ForkData {
 /// [spec]: phase0/beacon-chain.md#eth1data
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Eth1Data {
     /// Root of the deposit contract's deposit tree.
     pub deposit_root: Root,
     /// The number of deposits in that tree.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub deposit_count: u64,
     /// Hash of the eth1 block the deposit tree was read at.
     pub block_hash: Hash32,
@@ -172,12 +198,14 @@ pub struct Eth1Data {
 /// [spec]: phase0/beacon-chain.md#depositmessage
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DepositMessage {
     /// The BLS public key of the validator to create or top up.
     pub pubkey: BLSPubkey,
     /// Withdrawal credentials for a new validator.
     pub withdrawal_credentials: Bytes32,
     /// The amount deposited.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
 }
 
@@ -196,22 +224,28 @@ pub type ValidatorRegistry<E> = milhouse::List<
 /// [spec]: phase0/beacon-chain.md#validator
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Validator {
     /// The validator's BLS public key.
     pub pubkey: BLSPubkey,
     /// Where withdrawals go: a prefix byte, then a BLS key hash (0x00) or an execution address.
     pub withdrawal_credentials: Bytes32,
     /// The validator's effective balance, a multiple of `EFFECTIVE_BALANCE_INCREMENT`.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub effective_balance: Gwei,
     /// Whether the validator has been slashed.
     pub slashed: bool,
     /// When the validator became eligible for the activation queue.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub activation_eligibility_epoch: Epoch,
     /// When the validator is or was activated; `FAR_FUTURE_EPOCH` until scheduled.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub activation_epoch: Epoch,
     /// When the validator exits; `FAR_FUTURE_EPOCH` until an exit is scheduled.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub exit_epoch: Epoch,
     /// When the validator's full balance becomes withdrawable.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub withdrawable_epoch: Epoch,
 }
 
@@ -282,6 +316,7 @@ pub struct BeaconState<E: EthSpec> {
 /// [spec]: phase0/beacon-chain.md#signedbeaconblockheader
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SignedBeaconBlockHeader {
     /// The header being signed.
     pub message: BeaconBlockHeader,
@@ -294,6 +329,7 @@ pub struct SignedBeaconBlockHeader {
 /// [spec]: phase0/beacon-chain.md#proposerslashing
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ProposerSlashing {
     /// The first of two conflicting signed headers.
     pub signed_header_1: SignedBeaconBlockHeader,
@@ -306,6 +342,7 @@ pub struct ProposerSlashing {
 /// [spec]: phase0/beacon-chain.md#signedvoluntaryexit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SignedVoluntaryExit {
     /// The exit being signed.
     pub message: VoluntaryExit,
@@ -319,6 +356,8 @@ pub struct SignedVoluntaryExit {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct Attestation<E: EthSpec> {
     /// Which members of the committee signed.
     pub aggregation_bits: BitList<E::MaxValidatorsPerCommittee>,
@@ -334,8 +373,11 @@ pub struct Attestation<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct AggregateAndProof<E: EthSpec> {
     /// The aggregator's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub aggregator_index: ValidatorIndex,
     /// The aggregate attestation.
     pub aggregate: Attestation<E>,
@@ -349,6 +391,8 @@ pub struct AggregateAndProof<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedAggregateAndProof<E: EthSpec> {
     /// The aggregate and its selection proof.
     pub message: AggregateAndProof<E>,
@@ -361,12 +405,14 @@ pub struct SignedAggregateAndProof<E: EthSpec> {
 /// [spec]: phase0/beacon-chain.md#depositdata
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DepositData {
     /// The BLS public key of the validator to create or top up.
     pub pubkey: BLSPubkey,
     /// Withdrawal credentials for a new validator.
     pub withdrawal_credentials: Bytes32,
     /// The amount deposited.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub amount: Gwei,
     /// Proof of possession: the key's signature over the `DepositMessage`.
     pub signature: BLSSignature,
@@ -377,6 +423,7 @@ pub struct DepositData {
 /// [spec]: phase0/beacon-chain.md#deposit
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Deposit {
     /// Merkle branch of `data` against the deposit root; its last node is the mixed-in count.
     pub proof: FixedVector<Bytes32, typenum::U33>,
@@ -390,8 +437,14 @@ pub struct Deposit {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct IndexedAttestation<E: EthSpec> {
     /// Validator indices of the signers, sorted ascending.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "ssz_types::serde_utils::quoted_u64_var_list")
+    )]
     pub attesting_indices: VariableList<ValidatorIndex, E::MaxValidatorsPerCommittee>,
     /// What the attesters vote for.
     pub data: AttestationData,
@@ -405,6 +458,8 @@ pub struct IndexedAttestation<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct AttesterSlashing<E: EthSpec> {
     /// The first of two conflicting attestations.
     pub attestation_1: IndexedAttestation<E>,
@@ -418,6 +473,8 @@ pub struct AttesterSlashing<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlockBody<E: EthSpec> {
     /// The proposer's signature over the epoch, mixed into the RANDAO mix.
     pub randao_reveal: BLSSignature,
@@ -443,10 +500,14 @@ pub struct BeaconBlockBody<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconBlock<E: EthSpec> {
     /// The slot the block was proposed for.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The proposer's validator index.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub proposer_index: ValidatorIndex,
     /// Root of the parent block.
     pub parent_root: Root,
@@ -462,6 +523,8 @@ pub struct BeaconBlock<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct SignedBeaconBlock<E: EthSpec> {
     /// The block being signed.
     pub message: BeaconBlock<E>,

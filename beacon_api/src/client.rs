@@ -1,0 +1,863 @@
+//! `BeaconNodeHttpClient`: a typed async client of the Beacon API over reqwest.
+//!
+//! One method per endpoint, named after the spec's path (`get_validator_duties_proposer` for
+//! `GET /eth/v1/validator/duties/proposer/{epoch}`) with the spec's `operationId` in its doc.
+//! A non-2xx answer becomes [`ClientError::Api`] carrying the spec's error body; each request
+//! runs under a timeout chosen by its kind ([`Timeouts`]).
+
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::{Client, RequestBuilder, Response, StatusCode, Url};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use types::altair::{SignedContributionAndProof, SyncCommitteeContribution, SyncCommitteeMessage};
+use types::electra::{SignedAggregateAndProof, SingleAttestation};
+use types::phase0::AttestationData;
+use types::{
+    BLSSignature, Bytes32, CommitteeIndex, Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot,
+    ValidatorIndex,
+};
+
+use crate::api_error::ApiErrorBody;
+use crate::beacon::{
+    BlockId, GenesisData, StateId, ValidatorData, ValidatorId, ValidatorStatusFilter,
+    ValidatorsRequestBody,
+};
+use crate::block_contents::{BlockContents, SignedBlockContents};
+use crate::envelope::{
+    CONSENSUS_VERSION_HEADER, DutiesResponse, ExecutionOptimisticFinalizedResponse,
+    ForkVersionedJson, ForkVersionedResponse, GenericResponse, to_json,
+};
+use crate::negotiation::{JSON_MEDIA_TYPE, PREFER_SSZ_ACCEPT, SSZ_MEDIA_TYPE};
+use crate::node::{ConfigSpec, ForkSchedule, IdentityData, NodeHealth, SyncingData, VersionData};
+use crate::validator::{
+    AttesterDuty, BeaconCommitteeSubscription, BroadcastValidation, LivenessResponseData,
+    MetadataHeaderError, ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData,
+    SignedValidatorRegistrationV1, SyncCommitteeSubscription, SyncDutiesResponse,
+};
+
+/// What can go wrong with a request.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The base URL cannot carry API paths, or a path did not join onto it.
+    #[error("invalid URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// Connecting, sending or reading failed, or the request ran past its timeout.
+    #[error("request to {url} failed: {source}")]
+    Transport {
+        /// The URL requested.
+        url: String,
+        /// The underlying error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The node answered with an error status and the spec's error body.
+    #[error("{url} answered {status}: {}", body.message())]
+    Api {
+        /// The URL requested.
+        url: String,
+        /// The HTTP status.
+        status: StatusCode,
+        /// The error body.
+        body: ApiErrorBody,
+    },
+    /// The node answered with an error status and a body that is not the spec's.
+    #[error("{url} answered {status} with a body that is not an API error: {body:?}")]
+    UnexpectedStatus {
+        /// The URL requested.
+        url: String,
+        /// The HTTP status.
+        status: StatusCode,
+        /// The body, lossily decoded.
+        body: String,
+    },
+    /// A JSON body did not decode as the expected type.
+    #[error("{url}: invalid JSON response: {source}")]
+    Json {
+        /// The URL requested.
+        url: String,
+        /// The decoding error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An SSZ body did not decode as the expected type.
+    #[error("{url}: invalid SSZ response: {reason}")]
+    Ssz {
+        /// The URL requested.
+        url: String,
+        /// The decoding error.
+        reason: String,
+    },
+    /// A header the response must carry is absent or malformed.
+    #[error("{url}: {source}")]
+    Header {
+        /// The URL requested.
+        url: String,
+        /// The header error.
+        #[source]
+        source: MetadataHeaderError,
+    },
+    /// A JSON request body could not be encoded.
+    #[error("could not encode the request body: {0}")]
+    Encode(#[source] serde_json::Error),
+}
+
+impl ClientError {
+    /// The HTTP status of an error answer, if the node answered.
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Api { status, .. } | Self::UnexpectedStatus { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// True if the request ran past its timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Transport { source, .. } if source.is_timeout())
+    }
+}
+
+/// Per-kind request timeouts. Duties that must land within a slot get a fraction of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Everything not listed below.
+    pub default: Duration,
+    /// attestation_data, attestations, aggregates and sync committee messages (a third of a
+    /// slot: the next duty starts then).
+    pub attestation: Duration,
+    /// Block production and publication.
+    pub proposal: Duration,
+    /// Duty lookups.
+    pub duties: Duration,
+    /// Whole-state and whole-block downloads (checkpoint sync).
+    pub download: Duration,
+}
+
+impl Timeouts {
+    /// Timeouts scaled to a slot of `seconds_per_slot`.
+    pub fn from_slot_duration(slot: Duration) -> Self {
+        Self {
+            default: slot,
+            attestation: slot / 3,
+            proposal: slot,
+            duties: slot / 2,
+            download: slot * 30,
+        }
+    }
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self::from_slot_duration(Duration::from_secs(12))
+    }
+}
+
+/// What produceBlockV3 returned: a full block with its blobs, or a blinded one kept as the
+/// bytes received (its data in the answer's encoding), since `types` has no blinded blocks yet.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProducedBlock<E: EthSpec> {
+    /// A block with its execution payload (and, from Deneb, blobs and proofs).
+    Full(BlockContents<E>),
+    /// A blinded block: the SSZ bytes, or the JSON of the `data` field.
+    Blinded(Vec<u8>),
+}
+
+/// A typed client of one beacon node's Beacon API.
+#[derive(Debug, Clone)]
+pub struct BeaconNodeHttpClient {
+    client: Client,
+    base: Url,
+    timeouts: Timeouts,
+}
+
+/// Which of the [`Timeouts`] a request runs under.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Default,
+    Attestation,
+    Proposal,
+    Duties,
+    Download,
+}
+
+impl BeaconNodeHttpClient {
+    /// A client of the node at `base` (e.g. `http://127.0.0.1:5052`).
+    pub fn new(base: Url, timeouts: Timeouts) -> Result<Self, ClientError> {
+        if base.cannot_be_a_base() {
+            return Err(ClientError::InvalidUrl {
+                url: base.to_string(),
+                reason: "cannot be a base URL".into(),
+            });
+        }
+        Ok(Self {
+            client: Client::new(),
+            base,
+            timeouts,
+        })
+    }
+
+    /// A client of the node at `base`, parsed from a string.
+    pub fn from_url_str(base: &str, timeouts: Timeouts) -> Result<Self, ClientError> {
+        let url = Url::parse(base).map_err(|e| ClientError::InvalidUrl {
+            url: base.to_string(),
+            reason: e.to_string(),
+        })?;
+        Self::new(url, timeouts)
+    }
+
+    /// The node's base URL.
+    pub fn base_url(&self) -> &Url {
+        &self.base
+    }
+
+    fn timeout(&self, kind: Kind) -> Duration {
+        match kind {
+            Kind::Default => self.timeouts.default,
+            Kind::Attestation => self.timeouts.attestation,
+            Kind::Proposal => self.timeouts.proposal,
+            Kind::Duties => self.timeouts.duties,
+            Kind::Download => self.timeouts.download,
+        }
+    }
+
+    /// The URL of `path` (segments joined under the base's path).
+    fn url(&self, path: &[&str]) -> Result<Url, ClientError> {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .map_err(|()| ClientError::InvalidUrl {
+                url: self.base.to_string(),
+                reason: "cannot be a base URL".into(),
+            })?
+            .pop_if_empty()
+            .extend(path);
+        Ok(url)
+    }
+
+    /// Sends a request; a non-2xx answer becomes [`ClientError::Api`] (or `UnexpectedStatus`).
+    async fn send(&self, url: &Url, request: RequestBuilder) -> Result<Response, ClientError> {
+        let response = request
+            .send()
+            .await
+            .map_err(|source| ClientError::Transport {
+                url: url.to_string(),
+                source,
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|source| ClientError::Transport {
+                url: url.to_string(),
+                source,
+            })?;
+        Err(match serde_json::from_slice::<ApiErrorBody>(&bytes) {
+            Ok(body) => ClientError::Api {
+                url: url.to_string(),
+                status,
+                body,
+            },
+            Err(_) => ClientError::UnexpectedStatus {
+                url: url.to_string(),
+                status,
+                body: String::from_utf8_lossy(&bytes).into_owned(),
+            },
+        })
+    }
+
+    async fn body(url: &Url, response: Response) -> Result<Vec<u8>, ClientError> {
+        response
+            .bytes()
+            .await
+            .map(|b| b.to_vec())
+            .map_err(|source| ClientError::Transport {
+                url: url.to_string(),
+                source,
+            })
+    }
+
+    fn decode_json<T: DeserializeOwned>(url: &Url, bytes: &[u8]) -> Result<T, ClientError> {
+        serde_json::from_slice(bytes).map_err(|source| ClientError::Json {
+            url: url.to_string(),
+            source,
+        })
+    }
+
+    async fn get_json<T: DeserializeOwned>(&self, url: Url, kind: Kind) -> Result<T, ClientError> {
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, JSON_MEDIA_TYPE)
+            .timeout(self.timeout(kind));
+        let response = self.send(&url, request).await?;
+        let bytes = Self::body(&url, response).await?;
+        Self::decode_json(&url, &bytes)
+    }
+
+    fn json_request(
+        &self,
+        url: &Url,
+        body: Vec<u8>,
+        kind: Kind,
+        fork: Option<ForkName>,
+    ) -> RequestBuilder {
+        let mut request = self
+            .client
+            .post(url.clone())
+            .header(ACCEPT, JSON_MEDIA_TYPE)
+            .header(CONTENT_TYPE, JSON_MEDIA_TYPE)
+            .timeout(self.timeout(kind))
+            .body(body);
+        if let Some(fork) = fork {
+            request = request.header(CONSENSUS_VERSION_HEADER, fork.as_str());
+        }
+        request
+    }
+
+    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        url: Url,
+        body: &B,
+        kind: Kind,
+    ) -> Result<T, ClientError> {
+        let body = serde_json::to_vec(body).map_err(ClientError::Encode)?;
+        let response = self
+            .send(&url, self.json_request(&url, body, kind, None))
+            .await?;
+        let bytes = Self::body(&url, response).await?;
+        Self::decode_json(&url, &bytes)
+    }
+
+    /// POSTs a JSON body whose answer carries no data (200 with an empty or ignored body).
+    async fn post_json_no_content(
+        &self,
+        url: Url,
+        body: Vec<u8>,
+        kind: Kind,
+        fork: Option<ForkName>,
+    ) -> Result<(), ClientError> {
+        self.send(&url, self.json_request(&url, body, kind, fork))
+            .await
+            .map(drop)
+    }
+
+    fn fork_from_headers(url: &Url, headers: &HeaderMap) -> Result<ForkName, ClientError> {
+        let header_error = |source| ClientError::Header {
+            url: url.to_string(),
+            source,
+        };
+        let value = headers.get(CONSENSUS_VERSION_HEADER).ok_or(header_error(
+            MetadataHeaderError::Missing(CONSENSUS_VERSION_HEADER),
+        ))?;
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| {
+                header_error(MetadataHeaderError::Invalid {
+                    name: CONSENSUS_VERSION_HEADER,
+                    value: String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                })
+            })
+    }
+
+    fn is_ssz(headers: &HeaderMap) -> bool {
+        headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case(SSZ_MEDIA_TYPE))
+    }
+
+    // ---- beacon ----
+
+    /// `getGenesis`: `GET /eth/v1/beacon/genesis`.
+    pub async fn get_beacon_genesis(&self) -> Result<GenericResponse<GenesisData>, ClientError> {
+        self.get_json(
+            self.url(&["eth", "v1", "beacon", "genesis"])?,
+            Kind::Default,
+        )
+        .await
+    }
+
+    /// `getStateValidators`: `GET /eth/v1/beacon/states/{state_id}/validators`; empty `ids` or
+    /// `statuses` mean no filter on that attribute.
+    pub async fn get_beacon_states_validators(
+        &self,
+        state_id: StateId,
+        ids: &[ValidatorId],
+        statuses: &[ValidatorStatusFilter],
+    ) -> Result<ExecutionOptimisticFinalizedResponse<Vec<ValidatorData>>, ClientError> {
+        let state = state_id.to_string();
+        let mut url = self.url(&["eth", "v1", "beacon", "states", &state, "validators"])?;
+        if !ids.is_empty() {
+            let joined: Vec<String> = ids.iter().map(ToString::to_string).collect();
+            url.query_pairs_mut().append_pair("id", &joined.join(","));
+        }
+        if !statuses.is_empty() {
+            let joined: Vec<String> = statuses.iter().map(ToString::to_string).collect();
+            url.query_pairs_mut()
+                .append_pair("status", &joined.join(","));
+        }
+        self.get_json(url, Kind::Duties).await
+    }
+
+    /// `postStateValidators`: `POST /eth/v1/beacon/states/{state_id}/validators`.
+    pub async fn post_beacon_states_validators(
+        &self,
+        state_id: StateId,
+        body: &ValidatorsRequestBody,
+    ) -> Result<ExecutionOptimisticFinalizedResponse<Vec<ValidatorData>>, ClientError> {
+        let state = state_id.to_string();
+        let url = self.url(&["eth", "v1", "beacon", "states", &state, "validators"])?;
+        self.post_json(url, body, Kind::Duties).await
+    }
+
+    /// `getBlockV2` in SSZ: `GET /eth/v2/beacon/blocks/{block_id}`, decoded by the
+    /// `Eth-Consensus-Version` header. `None` if the node has no such block (404).
+    pub async fn get_beacon_blocks_ssz<E: EthSpec>(
+        &self,
+        block_id: BlockId,
+    ) -> Result<Option<SignedBeaconBlock<E>>, ClientError> {
+        let block = block_id.to_string();
+        let url = self.url(&["eth", "v2", "beacon", "blocks", &block])?;
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, SSZ_MEDIA_TYPE)
+            .timeout(self.timeout(Kind::Download));
+        let response = match self.send(&url, request).await {
+            Err(e) if e.status() == Some(StatusCode::NOT_FOUND) => return Ok(None),
+            other => other?,
+        };
+        let fork = Self::fork_from_headers(&url, response.headers())?;
+        let bytes = Self::body(&url, response).await?;
+        SignedBeaconBlock::from_ssz_bytes_by_fork(&bytes, fork)
+            .map(Some)
+            .map_err(|e| ClientError::Ssz {
+                url: url.to_string(),
+                reason: format!("{e:?}"),
+            })
+    }
+
+    /// `getStateV2` in SSZ: `GET /eth/v2/debug/beacon/states/{state_id}`: the fork and the
+    /// state's SSZ bytes as served (decode with `types::BeaconState::from_ssz_bytes_by_fork`).
+    /// `None` if the node has no such state (404).
+    pub async fn get_debug_beacon_states_ssz(
+        &self,
+        state_id: StateId,
+    ) -> Result<Option<(ForkName, Vec<u8>)>, ClientError> {
+        let state = state_id.to_string();
+        let url = self.url(&["eth", "v2", "debug", "beacon", "states", &state])?;
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, SSZ_MEDIA_TYPE)
+            .timeout(self.timeout(Kind::Download));
+        let response = match self.send(&url, request).await {
+            Err(e) if e.status() == Some(StatusCode::NOT_FOUND) => return Ok(None),
+            other => other?,
+        };
+        let fork = Self::fork_from_headers(&url, response.headers())?;
+        Ok(Some((fork, Self::body(&url, response).await?)))
+    }
+
+    /// `publishBlockV2` in JSON: `POST /eth/v2/beacon/blocks?broadcast_validation=...`.
+    pub async fn post_beacon_blocks_v2<E: EthSpec>(
+        &self,
+        contents: &SignedBlockContents<E>,
+        broadcast_validation: BroadcastValidation,
+    ) -> Result<(), ClientError> {
+        let url = self.publish_url(broadcast_validation)?;
+        let body = to_json(contents).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Proposal, Some(contents.fork_name()))
+            .await
+    }
+
+    /// `publishBlockV2` in SSZ (`Content-Type: application/octet-stream`).
+    pub async fn post_beacon_blocks_v2_ssz<E: EthSpec>(
+        &self,
+        contents: &SignedBlockContents<E>,
+        broadcast_validation: BroadcastValidation,
+    ) -> Result<(), ClientError> {
+        let url = self.publish_url(broadcast_validation)?;
+        let request = self
+            .client
+            .post(url.clone())
+            .header(ACCEPT, JSON_MEDIA_TYPE)
+            .header(CONTENT_TYPE, SSZ_MEDIA_TYPE)
+            .header(CONSENSUS_VERSION_HEADER, contents.fork_name().as_str())
+            .timeout(self.timeout(Kind::Proposal))
+            .body(contents.as_ssz_bytes());
+        self.send(&url, request).await.map(drop)
+    }
+
+    fn publish_url(&self, broadcast_validation: BroadcastValidation) -> Result<Url, ClientError> {
+        let mut url = self.url(&["eth", "v2", "beacon", "blocks"])?;
+        url.query_pairs_mut()
+            .append_pair("broadcast_validation", broadcast_validation.as_str());
+        Ok(url)
+    }
+
+    /// `submitPoolAttestationsV2`: `POST /eth/v2/beacon/pool/attestations` (Electra and later:
+    /// `SingleAttestation`s). Partial failure is an [`ClientError::Api`] with the indexed body.
+    pub async fn post_beacon_pool_attestations_v2(
+        &self,
+        fork: ForkName,
+        attestations: &[SingleAttestation],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v2", "beacon", "pool", "attestations"])?;
+        let body = serde_json::to_vec(attestations).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Attestation, Some(fork))
+            .await
+    }
+
+    /// `submitPoolSyncCommitteeSignatures`: `POST /eth/v1/beacon/pool/sync_committees`.
+    pub async fn post_beacon_pool_sync_committees(
+        &self,
+        messages: &[SyncCommitteeMessage],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "beacon", "pool", "sync_committees"])?;
+        let body = serde_json::to_vec(messages).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Attestation, None)
+            .await
+    }
+
+    // ---- config ----
+
+    /// `getSpec`: `GET /eth/v1/config/spec`.
+    pub async fn get_config_spec(&self) -> Result<GenericResponse<ConfigSpec>, ClientError> {
+        self.get_json(self.url(&["eth", "v1", "config", "spec"])?, Kind::Default)
+            .await
+    }
+
+    /// `getForkSchedule`: `GET /eth/v1/config/fork_schedule`.
+    pub async fn get_config_fork_schedule(
+        &self,
+    ) -> Result<GenericResponse<ForkSchedule>, ClientError> {
+        self.get_json(
+            self.url(&["eth", "v1", "config", "fork_schedule"])?,
+            Kind::Default,
+        )
+        .await
+    }
+
+    // ---- node ----
+
+    /// `getSyncingStatus`: `GET /eth/v1/node/syncing`.
+    pub async fn get_node_syncing(&self) -> Result<GenericResponse<SyncingData>, ClientError> {
+        self.get_json(self.url(&["eth", "v1", "node", "syncing"])?, Kind::Default)
+            .await
+    }
+
+    /// `getNodeVersion`: `GET /eth/v1/node/version`.
+    pub async fn get_node_version(&self) -> Result<GenericResponse<VersionData>, ClientError> {
+        self.get_json(self.url(&["eth", "v1", "node", "version"])?, Kind::Default)
+            .await
+    }
+
+    /// `getNetworkIdentity`: `GET /eth/v1/node/identity`.
+    pub async fn get_node_identity(&self) -> Result<GenericResponse<IdentityData>, ClientError> {
+        self.get_json(self.url(&["eth", "v1", "node", "identity"])?, Kind::Default)
+            .await
+    }
+
+    /// `getHealth`: `GET /eth/v1/node/health`; `syncing_status` is the code the node should
+    /// answer with while syncing (206 if `None`). The answer is in the status code; 503 is
+    /// [`NodeHealth::NotReady`], not an error.
+    pub async fn get_node_health(
+        &self,
+        syncing_status: Option<u16>,
+    ) -> Result<NodeHealth, ClientError> {
+        let mut url = self.url(&["eth", "v1", "node", "health"])?;
+        if let Some(code) = syncing_status {
+            url.query_pairs_mut()
+                .append_pair("syncing_status", &code.to_string());
+        }
+        let request = self
+            .client
+            .get(url.clone())
+            .timeout(self.timeout(Kind::Default));
+        let status = match self.send(&url, request).await {
+            Ok(response) => response.status(),
+            Err(e) => match e.status() {
+                Some(status) => status,
+                None => return Err(e),
+            },
+        };
+        NodeHealth::from_status(status.as_u16(), syncing_status.unwrap_or(206)).ok_or(
+            ClientError::UnexpectedStatus {
+                url: url.to_string(),
+                status,
+                body: String::new(),
+            },
+        )
+    }
+
+    // ---- validator ----
+
+    /// `getAttesterDuties`: `POST /eth/v1/validator/duties/attester/{epoch}`.
+    pub async fn post_validator_duties_attester(
+        &self,
+        epoch: Epoch,
+        indices: &[ValidatorIndex],
+    ) -> Result<DutiesResponse<Vec<AttesterDuty>>, ClientError> {
+        let epoch = epoch.to_string();
+        let url = self.url(&["eth", "v1", "validator", "duties", "attester", &epoch])?;
+        self.post_json(url, &Quoted(indices), Kind::Duties).await
+    }
+
+    /// `getProposerDuties`: `GET /eth/v1/validator/duties/proposer/{epoch}`.
+    pub async fn get_validator_duties_proposer(
+        &self,
+        epoch: Epoch,
+    ) -> Result<DutiesResponse<Vec<ProposerDuty>>, ClientError> {
+        let epoch = epoch.to_string();
+        let url = self.url(&["eth", "v1", "validator", "duties", "proposer", &epoch])?;
+        self.get_json(url, Kind::Duties).await
+    }
+
+    /// `getSyncCommitteeDuties`: `POST /eth/v1/validator/duties/sync/{epoch}`.
+    pub async fn post_validator_duties_sync(
+        &self,
+        epoch: Epoch,
+        indices: &[ValidatorIndex],
+    ) -> Result<SyncDutiesResponse, ClientError> {
+        let epoch = epoch.to_string();
+        let url = self.url(&["eth", "v1", "validator", "duties", "sync", &epoch])?;
+        self.post_json(url, &Quoted(indices), Kind::Duties).await
+    }
+
+    fn block_v3_url(
+        &self,
+        slot: Slot,
+        randao_reveal: &BLSSignature,
+        graffiti: Option<&Bytes32>,
+        builder_boost_factor: Option<u64>,
+        skip_randao_verification: bool,
+    ) -> Result<Url, ClientError> {
+        let slot = slot.to_string();
+        let mut url = self.url(&["eth", "v3", "validator", "blocks", &slot])?;
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("randao_reveal", &randao_reveal.to_string());
+            if let Some(graffiti) = graffiti {
+                query.append_pair("graffiti", &graffiti.to_string());
+            }
+            if let Some(factor) = builder_boost_factor {
+                query.append_pair("builder_boost_factor", &factor.to_string());
+            }
+            if skip_randao_verification {
+                query.append_key_only("skip_randao_verification");
+            }
+        }
+        Ok(url)
+    }
+
+    /// `produceBlockV3`: `GET /eth/v3/validator/blocks/{slot}`, asking for SSZ (and reading
+    /// JSON if the node answers with it). The metadata comes from the response headers.
+    pub async fn get_validator_blocks_v3<E: EthSpec>(
+        &self,
+        slot: Slot,
+        randao_reveal: &BLSSignature,
+        graffiti: Option<&Bytes32>,
+        builder_boost_factor: Option<u64>,
+        skip_randao_verification: bool,
+    ) -> Result<(ProduceBlockV3Metadata, ProducedBlock<E>), ClientError> {
+        let url = self.block_v3_url(
+            slot,
+            randao_reveal,
+            graffiti,
+            builder_boost_factor,
+            skip_randao_verification,
+        )?;
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, PREFER_SSZ_ACCEPT)
+            .timeout(self.timeout(Kind::Proposal));
+        let response = self.send(&url, request).await?;
+        let headers = response.headers().clone();
+        let metadata =
+            ProduceBlockV3Metadata::from_headers(|name| headers.get(name)?.to_str().ok()).map_err(
+                |source| ClientError::Header {
+                    url: url.to_string(),
+                    source,
+                },
+            )?;
+        let bytes = Self::body(&url, response).await?;
+        let fork = metadata.consensus_version;
+        let block = if Self::is_ssz(&headers) {
+            if metadata.execution_payload_blinded {
+                ProducedBlock::Blinded(bytes)
+            } else {
+                let contents =
+                    BlockContents::from_ssz_bytes_by_fork(&bytes, fork).map_err(|e| {
+                        ClientError::Ssz {
+                            url: url.to_string(),
+                            reason: format!("{e:?}"),
+                        }
+                    })?;
+                ProducedBlock::Full(contents)
+            }
+        } else {
+            #[derive(serde::Deserialize)]
+            struct Body {
+                data: serde_json::Value,
+            }
+            let body: Body = Self::decode_json(&url, &bytes)?;
+            if metadata.execution_payload_blinded {
+                ProducedBlock::Blinded(body.data.to_string().into_bytes())
+            } else {
+                let contents =
+                    BlockContents::deserialize_by_fork(body.data, fork).map_err(|source| {
+                        ClientError::Json {
+                            url: url.to_string(),
+                            source,
+                        }
+                    })?;
+                ProducedBlock::Full(contents)
+            }
+        };
+        Ok((metadata, block))
+    }
+
+    /// `produceAttestationData`: `GET /eth/v1/validator/attestation_data`.
+    pub async fn get_validator_attestation_data(
+        &self,
+        slot: Slot,
+        committee_index: CommitteeIndex,
+    ) -> Result<GenericResponse<AttestationData>, ClientError> {
+        let mut url = self.url(&["eth", "v1", "validator", "attestation_data"])?;
+        url.query_pairs_mut()
+            .append_pair("slot", &slot.to_string())
+            .append_pair("committee_index", &committee_index.to_string());
+        self.get_json(url, Kind::Attestation).await
+    }
+
+    /// `getAggregatedAttestationV2`: `GET /eth/v2/validator/aggregate_attestation`.
+    pub async fn get_validator_aggregate_attestation_v2<E: EthSpec>(
+        &self,
+        slot: Slot,
+        attestation_data_root: Root,
+        committee_index: CommitteeIndex,
+    ) -> Result<ForkVersionedResponse<types::Attestation<E>>, ClientError> {
+        let mut url = self.url(&["eth", "v2", "validator", "aggregate_attestation"])?;
+        url.query_pairs_mut()
+            .append_pair("attestation_data_root", &attestation_data_root.to_string())
+            .append_pair("slot", &slot.to_string())
+            .append_pair("committee_index", &committee_index.to_string());
+        self.get_json(url, Kind::Attestation).await
+    }
+
+    /// `publishAggregateAndProofsV2`: `POST /eth/v2/validator/aggregate_and_proofs`
+    /// (Electra and later).
+    pub async fn post_validator_aggregate_and_proofs_v2<E: EthSpec>(
+        &self,
+        fork: ForkName,
+        aggregates: &[SignedAggregateAndProof<E>],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v2", "validator", "aggregate_and_proofs"])?;
+        let body = serde_json::to_vec(aggregates).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Attestation, Some(fork))
+            .await
+    }
+
+    /// `produceSyncCommitteeContribution`: `GET /eth/v1/validator/sync_committee_contribution`.
+    pub async fn get_validator_sync_committee_contribution<E: EthSpec>(
+        &self,
+        slot: Slot,
+        subcommittee_index: u64,
+        beacon_block_root: Root,
+    ) -> Result<GenericResponse<SyncCommitteeContribution<E>>, ClientError> {
+        let mut url = self.url(&["eth", "v1", "validator", "sync_committee_contribution"])?;
+        url.query_pairs_mut()
+            .append_pair("slot", &slot.to_string())
+            .append_pair("subcommittee_index", &subcommittee_index.to_string())
+            .append_pair("beacon_block_root", &beacon_block_root.to_string());
+        self.get_json(url, Kind::Attestation).await
+    }
+
+    /// `publishContributionAndProofs`: `POST /eth/v1/validator/contribution_and_proofs`.
+    pub async fn post_validator_contribution_and_proofs<E: EthSpec>(
+        &self,
+        contributions: &[SignedContributionAndProof<E>],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "contribution_and_proofs"])?;
+        let body = serde_json::to_vec(contributions).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Attestation, None)
+            .await
+    }
+
+    /// `prepareBeaconCommitteeSubnet`: `POST /eth/v1/validator/beacon_committee_subscriptions`.
+    pub async fn post_validator_beacon_committee_subscriptions(
+        &self,
+        subscriptions: &[BeaconCommitteeSubscription],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "beacon_committee_subscriptions"])?;
+        let body = serde_json::to_vec(subscriptions).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Default, None)
+            .await
+    }
+
+    /// `prepareSyncCommitteeSubnets`: `POST /eth/v1/validator/sync_committee_subscriptions`.
+    pub async fn post_validator_sync_committee_subscriptions(
+        &self,
+        subscriptions: &[SyncCommitteeSubscription],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "sync_committee_subscriptions"])?;
+        let body = serde_json::to_vec(subscriptions).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Default, None)
+            .await
+    }
+
+    /// `prepareBeaconProposer`: `POST /eth/v1/validator/prepare_beacon_proposer`.
+    pub async fn post_validator_prepare_beacon_proposer(
+        &self,
+        preparations: &[ProposerPreparationData],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "prepare_beacon_proposer"])?;
+        let body = serde_json::to_vec(preparations).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Default, None)
+            .await
+    }
+
+    /// `registerValidator`: `POST /eth/v1/validator/register_validator`.
+    pub async fn post_validator_register_validator(
+        &self,
+        registrations: &[SignedValidatorRegistrationV1],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "register_validator"])?;
+        let body = serde_json::to_vec(registrations).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Default, None)
+            .await
+    }
+
+    /// `getLiveness`: `POST /eth/v1/validator/liveness/{epoch}`.
+    pub async fn post_validator_liveness(
+        &self,
+        epoch: Epoch,
+        indices: &[ValidatorIndex],
+    ) -> Result<GenericResponse<Vec<LivenessResponseData>>, ClientError> {
+        let epoch = epoch.to_string();
+        let url = self.url(&["eth", "v1", "validator", "liveness", &epoch])?;
+        self.post_json(url, &Quoted(indices), Kind::Duties).await
+    }
+}
+
+/// A list of indices as the spec's array of quoted integers.
+struct Quoted<'a>(&'a [u64]);
+
+impl Serialize for Quoted<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|i| i.to_string()))
+    }
+}
