@@ -219,6 +219,11 @@ impl<E: EthSpec> ForkChoice<E> {
         self.config.verify_signatures = verify;
     }
 
+    /// The chain spec the store runs under.
+    pub fn spec(&self) -> &ChainSpec {
+        &self.spec
+    }
+
     /// `store.time`.
     pub fn time(&self) -> u64 {
         self.time

@@ -7,6 +7,7 @@
 //!   before it writes, so a rejected message leaves it unchanged.
 //! - [`ProtoArray`]: the block tree, weights and the viability filter.
 //! - [`VoteTracker`]: latest messages, one dense entry per validator, and the deltas they imply.
+//! - [`fast_confirmation`]: the fast confirmation rule (`on_fast_confirmation`) over the store.
 //! - [`data_availability`]: the `is_data_available` hook of `on_block` (Fulu's columns, or
 //!   Deneb's blobs and proofs before Fulu).
 //!
@@ -14,6 +15,7 @@
 
 pub mod data_availability;
 mod error;
+pub mod fast_confirmation;
 mod fork_choice;
 pub mod proto_array;
 pub mod votes;
@@ -23,6 +25,7 @@ pub use data_availability::{
     verify_data_column_sidecar, verify_data_column_sidecars,
 };
 pub use error::Error;
+pub use fast_confirmation::{FastConfirmationStore, FcrError, get_fast_confirmation_store};
 pub use fork_choice::{AnchorBlock, Config, ForkChoice, Head};
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;

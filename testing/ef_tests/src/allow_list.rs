@@ -38,11 +38,6 @@ impl AllowedGap {
 /// The gaps accepted today.
 pub const ALLOW_LIST: &[AllowedGap] = &[
     AllowedGap {
-        path: "minimal/*/fast_confirmation",
-        reason: "no runner: the fast confirmation rule is not implemented in fork_choice yet \
-                 (issue 19)",
-    },
-    AllowedGap {
         path: "minimal/*/sync",
         reason: "no runner: optimistic sync needs the beacon chain's import path against a \
                  mock engine (issues 13 and 19)",

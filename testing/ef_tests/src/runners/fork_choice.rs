@@ -44,7 +44,7 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
 }
 
 /// One pool for every case's KZG batches.
-fn kzg_pool() -> Result<Arc<ThreadPool>, String> {
+pub(crate) fn kzg_pool() -> Result<Arc<ThreadPool>, String> {
     static POOL: OnceLock<Result<Arc<ThreadPool>, String>> = OnceLock::new();
     POOL.get_or_init(|| {
         ThreadPoolBuilder::new()
@@ -56,7 +56,7 @@ fn kzg_pool() -> Result<Arc<ThreadPool>, String> {
     .clone()
 }
 
-fn read<T>(
+pub(crate) fn read<T>(
     case: &CaseContext,
     name: &str,
     decode: impl FnOnce(&[u8]) -> Result<T, ssz::DecodeError>,
@@ -72,13 +72,13 @@ fn str_field<'a>(step: &'a Mapping, key: &str) -> Result<&'a str, String> {
         .ok_or_else(|| format!("step {step:?}: `{key}` is not a string"))
 }
 
-fn u64_value(value: &Value, what: &str) -> Result<u64, String> {
+pub(crate) fn u64_value(value: &Value, what: &str) -> Result<u64, String> {
     value
         .as_u64()
         .ok_or_else(|| format!("`{what}` is not an integer: {value:?}"))
 }
 
-fn root_value(value: &Value, what: &str) -> Result<Root, String> {
+pub(crate) fn root_value(value: &Value, what: &str) -> Result<Root, String> {
     let s = value
         .as_str()
         .ok_or_else(|| format!("`{what}` is not a string: {value:?}"))?;
@@ -163,7 +163,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     Ok(())
 }
 
-fn run_step<E: EthSpec>(
+pub(crate) fn run_step<E: EthSpec>(
     case: &CaseContext,
     store: &mut ForkChoice<E>,
     step: &Mapping,
@@ -311,7 +311,7 @@ fn run_step<E: EthSpec>(
     Err(format!("unknown step {step:?}"))
 }
 
-fn checkpoint(value: &Value, what: &str) -> Result<Checkpoint, String> {
+pub(crate) fn checkpoint(value: &Value, what: &str) -> Result<Checkpoint, String> {
     let epoch = value
         .get("epoch")
         .ok_or_else(|| format!("`{what}` has no epoch"))?;
@@ -324,7 +324,7 @@ fn checkpoint(value: &Value, what: &str) -> Result<Checkpoint, String> {
     })
 }
 
-fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<(), String> {
+pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<(), String> {
     if got == want {
         Ok(())
     } else {
@@ -332,7 +332,7 @@ fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Res
     }
 }
 
-fn run_checks<E: EthSpec>(store: &mut ForkChoice<E>, checks: &Mapping) -> Result<(), String> {
+pub(crate) fn run_checks<E: EthSpec>(store: &mut ForkChoice<E>, checks: &Mapping) -> Result<(), String> {
     for (name, want) in checks {
         let name = name
             .as_str()

@@ -5,6 +5,7 @@
 
 mod bls;
 mod epoch_processing;
+mod fast_confirmation;
 mod fork;
 mod fork_choice;
 mod genesis;
@@ -47,6 +48,7 @@ pub fn all() -> Vec<Box<dyn Runner>> {
         Box::new(epoch_processing::EpochProcessing),
         Box::new(fork::Fork),
         Box::new(fork_choice::ForkChoiceRunner),
+        Box::new(fast_confirmation::FastConfirmation),
         Box::new(transition::Transition),
         Box::new(rewards::Rewards),
         Box::new(genesis::Genesis),

@@ -1,0 +1,1117 @@
+//! The fast confirmation rule (FCR): which block of the canonical chain will stay canonical in
+//! the view of every honest validator, assuming synchrony from now on and at most
+//! [`CONFIRMATION_BYZANTINE_THRESHOLD`] percent of Byzantine stake.
+//!
+//! [`FastConfirmationStore`] holds the spec's `FastConfirmationStore` fields; the fork-choice
+//! `Store` it reads is a [`ForkChoice`] passed to each call instead of a field (the store has one
+//! owner). The spec's functions are methods of [`FcrContext`], one evaluation of the rule
+//! against one moment of the store: it gets the head once and keeps what the spec would
+//! recompute on every call (balance sources, shufflings, attestation scores), which are fixed
+//! while the store does not change.
+//!
+//! Two places read the store differently from the pyspec, with the same semantics:
+//! - `store.blocks[root].body.execution_payload.block_hash` (`get_safe_execution_block_hash`) is
+//!   the block's post-state `latest_execution_payload_header.block_hash`, which
+//!   `process_execution_payload` sets from that payload; the store keeps no block bodies, so the
+//!   anchor block's hash is given when the FCR store is created.
+//! - `get_slot_committee` computes the shuffling from the head state for any epoch the spec
+//!   asks (the head state's committee cache only serves its previous, current and next epoch).
+//!
+//! Not yet: `is_one_confirmed` must answer `False` for a block whose payload is not `VALID`
+//! (optimistic sync); the store has no execution status yet, so every block counts as valid.
+//!
+//! [spec]: phase0/fast-confirmation.md, bellatrix/fast-confirmation.md
+
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use state_processing::{
+    CachedBeaconState,
+    common::{
+        compute_epoch_at_slot, compute_start_slot_at_epoch, get_active_validator_indices,
+        get_committee_count_per_slot_from_active_count, get_current_epoch, get_seed,
+        is_active_validator,
+    },
+    per_slot::process_slots,
+    view::StateRef,
+};
+use types::{
+    Epoch, EthSpec, Gwei, Hash32, Root, Slot, ValidatorIndex, phase0::Checkpoint,
+    signing::DOMAIN_BEACON_ATTESTER,
+};
+
+use crate::{Error, ForkChoice};
+
+/// `COMMITTEE_WEIGHT_ESTIMATION_ADJUSTMENT_FACTOR`: per mille added to the estimated weight of
+/// committees of a slot range that crosses an epoch boundary without covering a full epoch.
+pub const COMMITTEE_WEIGHT_ESTIMATION_ADJUSTMENT_FACTOR: u64 = 5;
+
+/// `CONFIRMATION_BYZANTINE_THRESHOLD` (configuration): the assumed maximum percentage of
+/// Byzantine validators, its default and its maximum value.
+pub const CONFIRMATION_BYZANTINE_THRESHOLD: u64 = 25;
+
+/// Why the rule could not be evaluated.
+#[derive(Debug, thiserror::Error)]
+pub enum FcrError {
+    /// The fork-choice store could not answer (an unknown block, a state it could not advance).
+    #[error(transparent)]
+    Store(#[from] Error),
+    /// A block the rule reads has no post-state in the store.
+    #[error("block {0:?} has no post-state in the store")]
+    MissingState(Root),
+    /// `Slot(slot - 1)` below genesis: the spec's `uint64` would underflow.
+    #[error("slot {0} has no previous slot")]
+    SlotUnderflow(Slot),
+    /// The shuffling of an epoch could not be computed.
+    #[error("cannot shuffle {0} active validators")]
+    Shuffle(usize),
+    /// A configured Byzantine threshold above its maximum value.
+    #[error(
+        "confirmation byzantine threshold {0} is above its maximum {CONFIRMATION_BYZANTINE_THRESHOLD}"
+    )]
+    ThresholdTooHigh(u64),
+}
+
+fn state_error(e: impl std::fmt::Display) -> FcrError {
+    FcrError::Store(Error::State(e.to_string()))
+}
+
+/// `FastConfirmationStore`: the variables the rule tracks between slots.
+///
+/// [spec]: phase0/fast-confirmation.md#fastconfirmationstore
+#[derive(Debug, Clone)]
+pub struct FastConfirmationStore {
+    /// `confirmed_root`: the most recent confirmed block.
+    pub confirmed_root: Root,
+    /// `previous_epoch_observed_justified_checkpoint`.
+    pub previous_epoch_observed_justified_checkpoint: Checkpoint,
+    /// `current_epoch_observed_justified_checkpoint`.
+    pub current_epoch_observed_justified_checkpoint: Checkpoint,
+    /// `previous_epoch_greatest_unrealized_checkpoint`.
+    pub previous_epoch_greatest_unrealized_checkpoint: Checkpoint,
+    /// `previous_slot_head`: the head at the start of the previous slot.
+    pub previous_slot_head: Root,
+    /// `current_slot_head`: the head at the start of the current slot.
+    pub current_slot_head: Root,
+    /// `CONFIRMATION_BYZANTINE_THRESHOLD` in use.
+    byzantine_threshold: u64,
+    /// The anchor block and its `body.execution_payload.block_hash`.
+    anchor: (Root, Hash32),
+    /// Shufflings computed by `get_slot_committee`, newest last.
+    shufflings: Vec<Arc<EpochShuffling>>,
+}
+
+/// How many epoch shufflings the FCR store keeps between calls.
+const SHUFFLINGS_KEPT: usize = 4;
+
+/// `get_fast_confirmation_store(store)`, for a store created at its anchor block, whose body's
+/// `execution_payload.block_hash` is `anchor_execution_block_hash`.
+///
+/// [spec]: phase0/fast-confirmation.md#get_fast_confirmation_store
+pub fn get_fast_confirmation_store<E: EthSpec>(
+    store: &ForkChoice<E>,
+    anchor_execution_block_hash: Hash32,
+) -> FastConfirmationStore {
+    let finalized = store.finalized_checkpoint().clone();
+    FastConfirmationStore {
+        confirmed_root: finalized.root,
+        previous_epoch_observed_justified_checkpoint: finalized.clone(),
+        current_epoch_observed_justified_checkpoint: finalized.clone(),
+        previous_epoch_greatest_unrealized_checkpoint: finalized.clone(),
+        previous_slot_head: finalized.root,
+        current_slot_head: finalized.root,
+        byzantine_threshold: CONFIRMATION_BYZANTINE_THRESHOLD,
+        anchor: (finalized.root, anchor_execution_block_hash),
+        shufflings: Vec::new(),
+    }
+}
+
+impl FastConfirmationStore {
+    /// Sets `CONFIRMATION_BYZANTINE_THRESHOLD`, at most its maximum value (25).
+    pub fn set_byzantine_threshold(&mut self, percent: u64) -> Result<(), FcrError> {
+        if percent > CONFIRMATION_BYZANTINE_THRESHOLD {
+            return Err(FcrError::ThresholdTooHigh(percent));
+        }
+        self.byzantine_threshold = percent;
+        Ok(())
+    }
+
+    /// `on_fast_confirmation(fcr_store)`: `update_fast_confirmation_variables`, then
+    /// `confirmed_root = get_latest_confirmed(fcr_store)`. Call once per slot, after the
+    /// attestations of past slots were applied and before the attestation deadline.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
+    pub fn on_fast_confirmation<E: EthSpec>(
+        &mut self,
+        store: &mut ForkChoice<E>,
+    ) -> Result<(), FcrError> {
+        let mut ctx = FcrContext::new(store, self)?;
+        let mut updated = self.clone();
+        ctx.update_fast_confirmation_variables(&mut updated)?;
+        let confirmed = ctx.get_latest_confirmed(&updated)?;
+        let shufflings = std::mem::take(&mut ctx.shufflings);
+        *self = updated;
+        self.confirmed_root = confirmed;
+        self.shufflings = shufflings;
+        Ok(())
+    }
+
+    /// `get_safe_execution_block_hash(fcr_store)`: the payload block hash of the confirmed
+    /// block, handed to the execution engine as the safe block.
+    ///
+    /// [spec]: bellatrix/fast-confirmation.md#new-get_safe_execution_block_hash
+    pub fn get_safe_execution_block_hash<E: EthSpec>(
+        &self,
+        store: &ForkChoice<E>,
+    ) -> Result<Hash32, FcrError> {
+        if self.confirmed_root == self.anchor.0 {
+            return Ok(self.anchor.1);
+        }
+        let state = store
+            .block_state(&self.confirmed_root)
+            .ok_or(FcrError::MissingState(self.confirmed_root))?;
+        let view = state.view().map_err(state_error)?;
+        Ok(view.latest_execution_payload_header.block_hash)
+    }
+}
+
+/// `get_node_for_root(block_root)`: fork-choice nodes are block roots here.
+///
+/// [spec]: phase0/fast-confirmation.md#get_node_for_root
+pub fn get_node_for_root(block_root: Root) -> Root {
+    block_root
+}
+
+/// `is_start_slot_at_epoch(slot)`.
+///
+/// [spec]: phase0/fast-confirmation.md#is_start_slot_at_epoch
+pub fn is_start_slot_at_epoch<E: EthSpec>(slot: Slot) -> bool {
+    slot.is_multiple_of(E::slots_per_epoch())
+}
+
+/// `compute_slots_since_epoch_start(slot)`.
+fn compute_slots_since_epoch_start<E: EthSpec>(slot: Slot) -> u64 {
+    slot % E::slots_per_epoch()
+}
+
+/// `is_full_validator_set_covered(start_slot, end_slot)`: whether the slots `start_slot..=end_slot`
+/// include an entire epoch.
+///
+/// [spec]: phase0/fast-confirmation.md#is_full_validator_set_covered
+pub fn is_full_validator_set_covered<E: EthSpec>(start_slot: Slot, end_slot: Slot) -> bool {
+    let start_full_epoch = compute_epoch_at_slot::<E>(start_slot + E::slots_per_epoch() - 1);
+    let end_full_epoch = compute_epoch_at_slot::<E>(end_slot + 1);
+    start_full_epoch < end_full_epoch
+}
+
+/// `adjust_committee_weight_estimate_to_ensure_safety(estimate)`.
+///
+/// [spec]: phase0/fast-confirmation.md#adjust_committee_weight_estimate_to_ensure_safety
+pub fn adjust_committee_weight_estimate_to_ensure_safety(estimate: Gwei) -> Gwei {
+    let ceil = estimate.div_ceil(1000);
+    ceil.saturating_mul(1000 + COMMITTEE_WEIGHT_ESTIMATION_ADJUSTMENT_FACTOR)
+}
+
+/// `estimate_committee_weight_between_slots(total_active_balance, start_slot, end_slot)`: the
+/// estimated weight of the committees of `start_slot..=end_slot`.
+///
+/// [spec]: phase0/fast-confirmation.md#estimate_committee_weight_between_slots
+pub fn estimate_committee_weight_between_slots<E: EthSpec>(
+    total_active_balance: Gwei,
+    start_slot: Slot,
+    end_slot: Slot,
+) -> Gwei {
+    if start_slot > end_slot {
+        return 0;
+    }
+    if is_full_validator_set_covered::<E>(start_slot, end_slot) {
+        return total_active_balance;
+    }
+    let slots_per_epoch = E::slots_per_epoch();
+    let start_epoch = compute_epoch_at_slot::<E>(start_slot);
+    let end_epoch = compute_epoch_at_slot::<E>(end_slot);
+    let committee_weight = total_active_balance / slots_per_epoch;
+    if start_epoch == end_epoch {
+        return committee_weight.saturating_mul(end_slot - start_slot + 1);
+    }
+    let num_slots_in_end_epoch = compute_slots_since_epoch_start::<E>(end_slot) + 1;
+    let remaining_slots_in_end_epoch = slots_per_epoch - num_slots_in_end_epoch;
+    let num_slots_in_start_epoch =
+        slots_per_epoch - compute_slots_since_epoch_start::<E>(start_slot);
+    let start_epoch_weight = committee_weight.saturating_mul(num_slots_in_start_epoch);
+    let end_epoch_weight = committee_weight.saturating_mul(num_slots_in_end_epoch);
+    let start_epoch_weight_pro_rated =
+        (start_epoch_weight / slots_per_epoch).saturating_mul(remaining_slots_in_end_epoch);
+    adjust_committee_weight_estimate_to_ensure_safety(
+        start_epoch_weight_pro_rated.saturating_add(end_epoch_weight),
+    )
+}
+
+/// `Slot(slot - 1)`, failing below genesis.
+fn previous_slot(slot: Slot) -> Result<Slot, FcrError> {
+    slot.checked_sub(1).ok_or(FcrError::SlotUnderflow(slot))
+}
+
+/// What the rule reads of a balance source state: each validator's effective balance, whether
+/// it is slashed and whether it is active at the state's current epoch.
+#[derive(Debug)]
+struct BalanceSource {
+    /// `(effective_balance, slashed, active)` per validator index.
+    validators: Vec<(Gwei, bool, bool)>,
+    /// `get_total_active_balance(state)`.
+    total_active_balance: Gwei,
+}
+
+impl BalanceSource {
+    fn from_view<E: EthSpec>(view: &StateRef<'_, E>) -> Self {
+        let epoch = get_current_epoch(view);
+        let mut total: Gwei = 0;
+        let validators = view
+            .validators
+            .iter()
+            .map(|v| {
+                let active = is_active_validator(v, epoch);
+                if active {
+                    total = total.saturating_add(v.effective_balance);
+                }
+                (v.effective_balance, v.slashed, active)
+            })
+            .collect();
+        Self {
+            validators,
+            total_active_balance: total.max(E::EFFECTIVE_BALANCE_INCREMENT),
+        }
+    }
+
+    /// The effective balance of `index` when it is active and not slashed.
+    fn unslashed_active(&self, index: ValidatorIndex) -> Option<Gwei> {
+        match self.validators.get(usize::try_from(index).ok()?) {
+            Some(&(balance, false, true)) => Some(balance),
+            _ => None,
+        }
+    }
+
+    /// The effective balance of `index` when it is active (slashed or not).
+    fn active(&self, index: ValidatorIndex) -> Option<Gwei> {
+        match self.validators.get(usize::try_from(index).ok()?) {
+            Some(&(balance, _, true)) => Some(balance),
+            _ => None,
+        }
+    }
+}
+
+/// The attester shuffling of one epoch as the head state computes it.
+#[derive(Debug)]
+struct EpochShuffling {
+    epoch: Epoch,
+    seed: Root,
+    committees_per_slot: u64,
+    shuffling: Vec<ValidatorIndex>,
+}
+
+impl EpochShuffling {
+    fn new<E: EthSpec>(view: &StateRef<'_, E>, epoch: Epoch, seed: Root) -> Result<Self, FcrError> {
+        let active = get_active_validator_indices(view, epoch);
+        let count = active.len();
+        let shuffling = swap_or_not_shuffle::shuffle_list(
+            active.iter().map(|&i| i as usize).collect(),
+            E::SHUFFLE_ROUND_COUNT,
+            &seed.0,
+            true,
+        )
+        .ok_or(FcrError::Shuffle(count))?
+        .into_iter()
+        .map(|i| i as ValidatorIndex)
+        .collect();
+        Ok(Self {
+            epoch,
+            seed,
+            committees_per_slot: get_committee_count_per_slot_from_active_count::<E>(count),
+            shuffling,
+        })
+    }
+
+    /// The members of every committee of `slot` (a slot of this epoch): committees
+    /// `k * c .. (k + 1) * c` of the epoch's `c * SLOTS_PER_EPOCH`, one contiguous run of the
+    /// shuffling.
+    fn slot_participants<E: EthSpec>(&self, slot: Slot) -> &[ValidatorIndex] {
+        let slots_per_epoch = E::slots_per_epoch();
+        let count = self.committees_per_slot * slots_per_epoch;
+        let first = (slot % slots_per_epoch) * self.committees_per_slot;
+        let n = self.shuffling.len() as u64;
+        let start = (n * first / count) as usize;
+        let end = (n * (first + self.committees_per_slot) / count) as usize;
+        &self.shuffling[start..end]
+    }
+}
+
+/// One evaluation of the rule against the store as it is now: the spec's functions, with the
+/// head and everything derived from the store's current contents computed once.
+pub struct FcrContext<'s, E: EthSpec> {
+    store: &'s mut ForkChoice<E>,
+    head: Root,
+    current_slot: Slot,
+    current_epoch: Epoch,
+    byzantine_threshold: u64,
+    shufflings: Vec<Arc<EpochShuffling>>,
+    checkpoint_sources: FxHashMap<(Epoch, Root), Arc<BalanceSource>>,
+    pulled_up_head_state: Option<Arc<BalanceSource>>,
+    /// `get_attestation_score` of every node, per checkpoint balance source.
+    scores: FxHashMap<(Epoch, Root), Arc<Vec<Gwei>>>,
+}
+
+impl<'s, E: EthSpec> FcrContext<'s, E> {
+    /// Evaluates the rule for `fcr_store` against `store` now.
+    pub fn new(
+        store: &'s mut ForkChoice<E>,
+        fcr_store: &FastConfirmationStore,
+    ) -> Result<Self, FcrError> {
+        let head = store.get_head()?.root;
+        let current_slot = store.get_current_slot();
+        Ok(Self {
+            current_epoch: compute_epoch_at_slot::<E>(current_slot),
+            store,
+            head,
+            current_slot,
+            byzantine_threshold: fcr_store.byzantine_threshold,
+            shufflings: fcr_store.shufflings.clone(),
+            checkpoint_sources: FxHashMap::default(),
+            pulled_up_head_state: None,
+            scores: FxHashMap::default(),
+        })
+    }
+
+    /// `get_head(store).root`.
+    pub fn get_head(&self) -> Root {
+        self.head
+    }
+
+    fn node(&self, root: &Root) -> Result<&crate::ProtoNode, FcrError> {
+        self.store
+            .proto_array()
+            .get(root)
+            .ok_or(FcrError::Store(Error::UnknownBlock(*root)))
+    }
+
+    /// `get_block_slot(store, block_root)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_block_slot
+    pub fn get_block_slot(&self, block_root: &Root) -> Result<Slot, FcrError> {
+        Ok(self.node(block_root)?.slot)
+    }
+
+    /// `get_block_epoch(store, block_root)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_block_epoch
+    pub fn get_block_epoch(&self, block_root: &Root) -> Result<Epoch, FcrError> {
+        Ok(compute_epoch_at_slot::<E>(self.get_block_slot(block_root)?))
+    }
+
+    fn parent_root(&self, block_root: &Root) -> Result<Root, FcrError> {
+        Ok(self.node(block_root)?.parent_root)
+    }
+
+    /// `store.unrealized_justifications[block_root]`.
+    fn unrealized_justification(&self, block_root: &Root) -> Result<Checkpoint, FcrError> {
+        Ok(self.node(block_root)?.unrealized_justified.clone())
+    }
+
+    /// `get_checkpoint_for_block(store, block_root, epoch)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_checkpoint_for_block
+    pub fn get_checkpoint_for_block(
+        &self,
+        block_root: &Root,
+        epoch: Epoch,
+    ) -> Result<Checkpoint, FcrError> {
+        Ok(Checkpoint {
+            epoch,
+            root: self.store.get_checkpoint_block(block_root, epoch)?,
+        })
+    }
+
+    /// `get_current_target(store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_current_target
+    pub fn get_current_target(&self) -> Result<Checkpoint, FcrError> {
+        self.get_checkpoint_for_block(&self.head, self.current_epoch)
+    }
+
+    /// `is_ancestor(store, node, ancestor)`.
+    fn is_ancestor(&self, node: &Root, ancestor: &Root) -> Result<bool, FcrError> {
+        let ancestor_slot = self.get_block_slot(ancestor)?;
+        Ok(self.store.get_ancestor(node, ancestor_slot)? == *ancestor)
+    }
+
+    /// `get_voting_source(store, block_root)`.
+    fn get_voting_source(&self, block_root: &Root) -> Result<Checkpoint, FcrError> {
+        let node = self.node(block_root)?;
+        if self.current_epoch > compute_epoch_at_slot::<E>(node.slot) {
+            Ok(node.unrealized_justified.clone())
+        } else {
+            Ok(node.justified.clone())
+        }
+    }
+
+    /// `get_ancestor_roots(store, block_root, terminal_root)`: the ancestors of `block_root`
+    /// (inclusive) down to `terminal_root` (exclusive), oldest first; empty when
+    /// `terminal_root` is not in its chain.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_ancestor_roots
+    pub fn get_ancestor_roots(
+        &self,
+        block_root: &Root,
+        terminal_root: &Root,
+    ) -> Result<Vec<Root>, FcrError> {
+        let terminal_slot = self.get_block_slot(terminal_root)?;
+        let mut root = *block_root;
+        let mut ancestor_roots = Vec::new();
+        while self.get_block_slot(&root)? > terminal_slot {
+            ancestor_roots.push(root);
+            root = self.parent_root(&root)?;
+            if root == *terminal_root {
+                ancestor_roots.reverse();
+                return Ok(ancestor_roots);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// The shuffling of `epoch` from the head state.
+    fn shuffling(&mut self, epoch: Epoch) -> Result<Arc<EpochShuffling>, FcrError> {
+        let state = self
+            .store
+            .block_state(&self.head)
+            .ok_or(FcrError::MissingState(self.head))?;
+        let view = state.view().map_err(state_error)?;
+        let seed = get_seed(&view, epoch, DOMAIN_BEACON_ATTESTER);
+        if let Some(found) = self
+            .shufflings
+            .iter()
+            .find(|s| s.epoch == epoch && s.seed == seed)
+        {
+            return Ok(found.clone());
+        }
+        let shuffling = Arc::new(EpochShuffling::new(&view, epoch, seed)?);
+        if self.shufflings.len() >= SHUFFLINGS_KEPT {
+            self.shufflings.remove(0);
+        }
+        self.shufflings.push(shuffling.clone());
+        Ok(shuffling)
+    }
+
+    /// `get_slot_committee(store, slot)`: the members of every committee of `slot`, by the
+    /// head state's shuffling.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_slot_committee
+    pub fn get_slot_committee(&mut self, slot: Slot) -> Result<Vec<ValidatorIndex>, FcrError> {
+        let shuffling = self.shuffling(compute_epoch_at_slot::<E>(slot))?;
+        Ok(shuffling.slot_participants::<E>(slot).to_vec())
+    }
+
+    /// The union of `get_slot_committee` over `start_slot..=end_slot`.
+    fn committees_between_slots(
+        &mut self,
+        start_slot: Slot,
+        end_slot: Slot,
+    ) -> Result<FxHashSet<ValidatorIndex>, FcrError> {
+        let mut participants = FxHashSet::default();
+        for slot in start_slot..=end_slot {
+            let shuffling = self.shuffling(compute_epoch_at_slot::<E>(slot))?;
+            participants.extend(shuffling.slot_participants::<E>(slot).iter().copied());
+        }
+        Ok(participants)
+    }
+
+    /// The balance source of `store.checkpoint_states[checkpoint]`.
+    fn checkpoint_source(
+        &mut self,
+        checkpoint: &Checkpoint,
+    ) -> Result<Arc<BalanceSource>, FcrError> {
+        let k = (checkpoint.epoch, checkpoint.root);
+        if let Some(found) = self.checkpoint_sources.get(&k) {
+            return Ok(found.clone());
+        }
+        let state = self.store.checkpoint_state(checkpoint)?;
+        let view = state.view().map_err(state_error)?;
+        let source = Arc::new(BalanceSource::from_view(&view));
+        self.checkpoint_sources.insert(k, source.clone());
+        Ok(source)
+    }
+
+    /// `get_previous_balance_source(fcr_store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_previous_balance_source
+    fn get_previous_balance_source(
+        &mut self,
+        fcr_store: &FastConfirmationStore,
+    ) -> Result<(Arc<BalanceSource>, Checkpoint), FcrError> {
+        let checkpoint = fcr_store
+            .previous_epoch_observed_justified_checkpoint
+            .clone();
+        Ok((self.checkpoint_source(&checkpoint)?, checkpoint))
+    }
+
+    /// `get_current_balance_source(fcr_store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_current_balance_source
+    fn get_current_balance_source(
+        &mut self,
+        fcr_store: &FastConfirmationStore,
+    ) -> Result<(Arc<BalanceSource>, Checkpoint), FcrError> {
+        let checkpoint = fcr_store
+            .current_epoch_observed_justified_checkpoint
+            .clone();
+        Ok((self.checkpoint_source(&checkpoint)?, checkpoint))
+    }
+
+    /// `get_pulled_up_head_state(store)`: the head state, advanced to the current epoch's start
+    /// when it is from an earlier epoch.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_pulled_up_head_state
+    fn get_pulled_up_head_state(&mut self) -> Result<Arc<BalanceSource>, FcrError> {
+        if let Some(found) = &self.pulled_up_head_state {
+            return Ok(found.clone());
+        }
+        let head_state = self
+            .store
+            .block_state(&self.head)
+            .ok_or(FcrError::MissingState(self.head))?;
+        let head_epoch = get_current_epoch(&head_state.view().map_err(state_error)?);
+        let source = if head_epoch < self.current_epoch {
+            let mut pulled_up: CachedBeaconState<E> = head_state.clone();
+            let start = compute_start_slot_at_epoch::<E>(self.current_epoch);
+            process_slots(&mut pulled_up, start, self.store.spec()).map_err(state_error)?;
+            BalanceSource::from_view(&pulled_up.view().map_err(state_error)?)
+        } else {
+            BalanceSource::from_view(&head_state.view().map_err(state_error)?)
+        };
+        let source = Arc::new(source);
+        self.pulled_up_head_state = Some(source.clone());
+        Ok(source)
+    }
+
+    /// `latest_messages[index]` as `(epoch, root)`, for a validator that is not equivocating
+    /// and whose message's block is held.
+    fn latest_message(&self, index: ValidatorIndex) -> Option<(Epoch, Root)> {
+        if self.store.is_equivocating(index) {
+            return None;
+        }
+        match self.store.latest_message(index) {
+            Some((epoch, Some(root))) => Some((epoch, root)),
+            _ => None,
+        }
+    }
+
+    /// `get_attestation_score(store, node, balance_source)`: the weight, in the balance source,
+    /// of the unslashed active validators whose latest message supports `block_root` or a
+    /// descendant. Every node's score is summed once per balance source, leaves to root.
+    fn get_attestation_score(
+        &mut self,
+        block_root: &Root,
+        source: &BalanceSource,
+        key: &Checkpoint,
+    ) -> Result<Gwei, FcrError> {
+        let index = self
+            .store
+            .proto_array()
+            .index_of(block_root)
+            .ok_or(FcrError::Store(Error::UnknownBlock(*block_root)))?;
+        let k = (key.epoch, key.root);
+        if let Some(scores) = self.scores.get(&k) {
+            return Ok(scores.get(index).copied().unwrap_or(0));
+        }
+        let proto = self.store.proto_array();
+        let mut scores = vec![0 as Gwei; proto.len()];
+        for (i, _) in source.validators.iter().enumerate() {
+            let i = i as ValidatorIndex;
+            let Some(balance) = source.unslashed_active(i) else {
+                continue;
+            };
+            if let Some((_, root)) = self.latest_message(i)
+                && let Some(node) = proto.index_of(&root)
+            {
+                scores[node] = scores[node].saturating_add(balance);
+            }
+        }
+        for node in (0..proto.len()).rev() {
+            if let Some(parent) = proto.nodes()[node].parent {
+                scores[parent] = scores[parent].saturating_add(scores[node]);
+            }
+        }
+        let score = scores.get(index).copied().unwrap_or(0);
+        self.scores.insert(k, Arc::new(scores));
+        Ok(score)
+    }
+
+    /// `get_block_support_between_slots(store, balance_source, block_root, start_slot,
+    /// end_slot)`: the weight of the validators of the committees of `start_slot..=end_slot`
+    /// whose latest message is `block_root` itself.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_block_support_between_slots
+    fn get_block_support_between_slots(
+        &mut self,
+        source: &BalanceSource,
+        block_root: &Root,
+        start_slot: Slot,
+        end_slot: Slot,
+    ) -> Result<Gwei, FcrError> {
+        let participants = self.committees_between_slots(start_slot, end_slot)?;
+        let mut support: Gwei = 0;
+        for i in participants {
+            if let Some(balance) = source.unslashed_active(i)
+                && let Some((_, root)) = self.latest_message(i)
+                && root == *block_root
+            {
+                support = support.saturating_add(balance);
+            }
+        }
+        Ok(support)
+    }
+
+    /// `get_equivocation_score(store, balance_source, start_slot, end_slot)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_equivocation_score
+    fn get_equivocation_score(
+        &mut self,
+        source: &BalanceSource,
+        start_slot: Slot,
+        end_slot: Slot,
+    ) -> Result<Gwei, FcrError> {
+        let participants = self.committees_between_slots(start_slot, end_slot)?;
+        Ok(participants
+            .into_iter()
+            .filter(|&i| self.store.is_equivocating(i))
+            .filter_map(|i| source.active(i))
+            .fold(0, Gwei::saturating_add))
+    }
+
+    /// `compute_adversarial_weight(store, balance_source, start_slot, end_slot)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#compute_adversarial_weight
+    fn compute_adversarial_weight(
+        &mut self,
+        source: &BalanceSource,
+        start_slot: Slot,
+        end_slot: Slot,
+    ) -> Result<Gwei, FcrError> {
+        let maximum_weight = estimate_committee_weight_between_slots::<E>(
+            source.total_active_balance,
+            start_slot,
+            end_slot,
+        );
+        let max_adversarial_weight =
+            (maximum_weight / 100).saturating_mul(self.byzantine_threshold);
+        let equivocation_score = self.get_equivocation_score(source, start_slot, end_slot)?;
+        Ok(max_adversarial_weight.saturating_sub(equivocation_score))
+    }
+
+    /// `get_adversarial_weight(store, balance_source, block_root)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_adversarial_weight
+    fn get_adversarial_weight(
+        &mut self,
+        source: &BalanceSource,
+        block_root: &Root,
+    ) -> Result<Gwei, FcrError> {
+        let end_slot = previous_slot(self.current_slot)?;
+        let block_epoch = self.get_block_epoch(block_root)?;
+        let parent_epoch = self.get_block_epoch(&self.parent_root(block_root)?)?;
+        let start_slot = if block_epoch > parent_epoch {
+            compute_start_slot_at_epoch::<E>(block_epoch)
+        } else {
+            self.get_block_slot(block_root)?
+        };
+        self.compute_adversarial_weight(source, start_slot, end_slot)
+    }
+
+    /// `compute_empty_slot_support_discount(store, balance_source, block_root)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#compute_empty_slot_support_discount
+    fn compute_empty_slot_support_discount(
+        &mut self,
+        source: &BalanceSource,
+        block_root: &Root,
+    ) -> Result<Gwei, FcrError> {
+        let block_slot = self.get_block_slot(block_root)?;
+        let parent_root = self.parent_root(block_root)?;
+        let parent_slot = self.get_block_slot(&parent_root)?;
+        if parent_slot + 1 == block_slot {
+            return Ok(0);
+        }
+        let end_slot = previous_slot(block_slot)?;
+        let parent_support_in_empty_slots =
+            self.get_block_support_between_slots(source, &parent_root, parent_slot + 1, end_slot)?;
+        let adversarial_weight =
+            self.compute_adversarial_weight(source, parent_slot + 1, end_slot)?;
+        Ok(parent_support_in_empty_slots.saturating_sub(adversarial_weight))
+    }
+
+    /// `get_support_discount(store, balance_source, block_root)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_support_discount
+    fn get_support_discount(
+        &mut self,
+        source: &BalanceSource,
+        block_root: &Root,
+    ) -> Result<Gwei, FcrError> {
+        self.compute_empty_slot_support_discount(source, block_root)
+    }
+
+    /// `compute_proposer_score(state)`.
+    fn compute_proposer_score(&self, source: &BalanceSource) -> Gwei {
+        let committee_weight = source.total_active_balance / E::slots_per_epoch();
+        committee_weight.saturating_mul(self.store.spec().proposer_score_boost) / 100
+    }
+
+    /// `compute_safety_threshold(store, block_root, balance_source)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#compute_safety_threshold
+    fn compute_safety_threshold(
+        &mut self,
+        block_root: &Root,
+        source: &BalanceSource,
+    ) -> Result<Gwei, FcrError> {
+        let parent_slot = self.get_block_slot(&self.parent_root(block_root)?)?;
+        let proposer_score = self.compute_proposer_score(source);
+        let maximum_support = estimate_committee_weight_between_slots::<E>(
+            source.total_active_balance,
+            parent_slot + 1,
+            previous_slot(self.current_slot)?,
+        );
+        let support_discount = self.get_support_discount(source, block_root)?;
+        let adversarial_weight = self.get_adversarial_weight(source, block_root)?;
+        let bound = maximum_support
+            .saturating_add(proposer_score)
+            .saturating_add(adversarial_weight.saturating_mul(2));
+        if support_discount < bound {
+            Ok((bound - support_discount) / 2)
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// `is_one_confirmed(store, balance_source, block_root)`: whether the block is LMD-GHOST
+    /// safe, its support above the safety threshold. `balance` is the balance source with the
+    /// checkpoint it is the state of.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#is_one_confirmed
+    fn is_one_confirmed(
+        &mut self,
+        balance: &(Arc<BalanceSource>, Checkpoint),
+        block_root: &Root,
+    ) -> Result<bool, FcrError> {
+        let (source, key) = balance;
+        let support = self.get_attestation_score(&get_node_for_root(*block_root), source, key)?;
+        let safety_threshold = self.compute_safety_threshold(block_root, source)?;
+        Ok(support > safety_threshold)
+    }
+
+    /// `is_confirmed_chain_safe(fcr_store, confirmed_root)`: whether every block of the
+    /// confirmed chain from the current epoch's observed justified checkpoint is LMD-GHOST safe
+    /// by the previous balance source.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#is_confirmed_chain_safe
+    fn is_confirmed_chain_safe(
+        &mut self,
+        fcr_store: &FastConfirmationStore,
+        confirmed_root: &Root,
+    ) -> Result<bool, FcrError> {
+        let observed = &fcr_store.current_epoch_observed_justified_checkpoint;
+        if *observed != self.get_checkpoint_for_block(confirmed_root, observed.epoch)? {
+            return Ok(false);
+        }
+        let start_root_exclusive = if observed.epoch + 1 >= self.current_epoch {
+            observed.root
+        } else {
+            let previous_epoch_start =
+                compute_start_slot_at_epoch::<E>(self.current_epoch.saturating_sub(1));
+            let ancestor_at_previous_epoch_start = self
+                .store
+                .get_ancestor(confirmed_root, previous_epoch_start)?;
+            if self.get_block_epoch(&ancestor_at_previous_epoch_start)? + 1 == self.current_epoch {
+                self.parent_root(&ancestor_at_previous_epoch_start)?
+            } else {
+                ancestor_at_previous_epoch_start
+            }
+        };
+        let chain_roots = self.get_ancestor_roots(confirmed_root, &start_root_exclusive)?;
+        let balance = self.get_previous_balance_source(fcr_store)?;
+        for root in chain_roots {
+            if !self.is_one_confirmed(&balance, &root)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `get_current_target_score(store)`: FFG support of the current target estimated from the
+    /// latest messages, weighed by the pulled-up head state.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_current_target_score
+    fn get_current_target_score(&mut self) -> Result<Gwei, FcrError> {
+        let target = self.get_current_target()?;
+        let state = self.get_pulled_up_head_state()?;
+        // The checkpoint of each distinct (root, epoch) message, computed once.
+        let mut supports: FxHashMap<(Root, Epoch), bool> = FxHashMap::default();
+        let mut score: Gwei = 0;
+        for i in 0..state.validators.len() as ValidatorIndex {
+            let Some(balance) = state.unslashed_active(i) else {
+                continue;
+            };
+            let Some((epoch, root)) = self.latest_message(i) else {
+                continue;
+            };
+            let supports_target = match supports.get(&(root, epoch)) {
+                Some(&s) => s,
+                None => {
+                    let s = target == self.get_checkpoint_for_block(&root, epoch)?;
+                    supports.insert((root, epoch), s);
+                    s
+                }
+            };
+            if supports_target {
+                score = score.saturating_add(balance);
+            }
+        }
+        Ok(score)
+    }
+
+    /// `compute_honest_ffg_support_for_current_target(store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#compute_honest_ffg_support_for_current_target
+    fn compute_honest_ffg_support_for_current_target(&mut self) -> Result<Gwei, FcrError> {
+        let balance_source = self.get_pulled_up_head_state()?;
+        let total_active_balance = balance_source.total_active_balance;
+        let ffg_support_for_checkpoint = self.get_current_target_score()?;
+        let epoch_start = compute_start_slot_at_epoch::<E>(self.current_epoch);
+        let end_slot = previous_slot(self.current_slot)?;
+        let ffg_weight_till_now = estimate_committee_weight_between_slots::<E>(
+            total_active_balance,
+            epoch_start,
+            end_slot,
+        );
+        let remaining_ffg_weight = total_active_balance.saturating_sub(ffg_weight_till_now);
+        let remaining_honest_ffg_weight =
+            (remaining_ffg_weight / 100).saturating_mul(100 - self.byzantine_threshold);
+        let adversarial_weight =
+            self.compute_adversarial_weight(&balance_source, epoch_start, end_slot)?;
+        let min_honest_ffg_support = ffg_support_for_checkpoint.saturating_sub(adversarial_weight);
+        Ok(min_honest_ffg_support.saturating_add(remaining_honest_ffg_weight))
+    }
+
+    /// `will_no_conflicting_checkpoint_be_justified(store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#will_no_conflicting_checkpoint_be_justified
+    fn will_no_conflicting_checkpoint_be_justified(&mut self) -> Result<bool, FcrError> {
+        if self.get_current_target()? == *self.store.unrealized_justified_checkpoint() {
+            return Ok(true);
+        }
+        let total_active_balance = self.get_pulled_up_head_state()?.total_active_balance;
+        let honest_ffg_support = self.compute_honest_ffg_support_for_current_target()?;
+        Ok(u128::from(honest_ffg_support) * 3 > u128::from(total_active_balance))
+    }
+
+    /// `will_current_target_be_justified(store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#will_current_target_be_justified
+    fn will_current_target_be_justified(&mut self) -> Result<bool, FcrError> {
+        let total_active_balance = self.get_pulled_up_head_state()?.total_active_balance;
+        let honest_ffg_support = self.compute_honest_ffg_support_for_current_target()?;
+        Ok(u128::from(honest_ffg_support) * 3 >= u128::from(total_active_balance) * 2)
+    }
+
+    /// `update_fast_confirmation_variables(fcr_store)`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#update_fast_confirmation_variables
+    fn update_fast_confirmation_variables(
+        &mut self,
+        fcr_store: &mut FastConfirmationStore,
+    ) -> Result<(), FcrError> {
+        fcr_store.previous_slot_head = fcr_store.current_slot_head;
+        fcr_store.current_slot_head = self.head;
+        if is_start_slot_at_epoch::<E>(self.current_slot + 1) {
+            fcr_store.previous_epoch_greatest_unrealized_checkpoint =
+                self.store.unrealized_justified_checkpoint().clone();
+        }
+        if is_start_slot_at_epoch::<E>(self.current_slot) {
+            fcr_store.previous_epoch_observed_justified_checkpoint = fcr_store
+                .current_epoch_observed_justified_checkpoint
+                .clone();
+            fcr_store.current_epoch_observed_justified_checkpoint = fcr_store
+                .previous_epoch_greatest_unrealized_checkpoint
+                .clone();
+        }
+        Ok(())
+    }
+
+    /// `find_latest_confirmed_descendant(fcr_store, latest_confirmed_root)`: the most recent
+    /// confirmed block of the canonical chain's suffix from `latest_confirmed_root`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#find_latest_confirmed_descendant
+    fn find_latest_confirmed_descendant(
+        &mut self,
+        fcr_store: &FastConfirmationStore,
+        latest_confirmed_root: Root,
+    ) -> Result<Root, FcrError> {
+        let head = self.head;
+        let current_epoch = self.current_epoch;
+        let is_epoch_start = is_start_slot_at_epoch::<E>(self.current_slot);
+        let mut confirmed_root = latest_confirmed_root;
+
+        // Confirm blocks of the previous epoch.
+        let previous_epoch_confirmable = self.get_block_epoch(&confirmed_root)? + 1
+            == current_epoch
+            && self.get_voting_source(&fcr_store.previous_slot_head)?.epoch + 2 >= current_epoch
+            && (is_epoch_start
+                || (self.will_no_conflicting_checkpoint_be_justified()?
+                    && (self
+                        .unrealized_justification(&fcr_store.previous_slot_head)?
+                        .epoch
+                        + 1
+                        >= current_epoch
+                        || self.unrealized_justification(&head)?.epoch + 1 >= current_epoch)));
+        if previous_epoch_confirmable {
+            let canonical_roots = self.get_ancestor_roots(&head, &confirmed_root)?;
+            let balance = self.get_current_balance_source(fcr_store)?;
+            for block_root in canonical_roots {
+                if self.get_block_epoch(&block_root)? == current_epoch {
+                    break;
+                }
+                if !self.is_ancestor(
+                    &get_node_for_root(fcr_store.previous_slot_head),
+                    &get_node_for_root(block_root),
+                )? {
+                    break;
+                }
+                if !self.is_one_confirmed(&balance, &block_root)? {
+                    break;
+                }
+                confirmed_root = block_root;
+            }
+        }
+
+        // Confirm blocks of the current epoch.
+        if is_epoch_start || self.unrealized_justification(&head)?.epoch + 1 >= current_epoch {
+            let canonical_roots = self.get_ancestor_roots(&head, &confirmed_root)?;
+            let balance = self.get_current_balance_source(fcr_store)?;
+            let mut tentative_confirmed_root = confirmed_root;
+            for block_root in canonical_roots {
+                let block_epoch = self.get_block_epoch(&block_root)?;
+                let tentative_confirmed_epoch = self.get_block_epoch(&tentative_confirmed_root)?;
+                if block_epoch > tentative_confirmed_epoch
+                    && !self.will_current_target_be_justified()?
+                {
+                    break;
+                }
+                if !self.is_one_confirmed(&balance, &block_root)? {
+                    break;
+                }
+                tentative_confirmed_root = block_root;
+            }
+            if self.get_block_epoch(&tentative_confirmed_root)? == current_epoch
+                || (self.get_voting_source(&tentative_confirmed_root)?.epoch + 2 >= current_epoch
+                    && (is_epoch_start || self.will_no_conflicting_checkpoint_be_justified()?))
+            {
+                confirmed_root = tentative_confirmed_root;
+            }
+        }
+        Ok(confirmed_root)
+    }
+
+    /// `get_latest_confirmed(fcr_store)`: the FCR algorithm — revert to the finalized block
+    /// when the confirmed chain is stale, off the canonical chain or cannot be re-confirmed at
+    /// an epoch start; restart from the observed justified checkpoint when it applies; then
+    /// advance with `find_latest_confirmed_descendant`.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#get_latest_confirmed
+    fn get_latest_confirmed(
+        &mut self,
+        fcr_store: &FastConfirmationStore,
+    ) -> Result<Root, FcrError> {
+        let mut confirmed_root = fcr_store.confirmed_root;
+        let current_epoch = self.current_epoch;
+        let head = self.head;
+        let is_epoch_start = is_start_slot_at_epoch::<E>(self.current_slot);
+        if self.get_block_epoch(&confirmed_root)? + 1 < current_epoch
+            || !self.is_ancestor(&get_node_for_root(head), &get_node_for_root(confirmed_root))?
+            || (is_epoch_start && !self.is_confirmed_chain_safe(fcr_store, &confirmed_root)?)
+        {
+            confirmed_root = self.store.finalized_checkpoint().root;
+        }
+
+        let observed = &fcr_store.current_epoch_observed_justified_checkpoint;
+        let observed_justified_block_slot = self.get_block_slot(&observed.root)?;
+        let is_observed_justified_block_epoch_ok =
+            compute_epoch_at_slot::<E>(observed_justified_block_slot) + 1 == current_epoch;
+        let is_head_unrealized_justified_ok = *observed == self.unrealized_justification(&head)?;
+        let is_confirmed_block_stale =
+            self.get_block_slot(&confirmed_root)? < observed_justified_block_slot;
+        if is_epoch_start
+            && is_observed_justified_block_epoch_ok
+            && is_head_unrealized_justified_ok
+            && is_confirmed_block_stale
+        {
+            confirmed_root = observed.root;
+        }
+
+        if self.get_block_epoch(&confirmed_root)? + 1 >= current_epoch {
+            self.find_latest_confirmed_descendant(fcr_store, confirmed_root)
+        } else {
+            Ok(confirmed_root)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::MinimalEthSpec as E;
+
+    #[test]
+    fn full_validator_set_is_covered_only_by_a_whole_epoch() {
+        // Minimal preset: 8 slots per epoch.
+        assert!(is_full_validator_set_covered::<E>(8, 15));
+        assert!(is_full_validator_set_covered::<E>(0, 7));
+        assert!(!is_full_validator_set_covered::<E>(9, 16));
+        assert!(!is_full_validator_set_covered::<E>(8, 14));
+        assert!(is_full_validator_set_covered::<E>(7, 15));
+    }
+
+    #[test]
+    fn committee_weight_is_pro_rated_across_an_epoch_boundary() {
+        let total: Gwei = 8_000;
+        assert_eq!(estimate_committee_weight_between_slots::<E>(total, 5, 4), 0);
+        assert_eq!(
+            estimate_committee_weight_between_slots::<E>(total, 8, 10),
+            3_000
+        );
+        assert_eq!(
+            estimate_committee_weight_between_slots::<E>(total, 3, 12),
+            total
+        );
+        // Slots 14..=17: 2 slots in epoch 1, 2 in epoch 2; 2000 * 6 / 8 + 2000 = 3500, then
+        // rounded up to thousands and raised by 5 per mille.
+        assert_eq!(
+            estimate_committee_weight_between_slots::<E>(total, 14, 17),
+            4 * 1005
+        );
+    }
+
+    #[test]
+    fn adjustment_rounds_up_to_a_thousand_before_adding_the_factor() {
+        assert_eq!(adjust_committee_weight_estimate_to_ensure_safety(0), 0);
+        assert_eq!(adjust_committee_weight_estimate_to_ensure_safety(1), 1005);
+        assert_eq!(
+            adjust_committee_weight_estimate_to_ensure_safety(2000),
+            2010
+        );
+    }
+
+    #[test]
+    fn start_slots_of_epochs() {
+        assert!(is_start_slot_at_epoch::<E>(0));
+        assert!(is_start_slot_at_epoch::<E>(16));
+        assert!(!is_start_slot_at_epoch::<E>(17));
+    }
+}
