@@ -128,7 +128,7 @@ fn chain(f: &Fixture) -> (BeaconChain<E>, tempfile::TempDir, u64) {
     );
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
-        f.anchor_state.state.clone(),
+        f.anchor_state.clone(),
         f.anchor_block.clone(),
         f.spec.clone(),
         clock,

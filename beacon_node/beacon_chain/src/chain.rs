@@ -17,8 +17,8 @@ use state_processing::{
 };
 use store::{Head as StoreHead, Store};
 use types::{
-    BeaconState, ChainSpec, ColumnIndex, Epoch, EthSpec, Root, SignedBeaconBlock, Slot,
-    electra::BeaconBlock, phase0::Checkpoint, typenum::Unsigned,
+    ChainSpec, ColumnIndex, Epoch, EthSpec, Root, SignedBeaconBlock, Slot, electra::BeaconBlock,
+    phase0::Checkpoint, typenum::Unsigned,
 };
 
 use crate::data_availability_checker::DataAvailabilityChecker;
@@ -256,17 +256,18 @@ fn state_error(e: impl std::fmt::Display) -> ChainError {
 
 impl<E: EthSpec> BeaconChain<E> {
     /// A chain starting at `anchor_block` and its post-state `anchor_state` (a genesis or a
-    /// checkpoint), recorded in the empty `store`.
+    /// checkpoint), recorded in the empty `store`. The state's caches (committees, public keys)
+    /// become the chain's: a caller that warmed them spares the first blocks the work.
     pub fn from_anchor(
         store: Arc<Store<E>>,
-        anchor_state: BeaconState<E>,
+        anchor_state: CachedBeaconState<E>,
         anchor_block: SignedBeaconBlock<E>,
         spec: Arc<ChainSpec>,
         clock: Arc<dyn SlotClock>,
         pool: Arc<ThreadPool>,
         config: ChainConfig,
     ) -> Result<Self, ChainError> {
-        let mut anchor = CachedBeaconState::new(anchor_state);
+        let mut anchor = anchor_state;
         let state_root = anchor.hash_tree_root().map_err(state_error)?;
         let block_root = anchor_block.canonical_root();
         let message = electra_message(&anchor_block)

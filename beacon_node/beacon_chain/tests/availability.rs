@@ -70,7 +70,7 @@ fn setup(custody: Option<BTreeSet<u64>>) -> Setup {
     let clock = Arc::new(ManualSlotClock::new(0));
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
-        anchor.post.state.clone(),
+        anchor.post.clone(),
         anchor.block.clone(),
         spec.clone(),
         clock.clone(),

@@ -55,7 +55,7 @@ fn harness() -> Harness {
     let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
-        anchor.post.state.clone(),
+        anchor.post.clone(),
         anchor.block.clone(),
         spec.clone(),
         clock.clone(),

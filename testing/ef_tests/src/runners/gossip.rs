@@ -18,7 +18,7 @@ use beacon_chain::{
 use fork_choice::{ThreadPool, ThreadPoolBuilder};
 use serde::Deserialize;
 use ssz::Decode;
-use state_processing::per_block::AlwaysValid;
+use state_processing::{CachedBeaconState, per_block::AlwaysValid};
 use store::{Store, StoreConfig};
 use types::{
     BlobSidecar, ChainSpec, DataColumnSidecar, EthSpec, Root, SignedBeaconBlock,
@@ -153,7 +153,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let clock = Arc::new(ManualSlotClock::new(genesis_ms));
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
-        state,
+        CachedBeaconState::new(state),
         anchor_block,
         spec.clone(),
         clock.clone(),
