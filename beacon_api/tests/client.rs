@@ -1,0 +1,485 @@
+//! `BeaconNodeHttpClient` against a tiny in-test HTTP server on 127.0.0.1 that records each
+//! request and answers with a fixed response. Every wait is bounded by a timeout that fails
+//! the test.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failure is the test failing"
+)]
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use beacon_api::client::ProducedBlock;
+use beacon_api::negotiation::PREFER_SSZ_ACCEPT;
+use beacon_api::{
+    ApiErrorBody, BeaconNodeHttpClient, BlockContents, BroadcastValidation, ClientError,
+    ForkVersionedJson, NodeHealth, SignedBlockContents, StateId, Timeouts, ValidatorId,
+    ValidatorStatusFilter,
+};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use types::{BLSSignature, ForkName, MinimalEthSpec, U256};
+
+type E = MinimalEthSpec;
+
+/// Bound on any single wait in these tests.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// A request as the server read it.
+#[derive(Debug)]
+struct Recorded {
+    method: String,
+    /// Path and query, as sent.
+    target: String,
+    /// Header names lower-cased.
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+}
+
+impl Recorded {
+    fn query(&self) -> HashMap<String, String> {
+        let url = reqwest::Url::parse(&format!("http://x{}", self.target)).unwrap();
+        url.query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect()
+    }
+
+    fn path(&self) -> &str {
+        self.target.split('?').next().unwrap()
+    }
+}
+
+/// A fixed HTTP/1.1 response.
+fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    let mut out = out.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn json_response(status: u16, body: &str) -> Vec<u8> {
+    response(
+        status,
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
+async fn read_request(stream: &mut tokio::net::TcpStream) -> Recorded {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let head_end = loop {
+        if let Some(pos) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos;
+        }
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "client closed before sending a full request head");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8(buf[..head_end].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next().unwrap().split(' ');
+    let method = request_line.next().unwrap().to_string();
+    let target = request_line.next().unwrap().to_string();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .get("content-length")
+        .map_or(0, |v| v.parse().unwrap());
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "client closed before sending the whole body");
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Recorded {
+        method,
+        target,
+        headers,
+        body,
+    }
+}
+
+/// Serves one response per connection, in order; returns the base URL (with a path prefix, to
+/// check that paths join under it) and the recorded requests once all are served.
+async fn serve(responses: Vec<Vec<u8>>) -> (String, JoinHandle<Vec<Recorded>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/prefix/", listener.local_addr().unwrap());
+    let handle = tokio::spawn(async move {
+        let mut recorded = Vec::new();
+        for reply in responses {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            recorded.push(read_request(&mut stream).await);
+            stream.write_all(&reply).await.unwrap();
+            stream.shutdown().await.unwrap();
+        }
+        recorded
+    });
+    (base, handle)
+}
+
+fn client(base: &str) -> BeaconNodeHttpClient {
+    BeaconNodeHttpClient::from_url_str(base, Timeouts::default()).unwrap()
+}
+
+async fn finish(handle: JoinHandle<Vec<Recorded>>) -> Vec<Recorded> {
+    tokio::time::timeout(BOUND, handle)
+        .await
+        .expect("server finished in time")
+        .unwrap()
+}
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+const GENESIS: &str = r#"{"data":{"genesis_time":"1590832934","genesis_validators_root":"0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2","genesis_fork_version":"0x00000000"}}"#;
+const PUBKEY: &str = "0x93247f2209abcacf57b75a51dafae777f9dd38bc7053d1af526f220a7489a6d3a2753e5f3e8b1cfe39b56f43611df74a";
+
+#[tokio::test]
+async fn get_genesis_reads_the_data_envelope() {
+    let (base, server) = serve(vec![json_response(200, GENESIS)]).await;
+    let genesis = tokio::time::timeout(BOUND, client(&base).get_beacon_genesis())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(genesis.data.genesis_time, 1_590_832_934);
+    let requests = finish(server).await;
+    assert_eq!(requests[0].method, "GET");
+    assert_eq!(requests[0].path(), "/prefix/eth/v1/beacon/genesis");
+    assert_eq!(requests[0].headers["accept"], "application/json");
+}
+
+#[tokio::test]
+async fn state_validators_send_ids_and_statuses_in_the_query() {
+    let validator = fixture("validator.json");
+    let body = format!(
+        r#"{{"execution_optimistic":false,"finalized":true,"data":[{{"index":"1","balance":"31000000000","status":"active_ongoing","validator":{validator}}}]}}"#
+    );
+    let (base, server) = serve(vec![json_response(200, &body)]).await;
+    let ids = [ValidatorId::Index(1), PUBKEY.parse().unwrap()];
+    let statuses: [ValidatorStatusFilter; 2] =
+        ["active".parse().unwrap(), "pending_queued".parse().unwrap()];
+    let response = tokio::time::timeout(
+        BOUND,
+        client(&base).get_beacon_states_validators(StateId::Head, &ids, &statuses),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(response.finalized);
+    assert_eq!(response.data[0].balance, 31_000_000_000);
+    let requests = finish(server).await;
+    assert_eq!(
+        requests[0].path(),
+        "/prefix/eth/v1/beacon/states/head/validators"
+    );
+    let query = requests[0].query();
+    assert_eq!(query["id"], format!("1,{PUBKEY}"));
+    assert_eq!(query["status"], "active,pending_queued");
+}
+
+#[tokio::test]
+async fn attester_duties_post_quoted_indices() {
+    let body = format!(
+        r#"{{"dependent_root":"0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2","execution_optimistic":false,"data":[{{"pubkey":"{PUBKEY}","validator_index":"2","committee_index":"1","committee_length":"4","committees_at_slot":"2","validator_committee_index":"3","slot":"41"}}]}}"#
+    );
+    let (base, server) = serve(vec![json_response(200, &body)]).await;
+    let duties = tokio::time::timeout(
+        BOUND,
+        client(&base).post_validator_duties_attester(5, &[2, 7]),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(duties.data[0].slot, 41);
+    let requests = finish(server).await;
+    assert_eq!(requests[0].method, "POST");
+    assert_eq!(
+        requests[0].path(),
+        "/prefix/eth/v1/validator/duties/attester/5"
+    );
+    assert_eq!(requests[0].headers["content-type"], "application/json");
+    assert_eq!(requests[0].body, br#"["2","7"]"#);
+}
+
+#[tokio::test]
+async fn pool_failures_carry_the_indexed_error_body() {
+    let failure = r#"{"code":400,"message":"some failures","failures":[{"index":1,"message":"invalid signature"}]}"#;
+    let (base, server) = serve(vec![json_response(400, failure)]).await;
+    let attestations: Vec<types::electra::SingleAttestation> =
+        serde_json::from_value(fixture("single_attestations.json")).unwrap();
+    let err = tokio::time::timeout(
+        BOUND,
+        client(&base).post_beacon_pool_attestations_v2(ForkName::Fulu, &attestations),
+    )
+    .await
+    .unwrap()
+    .expect_err("the node refused an item");
+    let ClientError::Api {
+        status,
+        body: ApiErrorBody::Indexed(body),
+        ..
+    } = &err
+    else {
+        panic!("expected an indexed API error, got {err:?}");
+    };
+    assert_eq!(status.as_u16(), 400);
+    assert_eq!(
+        (body.failures[0].index, body.failures[0].message.as_str()),
+        (1, "invalid signature")
+    );
+    let requests = finish(server).await;
+    assert_eq!(
+        requests[0].path(),
+        "/prefix/eth/v2/beacon/pool/attestations"
+    );
+    assert_eq!(requests[0].headers["eth-consensus-version"], "fulu");
+    let sent: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(sent, fixture("single_attestations.json"));
+}
+
+#[tokio::test]
+async fn error_statuses_without_an_api_body_are_kept_verbatim() {
+    let (base, server) = serve(vec![response(502, &[], b"bad gateway")]).await;
+    let err = tokio::time::timeout(BOUND, client(&base).get_node_syncing())
+        .await
+        .unwrap()
+        .expect_err("502");
+    assert!(
+        matches!(&err, ClientError::UnexpectedStatus { status, body, .. } if status.as_u16() == 502 && body == "bad gateway"),
+        "{err:?}"
+    );
+    finish(server).await;
+}
+
+fn fulu_contents() -> BlockContents<E> {
+    BlockContents::<E>::deserialize_by_fork(
+        fixture("fulu_block_contents.json")["data"].clone(),
+        ForkName::Fulu,
+    )
+    .unwrap()
+}
+
+const V3_HEADERS: [(&str, &str); 4] = [
+    ("Eth-Consensus-Version", "fulu"),
+    ("Eth-Execution-Payload-Blinded", "false"),
+    ("Eth-Execution-Payload-Value", "12345"),
+    ("Eth-Consensus-Block-Value", "678"),
+];
+
+#[tokio::test]
+async fn produce_block_v3_asks_for_ssz_and_decodes_it_by_the_headers() {
+    let contents = fulu_contents();
+    let mut headers = V3_HEADERS.to_vec();
+    headers.push(("Content-Type", "application/octet-stream"));
+    let (base, server) = serve(vec![response(200, &headers, &contents.as_ssz_bytes())]).await;
+    let randao = BLSSignature::repeat_byte(0xc0);
+    let graffiti = types::Bytes32::repeat_byte(0x41);
+    let (metadata, block) = tokio::time::timeout(
+        BOUND,
+        client(&base).get_validator_blocks_v3::<E>(66, &randao, Some(&graffiti), Some(100), true),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(metadata.consensus_version, ForkName::Fulu);
+    assert_eq!(metadata.consensus_block_value, U256::from(678));
+    assert_eq!(block, ProducedBlock::Full(contents));
+    let requests = finish(server).await;
+    assert_eq!(requests[0].path(), "/prefix/eth/v3/validator/blocks/66");
+    assert_eq!(requests[0].headers["accept"], PREFER_SSZ_ACCEPT);
+    let query = requests[0].query();
+    assert_eq!(query["randao_reveal"], randao.to_string());
+    assert_eq!(query["graffiti"], graffiti.to_string());
+    assert_eq!(query["builder_boost_factor"], "100");
+    assert_eq!(query["skip_randao_verification"], "");
+}
+
+#[tokio::test]
+async fn produce_block_v3_reads_json_when_the_node_answers_json() {
+    let body = fixture("fulu_block_contents.json").to_string();
+    let mut headers = V3_HEADERS.to_vec();
+    headers.push(("Content-Type", "application/json"));
+    let (base, server) = serve(vec![response(200, &headers, body.as_bytes())]).await;
+    let randao = BLSSignature::repeat_byte(0xc0);
+    let (_, block) = tokio::time::timeout(
+        BOUND,
+        client(&base).get_validator_blocks_v3::<E>(66, &randao, None, None, false),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(block, ProducedBlock::Full(fulu_contents()));
+    let requests = finish(server).await;
+    let query = requests[0].query();
+    assert!(!query.contains_key("graffiti") && !query.contains_key("skip_randao_verification"));
+}
+
+#[tokio::test]
+async fn produce_block_v3_without_its_headers_is_an_error() {
+    let contents = fulu_contents();
+    let headers = [
+        ("Content-Type", "application/octet-stream"),
+        ("Eth-Consensus-Version", "fulu"),
+    ];
+    let (base, server) = serve(vec![response(200, &headers, &contents.as_ssz_bytes())]).await;
+    let randao = BLSSignature::repeat_byte(0xc0);
+    let err = tokio::time::timeout(
+        BOUND,
+        client(&base).get_validator_blocks_v3::<E>(66, &randao, None, None, false),
+    )
+    .await
+    .unwrap()
+    .expect_err("headers missing");
+    assert!(matches!(err, ClientError::Header { .. }), "{err:?}");
+    finish(server).await;
+}
+
+#[tokio::test]
+async fn publish_block_v2_in_ssz_sends_the_bytes_and_the_version() {
+    let (block, blobs) = fulu_contents().into_block_and_blobs();
+    let types::BeaconBlock::Fulu(message) = block else {
+        panic!("fixture is a Fulu block")
+    };
+    let signed = types::SignedBeaconBlock::Fulu(types::fulu::SignedBeaconBlock {
+        message,
+        signature: BLSSignature::repeat_byte(0xa1),
+    });
+    let contents = SignedBlockContents::new(signed, blobs).unwrap();
+    let (base, server) = serve(vec![response(200, &[], b""), response(202, &[], b"")]).await;
+    let client = client(&base);
+    tokio::time::timeout(
+        BOUND,
+        client.post_beacon_blocks_v2_ssz(&contents, BroadcastValidation::ConsensusAndEquivocation),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    // 202: broadcast but failed integration; still a success status for the caller.
+    tokio::time::timeout(
+        BOUND,
+        client.post_beacon_blocks_v2(&contents, BroadcastValidation::Gossip),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let requests = finish(server).await;
+    assert_eq!(requests[0].path(), "/prefix/eth/v2/beacon/blocks");
+    assert_eq!(
+        requests[0].query()["broadcast_validation"],
+        "consensus_and_equivocation"
+    );
+    assert_eq!(
+        requests[0].headers["content-type"],
+        "application/octet-stream"
+    );
+    assert_eq!(requests[0].headers["eth-consensus-version"], "fulu");
+    assert_eq!(
+        SignedBlockContents::<E>::from_ssz_bytes_by_fork(&requests[0].body, ForkName::Fulu)
+            .unwrap(),
+        contents
+    );
+    assert_eq!(requests[1].headers["content-type"], "application/json");
+    assert_eq!(requests[1].query()["broadcast_validation"], "gossip");
+    let sent = SignedBlockContents::<E>::deserialize_by_fork(
+        serde_json::from_slice::<Value>(&requests[1].body).unwrap(),
+        ForkName::Fulu,
+    )
+    .unwrap();
+    assert_eq!(sent, contents);
+}
+
+#[tokio::test]
+async fn health_is_read_from_the_status_code() {
+    let (base, server) = serve(vec![
+        response(200, &[], b""),
+        response(299, &[], b""),
+        response(503, &[], b""),
+    ])
+    .await;
+    let client = client(&base);
+    let ask = |code| client.get_node_health(code);
+    assert_eq!(
+        tokio::time::timeout(BOUND, ask(None))
+            .await
+            .unwrap()
+            .unwrap(),
+        NodeHealth::Ready
+    );
+    assert_eq!(
+        tokio::time::timeout(BOUND, ask(Some(299)))
+            .await
+            .unwrap()
+            .unwrap(),
+        NodeHealth::Syncing
+    );
+    assert_eq!(
+        tokio::time::timeout(BOUND, ask(None))
+            .await
+            .unwrap()
+            .unwrap(),
+        NodeHealth::NotReady
+    );
+    let requests = finish(server).await;
+    assert_eq!(requests[1].query()["syncing_status"], "299");
+}
+
+#[tokio::test]
+async fn a_missing_block_is_none() {
+    let (base, server) = serve(vec![json_response(
+        404,
+        r#"{"code":404,"message":"Block not found"}"#,
+    )])
+    .await;
+    let block = tokio::time::timeout(
+        BOUND,
+        client(&base).get_beacon_blocks_ssz::<E>("finalized".parse().unwrap()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(block, None);
+    let requests = finish(server).await;
+    assert_eq!(requests[0].path(), "/prefix/eth/v2/beacon/blocks/finalized");
+    assert_eq!(requests[0].headers["accept"], "application/octet-stream");
+}
+
+#[tokio::test]
+async fn a_node_that_never_answers_times_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    // Accept and read the request, then hold the connection open without answering.
+    let server = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let request = read_request(&mut stream).await;
+        let mut rest = [0u8; 1];
+        let _ = stream.read(&mut rest).await; // returns when the client gives up
+        request
+    });
+    let timeouts = Timeouts {
+        attestation: Duration::from_millis(200),
+        ..Timeouts::default()
+    };
+    let client = BeaconNodeHttpClient::from_url_str(&base, timeouts).unwrap();
+    let err = tokio::time::timeout(BOUND, client.get_validator_attestation_data(3, 1))
+        .await
+        .expect("the client's own timeout fires first")
+        .expect_err("no answer");
+    assert!(err.is_timeout(), "{err:?}");
+    let request = tokio::time::timeout(BOUND, server).await.unwrap().unwrap();
+    assert_eq!(request.query()["committee_index"], "1");
+}
