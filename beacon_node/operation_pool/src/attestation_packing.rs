@@ -56,11 +56,13 @@ use crate::{
 
 /// The state's view of one committee: what each member is worth and which flags are covered.
 struct CommitteeCoverage {
-    /// The most common effective balance of the members, in increments.
+    /// The most common effective balance of the members, in increments (0 when the most
+    /// common is outside what the snapshot's byte holds).
     base: u64,
-    /// Members whose increments differ from `base`.
+    /// Members whose increments may differ from `base`.
     irregular: Bits,
-    /// Every member's increments (at most `MAX_EFFECTIVE_BALANCE_ELECTRA / increment`, 2048).
+    /// The increments of the irregular members, zero for the others (at most
+    /// `MAX_EFFECTIVE_BALANCE_ELECTRA / EFFECTIVE_BALANCE_INCREMENT`, 2048).
     increments: Vec<u16>,
     /// Per flag index, the members whose flag is set (in the state or by a chosen attestation).
     covered: [Bits; 3],
