@@ -858,6 +858,6 @@ struct Quoted<'a>(&'a [u64]);
 
 impl Serialize for Quoted<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|i| i.to_string()))
+        crate::json::quoted_u64_vec::serialize(self.0, serializer)
     }
 }

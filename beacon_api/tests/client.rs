@@ -483,3 +483,295 @@ async fn a_node_that_never_answers_times_out() {
     let request = tokio::time::timeout(BOUND, server).await.unwrap().unwrap();
     assert_eq!(request.query()["committee_index"], "1");
 }
+
+#[tokio::test]
+async fn every_validator_client_endpoint_uses_its_spec_path_and_body() {
+    let root = "0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2";
+    let signed_block = fixture("fulu_signed_block.json")["data"].clone();
+    let block =
+        types::SignedBeaconBlock::<E>::deserialize_by_fork(signed_block, ForkName::Fulu).unwrap();
+    let block_ssz = ssz::Encode::as_ssz_bytes(&block);
+    let registration = format!(
+        r#"[{{"message":{{"fee_recipient":"0xabcf8e0d4e9587369b2301d0790347320302cc09","gas_limit":"30000000","timestamp":"1700000000","pubkey":"{PUBKEY}"}},"signature":"0x{}"}}]"#,
+        "1b".repeat(96)
+    );
+    let responses = vec![
+        json_response(
+            200,
+            r#"{"data":{"SECONDS_PER_SLOT":"6","BLOB_SCHEDULE":[]}}"#,
+        ),
+        json_response(
+            200,
+            r#"{"data":[{"previous_version":"0x00000000","current_version":"0x06000000","epoch":"0"}]}"#,
+        ),
+        json_response(200, r#"{"data":{"version":"Other/v1.2.3/linux"}}"#),
+        json_response(
+            200,
+            r#"{"data":{"peer_id":"16Uiu2","enr":"enr:-x","p2p_addresses":[],"discovery_addresses":[],"metadata":{"seq_number":"3","attnets":"0x00","syncnets":"0x00","custody_group_count":"128"}}}"#,
+        ),
+        json_response(
+            200,
+            r#"{"execution_optimistic":false,"finalized":false,"data":[]}"#,
+        ),
+        json_response(
+            200,
+            &format!(
+                r#"{{"dependent_root":"{root}","execution_optimistic":false,"data":[{{"pubkey":"{PUBKEY}","validator_index":"4","slot":"80"}}]}}"#
+            ),
+        ),
+        json_response(
+            200,
+            &format!(
+                r#"{{"execution_optimistic":false,"data":[{{"pubkey":"{PUBKEY}","validator_index":"4","validator_sync_committee_indices":["3"]}}]}}"#
+            ),
+        ),
+        response(
+            200,
+            &[
+                ("Content-Type", "application/json"),
+                ("Eth-Consensus-Version", "fulu"),
+            ],
+            fixture("aggregate_attestation.json").to_string().as_bytes(),
+        ),
+        response(200, &[], b""),
+        response(200, &[], b""),
+        json_response(
+            200,
+            &fixture("sync_committee_contribution.json").to_string(),
+        ),
+        response(200, &[], b""),
+        response(200, &[], b""),
+        response(200, &[], b""),
+        response(200, &[], b""),
+        response(200, &[], b""),
+        json_response(200, r#"{"data":[{"index":"4","is_live":true}]}"#),
+        response(
+            200,
+            &[
+                ("Content-Type", "application/octet-stream"),
+                ("Eth-Consensus-Version", "fulu"),
+            ],
+            b"\x01\x02",
+        ),
+        response(
+            200,
+            &[
+                ("Content-Type", "application/octet-stream"),
+                ("Eth-Consensus-Version", "fulu"),
+            ],
+            &block_ssz,
+        ),
+    ];
+    let (base, server) = serve(responses).await;
+    let c = client(&base);
+    let root_value: types::Root = root.parse().unwrap();
+    let run = async {
+        assert_eq!(
+            c.get_config_spec()
+                .await
+                .unwrap()
+                .data
+                .get_u64("SECONDS_PER_SLOT"),
+            Some(6)
+        );
+        assert_eq!(
+            c.get_config_fork_schedule().await.unwrap().data[0]
+                .current_version
+                .0,
+            [6, 0, 0, 0]
+        );
+        assert_eq!(
+            c.get_node_version().await.unwrap().data.version,
+            "Other/v1.2.3/linux"
+        );
+        assert_eq!(
+            c.get_node_identity()
+                .await
+                .unwrap()
+                .data
+                .metadata
+                .custody_group_count,
+            Some(128)
+        );
+        let body = beacon_api::ValidatorsRequestBody {
+            ids: Some(vec![ValidatorId::Index(4)]),
+            statuses: None,
+        };
+        assert!(
+            c.post_beacon_states_validators(StateId::Finalized, &body)
+                .await
+                .unwrap()
+                .data
+                .is_empty()
+        );
+        let proposers = c.get_validator_duties_proposer(10).await.unwrap();
+        assert_eq!(
+            (proposers.dependent_root, proposers.data[0].slot),
+            (root_value, 80)
+        );
+        assert_eq!(
+            c.post_validator_duties_sync(10, &[4]).await.unwrap().data[0]
+                .validator_sync_committee_indices,
+            [3]
+        );
+        let aggregate = c
+            .get_validator_aggregate_attestation_v2::<E>(65, root_value, 3)
+            .await
+            .unwrap();
+        assert_eq!(aggregate.data.fork_name(), ForkName::Fulu);
+        let aggregates: Vec<types::electra::SignedAggregateAndProof<E>> =
+            serde_json::from_value(fixture("signed_aggregate_and_proofs.json")).unwrap();
+        c.post_validator_aggregate_and_proofs_v2(ForkName::Fulu, &aggregates)
+            .await
+            .unwrap();
+        let messages: Vec<types::altair::SyncCommitteeMessage> =
+            serde_json::from_value(fixture("sync_committee_messages.json")).unwrap();
+        c.post_beacon_pool_sync_committees(&messages).await.unwrap();
+        let contribution = c
+            .get_validator_sync_committee_contribution::<E>(66, 2, root_value)
+            .await
+            .unwrap();
+        assert_eq!(contribution.data.subcommittee_index, 2);
+        let contributions: Vec<types::altair::SignedContributionAndProof<E>> =
+            serde_json::from_value(fixture("signed_contribution_and_proofs.json")).unwrap();
+        c.post_validator_contribution_and_proofs(&contributions)
+            .await
+            .unwrap();
+        let subscription = beacon_api::BeaconCommitteeSubscription {
+            validator_index: 4,
+            committee_index: 1,
+            committees_at_slot: 2,
+            slot: 81,
+            is_aggregator: true,
+        };
+        c.post_validator_beacon_committee_subscriptions(&[subscription])
+            .await
+            .unwrap();
+        let sync_subscription = beacon_api::SyncCommitteeSubscription {
+            validator_index: 4,
+            sync_committee_indices: vec![3],
+            until_epoch: 256,
+        };
+        c.post_validator_sync_committee_subscriptions(&[sync_subscription])
+            .await
+            .unwrap();
+        let preparation = beacon_api::ProposerPreparationData {
+            validator_index: 4,
+            fee_recipient: types::Address::repeat_byte(0xab),
+        };
+        c.post_validator_prepare_beacon_proposer(&[preparation])
+            .await
+            .unwrap();
+        let registrations: Vec<beacon_api::SignedValidatorRegistrationV1> =
+            serde_json::from_str(&registration).unwrap();
+        c.post_validator_register_validator(&registrations)
+            .await
+            .unwrap();
+        assert!(c.post_validator_liveness(9, &[4]).await.unwrap().data[0].is_live);
+        assert_eq!(
+            c.get_debug_beacon_states_ssz(StateId::Slot(64))
+                .await
+                .unwrap(),
+            Some((ForkName::Fulu, vec![1, 2]))
+        );
+        assert_eq!(
+            c.get_beacon_blocks_ssz::<E>(root.parse().unwrap())
+                .await
+                .unwrap(),
+            Some(block.clone())
+        );
+    };
+    tokio::time::timeout(BOUND, run)
+        .await
+        .expect("all requests answered in time");
+    let requests = finish(server).await;
+    let expected: [(&str, &str, Option<&str>); 19] = [
+        ("GET", "/prefix/eth/v1/config/spec", None),
+        ("GET", "/prefix/eth/v1/config/fork_schedule", None),
+        ("GET", "/prefix/eth/v1/node/version", None),
+        ("GET", "/prefix/eth/v1/node/identity", None),
+        (
+            "POST",
+            "/prefix/eth/v1/beacon/states/finalized/validators",
+            Some(r#"{"ids":["4"]}"#),
+        ),
+        ("GET", "/prefix/eth/v1/validator/duties/proposer/10", None),
+        (
+            "POST",
+            "/prefix/eth/v1/validator/duties/sync/10",
+            Some(r#"["4"]"#),
+        ),
+        (
+            "GET",
+            "/prefix/eth/v2/validator/aggregate_attestation",
+            None,
+        ),
+        (
+            "POST",
+            "/prefix/eth/v2/validator/aggregate_and_proofs",
+            None,
+        ),
+        ("POST", "/prefix/eth/v1/beacon/pool/sync_committees", None),
+        (
+            "GET",
+            "/prefix/eth/v1/validator/sync_committee_contribution",
+            None,
+        ),
+        (
+            "POST",
+            "/prefix/eth/v1/validator/contribution_and_proofs",
+            None,
+        ),
+        (
+            "POST",
+            "/prefix/eth/v1/validator/beacon_committee_subscriptions",
+            Some(
+                r#"[{"validator_index":"4","committee_index":"1","committees_at_slot":"2","slot":"81","is_aggregator":true}]"#,
+            ),
+        ),
+        (
+            "POST",
+            "/prefix/eth/v1/validator/sync_committee_subscriptions",
+            Some(r#"[{"validator_index":"4","sync_committee_indices":["3"],"until_epoch":"256"}]"#),
+        ),
+        (
+            "POST",
+            "/prefix/eth/v1/validator/prepare_beacon_proposer",
+            Some(
+                r#"[{"validator_index":"4","fee_recipient":"0xabababababababababababababababababababab"}]"#,
+            ),
+        ),
+        ("POST", "/prefix/eth/v1/validator/register_validator", None),
+        (
+            "POST",
+            "/prefix/eth/v1/validator/liveness/9",
+            Some(r#"["4"]"#),
+        ),
+        ("GET", "/prefix/eth/v2/debug/beacon/states/64", None),
+        ("GET", &format!("/prefix/eth/v2/beacon/blocks/{root}"), None),
+    ];
+    assert_eq!(requests.len(), expected.len());
+    for (request, (method, path, body)) in requests.iter().zip(expected) {
+        assert_eq!((request.method.as_str(), request.path()), (method, path));
+        if let Some(body) = body {
+            assert_eq!(String::from_utf8_lossy(&request.body), body, "{path}");
+        }
+    }
+    assert_eq!(requests[7].query()["attestation_data_root"], root);
+    assert_eq!(requests[8].headers["eth-consensus-version"], "fulu");
+    let sent: Value = serde_json::from_slice(&requests[8].body).unwrap();
+    assert_eq!(sent, fixture("signed_aggregate_and_proofs.json"));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[9].body).unwrap(),
+        fixture("sync_committee_messages.json")
+    );
+    assert_eq!(requests[10].query()["subcommittee_index"], "2");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[11].body).unwrap(),
+        fixture("signed_contribution_and_proofs.json")
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[15].body).unwrap(),
+        serde_json::from_str::<Value>(&registration).unwrap()
+    );
+}
