@@ -1086,9 +1086,16 @@ mod tests {
             estimate_committee_weight_between_slots::<E>(total, 8, 10),
             3_000
         );
+        // Slots 0..=9 hold all of epoch 0.
+        assert_eq!(
+            estimate_committee_weight_between_slots::<E>(total, 0, 9),
+            total
+        );
+        // Slots 3..=12 hold neither epoch whole: 5000 * 3 / 8 + 5000 = 6875, rounded up to
+        // 7000 and raised by 5 per mille.
         assert_eq!(
             estimate_committee_weight_between_slots::<E>(total, 3, 12),
-            total
+            7 * 1005
         );
         // Slots 14..=17: 2 slots in epoch 1, 2 in epoch 2; 2000 * 6 / 8 + 2000 = 3500, then
         // rounded up to thousands and raised by 5 per mille.
