@@ -103,6 +103,14 @@ pub enum ClientError {
         #[source]
         source: MetadataHeaderError,
     },
+    /// The response body is larger than the client accepts for this kind of request.
+    #[error("{url}: response body exceeds {limit} bytes")]
+    BodyTooLarge {
+        /// The URL requested.
+        url: String,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// A JSON request body could not be encoded.
     #[error("could not encode the request body: {0}")]
     Encode(#[source] serde_json::Error),
@@ -158,6 +166,29 @@ impl Default for Timeouts {
     }
 }
 
+/// Caps on response body sizes, so that a misbehaving node cannot make the client buffer
+/// without bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLimits {
+    /// Every answer but whole-state and whole-block downloads. A Fulu block with its blobs is
+    /// about 2 × 9 MiB in hex JSON at 72 blobs.
+    pub default: usize,
+    /// Whole-state and whole-block downloads (a mainnet state is a few hundred MiB).
+    pub download: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        Self {
+            default: 64 << 20,
+            download: 2 << 30,
+        }
+    }
+}
+
+/// How much of an error answer's body is kept (error bodies are short; the rest is dropped).
+const ERROR_BODY_LIMIT: usize = 64 << 10;
+
 /// What produceBlockV3 returned: a full block with its blobs, or a blinded one kept as the
 /// bytes received (its data in the answer's encoding), since `types` has no blinded blocks yet.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,6 +205,7 @@ pub struct BeaconNodeHttpClient {
     client: Client,
     base: Url,
     timeouts: Timeouts,
+    limits: BodyLimits,
 }
 
 /// Which of the [`Timeouts`] a request runs under.
@@ -199,7 +231,14 @@ impl BeaconNodeHttpClient {
             client: Client::new(),
             base,
             timeouts,
+            limits: BodyLimits::default(),
         })
+    }
+
+    /// The same client with other response body limits.
+    pub fn with_body_limits(mut self, limits: BodyLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// A client of the node at `base`, parsed from a string.
@@ -252,13 +291,15 @@ impl BeaconNodeHttpClient {
         if status.is_success() {
             return Ok(response);
         }
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|source| ClientError::Transport {
-                url: url.to_string(),
-                source,
-            })?;
+        let bytes = match read_capped(response, ERROR_BODY_LIMIT).await {
+            Ok(bytes) | Err(ReadError::TooLarge(bytes)) => bytes,
+            Err(ReadError::Transport(source)) => {
+                return Err(ClientError::Transport {
+                    url: url.to_string(),
+                    source,
+                });
+            }
+        };
         Err(match serde_json::from_slice::<ApiErrorBody>(&bytes) {
             Ok(body) => ClientError::Api {
                 url: url.to_string(),
@@ -273,15 +314,27 @@ impl BeaconNodeHttpClient {
         })
     }
 
-    async fn body(url: &Url, response: Response) -> Result<Vec<u8>, ClientError> {
-        response
-            .bytes()
-            .await
-            .map(|b| b.to_vec())
-            .map_err(|source| ClientError::Transport {
+    /// Reads a success answer's body, refusing one over the limit for `kind`.
+    async fn body(
+        &self,
+        url: &Url,
+        response: Response,
+        kind: Kind,
+    ) -> Result<Vec<u8>, ClientError> {
+        let limit = match kind {
+            Kind::Download => self.limits.download,
+            _ => self.limits.default,
+        };
+        read_capped(response, limit).await.map_err(|e| match e {
+            ReadError::TooLarge(_) => ClientError::BodyTooLarge {
+                url: url.to_string(),
+                limit,
+            },
+            ReadError::Transport(source) => ClientError::Transport {
                 url: url.to_string(),
                 source,
-            })
+            },
+        })
     }
 
     fn decode_json<T: DeserializeOwned>(url: &Url, bytes: &[u8]) -> Result<T, ClientError> {
@@ -298,7 +351,7 @@ impl BeaconNodeHttpClient {
             .header(ACCEPT, JSON_MEDIA_TYPE)
             .timeout(self.timeout(kind));
         let response = self.send(&url, request).await?;
-        let bytes = Self::body(&url, response).await?;
+        let bytes = self.body(&url, response, kind).await?;
         Self::decode_json(&url, &bytes)
     }
 
@@ -332,7 +385,7 @@ impl BeaconNodeHttpClient {
         let response = self
             .send(&url, self.json_request(&url, body, kind, None))
             .await?;
-        let bytes = Self::body(&url, response).await?;
+        let bytes = self.body(&url, response, kind).await?;
         Self::decode_json(&url, &bytes)
     }
 
@@ -439,7 +492,7 @@ impl BeaconNodeHttpClient {
             other => other?,
         };
         let fork = Self::fork_from_headers(&url, response.headers())?;
-        let bytes = Self::body(&url, response).await?;
+        let bytes = self.body(&url, response, Kind::Download).await?;
         SignedBeaconBlock::from_ssz_bytes_by_fork(&bytes, fork)
             .map(Some)
             .map_err(|e| ClientError::Ssz {
@@ -467,7 +520,10 @@ impl BeaconNodeHttpClient {
             other => other?,
         };
         let fork = Self::fork_from_headers(&url, response.headers())?;
-        Ok(Some((fork, Self::body(&url, response).await?)))
+        Ok(Some((
+            fork,
+            self.body(&url, response, Kind::Download).await?,
+        )))
     }
 
     /// `publishBlockV2` in JSON: `POST /eth/v2/beacon/blocks?broadcast_validation=...`.
@@ -693,7 +749,7 @@ impl BeaconNodeHttpClient {
                     source,
                 },
             )?;
-        let bytes = Self::body(&url, response).await?;
+        let bytes = self.body(&url, response, Kind::Proposal).await?;
         let fork = metadata.consensus_version;
         let block = if Self::is_ssz(&headers) {
             if metadata.execution_payload_blinded {
@@ -851,6 +907,33 @@ impl BeaconNodeHttpClient {
         let url = self.url(&["eth", "v1", "validator", "liveness", &epoch])?;
         self.post_json(url, &Quoted(indices), Kind::Duties).await
     }
+}
+
+/// Why a body could not be read whole.
+enum ReadError {
+    /// Longer than the limit; what was read up to it.
+    TooLarge(Vec<u8>),
+    /// The connection failed.
+    Transport(reqwest::Error),
+}
+
+/// Reads a body of at most `limit` bytes: a declared length over it is refused before reading,
+/// and a streamed body is cut at the limit.
+async fn read_capped(mut response: Response, limit: usize) -> Result<Vec<u8>, ReadError> {
+    let declared = response.content_length();
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(ReadError::TooLarge(Vec::new()));
+    }
+    let mut out = Vec::with_capacity(declared.map_or(0, |len| len as usize));
+    while let Some(chunk) = response.chunk().await.map_err(ReadError::Transport)? {
+        let room = limit - out.len();
+        if chunk.len() > room {
+            out.extend_from_slice(&chunk[..room]);
+            return Err(ReadError::TooLarge(out));
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
 }
 
 /// A list of indices as the spec's array of quoted integers.

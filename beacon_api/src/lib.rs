@@ -21,7 +21,7 @@ pub use beacon::{
     ValidatorId, ValidatorStatus, ValidatorStatusFilter, ValidatorsRequestBody,
 };
 pub use block_contents::{BlockContents, SignedBlockContents};
-pub use client::{BeaconNodeHttpClient, ClientError, Timeouts};
+pub use client::{BeaconNodeHttpClient, BodyLimits, ClientError, ProducedBlock, Timeouts};
 pub use envelope::{
     CONSENSUS_BLOCK_VALUE_HEADER, CONSENSUS_VERSION_HEADER, DutiesResponse,
     EXECUTION_PAYLOAD_BLINDED_HEADER, EXECUTION_PAYLOAD_VALUE_HEADER,

@@ -775,3 +775,37 @@ async fn every_validator_client_endpoint_uses_its_spec_path_and_body() {
         serde_json::from_str::<Value>(&registration).unwrap()
     );
 }
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_refused() {
+    let big = format!(r#"{{"data":{{"version":"{}"}}}}"#, "x".repeat(4096));
+    // Declared length over the limit, and (for the error answer) a long body that is cut.
+    let long_error = format!(r#"{{"code":500,"message":"{}"}}"#, "y".repeat(100_000));
+    let (base, server) = serve(vec![
+        json_response(200, &big),
+        json_response(500, &long_error),
+    ])
+    .await;
+    let client = client(&base).with_body_limits(beacon_api::BodyLimits {
+        default: 1024,
+        download: 1024,
+    });
+    let err = tokio::time::timeout(BOUND, client.get_node_version())
+        .await
+        .unwrap()
+        .expect_err("too large");
+    assert!(
+        matches!(err, ClientError::BodyTooLarge { limit: 1024, .. }),
+        "{err:?}"
+    );
+    let err = tokio::time::timeout(BOUND, client.get_node_version())
+        .await
+        .unwrap()
+        .expect_err("500");
+    // The error body is over the cap for error bodies: not read, so reported as unexpected.
+    assert!(
+        matches!(&err, ClientError::UnexpectedStatus { status, .. } if status.as_u16() == 500),
+        "{err:?}"
+    );
+    finish(server).await;
+}
