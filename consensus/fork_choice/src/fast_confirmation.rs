@@ -97,8 +97,20 @@ pub struct FastConfirmationStore {
     byzantine_threshold: u64,
     /// The anchor block and its `body.execution_payload.block_hash`.
     anchor: (Root, Hash32),
+    /// What earlier calls derived from states, which does not change for the same key.
+    derived: Derived,
+}
+
+/// What the rule derives from the store's states, kept between calls: none of it changes for
+/// the same key (a shuffling's epoch and seed, a checkpoint, a head and epoch).
+#[derive(Debug, Clone, Default)]
+struct Derived {
     /// Shufflings computed by `get_slot_committee`, newest last.
     shufflings: Vec<Arc<EpochShuffling>>,
+    /// Balance sources of checkpoint states.
+    checkpoint_sources: FxHashMap<(Epoch, Root), Arc<BalanceSource>>,
+    /// The balance source of `get_pulled_up_head_state`, for a head and epoch.
+    pulled_up_head_state: Option<((Root, Epoch), Arc<BalanceSource>)>,
 }
 
 /// How many epoch shufflings the FCR store keeps between calls.
@@ -122,7 +134,7 @@ pub fn get_fast_confirmation_store<E: EthSpec>(
         current_slot_head: finalized.root,
         byzantine_threshold: CONFIRMATION_BYZANTINE_THRESHOLD,
         anchor: (finalized.root, anchor_execution_block_hash),
-        shufflings: Vec::new(),
+        derived: Derived::default(),
     }
 }
 
@@ -149,10 +161,18 @@ impl FastConfirmationStore {
         let mut updated = self.clone();
         ctx.update_fast_confirmation_variables(&mut updated)?;
         let confirmed = ctx.get_latest_confirmed(&updated)?;
-        let shufflings = std::mem::take(&mut ctx.shufflings);
+        let mut derived = std::mem::take(&mut ctx.derived);
+        // Only the observed justified checkpoints are balance sources of later calls.
+        let keep = [
+            &updated.previous_epoch_observed_justified_checkpoint,
+            &updated.current_epoch_observed_justified_checkpoint,
+        ];
+        derived
+            .checkpoint_sources
+            .retain(|k, _| keep.iter().any(|c| (c.epoch, c.root) == *k));
         *self = updated;
         self.confirmed_root = confirmed;
-        self.shufflings = shufflings;
+        self.derived = derived;
         Ok(())
     }
 
@@ -353,9 +373,7 @@ pub struct FcrContext<'s, E: EthSpec> {
     current_slot: Slot,
     current_epoch: Epoch,
     byzantine_threshold: u64,
-    shufflings: Vec<Arc<EpochShuffling>>,
-    checkpoint_sources: FxHashMap<(Epoch, Root), Arc<BalanceSource>>,
-    pulled_up_head_state: Option<Arc<BalanceSource>>,
+    derived: Derived,
     /// `get_attestation_score` of every node, per checkpoint balance source.
     scores: FxHashMap<(Epoch, Root), Arc<Vec<Gwei>>>,
 }
@@ -374,9 +392,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             head,
             current_slot,
             byzantine_threshold: fcr_store.byzantine_threshold,
-            shufflings: fcr_store.shufflings.clone(),
-            checkpoint_sources: FxHashMap::default(),
-            pulled_up_head_state: None,
+            derived: fcr_store.derived.clone(),
             scores: FxHashMap::default(),
         })
     }
@@ -486,6 +502,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         let view = state.view().map_err(state_error)?;
         let seed = get_seed(&view, epoch, DOMAIN_BEACON_ATTESTER);
         if let Some(found) = self
+            .derived
             .shufflings
             .iter()
             .find(|s| s.epoch == epoch && s.seed == seed)
@@ -493,10 +510,11 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             return Ok(found.clone());
         }
         let shuffling = Arc::new(EpochShuffling::new(&view, epoch, seed)?);
-        if self.shufflings.len() >= SHUFFLINGS_KEPT {
-            self.shufflings.remove(0);
+        let shufflings = &mut self.derived.shufflings;
+        if shufflings.len() >= SHUFFLINGS_KEPT {
+            shufflings.remove(0);
         }
-        self.shufflings.push(shuffling.clone());
+        shufflings.push(shuffling.clone());
         Ok(shuffling)
     }
 
@@ -529,13 +547,13 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         checkpoint: &Checkpoint,
     ) -> Result<Arc<BalanceSource>, FcrError> {
         let k = (checkpoint.epoch, checkpoint.root);
-        if let Some(found) = self.checkpoint_sources.get(&k) {
+        if let Some(found) = self.derived.checkpoint_sources.get(&k) {
             return Ok(found.clone());
         }
         let state = self.store.checkpoint_state(checkpoint)?;
         let view = state.view().map_err(state_error)?;
         let source = Arc::new(BalanceSource::from_view(&view));
-        self.checkpoint_sources.insert(k, source.clone());
+        self.derived.checkpoint_sources.insert(k, source.clone());
         Ok(source)
     }
 
@@ -570,7 +588,10 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     ///
     /// [spec]: phase0/fast-confirmation.md#get_pulled_up_head_state
     fn get_pulled_up_head_state(&mut self) -> Result<Arc<BalanceSource>, FcrError> {
-        if let Some(found) = &self.pulled_up_head_state {
+        let k = (self.head, self.current_epoch);
+        if let Some((key, found)) = &self.derived.pulled_up_head_state
+            && *key == k
+        {
             return Ok(found.clone());
         }
         let head_state = self
@@ -587,7 +608,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             BalanceSource::from_view(&head_state.view().map_err(state_error)?)
         };
         let source = Arc::new(source);
-        self.pulled_up_head_state = Some(source.clone());
+        self.derived.pulled_up_head_state = Some((k, source.clone()));
         Ok(source)
     }
 
