@@ -11,6 +11,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use reqwest::{Client, RequestBuilder, Response, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use ssz::{Decode, Encode};
 use types::altair::{SignedContributionAndProof, SyncCommitteeContribution, SyncCommitteeMessage};
 use types::electra::{SignedAggregateAndProof, SingleAttestation};
 use types::phase0::AttestationData;
@@ -430,6 +431,54 @@ impl BeaconNodeHttpClient {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case(SSZ_MEDIA_TYPE))
     }
 
+    /// GETs an SSZ answer: its headers and bytes. A node that answers JSON instead (it may,
+    /// where SSZ is optional) is an error here; use the JSON method.
+    async fn get_ssz(&self, url: &Url, kind: Kind) -> Result<(HeaderMap, Vec<u8>), ClientError> {
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, SSZ_MEDIA_TYPE)
+            .timeout(self.timeout(kind));
+        let response = self.send(url, request).await?;
+        let headers = response.headers().clone();
+        if !Self::is_ssz(&headers) {
+            return Err(ClientError::Ssz {
+                url: url.to_string(),
+                reason: format!(
+                    "expected {SSZ_MEDIA_TYPE}, got {:?}",
+                    headers.get(CONTENT_TYPE)
+                ),
+            });
+        }
+        Ok((headers, self.body(url, response, kind).await?))
+    }
+
+    /// POSTs an SSZ body with its fork in `Eth-Consensus-Version`.
+    async fn post_ssz(
+        &self,
+        url: &Url,
+        body: Vec<u8>,
+        kind: Kind,
+        fork: ForkName,
+    ) -> Result<(), ClientError> {
+        let request = self
+            .client
+            .post(url.clone())
+            .header(ACCEPT, JSON_MEDIA_TYPE)
+            .header(CONTENT_TYPE, SSZ_MEDIA_TYPE)
+            .header(CONSENSUS_VERSION_HEADER, fork.as_str())
+            .timeout(self.timeout(kind))
+            .body(body);
+        self.send(url, request).await.map(drop)
+    }
+
+    fn ssz_error(url: &Url, error: ssz::DecodeError) -> ClientError {
+        ClientError::Ssz {
+            url: url.to_string(),
+            reason: format!("{error:?}"),
+        }
+    }
+
     // ---- beacon ----
 
     /// `getGenesis`: `GET /eth/v1/beacon/genesis`.
@@ -482,23 +531,14 @@ impl BeaconNodeHttpClient {
     ) -> Result<Option<SignedBeaconBlock<E>>, ClientError> {
         let block = block_id.to_string();
         let url = self.url(&["eth", "v2", "beacon", "blocks", &block])?;
-        let request = self
-            .client
-            .get(url.clone())
-            .header(ACCEPT, SSZ_MEDIA_TYPE)
-            .timeout(self.timeout(Kind::Download));
-        let response = match self.send(&url, request).await {
+        let (headers, bytes) = match self.get_ssz(&url, Kind::Download).await {
             Err(e) if e.status() == Some(StatusCode::NOT_FOUND) => return Ok(None),
             other => other?,
         };
-        let fork = Self::fork_from_headers(&url, response.headers())?;
-        let bytes = self.body(&url, response, Kind::Download).await?;
+        let fork = Self::fork_from_headers(&url, &headers)?;
         SignedBeaconBlock::from_ssz_bytes_by_fork(&bytes, fork)
             .map(Some)
-            .map_err(|e| ClientError::Ssz {
-                url: url.to_string(),
-                reason: format!("{e:?}"),
-            })
+            .map_err(|e| Self::ssz_error(&url, e))
     }
 
     /// `getStateV2` in SSZ: `GET /eth/v2/debug/beacon/states/{state_id}`: the fork and the
@@ -510,20 +550,11 @@ impl BeaconNodeHttpClient {
     ) -> Result<Option<(ForkName, Vec<u8>)>, ClientError> {
         let state = state_id.to_string();
         let url = self.url(&["eth", "v2", "debug", "beacon", "states", &state])?;
-        let request = self
-            .client
-            .get(url.clone())
-            .header(ACCEPT, SSZ_MEDIA_TYPE)
-            .timeout(self.timeout(Kind::Download));
-        let response = match self.send(&url, request).await {
+        let (headers, bytes) = match self.get_ssz(&url, Kind::Download).await {
             Err(e) if e.status() == Some(StatusCode::NOT_FOUND) => return Ok(None),
             other => other?,
         };
-        let fork = Self::fork_from_headers(&url, response.headers())?;
-        Ok(Some((
-            fork,
-            self.body(&url, response, Kind::Download).await?,
-        )))
+        Ok(Some((Self::fork_from_headers(&url, &headers)?, bytes)))
     }
 
     /// `publishBlockV2` in JSON: `POST /eth/v2/beacon/blocks?broadcast_validation=...`.
@@ -545,15 +576,13 @@ impl BeaconNodeHttpClient {
         broadcast_validation: BroadcastValidation,
     ) -> Result<(), ClientError> {
         let url = self.publish_url(broadcast_validation)?;
-        let request = self
-            .client
-            .post(url.clone())
-            .header(ACCEPT, JSON_MEDIA_TYPE)
-            .header(CONTENT_TYPE, SSZ_MEDIA_TYPE)
-            .header(CONSENSUS_VERSION_HEADER, contents.fork_name().as_str())
-            .timeout(self.timeout(Kind::Proposal))
-            .body(contents.as_ssz_bytes());
-        self.send(&url, request).await.map(drop)
+        self.post_ssz(
+            &url,
+            contents.as_ssz_bytes(),
+            Kind::Proposal,
+            contents.fork_name(),
+        )
+        .await
     }
 
     fn publish_url(&self, broadcast_validation: BroadcastValidation) -> Result<Url, ClientError> {
@@ -574,6 +603,23 @@ impl BeaconNodeHttpClient {
         let body = serde_json::to_vec(attestations).map_err(ClientError::Encode)?;
         self.post_json_no_content(url, body, Kind::Attestation, Some(fork))
             .await
+    }
+
+    /// `submitPoolAttestationsV2` in SSZ: the body is `List[SingleAttestation, ...]`.
+    pub async fn post_beacon_pool_attestations_v2_ssz(
+        &self,
+        fork: ForkName,
+        attestations: &[SingleAttestation],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v2", "beacon", "pool", "attestations"])?;
+        // ethereum_ssz encodes lists from a `Vec`; the copy is small beside the request.
+        self.post_ssz(
+            &url,
+            attestations.to_vec().as_ssz_bytes(),
+            Kind::Attestation,
+            fork,
+        )
+        .await
     }
 
     /// `submitPoolSyncCommitteeSignatures`: `POST /eth/v1/beacon/pool/sync_committees`.
@@ -814,6 +860,38 @@ impl BeaconNodeHttpClient {
         self.get_json(url, Kind::Attestation).await
     }
 
+    /// `produceAttestationData` in SSZ.
+    pub async fn get_validator_attestation_data_ssz(
+        &self,
+        slot: Slot,
+        committee_index: CommitteeIndex,
+    ) -> Result<AttestationData, ClientError> {
+        let mut url = self.url(&["eth", "v1", "validator", "attestation_data"])?;
+        url.query_pairs_mut()
+            .append_pair("slot", &slot.to_string())
+            .append_pair("committee_index", &committee_index.to_string());
+        let (_, bytes) = self.get_ssz(&url, Kind::Attestation).await?;
+        AttestationData::from_ssz_bytes(&bytes).map_err(|e| Self::ssz_error(&url, e))
+    }
+
+    /// `getAggregatedAttestationV2` in SSZ, decoded by `Eth-Consensus-Version`.
+    pub async fn get_validator_aggregate_attestation_v2_ssz<E: EthSpec>(
+        &self,
+        slot: Slot,
+        attestation_data_root: Root,
+        committee_index: CommitteeIndex,
+    ) -> Result<types::Attestation<E>, ClientError> {
+        let mut url = self.url(&["eth", "v2", "validator", "aggregate_attestation"])?;
+        url.query_pairs_mut()
+            .append_pair("attestation_data_root", &attestation_data_root.to_string())
+            .append_pair("slot", &slot.to_string())
+            .append_pair("committee_index", &committee_index.to_string());
+        let (headers, bytes) = self.get_ssz(&url, Kind::Attestation).await?;
+        let fork = Self::fork_from_headers(&url, &headers)?;
+        types::Attestation::from_ssz_bytes_by_fork(&bytes, fork)
+            .map_err(|e| Self::ssz_error(&url, e))
+    }
+
     /// `publishAggregateAndProofsV2`: `POST /eth/v2/validator/aggregate_and_proofs`
     /// (Electra and later).
     pub async fn post_validator_aggregate_and_proofs_v2<E: EthSpec>(
@@ -825,6 +903,22 @@ impl BeaconNodeHttpClient {
         let body = serde_json::to_vec(aggregates).map_err(ClientError::Encode)?;
         self.post_json_no_content(url, body, Kind::Attestation, Some(fork))
             .await
+    }
+
+    /// `publishAggregateAndProofsV2` in SSZ: the body is `List[SignedAggregateAndProof, ...]`.
+    pub async fn post_validator_aggregate_and_proofs_v2_ssz<E: EthSpec>(
+        &self,
+        fork: ForkName,
+        aggregates: &[SignedAggregateAndProof<E>],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v2", "validator", "aggregate_and_proofs"])?;
+        self.post_ssz(
+            &url,
+            aggregates.to_vec().as_ssz_bytes(),
+            Kind::Attestation,
+            fork,
+        )
+        .await
     }
 
     /// `produceSyncCommitteeContribution`: `GET /eth/v1/validator/sync_committee_contribution`.

@@ -51,8 +51,9 @@ pub struct ExecutionOptimisticFinalizedResponse<T> {
 /// A change of `dependent_root` means the duties must be fetched again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DutiesResponse<T> {
-    /// `get_block_root_at_slot(state, compute_start_slot_at_epoch(epoch) - 1)` for attester
-    /// duties (epoch - 1 there), the block the shuffling was decided by.
+    /// The block the duties were decided by: `get_block_root_at_slot(state,
+    /// compute_start_slot_at_epoch(epoch) - 1)` for proposer duties, and the same at `epoch - 1`
+    /// for attester duties.
     pub dependent_root: Root,
     /// True if the data references an unverified execution payload.
     pub execution_optimistic: bool,

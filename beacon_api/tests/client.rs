@@ -809,3 +809,78 @@ async fn bodies_over_the_limit_are_refused() {
     );
     finish(server).await;
 }
+
+#[tokio::test]
+async fn attestation_endpoints_speak_ssz_too() {
+    let attestations: Vec<types::electra::SingleAttestation> =
+        serde_json::from_value(fixture("single_attestations.json")).unwrap();
+    let data = attestations[0].data.clone();
+    let aggregate = types::Attestation::<E>::deserialize_by_fork(
+        fixture("aggregate_attestation.json")["data"].clone(),
+        ForkName::Fulu,
+    )
+    .unwrap();
+    let aggregates: Vec<types::electra::SignedAggregateAndProof<E>> =
+        serde_json::from_value(fixture("signed_aggregate_and_proofs.json")).unwrap();
+    let ssz_headers = [
+        ("Content-Type", "application/octet-stream"),
+        ("Eth-Consensus-Version", "fulu"),
+    ];
+    let (base, server) = serve(vec![
+        response(200, &ssz_headers, &ssz::Encode::as_ssz_bytes(&data)),
+        response(200, &ssz_headers, &ssz::Encode::as_ssz_bytes(&aggregate)),
+        response(200, &[], b""),
+        response(200, &[], b""),
+        json_response(200, &fixture("attestation_data.json").to_string()),
+    ])
+    .await;
+    let c = client(&base);
+    let run = async {
+        assert_eq!(
+            c.get_validator_attestation_data_ssz(65, 0).await.unwrap(),
+            data
+        );
+        let root = types::Root::repeat_byte(7);
+        assert_eq!(
+            c.get_validator_aggregate_attestation_v2_ssz::<E>(65, root, 1)
+                .await
+                .unwrap(),
+            aggregate
+        );
+        c.post_beacon_pool_attestations_v2_ssz(ForkName::Fulu, &attestations)
+            .await
+            .unwrap();
+        c.post_validator_aggregate_and_proofs_v2_ssz(ForkName::Fulu, &aggregates)
+            .await
+            .unwrap();
+        // A JSON answer where SSZ was asked for is a typed error, not a misread.
+        let err = c
+            .get_validator_attestation_data_ssz(65, 0)
+            .await
+            .expect_err("JSON answer");
+        assert!(matches!(err, ClientError::Ssz { .. }), "{err:?}");
+    };
+    tokio::time::timeout(BOUND, run)
+        .await
+        .expect("answered in time");
+    let requests = finish(server).await;
+    assert_eq!(requests[0].headers["accept"], "application/octet-stream");
+    assert_eq!(
+        requests[2].path(),
+        "/prefix/eth/v2/beacon/pool/attestations"
+    );
+    assert_eq!(
+        requests[2].headers["content-type"],
+        "application/octet-stream"
+    );
+    assert_eq!(requests[2].headers["eth-consensus-version"], "fulu");
+    let sent =
+        <Vec<types::electra::SingleAttestation> as ssz::Decode>::from_ssz_bytes(&requests[2].body)
+            .unwrap();
+    assert_eq!(sent, attestations);
+    let sent = <Vec<types::electra::SignedAggregateAndProof<E>> as ssz::Decode>::from_ssz_bytes(
+        &requests[3].body,
+    )
+    .unwrap();
+    assert_eq!(sent, aggregates);
+}
