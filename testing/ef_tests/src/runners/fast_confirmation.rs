@@ -189,3 +189,89 @@ fn fast_confirmation_checks<E: EthSpec>(
     }
     run_checks(store, &store_checks)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use types::ForkName;
+
+    use super::*;
+
+    const CASE: &str =
+        "tests/minimal/fulu/fast_confirmation/basic/pyspec_tests/fast_confirm_an_epoch";
+
+    /// A copy of the vector case in a temporary directory, `steps.yaml` rewritten by `edit`.
+    fn tampered(
+        source: &Path,
+        edit: impl Fn(String) -> String,
+    ) -> (tempfile::TempDir, CaseContext) {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        for entry in std::fs::read_dir(source).expect("case directory") {
+            let path = entry.expect("entry").path();
+            let name = path.file_name().expect("file name");
+            std::fs::copy(&path, dir.path().join(name)).expect("copy");
+        }
+        let steps = dir.path().join("steps.yaml");
+        let text = std::fs::read_to_string(&steps).expect("steps.yaml");
+        std::fs::write(&steps, edit(text)).expect("write steps.yaml");
+        let case = CaseContext {
+            config: "minimal".to_string(),
+            fork: ForkName::Fulu,
+            runner: "fast_confirmation".to_string(),
+            handler: "basic".to_string(),
+            suite: "pyspec_tests".to_string(),
+            case: "fast_confirm_an_epoch".to_string(),
+            path: dir.path().to_path_buf(),
+        };
+        (dir, case)
+    }
+
+    /// The runner passes the vector as it is and fails it with a wrong confirmed root or with
+    /// a second confirmation check in one slot. Skipped when `ARBOR_SPEC_TESTS` is unset (the
+    /// harness in `tests/spec_tests.rs` is the real run).
+    #[test]
+    fn a_wrong_confirmed_root_or_a_second_run_in_a_slot_fails() {
+        let Some(root) = std::env::var_os("ARBOR_SPEC_TESTS") else {
+            eprintln!("ARBOR_SPEC_TESTS unset: skipping the fast confirmation runner test");
+            return;
+        };
+        let source = Path::new(&root).join(CASE);
+        let (_dir, case) = tampered(&source, |t| t);
+        assert_eq!(FastConfirmation.run_case(&case), CaseResult::Passed);
+
+        // The last confirmed root is the head of slot 8; claim the anchor instead.
+        let (_dir, case) = tampered(&source, |t| {
+            let last = t
+                .rfind("confirmed_root: '")
+                .expect("a confirmed_root check");
+            let start = last + "confirmed_root: '".len();
+            let end = start + t[start..].find('\'').expect("quoted root");
+            // The first check's confirmed root is the anchor.
+            let first = t.find("confirmed_root: '").expect("a first confirmed_root")
+                + "confirmed_root: '".len();
+            let anchor = t[first..first + 66].to_string();
+            format!("{}{}{}", &t[..start], anchor, &t[end..])
+        });
+        match FastConfirmation.run_case(&case) {
+            CaseResult::Failed(message) => assert!(message.contains("confirmed_root"), "{message}"),
+            other => panic!("a wrong confirmed root gave {other:?}"),
+        }
+
+        // The first FCR check twice in its slot.
+        let (_dir, case) = tampered(&source, |t| {
+            let first = t.find("- checks:").expect("a checks step");
+            let next = first + 1 + t[first + 1..].find("\n- ").expect("a following step");
+            format!(
+                "{}{}{}",
+                &t[..next + 1],
+                &t[first..next + 1],
+                &t[next + 1..]
+            )
+        });
+        match FastConfirmation.run_case(&case) {
+            CaseResult::Failed(message) => assert!(message.contains("once a slot"), "{message}"),
+            other => panic!("two runs in one slot gave {other:?}"),
+        }
+    }
+}
