@@ -167,4 +167,16 @@ pub enum Error {
     /// A state-processing helper failed on a state held by the store.
     #[error("state processing: {0}")]
     State(String),
+    /// Fast confirmation: a block of the tree has no post-state in the store.
+    #[error("block {0:?} has no post-state in the store")]
+    MissingBlockState(Root),
+    /// Fast confirmation: `Slot(slot - 1)` below genesis, where the spec's `uint64` underflows.
+    #[error("slot {0} has no previous slot")]
+    NoPreviousSlot(Slot),
+    /// Fast confirmation: the shuffling of an epoch could not be computed.
+    #[error("cannot shuffle {0} active validators")]
+    Shuffle(usize),
+    /// Fast confirmation: a `CONFIRMATION_BYZANTINE_THRESHOLD` above its maximum value, 25.
+    #[error("confirmation byzantine threshold {0} is above its maximum of 25")]
+    ByzantineThresholdTooHigh(u64),
 }

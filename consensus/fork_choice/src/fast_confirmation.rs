@@ -50,30 +50,8 @@ pub const COMMITTEE_WEIGHT_ESTIMATION_ADJUSTMENT_FACTOR: u64 = 5;
 /// Byzantine validators, its default and its maximum value.
 pub const CONFIRMATION_BYZANTINE_THRESHOLD: u64 = 25;
 
-/// Why the rule could not be evaluated.
-#[derive(Debug, thiserror::Error)]
-pub enum FcrError {
-    /// The fork-choice store could not answer (an unknown block, a state it could not advance).
-    #[error(transparent)]
-    Store(#[from] Error),
-    /// A block the rule reads has no post-state in the store.
-    #[error("block {0:?} has no post-state in the store")]
-    MissingState(Root),
-    /// `Slot(slot - 1)` below genesis: the spec's `uint64` would underflow.
-    #[error("slot {0} has no previous slot")]
-    SlotUnderflow(Slot),
-    /// The shuffling of an epoch could not be computed.
-    #[error("cannot shuffle {0} active validators")]
-    Shuffle(usize),
-    /// A configured Byzantine threshold above its maximum value.
-    #[error(
-        "confirmation byzantine threshold {0} is above its maximum {CONFIRMATION_BYZANTINE_THRESHOLD}"
-    )]
-    ThresholdTooHigh(u64),
-}
-
-fn state_error(e: impl std::fmt::Display) -> FcrError {
-    FcrError::Store(Error::State(e.to_string()))
+fn state_error(e: impl std::fmt::Display) -> Error {
+    Error::State(e.to_string())
 }
 
 /// `FastConfirmationStore`: the variables the rule tracks between slots.
@@ -140,9 +118,9 @@ pub fn get_fast_confirmation_store<E: EthSpec>(
 
 impl FastConfirmationStore {
     /// Sets `CONFIRMATION_BYZANTINE_THRESHOLD`, at most its maximum value (25).
-    pub fn set_byzantine_threshold(&mut self, percent: u64) -> Result<(), FcrError> {
+    pub fn set_byzantine_threshold(&mut self, percent: u64) -> Result<(), Error> {
         if percent > CONFIRMATION_BYZANTINE_THRESHOLD {
-            return Err(FcrError::ThresholdTooHigh(percent));
+            return Err(Error::ByzantineThresholdTooHigh(percent));
         }
         self.byzantine_threshold = percent;
         Ok(())
@@ -156,7 +134,7 @@ impl FastConfirmationStore {
     pub fn on_fast_confirmation<E: EthSpec>(
         &mut self,
         store: &mut ForkChoice<E>,
-    ) -> Result<(), FcrError> {
+    ) -> Result<(), Error> {
         let mut ctx = FcrContext::new(store, self)?;
         let mut updated = self.clone();
         ctx.update_fast_confirmation_variables(&mut updated)?;
@@ -183,13 +161,13 @@ impl FastConfirmationStore {
     pub fn get_safe_execution_block_hash<E: EthSpec>(
         &self,
         store: &ForkChoice<E>,
-    ) -> Result<Hash32, FcrError> {
+    ) -> Result<Hash32, Error> {
         if self.confirmed_root == self.anchor.0 {
             return Ok(self.anchor.1);
         }
         let state = store
             .block_state(&self.confirmed_root)
-            .ok_or(FcrError::MissingState(self.confirmed_root))?;
+            .ok_or(Error::MissingBlockState(self.confirmed_root))?;
         let view = state.view().map_err(state_error)?;
         Ok(view.latest_execution_payload_header.block_hash)
     }
@@ -268,8 +246,8 @@ pub fn estimate_committee_weight_between_slots<E: EthSpec>(
 }
 
 /// `Slot(slot - 1)`, failing below genesis.
-fn previous_slot(slot: Slot) -> Result<Slot, FcrError> {
-    slot.checked_sub(1).ok_or(FcrError::SlotUnderflow(slot))
+fn previous_slot(slot: Slot) -> Result<Slot, Error> {
+    slot.checked_sub(1).ok_or(Error::NoPreviousSlot(slot))
 }
 
 /// What the rule reads of a balance source state: each validator's effective balance, whether
@@ -330,7 +308,7 @@ struct EpochShuffling {
 }
 
 impl EpochShuffling {
-    fn new<E: EthSpec>(view: &StateRef<'_, E>, epoch: Epoch, seed: Root) -> Result<Self, FcrError> {
+    fn new<E: EthSpec>(view: &StateRef<'_, E>, epoch: Epoch, seed: Root) -> Result<Self, Error> {
         let active = get_active_validator_indices(view, epoch);
         let count = active.len();
         let shuffling = swap_or_not_shuffle::shuffle_list(
@@ -339,7 +317,7 @@ impl EpochShuffling {
             &seed.0,
             true,
         )
-        .ok_or(FcrError::Shuffle(count))?
+        .ok_or(Error::Shuffle(count))?
         .into_iter()
         .map(|i| i as ValidatorIndex)
         .collect();
@@ -383,7 +361,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     pub fn new(
         store: &'s mut ForkChoice<E>,
         fcr_store: &FastConfirmationStore,
-    ) -> Result<Self, FcrError> {
+    ) -> Result<Self, Error> {
         let head = store.get_head()?.root;
         let current_slot = store.get_current_slot();
         Ok(Self {
@@ -402,33 +380,33 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         self.head
     }
 
-    fn node(&self, root: &Root) -> Result<&crate::ProtoNode, FcrError> {
+    fn node(&self, root: &Root) -> Result<&crate::ProtoNode, Error> {
         self.store
             .proto_array()
             .get(root)
-            .ok_or(FcrError::Store(Error::UnknownBlock(*root)))
+            .ok_or(Error::UnknownBlock(*root))
     }
 
     /// `get_block_slot(store, block_root)`.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_block_slot
-    pub fn get_block_slot(&self, block_root: &Root) -> Result<Slot, FcrError> {
+    pub fn get_block_slot(&self, block_root: &Root) -> Result<Slot, Error> {
         Ok(self.node(block_root)?.slot)
     }
 
     /// `get_block_epoch(store, block_root)`.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_block_epoch
-    pub fn get_block_epoch(&self, block_root: &Root) -> Result<Epoch, FcrError> {
+    pub fn get_block_epoch(&self, block_root: &Root) -> Result<Epoch, Error> {
         Ok(compute_epoch_at_slot::<E>(self.get_block_slot(block_root)?))
     }
 
-    fn parent_root(&self, block_root: &Root) -> Result<Root, FcrError> {
+    fn parent_root(&self, block_root: &Root) -> Result<Root, Error> {
         Ok(self.node(block_root)?.parent_root)
     }
 
     /// `store.unrealized_justifications[block_root]`.
-    fn unrealized_justification(&self, block_root: &Root) -> Result<Checkpoint, FcrError> {
+    fn unrealized_justification(&self, block_root: &Root) -> Result<Checkpoint, Error> {
         Ok(self.node(block_root)?.unrealized_justified.clone())
     }
 
@@ -439,7 +417,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &self,
         block_root: &Root,
         epoch: Epoch,
-    ) -> Result<Checkpoint, FcrError> {
+    ) -> Result<Checkpoint, Error> {
         Ok(Checkpoint {
             epoch,
             root: self.store.get_checkpoint_block(block_root, epoch)?,
@@ -449,18 +427,18 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// `get_current_target(store)`.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_current_target
-    pub fn get_current_target(&self) -> Result<Checkpoint, FcrError> {
+    pub fn get_current_target(&self) -> Result<Checkpoint, Error> {
         self.get_checkpoint_for_block(&self.head, self.current_epoch)
     }
 
     /// `is_ancestor(store, node, ancestor)`.
-    fn is_ancestor(&self, node: &Root, ancestor: &Root) -> Result<bool, FcrError> {
+    fn is_ancestor(&self, node: &Root, ancestor: &Root) -> Result<bool, Error> {
         let ancestor_slot = self.get_block_slot(ancestor)?;
         Ok(self.store.get_ancestor(node, ancestor_slot)? == *ancestor)
     }
 
     /// `get_voting_source(store, block_root)`.
-    fn get_voting_source(&self, block_root: &Root) -> Result<Checkpoint, FcrError> {
+    fn get_voting_source(&self, block_root: &Root) -> Result<Checkpoint, Error> {
         let node = self.node(block_root)?;
         if self.current_epoch > compute_epoch_at_slot::<E>(node.slot) {
             Ok(node.unrealized_justified.clone())
@@ -478,7 +456,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &self,
         block_root: &Root,
         terminal_root: &Root,
-    ) -> Result<Vec<Root>, FcrError> {
+    ) -> Result<Vec<Root>, Error> {
         let terminal_slot = self.get_block_slot(terminal_root)?;
         let mut root = *block_root;
         let mut ancestor_roots = Vec::new();
@@ -494,11 +472,11 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     }
 
     /// The shuffling of `epoch` from the head state.
-    fn shuffling(&mut self, epoch: Epoch) -> Result<Arc<EpochShuffling>, FcrError> {
+    fn shuffling(&mut self, epoch: Epoch) -> Result<Arc<EpochShuffling>, Error> {
         let state = self
             .store
             .block_state(&self.head)
-            .ok_or(FcrError::MissingState(self.head))?;
+            .ok_or(Error::MissingBlockState(self.head))?;
         let view = state.view().map_err(state_error)?;
         let seed = get_seed(&view, epoch, DOMAIN_BEACON_ATTESTER);
         if let Some(found) = self
@@ -522,7 +500,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// head state's shuffling.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_slot_committee
-    pub fn get_slot_committee(&mut self, slot: Slot) -> Result<Vec<ValidatorIndex>, FcrError> {
+    pub fn get_slot_committee(&mut self, slot: Slot) -> Result<Vec<ValidatorIndex>, Error> {
         let shuffling = self.shuffling(compute_epoch_at_slot::<E>(slot))?;
         Ok(shuffling.slot_participants::<E>(slot).to_vec())
     }
@@ -532,7 +510,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         start_slot: Slot,
         end_slot: Slot,
-    ) -> Result<FxHashSet<ValidatorIndex>, FcrError> {
+    ) -> Result<FxHashSet<ValidatorIndex>, Error> {
         let mut participants = FxHashSet::default();
         for slot in start_slot..=end_slot {
             let shuffling = self.shuffling(compute_epoch_at_slot::<E>(slot))?;
@@ -542,10 +520,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     }
 
     /// The balance source of `store.checkpoint_states[checkpoint]`.
-    fn checkpoint_source(
-        &mut self,
-        checkpoint: &Checkpoint,
-    ) -> Result<Arc<BalanceSource>, FcrError> {
+    fn checkpoint_source(&mut self, checkpoint: &Checkpoint) -> Result<Arc<BalanceSource>, Error> {
         let k = (checkpoint.epoch, checkpoint.root);
         if let Some(found) = self.derived.checkpoint_sources.get(&k) {
             return Ok(found.clone());
@@ -563,7 +538,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     fn get_previous_balance_source(
         &mut self,
         fcr_store: &FastConfirmationStore,
-    ) -> Result<(Arc<BalanceSource>, Checkpoint), FcrError> {
+    ) -> Result<(Arc<BalanceSource>, Checkpoint), Error> {
         let checkpoint = fcr_store
             .previous_epoch_observed_justified_checkpoint
             .clone();
@@ -576,7 +551,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     fn get_current_balance_source(
         &mut self,
         fcr_store: &FastConfirmationStore,
-    ) -> Result<(Arc<BalanceSource>, Checkpoint), FcrError> {
+    ) -> Result<(Arc<BalanceSource>, Checkpoint), Error> {
         let checkpoint = fcr_store
             .current_epoch_observed_justified_checkpoint
             .clone();
@@ -587,7 +562,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// when it is from an earlier epoch.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_pulled_up_head_state
-    fn get_pulled_up_head_state(&mut self) -> Result<Arc<BalanceSource>, FcrError> {
+    fn get_pulled_up_head_state(&mut self) -> Result<Arc<BalanceSource>, Error> {
         let k = (self.head, self.current_epoch);
         if let Some((key, found)) = &self.derived.pulled_up_head_state
             && *key == k
@@ -597,7 +572,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         let head_state = self
             .store
             .block_state(&self.head)
-            .ok_or(FcrError::MissingState(self.head))?;
+            .ok_or(Error::MissingBlockState(self.head))?;
         let head_epoch = get_current_epoch(&head_state.view().map_err(state_error)?);
         let source = if head_epoch < self.current_epoch {
             let mut pulled_up: CachedBeaconState<E> = head_state.clone();
@@ -632,12 +607,12 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         block_root: &Root,
         source: &BalanceSource,
         key: &Checkpoint,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let index = self
             .store
             .proto_array()
             .index_of(block_root)
-            .ok_or(FcrError::Store(Error::UnknownBlock(*block_root)))?;
+            .ok_or(Error::UnknownBlock(*block_root))?;
         let k = (key.epoch, key.root);
         if let Some(scores) = self.scores.get(&k) {
             return Ok(scores.get(index).copied().unwrap_or(0));
@@ -676,7 +651,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         block_root: &Root,
         start_slot: Slot,
         end_slot: Slot,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let participants = self.committees_between_slots(start_slot, end_slot)?;
         let mut support: Gwei = 0;
         for i in participants {
@@ -698,7 +673,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         source: &BalanceSource,
         start_slot: Slot,
         end_slot: Slot,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let participants = self.committees_between_slots(start_slot, end_slot)?;
         Ok(participants
             .into_iter()
@@ -715,7 +690,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         source: &BalanceSource,
         start_slot: Slot,
         end_slot: Slot,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let maximum_weight = estimate_committee_weight_between_slots::<E>(
             source.total_active_balance,
             start_slot,
@@ -734,7 +709,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         source: &BalanceSource,
         block_root: &Root,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let end_slot = previous_slot(self.current_slot)?;
         let block_epoch = self.get_block_epoch(block_root)?;
         let parent_epoch = self.get_block_epoch(&self.parent_root(block_root)?)?;
@@ -753,7 +728,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         source: &BalanceSource,
         block_root: &Root,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let block_slot = self.get_block_slot(block_root)?;
         let parent_root = self.parent_root(block_root)?;
         let parent_slot = self.get_block_slot(&parent_root)?;
@@ -775,7 +750,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         source: &BalanceSource,
         block_root: &Root,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         self.compute_empty_slot_support_discount(source, block_root)
     }
 
@@ -792,7 +767,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         block_root: &Root,
         source: &BalanceSource,
-    ) -> Result<Gwei, FcrError> {
+    ) -> Result<Gwei, Error> {
         let parent_slot = self.get_block_slot(&self.parent_root(block_root)?)?;
         let proposer_score = self.compute_proposer_score(source);
         let maximum_support = estimate_committee_weight_between_slots::<E>(
@@ -821,7 +796,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         balance: &(Arc<BalanceSource>, Checkpoint),
         block_root: &Root,
-    ) -> Result<bool, FcrError> {
+    ) -> Result<bool, Error> {
         let (source, key) = balance;
         let support = self.get_attestation_score(&get_node_for_root(*block_root), source, key)?;
         let safety_threshold = self.compute_safety_threshold(block_root, source)?;
@@ -837,7 +812,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         fcr_store: &FastConfirmationStore,
         confirmed_root: &Root,
-    ) -> Result<bool, FcrError> {
+    ) -> Result<bool, Error> {
         let observed = &fcr_store.current_epoch_observed_justified_checkpoint;
         if *observed != self.get_checkpoint_for_block(confirmed_root, observed.epoch)? {
             return Ok(false);
@@ -870,7 +845,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// latest messages, weighed by the pulled-up head state.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_current_target_score
-    fn get_current_target_score(&mut self) -> Result<Gwei, FcrError> {
+    fn get_current_target_score(&mut self) -> Result<Gwei, Error> {
         let target = self.get_current_target()?;
         let state = self.get_pulled_up_head_state()?;
         // The checkpoint of each distinct (root, epoch) message, computed once.
@@ -901,7 +876,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// `compute_honest_ffg_support_for_current_target(store)`.
     ///
     /// [spec]: phase0/fast-confirmation.md#compute_honest_ffg_support_for_current_target
-    fn compute_honest_ffg_support_for_current_target(&mut self) -> Result<Gwei, FcrError> {
+    fn compute_honest_ffg_support_for_current_target(&mut self) -> Result<Gwei, Error> {
         let balance_source = self.get_pulled_up_head_state()?;
         let total_active_balance = balance_source.total_active_balance;
         let ffg_support_for_checkpoint = self.get_current_target_score()?;
@@ -924,7 +899,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// `will_no_conflicting_checkpoint_be_justified(store)`.
     ///
     /// [spec]: phase0/fast-confirmation.md#will_no_conflicting_checkpoint_be_justified
-    fn will_no_conflicting_checkpoint_be_justified(&mut self) -> Result<bool, FcrError> {
+    fn will_no_conflicting_checkpoint_be_justified(&mut self) -> Result<bool, Error> {
         if self.get_current_target()? == *self.store.unrealized_justified_checkpoint() {
             return Ok(true);
         }
@@ -936,7 +911,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// `will_current_target_be_justified(store)`.
     ///
     /// [spec]: phase0/fast-confirmation.md#will_current_target_be_justified
-    fn will_current_target_be_justified(&mut self) -> Result<bool, FcrError> {
+    fn will_current_target_be_justified(&mut self) -> Result<bool, Error> {
         let total_active_balance = self.get_pulled_up_head_state()?.total_active_balance;
         let honest_ffg_support = self.compute_honest_ffg_support_for_current_target()?;
         Ok(u128::from(honest_ffg_support) * 3 >= u128::from(total_active_balance) * 2)
@@ -948,7 +923,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     fn update_fast_confirmation_variables(
         &mut self,
         fcr_store: &mut FastConfirmationStore,
-    ) -> Result<(), FcrError> {
+    ) -> Result<(), Error> {
         fcr_store.previous_slot_head = fcr_store.current_slot_head;
         fcr_store.current_slot_head = self.head;
         if is_start_slot_at_epoch::<E>(self.current_slot + 1) {
@@ -974,7 +949,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         &mut self,
         fcr_store: &FastConfirmationStore,
         latest_confirmed_root: Root,
-    ) -> Result<Root, FcrError> {
+    ) -> Result<Root, Error> {
         let head = self.head;
         let current_epoch = self.current_epoch;
         let is_epoch_start = is_start_slot_at_epoch::<E>(self.current_slot);
@@ -1046,10 +1021,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     /// advance with `find_latest_confirmed_descendant`.
     ///
     /// [spec]: phase0/fast-confirmation.md#get_latest_confirmed
-    fn get_latest_confirmed(
-        &mut self,
-        fcr_store: &FastConfirmationStore,
-    ) -> Result<Root, FcrError> {
+    fn get_latest_confirmed(&mut self, fcr_store: &FastConfirmationStore) -> Result<Root, Error> {
         let mut confirmed_root = fcr_store.confirmed_root;
         let current_epoch = self.current_epoch;
         let head = self.head;

@@ -25,7 +25,7 @@ pub use data_availability::{
     verify_data_column_sidecar, verify_data_column_sidecars,
 };
 pub use error::Error;
-pub use fast_confirmation::{FastConfirmationStore, FcrError, get_fast_confirmation_store};
+pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
 pub use fork_choice::{AnchorBlock, Config, ForkChoice, Head};
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;
