@@ -224,6 +224,15 @@ macro_rules! fork_versioned_enum {
 }
 
 fork_versioned_enum! {
+    BeaconState {
+        Phase0 => types::phase0::BeaconState<E>,
+        Altair => types::altair::BeaconState<E>,
+        Bellatrix => types::bellatrix::BeaconState<E>,
+        Capella => types::capella::BeaconState<E>,
+        Deneb => types::deneb::BeaconState<E>,
+        Electra => types::electra::BeaconState<E>,
+        Fulu => types::fulu::BeaconState<E>,
+    }
     SignedBeaconBlock {
         Phase0 => types::phase0::SignedBeaconBlock<E>,
         Altair => types::altair::SignedBeaconBlock<E>,

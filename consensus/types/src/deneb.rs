@@ -163,12 +163,16 @@ pub struct ExecutionPayload<E: EthSpec> {
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[cfg_attr(feature = "arbitrary", arbitrary(bound = "E: EthSpec"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(bound = "E: EthSpec"))]
 pub struct BeaconState<E: EthSpec> {
     /// Unix time of genesis, in seconds.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub genesis_time: u64,
     /// Root of the genesis validator registry; mixed into domains so signatures are chain-specific.
     pub genesis_validators_root: Root,
     /// The slot this state is at.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub slot: Slot,
     /// The current and previous fork versions and the epoch of the last fork.
     pub fork: Fork,
@@ -176,9 +180,11 @@ pub struct BeaconState<E: EthSpec> {
     pub latest_block_header: BeaconBlockHeader,
     /// Ring buffer of the block roots of the last `SLOTS_PER_HISTORICAL_ROOT` slots.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::vector"))]
     pub block_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
     /// Ring buffer of the state roots of the last `SLOTS_PER_HISTORICAL_ROOT` slots.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::vector"))]
     pub state_roots: milhouse::Vector<Root, E::SlotsPerHistoricalRoot>,
     /// `HistoricalBatch` roots of the periods before Capella; `historical_summaries` follows.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
@@ -189,21 +195,39 @@ pub struct BeaconState<E: EthSpec> {
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub eth1_data_votes: milhouse::List<Eth1Data, E::SlotsPerEth1VotingPeriod>,
     /// Index of the next deposit contract deposit to process.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub eth1_deposit_index: u64,
     /// Every validator ever deposited, by registry index; entries are never removed.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]
     pub validators: crate::phase0::ValidatorRegistry<E>,
     /// Each validator's actual balance, by registry index.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "crate::serde_state::quoted_u64_packed_list")
+    )]
     pub balances: PackedList<Gwei, E::ValidatorRegistryLimit>,
     /// Ring buffer of the RANDAO mixes of the last `EPOCHS_PER_HISTORICAL_VECTOR` epochs.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::vector"))]
     pub randao_mixes: milhouse::Vector<Bytes32, E::EpochsPerHistoricalVector>,
     /// Total effective balance slashed in each of the last `EPOCHS_PER_SLASHINGS_VECTOR` epochs.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "crate::serde_state::quoted_u64_vector")
+    )]
     pub slashings: milhouse::Vector<Gwei, E::EpochsPerSlashingsVector>,
     /// Each validator's participation flags for the previous epoch.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "crate::serde_state::quoted_u8_packed_list")
+    )]
     pub previous_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
     /// Each validator's participation flags for the current epoch.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "crate::serde_state::quoted_u8_packed_list")
+    )]
     pub current_epoch_participation: PackedList<ParticipationFlags, E::ValidatorRegistryLimit>,
     /// Which of the last four epochs are justified, bit 0 the most recent.
     pub justification_bits: BitVector<typenum::U4>,
@@ -214,6 +238,10 @@ pub struct BeaconState<E: EthSpec> {
     /// The latest finalized checkpoint.
     pub finalized_checkpoint: Checkpoint,
     /// Each validator's inactivity score: raised by missed target votes, it scales leak penalties.
+    #[cfg_attr(
+        feature = "serde",
+        serde(with = "crate::serde_state::quoted_u64_packed_list")
+    )]
     pub inactivity_scores: PackedList<u64, E::ValidatorRegistryLimit>,
     /// The sync committee of the current sync committee period.
     pub current_sync_committee: SyncCommittee<E>,
@@ -223,8 +251,10 @@ pub struct BeaconState<E: EthSpec> {
     /// [Modified in Deneb:EIP4844]
     pub latest_execution_payload_header: ExecutionPayloadHeader<E>,
     /// The index the next withdrawal will be given.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub next_withdrawal_index: WithdrawalIndex,
     /// The validator at which the next withdrawal sweep starts.
+    #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
     pub next_withdrawal_validator_index: ValidatorIndex,
     /// Block and state summary roots of each period completed since Capella.
     #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_list))]

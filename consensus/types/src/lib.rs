@@ -20,6 +20,8 @@ pub mod fulu;
 pub mod merkle_proof;
 pub mod phase0;
 pub mod primitives;
+#[cfg(feature = "serde")]
+mod serde_state;
 pub mod signing;
 pub mod subnets;
 

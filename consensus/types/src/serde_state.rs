@@ -1,0 +1,99 @@
+//! Serde helpers for the state's persistent lists in the Beacon API's JSON conventions (feature
+//! `serde`): milhouse vectors as JSON arrays, and `u64` and `u8` lists as quoted decimals.
+
+use milhouse::{UpdateMap, Value, Vector};
+use packed_list::PackedList;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_utils::{quoted_u8, quoted_u64};
+use ssz_types::typenum::Unsigned;
+
+/// A milhouse vector as a JSON array of its elements.
+pub(crate) mod vector {
+    use super::*;
+
+    pub(crate) fn serialize<T, N, U, S>(v: &Vector<T, N, U>, s: S) -> Result<S::Ok, S::Error>
+    where
+        T: Value + Serialize,
+        N: Unsigned,
+        U: UpdateMap<T>,
+        S: Serializer,
+    {
+        s.collect_seq(v.iter())
+    }
+
+    pub(crate) fn deserialize<'de, T, N, U, D>(d: D) -> Result<Vector<T, N, U>, D::Error>
+    where
+        T: Value + Deserialize<'de>,
+        N: Unsigned,
+        U: UpdateMap<T>,
+        D: Deserializer<'de>,
+    {
+        Vector::new(Vec::<T>::deserialize(d)?).map_err(|e| D::Error::custom(format!("{e:?}")))
+    }
+}
+
+/// A milhouse vector of `u64` as a JSON array of quoted decimals.
+pub(crate) mod quoted_u64_vector {
+    use super::*;
+
+    pub(crate) fn serialize<N, U, S>(v: &Vector<u64, N, U>, s: S) -> Result<S::Ok, S::Error>
+    where
+        N: Unsigned,
+        U: UpdateMap<u64>,
+        S: Serializer,
+    {
+        s.collect_seq(v.iter().map(|&value| quoted_u64::Quoted { value }))
+    }
+
+    pub(crate) fn deserialize<'de, N, U, D>(d: D) -> Result<Vector<u64, N, U>, D::Error>
+    where
+        N: Unsigned,
+        U: UpdateMap<u64>,
+        D: Deserializer<'de>,
+    {
+        let values = Vec::<quoted_u64::MaybeQuoted<u64>>::deserialize(d)?;
+        Vector::new(values.into_iter().map(|q| q.value).collect())
+            .map_err(|e| D::Error::custom(format!("{e:?}")))
+    }
+}
+
+/// A packed list of `u64` (balances, inactivity scores) as a JSON array of quoted decimals.
+pub(crate) mod quoted_u64_packed_list {
+    use super::*;
+
+    pub(crate) fn serialize<N: Unsigned, S: Serializer>(
+        list: &PackedList<u64, N>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(|value| quoted_u64::Quoted { value }))
+    }
+
+    pub(crate) fn deserialize<'de, N: Unsigned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<PackedList<u64, N>, D::Error> {
+        let values = Vec::<quoted_u64::MaybeQuoted<u64>>::deserialize(d)?;
+        PackedList::new(values.into_iter().map(|q| q.value).collect())
+            .map_err(|e| D::Error::custom(format!("{e:?}")))
+    }
+}
+
+/// A packed list of `u8` (participation flags) as a JSON array of quoted decimals.
+pub(crate) mod quoted_u8_packed_list {
+    use super::*;
+
+    pub(crate) fn serialize<N: Unsigned, S: Serializer>(
+        list: &PackedList<u8, N>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(|value| quoted_u8::Quoted { value }))
+    }
+
+    pub(crate) fn deserialize<'de, N: Unsigned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<PackedList<u8, N>, D::Error> {
+        let values = Vec::<quoted_u8::MaybeQuoted<u8>>::deserialize(d)?;
+        PackedList::new(values.into_iter().map(|q| q.value).collect())
+            .map_err(|e| D::Error::custom(format!("{e:?}")))
+    }
+}
