@@ -505,18 +505,29 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         Ok(shuffling.slot_participants::<E>(slot).to_vec())
     }
 
-    /// The union of `get_slot_committee` over `start_slot..=end_slot`.
-    fn committees_between_slots(
+    /// The members of the union of `get_slot_committee` over `start_slot..=end_slot` that
+    /// `keep` selects. Only the selected members are collected (a validator may sit in one
+    /// committee of each epoch of the range, so they are deduplicated): over a range of two
+    /// epochs the union is the whole validator set, while the selections (votes for one block,
+    /// equivocators) are usually small.
+    fn committee_members_between_slots(
         &mut self,
         start_slot: Slot,
         end_slot: Slot,
+        keep: impl Fn(&Self, ValidatorIndex) -> bool,
     ) -> Result<FxHashSet<ValidatorIndex>, Error> {
-        let mut participants = FxHashSet::default();
+        let mut selected = FxHashSet::default();
         for slot in start_slot..=end_slot {
             let shuffling = self.shuffling(compute_epoch_at_slot::<E>(slot))?;
-            participants.extend(shuffling.slot_participants::<E>(slot).iter().copied());
+            selected.extend(
+                shuffling
+                    .slot_participants::<E>(slot)
+                    .iter()
+                    .copied()
+                    .filter(|&i| keep(self, i)),
+            );
         }
-        Ok(participants)
+        Ok(selected)
     }
 
     /// The balance source of `store.checkpoint_states[checkpoint]`.
@@ -652,17 +663,16 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         start_slot: Slot,
         end_slot: Slot,
     ) -> Result<Gwei, Error> {
-        let participants = self.committees_between_slots(start_slot, end_slot)?;
-        let mut support: Gwei = 0;
-        for i in participants {
-            if let Some(balance) = source.unslashed_active(i)
-                && let Some((_, root)) = self.latest_message(i)
-                && root == *block_root
-            {
-                support = support.saturating_add(balance);
-            }
-        }
-        Ok(support)
+        let supporters = self.committee_members_between_slots(start_slot, end_slot, |ctx, i| {
+            source.unslashed_active(i).is_some()
+                && ctx
+                    .latest_message(i)
+                    .is_some_and(|(_, root)| root == *block_root)
+        })?;
+        Ok(supporters
+            .into_iter()
+            .filter_map(|i| source.unslashed_active(i))
+            .fold(0, Gwei::saturating_add))
     }
 
     /// `get_equivocation_score(store, balance_source, start_slot, end_slot)`.
@@ -674,10 +684,12 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         start_slot: Slot,
         end_slot: Slot,
     ) -> Result<Gwei, Error> {
-        let participants = self.committees_between_slots(start_slot, end_slot)?;
-        Ok(participants
+        let equivocators =
+            self.committee_members_between_slots(start_slot, end_slot, |ctx, i| {
+                ctx.store.is_equivocating(i)
+            })?;
+        Ok(equivocators
             .into_iter()
-            .filter(|&i| self.store.is_equivocating(i))
             .filter_map(|i| source.active(i))
             .fold(0, Gwei::saturating_add))
     }
