@@ -56,10 +56,11 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
         reason: "needs the light-client store's is_better_update (issue 19)",
     },
     AllowedGap {
-        path: "*/*/ssz_static/*/*/*/value.yaml",
-        reason: "ssz_static checks the SSZ round trip and hash_tree_root, not the YAML value: \
-                 comparing value.yaml with the decoded value needs the containers' serde \
-                 Deserialize in types (being added for the Beacon API, issue 19)",
+        path: "*/*/ssz_static/BeaconState/*/*/value.yaml",
+        reason: "ssz_static compares every other container's value.yaml with the decoded value \
+                 through its serde Deserialize; the states have none in types yet (their \
+                 milhouse and packed lists need one), so only their SSZ round trip and \
+                 hash_tree_root are checked",
     },
 ];
 

@@ -82,8 +82,13 @@ fn roots_yaml(root: &[u8]) -> Vec<u8> {
     format!("root: '0x{}'\n", hex::encode(root)).into_bytes()
 }
 
+/// `value.yaml` of a `Checkpoint`, as the vectors write it.
+fn checkpoint_yaml(value: &Checkpoint) -> Vec<u8> {
+    format!("epoch: {}\nroot: '{}'\n", value.epoch, value.root).into_bytes()
+}
+
 /// Files of an `ssz_static` case for a `Checkpoint`, with its true root or a wrong one.
-fn checkpoint_case(epoch: u64, right_root: bool) -> [(&'static str, Vec<u8>); 2] {
+fn checkpoint_case(epoch: u64, right_root: bool) -> [(&'static str, Vec<u8>); 3] {
     let value = checkpoint(epoch);
     let mut root = value.tree_hash_root().0;
     if !right_root {
@@ -92,7 +97,31 @@ fn checkpoint_case(epoch: u64, right_root: bool) -> [(&'static str, Vec<u8>); 2]
     [
         ("serialized.ssz_snappy", ssz_snappy(&value)),
         ("roots.yaml", roots_yaml(&root)),
+        ("value.yaml", checkpoint_yaml(&value)),
     ]
+}
+
+#[test]
+fn an_ssz_static_value_yaml_that_differs_from_the_decoded_value_fails() {
+    let tmp = TempDir::new();
+    let good = checkpoint_case(1, true);
+    let mut other = checkpoint_case(2, true);
+    other[2].1 = checkpoint_yaml(&checkpoint(3));
+    tmp.case(
+        "minimal/fulu/ssz_static/Checkpoint/ssz_one/case_0",
+        &as_files(&good),
+    )
+    .case(
+        "minimal/fulu/ssz_static/Checkpoint/ssz_one/case_1",
+        &as_files(&other),
+    );
+    let report = tmp.run();
+    assert_eq!(report.groups["minimal/fulu/ssz_static"], counts(1, 1, 0));
+    assert_eq!(
+        report.failed[0].case,
+        "minimal/fulu/ssz_static/Checkpoint/ssz_one/case_1"
+    );
+    assert!(report.failed[0].message.contains("value.yaml differs"));
 }
 
 fn as_files<'a>(files: &'a [(&'static str, Vec<u8>)]) -> Vec<(&'static str, &'a [u8])> {

@@ -3,9 +3,10 @@
 //!
 //! [format]: consensus-specs tests/formats/ssz_static/core.md
 
+use std::fmt::Debug;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, de::DeserializeOwned};
 use ssz::{Decode, Encode};
 use tree_hash::TreeHash;
 use types::{EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec};
@@ -54,6 +55,22 @@ impl Runner for SszStatic {
     }
 }
 
+/// [`check_case`], then `value.yaml` decoded as `T` must equal the value decoded from
+/// `serialized.ssz_snappy`.
+fn check_case_with_value<T: Decode + Encode + TreeHash + DeserializeOwned + PartialEq + Debug>(
+    case_dir: &Path,
+) -> Result<(), String> {
+    check_case::<T>(case_dir)?;
+    let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
+    let decoded = T::from_ssz_bytes(&bytes)
+        .map_err(|e| format!("cannot decode {} bytes: {e:?}", bytes.len()))?;
+    let value: T = read_yaml(&case_dir.join("value.yaml"))?;
+    if value != decoded {
+        return Err("value.yaml differs from the value decoded from serialized.ssz_snappy".into());
+    }
+    Ok(())
+}
+
 /// `roots.yaml`.
 #[derive(Debug, Deserialize)]
 struct Roots {
@@ -97,8 +114,19 @@ fn check_case<T: Decode + Encode + TreeHash>(case_dir: &Path) -> Result<(), Stri
 ///
 /// The `match` over [`ForkName`] is exhaustive, so a fork added to `types` does not compile until
 /// it has a list here.
+/// `check_case_with_value::<T>` for a container with serde, or `$check::<T>` (`check_case`) for
+/// one marked `: check_case` (no serde yet: its `value.yaml` stays unread).
+macro_rules! check_with {
+    (; $t:ty; $dir:expr) => {
+        check_case_with_value::<$t>($dir)
+    };
+    ($check:ident; $t:ty; $dir:expr) => {
+        $check::<$t>($dir)
+    };
+}
+
 macro_rules! ssz_static_types {
-    ($($variant:ident => $module:ident [$($ty:ident $(<$e:ident>)?),* $(,)?]),* $(,)?) => {
+    ($($variant:ident => $module:ident [$($ty:ident $(<$e:ident>)? $(: $check:ident)?),* $(,)?]),* $(,)?) => {
         /// Checks the case in `case_dir` as the fork's type `type_name`, in preset `E`.
         fn check_type<E: EthSpec>(
             fork: ForkName,
@@ -108,7 +136,9 @@ macro_rules! ssz_static_types {
             match fork {
                 $(ForkName::$variant => {
                     $(if type_name == stringify!($ty) {
-                        return Some(check_case::<types::$module::$ty $(<$e>)?>(case_dir));
+                        return Some(check_with!(
+                            $($check)?; types::$module::$ty $(<$e>)?; case_dir
+                        ));
                     })*
                     None
                 })*
@@ -126,7 +156,7 @@ macro_rules! ssz_static_types {
 ssz_static_types! {
     Phase0 => phase0 [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
-        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>: check_case, Checkpoint,
         Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, Fork, ForkData,
         HistoricalBatch<E>, IndexedAttestation<E>, PendingAttestation<E>, ProposerSlashing,
         SignedAggregateAndProof<E>, SignedBeaconBlock<E>, SignedBeaconBlockHeader,
@@ -134,7 +164,7 @@ ssz_static_types! {
     ],
     Altair => altair [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
-        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>: check_case, Checkpoint,
         ContributionAndProof<E>, Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, Fork,
         ForkData, HistoricalBatch<E>, IndexedAttestation<E>, LightClientBootstrap<E>,
         LightClientFinalityUpdate<E>, LightClientHeader, LightClientOptimisticUpdate<E>,
@@ -146,7 +176,7 @@ ssz_static_types! {
     ],
     Bellatrix => bellatrix [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
-        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>: check_case, Checkpoint,
         ContributionAndProof<E>, Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data,
         ExecutionPayload<E>, ExecutionPayloadHeader<E>, Fork, ForkData, HistoricalBatch<E>,
         IndexedAttestation<E>, LightClientBootstrap<E>, LightClientFinalityUpdate<E>,
@@ -159,7 +189,7 @@ ssz_static_types! {
     Capella => capella [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>, Checkpoint, ContributionAndProof<E>, Deposit, DepositData,
+        BeaconState<E>: check_case, Checkpoint, ContributionAndProof<E>, Deposit, DepositData,
         DepositMessage, Eth1Block, Eth1Data, ExecutionPayload<E>, ExecutionPayloadHeader<E>,
         Fork, ForkData, HistoricalSummary, IndexedAttestation<E>, LightClientBootstrap<E>,
         LightClientFinalityUpdate<E>, LightClientHeader<E>, LightClientOptimisticUpdate<E>,
@@ -172,7 +202,7 @@ ssz_static_types! {
     Deneb => deneb [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>, BlobIdentifier, BlobSidecar<E>, Checkpoint, ContributionAndProof<E>,
+        BeaconState<E>: check_case, BlobIdentifier, BlobSidecar<E>, Checkpoint, ContributionAndProof<E>,
         Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, ExecutionPayload<E>,
         ExecutionPayloadHeader<E>, Fork, ForkData, HistoricalSummary, IndexedAttestation<E>,
         LightClientBootstrap<E>, LightClientFinalityUpdate<E>, LightClientHeader<E>,
@@ -186,7 +216,7 @@ ssz_static_types! {
     Electra => electra [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>, BlobIdentifier, BlobSidecar<E>, Checkpoint, ConsolidationRequest,
+        BeaconState<E>: check_case, BlobIdentifier, BlobSidecar<E>, Checkpoint, ConsolidationRequest,
         ContributionAndProof<E>, Deposit, DepositData, DepositMessage, DepositRequest,
         Eth1Block, Eth1Data, ExecutionPayload<E>, ExecutionPayloadHeader<E>,
         ExecutionRequests<E>, Fork, ForkData, HistoricalSummary, IndexedAttestation<E>,
@@ -202,7 +232,7 @@ ssz_static_types! {
     Fulu => fulu [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>, Checkpoint, ConsolidationRequest, ContributionAndProof<E>,
+        BeaconState<E>: check_case, Checkpoint, ConsolidationRequest, ContributionAndProof<E>,
         DataColumnSidecar<E>, DataColumnsByRootIdentifier<E>, Deposit, DepositData,
         DepositMessage, DepositRequest, Eth1Block, Eth1Data, ExecutionPayload<E>,
         ExecutionPayloadHeader<E>, ExecutionRequests<E>, Fork, ForkData, HistoricalSummary,
