@@ -968,8 +968,10 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         let mut confirmed_root = latest_confirmed_root;
 
         // Confirm blocks of the previous epoch.
-        let previous_epoch_confirmable = self.get_block_epoch(&confirmed_root)? + 1
-            == current_epoch
+        // A previous head pruned from the store does not descend from the finalized block, so
+        // from no block this could confirm: the loop below would stop at its first block.
+        let previous_epoch_confirmable = self.store.contains_block(&fcr_store.previous_slot_head)
+            && self.get_block_epoch(&confirmed_root)? + 1 == current_epoch
             && self.get_voting_source(&fcr_store.previous_slot_head)?.epoch + 2 >= current_epoch
             && (is_epoch_start
                 || (self.will_no_conflicting_checkpoint_be_justified()?
@@ -1038,7 +1040,10 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         let current_epoch = self.current_epoch;
         let head = self.head;
         let is_epoch_start = is_start_slot_at_epoch::<E>(self.current_slot);
-        if self.get_block_epoch(&confirmed_root)? + 1 < current_epoch
+        // A confirmed block pruned from the store does not descend from the finalized block:
+        // it is off the canonical chain (or older than the finalized block), so it reverts.
+        if !self.store.contains_block(&confirmed_root)
+            || self.get_block_epoch(&confirmed_root)? + 1 < current_epoch
             || !self.is_ancestor(&get_node_for_root(head), &get_node_for_root(confirmed_root))?
             || (is_epoch_start && !self.is_confirmed_chain_safe(fcr_store, &confirmed_root)?)
         {

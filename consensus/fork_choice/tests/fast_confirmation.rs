@@ -37,6 +37,11 @@ struct Chain {
 /// A store anchored at slot 16 and a chain of `slots` blocks after it, each carrying the votes
 /// of every committee of the slot before.
 fn chain(slots: u64) -> Chain {
+    chain_with(slots, Config::default())
+}
+
+/// [`chain`] with the store's `config`.
+fn chain_with(slots: u64, config: Config) -> Chain {
     let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
     let genesis = interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
         .expect("interop genesis");
@@ -54,7 +59,7 @@ fn chain(slots: u64) -> Chain {
         anchor.post.clone(),
         anchor_block,
         spec.clone(),
-        Config::default(),
+        config,
         pool,
     )
     .expect("anchor block commits to its state");
@@ -218,4 +223,27 @@ fn a_slot_whose_votes_are_late_leaves_its_block_unconfirmed() {
     c.start_slot(late + 1, true);
     assert_eq!(c.head(), next);
     assert_eq!(c.fcr.confirmed_root, next);
+}
+
+#[test]
+fn pruning_below_the_finalized_block_leaves_the_rule_running() {
+    let spe = <E as EthSpec>::slots_per_epoch();
+    let mut c = chain_with(
+        5 * spe,
+        Config {
+            prune_threshold: 1,
+            ..Config::default()
+        },
+    );
+    let mut pruned = false;
+    for i in 0..c.blocks.len() {
+        c.start_slot(i, true);
+        pruned |= !c.store.contains_block(&c.blocks[0].block.canonical_root());
+        c.propose(i);
+    }
+    assert!(pruned, "finality pruned the first blocks");
+    assert!(c.store.finalized_checkpoint().epoch >= 4);
+    // Confirmed at the start of the last slot: the block before the last one.
+    let n = c.blocks.len();
+    assert_eq!(c.fcr.confirmed_root, c.blocks[n - 2].block.canonical_root());
 }
