@@ -324,7 +324,11 @@ pub(crate) fn checkpoint(value: &Value, what: &str) -> Result<Checkpoint, String
     })
 }
 
-pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<(), String> {
+pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    got: T,
+    want: T,
+) -> Result<(), String> {
     if got == want {
         Ok(())
     } else {
@@ -332,7 +336,10 @@ pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want
     }
 }
 
-pub(crate) fn run_checks<E: EthSpec>(store: &mut ForkChoice<E>, checks: &Mapping) -> Result<(), String> {
+pub(crate) fn run_checks<E: EthSpec>(
+    store: &mut ForkChoice<E>,
+    checks: &Mapping,
+) -> Result<(), String> {
     for (name, want) in checks {
         let name = name
             .as_str()
