@@ -5,6 +5,7 @@
 //! A non-2xx answer becomes [`ClientError::Api`] carrying the spec's error body; each request
 //! runs under a timeout chosen by its kind ([`Timeouts`]).
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
@@ -30,6 +31,7 @@ use crate::envelope::{
     CONSENSUS_VERSION_HEADER, DutiesResponse, ExecutionOptimisticFinalizedResponse,
     ForkVersionedJson, ForkVersionedResponse, GenericResponse, to_json,
 };
+use crate::events::{BeaconEvent, EventError, EventTooLarge, EventTopic, SseFrame, SseParser};
 use crate::negotiation::{JSON_MEDIA_TYPE, PREFER_SSZ_ACCEPT, SSZ_MEDIA_TYPE};
 use crate::node::{ConfigSpec, ForkSchedule, IdentityData, NodeHealth, SyncingData, VersionData};
 use crate::validator::{
@@ -111,6 +113,15 @@ pub enum ClientError {
         url: String,
         /// The limit in bytes.
         limit: usize,
+    },
+    /// An event of the event stream did not decode.
+    #[error("{url}: {source}")]
+    Event {
+        /// The URL of the stream.
+        url: String,
+        /// The decoding error.
+        #[source]
+        source: EventError,
     },
     /// A JSON request body could not be encoded.
     #[error("could not encode the request body: {0}")]
@@ -633,6 +644,29 @@ impl BeaconNodeHttpClient {
             .await
     }
 
+    // ---- events ----
+
+    /// `eventstream`: `GET /eth/v1/events?topics=...`, an open stream of events. The stream has
+    /// no timeout of its own (it lives as long as the node keeps it open); bound each
+    /// [`EventStream::next_event`] by the caller's clock.
+    pub async fn get_events(&self, topics: &[EventTopic]) -> Result<EventStream, ClientError> {
+        let mut url = self.url(&["eth", "v1", "events"])?;
+        let names: Vec<&str> = topics.iter().map(|t| t.as_str()).collect();
+        url.query_pairs_mut()
+            .append_pair("topics", &names.join(","));
+        let request = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, EVENT_STREAM_MEDIA_TYPE);
+        let response = self.send(&url, request).await?;
+        Ok(EventStream {
+            url: url.to_string(),
+            response,
+            parser: SseParser::new(self.limits.default),
+            ready: VecDeque::new(),
+        })
+    }
+
     // ---- config ----
 
     /// `getSpec`: `GET /eth/v1/config/spec`.
@@ -1000,6 +1034,56 @@ impl BeaconNodeHttpClient {
         let epoch = epoch.to_string();
         let url = self.url(&["eth", "v1", "validator", "liveness", &epoch])?;
         self.post_json(url, &Quoted(indices), Kind::Duties).await
+    }
+}
+
+/// `text/event-stream`.
+const EVENT_STREAM_MEDIA_TYPE: &str = "text/event-stream";
+
+/// An open `/eth/v1/events` stream.
+#[derive(Debug)]
+pub struct EventStream {
+    url: String,
+    response: Response,
+    parser: SseParser,
+    ready: VecDeque<SseFrame>,
+}
+
+impl EventStream {
+    /// The next event, `None` once the node closes the stream. A frame that does not decode is
+    /// an [`ClientError::Event`] and the stream goes on.
+    pub async fn next_event<E: EthSpec>(&mut self) -> Option<Result<BeaconEvent<E>, ClientError>> {
+        loop {
+            if let Some(frame) = self.ready.pop_front() {
+                return Some(
+                    BeaconEvent::decode(&frame.event, &frame.data).map_err(|source| {
+                        ClientError::Event {
+                            url: self.url.clone(),
+                            source,
+                        }
+                    }),
+                );
+            }
+            let chunk = match self.response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return None,
+                Err(source) => {
+                    return Some(Err(ClientError::Transport {
+                        url: self.url.clone(),
+                        source,
+                    }));
+                }
+            };
+            match self.parser.feed(&chunk) {
+                Ok(frames) => self.ready.extend(frames),
+                Err(EventTooLarge(limit)) => {
+                    return Some(Err(ClientError::BodyTooLarge {
+                        url: self.url.clone(),
+                        limit,
+                    }));
+                }
+            }
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub mod beacon;
 pub mod block_contents;
 pub mod client;
 pub mod envelope;
+pub mod events;
 pub mod json;
 pub mod negotiation;
 pub mod node;
@@ -21,13 +22,16 @@ pub use beacon::{
     ValidatorId, ValidatorStatus, ValidatorStatusFilter, ValidatorsRequestBody,
 };
 pub use block_contents::{BlockContents, SignedBlockContents};
-pub use client::{BeaconNodeHttpClient, BodyLimits, ClientError, ProducedBlock, Timeouts};
+pub use client::{
+    BeaconNodeHttpClient, BodyLimits, ClientError, EventStream, ProducedBlock, Timeouts,
+};
 pub use envelope::{
     CONSENSUS_BLOCK_VALUE_HEADER, CONSENSUS_VERSION_HEADER, DutiesResponse,
     EXECUTION_PAYLOAD_BLINDED_HEADER, EXECUTION_PAYLOAD_VALUE_HEADER,
     ExecutionOptimisticFinalizedResponse, ExecutionOptimisticResponse, ForkVersionedJson,
     ForkVersionedResponse, GenericResponse,
 };
+pub use events::{BeaconEvent, EventTopic};
 pub use negotiation::{Encoding, NegotiationError, negotiate, request_encoding};
 pub use node::{
     ConfigSpec, ForkSchedule, IdentityData, MetaData, NodeHealth, SyncingData, VersionData,

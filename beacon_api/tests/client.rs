@@ -884,3 +884,76 @@ async fn attestation_endpoints_speak_ssz_too() {
     .unwrap();
     assert_eq!(sent, aggregates);
 }
+
+#[tokio::test]
+async fn the_event_stream_yields_events_as_they_arrive() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", listener.local_addr().unwrap());
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let request = read_request(&mut stream).await;
+        // Headers at once, no length: the body is the open stream.
+        stream
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n: hello\n\n")
+            .await
+            .unwrap();
+        let head = r#"{"slot":"10","block":"0x9a2fefd2fdb57f74993c7780ea5b9030d2897b615b89f808011ca5aebed54eaf","state":"0x600e852a08c1200654ddf11025f1ceacb3c2e74bdd5c630cde0838b2591b69f9","epoch_transition":true,"previous_duty_dependent_root":"0x5e0043f107cb57913498fbf2f99ff55e730bf1e151f02f221e977c91a90a0e91","current_duty_dependent_root":"0x5e0043f107cb57913498fbf2f99ff55e730bf1e151f02f221e977c91a90a0e91","execution_optimistic":false}"#;
+        stream
+            .write_all(format!("event: head\ndata: {head}\n\n").as_bytes())
+            .await
+            .unwrap();
+        stream.flush().await.unwrap();
+        // The second event only after the client has seen the first: it was not buffered.
+        release_rx.await.unwrap();
+        stream.write_all(b"event: finalized_checkpoint\ndata: {\"block\":\"0x9a2fefd2fdb57f74993c7780ea5b9030d2897b615b89f808011ca5aebed54eaf\",\"state\":\"0x600e852a08c1200654ddf11025f1ceacb3c2e74bdd5c630cde0838b2591b69f9\",\"epoch\":\"2\",\"execution_optimistic\":false}\n\nevent: head\ndata: {}\n\n").await.unwrap();
+        stream.shutdown().await.unwrap();
+        request
+    });
+    let client = BeaconNodeHttpClient::from_url_str(&base, Timeouts::default()).unwrap();
+    let topics = [
+        beacon_api::EventTopic::Head,
+        beacon_api::EventTopic::FinalizedCheckpoint,
+    ];
+    let mut events = tokio::time::timeout(BOUND, client.get_events(&topics))
+        .await
+        .unwrap()
+        .unwrap();
+    let first = tokio::time::timeout(BOUND, events.next_event::<E>())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(first, beacon_api::BeaconEvent::Head(ref h) if h.slot == 10 && h.epoch_transition),
+        "{first:?}"
+    );
+    release_tx.send(()).unwrap();
+    let second = tokio::time::timeout(BOUND, events.next_event::<E>())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(second, beacon_api::BeaconEvent::FinalizedCheckpoint(ref f) if f.epoch == 2),
+        "{second:?}"
+    );
+    let bad = tokio::time::timeout(BOUND, events.next_event::<E>())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(bad, Err(ClientError::Event { .. })), "{bad:?}");
+    assert!(
+        tokio::time::timeout(BOUND, events.next_event::<E>())
+            .await
+            .unwrap()
+            .is_none(),
+        "stream closed"
+    );
+    let request = tokio::time::timeout(BOUND, server).await.unwrap().unwrap();
+    assert_eq!(
+        request.target,
+        "/eth/v1/events?topics=head%2Cfinalized_checkpoint"
+    );
+    assert_eq!(request.headers["accept"], "text/event-stream");
+}
