@@ -354,6 +354,8 @@ pub struct FcrContext<'s, E: EthSpec> {
     derived: Derived,
     /// `get_attestation_score` of every node, per checkpoint balance source.
     scores: FxHashMap<(Epoch, Root), Arc<Vec<Gwei>>>,
+    /// The members of each slot's committees that are in `store.equivocating_indices`.
+    equivocators_by_slot: FxHashMap<Slot, Arc<[ValidatorIndex]>>,
 }
 
 impl<'s, E: EthSpec> FcrContext<'s, E> {
@@ -372,6 +374,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             byzantine_threshold: fcr_store.byzantine_threshold,
             derived: fcr_store.derived.clone(),
             scores: FxHashMap::default(),
+            equivocators_by_slot: FxHashMap::default(),
         })
     }
 
@@ -684,10 +687,25 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         start_slot: Slot,
         end_slot: Slot,
     ) -> Result<Gwei, Error> {
-        let equivocators =
-            self.committee_members_between_slots(start_slot, end_slot, |ctx, i| {
-                ctx.store.is_equivocating(i)
-            })?;
+        // Every block's adversarial weight asks for a range ending at the previous slot: each
+        // slot's committees are scanned for equivocators once per evaluation.
+        let mut equivocators = FxHashSet::default();
+        for slot in start_slot..=end_slot {
+            let in_slot = match self.equivocators_by_slot.get(&slot) {
+                Some(found) => found.clone(),
+                None => {
+                    let found: Arc<[ValidatorIndex]> = self
+                        .committee_members_between_slots(slot, slot, |ctx, i| {
+                            ctx.store.is_equivocating(i)
+                        })?
+                        .into_iter()
+                        .collect();
+                    self.equivocators_by_slot.insert(slot, found.clone());
+                    found
+                }
+            };
+            equivocators.extend(in_slot.iter().copied());
+        }
         Ok(equivocators
             .into_iter()
             .filter_map(|i| source.active(i))
