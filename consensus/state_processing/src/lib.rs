@@ -12,14 +12,18 @@
 //! by `common::get_beacon_proposer_index`), its blob limit in
 //! `per_block::process_execution_payload` and its removal of eth1 deposits. What Deneb has in a
 //! form Electra modified lives in [`deneb`], by the spec's names, and the shared function calls
-//! it for a Deneb state.
+//! it for a Deneb state; what a fork defines new beside the shared processing lives in its
+//! module: [`electra`] (`upgrade_to_electra`), [`fulu`] (the proposer lookahead,
+//! `upgrade_to_fulu`).
 //!
 //! A state travels with its caches as a [`CachedBeaconState`].
 
 pub mod caches;
 pub mod common;
 pub mod deneb;
+pub mod electra;
 pub mod error;
+pub mod fulu;
 pub mod genesis;
 pub mod per_block;
 pub mod per_epoch;

@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 use types::{Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER};
 
-use super::{EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD};
+use crate::per_epoch::{EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD};
 use crate::{
     Error,
     common::{
@@ -33,7 +33,7 @@ pub fn process_proposer_lookahead<E: EthSpec>(
 
 /// The spec's `process_proposer_lookahead`, with the lookahead epoch's active validators and
 /// the (updated) effective balances taken from the registry summary `ctx`.
-pub(super) fn process_proposer_lookahead_with_context<E: EthSpec>(
+pub(crate) fn process_proposer_lookahead_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     ctx: &EpochContext,
 ) -> Result<(), EpochProcessingError> {
