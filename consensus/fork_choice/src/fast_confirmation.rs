@@ -7,7 +7,10 @@
 //! owner). The spec's functions are methods of [`FcrContext`], one evaluation of the rule
 //! against one moment of the store: it gets the head once and keeps what the spec would
 //! recompute on every call (balance sources, shufflings, attestation scores), which are fixed
-//! while the store does not change.
+//! while the store does not change. What it derives from states alone (the shufflings, the
+//! observed checkpoints' balances, the pulled-up head state) carries over to the next slot's
+//! call, keyed so that it cannot go stale. `on_fast_confirmation` changes the FCR store only when
+//! the whole evaluation succeeded.
 //!
 //! Two places read the store differently from the pyspec, with the same semantics:
 //! - `store.blocks[root].body.execution_payload.block_hash` (`get_safe_execution_block_hash`) is
