@@ -32,6 +32,15 @@ pub enum BlockProcessed {
     Pending(MissingComponents),
 }
 
+/// What reconstruction produced.
+#[derive(Debug, Clone)]
+pub struct Reconstructed<E: EthSpec> {
+    /// The columns the node did not have, to publish on the subnets it is subscribed to.
+    pub published: Vec<Arc<types::DataColumnSidecar<E>>>,
+    /// What became of the block.
+    pub outcome: Vec<BlockProcessed>,
+}
+
 impl<E: EthSpec> BeaconChain<E> {
     /// Records that a block was first seen now (the router calls this when a block arrives,
     /// before it is verified).
@@ -182,7 +191,7 @@ impl<E: EthSpec> BeaconChain<E> {
         root: &Root,
         engine: &impl ExecutionEngine<E>,
         payload_status: PayloadStatus,
-    ) -> Result<(Vec<Arc<types::DataColumnSidecar<E>>>, Vec<BlockProcessed>), ChainError> {
+    ) -> Result<Reconstructed<E>, ChainError> {
         let held = self.pending_columns(root);
         let half = <E::NumberOfColumns as types::typenum::Unsigned>::to_usize() / 2;
         if held.len() < half {
@@ -247,7 +256,10 @@ impl<E: EthSpec> BeaconChain<E> {
             engine,
             payload_status,
         )?;
-        Ok((missing, outcome))
+        Ok(Reconstructed {
+            published: missing,
+            outcome,
+        })
     }
 
     /// The custody columns held for a pending block (what reconstruction starts from).

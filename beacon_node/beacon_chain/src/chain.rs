@@ -548,6 +548,47 @@ impl<E: EthSpec> BeaconChain<E> {
         self.observed.lock().partial_headers.insert(root, header);
     }
 
+    /// Advances fork choice's clock to the chain clock (the slot timer calls this; imports do
+    /// it too).
+    pub fn on_tick(&self) {
+        self.fork_choice.lock().on_tick(self.now_ms() / 1000);
+    }
+
+    /// Fork choice's `store.time` (seconds).
+    pub fn fork_choice_time(&self) -> u64 {
+        self.fork_choice.lock().time()
+    }
+
+    /// Fork choice's `proposer_boost_root`.
+    pub fn proposer_boost_root(&self) -> Root {
+        self.fork_choice.lock().proposer_boost_root()
+    }
+
+    /// The execution client answered INVALID for a payload: for an imported block's payload
+    /// `from` is that block, for a block being imported it is the block's parent. `from` and
+    /// its ancestors back to `latest_valid_hash` (and all their descendants) are invalidated:
+    /// their statuses become `Invalidated`, they leave head selection, and the head is
+    /// recomputed.
+    ///
+    /// [spec]: sync/optimistic.md#how-to-optimistically-import-blocks
+    pub fn invalidate_payloads(
+        &self,
+        from: &Root,
+        latest_valid_hash: Option<Root>,
+    ) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
+        let invalidated = self
+            .fork_choice
+            .lock()
+            .invalidate_payloads(from, latest_valid_hash);
+        {
+            let mut statuses = self.payload_statuses.lock();
+            for root in invalidated {
+                statuses.insert(root, PayloadStatus::Invalidated);
+            }
+        }
+        self.recompute_head()
+    }
+
     /// Moves the observed caches' windows to the clock's slot and the finalized slot.
     pub(crate) fn prune_observed(&self, current_slot: Slot) {
         let finalized_slot = self.finalized_checkpoint().epoch * E::slots_per_epoch();
@@ -814,12 +855,16 @@ fn on_block_with_body<E: EthSpec>(
 ) -> Result<CachedBeaconState<E>, fork_choice::Error> {
     let block_root = fc.on_block(block, Columns::Retrieved(columns), engine)?;
     if let Some(message) = electra_message(block) {
+        // Their signatures were verified by the state transition just now: not again.
+        let verify = fc.verify_signatures();
+        fc.set_verify_signatures(VerifySignatures::None);
         for attestation in message.body.attestations.iter() {
             let _ = fc.on_attestation(attestation, true);
         }
         for slashing in message.body.attester_slashings.iter() {
             let _ = fc.on_attester_slashing(slashing);
         }
+        fc.set_verify_signatures(verify);
     }
     Ok(fc
         .block_state(&block_root)

@@ -288,7 +288,7 @@ fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
     assert!(s.chain.take_reconstruction_request(&root));
     assert!(!s.chain.take_reconstruction_request(&root), "asked once");
 
-    let (published, outcome) = s
+    let beacon_chain::block_import::Reconstructed { published, outcome } = s
         .chain
         .reconstruct_data_columns(&root, &AlwaysValid, PayloadStatus::Valid)
         .unwrap();

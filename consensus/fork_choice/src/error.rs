@@ -14,6 +14,15 @@ pub enum Error {
         /// Its `parent_root`, absent from the store.
         parent: Root,
     },
+    /// `on_block`: the parent's execution payload (or an ancestor's) was found invalid by the
+    /// execution client: nothing may build on it.
+    #[error("block {block:?}: parent {parent:?} has an invalidated payload")]
+    InvalidatedParent {
+        /// Root of the rejected block.
+        block: Root,
+        /// Its `parent_root`, invalidated.
+        parent: Root,
+    },
     /// `on_block`: the block's slot is after the store's current slot.
     #[error("block at slot {block_slot} is from the future (current slot {current_slot})")]
     FutureBlock {

@@ -112,6 +112,11 @@ pub struct ForkChoice<E: EthSpec> {
     balances: JustifiedBalances,
     /// The proposer boost now in the node weights: block root and amount.
     applied_boost: Option<(Root, Gwei)>,
+    /// Each block's execution payload block hash (optimistic sync walks them).
+    payload_hashes: FxHashMap<Root, Root>,
+    /// Blocks whose payload (or an ancestor's) the execution client found invalid, and their
+    /// descendants: not viable for the head, and nothing may build on them.
+    invalidated: FxHashSet<Root>,
 }
 
 fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
@@ -210,7 +215,64 @@ impl<E: EthSpec> ForkChoice<E> {
             checkpoint_states,
             balances: JustifiedBalances::default(),
             applied_boost: None,
+            payload_hashes: FxHashMap::default(),
+            invalidated: FxHashSet::default(),
         })
+    }
+
+    /// The execution client found the payload of a child of `from` invalid (or of `from`
+    /// itself, when it was imported optimistically): `from` and its ancestors back to the block
+    /// whose payload hash is `latest_valid_hash` (exclusive) are invalidated, and so is every
+    /// descendant of an invalidated block. With no (or an unknown) latest valid hash only
+    /// `from` is. Returns the roots newly invalidated.
+    ///
+    /// [spec]: sync/optimistic.md#transitioning-from-valid---invalidated-or-optimistic---invalidated
+    pub fn invalidate_payloads(
+        &mut self,
+        from: &Root,
+        latest_valid_hash: Option<Root>,
+    ) -> Vec<Root> {
+        let mut newly = Vec::new();
+        let lvh_known =
+            latest_valid_hash.is_some_and(|h| self.payload_hashes.values().any(|v| *v == h));
+        let mut index = self.proto.index_of(from);
+        while let Some(i) = index {
+            let node = &self.proto.nodes()[i];
+            if lvh_known && self.payload_hashes.get(&node.root).copied() == latest_valid_hash {
+                break;
+            }
+            // The anchor has no payload to judge here: it is final.
+            if node.parent.is_none() {
+                break;
+            }
+            if self.invalidated.insert(node.root) {
+                newly.push(node.root);
+            }
+            if !lvh_known {
+                break;
+            }
+            index = node.parent;
+        }
+        // Descendants, in one forward pass (parents come before children).
+        for node in self.proto.nodes() {
+            if let Some(parent) = node.parent
+                && self.invalidated.contains(&self.proto.nodes()[parent].root)
+                && self.invalidated.insert(node.root)
+            {
+                newly.push(node.root);
+            }
+        }
+        newly
+    }
+
+    /// Whether block `root`'s payload (or an ancestor's) was found invalid.
+    pub fn is_invalidated(&self, root: &Root) -> bool {
+        self.invalidated.contains(root)
+    }
+
+    /// How signatures are checked.
+    pub fn verify_signatures(&self) -> VerifySignatures {
+        self.config.verify_signatures
     }
 
     /// Sets how signatures are checked from now on (a restarting node replays blocks it had
@@ -425,6 +487,12 @@ impl<E: EthSpec> ForkChoice<E> {
                 parent: parent_root,
             })?
             .clone();
+        if self.invalidated.contains(&parent_root) {
+            return Err(Error::InvalidatedParent {
+                block: block_root,
+                parent: parent_root,
+            });
+        }
         let current_slot = self.get_current_slot();
         if current_slot < slot {
             return Err(Error::FutureBlock {
@@ -505,6 +573,10 @@ impl<E: EthSpec> ForkChoice<E> {
             weight: 0,
         })?;
         self.block_states.insert(block_root, state);
+        if let SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) = signed_block {
+            self.payload_hashes
+                .insert(block_root, b.message.body.execution_payload.block_hash);
+        }
 
         // `update_proposer_boost_root`.
         let epoch = self.get_current_store_epoch();
@@ -781,11 +853,12 @@ impl<E: EthSpec> ForkChoice<E> {
     /// [spec]: phase0/fork-choice.md#get_head
     pub fn get_head(&mut self) -> Result<Head, Error> {
         self.update_weights()?;
-        let head = self.proto.find_head(
+        let head = self.proto.find_head_excluding(
             &self.justified_checkpoint,
             &self.finalized_checkpoint,
             self.get_current_store_epoch(),
             E::slots_per_epoch(),
+            &self.invalidated,
         )?;
         let node = &self.proto.nodes()[head];
         Ok(Head {
@@ -1023,6 +1096,10 @@ impl<E: EthSpec> ForkChoice<E> {
         let proto = &self.proto;
         self.block_states
             .retain(|root, _| proto.index_of(root).is_some());
+        self.payload_hashes
+            .retain(|root, _| proto.index_of(root).is_some());
+        self.invalidated
+            .retain(|root| proto.index_of(root).is_some());
         let finalized_epoch = self.finalized_checkpoint.epoch;
         self.checkpoint_states
             .retain(|(epoch, _), _| *epoch >= finalized_epoch);

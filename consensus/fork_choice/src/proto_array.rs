@@ -7,7 +7,7 @@
 //!
 //! [spec]: phase0/fork-choice.md#get_head
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use types::{Epoch, GENESIS_EPOCH, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 
 use crate::error::Error;
@@ -163,6 +163,28 @@ impl ProtoArray {
         current_epoch: Epoch,
         slots_per_epoch: u64,
     ) -> Result<usize, Error> {
+        self.find_head_excluding(
+            justified,
+            finalized,
+            current_epoch,
+            slots_per_epoch,
+            &FxHashSet::default(),
+        )
+    }
+
+    /// [`Self::find_head`] with the blocks in `invalid` (payloads the execution client found
+    /// invalid, and their descendants) not viable: the optimistic sync spec takes them out of
+    /// the block tree.
+    ///
+    /// [spec]: sync/optimistic.md#transitioning-from-valid---invalidated-or-optimistic---invalidated
+    pub fn find_head_excluding(
+        &self,
+        justified: &Checkpoint,
+        finalized: &Checkpoint,
+        current_epoch: Epoch,
+        slots_per_epoch: u64,
+        invalid: &FxHashSet<Root>,
+    ) -> Result<usize, Error> {
         let start = self
             .index_of(&justified.root)
             .ok_or(Error::UnknownJustifiedBlock(justified.root))?;
@@ -200,7 +222,8 @@ impl ProtoArray {
                     || voting_source.epoch + 2 >= current_epoch;
                 let correct_finalized =
                     !check_finalized || Some(ancestor_at_finalized[index]) == finalized_index;
-                viable[index] = correct_justified && correct_finalized;
+                viable[index] =
+                    correct_justified && correct_finalized && !invalid.contains(&node.root);
             }
             if let Some(parent) = node.parent {
                 has_children[parent] = true;

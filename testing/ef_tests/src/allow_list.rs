@@ -38,11 +38,6 @@ impl AllowedGap {
 /// The gaps accepted today.
 pub const ALLOW_LIST: &[AllowedGap] = &[
     AllowedGap {
-        path: "minimal/*/sync",
-        reason: "no runner: optimistic sync needs the beacon chain's import path against a \
-                 mock engine (issues 13 and 19)",
-    },
-    AllowedGap {
         path: "minimal/*/light_client/data_collection",
         reason: "imports blocks through the beacon chain and serves light-client data from it \
                  (issues 13 and 19)",

@@ -21,6 +21,7 @@ mod shuffling;
 mod ssz_generic;
 mod ssz_static;
 mod state_case;
+mod sync;
 mod transition;
 
 pub use shuffling::Shuffling;
@@ -48,6 +49,7 @@ pub fn all() -> Vec<Box<dyn Runner>> {
         Box::new(epoch_processing::EpochProcessing),
         Box::new(fork::Fork),
         Box::new(fork_choice::ForkChoiceRunner),
+        Box::new(sync::Sync),
         Box::new(fast_confirmation::FastConfirmation),
         Box::new(transition::Transition),
         Box::new(rewards::Rewards),
