@@ -8,8 +8,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use types::phase0::Validator;
-use types::{BLSPubkey, Epoch, FAR_FUTURE_EPOCH, Gwei, Root, Slot, ValidatorIndex, Version};
+use types::phase0::{Checkpoint, SignedBeaconBlockHeader, Validator};
+use types::{
+    BLSPubkey, CommitteeIndex, Epoch, FAR_FUTURE_EPOCH, Gwei, Root, Slot, ValidatorIndex, Version,
+};
 
 /// A path or query value that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -427,6 +429,71 @@ pub struct ValidatorsRequestBody {
     pub statuses: Option<Vec<ValidatorStatusFilter>>,
 }
 
+/// `GET /eth/v1/beacon/states/{state_id}/finality_checkpoints` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinalityCheckpointsData {
+    /// The previous justified checkpoint.
+    pub previous_justified: Checkpoint,
+    /// The current justified checkpoint.
+    pub current_justified: Checkpoint,
+    /// The finalized checkpoint.
+    pub finalized: Checkpoint,
+}
+
+/// `{ "root": ... }`: the data of the state root and block root endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootData {
+    /// The root.
+    pub root: Root,
+}
+
+/// `Committee`: one beacon committee of a slot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitteeData {
+    /// The committee's index within the slot.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub index: CommitteeIndex,
+    /// The slot.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The members, in committee order.
+    #[serde(with = "crate::json::quoted_u64_vec")]
+    pub validators: Vec<ValidatorIndex>,
+}
+
+/// `SyncCommitteeByValidatorIndices`: the sync committee of a period by validator index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncCommitteeByValidatorIndices {
+    /// The members, in committee order.
+    #[serde(with = "crate::json::quoted_u64_vec")]
+    pub validators: Vec<ValidatorIndex>,
+    /// The members of each subcommittee.
+    pub validator_aggregates: Vec<QuotedIndices>,
+}
+
+/// A list of validator indices as quoted decimals (an element of a list of lists).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct QuotedIndices(#[serde(with = "crate::json::quoted_u64_vec")] pub Vec<ValidatorIndex>);
+
+/// `GET /eth/v1/beacon/headers/{block_id}` data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockHeaderData {
+    /// The block's root.
+    pub root: Root,
+    /// True if the block is on the canonical chain.
+    pub canonical: bool,
+    /// The signed header.
+    pub header: SignedBeaconBlockHeader,
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/randao` data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RandaoData {
+    /// The RANDAO mix of the epoch asked for.
+    pub randao: Root,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -569,5 +636,34 @@ mod tests {
             serde_json::from_str::<ValidatorsRequestBody>("{}").expect("decodes"),
             ValidatorsRequestBody::default()
         );
+    }
+
+    fn round_trip<T: Serialize + serde::de::DeserializeOwned>(json: &str) -> T {
+        let parsed: T = serde_json::from_str(json).expect("decodes");
+        assert_eq!(serde_json::to_string(&parsed).expect("encodes"), json);
+        parsed
+    }
+
+    #[test]
+    fn state_and_block_data_round_trip_the_spec_shape() {
+        let root = "0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2";
+        let checkpoint = format!(r#"{{"epoch":"1","root":"{root}"}}"#);
+        let finality: FinalityCheckpointsData = round_trip(&format!(
+            r#"{{"previous_justified":{checkpoint},"current_justified":{checkpoint},"finalized":{checkpoint}}}"#
+        ));
+        assert_eq!(finality.finalized.epoch, 1);
+        let _: RootData = round_trip(&format!(r#"{{"root":"{root}"}}"#));
+        let committee: CommitteeData =
+            round_trip(r#"{"index":"1","slot":"1","validators":["1","5"]}"#);
+        assert_eq!(committee.validators, [1, 5]);
+        let sync: SyncCommitteeByValidatorIndices =
+            round_trip(r#"{"validators":["1","2","3"],"validator_aggregates":[["1","2"],["3"]]}"#);
+        assert_eq!(sync.validator_aggregates[1].0, [3]);
+        let signature = format!("0x{}", "1b".repeat(96));
+        let header: BlockHeaderData = round_trip(&format!(
+            r#"{{"root":"{root}","canonical":true,"header":{{"message":{{"slot":"1","proposer_index":"1","parent_root":"{root}","state_root":"{root}","body_root":"{root}"}},"signature":"{signature}"}}}}"#
+        ));
+        assert!(header.canonical);
+        let _: RandaoData = round_trip(&format!(r#"{{"randao":"{root}"}}"#));
     }
 }

@@ -23,8 +23,8 @@ use types::{
 
 use crate::api_error::ApiErrorBody;
 use crate::beacon::{
-    BlockId, GenesisData, StateId, ValidatorData, ValidatorId, ValidatorStatusFilter,
-    ValidatorsRequestBody,
+    BlockHeaderData, BlockId, FinalityCheckpointsData, GenesisData, RootData, StateId,
+    ValidatorData, ValidatorId, ValidatorStatusFilter, ValidatorsRequestBody,
 };
 use crate::block_contents::{BlockContents, SignedBlockContents};
 use crate::envelope::{
@@ -33,11 +33,15 @@ use crate::envelope::{
 };
 use crate::events::{BeaconEvent, EventError, EventTooLarge, EventTopic, SseFrame, SseParser};
 use crate::negotiation::{JSON_MEDIA_TYPE, PREFER_SSZ_ACCEPT, SSZ_MEDIA_TYPE};
-use crate::node::{ConfigSpec, ForkSchedule, IdentityData, NodeHealth, SyncingData, VersionData};
+use crate::node::{
+    ConfigSpec, DepositContractData, ForkSchedule, IdentityData, NodeHealth, PeerCountData,
+    SyncingData, VersionData,
+};
 use crate::validator::{
-    AttesterDuty, BeaconCommitteeSubscription, BroadcastValidation, LivenessResponseData,
-    MetadataHeaderError, ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData,
-    SignedValidatorRegistrationV1, SyncCommitteeSubscription, SyncDutiesResponse,
+    AttesterDuty, BeaconCommitteeSelection, BeaconCommitteeSubscription, BroadcastValidation,
+    LivenessResponseData, MetadataHeaderError, ProduceBlockV3Metadata, ProposerDuty,
+    ProposerPreparationData, SignedValidatorRegistrationV1, SyncCommitteeSelection,
+    SyncCommitteeSubscription, SyncDutiesResponse,
 };
 
 /// What can go wrong with a request.
@@ -534,6 +538,43 @@ impl BeaconNodeHttpClient {
         self.post_json(url, body, Kind::Duties).await
     }
 
+    /// `getStateFinalityCheckpoints`: `GET /eth/v1/beacon/states/{state_id}/finality_checkpoints`.
+    pub async fn get_beacon_states_finality_checkpoints(
+        &self,
+        state_id: StateId,
+    ) -> Result<ExecutionOptimisticFinalizedResponse<FinalityCheckpointsData>, ClientError> {
+        let state = state_id.to_string();
+        let url = self.url(&[
+            "eth",
+            "v1",
+            "beacon",
+            "states",
+            &state,
+            "finality_checkpoints",
+        ])?;
+        self.get_json(url, Kind::Default).await
+    }
+
+    /// `getBlockRoot`: `GET /eth/v1/beacon/blocks/{block_id}/root`.
+    pub async fn get_beacon_blocks_root(
+        &self,
+        block_id: BlockId,
+    ) -> Result<ExecutionOptimisticFinalizedResponse<RootData>, ClientError> {
+        let block = block_id.to_string();
+        let url = self.url(&["eth", "v1", "beacon", "blocks", &block, "root"])?;
+        self.get_json(url, Kind::Default).await
+    }
+
+    /// `getBlockHeader`: `GET /eth/v1/beacon/headers/{block_id}`.
+    pub async fn get_beacon_headers_block_id(
+        &self,
+        block_id: BlockId,
+    ) -> Result<ExecutionOptimisticFinalizedResponse<BlockHeaderData>, ClientError> {
+        let block = block_id.to_string();
+        let url = self.url(&["eth", "v1", "beacon", "headers", &block])?;
+        self.get_json(url, Kind::Default).await
+    }
+
     /// `getBlockV2` in SSZ: `GET /eth/v2/beacon/blocks/{block_id}`, decoded by the
     /// `Eth-Consensus-Version` header. `None` if the node has no such block (404).
     pub async fn get_beacon_blocks_ssz<E: EthSpec>(
@@ -669,6 +710,17 @@ impl BeaconNodeHttpClient {
 
     // ---- config ----
 
+    /// `getDepositContract`: `GET /eth/v1/config/deposit_contract`.
+    pub async fn get_config_deposit_contract(
+        &self,
+    ) -> Result<GenericResponse<DepositContractData>, ClientError> {
+        self.get_json(
+            self.url(&["eth", "v1", "config", "deposit_contract"])?,
+            Kind::Default,
+        )
+        .await
+    }
+
     /// `getSpec`: `GET /eth/v1/config/spec`.
     pub async fn get_config_spec(&self) -> Result<GenericResponse<ConfigSpec>, ClientError> {
         self.get_json(self.url(&["eth", "v1", "config", "spec"])?, Kind::Default)
@@ -687,6 +739,15 @@ impl BeaconNodeHttpClient {
     }
 
     // ---- node ----
+
+    /// `getPeerCount`: `GET /eth/v1/node/peer_count`.
+    pub async fn get_node_peer_count(&self) -> Result<GenericResponse<PeerCountData>, ClientError> {
+        self.get_json(
+            self.url(&["eth", "v1", "node", "peer_count"])?,
+            Kind::Default,
+        )
+        .await
+    }
 
     /// `getSyncingStatus`: `GET /eth/v1/node/syncing`.
     pub async fn get_node_syncing(&self) -> Result<GenericResponse<SyncingData>, ClientError> {
@@ -1023,6 +1084,25 @@ impl BeaconNodeHttpClient {
         let body = serde_json::to_vec(registrations).map_err(ClientError::Encode)?;
         self.post_json_no_content(url, body, Kind::Default, None)
             .await
+    }
+
+    /// `submitBeaconCommitteeSelections` (DVT): `POST /eth/v1/validator/beacon_committee_selections`;
+    /// the answer carries the combined selection proofs.
+    pub async fn post_validator_beacon_committee_selections(
+        &self,
+        selections: &[BeaconCommitteeSelection],
+    ) -> Result<GenericResponse<Vec<BeaconCommitteeSelection>>, ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "beacon_committee_selections"])?;
+        self.post_json(url, selections, Kind::Attestation).await
+    }
+
+    /// `submitSyncCommitteeSelections` (DVT): `POST /eth/v1/validator/sync_committee_selections`.
+    pub async fn post_validator_sync_committee_selections(
+        &self,
+        selections: &[SyncCommitteeSelection],
+    ) -> Result<GenericResponse<Vec<SyncCommitteeSelection>>, ClientError> {
+        let url = self.url(&["eth", "v1", "validator", "sync_committee_selections"])?;
+        self.post_json(url, selections, Kind::Attestation).await
     }
 
     /// `getLiveness`: `POST /eth/v1/validator/liveness/{epoch}`.

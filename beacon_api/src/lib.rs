@@ -18,8 +18,10 @@ pub mod validator;
 
 pub use api_error::{ApiErrorBody, ErrorMessage, IndexedError, IndexedErrorMessage};
 pub use beacon::{
-    BlockId, GeneralStatus, GenesisData, IdError, StateId, ValidatorBalanceData, ValidatorData,
-    ValidatorId, ValidatorStatus, ValidatorStatusFilter, ValidatorsRequestBody,
+    BlockHeaderData, BlockId, CommitteeData, FinalityCheckpointsData, GeneralStatus, GenesisData,
+    IdError, QuotedIndices, RandaoData, RootData, StateId, SyncCommitteeByValidatorIndices,
+    ValidatorBalanceData, ValidatorData, ValidatorId, ValidatorStatus, ValidatorStatusFilter,
+    ValidatorsRequestBody,
 };
 pub use block_contents::{BlockContents, SignedBlockContents};
 pub use client::{
@@ -34,10 +36,12 @@ pub use envelope::{
 pub use events::{BeaconEvent, EventTopic};
 pub use negotiation::{Encoding, NegotiationError, negotiate, request_encoding};
 pub use node::{
-    ConfigSpec, ForkSchedule, IdentityData, MetaData, NodeHealth, SyncingData, VersionData,
+    ConfigSpec, DepositContractData, ForkSchedule, IdentityData, MetaData, NodeHealth,
+    PeerCountData, PeerData, PeerDirection, PeerState, SyncingData, VersionData,
 };
 pub use validator::{
-    AttesterDuty, BeaconCommitteeSubscription, BroadcastValidation, LivenessResponseData,
-    ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData, SignedValidatorRegistrationV1,
-    SyncCommitteeSubscription, SyncDutiesResponse, SyncDuty, ValidatorRegistrationV1,
+    AttesterDuty, BeaconCommitteeSelection, BeaconCommitteeSubscription, BroadcastValidation,
+    LivenessResponseData, ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData,
+    SignedValidatorRegistrationV1, SyncCommitteeSelection, SyncCommitteeSubscription,
+    SyncDutiesResponse, SyncDuty, ValidatorRegistrationV1,
 };

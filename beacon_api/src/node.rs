@@ -114,6 +114,72 @@ impl ConfigSpec {
 /// `GET /eth/v1/config/fork_schedule` data: every fork of the chain, oldest first.
 pub type ForkSchedule = Vec<types::phase0::Fork>;
 
+/// `PeerConnectionState`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerState {
+    /// Not connected.
+    Disconnected,
+    /// Dialing or handshaking.
+    Connecting,
+    /// Connected.
+    Connected,
+    /// Closing.
+    Disconnecting,
+}
+
+/// `PeerConnectionDirection`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerDirection {
+    /// The peer dialed us.
+    Inbound,
+    /// We dialed the peer.
+    Outbound,
+}
+
+/// `Peer`: one entry of `GET /eth/v1/node/peers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerData {
+    /// The libp2p peer id.
+    pub peer_id: String,
+    /// The peer's ENR, if known.
+    pub enr: Option<String>,
+    /// The last multiaddr the peer was seen at.
+    pub last_seen_p2p_address: String,
+    /// The connection state.
+    pub state: PeerState,
+    /// Who dialed.
+    pub direction: PeerDirection,
+}
+
+/// `GET /eth/v1/node/peer_count` data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerCountData {
+    /// Peers disconnected.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub disconnected: u64,
+    /// Peers connecting.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub connecting: u64,
+    /// Peers connected.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub connected: u64,
+    /// Peers disconnecting.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub disconnecting: u64,
+}
+
+/// `GET /eth/v1/config/deposit_contract` data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DepositContractData {
+    /// The execution chain id.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub chain_id: u64,
+    /// The deposit contract's address.
+    pub address: types::ExecutionAddress,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +228,27 @@ mod tests {
         let schedule: ForkSchedule = serde_json::from_str(json).expect("decodes");
         assert_eq!(schedule[1].epoch, 74_240);
         assert_eq!(serde_json::to_string(&schedule).expect("encodes"), json);
+    }
+
+    #[test]
+    fn peers_and_deposit_contract_round_trip_the_spec_shape() {
+        let peer = r#"{"peer_id":"QmYyQSo1c1Ym7orWxLYvCrM2EmxFTANf8wXmmE7DWjhx5N","enr":null,"last_seen_p2p_address":"/ip4/7.7.7.7/tcp/4242/p2p/QmYyQSo1c1Ym7orWxLYvCrM2EmxFTANf8wXmmE7DWjhx5N","state":"connected","direction":"inbound"}"#;
+        let parsed: PeerData = serde_json::from_str(peer).expect("decodes");
+        assert_eq!(
+            (parsed.state, parsed.direction, parsed.enr.as_deref()),
+            (PeerState::Connected, PeerDirection::Inbound, None)
+        );
+        assert_eq!(serde_json::to_string(&parsed).expect("encodes"), peer);
+        assert!(serde_json::from_str::<PeerData>(&peer.replace("inbound", "sideways")).is_err());
+
+        let count =
+            r#"{"disconnected":"12","connecting":"34","connected":"56","disconnecting":"5"}"#;
+        let parsed: PeerCountData = serde_json::from_str(count).expect("decodes");
+        assert_eq!(serde_json::to_string(&parsed).expect("encodes"), count);
+
+        let contract = r#"{"chain_id":"1","address":"0x00000000219ab540356cbb839cbe05303d7705fa"}"#;
+        let parsed: DepositContractData = serde_json::from_str(contract).expect("decodes");
+        assert_eq!(serde_json::to_string(&parsed).expect("encodes"), contract);
     }
 
     #[test]

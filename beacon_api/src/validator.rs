@@ -158,6 +158,36 @@ pub struct LivenessResponseData {
     pub is_live: bool,
 }
 
+/// `BeaconCommitteeSelection` (DVT): a validator's partial selection proof for a slot, sent to
+/// a middleware that combines the partials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeaconCommitteeSelection {
+    /// The validator's index.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub validator_index: ValidatorIndex,
+    /// The slot of the duty.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The (partial or combined) selection proof.
+    pub selection_proof: BLSSignature,
+}
+
+/// `SyncCommitteeSelection` (DVT).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncCommitteeSelection {
+    /// The validator's index.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub validator_index: ValidatorIndex,
+    /// The slot of the duty.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The sync subcommittee.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub subcommittee_index: u64,
+    /// The (partial or combined) selection proof.
+    pub selection_proof: BLSSignature,
+}
+
 /// `broadcast_validation`: how much a node checks a published block before it gossips it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum BroadcastValidation {
@@ -415,5 +445,18 @@ mod tests {
             ProduceBlockV3Metadata::from_headers(get),
             Err(MetadataHeaderError::Missing(CONSENSUS_VERSION_HEADER))
         );
+    }
+
+    #[test]
+    fn dvt_selections_round_trip_the_spec_shape() {
+        let signature = format!("0x{}", "1b".repeat(96));
+        let selection: BeaconCommitteeSelection = round_trip(&format!(
+            r#"{{"validator_index":"1","slot":"2","selection_proof":"{signature}"}}"#
+        ));
+        assert_eq!(selection.slot, 2);
+        let selection: SyncCommitteeSelection = round_trip(&format!(
+            r#"{{"validator_index":"1","slot":"2","subcommittee_index":"3","selection_proof":"{signature}"}}"#
+        ));
+        assert_eq!(selection.subcommittee_index, 3);
     }
 }

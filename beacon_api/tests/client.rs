@@ -957,3 +957,92 @@ async fn the_event_stream_yields_events_as_they_arrive() {
     );
     assert_eq!(request.headers["accept"], "text/event-stream");
 }
+
+#[tokio::test]
+async fn checkpoint_sync_node_and_dvt_endpoints() {
+    let root = "0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2";
+    let checkpoint = format!(r#"{{"epoch":"3","root":"{root}"}}"#);
+    let signature = format!("0x{}", "1b".repeat(96));
+    let header = format!(
+        r#"{{"root":"{root}","canonical":true,"header":{{"message":{{"slot":"96","proposer_index":"1","parent_root":"{root}","state_root":"{root}","body_root":"{root}"}},"signature":"{signature}"}}}}"#
+    );
+    let selection =
+        format!(r#"[{{"validator_index":"1","slot":"2","selection_proof":"{signature}"}}]"#);
+    let sync_selection = format!(
+        r#"[{{"validator_index":"1","slot":"2","subcommittee_index":"3","selection_proof":"{signature}"}}]"#
+    );
+    let (base, server) = serve(vec![
+        json_response(200, &format!(r#"{{"execution_optimistic":false,"finalized":true,"data":{{"previous_justified":{checkpoint},"current_justified":{checkpoint},"finalized":{checkpoint}}}}}"#)),
+        json_response(200, &format!(r#"{{"execution_optimistic":false,"finalized":true,"data":{{"root":"{root}"}}}}"#)),
+        json_response(200, &format!(r#"{{"execution_optimistic":true,"finalized":false,"data":{header}}}"#)),
+        json_response(200, r#"{"data":{"disconnected":"1","connecting":"2","connected":"3","disconnecting":"4"}}"#),
+        json_response(200, r#"{"data":{"chain_id":"17000","address":"0x4242424242424242424242424242424242424242"}}"#),
+        json_response(200, &format!(r#"{{"data":{selection}}}"#)),
+        json_response(200, &format!(r#"{{"data":{sync_selection}}}"#)),
+    ])
+    .await;
+    let c = client(&base);
+    let selections: Vec<beacon_api::BeaconCommitteeSelection> =
+        serde_json::from_str(&selection).unwrap();
+    let sync_selections: Vec<beacon_api::SyncCommitteeSelection> =
+        serde_json::from_str(&sync_selection).unwrap();
+    let run = async {
+        let finality = c
+            .get_beacon_states_finality_checkpoints(StateId::Head)
+            .await
+            .unwrap();
+        assert_eq!(finality.data.finalized.epoch, 3);
+        assert_eq!(
+            c.get_beacon_blocks_root("finalized".parse().unwrap())
+                .await
+                .unwrap()
+                .data
+                .root,
+            root.parse::<types::Root>().unwrap()
+        );
+        let header = c
+            .get_beacon_headers_block_id(beacon_api::BlockId::Slot(96))
+            .await
+            .unwrap();
+        assert!(header.execution_optimistic && header.data.canonical);
+        assert_eq!(header.data.header.message.slot, 96);
+        assert_eq!(c.get_node_peer_count().await.unwrap().data.connected, 3);
+        assert_eq!(
+            c.get_config_deposit_contract().await.unwrap().data.chain_id,
+            17_000
+        );
+        assert_eq!(
+            c.post_validator_beacon_committee_selections(&selections)
+                .await
+                .unwrap()
+                .data,
+            selections
+        );
+        assert_eq!(
+            c.post_validator_sync_committee_selections(&sync_selections)
+                .await
+                .unwrap()
+                .data,
+            sync_selections
+        );
+    };
+    tokio::time::timeout(BOUND, run)
+        .await
+        .expect("answered in time");
+    let requests = finish(server).await;
+    let paths: Vec<&str> = requests.iter().map(Recorded::path).collect();
+    assert_eq!(
+        paths,
+        [
+            "/prefix/eth/v1/beacon/states/head/finality_checkpoints",
+            "/prefix/eth/v1/beacon/blocks/finalized/root",
+            "/prefix/eth/v1/beacon/headers/96",
+            "/prefix/eth/v1/node/peer_count",
+            "/prefix/eth/v1/config/deposit_contract",
+            "/prefix/eth/v1/validator/beacon_committee_selections",
+            "/prefix/eth/v1/validator/sync_committee_selections",
+        ]
+    );
+    assert_eq!(String::from_utf8_lossy(&requests[5].body), selection);
+    assert_eq!(String::from_utf8_lossy(&requests[6].body), sync_selection);
+}
