@@ -13,8 +13,8 @@
 //! `per_block::process_execution_payload` and its removal of eth1 deposits. What Deneb has in a
 //! form Electra modified lives in [`deneb`], by the spec's names, and the shared function calls
 //! it for a Deneb state; what a fork defines new beside the shared processing lives in its
-//! module: [`electra`] (`upgrade_to_electra`), [`fulu`] (the proposer lookahead,
-//! `upgrade_to_fulu`).
+//! module: [`electra`] (the execution requests, the pending deposit and consolidation queues,
+//! `upgrade_to_electra`), [`fulu`] (the proposer lookahead, `upgrade_to_fulu`).
 //!
 //! A state travels with its caches as a [`CachedBeaconState`].
 

@@ -22,11 +22,14 @@ mod errors;
 mod execution;
 mod mutators;
 mod operations;
-mod requests;
 pub mod signature_sets;
 mod sync_aggregate;
 mod withdrawals;
 
+pub use crate::electra::execution_requests::{
+    is_valid_switch_to_compounding_request, process_consolidation_request, process_deposit_request,
+    process_withdrawal_request,
+};
 pub use attestation::{
     get_attestation_participation_flag_indices, get_attesting_indices, get_indexed_attestation,
     is_valid_indexed_attestation, process_attestation,
@@ -48,10 +51,6 @@ pub(crate) use operations::slash_attesters_in_both;
 pub use operations::{
     process_attester_slashing, process_bls_to_execution_change, process_proposer_slashing,
     process_voluntary_exit,
-};
-pub use requests::{
-    is_valid_switch_to_compounding_request, process_consolidation_request, process_deposit_request,
-    process_withdrawal_request,
 };
 pub use signature_sets::BlockSignatureVerifier;
 pub use sync_aggregate::process_sync_aggregate;

@@ -25,7 +25,6 @@
 pub(crate) mod context;
 mod effective_balance_updates;
 mod justification_and_finalization;
-mod pending_deposits;
 mod registry_updates;
 mod resets;
 mod rewards_and_penalties;
@@ -35,6 +34,9 @@ mod sync_committee;
 pub use crate::common::{
     add_validator_to_registry, get_validator_from_deposit, is_valid_deposit_signature,
 };
+pub use crate::electra::pending_deposits::{
+    apply_pending_deposit, process_pending_consolidations, process_pending_deposits,
+};
 pub use crate::fulu::proposer_lookahead::{
     compute_proposer_indices, get_beacon_proposer_indices, initialize_proposer_lookahead,
     process_proposer_lookahead,
@@ -43,9 +45,6 @@ pub use context::EpochContext;
 pub use effective_balance_updates::process_effective_balance_updates;
 pub use justification_and_finalization::{
     process_justification_and_finalization, weigh_justification_and_finalization,
-};
-pub use pending_deposits::{
-    apply_pending_deposit, process_pending_consolidations, process_pending_deposits,
 };
 pub use registry_updates::process_registry_updates;
 pub use resets::{
@@ -61,11 +60,11 @@ pub use sync_committee::{
     get_next_sync_committee, get_next_sync_committee_indices, process_sync_committee_updates,
 };
 
+use crate::electra::pending_deposits::process_pending_deposits_with_total;
 use crate::fulu::proposer_lookahead::process_proposer_lookahead_with_context;
 use effective_balance_updates::process_effective_balance_updates_with_context;
 pub(crate) use effective_balance_updates::updated_effective_balance;
 use justification_and_finalization::process_justification_and_finalization_with_context;
-use pending_deposits::process_pending_deposits_with_total;
 use registry_updates::process_registry_updates_with_context;
 use rewards_and_penalties::{
     FusedSteps, process_inactivity_updates_and_rewards_and_penalties_with_context,

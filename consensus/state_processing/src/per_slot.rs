@@ -2,7 +2,7 @@
 //! boundary (Deneb's or Electra's) and the upgrades to Electra at `ELECTRA_FORK_EPOCH` and to
 //! Fulu at `FULU_FORK_EPOCH`.
 //!
-//! [spec]: electra/fork.md#upgrading-the-state, fulu/fork.md#modified-process_slots (and
+//! [spec]: fulu/fork.md#modified-process_slots (and electra/fork.md#upgrading-the-state,
 //! phase0/beacon-chain.md#state-transition)
 
 use types::{BeaconState, ChainSpec, EthSpec, ForkName, Root, Slot, typenum::Unsigned};

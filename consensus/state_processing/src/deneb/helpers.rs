@@ -1,8 +1,8 @@
 //! The helpers whose Deneb form Electra modifies: the draws by effective balance, the churn
 //! limits, the exit queue, a deposit's new validator and the withdrawal predicates.
 //!
-//! [spec]: phase0/beacon-chain.md#helper-functions, altair/beacon-chain.md#helper-functions,
-//! capella/beacon-chain.md#helpers, deneb/beacon-chain.md#helper-functions
+//! [spec]: deneb/beacon-chain.md#helper-functions (and the helper sections of phase0, altair
+//! and capella it keeps)
 
 use ethereum_hashing::hash_fixed;
 use types::{

@@ -7,7 +7,7 @@
 //! `per_epoch::process_pending_deposits` (no eth1 bridge) and `per_epoch::process_epoch` (which
 //! ends with `process_proposer_lookahead`).
 //!
-//! [spec]: fulu/beacon-chain.md, fulu/fork.md
+//! [spec]: fulu/beacon-chain.md (and fulu/fork.md)
 
 pub mod fork;
 pub mod proposer_lookahead;

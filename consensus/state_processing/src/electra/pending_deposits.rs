@@ -6,7 +6,7 @@
 
 use types::{ChainSpec, EthSpec, FAR_FUTURE_EPOCH, GENESIS_SLOT, Gwei, electra::PendingDeposit};
 
-use super::{EpochProcessingError, StepResult};
+use crate::per_epoch::{EpochProcessingError, StepResult};
 use crate::{
     Caches, Error,
     common::{
@@ -35,7 +35,7 @@ pub fn process_pending_deposits<E: EthSpec>(
 
 /// The spec's `process_pending_deposits`, with the current epoch's total active balance given
 /// (epoch processing has it from its registry walk).
-pub(super) fn process_pending_deposits_with_total<E: EthSpec>(
+pub(crate) fn process_pending_deposits_with_total<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     total_active_balance: Gwei,

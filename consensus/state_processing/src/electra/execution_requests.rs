@@ -16,7 +16,7 @@ use types::{
     },
 };
 
-use super::switch_to_compounding_validator;
+use crate::per_block::switch_to_compounding_validator;
 use crate::{
     Caches, Error,
     common::{
