@@ -127,6 +127,9 @@ pub enum ClientError {
         #[source]
         source: EventError,
     },
+    /// The HTTP client could not be built (its resolver or runtime configuration).
+    #[error("could not build the HTTP client: {0}")]
+    Build(#[source] reqwest::Error),
     /// A JSON request body could not be encoded.
     #[error("could not encode the request body: {0}")]
     Encode(#[source] serde_json::Error),
@@ -164,7 +167,7 @@ pub struct Timeouts {
 }
 
 impl Timeouts {
-    /// Timeouts scaled to a slot of `seconds_per_slot`.
+    /// Timeouts scaled to the duration of a slot (`SECONDS_PER_SLOT`).
     pub fn from_slot_duration(slot: Duration) -> Self {
         Self {
             default: slot,
@@ -243,8 +246,13 @@ impl BeaconNodeHttpClient {
                 reason: "cannot be a base URL".into(),
             });
         }
+        // Connecting is bounded even for the event stream, which has no overall timeout.
+        let client = Client::builder()
+            .connect_timeout(timeouts.default)
+            .build()
+            .map_err(ClientError::Build)?;
         Ok(Self {
-            client: Client::new(),
+            client,
             base,
             timeouts,
             limits: BodyLimits::default(),
