@@ -20,8 +20,9 @@
 //! - `get_slot_committee` computes the shuffling from the head state for any epoch the spec
 //!   asks (the head state's committee cache only serves its previous, current and next epoch).
 //!
-//! Not yet: `is_one_confirmed` must answer `False` for a block whose payload is not `VALID`
-//! (optimistic sync); the store has no execution status yet, so every block counts as valid.
+//! `is_one_confirmed` must answer `False` for a block whose payload is not `VALID` (optimistic
+//! sync). It does for an invalidated block; the store does not yet tell a block imported
+//! optimistically (`NOT_VALIDATED`) from a validated one, so such a block still counts.
 //!
 //! [spec]: phase0/fast-confirmation.md, bellatrix/fast-confirmation.md
 
@@ -830,6 +831,11 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         balance: &(Arc<BalanceSource>, Checkpoint),
         block_root: &Root,
     ) -> Result<bool, Error> {
+        // A block whose payload (or an ancestor's) the execution client found invalid is not
+        // `VALID`.
+        if self.store.is_invalidated(block_root) {
+            return Ok(false);
+        }
         let (source, key) = balance;
         let support = self.get_attestation_score(&get_node_for_root(*block_root), source, key)?;
         let safety_threshold = self.compute_safety_threshold(block_root, source)?;
