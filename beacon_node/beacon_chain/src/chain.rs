@@ -355,10 +355,19 @@ impl<E: EthSpec> BeaconChain<E> {
             config.fork_choice.clone(),
             pool.clone(),
         )?;
-        fork_choice.on_tick(clock.now_ms() / 1000);
+        // The clock is past every stored block on a running node; a clock that is not (a
+        // node restarted with a wrong clock, a test) must not make stored blocks "future".
+        let hot_blocks = store.hot_blocks()?;
+        let latest = hot_blocks.last().map_or(0, |(slot, _, _)| *slot);
+        let genesis = *fork_choice
+            .block_state(&split.block_root)
+            .map(|s| s.state.genesis_time())
+            .unwrap_or(&0);
+        fork_choice
+            .on_tick((clock.now_ms() / 1000).max(spec.compute_time_at_slot(genesis, latest)));
         fork_choice.set_verify_signatures(VerifySignatures::None);
         let mut payload_statuses = HashMap::new();
-        for (slot, root, parent) in store.hot_blocks()? {
+        for (slot, root, parent) in hot_blocks {
             if slot <= split.slot || !fork_choice.contains_block(&parent) {
                 continue;
             }

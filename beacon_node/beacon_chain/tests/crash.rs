@@ -1,0 +1,165 @@
+//! Crash safety at chain level: a child process imports blocks (with finalization and store
+//! migrations every epoch) until it is killed with SIGKILL at a random moment; the parent then
+//! reopens the store as a restarting node would and checks that the head is a block the store
+//! holds with its post-state, that no head went backwards, and that import continues. 50 kills.
+//!
+//! The kill delays are random waits on purpose: they choose where the child dies. Nothing is
+//! asserted about time. The child's log and the store of a failing run stay under
+//! `target/beacon_chain_crash/`.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, SlotClock};
+use fork_choice::ThreadPoolBuilder;
+use state_harness::{AttestationSpec, BlockContents, build_block};
+use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
+use store::{Store, StoreConfig};
+use types::{ChainSpec, ForkName, MinimalEthSpec, Root, Slot};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+const ANCHOR_SLOT: Slot = 16;
+const KILLS: usize = 50;
+const CHILD_ENV: &str = "ARBOR_CHAIN_CRASH_CHILD";
+
+fn spec() -> Arc<ChainSpec> {
+    Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu))
+}
+
+fn pool() -> Arc<fork_choice::ThreadPool> {
+    Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap())
+}
+
+/// Opens the chain in `dir`: from the anchor the first time, from the store afterwards.
+fn open_chain(dir: &Path, clock: Arc<ManualSlotClock>) -> BeaconChain<E> {
+    let spec = spec();
+    let store = Arc::new(
+        Store::<E>::open(&dir.join("db"), (*spec).clone(), StoreConfig::default()).unwrap(),
+    );
+    if store.split().unwrap().is_some() {
+        return BeaconChain::open(store, spec, clock, pool(), ChainConfig::default()).unwrap();
+    }
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let anchor = build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    BeaconChain::from_anchor(
+        store,
+        anchor.post,
+        anchor.block,
+        spec,
+        clock,
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap()
+}
+
+/// Imports the next block on the head (attesting to it) through the gossip path.
+fn import_next(chain: &BeaconChain<E>, clock: &ManualSlotClock) -> Slot {
+    let spec = spec();
+    let head = chain.head();
+    let slot = head.slot + 1;
+    let contents = BlockContents {
+        attestations: vec![AttestationSpec::whole_slot(head.slot)],
+        ..BlockContents::default()
+    };
+    let built = build_block(&head.state, slot, &contents, &spec).unwrap();
+    let now = spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 500;
+    clock.set_ms(now);
+    let verified = chain
+        .verify_block_for_gossip(Arc::new(built.block), now)
+        .unwrap();
+    chain
+        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    slot
+}
+
+/// The child: imports blocks until killed.
+#[test]
+fn crash_child() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let clock = Arc::new(ManualSlotClock::new(0));
+    let chain = open_chain(&dir, clock.clone());
+    clock.set_ms(spec().compute_time_at_slot(GENESIS_TIME, chain.head().slot) * 1000 + 500);
+    loop {
+        let slot = import_next(&chain, &clock);
+        eprintln!("imported slot {slot}");
+    }
+}
+
+#[test]
+fn a_chain_killed_at_random_points_reopens_to_a_consistent_head() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/beacon_chain_crash");
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut rng = splitmix::SplitMix64::new(0x00c0_ffee);
+    let mut last_head: Slot = 0;
+    let mut child_imports = 0;
+    for kill in 0..KILLS {
+        let log = std::fs::File::create(root.join(format!("child-{kill}.log"))).unwrap();
+        let mut child = Command::new(&exe)
+            .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, &root)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        // Where the child dies: anywhere from start-up to a few epochs of imports.
+        std::thread::sleep(Duration::from_millis(50 + rng.next_u64() % 600));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let log = std::fs::read_to_string(root.join(format!("child-{kill}.log"))).unwrap();
+        child_imports += log.matches("imported slot").count();
+
+        // Reopen as a restarting node: the head is a stored block with its state.
+        let clock = Arc::new(ManualSlotClock::new(0));
+        let chain = open_chain(&root, clock.clone());
+        let head = chain.head();
+        assert!(
+            head.slot >= last_head,
+            "kill {kill}: head went back from slot {last_head} to {}",
+            head.slot
+        );
+        let block = chain.store().get_block(&head.block_root).unwrap();
+        assert!(block.is_some(), "kill {kill}: head block missing");
+        assert_eq!(block.unwrap().state_root(), head.state_root);
+        let stored = chain.store().head().unwrap().unwrap();
+        assert!(
+            stored.slot <= head.slot,
+            "kill {kill}: the store's head is ahead of the reopened head"
+        );
+        // Import continues.
+        clock.set_ms(spec().compute_time_at_slot(GENESIS_TIME, head.slot) * 1000 + 500);
+        let slot = import_next(&chain, &clock);
+        assert_eq!(chain.head().slot, slot);
+        assert!(clock.now_ms() > 0);
+        last_head = slot;
+    }
+    // The children themselves imported (the parent's one block per round aside), so kills
+    // landed in the middle of imports and of the migrations at each finalization.
+    assert!(
+        child_imports >= KILLS,
+        "the children imported {child_imports} blocks in {KILLS} runs"
+    );
+    eprintln!("{KILLS} kills; the children imported {child_imports} blocks; head at {last_head}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
