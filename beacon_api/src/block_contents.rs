@@ -24,25 +24,42 @@ pub type Blobs<E> = VariableList<Blob<E>, <E as EthSpec>::MaxBlobCommitmentsPerB
 /// A block's blob data: the KZG proofs and the blobs.
 pub type BlobData<E> = (Vec<KZGProof>, Blobs<E>);
 
+/// KZG proofs that do not match the blobs in number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{proofs} KZG proofs for {blobs} blobs at {fork}: expected {expected}")]
+pub struct ProofCountMismatch {
+    /// The fork of the contents.
+    pub fork: ForkName,
+    /// The proofs carried.
+    pub proofs: usize,
+    /// The blobs carried.
+    pub blobs: usize,
+    /// The proofs the blobs need (saturating at `usize::MAX`).
+    pub expected: usize,
+}
+
 /// Checks the proof count against the blob count for `fork`: one per blob before Fulu, one per
 /// cell from Fulu.
 fn check_proof_count<E: EthSpec>(
     fork: ForkName,
     proofs: usize,
     blobs: usize,
-) -> Result<(), String> {
+) -> Result<(), ProofCountMismatch> {
     let per_blob = if fork >= ForkName::Fulu {
         E::CellsPerExtBlob::to_usize()
     } else {
         1
     };
-    let expected = blobs.checked_mul(per_blob).ok_or("blob count overflows")?;
+    let expected = blobs.saturating_mul(per_blob);
     if proofs == expected {
         Ok(())
     } else {
-        Err(format!(
-            "{proofs} KZG proofs for {blobs} blobs at {fork}: expected {expected}"
-        ))
+        Err(ProofCountMismatch {
+            fork,
+            proofs,
+            blobs,
+            expected,
+        })
     }
 }
 
@@ -101,7 +118,7 @@ macro_rules! contents_types {
             }
 
             /// Checks that the proofs match the blobs in number.
-            pub fn check_proof_count(&self) -> Result<(), String> {
+            pub fn check_proof_count(&self) -> Result<(), ProofCountMismatch> {
                 match self.blob_counts() {
                     Some((proofs, blobs)) => check_proof_count::<E>(self.fork_name(), proofs, blobs),
                     None => Ok(()),
@@ -117,7 +134,9 @@ macro_rules! contents_types {
                     ForkName::Capella => Self::Capella(Decode::from_ssz_bytes(bytes)?),
                     $(ForkName::$with_blobs => Self::$with_blobs(Decode::from_ssz_bytes(bytes)?),)+
                 };
-                contents.check_proof_count().map_err(DecodeError::BytesInvalid)?;
+                contents
+                    .check_proof_count()
+                    .map_err(|e| DecodeError::BytesInvalid(e.to_string()))?;
                 Ok(contents)
             }
 
@@ -226,8 +245,8 @@ pub enum ContentsError {
     #[error("a {0} block {1} blob data")]
     BlobPresence(ForkName, &'static str),
     /// The proofs do not match the blobs in number.
-    #[error("{0}")]
-    ProofCount(String),
+    #[error(transparent)]
+    ProofCount(#[from] ProofCountMismatch),
 }
 
 impl<E: EthSpec> SignedBlockContents<E> {
