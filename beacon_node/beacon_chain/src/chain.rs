@@ -235,7 +235,16 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) da_checker: Mutex<DataAvailabilityChecker<E>>,
     /// Recent blocks' timelines.
     pub(crate) timelines: Mutex<Timelines>,
+    /// Gossip votes waiting for their slot to pass before fork choice counts them.
+    queued_votes: Mutex<Vec<QueuedVote>>,
 }
+
+/// A vote waiting for its slot: the data and the attesting indices.
+type QueuedVote = (types::electra::AttestationData, Vec<types::ValidatorIndex>);
+
+/// Votes held for the next slot at most (a slot's worth of attestations at 2,000,000 validators,
+/// as aggregates and singles, is far below this).
+const MAX_QUEUED_VOTES: usize = 1 << 18;
 
 /// A sync committee's member keys and validator indices, in committee order.
 pub(crate) type SyncCommitteeMembers = (Arc<[types::BLSPubkey]>, Arc<[types::ValidatorIndex]>);
@@ -316,6 +325,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 config.pending_blocks,
             )),
             timelines: Mutex::new(Timelines::default()),
+            queued_votes: Mutex::new(Vec::new()),
         })
     }
 
@@ -416,6 +426,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 config.pending_blocks,
             )),
             timelines: Mutex::new(Timelines::default()),
+            queued_votes: Mutex::new(Vec::new()),
         })
     }
 
@@ -558,9 +569,52 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// Advances fork choice's clock to the chain clock (the slot timer calls this; imports do
-    /// it too).
+    /// it too), then applies the votes that were waiting for their slot to pass.
     pub fn on_tick(&self) {
-        self.fork_choice.lock().on_tick(self.now_ms() / 1000);
+        let mut fc = self.fork_choice.lock();
+        fc.on_tick(self.now_ms() / 1000);
+        self.apply_queued_votes(&mut fc);
+    }
+
+    /// Votes of gossip-verified attestations into fork choice: `(data, attesting indices)`.
+    /// A vote for the current slot waits until the slot has passed (fork choice counts an
+    /// attestation only from the next slot on); one fork choice refuses for any other reason
+    /// (its block pruned, a target it does not know) is dropped and counted in the result.
+    /// Returns `(applied, queued, refused)`.
+    pub fn apply_votes_to_fork_choice(
+        &self,
+        votes: impl IntoIterator<Item = (types::electra::AttestationData, Vec<types::ValidatorIndex>)>,
+    ) -> (usize, usize, usize) {
+        let mut fc = self.fork_choice.lock();
+        fc.on_tick(self.now_ms() / 1000);
+        let (mut applied, mut queued, mut refused) = (0, 0, 0);
+        let mut queue = self.queued_votes.lock();
+        for (data, indices) in votes {
+            match fc.on_verified_attestation(&data, &indices) {
+                Ok(()) => applied += 1,
+                Err(fork_choice::Error::FutureAttestation { .. }) => {
+                    if queue.len() < MAX_QUEUED_VOTES {
+                        queue.push((data, indices));
+                        queued += 1;
+                    } else {
+                        refused += 1;
+                    }
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        (applied, queued, refused)
+    }
+
+    fn apply_queued_votes(&self, fc: &mut ForkChoice<E>) {
+        let current = fc.get_current_slot();
+        let mut queue = self.queued_votes.lock();
+        let (due, waiting): (Vec<_>, Vec<_>) =
+            queue.drain(..).partition(|(data, _)| data.slot < current);
+        *queue = waiting;
+        for (data, indices) in due {
+            let _ = fc.on_verified_attestation(&data, &indices);
+        }
     }
 
     /// Fork choice's `store.time` (seconds).
@@ -648,6 +702,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let post_state = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
+            self.apply_queued_votes(&mut fc);
             match on_block_with_body(&mut fc, &block, fork_choice_columns, &timed) {
                 Ok(state) => state,
                 Err(e) => {

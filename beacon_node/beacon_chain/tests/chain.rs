@@ -319,3 +319,103 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
     let root = gossip_and_import(&h, &next.block);
     assert_eq!(h.chain.head().block_root, root);
 }
+
+#[test]
+fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
+    use types::electra::{AttestationData, SingleAttestation};
+    use types::phase0::Checkpoint;
+    use types::signing::{DOMAIN_BEACON_ATTESTER, compute_domain, compute_signing_root};
+
+    let h = harness();
+    // Fork A at slot 17, fork B at slot 18 (skipping 17): B, timely in its slot, is boosted.
+    let a = build_block(
+        &h.anchor.post,
+        ANCHOR_SLOT + 1,
+        &BlockContents::default(),
+        &h.spec,
+    )
+    .unwrap();
+    let a_root = gossip_and_import(&h, &a.block);
+    let b = build_block(
+        &h.anchor.post,
+        ANCHOR_SLOT + 2,
+        &BlockContents::default(),
+        &h.spec,
+    )
+    .unwrap();
+    let b_root = gossip_and_import(&h, &b.block);
+    assert_eq!(h.chain.head().block_root, b_root);
+
+    // Slot 18's committee votes for A.
+    let slot = ANCHOR_SLOT + 2;
+    let epoch = slot / E::slots_per_epoch();
+    let mut state = h.chain.head().state.clone();
+    let (committee, committees_per_slot) = {
+        let (view, caches) = state.view_mut().unwrap();
+        let committees = caches.committees(&view.as_ref(), epoch).unwrap();
+        (
+            committees.get_beacon_committee(slot, 0).unwrap().to_vec(),
+            committees.committees_per_slot(),
+        )
+    };
+    let data = AttestationData {
+        slot,
+        index: 0,
+        beacon_block_root: a_root,
+        source: state.state.current_justified_checkpoint().clone(),
+        target: Checkpoint {
+            epoch,
+            root: h.anchor.block.canonical_root(),
+        },
+    };
+    let domain = compute_domain(
+        DOMAIN_BEACON_ATTESTER,
+        h.spec.compute_fork_version(epoch),
+        h.chain.genesis_validators_root(),
+    );
+    let signing_root = compute_signing_root(&data, domain);
+    let subnet =
+        types::subnets::compute_subnet_for_attestation::<E>(&h.spec, committees_per_slot, slot, 0)
+            .unwrap();
+    let attestations: Vec<_> = committee
+        .iter()
+        .map(|&i| {
+            let signature =
+                state_harness::interop_secret_key(i as usize).sign(signing_root.as_slice());
+            (
+                SingleAttestation {
+                    committee_index: 0,
+                    attester_index: i,
+                    data: data.clone(),
+                    signature: types::BLSSignature::from(signature.serialize()),
+                },
+                subnet,
+            )
+        })
+        .collect();
+    let now = time_ms(&h.spec, slot) + 2000;
+    h.clock.set_ms(now);
+    let verified: Vec<_> = h
+        .chain
+        .verify_single_attestations_for_gossip(attestations, now)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(verified.len(), committee.len());
+    let (applied, queued, refused) = h
+        .chain
+        .apply_votes_to_fork_choice(verified.iter().map(|v| v.fork_choice_vote()));
+    assert_eq!(
+        (applied, queued, refused),
+        (0, committee.len(), 0),
+        "they wait for slot 19"
+    );
+    h.chain.recompute_head().unwrap();
+    assert_eq!(h.chain.head().block_root, b_root);
+
+    // Slot 19: the boost is gone and the votes count.
+    h.clock.set_ms(time_ms(&h.spec, slot + 1));
+    h.chain.on_tick();
+    h.chain.recompute_head().unwrap();
+    assert_eq!(h.chain.head().block_root, a_root);
+}

@@ -23,7 +23,7 @@ use state_processing::{
 };
 use types::{
     ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot, ValidatorIndex,
-    electra::{Attestation, AttesterSlashing, BeaconBlock},
+    electra::{Attestation, AttestationData, AttesterSlashing, BeaconBlock},
     phase0::Checkpoint,
 };
 
@@ -635,10 +635,9 @@ impl<E: EthSpec> ForkChoice<E> {
     /// [spec]: phase0/fork-choice.md#validate_on_attestation
     fn validate_on_attestation(
         &self,
-        attestation: &Attestation<E>,
+        data: &AttestationData,
         is_from_block: bool,
     ) -> Result<(), Error> {
-        let data = &attestation.data;
         let target = &data.target;
         if !is_from_block {
             // `validate_target_epoch_against_current_time`.
@@ -696,7 +695,7 @@ impl<E: EthSpec> ForkChoice<E> {
         attestation: &Attestation<E>,
         is_from_block: bool,
     ) -> Result<(), Error> {
-        self.validate_on_attestation(attestation, is_from_block)?;
+        self.validate_on_attestation(&attestation.data, is_from_block)?;
         let verify = self.config.verify_signatures;
         let target = attestation.data.target.clone();
         let indices = {
@@ -710,6 +709,22 @@ impl<E: EthSpec> ForkChoice<E> {
         };
         let node = self.node_index(&attestation.data.beacon_block_root)? as u32;
         self.update_latest_messages(&indices, node, target.epoch)
+    }
+
+    /// `on_attestation(store, attestation, is_from_block=False)` for an attestation whose
+    /// signature and attesting indices gossip validation established already (a
+    /// `SingleAttestation`'s one attester, an aggregate's indices): the timing and target
+    /// checks of `validate_on_attestation`, then the votes.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_attestation
+    pub fn on_verified_attestation(
+        &mut self,
+        data: &AttestationData,
+        attesting_indices: &[ValidatorIndex],
+    ) -> Result<(), Error> {
+        self.validate_on_attestation(data, false)?;
+        let node = self.node_index(&data.beacon_block_root)? as u32;
+        self.update_latest_messages(attesting_indices, node, data.target.epoch)
     }
 
     /// `update_latest_messages(store, attesting_indices, attestation)` with the head vote as

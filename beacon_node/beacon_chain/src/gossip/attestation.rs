@@ -151,6 +151,26 @@ pub struct VerifiedSingleAttestation {
     pub attestation: SingleAttestation,
 }
 
+impl VerifiedSingleAttestation {
+    /// The vote for fork choice: the data and the one attester.
+    pub fn fork_choice_vote(&self) -> (types::electra::AttestationData, Vec<ValidatorIndex>) {
+        (
+            self.attestation.data.clone(),
+            vec![self.attestation.attester_index],
+        )
+    }
+}
+
+impl<E: EthSpec> VerifiedAggregate<E> {
+    /// The vote for fork choice: the data and the attesting indices.
+    pub fn fork_choice_vote(&self) -> (types::electra::AttestationData, Vec<ValidatorIndex>) {
+        (
+            self.signed_aggregate.message.aggregate.data.clone(),
+            self.attesting_indices.clone(),
+        )
+    }
+}
+
 /// An aggregate that passed gossip validation, with its attesting indices.
 #[derive(Debug, Clone)]
 pub struct VerifiedAggregate<E: EthSpec> {
