@@ -12,12 +12,12 @@
 
 use std::collections::BTreeSet;
 
-use ssz_types::typenum::Unsigned;
-use swap_or_not_shuffle::compute_shuffled_index;
 use crate::{
     ChainSpec, ColumnIndex, CommitteeIndex, CustodyIndex, Epoch, EthSpec, Gwei, Slot, SubnetId,
     U256,
 };
+use ssz_types::typenum::Unsigned;
+use swap_or_not_shuffle::compute_shuffled_index;
 
 /// `NODE_ID_BITS`: the width of a discv5 node id.
 ///
