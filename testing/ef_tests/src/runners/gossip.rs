@@ -15,7 +15,6 @@ use std::sync::Arc;
 use beacon_chain::{
     BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, UnimportedBlock, Verdict,
 };
-use fork_choice::{ThreadPool, ThreadPoolBuilder};
 use serde::Deserialize;
 use ssz::Decode;
 use state_processing::{CachedBeaconState, per_block::AlwaysValid};
@@ -30,7 +29,8 @@ use types::{
 };
 
 use crate::case::{CaseContext, Preset};
-use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
+use crate::files::{decode_hex32, read_yaml};
+use crate::runners::fork_choice::{kzg_pool, read};
 use crate::runners::state_case::{chain_spec, read_state};
 use types::chain_spec::{MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML};
 
@@ -84,29 +84,6 @@ struct Message {
     group_id: Option<String>,
 }
 
-fn pool() -> Arc<ThreadPool> {
-    static POOL: std::sync::OnceLock<Arc<ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        Arc::new(
-            ThreadPoolBuilder::new()
-                .num_threads(2)
-                .build()
-                .expect("a two-thread pool"),
-        )
-    })
-    .clone()
-}
-
-fn read<T>(
-    case: &CaseContext,
-    name: &str,
-    decode: impl FnOnce(&[u8]) -> Result<T, ssz::DecodeError>,
-) -> Result<T, String> {
-    let file = format!("{name}.ssz_snappy");
-    let bytes = read_ssz_snappy(&case.file(&file))?;
-    decode(&bytes).map_err(|e| format!("cannot decode {file}: {e:?}"))
-}
-
 fn verdict_name(v: Verdict) -> &'static str {
     match v {
         Verdict::Accept => "valid",
@@ -157,7 +134,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         anchor_block,
         spec.clone(),
         clock.clone(),
-        pool(),
+        kzg_pool()?,
         ChainConfig::default(),
     )
     .map_err(|e| format!("anchor: {e}"))?;

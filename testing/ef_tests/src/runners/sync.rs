@@ -10,7 +10,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
-use fork_choice::{ThreadPool, ThreadPoolBuilder};
 use serde_yaml::{Mapping, Value};
 use state_processing::{
     CachedBeaconState,
@@ -23,7 +22,8 @@ use types::{
 };
 
 use crate::case::{CaseContext, CaseResult, Preset, Runner};
-use crate::files::{decode_hex32, read_ssz_snappy, read_yaml};
+use crate::files::{decode_hex32, read_yaml};
+use crate::runners::fork_choice::{kzg_pool, read};
 use crate::runners::state_case::{chain_spec, read_state};
 
 /// Runs `<config>/<fork>/sync/optimistic/pyspec_tests/<case>/`.
@@ -54,29 +54,6 @@ impl<E: EthSpec> ExecutionEngine<E> for AlwaysInvalid {
     fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
         Ok(false)
     }
-}
-
-fn pool() -> Arc<ThreadPool> {
-    static POOL: std::sync::OnceLock<Arc<ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        Arc::new(
-            ThreadPoolBuilder::new()
-                .num_threads(2)
-                .build()
-                .expect("a two-thread pool"),
-        )
-    })
-    .clone()
-}
-
-fn read<T>(
-    case: &CaseContext,
-    name: &str,
-    decode: impl FnOnce(&[u8]) -> Result<T, ssz::DecodeError>,
-) -> Result<T, String> {
-    let file = format!("{name}.ssz_snappy");
-    let bytes = read_ssz_snappy(&case.file(&file))?;
-    decode(&bytes).map_err(|e| format!("cannot decode {file}: {e:?}"))
 }
 
 fn root(value: &Value, what: &str) -> Result<Root, String> {
@@ -141,7 +118,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         anchor_block,
         spec.clone(),
         clock.clone(),
-        pool(),
+        kzg_pool()?,
         ChainConfig::default(),
     )
     .map_err(|e| format!("anchor: {e}"))?;
