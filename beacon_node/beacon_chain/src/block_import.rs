@@ -32,10 +32,10 @@ pub enum BlockProcessed {
     Pending(MissingComponents),
 }
 
-/// What reconstruction produced.
+/// What reconstruction (or the execution client's blobs) produced.
 #[derive(Debug, Clone)]
 pub struct Reconstructed<E: EthSpec> {
-    /// The columns the node did not have, to publish on the subnets it is subscribed to.
+    /// The columns made, to publish on the subnets the node is subscribed to.
     pub published: Vec<Arc<types::DataColumnSidecar<E>>>,
     /// What became of the block.
     pub outcome: Vec<BlockProcessed>,
@@ -258,6 +258,83 @@ impl<E: EthSpec> BeaconChain<E> {
         )?;
         Ok(Reconstructed {
             published: missing,
+            outcome,
+        })
+    }
+
+    /// The execution client's blobs of a pending block (`engine_getBlobsV2`: each blob with its
+    /// `CELLS_PER_EXT_BLOB` cell proofs, in commitment order) turned into its column sidecars
+    /// without verifying their KZG proofs (the execution client checked them; the p2p spec says
+    /// to skip the check): the cells computed from each blob (in parallel on the chain's pool),
+    /// the sidecars built from the block, the custody ones made available. Returns every
+    /// sidecar (to publish on the subnets the node is subscribed to) and what became of the
+    /// block.
+    ///
+    /// [spec]: fulu/p2p-interface.md#distributed-blob-publishing-using-blobs-retrieved-from-local-execution-layer-client
+    pub fn process_execution_blobs(
+        &self,
+        root: &Root,
+        blobs: &[(kzg::Blob, Vec<kzg::KzgProof>)],
+        engine: &impl ExecutionEngine<E>,
+        payload_status: PayloadStatus,
+    ) -> Result<Reconstructed<E>, ChainError> {
+        let error = |why: String| ChainError::Availability(format!("blobs of {root}: {why}"));
+        let block = self
+            .da_checker
+            .lock()
+            .block(root)
+            .ok_or_else(|| error("the block is not waiting for its columns".into()))?;
+        let commitments = match &*block {
+            types::SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
+            other => return Err(error(format!("a {} block", other.fork_name()))),
+        };
+        if blobs.len() != commitments {
+            return Err(error(format!(
+                "{} blobs for {commitments} commitments",
+                blobs.len()
+            )));
+        }
+        let cells_and_proofs: Vec<kzg::CellsAndProofs> = {
+            use rayon::prelude::*;
+            self.pool().install(|| {
+                blobs
+                    .par_iter()
+                    .map(|(blob, proofs)| {
+                        let cells = kzg::compute_cells(blob).map_err(|e| e.to_string())?;
+                        let proofs: Box<[kzg::KzgProof; kzg::CELLS_PER_EXT_BLOB]> = proofs
+                            .clone()
+                            .into_boxed_slice()
+                            .try_into()
+                            .map_err(|p: Box<[kzg::KzgProof]>| {
+                                format!("{} cell proofs, not {}", p.len(), kzg::CELLS_PER_EXT_BLOB)
+                            })?;
+                        Ok(kzg::CellsAndProofs { cells, proofs })
+                    })
+                    .collect::<Result<Vec<_>, String>>()
+            })
+        }
+        .map_err(error)?;
+        let sidecars: Vec<Arc<types::DataColumnSidecar<E>>> =
+            crate::data_column_sidecars::get_data_column_sidecars_from_block(
+                &block,
+                &cells_and_proofs,
+            )
+            .map_err(|e| error(e.to_string()))?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let verified = sidecars
+            .iter()
+            .map(|c| KzgVerifiedDataColumn::from_verified(c.clone(), *root))
+            .collect();
+        let outcome = self.process_verified_columns(
+            verified,
+            AvailableVia::GetBlobs,
+            engine,
+            payload_status,
+        )?;
+        Ok(Reconstructed {
+            published: sidecars,
             outcome,
         })
     }

@@ -259,6 +259,11 @@ impl<E: EthSpec> DataAvailabilityChecker<E> {
         }
     }
 
+    /// The block held for `root`, if it arrived.
+    pub fn block(&self, root: &Root) -> Option<Arc<SignedBeaconBlock<E>>> {
+        self.pending.get(root).and_then(|p| p.block.clone())
+    }
+
     /// The verified columns held for `root` (what reconstruction starts from).
     pub fn columns(&self, root: &Root) -> Vec<KzgVerifiedDataColumn<E>> {
         self.pending

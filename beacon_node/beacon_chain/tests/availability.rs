@@ -306,3 +306,55 @@ fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
         Some(AvailableVia::Reconstruction)
     );
 }
+
+#[test]
+fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
+    let s = setup(None);
+    let slot = ANCHOR_SLOT + 1;
+    let n = 2;
+    let (built, sidecars) = block_with_blobs(&s, slot, n);
+    let t = now(&s, slot);
+    let root = built.block.canonical_root();
+    let verified = s
+        .chain
+        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
+        .unwrap();
+    s.chain
+        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    // What `engine_getBlobsV2` returns: each blob with its 128 cell proofs.
+    let from_el: Vec<(kzg::Blob, Vec<kzg::KzgProof>)> = (0..n)
+        .map(|i| {
+            let b = blob(i);
+            let proofs = kzg::compute_cells_and_kzg_proofs(&b)
+                .unwrap()
+                .proofs
+                .to_vec();
+            (b, proofs)
+        })
+        .collect();
+    // A short proof list is refused with a typed error, the block still pending.
+    let mut short = from_el.clone();
+    short[1].1.pop();
+    assert!(
+        s.chain
+            .process_execution_blobs(&root, &short, &AlwaysValid, PayloadStatus::Valid)
+            .is_err()
+    );
+    let made = s
+        .chain
+        .process_execution_blobs(&root, &from_el, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert_eq!(made.outcome, vec![BlockProcessed::Imported(root)]);
+    assert_eq!(made.published.len(), 128);
+    for column in &made.published {
+        let i = column_index(column) as usize;
+        assert_eq!(**column, *sidecars[i], "column {i} is the proposer's");
+    }
+    assert_eq!(s.chain.head().block_root, root);
+    let timeline = s.chain.block_timeline(&root).unwrap();
+    assert_eq!(
+        timeline.available.map(|(_, via)| via),
+        Some(AvailableVia::GetBlobs)
+    );
+}
