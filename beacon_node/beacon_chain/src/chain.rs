@@ -394,8 +394,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .block_state(&head.root)
             .cloned()
             .expect("fork choice holds the state of every block in its tree");
-        let mut anchor_state = head_state.clone();
-        let state_root = anchor_state.hash_tree_root().map_err(state_error)?;
+        let state_root = head_state_root(&head_state)?;
         let genesis_time = *head_state.state.genesis_time();
         let genesis_validators_root = *head_state.state.genesis_validators_root();
         let snapshot = HeadSnapshot {
@@ -774,18 +773,14 @@ impl<E: EthSpec> BeaconChain<E> {
                 old_is_ancestor,
             )
         };
-        if head.root == old.block_root {
+        let same_head = head.root == old.block_root;
+        if same_head
+            && justified == old.justified_checkpoint
+            && finalized == old.finalized_checkpoint
+        {
             return Ok(old);
         }
-        let state_root = state.state.latest_block_header().state_root;
-        let state_root = if state_root == Root::ZERO {
-            let mut s = state.clone();
-            s.hash_tree_root().map_err(state_error)?
-        } else {
-            // The post-state of a block: its header's state root is filled at the next slot
-            // only, so it is the block's own `state_root`.
-            state_root
-        };
+        let state_root = head_state_root(&state)?;
         let execution_optimistic = self.payload_status(&head.root) == PayloadStatus::NotValidated;
         let snapshot = Arc::new(HeadSnapshot {
             block_root: head.root,
@@ -804,24 +799,26 @@ impl<E: EthSpec> BeaconChain<E> {
         })?;
         batch.commit()?;
         *self.head.write() = snapshot.clone();
-        self.record_stage(head.root, head.slot, Stage::Head);
 
         let spe = E::slots_per_epoch();
-        if !old_is_ancestor {
-            self.events.publish(ChainEvent::ChainReorg {
+        if !same_head {
+            self.record_stage(head.root, head.slot, Stage::Head);
+            if !old_is_ancestor {
+                self.events.publish(ChainEvent::ChainReorg {
+                    slot: head.slot,
+                    depth: self.reorg_depth(&old, head.root, head.slot),
+                    old_head_block: old.block_root,
+                    new_head_block: head.root,
+                });
+            }
+            self.events.publish(ChainEvent::Head {
                 slot: head.slot,
-                depth: old.slot.saturating_sub(head.slot.min(old.slot)).max(1),
-                old_head_block: old.block_root,
-                new_head_block: head.root,
+                block: head.root,
+                state: state_root,
+                epoch_transition: head.slot / spe != old.slot / spe,
+                execution_optimistic,
             });
         }
-        self.events.publish(ChainEvent::Head {
-            slot: head.slot,
-            block: head.root,
-            state: state_root,
-            epoch_transition: head.slot / spe != old.slot / spe,
-            execution_optimistic,
-        });
         if finalized.epoch > old.finalized_checkpoint.epoch {
             self.events.publish(ChainEvent::FinalizedCheckpoint {
                 block: finalized.root,
@@ -830,6 +827,27 @@ impl<E: EthSpec> BeaconChain<E> {
             self.migrate_to_finalized(&finalized)?;
         }
         Ok(snapshot)
+    }
+
+    /// Slots from the old head back to the newest block it shares with the new head (the
+    /// `depth` of `chain_reorg`); the old head's slot minus the finalized slot when the old
+    /// branch was pruned already.
+    fn reorg_depth(&self, old: &HeadSnapshot<E>, new_root: Root, new_slot: Slot) -> u64 {
+        let fc = self.fork_choice.lock();
+        let mut slot = old.slot.min(new_slot);
+        loop {
+            match (
+                fc.get_ancestor(&old.block_root, slot),
+                fc.get_ancestor(&new_root, slot),
+            ) {
+                (Ok(a), Ok(b)) if a == b => return old.slot - slot,
+                (Ok(_), Ok(_)) if slot > 0 => slot -= 1,
+                _ => {
+                    let finalized = fc.finalized_checkpoint().epoch * E::slots_per_epoch();
+                    return old.slot.saturating_sub(finalized);
+                }
+            }
+        }
     }
 
     /// What a new finalized checkpoint lets go, in one place: the store moves the finalized
@@ -867,6 +885,18 @@ impl<E: EthSpec> BeaconChain<E> {
             .retain(|root, _| fc.contains_block(root));
         Ok(summary)
     }
+}
+
+/// The root of a head block's post-state: the state's header carries it once a slot was
+/// processed on top (a checkpoint state advanced past its block); a block's own post-state has
+/// it zero, and then the state is hashed (its tree hashes are cached from the transition).
+fn head_state_root<E: EthSpec>(state: &CachedBeaconState<E>) -> Result<Root, ChainError> {
+    let root = state.state.latest_block_header().state_root;
+    if root != Root::ZERO {
+        return Ok(root);
+    }
+    let mut s = state.clone();
+    s.hash_tree_root().map_err(state_error)
 }
 
 /// The execution engine of an import, recording when it answered in the block's timeline.

@@ -286,6 +286,17 @@ fn a_heavier_fork_reorgs_the_head() {
         .filter(|e| matches!(e, ChainEvent::ChainReorg { .. }))
         .collect();
     assert!(!reorgs.is_empty(), "moving off fork A is a reorg");
+    // From A (slot 17) back to the anchor (slot 16) the two forks share: one slot deep.
+    let ChainEvent::ChainReorg {
+        depth,
+        old_head_block,
+        ..
+    } = &reorgs[0]
+    else {
+        unreachable!("filtered to reorgs")
+    };
+    assert_eq!(*old_head_block, a.block.canonical_root());
+    assert_eq!(*depth, 1);
 }
 
 #[test]
