@@ -186,17 +186,16 @@ struct Shuffling<E: EthSpec> {
     state: CachedBeaconState<E>,
 }
 
-/// What survives the checks before the signature of one message.
+/// What survives the checks before the signature of one message (its signature sets go to
+/// the batch by value: an aggregate's holds thousands of keys).
 struct PendingSingle {
     attestation: SingleAttestation,
-    set: SignatureSet,
 }
 
 struct PendingAggregate<E: EthSpec> {
     signed: SignedAggregateAndProof<E>,
     committee_index: CommitteeIndex,
     attesting_indices: Vec<ValidatorIndex>,
-    sets: [SignatureSet; 3],
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -294,7 +293,7 @@ impl<E: EthSpec> BeaconChain<E> {
         attestation: SingleAttestation,
         subnet_id: u64,
         current_time_ms: u64,
-    ) -> Result<PendingSingle, AttestationGossipError> {
+    ) -> Result<(PendingSingle, SignatureSet), AttestationGossipError> {
         let data = &attestation.data;
         if data.index != 0 {
             return Err(AttestationGossipError::NonZeroDataIndex(data.index));
@@ -353,7 +352,7 @@ impl<E: EthSpec> BeaconChain<E> {
             &attestation.signature,
         )
         .map_err(|_| AttestationGossipError::InvalidSignature)?;
-        Ok(PendingSingle { attestation, set })
+        Ok((PendingSingle { attestation }, set))
     }
 
     fn single_after_signature(
@@ -406,13 +405,16 @@ impl<E: EthSpec> BeaconChain<E> {
         current_time_ms: u64,
     ) -> Vec<Result<VerifiedSingleAttestation, AttestationGossipError>> {
         self.prune_observed(self.slot_at_ms(current_time_ms));
+        let mut sets = Vec::with_capacity(attestations.len());
         let pending: Vec<_> = attestations
             .into_iter()
-            .map(|(a, subnet)| self.single_before_signature(a, subnet, current_time_ms))
-            .collect();
-        let sets: Vec<SignatureSet> = pending
-            .iter()
-            .filter_map(|p| p.as_ref().ok().map(|p| p.set.clone()))
+            .map(|(a, subnet)| {
+                self.single_before_signature(a, subnet, current_time_ms)
+                    .map(|(pending, set)| {
+                        sets.push(set);
+                        pending
+                    })
+            })
             .collect();
         let failed = bls_failures(&sets, self.pool());
         let mut set_index = 0;
@@ -434,7 +436,7 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         signed: SignedAggregateAndProof<E>,
         current_time_ms: u64,
-    ) -> Result<PendingAggregate<E>, AttestationGossipError> {
+    ) -> Result<(PendingAggregate<E>, [SignatureSet; 3]), AttestationGossipError> {
         let message = &signed.message;
         let aggregate = &message.aggregate;
         let data = &aggregate.data;
@@ -540,12 +542,14 @@ impl<E: EthSpec> BeaconChain<E> {
             &aggregate.signature,
         )
         .map_err(|_| AttestationGossipError::InvalidSignature)?;
-        Ok(PendingAggregate {
-            committee_index: index,
-            attesting_indices,
-            sets: [selection, aggregator, aggregate_set],
-            signed,
-        })
+        Ok((
+            PendingAggregate {
+                committee_index: index,
+                attesting_indices,
+                signed,
+            },
+            [selection, aggregator, aggregate_set],
+        ))
     }
 
     fn aggregate_after_signature(
@@ -607,14 +611,16 @@ impl<E: EthSpec> BeaconChain<E> {
         current_time_ms: u64,
     ) -> Vec<Result<VerifiedAggregate<E>, AttestationGossipError>> {
         self.prune_observed(self.slot_at_ms(current_time_ms));
+        let mut sets = Vec::with_capacity(3 * aggregates.len());
         let pending: Vec<_> = aggregates
             .into_iter()
-            .map(|a| self.aggregate_before_signature(a, current_time_ms))
-            .collect();
-        let sets: Vec<SignatureSet> = pending
-            .iter()
-            .filter_map(|p| p.as_ref().ok())
-            .flat_map(|p| p.sets.iter().cloned())
+            .map(|a| {
+                self.aggregate_before_signature(a, current_time_ms)
+                    .map(|(pending, three)| {
+                        sets.extend(three);
+                        pending
+                    })
+            })
             .collect();
         let failed = bls_failures(&sets, self.pool());
         let mut first_set = 0;
