@@ -155,7 +155,14 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         self.record_stage(available.block_root, slot, Stage::Available(via));
         let stored = available.columns.iter().map(|c| &**c.sidecar()).collect();
-        self.import(available.block, &[], stored, engine, payload_status)
+        self.import(
+            available.block,
+            available.block_root,
+            &[],
+            stored,
+            engine,
+            payload_status,
+        )
     }
 
     /// Blocks the checker evicted are no longer pending here either.

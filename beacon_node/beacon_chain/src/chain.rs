@@ -670,8 +670,10 @@ impl<E: EthSpec> BeaconChain<E> {
         engine: &impl ExecutionEngine<E>,
         payload_status: PayloadStatus,
     ) -> Result<Root, ChainError> {
+        let block_root = block.canonical_root();
         self.import(
             block,
+            block_root,
             columns,
             columns.iter().collect(),
             engine,
@@ -679,17 +681,18 @@ impl<E: EthSpec> BeaconChain<E> {
         )
     }
 
-    /// The import pipeline: `fork_choice_columns` go to fork choice's availability hook (empty
-    /// when availability was established already), `stored_columns` to the store.
+    /// The import pipeline for `block` of root `block_root` (computed once, upstream):
+    /// `fork_choice_columns` go to fork choice's availability hook (empty when availability was
+    /// established already), `stored_columns` to the store.
     pub(crate) fn import(
         &self,
         block: Arc<SignedBeaconBlock<E>>,
+        block_root: Root,
         fork_choice_columns: &[types::DataColumnSidecar<E>],
         stored_columns: Vec<&types::DataColumnSidecar<E>>,
         engine: &impl ExecutionEngine<E>,
         payload_status: PayloadStatus,
     ) -> Result<Root, ChainError> {
-        let block_root = block.canonical_root();
         let slot = block.slot();
         let now = self.now_ms();
         let timed = TimedEngine {
