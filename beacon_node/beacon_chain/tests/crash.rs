@@ -3,17 +3,19 @@
 //! reopens the store as a restarting node would and checks that the head is a block the store
 //! holds with its post-state, that no head went backwards, and that import continues. 50 kills.
 //!
-//! The kill delays are random waits on purpose: they choose where the child dies. Nothing is
-//! asserted about time. The child's log and the store of a failing run stay under
-//! `target/beacon_chain_crash/`.
+//! Where the child dies is chosen by its own progress, not by the clock: the parent reads the
+//! child's log lines and kills it right after a random number (0 to 5) of imports, while the
+//! child is already building and importing the next block. Every wait is bounded. The child's
+//! log and the store of a failing run stay under `target/beacon_chain_crash/`.
 #![allow(
     clippy::unwrap_used,
     reason = "test helpers: a failed setup is a failed test"
 )]
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, SlotClock};
@@ -98,6 +100,7 @@ fn crash_child() {
     let dir = PathBuf::from(dir);
     let clock = Arc::new(ManualSlotClock::new(0));
     let chain = open_chain(&dir, clock.clone());
+    eprintln!("opened at slot {}", chain.head().slot);
     clock.set_ms(spec().compute_time_at_slot(GENESIS_TIME, chain.head().slot) * 1000 + 500);
     loop {
         let slot = import_next(&chain, &clock);
@@ -115,20 +118,42 @@ fn a_chain_killed_at_random_points_reopens_to_a_consistent_head() {
     let mut last_head: Slot = 0;
     let mut child_imports = 0;
     for kill in 0..KILLS {
-        let log = std::fs::File::create(root.join(format!("child-{kill}.log"))).unwrap();
         let mut child = Command::new(&exe)
             .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, &root)
             .stdout(Stdio::null())
-            .stderr(log)
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // Where the child dies: anywhere from start-up to a few epochs of imports.
-        std::thread::sleep(Duration::from_millis(50 + rng.next_u64() % 600));
+        // Copy the child's log to a file and report each line.
+        let stderr = child.stderr.take().unwrap();
+        let mut log = std::fs::File::create(root.join(format!("child-{kill}.log"))).unwrap();
+        let (lines, progress) = mpsc::channel();
+        let copier = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = writeln!(log, "{line}");
+                let _ = lines.send(line);
+            }
+        });
+        // Die after the start and a random number of imports.
+        let imports = rng.next_u64() % 6;
+        let mut seen_imports = 0;
+        let mut opened = false;
+        while !opened || seen_imports < imports {
+            let line = progress
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("kill {kill}: no progress from the child: {e}"));
+            opened |= line.starts_with("opened");
+            seen_imports += u64::from(line.starts_with("imported slot"));
+        }
         child.kill().unwrap();
         child.wait().unwrap();
-        let log = std::fs::read_to_string(root.join(format!("child-{kill}.log"))).unwrap();
-        child_imports += log.matches("imported slot").count();
+        copier.join().unwrap();
+        child_imports += seen_imports as usize;
+        child_imports += progress
+            .try_iter()
+            .filter(|l| l.starts_with("imported slot"))
+            .count();
 
         // Reopen as a restarting node: the head is a stored block with its state.
         let clock = Arc::new(ManualSlotClock::new(0));
