@@ -160,7 +160,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             clock.set_ms(
                 chain
                     .compute_time_at_slot_ms(block.slot())
-                    .max(clock_now(&chain)),
+                    .max(chain.now_ms()),
             );
             chain
                 .import_block(Arc::new(block), &[], &AlwaysValid, status)
@@ -205,7 +205,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             (None, _, None) => chain.compute_time_at_slot_ms(chain.head().slot) - genesis_ms,
         };
         let now = genesis_ms + since_genesis;
-        clock.set_ms(now.max(clock_now(&chain)));
+        clock.set_ms(now.max(chain.now_ms()));
         let got = validate::<E>(case, &chain, &spec, &meta.topic, message, now)
             .map_err(|e| format!("message {i} ({}): {e}", message.message))?;
         let got_name = match &got {
@@ -226,10 +226,6 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn clock_now<E: EthSpec>(chain: &BeaconChain<E>) -> u64 {
-    chain.now_ms()
 }
 
 type Outcome = Result<(), (Verdict, String)>;
