@@ -20,7 +20,8 @@ use state_harness::{BlockContents, BuiltBlock, build_block};
 use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
 use store::{Store, StoreConfig};
 use types::{
-    ChainSpec, DataColumnSidecar, ForkName, KZGCommitment, KZGProof, MinimalEthSpec, Root, Slot,
+    ChainSpec, DataColumnSidecar, ForkName, KZGCommitment, KZGProof, MinimalEthSpec, Root,
+    SignedBeaconBlock, Slot,
 };
 
 type E = MinimalEthSpec;
@@ -131,14 +132,7 @@ fn a_block_waits_for_its_columns_and_imports_when_they_arrive() {
     let (built, sidecars) = block_with_blobs(&s, slot, 2);
     let t = now(&s, slot);
     let root = built.block.canonical_root();
-    let verified = s
-        .chain
-        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
-        .unwrap();
-    let outcome = s
-        .chain
-        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    let outcome = gossip_block(&s, &built.block, t);
     let BlockProcessed::Pending(missing) = outcome else {
         panic!("a block with blobs waits for its columns: {outcome:?}");
     };
@@ -149,30 +143,12 @@ fn a_block_waits_for_its_columns_and_imports_when_they_arrive() {
     let with_subnets = |cols: &[Arc<DataColumnSidecar<E>>]| {
         cols.iter().map(|c| (c.clone(), column_index(c))).collect()
     };
-    let first: Vec<_> = s
-        .chain
-        .verify_data_columns_for_gossip(with_subnets(&sidecars[..64]), t)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    let outcome = s
-        .chain
-        .process_gossip_data_columns(first, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    let outcome = gossip_columns(&s, with_subnets(&sidecars[..64]), t);
     assert!(matches!(&outcome[..], [BlockProcessed::Pending(m)] if m.missing_columns.len() == 64));
     assert_eq!(s.chain.pending_columns(&root).len(), 64);
 
     // The rest: imported.
-    let rest: Vec<_> = s
-        .chain
-        .verify_data_columns_for_gossip(with_subnets(&sidecars[64..]), t)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    let outcome = s
-        .chain
-        .process_gossip_data_columns(rest, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    let outcome = gossip_columns(&s, with_subnets(&sidecars[64..]), t);
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
     assert_eq!(s.chain.head().block_root, root);
     assert_eq!(
@@ -186,6 +162,35 @@ fn a_block_waits_for_its_columns_and_imports_when_they_arrive() {
         Some(AvailableVia::Columns)
     );
     assert!(timeline.imported.is_some() && timeline.head.is_some());
+}
+
+/// Gossip-validates `block` at `t` and hands it to the availability checker.
+fn gossip_block(s: &Setup, block: &SignedBeaconBlock<E>, t: u64) -> BlockProcessed {
+    let verified = s
+        .chain
+        .verify_block_for_gossip(Arc::new(block.clone()), t)
+        .unwrap();
+    s.chain
+        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap()
+}
+
+/// Gossip-validates `columns` (each with its subnet) at `t`, every one expected valid, and hands
+/// them to the availability checker.
+fn gossip_columns(
+    s: &Setup,
+    columns: Vec<(Arc<DataColumnSidecar<E>>, u64)>,
+    t: u64,
+) -> Vec<BlockProcessed> {
+    let verified = s
+        .chain
+        .verify_data_columns_for_gossip(columns, t)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    s.chain
+        .process_gossip_data_columns(verified, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap()
 }
 
 fn column_index(c: &DataColumnSidecar<E>) -> u64 {
@@ -202,13 +207,7 @@ fn a_bad_column_is_attributed_and_the_good_copies_make_the_block_available() {
     let (built, sidecars) = block_with_blobs(&s, slot, 3);
     let t = now(&s, slot);
     let root = built.block.canonical_root();
-    let verified = s
-        .chain
-        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
-        .unwrap();
-    s.chain
-        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    gossip_block(&s, &built.block, t);
 
     // Peer A sends the custody columns, one of them (position 3) with a wrong proof.
     let mut from_a: Vec<(Arc<DataColumnSidecar<E>>, u64)> = custody
@@ -242,16 +241,7 @@ fn a_bad_column_is_attributed_and_the_good_copies_make_the_block_available() {
 
     // Peer B sends the genuine column 48: the block becomes available and is imported.
     let from_b = vec![(sidecars[48].clone(), 48)];
-    let good: Vec<_> = s
-        .chain
-        .verify_data_columns_for_gossip(from_b, t)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    let outcome = s
-        .chain
-        .process_gossip_data_columns(good, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    let outcome = gossip_columns(&s, from_b, t);
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
     assert_eq!(s.chain.head().block_root, root);
 }
@@ -263,28 +253,14 @@ fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
     let (built, sidecars) = block_with_blobs(&s, slot, 2);
     let t = now(&s, slot);
     let root = built.block.canonical_root();
-    let verified = s
-        .chain
-        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
-        .unwrap();
-    s.chain
-        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    gossip_block(&s, &built.block, t);
     // The odd columns arrive.
     let odd: Vec<_> = sidecars
         .iter()
         .filter(|c| column_index(c) % 2 == 1)
         .map(|c| (c.clone(), column_index(c)))
         .collect();
-    let odd: Vec<_> = s
-        .chain
-        .verify_data_columns_for_gossip(odd, t)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
-    s.chain
-        .process_gossip_data_columns(odd, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    gossip_columns(&s, odd, t);
     assert!(s.chain.take_reconstruction_request(&root));
     assert!(!s.chain.take_reconstruction_request(&root), "asked once");
 
@@ -315,13 +291,7 @@ fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
     let (built, sidecars) = block_with_blobs(&s, slot, n);
     let t = now(&s, slot);
     let root = built.block.canonical_root();
-    let verified = s
-        .chain
-        .verify_block_for_gossip(Arc::new(built.block.clone()), t)
-        .unwrap();
-    s.chain
-        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
-        .unwrap();
+    gossip_block(&s, &built.block, t);
     // What `engine_getBlobsV2` returns: each blob with its 128 cell proofs.
     let from_el: Vec<(kzg::Blob, Vec<kzg::KzgProof>)> = (0..n)
         .map(|i| {
