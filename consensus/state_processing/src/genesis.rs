@@ -571,6 +571,25 @@ fn empty_payload_header<E: EthSpec>() -> deneb::ExecutionPayloadHeader<E> {
 }
 
 /// `BeaconBlockBody()` of Electra (and Fulu): every field zero or empty.
+/// The genesis block of an interop Fulu genesis state: `BeaconBlock(state_root=
+/// hash_tree_root(genesis_state))` with the empty body the state's `latest_block_header`
+/// commits to, unsigned (the spec's anchor block; nobody verifies its signature). `state_root`
+/// is the genesis state's root.
+///
+/// [spec]: phase0/fork-choice.md#get_forkchoice_store
+pub fn interop_genesis_block<E: EthSpec>(state_root: Root) -> types::SignedBeaconBlock<E> {
+    types::SignedBeaconBlock::Fulu(electra::SignedBeaconBlock {
+        message: electra::BeaconBlock {
+            slot: GENESIS_SLOT,
+            proposer_index: 0,
+            parent_root: Root::ZERO,
+            state_root,
+            body: empty_electra_body::<E>(),
+        },
+        signature: BLSSignature::ZERO,
+    })
+}
+
 fn empty_electra_body<E: EthSpec>() -> electra::BeaconBlockBody<E> {
     electra::BeaconBlockBody {
         randao_reveal: BLSSignature::ZERO,

@@ -13,6 +13,8 @@ use types::{
     BeaconState, ChainSpec, EthSpec, FAR_FUTURE_EPOCH, ForkName, MinimalEthSpec, Root, deneb,
 };
 
+use tree_hash::TreeHash;
+
 type E = MinimalEthSpec;
 
 fn fulu_spec() -> ChainSpec {
@@ -76,6 +78,19 @@ fn interop_genesis_is_a_valid_fulu_state() {
         is_valid_genesis_state(&cached.state, &spec),
         state.genesis_time >= min_time
     );
+}
+
+/// The genesis block is the block the genesis state's `latest_block_header` describes (with the
+/// state root filled in, as the first `process_slot` does): fork choice anchors on its root.
+#[test]
+fn interop_genesis_block_is_the_states_latest_block_header() {
+    let mut cached = genesis(16);
+    let state_root = cached.hash_tree_root().unwrap();
+    let block = state_processing::genesis::interop_genesis_block::<E>(state_root);
+    let mut header = cached.state.latest_block_header().clone();
+    header.state_root = state_root;
+    assert_eq!(block.canonical_root(), header.tree_hash_root());
+    assert_eq!(block.slot(), 0);
 }
 
 #[test]
