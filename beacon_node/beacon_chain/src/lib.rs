@@ -9,6 +9,8 @@
 //! - [`data_column_sidecars`], [`data_column_verification`], [`data_availability_checker`]:
 //!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
 //! - [`events`], [`slot_clock`]: the event bus and the clock.
+//! - [`production`], [`publication`], [`execution`]: block production (`produceBlockV3`) and
+//!   publication (`publishBlockV2`), and the execution client around import.
 
 pub mod block_import;
 pub mod chain;
@@ -16,8 +18,11 @@ pub mod data_availability_checker;
 pub mod data_column_sidecars;
 pub mod data_column_verification;
 pub mod events;
+pub mod execution;
 pub mod gossip;
 pub mod observed;
+pub mod production;
+pub mod publication;
 pub mod slot_clock;
 pub mod timeline;
 
@@ -25,7 +30,14 @@ pub use block_import::BlockProcessed;
 pub use chain::{
     BeaconChain, ChainConfig, ChainError, HeadSnapshot, PayloadStatus, UnimportedBlock,
 };
+pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
 pub use gossip::Verdict;
+pub use production::{
+    BlobData, Blobs, BlockProducer, ProducedBlock, ProducerConfig, ProductionError,
+};
+pub use publication::{
+    BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,
+};
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
 
 #[cfg(test)]

@@ -1,0 +1,187 @@
+//! The chain and the execution client around import and production: `engine_newPayloadV4` for a
+//! block's payload (`verify_and_notify_new_payload`), the verdict handed to the state transition
+//! as an [`ExecutionEngine`], and `engine_forkchoiceUpdatedV3` with the head, safe (justified)
+//! and finalized block hashes of the chain's head snapshot.
+//!
+//! The engine is asked before the (synchronous) import: the import then reads the verdict
+//! already obtained ([`PayloadVerdict`]) instead of blocking on HTTP under the fork choice lock.
+//!
+//! [spec]: deneb/beacon-chain.md#modified-verify_and_notify_new_payload,
+//! bellatrix/fork-choice.md#notify_forkchoice_updated
+
+use execution_layer::{
+    EngineApiClient, ForkchoiceState, ForkchoiceUpdated, PayloadAttributes,
+    PayloadStatus as EnginePayloadStatus,
+};
+use state_processing::per_block::{ExecutionEngine, kzg_commitment_to_versioned_hash};
+use types::{
+    EthSpec, ForkName, Hash32, Root, SignedBeaconBlock, VersionedHash,
+    electra::{ExecutionPayload, ExecutionRequests, NewPayloadRequest},
+};
+
+use crate::chain::{BeaconChain, PayloadStatus, electra_message};
+
+/// Why the execution client could not be asked, or gave no usable answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecutionError {
+    /// The engine API call failed (transport, timeout, JSON-RPC error, malformed answer).
+    #[error("engine API: {0}")]
+    Engine(#[from] execution_layer::Error),
+    /// A block of a fork whose payloads this client does not send (before Electra).
+    #[error("a {0} block: engine_newPayloadV4 takes Electra and later payloads")]
+    UnsupportedFork(ForkName),
+    /// More versioned hashes than a request holds (a block with more commitments than
+    /// `MAX_BLOB_COMMITMENTS_PER_BLOCK` cannot decode, so this is an invariant failure).
+    #[error("{0} versioned hashes do not fit a NewPayloadRequest")]
+    TooManyVersionedHashes(usize),
+    /// A state the forkchoice state is read from is not held by fork choice.
+    #[error("no state for block {0} in fork choice")]
+    MissingState(Root),
+    /// A state helper failed.
+    #[error("state: {0}")]
+    State(#[from] state_processing::Error),
+}
+
+/// The spec's `NewPayloadRequest` of a block: its payload, the versioned hashes of its blob
+/// commitments, its parent root and its execution requests.
+///
+/// [spec]: electra/beacon-chain.md#modified-newpayloadrequest
+pub fn new_payload_request<E: EthSpec>(
+    block: &SignedBeaconBlock<E>,
+) -> Result<NewPayloadRequest<E>, ExecutionError> {
+    let message =
+        electra_message(block).ok_or(ExecutionError::UnsupportedFork(block.fork_name()))?;
+    let body = &message.body;
+    let hashes: Vec<VersionedHash> = body
+        .blob_kzg_commitments
+        .iter()
+        .map(kzg_commitment_to_versioned_hash)
+        .collect();
+    let count = hashes.len();
+    Ok(NewPayloadRequest {
+        execution_payload: body.execution_payload.clone(),
+        versioned_hashes: ssz_types::VariableList::new(hashes)
+            .map_err(|_| ExecutionError::TooManyVersionedHashes(count))?,
+        parent_beacon_block_root: message.parent_root,
+        execution_requests: body.execution_requests.clone(),
+    })
+}
+
+/// The chain's reading of an engine status: `VALID` is valid, `INVALID` and
+/// `INVALID_BLOCK_HASH` invalidate, `SYNCING` and `ACCEPTED` leave the payload not validated
+/// (optimistic import).
+///
+/// [spec]: sync/optimistic.md#how-to-optimistically-import-blocks
+pub fn payload_status_of(status: &EnginePayloadStatus) -> PayloadStatus {
+    match status {
+        EnginePayloadStatus::Valid => PayloadStatus::Valid,
+        EnginePayloadStatus::Invalid { .. } | EnginePayloadStatus::InvalidBlockHash { .. } => {
+            PayloadStatus::Invalidated
+        }
+        EnginePayloadStatus::Syncing | EnginePayloadStatus::Accepted => PayloadStatus::NotValidated,
+    }
+}
+
+/// `verify_and_notify_new_payload` over the engine API: `engine_newPayloadV4` with the block's
+/// payload, the versioned hashes of its blob commitments, its parent root and its execution
+/// requests; the engine's full answer (with `latest_valid_hash` for an invalid payload).
+pub async fn notify_new_payload_status<E: EthSpec>(
+    engine: &EngineApiClient,
+    block: &SignedBeaconBlock<E>,
+) -> Result<EnginePayloadStatus, ExecutionError> {
+    let request = new_payload_request(block)?;
+    Ok(engine.new_payload_v4(&request).await?)
+}
+
+/// [`notify_new_payload_status`] read as the chain's [`PayloadStatus`] ([`payload_status_of`]).
+pub async fn notify_new_payload<E: EthSpec>(
+    engine: &EngineApiClient,
+    block: &SignedBeaconBlock<E>,
+) -> Result<PayloadStatus, ExecutionError> {
+    notify_new_payload_status(engine, block)
+        .await
+        .map(|s| payload_status_of(&s))
+}
+
+/// The execution client's verdict, obtained before the import, as the state transition's
+/// [`ExecutionEngine`]: a valid or not-yet-validated payload passes (optimistic import), an
+/// invalidated one fails `process_execution_payload`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadVerdict(pub PayloadStatus);
+
+impl PayloadVerdict {
+    fn is_acceptable(self) -> bool {
+        self.0 != PayloadStatus::Invalidated
+    }
+}
+
+impl<E: EthSpec> ExecutionEngine<E> for PayloadVerdict {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+        Ok(self.is_acceptable())
+    }
+
+    fn verify_new_payload_parts(
+        &self,
+        _: &ExecutionPayload<E>,
+        _: Vec<VersionedHash>,
+        _: Root,
+        _: &ExecutionRequests<E>,
+    ) -> Result<bool, String> {
+        Ok(self.is_acceptable())
+    }
+}
+
+/// The block hash of the latest execution payload in the post-state of `root` (the block's own
+/// payload; for the anchor, the execution block the chain starts from).
+fn payload_block_hash<E: EthSpec>(
+    chain: &BeaconChain<E>,
+    root: &Root,
+) -> Result<Option<Hash32>, ExecutionError> {
+    let fc = chain.fork_choice.lock();
+    match fc.block_state(root) {
+        Some(state) => Ok(Some(
+            state.view()?.latest_execution_payload_header.block_hash,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// The spec's `ForkchoiceStateV1` of the head snapshot: the head's payload hash, the justified
+/// block's as safe, the finalized block's as finalized (zero for a checkpoint whose block fork
+/// choice no longer or not yet holds, as the engine API allows before there is one).
+///
+/// [spec]: bellatrix/fork-choice.md#safe-block, fork_choice/safe-block.md#get_safe_execution_block_hash
+pub fn forkchoice_state<E: EthSpec>(
+    chain: &BeaconChain<E>,
+) -> Result<ForkchoiceState, ExecutionError> {
+    let head = chain.head();
+    let head_block_hash = head
+        .state
+        .view()?
+        .latest_execution_payload_header
+        .block_hash;
+    let safe_block_hash =
+        payload_block_hash(chain, &head.justified_checkpoint.root)?.unwrap_or(Hash32::ZERO);
+    let finalized_block_hash =
+        payload_block_hash(chain, &head.finalized_checkpoint.root)?.unwrap_or(Hash32::ZERO);
+    Ok(ForkchoiceState {
+        head_block_hash,
+        safe_block_hash,
+        finalized_block_hash,
+    })
+}
+
+/// `notify_forkchoice_updated`: `engine_forkchoiceUpdatedV3` with [`forkchoice_state`] of the
+/// chain's current head and, when given, the attributes of a payload to build on it.
+///
+/// [spec]: bellatrix/fork-choice.md#notify_forkchoice_updated
+pub async fn update_execution_head<E: EthSpec>(
+    chain: &BeaconChain<E>,
+    engine: &EngineApiClient,
+    attributes: Option<PayloadAttributes>,
+) -> Result<ForkchoiceUpdated, ExecutionError> {
+    let state = forkchoice_state(chain)?;
+    Ok(engine
+        .forkchoice_updated_v3(state, attributes.as_ref())
+        .await?)
+}

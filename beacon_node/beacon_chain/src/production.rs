@@ -1,0 +1,664 @@
+//! Block production: `produce_block_v3` on the head, as the honest validator builds a block.
+//!
+//! The head state is advanced to the slot (or taken from the state [`BlockProducer::
+//! prepare_payload_for_slot`] advanced late in the previous slot), the RANDAO reveal checked,
+//! the operations packed from the pool for that state, the execution payload taken from
+//! `engine_getPayloadV5` (its build started ahead by `engine_forkchoiceUpdatedV3` with payload
+//! attributes for our prepared proposers, or now), the blobs bundle's commitments placed in the
+//! body and its blobs and cell proofs returned beside the block **without re-verifying their
+//! KZG** (the execution client built them; only their shape is checked), and the block run
+//! through the state transition without signature checks to learn its state root and the
+//! proposer's reward.
+//!
+//! The blobs of every block built here are remembered ([`BuiltBlobs`]), so that publication
+//! can skip the KZG check of columns this node made.
+//!
+//! [spec]: phase0/validator.md#block-proposal, electra/validator.md#block-and-sidecar-proposal,
+//! fulu/validator.md#block-and-sidecar-proposal
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use execution_layer::{EngineApiClient, ForkchoiceUpdated, PayloadAttributes};
+use operation_pool::{OpPoolError, OperationPool};
+use parking_lot::{Mutex, RwLock};
+use ssz_types::VariableList;
+use state_processing::{
+    CachedBeaconState,
+    common::{balance, get_beacon_proposer_index, get_current_epoch, get_randao_mix},
+    per_block::{
+        AlwaysValid, VerifySignatures, get_expected_withdrawals, process_block,
+        signature_sets::randao_reveal_signature_set,
+    },
+    per_slot::process_slots,
+};
+use tree_hash::TreeHash;
+use types::{
+    Address, BLSSignature, BeaconBlock, Blob, Bytes32, EthSpec, ForkName, Gwei, KZGCommitment,
+    KZGProof, PayloadId, Root, Slot, U256, ValidatorIndex,
+    electra::{BeaconBlockBody, Withdrawal},
+};
+
+use crate::chain::BeaconChain;
+use crate::execution::{ExecutionError, forkchoice_state};
+
+/// The blobs of a block, in the order of its commitments (the `blobs` of the Fulu
+/// `BlockContents`).
+pub type Blobs<E> = VariableList<Blob<E>, <E as EthSpec>::MaxBlobCommitmentsPerBlock>;
+
+/// A block's blob data as the Fulu `SignedBlockContents` carries it: the cell proofs and the
+/// blobs.
+pub type BlobData<E> = (Vec<KZGProof>, Blobs<E>);
+
+/// Wei per gwei.
+const WEI_PER_GWEI: u64 = 1_000_000_000;
+
+/// Options of block production.
+#[derive(Debug, Clone)]
+pub struct ProducerConfig {
+    /// The fee recipient of a proposer that sent no preparation.
+    pub default_fee_recipient: Address,
+    /// The graffiti of a block whose request names none.
+    pub default_graffiti: Bytes32,
+    /// How many blocks built here keep their blobs for publication (a node proposes at most
+    /// one block a slot; a few cover a re-request and a slow validator client).
+    pub built_blobs_cache: usize,
+}
+
+impl Default for ProducerConfig {
+    fn default() -> Self {
+        Self {
+            default_fee_recipient: Address::ZERO,
+            default_graffiti: Bytes32::ZERO,
+            built_blobs_cache: 4,
+        }
+    }
+}
+
+/// Why a block could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum ProductionError {
+    /// A block is built on the head: its slot must be after the head's.
+    #[error("slot {slot} is not after the head's slot {head_slot}")]
+    SlotNotAfterHead {
+        /// The slot asked for.
+        slot: Slot,
+        /// The head's slot.
+        head_slot: Slot,
+    },
+    /// The spec forbids proposing on a head whose payload is not validated.
+    ///
+    /// [spec]: sync/optimistic.md#block-production
+    #[error("the head {0} is optimistic (its payload is not validated): no block on it")]
+    OptimisticHead(Root),
+    /// This producer builds Electra-layout blocks (Electra and Fulu) only.
+    #[error("slot {slot} is in {fork}: blocks are produced from Electra on")]
+    UnsupportedFork {
+        /// The slot.
+        slot: Slot,
+        /// Its fork.
+        fork: ForkName,
+    },
+    /// Advancing the head state to the slot failed.
+    #[error("advancing the head state to slot {slot}: {error}")]
+    Slots {
+        /// The slot.
+        slot: Slot,
+        /// What failed.
+        error: String,
+    },
+    /// A state helper failed.
+    #[error("state: {0}")]
+    State(#[from] state_processing::Error),
+    /// The RANDAO reveal is not the proposer's signature of the epoch.
+    #[error("invalid RANDAO reveal for proposer {proposer} at slot {slot}")]
+    InvalidRandaoReveal {
+        /// The slot's proposer.
+        proposer: ValidatorIndex,
+        /// The slot.
+        slot: Slot,
+    },
+    /// The execution client could not be asked or gave no usable answer.
+    #[error("execution: {0}")]
+    Execution(#[from] ExecutionError),
+    /// `engine_forkchoiceUpdatedV3` with attributes returned no payload id (the engine is
+    /// syncing or refused the head).
+    #[error("the execution client started no payload build (head status {0:?})")]
+    NoPayloadId(execution_layer::PayloadStatus),
+    /// The payload is not the one asked for (a field differs from the attributes or the
+    /// parent).
+    #[error("the execution payload's {field} is {found}, expected {expected}")]
+    PayloadMismatch {
+        /// The field.
+        field: &'static str,
+        /// What the attributes (or the parent) fix.
+        expected: String,
+        /// What the payload carries.
+        found: String,
+    },
+    /// The blobs bundle has more blobs than the slot's epoch allows.
+    #[error("{count} blobs in the bundle, the epoch allows {max}")]
+    TooManyBlobs {
+        /// Blobs in the bundle.
+        count: usize,
+        /// `get_blob_parameters(epoch).max_blobs_per_block`.
+        max: u64,
+    },
+    /// The blobs bundle's lists do not fit together.
+    #[error("blobs bundle: {0}")]
+    BlobsBundle(String),
+    /// The operation pool could not pack for the state.
+    #[error("operation pool: {0}")]
+    OperationPool(#[from] OpPoolError),
+    /// A list of the body is longer than the block allows.
+    #[error("{what}: {count} exceed the block's limit")]
+    TooMany {
+        /// The list.
+        what: &'static str,
+        /// Its length.
+        count: usize,
+    },
+    /// The state transition refused the block built (a packed operation or the payload is not
+    /// valid on the state).
+    #[error("the block built fails the state transition: {0}")]
+    BlockProcessing(String),
+}
+
+/// A block built by [`BlockProducer::produce_block_v3`], with what the v3 response carries.
+#[derive(Debug, Clone)]
+pub struct ProducedBlock<E: EthSpec> {
+    /// The unsigned block (its state root set).
+    pub block: BeaconBlock<E>,
+    /// The cell proofs of the blobs (`CELLS_PER_EXT_BLOB` per blob, blob-major), as the
+    /// execution client gave them.
+    pub kzg_proofs: Vec<KZGProof>,
+    /// The blobs, in the order of the block's commitments.
+    pub blobs: Blobs<E>,
+    /// Wei the fee recipient receives (the execution client's block value).
+    pub execution_payload_value: U256,
+    /// Wei the proposer earns from the block's consensus content (its balance change in the
+    /// state transition, withdrawals added back).
+    pub consensus_block_value: U256,
+    /// The fork of the block.
+    pub fork: ForkName,
+    /// The block's slot.
+    pub slot: Slot,
+    /// The block's proposer.
+    pub proposer_index: ValidatorIndex,
+    /// The block's root (`hash_tree_root(block)`: the root the proposer signs).
+    pub block_root: Root,
+    /// The post-state root.
+    pub state_root: Root,
+    /// The payload's build id at the execution client.
+    pub payload_id: PayloadId,
+    /// The execution client suggests this payload over a builder's.
+    pub should_override_builder: bool,
+}
+
+/// The blobs of a block built here, kept for its publication.
+#[derive(Debug)]
+pub struct BuiltBlobs<E: EthSpec> {
+    /// The block's commitments.
+    pub commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
+    /// The cell proofs the execution client gave.
+    pub kzg_proofs: Vec<KZGProof>,
+    /// The blobs the execution client gave.
+    pub blobs: Blobs<E>,
+}
+
+/// The head state advanced to a slot, for the block of that slot.
+#[derive(Debug, Clone)]
+struct AdvancedState<E: EthSpec> {
+    head_root: Root,
+    slot: Slot,
+    state: CachedBeaconState<E>,
+}
+
+/// A payload build started ahead of its slot.
+#[derive(Debug, Clone, Copy)]
+struct PreparedPayload {
+    payload_id: PayloadId,
+    fee_recipient: Address,
+}
+
+/// Produces blocks on the chain's head with the node's pool and execution client, and
+/// publishes blocks ([`crate::publication`]).
+pub struct BlockProducer<E: EthSpec> {
+    chain: Arc<BeaconChain<E>>,
+    pool: Arc<OperationPool<E>>,
+    engine: Arc<EngineApiClient>,
+    config: ProducerConfig,
+    /// `prepare_beacon_proposer`: validator index → fee recipient.
+    preparations: RwLock<HashMap<ValidatorIndex, Address>>,
+    /// Payload builds started ahead, by (slot, parent block root).
+    payload_ids: Mutex<HashMap<(Slot, Root), PreparedPayload>>,
+    /// The head state advanced for the next proposal.
+    advanced: Mutex<Option<AdvancedState<E>>>,
+    /// The blobs of the latest blocks built here, by block root, oldest first.
+    built: Mutex<VecDeque<(Root, Arc<BuiltBlobs<E>>)>>,
+}
+
+impl<E: EthSpec> std::fmt::Debug for BlockProducer<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockProducer")
+            .field("chain", &self.chain)
+            .field("preparations", &self.preparations.read().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: EthSpec> BlockProducer<E> {
+    /// A producer on `chain` with `pool` and the execution client `engine`.
+    pub fn new(
+        chain: Arc<BeaconChain<E>>,
+        pool: Arc<OperationPool<E>>,
+        engine: Arc<EngineApiClient>,
+        config: ProducerConfig,
+    ) -> Self {
+        Self {
+            chain,
+            pool,
+            engine,
+            config,
+            preparations: RwLock::new(HashMap::new()),
+            payload_ids: Mutex::new(HashMap::new()),
+            advanced: Mutex::new(None),
+            built: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// The chain.
+    pub fn chain(&self) -> &Arc<BeaconChain<E>> {
+        &self.chain
+    }
+
+    /// The operation pool.
+    pub fn pool(&self) -> &Arc<OperationPool<E>> {
+        &self.pool
+    }
+
+    /// The execution client.
+    pub fn engine(&self) -> &Arc<EngineApiClient> {
+        &self.engine
+    }
+
+    /// The options.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.config
+    }
+
+    /// `prepare_beacon_proposer`: the fee recipients of validators this node may propose for.
+    /// A later preparation of a validator replaces its earlier one.
+    pub fn prepare_beacon_proposer(
+        &self,
+        preparations: impl IntoIterator<Item = (ValidatorIndex, Address)>,
+    ) {
+        self.preparations.write().extend(preparations);
+    }
+
+    /// The fee recipient of `proposer`: its preparation, else the default.
+    pub fn fee_recipient(&self, proposer: ValidatorIndex) -> Address {
+        self.preparations
+            .read()
+            .get(&proposer)
+            .copied()
+            .unwrap_or(self.config.default_fee_recipient)
+    }
+
+    /// Whether `proposer` sent a preparation.
+    pub fn is_prepared(&self, proposer: ValidatorIndex) -> bool {
+        self.preparations.read().contains_key(&proposer)
+    }
+
+    /// The blobs of a block built here, by its root.
+    pub fn built_blobs(&self, block_root: &Root) -> Option<Arc<BuiltBlobs<E>>> {
+        self.built
+            .lock()
+            .iter()
+            .find(|(root, _)| root == block_root)
+            .map(|(_, b)| b.clone())
+    }
+
+    /// The head state advanced to `slot` (from the cache when the head has not moved).
+    fn advanced_state(
+        &self,
+        head_root: Root,
+        head_state: &CachedBeaconState<E>,
+        slot: Slot,
+    ) -> Result<CachedBeaconState<E>, ProductionError> {
+        if let Some(a) = &*self.advanced.lock()
+            && a.head_root == head_root
+            && a.slot == slot
+        {
+            return Ok(a.state.clone());
+        }
+        let mut state = head_state.clone();
+        if slot > *state.state.slot() {
+            process_slots(&mut state, slot, self.chain.spec()).map_err(|e| {
+                ProductionError::Slots {
+                    slot,
+                    error: format!("{e:?}"),
+                }
+            })?;
+        }
+        *self.advanced.lock() = Some(AdvancedState {
+            head_root,
+            slot,
+            state: state.clone(),
+        });
+        Ok(state)
+    }
+
+    /// The payload attributes for a block at `slot` on `state` (advanced to `slot`) whose parent
+    /// is `parent_root`: the slot's time, the current epoch's RANDAO mix, the fee recipient,
+    /// the state's expected withdrawals and the parent root.
+    ///
+    /// [spec]: bellatrix/validator.md#executionpayload, capella/validator.md#modified-prepare_execution_payload
+    fn payload_attributes(
+        &self,
+        state: &CachedBeaconState<E>,
+        slot: Slot,
+        parent_root: Root,
+        fee_recipient: Address,
+    ) -> Result<(PayloadAttributes, Vec<Withdrawal>), ProductionError> {
+        let view = state.view()?;
+        let epoch = get_current_epoch(&view);
+        let withdrawals = get_expected_withdrawals(&view)?.withdrawals;
+        let attributes = PayloadAttributes {
+            timestamp: self
+                .chain
+                .spec()
+                .compute_time_at_slot(self.chain.genesis_time(), slot),
+            prev_randao: get_randao_mix(&view, epoch),
+            suggested_fee_recipient: fee_recipient,
+            withdrawals: withdrawals.iter().map(Into::into).collect(),
+            parent_beacon_block_root: parent_root,
+        };
+        Ok((attributes, withdrawals))
+    }
+
+    /// Starts a payload build at the execution client for a block at `slot` on the head:
+    /// `engine_forkchoiceUpdatedV3` with the head's forkchoice state and the attributes.
+    async fn start_payload_build(
+        &self,
+        attributes: &PayloadAttributes,
+    ) -> Result<PayloadId, ProductionError> {
+        let state = forkchoice_state(&self.chain)?;
+        let ForkchoiceUpdated {
+            payload_status,
+            payload_id,
+        } = self
+            .engine
+            .forkchoice_updated_v3(state, Some(attributes))
+            .await
+            .map_err(ExecutionError::from)?;
+        payload_id.ok_or(ProductionError::NoPayloadId(payload_status))
+    }
+
+    /// Called by the node's slot timer late in slot `slot - 1`: advances the head state to
+    /// `slot` (kept for the proposal) and, when the slot's proposer is one of the prepared
+    /// validators, starts its payload build now (`engine_forkchoiceUpdatedV3` with attributes)
+    /// and keeps the payload id. `None` when no prepared validator proposes at `slot`.
+    ///
+    /// [spec]: bellatrix/validator.md#block-proposal (preparing the payload ahead)
+    pub async fn prepare_payload_for_slot(
+        &self,
+        slot: Slot,
+    ) -> Result<Option<PayloadId>, ProductionError> {
+        let head = self.chain.head();
+        if slot <= head.slot {
+            return Err(ProductionError::SlotNotAfterHead {
+                slot,
+                head_slot: head.slot,
+            });
+        }
+        self.check_fork(slot)?;
+        let mut state = self.advanced_state(head.block_root, &head.state, slot)?;
+        let proposer = {
+            let (view, caches) = state.view_mut()?;
+            get_beacon_proposer_index(&view.as_ref(), caches)?
+        };
+        if !self.is_prepared(proposer) {
+            return Ok(None);
+        }
+        let fee_recipient = self.fee_recipient(proposer);
+        let (attributes, _) =
+            self.payload_attributes(&state, slot, head.block_root, fee_recipient)?;
+        let payload_id = self.start_payload_build(&attributes).await?;
+        let mut ids = self.payload_ids.lock();
+        ids.retain(|(s, _), _| *s >= slot);
+        ids.insert(
+            (slot, head.block_root),
+            PreparedPayload {
+                payload_id,
+                fee_recipient,
+            },
+        );
+        Ok(Some(payload_id))
+    }
+
+    fn check_fork(&self, slot: Slot) -> Result<ForkName, ProductionError> {
+        let fork = self.chain.spec().fork_name_at_slot::<E>(slot);
+        if fork < ForkName::Electra {
+            return Err(ProductionError::UnsupportedFork { slot, fork });
+        }
+        Ok(fork)
+    }
+
+    /// `produceBlockV3`: a block at `slot` on the head with a local payload. The RANDAO reveal
+    /// is checked unless `skip_randao_verification` (the API's flag, for a reveal of the point
+    /// at infinity); `graffiti` defaults to the configured one. `builder_boost_factor` is
+    /// accepted for the API's sake: with no builder configured the local payload is always
+    /// chosen, whatever the factor.
+    ///
+    /// [spec]: phase0/validator.md#block-proposal, fulu/validator.md#block-and-sidecar-proposal
+    pub async fn produce_block_v3(
+        &self,
+        slot: Slot,
+        randao_reveal: BLSSignature,
+        graffiti: Option<Bytes32>,
+        skip_randao_verification: bool,
+        builder_boost_factor: Option<u64>,
+    ) -> Result<ProducedBlock<E>, ProductionError> {
+        // No builder: the local payload wins at any boost factor.
+        let _ = builder_boost_factor;
+        let spec = self.chain.spec();
+        let head = self.chain.head();
+        if slot <= head.slot {
+            return Err(ProductionError::SlotNotAfterHead {
+                slot,
+                head_slot: head.slot,
+            });
+        }
+        if head.execution_optimistic {
+            return Err(ProductionError::OptimisticHead(head.block_root));
+        }
+        let fork = self.check_fork(slot)?;
+        let parent_root = head.block_root;
+        let mut state = self.advanced_state(parent_root, &head.state, slot)?;
+
+        let (proposer_index, epoch, eth1_data) = {
+            let (view, caches) = state.view_mut()?;
+            let view = view.as_ref();
+            let proposer = get_beacon_proposer_index(&view, caches)?;
+            if !skip_randao_verification {
+                let valid = randao_reveal_signature_set(&view, caches, proposer, &randao_reveal)
+                    .is_ok_and(|set| set.verify());
+                if !valid {
+                    return Err(ProductionError::InvalidRandaoReveal { proposer, slot });
+                }
+            }
+            // From Electra on (deposits arrive as execution requests) the vote is the state's
+            // eth1 data; Fulu removed eth1 voting.
+            (proposer, get_current_epoch(&view), view.eth1_data.clone())
+        };
+
+        let fee_recipient = self.fee_recipient(proposer_index);
+        let (attributes, expected_withdrawals) =
+            self.payload_attributes(&state, slot, parent_root, fee_recipient)?;
+        let prepared = self.payload_ids.lock().get(&(slot, parent_root)).copied();
+        let payload_id = match prepared {
+            Some(p) if p.fee_recipient == fee_recipient => p.payload_id,
+            _ => self.start_payload_build(&attributes).await?,
+        };
+
+        // Pack the operations while the execution client answers: the request is sent on the
+        // first poll, the packing runs before the second.
+        let get_payload = self.engine.get_payload_v5::<E>(payload_id);
+        let pack = async { self.pool.get_block_operations(&mut state, spec) };
+        let (response, operations) = tokio::join!(get_payload, pack);
+        let response = response.map_err(ExecutionError::from)?;
+        let operations = operations?;
+
+        let payload = response.execution_payload;
+        let parent_hash = state.view()?.latest_execution_payload_header.block_hash;
+        check_field("parent_hash", parent_hash, payload.parent_hash)?;
+        check_field("timestamp", attributes.timestamp, payload.timestamp)?;
+        check_field("prev_randao", attributes.prev_randao, payload.prev_randao)?;
+        if payload.withdrawals.len() != expected_withdrawals.len()
+            || payload
+                .withdrawals
+                .iter()
+                .zip(&expected_withdrawals)
+                .any(|(a, b)| a != b)
+        {
+            return Err(ProductionError::PayloadMismatch {
+                field: "withdrawals",
+                expected: format!("{} expected withdrawals", expected_withdrawals.len()),
+                found: format!("{} different withdrawals", payload.withdrawals.len()),
+            });
+        }
+
+        let bundle = response.blobs_bundle;
+        let max = spec.get_blob_parameters(epoch).max_blobs_per_block;
+        let count = bundle.commitments.len();
+        if count as u64 > max {
+            return Err(ProductionError::TooManyBlobs { count, max });
+        }
+        execution_layer::verify_blobs_bundle_shape::<E>(&bundle)
+            .map_err(ProductionError::BlobsBundle)?;
+        let commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock> =
+            list("blob KZG commitments", bundle.commitments)?;
+        let blobs: Blobs<E> = list("blobs", bundle.blobs)?;
+
+        let body = BeaconBlockBody {
+            randao_reveal,
+            eth1_data,
+            graffiti: graffiti.unwrap_or(self.config.default_graffiti),
+            proposer_slashings: list(
+                "proposer slashings",
+                operations.operations.proposer_slashings,
+            )?,
+            attester_slashings: list(
+                "attester slashings",
+                operations.operations.attester_slashings,
+            )?,
+            attestations: list("attestations", operations.attestations)?,
+            // Fulu removed eth1 deposits; from Electra on they arrive as execution requests.
+            deposits: VariableList::empty(),
+            voluntary_exits: list("voluntary exits", operations.operations.voluntary_exits)?,
+            sync_aggregate: operations.sync_aggregate,
+            execution_payload: payload,
+            bls_to_execution_changes: list(
+                "BLS-to-execution changes",
+                operations.operations.bls_to_execution_changes,
+            )?,
+            blob_kzg_commitments: commitments.clone(),
+            execution_requests: response.execution_requests,
+        };
+        let mut message = types::electra::BeaconBlock {
+            slot,
+            proposer_index,
+            parent_root,
+            state_root: Root::ZERO,
+            body,
+        };
+
+        // The transition on the advanced state: signatures unchecked (the reveal was checked,
+        // the operations were verified on their way into the pool), the payload's verdict
+        // valid (the execution client built it).
+        let withdrawn: Gwei = message
+            .body
+            .execution_payload
+            .withdrawals
+            .iter()
+            .filter(|w| w.validator_index == proposer_index)
+            .map(|w| w.amount)
+            .sum();
+        let before = balance(&state.view()?, proposer_index)?;
+        {
+            let (mut view, caches) = state.view_mut()?;
+            process_block(
+                &mut view,
+                caches,
+                &message,
+                VerifySignatures::None,
+                &AlwaysValid,
+                spec,
+            )
+            .map_err(|e| ProductionError::BlockProcessing(format!("{e:?}")))?;
+        }
+        let after = balance(&state.view()?, proposer_index)?;
+        let state_root = state.hash_tree_root()?;
+        message.state_root = state_root;
+        let reward = after.saturating_add(withdrawn).saturating_sub(before);
+        let block_root = message.tree_hash_root();
+
+        let built = Arc::new(BuiltBlobs {
+            commitments,
+            kzg_proofs: bundle.proofs.clone(),
+            blobs: blobs.clone(),
+        });
+        {
+            let mut cache = self.built.lock();
+            cache.push_back((block_root, built));
+            while cache.len() > self.config.built_blobs_cache.max(1) {
+                cache.pop_front();
+            }
+        }
+
+        let block = match fork {
+            ForkName::Electra => BeaconBlock::Electra(message),
+            _ => BeaconBlock::Fulu(message),
+        };
+        Ok(ProducedBlock {
+            block,
+            kzg_proofs: bundle.proofs,
+            blobs,
+            execution_payload_value: response.block_value,
+            consensus_block_value: U256::from(reward) * U256::from(WEI_PER_GWEI),
+            fork,
+            slot,
+            proposer_index,
+            block_root,
+            state_root,
+            payload_id,
+            should_override_builder: response.should_override_builder,
+        })
+    }
+}
+
+/// A payload field that must equal what the attributes or the parent fix.
+fn check_field<T: PartialEq + std::fmt::Display>(
+    field: &'static str,
+    expected: T,
+    found: T,
+) -> Result<(), ProductionError> {
+    if expected == found {
+        return Ok(());
+    }
+    Err(ProductionError::PayloadMismatch {
+        field,
+        expected: expected.to_string(),
+        found: found.to_string(),
+    })
+}
+
+/// A body list from a vector, or a typed error when it is longer than the block allows.
+fn list<T, N: ssz_types::typenum::Unsigned>(
+    what: &'static str,
+    items: Vec<T>,
+) -> Result<VariableList<T, N>, ProductionError> {
+    let count = items.len();
+    VariableList::new(items).map_err(|_| ProductionError::TooMany { what, count })
+}

@@ -1,0 +1,452 @@
+//! Block publication (`publishBlockV2`): the block's data column sidecars computed from its blobs
+//! and cell proofs (no proof is recomputed; the KZG check is skipped for blobs this node's
+//! execution client built, and batched for any other), the `broadcast_validation` level
+//! honoured, the block and then its columns handed to networking, the payload sent to the
+//! execution client and the block imported through the chain's normal path with its columns as
+//! verified.
+//!
+//! Levels (Beacon API `broadcast_validation`):
+//! - `gossip`: the block passes gossip validation, is broadcast, then imported;
+//! - `consensus`: the block passes gossip validation and is imported (the full state
+//!   transition, the payload's verdict) before it is broadcast;
+//! - `consensus_and_equivocation`: as `consensus`, and refused when the proposer has another
+//!   block at the slot.
+//!
+//! A second block of the same proposer and slot fails the gossip rule "first block seen"
+//! before any other check; at the `gossip` and `consensus` levels it is then held to the full
+//! consensus check instead (imported first), since the Beacon API only refuses equivocations
+//! at `consensus_and_equivocation`.
+//!
+//! [spec]: fulu/validator.md#constructing-the-datacolumnsidecars,
+//! fulu/p2p-interface.md#data_column_sidecar_subnet_id
+
+use std::sync::Arc;
+
+use types::{
+    DataColumnSidecar, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, ValidatorIndex,
+    typenum::Unsigned,
+};
+
+use crate::block_import::BlockProcessed;
+use crate::chain::{BeaconChain, ChainError, PayloadStatus, UnimportedBlock, electra_message};
+use crate::data_column_sidecars::{DataColumnSidecarError, get_data_column_sidecars_from_block};
+use crate::data_column_verification::{
+    KzgVerifiedDataColumn, verify_data_column_sidecars_standalone,
+};
+use crate::execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
+use crate::gossip::{BlockGossipError, GossipVerifiedBlock};
+use crate::production::{BlobData, BlockProducer};
+use crate::timeline::{AvailableVia, SeenVia};
+
+/// A block's column sidecars, shared with networking.
+type Columns<E> = Vec<Arc<DataColumnSidecar<E>>>;
+
+/// The Beacon API's `broadcast_validation`: what a block must pass before it is broadcast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BroadcastValidation {
+    /// Gossip validation only (the API's default).
+    #[default]
+    Gossip,
+    /// Gossip validation and the full state transition (with the payload's verdict).
+    Consensus,
+    /// As `Consensus`, and no other block of the proposer at the slot.
+    ConsensusAndEquivocation,
+}
+
+/// Where published blocks and columns go: the node's networking (gossipsub topics
+/// `beacon_block` and `data_column_sidecar_{subnet}`).
+pub trait BlockBroadcaster<E: EthSpec>: Send + Sync {
+    /// Publishes the block on `beacon_block`.
+    fn broadcast_block(&self, block: Arc<SignedBeaconBlock<E>>);
+    /// Publishes each column on its subnet.
+    fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>);
+}
+
+/// What became of a published block.
+///
+/// HTTP status of `publishBlockV2` for each: `Imported` and `AlreadyImported` 200;
+/// `BroadcastNotImported` 202 (broadcast, then refused by the import: the API's "failed
+/// validation, but was successfully broadcast anyway"); `Pending` 202 (broadcast, still
+/// waiting for columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PublishOutcome {
+    /// Broadcast and imported.
+    Imported,
+    /// The chain had imported this block already: nothing was broadcast again.
+    AlreadyImported,
+    /// Broadcast (gossip level), then the import refused it or the execution client found its
+    /// payload invalid.
+    BroadcastNotImported(String),
+    /// Broadcast; the chain still waits for some of its columns.
+    Pending(BlockProcessed),
+}
+
+/// A published block.
+#[derive(Debug, Clone)]
+pub struct PublishedBlock<E: EthSpec> {
+    /// The block's root.
+    pub block_root: Root,
+    /// The column sidecars broadcast (empty for a block without blobs or already imported).
+    pub data_columns: Vec<Arc<DataColumnSidecar<E>>>,
+    /// What became of it.
+    pub outcome: PublishOutcome,
+    /// Whether the columns' KZG proofs were verified (a block not built here) or trusted (its
+    /// blobs are the ones this node's execution client built).
+    pub kzg_verified: bool,
+    /// The execution client's verdict on the payload, when it was asked.
+    pub payload_status: Option<PayloadStatus>,
+    /// `engine_forkchoiceUpdatedV3` after the import failed (the head moved in the chain, not
+    /// yet at the execution client); `None` when it succeeded or was not sent.
+    pub execution_head_error: Option<String>,
+}
+
+/// Why a block was not published. Each is a 400 of `publishBlockV2` (the block was not
+/// broadcast), except `Engine` (503: the execution client could not be asked).
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    /// Blocks are published from Electra on, blobs as columns from Fulu on.
+    #[error("a {fork} block with {blobs} blobs cannot be published here")]
+    UnsupportedFork {
+        /// The block's fork.
+        fork: ForkName,
+        /// Its blob commitments.
+        blobs: usize,
+    },
+    /// The block failed gossip validation.
+    #[error("gossip validation: {0}")]
+    Gossip(BlockGossipError),
+    /// The block was seen before and failed validation.
+    #[error("block {0} failed validation before")]
+    KnownInvalid(Root),
+    /// Another block of the proposer at the slot was seen (`consensus_and_equivocation`).
+    #[error("proposer {proposer} already has a block at slot {slot}")]
+    Equivocation {
+        /// The slot.
+        slot: Slot,
+        /// The proposer.
+        proposer: ValidatorIndex,
+    },
+    /// The block commits to blobs but none were given.
+    #[error("the block commits to {commitments} blobs but no blobs were given")]
+    MissingBlobs {
+        /// The block's commitments.
+        commitments: usize,
+    },
+    /// The blobs given are not as many as the block's commitments.
+    #[error("{blobs} blobs given for {commitments} commitments")]
+    BlobCountMismatch {
+        /// The block's commitments.
+        commitments: usize,
+        /// Blobs given.
+        blobs: usize,
+    },
+    /// The proofs given are not `CELLS_PER_EXT_BLOB` per blob.
+    #[error("{proofs} cell proofs for {blobs} blobs, expected {expected}")]
+    ProofCountMismatch {
+        /// Blobs given.
+        blobs: usize,
+        /// Proofs given.
+        proofs: usize,
+        /// `blobs × CELLS_PER_EXT_BLOB`.
+        expected: usize,
+    },
+    /// A blob is not a list of canonical field elements.
+    #[error("blob {index}: {reason}")]
+    InvalidBlob {
+        /// The blob's position.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// The columns could not be built.
+    #[error("data columns: {0}")]
+    Columns(#[from] DataColumnSidecarError),
+    /// The cell proofs do not verify against the block's commitments (columns listed).
+    #[error("the cell proofs of columns {0:?} do not verify")]
+    InvalidColumns(Vec<u64>),
+    /// The execution client found the payload invalid (consensus levels: not broadcast).
+    #[error("the execution client found the payload of {0} invalid")]
+    PayloadInvalid(Root),
+    /// The execution client could not be asked.
+    #[error("execution: {0}")]
+    Engine(#[from] ExecutionError),
+    /// The chain refused the block (consensus levels: not broadcast).
+    #[error("import: {0}")]
+    Import(#[from] ChainError),
+}
+
+impl<E: EthSpec> BlockProducer<E> {
+    /// `publishBlockV2`: publishes `block` with its blobs and cell proofs (`blobs`: `(proofs,
+    /// blobs)` as the Fulu `SignedBlockContents` carries them) at the `validation` level
+    /// through `broadcaster`, and imports it.
+    pub async fn publish_block(
+        &self,
+        block: Arc<SignedBeaconBlock<E>>,
+        blobs: Option<BlobData<E>>,
+        validation: BroadcastValidation,
+        broadcaster: &dyn BlockBroadcaster<E>,
+    ) -> Result<PublishedBlock<E>, PublishError> {
+        let chain = self.chain();
+        let commitments = electra_message(&block)
+            .map(|m| m.body.blob_kzg_commitments.len())
+            .ok_or(PublishError::UnsupportedFork {
+                fork: block.fork_name(),
+                blobs: 0,
+            })?;
+        if commitments > 0 && block.fork_name() < ForkName::Fulu {
+            return Err(PublishError::UnsupportedFork {
+                fork: block.fork_name(),
+                blobs: commitments,
+            });
+        }
+        let block_root = block.canonical_root();
+        let slot = block.slot();
+        let mut published = PublishedBlock {
+            block_root,
+            data_columns: Vec::new(),
+            outcome: PublishOutcome::AlreadyImported,
+            kzg_verified: false,
+            payload_status: None,
+            execution_head_error: None,
+        };
+        if chain.fork_choice.lock().contains_block(&block_root) {
+            return Ok(published);
+        }
+        let pending = match chain.unimported_block(&block_root) {
+            Some(UnimportedBlock::Failed { .. }) => {
+                return Err(PublishError::KnownInvalid(block_root));
+            }
+            Some(UnimportedBlock::Pending { .. }) => true,
+            None => false,
+        };
+        // The blobs' shape before anything else (cheap, and a refusal here marks nothing seen).
+        let blobs = check_blobs::<E>(commitments, blobs)?;
+        chain.record_block_seen(block_root, slot, SeenVia::Api);
+
+        // Gossip validation first, at every level (a block waiting for its columns passed it).
+        let mut level = validation;
+        let verified = if pending {
+            None
+        } else {
+            match chain.verify_block_for_gossip(block.clone(), chain.now_ms()) {
+                Ok(verified) => Some(verified),
+                Err(BlockGossipError::RepeatProposal { slot, proposer }) => {
+                    if validation == BroadcastValidation::ConsensusAndEquivocation {
+                        return Err(PublishError::Equivocation { slot, proposer });
+                    }
+                    // The gossip rules stop at "first block seen": hold it to the state
+                    // transition instead.
+                    level = BroadcastValidation::Consensus;
+                    Some(GossipVerifiedBlock {
+                        block: block.clone(),
+                        block_root,
+                    })
+                }
+                Err(e) => return Err(PublishError::Gossip(e)),
+            }
+        };
+
+        let (columns, kzg_verified) = self.build_columns(&block, block_root, blobs)?;
+        published.kzg_verified = kzg_verified;
+        published.data_columns = columns.clone();
+
+        if level == BroadcastValidation::Gossip {
+            broadcast(broadcaster, &block, &columns);
+        }
+        let status = match notify_new_payload(self.engine(), &block).await {
+            Ok(status) => status,
+            Err(e) if level == BroadcastValidation::Gossip => {
+                published.outcome = PublishOutcome::BroadcastNotImported(e.to_string());
+                return Ok(published);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        published.payload_status = Some(status);
+        if status == PayloadStatus::Invalidated {
+            if level == BroadcastValidation::Gossip {
+                published.outcome = PublishOutcome::BroadcastNotImported(format!(
+                    "the execution client found the payload of {block_root} invalid"
+                ));
+                return Ok(published);
+            }
+            return Err(PublishError::PayloadInvalid(block_root));
+        }
+
+        let imported = self.import_published(verified, block_root, &columns, status);
+        let processed = match imported {
+            Ok(processed) => processed,
+            Err(e) if level == BroadcastValidation::Gossip => {
+                published.outcome = PublishOutcome::BroadcastNotImported(e.to_string());
+                return Ok(published);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if level != BroadcastValidation::Gossip {
+            broadcast(broadcaster, &block, &columns);
+        }
+        published.outcome = match processed {
+            BlockProcessed::Imported(_) => PublishOutcome::Imported,
+            pending @ BlockProcessed::Pending(_) => PublishOutcome::Pending(pending),
+        };
+        if published.outcome == PublishOutcome::Imported {
+            published.execution_head_error = update_execution_head(chain, self.engine(), None)
+                .await
+                .err()
+                .map(|e| e.to_string());
+        }
+        Ok(published)
+    }
+
+    /// The block's 128 column sidecars from `blobs`: the cells computed from each blob (in
+    /// parallel on the chain's pool), the proofs taken as given. Their KZG proofs are verified
+    /// in one batch unless the blobs and proofs are those this node's execution client built
+    /// for this very block. Returns the sidecars and whether they were verified.
+    fn build_columns(
+        &self,
+        block: &SignedBeaconBlock<E>,
+        block_root: Root,
+        blobs: Option<BlobData<E>>,
+    ) -> Result<(Columns<E>, bool), PublishError> {
+        let Some((proofs, blobs)) = blobs else {
+            return Ok((Vec::new(), false));
+        };
+        let per_blob = E::CellsPerExtBlob::to_usize();
+        let built_here = self
+            .built_blobs(&block_root)
+            .is_some_and(|b| b.blobs == blobs && b.kzg_proofs == proofs);
+
+        let cells_and_proofs: Vec<kzg::CellsAndProofs> = {
+            use rayon::prelude::*;
+            self.chain().pool().install(|| {
+                blobs
+                    .par_iter()
+                    .zip(proofs.par_chunks_exact(per_blob))
+                    .enumerate()
+                    .map(|(index, (blob, proofs))| {
+                        let invalid = |e: kzg::Error| PublishError::InvalidBlob {
+                            index,
+                            reason: e.to_string(),
+                        };
+                        let blob = kzg::blob_from_bytes(blob).map_err(invalid)?;
+                        let cells = kzg::compute_cells(&blob).map_err(invalid)?;
+                        let proofs: Box<[kzg::KzgProof; kzg::CELLS_PER_EXT_BLOB]> = proofs
+                            .iter()
+                            .map(|p| kzg::KzgProof(p.0))
+                            .collect::<Vec<_>>()
+                            .into_boxed_slice()
+                            .try_into()
+                            .map_err(|p: Box<[kzg::KzgProof]>| {
+                                PublishError::ProofCountMismatch {
+                                    blobs: 1,
+                                    proofs: p.len(),
+                                    expected: kzg::CELLS_PER_EXT_BLOB,
+                                }
+                            })?;
+                        Ok(kzg::CellsAndProofs { cells, proofs })
+                    })
+                    .collect::<Result<Vec<_>, PublishError>>()
+            })
+        }?;
+        let sidecars: Vec<Arc<DataColumnSidecar<E>>> =
+            get_data_column_sidecars_from_block(block, &cells_and_proofs)?
+                .into_iter()
+                .map(Arc::new)
+                .collect();
+        if built_here {
+            return Ok((sidecars, false));
+        }
+        let chain = self.chain();
+        let outcome =
+            verify_data_column_sidecars_standalone(sidecars.clone(), chain.spec(), chain.pool());
+        if !outcome.failed.is_empty() {
+            let bad = outcome
+                .failed
+                .iter()
+                .filter_map(|(position, _)| sidecars.get(*position))
+                .map(|s| {
+                    let DataColumnSidecar::Fulu(s) = &**s;
+                    s.index
+                })
+                .collect();
+            return Err(PublishError::InvalidColumns(bad));
+        }
+        Ok((sidecars, true))
+    }
+
+    /// The chain's normal import path: the columns (verified or built from verified blobs)
+    /// into the availability checker, then the gossip-verified block, imported once its custody
+    /// columns are all there. A block already waiting there (`verified` is `None`) is completed
+    /// by the columns.
+    fn import_published(
+        &self,
+        verified: Option<GossipVerifiedBlock<E>>,
+        block_root: Root,
+        columns: &[Arc<DataColumnSidecar<E>>],
+        status: PayloadStatus,
+    ) -> Result<BlockProcessed, ChainError> {
+        let chain: &BeaconChain<E> = self.chain();
+        let engine = PayloadVerdict(status);
+        let verified_columns = columns
+            .iter()
+            .map(|c| KzgVerifiedDataColumn::from_verified(c.clone(), block_root))
+            .collect::<Vec<_>>();
+        let mut outcomes = if verified_columns.is_empty() {
+            Vec::new()
+        } else {
+            chain.process_verified_columns(
+                verified_columns,
+                AvailableVia::Columns,
+                &engine,
+                status,
+            )?
+        };
+        match verified {
+            Some(block) => chain.process_gossip_block(block, &engine, status),
+            None => outcomes.pop().ok_or_else(|| {
+                ChainError::Availability(format!(
+                    "block {block_root} waits for its columns and none were given"
+                ))
+            }),
+        }
+    }
+}
+
+/// The shape rules of a block's blob data: blobs when it commits to any, one per commitment,
+/// `CELLS_PER_EXT_BLOB` proofs per blob. `None` when there is nothing to build columns from.
+fn check_blobs<E: EthSpec>(
+    commitments: usize,
+    blobs: Option<BlobData<E>>,
+) -> Result<Option<BlobData<E>>, PublishError> {
+    let (proofs, blobs) = match blobs {
+        None if commitments == 0 => return Ok(None),
+        None => return Err(PublishError::MissingBlobs { commitments }),
+        Some(b) => b,
+    };
+    if blobs.len() != commitments {
+        return Err(PublishError::BlobCountMismatch {
+            commitments,
+            blobs: blobs.len(),
+        });
+    }
+    let expected = blobs.len() * E::CellsPerExtBlob::to_usize();
+    if proofs.len() != expected {
+        return Err(PublishError::ProofCountMismatch {
+            blobs: blobs.len(),
+            proofs: proofs.len(),
+            expected,
+        });
+    }
+    Ok((commitments > 0).then_some((proofs, blobs)))
+}
+
+/// The block, then its columns (the block first, so peers that get a column know its header).
+fn broadcast<E: EthSpec>(
+    broadcaster: &dyn BlockBroadcaster<E>,
+    block: &Arc<SignedBeaconBlock<E>>,
+    columns: &[Arc<DataColumnSidecar<E>>],
+) {
+    broadcaster.broadcast_block(block.clone());
+    if !columns.is_empty() {
+        broadcaster.broadcast_data_columns(columns.to_vec());
+    }
+}

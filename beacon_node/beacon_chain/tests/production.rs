@@ -1,0 +1,729 @@
+//! Block production and publication against the mock execution client over real HTTP with JWT:
+//! a chain from an interop Fulu genesis whose execution genesis is the mock's, blocks produced
+//! with the mock's blobs, signed with the interop keys, published and imported; their columns
+//! broadcast and stored; attestations from the pool packed; bad RANDAO reveals, bad signatures,
+//! wrong slots and bad state roots refused with typed errors at each broadcast level.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use beacon_chain::{
+    BeaconChain, BlockBroadcaster, BlockProducer, BroadcastValidation, ChainConfig,
+    ManualSlotClock, ProducedBlock, ProducerConfig, ProductionError, PublishError, PublishOutcome,
+    gossip::BlockGossipError,
+};
+use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
+use fork_choice::ThreadPoolBuilder;
+use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use operation_pool::OperationPool;
+use ssz_types::{BitList, BitVector};
+use state_harness::{aggregate_interop_secret_key, interop_secret_key};
+use state_processing::{
+    CachedBeaconState, StateRef,
+    common::{
+        balance, compute_epoch_at_slot, get_beacon_proposer_index, get_block_root,
+        get_block_root_at_slot, get_current_epoch, get_domain,
+    },
+    genesis::{interop_genesis_block, interop_genesis_state},
+    per_block::{AlwaysValid, VerifySignatures},
+    per_slot::process_slots,
+    state_transition::state_transition,
+};
+use store::{Store, StoreConfig};
+use types::{
+    Address, BLSSignature, BeaconBlock, ChainSpec, DataColumnSidecar, EthSpec, ForkName,
+    MinimalEthSpec, Root, SignedBeaconBlock, Slot, ValidatorIndex,
+    electra::{Attestation, AttestationData, Checkpoint},
+    signing::{
+        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_RANDAO, compute_signing_root,
+    },
+};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+const VALIDATORS: usize = 64;
+const BLOBS: usize = 6;
+const FEE_RECIPIENT: Address = Address::repeat_byte(0xfe);
+
+/// What a broadcaster was handed, in order.
+#[derive(Default)]
+struct Recorder {
+    blocks: Mutex<Vec<Arc<SignedBeaconBlock<E>>>>,
+    columns: Mutex<Vec<Arc<DataColumnSidecar<E>>>>,
+    order: Mutex<Vec<&'static str>>,
+}
+
+impl BlockBroadcaster<E> for Recorder {
+    fn broadcast_block(&self, block: Arc<SignedBeaconBlock<E>>) {
+        self.blocks.lock().unwrap().push(block);
+        self.order.lock().unwrap().push("block");
+    }
+
+    fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>) {
+        self.columns.lock().unwrap().extend(columns);
+        self.order.lock().unwrap().push("columns");
+    }
+}
+
+impl Recorder {
+    fn counts(&self) -> (usize, usize) {
+        (
+            self.blocks.lock().unwrap().len(),
+            self.columns.lock().unwrap().len(),
+        )
+    }
+}
+
+struct Harness {
+    spec: Arc<ChainSpec>,
+    clock: Arc<ManualSlotClock>,
+    producer: BlockProducer<E>,
+    mock: MockExecutionLayer<E>,
+    jwt: JwtSecret,
+    _dir: tempfile::TempDir,
+}
+
+fn engine(url: String, jwt: &JwtSecret) -> Arc<EngineApiClient> {
+    // The mock computes cell proofs on a shared machine: give getPayload time.
+    let timeouts = Timeouts {
+        get_payload: Duration::from_secs(120),
+        new_payload: Duration::from_secs(60),
+        forkchoice_updated: Duration::from_secs(60),
+        ..Timeouts::default()
+    };
+    Arc::new(EngineApiClient::new(url, jwt.clone(), timeouts).unwrap())
+}
+
+async fn harness() -> Harness {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let jwt = JwtSecret::random();
+    let mock = MockExecutionLayer::<E>::start(
+        MockConfig {
+            jwt_secret: jwt.clone(),
+            spec: (*spec).clone(),
+            genesis_time: GENESIS_TIME,
+            seed: 7,
+            chain_id: 1337,
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    mock.set_blobs_per_payload(BLOBS);
+    let genesis =
+        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
+            .unwrap();
+    let mut genesis = CachedBeaconState::new(genesis);
+    let genesis_block = interop_genesis_block::<E>(genesis.hash_tree_root().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0)));
+    let chain = BeaconChain::from_anchor(
+        Arc::new(store),
+        genesis,
+        genesis_block,
+        spec.clone(),
+        clock.clone(),
+        Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap()),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    let producer = BlockProducer::new(
+        Arc::new(chain),
+        Arc::new(OperationPool::new()),
+        engine(mock.url(), &jwt),
+        ProducerConfig {
+            default_fee_recipient: FEE_RECIPIENT,
+            ..ProducerConfig::default()
+        },
+    );
+    Harness {
+        spec,
+        clock,
+        producer,
+        mock,
+        jwt,
+        _dir: dir,
+    }
+}
+
+/// One second into `slot`, in milliseconds since the UNIX epoch.
+fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
+    spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 1000
+}
+
+fn sig(s: bls::Signature) -> BLSSignature {
+    BLSSignature::from(s.serialize())
+}
+
+/// The head state advanced to `slot`.
+fn advanced(h: &Harness, slot: Slot) -> CachedBeaconState<E> {
+    let mut state = h.producer.chain().head().state.clone();
+    if slot > *state.state.slot() {
+        process_slots(&mut state, slot, &h.spec).unwrap();
+    }
+    state
+}
+
+/// The proposer of `slot` on the head, and its RANDAO reveal.
+fn proposer_and_reveal(h: &Harness, slot: Slot) -> (ValidatorIndex, BLSSignature) {
+    let mut state = advanced(h, slot);
+    let (view, caches) = state.view_mut().unwrap();
+    let view = view.as_ref();
+    let proposer = get_beacon_proposer_index(&view, caches).unwrap();
+    let epoch = get_current_epoch(&view);
+    let root = compute_signing_root(&epoch, get_domain(&view, DOMAIN_RANDAO, None));
+    (
+        proposer,
+        sig(interop_secret_key(proposer as usize).sign(root.as_slice())),
+    )
+}
+
+/// Signs `block` with the key of `signer`.
+fn sign_as(h: &Harness, block: &BeaconBlock<E>, signer: ValidatorIndex) -> SignedBeaconBlock<E> {
+    let state = h.producer.chain().head().state.clone();
+    let view = state.view().unwrap();
+    let (BeaconBlock::Fulu(message) | BeaconBlock::Electra(message)) = block else {
+        panic!("an Electra-layout block")
+    };
+    let domain = get_domain(
+        &view,
+        DOMAIN_BEACON_PROPOSER,
+        Some(compute_epoch_at_slot::<E>(message.slot)),
+    );
+    let root = compute_signing_root(message, domain);
+    let signature = sig(interop_secret_key(signer as usize).sign(root.as_slice()));
+    SignedBeaconBlock::Fulu(types::electra::SignedBeaconBlock {
+        message: message.clone(),
+        signature,
+    })
+}
+
+fn sign(h: &Harness, produced: &ProducedBlock<E>) -> SignedBeaconBlock<E> {
+    sign_as(h, &produced.block, produced.proposer_index)
+}
+
+/// Moves the clock to `slot` and produces a block there with a valid reveal.
+async fn produce(h: &Harness, slot: Slot) -> ProducedBlock<E> {
+    h.clock.set_ms(time_ms(&h.spec, slot));
+    let (_, reveal) = proposer_and_reveal(h, slot);
+    h.producer
+        .produce_block_v3(slot, reveal, None, false, None)
+        .await
+        .unwrap()
+}
+
+async fn publish(
+    h: &Harness,
+    produced: &ProducedBlock<E>,
+    signed: SignedBeaconBlock<E>,
+    level: BroadcastValidation,
+    recorder: &Recorder,
+) -> Result<beacon_chain::PublishedBlock<E>, PublishError> {
+    h.producer
+        .publish_block(
+            Arc::new(signed),
+            Some((produced.kzg_proofs.clone(), produced.blobs.clone())),
+            level,
+            recorder,
+        )
+        .await
+}
+
+/// Every committee of `slot` attesting, as network aggregates (one committee each) into the
+/// pool, attesting to the head (the block of `slot`).
+fn attest_into_pool(h: &Harness, slot: Slot) -> usize {
+    let mut state = advanced(h, slot + 1);
+    let epoch = compute_epoch_at_slot::<E>(slot);
+    let committees = {
+        let CachedBeaconState { state, caches } = &mut state;
+        let view = StateRef::new(state).unwrap();
+        caches.committees(&view, epoch).unwrap()
+    };
+    let view = state.view().unwrap();
+    let source = if epoch == get_current_epoch(&view) {
+        view.current_justified_checkpoint.clone()
+    } else {
+        view.previous_justified_checkpoint.clone()
+    };
+    let data = AttestationData {
+        slot,
+        index: 0,
+        beacon_block_root: get_block_root_at_slot(&view, slot).unwrap(),
+        source,
+        target: Checkpoint {
+            epoch,
+            root: get_block_root(&view, epoch).unwrap(),
+        },
+    };
+    let domain = get_domain(&view, DOMAIN_BEACON_ATTESTER, Some(epoch));
+    let signing_root = compute_signing_root(&data, domain);
+    let mut inserted = 0;
+    for index in 0..committees.committees_per_slot() {
+        let committee = committees
+            .get_beacon_committee(slot, index)
+            .unwrap()
+            .to_vec();
+        let mut bits =
+            BitList::<<E as EthSpec>::MaxValidatorsPerSlot>::with_capacity(committee.len())
+                .unwrap();
+        for i in 0..committee.len() {
+            bits.set(i, true).unwrap();
+        }
+        let mut committee_bits = BitVector::<<E as EthSpec>::MaxCommitteesPerSlot>::new();
+        committee_bits.set(index as usize, true).unwrap();
+        let signature = sig(aggregate_interop_secret_key(committee.iter().copied())
+            .unwrap()
+            .sign(signing_root.as_slice()));
+        let attestation = Attestation {
+            aggregation_bits: bits,
+            data: data.clone(),
+            signature,
+            committee_bits,
+        };
+        h.producer
+            .pool()
+            .insert_attestation(&attestation, &committees)
+            .unwrap();
+        inserted += 1;
+    }
+    inserted
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_produced_block_with_blobs_is_published_imported_and_its_columns_broadcast() {
+    let h = harness().await;
+    let chain = h.producer.chain().clone();
+    let parent_state = chain.head().state.clone();
+    let produced = produce(&h, 1).await;
+    assert_eq!(produced.fork, ForkName::Fulu);
+    assert_eq!(produced.blobs.len(), BLOBS);
+    assert_eq!(produced.kzg_proofs.len(), BLOBS * kzg::CELLS_PER_EXT_BLOB);
+    let BeaconBlock::Fulu(message) = &produced.block else {
+        panic!("a Fulu block")
+    };
+    assert_eq!(message.body.blob_kzg_commitments.len(), BLOBS);
+    assert_eq!(message.body.execution_payload.fee_recipient, FEE_RECIPIENT);
+    assert_eq!(message.parent_root, chain.head().block_root);
+    // The mock prices 21,000 gas per blob transaction at 1 gwei.
+    assert!(produced.execution_payload_value > types::U256::ZERO);
+
+    let signed = sign(&h, &produced);
+    // The state root is what a full transition (signatures checked one by one) computes.
+    let mut replay = parent_state;
+    state_transition(
+        &mut replay,
+        &signed,
+        VerifySignatures::Individually,
+        true,
+        &AlwaysValid,
+        &h.spec,
+    )
+    .unwrap();
+    assert_eq!(replay.hash_tree_root().unwrap(), produced.state_root);
+
+    let recorder = Recorder::default();
+    let published = publish(
+        &h,
+        &produced,
+        signed.clone(),
+        BroadcastValidation::Gossip,
+        &recorder,
+    )
+    .await
+    .unwrap();
+    assert_eq!(published.outcome, PublishOutcome::Imported);
+    assert!(
+        !published.kzg_verified,
+        "blobs built here are not re-verified"
+    );
+    assert_eq!(published.block_root, produced.block_root);
+    assert_eq!(
+        published.payload_status,
+        Some(beacon_chain::PayloadStatus::Valid)
+    );
+    assert_eq!(published.execution_head_error, None);
+    assert_eq!(recorder.counts(), (1, 128));
+    assert_eq!(*recorder.order.lock().unwrap(), ["block", "columns"]);
+    let head = chain.head();
+    assert_eq!(head.block_root, produced.block_root);
+    assert_eq!(head.state_root, produced.state_root);
+    assert!(!head.execution_optimistic);
+    assert_eq!(
+        chain
+            .store()
+            .data_column_indices(&produced.block_root)
+            .unwrap(),
+        (0..128).collect::<Vec<u64>>()
+    );
+    // The columns verify as gossip would check them, and carry the block's header.
+    let columns: Vec<_> = recorder.columns.lock().unwrap().clone();
+    let outcome = beacon_chain::data_column_verification::verify_data_column_sidecars_standalone(
+        columns,
+        &h.spec,
+        chain.pool(),
+    );
+    assert!(outcome.failed.is_empty());
+    assert_eq!(outcome.verified.len(), 128);
+    // The execution client follows the new head.
+    assert_eq!(
+        h.mock.head_block_hash(),
+        message.body.execution_payload.block_hash
+    );
+
+    // Publishing it again: already imported, nothing broadcast again.
+    let again = publish(
+        &h,
+        &produced,
+        signed,
+        BroadcastValidation::Consensus,
+        &recorder,
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.outcome, PublishOutcome::AlreadyImported);
+    assert_eq!(recorder.counts(), (1, 128));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consecutive_blocks_pack_the_pools_attestations_and_use_prepared_payloads() {
+    let h = harness().await;
+    let chain = h.producer.chain().clone();
+    h.producer
+        .prepare_beacon_proposer((0..VALIDATORS as u64).map(|i| (i, Address::repeat_byte(0x0a))));
+    let recorder = Recorder::default();
+    for slot in 1..=4 {
+        h.clock.set_ms(time_ms(&h.spec, slot) - 2000);
+        let prepared = h.producer.prepare_payload_for_slot(slot).await.unwrap();
+        assert!(prepared.is_some(), "every validator is prepared");
+        let produced = produce(&h, slot).await;
+        assert_eq!(
+            produced.payload_id,
+            prepared.unwrap(),
+            "the prepared build is used"
+        );
+        let BeaconBlock::Fulu(message) = &produced.block else {
+            panic!("a Fulu block")
+        };
+        assert_eq!(
+            message.body.execution_payload.fee_recipient,
+            Address::repeat_byte(0x0a)
+        );
+        if slot > 1 {
+            // Every committee of the previous slot attested: all packed, the proposer paid.
+            assert!(!message.body.attestations.is_empty());
+            let attesters: usize = message
+                .body
+                .attestations
+                .iter()
+                .map(|a| a.aggregation_bits.num_set_bits())
+                .sum();
+            assert_eq!(attesters, VALIDATORS / E::slots_per_epoch() as usize);
+        }
+        let signed = sign(&h, &produced);
+        // The consensus block value is the proposer's balance change in a replay of the block
+        // (its withdrawals added back), in wei.
+        let before = balance(&advanced(&h, slot).view().unwrap(), produced.proposer_index).unwrap();
+        let mut post = h.producer.chain().head().state.clone();
+        state_transition(
+            &mut post,
+            &signed,
+            VerifySignatures::Individually,
+            true,
+            &AlwaysValid,
+            &h.spec,
+        )
+        .unwrap();
+        let after = balance(&post.view().unwrap(), produced.proposer_index).unwrap();
+        let withdrawn: u64 = message
+            .body
+            .execution_payload
+            .withdrawals
+            .iter()
+            .filter(|w| w.validator_index == produced.proposer_index)
+            .map(|w| w.amount)
+            .sum();
+        let expected = (after + withdrawn).saturating_sub(before);
+        assert_eq!(
+            produced.consensus_block_value,
+            types::U256::from(expected) * types::U256::from(1_000_000_000u64)
+        );
+        if slot > 1 {
+            assert!(expected > 0, "attestations reward the proposer");
+        }
+        let published = publish(
+            &h,
+            &produced,
+            signed,
+            BroadcastValidation::ConsensusAndEquivocation,
+            &recorder,
+        )
+        .await
+        .unwrap();
+        assert_eq!(published.outcome, PublishOutcome::Imported);
+        assert_eq!(chain.head().block_root, produced.block_root);
+        assert!(attest_into_pool(&h, slot) > 0);
+    }
+    assert_eq!(recorder.counts(), (4, 4 * 128));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_randao_reveal_or_slot_fails_production_typed() {
+    let h = harness().await;
+    h.clock.set_ms(time_ms(&h.spec, 1));
+    let (proposer, _) = proposer_and_reveal(&h, 1);
+    let (_, other_epoch_reveal) = proposer_and_reveal(&h, 8);
+    let wrong_key = {
+        let state = advanced(&h, 1);
+        let view = state.view().unwrap();
+        let root = compute_signing_root(&0u64, get_domain(&view, DOMAIN_RANDAO, None));
+        sig(interop_secret_key(proposer as usize + 1).sign(root.as_slice()))
+    };
+    for reveal in [wrong_key, other_epoch_reveal, BLSSignature::ZERO] {
+        let err = h
+            .producer
+            .produce_block_v3(1, reveal, None, false, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ProductionError::InvalidRandaoReveal { proposer: p, slot: 1 } if p == proposer),
+            "{err}"
+        );
+    }
+    // Skipping the check (the API's flag) builds the block.
+    let produced = h
+        .producer
+        .produce_block_v3(1, BLSSignature::ZERO, None, true, None)
+        .await
+        .unwrap();
+    assert_eq!(produced.proposer_index, proposer);
+    let err = h
+        .producer
+        .produce_block_v3(0, BLSSignature::ZERO, None, true, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ProductionError::SlotNotAfterHead {
+                slot: 0,
+                head_slot: 0
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_is_refused_typed_at_every_broadcast_level() {
+    let h = harness().await;
+    let chain = h.producer.chain().clone();
+    let produced = produce(&h, 1).await;
+    let recorder = Recorder::default();
+    let levels = [
+        BroadcastValidation::Gossip,
+        BroadcastValidation::Consensus,
+        BroadcastValidation::ConsensusAndEquivocation,
+    ];
+
+    // Signed by another validator.
+    let forged = sign_as(&h, &produced.block, produced.proposer_index + 1);
+    for level in levels {
+        let err = publish(&h, &produced, forged.clone(), level, &recorder)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PublishError::Gossip(BlockGossipError::InvalidSignature)
+            ),
+            "{level:?}: {err}"
+        );
+    }
+
+    // A slot in the future of the clock (re-signed: the signature is not what fails).
+    let mut future = produced.block.clone();
+    let BeaconBlock::Fulu(m) = &mut future else {
+        panic!("a Fulu block")
+    };
+    m.slot = 5;
+    let future = sign_as(&h, &future, produced.proposer_index);
+    for level in levels {
+        let err = publish(&h, &produced, future.clone(), level, &recorder)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PublishError::Gossip(BlockGossipError::FutureSlot { slot: 5 })
+            ),
+            "{level:?}: {err}"
+        );
+    }
+
+    // Blobs that do not fit: too few proofs, and a corrupted proof (cell proofs verified since
+    // they are not the ones built here).
+    let signed = sign(&h, &produced);
+    let short = h
+        .producer
+        .publish_block(
+            Arc::new(signed.clone()),
+            Some((produced.kzg_proofs[1..].to_vec(), produced.blobs.clone())),
+            BroadcastValidation::Consensus,
+            &recorder,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(short, PublishError::ProofCountMismatch { .. }),
+        "{short}"
+    );
+    let missing = h
+        .producer
+        .publish_block(
+            Arc::new(signed.clone()),
+            None,
+            BroadcastValidation::Consensus,
+            &recorder,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(missing, PublishError::MissingBlobs { commitments: BLOBS }),
+        "{missing}"
+    );
+    assert_eq!(recorder.counts(), (0, 0), "nothing broadcast so far");
+
+    // A wrong state root with a valid signature passes gossip: at the gossip level it is
+    // broadcast and then refused by the import (the API's 202); at the consensus levels it is
+    // refused before broadcast. (Each level needs a fresh block: gossip marks the proposer.)
+    let mut bad_root = produced.block.clone();
+    let BeaconBlock::Fulu(m) = &mut bad_root else {
+        panic!("a Fulu block")
+    };
+    m.state_root = Root::repeat_byte(0x77);
+    let bad_root = sign_as(&h, &bad_root, produced.proposer_index);
+    let published = publish(
+        &h,
+        &produced,
+        bad_root.clone(),
+        BroadcastValidation::Gossip,
+        &recorder,
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(published.outcome, PublishOutcome::BroadcastNotImported(_)),
+        "{:?}",
+        published.outcome
+    );
+    assert_eq!(recorder.counts(), (1, 128));
+    assert_eq!(chain.head().slot, 0);
+    // Published again: it failed before.
+    let err = publish(
+        &h,
+        &produced,
+        bad_root,
+        BroadcastValidation::Consensus,
+        &recorder,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, PublishError::KnownInvalid(_)), "{err}");
+
+    // The good block of the same proposer and slot is an equivocation now.
+    let err = publish(
+        &h,
+        &produced,
+        signed.clone(),
+        BroadcastValidation::ConsensusAndEquivocation,
+        &recorder,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, PublishError::Equivocation { slot: 1, .. }),
+        "{err}"
+    );
+    // At the consensus level it is held to the full transition instead, and imported.
+    let published = publish(
+        &h,
+        &produced,
+        signed,
+        BroadcastValidation::Consensus,
+        &recorder,
+    )
+    .await
+    .unwrap();
+    assert_eq!(published.outcome, PublishOutcome::Imported);
+    assert_eq!(chain.head().block_root, produced.block_root);
+    assert_eq!(recorder.counts(), (2, 256));
+
+    // A block of the next slot with a bad state root at the consensus level: not broadcast.
+    let next = produce(&h, 2).await;
+    let mut bad = next.block.clone();
+    let BeaconBlock::Fulu(m) = &mut bad else {
+        panic!("a Fulu block")
+    };
+    m.state_root = Root::repeat_byte(0x78);
+    let bad = sign_as(&h, &bad, next.proposer_index);
+    let err = publish(&h, &next, bad, BroadcastValidation::Consensus, &recorder)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, PublishError::Import(_)), "{err}");
+    assert_eq!(recorder.counts(), (2, 256), "refused before broadcast");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_built_elsewhere_has_its_cell_proofs_verified() {
+    let h = harness().await;
+    let produced = produce(&h, 1).await;
+    let signed = Arc::new(sign(&h, &produced));
+    // A second producer on the same chain did not build this block.
+    let other = BlockProducer::new(
+        h.producer.chain().clone(),
+        h.producer.pool().clone(),
+        engine(h.mock.url(), &h.jwt),
+        ProducerConfig::default(),
+    );
+    let recorder = Recorder::default();
+    let mut proofs = produced.kzg_proofs.clone();
+    proofs.swap(0, kzg::CELLS_PER_EXT_BLOB);
+    let err = other
+        .publish_block(
+            signed.clone(),
+            Some((proofs, produced.blobs.clone())),
+            BroadcastValidation::Gossip,
+            &recorder,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, PublishError::InvalidColumns(columns) if columns == &[0]),
+        "{err}"
+    );
+    assert_eq!(recorder.counts(), (0, 0));
+    // Gossip validation marked the proposer: the good copy is held to the transition.
+    let published = other
+        .publish_block(
+            signed,
+            Some((produced.kzg_proofs.clone(), produced.blobs.clone())),
+            BroadcastValidation::Gossip,
+            &recorder,
+        )
+        .await
+        .unwrap();
+    assert!(published.kzg_verified);
+    assert_eq!(published.outcome, PublishOutcome::Imported);
+    assert_eq!(recorder.counts(), (1, 128));
+}
