@@ -1,1 +1,423 @@
 //! The Beacon API server (axum): the endpoints of ethereum/beacon-APIs over a [`beacon_chain`].
+//!
+//! - [`ApiContext`]: what the handlers read (the chain, the operation pool, the network, the
+//!   metrics registry, the options) and the server's own caches.
+//! - [`router`]: every endpoint as an [`axum::Router`], with the per-route latency metrics,
+//!   request timeouts, body limits and CORS around it; [`serve`] / [`serve_on`] run it until a
+//!   shutdown future resolves. [`metrics_router`] serves `/metrics` on its own port.
+//! - [`NetworkApi`]: what the API asks of the p2p side (publishing, subnet subscriptions,
+//!   peers, sync state); [`NoNetwork`] is a node without peers.
+//!
+//! Conventions: JSON and SSZ negotiated from `Accept` (q-values), SSZ bodies from
+//! `Content-Type`, the spec's `{code, message}` error body (and `failures` for batches) with
+//! 400 for malformed input, 404 for unknown states and blocks, never a panic on input.
+//!
+//! [spec]: ethereum/beacon-APIs, beacon-node-oapi.yaml
+
+mod beacon;
+mod config_spec;
+mod error;
+mod events;
+mod metrics;
+mod network;
+mod node;
+mod pool;
+mod query;
+mod response;
+mod state_id;
+mod sync_messages;
+mod validator;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use beacon_chain::BeaconChain;
+use operation_pool::OperationPool;
+use parking_lot::Mutex;
+use tokio::net::TcpListener;
+use types::{EthSpec, ExecutionAddress, ValidatorIndex};
+
+pub use config_spec::config_spec;
+pub use error::HttpError;
+pub use metrics::ApiMetrics;
+pub use network::beacon_chain_broadcast::BlockBroadcaster;
+pub use network::{NetworkApi, NoNetwork, PublishCounts, PublishedOperation, SubnetSubscription};
+
+/// Options of the API server.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Where the server listens (`--http-address`, `--http-port`); 127.0.0.1:5052 by default.
+    pub listen: SocketAddr,
+    /// `--http-allow-origin`: the CORS origin answered in `Access-Control-Allow-Origin`
+    /// (`*` for any); `None`: no CORS headers.
+    pub allow_origin: Option<String>,
+    /// Events buffered per SSE client before it is dropped as too slow.
+    pub sse_capacity: usize,
+    /// `GET /eth/v1/node/version`: `<client>/<version>/<os>`.
+    pub version_string: String,
+    /// Time a request may take to produce its response head before it gets a 503.
+    pub request_timeout: Duration,
+    /// The largest request body taken (a block with its blobs in JSON is the largest).
+    pub body_limit: usize,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 5052)),
+            allow_origin: None,
+            sse_capacity: 256,
+            version_string: format!(
+                "Arbor/v{}/{}-{}",
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::ARCH,
+                std::env::consts::OS
+            ),
+            request_timeout: Duration::from_secs(30),
+            body_limit: 64 << 20,
+        }
+    }
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The listen address could not be bound.
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server failed while running.
+    #[error("server: {0}")]
+    Serve(#[source] std::io::Error),
+    /// A metric could not be registered (a name taken twice in the registry).
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+}
+
+/// What every handler reads: the node's parts and the server's own state.
+pub struct ApiContext<E: EthSpec> {
+    /// The chain.
+    pub chain: Arc<BeaconChain<E>>,
+    /// The operation pool the node produces blocks from.
+    pub pool: Arc<OperationPool<E>>,
+    /// The p2p side.
+    pub network: Arc<dyn NetworkApi<E>>,
+    /// The registry `/metrics` serves (the API's own metrics are registered in it).
+    pub metrics_registry: prometheus::Registry,
+    /// The options.
+    pub config: ApiConfig,
+    /// The API's metrics.
+    pub metrics: ApiMetrics,
+    /// Fee recipients from `prepare_beacon_proposer`, by validator index.
+    pub(crate) proposer_preparations: Mutex<HashMap<ValidatorIndex, ExecutionAddress>>,
+    /// Validator registrations from `register_validator`, by public key (kept for a builder;
+    /// this node builds locally).
+    pub(crate) registrations:
+        Mutex<HashMap<types::BLSPubkey, beacon_api::SignedValidatorRegistrationV1>>,
+    /// Validators seen live through the API (attestations, sync messages, blocks), by epoch.
+    pub(crate) liveness: Mutex<std::collections::BTreeMap<types::Epoch, Vec<ValidatorIndex>>>,
+    /// Full operations for the SSE topics whose chain event carries only a summary.
+    pub(crate) operation_events: tokio::sync::broadcast::Sender<events::OperationEvent<E>>,
+    /// The head block's SSZ and JSON, made once per head.
+    pub(crate) head_block: Mutex<Option<beacon::CachedBlock>>,
+    /// Verified sync committee messages, aggregated for `sync_committee_contribution`.
+    pub(crate) sync_messages: sync_messages::SyncMessages,
+}
+
+impl<E: EthSpec> std::fmt::Debug for ApiContext<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiContext")
+            .field("chain", &self.chain)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: EthSpec> ApiContext<E> {
+    /// The context of a server over `chain`, registering the API's metrics in
+    /// `metrics_registry`.
+    pub fn new(
+        chain: Arc<BeaconChain<E>>,
+        pool: Arc<OperationPool<E>>,
+        network: Arc<dyn NetworkApi<E>>,
+        metrics_registry: prometheus::Registry,
+        config: ApiConfig,
+    ) -> Result<Self, ApiError> {
+        let metrics = ApiMetrics::register(&metrics_registry)?;
+        let (operation_events, _) = tokio::sync::broadcast::channel(events::OPERATION_CAPACITY);
+        Ok(Self {
+            chain,
+            pool,
+            network,
+            metrics_registry,
+            config,
+            metrics,
+            proposer_preparations: Mutex::new(HashMap::new()),
+            registrations: Mutex::new(HashMap::new()),
+            liveness: Mutex::new(std::collections::BTreeMap::new()),
+            operation_events,
+            head_block: Mutex::new(None),
+            sync_messages: sync_messages::SyncMessages::default(),
+        })
+    }
+
+    /// The fee recipient `prepare_beacon_proposer` set for `index`, if any.
+    pub fn fee_recipient(&self, index: ValidatorIndex) -> Option<ExecutionAddress> {
+        self.proposer_preparations.lock().get(&index).copied()
+    }
+
+    /// Records validators seen live at `epoch` (for `liveness`), keeping the last few epochs.
+    pub(crate) fn record_live(&self, epoch: types::Epoch, indices: impl IntoIterator<Item = u64>) {
+        let mut live = self.liveness.lock();
+        live.entry(epoch).or_default().extend(indices);
+        while live.len() > 4 {
+            live.pop_first();
+        }
+    }
+}
+
+/// Every endpoint over `ctx`, with metrics, timeouts, the body limit and CORS.
+pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
+    let api = Router::new()
+        // beacon
+        .route("/eth/v1/beacon/genesis", get(beacon::get_genesis::<E>))
+        .route(
+            "/eth/v1/beacon/states/{state_id}/root",
+            get(beacon::get_state_root::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/fork",
+            get(beacon::get_state_fork::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/finality_checkpoints",
+            get(beacon::get_finality_checkpoints::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/validators",
+            get(beacon::get_validators::<E>).post(beacon::post_validators::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/validators/{validator_id}",
+            get(beacon::get_validator::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/validator_balances",
+            get(beacon::get_validator_balances::<E>).post(beacon::post_validator_balances::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/committees",
+            get(beacon::get_committees::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/sync_committees",
+            get(beacon::get_sync_committees::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/randao",
+            get(beacon::get_randao::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/pending_deposits",
+            get(beacon::get_pending_deposits::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/pending_partial_withdrawals",
+            get(beacon::get_pending_partial_withdrawals::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/pending_consolidations",
+            get(beacon::get_pending_consolidations::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/states/{state_id}/proposer_lookahead",
+            get(beacon::get_proposer_lookahead::<E>),
+        )
+        .route("/eth/v1/beacon/headers", get(beacon::get_headers::<E>))
+        .route(
+            "/eth/v1/beacon/headers/{block_id}",
+            get(beacon::get_header::<E>),
+        )
+        .route(
+            "/eth/v2/beacon/blocks/{block_id}",
+            get(beacon::get_block_v2::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/blocks/{block_id}/root",
+            get(beacon::get_block_root::<E>),
+        )
+        .route(
+            "/eth/v2/beacon/blocks/{block_id}/attestations",
+            get(beacon::get_block_attestations_v2::<E>),
+        )
+        .route(
+            "/eth/v1/debug/beacon/data_column_sidecars/{block_id}",
+            get(beacon::get_data_column_sidecars::<E>),
+        )
+        .route(
+            "/eth/v2/debug/beacon/states/{state_id}",
+            get(beacon::get_debug_state_v2::<E>),
+        )
+        // pool
+        .route(
+            "/eth/v2/beacon/pool/attestations",
+            post(pool::post_attestations_v2::<E>).get(pool::get_attestations_v2::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/pool/sync_committees",
+            post(pool::post_sync_committees::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/pool/voluntary_exits",
+            post(pool::post_voluntary_exit::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/pool/proposer_slashings",
+            post(pool::post_proposer_slashing::<E>),
+        )
+        .route(
+            "/eth/v2/beacon/pool/attester_slashings",
+            post(pool::post_attester_slashing_v2::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/pool/bls_to_execution_changes",
+            post(pool::post_bls_to_execution_changes::<E>),
+        )
+        // config
+        .route("/eth/v1/config/spec", get(node::get_spec::<E>))
+        .route(
+            "/eth/v1/config/fork_schedule",
+            get(node::get_fork_schedule::<E>),
+        )
+        .route(
+            "/eth/v1/config/deposit_contract",
+            get(node::get_deposit_contract::<E>),
+        )
+        // node
+        .route("/eth/v1/node/version", get(node::get_version::<E>))
+        .route("/eth/v1/node/syncing", get(node::get_syncing::<E>))
+        .route("/eth/v1/node/health", get(node::get_health::<E>))
+        .route("/eth/v1/node/identity", get(node::get_identity::<E>))
+        .route("/eth/v1/node/peers", get(node::get_peers::<E>))
+        .route("/eth/v1/node/peers/{peer_id}", get(node::get_peer::<E>))
+        .route("/eth/v1/node/peer_count", get(node::get_peer_count::<E>))
+        // validator
+        .route(
+            "/eth/v1/validator/duties/attester/{epoch}",
+            post(validator::post_attester_duties::<E>),
+        )
+        .route(
+            "/eth/v1/validator/duties/proposer/{epoch}",
+            get(validator::get_proposer_duties::<E>),
+        )
+        .route(
+            "/eth/v1/validator/duties/sync/{epoch}",
+            post(validator::post_sync_duties::<E>),
+        )
+        .route(
+            "/eth/v1/validator/attestation_data",
+            get(validator::get_attestation_data::<E>),
+        )
+        .route(
+            "/eth/v2/validator/aggregate_attestation",
+            get(validator::get_aggregate_attestation_v2::<E>),
+        )
+        .route(
+            "/eth/v2/validator/aggregate_and_proofs",
+            post(pool::post_aggregate_and_proofs_v2::<E>),
+        )
+        .route(
+            "/eth/v1/validator/sync_committee_contribution",
+            get(validator::get_sync_committee_contribution::<E>),
+        )
+        .route(
+            "/eth/v1/validator/contribution_and_proofs",
+            post(pool::post_contribution_and_proofs::<E>),
+        )
+        .route(
+            "/eth/v1/validator/beacon_committee_subscriptions",
+            post(validator::post_beacon_committee_subscriptions::<E>),
+        )
+        .route(
+            "/eth/v1/validator/sync_committee_subscriptions",
+            post(validator::post_sync_committee_subscriptions::<E>),
+        )
+        .route(
+            "/eth/v1/validator/prepare_beacon_proposer",
+            post(validator::post_prepare_beacon_proposer::<E>),
+        )
+        .route(
+            "/eth/v1/validator/register_validator",
+            post(validator::post_register_validator::<E>),
+        )
+        .route(
+            "/eth/v1/validator/liveness/{epoch}",
+            post(validator::post_liveness::<E>),
+        )
+        // events and metrics
+        .route("/eth/v1/events", get(events::get_events::<E>))
+        .route("/metrics", get(metrics::get_metrics::<E>))
+        .fallback(error::not_found_route);
+    api.layer(axum::middleware::from_fn_with_state(
+        ctx.clone(),
+        metrics::track::<E>,
+    ))
+    .layer(DefaultBodyLimit::max(ctx.config.body_limit))
+    .with_state(ctx)
+}
+
+/// A router serving only `GET /metrics` (the text of `registry`), for the metrics port.
+pub fn metrics_router(registry: prometheus::Registry) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics::get_registry))
+        .with_state(registry)
+}
+
+/// Binds `addr` (port 0 picks a free one; read it back with `local_addr`).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ApiError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ApiError::Bind { addr, source })
+}
+
+/// Serves `router` on `listener` until `shutdown` resolves (requests in flight finish).
+pub async fn serve_router(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ApiError> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(ApiError::Serve)
+}
+
+/// Serves the API of `ctx` on `listener` until `shutdown` resolves.
+pub async fn serve_on<E: EthSpec>(
+    listener: TcpListener,
+    ctx: Arc<ApiContext<E>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ApiError> {
+    serve_router(listener, router(ctx), shutdown).await
+}
+
+/// Binds `ctx.config.listen` and serves the API until `shutdown` resolves.
+pub async fn serve<E: EthSpec>(
+    ctx: Arc<ApiContext<E>>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ApiError> {
+    let listener = bind(ctx.config.listen).await?;
+    tracing::info!(address = %ctx.config.listen, "Beacon API listening");
+    serve_on(listener, ctx, shutdown).await
+}

@@ -1,0 +1,834 @@
+//! `/eth/v1/beacon/*`, `/eth/v2/beacon/blocks`, `/eth/v2/debug/*`: genesis, states, validators,
+//! committees, headers, blocks and sidecars.
+//!
+//! SSZ blocks and data column sidecars are served from the bytes as stored; the head block's
+//! SSZ and JSON are made once per head ([`CachedBlock`]).
+//!
+//! [spec]: apis/beacon/*.yaml, apis/debug/*.yaml
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use beacon_api::{
+    BlockHeaderData, BlockId, CommitteeData, Encoding, ExecutionOptimisticFinalizedResponse,
+    FinalityCheckpointsData, ForkVersionedResponse, GenericResponse, GenesisData, QuotedIndices,
+    RandaoData, RootData, StateId, SyncCommitteeByValidatorIndices, ValidatorBalanceData,
+    ValidatorData, ValidatorId, ValidatorStatus, ValidatorStatusFilter, ValidatorsRequestBody,
+};
+use serde::Serialize;
+use ssz::Encode;
+use ssz_types::typenum::Unsigned;
+use state_processing::common::{compute_epoch_at_slot, get_current_epoch, get_randao_mix};
+use types::{Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, ValidatorIndex};
+
+use crate::ApiContext;
+use crate::error::HttpError;
+use crate::query::{Body, PathParams, Query, parse_path};
+use crate::response::{JSON_OR_SSZ, accept, blocking, json, json_bytes, ssz_bytes, with_version};
+use crate::state_id::{
+    BlockAt, StateAt, block_at, canonical_block_root_at_slot, read_block, state_at,
+};
+
+type Ctx<E> = State<Arc<ApiContext<E>>>;
+
+/// The head block's encodings, made once per head.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedBlock {
+    root: Root,
+    fork: ForkName,
+    ssz: Arc<Vec<u8>>,
+    json: Arc<Vec<u8>>,
+}
+
+fn state_error(e: impl std::fmt::Debug) -> HttpError {
+    HttpError::internal(format!("state: {e:?}"))
+}
+
+fn envelope<T: Serialize>(at: &StateAt<impl EthSpec>, data: T) -> Result<Response, HttpError> {
+    json(&ExecutionOptimisticFinalizedResponse {
+        execution_optimistic: at.execution_optimistic,
+        finalized: at.finalized,
+        data,
+    })
+}
+
+fn block_envelope<T: Serialize>(at: &BlockAt, data: T) -> Result<Response, HttpError> {
+    json(&ExecutionOptimisticFinalizedResponse {
+        execution_optimistic: at.execution_optimistic,
+        finalized: at.finalized,
+        data,
+    })
+}
+
+fn state_id(path: &PathParams) -> Result<StateId, HttpError> {
+    parse_path("state id", path.at(0)?)
+}
+
+fn block_id(path: &PathParams) -> Result<BlockId, HttpError> {
+    parse_path("block id", path.at(0)?)
+}
+
+/// Resolves the path's `state_id` on the blocking pool (a state may be read from the store).
+async fn path_state<E: EthSpec>(
+    ctx: &Arc<ApiContext<E>>,
+    path: &PathParams,
+) -> Result<StateAt<E>, HttpError> {
+    let id = state_id(path)?;
+    let ctx = ctx.clone();
+    blocking(move || state_at(&ctx, id)).await
+}
+
+/// `GET /eth/v1/beacon/genesis`.
+pub(crate) async fn get_genesis<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
+    json(&GenericResponse {
+        data: GenesisData {
+            genesis_time: ctx.chain.genesis_time(),
+            genesis_validators_root: ctx.chain.genesis_validators_root(),
+            genesis_fork_version: ctx.chain.spec().genesis_fork_version,
+        },
+    })
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/root`.
+pub(crate) async fn get_state_root<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let at = path_state(&ctx, &path).await?;
+    envelope(&at, RootData { root: at.root })
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/fork`.
+pub(crate) async fn get_state_fork<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let at = path_state(&ctx, &path).await?;
+    envelope(&at, at.state.state.fork().clone())
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/finality_checkpoints`.
+pub(crate) async fn get_finality_checkpoints<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let at = path_state(&ctx, &path).await?;
+    let s = &at.state.state;
+    envelope(
+        &at,
+        FinalityCheckpointsData {
+            previous_justified: s.previous_justified_checkpoint().clone(),
+            current_justified: s.current_justified_checkpoint().clone(),
+            finalized: s.finalized_checkpoint().clone(),
+        },
+    )
+}
+
+/// The indices of the validators `ids` names in `at` (unknown ones left out, as the spec
+/// says), in the order asked; every validator when `ids` is empty.
+fn select_indices<E: EthSpec>(at: &StateAt<E>, ids: &[ValidatorId]) -> Vec<ValidatorIndex> {
+    let count = at.state.state.validators().len() as u64;
+    if ids.is_empty() {
+        return (0..count).collect();
+    }
+    let Ok(view) = at.state.view() else {
+        return Vec::new();
+    };
+    let mut caches = at.state.caches.clone();
+    ids.iter()
+        .filter_map(|id| match id {
+            ValidatorId::Index(i) => (*i < count).then_some(*i),
+            ValidatorId::PublicKey(key) => {
+                caches.validator_index(&view, &state_processing::common::misc::pubkey_bytes(key))
+            }
+        })
+        .collect()
+}
+
+fn validators_data<E: EthSpec>(
+    at: &StateAt<E>,
+    ids: &[ValidatorId],
+    statuses: &[ValidatorStatusFilter],
+) -> Vec<ValidatorData> {
+    let epoch = at.slot() / E::slots_per_epoch();
+    let validators = at.state.state.validators();
+    let balances = at.state.state.balances();
+    select_indices(at, ids)
+        .into_iter()
+        .filter_map(|index| {
+            let validator = validators.get(index as usize)?;
+            let status = ValidatorStatus::from_validator(validator, epoch);
+            if !statuses.is_empty() && !statuses.iter().any(|f| f.matches(status)) {
+                return None;
+            }
+            Some(ValidatorData {
+                index,
+                balance: balances.get(index as usize).unwrap_or(0),
+                status,
+                validator: validator.clone(),
+            })
+        })
+        .collect()
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/validators?id=..&status=..`.
+pub(crate) async fn get_validators<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let ids: Vec<ValidatorId> = query.list("id")?;
+    let statuses: Vec<ValidatorStatusFilter> = query.list("status")?;
+    validators_response(ctx, path, ids, statuses).await
+}
+
+/// `POST /eth/v1/beacon/states/{state_id}/validators` with `{ids, statuses}`.
+pub(crate) async fn post_validators<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let body: ValidatorsRequestBody = if body.bytes.is_empty() {
+        ValidatorsRequestBody::default()
+    } else {
+        body.json()?
+    };
+    validators_response(
+        ctx,
+        path,
+        body.ids.unwrap_or_default(),
+        body.statuses.unwrap_or_default(),
+    )
+    .await
+}
+
+async fn validators_response<E: EthSpec>(
+    ctx: Arc<ApiContext<E>>,
+    path: PathParams,
+    ids: Vec<ValidatorId>,
+    statuses: Vec<ValidatorStatusFilter>,
+) -> Result<Response, HttpError> {
+    let id = state_id(&path)?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let data = validators_data(&at, &ids, &statuses);
+        envelope(&at, data)
+    })
+    .await
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/validators/{validator_id}`.
+pub(crate) async fn get_validator<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let id = state_id(&path)?;
+    let validator: ValidatorId = parse_path("validator id", path.at(1)?)?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let data = validators_data(&at, &[validator], &[])
+            .pop()
+            .ok_or_else(|| HttpError::not_found(format!("validator {validator} not found")))?;
+        envelope(&at, data)
+    })
+    .await
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/validator_balances?id=..`.
+pub(crate) async fn get_validator_balances<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let ids: Vec<ValidatorId> = query.list("id")?;
+    balances_response(ctx, path, ids).await
+}
+
+/// `POST /eth/v1/beacon/states/{state_id}/validator_balances` with a list of ids.
+pub(crate) async fn post_validator_balances<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let ids: Vec<ValidatorId> = if body.bytes.is_empty() {
+        Vec::new()
+    } else {
+        body.json()?
+    };
+    balances_response(ctx, path, ids).await
+}
+
+async fn balances_response<E: EthSpec>(
+    ctx: Arc<ApiContext<E>>,
+    path: PathParams,
+    ids: Vec<ValidatorId>,
+) -> Result<Response, HttpError> {
+    let id = state_id(&path)?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let balances = at.state.state.balances();
+        let data: Vec<ValidatorBalanceData> = select_indices(&at, &ids)
+            .into_iter()
+            .map(|index| ValidatorBalanceData {
+                index,
+                balance: balances.get(index as usize).unwrap_or(0),
+            })
+            .collect();
+        envelope(&at, data)
+    })
+    .await
+}
+
+/// The committees of `epoch` in `at`'s state (its previous, current or next epoch).
+pub(crate) fn committees_of<E: EthSpec>(
+    state: &state_processing::CachedBeaconState<E>,
+    epoch: Epoch,
+) -> Result<Arc<state_processing::CommitteeCache>, HttpError> {
+    let view = state.view().map_err(state_error)?;
+    let current = get_current_epoch(&view);
+    if epoch + 1 < current || epoch > current + 1 {
+        return Err(HttpError::bad_request(format!(
+            "epoch {epoch} is not within one epoch of the state's epoch {current}"
+        )));
+    }
+    let mut caches = state.caches.clone();
+    caches.committees(&view, epoch).map_err(state_error)
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/committees?epoch=..&index=..&slot=..`.
+pub(crate) async fn get_committees<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let id = state_id(&path)?;
+    let epoch: Option<Epoch> = query.parse("epoch")?;
+    let index: Option<u64> = query.parse("index")?;
+    let slot: Option<Slot> = query.parse("slot")?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let epoch = epoch.unwrap_or(at.slot() / E::slots_per_epoch());
+        let spe = E::slots_per_epoch();
+        if let Some(slot) = slot
+            && compute_epoch_at_slot::<E>(slot) != epoch
+        {
+            return Err(HttpError::bad_request(format!(
+                "slot {slot} is not in epoch {epoch}"
+            )));
+        }
+        let committees = committees_of(&at.state, epoch)?;
+        let per_slot = committees.committees_per_slot();
+        if let Some(index) = index
+            && index >= per_slot
+        {
+            return Err(HttpError::bad_request(format!(
+                "committee index {index} out of range ({per_slot} per slot)"
+            )));
+        }
+        let mut data = Vec::new();
+        for s in epoch * spe..(epoch + 1) * spe {
+            if slot.is_some_and(|x| x != s) {
+                continue;
+            }
+            for i in 0..per_slot {
+                if index.is_some_and(|x| x != i) {
+                    continue;
+                }
+                let members = committees.get_beacon_committee(s, i).map_err(state_error)?;
+                data.push(CommitteeData {
+                    index: i,
+                    slot: s,
+                    validators: members.to_vec(),
+                });
+            }
+        }
+        envelope(&at, data)
+    })
+    .await
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/sync_committees?epoch=..`.
+pub(crate) async fn get_sync_committees<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let id = state_id(&path)?;
+    let epoch: Option<Epoch> = query.parse("epoch")?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let state_epoch = at.slot() / E::slots_per_epoch();
+        let epoch = epoch.unwrap_or(state_epoch);
+        let validators = sync_committee_indices(&at.state, epoch)?;
+        let size = validators.len() / types::subnets::SYNC_COMMITTEE_SUBNET_COUNT as usize;
+        let validator_aggregates = validators
+            .chunks(size.max(1))
+            .map(|c| QuotedIndices(c.to_vec()))
+            .collect();
+        envelope(
+            &at,
+            SyncCommitteeByValidatorIndices {
+                validators,
+                validator_aggregates,
+            },
+        )
+    })
+    .await
+}
+
+/// The validator indices of the sync committee in force at `epoch` (the state's current or
+/// next period), in committee order.
+pub(crate) fn sync_committee_indices<E: EthSpec>(
+    state: &state_processing::CachedBeaconState<E>,
+    epoch: Epoch,
+) -> Result<Vec<ValidatorIndex>, HttpError> {
+    let view = state.view().map_err(state_error)?;
+    let period = |e: Epoch| e / E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
+    let current = period(get_current_epoch(&view));
+    let committee = if period(epoch) == current {
+        view.current_sync_committee
+    } else if period(epoch) == current + 1 {
+        view.next_sync_committee
+    } else {
+        return Err(HttpError::bad_request(format!(
+            "epoch {epoch} is not in the state's current or next sync committee period"
+        )));
+    };
+    let mut caches = state.caches.clone();
+    committee
+        .pubkeys
+        .iter()
+        .map(|key| {
+            caches
+                .validator_index(&view, &state_processing::common::misc::pubkey_bytes(key))
+                .ok_or_else(|| HttpError::internal("a sync committee key of no validator"))
+        })
+        .collect()
+}
+
+/// `GET /eth/v1/beacon/states/{state_id}/randao?epoch=..`.
+pub(crate) async fn get_randao<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let at = path_state(&ctx, &path).await?;
+    let view = at.state.view().map_err(state_error)?;
+    let current = get_current_epoch(&view);
+    let epoch: Epoch = query.parse("epoch")?.unwrap_or(current);
+    let n = E::EpochsPerHistoricalVector::to_u64();
+    if epoch > current || epoch + n <= current {
+        return Err(HttpError::bad_request(format!(
+            "epoch {epoch} is outside the state's RANDAO history (current epoch {current})"
+        )));
+    }
+    let randao = get_randao_mix(&view, epoch);
+    envelope(&at, RandaoData { randao })
+}
+
+/// A versioned list of a state's field, in JSON (`{version, execution_optimistic, finalized,
+/// data}`) or SSZ.
+fn state_list_response<E: EthSpec, T: Serialize>(
+    at: &StateAt<E>,
+    encoding: Encoding,
+    items: Vec<T>,
+    ssz: impl FnOnce() -> Vec<u8>,
+) -> Result<Response, HttpError> {
+    let fork = at.state.state.fork_name();
+    Ok(match encoding {
+        Encoding::Ssz => with_version(ssz_bytes(ssz()), fork),
+        Encoding::Json => with_version(
+            json(&serde_json::json!({
+                "version": fork.as_str(),
+                "execution_optimistic": at.execution_optimistic,
+                "finalized": at.finalized,
+                "data": items,
+            }))?,
+            fork,
+        ),
+    })
+}
+
+macro_rules! pending_list_endpoint {
+    ($(#[$doc:meta])* $name:ident, $field:ident) => {
+        $(#[$doc])*
+        pub(crate) async fn $name<E: EthSpec>(
+            State(ctx): Ctx<E>,
+            path: PathParams,
+            headers: HeaderMap,
+        ) -> Result<Response, HttpError> {
+            let encoding = accept(&headers, JSON_OR_SSZ)?;
+            let at = path_state(&ctx, &path).await?;
+            let view = at.state.view().map_err(state_error)?;
+            let list = view.$field.ok_or_else(|| {
+                HttpError::bad_request(format!(
+                    "the state's fork {} has no {}",
+                    view.fork_name,
+                    stringify!($field)
+                ))
+            })?;
+            let items: Vec<_> = list.iter().cloned().collect();
+            state_list_response(&at, encoding, items, || list.as_ssz_bytes())
+        }
+    };
+}
+
+pending_list_endpoint!(
+    /// `GET /eth/v1/beacon/states/{state_id}/pending_deposits`.
+    get_pending_deposits,
+    pending_deposits
+);
+pending_list_endpoint!(
+    /// `GET /eth/v1/beacon/states/{state_id}/pending_partial_withdrawals`.
+    get_pending_partial_withdrawals,
+    pending_partial_withdrawals
+);
+pending_list_endpoint!(
+    /// `GET /eth/v1/beacon/states/{state_id}/pending_consolidations`.
+    get_pending_consolidations,
+    pending_consolidations
+);
+
+/// `GET /eth/v1/beacon/states/{state_id}/proposer_lookahead`.
+pub(crate) async fn get_proposer_lookahead<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    let at = path_state(&ctx, &path).await?;
+    let view = at.state.view().map_err(state_error)?;
+    let lookahead = view.proposer_lookahead.ok_or_else(|| {
+        HttpError::bad_request(format!(
+            "the state's fork {} has no proposer_lookahead",
+            view.fork_name
+        ))
+    })?;
+    let items: Vec<String> = lookahead.iter().map(u64::to_string).collect();
+    state_list_response(&at, encoding, items, || lookahead.as_ssz_bytes())
+}
+
+fn header_data<E: EthSpec>(block: &SignedBeaconBlock<E>, at: &BlockAt) -> BlockHeaderData {
+    BlockHeaderData {
+        root: at.root,
+        canonical: at.canonical,
+        header: block.signed_block_header(),
+    }
+}
+
+/// `GET /eth/v1/beacon/headers?slot=..&parent_root=..`: the canonical block at `slot` (the
+/// head when absent), or the canonical child of `parent_root`.
+pub(crate) async fn get_headers<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let slot: Option<Slot> = query.parse("slot")?;
+    let parent_root: Option<Root> = query.parse("parent_root")?;
+    blocking(move || {
+        let head = ctx.chain.head();
+        let root = match (slot, parent_root) {
+            (Some(slot), _) => canonical_block_root_at_slot(&ctx, &head, slot)?,
+            (None, Some(parent)) => canonical_child(&ctx, &head, parent)?,
+            (None, None) => Some(head.block_root),
+        };
+        let mut data = Vec::new();
+        let mut optimistic = false;
+        let mut finalized = true;
+        if let Some(root) = root {
+            let at = block_at(&ctx, BlockId::Root(root))?;
+            let block = read_block(&ctx, &root)?;
+            if parent_root.is_none_or(|p| p == block.parent_root()) {
+                optimistic |= at.execution_optimistic;
+                finalized &= at.finalized;
+                data.push(header_data(&block, &at));
+            }
+        }
+        json(&ExecutionOptimisticFinalizedResponse {
+            execution_optimistic: optimistic,
+            finalized: finalized && !data.is_empty(),
+            data,
+        })
+    })
+    .await
+}
+
+/// The canonical block whose parent is `parent` (the first canonical block after it).
+fn canonical_child<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    head: &beacon_chain::HeadSnapshot<E>,
+    parent: Root,
+) -> Result<Option<Root>, HttpError> {
+    let Some(parent_block) = ctx.chain.store().get_block(&parent)? else {
+        return Ok(None);
+    };
+    for slot in parent_block.slot() + 1..=head.slot {
+        if let Some(root) = canonical_block_root_at_slot(ctx, head, slot)? {
+            return Ok(Some(root));
+        }
+    }
+    Ok(None)
+}
+
+/// `GET /eth/v1/beacon/headers/{block_id}`.
+pub(crate) async fn get_header<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let id = block_id(&path)?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let block = read_block(&ctx, &at.root)?;
+        block_envelope(&at, header_data(&block, &at))
+    })
+    .await
+}
+
+/// `GET /eth/v1/beacon/blocks/{block_id}/root`.
+pub(crate) async fn get_block_root<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let id = block_id(&path)?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        block_envelope(&at, RootData { root: at.root })
+    })
+    .await
+}
+
+/// The versioned JSON envelope around a block's cached JSON.
+fn versioned_json(fork: ForkName, optimistic: bool, finalized: bool, data: &[u8]) -> Vec<u8> {
+    let head = format!(
+        r#"{{"version":"{}","execution_optimistic":{optimistic},"finalized":{finalized},"data":"#,
+        fork.as_str()
+    );
+    let mut out = Vec::with_capacity(head.len() + data.len() + 1);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(data);
+    out.push(b'}');
+    out
+}
+
+/// The block `root`'s encodings: the head's from the cache (made on first use), others from
+/// the store.
+fn block_encodings<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    root: Root,
+    encoding: Encoding,
+) -> Result<(ForkName, Arc<Vec<u8>>), HttpError> {
+    let is_head = ctx.chain.head().block_root == root;
+    if is_head && let Some(cached) = ctx.head_block.lock().as_ref().filter(|c| c.root == root) {
+        let bytes = match encoding {
+            Encoding::Ssz => cached.ssz.clone(),
+            Encoding::Json => cached.json.clone(),
+        };
+        return Ok((cached.fork, bytes));
+    }
+    let store = ctx.chain.store();
+    let ssz = store
+        .get_block_ssz(&root)?
+        .ok_or_else(|| HttpError::not_found(format!("block {root} not found")))?;
+    let block = SignedBeaconBlock::<E>::from_ssz_bytes(&ssz, ctx.chain.spec())
+        .map_err(|e| HttpError::internal(format!("stored block {root}: {e:?}")))?;
+    let fork = block.fork_name();
+    if !is_head {
+        return Ok(match encoding {
+            Encoding::Ssz => (fork, Arc::new(ssz)),
+            Encoding::Json => (fork, Arc::new(block_json(&block)?)),
+        });
+    }
+    let cached = CachedBlock {
+        root,
+        fork,
+        ssz: Arc::new(ssz),
+        json: Arc::new(block_json(&block)?),
+    };
+    let bytes = match encoding {
+        Encoding::Ssz => cached.ssz.clone(),
+        Encoding::Json => cached.json.clone(),
+    };
+    *ctx.head_block.lock() = Some(cached);
+    Ok((fork, bytes))
+}
+
+fn block_json<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Result<Vec<u8>, HttpError> {
+    beacon_api::envelope::to_json(block)
+        .map_err(|e| HttpError::internal(format!("cannot encode block: {e}")))
+}
+
+/// `GET /eth/v2/beacon/blocks/{block_id}` in JSON or SSZ.
+pub(crate) async fn get_block_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let id = block_id(&path)?;
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let (fork, bytes) = block_encodings(&ctx, at.root, encoding)?;
+        let response = match encoding {
+            Encoding::Ssz => ssz_bytes(bytes.as_ref().clone()),
+            Encoding::Json => json_bytes(versioned_json(
+                fork,
+                at.execution_optimistic,
+                at.finalized,
+                &bytes,
+            )),
+        };
+        Ok(with_version(response, fork))
+    })
+    .await
+}
+
+/// A block's attestations as the fork enum.
+fn block_attestations<E: EthSpec>(
+    block: &SignedBeaconBlock<E>,
+) -> Result<Vec<types::Attestation<E>>, HttpError> {
+    Ok(match block {
+        SignedBeaconBlock::Electra(b) => b
+            .message
+            .body
+            .attestations
+            .iter()
+            .cloned()
+            .map(types::Attestation::Electra)
+            .collect(),
+        SignedBeaconBlock::Fulu(b) => b
+            .message
+            .body
+            .attestations
+            .iter()
+            .cloned()
+            .map(types::Attestation::Fulu)
+            .collect(),
+        other => {
+            return Err(HttpError::bad_request(format!(
+                "blocks of fork {} are not served by this node",
+                other.fork_name()
+            )));
+        }
+    })
+}
+
+/// `GET /eth/v2/beacon/blocks/{block_id}/attestations`.
+pub(crate) async fn get_block_attestations_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let id = block_id(&path)?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let block = read_block(&ctx, &at.root)?;
+        let fork = block.fork_name();
+        let response = ForkVersionedResponse {
+            version: fork,
+            execution_optimistic: Some(at.execution_optimistic),
+            finalized: Some(at.finalized),
+            data: block_attestations(&block)?,
+        };
+        Ok(with_version(json(&response)?, fork))
+    })
+    .await
+}
+
+/// The SSZ of a list of variable-size items given their encodings: the offsets, then the items.
+pub(crate) fn ssz_list_of_variable(items: &[Vec<u8>]) -> Vec<u8> {
+    let offsets = items.len() * ssz::BYTES_PER_LENGTH_OFFSET;
+    let total = offsets + items.iter().map(Vec::len).sum::<usize>();
+    let mut out = Vec::with_capacity(total);
+    let mut offset = offsets;
+    for item in items {
+        out.extend_from_slice(&(offset as u32).to_le_bytes());
+        offset += item.len();
+    }
+    for item in items {
+        out.extend_from_slice(item);
+    }
+    out
+}
+
+/// `GET /eth/v1/debug/beacon/data_column_sidecars/{block_id}?indices=..`: the stored columns,
+/// SSZ from the stored bytes.
+pub(crate) async fn get_data_column_sidecars<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let id = block_id(&path)?;
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    let indices: Vec<u64> = query.list("indices")?;
+    let columns = E::NumberOfColumns::to_u64();
+    if let Some(bad) = indices.iter().find(|i| **i >= columns) {
+        return Err(HttpError::bad_request(format!(
+            "column index {bad} out of range ({columns} columns)"
+        )));
+    }
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let store = ctx.chain.store();
+        let stored = store.data_column_indices(&at.root)?;
+        let wanted: Vec<u64> = if indices.is_empty() {
+            stored
+        } else {
+            stored.into_iter().filter(|i| indices.contains(i)).collect()
+        };
+        let block = read_block(&ctx, &at.root)?;
+        let fork = block.fork_name();
+        let response = match encoding {
+            Encoding::Ssz => {
+                let mut items = Vec::with_capacity(wanted.len());
+                for i in wanted {
+                    if let Some(bytes) = store.get_data_column_ssz(&at.root, i)? {
+                        items.push(bytes);
+                    }
+                }
+                ssz_bytes(ssz_list_of_variable(&items))
+            }
+            Encoding::Json => {
+                let mut items = Vec::with_capacity(wanted.len());
+                for i in wanted {
+                    if let Some(column) = store.get_data_column(&at.root, i)? {
+                        items.push(column);
+                    }
+                }
+                json(&ForkVersionedResponse {
+                    version: fork,
+                    execution_optimistic: Some(at.execution_optimistic),
+                    finalized: Some(at.finalized),
+                    data: items,
+                })?
+            }
+        };
+        Ok(with_version(response, fork))
+    })
+    .await
+}
+
+/// `GET /eth/v2/debug/beacon/states/{state_id}` in JSON or SSZ.
+pub(crate) async fn get_debug_state_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let id = state_id(&path)?;
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let fork = at.state.state.fork_name();
+        let response = match encoding {
+            Encoding::Ssz => ssz_bytes(at.state.state.as_ssz_bytes()),
+            Encoding::Json => json(&ForkVersionedResponse {
+                version: fork,
+                execution_optimistic: Some(at.execution_optimistic),
+                finalized: Some(at.finalized),
+                data: at.state.state.clone(),
+            })?,
+        };
+        Ok(with_version(response, fork))
+    })
+    .await
+}

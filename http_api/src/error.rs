@@ -1,0 +1,117 @@
+//! Errors of a request, answered with the spec's error body.
+//!
+//! [spec]: types/http.yaml (`ErrorMessage`, `IndexedErrorMessage`)
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use beacon_api::{ErrorMessage, IndexedError, IndexedErrorMessage, NegotiationError};
+
+/// Why a request failed, with the status it is answered with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HttpError {
+    /// 400: the request is malformed (a bad id, query value or body).
+    #[error("{0}")]
+    BadRequest(String),
+    /// 404: the state, block or other object asked for is not known.
+    #[error("{0}")]
+    NotFound(String),
+    /// 406: none of the accepted media types can be produced.
+    #[error("{0}")]
+    NotAcceptable(String),
+    /// 413: the body is over the limit.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// 415: the body's content type is not one the endpoint takes.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 400 with `failures`: some items of a batch were refused (the others were accepted).
+    #[error("{message}")]
+    Indexed {
+        /// What went wrong, in general.
+        message: String,
+        /// The refused items.
+        failures: Vec<IndexedError>,
+    },
+    /// 500: the node failed (a store error, a state it should have and has not).
+    #[error("{0}")]
+    Internal(String),
+    /// 503: the node cannot answer now (syncing, a request that took too long).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl HttpError {
+    /// 400 with `message`.
+    pub fn bad_request(message: impl std::fmt::Display) -> Self {
+        Self::BadRequest(message.to_string())
+    }
+
+    /// 404 with `message`.
+    pub fn not_found(message: impl std::fmt::Display) -> Self {
+        Self::NotFound(message.to_string())
+    }
+
+    /// 500 with `message`.
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        Self::Internal(message.to_string())
+    }
+
+    /// The status code of the answer.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) | Self::Indexed { .. } => StatusCode::BAD_REQUEST,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+}
+
+impl From<NegotiationError> for HttpError {
+    fn from(e: NegotiationError) -> Self {
+        match e {
+            NegotiationError::NotAcceptable(_) => Self::NotAcceptable(e.to_string()),
+            NegotiationError::UnsupportedMediaType(_) => Self::UnsupportedMediaType(e.to_string()),
+        }
+    }
+}
+
+impl From<store::StoreError> for HttpError {
+    fn from(e: store::StoreError) -> Self {
+        Self::Internal(format!("store: {e}"))
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let code = status.as_u16();
+        let body = match self {
+            Self::Indexed { message, failures } => serde_json::to_vec(&IndexedErrorMessage {
+                code,
+                message,
+                failures,
+            }),
+            other => serde_json::to_vec(&ErrorMessage::new(code, other.to_string())),
+        }
+        // The error bodies are plain strings and numbers: their JSON cannot fail.
+        .unwrap_or_default();
+        (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                beacon_api::negotiation::JSON_MEDIA_TYPE,
+            )],
+            body,
+        )
+            .into_response()
+    }
+}
+
+/// The answer to a path no route matches.
+pub(crate) async fn not_found_route(uri: axum::http::Uri) -> HttpError {
+    HttpError::NotFound(format!("no endpoint at {}", uri.path()))
+}

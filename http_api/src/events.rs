@@ -1,0 +1,314 @@
+//! `GET /eth/v1/events?topics=..`: server-sent events from the chain's event bus and from the
+//! operations submitted here.
+//!
+//! Each client gets a forwarding task and a bounded buffer (`ApiConfig::sse_capacity`): the
+//! task renders the events of the client's topics into the buffer and never waits; a client
+//! whose buffer is full (or that fell behind the bus) is dropped and counted
+//! (`http_api_sse_clients_dropped_total`), so a slow reader never slows the chain or the
+//! other clients. The response head goes out at once, with a first comment line.
+//!
+//! [spec]: apis/eventstream/index.yaml
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use beacon_api::EventTopic;
+use beacon_api::events::{
+    BlockEvent, BlockGossipEvent, ChainReorgEvent, DataColumnSidecarEvent,
+    FinalizedCheckpointEvent, HeadEvent,
+};
+use beacon_chain::events::ChainEvent;
+use tokio::sync::{broadcast, mpsc};
+use types::electra::SingleAttestation;
+use types::fulu::{
+    ProposerSlashing, SignedBLSToExecutionChange, SignedContributionAndProof, SignedVoluntaryExit,
+};
+use types::{EthSpec, Root, Slot};
+
+use crate::ApiContext;
+use crate::error::HttpError;
+use crate::query::Query;
+
+/// Operation events buffered for slow SSE forwarders.
+pub(crate) const OPERATION_CAPACITY: usize = 1024;
+
+/// A submitted operation, in full, for the topics whose chain event carries only a summary.
+#[derive(Debug, Clone)]
+pub(crate) enum OperationEvent<E: EthSpec> {
+    /// `single_attestation`.
+    SingleAttestation(SingleAttestation),
+    /// `voluntary_exit`.
+    VoluntaryExit(SignedVoluntaryExit),
+    /// `proposer_slashing`.
+    ProposerSlashing(ProposerSlashing),
+    /// `bls_to_execution_change`.
+    BlsToExecutionChange(SignedBLSToExecutionChange),
+    /// `contribution_and_proof`.
+    ContributionAndProof(SignedContributionAndProof<E>),
+}
+
+fn render<T: serde::Serialize>(topic: EventTopic, data: &T) -> Option<(EventTopic, String)> {
+    serde_json::to_string(data).ok().map(|json| (topic, json))
+}
+
+fn render_operation<E: EthSpec>(event: &OperationEvent<E>) -> Option<(EventTopic, String)> {
+    match event {
+        OperationEvent::SingleAttestation(a) => render(EventTopic::SingleAttestation, a),
+        OperationEvent::VoluntaryExit(e) => render(EventTopic::VoluntaryExit, e),
+        OperationEvent::ProposerSlashing(s) => render(EventTopic::ProposerSlashing, s),
+        OperationEvent::BlsToExecutionChange(c) => render(EventTopic::BlsToExecutionChange, c),
+        OperationEvent::ContributionAndProof(c) => render(EventTopic::ContributionAndProof, c),
+    }
+}
+
+/// The topic a chain event is published under.
+fn chain_topic(event: &ChainEvent) -> Option<EventTopic> {
+    Some(match event {
+        ChainEvent::BlockGossip { .. } => EventTopic::BlockGossip,
+        ChainEvent::Block { .. } => EventTopic::Block,
+        ChainEvent::Head { .. } => EventTopic::Head,
+        ChainEvent::ChainReorg { .. } => EventTopic::ChainReorg,
+        ChainEvent::FinalizedCheckpoint { .. } => EventTopic::FinalizedCheckpoint,
+        ChainEvent::DataColumnSidecar { .. } => EventTopic::DataColumnSidecar,
+        // Published in full from the API path (`OperationEvent`); the chain's summary lacks
+        // the signed message the topics carry.
+        _ => return None,
+    })
+}
+
+/// `get_block_root_at_slot(head_state, slot)`, the head itself at or after its slot.
+fn head_block_root_at<E: EthSpec>(head: &beacon_chain::HeadSnapshot<E>, slot: Slot) -> Root {
+    if slot >= head.slot {
+        return head.block_root;
+    }
+    let n = <E::SlotsPerHistoricalRoot as ssz_types::typenum::Unsigned>::to_u64();
+    head.state
+        .state
+        .block_roots()
+        .get((slot % n) as usize)
+        .copied()
+        .unwrap_or(head.block_root)
+}
+
+/// Renders a chain event, reading what its summary lacks (dependent roots, state roots) from
+/// the head or the store.
+fn render_chain<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    event: &ChainEvent,
+) -> Option<(EventTopic, String)> {
+    let spe = E::slots_per_epoch();
+    match event {
+        ChainEvent::BlockGossip { slot, block } => render(
+            EventTopic::BlockGossip,
+            &BlockGossipEvent {
+                slot: *slot,
+                block: *block,
+            },
+        ),
+        ChainEvent::Block {
+            slot,
+            block,
+            execution_optimistic,
+        } => render(
+            EventTopic::Block,
+            &BlockEvent {
+                slot: *slot,
+                block: *block,
+                execution_optimistic: *execution_optimistic,
+            },
+        ),
+        ChainEvent::Head {
+            slot,
+            block,
+            state,
+            epoch_transition,
+            execution_optimistic,
+        } => {
+            let head = ctx.chain.head();
+            // The bus publishes after the snapshot is swapped: the head is this one unless a
+            // newer one came since, whose own event follows.
+            let (previous, current) = if head.block_root == *block {
+                let epoch = slot / spe;
+                (
+                    head_block_root_at(&head, (epoch.saturating_sub(1) * spe).saturating_sub(1)),
+                    head_block_root_at(&head, (epoch * spe).saturating_sub(1)),
+                )
+            } else {
+                (*block, *block)
+            };
+            render(
+                EventTopic::Head,
+                &HeadEvent {
+                    slot: *slot,
+                    block: *block,
+                    state: *state,
+                    epoch_transition: *epoch_transition,
+                    previous_duty_dependent_root: previous,
+                    current_duty_dependent_root: current,
+                    execution_optimistic: *execution_optimistic,
+                },
+            )
+        }
+        ChainEvent::ChainReorg {
+            slot,
+            depth,
+            old_head_block,
+            new_head_block,
+        } => {
+            let state_of = |root: &Root| {
+                let head = ctx.chain.head();
+                if head.block_root == *root {
+                    return Some(head.state_root);
+                }
+                ctx.chain
+                    .store()
+                    .get_block(root)
+                    .ok()
+                    .flatten()
+                    .map(|b| b.state_root())
+            };
+            let head = ctx.chain.head();
+            render(
+                EventTopic::ChainReorg,
+                &ChainReorgEvent {
+                    slot: *slot,
+                    depth: *depth,
+                    old_head_block: *old_head_block,
+                    new_head_block: *new_head_block,
+                    old_head_state: state_of(old_head_block).unwrap_or_default(),
+                    new_head_state: state_of(new_head_block).unwrap_or_default(),
+                    epoch: slot / spe,
+                    execution_optimistic: head.block_root == *new_head_block
+                        && head.execution_optimistic,
+                },
+            )
+        }
+        ChainEvent::FinalizedCheckpoint { block, epoch } => {
+            let state = ctx
+                .chain
+                .store()
+                .get_block(block)
+                .ok()
+                .flatten()
+                .map(|b| b.state_root())
+                .unwrap_or_default();
+            render(
+                EventTopic::FinalizedCheckpoint,
+                &FinalizedCheckpointEvent {
+                    block: *block,
+                    state,
+                    epoch: *epoch,
+                    execution_optimistic: false,
+                },
+            )
+        }
+        ChainEvent::DataColumnSidecar {
+            block_root,
+            slot,
+            index,
+        } => render(
+            EventTopic::DataColumnSidecar,
+            &DataColumnSidecarEvent {
+                block_root: *block_root,
+                index: *index,
+                slot: *slot,
+            },
+        ),
+        _ => None,
+    }
+}
+
+/// Why a forwarder stops.
+enum Stop {
+    /// The client went away.
+    Closed,
+    /// The client fell behind.
+    Slow,
+}
+
+fn offer(tx: &mpsc::Sender<Event>, topic: EventTopic, json: String) -> Result<(), Stop> {
+    tx.try_send(Event::default().event(topic.as_str()).data(json))
+        .map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => Stop::Slow,
+            mpsc::error::TrySendError::Closed(_) => Stop::Closed,
+        })
+}
+
+/// Forwards the events of `topics` to `tx` until the client leaves or falls behind.
+async fn forward<E: EthSpec>(
+    ctx: Arc<ApiContext<E>>,
+    topics: Vec<EventTopic>,
+    tx: mpsc::Sender<Event>,
+    mut chain_rx: broadcast::Receiver<ChainEvent>,
+    mut op_rx: broadcast::Receiver<OperationEvent<E>>,
+) {
+    ctx.metrics.sse_clients.inc();
+    let stop = loop {
+        let rendered = tokio::select! {
+            event = chain_rx.recv() => match event {
+                Ok(event) => {
+                    if !chain_topic(&event).is_some_and(|t| topics.contains(&t)) {
+                        continue;
+                    }
+                    let ctx2 = ctx.clone();
+                    // Store reads (reorgs, finality) off the runtime's workers.
+                    tokio::task::spawn_blocking(move || render_chain(&ctx2, &event))
+                        .await
+                        .unwrap_or_default()
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => break Stop::Slow,
+                Err(broadcast::error::RecvError::Closed) => break Stop::Closed,
+            },
+            event = op_rx.recv() => match event {
+                Ok(event) => render_operation(&event).filter(|(t, _)| topics.contains(t)),
+                Err(broadcast::error::RecvError::Lagged(_)) => break Stop::Slow,
+                Err(broadcast::error::RecvError::Closed) => break Stop::Closed,
+            },
+            () = tx.closed() => break Stop::Closed,
+        };
+        if let Some((topic, json)) = rendered {
+            if let Err(stop) = offer(&tx, topic, json) {
+                break stop;
+            }
+            ctx.metrics
+                .sse_events
+                .with_label_values(&[topic.as_str()])
+                .inc();
+        }
+    };
+    if matches!(stop, Stop::Slow) {
+        ctx.metrics.sse_dropped.inc();
+        tracing::debug!("event stream client dropped: it fell behind its buffer");
+    }
+    ctx.metrics.sse_clients.dec();
+}
+
+/// `GET /eth/v1/events?topics=head,block,..`.
+pub(crate) async fn get_events<E: EthSpec>(
+    State(ctx): State<Arc<ApiContext<E>>>,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let topics: Vec<EventTopic> = query.list("topics")?;
+    if topics.is_empty() {
+        return Err(HttpError::bad_request("no topics asked for"));
+    }
+    let (tx, rx) = mpsc::channel(ctx.config.sse_capacity.max(1));
+    // Subscribed before answering: no event after the response is missed.
+    let chain_rx = ctx.chain.events().subscribe();
+    let op_rx = ctx.operation_events.subscribe();
+    tokio::spawn(forward(ctx.clone(), topics, tx, chain_rx, op_rx));
+    let first =
+        futures::stream::once(async { Ok::<_, Infallible>(Event::default().comment("ok")) });
+    let events = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|event| (Ok::<_, Infallible>(event), rx))
+    });
+    use futures::StreamExt;
+    Ok(Sse::new(first.chain(events))
+        .keep_alive(KeepAlive::default())
+        .into_response())
+}

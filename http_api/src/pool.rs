@@ -1,0 +1,455 @@
+//! Submissions: attestations, aggregates, sync committee messages and contributions, exits,
+//! slashings and BLS changes. Each goes through the chain's gossip validation (as if it came
+//! from a peer); what passes gives its vote to fork choice, enters the operation pool and is
+//! published. A batch answers 400 with the spec's `failures` naming the refused items (the
+//! others are kept).
+//!
+//! [spec]: apis/beacon/pool/*.yaml, apis/validator/aggregate_and_proofs.yaml,
+//! apis/validator/contribution_and_proofs.yaml
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::Response;
+use beacon_api::{Encoding, ForkVersionedResponse, IndexedError};
+use beacon_chain::gossip::{
+    AttestationGossipError, OperationGossipError, SyncCommitteeGossipError,
+};
+use ssz::Decode;
+use state_processing::common::compute_epoch_at_slot;
+use types::electra::{SignedAggregateAndProof, SingleAttestation};
+use types::fulu::{
+    AttesterSlashing, ProposerSlashing, SignedBLSToExecutionChange, SignedContributionAndProof,
+    SignedVoluntaryExit, SyncCommitteeMessage,
+};
+use types::{EthSpec, ForkName, Slot};
+
+use crate::ApiContext;
+use crate::beacon::{committees_of, sync_committee_indices};
+use crate::error::HttpError;
+use crate::events::OperationEvent;
+use crate::network::PublishedOperation;
+use crate::query::{Body, Query};
+use crate::response::{blocking, json, ok_empty, with_version};
+
+type Ctx<E> = State<Arc<ApiContext<E>>>;
+
+/// The answer to a batch: 200, or 400 with the failures.
+fn batch_result(what: &str, failures: Vec<IndexedError>) -> Result<Response, HttpError> {
+    if failures.is_empty() {
+        Ok(ok_empty())
+    } else {
+        Err(HttpError::Indexed {
+            message: format!("some {what} failed validation"),
+            failures,
+        })
+    }
+}
+
+fn failure(index: usize, message: impl std::fmt::Display) -> IndexedError {
+    IndexedError {
+        index: index as u64,
+        message: message.to_string(),
+    }
+}
+
+/// A list body: JSON, or SSZ `List[T, ...]`.
+fn list_body<T: serde::de::DeserializeOwned + Decode>(body: &Body) -> Result<Vec<T>, HttpError> {
+    match body.encoding {
+        Encoding::Json => body.json(),
+        Encoding::Ssz => Vec::<T>::from_ssz_bytes(&body.bytes)
+            .map_err(|e| HttpError::bad_request(format!("invalid SSZ body: {e:?}"))),
+    }
+}
+
+/// The fork of a versioned submission: `Eth-Consensus-Version`, which must be Electra or later
+/// for the Electra containers these endpoints take.
+fn electra_fork(body: &Body) -> Result<ForkName, HttpError> {
+    let fork = body.required_fork()?;
+    if !fork.electra_enabled() {
+        return Err(HttpError::bad_request(format!(
+            "fork {fork} submissions are not taken by this node (Electra and later)"
+        )));
+    }
+    Ok(fork)
+}
+
+/// Whether an attestation refused as a repeat of one already accepted counts as accepted
+/// (a validator client retrying must not see an error).
+fn is_repeat(e: &AttestationGossipError) -> bool {
+    matches!(
+        e,
+        AttestationGossipError::PriorAttestationKnown(_)
+            | AttestationGossipError::AggregateKnown
+            | AttestationGossipError::AggregatorAlreadyKnown(_)
+    )
+}
+
+/// `POST /eth/v2/beacon/pool/attestations`: `SingleAttestation`s in JSON or SSZ.
+pub(crate) async fn post_attestations_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    electra_fork(&body)?;
+    let attestations: Vec<SingleAttestation> = list_body(&body)?;
+    blocking(move || {
+        let head = ctx.chain.head();
+        let spec = ctx.chain.spec();
+        let mut failures = Vec::new();
+        let mut batch = Vec::with_capacity(attestations.len());
+        let mut positions = Vec::with_capacity(attestations.len());
+        for (i, attestation) in attestations.into_iter().enumerate() {
+            let epoch = compute_epoch_at_slot::<E>(attestation.data.slot);
+            let subnet = committees_of(&head.state, epoch).and_then(|c| {
+                types::subnets::compute_subnet_for_attestation::<E>(
+                    spec,
+                    c.committees_per_slot(),
+                    attestation.data.slot,
+                    attestation.committee_index,
+                )
+                .map_err(|e| HttpError::bad_request(format!("{e:?}")))
+            });
+            match subnet {
+                Ok(subnet) => {
+                    batch.push((attestation, subnet));
+                    positions.push(i);
+                }
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        let subnets: Vec<u64> = batch.iter().map(|(_, s)| *s).collect();
+        let results = ctx
+            .chain
+            .verify_single_attestations_for_gossip(batch, ctx.chain.now_ms());
+        let mut votes = Vec::new();
+        for ((result, i), subnet) in results.into_iter().zip(positions).zip(subnets) {
+            match result {
+                Ok(verified) => {
+                    let attestation = verified.attestation.clone();
+                    votes.push(verified.fork_choice_vote());
+                    let target = attestation.data.target.epoch;
+                    match committees_of(&head.state, target) {
+                        Ok(committees) => {
+                            if let Err(e) = ctx
+                                .pool
+                                .insert_single_attestation(&attestation, &committees)
+                            {
+                                tracing::debug!(error = ?e, "attestation not pooled");
+                            }
+                        }
+                        Err(e) => tracing::debug!(error = ?e, "attestation not pooled"),
+                    }
+                    ctx.record_live(target, [attestation.attester_index]);
+                    let _ = ctx
+                        .operation_events
+                        .send(OperationEvent::SingleAttestation(attestation.clone()));
+                    ctx.network.publish_attestation(attestation, subnet);
+                }
+                Err(e) if is_repeat(&e) => {}
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        ctx.chain.apply_votes_to_fork_choice(votes);
+        failures.sort_by_key(|f| f.index);
+        batch_result("attestations", failures)
+    })
+    .await
+}
+
+/// `GET /eth/v2/beacon/pool/attestations?slot=..&committee_index=..`.
+pub(crate) async fn get_attestations_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    query: Query,
+) -> Result<Response, HttpError> {
+    let slot: Option<Slot> = query.parse("slot")?;
+    let committee_index: Option<u64> = query.parse("committee_index")?;
+    blocking(move || {
+        let fork = ctx
+            .chain
+            .spec()
+            .fork_name_at_slot::<E>(ctx.chain.head().slot);
+        let data: Vec<types::Attestation<E>> = ctx
+            .pool
+            .attestations()
+            .map_err(|e| HttpError::internal(format!("operation pool: {e:?}")))?
+            .into_iter()
+            .filter(|a| slot.is_none_or(|s| a.data.slot == s))
+            .filter(|a| {
+                committee_index.is_none_or(|c| a.committee_bits.get(c as usize).unwrap_or(false))
+            })
+            .map(|a| {
+                if fork.fulu_enabled() {
+                    types::Attestation::Fulu(a)
+                } else {
+                    types::Attestation::Electra(a)
+                }
+            })
+            .collect();
+        Ok(with_version(
+            json(&ForkVersionedResponse::new(fork, data))?,
+            fork,
+        ))
+    })
+    .await
+}
+
+/// `POST /eth/v2/validator/aggregate_and_proofs`: Electra aggregates in JSON or SSZ.
+pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    electra_fork(&body)?;
+    let aggregates: Vec<SignedAggregateAndProof<E>> = list_body(&body)?;
+    blocking(move || {
+        let head = ctx.chain.head();
+        let results = ctx
+            .chain
+            .verify_aggregates_for_gossip(aggregates, ctx.chain.now_ms());
+        let mut failures = Vec::new();
+        let mut votes = Vec::new();
+        for (i, result) in results.into_iter().enumerate() {
+            match result {
+                Ok(verified) => {
+                    votes.push(verified.fork_choice_vote());
+                    let aggregate = &verified.signed_aggregate.message.aggregate;
+                    if let Ok(committees) = committees_of(&head.state, aggregate.data.target.epoch)
+                        && let Err(e) = ctx.pool.insert_attestation(aggregate, &committees)
+                    {
+                        tracing::debug!(error = ?e, "aggregate not pooled");
+                    }
+                    ctx.record_live(
+                        aggregate.data.target.epoch,
+                        [verified.signed_aggregate.message.aggregator_index],
+                    );
+                    ctx.network.publish_aggregate(verified.signed_aggregate);
+                }
+                Err(e) if is_repeat(&e) => {}
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        ctx.chain.apply_votes_to_fork_choice(votes);
+        batch_result("aggregates", failures)
+    })
+    .await
+}
+
+/// `POST /eth/v1/beacon/pool/sync_committees`: each message verified on every subnet of its
+/// validator's positions in the sync committee.
+pub(crate) async fn post_sync_committees<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let messages: Vec<SyncCommitteeMessage> = body.json()?;
+    blocking(move || {
+        let head = ctx.chain.head();
+        let sub_size = <E::SyncSubcommitteeSize as ssz_types::typenum::Unsigned>::to_u64();
+        let mut failures = Vec::new();
+        for (i, message) in messages.into_iter().enumerate() {
+            let epoch = compute_epoch_at_slot::<E>(message.slot + 1);
+            let members = match sync_committee_indices(&head.state, epoch) {
+                Ok(members) => members,
+                Err(e) => {
+                    failures.push(failure(i, e));
+                    continue;
+                }
+            };
+            let positions: Vec<u64> = members
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| **m == message.validator_index)
+                .map(|(p, _)| p as u64)
+                .collect();
+            if positions.is_empty() {
+                failures.push(failure(
+                    i,
+                    format!(
+                        "validator {} is not in the sync committee",
+                        message.validator_index
+                    ),
+                ));
+                continue;
+            }
+            let mut subnets: Vec<u64> = positions.iter().map(|p| p / sub_size).collect();
+            subnets.dedup();
+            let mut accepted = false;
+            let mut error = None;
+            for subnet in subnets {
+                match ctx.chain.verify_sync_committee_message_for_gossip(
+                    message.clone(),
+                    subnet,
+                    ctx.chain.now_ms(),
+                ) {
+                    Ok(verified) => {
+                        accepted = true;
+                        for p in positions.iter().filter(|p| *p / sub_size == subnet) {
+                            ctx.sync_messages.insert::<E>(
+                                message.slot,
+                                message.beacon_block_root,
+                                subnet,
+                                (p % sub_size) as usize,
+                                &message.signature,
+                            );
+                        }
+                        ctx.network.publish_sync_message(verified.message, subnet);
+                    }
+                    Err(SyncCommitteeGossipError::AlreadySeen(_)) => accepted = true,
+                    Err(e) => error = Some(e),
+                }
+            }
+            if accepted {
+                ctx.record_live(
+                    compute_epoch_at_slot::<E>(message.slot),
+                    [message.validator_index],
+                );
+            } else if let Some(e) = error {
+                failures.push(failure(i, e));
+            }
+        }
+        batch_result("sync committee messages", failures)
+    })
+    .await
+}
+
+/// `POST /eth/v1/validator/contribution_and_proofs`.
+pub(crate) async fn post_contribution_and_proofs<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let contributions: Vec<SignedContributionAndProof<E>> = body.json()?;
+    blocking(move || {
+        let mut failures = Vec::new();
+        for (i, signed) in contributions.into_iter().enumerate() {
+            match ctx
+                .chain
+                .verify_sync_contribution_for_gossip(signed, ctx.chain.now_ms())
+            {
+                Ok(verified) => {
+                    let contribution = verified.contribution;
+                    if let Err(e) = ctx
+                        .pool
+                        .insert_sync_contribution(&contribution.message.contribution)
+                    {
+                        tracing::debug!(error = ?e, "contribution not pooled");
+                    }
+                    let _ = ctx
+                        .operation_events
+                        .send(OperationEvent::ContributionAndProof(contribution.clone()));
+                    ctx.network.publish_contribution(contribution);
+                }
+                Err(
+                    SyncCommitteeGossipError::ContributionKnown
+                    | SyncCommitteeGossipError::AggregatorAlreadyKnown(_),
+                ) => {}
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        batch_result("contributions", failures)
+    })
+    .await
+}
+
+fn operation_error(e: OperationGossipError) -> HttpError {
+    HttpError::bad_request(format!("invalid operation: {e}"))
+}
+
+/// `POST /eth/v1/beacon/pool/voluntary_exits`.
+pub(crate) async fn post_voluntary_exit<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let exit: SignedVoluntaryExit = body.json()?;
+    blocking(move || {
+        let verified = ctx
+            .chain
+            .verify_voluntary_exit_for_gossip(exit, ctx.chain.now_ms())
+            .map_err(operation_error)?;
+        let exit = verified.0;
+        ctx.pool.insert_voluntary_exit(exit.clone());
+        let _ = ctx
+            .operation_events
+            .send(OperationEvent::VoluntaryExit(exit.clone()));
+        ctx.network
+            .publish_operation(PublishedOperation::VoluntaryExit(exit));
+        Ok(ok_empty())
+    })
+    .await
+}
+
+/// `POST /eth/v1/beacon/pool/proposer_slashings`.
+pub(crate) async fn post_proposer_slashing<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let slashing: ProposerSlashing = body.json()?;
+    blocking(move || {
+        let verified = ctx
+            .chain
+            .verify_proposer_slashing_for_gossip(slashing)
+            .map_err(operation_error)?;
+        let slashing = verified.0;
+        if let Err(e) = ctx.pool.insert_proposer_slashing(slashing.clone()) {
+            tracing::debug!(error = ?e, "proposer slashing not pooled");
+        }
+        let _ = ctx
+            .operation_events
+            .send(OperationEvent::ProposerSlashing(slashing.clone()));
+        ctx.network
+            .publish_operation(PublishedOperation::ProposerSlashing(slashing));
+        Ok(ok_empty())
+    })
+    .await
+}
+
+/// `POST /eth/v2/beacon/pool/attester_slashings` (Electra slashings, with
+/// `Eth-Consensus-Version`).
+pub(crate) async fn post_attester_slashing_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    electra_fork(&body)?;
+    let slashing: AttesterSlashing<E> = body.json()?;
+    blocking(move || {
+        let verified = ctx
+            .chain
+            .verify_attester_slashing_for_gossip(slashing)
+            .map_err(operation_error)?;
+        if let Err(e) = ctx.pool.insert_attester_slashing(verified.slashing.clone()) {
+            tracing::debug!(error = ?e, "attester slashing not pooled");
+        }
+        ctx.network
+            .publish_operation(PublishedOperation::AttesterSlashing(verified.slashing));
+        Ok(ok_empty())
+    })
+    .await
+}
+
+/// `POST /eth/v1/beacon/pool/bls_to_execution_changes`: a list, with per-item failures.
+pub(crate) async fn post_bls_to_execution_changes<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let changes: Vec<SignedBLSToExecutionChange> = body.json()?;
+    blocking(move || {
+        let mut failures = Vec::new();
+        for (i, change) in changes.into_iter().enumerate() {
+            match ctx
+                .chain
+                .verify_bls_to_execution_change_for_gossip(change, ctx.chain.now_ms())
+            {
+                Ok(verified) => {
+                    let change = verified.0;
+                    ctx.pool.insert_bls_to_execution_change(change.clone());
+                    let _ = ctx
+                        .operation_events
+                        .send(OperationEvent::BlsToExecutionChange(change.clone()));
+                    ctx.network
+                        .publish_operation(PublishedOperation::BlsToExecutionChange(change));
+                }
+                Err(OperationGossipError::AlreadySeen(_)) => {}
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        batch_result("BLS to execution changes", failures)
+    })
+    .await
+}

@@ -1,0 +1,749 @@
+//! The server on 127.0.0.1:0 over a real chain from an interop genesis (minimal preset, Fulu
+//! at genesis), driven by `beacon_api`'s typed client so that client and server check each
+//! other, and by raw requests for negotiation and error cases.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use beacon_api::{
+    BeaconEvent, BeaconNodeHttpClient, BlockId, ClientError, EventTopic, StateId, Timeouts,
+    ValidatorId, ValidatorStatusFilter, ValidatorsRequestBody,
+};
+use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use http_api::{ApiConfig, ApiContext, NoNetwork};
+use operation_pool::OperationPool;
+use state_harness::{BlockContents, build_block};
+use state_processing::CachedBeaconState;
+use state_processing::genesis::{interop_genesis_block, interop_genesis_state, interop_secret_key};
+use state_processing::per_block::AlwaysValid;
+use store::{Store, StoreConfig};
+use tree_hash::TreeHash;
+use types::electra::{AttestationData, SingleAttestation};
+use types::{
+    BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot,
+    signing,
+};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+const VALIDATORS: usize = 64;
+/// Bound on every wait for the server or an event (a hang fails the test, not a timing).
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Node {
+    client: BeaconNodeHttpClient,
+    base: String,
+    ctx: Arc<ApiContext<E>>,
+    network: Arc<NoNetwork>,
+    clock: Arc<ManualSlotClock>,
+    spec: Arc<ChainSpec>,
+    genesis: CachedBeaconState<E>,
+    genesis_root: Root,
+    _dir: tempfile::TempDir,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+/// One second into `slot`, in milliseconds since the UNIX epoch.
+fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
+    spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 1000
+}
+
+async fn node_with(config: ApiConfig) -> Node {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
+            .unwrap();
+    let mut genesis = CachedBeaconState::new(genesis);
+    let state_root = genesis.hash_tree_root().unwrap();
+    let block = interop_genesis_block::<E>(state_root);
+    let genesis_root = block.canonical_root();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0)));
+    let pool = Arc::new(
+        fork_choice::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap(),
+    );
+    let chain = BeaconChain::from_anchor(
+        Arc::new(store),
+        genesis.clone(),
+        block,
+        spec.clone(),
+        clock.clone(),
+        pool,
+        ChainConfig::default(),
+    )
+    .unwrap();
+    let network = Arc::new(NoNetwork::new());
+    let ctx = Arc::new(
+        ApiContext::new(
+            Arc::new(chain),
+            Arc::new(OperationPool::new()),
+            network.clone(),
+            prometheus::Registry::new(),
+            config,
+        )
+        .unwrap(),
+    );
+    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(http_api::serve_on(listener, ctx.clone(), async move {
+        let _ = stop.await;
+    }));
+    let base = format!("http://{addr}");
+    let client =
+        BeaconNodeHttpClient::from_url_str(&base, Timeouts::from_slot_duration(WAIT)).unwrap();
+    Node {
+        client,
+        base,
+        ctx,
+        network,
+        clock,
+        spec,
+        genesis,
+        genesis_root,
+        _dir: dir,
+        _shutdown: shutdown,
+    }
+}
+
+async fn node() -> Node {
+    node_with(ApiConfig::default()).await
+}
+
+impl Node {
+    /// Builds the block at `slot` on `parent` (no operations), gossip-validates and imports it.
+    fn import(
+        &self,
+        parent: &CachedBeaconState<E>,
+        slot: Slot,
+    ) -> (SignedBeaconBlock<E>, CachedBeaconState<E>) {
+        let built = build_block(parent, slot, &BlockContents::default(), &self.spec).unwrap();
+        let now = time_ms(&self.spec, slot);
+        self.clock.set_ms(now);
+        let chain = &self.ctx.chain;
+        let verified = chain
+            .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+            .unwrap();
+        chain
+            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .unwrap();
+        (built.block, built.post)
+    }
+
+    fn http(&self) -> reqwest::Client {
+        reqwest::Client::new()
+    }
+
+    async fn get(&self, path: &str, accept: Option<&str>) -> reqwest::Response {
+        let mut request = self.http().get(format!("{}{path}", self.base));
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        tokio::time::timeout(WAIT, request.send())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    /// `SingleAttestation` of `validator` (in committee `index` at `data.slot`), signed with its
+    /// interop key, or with `signer`'s key when given (a wrong signature).
+    fn single_attestation(
+        &self,
+        validator: u64,
+        index: u64,
+        data: &AttestationData,
+        signer: Option<u64>,
+    ) -> SingleAttestation {
+        let domain = signing::compute_domain(
+            signing::DOMAIN_BEACON_ATTESTER,
+            self.spec.compute_fork_version(data.target.epoch),
+            self.ctx.chain.genesis_validators_root(),
+        );
+        let root = signing::compute_signing_root(data, domain);
+        let key = interop_secret_key(signer.unwrap_or(validator) as usize);
+        SingleAttestation {
+            committee_index: index,
+            attester_index: validator,
+            data: data.clone(),
+            signature: BLSSignature::from(key.sign(root.as_slice()).serialize()),
+        }
+    }
+}
+
+async fn json_of<T: serde::de::DeserializeOwned>(response: reqwest::Response) -> T {
+    let bytes = response.bytes().await.unwrap();
+    serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)))
+}
+
+fn api_status(e: &ClientError) -> Option<u16> {
+    e.status().map(|s| s.as_u16())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn genesis_config_and_node_endpoints_answer_the_spec_shape() {
+    let n = node().await;
+    let genesis = n.client.get_beacon_genesis().await.unwrap().data;
+    assert_eq!(genesis.genesis_time, GENESIS_TIME);
+    assert_eq!(
+        genesis.genesis_validators_root,
+        *n.genesis.state.genesis_validators_root()
+    );
+    assert_eq!(genesis.genesis_fork_version, n.spec.genesis_fork_version);
+
+    let spec = n.client.get_config_spec().await.unwrap().data;
+    assert_eq!(spec.get_u64("SLOTS_PER_EPOCH"), Some(E::slots_per_epoch()));
+    assert_eq!(
+        spec.get_u64("SECONDS_PER_SLOT"),
+        Some(n.spec.seconds_per_slot)
+    );
+    assert_eq!(spec.get_str("PRESET_BASE"), Some("minimal"));
+    assert_eq!(spec.get_str("DOMAIN_BEACON_ATTESTER"), Some("0x01000000"));
+    assert_eq!(spec.get_u64("FULU_FORK_EPOCH"), Some(0));
+
+    let schedule = n.client.get_config_fork_schedule().await.unwrap().data;
+    assert_eq!(schedule.len(), ForkName::ALL.len());
+    assert_eq!(
+        schedule.last().unwrap().current_version,
+        n.spec.fulu_fork_version
+    );
+    let contract = n.client.get_config_deposit_contract().await.unwrap().data;
+    assert_eq!(contract.chain_id, n.spec.deposit_chain_id);
+    assert_eq!(contract.address, n.spec.deposit_contract_address);
+
+    let version = n.client.get_node_version().await.unwrap().data;
+    assert!(version.version.starts_with("Arbor/"), "{}", version.version);
+    let syncing = n.client.get_node_syncing().await.unwrap().data;
+    assert_eq!((syncing.head_slot, syncing.is_syncing), (0, false));
+    assert_eq!(
+        n.client.get_node_health(None).await.unwrap(),
+        beacon_api::NodeHealth::Ready
+    );
+    assert_eq!(
+        n.client.get_node_peer_count().await.unwrap().data.connected,
+        0
+    );
+    n.client.get_node_identity().await.unwrap();
+
+    let finality = n
+        .client
+        .get_beacon_states_finality_checkpoints(StateId::Head)
+        .await
+        .unwrap();
+    assert!(finality.finalized, "the genesis state is finalized");
+    assert_eq!(finality.data.finalized.epoch, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validators_are_found_by_index_key_and_status() {
+    let n = node().await;
+    let all = n
+        .client
+        .get_beacon_states_validators(StateId::Head, &[], &[])
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(all.len(), VALIDATORS);
+    assert!(all.iter().enumerate().all(|(i, v)| v.index == i as u64));
+
+    let key5 = n.genesis.state.validators().get(5).unwrap().pubkey;
+    let some = n
+        .client
+        .get_beacon_states_validators(
+            StateId::Genesis,
+            &[
+                ValidatorId::Index(3),
+                ValidatorId::PublicKey(key5),
+                ValidatorId::Index(9999),
+            ],
+            &[],
+        )
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(
+        some.iter().map(|v| v.index).collect::<Vec<_>>(),
+        [3, 5],
+        "an unknown index is left out"
+    );
+    assert_eq!(some[1].validator.pubkey, key5);
+
+    let active: ValidatorStatusFilter = "active".parse().unwrap();
+    let exited: ValidatorStatusFilter = "exited".parse().unwrap();
+    let by_status = |filter| {
+        let client = &n.client;
+        async move {
+            client
+                .get_beacon_states_validators(StateId::Head, &[], &[filter])
+                .await
+                .unwrap()
+                .data
+                .len()
+        }
+    };
+    assert_eq!(by_status(active).await, VALIDATORS);
+    assert_eq!(by_status(exited).await, 0);
+
+    let posted = n
+        .client
+        .post_beacon_states_validators(
+            StateId::Head,
+            &ValidatorsRequestBody {
+                ids: Some(vec![ValidatorId::Index(7)]),
+                statuses: Some(vec![active]),
+            },
+        )
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(posted.len(), 1);
+    assert_eq!(
+        posted[0].balance,
+        n.genesis.state.balances().get(7).unwrap()
+    );
+
+    let one = n.get("/eth/v1/beacon/states/head/validators/4", None).await;
+    assert_eq!(one.status(), 200);
+    let missing = n
+        .get("/eth/v1/beacon/states/head/validators/4444", None)
+        .await;
+    assert_eq!(missing.status(), 404);
+    let bad = n
+        .get("/eth/v1/beacon/states/head/validators?id=seven", None)
+        .await;
+    assert_eq!(bad.status(), 400);
+    let body: beacon_api::ErrorMessage = json_of(bad).await;
+    assert_eq!(body.code, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duties_match_the_state_committees_and_proposers() {
+    let n = node().await;
+    let indices: Vec<u64> = (0..VALIDATORS as u64).collect();
+    let view = n.genesis.view().unwrap();
+    let mut caches = n.genesis.caches.clone();
+    for epoch in [0, 1] {
+        let duties = n
+            .client
+            .post_validator_duties_attester(epoch, &indices)
+            .await
+            .unwrap();
+        assert_eq!(duties.dependent_root, n.genesis_root);
+        assert!(!duties.execution_optimistic);
+        assert_eq!(
+            duties.data.len(),
+            VALIDATORS,
+            "every validator attests once an epoch"
+        );
+        let committees = caches.committees(&view, epoch).unwrap();
+        for duty in &duties.data {
+            let committee = committees
+                .get_beacon_committee(duty.slot, duty.committee_index)
+                .unwrap();
+            assert_eq!(
+                committee[duty.validator_committee_index as usize],
+                duty.validator_index
+            );
+            assert_eq!(duty.committee_length, committee.len() as u64);
+            assert_eq!(duty.committees_at_slot, committees.committees_per_slot());
+            assert_eq!(
+                duty.pubkey,
+                n.genesis
+                    .state
+                    .validators()
+                    .get(duty.validator_index as usize)
+                    .unwrap()
+                    .pubkey
+            );
+        }
+    }
+
+    let lookahead = view.proposer_lookahead.unwrap();
+    for epoch in [0u64, 1] {
+        let proposers = n.client.get_validator_duties_proposer(epoch).await.unwrap();
+        assert_eq!(proposers.dependent_root, n.genesis_root);
+        let spe = E::slots_per_epoch();
+        let expected: Vec<(u64, u64)> = (0..spe)
+            .map(|i| {
+                (
+                    epoch * spe + i,
+                    *lookahead.get((epoch * spe + i) as usize).unwrap(),
+                )
+            })
+            .collect();
+        let got: Vec<(u64, u64)> = proposers
+            .data
+            .iter()
+            .map(|d| (d.slot, d.validator_index))
+            .collect();
+        assert_eq!(got, expected, "epoch {epoch}");
+    }
+
+    let sync = n
+        .client
+        .post_validator_duties_sync(0, &indices)
+        .await
+        .unwrap();
+    let mut positions = 0;
+    for duty in &sync.data {
+        for p in &duty.validator_sync_committee_indices {
+            assert_eq!(
+                view.current_sync_committee.pubkeys[*p as usize], duty.pubkey,
+                "position {p}"
+            );
+            positions += 1;
+        }
+    }
+    assert_eq!(positions, <E as EthSpec>::SyncCommitteeSize::to_usize());
+
+    let future = n
+        .client
+        .post_validator_duties_attester(5, &indices)
+        .await
+        .unwrap_err();
+    assert_eq!(api_status(&future), Some(400));
+}
+
+use ssz_types::typenum::Unsigned;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_single_attestation_is_accepted_and_a_bad_signature_is_an_indexed_error() {
+    let n = node().await;
+    let duties = n
+        .client
+        .post_validator_duties_attester(0, &(0..VALIDATORS as u64).collect::<Vec<_>>())
+        .await
+        .unwrap()
+        .data;
+    let slot0: Vec<_> = duties.iter().filter(|d| d.slot == 0).collect();
+    assert!(slot0.len() >= 3, "slot 0 has attesters");
+    let data = n
+        .client
+        .get_validator_attestation_data(0, slot0[0].committee_index)
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(data.beacon_block_root, n.genesis_root);
+    assert_eq!(data.target.root, n.genesis_root);
+    assert_eq!(data.index, 0);
+    let ssz_data = n
+        .client
+        .get_validator_attestation_data_ssz(0, slot0[0].committee_index)
+        .await
+        .unwrap();
+    assert_eq!(ssz_data, data, "JSON and SSZ agree");
+
+    let good = n.single_attestation(
+        slot0[0].validator_index,
+        slot0[0].committee_index,
+        &data,
+        None,
+    );
+    n.client
+        .post_beacon_pool_attestations_v2(ForkName::Fulu, std::slice::from_ref(&good))
+        .await
+        .unwrap();
+    assert_eq!(n.network.counts().attestations, 1);
+    // A repeat of an accepted attestation is not an error for the validator client.
+    n.client
+        .post_beacon_pool_attestations_v2_ssz(ForkName::Fulu, std::slice::from_ref(&good))
+        .await
+        .unwrap();
+
+    let aggregate = n
+        .client
+        .get_validator_aggregate_attestation_v2::<E>(
+            0,
+            data.tree_hash_root(),
+            slot0[0].committee_index,
+        )
+        .await
+        .unwrap();
+    assert_eq!(aggregate.version, ForkName::Fulu);
+    assert_eq!(aggregate.data.data(), &data);
+
+    let second = n.single_attestation(
+        slot0[1].validator_index,
+        slot0[1].committee_index,
+        &data,
+        None,
+    );
+    let forged = n.single_attestation(
+        slot0[2].validator_index,
+        slot0[2].committee_index,
+        &data,
+        Some(slot0[1].validator_index),
+    );
+    let err = n
+        .client
+        .post_beacon_pool_attestations_v2(ForkName::Fulu, &[second, forged])
+        .await
+        .unwrap_err();
+    let ClientError::Api { status, body, .. } = &err else {
+        panic!("expected an API error, got {err:?}");
+    };
+    assert_eq!(status.as_u16(), 400);
+    let beacon_api::ApiErrorBody::Indexed(indexed) = body else {
+        panic!("expected the indexed error body, got {body:?}");
+    };
+    assert_eq!(indexed.failures.len(), 1);
+    assert_eq!(indexed.failures[0].index, 1);
+    assert!(
+        indexed.failures[0].message.contains("signature"),
+        "{}",
+        indexed.failures[0].message
+    );
+    assert_eq!(
+        n.network.counts().attestations,
+        2,
+        "the good one of the batch is published"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_and_block_events_arrive_after_an_import_and_blocks_are_served() {
+    let n = node().await;
+    let mut events = n
+        .client
+        .get_events(&[EventTopic::Head, EventTopic::Block])
+        .await
+        .unwrap();
+    let (block, _) = n.import(&n.genesis, 1);
+    let root = block.canonical_root();
+    let mut seen_block = false;
+    let mut seen_head = false;
+    while !(seen_block && seen_head) {
+        let event = tokio::time::timeout(WAIT, events.next_event::<E>())
+            .await
+            .expect("an event before the wait's bound")
+            .expect("the stream stays open")
+            .unwrap();
+        match event {
+            BeaconEvent::Block(b) => {
+                assert_eq!((b.slot, b.block), (1, root));
+                seen_block = true;
+            }
+            BeaconEvent::Head(h) => {
+                assert_eq!((h.slot, h.block), (1, root));
+                assert_eq!(h.state, block.state_root());
+                assert_eq!(h.current_duty_dependent_root, n.genesis_root);
+                seen_head = true;
+            }
+            other => panic!("unexpected event {other:?}"),
+        }
+    }
+
+    let served = n
+        .client
+        .get_beacon_blocks_ssz::<E>(BlockId::Head)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(served, block);
+    let by_slot = n
+        .client
+        .get_beacon_blocks_ssz::<E>(BlockId::Slot(1))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(by_slot, block);
+    let genesis_block = n
+        .client
+        .get_beacon_blocks_ssz::<E>(BlockId::Genesis)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(genesis_block.canonical_root(), n.genesis_root);
+    assert!(
+        n.client
+            .get_beacon_blocks_ssz::<E>(BlockId::Slot(2))
+            .await
+            .unwrap()
+            .is_none(),
+        "no block at an empty slot"
+    );
+
+    let header = n
+        .client
+        .get_beacon_headers_block_id(BlockId::Root(root))
+        .await
+        .unwrap();
+    assert!(header.data.canonical);
+    assert!(!header.finalized);
+    assert_eq!(header.data.header, block.signed_block_header());
+    let root_of_slot = n
+        .client
+        .get_beacon_blocks_root(BlockId::Slot(1))
+        .await
+        .unwrap();
+    assert_eq!(root_of_slot.data.root, root);
+
+    // JSON: the versioned envelope with the same block.
+    let response = n
+        .get("/eth/v2/beacon/blocks/head", Some("application/json"))
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["eth-consensus-version"], "fulu");
+    let body: beacon_api::ForkVersionedResponse<SignedBeaconBlock<E>> = json_of(response).await;
+    assert_eq!(body.data, block);
+    assert_eq!(
+        (body.execution_optimistic, body.finalized),
+        (Some(false), Some(false))
+    );
+
+    // States by slot: the genesis state (stored) and the head's.
+    let (fork, genesis_ssz) = n
+        .client
+        .get_debug_beacon_states_ssz(StateId::Slot(0))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(fork, ForkName::Fulu);
+    use ssz::Encode;
+    assert_eq!(genesis_ssz, n.genesis.state.as_ssz_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negotiation_and_errors_follow_the_spec() {
+    let n = node().await;
+    let ssz = n
+        .get(
+            "/eth/v2/beacon/blocks/head",
+            Some(beacon_api::negotiation::PREFER_SSZ_ACCEPT),
+        )
+        .await;
+    assert_eq!(ssz.status(), 200);
+    assert_eq!(ssz.headers()["content-type"], "application/octet-stream");
+    assert_eq!(ssz.headers()["eth-consensus-version"], "fulu");
+    let json = n
+        .get(
+            "/eth/v2/beacon/blocks/head",
+            Some("application/octet-stream;q=0.5,application/json"),
+        )
+        .await;
+    assert_eq!(json.headers()["content-type"], "application/json");
+    let none = n.get("/eth/v2/beacon/blocks/head", Some("text/html")).await;
+    assert_eq!(none.status(), 406);
+
+    for (path, status) in [
+        ("/eth/v1/beacon/states/current/root", 400),
+        ("/eth/v1/beacon/states/99/root", 404),
+        (
+            "/eth/v1/beacon/states/0x1111111111111111111111111111111111111111111111111111111111111111/root",
+            404,
+        ),
+        ("/eth/v1/beacon/headers/0x12", 400),
+        ("/eth/v1/beacon/blocks/7/root", 404),
+        ("/eth/v1/validator/attestation_data?slot=0", 400),
+        (
+            "/eth/v1/validator/attestation_data?slot=0&committee_index=99",
+            400,
+        ),
+        (
+            "/eth/v1/validator/attestation_data?slot=99&committee_index=0",
+            400,
+        ),
+        ("/eth/v1/beacon/states/head/committees?epoch=9", 400),
+        ("/eth/v1/events", 400),
+        ("/eth/v1/events?topics=nonsense", 400),
+        ("/eth/v9/nowhere", 404),
+    ] {
+        let response = n.get(path, None).await;
+        assert_eq!(response.status().as_u16(), status, "{path}");
+        let body: beacon_api::ErrorMessage = json_of(response).await;
+        assert_eq!(body.code, status, "{path}");
+    }
+
+    let http = n.http();
+    let url = format!("{}/eth/v2/beacon/pool/attestations", n.base);
+    let post = |content_type: &'static str, version: Option<&'static str>, body: &'static str| {
+        let mut request = http
+            .post(&url)
+            .header("content-type", content_type)
+            .body(body);
+        if let Some(v) = version {
+            request = request.header("eth-consensus-version", v);
+        }
+        request.send()
+    };
+    assert_eq!(
+        post("text/plain", Some("fulu"), "[]")
+            .await
+            .unwrap()
+            .status(),
+        415
+    );
+    assert_eq!(
+        post("application/json", None, "[]").await.unwrap().status(),
+        400
+    );
+    assert_eq!(
+        post("application/json", Some("fulu"), "[{")
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+    assert_eq!(
+        post("application/json", Some("mars"), "[]")
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+    assert_eq!(
+        post("application/json", Some("fulu"), "[]")
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let bad_ssz = http
+        .post(&url)
+        .header("content-type", "application/octet-stream")
+        .header("eth-consensus-version", "fulu")
+        .body(vec![1u8, 2, 3])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_ssz.status(), 400);
+
+    let metrics = n.get("/metrics", None).await.text().await.unwrap();
+    assert!(metrics.contains("http_api_requests_total"), "{metrics}");
+    assert!(
+        metrics.contains(r#"route="/eth/v2/beacon/blocks/{block_id}""#),
+        "latency per route template"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_binds_localhost_by_default_and_answers_cors_when_asked() {
+    assert!(ApiConfig::default().listen.ip().is_loopback());
+    assert_eq!(ApiConfig::default().listen.port(), 5052);
+    let n = node_with(ApiConfig {
+        allow_origin: Some("http://example.test".into()),
+        ..ApiConfig::default()
+    })
+    .await;
+    let response = n.get("/eth/v1/node/version", None).await;
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "http://example.test"
+    );
+}
