@@ -1,1 +1,444 @@
 //! The validator client: performs a validator's duties through the standard Beacon API only.
+//!
+//! [`run`] connects to one or more beacon nodes (in fallback order), reads the chain's genesis
+//! and configuration from them, loads the keys (EIP-2335 keystores or the interop keys),
+//! opens the slashing protection database, and then, slot by slot until shut down, proposes,
+//! attests, aggregates and serves in the sync committee as the honest validator spec says.
+//!
+//! [spec]: phase0/validator.md, altair/validator.md, electra/validator.md
+
+pub mod attestation_service;
+pub mod beacon_nodes;
+pub mod block_service;
+pub mod chain_config;
+pub mod config;
+pub mod doppelganger;
+pub mod duties;
+pub mod keystore;
+pub mod metrics;
+mod preparation;
+pub mod signing;
+pub mod sync_committee_service;
+pub mod timing;
+pub mod validator_store;
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use beacon_api::events::HeadEvent;
+use beacon_api::{BeaconEvent, BeaconNodeHttpClient, EventTopic, GenesisData, Timeouts};
+use parking_lot::{Mutex, RwLock};
+use state_processing::genesis::interop_secret_key;
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinSet;
+use tracing::{debug, error, info, warn};
+use types::{Bytes32, ChainSpec, EthSpec, ExecutionAddress, Slot};
+
+pub use config::{KeySource, ValidatorClientConfig, VcArgs};
+pub use metrics::Metrics;
+pub use timing::DutyKind;
+
+use beacon_nodes::BeaconNodes;
+use doppelganger::{Doppelganger, DoppelgangerStatus};
+use duties::DutiesState;
+use signing::{SigningContext, ValidatorKey};
+use timing::{SlotClock, compute_epoch_at_slot, compute_start_slot_at_epoch};
+use validator_store::ValidatorStore;
+
+/// Why the validator client stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum VcError {
+    /// The configuration is unusable.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A keystore could not be read or decrypted.
+    #[error(transparent)]
+    Keystore(#[from] keystore::KeystoreError),
+    /// The slashing protection database could not be opened or written.
+    #[error("slashing protection database {path}: {source}")]
+    SlashingProtection {
+        /// The database file.
+        path: std::path::PathBuf,
+        /// The error.
+        #[source]
+        source: slashing_protection::DbError,
+    },
+    /// The beacon node's chain configuration could not be read.
+    #[error("the beacon node's config/spec is unreadable: {0}")]
+    NodeSpec(#[from] types::ConfigError),
+    /// The beacon node runs another chain than the client's.
+    #[error(transparent)]
+    SpecMismatch(#[from] chain_config::SpecMismatch),
+    /// The genesis fork version the node reports is not its configuration's.
+    #[error("the beacon node's genesis fork version {node} is not the configuration's {config}")]
+    GenesisForkVersion {
+        /// From `beacon/genesis`.
+        node: types::Version,
+        /// From the configuration.
+        config: types::Version,
+    },
+    /// Every beacon node failed a request the client cannot do without.
+    #[error(transparent)]
+    BeaconNodes(#[from] beacon_nodes::AllFailed),
+    /// Doppelganger protection saw the client's validators live elsewhere.
+    #[error(
+        "doppelganger protection: validators {indices:?} are live elsewhere in epoch {epoch}; nothing was signed"
+    )]
+    Doppelganger {
+        /// The epoch they were seen in.
+        epoch: types::Epoch,
+        /// The live validators.
+        indices: Vec<types::ValidatorIndex>,
+    },
+}
+
+/// What every duty task shares.
+pub(crate) struct Context<E: EthSpec> {
+    pub(crate) nodes: BeaconNodes,
+    pub(crate) store: Arc<ValidatorStore>,
+    pub(crate) clock: SlotClock,
+    pub(crate) spec: Arc<ChainSpec>,
+    pub(crate) duties: RwLock<DutiesState>,
+    pub(crate) head: watch::Sender<Option<HeadEvent>>,
+    pub(crate) duties_stale: Notify,
+    pub(crate) metrics: Metrics,
+    pub(crate) graffiti: Option<Bytes32>,
+    pub(crate) fee_recipient: Option<ExecutionAddress>,
+    pub(crate) builder_proposals: bool,
+    pub(crate) gas_limit: u64,
+    pub(crate) registrations: Mutex<Vec<beacon_api::SignedValidatorRegistrationV1>>,
+    _preset: PhantomData<E>,
+}
+
+/// Runs the validator client until `shutdown` completes (or a fatal error): reads genesis and
+/// the chain configuration from the beacon nodes (checked against `spec` when given), then
+/// performs the duties slot by slot.
+pub async fn run<E: EthSpec>(
+    config: ValidatorClientConfig,
+    spec: Option<ChainSpec>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), VcError> {
+    tokio::select! {
+        result = run_until_error::<E>(config, spec) => result,
+        () = shutdown => {
+            info!("validator client shutting down");
+            Ok(())
+        }
+    }
+}
+
+/// Loads the keys of `source`.
+pub fn load_keys(source: &KeySource) -> Result<Vec<ValidatorKey>, VcError> {
+    match source {
+        KeySource::Interop { indices } => indices
+            .clone()
+            .map(|i| {
+                usize::try_from(i)
+                    .map(|i| ValidatorKey::new(interop_secret_key(i)))
+                    .map_err(|_| VcError::Config(format!("interop index {i} is too large")))
+            })
+            .collect(),
+        KeySource::Keystores { dir, password_file } => {
+            Ok(keystore::load_keystore_dir(dir, password_file)?
+                .into_iter()
+                .map(ValidatorKey::new)
+                .collect())
+        }
+    }
+}
+
+async fn run_until_error<E: EthSpec>(
+    config: ValidatorClientConfig,
+    spec: Option<ChainSpec>,
+) -> Result<(), VcError> {
+    let keys = load_keys(&config.keys)?;
+    info!(validators = keys.len(), "keys loaded");
+    // Timeouts are set per request kind from the slot duration once the chain is known; the
+    // first requests use the defaults.
+    let bootstrap = build_nodes(&config.beacon_nodes, Timeouts::default())?;
+    let (genesis, node_config) = wait_for_chain(&bootstrap).await?;
+    let spec = match spec {
+        Some(ours) => ours,
+        None => chain_config::chain_spec_from_config_spec(&node_config)?,
+    };
+    chain_config::check_same_chain::<E>(&spec, &node_config)?;
+    if genesis.genesis_fork_version != spec.genesis_fork_version {
+        return Err(VcError::GenesisForkVersion {
+            node: genesis.genesis_fork_version,
+            config: spec.genesis_fork_version,
+        });
+    }
+    let spec = Arc::new(spec);
+    let nodes = build_nodes(
+        &config.beacon_nodes,
+        Timeouts::from_slot_duration(Duration::from_millis(spec.slot_duration_ms)),
+    )?;
+    std::fs::create_dir_all(&config.datadir)
+        .map_err(|e| VcError::Config(format!("cannot create {}: {e}", config.datadir.display())))?;
+    let db_path = config.slashing_protection_path();
+    let db_error = |source| VcError::SlashingProtection {
+        path: db_path.clone(),
+        source,
+    };
+    let slashing = slashing_protection::SlashingDatabase::open_or_create(
+        &db_path,
+        genesis.genesis_validators_root,
+    )
+    .map_err(db_error)?;
+    let ctx_signing = SigningContext::new(Arc::clone(&spec), genesis.genesis_validators_root);
+    let store = ValidatorStore::new(keys, slashing, ctx_signing, !config.doppelganger_protection)
+        .map_err(db_error)?;
+    let (head, _) = watch::channel(None);
+    let ctx = Arc::new(Context::<E> {
+        nodes,
+        store: Arc::new(store),
+        clock: SlotClock::new(genesis.genesis_time, spec.slot_duration_ms),
+        spec,
+        duties: RwLock::new(DutiesState::default()),
+        head,
+        duties_stale: Notify::new(),
+        metrics: Metrics::new(config.metrics.as_ref()),
+        graffiti: config.graffiti,
+        fee_recipient: config.fee_recipient,
+        builder_proposals: config.builder_proposals,
+        gas_limit: config.gas_limit,
+        registrations: Mutex::new(Vec::new()),
+        _preset: PhantomData,
+    });
+    info!(
+        genesis_time = genesis.genesis_time,
+        genesis_validators_root = %genesis.genesis_validators_root,
+        beacon_nodes = ctx.nodes.len(),
+        doppelganger_protection = config.doppelganger_protection,
+        "validator client started"
+    );
+    duty_loop(ctx).await
+}
+
+fn build_nodes(urls: &[String], timeouts: Timeouts) -> Result<BeaconNodes, VcError> {
+    if urls.is_empty() {
+        return Err(VcError::Config("no beacon node given".into()));
+    }
+    let clients = urls
+        .iter()
+        .map(|url| {
+            BeaconNodeHttpClient::from_url_str(url, timeouts)
+                .map_err(|e| VcError::Config(format!("beacon node {url}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(BeaconNodes::new(clients))
+}
+
+/// Waits until a beacon node serves genesis and its configuration (a node may start after the
+/// client, or before its genesis state exists).
+async fn wait_for_chain(
+    nodes: &BeaconNodes,
+) -> Result<(GenesisData, beacon_api::ConfigSpec), VcError> {
+    let mut delay = Duration::from_millis(250);
+    loop {
+        let genesis = nodes
+            .first_success("genesis", |c| async move { c.get_beacon_genesis().await })
+            .await;
+        match genesis {
+            Ok(genesis) => {
+                let config = nodes
+                    .first_success("config/spec", |c| async move { c.get_config_spec().await })
+                    .await?;
+                return Ok((genesis.data, config.data));
+            }
+            Err(e) => {
+                info!(error = %e, "waiting for a beacon node with a genesis");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+/// Waits until `kind` is due in `slot`, or until the head is a block of `slot` (or later),
+/// whichever comes first.
+pub(crate) async fn wait_for_head_or_due<E: EthSpec>(ctx: &Context<E>, slot: Slot, kind: DutyKind) {
+    let due = ctx.clock.due_time(slot, kind, &ctx.spec);
+    let mut head = ctx.head.subscribe();
+    let head_reached = async {
+        loop {
+            if head
+                .borrow_and_update()
+                .as_ref()
+                .is_some_and(|h| h.slot >= slot)
+            {
+                return;
+            }
+            if head.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = tokio::time::sleep(SlotClock::until(SlotClock::now(), due)) => {}
+        () = head_reached => {}
+    }
+}
+
+/// Follows the head events of the preferred node: they wake the attesters early and tell when
+/// attester duties must be refetched. Reconnects (to the then-preferred node) when the stream
+/// ends or stays silent for two epochs.
+async fn follow_head<E: EthSpec>(ctx: Arc<Context<E>>) {
+    let silence = ctx.clock.slot_duration() * (2 * E::slots_per_epoch()) as u32;
+    loop {
+        let Some(client) = ctx.nodes.preferred() else {
+            return;
+        };
+        match client.get_events(&[EventTopic::Head]).await {
+            Ok(mut stream) => loop {
+                match tokio::time::timeout(silence, stream.next_event::<E>()).await {
+                    Ok(Some(Ok(BeaconEvent::Head(head)))) => {
+                        let stale = ctx.duties.write().mark_stale_from_head::<E>(&head);
+                        if !stale.is_empty() {
+                            ctx.duties_stale.notify_one();
+                        }
+                        ctx.head.send_replace(Some(head));
+                    }
+                    Ok(Some(Ok(_))) => {}
+                    Ok(Some(Err(e))) => {
+                        debug!(error = %e, "head event stream error");
+                        if matches!(e, beacon_api::ClientError::Transport { .. }) {
+                            break;
+                        }
+                    }
+                    Ok(None) | Err(_) => break,
+                }
+            },
+            Err(e) => {
+                debug!(node = %client.base_url(), error = %e, "cannot open the head event stream")
+            }
+        }
+        tokio::time::sleep(ctx.clock.slot_duration() / 4).await;
+    }
+}
+
+/// Refetches attester duties whenever head events mark them stale.
+async fn refetch_stale_duties<E: EthSpec>(ctx: Arc<Context<E>>) {
+    loop {
+        ctx.duties_stale.notified().await;
+        duties::refetch_stale(&ctx).await;
+    }
+}
+
+/// The per-epoch doppelganger check; returns an error when the keys are live elsewhere.
+async fn doppelganger_check<E: EthSpec>(
+    ctx: &Context<E>,
+    state: &mut Doppelganger,
+    current_epoch: types::Epoch,
+) -> Result<(), VcError> {
+    let epochs = match state.status(current_epoch) {
+        DoppelgangerStatus::Clear => return Ok(()),
+        DoppelgangerStatus::Check(epochs) => epochs,
+    };
+    let indices = ctx.store.indices();
+    if indices.is_empty() {
+        return Ok(());
+    }
+    let indices = &indices;
+    for epoch in epochs {
+        let answers = ctx
+            .nodes
+            .first_success("liveness", |c| async move {
+                c.post_validator_liveness(epoch, indices).await
+            })
+            .await;
+        match answers {
+            Ok(answers) => {
+                let live = state.record(epoch, &answers.data);
+                if !live.is_empty() {
+                    return Err(VcError::Doppelganger {
+                        epoch,
+                        indices: live,
+                    });
+                }
+            }
+            // Not an error yet: the epoch is asked for again at the next epoch's start.
+            Err(e) => warn!(epoch, error = %e, "liveness check failed"),
+        }
+    }
+    if state.status(current_epoch) == DoppelgangerStatus::Clear {
+        info!("doppelganger protection: no other client seen, signing starts");
+        ctx.store.enable_signing();
+        ctx.metrics.set_doppelganger_clear();
+    }
+    Ok(())
+}
+
+/// The slot loop: at each slot's start the proposal, attestation, aggregation and sync
+/// committee tasks of the slot start, and the duty lookups run.
+async fn duty_loop<E: EthSpec>(ctx: Arc<Context<E>>) -> Result<(), VcError> {
+    // Dropped on return: every task it holds is aborted with it.
+    let mut tasks = JoinSet::new();
+    tasks.spawn(follow_head(Arc::clone(&ctx)));
+    tasks.spawn(refetch_stale_duties(Arc::clone(&ctx)));
+
+    // Before genesis, wait for it (looking duties up for epoch 0 shortly before).
+    let now = SlotClock::now();
+    let mut slot = match ctx.clock.slot_at(now) {
+        Some(slot) => slot,
+        None => {
+            let genesis = ctx.clock.start_of(0);
+            info!(
+                seconds = SlotClock::until(now, genesis).as_secs(),
+                "waiting for genesis"
+            );
+            let lead = ctx.clock.slot_duration();
+            tokio::time::sleep(SlotClock::until(now, genesis.saturating_sub(lead))).await;
+            duties::poll(&ctx, 0).await;
+            0
+        }
+    };
+    let mut doppelganger = Doppelganger::new(compute_epoch_at_slot::<E>(slot));
+    let mut last_epoch_prepared = None;
+    loop {
+        tokio::time::sleep(SlotClock::until(SlotClock::now(), ctx.clock.start_of(slot))).await;
+        let epoch = compute_epoch_at_slot::<E>(slot);
+        if ctx.store.signing_enabled() {
+            tasks.spawn(block_service::propose(Arc::clone(&ctx), slot));
+            tasks.spawn(attestation_service::attest_and_aggregate(
+                Arc::clone(&ctx),
+                slot,
+            ));
+            tasks.spawn(sync_committee_service::sync_committee_duties(
+                Arc::clone(&ctx),
+                slot,
+            ));
+        }
+        duties::poll(&ctx, slot).await;
+        if last_epoch_prepared != Some(epoch) {
+            preparation::prepare_proposers(&ctx).await;
+            last_epoch_prepared = Some(epoch);
+        }
+        if !ctx.store.signing_enabled() && slot == compute_start_slot_at_epoch::<E>(epoch) {
+            doppelganger_check(&ctx, &mut doppelganger, epoch).await?;
+        }
+        if slot == compute_start_slot_at_epoch::<E>(epoch) {
+            ctx.nodes.check_health().await;
+        }
+        // Reap finished tasks; a panicked one is logged, the client goes on.
+        while let Some(done) = tasks.try_join_next() {
+            if let Err(e) = done
+                && e.is_panic()
+            {
+                error!(error = %e, "a duty task panicked");
+            }
+        }
+        // Never run a slot twice; skip slots the loop fell behind on.
+        let current = ctx.clock.slot_at(SlotClock::now()).unwrap_or(slot);
+        if current > slot + 1 {
+            warn!(
+                from = slot + 1,
+                to = current,
+                "the slot loop fell behind; skipping slots"
+            );
+        }
+        slot = current.max(slot + 1);
+    }
+}

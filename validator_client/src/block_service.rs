@@ -1,0 +1,134 @@
+//! Proposing: at the slot's start, the RANDAO reveal, produceBlockV3 in SSZ, slashing
+//! protection, the signature, and publishBlockV2 in SSZ with `broadcast_validation=gossip`.
+//!
+//! [spec]: phase0/validator.md#block-proposal
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use beacon_api::{BroadcastValidation, ProducedBlock, ProposerDuty, SignedBlockContents};
+use tracing::{info, warn};
+use types::{EthSpec, Slot};
+
+use crate::Context;
+use crate::duties::update_proposers;
+use crate::timing::{DutyKind, compute_epoch_at_slot};
+use crate::validator_store::SignError;
+
+/// Why a proposal failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProposalError {
+    /// Signing was refused (slashing protection, doppelganger protection).
+    #[error(transparent)]
+    Sign(#[from] SignError),
+    /// The beacon nodes failed.
+    #[error(transparent)]
+    BeaconNodes(#[from] crate::beacon_nodes::AllFailed),
+    /// The node returned a blinded block, which this client cannot sign (`types` has no
+    /// blinded blocks yet).
+    #[error("the beacon node returned a blinded block, which is not supported")]
+    Blinded,
+    /// The node returned a block for another slot or proposer.
+    #[error("the beacon node returned a block for slot {slot} by {proposer}, not ours")]
+    WrongBlock {
+        /// The block's slot.
+        slot: Slot,
+        /// The block's proposer.
+        proposer: u64,
+    },
+    /// The blobs did not fit the block.
+    #[error(transparent)]
+    Contents(#[from] beacon_api::block_contents::ContentsError),
+    /// The signing task died.
+    #[error("signing task failed: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// The proposals of `slot`, if any of the client's validators proposes.
+pub(crate) async fn propose<E: EthSpec>(ctx: Arc<Context<E>>, slot: Slot) {
+    // The genesis block is not proposed.
+    if slot == 0 {
+        return;
+    }
+    let epoch = compute_epoch_at_slot::<E>(slot);
+    let known = ctx.duties.read().has_proposers(epoch);
+    if !known {
+        update_proposers(&ctx, epoch).await;
+    }
+    let duties = ctx.duties.read().proposers_at::<E>(slot);
+    for duty in duties {
+        match propose_one(&ctx, slot, &duty).await {
+            Ok(()) => ctx.metrics.performed(DutyKind::Proposal, 1),
+            Err(e) => {
+                warn!(slot, validator = duty.validator_index, error = %e, "proposal failed");
+                ctx.metrics.missed_duties(DutyKind::Proposal, 1);
+            }
+        }
+    }
+}
+
+async fn propose_one<E: EthSpec>(
+    ctx: &Arc<Context<E>>,
+    slot: Slot,
+    duty: &ProposerDuty,
+) -> Result<(), ProposalError> {
+    let started = Instant::now();
+    let randao_reveal = ctx.store.randao_reveal::<E>(&duty.pubkey, slot)?;
+    let graffiti = ctx.graffiti;
+    // 0 asks the node for its local payload: a blinded block could not be signed here.
+    let builder_boost_factor = (!ctx.builder_proposals).then_some(0);
+    let (metadata, produced) = ctx
+        .nodes
+        .first_success("block", |c| async move {
+            c.get_validator_blocks_v3::<E>(
+                slot,
+                &randao_reveal,
+                graffiti.as_ref(),
+                builder_boost_factor,
+                false,
+            )
+            .await
+        })
+        .await?;
+    let contents = match produced {
+        ProducedBlock::Full(contents) => contents,
+        ProducedBlock::Blinded(_) => return Err(ProposalError::Blinded),
+    };
+    let (block, blobs) = contents.into_block_and_blobs();
+    if block.slot() != slot || block.proposer_index() != duty.validator_index {
+        return Err(ProposalError::WrongBlock {
+            slot: block.slot(),
+            proposer: block.proposer_index(),
+        });
+    }
+    let signer = Arc::clone(ctx);
+    let pubkey = duty.pubkey;
+    let signing_started = Instant::now();
+    let signed =
+        tokio::task::spawn_blocking(move || signer.store.sign_block(&pubkey, block)).await??;
+    ctx.metrics
+        .observe_signing(DutyKind::Proposal, signing_started.elapsed());
+    let blob_count = blobs.as_ref().map_or(0, |(_, b)| b.len());
+    let block_root = signed.canonical_root();
+    let contents = SignedBlockContents::new(signed, blobs)?;
+    let contents = &contents;
+    let publish_started = Instant::now();
+    ctx.nodes
+        .first_success("publish block", |c| async move {
+            c.post_beacon_blocks_v2_ssz(contents, BroadcastValidation::Gossip)
+                .await
+        })
+        .await?;
+    ctx.metrics
+        .observe_submission(DutyKind::Proposal, publish_started.elapsed());
+    info!(
+        slot,
+        validator = duty.validator_index,
+        %block_root,
+        fork = %metadata.consensus_version,
+        blobs = blob_count,
+        took_ms = started.elapsed().as_millis() as u64,
+        "published block"
+    );
+    Ok(())
+}

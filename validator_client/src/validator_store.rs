@@ -1,0 +1,342 @@
+//! The validator store: the keys, their indices on chain, and the signing path that consults
+//! slashing protection before every block and attestation signature.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::RwLock;
+use slashing_protection::{NotSafe, Safe, SlashingDatabase};
+use types::altair::{ContributionAndProof, SignedContributionAndProof, SyncCommitteeContribution};
+use types::electra::{AggregateAndProof, SignedAggregateAndProof, SingleAttestation};
+use types::phase0::AttestationData;
+use types::{
+    BLSPubkey, BLSSignature, BeaconBlock, CommitteeIndex, EthSpec, Root, SignedBeaconBlock, Slot,
+    ValidatorIndex,
+};
+
+use crate::signing::{
+    self, SigningContext, ValidatorKey, attestation_signing_root, block_signing_root,
+};
+
+/// Why a message was not signed.
+#[derive(Debug, thiserror::Error)]
+pub enum SignError {
+    /// The key is not one of this client's.
+    #[error("validator {0} is not managed by this client")]
+    UnknownValidator(BLSPubkey),
+    /// Slashing protection refused the message (or its database failed).
+    #[error("slashing protection refused to sign for {pubkey}: {reason}")]
+    NotSafe {
+        /// The validator.
+        pubkey: BLSPubkey,
+        /// Why (boxed: the refusal carries both conflicting records).
+        #[source]
+        reason: Box<NotSafe>,
+    },
+    /// Doppelganger protection has not yet cleared the validators to sign.
+    #[error("doppelganger protection has not cleared signing yet")]
+    DoppelgangerPending,
+}
+
+/// The validator client's keys and its only way to sign.
+pub struct ValidatorStore {
+    keys: Vec<ValidatorKey>,
+    by_pubkey: HashMap<BLSPubkey, usize>,
+    indices: RwLock<HashMap<BLSPubkey, ValidatorIndex>>,
+    slashing: SlashingDatabase,
+    ctx: SigningContext,
+    signing_enabled: AtomicBool,
+}
+
+impl ValidatorStore {
+    /// A store of `keys` over `slashing` (every key is registered in it here, so that it may
+    /// sign); `signing_enabled` is false while doppelganger protection runs.
+    pub fn new(
+        keys: Vec<ValidatorKey>,
+        slashing: SlashingDatabase,
+        ctx: SigningContext,
+        signing_enabled: bool,
+    ) -> Result<Self, slashing_protection::DbError> {
+        let pubkeys: Vec<BLSPubkey> = keys.iter().map(ValidatorKey::pubkey).collect();
+        slashing.register_validators(&pubkeys)?;
+        let by_pubkey = pubkeys.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+        Ok(Self {
+            keys,
+            by_pubkey,
+            indices: RwLock::new(HashMap::new()),
+            slashing,
+            ctx,
+            signing_enabled: AtomicBool::new(signing_enabled),
+        })
+    }
+
+    /// The signing context (chain configuration and genesis validators root).
+    pub fn context(&self) -> &SigningContext {
+        &self.ctx
+    }
+
+    /// Every public key, in the order the keys were loaded.
+    pub fn pubkeys(&self) -> Vec<BLSPubkey> {
+        self.keys.iter().map(ValidatorKey::pubkey).collect()
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True if the store holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Records the chain's index of `pubkey` (ignored for a key not managed here).
+    pub fn set_index(&self, pubkey: BLSPubkey, index: ValidatorIndex) {
+        if self.by_pubkey.contains_key(&pubkey) {
+            self.indices.write().insert(pubkey, index);
+        }
+    }
+
+    /// The chain's index of `pubkey`, once resolved.
+    pub fn index_of(&self, pubkey: &BLSPubkey) -> Option<ValidatorIndex> {
+        self.indices.read().get(pubkey).copied()
+    }
+
+    /// Every resolved index, ascending.
+    pub fn indices(&self) -> Vec<ValidatorIndex> {
+        let mut out: Vec<ValidatorIndex> = self.indices.read().values().copied().collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The keys whose index is not known yet.
+    pub fn unresolved_pubkeys(&self) -> Vec<BLSPubkey> {
+        let indices = self.indices.read();
+        self.keys
+            .iter()
+            .map(ValidatorKey::pubkey)
+            .filter(|p| !indices.contains_key(p))
+            .collect()
+    }
+
+    /// True if `pubkey` is managed here.
+    pub fn contains(&self, pubkey: &BLSPubkey) -> bool {
+        self.by_pubkey.contains_key(pubkey)
+    }
+
+    /// Lets the validators sign (doppelganger protection cleared them).
+    pub fn enable_signing(&self) {
+        self.signing_enabled.store(true, Ordering::SeqCst);
+    }
+
+    /// True once the validators may sign.
+    pub fn signing_enabled(&self) -> bool {
+        self.signing_enabled.load(Ordering::SeqCst)
+    }
+
+    fn key(&self, pubkey: &BLSPubkey) -> Result<&ValidatorKey, SignError> {
+        if !self.signing_enabled() {
+            return Err(SignError::DoppelgangerPending);
+        }
+        self.by_pubkey
+            .get(pubkey)
+            .and_then(|&i| self.keys.get(i))
+            .ok_or(SignError::UnknownValidator(*pubkey))
+    }
+
+    /// `get_block_signature`, after slashing protection recorded the block: refuses a second
+    /// block at the same slot.
+    pub fn sign_block<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        block: BeaconBlock<E>,
+    ) -> Result<SignedBeaconBlock<E>, SignError> {
+        let key = self.key(pubkey)?;
+        let signing_root = block_signing_root(&self.ctx, &block);
+        self.check(pubkey, |db| {
+            db.check_and_insert_block_proposal(pubkey, block.slot(), signing_root)
+        })?;
+        Ok(into_signed_block(block, key.sign(signing_root)))
+    }
+
+    /// `get_attestation_signature` as an Electra `SingleAttestation`, after slashing protection
+    /// recorded the vote: refuses double and surround votes.
+    pub fn sign_attestation(
+        &self,
+        pubkey: &BLSPubkey,
+        attester_index: ValidatorIndex,
+        committee_index: CommitteeIndex,
+        data: AttestationData,
+    ) -> Result<SingleAttestation, SignError> {
+        let key = self.key(pubkey)?;
+        let signing_root = attestation_signing_root(&self.ctx, &data);
+        self.check(pubkey, |db| {
+            db.check_and_insert_attestation(
+                pubkey,
+                data.source.epoch,
+                data.target.epoch,
+                signing_root,
+            )
+        })?;
+        Ok(SingleAttestation {
+            committee_index,
+            attester_index,
+            data,
+            signature: key.sign(signing_root),
+        })
+    }
+
+    fn check(
+        &self,
+        pubkey: &BLSPubkey,
+        check: impl FnOnce(&SlashingDatabase) -> Result<Safe, NotSafe>,
+    ) -> Result<(), SignError> {
+        match check(&self.slashing) {
+            Ok(Safe::Valid | Safe::SameData) => Ok(()),
+            Err(reason) => Err(SignError::NotSafe {
+                pubkey: *pubkey,
+                reason: Box::new(reason),
+            }),
+        }
+    }
+
+    /// The RANDAO reveal of a block at `slot`.
+    pub fn randao_reveal<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        slot: Slot,
+    ) -> Result<BLSSignature, SignError> {
+        Ok(signing::get_epoch_signature::<E>(
+            &self.ctx,
+            slot,
+            self.key(pubkey)?,
+        ))
+    }
+
+    /// The aggregation selection proof (`get_slot_signature`). Computed ahead of the duty, so
+    /// it does not wait for doppelganger protection: it signs nothing slashable.
+    pub fn slot_signature<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        slot: Slot,
+    ) -> Result<BLSSignature, SignError> {
+        let key = self
+            .by_pubkey
+            .get(pubkey)
+            .and_then(|&i| self.keys.get(i))
+            .ok_or(SignError::UnknownValidator(*pubkey))?;
+        Ok(signing::get_slot_signature::<E>(&self.ctx, slot, key))
+    }
+
+    /// A signed aggregate (`get_aggregate_and_proof` and its signature).
+    pub fn sign_aggregate_and_proof<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        aggregator_index: ValidatorIndex,
+        aggregate: types::electra::Attestation<E>,
+        selection_proof: BLSSignature,
+    ) -> Result<SignedAggregateAndProof<E>, SignError> {
+        let key = self.key(pubkey)?;
+        let message = AggregateAndProof {
+            aggregator_index,
+            aggregate,
+            selection_proof,
+        };
+        let signature = signing::get_aggregate_and_proof_signature(&self.ctx, &message, key);
+        Ok(SignedAggregateAndProof { message, signature })
+    }
+
+    /// A sync committee message over `block_root` at `slot`.
+    pub fn sync_committee_message<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        slot: Slot,
+        block_root: Root,
+        validator_index: ValidatorIndex,
+    ) -> Result<types::altair::SyncCommitteeMessage, SignError> {
+        let key = self.key(pubkey)?;
+        Ok(signing::get_sync_committee_message::<E>(
+            &self.ctx,
+            slot,
+            block_root,
+            validator_index,
+            key,
+        ))
+    }
+
+    /// The sync committee selection proof of `subcommittee_index` at `slot`.
+    pub fn sync_selection_proof<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        slot: Slot,
+        subcommittee_index: u64,
+    ) -> Result<BLSSignature, SignError> {
+        let key = self.key(pubkey)?;
+        Ok(signing::get_sync_committee_selection_proof::<E>(
+            &self.ctx,
+            slot,
+            subcommittee_index,
+            key,
+        ))
+    }
+
+    /// A signed contribution (`get_contribution_and_proof` and its signature).
+    pub fn sign_contribution_and_proof<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        aggregator_index: ValidatorIndex,
+        contribution: SyncCommitteeContribution<E>,
+        selection_proof: BLSSignature,
+    ) -> Result<SignedContributionAndProof<E>, SignError> {
+        let key = self.key(pubkey)?;
+        let message = ContributionAndProof {
+            aggregator_index,
+            contribution,
+            selection_proof,
+        };
+        let signature = signing::get_contribution_and_proof_signature(&self.ctx, &message, key);
+        Ok(SignedContributionAndProof { message, signature })
+    }
+
+    /// A signed builder registration.
+    pub fn sign_validator_registration(
+        &self,
+        pubkey: &BLSPubkey,
+        message: beacon_api::ValidatorRegistrationV1,
+    ) -> Result<beacon_api::SignedValidatorRegistrationV1, SignError> {
+        let key = self.key(pubkey)?;
+        let signature =
+            signing::get_validator_registration_signature(self.ctx.spec(), &message, key);
+        Ok(beacon_api::SignedValidatorRegistrationV1 { message, signature })
+    }
+}
+
+/// The signed block of `block` with `signature`, in the block's fork.
+fn into_signed_block<E: EthSpec>(
+    block: BeaconBlock<E>,
+    signature: BLSSignature,
+) -> SignedBeaconBlock<E> {
+    match block {
+        BeaconBlock::Phase0(message) => {
+            SignedBeaconBlock::Phase0(types::phase0::SignedBeaconBlock { message, signature })
+        }
+        BeaconBlock::Altair(message) => {
+            SignedBeaconBlock::Altair(types::altair::SignedBeaconBlock { message, signature })
+        }
+        BeaconBlock::Bellatrix(message) => {
+            SignedBeaconBlock::Bellatrix(types::bellatrix::SignedBeaconBlock { message, signature })
+        }
+        BeaconBlock::Capella(message) => {
+            SignedBeaconBlock::Capella(types::capella::SignedBeaconBlock { message, signature })
+        }
+        BeaconBlock::Deneb(message) => {
+            SignedBeaconBlock::Deneb(types::deneb::SignedBeaconBlock { message, signature })
+        }
+        BeaconBlock::Electra(message) => {
+            SignedBeaconBlock::Electra(types::electra::SignedBeaconBlock { message, signature })
+        }
+        BeaconBlock::Fulu(message) => {
+            SignedBeaconBlock::Fulu(types::fulu::SignedBeaconBlock { message, signature })
+        }
+    }
+}
