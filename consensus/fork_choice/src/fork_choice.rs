@@ -17,7 +17,7 @@ use state_processing::{
     per_block::{
         ExecutionEngine, VerifySignatures, get_indexed_attestation, is_valid_indexed_attestation,
     },
-    per_epoch::process_justification_and_finalization,
+    per_epoch::process_justification_and_finalization_progressive,
     per_slot::process_slots,
     state_transition::state_transition,
 };
@@ -535,11 +535,12 @@ impl<E: EthSpec> ForkChoice<E> {
         })?;
 
         // The pulled-up checkpoints, on a copy of the post-state (`compute_pulled_up_tip`).
+        // The target balances come from the state's caches, kept block by block: no walk of
+        // the registry per block (built on the post-state itself when its lineage has none,
+        // so that its descendants inherit them).
+        state.progressive_balances().map_err(state_error)?;
         let mut pulled_up = state.clone();
-        {
-            let (mut view, _) = pulled_up.view_mut().map_err(state_error)?;
-            process_justification_and_finalization(&mut view, &self.spec).map_err(state_error)?;
-        }
+        process_justification_and_finalization_progressive(&mut pulled_up).map_err(state_error)?;
         let (justified, finalized) = {
             let view = state.view().map_err(state_error)?;
             (

@@ -13,6 +13,9 @@
 //! - `block/stf_and_state_root`: the two together;
 //! - `block/signatures_batched`: gathering and verifying the block's signature sets in one
 //!   batch (public keys decompressed once and cached, as a node does);
+//! - `pulled_up_tip/registry_walk` and `pulled_up_tip/progressive_balances`: fork choice's
+//!   `compute_pulled_up_tip` on the block's post-state, by the spec's walk of the registry and
+//!   by the target balances the caches keep block by block;
 //! - `epoch/process_epoch`: epoch processing of the last slot of an epoch;
 //! - `epoch/process_slots_across_boundary`: `process_slots` from that slot into the next epoch
 //!   (the slot's root, epoch processing and the Fulu lookahead);
@@ -44,7 +47,10 @@ use state_processing::{
     CachedBeaconState, StateRef,
     common::{get_current_epoch, get_pending_balance_to_withdraw},
     per_block::{AlwaysValid, BlockSignatureVerifier, VerifySignatures},
-    per_epoch::process_epoch,
+    per_epoch::{
+        process_epoch, process_justification_and_finalization,
+        process_justification_and_finalization_progressive,
+    },
     per_slot::process_slots,
     state_transition::state_transition,
 };
@@ -307,6 +313,51 @@ fn block_benches(c: &mut Criterion, f: &Fixture) {
     group.finish();
 }
 
+/// Fork choice's `compute_pulled_up_tip` on the block's post-state: the spec's
+/// `process_justification_and_finalization` (a walk of the registry and both participation
+/// lists) against the same step weighing the target balances the caches keep block by block.
+fn pulled_up_tip_benches(c: &mut Criterion, f: &Fixture) {
+    let mut post = f.pre.clone();
+    state_transition(
+        &mut post,
+        &f.block,
+        VerifySignatures::None,
+        false,
+        &AlwaysValid,
+        &f.spec,
+    )
+    .expect("the benchmark block is valid");
+    post.progressive_balances().unwrap();
+    let mut group = c.benchmark_group("pulled_up_tip");
+    group
+        .sample_size(20)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(6));
+    group.bench_function("registry_walk", |b| {
+        b.iter_batched(
+            || post.clone(),
+            |mut state| {
+                let (mut view, _) = state.view_mut().unwrap();
+                process_justification_and_finalization(&mut view, &f.spec).unwrap();
+                state
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("progressive_balances", |b| {
+        b.iter_batched(
+            || post.clone(),
+            |mut state| {
+                process_justification_and_finalization_progressive(&mut state).unwrap();
+                state
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
 fn epoch_benches(c: &mut Criterion, f: &Fixture) {
     let mut group = c.benchmark_group("epoch");
     group
@@ -542,6 +593,7 @@ fn main() {
     let fixture = fixture();
     let mut c = Criterion::default().configure_from_args();
     block_benches(&mut c, &fixture);
+    pulled_up_tip_benches(&mut c, &fixture);
     epoch_benches(&mut c, &fixture);
     c.final_summary();
     if std::env::var_os("ARBOR_BENCH_ORACLE").is_some() {

@@ -18,6 +18,7 @@ use crate::{
         get_committee_count_per_slot_from_active_count, get_current_epoch, get_previous_epoch,
         get_seed, is_active_validator,
     },
+    progressive_balances::ProgressiveBalances,
     view::StateRef,
 };
 use types::signing::DOMAIN_BEACON_ATTESTER;
@@ -210,6 +211,8 @@ pub struct Caches {
     /// The validator indices of a sync committee's members, with the member keys they were
     /// looked up for (sp-block).
     sync_committee_indices: Option<SyncCommitteeIndices>,
+    /// The target balances of the previous and current epoch, kept block by block.
+    progressive_balances: Option<ProgressiveBalances>,
 }
 
 /// A sync committee's member keys and their validator indices.
@@ -513,6 +516,40 @@ impl Caches {
         indices: Arc<[ValidatorIndex]>,
     ) {
         self.sync_committee_indices = Some((members.into(), indices));
+    }
+
+    /// The target balances of `state`'s previous and current epoch, built with one walk when
+    /// none are held for its current epoch.
+    pub fn progressive_balances<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+    ) -> Result<&ProgressiveBalances, Error> {
+        let epoch = get_current_epoch(state);
+        match &self.progressive_balances {
+            Some(p) if p.epoch() == epoch => {}
+            _ => self.progressive_balances = Some(ProgressiveBalances::build(state)?),
+        }
+        Ok(self
+            .progressive_balances
+            .as_ref()
+            .expect("held for the epoch or set just above"))
+    }
+
+    /// Takes the target balances out for an update in `epoch` (a block's attestations or
+    /// slashings); `None` when none are held for it (stale ones are dropped: they would be
+    /// rebuilt anyway).
+    pub(crate) fn take_progressive_balances(
+        &mut self,
+        epoch: Epoch,
+    ) -> Option<ProgressiveBalances> {
+        self.progressive_balances
+            .take()
+            .filter(|p| p.epoch() == epoch)
+    }
+
+    /// Puts target balances (back) in place.
+    pub(crate) fn set_progressive_balances(&mut self, balances: ProgressiveBalances) {
+        self.progressive_balances = Some(balances);
     }
 
     /// Installs the effective balances of every validator for `epoch`, read by a walk made

@@ -28,6 +28,7 @@ pub mod genesis;
 pub mod per_block;
 pub mod per_epoch;
 pub mod per_slot;
+pub mod progressive_balances;
 pub mod state_transition;
 pub mod upgrade;
 pub mod view;
@@ -74,6 +75,16 @@ impl<E: EthSpec> CachedBeaconState<E> {
     /// A shared view of the state's fields.
     pub fn view(&self) -> Result<StateRef<'_, E>, Error> {
         StateRef::new(&self.state)
+    }
+
+    /// The target balances of the state's previous and current epoch
+    /// ([`progressive_balances`]), built here with one walk when the caches hold none for its
+    /// epoch, so that copies made afterwards share them.
+    pub fn progressive_balances(
+        &mut self,
+    ) -> Result<&progressive_balances::ProgressiveBalances, Error> {
+        let view = StateRef::new(&self.state)?;
+        self.caches.progressive_balances(&view)
     }
 
     /// `hash_tree_root(state)`, after folding pending writes into the trees.

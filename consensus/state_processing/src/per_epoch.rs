@@ -44,7 +44,8 @@ pub use crate::fulu::proposer_lookahead::{
 pub use context::EpochContext;
 pub use effective_balance_updates::process_effective_balance_updates;
 pub use justification_and_finalization::{
-    process_justification_and_finalization, weigh_justification_and_finalization,
+    process_justification_and_finalization, process_justification_and_finalization_progressive,
+    weigh_justification_and_finalization,
 };
 pub use registry_updates::process_registry_updates;
 pub use resets::{
@@ -71,9 +72,9 @@ use rewards_and_penalties::{
 };
 use slashings::process_slashings_with_context;
 use sync_committee::process_sync_committee_updates_with_context;
-use types::{ChainSpec, EthSpec};
+use types::{ChainSpec, EthSpec, Gwei};
 
-use crate::{Caches, Error, view::StateMut};
+use crate::{Caches, Error, progressive_balances::ProgressiveBalances, view::StateMut};
 
 /// Why epoch processing failed: the step, and what went wrong in it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,9 +152,44 @@ pub fn process_epoch<E: EthSpec>(
     // Hand the walk's effective balances (current after the updates) to the next epoch's
     // blocks, which would otherwise walk the registry again for them. Validators that deposits
     // added during this epoch are not in it; readers take those from the registry.
+    // And the target balances of the epoch entered: its previous epoch's flags (the ones
+    // just rotated) weigh with the updated effective balances; the current epoch has none yet.
+    let previous_target = new_previous_target_balance(state, &ctx)?;
+    caches.set_progressive_balances(ProgressiveBalances::for_new_epoch(
+        ctx.current_epoch.saturating_add(1),
+        previous_target,
+        std::mem::take(&mut ctx.slashed),
+    ));
     caches.set_effective_balances(
         ctx.current_epoch.saturating_add(1),
         std::mem::take(&mut ctx.effective_balances),
     );
     Ok(())
+}
+
+/// After `process_participation_flag_updates`: the unslashed target balance of the epoch just
+/// ended (the new previous epoch), with the effective balances `ctx` carries after their
+/// updates. Validators added during the transition have no flags.
+fn new_previous_target_balance<E: EthSpec>(
+    state: &StateMut<'_, E>,
+    ctx: &EpochContext,
+) -> Result<Gwei, EpochProcessingError> {
+    let mut sum: u128 = 0;
+    for ((flags, status), balance) in state
+        .previous_epoch_participation
+        .iter()
+        .zip(&ctx.status)
+        .zip(&ctx.effective_balances)
+    {
+        if status & context::ACTIVE_CURRENT != 0
+            && status & context::SLASHED == 0
+            && crate::common::has_flag(flags, crate::common::TIMELY_TARGET_FLAG_INDEX)
+        {
+            sum += *balance as u128;
+        }
+    }
+    Gwei::try_from(sum).map_err(|_| EpochProcessingError::Step {
+        step: "process_epoch",
+        source: Error::ArithmeticOverflow("target balance"),
+    })
 }

@@ -319,7 +319,8 @@ pub(crate) fn apply_participation<E: EthSpec>(
 ) -> Result<(), AttestationInvalid> {
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let base_reward_per_increment = get_base_reward_per_increment::<E>(total_active_balance)?;
-    let is_current = data.target.epoch == get_current_epoch(&state.as_ref());
+    let current_epoch = get_current_epoch(&state.as_ref());
+    let is_current = data.target.epoch == current_epoch;
     let effective_balances = caches.effective_balances(&state.as_ref());
 
     // The participation list and the registry are separate fields of the view, so the walk reads
@@ -337,6 +338,9 @@ pub(crate) fn apply_participation<E: EthSpec>(
     };
     let mut proposer_reward_numerator: u64 = 0;
     let mut failure: Option<Error> = None;
+    // The target balances follow the flags set here (`compute_pulled_up_tip` reads them).
+    let mut progressive = caches.take_progressive_balances(current_epoch);
+    let sets_target = has_flag(flags, TIMELY_TARGET_FLAG_INDEX);
     for_each_attester(&mut |index| {
         if failure.is_some() {
             return;
@@ -369,6 +373,12 @@ pub(crate) fn apply_participation<E: EthSpec>(
                             .effective_balance
                     }
                 };
+                if sets_target
+                    && !has_flag(old, TIMELY_TARGET_FLAG_INDEX)
+                    && let Some(p) = progressive.as_mut()
+                {
+                    p.on_target_flag_set(index, effective_balance, is_current)?;
+                }
                 let base_reward = mul(
                     effective_balance / E::EFFECTIVE_BALANCE_INCREMENT,
                     base_reward_per_increment,
@@ -388,6 +398,9 @@ pub(crate) fn apply_participation<E: EthSpec>(
     })?;
     if let Some(e) = failure {
         return Err(e.into());
+    }
+    if let Some(p) = progressive {
+        caches.set_progressive_balances(p);
     }
 
     let proposer_reward_denominator =

@@ -9,9 +9,10 @@ use types::{ChainSpec, EthSpec, GENESIS_SLOT, ValidatorIndex, electra::PendingDe
 use crate::{
     Caches, Error,
     common::{
-        COMPOUNDING_WITHDRAWAL_PREFIX, PROPOSER_WEIGHT, WEIGHT_DENOMINATOR, balance,
-        decrease_balance, get_beacon_proposer_index, get_current_epoch, increase_balance,
-        initiate_validator_exit, validator_mut,
+        COMPOUNDING_WITHDRAWAL_PREFIX, PROPOSER_WEIGHT, TIMELY_TARGET_FLAG_INDEX,
+        WEIGHT_DENOMINATOR, balance, decrease_balance, get_beacon_proposer_index,
+        get_current_epoch, get_previous_epoch, has_flag, increase_balance, initiate_validator_exit,
+        is_active_validator, validator_mut,
     },
     error::add,
     view::StateMut,
@@ -30,8 +31,24 @@ pub fn slash_validator<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), Error> {
     let epoch = get_current_epoch(&state.as_ref());
+    let previous_epoch = get_previous_epoch(&state.as_ref());
     initiate_validator_exit(state, caches, slashed_index, spec)?;
     let v = validator_mut::<E>(state.validators, slashed_index)?;
+    // The target balances lose the validator where it counted (the exit just initiated is
+    // beyond the next epoch, so its activity in these two is as it was).
+    if let Some(mut progressive) = caches.take_progressive_balances(epoch) {
+        let i = slashed_index as usize;
+        let previous_flags = state.previous_epoch_participation.get(i).unwrap_or(0);
+        let current_flags = state.current_epoch_participation.get(i).unwrap_or(0);
+        progressive.on_slashing(
+            slashed_index,
+            v.effective_balance,
+            is_active_validator(v, previous_epoch)
+                && has_flag(previous_flags, TIMELY_TARGET_FLAG_INDEX),
+            is_active_validator(v, epoch) && has_flag(current_flags, TIMELY_TARGET_FLAG_INDEX),
+        );
+        caches.set_progressive_balances(progressive);
+    }
     v.slashed = true;
     v.withdrawable_epoch = v
         .withdrawable_epoch

@@ -26,6 +26,30 @@ pub fn process_justification_and_finalization<E: EthSpec>(
     process_justification_and_finalization_with_context(state, &ctx)
 }
 
+/// `process_justification_and_finalization` on a state with its caches, weighing the target
+/// balances the caches keep block by block ([`crate::progressive_balances`]) instead of walking
+/// the registry: what fork choice's `compute_pulled_up_tip` runs on every block's post-state.
+/// The result is the spec function's.
+pub fn process_justification_and_finalization_progressive<E: EthSpec>(
+    state: &mut crate::CachedBeaconState<E>,
+) -> Result<(), EpochProcessingError> {
+    let (mut view, caches) = state.view_mut().step(STEP)?;
+    if get_current_epoch(&view.as_ref()) <= GENESIS_EPOCH + 1 {
+        return Ok(());
+    }
+    let total_active_balance = caches.get_total_active_balance(&view.as_ref()).step(STEP)?;
+    let balances = caches.progressive_balances(&view.as_ref()).step(STEP)?;
+    let (previous, current) = (balances.previous_target(), balances.current_target());
+    // `get_total_balance` is at least one increment.
+    let increment = E::EFFECTIVE_BALANCE_INCREMENT;
+    weigh_justification_and_finalization(
+        &mut view,
+        total_active_balance,
+        previous.max(increment),
+        current.max(increment),
+    )
+}
+
 /// The spec's `process_justification_and_finalization`, with the registry summary `ctx`
 /// already gathered (it supplies the totals the step weighs).
 pub(super) fn process_justification_and_finalization_with_context<E: EthSpec>(
