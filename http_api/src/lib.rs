@@ -22,6 +22,7 @@ mod metrics;
 mod network;
 mod node;
 mod pool;
+mod production;
 mod query;
 mod response;
 mod state_id;
@@ -37,16 +38,16 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use beacon_chain::BeaconChain;
+use beacon_chain::{BeaconChain, BlockProducer};
 use operation_pool::OperationPool;
 use parking_lot::Mutex;
 use tokio::net::TcpListener;
-use types::{EthSpec, ExecutionAddress, ValidatorIndex};
+use types::{EthSpec, ValidatorIndex};
 
+pub use beacon_chain::BlockBroadcaster;
 pub use config_spec::config_spec;
 pub use error::HttpError;
 pub use metrics::ApiMetrics;
-pub use network::beacon_chain_broadcast::BlockBroadcaster;
 pub use network::{NetworkApi, NoNetwork, PublishCounts, PublishedOperation, SubnetSubscription};
 
 /// Options of the API server.
@@ -111,6 +112,8 @@ pub struct ApiContext<E: EthSpec> {
     pub chain: Arc<BeaconChain<E>>,
     /// The operation pool the node produces blocks from.
     pub pool: Arc<OperationPool<E>>,
+    /// Block production and publication.
+    pub producer: Arc<BlockProducer<E>>,
     /// The p2p side.
     pub network: Arc<dyn NetworkApi<E>>,
     /// The registry `/metrics` serves (the API's own metrics are registered in it).
@@ -119,8 +122,6 @@ pub struct ApiContext<E: EthSpec> {
     pub config: ApiConfig,
     /// The API's metrics.
     pub metrics: ApiMetrics,
-    /// Fee recipients from `prepare_beacon_proposer`, by validator index.
-    pub(crate) proposer_preparations: Mutex<HashMap<ValidatorIndex, ExecutionAddress>>,
     /// Validator registrations from `register_validator`, by public key (kept for a builder;
     /// this node builds locally).
     pub(crate) registrations:
@@ -150,6 +151,7 @@ impl<E: EthSpec> ApiContext<E> {
     pub fn new(
         chain: Arc<BeaconChain<E>>,
         pool: Arc<OperationPool<E>>,
+        producer: Arc<BlockProducer<E>>,
         network: Arc<dyn NetworkApi<E>>,
         metrics_registry: prometheus::Registry,
         config: ApiConfig,
@@ -159,22 +161,17 @@ impl<E: EthSpec> ApiContext<E> {
         Ok(Self {
             chain,
             pool,
+            producer,
             network,
             metrics_registry,
             config,
             metrics,
-            proposer_preparations: Mutex::new(HashMap::new()),
             registrations: Mutex::new(HashMap::new()),
             liveness: Mutex::new(std::collections::BTreeMap::new()),
             operation_events,
             head_block: Mutex::new(None),
             sync_messages: sync_messages::SyncMessages::default(),
         })
-    }
-
-    /// The fee recipient `prepare_beacon_proposer` set for `index`, if any.
-    pub fn fee_recipient(&self, index: ValidatorIndex) -> Option<ExecutionAddress> {
-        self.proposer_preparations.lock().get(&index).copied()
     }
 
     /// Records validators seen live at `epoch` (for `liveness`), keeping the last few epochs.
@@ -248,6 +245,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v1/beacon/headers/{block_id}",
             get(beacon::get_header::<E>),
+        )
+        .route(
+            "/eth/v2/beacon/blocks",
+            post(production::post_block_v2::<E>),
         )
         .route(
             "/eth/v2/beacon/blocks/{block_id}",
@@ -324,6 +325,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v1/validator/duties/sync/{epoch}",
             post(validator::post_sync_duties::<E>),
+        )
+        .route(
+            "/eth/v3/validator/blocks/{slot}",
+            get(production::get_block_v3::<E>),
         )
         .route(
             "/eth/v1/validator/attestation_data",

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use beacon_api::{IdentityData, MetaData, PeerCountData, PeerData, SyncingData};
+use beacon_chain::BlockBroadcaster;
 use parking_lot::Mutex;
 use types::electra::{SignedAggregateAndProof, SingleAttestation};
 use types::fulu::{
@@ -54,7 +55,7 @@ pub enum SubnetSubscription {
 
 /// The p2p side as the API sees it. Publishing never blocks on the network: implementations
 /// queue the message for the gossip worker.
-pub trait NetworkApi<E: EthSpec>: beacon_chain_broadcast::BlockBroadcaster<E> {
+pub trait NetworkApi<E: EthSpec>: BlockBroadcaster<E> {
     /// Gossips a `SingleAttestation` on `beacon_attestation_{subnet}`.
     fn publish_attestation(&self, attestation: SingleAttestation, subnet: u64);
     /// Gossips an aggregate on `beacon_aggregate_and_proof`.
@@ -76,20 +77,6 @@ pub trait NetworkApi<E: EthSpec>: beacon_chain_broadcast::BlockBroadcaster<E> {
     /// Whether the node is syncing and the slot it syncs to (`None`: synced); the API fills
     /// in the head and the distance.
     fn sync_target(&self) -> Option<Slot>;
-}
-
-/// The block broadcaster of the block-publication pipeline (defined here until
-/// `beacon_chain::publication` provides it).
-pub(crate) mod beacon_chain_broadcast {
-    use super::*;
-
-    /// Sends a block and its data column sidecars to the network.
-    pub trait BlockBroadcaster<E: EthSpec>: Send + Sync {
-        /// Gossips `block` on `beacon_block`.
-        fn broadcast_block(&self, block: Arc<SignedBeaconBlock<E>>);
-        /// Gossips each sidecar on its `data_column_sidecar_{subnet}`.
-        fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>);
-    }
 }
 
 /// How many messages of each kind a [`NoNetwork`] was asked to publish.
@@ -154,7 +141,7 @@ fn bump(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
 }
 
-impl<E: EthSpec> beacon_chain_broadcast::BlockBroadcaster<E> for NoNetwork {
+impl<E: EthSpec> BlockBroadcaster<E> for NoNetwork {
     fn broadcast_block(&self, _: Arc<SignedBeaconBlock<E>>) {
         bump(&self.blocks, 1);
     }

@@ -501,10 +501,11 @@ pub(crate) async fn post_prepare_beacon_proposer<E: EthSpec>(
     body: Body,
 ) -> Result<Response, HttpError> {
     let preparations: Vec<ProposerPreparationData> = body.json()?;
-    let mut kept = ctx.proposer_preparations.lock();
-    for p in preparations {
-        kept.insert(p.validator_index, p.fee_recipient);
-    }
+    ctx.producer.prepare_beacon_proposer(
+        preparations
+            .into_iter()
+            .map(|p| (p.validator_index, p.fee_recipient)),
+    );
     Ok(ok_empty())
 }
 

@@ -13,8 +13,12 @@ use beacon_api::{
     BeaconEvent, BeaconNodeHttpClient, BlockId, ClientError, EventTopic, StateId, Timeouts,
     ValidatorId, ValidatorStatusFilter, ValidatorsRequestBody,
 };
-use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use beacon_chain::{
+    BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, PayloadStatus, ProducerConfig,
+};
+use execution_layer::{EngineApiClient, JwtSecret};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
+use mock_execution_layer::{MockConfig, MockExecutionLayer};
 use operation_pool::OperationPool;
 use state_harness::{BlockContents, build_block};
 use state_processing::CachedBeaconState;
@@ -44,6 +48,7 @@ struct Node {
     spec: Arc<ChainSpec>,
     genesis: CachedBeaconState<E>,
     genesis_root: Root,
+    mock: MockExecutionLayer<E>,
     _dir: tempfile::TempDir,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
@@ -55,8 +60,21 @@ fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
 
 async fn node_with(config: ApiConfig) -> Node {
     let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let jwt = JwtSecret::random();
+    let mock = MockExecutionLayer::<E>::start(
+        MockConfig {
+            jwt_secret: jwt.clone(),
+            spec: (*spec).clone(),
+            genesis_time: GENESIS_TIME,
+            seed: 7,
+            chain_id: 1337,
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
     let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
+        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
             .unwrap();
     let mut genesis = CachedBeaconState::new(genesis);
     let state_root = genesis.hash_tree_root().unwrap();
@@ -86,11 +104,28 @@ async fn node_with(config: ApiConfig) -> Node {
         ChainConfig::default(),
     )
     .unwrap();
+    let chain = Arc::new(chain);
+    let pool = Arc::new(OperationPool::new());
+    // The mock computes cell proofs on a shared machine: give getPayload time.
+    let timeouts = execution_layer::Timeouts {
+        get_payload: WAIT,
+        new_payload: WAIT,
+        forkchoice_updated: WAIT,
+        ..execution_layer::Timeouts::default()
+    };
+    let engine = Arc::new(EngineApiClient::new(mock.url(), jwt, timeouts).unwrap());
+    let producer = Arc::new(BlockProducer::new(
+        chain.clone(),
+        pool.clone(),
+        engine,
+        ProducerConfig::default(),
+    ));
     let network = Arc::new(NoNetwork::new());
     let ctx = Arc::new(
         ApiContext::new(
-            Arc::new(chain),
-            Arc::new(OperationPool::new()),
+            chain,
+            pool,
+            producer,
             network.clone(),
             prometheus::Registry::new(),
             config,
@@ -117,6 +152,7 @@ async fn node_with(config: ApiConfig) -> Node {
         spec,
         genesis,
         genesis_root,
+        mock,
         _dir: dir,
         _shutdown: shutdown,
     }
@@ -746,4 +782,154 @@ async fn the_server_binds_localhost_by_default_and_answers_cors_when_asked() {
         response.headers()["access-control-allow-origin"],
         "http://example.test"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_produced_signed_and_published_becomes_the_head() {
+    use beacon_api::block_contents::{BlockContents, SignedBlockContents};
+    let n = node().await;
+    n.mock.set_blobs_per_payload(1);
+    let slot: Slot = 1;
+    n.clock.set_ms(time_ms(&n.spec, slot));
+    let duties = n
+        .client
+        .get_validator_duties_proposer(0)
+        .await
+        .unwrap()
+        .data;
+    let proposer = duties
+        .iter()
+        .find(|d| d.slot == slot)
+        .unwrap()
+        .validator_index;
+    let gvr = n.ctx.chain.genesis_validators_root();
+    let domain = |d, epoch| signing::compute_domain(d, n.spec.compute_fork_version(epoch), gvr);
+    let key = interop_secret_key(proposer as usize);
+    let epoch: u64 = 0;
+    let randao_root = signing::compute_signing_root(&epoch, domain(signing::DOMAIN_RANDAO, epoch));
+    let randao = BLSSignature::from(key.sign(randao_root.as_slice()).serialize());
+
+    // JSON: the v3 metadata in the headers and beside `data`.
+    let response = n
+        .get(
+            &format!("/eth/v3/validator/blocks/{slot}?randao_reveal={randao}"),
+            Some("application/json"),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["eth-consensus-version"], "fulu");
+    assert_eq!(response.headers()["eth-execution-payload-blinded"], "false");
+    assert!(
+        response
+            .headers()
+            .contains_key("eth-execution-payload-value")
+    );
+    assert!(response.headers().contains_key("eth-consensus-block-value"));
+    let body: serde_json::Value = json_of(response).await;
+    assert_eq!(body["version"], "fulu");
+    assert_eq!(body["execution_payload_blinded"], false);
+    let from_json: BlockContents<E> =
+        beacon_api::ForkVersionedJson::deserialize_by_fork(body["data"].clone(), ForkName::Fulu)
+            .unwrap();
+    let BlockContents::Fulu(from_json) = from_json else {
+        panic!("a Fulu block")
+    };
+    assert_eq!(
+        (from_json.block.slot, from_json.block.proposer_index),
+        (slot, proposer)
+    );
+
+    // SSZ through the typed client, then signed and published.
+    let (metadata, produced) = n
+        .client
+        .get_validator_blocks_v3::<E>(slot, &randao, None, None, false)
+        .await
+        .unwrap();
+    assert_eq!(metadata.consensus_version, ForkName::Fulu);
+    assert!(!metadata.execution_payload_blinded);
+    let beacon_api::ProducedBlock::Full(BlockContents::Fulu(contents)) = produced else {
+        panic!("a full Fulu block, got {produced:?}")
+    };
+    assert_eq!(contents.block.parent_root, n.genesis_root);
+    assert_eq!(contents.blobs.len(), 1);
+    assert_eq!(
+        contents.kzg_proofs.len(),
+        <E as EthSpec>::CellsPerExtBlob::to_usize()
+    );
+    let bad_reveal = n
+        .get(
+            &format!(
+                "/eth/v3/validator/blocks/{slot}?randao_reveal={}",
+                BLSSignature::from(interop_secret_key(0).sign(b"nonsense").serialize())
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(bad_reveal.status(), 400);
+
+    let mut events = n.client.get_events(&[EventTopic::Head]).await.unwrap();
+    let block_root = contents.block.tree_hash_root();
+    let signing_root = signing::compute_signing_root(
+        &contents.block,
+        domain(signing::DOMAIN_BEACON_PROPOSER, epoch),
+    );
+    let signed = SignedBeaconBlock::Fulu(types::electra::SignedBeaconBlock {
+        message: contents.block.clone(),
+        signature: BLSSignature::from(key.sign(signing_root.as_slice()).serialize()),
+    });
+    let signed_contents =
+        SignedBlockContents::new(signed, Some((contents.kzg_proofs, contents.blobs))).unwrap();
+    n.client
+        .post_beacon_blocks_v2_ssz(&signed_contents, beacon_api::BroadcastValidation::Gossip)
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(WAIT, events.next_event::<E>())
+        .await
+        .expect("a head event before the wait's bound")
+        .expect("the stream stays open")
+        .unwrap();
+    let BeaconEvent::Head(head) = event else {
+        panic!("expected a head event, got {event:?}")
+    };
+    assert_eq!((head.slot, head.block), (slot, block_root));
+    assert_eq!(n.ctx.chain.head().block_root, block_root);
+    let counts = n.network.counts();
+    assert_eq!(counts.blocks, 1);
+    assert!(counts.data_columns > 0, "the block's columns are broadcast");
+    // The same block again: already imported, 200, nothing broadcast again.
+    n.client
+        .post_beacon_blocks_v2(&signed_contents, beacon_api::BroadcastValidation::Consensus)
+        .await
+        .unwrap();
+    assert_eq!(n.network.counts().blocks, 1);
+    let columns = n
+        .get(
+            "/eth/v1/debug/beacon/data_column_sidecars/head?indices=0,1",
+            None,
+        )
+        .await;
+    assert_eq!(columns.status(), 200);
+    let columns: serde_json::Value = json_of(columns).await;
+    assert_eq!(columns["data"].as_array().map(Vec::len), Some(2));
+
+    let url = format!("{}/eth/v2/beacon/blocks", n.base);
+    let garbage = n
+        .http()
+        .post(&url)
+        .header("content-type", "application/octet-stream")
+        .header("eth-consensus-version", "fulu")
+        .body(vec![0u8; 7])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(garbage.status(), 400);
+    let unversioned = n
+        .http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unversioned.status(), 400);
 }
