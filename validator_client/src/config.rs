@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use beacon_api::{BeaconNodeHttpClient, Timeouts};
-use types::{Bytes32, ExecutionAddress};
+use types::{Bytes32, ChainSpec, ExecutionAddress};
 
 /// The beacon node a validator client talks to when none is given.
 pub const DEFAULT_BEACON_NODE: &str = "http://127.0.0.1:5052";
@@ -54,11 +54,15 @@ pub struct ValidatorClientConfig {
     pub gas_limit: u64,
     /// Where to register the client's metrics, if anywhere.
     pub metrics: Option<prometheus::Registry>,
+    /// The chain the client expects; `None` takes the beacon node's `config/spec`. When given,
+    /// the node's configuration must agree with it (fork versions and epochs, slot duration,
+    /// preset, blob schedule).
+    pub spec: Option<ChainSpec>,
 }
 
 impl ValidatorClientConfig {
     /// A configuration with the defaults: the local beacon node, no graffiti or fee recipient,
-    /// doppelganger protection and builder proposals off.
+    /// doppelganger protection and builder proposals off, the node's chain configuration.
     pub fn new(keys: KeySource, datadir: PathBuf) -> Self {
         Self {
             beacon_nodes: vec![DEFAULT_BEACON_NODE.to_string()],
@@ -70,12 +74,20 @@ impl ValidatorClientConfig {
             builder_proposals: false,
             gas_limit: DEFAULT_GAS_LIMIT,
             metrics: None,
+            spec: None,
         }
     }
 
     /// The path of the slashing protection database.
     pub fn slashing_protection_path(&self) -> PathBuf {
         self.datadir.join(SLASHING_PROTECTION_FILE)
+    }
+}
+
+impl Default for ValidatorClientConfig {
+    /// No keys and the current directory as the data directory; set `keys` and `datadir`.
+    fn default() -> Self {
+        Self::new(KeySource::Interop { indices: 0..0 }, PathBuf::from("."))
     }
 }
 
@@ -158,6 +170,7 @@ impl VcArgs {
             builder_proposals: self.builder_proposals,
             gas_limit: self.gas_limit,
             metrics: None,
+            spec: None,
         })
     }
 }

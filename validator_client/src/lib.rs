@@ -113,15 +113,14 @@ pub(crate) struct Context<E: EthSpec> {
 }
 
 /// Runs the validator client until `shutdown` completes (or a fatal error): reads genesis and
-/// the chain configuration from the beacon nodes (checked against `spec` when given), then
-/// performs the duties slot by slot.
+/// the chain configuration from the beacon nodes (checked against `config.spec` when given),
+/// then performs the duties slot by slot.
 pub async fn run<E: EthSpec>(
     config: ValidatorClientConfig,
-    spec: Option<ChainSpec>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), VcError> {
     tokio::select! {
-        result = run_until_error::<E>(config, spec) => result,
+        result = run_until_error::<E>(config) => result,
         () = shutdown => {
             info!("validator client shutting down");
             Ok(())
@@ -149,17 +148,14 @@ pub fn load_keys(source: &KeySource) -> Result<Vec<ValidatorKey>, VcError> {
     }
 }
 
-async fn run_until_error<E: EthSpec>(
-    config: ValidatorClientConfig,
-    spec: Option<ChainSpec>,
-) -> Result<(), VcError> {
+async fn run_until_error<E: EthSpec>(config: ValidatorClientConfig) -> Result<(), VcError> {
     let keys = load_keys(&config.keys)?;
     info!(validators = keys.len(), "keys loaded");
     // Timeouts are set per request kind from the slot duration once the chain is known; the
     // first requests use the defaults.
     let bootstrap = build_nodes(&config.beacon_nodes, Timeouts::default())?;
     let (genesis, node_config) = wait_for_chain(&bootstrap).await?;
-    let spec = match spec {
+    let spec = match config.spec.clone() {
         Some(ours) => ours,
         None => chain_config::chain_spec_from_config_spec(&node_config)?,
     };
