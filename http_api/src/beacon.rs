@@ -832,3 +832,50 @@ pub(crate) async fn get_debug_state_v2<E: EthSpec>(
     })
     .await
 }
+
+/// `ValidatorIdentity`: a validator's index, key and activation epoch.
+#[derive(Debug, Clone, Serialize, ssz_derive::Encode)]
+struct ValidatorIdentity {
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    index: ValidatorIndex,
+    pubkey: types::BLSPubkey,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    activation_epoch: Epoch,
+}
+
+/// `POST /eth/v1/beacon/states/{state_id}/validator_identities` with a list of ids (JSON or SSZ
+/// answer).
+pub(crate) async fn post_validator_identities<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    let ids: Vec<ValidatorId> = if body.bytes.is_empty() {
+        Vec::new()
+    } else {
+        body.json()?
+    };
+    let id = state_id(&path)?;
+    blocking(move || {
+        let at = state_at(&ctx, id)?;
+        let validators = at.state.state.validators();
+        let data: Vec<ValidatorIdentity> = select_indices(&at, &ids)
+            .into_iter()
+            .filter_map(|index| {
+                let v = validators.get(index as usize)?;
+                Some(ValidatorIdentity {
+                    index,
+                    pubkey: v.pubkey,
+                    activation_epoch: v.activation_epoch,
+                })
+            })
+            .collect();
+        match encoding {
+            Encoding::Ssz => Ok(ssz_bytes(data.as_ssz_bytes())),
+            Encoding::Json => envelope(&at, data),
+        }
+    })
+    .await
+}

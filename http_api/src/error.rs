@@ -38,6 +38,10 @@ pub enum HttpError {
     /// 503: the node cannot answer now (syncing, a request that took too long).
     #[error("{0}")]
     Unavailable(String),
+    /// 501: the endpoint is for a setup this node does not have (DVT selections without a
+    /// middleware).
+    #[error("{0}")]
+    NotImplemented(String),
 }
 
 impl HttpError {
@@ -66,6 +70,7 @@ impl HttpError {
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
         }
     }
 }

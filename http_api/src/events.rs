@@ -222,6 +222,7 @@ fn render_chain<E: EthSpec>(
 }
 
 /// Why a forwarder stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stop {
     /// The client went away.
     Closed,
@@ -237,15 +238,20 @@ fn offer(tx: &mpsc::Sender<Event>, topic: EventTopic, json: String) -> Result<()
         })
 }
 
-/// Forwards the events of `topics` to `tx` until the client leaves or falls behind.
-async fn forward<E: EthSpec>(
-    ctx: Arc<ApiContext<E>>,
+/// Forwards the events of `topics` to `tx` until the client leaves or falls behind;
+/// `render_chain` renders a chain event (on the blocking pool: it may read the store).
+async fn forward<E: EthSpec, R>(
+    metrics: crate::metrics::ApiMetrics,
     topics: Vec<EventTopic>,
     tx: mpsc::Sender<Event>,
     mut chain_rx: broadcast::Receiver<ChainEvent>,
     mut op_rx: broadcast::Receiver<OperationEvent<E>>,
-) {
-    ctx.metrics.sse_clients.inc();
+    render_chain: R,
+) -> Stop
+where
+    R: Fn(&ChainEvent) -> Option<(EventTopic, String)> + Clone + Send + Sync + 'static,
+{
+    metrics.sse_clients.inc();
     let stop = loop {
         let rendered = tokio::select! {
             event = chain_rx.recv() => match event {
@@ -253,9 +259,8 @@ async fn forward<E: EthSpec>(
                     if !chain_topic(&event).is_some_and(|t| topics.contains(&t)) {
                         continue;
                     }
-                    let ctx2 = ctx.clone();
-                    // Store reads (reorgs, finality) off the runtime's workers.
-                    tokio::task::spawn_blocking(move || render_chain(&ctx2, &event))
+                    let render = render_chain.clone();
+                    tokio::task::spawn_blocking(move || render(&event))
                         .await
                         .unwrap_or_default()
                 }
@@ -273,17 +278,18 @@ async fn forward<E: EthSpec>(
             if let Err(stop) = offer(&tx, topic, json) {
                 break stop;
             }
-            ctx.metrics
+            metrics
                 .sse_events
                 .with_label_values(&[topic.as_str()])
                 .inc();
         }
     };
-    if matches!(stop, Stop::Slow) {
-        ctx.metrics.sse_dropped.inc();
+    if stop == Stop::Slow {
+        metrics.sse_dropped.inc();
         tracing::debug!("event stream client dropped: it fell behind its buffer");
     }
-    ctx.metrics.sse_clients.dec();
+    metrics.sse_clients.dec();
+    stop
 }
 
 /// `GET /eth/v1/events?topics=head,block,..`.
@@ -299,7 +305,15 @@ pub(crate) async fn get_events<E: EthSpec>(
     // Subscribed before answering: no event after the response is missed.
     let chain_rx = ctx.chain.events().subscribe();
     let op_rx = ctx.operation_events.subscribe();
-    tokio::spawn(forward(ctx.clone(), topics, tx, chain_rx, op_rx));
+    let render_ctx = ctx.clone();
+    tokio::spawn(forward(
+        ctx.metrics.clone(),
+        topics,
+        tx,
+        chain_rx,
+        op_rx,
+        move |event: &ChainEvent| render_chain(&render_ctx, event),
+    ));
     let first =
         futures::stream::once(async { Ok::<_, Infallible>(Event::default().comment("ok")) });
     let events = futures::stream::unfold(rx, |mut rx| async move {
@@ -311,4 +325,108 @@ pub(crate) async fn get_events<E: EthSpec>(
     Ok(Sse::new(first.chain(events))
         .keep_alive(KeepAlive::default())
         .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::MinimalEthSpec;
+
+    fn block_event(slot: Slot) -> ChainEvent {
+        ChainEvent::Block {
+            slot,
+            block: Root::repeat_byte(slot as u8),
+            execution_optimistic: false,
+        }
+    }
+
+    fn render_block(event: &ChainEvent) -> Option<(EventTopic, String)> {
+        match event {
+            ChainEvent::Block { slot, .. } => Some((EventTopic::Block, slot.to_string())),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_client_that_does_not_read_is_dropped_and_counted_and_the_bus_never_waits() {
+        let metrics = crate::metrics::ApiMetrics::register(&prometheus::Registry::new()).unwrap();
+        let (chain_tx, chain_rx) = broadcast::channel(16);
+        let (_op_tx, op_rx) = broadcast::channel::<OperationEvent<MinimalEthSpec>>(16);
+        // A buffer of one event that nobody drains.
+        let (tx, _rx) = mpsc::channel(1);
+        for slot in 1..=3 {
+            chain_tx.send(block_event(slot)).unwrap();
+        }
+        let stop = forward(
+            metrics.clone(),
+            vec![EventTopic::Block],
+            tx,
+            chain_rx,
+            op_rx,
+            render_block,
+        )
+        .await;
+        assert_eq!(stop, Stop::Slow);
+        assert_eq!(metrics.sse_dropped.get(), 1);
+        assert_eq!(metrics.sse_clients.get(), 0);
+        assert_eq!(
+            metrics.sse_events.with_label_values(&["block"]).get(),
+            1,
+            "the first event filled the buffer"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_client_that_leaves_ends_its_forwarder_without_counting_a_drop() {
+        let metrics = crate::metrics::ApiMetrics::register(&prometheus::Registry::new()).unwrap();
+        let (chain_tx, chain_rx) = broadcast::channel(16);
+        let (_op_tx, op_rx) = broadcast::channel::<OperationEvent<MinimalEthSpec>>(16);
+        let (tx, rx) = mpsc::channel(8);
+        drop(rx);
+        chain_tx.send(block_event(1)).unwrap();
+        let stop = forward(
+            metrics.clone(),
+            vec![EventTopic::Block, EventTopic::Head],
+            tx,
+            chain_rx,
+            op_rx,
+            render_block,
+        )
+        .await;
+        assert_eq!(stop, Stop::Closed);
+        assert_eq!(metrics.sse_dropped.get(), 0);
+    }
+
+    #[tokio::test]
+    async fn only_the_topics_asked_for_are_sent() {
+        let metrics = crate::metrics::ApiMetrics::register(&prometheus::Registry::new()).unwrap();
+        let (chain_tx, chain_rx) = broadcast::channel(16);
+        let (op_tx, op_rx) = broadcast::channel::<OperationEvent<MinimalEthSpec>>(16);
+        let (tx, mut rx) = mpsc::channel(8);
+        chain_tx.send(block_event(1)).unwrap();
+        op_tx
+            .send(OperationEvent::VoluntaryExit(SignedVoluntaryExit {
+                message: types::phase0::VoluntaryExit {
+                    epoch: 1,
+                    validator_index: 2,
+                },
+                signature: types::BLSSignature::ZERO,
+            }))
+            .unwrap();
+        let task = tokio::spawn(forward(
+            metrics.clone(),
+            vec![EventTopic::VoluntaryExit],
+            tx,
+            chain_rx,
+            op_rx,
+            render_block,
+        ));
+        let first = rx.recv().await.expect("the exit is forwarded");
+        let text = format!("{first:?}");
+        assert!(text.contains("voluntary_exit"), "{text}");
+        drop(rx);
+        assert_eq!(task.await.unwrap(), Stop::Closed);
+        drop((chain_tx, op_tx));
+        assert_eq!(metrics.sse_events.with_label_values(&["block"]).get(), 0);
+    }
 }

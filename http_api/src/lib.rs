@@ -15,6 +15,7 @@
 //! [spec]: ethereum/beacon-APIs, beacon-node-oapi.yaml
 
 mod beacon;
+mod blobs;
 mod config_spec;
 mod error;
 mod events;
@@ -214,6 +215,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             get(beacon::get_validator_balances::<E>).post(beacon::post_validator_balances::<E>),
         )
         .route(
+            "/eth/v1/beacon/states/{state_id}/validator_identities",
+            post(beacon::post_validator_identities::<E>),
+        )
+        .route(
             "/eth/v1/beacon/states/{state_id}/committees",
             get(beacon::get_committees::<E>),
         )
@@ -261,6 +266,14 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v2/beacon/blocks/{block_id}/attestations",
             get(beacon::get_block_attestations_v2::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/blobs/{block_id}",
+            get(blobs::get_blobs::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/blob_sidecars/{block_id}",
+            get(blobs::get_blob_sidecars::<E>),
         )
         .route(
             "/eth/v1/debug/beacon/data_column_sidecars/{block_id}",
@@ -365,6 +378,14 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v1/validator/register_validator",
             post(validator::post_register_validator::<E>),
+        )
+        .route(
+            "/eth/v1/validator/beacon_committee_selections",
+            post(validator::post_selections),
+        )
+        .route(
+            "/eth/v1/validator/sync_committee_selections",
+            post(validator::post_selections),
         )
         .route(
             "/eth/v1/validator/liveness/{epoch}",

@@ -564,3 +564,12 @@ pub(crate) async fn post_liveness<E: EthSpec>(
     })
     .await
 }
+
+/// `POST /eth/v1/validator/{beacon,sync}_committee_selections`: combining partial selection
+/// proofs is a distributed validator middleware's job; a beacon node without one answers 501,
+/// as the spec allows.
+pub(crate) async fn post_selections() -> HttpError {
+    HttpError::NotImplemented(
+        "selection proofs are combined by a distributed validator middleware, not this node".into(),
+    )
+}

@@ -222,6 +222,10 @@ impl Node {
     }
 }
 
+fn hex_of(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 async fn json_of<T: serde::de::DeserializeOwned>(response: reqwest::Response) -> T {
     let bytes = response.bytes().await.unwrap();
     serde_json::from_slice(&bytes)
@@ -877,6 +881,8 @@ async fn a_block_produced_signed_and_published_becomes_the_head() {
         message: contents.block.clone(),
         signature: BLSSignature::from(key.sign(signing_root.as_slice()).serialize()),
     });
+    let blob = contents.blobs[0].to_vec();
+    let commitment = contents.block.body.blob_kzg_commitments[0];
     let signed_contents =
         SignedBlockContents::new(signed, Some((contents.kzg_proofs, contents.blobs))).unwrap();
     n.client
@@ -912,6 +918,40 @@ async fn a_block_produced_signed_and_published_becomes_the_head() {
     let columns: serde_json::Value = json_of(columns).await;
     assert_eq!(columns["data"].as_array().map(Vec::len), Some(2));
 
+    // The blob again, from the stored columns, in SSZ and JSON, filtered by versioned hash.
+    let ssz_blobs = n
+        .get(
+            "/eth/v1/beacon/blobs/head",
+            Some("application/octet-stream"),
+        )
+        .await;
+    assert_eq!(ssz_blobs.status(), 200);
+    assert_eq!(ssz_blobs.bytes().await.unwrap().to_vec(), blob);
+    let mut versioned = ethereum_hashing::hash(commitment.as_slice());
+    versioned[0] = 1;
+    let hash = format!("0x{}", hex_of(&versioned));
+    let json_blobs: serde_json::Value = json_of(
+        n.get(
+            &format!("/eth/v1/beacon/blobs/{block_root}?versioned_hashes={hash}"),
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(json_blobs["data"][0], format!("0x{}", hex_of(&blob)));
+    let other: serde_json::Value = json_of(
+        n.get(
+            &format!(
+                "/eth/v1/beacon/blobs/head?versioned_hashes=0x01{}",
+                "00".repeat(31)
+            ),
+            None,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(other["data"].as_array().map(Vec::len), Some(0));
+
     let url = format!("{}/eth/v2/beacon/blocks", n.base);
     let garbage = n
         .http()
@@ -932,4 +972,55 @@ async fn a_block_produced_signed_and_published_becomes_the_head() {
         .await
         .unwrap();
     assert_eq!(unversioned.status(), 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identities_and_selections_answer_as_the_spec_says() {
+    let n = node().await;
+    let response = n
+        .http()
+        .post(format!(
+            "{}/eth/v1/beacon/states/head/validator_identities",
+            n.base
+        ))
+        .header("content-type", "application/json")
+        .body(r#"["1","9999","2"]"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = json_of(response).await;
+    let data = body["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2, "an unknown index is left out");
+    assert_eq!(data[0]["index"], "1");
+    assert_eq!(data[1]["activation_epoch"], "0");
+    let key2 = n.genesis.state.validators().get(2).unwrap().pubkey;
+    assert_eq!(data[1]["pubkey"], key2.to_string());
+
+    let ssz = n
+        .http()
+        .post(format!(
+            "{}/eth/v1/beacon/states/head/validator_identities",
+            n.base
+        ))
+        .header("accept", "application/octet-stream")
+        .header("content-type", "application/json")
+        .body(r#"["1","2"]"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ssz.bytes().await.unwrap().len(), 2 * (8 + 48 + 8));
+
+    let selections = n
+        .http()
+        .post(format!(
+            "{}/eth/v1/validator/beacon_committee_selections",
+            n.base
+        ))
+        .header("content-type", "application/json")
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(selections.status(), 501);
 }

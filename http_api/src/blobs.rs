@@ -1,0 +1,216 @@
+//! `GET /eth/v1/beacon/blobs/{block_id}` (getBlobs): a Fulu block's blobs from its stored data
+//! columns, and `GET /eth/v1/beacon/blob_sidecars/{block_id}` for blocks before Fulu (their
+//! stored sidecars).
+//!
+//! A blob is the first half of its row of the extended matrix: the cells of columns
+//! `0..NUMBER_OF_COLUMNS / 2` concatenated (cells are evaluations in bit-reversed order, whose
+//! first half is the blob's own domain). A node holding every one of those columns reads the
+//! blobs directly; one holding at least half of all columns recovers each row first.
+//!
+//! [spec]: apis/beacon/blobs/blobs.yaml, fulu/das-core.md#recover_matrix
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use beacon_api::{Encoding, ExecutionOptimisticFinalizedResponse, ForkVersionedResponse};
+use ssz_types::typenum::Unsigned;
+use types::{EthSpec, KZGCommitment, Root, SignedBeaconBlock};
+
+use crate::ApiContext;
+use crate::error::HttpError;
+use crate::query::{PathParams, Query, parse_path};
+use crate::response::{JSON_OR_SSZ, accept, blocking, json, ssz_bytes, with_version};
+use crate::state_id::{block_at, read_block};
+
+type Ctx<E> = State<Arc<ApiContext<E>>>;
+
+/// `kzg_to_versioned_hash(commitment)`: `0x01 ++ sha256(commitment)[1:]`.
+///
+/// [spec]: deneb/beacon-chain.md#kzg_to_versioned_hash
+fn kzg_to_versioned_hash(commitment: &KZGCommitment) -> Root {
+    let mut hash = ethereum_hashing::hash_fixed(commitment.as_slice());
+    hash[0] = 0x01;
+    Root::from(hash)
+}
+
+fn commitments_of<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Vec<KZGCommitment> {
+    match block {
+        SignedBeaconBlock::Fulu(b) | SignedBeaconBlock::Electra(b) => {
+            b.message.body.blob_kzg_commitments.to_vec()
+        }
+        SignedBeaconBlock::Deneb(b) => b.message.body.blob_kzg_commitments.to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// The blobs `wanted` (positions among the block's commitments) of block `root` from its
+/// stored columns.
+fn blobs_from_columns<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    root: &Root,
+    wanted: &[usize],
+) -> Result<Vec<Vec<u8>>, HttpError> {
+    let store = ctx.chain.store();
+    let columns = E::NumberOfColumns::to_u64();
+    let half = columns / 2;
+    let indices = store.data_column_indices(root)?;
+    let systematic = (0..half).all(|i| indices.contains(&i));
+    if !systematic && (indices.len() as u64) < half {
+        return Err(HttpError::not_found(format!(
+            "block {root}: {} of {columns} columns stored, the blobs need half",
+            indices.len()
+        )));
+    }
+    let read: Vec<u64> = if systematic {
+        (0..half).collect()
+    } else {
+        indices.iter().copied().take(half as usize).collect()
+    };
+    let mut sidecars = Vec::with_capacity(read.len());
+    for i in &read {
+        let column = store
+            .get_data_column(root, *i)?
+            .ok_or_else(|| HttpError::internal(format!("column {i} of {root} vanished")))?;
+        let types::DataColumnSidecar::Fulu(column) = column;
+        sidecars.push(column);
+    }
+    let mut blobs = Vec::with_capacity(wanted.len());
+    for &row in wanted {
+        let cells: Vec<&[u8]> = sidecars
+            .iter()
+            .map(|c| {
+                c.column
+                    .get(row)
+                    .map(|cell| cell.as_ref())
+                    .ok_or_else(|| HttpError::internal(format!("column without row {row}")))
+            })
+            .collect::<Result<_, _>>()?;
+        let blob = if systematic {
+            cells.concat()
+        } else {
+            let cells: Vec<kzg::Cell> = cells
+                .iter()
+                .map(|c| kzg::cell_from_bytes(c))
+                .collect::<Result<_, _>>()
+                .map_err(|e| HttpError::internal(format!("stored cell: {e:?}")))?;
+            let recovered = kzg::recover_cells_and_kzg_proofs(&read, &cells)
+                .map_err(|e| HttpError::internal(format!("recovering row {row}: {e:?}")))?;
+            recovered.cells[..half as usize]
+                .iter()
+                .flat_map(|c| c.to_bytes())
+                .collect()
+        };
+        blobs.push(blob);
+    }
+    Ok(blobs)
+}
+
+/// `GET /eth/v1/beacon/blobs/{block_id}?versioned_hashes=..`.
+pub(crate) async fn get_blobs<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let id: beacon_api::BlockId = parse_path("block id", path.at(0)?)?;
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    let hashes: Vec<Root> = query.list("versioned_hashes")?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let block = read_block(&ctx, &at.root)?;
+        if !block.fork_name().fulu_enabled() {
+            return Err(HttpError::bad_request(format!(
+                "block {} is a {} block: its blobs are served by blob_sidecars",
+                at.root,
+                block.fork_name()
+            )));
+        }
+        let wanted: Vec<usize> = commitments_of(&block)
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| hashes.is_empty() || hashes.contains(&kzg_to_versioned_hash(c)))
+            .map(|(i, _)| i)
+            .collect();
+        let blobs = if wanted.is_empty() {
+            Vec::new()
+        } else {
+            blobs_from_columns(&ctx, &at.root, &wanted)?
+        };
+        let fork = block.fork_name();
+        let response = match encoding {
+            // `List[Blob, ...]` of fixed-size blobs: their bytes one after the other.
+            Encoding::Ssz => ssz_bytes(blobs.concat()),
+            Encoding::Json => {
+                let data: Vec<String> =
+                    blobs.iter().map(|b| crate::config_spec::hex0x(b)).collect();
+                json(&ExecutionOptimisticFinalizedResponse {
+                    execution_optimistic: at.execution_optimistic,
+                    finalized: at.finalized,
+                    data,
+                })?
+            }
+        };
+        Ok(with_version(response, fork))
+    })
+    .await
+}
+
+/// `GET /eth/v1/beacon/blob_sidecars/{block_id}?indices=..`: the stored sidecars of a block
+/// before Fulu (Fulu blocks carry columns: `blobs` serves their blobs).
+pub(crate) async fn get_blob_sidecars<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    query: Query,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let id: beacon_api::BlockId = parse_path("block id", path.at(0)?)?;
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    let indices: Vec<u64> = query.list("indices")?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let block = read_block(&ctx, &at.root)?;
+        let fork = block.fork_name();
+        if fork.fulu_enabled() {
+            return Err(HttpError::bad_request(format!(
+                "block {} is a Fulu block: its blobs are served by /eth/v1/beacon/blobs",
+                at.root
+            )));
+        }
+        let store = ctx.chain.store();
+        let stored: Vec<u64> = store
+            .blob_sidecar_indices(&at.root)?
+            .into_iter()
+            .filter(|i| indices.is_empty() || indices.contains(i))
+            .collect();
+        let response = match encoding {
+            Encoding::Ssz => {
+                let mut items = Vec::with_capacity(stored.len());
+                for i in stored {
+                    if let Some(bytes) = store.get_blob_sidecar_ssz(&at.root, i)? {
+                        items.push(bytes);
+                    }
+                }
+                // Blob sidecars are fixed-size: the list is their bytes in a row.
+                ssz_bytes(items.concat())
+            }
+            Encoding::Json => {
+                let mut items = Vec::with_capacity(stored.len());
+                for i in stored {
+                    if let Some(sidecar) = store.get_blob_sidecar(&at.root, i)? {
+                        items.push(sidecar);
+                    }
+                }
+                json(&ForkVersionedResponse {
+                    version: fork,
+                    execution_optimistic: Some(at.execution_optimistic),
+                    finalized: Some(at.finalized),
+                    data: items,
+                })?
+            }
+        };
+        Ok(with_version(response, fork))
+    })
+    .await
+}
