@@ -19,7 +19,7 @@ use types::{
     electra::{ExecutionPayload, ExecutionRequests, NewPayloadRequest},
 };
 
-use crate::chain::{BeaconChain, PayloadStatus, electra_message};
+use crate::chain::{BeaconChain, HeadSnapshot, PayloadStatus, electra_message};
 
 /// Why the execution client could not be asked, or gave no usable answer.
 #[derive(Debug, thiserror::Error)]
@@ -146,15 +146,23 @@ fn payload_block_hash<E: EthSpec>(
     }
 }
 
-/// The spec's `ForkchoiceStateV1` of the head snapshot: the head's payload hash, the justified
-/// block's as safe, the finalized block's as finalized (zero for a checkpoint whose block fork
-/// choice no longer or not yet holds, as the engine API allows before there is one).
-///
-/// [spec]: bellatrix/fork-choice.md#safe-block, fork_choice/safe-block.md#get_safe_execution_block_hash
+/// The spec's `ForkchoiceStateV1` of the chain's current head snapshot
+/// ([`forkchoice_state_of`]).
 pub fn forkchoice_state<E: EthSpec>(
     chain: &BeaconChain<E>,
 ) -> Result<ForkchoiceState, ExecutionError> {
-    let head = chain.head();
+    forkchoice_state_of(chain, &chain.head())
+}
+
+/// The spec's `ForkchoiceStateV1` of `head`: the head's payload hash, the justified block's as
+/// safe, the finalized block's as finalized (zero for a checkpoint whose block fork choice no
+/// longer holds, as the engine API allows before there is one).
+///
+/// [spec]: bellatrix/fork-choice.md#safe-block, fork_choice/safe-block.md#get_safe_execution_block_hash
+pub fn forkchoice_state_of<E: EthSpec>(
+    chain: &BeaconChain<E>,
+    head: &HeadSnapshot<E>,
+) -> Result<ForkchoiceState, ExecutionError> {
     let head_block_hash = head
         .state
         .view()?

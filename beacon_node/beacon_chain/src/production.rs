@@ -39,8 +39,8 @@ use types::{
     electra::{BeaconBlockBody, Withdrawal},
 };
 
-use crate::chain::BeaconChain;
-use crate::execution::{ExecutionError, forkchoice_state};
+use crate::chain::{BeaconChain, HeadSnapshot};
+use crate::execution::{ExecutionError, forkchoice_state_of};
 
 /// The blobs of a block, in the order of its commitments (the `blobs` of the Fulu
 /// `BlockContents`).
@@ -377,13 +377,14 @@ impl<E: EthSpec> BlockProducer<E> {
         Ok((attributes, withdrawals))
     }
 
-    /// Starts a payload build at the execution client for a block at `slot` on the head:
-    /// `engine_forkchoiceUpdatedV3` with the head's forkchoice state and the attributes.
+    /// Starts a payload build at the execution client on `head`: `engine_forkchoiceUpdatedV3`
+    /// with the head's forkchoice state and the attributes.
     async fn start_payload_build(
         &self,
+        head: &HeadSnapshot<E>,
         attributes: &PayloadAttributes,
     ) -> Result<PayloadId, ProductionError> {
-        let state = forkchoice_state(&self.chain)?;
+        let state = forkchoice_state_of(&self.chain, head)?;
         let ForkchoiceUpdated {
             payload_status,
             payload_id,
@@ -424,7 +425,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let fee_recipient = self.fee_recipient(proposer);
         let (attributes, _) =
             self.payload_attributes(&state, slot, head.block_root, fee_recipient)?;
-        let payload_id = self.start_payload_build(&attributes).await?;
+        let payload_id = self.start_payload_build(&head, &attributes).await?;
         let mut ids = self.payload_ids.lock();
         ids.retain(|(s, _), _| *s >= slot);
         ids.insert(
@@ -499,7 +500,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let prepared = self.payload_ids.lock().get(&(slot, parent_root)).copied();
         let payload_id = match prepared {
             Some(p) if p.fee_recipient == fee_recipient => p.payload_id,
-            _ => self.start_payload_build(&attributes).await?,
+            _ => self.start_payload_build(&head, &attributes).await?,
         };
 
         // Pack the operations while the execution client answers: the request is sent on the

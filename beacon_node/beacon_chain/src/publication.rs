@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use types::{
-    DataColumnSidecar, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, ValidatorIndex,
+    DataColumnSidecar, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, ValidatorIndex, signing,
     typenum::Unsigned,
 };
 
@@ -34,7 +34,7 @@ use crate::data_column_verification::{
     KzgVerifiedDataColumn, verify_data_column_sidecars_standalone,
 };
 use crate::execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
-use crate::gossip::{BlockGossipError, GossipVerifiedBlock};
+use crate::gossip::{BlockGossipError, GossipVerifiedBlock, domain_at, head_pubkey, verify_one};
 use crate::production::{BlobData, BlockProducer};
 use crate::timeline::{AvailableVia, SeenVia};
 
@@ -235,7 +235,11 @@ impl<E: EthSpec> BlockProducer<E> {
                         return Err(PublishError::Equivocation { slot, proposer });
                     }
                     // The gossip rules stop at "first block seen": hold it to the state
-                    // transition instead.
+                    // transition instead, its signature checked first (a copy with a bad
+                    // signature must not mark the block's root as failed).
+                    if !self.verify_proposer_signature(&block, block_root) {
+                        return Err(PublishError::Gossip(BlockGossipError::InvalidSignature));
+                    }
                     level = BroadcastValidation::Consensus;
                     Some(GossipVerifiedBlock {
                         block: block.clone(),
@@ -295,6 +299,45 @@ impl<E: EthSpec> BlockProducer<E> {
                 .map(|e| e.to_string());
         }
         Ok(published)
+    }
+
+    /// The proposer's signature over `block` (of root `block_root`), with the head state's key.
+    fn verify_proposer_signature(&self, block: &SignedBeaconBlock<E>, block_root: Root) -> bool {
+        let chain = self.chain();
+        let head = chain.head();
+        let Some(key) = head_pubkey(&head.state, block.proposer_index()) else {
+            return false;
+        };
+        let domain = domain_at(
+            chain.spec(),
+            chain.genesis_validators_root(),
+            signing::DOMAIN_BEACON_PROPOSER,
+            block.slot() / E::slots_per_epoch(),
+        );
+        verify_one(
+            &key,
+            signing::compute_signing_root(&block_root, domain),
+            &block.signature(),
+        )
+    }
+
+    /// The block's data column sidecars for publication: the blob data's shape checked, then
+    /// [`Self::build_columns`] (what `publish_block` does between gossip validation and the
+    /// broadcast). Returns the sidecars and whether their KZG proofs were verified (`false` for
+    /// blobs this node built, or no blobs).
+    pub fn data_column_sidecars_for_publication(
+        &self,
+        block: &SignedBeaconBlock<E>,
+        blobs: Option<BlobData<E>>,
+    ) -> Result<(Columns<E>, bool), PublishError> {
+        let commitments = electra_message(block)
+            .map(|m| m.body.blob_kzg_commitments.len())
+            .ok_or(PublishError::UnsupportedFork {
+                fork: block.fork_name(),
+                blobs: 0,
+            })?;
+        let blobs = check_blobs::<E>(commitments, blobs)?;
+        self.build_columns(block, block.canonical_root(), blobs)
     }
 
     /// The block's 128 column sidecars from `blobs`: the cells computed from each blob (in

@@ -100,7 +100,11 @@ fn engine(url: String, jwt: &JwtSecret) -> Arc<EngineApiClient> {
 }
 
 async fn harness() -> Harness {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    harness_with(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu)).await
+}
+
+async fn harness_with(spec: ChainSpec) -> Harness {
+    let spec = Arc::new(spec);
     let jwt = JwtSecret::random();
     let mock = MockExecutionLayer::<E>::start(
         MockConfig {
@@ -655,6 +659,19 @@ async fn garbage_is_refused_typed_at_every_broadcast_level() {
         matches!(err, PublishError::Equivocation { slot: 1, .. }),
         "{err}"
     );
+    // A copy with a bad signature is refused before the transition (and marks nothing).
+    for level in [BroadcastValidation::Gossip, BroadcastValidation::Consensus] {
+        let err = publish(&h, &produced, forged.clone(), level, &recorder)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PublishError::Gossip(BlockGossipError::InvalidSignature)
+            ),
+            "{level:?}: {err}"
+        );
+    }
     // At the consensus level it is held to the full transition instead, and imported.
     let published = publish(
         &h,
@@ -726,4 +743,77 @@ async fn a_block_built_elsewhere_has_its_cell_proofs_verified() {
     assert!(published.kzg_verified);
     assert_eq!(published.outcome, PublishOutcome::Imported);
     assert_eq!(recorder.counts(), (1, 128));
+}
+
+/// The minimal config with every fork at genesis, as a complete `config.yaml` (the oracle
+/// needs one, and YAML forbids repeating a key).
+fn fulu_at_genesis_config_yaml() -> String {
+    let forks = [
+        "ALTAIR_FORK_EPOCH",
+        "BELLATRIX_FORK_EPOCH",
+        "CAPELLA_FORK_EPOCH",
+        "DENEB_FORK_EPOCH",
+        "ELECTRA_FORK_EPOCH",
+        "FULU_FORK_EPOCH",
+    ];
+    let lines: Vec<String> = types::chain_spec::MINIMAL_CONFIG_YAML
+        .lines()
+        .map(
+            |line| match forks.iter().find(|k| line.starts_with(&format!("{k}:"))) {
+                Some(key) => format!("{key}: 0"),
+                None => line.to_string(),
+            },
+        )
+        .collect();
+    lines.join("\n") + "\n"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produced_blocks_pass_the_lodestar_oracle_with_the_same_state_roots() {
+    let yaml = fulu_at_genesis_config_yaml();
+    let spec = ChainSpec::from_config_yaml(&yaml).unwrap();
+    assert_eq!(spec.fork_name_at_slot::<E>(0), ForkName::Fulu);
+    let h = harness_with(spec).await;
+    let chain = h.producer.chain().clone();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(&config, &yaml).unwrap();
+    let genesis = dir.path().join("genesis.ssz");
+    let mut state = chain.head().state.clone();
+    state.apply_updates().unwrap();
+    std::fs::write(&genesis, ssz::Encode::as_ssz_bytes(&state.state)).unwrap();
+
+    let recorder = Recorder::default();
+    let mut blocks = Vec::new();
+    let mut roots = Vec::new();
+    for slot in 1..=4 {
+        let produced = produce(&h, slot).await;
+        let signed = sign(&h, &produced);
+        let path = dir.path().join(format!("block-{slot}.ssz"));
+        std::fs::write(&path, ssz::Encode::as_ssz_bytes(&signed)).unwrap();
+        let published = publish(
+            &h,
+            &produced,
+            signed,
+            BroadcastValidation::Gossip,
+            &recorder,
+        )
+        .await
+        .unwrap();
+        assert_eq!(published.outcome, PublishOutcome::Imported);
+        blocks.push(path);
+        roots.push(chain.head().state_root);
+        attest_into_pool(&h, slot);
+    }
+
+    let oracle = state_harness::oracle::Oracle::locate("minimal")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_config(&config);
+    match oracle.run(&genesis, &blocks, None, true, 1, None).unwrap() {
+        state_harness::oracle::OracleOutcome::Accepted { steps, .. } => {
+            let oracle_roots: Vec<Root> = steps.iter().map(|s| s.post_state_root).collect();
+            assert_eq!(oracle_roots, roots, "Lodestar's post-state roots");
+        }
+        rejected => panic!("Lodestar rejected a produced block: {rejected:?}"),
+    }
 }
