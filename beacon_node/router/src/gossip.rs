@@ -1,0 +1,434 @@
+//! Gossip messages to processor work: every topic's message to the chain's validation, its
+//! verdict back to gossipsub (networking penalises the forwarder of a REJECTed message), the
+//! accepted ones onward: blocks to `engine_newPayload` and then import, operations to the pool,
+//! columns to availability (and reconstruction on a supernode).
+//!
+//! [spec]: phase0/p2p-interface.md#the-gossip-domain-gossipsub
+
+use std::sync::Arc;
+
+use beacon_chain::gossip::BlockGossipError;
+use beacon_chain::gossip::GossipVerifiedBlock;
+use beacon_chain::timeline::SeenVia;
+use beacon_chain::{BlockProcessed, PayloadStatus, PayloadVerdict, UnimportedBlock, Verdict};
+use beacon_processor::{BatchItem, DropReason, SubmitError, Task, WorkKind};
+use libp2p::gossipsub::MessageId;
+use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
+use types::{EthSpec, Root, SignedBeaconBlock};
+
+use crate::handlers::GossipItem;
+use crate::{Internal, Processor, Router};
+
+/// The metric label of a topic: its name without the subnet.
+pub fn topic_label(kind: GossipKind) -> &'static str {
+    match kind {
+        GossipKind::BeaconBlock => "beacon_block",
+        GossipKind::BeaconAggregateAndProof => "beacon_aggregate_and_proof",
+        GossipKind::Attestation(_) => "beacon_attestation",
+        GossipKind::VoluntaryExit => "voluntary_exit",
+        GossipKind::ProposerSlashing => "proposer_slashing",
+        GossipKind::AttesterSlashing => "attester_slashing",
+        GossipKind::SyncCommitteeContributionAndProof => "sync_committee_contribution_and_proof",
+        GossipKind::SyncCommitteeMessage(_) => "sync_committee",
+        GossipKind::BlsToExecutionChange => "bls_to_execution_change",
+        GossipKind::BlobSidecar(_) => "blob_sidecar",
+        GossipKind::DataColumnSidecar(_) => "data_column_sidecar",
+        GossipKind::LightClientFinalityUpdate => "light_client_finality_update",
+        GossipKind::LightClientOptimisticUpdate => "light_client_optimistic_update",
+    }
+}
+
+fn verdict_label(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Accept => "accept",
+        Verdict::Ignore => "ignore",
+        Verdict::Reject => "reject",
+    }
+}
+
+/// Reports `verdict` for a message to gossipsub and counts it.
+pub(crate) fn report<E: EthSpec>(
+    router: &Router<E>,
+    topic: &'static str,
+    message_id: MessageId,
+    source: PeerId,
+    verdict: Verdict,
+) {
+    router
+        .metrics
+        .gossip
+        .with_label_values(&[topic, verdict_label(verdict)])
+        .inc();
+    let validation = match verdict {
+        Verdict::Accept => Validation::Accept,
+        Verdict::Ignore => Validation::Ignore,
+        Verdict::Reject => Validation::Reject,
+    };
+    router
+        .network
+        .report_validation(message_id, source, validation);
+}
+
+/// A message the processor dropped (queue full, shutting down): IGNORE, counted.
+pub(crate) fn dropped<E: EthSpec>(
+    router: &Router<E>,
+    topic: &'static str,
+    message_id: MessageId,
+    source: PeerId,
+    reason: DropReason,
+) {
+    tracing::debug!(topic, ?reason, "gossip work dropped");
+    router
+        .metrics
+        .gossip_dropped
+        .with_label_values(&[topic])
+        .inc();
+    report(router, topic, message_id, source, Verdict::Ignore);
+}
+
+/// Submits work, logging the one refusal that has no drop handler (a batchable kind as a task:
+/// a bug here, not a peer's doing).
+pub(crate) fn submit<E: EthSpec>(
+    processor: &Processor<E>,
+    work: impl Into<beacon_processor::Work<ChainHandlersOf<E>>>,
+) {
+    match processor.submit(work) {
+        Ok(()) | Err(SubmitError::ShuttingDown(_)) => {}
+        Err(SubmitError::BatchableKindAsTask(task)) => {
+            tracing::error!(kind = %task.kind().as_str(), "a batchable kind submitted as a task");
+        }
+    }
+}
+
+type ChainHandlersOf<E> = crate::ChainHandlers<E>;
+
+/// A gossip task of `kind` running `run` on the message; dropped, it gives IGNORE.
+fn gossip_task<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    kind: WorkKind,
+    topic: &'static str,
+    message_id: MessageId,
+    source: PeerId,
+    run: impl FnOnce(&Arc<Router<E>>, MessageId, PeerId) + Send + 'static,
+) -> Task {
+    let on_run = router.clone();
+    let on_drop = router.clone();
+    let drop_id = message_id.clone();
+    Task::new(kind, move |_| run(&on_run, message_id, source))
+        .on_drop(move |reason| dropped(&on_drop, topic, drop_id, source, reason))
+}
+
+/// Hands a gossip message to the processor as the work of its topic.
+pub(crate) fn route_gossip<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    processor: &Processor<E>,
+    source: PeerId,
+    message_id: MessageId,
+    topic: GossipTopic,
+    message: PubsubMessage<E>,
+) {
+    let label = topic_label(topic.kind);
+    match message {
+        PubsubMessage::BeaconBlock(block) => {
+            let processor_for_import = processor.clone();
+            submit(
+                processor,
+                gossip_task(
+                    router,
+                    WorkKind::GossipBlock,
+                    label,
+                    message_id,
+                    source,
+                    move |r, id, src| {
+                        process_gossip_block(r, &processor_for_import, id, src, block)
+                    },
+                ),
+            );
+        }
+        PubsubMessage::Attestation(subnet, attestation) => submit(
+            processor,
+            BatchItem::GossipAttestation(GossipItem {
+                message_id,
+                source,
+                subnet,
+                message: *attestation,
+            }),
+        ),
+        PubsubMessage::AggregateAndProof(aggregate) => submit(
+            processor,
+            BatchItem::GossipAggregate(GossipItem {
+                message_id,
+                source,
+                subnet: 0,
+                message: *aggregate,
+            }),
+        ),
+        PubsubMessage::DataColumnSidecar(subnet, sidecar) => submit(
+            processor,
+            BatchItem::GossipDataColumn(GossipItem {
+                message_id,
+                source,
+                subnet,
+                message: sidecar,
+            }),
+        ),
+        PubsubMessage::SyncCommitteeMessage(subnet, message) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipSyncCommitteeMessage,
+                label,
+                message_id,
+                source,
+                move |r, id, src| {
+                    let verdict = match r.chain.verify_sync_committee_message_for_gossip(
+                        *message,
+                        subnet,
+                        r.chain.now_ms(),
+                    ) {
+                        Ok(_) => Verdict::Accept,
+                        Err(e) => e.verdict(),
+                    };
+                    report(r, label, id, src, verdict);
+                },
+            ),
+        ),
+        PubsubMessage::SyncCommitteeContribution(contribution) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipSyncContribution,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r
+                    .chain
+                    .verify_sync_contribution_for_gossip(*contribution, r.chain.now_ms())
+                {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        if let Err(e) = r
+                            .pool
+                            .insert_sync_contribution(&verified.contribution.message.contribution)
+                        {
+                            tracing::debug!(error = %e, "sync contribution not pooled");
+                        }
+                    }
+                    Err(e) => report(r, label, id, src, e.verdict()),
+                },
+            ),
+        ),
+        PubsubMessage::VoluntaryExit(exit) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipVoluntaryExit,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r
+                    .chain
+                    .verify_voluntary_exit_for_gossip(*exit, r.chain.now_ms())
+                {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        r.pool.insert_voluntary_exit(verified.0);
+                    }
+                    Err(e) => report(r, label, id, src, e.verdict()),
+                },
+            ),
+        ),
+        PubsubMessage::ProposerSlashing(slashing) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipProposerSlashing,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r.chain.verify_proposer_slashing_for_gossip(*slashing) {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        if let Err(e) = r.pool.insert_proposer_slashing(verified.0) {
+                            tracing::debug!(error = %e, "proposer slashing not pooled");
+                        }
+                    }
+                    Err(e) => report(r, label, id, src, e.verdict()),
+                },
+            ),
+        ),
+        PubsubMessage::AttesterSlashing(slashing) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipAttesterSlashing,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r.chain.verify_attester_slashing_for_gossip(*slashing) {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        if let Err(e) = r.pool.insert_attester_slashing(verified.slashing) {
+                            tracing::debug!(error = %e, "attester slashing not pooled");
+                        }
+                    }
+                    Err(e) => report(r, label, id, src, e.verdict()),
+                },
+            ),
+        ),
+        PubsubMessage::BlsToExecutionChange(change) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipBlsToExecutionChange,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r
+                    .chain
+                    .verify_bls_to_execution_change_for_gossip(*change, r.chain.now_ms())
+                {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        r.pool.insert_bls_to_execution_change(verified.0);
+                    }
+                    Err(e) => report(r, label, id, src, e.verdict()),
+                },
+            ),
+        ),
+        // Blob sidecars exist only at pre-Fulu digests, whose blocks this node does not import;
+        // light-client updates are not served yet. Neither is forwarded: IGNORE, counted.
+        PubsubMessage::BlobSidecar(..)
+        | PubsubMessage::LightClientFinalityUpdate(_)
+        | PubsubMessage::LightClientOptimisticUpdate(_) => {
+            report(router, label, message_id, source, Verdict::Ignore);
+        }
+    }
+}
+
+/// `engine_newPayload` for a block's payload, read as the chain's status; an engine that cannot
+/// be asked leaves the payload not validated (the block is imported optimistically).
+pub(crate) async fn new_payload_status<E: EthSpec>(
+    router: &Router<E>,
+    block: &SignedBeaconBlock<E>,
+) -> PayloadStatus {
+    match beacon_chain::notify_new_payload(&router.engine, block).await {
+        Ok(status) => status,
+        Err(e) => {
+            tracing::warn!(slot = block.slot(), error = %e, "newPayload failed: importing optimistically");
+            PayloadStatus::NotValidated
+        }
+    }
+}
+
+/// Gossip validation of a block; an accepted one goes to `engine_newPayload` on the runtime,
+/// then back to the processor for import with the engine's verdict.
+fn process_gossip_block<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    processor: &Processor<E>,
+    message_id: MessageId,
+    source: PeerId,
+    block: Arc<SignedBeaconBlock<E>>,
+) {
+    let chain = &router.chain;
+    let now = chain.now_ms();
+    chain.record_block_seen(block.canonical_root(), block.slot(), SeenVia::Gossip);
+    match chain.verify_block_for_gossip(block, now) {
+        Ok(verified) => {
+            report(router, "beacon_block", message_id, source, Verdict::Accept);
+            let router = router.clone();
+            let processor = processor.clone();
+            router.clone().runtime.spawn(async move {
+                let status = new_payload_status(&router, &verified.block).await;
+                let root = verified.block_root;
+                let on_drop = router.clone();
+                let task = Task::new(WorkKind::GossipBlock, move |_| {
+                    import_gossip_block(&router, verified, status)
+                })
+                .on_drop(move |reason| {
+                    tracing::warn!(block_root = %root, ?reason, "gossip block import dropped");
+                    on_drop
+                        .metrics
+                        .gossip_dropped
+                        .with_label_values(&["beacon_block_import"])
+                        .inc();
+                });
+                submit(&processor, task);
+            });
+        }
+        Err(e) => {
+            let verdict = e.verdict();
+            tracing::debug!(error = %e, "gossip block refused");
+            if let BlockGossipError::ParentUnknown { parent } = e {
+                router.send_internal(Internal::UnknownParent {
+                    peer_id: source,
+                    parent,
+                });
+            }
+            report(router, "beacon_block", message_id, source, verdict);
+        }
+    }
+}
+
+/// Imports a gossip-verified block with the engine's verdict: into the availability checker,
+/// imported when its custody columns are there (or it has none).
+fn import_gossip_block<E: EthSpec>(
+    router: &Router<E>,
+    verified: GossipVerifiedBlock<E>,
+    status: PayloadStatus,
+) {
+    let chain = &router.chain;
+    let root = verified.block_root;
+    let slot = verified.block.slot();
+    if status == PayloadStatus::Invalidated {
+        // Never made available: its columns cannot import it later either.
+        tracing::warn!(block_root = %root, slot, "the execution client found the payload invalid");
+        chain.record_unimported_block(root, UnimportedBlock::Failed { slot });
+        return;
+    }
+    // Columns that complete the block later read this verdict (`payload_status`).
+    chain.set_payload_status(root, status);
+    match chain.process_gossip_block(verified, &PayloadVerdict(status), status) {
+        Ok(BlockProcessed::Imported(root)) => {
+            tracing::info!(block_root = %root, slot, "gossip block imported");
+        }
+        Ok(BlockProcessed::Pending(missing)) => {
+            tracing::debug!(block_root = %root, slot, missing = missing.missing_columns.len(), "gossip block waits for its columns");
+        }
+        Err(e) => tracing::warn!(block_root = %root, slot, error = %e, "gossip block not imported"),
+    }
+}
+
+/// Schedules the reconstruction of `root`'s missing columns and publishes what it makes.
+pub(crate) fn schedule_reconstruction<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    processor: &Processor<E>,
+    root: Root,
+) {
+    let router = router.clone();
+    let task = Task::new(WorkKind::ColumnReconstruction, move |_| {
+        let chain = &router.chain;
+        let status = chain.payload_status(&root);
+        match chain.reconstruct_data_columns(&root, &PayloadVerdict(status), status) {
+            Ok(reconstructed) => {
+                for column in reconstructed.published {
+                    let types::DataColumnSidecar::Fulu(inner) = &*column;
+                    match types::subnets::compute_subnet_for_data_column_sidecar(
+                        chain.spec(),
+                        inner.index,
+                    ) {
+                        Ok(subnet) => router
+                            .network
+                            .publish(PubsubMessage::DataColumnSidecar(subnet, column.clone())),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "no subnet for a reconstructed column")
+                        }
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(block_root = %root, error = %e, "reconstruction failed"),
+        }
+    })
+    .on_drop(move |reason| tracing::debug!(block_root = %root, ?reason, "reconstruction dropped"));
+    submit(processor, task);
+}

@@ -1,0 +1,245 @@
+//! The chain's batch handlers for the processor's batchable kinds: gossip attestations and
+//! aggregates (one BLS batch per call) and data columns (one KZG batch per call, across
+//! blocks). Every message gets its own verdict; accepted votes go to fork choice and into the
+//! operation pool; columns go to the availability checker and may schedule reconstruction.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use beacon_chain::PayloadVerdict;
+use beacon_chain::gossip::GossipVerifiedDataColumn;
+use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
+use libp2p::gossipsub::MessageId;
+use networking::PeerId;
+use state_processing::CommitteeCache;
+use types::{
+    DataColumnSidecar, Epoch, EthSpec, Root,
+    electra::{SignedAggregateAndProof, SingleAttestation},
+};
+
+use crate::gossip::{dropped, report};
+use crate::{Internal, Router};
+
+/// A gossip message handed to a batch handler: what it is, and whom its verdict is for.
+#[derive(Debug, Clone)]
+pub struct GossipItem<T> {
+    /// The gossipsub message id the verdict is reported under.
+    pub message_id: MessageId,
+    /// The peer that forwarded it.
+    pub source: PeerId,
+    /// The subnet it arrived on (0 for global topics).
+    pub subnet: u64,
+    /// The message.
+    pub message: T,
+}
+
+/// The batch handlers: the chain's batch gossip validation, the verdicts back to gossipsub.
+pub struct ChainHandlers<E: EthSpec> {
+    router: Arc<Router<E>>,
+}
+
+impl<E: EthSpec> std::fmt::Debug for ChainHandlers<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChainHandlers").finish_non_exhaustive()
+    }
+}
+
+impl<E: EthSpec> ChainHandlers<E> {
+    pub(crate) fn new(router: Arc<Router<E>>) -> Self {
+        Self { router }
+    }
+}
+
+/// The committees of `epoch` from the head state, for the operation pool (which places an
+/// attester in its aggregate by its committee position). Memoised per batch.
+fn committees_for<E: EthSpec>(
+    router: &Router<E>,
+    epoch: Epoch,
+    memo: &mut HashMap<Epoch, Option<Arc<CommitteeCache>>>,
+) -> Option<Arc<CommitteeCache>> {
+    memo.entry(epoch)
+        .or_insert_with(|| {
+            let mut state = router.chain.head().state.clone();
+            let (view, caches) = state.view_mut().ok()?;
+            caches.committees(&view.as_ref(), epoch).ok()
+        })
+        .clone()
+}
+
+impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
+    type Attestation = GossipItem<SingleAttestation>;
+    type Aggregate = GossipItem<SignedAggregateAndProof<E>>;
+    type DataColumn = GossipItem<Arc<DataColumnSidecar<E>>>;
+
+    fn process_gossip_attestations(&self, batch: Vec<Self::Attestation>, _: &WorkerContext<'_>) {
+        let router = &self.router;
+        let chain = &router.chain;
+        let (ids, inputs): (Vec<_>, Vec<_>) = batch
+            .into_iter()
+            .map(|item| ((item.message_id, item.source), (item.message, item.subnet)))
+            .unzip();
+        let results = chain.verify_single_attestations_for_gossip(inputs, chain.now_ms());
+        let mut votes = Vec::new();
+        let mut memo = HashMap::new();
+        for ((message_id, source), result) in ids.into_iter().zip(results) {
+            match result {
+                Ok(verified) => {
+                    report(
+                        router,
+                        "beacon_attestation",
+                        message_id,
+                        source,
+                        beacon_chain::Verdict::Accept,
+                    );
+                    votes.push(verified.fork_choice_vote());
+                    let attestation = &verified.attestation;
+                    match committees_for(router, attestation.data.target.epoch, &mut memo) {
+                        Some(committees) => {
+                            if let Err(e) = router
+                                .pool
+                                .insert_single_attestation(attestation, &committees)
+                            {
+                                tracing::debug!(error = %e, "attestation not pooled");
+                            }
+                        }
+                        None => tracing::debug!(
+                            epoch = attestation.data.target.epoch,
+                            "no committees for the attestation's epoch: not pooled"
+                        ),
+                    }
+                }
+                Err(e) => {
+                    tracing::trace!(error = %e, "gossip attestation refused");
+                    report(
+                        router,
+                        "beacon_attestation",
+                        message_id,
+                        source,
+                        e.verdict(),
+                    );
+                }
+            }
+        }
+        if !votes.is_empty() {
+            let (applied, queued, refused) = chain.apply_votes_to_fork_choice(votes);
+            tracing::trace!(applied, queued, refused, "attestation votes");
+        }
+    }
+
+    fn process_gossip_aggregates(&self, batch: Vec<Self::Aggregate>, _: &WorkerContext<'_>) {
+        let router = &self.router;
+        let chain = &router.chain;
+        let (ids, inputs): (Vec<_>, Vec<_>) = batch
+            .into_iter()
+            .map(|item| ((item.message_id, item.source), item.message))
+            .unzip();
+        let results = chain.verify_aggregates_for_gossip(inputs, chain.now_ms());
+        let mut votes = Vec::new();
+        let mut memo = HashMap::new();
+        for ((message_id, source), result) in ids.into_iter().zip(results) {
+            match result {
+                Ok(verified) => {
+                    report(
+                        router,
+                        "beacon_aggregate_and_proof",
+                        message_id,
+                        source,
+                        beacon_chain::Verdict::Accept,
+                    );
+                    votes.push(verified.fork_choice_vote());
+                    let aggregate = &verified.signed_aggregate.message.aggregate;
+                    match committees_for(router, aggregate.data.target.epoch, &mut memo) {
+                        Some(committees) => {
+                            if let Err(e) = router.pool.insert_attestation(aggregate, &committees) {
+                                tracing::debug!(error = %e, "aggregate not pooled");
+                            }
+                        }
+                        None => tracing::debug!(
+                            epoch = aggregate.data.target.epoch,
+                            "no committees for the aggregate's epoch: not pooled"
+                        ),
+                    }
+                }
+                Err(e) => {
+                    tracing::trace!(error = %e, "gossip aggregate refused");
+                    report(
+                        router,
+                        "beacon_aggregate_and_proof",
+                        message_id,
+                        source,
+                        e.verdict(),
+                    );
+                }
+            }
+        }
+        if !votes.is_empty() {
+            let (applied, queued, refused) = chain.apply_votes_to_fork_choice(votes);
+            tracing::trace!(applied, queued, refused, "aggregate votes");
+        }
+    }
+
+    fn process_gossip_data_columns(&self, batch: Vec<Self::DataColumn>, _: &WorkerContext<'_>) {
+        let router = &self.router;
+        let chain = &router.chain;
+        let (ids, inputs): (Vec<_>, Vec<_>) = batch
+            .into_iter()
+            .map(|item| ((item.message_id, item.source), (item.message, item.subnet)))
+            .unzip();
+        let results = chain.verify_data_columns_for_gossip(inputs, chain.now_ms());
+        let mut by_block: BTreeMap<Root, Vec<GossipVerifiedDataColumn<E>>> = BTreeMap::new();
+        for ((message_id, source), result) in ids.into_iter().zip(results) {
+            match result {
+                Ok(verified) => {
+                    report(
+                        router,
+                        "data_column_sidecar",
+                        message_id,
+                        source,
+                        beacon_chain::Verdict::Accept,
+                    );
+                    by_block
+                        .entry(verified.block_root)
+                        .or_default()
+                        .push(verified);
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "gossip data column refused");
+                    report(
+                        router,
+                        "data_column_sidecar",
+                        message_id,
+                        source,
+                        e.verdict(),
+                    );
+                }
+            }
+        }
+        for (root, columns) in by_block {
+            // The block's own newPayload verdict, recorded before it went to the availability
+            // checker; a block not there yet is imported by its own arrival.
+            let status = chain.payload_status(&root);
+            match chain.process_gossip_data_columns(columns, &PayloadVerdict(status), status) {
+                Ok(outcomes) => {
+                    for outcome in outcomes {
+                        if let beacon_chain::BlockProcessed::Imported(imported) = outcome {
+                            tracing::info!(block_root = %imported, "block imported (its columns completed it)");
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(block_root = %root, error = %e, "columns not processed"),
+            }
+            if chain.take_reconstruction_request(&root) {
+                router.send_internal(Internal::Reconstruct(root));
+            }
+        }
+    }
+
+    fn dropped(&self, item: BatchItem<Self>, reason: DropReason) {
+        let (topic, message_id, source) = match item {
+            BatchItem::GossipAttestation(i) => ("beacon_attestation", i.message_id, i.source),
+            BatchItem::GossipAggregate(i) => ("beacon_aggregate_and_proof", i.message_id, i.source),
+            BatchItem::GossipDataColumn(i) => ("data_column_sidecar", i.message_id, i.source),
+        };
+        dropped(&self.router, topic, message_id, source, reason);
+    }
+}

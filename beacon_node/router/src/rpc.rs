@@ -1,0 +1,312 @@
+//! Req/resp requests served from the store, on the processor's `rpc_*` kinds: Status,
+//! BeaconBlocksByRange / ByRoot v2, DataColumnSidecarsByRange / ByRoot v1 (only the columns the
+//! node custodies), within the spec's limits. A request the processor drops is answered with a
+//! server error, never left to time out.
+//!
+//! [spec]: phase0/p2p-interface.md#the-reqresp-domain, fulu/p2p-interface.md#the-reqresp-domain
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use beacon_processor::{Task, WorkKind};
+use networking::rpc::{
+    BlocksByRangeRequest, DataColumnsByRangeRequest, Protocol, Request, Response, ResponseCode,
+    ResponseItem,
+};
+use networking::{InboundRequestId, PeerId};
+use types::fulu::DataColumnsByRootIdentifier;
+use types::{EthSpec, Root, Slot};
+
+use crate::gossip::submit;
+use crate::{Internal, Processor, Router, status};
+
+/// The metric label of a protocol.
+fn protocol_label(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::StatusV2 => "status",
+        Protocol::Goodbye => "goodbye",
+        Protocol::Ping => "ping",
+        Protocol::MetaDataV3 => "metadata",
+        Protocol::BlocksByRangeV2 => "beacon_blocks_by_range",
+        Protocol::BlocksByRootV2 => "beacon_blocks_by_root",
+        Protocol::BlobsByRange => "blob_sidecars_by_range",
+        Protocol::BlobsByRoot => "blob_sidecars_by_root",
+        Protocol::DataColumnsByRange => "data_column_sidecars_by_range",
+        Protocol::DataColumnsByRoot => "data_column_sidecars_by_root",
+        Protocol::LightClientBootstrap => "light_client_bootstrap",
+        Protocol::LightClientUpdatesByRange => "light_client_updates_by_range",
+        Protocol::LightClientFinalityUpdate => "light_client_finality_update",
+        Protocol::LightClientOptimisticUpdate => "light_client_optimistic_update",
+    }
+}
+
+fn result_label<E: EthSpec>(response: &Response<E>) -> &'static str {
+    match &response.error {
+        None => "success",
+        Some(e) if e.code == ResponseCode::INVALID_REQUEST => "invalid_request",
+        Some(e) if e.code == ResponseCode::RESOURCE_UNAVAILABLE => "resource_unavailable",
+        Some(e) if e.code == ResponseCode::RATE_LIMITED => "rate_limited",
+        Some(_) => "server_error",
+    }
+}
+
+/// Sends `response` and counts it.
+fn answer<E: EthSpec>(
+    router: &Router<E>,
+    protocol: Protocol,
+    request_id: InboundRequestId,
+    response: Response<E>,
+) {
+    let label = protocol_label(protocol);
+    router
+        .metrics
+        .rpc_served
+        .with_label_values(&[label, result_label(&response)])
+        .inc();
+    router
+        .metrics
+        .rpc_chunks
+        .with_label_values(&[label])
+        .inc_by(response.items.len() as u64);
+    router.network.send_response(request_id, response);
+}
+
+/// Hands a peer's request to the processor as the work of its protocol; answers at once what
+/// needs no chain (protocols this node does not serve).
+pub(crate) fn route_request<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    processor: &Processor<E>,
+    peer_id: PeerId,
+    request_id: InboundRequestId,
+    request: Request<E>,
+) {
+    let protocol = request.protocol();
+    let kind = match &request {
+        Request::Status(_) => WorkKind::RpcStatus,
+        Request::BlocksByRange(_) => WorkKind::RpcBlocksByRangeRequest,
+        Request::BlocksByRoot(_) => WorkKind::RpcBlocksByRootRequest,
+        Request::DataColumnsByRange(_) => WorkKind::RpcDataColumnsByRangeRequest,
+        Request::DataColumnsByRoot(_) => WorkKind::RpcDataColumnsByRootRequest,
+        // Blob sidecars belong to pre-Fulu forks this node does not serve; light-client data is
+        // not produced yet.
+        Request::BlobsByRange(_)
+        | Request::BlobsByRoot(_)
+        | Request::LightClientBootstrap(_)
+        | Request::LightClientUpdatesByRange(_)
+        | Request::LightClientFinalityUpdate
+        | Request::LightClientOptimisticUpdate => {
+            let response = Response::error(
+                ResponseCode::RESOURCE_UNAVAILABLE,
+                "not served by this node",
+            );
+            answer(router, protocol, request_id, response);
+            return;
+        }
+        // Answered by the network service itself; never handed over.
+        Request::Goodbye(_) | Request::Ping(_) | Request::MetaData => {
+            answer(
+                router,
+                protocol,
+                request_id,
+                Response::error(ResponseCode::SERVER_ERROR, "unexpected request"),
+            );
+            return;
+        }
+    };
+    let on_run = router.clone();
+    let on_drop = router.clone();
+    let task = Task::new(kind, move |_| {
+        let response = match request {
+            Request::Status(status) => {
+                on_run.send_internal(Internal::PeerStatus { peer_id, status });
+                Response::success(vec![ResponseItem::Status(status::local_status(&on_run))])
+            }
+            Request::BlocksByRange(req) => blocks_by_range(&on_run, &req),
+            Request::BlocksByRoot(roots) => blocks_by_root(&on_run, &roots),
+            Request::DataColumnsByRange(req) => data_columns_by_range(&on_run, &req),
+            Request::DataColumnsByRoot(ids) => data_columns_by_root(&on_run, &ids),
+            _ => Response::error(ResponseCode::SERVER_ERROR, "unexpected request"),
+        };
+        answer(&on_run, protocol, request_id, response);
+    })
+    .on_drop(move |_| {
+        answer(
+            &on_drop,
+            protocol,
+            request_id,
+            Response::error(ResponseCode::SERVER_ERROR, "node overloaded"),
+        );
+    });
+    submit(processor, task);
+}
+
+fn server_error<E: EthSpec>(e: store::StoreError) -> Response<E> {
+    tracing::warn!(error = %e, "store read failed while serving a request");
+    Response::error(ResponseCode::SERVER_ERROR, "database error")
+}
+
+/// The canonical chain's block roots in `[start, end)` in slot order: finalized slots from the
+/// store's slot index, the rest by walking the head's ancestry among the store's hot blocks.
+pub fn canonical_block_roots<E: EthSpec>(
+    router: &Router<E>,
+    start: Slot,
+    end: Slot,
+) -> Result<Vec<(Slot, Root)>, store::StoreError> {
+    let store = router.chain.store();
+    let split_slot = store.split()?.map_or(0, |split| split.slot);
+    let mut roots = Vec::new();
+    for slot in start..end.min(split_slot.saturating_add(1)) {
+        if let Some(root) = store.block_root_at_slot(slot)? {
+            roots.push((slot, root));
+        }
+    }
+    if end > split_slot.saturating_add(1) {
+        let hot: HashMap<Root, (Slot, Root)> = store
+            .hot_blocks()?
+            .into_iter()
+            .map(|(slot, root, parent)| (root, (slot, parent)))
+            .collect();
+        let mut descending = Vec::new();
+        let mut root = router.chain.head().block_root;
+        while let Some(&(slot, parent)) = hot.get(&root) {
+            if slot <= split_slot || slot < start {
+                break;
+            }
+            if slot < end {
+                descending.push((slot, root));
+            }
+            root = parent;
+        }
+        roots.extend(descending.into_iter().rev());
+    }
+    Ok(roots)
+}
+
+/// `BeaconBlocksByRange` v2: the canonical blocks of `[start_slot, start_slot + count)`, at
+/// most `MAX_REQUEST_BLOCKS_DENEB`, from the earliest slot the node serves on.
+///
+/// [spec]: phase0/p2p-interface.md#beaconblocksbyrange
+pub fn blocks_by_range<E: EthSpec>(router: &Router<E>, req: &BlocksByRangeRequest) -> Response<E> {
+    if req.count == 0 || req.step != 1 {
+        return Response::error(
+            ResponseCode::INVALID_REQUEST,
+            "count must be > 0 and step 1",
+        );
+    }
+    let count = req.count.min(router.chain.spec().max_request_blocks_deneb);
+    let end = req.start_slot.saturating_add(count);
+    if end <= router.earliest_available_slot {
+        return Response::error(
+            ResponseCode::RESOURCE_UNAVAILABLE,
+            "blocks before the earliest available slot",
+        );
+    }
+    let start = req.start_slot.max(router.earliest_available_slot);
+    let roots = match canonical_block_roots(router, start, end) {
+        Ok(roots) => roots,
+        Err(e) => return server_error(e),
+    };
+    let mut items = Vec::with_capacity(roots.len());
+    for (_, root) in roots {
+        match router.chain.store().get_block(&root) {
+            Ok(Some(block)) => items.push(ResponseItem::Block(Arc::new(block))),
+            // Pruned or never stored: the range ends where the store's blocks end.
+            Ok(None) => break,
+            Err(e) => return server_error(e),
+        }
+    }
+    Response::success(items)
+}
+
+/// `BeaconBlocksByRoot` v2: the blocks the store holds of `roots` (at most
+/// `MAX_REQUEST_BLOCKS_DENEB`, which the decoder enforces), in request order.
+///
+/// [spec]: phase0/p2p-interface.md#beaconblocksbyroot
+pub fn blocks_by_root<E: EthSpec>(router: &Router<E>, roots: &[Root]) -> Response<E> {
+    let max = router.chain.spec().max_request_blocks_deneb as usize;
+    let mut items = Vec::new();
+    for root in roots.iter().take(max) {
+        match router.chain.store().get_block(root) {
+            Ok(Some(block)) => items.push(ResponseItem::Block(Arc::new(block))),
+            Ok(None) => {}
+            Err(e) => return server_error(e),
+        }
+    }
+    Response::success(items)
+}
+
+/// `DataColumnSidecarsByRange` v1: the custody columns asked for of the canonical blocks of the
+/// range, by slot then column, at most `MAX_REQUEST_DATA_COLUMN_SIDECARS`.
+///
+/// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+pub fn data_columns_by_range<E: EthSpec>(
+    router: &Router<E>,
+    req: &DataColumnsByRangeRequest,
+) -> Response<E> {
+    if req.count == 0 {
+        return Response::error(ResponseCode::INVALID_REQUEST, "count must be > 0");
+    }
+    let spec = router.chain.spec();
+    let max = spec.max_request_data_column_sidecars as usize;
+    let wanted: BTreeSet<u64> = req
+        .columns
+        .iter()
+        .copied()
+        .filter(|c| router.custody.contains(c))
+        .collect();
+    let count = req.count.min(spec.max_request_blocks_deneb);
+    let end = req.start_slot.saturating_add(count);
+    let start = req.start_slot.max(router.earliest_available_slot);
+    if wanted.is_empty() || start >= end {
+        return Response::success(Vec::new());
+    }
+    let roots = match canonical_block_roots(router, start, end) {
+        Ok(roots) => roots,
+        Err(e) => return server_error(e),
+    };
+    let mut items = Vec::new();
+    'blocks: for (_, root) in roots {
+        for &index in &wanted {
+            if items.len() >= max {
+                break 'blocks;
+            }
+            match router.chain.store().get_data_column(&root, index) {
+                Ok(Some(column)) => items.push(ResponseItem::DataColumnSidecar(Arc::new(column))),
+                Ok(None) => {}
+                Err(e) => return server_error(e),
+            }
+        }
+    }
+    Response::success(items)
+}
+
+/// `DataColumnSidecarsByRoot` v1: of each identifier's columns, those the node custodies and
+/// holds, at most `MAX_REQUEST_DATA_COLUMN_SIDECARS` in all.
+///
+/// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyroot-v1
+pub fn data_columns_by_root<E: EthSpec>(
+    router: &Router<E>,
+    ids: &[DataColumnsByRootIdentifier<E>],
+) -> Response<E> {
+    let max = router.chain.spec().max_request_data_column_sidecars as usize;
+    let mut items = Vec::new();
+    'ids: for id in ids {
+        let wanted: BTreeSet<u64> = id
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| router.custody.contains(c))
+            .collect();
+        for index in wanted {
+            if items.len() >= max {
+                break 'ids;
+            }
+            match router.chain.store().get_data_column(&id.block_root, index) {
+                Ok(Some(column)) => items.push(ResponseItem::DataColumnSidecar(Arc::new(column))),
+                Ok(None) => {}
+                Err(e) => return server_error(e),
+            }
+        }
+    }
+    Response::success(items)
+}

@@ -1,0 +1,834 @@
+//! Range sync: when peers' Status shows a head beyond ours, the slots from our head to theirs
+//! are fetched in batches (`BeaconBlocksByRange` with our custody columns by
+//! `DataColumnSidecarsByRange`, from one peer per batch, several batches ahead), checked
+//! (slots in range and ascending, blocks linked, columns of their block by the inclusion
+//! proof and covering our custody), and imported in order as chain segments on the
+//! processor: `engine_newPayload` per block, then the chain's import, which verifies every
+//! signature of the block and the columns' KZG proofs. A bad batch is penalised on the peer
+//! that served it and fetched again from another; a batch that keeps failing restarts sync
+//! from the head.
+//!
+//! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use beacon_chain::timeline::SeenVia;
+use beacon_chain::{BeaconChain, ChainError, PayloadStatus, PayloadVerdict};
+use beacon_processor::{Task, WorkKind};
+use networking::rpc::{
+    BlocksByRangeRequest, DataColumnsByRangeRequest, Request, Response, ResponseItem, StatusMessage,
+};
+use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
+use tokio::sync::watch;
+use tree_hash_root::block_root_of_column;
+use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock, Slot};
+
+use crate::gossip::{new_payload_status, submit};
+use crate::{Internal, Processor, Router, RouterConfig};
+
+/// Where the node stands against its peers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncState {
+    /// No peer is ahead of our head (or there are no peers): following by gossip.
+    Synced,
+    /// Range syncing towards `target_slot`, the highest head among the peers ahead.
+    Syncing {
+        /// The peers' highest head slot.
+        target_slot: Slot,
+    },
+}
+
+/// Why a range-sync batch was refused: what the peer sent, or why it could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyncError {
+    /// The peer answered with an error chunk.
+    #[error("the peer answered {code}: {message}")]
+    ErrorResponse {
+        /// The response code.
+        code: u8,
+        /// Its message.
+        message: String,
+    },
+    /// A block outside the requested range.
+    #[error("block at slot {slot} outside [{start}, {end})")]
+    BlockOutOfRange {
+        /// The block's slot.
+        slot: Slot,
+        /// The range's first slot.
+        start: Slot,
+        /// The slot after the range.
+        end: Slot,
+    },
+    /// Blocks not in ascending slot order.
+    #[error("block at slot {slot} after one at slot {previous}")]
+    NotAscending {
+        /// The block's slot.
+        slot: Slot,
+        /// The slot of the block before it.
+        previous: Slot,
+    },
+    /// A column outside the range or not asked for.
+    #[error("column {index} at slot {slot} was not asked for")]
+    UnexpectedColumn {
+        /// The column's slot.
+        slot: Slot,
+        /// Its index.
+        index: u64,
+    },
+    /// A response item of the wrong type.
+    #[error("a response item of the wrong type")]
+    WrongItem,
+    /// A block whose parent is not the block before it in the batch.
+    #[error("block at slot {slot} has parent {parent}, the batch's previous block is {expected}")]
+    NotLinked {
+        /// The block's slot.
+        slot: Slot,
+        /// Its parent root.
+        parent: Root,
+        /// The root of the batch's previous block.
+        expected: Root,
+    },
+    /// The batch's first block does not build on a block the chain holds.
+    #[error("block at slot {slot}: parent {parent} unknown")]
+    UnknownParent {
+        /// The block's slot.
+        slot: Slot,
+        /// Its parent root.
+        parent: Root,
+    },
+    /// A column whose commitments are not its block's (inclusion proof).
+    #[error("column {index} of block {block_root}: inclusion proof fails")]
+    BadInclusionProof {
+        /// The block.
+        block_root: Root,
+        /// The column index.
+        index: u64,
+    },
+    /// A block with blobs without all of our custody columns.
+    #[error("block {block_root}: {missing} custody columns missing")]
+    MissingColumns {
+        /// The block.
+        block_root: Root,
+        /// How many custody columns were not sent.
+        missing: usize,
+    },
+    /// The chain found a column invalid (KZG proofs, shape).
+    #[error("block at slot {slot}: data unavailable: {reason}")]
+    DataUnavailable {
+        /// The block's slot.
+        slot: Slot,
+        /// What the availability check said.
+        reason: String,
+    },
+    /// The chain refused the block (signatures, state transition, payload, finality).
+    #[error("block at slot {slot} invalid: {reason}")]
+    InvalidBlock {
+        /// The block's slot.
+        slot: Slot,
+        /// What the chain said.
+        reason: String,
+    },
+    /// The import failed for a reason of ours (store, state helpers).
+    #[error("internal: {0}")]
+    Internal(String),
+    /// The processor dropped the segment (shutting down, queue full).
+    #[error("the processor dropped the segment")]
+    Dropped,
+}
+
+/// Who a failed batch is blamed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blame {
+    /// The peer that served it: penalised, the batch fetched from another.
+    Peer,
+    /// Nobody: fetched again.
+    Nobody,
+}
+
+impl SyncError {
+    fn blame(&self) -> Blame {
+        match self {
+            SyncError::Internal(_) | SyncError::Dropped | SyncError::ErrorResponse { .. } => {
+                Blame::Nobody
+            }
+            _ => Blame::Peer,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            SyncError::ErrorResponse { .. } => "error_response",
+            SyncError::BlockOutOfRange { .. }
+            | SyncError::NotAscending { .. }
+            | SyncError::UnexpectedColumn { .. }
+            | SyncError::WrongItem => "malformed",
+            SyncError::NotLinked { .. } | SyncError::UnknownParent { .. } => "not_linked",
+            SyncError::BadInclusionProof { .. }
+            | SyncError::MissingColumns { .. }
+            | SyncError::DataUnavailable { .. } => "bad_columns",
+            SyncError::InvalidBlock { .. } => "invalid_block",
+            SyncError::Internal(_) => "internal",
+            SyncError::Dropped => "dropped",
+        }
+    }
+}
+
+/// A processed segment, back to the sync state machine.
+#[derive(Debug)]
+pub(crate) struct SegmentOutcome {
+    batch_id: u64,
+    result: Result<usize, SyncError>,
+}
+
+mod tree_hash_root {
+    use tree_hash::TreeHash;
+    use types::{DataColumnSidecar, EthSpec, Root};
+
+    /// The root of the block a column belongs to (its signed header's message).
+    pub(super) fn block_root_of_column<E: EthSpec>(column: &DataColumnSidecar<E>) -> Root {
+        let DataColumnSidecar::Fulu(c) = column;
+        c.signed_block_header.message.tree_hash_root()
+    }
+}
+
+type Blocks<E> = Vec<Arc<SignedBeaconBlock<E>>>;
+type Columns<E> = Vec<Arc<DataColumnSidecar<E>>>;
+
+enum BatchState<E: EthSpec> {
+    AwaitingDownload,
+    Downloading {
+        peer: PeerId,
+        blocks: Option<Blocks<E>>,
+        columns: Option<Columns<E>>,
+    },
+    AwaitingProcessing {
+        peer: PeerId,
+        blocks: Blocks<E>,
+        columns: Columns<E>,
+    },
+    Processing {
+        peer: PeerId,
+    },
+}
+
+struct Batch<E: EthSpec> {
+    id: u64,
+    start: Slot,
+    count: u64,
+    attempts: u32,
+    failed_peers: HashSet<PeerId>,
+    state: BatchState<E>,
+}
+
+impl<E: EthSpec> Batch<E> {
+    fn end(&self) -> Slot {
+        self.start.saturating_add(self.count)
+    }
+}
+
+struct SyncPeer {
+    status: StatusMessage,
+    downloads: usize,
+}
+
+/// The range-sync state machine, owned by the router's event loop.
+pub(crate) struct RangeSync<E: EthSpec> {
+    router: Arc<Router<E>>,
+    peers: HashMap<PeerId, SyncPeer>,
+    batches: VecDeque<Batch<E>>,
+    /// The first slot of the next batch to create; `None` while not syncing.
+    next_start: Option<Slot>,
+    next_batch_id: u64,
+    /// Our outstanding requests: the batch and whether it is the columns half.
+    requests: HashMap<OutboundRequestId, (u64, bool)>,
+    state: watch::Sender<SyncState>,
+    batch_slots: u64,
+    batches_ahead: usize,
+    max_attempts: u32,
+}
+
+/// Whether the chain imported `root` (not merely saw it).
+fn is_imported<E: EthSpec>(chain: &BeaconChain<E>, root: &Root) -> bool {
+    chain.is_block_known(root) && chain.unimported_block(root).is_none()
+}
+
+fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
+    match block {
+        SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
+        _ => 0,
+    }
+}
+
+impl<E: EthSpec> RangeSync<E> {
+    pub(crate) fn new(
+        router: Arc<Router<E>>,
+        config: &RouterConfig,
+        state: watch::Sender<SyncState>,
+    ) -> Self {
+        Self {
+            router,
+            peers: HashMap::new(),
+            batches: VecDeque::new(),
+            next_start: None,
+            next_batch_id: 0,
+            requests: HashMap::new(),
+            state,
+            batch_slots: config.sync_batch_slots.max(1),
+            batches_ahead: config.sync_batches_ahead.max(1),
+            max_attempts: config.sync_max_batch_attempts.max(1),
+        }
+    }
+
+    fn local_head_slot(&self) -> Slot {
+        self.router.chain.head().slot
+    }
+
+    /// The highest head among the peers.
+    fn target_slot(&self) -> Slot {
+        self.peers
+            .values()
+            .map(|p| p.status.head_slot)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A relevant peer's Status: a peer ahead of us joins range sync.
+    pub(crate) fn add_peer(
+        &mut self,
+        peer: PeerId,
+        status: StatusMessage,
+        processor: &Processor<E>,
+    ) {
+        let head = self.router.chain.head();
+        let ahead = status.head_slot > head.slot
+            || status.finalized_epoch > head.finalized_checkpoint.epoch;
+        if ahead {
+            let downloads = self.peers.get(&peer).map_or(0, |p| p.downloads);
+            self.peers.insert(peer, SyncPeer { status, downloads });
+        } else {
+            self.peers.remove(&peer);
+        }
+        self.router.metrics.sync_peers.set(self.peers.len() as i64);
+        self.drive(processor);
+    }
+
+    /// A peer left: its downloads are fetched again elsewhere.
+    pub(crate) fn remove_peer(&mut self, peer: &PeerId) {
+        self.peers.remove(peer);
+        self.router.metrics.sync_peers.set(self.peers.len() as i64);
+        for batch in &mut self.batches {
+            if let BatchState::Downloading { peer: p, .. } = &batch.state
+                && p == peer
+            {
+                batch.state = BatchState::AwaitingDownload;
+            }
+        }
+        self.requests.retain(|_, (id, _)| {
+            self.batches
+                .iter()
+                .any(|b| b.id == *id && matches!(b.state, BatchState::Downloading { .. }))
+        });
+    }
+
+    pub(crate) fn on_tick(&mut self, processor: &Processor<E>) {
+        self.drive(processor);
+    }
+
+    fn set_state(&self, state: SyncState) {
+        let metrics = &self.router.metrics;
+        match state {
+            SyncState::Synced => metrics.sync_state.set(0),
+            SyncState::Syncing { target_slot } => {
+                metrics.sync_state.set(1);
+                metrics
+                    .sync_target_slot
+                    .set(i64::try_from(target_slot).unwrap_or(i64::MAX));
+            }
+        }
+        self.state.send_if_modified(|current| {
+            let changed = *current != state;
+            *current = state;
+            changed
+        });
+    }
+
+    /// Starts, extends, downloads, processes and ends range sync as far as it can go now.
+    fn drive(&mut self, processor: &Processor<E>) {
+        let target = self.target_slot();
+        if self.next_start.is_none() {
+            let head = self.local_head_slot();
+            if self.peers.is_empty() || target <= head {
+                self.set_state(SyncState::Synced);
+                return;
+            }
+            tracing::info!(
+                from = head,
+                to = target,
+                peers = self.peers.len(),
+                "range sync starts"
+            );
+            self.next_start = Some(head + 1);
+        }
+        self.set_state(SyncState::Syncing {
+            target_slot: target,
+        });
+        while self.batches.len() < self.batches_ahead {
+            let Some(start) = self.next_start.filter(|s| *s <= target) else {
+                break;
+            };
+            self.batches.push_back(Batch {
+                id: self.next_batch_id,
+                start,
+                count: self.batch_slots,
+                attempts: 0,
+                failed_peers: HashSet::new(),
+                state: BatchState::AwaitingDownload,
+            });
+            self.next_batch_id += 1;
+            self.next_start = Some(start + self.batch_slots);
+        }
+        for index in 0..self.batches.len() {
+            if matches!(self.batches[index].state, BatchState::AwaitingDownload) {
+                self.download(index);
+            }
+        }
+        self.process_next(processor);
+        if self.batches.is_empty() && self.next_start.is_some_and(|s| s > target) {
+            let head = self.local_head_slot();
+            tracing::info!(head, target, "range sync done");
+            self.next_start = None;
+            // Peers not ahead of the new head are no longer sync peers.
+            self.peers.retain(|_, p| p.status.head_slot > head);
+            self.router.metrics.sync_peers.set(self.peers.len() as i64);
+            if self.peers.is_empty() {
+                self.set_state(SyncState::Synced);
+            } else {
+                self.drive(processor);
+            }
+        }
+    }
+
+    /// Sends batch `index`'s requests to the least busy peer that has its slots, preferring one
+    /// that has not failed it.
+    fn download(&mut self, index: usize) {
+        let batch = &self.batches[index];
+        let pick = |exclude_failed: bool| {
+            self.peers
+                .iter()
+                .filter(|(_, p)| p.status.head_slot >= batch.start)
+                .filter(|(id, _)| !exclude_failed || !batch.failed_peers.contains(*id))
+                .min_by_key(|(_, p)| p.downloads)
+                .map(|(id, _)| *id)
+        };
+        let Some(peer) = pick(true).or_else(|| pick(false)) else {
+            return;
+        };
+        let network = &self.router.network;
+        let blocks_request = network.send_request(
+            peer,
+            Request::BlocksByRange(BlocksByRangeRequest {
+                start_slot: batch.start,
+                count: batch.count,
+                step: 1,
+            }),
+        );
+        let spec = self.router.chain.spec();
+        let columns_request = (spec
+            .fork_name_at_slot::<E>(batch.end().saturating_sub(1))
+            .fulu_enabled()
+            && !self.router.custody.is_empty())
+        .then(|| {
+            network.send_request(
+                peer,
+                Request::DataColumnsByRange(DataColumnsByRangeRequest {
+                    start_slot: batch.start,
+                    count: batch.count,
+                    columns: self.router.custody.iter().copied().collect(),
+                }),
+            )
+        });
+        let id = batch.id;
+        self.requests.insert(blocks_request, (id, false));
+        if let Some(columns_request) = columns_request {
+            self.requests.insert(columns_request, (id, true));
+        }
+        if let Some(p) = self.peers.get_mut(&peer) {
+            p.downloads += 1;
+        }
+        self.batches[index].state = BatchState::Downloading {
+            peer,
+            blocks: None,
+            columns: columns_request.is_none().then(Vec::new),
+        };
+    }
+
+    fn finish_download(&mut self, peer: &PeerId) {
+        if let Some(p) = self.peers.get_mut(peer) {
+            p.downloads = p.downloads.saturating_sub(1);
+        }
+    }
+
+    /// A batch failed: the peer penalised when at fault, the batch downloaded again (from
+    /// another peer), or sync restarted from the head after too many attempts.
+    fn fail_batch(&mut self, batch_id: u64, peer: PeerId, error: &SyncError) {
+        self.router
+            .metrics
+            .sync_batches
+            .with_label_values(&[error.label()])
+            .inc();
+        let blame = error.blame();
+        tracing::debug!(%peer, batch = batch_id, %error, "range sync batch failed");
+        if blame == Blame::Peer {
+            self.router
+                .network
+                .report_peer(peer, PeerAction::LowTolerance);
+        }
+        let max_attempts = self.max_attempts;
+        let Some(batch) = self.batches.iter_mut().find(|b| b.id == batch_id) else {
+            return;
+        };
+        batch.attempts += 1;
+        batch.failed_peers.insert(peer);
+        batch.state = BatchState::AwaitingDownload;
+        self.requests.retain(|_, (id, _)| *id != batch_id);
+        if batch.attempts >= max_attempts {
+            tracing::warn!(
+                start = batch.start,
+                attempts = batch.attempts,
+                "range sync batch keeps failing: restarting from the head"
+            );
+            self.batches.clear();
+            self.requests.clear();
+            for p in self.peers.values_mut() {
+                p.downloads = 0;
+            }
+            self.next_start = None;
+        }
+    }
+
+    /// A response to one of our requests.
+    pub(crate) fn on_response(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        response: Response<E>,
+    ) {
+        let Some((batch_id, is_columns)) = self.requests.remove(&request_id) else {
+            return;
+        };
+        let result = self.accept_response(batch_id, is_columns, response);
+        match result {
+            Ok(()) => {}
+            Err(error) => {
+                self.finish_download(&peer);
+                self.fail_batch(batch_id, peer, &error);
+            }
+        }
+    }
+
+    /// Checks a response against its batch and stores it; both halves there, the batch waits
+    /// for processing.
+    fn accept_response(
+        &mut self,
+        batch_id: u64,
+        is_columns: bool,
+        response: Response<E>,
+    ) -> Result<(), SyncError> {
+        let custody = self.router.custody.clone();
+        let Some(batch) = self.batches.iter_mut().find(|b| b.id == batch_id) else {
+            return Ok(());
+        };
+        let (start, end) = (batch.start, batch.end());
+        let BatchState::Downloading {
+            peer,
+            blocks,
+            columns,
+            ..
+        } = &mut batch.state
+        else {
+            return Ok(());
+        };
+        let peer = *peer;
+        if let Some(error) = response.error
+            && response.items.is_empty()
+        {
+            return Err(SyncError::ErrorResponse {
+                code: error.code.0,
+                message: error.message,
+            });
+        }
+        if is_columns {
+            *columns = Some(check_columns(response.items, start, end, &custody)?);
+        } else {
+            *blocks = Some(check_blocks(response.items, start, end)?);
+        }
+        if blocks.is_some() && columns.is_some() {
+            let blocks = blocks.take().unwrap_or_default();
+            let columns = columns.take().unwrap_or_default();
+            batch.state = BatchState::AwaitingProcessing {
+                peer,
+                blocks,
+                columns,
+            };
+            self.finish_download(&peer);
+        }
+        Ok(())
+    }
+
+    /// One of our requests failed (timeout, stream refused, our own rate limit).
+    pub(crate) fn on_request_failed(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        error: &RpcError,
+    ) {
+        let Some((batch_id, _)) = self.requests.remove(&request_id) else {
+            return;
+        };
+        self.finish_download(&peer);
+        tracing::debug!(%peer, batch = batch_id, %error, "range sync request failed");
+        // Networking penalised a timeout or a malformed response already; our own rate limit
+        // is nobody's fault.
+        self.fail_batch(
+            batch_id,
+            peer,
+            &SyncError::ErrorResponse {
+                code: 0,
+                message: error.to_string(),
+            },
+        );
+    }
+
+    /// Starts importing the first batch when it is downloaded and nothing is importing.
+    fn process_next(&mut self, processor: &Processor<E>) {
+        if self
+            .batches
+            .iter()
+            .any(|b| matches!(b.state, BatchState::Processing { .. }))
+        {
+            return;
+        }
+        let Some(batch) = self.batches.front_mut() else {
+            return;
+        };
+        if !matches!(batch.state, BatchState::AwaitingProcessing { .. }) {
+            return;
+        }
+        let BatchState::AwaitingProcessing {
+            peer,
+            blocks,
+            columns,
+        } = std::mem::replace(&mut batch.state, BatchState::AwaitingDownload)
+        else {
+            return;
+        };
+        batch.state = BatchState::Processing { peer };
+        let batch_id = batch.id;
+        let router = self.router.clone();
+        let processor = processor.clone();
+        self.router.runtime.spawn(async move {
+            // The engine sees the payloads in chain order, before the chain imports them.
+            let mut verdicts = Vec::with_capacity(blocks.len());
+            for block in &blocks {
+                let status = if is_imported(&router.chain, &block.canonical_root()) {
+                    PayloadStatus::Valid
+                } else {
+                    new_payload_status(&router, block).await
+                };
+                verdicts.push(status);
+            }
+            let on_run = router.clone();
+            let on_drop = router.clone();
+            let task = Task::new(WorkKind::ChainSegment, move |_| {
+                let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
+                on_run.send_internal(Internal::SegmentProcessed(SegmentOutcome {
+                    batch_id,
+                    result,
+                }));
+            })
+            .on_drop(move |_| {
+                on_drop.send_internal(Internal::SegmentProcessed(SegmentOutcome {
+                    batch_id,
+                    result: Err(SyncError::Dropped),
+                }));
+            });
+            submit(&processor, task);
+        });
+    }
+
+    /// A segment was imported or failed.
+    pub(crate) fn on_segment_processed(
+        &mut self,
+        outcome: SegmentOutcome,
+        processor: &Processor<E>,
+    ) {
+        let Some(batch) = self.batches.iter().find(|b| b.id == outcome.batch_id) else {
+            return;
+        };
+        let BatchState::Processing { peer } = batch.state else {
+            return;
+        };
+        match outcome.result {
+            Ok(imported) => {
+                let metrics = &self.router.metrics;
+                metrics.sync_blocks_imported.inc_by(imported as u64);
+                metrics.sync_batches.with_label_values(&["imported"]).inc();
+                tracing::debug!(
+                    start = batch.start,
+                    imported,
+                    head = self.local_head_slot(),
+                    "range sync batch imported"
+                );
+                self.batches.retain(|b| b.id != outcome.batch_id);
+            }
+            Err(error) => self.fail_batch(outcome.batch_id, peer, &error),
+        }
+        self.drive(processor);
+    }
+}
+
+/// The blocks of a BlocksByRange response: in the range, ascending, at most one per slot.
+fn check_blocks<E: EthSpec>(
+    items: Vec<ResponseItem<E>>,
+    start: Slot,
+    end: Slot,
+) -> Result<Blocks<E>, SyncError> {
+    let mut blocks = Vec::with_capacity(items.len());
+    let mut previous: Option<Slot> = None;
+    for item in items {
+        let ResponseItem::Block(block) = item else {
+            return Err(SyncError::WrongItem);
+        };
+        let slot = block.slot();
+        if slot < start || slot >= end {
+            return Err(SyncError::BlockOutOfRange { slot, start, end });
+        }
+        if let Some(previous) = previous
+            && slot <= previous
+        {
+            return Err(SyncError::NotAscending { slot, previous });
+        }
+        previous = Some(slot);
+        blocks.push(block);
+    }
+    Ok(blocks)
+}
+
+/// The columns of a DataColumnSidecarsByRange response: in the range, of the columns asked for.
+fn check_columns<E: EthSpec>(
+    items: Vec<ResponseItem<E>>,
+    start: Slot,
+    end: Slot,
+    custody: &BTreeSet<u64>,
+) -> Result<Columns<E>, SyncError> {
+    let mut columns = Vec::with_capacity(items.len());
+    for item in items {
+        let ResponseItem::DataColumnSidecar(column) = item else {
+            return Err(SyncError::WrongItem);
+        };
+        let DataColumnSidecar::Fulu(c) = &*column;
+        let slot = c.signed_block_header.message.slot;
+        if slot < start || slot >= end || !custody.contains(&c.index) {
+            return Err(SyncError::UnexpectedColumn {
+                slot,
+                index: c.index,
+            });
+        }
+        columns.push(column);
+    }
+    Ok(columns)
+}
+
+/// Imports a downloaded batch in order: each block linked to the one before, with its custody
+/// columns (inclusion proofs checked here, KZG proofs by the import), through the chain's
+/// import with the engine's verdict. Blocks imported already (by gossip meanwhile) are skipped.
+/// Returns how many blocks were imported.
+fn process_chain_segment<E: EthSpec>(
+    router: &Router<E>,
+    blocks: &[Arc<SignedBeaconBlock<E>>],
+    columns: Columns<E>,
+    verdicts: &[PayloadStatus],
+) -> Result<usize, SyncError> {
+    let chain = &router.chain;
+    let mut by_block: HashMap<Root, Columns<E>> = HashMap::new();
+    for column in columns {
+        by_block
+            .entry(block_root_of_column(&column))
+            .or_default()
+            .push(column);
+    }
+    let mut imported = 0;
+    let mut previous: Option<Root> = None;
+    for (block, &status) in blocks.iter().zip(verdicts) {
+        let root = block.canonical_root();
+        let slot = block.slot();
+        if let Some(expected) = previous
+            && block.parent_root() != expected
+        {
+            return Err(SyncError::NotLinked {
+                slot,
+                parent: block.parent_root(),
+                expected,
+            });
+        }
+        previous = Some(root);
+        if is_imported(chain, &root) {
+            continue;
+        }
+        chain.record_block_seen(root, slot, SeenVia::Rpc);
+        let block_columns: Vec<DataColumnSidecar<E>> = if blob_count(block) > 0 {
+            let sent = by_block.remove(&root).unwrap_or_default();
+            let mut have = BTreeSet::new();
+            for column in &sent {
+                let DataColumnSidecar::Fulu(c) = &**column;
+                if !beacon_chain::data_column_sidecars::verify_data_column_sidecar_inclusion_proof(
+                    column,
+                ) {
+                    return Err(SyncError::BadInclusionProof {
+                        block_root: root,
+                        index: c.index,
+                    });
+                }
+                have.insert(c.index);
+            }
+            let missing = router.custody.difference(&have).count();
+            if missing > 0 {
+                return Err(SyncError::MissingColumns {
+                    block_root: root,
+                    missing,
+                });
+            }
+            sent.iter().map(|c| (**c).clone()).collect()
+        } else {
+            Vec::new()
+        };
+        match chain.import_block(
+            block.clone(),
+            &block_columns,
+            &PayloadVerdict(status),
+            status,
+        ) {
+            Ok(_) => imported += 1,
+            Err(ChainError::ForkChoice(e)) => {
+                use fork_choice::Error as F;
+                return match e {
+                    // Finalized meanwhile (by other blocks): nothing to import.
+                    F::NotAfterFinalizedSlot { .. } => continue,
+                    F::UnknownParent { parent, .. } => {
+                        Err(SyncError::UnknownParent { slot, parent })
+                    }
+                    F::DataUnavailable { reason, .. } => {
+                        Err(SyncError::DataUnavailable { slot, reason })
+                    }
+                    other => Err(SyncError::InvalidBlock {
+                        slot,
+                        reason: other.to_string(),
+                    }),
+                };
+            }
+            Err(other) => return Err(SyncError::Internal(other.to_string())),
+        }
+    }
+    Ok(imported)
+}

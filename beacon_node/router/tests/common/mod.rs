@@ -1,0 +1,469 @@
+//! Test nodes: a chain from an interop genesis (anchored at a block of slot 16), the mock
+//! execution client, real networking on loopback and the router; and a bare networking client
+//! for checking what a node serves.
+
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    reason = "test helpers: each test uses some; a failed setup is a failed test"
+)]
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use beacon_chain::events::ChainEvent;
+use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
+use fork_choice::ThreadPoolBuilder;
+use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use networking::rate_limiter::Quota;
+use networking::rpc::{Protocol, Request, Response};
+use networking::{GossipKind, NetworkConfig, NetworkEvent, NetworkHandle, PeerId};
+use operation_pool::OperationPool;
+use router::{RouterConfig, RouterHandle, SyncState};
+use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
+use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
+use store::{Store, StoreConfig};
+use tokio::sync::{mpsc, watch};
+use types::{
+    ChainSpec, DataColumnSidecar, EthSpec, ForkName, KZGCommitment, MinimalEthSpec, Root, Slot,
+};
+
+pub(crate) type E = MinimalEthSpec;
+
+/// The bound on every wait in these tests.
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(60);
+
+pub(crate) const GENESIS_TIME: u64 = 1_600_000_000;
+/// The anchor: a block at the first slot of epoch 2 on the interop genesis.
+pub(crate) const ANCHOR_SLOT: Slot = 16;
+
+pub(crate) fn spec() -> Arc<ChainSpec> {
+    Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu))
+}
+
+/// The shared start of every node's chain.
+pub(crate) fn anchor(spec: &ChainSpec) -> BuiltBlock<E> {
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
+    build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        spec,
+    )
+    .unwrap()
+}
+
+/// Half a second into `slot`, in milliseconds since the UNIX epoch.
+pub(crate) fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
+    spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 500
+}
+
+fn blob(seed: u8) -> kzg::Blob {
+    let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
+    for (i, fe) in bytes
+        .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
+        .enumerate()
+    {
+        for (j, b) in fe.iter_mut().enumerate().skip(1) {
+            *b = (i as u8).wrapping_mul(7) ^ (j as u8) ^ seed;
+        }
+    }
+    *kzg::blob_from_bytes(&bytes).unwrap()
+}
+
+/// A block at `slot` on `parent` attesting to the slot before (every committee), with `blobs`
+/// blobs, and its 128 column sidecars.
+pub(crate) fn next_block(
+    spec: &ChainSpec,
+    parent: &BuiltBlock<E>,
+    slot: Slot,
+    blobs: u8,
+) -> (BuiltBlock<E>, Vec<Arc<DataColumnSidecar<E>>>) {
+    let blobs: Vec<kzg::Blob> = (0..blobs).map(|i| blob(i ^ slot as u8)).collect();
+    let commitments = blobs
+        .iter()
+        .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).unwrap().0))
+        .collect();
+    let attestations = if slot > ANCHOR_SLOT + 1 {
+        vec![AttestationSpec::whole_slot(slot - 1)]
+    } else {
+        Vec::new()
+    };
+    let contents = BlockContents {
+        attestations,
+        blob_kzg_commitments: commitments,
+        ..BlockContents::default()
+    };
+    let built = build_block(&parent.post, slot, &contents, spec).unwrap();
+    let sidecars = if blobs.is_empty() {
+        Vec::new()
+    } else {
+        let cells: Vec<kzg::CellsAndProofs> = blobs
+            .iter()
+            .map(|b| kzg::compute_cells_and_kzg_proofs(b).unwrap())
+            .collect();
+        beacon_chain::data_column_sidecars::get_data_column_sidecars_from_block(
+            &built.block,
+            &cells,
+        )
+        .unwrap()
+        .into_iter()
+        .map(Arc::new)
+        .collect()
+    };
+    (built, sidecars)
+}
+
+/// A block with its column sidecars (none without blobs).
+pub(crate) type BlockAndColumns = (BuiltBlock<E>, Vec<Arc<DataColumnSidecar<E>>>);
+
+/// `count` blocks on the anchor, one per slot; the block at `blob_slot` (if any) has one blob.
+pub(crate) fn build_chain(
+    spec: &ChainSpec,
+    anchor: &BuiltBlock<E>,
+    count: u64,
+    blob_slot: Option<Slot>,
+) -> Vec<BlockAndColumns> {
+    let mut out: Vec<BlockAndColumns> = Vec::new();
+    for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + count {
+        let parent = out.last().map_or(anchor, |(b, _)| b);
+        let blobs = u8::from(blob_slot == Some(slot));
+        out.push(next_block(spec, parent, slot, blobs));
+    }
+    out
+}
+
+fn local_network_config(spec: &ChainSpec, current_slot: Slot) -> NetworkConfig {
+    let mut config = NetworkConfig::local(Root::repeat_byte(0x42));
+    // The interop genesis's validators root is what the digests use.
+    config.genesis_validators_root = anchor_validators_root(spec);
+    config.current_epoch = current_slot / E::slots_per_epoch();
+    config.quic_port = None;
+    config.discovery_port = None;
+    config.gossip_kinds = vec![GossipKind::BeaconBlock, GossipKind::BeaconAggregateAndProof];
+    config.rate_limits = config
+        .rate_limits
+        .with_quota(Protocol::MetaDataV3, Quota::n_every(16, 5))
+        .with_quota(Protocol::StatusV2, Quota::n_every(64, 5));
+    config
+}
+
+fn anchor_validators_root(spec: &ChainSpec) -> Root {
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
+    *genesis.genesis_validators_root()
+}
+
+/// A node: chain, mock execution client, networking, router.
+pub(crate) struct Node {
+    pub(crate) spec: Arc<ChainSpec>,
+    pub(crate) clock: Arc<ManualSlotClock>,
+    pub(crate) chain: Arc<BeaconChain<E>>,
+    pub(crate) network: NetworkHandle<E>,
+    pub(crate) router: Option<RouterHandle<E>>,
+    pub(crate) registry: prometheus::Registry,
+    pub(crate) el: MockExecutionLayer<E>,
+    stop: watch::Sender<bool>,
+    _dir: tempfile::TempDir,
+}
+
+/// How to start a node.
+pub(crate) struct NodeSpec<'a> {
+    pub(crate) anchor: &'a BuiltBlock<E>,
+    /// Blocks (with their columns) imported before the node starts.
+    pub(crate) blocks: &'a [BlockAndColumns],
+    /// The wall-clock slot.
+    pub(crate) current_slot: Slot,
+    /// The columns the node custodies (`None`: all).
+    pub(crate) custody: Option<BTreeSet<u64>>,
+    /// Addresses to dial at start.
+    pub(crate) static_peers: Vec<networking::Multiaddr>,
+}
+
+impl Node {
+    pub(crate) async fn start(spec: Arc<ChainSpec>, how: NodeSpec<'_>) -> Node {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::<E>::open(
+            &dir.path().join("db"),
+            (*spec).clone(),
+            StoreConfig::default(),
+        )
+        .unwrap();
+        let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, how.current_slot)));
+        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
+        let chain = Arc::new(
+            BeaconChain::from_anchor(
+                Arc::new(store),
+                how.anchor.post.clone(),
+                how.anchor.block.clone(),
+                spec.clone(),
+                clock.clone(),
+                pool,
+                ChainConfig {
+                    custody_columns: how.custody.clone(),
+                    ..ChainConfig::default()
+                },
+            )
+            .unwrap(),
+        );
+        for (built, columns) in how.blocks {
+            let columns: Vec<DataColumnSidecar<E>> =
+                columns.iter().map(|c| (**c).clone()).collect();
+            chain
+                .import_block(
+                    Arc::new(built.block.clone()),
+                    &columns,
+                    &AlwaysValid,
+                    PayloadStatus::Valid,
+                )
+                .unwrap();
+        }
+
+        let secret = JwtSecret::random();
+        let el = MockExecutionLayer::<E>::start(
+            MockConfig {
+                jwt_secret: secret.clone(),
+                spec: (*spec).clone(),
+                genesis_time: GENESIS_TIME,
+                seed: 1,
+                chain_id: 1,
+            },
+            "127.0.0.1:0".parse().unwrap(),
+        )
+        .await
+        .unwrap();
+        // The harness's payloads are not an execution chain the mock knows: it answers SYNCING
+        // and blocks are imported optimistically, as behind a syncing execution client.
+        el.set_syncing(true);
+        let engine = Arc::new(EngineApiClient::new(el.url(), secret, Timeouts::default()).unwrap());
+
+        let mut config = local_network_config(&spec, how.current_slot);
+        config.static_peers = how.static_peers;
+        let (network, events) = networking::start::<E>(config, (*spec).clone())
+            .await
+            .unwrap();
+        let registry = prometheus::Registry::new();
+        let (stop, shutdown) = watch::channel(false);
+        let router = router::spawn_router(
+            chain.clone(),
+            Arc::new(OperationPool::new()),
+            engine,
+            network.clone(),
+            events,
+            RouterConfig {
+                custody_columns: how.custody,
+                tick_interval: Duration::from_millis(100),
+                // Several batches for the few epochs of a test chain.
+                sync_batch_slots: 8,
+                ..RouterConfig::default()
+            },
+            beacon_processor::BeaconProcessorConfig {
+                main_threads: 2,
+                ..beacon_processor::BeaconProcessorConfig::default()
+            },
+            &registry,
+            shutdown,
+        )
+        .unwrap();
+        Node {
+            spec,
+            clock,
+            chain,
+            network,
+            router: Some(router),
+            registry,
+            el,
+            stop,
+            _dir: dir,
+        }
+    }
+
+    pub(crate) fn tcp_addr(&self) -> networking::Multiaddr {
+        self.network.tcp_addr().unwrap()
+    }
+
+    /// Waits until the chain's head is `root` (already, or by a head event).
+    pub(crate) async fn wait_for_head(&self, root: Root) {
+        let mut events = self.chain.events().subscribe();
+        if self.chain.head().block_root == root {
+            return;
+        }
+        let wait = async {
+            loop {
+                match events.recv().await {
+                    Ok(ChainEvent::Head { block, .. }) if block == root => return,
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        if self.chain.head().block_root == root {
+                            return;
+                        }
+                    }
+                    Err(e) => panic!("chain events ended: {e}"),
+                }
+            }
+        };
+        tokio::time::timeout(TIMEOUT, wait)
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "timed out waiting for head {root}; head is {} at slot {}",
+                    self.chain.head().block_root,
+                    self.chain.head().slot
+                )
+            });
+    }
+
+    /// Waits until the sync state satisfies `pick`.
+    pub(crate) async fn wait_for_sync_state(&self, what: &str, pick: impl Fn(&SyncState) -> bool) {
+        let mut rx = self.router.as_ref().unwrap().sync_state();
+        tokio::time::timeout(TIMEOUT, rx.wait_for(|s| pick(s)))
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for sync state {what}"))
+            .unwrap();
+    }
+
+    /// The value of counter `name` with `labels`, 0 when absent.
+    pub(crate) fn counter(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        self.registry
+            .gather()
+            .iter()
+            .filter(|family| family.name() == name)
+            .flat_map(|family| family.get_metric().to_vec())
+            .filter(|metric| {
+                labels.iter().all(|(k, v)| {
+                    metric
+                        .get_label()
+                        .iter()
+                        .any(|l| l.name() == *k && l.value() == *v)
+                })
+            })
+            .map(|metric| metric.get_counter().get_value())
+            .sum()
+    }
+
+    /// Waits until `probe` holds, re-checking every 20 ms (for state with no event to wait on,
+    /// such as peer scores and gossip meshes), failing after [`TIMEOUT`].
+    pub(crate) async fn wait_until<F: std::future::Future<Output = bool>>(
+        &self,
+        what: &str,
+        mut probe: impl FnMut() -> F,
+    ) {
+        let wait = async {
+            while !probe().await {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(TIMEOUT, wait)
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+    }
+
+    /// Stops the router and the network.
+    pub(crate) async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(router) = self.router.take() {
+            tokio::time::timeout(TIMEOUT, router.join()).await.unwrap();
+        }
+        self.network.shutdown();
+    }
+}
+
+/// A bare networking instance driven by the test: it answers Status with `status` and records
+/// every other event.
+pub(crate) struct Client {
+    pub(crate) network: NetworkHandle<E>,
+    events: mpsc::UnboundedReceiver<NetworkEvent<E>>,
+    backlog: Vec<NetworkEvent<E>>,
+}
+
+impl Client {
+    pub(crate) async fn start(
+        spec: &ChainSpec,
+        current_slot: Slot,
+        status: networking::rpc::StatusMessage,
+        static_peers: Vec<networking::Multiaddr>,
+    ) -> Client {
+        let mut config = local_network_config(spec, current_slot);
+        config.static_peers = static_peers;
+        let (network, mut raw) = networking::start::<E>(config, spec.clone()).await.unwrap();
+        let (tx, events) = mpsc::unbounded_channel();
+        let handle = network.clone();
+        tokio::spawn(async move {
+            while let Some(event) = raw.recv().await {
+                if let NetworkEvent::RequestReceived {
+                    request_id,
+                    request: Request::Status(_),
+                    ..
+                } = &event
+                {
+                    handle.send_response(
+                        *request_id,
+                        Response::success(vec![networking::rpc::ResponseItem::Status(status)]),
+                    );
+                }
+                if tx.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            network,
+            events,
+            backlog: Vec::new(),
+        }
+    }
+
+    /// The first event `pick` accepts (earlier ones kept for later waits).
+    pub(crate) async fn wait_for<T>(
+        &mut self,
+        what: &str,
+        mut pick: impl FnMut(&NetworkEvent<E>) -> Option<T>,
+    ) -> T {
+        if let Some(i) = self.backlog.iter().position(|e| pick(e).is_some()) {
+            let event = self.backlog.remove(i);
+            return pick(&event).unwrap();
+        }
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        loop {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Ok(Some(event)) => {
+                    if let Some(found) = pick(&event) {
+                        return found;
+                    }
+                    self.backlog.push(event);
+                }
+                Ok(None) => panic!("event stream ended while waiting for {what}"),
+                Err(_) => panic!("timed out waiting for {what}"),
+            }
+        }
+    }
+
+    pub(crate) async fn connected(&mut self) -> PeerId {
+        self.wait_for("a connection", |e| match e {
+            NetworkEvent::PeerConnected { peer_id, .. } => Some(*peer_id),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Sends `request` and waits for its response.
+    pub(crate) async fn request(&mut self, peer: PeerId, request: Request<E>) -> Response<E> {
+        let id = self.network.send_request(peer, request);
+        self.wait_for("a response", |event| match event {
+            NetworkEvent::ResponseReceived {
+                request_id,
+                response,
+                ..
+            } if *request_id == id => Some(Ok(response.clone())),
+            NetworkEvent::RequestFailed {
+                request_id, error, ..
+            } if *request_id == id => Some(Err(error.to_string())),
+            _ => None,
+        })
+        .await
+        .unwrap_or_else(|e| panic!("request failed: {e}"))
+    }
+}

@@ -1,0 +1,370 @@
+//! The router between real networking instances on loopback and chains from an interop
+//! genesis: range sync to a peer's head (with a block's columns by range), gossip blocks
+//! imported and invalid ones rejected with the sender penalised, req/resp served from the store,
+//! and a peer of another network sent Goodbye.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use networking::rpc::{
+    BlocksByRangeRequest, DataColumnsByRangeRequest, Request, ResponseCode, ResponseItem,
+    StatusMessage,
+};
+use networking::{GossipKind, GossipTopic, NetworkEvent, PubsubMessage};
+use router::SyncState;
+use types::fulu::DataColumnsByRootIdentifier;
+use types::{EthSpec, ForkDigest, Root, SignedBeaconBlock};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_at_the_anchor_range_syncs_to_its_peers_head_with_columns() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let count = 28;
+    let blob_slot = ANCHOR_SLOT + 4;
+    let blocks = build_chain(&spec, &anchor, count, Some(blob_slot));
+    let current = ANCHOR_SLOT + count;
+    let a = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &blocks,
+            current_slot: current,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let head = a.chain.head();
+    assert_eq!(head.slot, current);
+    assert!(
+        head.finalized_checkpoint.epoch > ANCHOR_SLOT / E::slots_per_epoch(),
+        "the served chain finalized past the anchor (some blocks are served from cold storage)"
+    );
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &[],
+            current_slot: current,
+            custody: None,
+            static_peers: vec![a.tcp_addr()],
+        },
+    )
+    .await;
+
+    b.wait_for_head(head.block_root).await;
+    b.wait_for_sync_state("synced", |s| *s == SyncState::Synced)
+        .await;
+    let b_head = b.chain.head();
+    assert_eq!(b_head.slot, head.slot);
+    assert_eq!(b_head.finalized_checkpoint, head.finalized_checkpoint);
+    assert_eq!(b_head.justified_checkpoint, head.justified_checkpoint);
+    assert_eq!(
+        b.counter("beacon_sync_blocks_imported_total", &[]),
+        count as f64,
+        "every block came by range sync"
+    );
+    // Batches of 8 slots: 4 batches for 28 slots.
+    assert_eq!(
+        b.counter("beacon_sync_batches_total", &[("result", "imported")]),
+        4.0
+    );
+    let blob_root = blocks[(blob_slot - ANCHOR_SLOT - 1) as usize]
+        .0
+        .block
+        .canonical_root();
+    assert_eq!(
+        b.chain
+            .store()
+            .data_column_indices(&blob_root)
+            .unwrap()
+            .len(),
+        128,
+        "the blob block's custody columns came by range and were stored"
+    );
+    assert!(
+        a.counter(
+            "beacon_rpc_requests_served_total",
+            &[
+                ("protocol", "data_column_sidecars_by_range"),
+                ("result", "success")
+            ]
+        ) >= 4.0
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_penalised() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blocks = build_chain(&spec, &anchor, 4, None);
+    let slot = ANCHOR_SLOT + 5;
+    let a = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &blocks,
+            current_slot: slot,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &blocks,
+            current_slot: slot,
+            custody: None,
+            static_peers: vec![a.tcp_addr()],
+        },
+    )
+    .await;
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(slot / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
+    a.wait_until("b in a's block mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+
+    let (next, _) = next_block(&spec, &blocks[3].0, slot, 0);
+    // The same block with another block's (valid-looking) signature: REJECT.
+    let mut forged = next.block.clone();
+    let SignedBeaconBlock::Fulu(inner) = &mut forged else {
+        panic!("a Fulu block");
+    };
+    inner.signature = blocks[0].0.block.signature();
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(forged)));
+    let reject = [("topic", "beacon_block"), ("verdict", "reject")];
+    b.wait_until("the forged block's reject", || {
+        let n = b.counter("beacon_gossip_messages_total", &reject);
+        async move { n >= 1.0 }
+    })
+    .await;
+    let a_peer = a.network.local_peer_id();
+    b.wait_until("a's score to drop", || {
+        let network = b.network.clone();
+        async move { network.peer_score(a_peer).await < 0.0 }
+    })
+    .await;
+    // The forged copy has the genuine block's message, so its root: it was not imported.
+    assert_ne!(b.chain.head().block_root, next.block.canonical_root());
+
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(next.block.clone())));
+    b.wait_for_head(next.block.canonical_root()).await;
+    assert_eq!(
+        b.counter(
+            "beacon_gossip_messages_total",
+            &[("topic", "beacon_block"), ("verdict", "accept")]
+        ),
+        1.0
+    );
+    assert_eq!(b.counter("beacon_gossip_messages_total", &reject), 1.0);
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_blocks_and_custody_columns_are_served_from_the_store() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blob_slot = ANCHOR_SLOT + 2;
+    let blocks = build_chain(&spec, &anchor, 6, Some(blob_slot));
+    let current = ANCHOR_SLOT + 6;
+    let custody: std::collections::BTreeSet<u64> = (0..64).collect();
+    let a = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &blocks,
+            current_slot: current,
+            custody: Some(custody),
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let head = a.chain.head();
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(current / E::slots_per_epoch());
+    let ours = StatusMessage {
+        fork_digest: digest,
+        finalized_root: head.finalized_checkpoint.root,
+        finalized_epoch: head.finalized_checkpoint.epoch,
+        head_root: anchor.block.canonical_root(),
+        head_slot: ANCHOR_SLOT,
+        earliest_available_slot: ANCHOR_SLOT,
+    };
+    let mut client = Client::start(&spec, current, ours, vec![a.tcp_addr()]).await;
+    let a_peer = client.connected().await;
+
+    let response = client.request(a_peer, Request::Status(ours)).await;
+    let expected = StatusMessage {
+        fork_digest: digest,
+        finalized_root: head.finalized_checkpoint.root,
+        finalized_epoch: head.finalized_checkpoint.epoch,
+        head_root: head.block_root,
+        head_slot: current,
+        // The store holds no genesis block: the anchor is the earliest served.
+        earliest_available_slot: ANCHOR_SLOT,
+    };
+    assert_eq!(response.items, vec![ResponseItem::Status(expected)]);
+
+    let response = client
+        .request(
+            a_peer,
+            Request::BlocksByRange(BlocksByRangeRequest {
+                start_slot: ANCHOR_SLOT,
+                count: 64,
+                step: 1,
+            }),
+        )
+        .await;
+    let mut served = vec![ResponseItem::Block(Arc::new(anchor.block.clone()))];
+    served.extend(
+        blocks
+            .iter()
+            .map(|(b, _)| ResponseItem::Block(Arc::new(b.block.clone()))),
+    );
+    assert_eq!(
+        response.items, served,
+        "the anchor, then every block, in slot order"
+    );
+
+    let response = client
+        .request(
+            a_peer,
+            Request::BlocksByRange(BlocksByRangeRequest {
+                start_slot: ANCHOR_SLOT + 1,
+                count: 0,
+                step: 1,
+            }),
+        )
+        .await;
+    assert_eq!(
+        response.error.map(|e| e.code),
+        Some(ResponseCode::INVALID_REQUEST)
+    );
+
+    let third = blocks[2].0.block.clone();
+    let response = client
+        .request(
+            a_peer,
+            Request::BlocksByRoot(vec![Root::repeat_byte(0xee), third.canonical_root()]),
+        )
+        .await;
+    assert_eq!(response.items, vec![ResponseItem::Block(Arc::new(third))]);
+
+    let (blob_block, columns) = &blocks[(blob_slot - ANCHOR_SLOT - 1) as usize];
+    let blob_root = blob_block.block.canonical_root();
+    let ids = vec![DataColumnsByRootIdentifier::<E> {
+        block_root: blob_root,
+        columns: vec![1, 3, 100].try_into().unwrap(),
+    }];
+    let response = client
+        .request(a_peer, Request::DataColumnsByRoot(ids))
+        .await;
+    assert_eq!(
+        response.items,
+        vec![
+            ResponseItem::DataColumnSidecar(columns[1].clone()),
+            ResponseItem::DataColumnSidecar(columns[3].clone()),
+        ],
+        "column 100 is not in the node's custody"
+    );
+
+    let response = client
+        .request(
+            a_peer,
+            Request::DataColumnsByRange(DataColumnsByRangeRequest {
+                start_slot: ANCHOR_SLOT + 1,
+                count: 6,
+                columns: vec![70, 5],
+            }),
+        )
+        .await;
+    assert_eq!(
+        response.items,
+        vec![ResponseItem::DataColumnSidecar(columns[5].clone())]
+    );
+
+    for (protocol, n) in [
+        ("status", 1.0),
+        ("beacon_blocks_by_range", 1.0),
+        ("beacon_blocks_by_root", 1.0),
+        ("data_column_sidecars_by_root", 1.0),
+        ("data_column_sidecars_by_range", 1.0),
+    ] {
+        assert_eq!(
+            a.counter(
+                "beacon_rpc_requests_served_total",
+                &[("protocol", protocol), ("result", "success")]
+            ),
+            n,
+            "{protocol}"
+        );
+    }
+    assert_eq!(
+        a.counter(
+            "beacon_rpc_requests_served_total",
+            &[
+                ("protocol", "beacon_blocks_by_range"),
+                ("result", "invalid_request")
+            ]
+        ),
+        1.0
+    );
+    a.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_of_another_network_is_sent_goodbye() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let current = ANCHOR_SLOT + 1;
+    let a = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &[],
+            current_slot: current,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let other = StatusMessage {
+        fork_digest: ForkDigest::from([9, 9, 9, 9]),
+        finalized_root: Root::ZERO,
+        finalized_epoch: 0,
+        head_root: Root::ZERO,
+        head_slot: 0,
+        earliest_available_slot: 0,
+    };
+    let mut client = Client::start(&spec, current, other, vec![a.tcp_addr()]).await;
+    let reason = client
+        .wait_for("a goodbye", |event| match event {
+            NetworkEvent::Goodbye { reason, .. } => Some(*reason),
+            _ => None,
+        })
+        .await;
+    assert_eq!(reason, router::GOODBYE_IRRELEVANT_NETWORK);
+    a.stop().await;
+}
