@@ -114,18 +114,37 @@ pub(crate) struct Context<E: EthSpec> {
 
 /// Runs the validator client until `shutdown` completes (or a fatal error): reads genesis and
 /// the chain configuration from the beacon nodes (checked against `config.spec` when given),
-/// then performs the duties slot by slot.
+/// then performs the duties slot by slot. On shutdown every duty task is stopped and the
+/// slashing protection database is closed before this returns.
 pub async fn run<E: EthSpec>(
     config: ValidatorClientConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), VcError> {
-    tokio::select! {
-        result = run_until_error::<E>(config) => result,
-        () = shutdown => {
-            info!("validator client shutting down");
-            Ok(())
+    let mut shutdown = std::pin::pin!(shutdown);
+    let ctx = tokio::select! {
+        ctx = start::<E>(config) => ctx?,
+        () = &mut shutdown => {
+            info!("validator client shut down before it started");
+            return Ok(());
         }
+    };
+    let mut tasks = JoinSet::new();
+    let result = tokio::select! {
+        result = duty_loop(Arc::clone(&ctx), &mut tasks) => result,
+        () = shutdown => Ok(()),
+    };
+    info!("validator client shutting down");
+    tasks.shutdown().await;
+    // A signer on a blocking thread outlives its aborted task by one signature and one fsync;
+    // the database closes when the last of them lets the context go.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while Arc::strong_count(&ctx) > 1 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    if Arc::strong_count(&ctx) > 1 {
+        warn!("a signing task is still running at shutdown");
+    }
+    result
 }
 
 /// Loads the keys of `source`.
@@ -148,7 +167,8 @@ pub fn load_keys(source: &KeySource) -> Result<Vec<ValidatorKey>, VcError> {
     }
 }
 
-async fn run_until_error<E: EthSpec>(config: ValidatorClientConfig) -> Result<(), VcError> {
+/// Everything before the first slot: keys, the chain, the slashing protection database.
+async fn start<E: EthSpec>(config: ValidatorClientConfig) -> Result<Arc<Context<E>>, VcError> {
     let keys = load_keys(&config.keys)?;
     info!(validators = keys.len(), "keys loaded");
     // Timeouts are set per request kind from the slot duration once the chain is known; the
@@ -210,7 +230,7 @@ async fn run_until_error<E: EthSpec>(config: ValidatorClientConfig) -> Result<()
         doppelganger_protection = config.doppelganger_protection,
         "validator client started"
     );
-    duty_loop(ctx).await
+    Ok(ctx)
 }
 
 fn build_nodes(urls: &[String], timeouts: Timeouts) -> Result<BeaconNodes, VcError> {
@@ -369,9 +389,10 @@ async fn doppelganger_check<E: EthSpec>(
 
 /// The slot loop: at each slot's start the proposal, attestation, aggregation and sync
 /// committee tasks of the slot start, and the duty lookups run.
-async fn duty_loop<E: EthSpec>(ctx: Arc<Context<E>>) -> Result<(), VcError> {
-    // Dropped on return: every task it holds is aborted with it.
-    let mut tasks = JoinSet::new();
+async fn duty_loop<E: EthSpec>(
+    ctx: Arc<Context<E>>,
+    tasks: &mut JoinSet<()>,
+) -> Result<(), VcError> {
     tasks.spawn(follow_head(Arc::clone(&ctx)));
     tasks.spawn(refetch_stale_duties(Arc::clone(&ctx)));
 
