@@ -16,9 +16,12 @@ pub struct SpecMismatch {
     pub client: String,
 }
 
-/// Reads the node's `config/spec` map as a [`ChainSpec`]. The map holds the preset values
-/// too; they land in [`ChainSpec::extra`].
-pub fn chain_spec_from_config_spec(config: &ConfigSpec) -> Result<ChainSpec, ConfigError> {
+/// Reads the node's `config/spec` map as a [`ChainSpec`], over the built-in config of the
+/// preset `E` (so that a key the node does not serve keeps the preset's value). The map holds
+/// the preset values too; they land in [`ChainSpec::extra`].
+pub fn chain_spec_from_config_spec<E: EthSpec>(
+    config: &ConfigSpec,
+) -> Result<ChainSpec, ConfigError> {
     // Each value as JSON is valid YAML (a double-quoted scalar, or a flow sequence/mapping),
     // so the config parser reads the map as it reads a `config.yaml`.
     let mut yaml = String::new();
@@ -28,7 +31,11 @@ pub fn chain_spec_from_config_spec(config: &ConfigSpec) -> Result<ChainSpec, Con
         yaml.push_str(&value.to_string());
         yaml.push('\n');
     }
-    ChainSpec::from_config_yaml(&yaml)
+    let base = match E::PRESET_BASE {
+        "minimal" => types::chain_spec::MINIMAL_CONFIG_YAML,
+        _ => types::chain_spec::MAINNET_CONFIG_YAML,
+    };
+    ChainSpec::from_config_yaml_with_overrides(base, &yaml)
 }
 
 /// Checks that the node's chain is the client's, reading the node's `config/spec` map
@@ -141,7 +148,7 @@ mod tests {
     #[test]
     fn the_served_minimal_config_reads_back_and_matches() {
         let yaml = include_str!("../../consensus/types/configs/minimal.yaml");
-        let spec = chain_spec_from_config_spec(&served(yaml)).expect("readable");
+        let spec = chain_spec_from_config_spec::<MinimalEthSpec>(&served(yaml)).expect("readable");
         let ours = ChainSpec::minimal();
         assert_eq!(
             spec,
@@ -166,5 +173,17 @@ mod tests {
         assert_eq!(err.key, "BLOB_SCHEDULE");
         let err = check_same_chain::<types::MainnetEthSpec>(&ours, &node).expect_err("preset");
         assert_eq!(err.key, "PRESET_BASE");
+
+        // A node serving only some keys: the rest come from the preset's config.
+        let mut partial = node.clone();
+        partial
+            .0
+            .retain(|k, _| k.ends_with("_FORK_EPOCH") || k == "SLOT_DURATION_MS");
+        partial
+            .0
+            .insert("SLOT_DURATION_MS".into(), serde_json::json!("2000"));
+        let spec = chain_spec_from_config_spec::<MinimalEthSpec>(&partial).expect("readable");
+        assert_eq!(spec.slot_duration_ms, 2_000);
+        assert_eq!(spec.genesis_fork_version, ours.genesis_fork_version);
     }
 }

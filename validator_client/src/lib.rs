@@ -177,7 +177,7 @@ async fn start<E: EthSpec>(config: ValidatorClientConfig) -> Result<Arc<Context<
     let (genesis, node_config) = wait_for_chain(&bootstrap).await?;
     let spec = match config.spec.clone() {
         Some(ours) => ours,
-        None => chain_config::chain_spec_from_config_spec(&node_config)?,
+        None => chain_config::chain_spec_from_config_spec::<E>(&node_config)?,
     };
     chain_config::check_same_chain::<E>(&spec, &node_config)?;
     if genesis.genesis_fork_version != spec.genesis_fork_version {
@@ -259,10 +259,15 @@ async fn wait_for_chain(
             .await;
         match genesis {
             Ok(genesis) => {
-                let config = nodes
+                match nodes
                     .first_success("config/spec", |c| async move { c.get_config_spec().await })
-                    .await?;
-                return Ok((genesis.data, config.data));
+                    .await
+                {
+                    Ok(config) => return Ok((genesis.data, config.data)),
+                    Err(e) => info!(error = %e, "waiting for a beacon node's config/spec"),
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
             }
             Err(e) => {
                 info!(error = %e, "waiting for a beacon node with a genesis");
@@ -387,6 +392,26 @@ async fn doppelganger_check<E: EthSpec>(
     Ok(())
 }
 
+/// Counts the duties of slots the loop skipped as missed.
+fn count_skipped_duties<E: EthSpec>(ctx: &Context<E>, slots: std::ops::Range<Slot>) {
+    if !ctx.store.signing_enabled() {
+        return;
+    }
+    let duties = ctx.duties.read();
+    for slot in slots {
+        let proposals = duties.proposers_at::<E>(slot).len() as u64;
+        let attestations = duties.attesters_at::<E>(slot).len() as u64;
+        let sync = duties.sync_at::<E>(slot).len() as u64;
+        ctx.metrics.missed_duties(DutyKind::Proposal, proposals);
+        ctx.metrics
+            .missed_duties(DutyKind::Attestation, attestations);
+        if ctx.spec.fork_name_at_slot::<E>(slot).altair_enabled() {
+            ctx.metrics
+                .missed_duties(DutyKind::SyncCommitteeMessage, sync);
+        }
+    }
+}
+
 /// The slot loop: at each slot's start the proposal, attestation, aggregation and sync
 /// committee tasks of the slot start, and the duty lookups run.
 async fn duty_loop<E: EthSpec>(
@@ -455,6 +480,7 @@ async fn duty_loop<E: EthSpec>(
                 to = current,
                 "the slot loop fell behind; skipping slots"
             );
+            count_skipped_duties(&ctx, slot + 1..current);
         }
         slot = current.max(slot + 1);
     }
