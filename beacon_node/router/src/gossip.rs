@@ -333,7 +333,7 @@ fn process_gossip_block<E: EthSpec>(
     let chain = &router.chain;
     let now = chain.now_ms();
     chain.record_block_seen(block.canonical_root(), block.slot(), SeenVia::Gossip);
-    match chain.verify_block_for_gossip(block, now) {
+    match chain.verify_block_for_gossip(block.clone(), now) {
         Ok(verified) => {
             report(router, "beacon_block", message_id, source, Verdict::Accept);
             let router = router.clone();
@@ -359,10 +359,10 @@ fn process_gossip_block<E: EthSpec>(
         Err(e) => {
             let verdict = e.verdict();
             tracing::debug!(error = %e, "gossip block refused");
-            if let BlockGossipError::ParentUnknown { parent } = e {
+            if let BlockGossipError::ParentUnknown { .. } = e {
                 router.send_internal(Internal::UnknownParent {
                     peer_id: source,
-                    parent,
+                    block,
                 });
             }
             report(router, "beacon_block", message_id, source, verdict);

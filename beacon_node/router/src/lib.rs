@@ -12,6 +12,8 @@
 //!   ByRoot answered from the store on the processor's `rpc_*` kinds, within the spec's limits;
 //!   every new peer is sent our Status, and a peer on another network (fork digest or a
 //!   conflicting finalized checkpoint) is sent Goodbye(irrelevant network) and disconnected.
+//! - **Lookups** ([`lookup`]): a gossip block of an unknown parent has its ancestry fetched by
+//!   root, with the columns of those with blobs, and imported.
 //! - **Range sync** ([`sync`]): when a peer's head is ahead of ours, blocks by range in batches
 //!   with our custody columns by range, imported in order as chain segments, a bad batch
 //!   retried from another peer and its server penalised.
@@ -41,6 +43,7 @@
 
 pub mod gossip;
 pub mod handlers;
+pub mod lookup;
 mod metrics;
 pub mod rpc;
 pub mod status;
@@ -58,7 +61,7 @@ use networking::{NetworkEvent, NetworkEvents, NetworkHandle, OutboundRequestId, 
 use operation_pool::OperationPool;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use types::{EthSpec, Root, Slot, typenum::Unsigned};
+use types::{EthSpec, Root, SignedBeaconBlock, Slot, typenum::Unsigned};
 
 pub use handlers::{ChainHandlers, GossipItem};
 pub use status::{IrrelevantPeer, check_peer_status};
@@ -130,7 +133,7 @@ pub enum RouterError {
 }
 
 /// What the processor's work and the spawned tasks tell the router's event loop.
-pub(crate) enum Internal {
+pub(crate) enum Internal<E: EthSpec> {
     /// A peer's Status, received as a request.
     PeerStatus {
         /// The peer.
@@ -138,14 +141,16 @@ pub(crate) enum Internal {
         /// Its Status.
         status: StatusMessage,
     },
-    /// A gossip block's parent is unknown: the peer that sent it is asked for its Status (range
-    /// sync starts when it is ahead).
+    /// A gossip block's parent is unknown: its ancestry is looked up from the peer that sent
+    /// it.
     UnknownParent {
         /// The peer.
         peer_id: PeerId,
-        /// The unknown parent.
-        parent: Root,
+        /// The block.
+        block: Arc<SignedBeaconBlock<E>>,
     },
+    /// A lookup's blocks were imported or failed.
+    LookupProcessed(lookup::LookupOutcome),
     /// A supernode holds half of a block's columns: reconstruct the rest.
     Reconstruct(Root),
     /// A range-sync segment was imported or failed.
@@ -163,7 +168,7 @@ pub struct Router<E: EthSpec> {
     custody: BTreeSet<u64>,
     earliest_available_slot: Slot,
     runtime: tokio::runtime::Handle,
-    internal: mpsc::UnboundedSender<Internal>,
+    internal: mpsc::UnboundedSender<Internal<E>>,
 }
 
 impl<E: EthSpec> std::fmt::Debug for Router<E> {
@@ -196,7 +201,7 @@ impl<E: EthSpec> Router<E> {
         &self.custody
     }
 
-    pub(crate) fn send_internal(&self, message: Internal) {
+    pub(crate) fn send_internal(&self, message: Internal<E>) {
         // The loop is gone only after shutdown: nothing is waiting for the message then.
         let _ = self.internal.send(message);
     }
@@ -296,6 +301,7 @@ pub fn spawn_router<E: EthSpec>(
         router: router.clone(),
         processor: processor.clone(),
         sync: sync::RangeSync::new(router.clone(), &config, sync_tx),
+        lookups: lookup::BlockLookups::new(router.clone()),
         status_requests: HashMap::new(),
         goodbyes: HashMap::new(),
         last_status: HashMap::new(),
@@ -340,6 +346,7 @@ struct EventLoop<E: EthSpec> {
     router: Arc<Router<E>>,
     processor: Processor<E>,
     sync: sync::RangeSync<E>,
+    lookups: lookup::BlockLookups<E>,
     /// Status requests we sent, by id.
     status_requests: HashMap<OutboundRequestId, PeerId>,
     /// Goodbyes we sent: the peer is disconnected when the request completes.
@@ -353,7 +360,7 @@ impl<E: EthSpec> EventLoop<E> {
     async fn run(
         mut self,
         mut events: NetworkEvents<E>,
-        mut internal: mpsc::UnboundedReceiver<Internal>,
+        mut internal: mpsc::UnboundedReceiver<Internal<E>>,
         mut shutdown: watch::Receiver<bool>,
     ) {
         let mut tick = tokio::time::interval(self.config.tick_interval);
@@ -382,6 +389,7 @@ impl<E: EthSpec> EventLoop<E> {
             NetworkEvent::PeerDisconnected { peer_id } | NetworkEvent::PeerBanned { peer_id } => {
                 self.last_status.remove(&peer_id);
                 self.sync.remove_peer(&peer_id);
+                self.lookups.remove_peer(&peer_id);
             }
             NetworkEvent::Goodbye { peer_id, reason } => {
                 tracing::debug!(%peer_id, reason, "peer said goodbye");
@@ -421,6 +429,8 @@ impl<E: EthSpec> EventLoop<E> {
                     self.router.network.disconnect(peer_id);
                 } else if self.status_requests.remove(&request_id).is_some() {
                     tracing::debug!(%peer_id, %error, "status request failed");
+                } else if self.lookups.owns(&request_id) {
+                    self.lookups.on_request_failed(peer_id, request_id, &error);
                 } else {
                     self.sync.on_request_failed(peer_id, request_id, &error);
                 }
@@ -447,16 +457,21 @@ impl<E: EthSpec> EventLoop<E> {
             }
             return;
         }
+        if self.lookups.owns(&request_id) {
+            self.lookups
+                .on_response(peer_id, request_id, response, &self.processor);
+            return;
+        }
         self.sync.on_response(peer_id, request_id, response);
     }
 
-    fn on_internal(&mut self, message: Internal) {
+    fn on_internal(&mut self, message: Internal<E>) {
         match message {
             Internal::PeerStatus { peer_id, status } => self.on_peer_status(peer_id, status),
-            Internal::UnknownParent { peer_id, parent } => {
-                tracing::debug!(%peer_id, %parent, "gossip block of an unknown parent");
-                self.send_status(peer_id);
+            Internal::UnknownParent { peer_id, block } => {
+                self.lookups.on_unknown_parent(peer_id, block)
             }
+            Internal::LookupProcessed(outcome) => self.lookups.on_processed(outcome),
             Internal::Reconstruct(root) => {
                 gossip::schedule_reconstruction(&self.router, &self.processor, root)
             }

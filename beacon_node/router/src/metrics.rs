@@ -24,6 +24,8 @@ pub(crate) struct Metrics {
     pub(crate) sync_batches: IntCounterVec,
     /// `beacon_sync_peers`: peers whose head is ahead of ours.
     pub(crate) sync_peers: IntGauge,
+    /// `beacon_sync_lookups_total{result}`: block lookups imported, failed, dropped.
+    pub(crate) lookups: IntCounterVec,
 }
 
 impl Metrics {
@@ -77,6 +79,13 @@ impl Metrics {
                 &["result"],
             )?,
             sync_peers: IntGauge::new("beacon_sync_peers", "Peers whose head is ahead of ours")?,
+            lookups: IntCounterVec::new(
+                Opts::new(
+                    "beacon_sync_lookups_total",
+                    "Lookups of unknown parents: imported, failed, dropped, or not started",
+                ),
+                &["result"],
+            )?,
         })
     }
 
@@ -90,6 +99,7 @@ impl Metrics {
         registry.register(Box::new(self.sync_blocks_imported.clone()))?;
         registry.register(Box::new(self.sync_batches.clone()))?;
         registry.register(Box::new(self.sync_peers.clone()))?;
+        registry.register(Box::new(self.lookups.clone()))?;
         Ok(())
     }
 }

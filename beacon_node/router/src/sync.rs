@@ -147,6 +147,11 @@ enum Blame {
 }
 
 impl SyncError {
+    /// Whether the peer that served the data is at fault.
+    pub(crate) fn blames_peer(&self) -> bool {
+        self.blame() == Blame::Peer
+    }
+
     fn blame(&self) -> Blame {
         match self {
             SyncError::Internal(_) | SyncError::Dropped | SyncError::ErrorResponse { .. } => {
@@ -249,11 +254,11 @@ pub(crate) struct RangeSync<E: EthSpec> {
 }
 
 /// Whether the chain imported `root` (not merely saw it).
-fn is_imported<E: EthSpec>(chain: &BeaconChain<E>, root: &Root) -> bool {
+pub(crate) fn is_imported<E: EthSpec>(chain: &BeaconChain<E>, root: &Root) -> bool {
     chain.is_block_known(root) && chain.unimported_block(root).is_none()
 }
 
-fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
+pub(crate) fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
     match block {
         SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
         _ => 0,
@@ -744,7 +749,7 @@ fn check_columns<E: EthSpec>(
 /// columns (inclusion proofs checked here, KZG proofs by the import), through the chain's
 /// import with the engine's verdict. Blocks imported already (by gossip meanwhile) are skipped.
 /// Returns how many blocks were imported.
-fn process_chain_segment<E: EthSpec>(
+pub(crate) fn process_chain_segment<E: EthSpec>(
     router: &Router<E>,
     blocks: &[Arc<SignedBeaconBlock<E>>],
     columns: Columns<E>,

@@ -13,6 +13,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
+
 use networking::rpc::{
     BlocksByRangeRequest, DataColumnsByRangeRequest, Request, ResponseCode, ResponseItem,
     StatusMessage,
@@ -367,4 +368,207 @@ async fn a_peer_of_another_network_is_sent_goodbye() {
         .await;
     assert_eq!(reason, router::GOODBYE_IRRELEVANT_NETWORK);
     a.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_serving_a_bad_column_is_penalised_and_the_batch_fetched_from_another() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let count = 12;
+    let blob_slot = ANCHOR_SLOT + 3;
+    let blocks = build_chain(&spec, &anchor, count, Some(blob_slot));
+    let current = ANCHOR_SLOT + count;
+    let a = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &blocks,
+            current_slot: current,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let head = a.chain.head();
+    let (blob_block, columns) = &blocks[(blob_slot - ANCHOR_SLOT - 1) as usize];
+    let blob_root = blob_block.block.canonical_root();
+
+    // The bad peer has the honest chain but serves column 7 with column 8's proof: the
+    // inclusion proof holds (proofs are not part of it), the KZG check does not.
+    let served_blocks: Vec<Arc<SignedBeaconBlock<E>>> = blocks
+        .iter()
+        .map(|(b, _)| Arc::new(b.block.clone()))
+        .collect();
+    let mut bad_columns = columns.clone();
+    let mut bad = (*bad_columns[7]).clone();
+    let types::DataColumnSidecar::Fulu(inner) = &mut bad;
+    let types::DataColumnSidecar::Fulu(donor) = &*columns[8];
+    inner.kzg_proofs[0] = donor.kzg_proofs[0];
+    bad_columns[7] = Arc::new(bad);
+    let serve: Server = Box::new(move |request| match request {
+        Request::BlocksByRange(req) => Some(networking::rpc::Response::success(
+            served_blocks
+                .iter()
+                .filter(|b| b.slot() >= req.start_slot && b.slot() < req.start_slot + req.count)
+                .map(|b| ResponseItem::Block(b.clone()))
+                .collect(),
+        )),
+        Request::DataColumnsByRange(req) => Some(networking::rpc::Response::success(
+            bad_columns
+                .iter()
+                .filter(|c| {
+                    let types::DataColumnSidecar::Fulu(c) = &***c;
+                    let slot = c.signed_block_header.message.slot;
+                    slot >= req.start_slot
+                        && slot < req.start_slot + req.count
+                        && req.columns.contains(&c.index)
+                })
+                .map(|c| ResponseItem::DataColumnSidecar(c.clone()))
+                .collect(),
+        )),
+        _ => None,
+    });
+    let status = router::status::local_status(a.router.as_ref().unwrap().router());
+    let bad_peer = Client::serving(&spec, current, status, vec![], serve).await;
+    let bad_peer_id = bad_peer.network.local_peer_id();
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &[],
+            current_slot: current,
+            custody: None,
+            static_peers: vec![bad_peer.network.tcp_addr().unwrap()],
+        },
+    )
+    .await;
+    b.wait_until("a batch refused for its columns", || {
+        let n = b.counter("beacon_sync_batches_total", &[("result", "bad_columns")]);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert!(b.network.peer_score(bad_peer_id).await < 0.0);
+    assert!(
+        b.chain
+            .store()
+            .data_column_indices(&blob_root)
+            .unwrap()
+            .is_empty(),
+        "nothing of the bad batch's blob block was stored"
+    );
+
+    // An honest peer joins: the batch is fetched from it and the chain completes.
+    b.network.dial(a.tcp_addr());
+    b.wait_for_head(head.block_root).await;
+    assert_eq!(
+        b.chain
+            .store()
+            .data_column_indices(&blob_root)
+            .unwrap()
+            .len(),
+        128
+    );
+    assert!(
+        a.counter(
+            "beacon_rpc_requests_served_total",
+            &[
+                ("protocol", "data_column_sidecars_by_range"),
+                ("result", "success")
+            ]
+        ) >= 1.0,
+        "the batch came from the honest peer"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_imported() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blocks = build_chain(&spec, &anchor, 4, None);
+    let current = ANCHOR_SLOT + 6;
+    let start = |static_peers| {
+        Node::start(
+            spec.clone(),
+            NodeSpec {
+                anchor: &anchor,
+                blocks: &blocks,
+                current_slot: current,
+                custody: None,
+                static_peers,
+            },
+        )
+    };
+    let a = start(vec![]).await;
+    let b = start(vec![a.tcp_addr()]).await;
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(current / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
+    a.wait_until("b in a's block mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+
+    // a learns two blocks, the first with a blob, and gossips only the second.
+    let (parent, parent_columns) = next_block(&spec, &blocks[3].0, ANCHOR_SLOT + 5, 1);
+    let (child, _) = next_block(&spec, &parent, ANCHOR_SLOT + 6, 0);
+    let columns: Vec<_> = parent_columns.iter().map(|c| (**c).clone()).collect();
+    a.chain
+        .import_block(
+            Arc::new(parent.block.clone()),
+            &columns,
+            &state_processing::per_block::AlwaysValid,
+            beacon_chain::PayloadStatus::Valid,
+        )
+        .unwrap();
+    a.chain
+        .import_block(
+            Arc::new(child.block.clone()),
+            &[],
+            &state_processing::per_block::AlwaysValid,
+            beacon_chain::PayloadStatus::Valid,
+        )
+        .unwrap();
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(child.block.clone())));
+
+    b.wait_for_head(child.block.canonical_root()).await;
+    // The lookup's outcome is counted once its segment task reports back.
+    b.wait_until("the lookup's outcome", || {
+        let n = b.counter("beacon_sync_lookups_total", &[]);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert_eq!(
+        b.counter("beacon_sync_lookups_total", &[("result", "imported")]),
+        1.0
+    );
+    assert_eq!(
+        b.counter("beacon_sync_blocks_imported_total", &[]),
+        0.0,
+        "not by range sync"
+    );
+    assert_eq!(
+        b.counter(
+            "beacon_gossip_messages_total",
+            &[("topic", "beacon_block"), ("verdict", "ignore")]
+        ),
+        1.0,
+        "the child was ignored on gossip (unknown parent), then imported by the lookup"
+    );
+    assert_eq!(
+        b.chain
+            .store()
+            .data_column_indices(&parent.block.canonical_root())
+            .unwrap()
+            .len(),
+        128
+    );
+    a.stop().await;
+    b.stop().await;
 }

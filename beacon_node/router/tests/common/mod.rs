@@ -371,6 +371,9 @@ impl Node {
     }
 }
 
+/// What a [`Client`] answers to a request other than Status (`None`: not answered).
+pub(crate) type Server = Box<dyn Fn(&Request<E>) -> Option<Response<E>> + Send + Sync>;
+
 /// A bare networking instance driven by the test: it answers Status with `status` and records
 /// every other event.
 pub(crate) struct Client {
@@ -386,6 +389,18 @@ impl Client {
         status: networking::rpc::StatusMessage,
         static_peers: Vec<networking::Multiaddr>,
     ) -> Client {
+        Self::serving(spec, current_slot, status, static_peers, Box::new(|_| None)).await
+    }
+
+    /// A client that also answers the requests `serve` has an answer for (a peer serving
+    /// data, honestly or not).
+    pub(crate) async fn serving(
+        spec: &ChainSpec,
+        current_slot: Slot,
+        status: networking::rpc::StatusMessage,
+        static_peers: Vec<networking::Multiaddr>,
+        serve: Server,
+    ) -> Client {
         let mut config = local_network_config(spec, current_slot);
         config.static_peers = static_peers;
         let (network, mut raw) = networking::start::<E>(config, spec.clone()).await.unwrap();
@@ -395,14 +410,19 @@ impl Client {
             while let Some(event) = raw.recv().await {
                 if let NetworkEvent::RequestReceived {
                     request_id,
-                    request: Request::Status(_),
+                    request,
                     ..
                 } = &event
                 {
-                    handle.send_response(
-                        *request_id,
-                        Response::success(vec![networking::rpc::ResponseItem::Status(status)]),
-                    );
+                    let response = match request {
+                        Request::Status(_) => Some(Response::success(vec![
+                            networking::rpc::ResponseItem::Status(status),
+                        ])),
+                        other => serve(other),
+                    };
+                    if let Some(response) = response {
+                        handle.send_response(*request_id, response);
+                    }
                 }
                 if tx.send(event).is_err() {
                     break;

@@ -1,0 +1,334 @@
+//! Single-block lookups: a gossip block whose parent is unknown has its ancestry fetched by
+//! root (`BeaconBlocksByRoot`, one block at a time back to a block the chain holds, at most
+//! [`MAX_LOOKUP_DEPTH`] deep), the custody columns of every fetched block with blobs by root
+//! (`DataColumnSidecarsByRoot`), then the whole chain of blocks imported in order as one
+//! segment on the processor's `rpc_block` kind (the checks and the import of range sync). A
+//! peer that answers with another block or bad data is penalised; one that has nothing is
+//! passed over for the next peer that sent a descendant.
+//!
+//! [spec]: phase0/p2p-interface.md#beaconblocksbyroot, fulu/p2p-interface.md#datacolumnsidecarsbyroot-v1
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use beacon_processor::{Task, WorkKind};
+use networking::rpc::{Request, Response, ResponseItem};
+use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
+use types::fulu::DataColumnsByRootIdentifier;
+use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock};
+
+use crate::gossip::{new_payload_status, submit};
+use crate::sync::{SyncError, blob_count, is_imported, process_chain_segment};
+use crate::{Internal, Processor, Router};
+
+/// How many ancestors a lookup fetches by root before it leaves the gap to range sync.
+pub const MAX_LOOKUP_DEPTH: usize = 32;
+
+/// Lookups running at once; more unknown parents wait for range sync.
+pub const MAX_LOOKUPS: usize = 16;
+
+/// A processed lookup, back to the event loop.
+#[derive(Debug)]
+pub(crate) struct LookupOutcome {
+    id: u64,
+    result: Result<usize, SyncError>,
+}
+
+enum LookupState {
+    /// Waiting for the block `root`.
+    Block,
+    /// Waiting for the custody columns of the fetched blocks with blobs.
+    Columns { peer: PeerId },
+    /// Being imported.
+    Processing { peer: PeerId },
+}
+
+struct Lookup<E: EthSpec> {
+    /// The block being fetched now (the oldest unknown ancestor so far).
+    root: Root,
+    /// Fetched and gossiped blocks waiting for `root`, newest first.
+    pending: Vec<Arc<SignedBeaconBlock<E>>>,
+    /// Peers that sent a descendant and may have the ancestry, in the order they did.
+    peers: Vec<PeerId>,
+    state: LookupState,
+}
+
+/// The lookups of the router's event loop.
+pub(crate) struct BlockLookups<E: EthSpec> {
+    router: Arc<Router<E>>,
+    lookups: HashMap<u64, Lookup<E>>,
+    next_id: u64,
+    /// Our outstanding requests, by the lookup they serve.
+    requests: HashMap<OutboundRequestId, u64>,
+}
+
+fn label_of(result: &Result<usize, SyncError>) -> &'static str {
+    match result {
+        Ok(_) => "imported",
+        Err(_) => "failed",
+    }
+}
+
+impl<E: EthSpec> BlockLookups<E> {
+    pub(crate) fn new(router: Arc<Router<E>>) -> Self {
+        Self {
+            router,
+            lookups: HashMap::new(),
+            next_id: 0,
+            requests: HashMap::new(),
+        }
+    }
+
+    fn count(&self, result: &'static str) {
+        self.router
+            .metrics
+            .lookups
+            .with_label_values(&[result])
+            .inc();
+    }
+
+    /// A gossip block of `peer` whose parent is unknown: a lookup of the parent starts (or the
+    /// peer joins the one running for it or for the block itself).
+    pub(crate) fn on_unknown_parent(&mut self, peer: PeerId, block: Arc<SignedBeaconBlock<E>>) {
+        let parent = block.parent_root();
+        let root = block.canonical_root();
+        for lookup in self.lookups.values_mut() {
+            let known = lookup.root == parent
+                || lookup.root == root
+                || lookup.pending.iter().any(|b| b.canonical_root() == parent);
+            if known {
+                if !lookup.peers.contains(&peer) {
+                    lookup.peers.push(peer);
+                }
+                return;
+            }
+        }
+        if self.lookups.len() >= MAX_LOOKUPS {
+            self.count("too_many");
+            tracing::debug!(%parent, "too many lookups: the parent is left to range sync");
+            return;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = self
+            .router
+            .network
+            .send_request(peer, Request::BlocksByRoot(vec![parent]));
+        self.requests.insert(request, id);
+        tracing::debug!(%parent, child = %root, %peer, "looking up an unknown parent");
+        self.lookups.insert(
+            id,
+            Lookup {
+                root: parent,
+                pending: vec![block],
+                peers: vec![peer],
+                state: LookupState::Block,
+            },
+        );
+    }
+
+    /// Whether `request_id` is one of ours.
+    pub(crate) fn owns(&self, request_id: &OutboundRequestId) -> bool {
+        self.requests.contains_key(request_id)
+    }
+
+    /// The lookup is given up.
+    fn drop_lookup(&mut self, id: u64, why: &str) {
+        if let Some(lookup) = self.lookups.remove(&id) {
+            tracing::debug!(root = %lookup.root, why, "lookup dropped");
+            self.requests.retain(|_, l| *l != id);
+            self.count("dropped");
+        }
+    }
+
+    /// Asks the next peer (after `failed`) for the lookup's current block, or drops it.
+    fn retry_block(&mut self, id: u64, failed: PeerId) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        lookup.peers.retain(|p| *p != failed);
+        let Some(&peer) = lookup.peers.first() else {
+            self.drop_lookup(id, "no peer has the block");
+            return;
+        };
+        lookup.state = LookupState::Block;
+        let request = self
+            .router
+            .network
+            .send_request(peer, Request::BlocksByRoot(vec![lookup.root]));
+        self.requests.insert(request, id);
+    }
+
+    pub(crate) fn on_request_failed(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        error: &RpcError,
+    ) {
+        let Some(id) = self.requests.remove(&request_id) else {
+            return;
+        };
+        tracing::debug!(%peer, %error, "lookup request failed");
+        self.retry_block(id, peer);
+    }
+
+    pub(crate) fn on_response(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        response: Response<E>,
+        processor: &Processor<E>,
+    ) {
+        let Some(id) = self.requests.remove(&request_id) else {
+            return;
+        };
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        match lookup.state {
+            LookupState::Block => {
+                let root = lookup.root;
+                let block = response.items.into_iter().find_map(|item| match item {
+                    ResponseItem::Block(block) => Some(block),
+                    _ => None,
+                });
+                let Some(block) = block else {
+                    // The peer does not have it (or answered an error): the next one may.
+                    self.retry_block(id, peer);
+                    return;
+                };
+                if block.canonical_root() != root {
+                    self.router
+                        .network
+                        .report_peer(peer, PeerAction::LowTolerance);
+                    self.retry_block(id, peer);
+                    return;
+                }
+                let parent = block.parent_root();
+                lookup.pending.push(block);
+                if is_imported(&self.router.chain, &parent) {
+                    self.fetch_columns(id, peer, processor);
+                } else if lookup.pending.len() > MAX_LOOKUP_DEPTH {
+                    self.drop_lookup(id, "deeper than a lookup goes: left to range sync");
+                } else {
+                    lookup.root = parent;
+                    let request = self
+                        .router
+                        .network
+                        .send_request(peer, Request::BlocksByRoot(vec![parent]));
+                    self.requests.insert(request, id);
+                }
+            }
+            LookupState::Columns { peer: from } => {
+                let columns = response
+                    .items
+                    .into_iter()
+                    .filter_map(|item| match item {
+                        ResponseItem::DataColumnSidecar(c) => Some(c),
+                        _ => None,
+                    })
+                    .collect();
+                self.process(id, from, columns, processor);
+            }
+            LookupState::Processing { .. } => {}
+        }
+    }
+
+    /// Asks `peer` for the custody columns of every pending block with blobs, or goes straight
+    /// to the import when none has blobs.
+    fn fetch_columns(&mut self, id: u64, peer: PeerId, processor: &Processor<E>) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        let custody: Vec<u64> = self.router.custody.iter().copied().collect();
+        let ids: Vec<DataColumnsByRootIdentifier<E>> = lookup
+            .pending
+            .iter()
+            .filter(|b| blob_count(b) > 0)
+            .filter_map(|b| {
+                Some(DataColumnsByRootIdentifier {
+                    block_root: b.canonical_root(),
+                    columns: custody.clone().try_into().ok()?,
+                })
+            })
+            .collect();
+        if ids.is_empty() {
+            self.process(id, peer, Vec::new(), processor);
+            return;
+        }
+        lookup.state = LookupState::Columns { peer };
+        let request = self
+            .router
+            .network
+            .send_request(peer, Request::DataColumnsByRoot(ids));
+        self.requests.insert(request, id);
+    }
+
+    /// `engine_newPayload` for each block, oldest first, then the import as one segment.
+    fn process(
+        &mut self,
+        id: u64,
+        peer: PeerId,
+        columns: Vec<Arc<DataColumnSidecar<E>>>,
+        processor: &Processor<E>,
+    ) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        lookup.state = LookupState::Processing { peer };
+        let blocks: Vec<_> = lookup.pending.iter().rev().cloned().collect();
+        let router = self.router.clone();
+        let processor = processor.clone();
+        self.router.runtime.spawn(async move {
+            let mut verdicts = Vec::with_capacity(blocks.len());
+            for block in &blocks {
+                verdicts.push(new_payload_status(&router, block).await);
+            }
+            let on_run = router.clone();
+            let on_drop = router.clone();
+            let task = Task::new(WorkKind::RpcBlock, move |_| {
+                let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
+                on_run.send_internal(Internal::LookupProcessed(LookupOutcome { id, result }));
+            })
+            .on_drop(move |_| {
+                on_drop.send_internal(Internal::LookupProcessed(LookupOutcome {
+                    id,
+                    result: Err(SyncError::Dropped),
+                }));
+            });
+            submit(&processor, task);
+        });
+    }
+
+    /// A lookup's blocks were imported, or failed (the peer penalised when at fault).
+    pub(crate) fn on_processed(&mut self, outcome: LookupOutcome) {
+        let Some(lookup) = self.lookups.remove(&outcome.id) else {
+            return;
+        };
+        self.requests.retain(|_, l| *l != outcome.id);
+        let LookupState::Processing { peer } = lookup.state else {
+            return;
+        };
+        self.count(label_of(&outcome.result));
+        match outcome.result {
+            Ok(imported) => {
+                tracing::info!(imported, head = %self.router.chain.head().block_root, "lookup imported its blocks");
+            }
+            Err(error) => {
+                tracing::debug!(%peer, %error, "lookup failed");
+                if error.blames_peer() {
+                    self.router
+                        .network
+                        .report_peer(peer, PeerAction::LowTolerance);
+                }
+            }
+        }
+    }
+
+    /// A peer left: it is no longer asked.
+    pub(crate) fn remove_peer(&mut self, peer: &PeerId) {
+        for lookup in self.lookups.values_mut() {
+            lookup.peers.retain(|p| p != peer);
+        }
+    }
+}
