@@ -16,13 +16,20 @@ endif
 # fails without them rather than skipping the differential test.
 ORACLE_DIR ?= $(CURDIR)/target/lodestar-oracle
 
-.PHONY: build release test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop
+.PHONY: build release run test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop
 
 build:
 	$(CARGO) build --workspace
 
 release:
 	$(CARGO) build --release --bin arbor
+
+# A local Fulu devnet in one process (mock execution client with blobs, a supernode beacon node,
+# a validator client over the Beacon API on 127.0.0.1:5052). Options after `ARGS=`, e.g.
+# `make run ARGS="--validators 128 --blobs 9 --seconds-per-slot 4"`; `arbor dev --help` lists them.
+ARGS ?=
+run: release
+	./target/release/arbor dev $(ARGS)
 
 # Archives that unpack.sh does not take (extra/: Electra's runners, minimal preset). They unpack
 # into the same tests/ tree after the main set; the stamp lives inside tests/, so it goes whenever

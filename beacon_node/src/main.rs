@@ -1,8 +1,11 @@
 //! `arbor`: the Arbor beacon node binary.
 //!
-//! For now the binary answers `--version` and `--help` and can describe the chain configuration
-//! it would run with; the node's services are assembled here as the crates that provide them land.
+//! `arbor config` describes a chain configuration, `arbor dev` runs a local devnet in one
+//! process, `arbor mock-el` a mock execution client.
 
+mod bn;
+#[cfg(feature = "mock-el")]
+mod dev;
 #[cfg(feature = "mock-el")]
 mod mock_el;
 
@@ -32,11 +35,31 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         config_file: Option<PathBuf>,
     },
+    /// Run the beacon node.
+    Bn(Box<bn::BnArgs>),
     /// Run a mock execution client: the engine API (JWT-authenticated JSON-RPC) with payloads
     /// that chain and, on request, carry blob transactions with real KZG proofs. For local
     /// devnets and tests; it executes nothing.
     #[cfg(feature = "mock-el")]
     MockEl(mock_el::MockElArgs),
+    /// Run a local Fulu devnet in one process: an interop genesis with every fork at epoch 0,
+    /// the mock execution client with blobs in every block, a supernode beacon node and a
+    /// validator client driving it over the Beacon API on 127.0.0.1.
+    #[cfg(feature = "mock-el")]
+    Dev(dev::DevArgs),
+}
+
+/// Logs to stderr at `level` (`ARBOR_LOG` overrides it: error, warn, info, debug, trace).
+fn init_logging(level: tracing::Level) {
+    let level = std::env::var("ARBOR_LOG")
+        .ok()
+        .and_then(|l| l.parse::<tracing::Level>().ok())
+        .unwrap_or(level);
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }
 
 /// The chain spec of a built-in network, or of a `config.yaml` when one is given.
@@ -63,6 +86,27 @@ fn main() -> ExitCode {
             };
             print!("{}", spec.describe());
             ExitCode::SUCCESS
+        }
+        Command::Bn(args) => {
+            init_logging(args.log_level());
+            match bn::run(*args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        #[cfg(feature = "mock-el")]
+        Command::Dev(args) => {
+            init_logging(tracing::Level::INFO);
+            match dev::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         #[cfg(feature = "mock-el")]
         Command::MockEl(args) => match mock_el::run(args) {

@@ -544,3 +544,38 @@ async fn blob_bundles_verify_at_one_and_at_the_fork_limit() {
         None
     );
 }
+
+/// Under a blob variety of 2 the third block carries the first block's blobs (computed once),
+/// the second block others; the bundles verify either way.
+#[tokio::test]
+async fn blob_variety_repeats_blobs_every_n_blocks() {
+    let mock = mock().await;
+    let client = client(&mock);
+    mock.set_blobs_per_payload(2);
+    mock.set_blob_variety(Some(2));
+    let mut parent = mock.genesis_block_hash();
+    let mut bundles = Vec::new();
+    for n in 1..=3u8 {
+        let attrs = attributes(GENESIS_TIME + 12 * u64::from(n), n, vec![]);
+        let built = build(&client, parent, &attrs).await;
+        assert!(verify_blobs_bundle_kzg(&built.blobs_bundle).expect("well-formed"));
+        assert_eq!(
+            client
+                .new_payload_v4(&new_payload_request(&built, &attrs))
+                .await
+                .expect("newPayload"),
+            PayloadStatus::Valid
+        );
+        client
+            .forkchoice_updated_v3(forkchoice(built.execution_payload.block_hash), None)
+            .await
+            .expect("fcU");
+        parent = built.execution_payload.block_hash;
+        bundles.push(built.blobs_bundle.commitments.clone());
+    }
+    assert_eq!(bundles[0].len(), 2);
+    assert_ne!(bundles[0], bundles[1]);
+    assert_ne!(bundles[1], bundles[2]);
+    // Block numbers 1 and 3 are both odd: the same blobs.
+    assert_eq!(bundles[0], bundles[2]);
+}

@@ -87,6 +87,18 @@ pub fn generate_blob_entries(
         .collect()
 }
 
+/// The blobs of blocks `0..variety`, `count` each (for
+/// [`crate::MockExecutionLayer::set_blob_sets`]): what a devnet computes once, before genesis.
+pub fn generate_blob_sets(
+    seed: u64,
+    variety: u64,
+    count: usize,
+) -> Result<Vec<Vec<BlobEntry>>, kzg::Error> {
+    (0..variety)
+        .map(|number| generate_blob_entries(seed, number, count))
+        .collect()
+}
+
 /// An EIP-4844 transaction carrying `versioned_hashes`:
 /// `0x03 || rlp([chain_id, nonce, max_priority_fee_per_gas, max_fee_per_gas, gas_limit, to,
 /// value, data, access_list, max_fee_per_blob_gas, blob_versioned_hashes, y_parity, r, s])`.

@@ -40,6 +40,7 @@ use execution_layer::json_structures::{
 };
 use execution_layer::jwt::JwtSecret;
 use execution_layer::serde_hex::{self, HexData};
+use rayon::prelude::*;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use ssz_types::{FixedVector, VariableList};
@@ -95,6 +96,9 @@ struct Behaviour {
     malformed: bool,
     blobs_per_payload: usize,
     execution_requests: Vec<Vec<u8>>,
+    /// `Some(n)`: block `k` carries the blobs of block `k % n`, computed once (a blob's cell
+    /// proofs cost hundreds of milliseconds; a long devnet needs no endless variety).
+    blob_variety: Option<u64>,
 }
 
 /// What the mock knows of a block it accepted.
@@ -134,6 +138,8 @@ struct Shared<E: EthSpec> {
     config: MockConfig,
     chain: Mutex<Chain>,
     behaviour: Mutex<Behaviour>,
+    /// Blobs computed once under `blob_variety`, by (block number modulo the variety, index).
+    blob_memo: Mutex<HashMap<(u64, u64), BlobEntry>>,
     _preset: PhantomData<E>,
 }
 
@@ -434,6 +440,38 @@ impl<E: EthSpec> Shared<E> {
         }
     }
 
+    /// The blobs of block `number`: fresh ones, or under a blob variety the memoized ones of
+    /// `number % variety` (computed on first use).
+    fn blob_entries(&self, number: u64, count: usize) -> Result<Vec<BlobEntry>, kzg::Error> {
+        let Some(variety) = lock(&self.behaviour).blob_variety else {
+            return blobs::generate_blob_entries(self.config.seed, number, count);
+        };
+        let source = number % variety.max(1);
+        let missing: Vec<u64> = {
+            let memo = lock(&self.blob_memo);
+            (0..count as u64)
+                .filter(|i| !memo.contains_key(&(source, *i)))
+                .collect()
+        };
+        if !missing.is_empty() {
+            let computed: Vec<(u64, BlobEntry)> = missing
+                .into_par_iter()
+                .map(|i| {
+                    blobs::blob_entry(blobs::generate_blob(self.config.seed, source, i))
+                        .map(|e| (i, e))
+                })
+                .collect::<Result<_, _>>()?;
+            let mut memo = lock(&self.blob_memo);
+            for (i, entry) in computed {
+                memo.insert((source, i), entry);
+            }
+        }
+        let memo = lock(&self.blob_memo);
+        Ok((0..count as u64)
+            .filter_map(|i| memo.get(&(source, i)).cloned())
+            .collect())
+    }
+
     /// Builds the payload on `parent` as `attributes` ask, with `blob_count` blobs.
     fn build_payload(
         &self,
@@ -444,7 +482,8 @@ impl<E: EthSpec> Shared<E> {
         requests: Vec<Vec<u8>>,
     ) -> Result<(BuiltPayload, Vec<BlobEntry>), String> {
         let number = parent.number + 1;
-        let entries = blobs::generate_blob_entries(self.config.seed, number, blob_count)
+        let entries = self
+            .blob_entries(number, blob_count)
             .map_err(|e| format!("KZG failed on a generated blob: {e}"))?;
         let transactions: Vec<Vec<u8>> = entries
             .chunks(MAX_BLOBS_PER_TX)
@@ -761,6 +800,7 @@ impl<E: EthSpec> MockExecutionLayer<E> {
             config,
             chain: Mutex::new(chain),
             behaviour: Mutex::new(Behaviour::default()),
+            blob_memo: Mutex::new(HashMap::new()),
             _preset: PhantomData,
         });
         let server = serve(Arc::clone(&shared), listener);
@@ -829,6 +869,30 @@ impl<E: EthSpec> MockExecutionLayer<E> {
     /// Fill each payload built from now on with this many blobs, capped at the fork's limit.
     pub fn set_blobs_per_payload(&self, count: usize) {
         lock(&self.shared.behaviour).blobs_per_payload = count;
+    }
+
+    /// `Some(n)`: block `k` carries the blobs of block `k % n`, each computed once, so that
+    /// payloads are built in milliseconds after the first `n` (a devnet's setting); `None`
+    /// (the default): fresh blobs in every block.
+    pub fn set_blob_variety(&self, blocks: Option<u64>) {
+        lock(&self.shared.behaviour).blob_variety = blocks;
+    }
+
+    /// A blob variety of `sets.len()` whose blobs are given (from
+    /// [`blobs::generate_blob_sets`], computed before the mock started): block `k` carries
+    /// `sets[k % sets.len()]`, cut to `blobs_per_payload`.
+    pub fn set_blob_sets(&self, sets: Vec<Vec<BlobEntry>>) {
+        let variety = sets.len() as u64;
+        {
+            let mut memo = lock(&self.shared.blob_memo);
+            memo.clear();
+            for (source, set) in sets.into_iter().enumerate() {
+                for (i, entry) in set.into_iter().enumerate() {
+                    memo.insert((source as u64, i as u64), entry);
+                }
+            }
+        }
+        lock(&self.shared.behaviour).blob_variety = (variety > 0).then_some(variety);
     }
 
     /// Put these requests into each payload built from now on.

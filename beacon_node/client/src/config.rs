@@ -1,0 +1,70 @@
+//! What the node is built from: one [`ClientConfig`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use beacon_chain::ChainConfig;
+use execution_layer::{JwtSecret, Timeouts};
+use types::{Address, BeaconState, Bytes32, ChainSpec, EthSpec, SignedBeaconBlock};
+
+/// Where the chain starts.
+#[derive(Debug, Clone)]
+pub enum Anchor<E: EthSpec> {
+    /// A genesis state (an interop devnet's, or a network's `genesis.ssz`). A datadir that
+    /// already holds this chain is reopened; one holding another chain is an error.
+    Genesis(Box<BeaconState<E>>),
+    /// A finalized block and its post-state (checkpoint sync), for an empty datadir.
+    Checkpoint {
+        /// The block's post-state.
+        state: Box<BeaconState<E>>,
+        /// The finalized block.
+        block: Box<SignedBeaconBlock<E>>,
+    },
+    /// Whatever chain the datadir holds (an error when it holds none).
+    Resume,
+}
+
+/// The execution client the node drives over the engine API.
+#[derive(Debug, Clone)]
+pub struct ExecutionConfig {
+    /// `http://host:port` of its authenticated engine API.
+    pub url: String,
+    /// The JWT secret shared with it.
+    pub jwt_secret: JwtSecret,
+    /// Per-method timeouts.
+    pub timeouts: Timeouts,
+}
+
+/// Everything the node is assembled from.
+#[derive(Debug, Clone)]
+pub struct ClientConfig<E: EthSpec> {
+    /// The data directory: the database lives in `<datadir>/beacon/db`.
+    pub datadir: PathBuf,
+    /// The chain's configuration.
+    pub spec: Arc<ChainSpec>,
+    /// Where the chain starts.
+    pub anchor: Anchor<E>,
+    /// The execution client.
+    pub execution: ExecutionConfig,
+    /// The Beacon API's listen address; `None` serves no API.
+    pub http_listen: Option<SocketAddr>,
+    /// The Prometheus metrics server's listen address (`GET /metrics`); `None` serves none
+    /// (the Beacon API serves `/metrics` too).
+    pub metrics_listen: Option<SocketAddr>,
+    /// The fee recipient of blocks whose proposer registered none.
+    pub suggested_fee_recipient: Address,
+    /// The graffiti of blocks whose request named none.
+    pub graffiti: Bytes32,
+    /// Options of the chain (custody, caches).
+    pub chain: ChainConfig,
+    /// Worker threads of the chain's CPU pool (state transitions, KZG, BLS batches).
+    pub worker_threads: usize,
+}
+
+impl<E: EthSpec> ClientConfig<E> {
+    /// The database's path.
+    pub fn db_path(&self) -> PathBuf {
+        self.datadir.join("beacon").join("db")
+    }
+}

@@ -1,0 +1,141 @@
+//! The slot clock's timers and the reactions to chain events.
+//!
+//! - At each slot's start: fork choice's `on_tick` (queued votes of the last slot count from
+//!   now), the head recomputed, the operation pool pruned to what the new head can still
+//!   include, one log line.
+//! - Two thirds into each slot: payload preparation for the next slot's proposer
+//!   (`engine_forkchoiceUpdated` with payload attributes), so the execution client builds the
+//!   payload before it is asked for it.
+//! - On every new head: `engine_forkchoiceUpdated`, so the execution client follows the chain;
+//!   on every new finalized checkpoint: the pool drops what finality made useless.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use beacon_chain::events::ChainEvent;
+use beacon_chain::execution::update_execution_head;
+use beacon_chain::production::BlockProducer;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+use types::{EthSpec, Slot};
+
+/// Basis points of a slot at which the next slot's payload is prepared (two thirds: after the
+/// slot's attestations and aggregates are due, with a third of a slot for the execution client
+/// to build).
+const PREPARE_PAYLOAD_BPS: u64 = 6_667;
+
+/// Sleeps until the chain's clock reads `at_ms` or `shutdown` turns true; `false` on shutdown.
+async fn sleep_until_ms<E: EthSpec>(
+    producer: &BlockProducer<E>,
+    at_ms: u64,
+    shutdown: &mut watch::Receiver<bool>,
+) -> bool {
+    let now = producer.chain().now_ms();
+    let wait = Duration::from_millis(at_ms.saturating_sub(now));
+    let stopped = tokio::select! {
+        () = tokio::time::sleep(wait) => false,
+        _ = shutdown.wait_for(|stop| *stop) => true,
+    };
+    !stopped && !*shutdown.borrow()
+}
+
+/// Runs the per-slot work until `shutdown`.
+pub async fn run_slot_timer<E: EthSpec>(
+    producer: Arc<BlockProducer<E>>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let chain = producer.chain().clone();
+    let slot_ms = chain.spec().slot_duration_ms;
+    loop {
+        let now = chain.now_ms();
+        let genesis_ms = chain.compute_time_at_slot_ms(0);
+        // Before genesis the first tick is genesis itself (slot 0 starts then).
+        let slot: Slot = if now < genesis_ms {
+            0
+        } else {
+            chain.slot_at_ms(now) + 1
+        };
+        let prepare_at = chain
+            .compute_time_at_slot_ms(slot.saturating_sub(1))
+            .saturating_add(slot_ms * PREPARE_PAYLOAD_BPS / 10_000);
+        if slot > 0 && now < prepare_at {
+            if !sleep_until_ms(&producer, prepare_at, &mut shutdown).await {
+                return;
+            }
+            match producer.prepare_payload_for_slot(slot).await {
+                Ok(Some(_)) => tracing::debug!(slot, "payload prepared"),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(slot, error = %e, "payload preparation failed"),
+            }
+        }
+        if !sleep_until_ms(
+            &producer,
+            chain.compute_time_at_slot_ms(slot),
+            &mut shutdown,
+        )
+        .await
+        {
+            return;
+        }
+        on_slot_start(&producer, slot);
+    }
+}
+
+/// The work at the start of `slot`.
+fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot) {
+    let chain = producer.chain();
+    chain.on_tick();
+    let head = match chain.recompute_head() {
+        Ok(head) => head,
+        Err(e) => {
+            tracing::error!(slot, error = %e, "head recomputation failed");
+            chain.head()
+        }
+    };
+    if let Err(e) = producer.pool().prune_on_head(&head.state) {
+        tracing::warn!(slot, error = %e, "operation pool pruning failed");
+    }
+    let counts = producer.pool().counts();
+    tracing::info!(
+        slot,
+        head_slot = head.slot,
+        head = %head.block_root,
+        justified_epoch = head.justified_checkpoint.epoch,
+        finalized_epoch = head.finalized_checkpoint.epoch,
+        optimistic = head.execution_optimistic,
+        pool_aggregates = counts.aggregates,
+        "slot"
+    );
+}
+
+/// Follows the chain's events until `shutdown`: the execution client is told every new head,
+/// the pool is pruned at every new finalized checkpoint.
+pub async fn follow_chain_events<E: EthSpec>(
+    producer: Arc<BlockProducer<E>>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let chain = producer.chain().clone();
+    let mut events = chain.events().subscribe();
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            _ = shutdown.wait_for(|stop| *stop) => return,
+        };
+        match event {
+            Ok(ChainEvent::Head { .. }) | Err(RecvError::Lagged(_)) => {
+                // A lagged receiver missed heads: the current one is what counts.
+                if let Err(e) = update_execution_head(&chain, producer.engine(), None).await {
+                    tracing::warn!(error = %e, "forkchoiceUpdated failed");
+                }
+            }
+            Ok(ChainEvent::FinalizedCheckpoint { epoch, .. }) => {
+                tracing::info!(epoch, "finalized");
+                if let Err(e) = producer.pool().prune_on_finality(&chain.head().state) {
+                    tracing::warn!(error = %e, "operation pool pruning at finality failed");
+                }
+            }
+            Ok(_) => {}
+            Err(RecvError::Closed) => return,
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! `arbor bn`: the beacon node, with the flags a Lighthouse user already knows.
+//!
+//! A wrong or missing value is a one-line error naming the flag; the node starts from the
+//! datadir's chain, a checkpoint-sync URL, or a Fulu genesis in `--testnet-dir`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use client::{Anchor, Client, ClientConfig, ExecutionConfig};
+use execution_layer::{JwtSecret, Timeouts};
+use types::{
+    Address, BeaconState, Bytes32, ChainSpec, EthSpec, MainnetEthSpec, MinimalEthSpec, Network,
+};
+
+/// The options of `arbor bn`.
+#[derive(Debug, Args)]
+pub(crate) struct BnArgs {
+    /// A built-in network: mainnet, sepolia or hoodi.
+    #[arg(long, default_value = "mainnet", conflicts_with = "testnet_dir")]
+    network: Network,
+    /// A directory with a network's `config.yaml` and, for a network whose genesis is at Fulu,
+    /// its `genesis.ssz`.
+    #[arg(long, value_name = "DIR")]
+    testnet_dir: Option<PathBuf>,
+    /// Data directory (default: `~/.arbor/<network>`).
+    #[arg(long, value_name = "PATH")]
+    datadir: Option<PathBuf>,
+    /// The execution client's authenticated engine API, e.g. http://127.0.0.1:8551.
+    #[arg(long, value_name = "URL")]
+    execution_endpoint: Option<String>,
+    /// The file holding the hex JWT secret shared with the execution client.
+    #[arg(long, value_name = "PATH")]
+    execution_jwt: Option<PathBuf>,
+    /// A beacon node's Beacon API to fetch the finalized state and block from when the
+    /// datadir is empty.
+    #[arg(long, value_name = "URL")]
+    checkpoint_sync_url: Option<String>,
+    /// Backfill blocks to genesis after a checkpoint sync (not only the data availability
+    /// window).
+    #[arg(long)]
+    genesis_backfill: bool,
+    /// Serve the Beacon API.
+    #[arg(long)]
+    http: bool,
+    /// Address of the Beacon API.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    http_address: IpAddr,
+    /// Port of the Beacon API.
+    #[arg(long, default_value_t = 5052)]
+    http_port: u16,
+    /// Serve Prometheus metrics (also on the Beacon API's `/metrics`).
+    #[arg(long)]
+    metrics: bool,
+    /// Address of the metrics server.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    metrics_address: IpAddr,
+    /// Port of the metrics server.
+    #[arg(long, default_value_t = 5054)]
+    metrics_port: u16,
+    /// Address to listen on for peers.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::UNSPECIFIED))]
+    listen_address: IpAddr,
+    /// TCP port for peers.
+    #[arg(long, default_value_t = 9000)]
+    port: u16,
+    /// UDP port for QUIC (default: --port + 1).
+    #[arg(long)]
+    quic_port: Option<u16>,
+    /// UDP port for discovery (default: --port).
+    #[arg(long)]
+    discovery_port: Option<u16>,
+    /// The address to advertise in the ENR.
+    #[arg(long)]
+    enr_address: Option<IpAddr>,
+    /// Boot nodes' ENRs, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    boot_nodes: Vec<String>,
+    /// Peers to keep connected.
+    #[arg(long, default_value_t = 100)]
+    target_peers: usize,
+    /// Custody and serve every data column.
+    #[arg(long)]
+    supernode: bool,
+    /// The fee recipient of proposals whose validator client registered none.
+    #[arg(long, value_name = "ADDRESS")]
+    suggested_fee_recipient: Option<String>,
+    /// Delete the database before starting.
+    #[arg(long)]
+    purge_db: bool,
+    /// Log level: error, warn, info, debug or trace.
+    #[arg(long, default_value = "info")]
+    debug_level: tracing::Level,
+}
+
+impl BnArgs {
+    /// The log level asked for.
+    pub(crate) fn log_level(&self) -> tracing::Level {
+        self.debug_level
+    }
+}
+
+/// Runs the node until SIGINT or SIGTERM (a second signal exits at once).
+pub(crate) fn run(args: BnArgs) -> Result<(), String> {
+    let spec = match &args.testnet_dir {
+        Some(dir) => ChainSpec::from_config_file(&dir.join("config.yaml"))
+            .map_err(|e| format!("--testnet-dir {}: config.yaml: {e}", dir.display()))?,
+        None => ChainSpec::for_network(args.network),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    if spec.preset_base == "minimal" {
+        runtime.block_on(run_node::<MinimalEthSpec>(args, spec))
+    } else {
+        runtime.block_on(run_node::<MainnetEthSpec>(args, spec))
+    }
+}
+
+fn default_datadir(name: &str) -> Result<PathBuf, String> {
+    let home =
+        std::env::var_os("HOME").ok_or("--datadir: no HOME to put ~/.arbor in; pass --datadir")?;
+    Ok(PathBuf::from(home).join(".arbor").join(name))
+}
+
+fn parse_address(text: &str) -> Result<Address, String> {
+    let hex = text.strip_prefix("0x").unwrap_or(text);
+    let bytes = hex::decode(hex).map_err(|e| format!("--suggested-fee-recipient {text}: {e}"))?;
+    if bytes.len() != 20 {
+        return Err(format!(
+            "--suggested-fee-recipient {text}: an address has 20 bytes, not {}",
+            bytes.len()
+        ));
+    }
+    Ok(Address::from_slice(&bytes))
+}
+
+async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), String> {
+    let endpoint = args
+        .execution_endpoint
+        .clone()
+        .ok_or("--execution-endpoint: required (the execution client's engine API URL)")?;
+    let jwt_path = args.execution_jwt.clone().ok_or(
+        "--execution-jwt: required (the JWT secret file shared with the execution client)",
+    )?;
+    let jwt_text = std::fs::read_to_string(&jwt_path)
+        .map_err(|e| format!("--execution-jwt {}: {e}", jwt_path.display()))?;
+    let jwt_secret = JwtSecret::from_hex(jwt_text.trim())
+        .map_err(|e| format!("--execution-jwt {}: {e}", jwt_path.display()))?;
+    let fee_recipient = match &args.suggested_fee_recipient {
+        Some(text) => parse_address(text)?,
+        None => Address::ZERO,
+    };
+    if args.genesis_backfill {
+        return Err("--genesis-backfill: backfill is not implemented yet; start without it".into());
+    }
+    let network_name = match &args.testnet_dir {
+        Some(_) => spec.config_name.clone(),
+        None => args.network.as_str().to_string(),
+    };
+    let datadir = match &args.datadir {
+        Some(p) => p.clone(),
+        None => default_datadir(&network_name)?,
+    };
+    let db_dir = datadir.join("beacon");
+    if args.purge_db && db_dir.exists() {
+        std::fs::remove_dir_all(&db_dir)
+            .map_err(|e| format!("--purge-db {}: {e}", db_dir.display()))?;
+        tracing::info!(path = %db_dir.display(), "database purged");
+    }
+    let spec = Arc::new(spec);
+    let anchor = choose_anchor::<E>(&args, &spec, &db_dir).await?;
+
+    let config = ClientConfig {
+        datadir: datadir.clone(),
+        spec: spec.clone(),
+        anchor,
+        execution: ExecutionConfig {
+            url: endpoint,
+            jwt_secret,
+            timeouts: Timeouts::default(),
+        },
+        http_listen: args
+            .http
+            .then_some(SocketAddr::new(args.http_address, args.http_port)),
+        metrics_listen: args
+            .metrics
+            .then_some(SocketAddr::new(args.metrics_address, args.metrics_port)),
+        suggested_fee_recipient: fee_recipient,
+        graffiti: Bytes32::ZERO,
+        chain: beacon_chain::ChainConfig::default(),
+        worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+    };
+    let node = Client::start(config).await.map_err(|e| e.to_string())?;
+    tracing::info!(network = %network_name, datadir = %datadir.display(), "arbor beacon node started");
+    wait_for_signal().await;
+    tracing::info!("shutting down (a second signal exits at once)");
+    tokio::select! {
+        () = node.shutdown() => Ok(()),
+        () = wait_for_signal() => {
+            eprintln!("second signal: exiting at once");
+            std::process::exit(130);
+        }
+    }
+}
+
+/// SIGINT or SIGTERM.
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Where the chain starts: the datadir's chain when it has one, else the checkpoint-sync URL's
+/// finalized block and state, else a Fulu genesis from `--testnet-dir`.
+async fn choose_anchor<E: EthSpec>(
+    args: &BnArgs,
+    spec: &ChainSpec,
+    db_dir: &Path,
+) -> Result<Anchor<E>, String> {
+    if db_dir.join("db").exists() {
+        return Ok(match genesis_from_testnet_dir::<E>(args, spec)? {
+            Some(genesis) => Anchor::Genesis(Box::new(genesis)),
+            None => Anchor::Resume,
+        });
+    }
+    if let Some(url) = &args.checkpoint_sync_url {
+        // A built-in network's genesis validators root is known: a URL serving another
+        // network's chain is refused before anything is written.
+        let expected = args
+            .testnet_dir
+            .is_none()
+            .then(|| args.network.genesis_validators_root());
+        return checkpoint_anchor::<E>(url, expected).await;
+    }
+    match genesis_from_testnet_dir::<E>(args, spec)? {
+        Some(genesis) => Ok(Anchor::Genesis(Box::new(genesis))),
+        None => Err(format!(
+            "--checkpoint-sync-url: required to start an empty datadir on {} (arbor starts from a finalized checkpoint, not from a pre-Fulu genesis)",
+            spec.config_name
+        )),
+    }
+}
+
+fn genesis_from_testnet_dir<E: EthSpec>(
+    args: &BnArgs,
+    spec: &ChainSpec,
+) -> Result<Option<BeaconState<E>>, String> {
+    let Some(dir) = &args.testnet_dir else {
+        return Ok(None);
+    };
+    let path = dir.join("genesis.ssz");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bytes =
+        std::fs::read(&path).map_err(|e| format!("--testnet-dir {}: {e}", path.display()))?;
+    let fork = spec.fork_name_at_epoch(0);
+    BeaconState::from_ssz_bytes_by_fork(&bytes, fork)
+        .map(Some)
+        .map_err(|e| {
+            format!(
+                "--testnet-dir {}: not a {fork} state: {e:?}",
+                path.display()
+            )
+        })
+}
+
+/// The finalized block and its post-state from another node's Beacon API.
+async fn checkpoint_anchor<E: EthSpec>(
+    url: &str,
+    expected_genesis_validators_root: Option<types::Root>,
+) -> Result<Anchor<E>, String> {
+    use beacon_api::{BeaconNodeHttpClient, BlockId, StateId};
+    let client = BeaconNodeHttpClient::from_url_str(url, beacon_api::Timeouts::default())
+        .map_err(|e| format!("--checkpoint-sync-url {url}: {e}"))?;
+    let block = client
+        .get_beacon_blocks_ssz::<E>(BlockId::Finalized)
+        .await
+        .map_err(|e| format!("--checkpoint-sync-url {url}: finalized block: {e}"))?
+        .ok_or_else(|| format!("--checkpoint-sync-url {url}: the node has no finalized block"))?;
+    let state_root = block.state_root();
+    let (fork, bytes) = client
+        .get_debug_beacon_states_ssz(StateId::Root(state_root))
+        .await
+        .map_err(|e| format!("--checkpoint-sync-url {url}: finalized state: {e}"))?
+        .ok_or_else(|| {
+            format!("--checkpoint-sync-url {url}: the node does not serve state {state_root}")
+        })?;
+    let state = BeaconState::<E>::from_ssz_bytes_by_fork(&bytes, fork)
+        .map_err(|e| format!("--checkpoint-sync-url {url}: state SSZ: {e:?}"))?;
+    if let Some(expected) = expected_genesis_validators_root
+        && *state.genesis_validators_root() != expected
+    {
+        return Err(format!(
+            "--checkpoint-sync-url {url}: the state belongs to another network (genesis validators root {}, not {expected})",
+            state.genesis_validators_root()
+        ));
+    }
+    if block.state_root() != state_root_of(&state)? {
+        return Err(format!(
+            "--checkpoint-sync-url {url}: the served state is not the finalized block's post-state"
+        ));
+    }
+    tracing::info!(slot = block.slot(), root = %block.canonical_root(), "checkpoint fetched");
+    Ok(Anchor::Checkpoint {
+        state: Box::new(state),
+        block: Box::new(block),
+    })
+}
+
+fn state_root_of<E: EthSpec>(state: &BeaconState<E>) -> Result<types::Root, String> {
+    let mut cached = state_processing::CachedBeaconState::new(state.clone());
+    cached
+        .hash_tree_root()
+        .map_err(|e| format!("checkpoint state: {e}"))
+}
