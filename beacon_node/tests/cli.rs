@@ -136,3 +136,75 @@ fn mock_el_serves_the_engine_api_with_a_generated_secret() {
         "{capabilities:?}"
     );
 }
+
+/// `arbor bn` names the flag that is missing or wrong, in one line, before touching anything.
+#[test]
+fn bn_names_the_missing_or_wrong_flag() {
+    let dir = std::env::temp_dir().join(format!("arbor-bn-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let datadir = dir.join("data");
+    let datadir = datadir.to_str().expect("utf-8 path");
+
+    let (ok, _, stderr) = arbor(&["bn", "--network", "hoodi", "--datadir", datadir]);
+    assert!(!ok);
+    assert!(stderr.starts_with("error: --execution-endpoint"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+
+    let (ok, _, stderr) = arbor(&[
+        "bn",
+        "--datadir",
+        datadir,
+        "--execution-endpoint",
+        "http://127.0.0.1:8551",
+        "--execution-jwt",
+        dir.join("missing.hex").to_str().expect("utf-8 path"),
+    ]);
+    assert!(!ok);
+    assert!(stderr.starts_with("error: --execution-jwt"), "{stderr}");
+
+    let jwt = dir.join("jwt.hex");
+    std::fs::write(&jwt, "0x".to_string() + &"ab".repeat(32)).expect("write jwt");
+    let jwt = jwt.to_str().expect("utf-8 path");
+    let base = [
+        "bn",
+        "--network",
+        "hoodi",
+        "--datadir",
+        datadir,
+        "--execution-endpoint",
+        "http://127.0.0.1:8551",
+        "--execution-jwt",
+        jwt,
+    ];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        arbor(&args)
+    };
+    let (ok, _, stderr) = with(&["--suggested-fee-recipient", "0x1234"]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("error: --suggested-fee-recipient"),
+        "{stderr}"
+    );
+    // An empty datadir on a public network starts from a checkpoint.
+    let (ok, _, stderr) = with(&[]);
+    assert!(!ok);
+    assert!(stderr.starts_with("error: --checkpoint-sync-url"), "{stderr}");
+    // A checkpoint-sync URL that does not answer is named.
+    let (ok, _, stderr) = with(&["--checkpoint-sync-url", "http://127.0.0.1:9"]);
+    assert!(!ok);
+    assert!(stderr.starts_with("error: --checkpoint-sync-url"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[cfg(feature = "mock-el")]
+#[test]
+fn dev_refuses_what_it_cannot_run() {
+    let (ok, _, stderr) = arbor(&["dev", "--blobs", "10000"]);
+    assert!(!ok);
+    assert!(stderr.contains("--blobs 10000"), "{stderr}");
+    let (ok, _, stderr) = arbor(&["dev", "--validators", "0"]);
+    assert!(!ok);
+    assert!(stderr.contains("--validators"), "{stderr}");
+}
