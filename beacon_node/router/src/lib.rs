@@ -89,6 +89,9 @@ pub struct RouterConfig {
     pub earliest_available_slot: Option<Slot>,
     /// Slots per range-sync batch.
     pub sync_batch_slots: u64,
+    /// A peer whose head is at most this many slots ahead of ours (and whose finalized
+    /// checkpoint is not) is followed by gossip and lookups, not range sync.
+    pub sync_tolerance_slots: u64,
     /// Batches downloaded ahead of the one being imported.
     pub sync_batches_ahead: usize,
     /// Downloads of one batch before range sync gives the batch up and starts again from the
@@ -107,6 +110,7 @@ impl Default for RouterConfig {
             custody_columns: None,
             earliest_available_slot: None,
             sync_batch_slots: 32,
+            sync_tolerance_slots: 32,
             sync_batches_ahead: 4,
             sync_max_batch_attempts: 5,
             tick_interval: Duration::from_millis(500),

@@ -251,6 +251,9 @@ pub(crate) struct RangeSync<E: EthSpec> {
     batch_slots: u64,
     batches_ahead: usize,
     max_attempts: u32,
+    tolerance: u64,
+    /// Whether the next start is from the finalized checkpoint instead of the head.
+    from_finalized: bool,
 }
 
 /// Whether the chain imported `root` (not merely saw it).
@@ -282,6 +285,8 @@ impl<E: EthSpec> RangeSync<E> {
             batch_slots: config.sync_batch_slots.max(1),
             batches_ahead: config.sync_batches_ahead.max(1),
             max_attempts: config.sync_max_batch_attempts.max(1),
+            tolerance: config.sync_tolerance_slots,
+            from_finalized: false,
         }
     }
 
@@ -298,6 +303,14 @@ impl<E: EthSpec> RangeSync<E> {
             .unwrap_or(0)
     }
 
+    /// Whether a peer's chain is one range sync fetches: finalized beyond ours, or a head more
+    /// than the tolerance ahead (a smaller gap is closed by gossip and lookups).
+    fn is_ahead(&self, status: &StatusMessage) -> bool {
+        let head = self.router.chain.head();
+        status.finalized_epoch > head.finalized_checkpoint.epoch
+            || status.head_slot > head.slot.saturating_add(self.tolerance)
+    }
+
     /// A relevant peer's Status: a peer ahead of us joins range sync.
     pub(crate) fn add_peer(
         &mut self,
@@ -305,10 +318,7 @@ impl<E: EthSpec> RangeSync<E> {
         status: StatusMessage,
         processor: &Processor<E>,
     ) {
-        let head = self.router.chain.head();
-        let ahead = status.head_slot > head.slot
-            || status.finalized_epoch > head.finalized_checkpoint.epoch;
-        if ahead {
+        if self.is_ahead(&status) {
             let downloads = self.peers.get(&peer).map_or(0, |p| p.downloads);
             self.peers.insert(peer, SyncPeer { status, downloads });
         } else {
@@ -367,13 +377,21 @@ impl<E: EthSpec> RangeSync<E> {
                 self.set_state(SyncState::Synced);
                 return;
             }
+            // From the head; after a batch kept failing (the peers' chain may fork from ours
+            // below our head), from the finalized checkpoint, which every relevant peer shares.
+            let start = if self.from_finalized {
+                let finalized = self.router.chain.finalized_checkpoint().epoch;
+                finalized.saturating_mul(E::slots_per_epoch()) + 1
+            } else {
+                head + 1
+            };
             tracing::info!(
-                from = head,
+                from = start,
                 to = target,
                 peers = self.peers.len(),
                 "range sync starts"
             );
-            self.next_start = Some(head + 1);
+            self.next_start = Some(start);
         }
         self.set_state(SyncState::Syncing {
             target_slot: target,
@@ -403,8 +421,15 @@ impl<E: EthSpec> RangeSync<E> {
             let head = self.local_head_slot();
             tracing::info!(head, target, "range sync done");
             self.next_start = None;
+            self.from_finalized = false;
             // Peers not ahead of the new head are no longer sync peers.
-            self.peers.retain(|_, p| p.status.head_slot > head);
+            let statuses: Vec<(PeerId, StatusMessage)> =
+                self.peers.iter().map(|(id, p)| (*id, p.status)).collect();
+            for (id, status) in statuses {
+                if !self.is_ahead(&status) {
+                    self.peers.remove(&id);
+                }
+            }
             self.router.metrics.sync_peers.set(self.peers.len() as i64);
             if self.peers.is_empty() {
                 self.set_state(SyncState::Synced);
@@ -501,8 +526,9 @@ impl<E: EthSpec> RangeSync<E> {
             tracing::warn!(
                 start = batch.start,
                 attempts = batch.attempts,
-                "range sync batch keeps failing: restarting from the head"
+                "range sync batch keeps failing: restarting from the finalized checkpoint"
             );
+            self.from_finalized = true;
             self.batches.clear();
             self.requests.clear();
             for p in self.peers.values_mut() {
@@ -836,4 +862,135 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
         }
     }
     Ok(imported)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arbitrary::{Arbitrary, Unstructured};
+    use types::MinimalEthSpec as E;
+
+    fn block(slot: Slot) -> Arc<SignedBeaconBlock<E>> {
+        let bytes = vec![slot as u8; 4096];
+        let mut block =
+            types::fulu::SignedBeaconBlock::<E>::arbitrary(&mut Unstructured::new(&bytes))
+                .expect("arbitrary block");
+        block.message.slot = slot;
+        Arc::new(SignedBeaconBlock::Fulu(block))
+    }
+
+    fn column(slot: Slot, index: u64) -> Arc<DataColumnSidecar<E>> {
+        let bytes = vec![index as u8; 4096];
+        let mut sidecar =
+            types::fulu::DataColumnSidecar::<E>::arbitrary(&mut Unstructured::new(&bytes))
+                .expect("arbitrary sidecar");
+        sidecar.index = index;
+        sidecar.signed_block_header.message.slot = slot;
+        Arc::new(DataColumnSidecar::Fulu(sidecar))
+    }
+
+    fn items(blocks: &[Slot]) -> Vec<ResponseItem<E>> {
+        blocks
+            .iter()
+            .map(|s| ResponseItem::Block(block(*s)))
+            .collect()
+    }
+
+    #[test]
+    fn accepts_ascending_blocks_within_the_range_with_gaps() {
+        let blocks = check_blocks(items(&[10, 12, 17]), 10, 18).expect("in range");
+        let slots: Vec<_> = blocks.iter().map(|b| b.slot()).collect();
+        assert_eq!(slots, [10, 12, 17]);
+    }
+
+    #[test]
+    fn refuses_blocks_outside_the_range_or_out_of_order() {
+        assert_eq!(
+            check_blocks(items(&[10, 18]), 10, 18).map(|_| ()),
+            Err(SyncError::BlockOutOfRange {
+                slot: 18,
+                start: 10,
+                end: 18
+            })
+        );
+        assert_eq!(
+            check_blocks(items(&[9]), 10, 18).map(|_| ()),
+            Err(SyncError::BlockOutOfRange {
+                slot: 9,
+                start: 10,
+                end: 18
+            })
+        );
+        assert_eq!(
+            check_blocks(items(&[12, 12]), 10, 18).map(|_| ()),
+            Err(SyncError::NotAscending {
+                slot: 12,
+                previous: 12
+            })
+        );
+        assert_eq!(
+            check_blocks(items(&[13, 11]), 10, 18).map(|_| ()),
+            Err(SyncError::NotAscending {
+                slot: 11,
+                previous: 13
+            })
+        );
+        assert_eq!(
+            check_blocks(vec![ResponseItem::<E>::Pong(1)], 10, 18).map(|_| ()),
+            Err(SyncError::WrongItem)
+        );
+    }
+
+    #[test]
+    fn refuses_columns_not_asked_for() {
+        let custody: BTreeSet<u64> = [1, 5].into_iter().collect();
+        let ok = vec![
+            ResponseItem::DataColumnSidecar(column(10, 1)),
+            ResponseItem::DataColumnSidecar(column(11, 5)),
+        ];
+        assert_eq!(check_columns(ok, 10, 12, &custody).map(|c| c.len()), Ok(2));
+        let other_index = vec![ResponseItem::DataColumnSidecar(column(10, 2))];
+        assert_eq!(
+            check_columns(other_index, 10, 12, &custody).map(|_| ()),
+            Err(SyncError::UnexpectedColumn { slot: 10, index: 2 })
+        );
+        let out_of_range = vec![ResponseItem::DataColumnSidecar(column(12, 1))];
+        assert_eq!(
+            check_columns(out_of_range, 10, 12, &custody).map(|_| ()),
+            Err(SyncError::UnexpectedColumn { slot: 12, index: 1 })
+        );
+    }
+
+    #[test]
+    fn bad_data_is_the_peers_fault_and_our_failures_are_not() {
+        let peers_fault = [
+            SyncError::WrongItem,
+            SyncError::MissingColumns {
+                block_root: Root::ZERO,
+                missing: 1,
+            },
+            SyncError::DataUnavailable {
+                slot: 1,
+                reason: "kzg".into(),
+            },
+            SyncError::InvalidBlock {
+                slot: 1,
+                reason: "signature".into(),
+            },
+            SyncError::UnknownParent {
+                slot: 1,
+                parent: Root::ZERO,
+            },
+        ];
+        assert!(peers_fault.iter().all(SyncError::blames_peer));
+        let not_the_peers = [
+            SyncError::Internal("store".into()),
+            SyncError::Dropped,
+            SyncError::ErrorResponse {
+                code: 3,
+                message: "unavailable".into(),
+            },
+        ];
+        assert!(!not_the_peers.iter().any(SyncError::blames_peer));
+    }
 }

@@ -572,3 +572,120 @@ async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_i
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejected() {
+    use types::electra::{AttestationData, SingleAttestation};
+    use types::phase0::Checkpoint;
+    use types::signing::{DOMAIN_BEACON_ATTESTER, compute_domain, compute_signing_root};
+
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blocks = build_chain(&spec, &anchor, 4, None);
+    let slot = ANCHOR_SLOT + 4;
+    let start = |static_peers| {
+        Node::start(
+            spec.clone(),
+            NodeSpec {
+                anchor: &anchor,
+                blocks: &blocks,
+                current_slot: slot,
+                custody: None,
+                static_peers,
+            },
+        )
+    };
+    let a = start(vec![]).await;
+    let b = start(vec![a.tcp_addr()]).await;
+
+    // Slot 20's first committee votes for the head (slot 20), target the anchor (epoch 2).
+    let epoch = slot / E::slots_per_epoch();
+    let head = b.chain.head();
+    let mut state = head.state.clone();
+    let (committee, committees_per_slot) = {
+        let (view, caches) = state.view_mut().unwrap();
+        let committees = caches.committees(&view.as_ref(), epoch).unwrap();
+        (
+            committees.get_beacon_committee(slot, 0).unwrap().to_vec(),
+            committees.committees_per_slot(),
+        )
+    };
+    assert!(committee.len() >= 2);
+    let data = AttestationData {
+        slot,
+        index: 0,
+        beacon_block_root: head.block_root,
+        source: state.state.current_justified_checkpoint().clone(),
+        target: Checkpoint {
+            epoch,
+            root: anchor.block.canonical_root(),
+        },
+    };
+    let domain = compute_domain(
+        DOMAIN_BEACON_ATTESTER,
+        spec.compute_fork_version(epoch),
+        b.chain.genesis_validators_root(),
+    );
+    let signing_root = compute_signing_root(&data, domain);
+    let subnet =
+        types::subnets::compute_subnet_for_attestation::<E>(&spec, committees_per_slot, slot, 0)
+            .unwrap();
+    let sign = |validator: u64| {
+        let signature =
+            state_harness::interop_secret_key(validator as usize).sign(signing_root.as_slice());
+        types::BLSSignature::from(signature.serialize())
+    };
+    let attestation = |attester: u64, signer: u64| SingleAttestation {
+        committee_index: 0,
+        attester_index: attester,
+        data: data.clone(),
+        signature: sign(signer),
+    };
+
+    let kind = GossipKind::Attestation(subnet);
+    a.network.subscribe(kind);
+    b.network.subscribe(kind);
+    let digest = a.network.fork_context().digest_at_epoch(epoch);
+    let topic = GossipTopic::new(kind, digest);
+    a.wait_until("b in a's attestation-subnet mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+
+    // The first member's vote signed by the second: REJECT, the sender penalised.
+    a.network.publish(PubsubMessage::Attestation(
+        subnet,
+        Box::new(attestation(committee[0], committee[1])),
+    ));
+    let reject = [("topic", "beacon_attestation"), ("verdict", "reject")];
+    b.wait_until("the forged attestation's reject", || {
+        let n = b.counter("beacon_gossip_messages_total", &reject);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert!(b.network.peer_score(a.network.local_peer_id()).await < 0.0);
+
+    for &member in &committee {
+        a.network.publish(PubsubMessage::Attestation(
+            subnet,
+            Box::new(attestation(member, member)),
+        ));
+    }
+    let accept = [("topic", "beacon_attestation"), ("verdict", "accept")];
+    let expected = committee.len() as f64;
+    b.wait_until("every genuine attestation accepted", || {
+        let n = b.counter("beacon_gossip_messages_total", &accept);
+        async move { n >= expected }
+    })
+    .await;
+    assert_eq!(b.counter("beacon_gossip_messages_total", &accept), expected);
+    assert_eq!(b.counter("beacon_gossip_messages_total", &reject), 1.0);
+    let counts = b.pool.counts();
+    assert_eq!(
+        counts.attestation_data, 1,
+        "one vote, aggregated in the pool"
+    );
+    a.stop().await;
+    b.stop().await;
+}

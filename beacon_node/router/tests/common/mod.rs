@@ -162,6 +162,7 @@ pub(crate) struct Node {
     pub(crate) spec: Arc<ChainSpec>,
     pub(crate) clock: Arc<ManualSlotClock>,
     pub(crate) chain: Arc<BeaconChain<E>>,
+    pub(crate) pool: Arc<OperationPool<E>>,
     pub(crate) network: NetworkHandle<E>,
     pub(crate) router: Option<RouterHandle<E>>,
     pub(crate) registry: prometheus::Registry,
@@ -247,9 +248,10 @@ impl Node {
             .unwrap();
         let registry = prometheus::Registry::new();
         let (stop, shutdown) = watch::channel(false);
+        let pool = Arc::new(OperationPool::new());
         let router = router::spawn_router(
             chain.clone(),
-            Arc::new(OperationPool::new()),
+            pool.clone(),
             engine,
             network.clone(),
             events,
@@ -258,6 +260,8 @@ impl Node {
                 tick_interval: Duration::from_millis(100),
                 // Several batches for the few epochs of a test chain.
                 sync_batch_slots: 8,
+                // Range sync for any gap, however small (the tests' chains are short).
+                sync_tolerance_slots: 0,
                 ..RouterConfig::default()
             },
             beacon_processor::BeaconProcessorConfig {
@@ -272,6 +276,7 @@ impl Node {
             spec,
             clock,
             chain,
+            pool,
             network,
             router: Some(router),
             registry,
