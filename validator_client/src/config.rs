@@ -3,7 +3,11 @@
 use std::ops::Range;
 use std::path::PathBuf;
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
 use beacon_api::{BeaconNodeHttpClient, Timeouts};
+
+use crate::keymanager::{DEFAULT_KEYMANAGER_PORT, KeymanagerConfig, TOKEN_FILE};
 use types::{Bytes32, ChainSpec, ExecutionAddress};
 
 /// The beacon node a validator client talks to when none is given.
@@ -58,6 +62,8 @@ pub struct ValidatorClientConfig {
     /// the node's configuration must agree with it (fork versions and epochs, slot duration,
     /// preset, blob schedule).
     pub spec: Option<ChainSpec>,
+    /// Serve the keymanager API, if set.
+    pub keymanager: Option<KeymanagerConfig>,
 }
 
 impl ValidatorClientConfig {
@@ -75,6 +81,7 @@ impl ValidatorClientConfig {
             gas_limit: DEFAULT_GAS_LIMIT,
             metrics: None,
             spec: None,
+            keymanager: None,
         }
     }
 
@@ -124,6 +131,19 @@ pub struct VcArgs {
     /// The gas limit asked of builders.
     #[arg(long, value_name = "GAS", default_value_t = DEFAULT_GAS_LIMIT)]
     pub gas_limit: u64,
+    /// Serve the keymanager API (list, import and delete keystores).
+    #[arg(long)]
+    pub http: bool,
+    /// The keymanager API's address.
+    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST), requires = "http")]
+    pub http_address: IpAddr,
+    /// The keymanager API's port.
+    #[arg(long, value_name = "PORT", default_value_t = DEFAULT_KEYMANAGER_PORT, requires = "http")]
+    pub http_port: u16,
+    /// The keymanager API's bearer token file (created if absent; default
+    /// `<datadir>/api-token.txt`).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub http_token_file: Option<PathBuf>,
 }
 
 impl VcArgs {
@@ -160,6 +180,13 @@ impl VcArgs {
                     .map_err(|e| format!("--suggested-fee-recipient: {a:?} is not an address: {e}"))
             })
             .transpose()?;
+        let keymanager = self.http.then(|| KeymanagerConfig {
+            listen: SocketAddr::new(self.http_address, self.http_port),
+            token_file: self
+                .http_token_file
+                .clone()
+                .unwrap_or_else(|| self.datadir.join(TOKEN_FILE)),
+        });
         Ok(ValidatorClientConfig {
             beacon_nodes,
             keys,
@@ -171,6 +198,7 @@ impl VcArgs {
             gas_limit: self.gas_limit,
             metrics: None,
             spec: None,
+            keymanager,
         })
     }
 }
@@ -284,6 +312,16 @@ mod tests {
         assert_eq!(config.beacon_nodes, ["http://a:5052", "http://b:5052"]);
         assert_eq!(config.keys, KeySource::Interop { indices: 3..4 });
         assert!(config.doppelganger_protection);
+        assert_eq!(config.keymanager, None);
+    }
+
+    #[test]
+    fn keymanager_api_on_loopback_by_default() {
+        let config = args(&["--interop-indices", "0..2", "--http"]).expect("valid");
+        let km = config.keymanager.expect("enabled");
+        assert_eq!(km.listen, "127.0.0.1:5062".parse().expect("address"));
+        assert_eq!(km.token_file, PathBuf::from("/tmp/vc/api-token.txt"));
+        assert!(args(&["--interop-indices", "0..2", "--http-port", "1"]).is_err());
     }
 
     #[test]

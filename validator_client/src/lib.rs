@@ -14,6 +14,7 @@ pub mod chain_config;
 pub mod config;
 pub mod doppelganger;
 pub mod duties;
+pub mod keymanager;
 pub mod keystore;
 pub mod metrics;
 mod preparation;
@@ -22,6 +23,7 @@ pub mod sync_committee_service;
 pub mod timing;
 pub mod validator_store;
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -121,14 +123,22 @@ pub async fn run<E: EthSpec>(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), VcError> {
     let mut shutdown = std::pin::pin!(shutdown);
-    let ctx = tokio::select! {
-        ctx = start::<E>(config) => ctx?,
+    let keymanager = config.keymanager.clone();
+    let datadir = config.datadir.clone();
+    let (ctx, readonly) = tokio::select! {
+        started = start::<E>(config) => started?,
         () = &mut shutdown => {
             info!("validator client shut down before it started");
             return Ok(());
         }
     };
     let mut tasks = JoinSet::new();
+    if let Some(km) = &keymanager {
+        let (_, server) = keymanager::serve(Arc::clone(&ctx.store), km, &datadir, readonly)
+            .await
+            .map_err(|e| VcError::Config(format!("keymanager API: {e}")))?;
+        tasks.spawn(server);
+    }
     let result = tokio::select! {
         result = duty_loop(Arc::clone(&ctx), &mut tasks) => result,
         () = shutdown => Ok(()),
@@ -168,8 +178,20 @@ pub fn load_keys(source: &KeySource) -> Result<Vec<ValidatorKey>, VcError> {
 }
 
 /// Everything before the first slot: keys, the chain, the slashing protection database.
-async fn start<E: EthSpec>(config: ValidatorClientConfig) -> Result<Arc<Context<E>>, VcError> {
-    let keys = load_keys(&config.keys)?;
+/// Returns the context and the keys that came from the configuration (read-only to the
+/// keymanager API).
+async fn start<E: EthSpec>(
+    config: ValidatorClientConfig,
+) -> Result<(Arc<Context<E>>, BTreeSet<types::BLSPubkey>), VcError> {
+    let mut keys = load_keys(&config.keys)?;
+    let readonly: BTreeSet<types::BLSPubkey> = keys.iter().map(ValidatorKey::pubkey).collect();
+    let imported =
+        keymanager::load_imported_keys(&config.datadir.join(keymanager::KEYMANAGER_DIR))?;
+    keys.extend(
+        imported
+            .into_iter()
+            .filter(|k| !readonly.contains(&k.pubkey())),
+    );
     info!(validators = keys.len(), "keys loaded");
     // Timeouts are set per request kind from the slot duration once the chain is known; the
     // first requests use the defaults.
@@ -230,7 +252,7 @@ async fn start<E: EthSpec>(config: ValidatorClientConfig) -> Result<Arc<Context<
         doppelganger_protection = config.doppelganger_protection,
         "validator client started"
     );
-    Ok(ctx)
+    Ok((ctx, readonly))
 }
 
 fn build_nodes(urls: &[String], timeouts: Timeouts) -> Result<BeaconNodes, VcError> {

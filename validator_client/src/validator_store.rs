@@ -1,7 +1,8 @@
 //! The validator store: the keys, their indices on chain, and the signing path that consults
 //! slashing protection before every block and attestation signature.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::RwLock;
@@ -39,9 +40,13 @@ pub enum SignError {
 }
 
 /// The validator client's keys and its only way to sign.
+///
+/// Keys may be added and removed while the client runs (the keymanager API). A block or vote
+/// is checked, recorded and signed under the keys' read lock, so once [`Self::remove_key`]
+/// (which takes the write lock) returns, the key signs nothing more and its slashing protection
+/// history is complete.
 pub struct ValidatorStore {
-    keys: Vec<ValidatorKey>,
-    by_pubkey: HashMap<BLSPubkey, usize>,
+    keys: RwLock<BTreeMap<BLSPubkey, Arc<ValidatorKey>>>,
     indices: RwLock<HashMap<BLSPubkey, ValidatorIndex>>,
     slashing: SlashingDatabase,
     ctx: SigningContext,
@@ -59,10 +64,12 @@ impl ValidatorStore {
     ) -> Result<Self, slashing_protection::DbError> {
         let pubkeys: Vec<BLSPubkey> = keys.iter().map(ValidatorKey::pubkey).collect();
         slashing.register_validators(&pubkeys)?;
-        let by_pubkey = pubkeys.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+        let keys = keys
+            .into_iter()
+            .map(|k| (k.pubkey(), Arc::new(k)))
+            .collect();
         Ok(Self {
-            keys,
-            by_pubkey,
+            keys: RwLock::new(keys),
             indices: RwLock::new(HashMap::new()),
             slashing,
             ctx,
@@ -75,24 +82,47 @@ impl ValidatorStore {
         &self.ctx
     }
 
-    /// Every public key, in the order the keys were loaded.
+    /// The slashing protection database.
+    pub fn slashing_protection(&self) -> &SlashingDatabase {
+        &self.slashing
+    }
+
+    /// Every public key, in key order.
     pub fn pubkeys(&self) -> Vec<BLSPubkey> {
-        self.keys.iter().map(ValidatorKey::pubkey).collect()
+        self.keys.read().keys().copied().collect()
     }
 
     /// The number of keys.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.read().len()
     }
 
     /// True if the store holds no key.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.keys.read().is_empty()
+    }
+
+    /// Adds a key, registered in slashing protection first; false if it was already here.
+    pub fn add_key(&self, key: ValidatorKey) -> Result<bool, slashing_protection::DbError> {
+        let pubkey = key.pubkey();
+        if self.contains(&pubkey) {
+            return Ok(false);
+        }
+        self.slashing.register_validator(&pubkey)?;
+        Ok(self.keys.write().insert(pubkey, Arc::new(key)).is_none())
+    }
+
+    /// Removes a key: once this returns it signs nothing more (a signature in progress
+    /// finishes, with its record, first). False if the key was not here.
+    pub fn remove_key(&self, pubkey: &BLSPubkey) -> bool {
+        let removed = self.keys.write().remove(pubkey).is_some();
+        self.indices.write().remove(pubkey);
+        removed
     }
 
     /// Records the chain's index of `pubkey` (ignored for a key not managed here).
     pub fn set_index(&self, pubkey: BLSPubkey, index: ValidatorIndex) {
-        if self.by_pubkey.contains_key(&pubkey) {
+        if self.contains(&pubkey) {
             self.indices.write().insert(pubkey, index);
         }
     }
@@ -113,15 +143,16 @@ impl ValidatorStore {
     pub fn unresolved_pubkeys(&self) -> Vec<BLSPubkey> {
         let indices = self.indices.read();
         self.keys
-            .iter()
-            .map(ValidatorKey::pubkey)
-            .filter(|p| !indices.contains_key(p))
+            .read()
+            .keys()
+            .filter(|p| !indices.contains_key(*p))
+            .copied()
             .collect()
     }
 
     /// True if `pubkey` is managed here.
     pub fn contains(&self, pubkey: &BLSPubkey) -> bool {
-        self.by_pubkey.contains_key(pubkey)
+        self.keys.read().contains_key(pubkey)
     }
 
     /// Lets the validators sign (doppelganger protection cleared them).
@@ -134,14 +165,35 @@ impl ValidatorStore {
         self.signing_enabled.load(Ordering::SeqCst)
     }
 
-    fn key(&self, pubkey: &BLSPubkey) -> Result<&ValidatorKey, SignError> {
+    fn key(&self, pubkey: &BLSPubkey) -> Result<Arc<ValidatorKey>, SignError> {
         if !self.signing_enabled() {
             return Err(SignError::DoppelgangerPending);
         }
-        self.by_pubkey
+        self.any_key(pubkey)
+    }
+
+    fn any_key(&self, pubkey: &BLSPubkey) -> Result<Arc<ValidatorKey>, SignError> {
+        self.keys
+            .read()
             .get(pubkey)
-            .and_then(|&i| self.keys.get(i))
+            .cloned()
             .ok_or(SignError::UnknownValidator(*pubkey))
+    }
+
+    /// Runs a slashable signing under the keys' read lock (see the type's docs).
+    fn with_key_locked<T>(
+        &self,
+        pubkey: &BLSPubkey,
+        sign: impl FnOnce(&ValidatorKey) -> Result<T, SignError>,
+    ) -> Result<T, SignError> {
+        if !self.signing_enabled() {
+            return Err(SignError::DoppelgangerPending);
+        }
+        let keys = self.keys.read();
+        let key = keys
+            .get(pubkey)
+            .ok_or(SignError::UnknownValidator(*pubkey))?;
+        sign(key)
     }
 
     /// `get_block_signature`, after slashing protection recorded the block: refuses a second
@@ -151,12 +203,14 @@ impl ValidatorStore {
         pubkey: &BLSPubkey,
         block: BeaconBlock<E>,
     ) -> Result<SignedBeaconBlock<E>, SignError> {
-        let key = self.key(pubkey)?;
         let signing_root = block_signing_root(&self.ctx, &block);
-        self.check(pubkey, |db| {
-            db.check_and_insert_block_proposal(pubkey, block.slot(), signing_root)
+        let signature = self.with_key_locked(pubkey, |key| {
+            self.check(pubkey, |db| {
+                db.check_and_insert_block_proposal(pubkey, block.slot(), signing_root)
+            })?;
+            Ok(key.sign(signing_root))
         })?;
-        Ok(into_signed_block(block, key.sign(signing_root)))
+        Ok(into_signed_block(block, signature))
     }
 
     /// `get_attestation_signature` as an Electra `SingleAttestation`, after slashing protection
@@ -168,21 +222,23 @@ impl ValidatorStore {
         committee_index: CommitteeIndex,
         data: AttestationData,
     ) -> Result<SingleAttestation, SignError> {
-        let key = self.key(pubkey)?;
         let signing_root = attestation_signing_root(&self.ctx, &data);
-        self.check(pubkey, |db| {
-            db.check_and_insert_attestation(
-                pubkey,
-                data.source.epoch,
-                data.target.epoch,
-                signing_root,
-            )
+        let signature = self.with_key_locked(pubkey, |key| {
+            self.check(pubkey, |db| {
+                db.check_and_insert_attestation(
+                    pubkey,
+                    data.source.epoch,
+                    data.target.epoch,
+                    signing_root,
+                )
+            })?;
+            Ok(key.sign(signing_root))
         })?;
         Ok(SingleAttestation {
             committee_index,
             attester_index,
             data,
-            signature: key.sign(signing_root),
+            signature,
         })
     }
 
@@ -209,7 +265,7 @@ impl ValidatorStore {
         Ok(signing::get_epoch_signature::<E>(
             &self.ctx,
             slot,
-            self.key(pubkey)?,
+            &*self.key(pubkey)?,
         ))
     }
 
@@ -220,12 +276,8 @@ impl ValidatorStore {
         pubkey: &BLSPubkey,
         slot: Slot,
     ) -> Result<BLSSignature, SignError> {
-        let key = self
-            .by_pubkey
-            .get(pubkey)
-            .and_then(|&i| self.keys.get(i))
-            .ok_or(SignError::UnknownValidator(*pubkey))?;
-        Ok(signing::get_slot_signature::<E>(&self.ctx, slot, key))
+        let key = self.any_key(pubkey)?;
+        Ok(signing::get_slot_signature::<E>(&self.ctx, slot, &key))
     }
 
     /// A signed aggregate (`get_aggregate_and_proof` and its signature).
@@ -242,7 +294,7 @@ impl ValidatorStore {
             aggregate,
             selection_proof,
         };
-        let signature = signing::get_aggregate_and_proof_signature(&self.ctx, &message, key);
+        let signature = signing::get_aggregate_and_proof_signature(&self.ctx, &message, &key);
         Ok(SignedAggregateAndProof { message, signature })
     }
 
@@ -260,7 +312,7 @@ impl ValidatorStore {
             slot,
             block_root,
             validator_index,
-            key,
+            &key,
         ))
     }
 
@@ -276,7 +328,7 @@ impl ValidatorStore {
             &self.ctx,
             slot,
             subcommittee_index,
-            key,
+            &key,
         ))
     }
 
@@ -294,7 +346,7 @@ impl ValidatorStore {
             contribution,
             selection_proof,
         };
-        let signature = signing::get_contribution_and_proof_signature(&self.ctx, &message, key);
+        let signature = signing::get_contribution_and_proof_signature(&self.ctx, &message, &key);
         Ok(SignedContributionAndProof { message, signature })
     }
 
@@ -306,7 +358,7 @@ impl ValidatorStore {
     ) -> Result<beacon_api::SignedValidatorRegistrationV1, SignError> {
         let key = self.key(pubkey)?;
         let signature =
-            signing::get_validator_registration_signature(self.ctx.spec(), &message, key);
+            signing::get_validator_registration_signature(self.ctx.spec(), &message, &key);
         Ok(beacon_api::SignedValidatorRegistrationV1 { message, signature })
     }
 }
