@@ -128,7 +128,11 @@ pub(crate) async fn get_finality_checkpoints<E: EthSpec>(
 
 /// The indices of the validators `ids` names in `at` (unknown ones left out, as the spec
 /// says), in the order asked; every validator when `ids` is empty.
-fn select_indices<E: EthSpec>(at: &StateAt<E>, ids: &[ValidatorId]) -> Vec<ValidatorIndex> {
+fn select_indices<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    at: &StateAt<E>,
+    ids: &[ValidatorId],
+) -> Vec<ValidatorIndex> {
     let count = at.state.state.validators().len() as u64;
     if ids.is_empty() {
         return (0..count).collect();
@@ -136,18 +140,16 @@ fn select_indices<E: EthSpec>(at: &StateAt<E>, ids: &[ValidatorId]) -> Vec<Valid
     let Ok(view) = at.state.view() else {
         return Vec::new();
     };
-    let mut caches = at.state.caches.clone();
     ids.iter()
         .filter_map(|id| match id {
             ValidatorId::Index(i) => (*i < count).then_some(*i),
-            ValidatorId::PublicKey(key) => {
-                caches.validator_index(&view, &state_processing::common::misc::pubkey_bytes(key))
-            }
+            ValidatorId::PublicKey(key) => ctx.caches.validator_index(&view, &at.state.caches, key),
         })
         .collect()
 }
 
 fn validators_data<E: EthSpec>(
+    ctx: &ApiContext<E>,
     at: &StateAt<E>,
     ids: &[ValidatorId],
     statuses: &[ValidatorStatusFilter],
@@ -155,7 +157,7 @@ fn validators_data<E: EthSpec>(
     let epoch = at.slot() / E::slots_per_epoch();
     let validators = at.state.state.validators();
     let balances = at.state.state.balances();
-    select_indices(at, ids)
+    select_indices(ctx, at, ids)
         .into_iter()
         .filter_map(|index| {
             let validator = validators.get(index as usize)?;
@@ -213,7 +215,7 @@ async fn validators_response<E: EthSpec>(
     let id = state_id(&path)?;
     blocking(move || {
         let at = state_at(&ctx, id)?;
-        let data = validators_data(&at, &ids, &statuses);
+        let data = validators_data(&ctx, &at, &ids, &statuses);
         envelope(&at, data)
     })
     .await
@@ -228,7 +230,7 @@ pub(crate) async fn get_validator<E: EthSpec>(
     let validator: ValidatorId = parse_path("validator id", path.at(1)?)?;
     blocking(move || {
         let at = state_at(&ctx, id)?;
-        let data = validators_data(&at, &[validator], &[])
+        let data = validators_data(&ctx, &at, &[validator], &[])
             .pop()
             .ok_or_else(|| HttpError::not_found(format!("validator {validator} not found")))?;
         envelope(&at, data)
@@ -269,7 +271,7 @@ async fn balances_response<E: EthSpec>(
     blocking(move || {
         let at = state_at(&ctx, id)?;
         let balances = at.state.state.balances();
-        let data: Vec<ValidatorBalanceData> = select_indices(&at, &ids)
+        let data: Vec<ValidatorBalanceData> = select_indices(&ctx, &at, &ids)
             .into_iter()
             .map(|index| ValidatorBalanceData {
                 index,
@@ -283,6 +285,7 @@ async fn balances_response<E: EthSpec>(
 
 /// The committees of `epoch` in `at`'s state (its previous, current or next epoch).
 pub(crate) fn committees_of<E: EthSpec>(
+    ctx: &ApiContext<E>,
     state: &state_processing::CachedBeaconState<E>,
     epoch: Epoch,
 ) -> Result<Arc<state_processing::CommitteeCache>, HttpError> {
@@ -293,8 +296,9 @@ pub(crate) fn committees_of<E: EthSpec>(
             "epoch {epoch} is not within one epoch of the state's epoch {current}"
         )));
     }
-    let mut caches = state.caches.clone();
-    caches.committees(&view, epoch).map_err(state_error)
+    ctx.caches
+        .committees(&view, &state.caches, epoch)
+        .map_err(state_error)
 }
 
 /// `GET /eth/v1/beacon/states/{state_id}/committees?epoch=..&index=..&slot=..`.
@@ -318,7 +322,7 @@ pub(crate) async fn get_committees<E: EthSpec>(
                 "slot {slot} is not in epoch {epoch}"
             )));
         }
-        let committees = committees_of(&at.state, epoch)?;
+        let committees = committees_of(&ctx, &at.state, epoch)?;
         let per_slot = committees.committees_per_slot();
         if let Some(index) = index
             && index >= per_slot
@@ -361,7 +365,7 @@ pub(crate) async fn get_sync_committees<E: EthSpec>(
         let at = state_at(&ctx, id)?;
         let state_epoch = at.slot() / E::slots_per_epoch();
         let epoch = epoch.unwrap_or(state_epoch);
-        let validators = sync_committee_indices(&at.state, epoch)?;
+        let validators = sync_committee_indices(&ctx, &at.state, epoch)?;
         let size = validators.len() / types::subnets::SYNC_COMMITTEE_SUBNET_COUNT as usize;
         let validator_aggregates = validators
             .chunks(size.max(1))
@@ -381,6 +385,7 @@ pub(crate) async fn get_sync_committees<E: EthSpec>(
 /// The validator indices of the sync committee in force at `epoch` (the state's current or
 /// next period), in committee order.
 pub(crate) fn sync_committee_indices<E: EthSpec>(
+    ctx: &ApiContext<E>,
     state: &state_processing::CachedBeaconState<E>,
     epoch: Epoch,
 ) -> Result<Vec<ValidatorIndex>, HttpError> {
@@ -396,16 +401,10 @@ pub(crate) fn sync_committee_indices<E: EthSpec>(
             "epoch {epoch} is not in the state's current or next sync committee period"
         )));
     };
-    let mut caches = state.caches.clone();
-    committee
-        .pubkeys
-        .iter()
-        .map(|key| {
-            caches
-                .validator_index(&view, &state_processing::common::misc::pubkey_bytes(key))
-                .ok_or_else(|| HttpError::internal("a sync committee key of no validator"))
-        })
-        .collect()
+    ctx.caches
+        .sync_members(&view, &state.caches, committee)
+        .map(|members| members.to_vec())
+        .ok_or_else(|| HttpError::internal("a sync committee key of no validator"))
 }
 
 /// `GET /eth/v1/beacon/states/{state_id}/randao?epoch=..`.
@@ -861,7 +860,7 @@ pub(crate) async fn post_validator_identities<E: EthSpec>(
     blocking(move || {
         let at = state_at(&ctx, id)?;
         let validators = at.state.state.validators();
-        let data: Vec<ValidatorIdentity> = select_indices(&at, &ids)
+        let data: Vec<ValidatorIdentity> = select_indices(&ctx, &at, &ids)
             .into_iter()
             .filter_map(|index| {
                 let v = validators.get(index as usize)?;

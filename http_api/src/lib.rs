@@ -16,6 +16,7 @@
 
 mod beacon;
 mod blobs;
+mod caches;
 mod config_spec;
 mod error;
 mod events;
@@ -135,6 +136,8 @@ pub struct ApiContext<E: EthSpec> {
     pub(crate) head_block: Mutex<Option<beacon::CachedBlock>>,
     /// Verified sync committee messages, aggregated for `sync_committee_contribution`.
     pub(crate) sync_messages: sync_messages::SyncMessages,
+    /// Committees, sync committee members and the key index, kept between requests.
+    pub(crate) caches: caches::ApiCaches,
 }
 
 impl<E: EthSpec> std::fmt::Debug for ApiContext<E> {
@@ -172,6 +175,7 @@ impl<E: EthSpec> ApiContext<E> {
             operation_events,
             head_block: Mutex::new(None),
             sync_messages: sync_messages::SyncMessages::default(),
+            caches: caches::ApiCaches::default(),
         })
     }
 

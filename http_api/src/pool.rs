@@ -100,7 +100,7 @@ pub(crate) async fn post_attestations_v2<E: EthSpec>(
         let mut positions = Vec::with_capacity(attestations.len());
         for (i, attestation) in attestations.into_iter().enumerate() {
             let epoch = compute_epoch_at_slot::<E>(attestation.data.slot);
-            let subnet = committees_of(&head.state, epoch).and_then(|c| {
+            let subnet = committees_of(&ctx, &head.state, epoch).and_then(|c| {
                 types::subnets::compute_subnet_for_attestation::<E>(
                     spec,
                     c.committees_per_slot(),
@@ -128,7 +128,7 @@ pub(crate) async fn post_attestations_v2<E: EthSpec>(
                     let attestation = verified.attestation.clone();
                     votes.push(verified.fork_choice_vote());
                     let target = attestation.data.target.epoch;
-                    match committees_of(&head.state, target) {
+                    match committees_of(&ctx, &head.state, target) {
                         Ok(committees) => {
                             if let Err(e) = ctx
                                 .pool
@@ -212,7 +212,8 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
                 Ok(verified) => {
                     votes.push(verified.fork_choice_vote());
                     let aggregate = &verified.signed_aggregate.message.aggregate;
-                    if let Ok(committees) = committees_of(&head.state, aggregate.data.target.epoch)
+                    if let Ok(committees) =
+                        committees_of(&ctx, &head.state, aggregate.data.target.epoch)
                         && let Err(e) = ctx.pool.insert_attestation(aggregate, &committees)
                     {
                         tracing::debug!(error = ?e, "aggregate not pooled");
@@ -246,7 +247,7 @@ pub(crate) async fn post_sync_committees<E: EthSpec>(
         let mut failures = Vec::new();
         for (i, message) in messages.into_iter().enumerate() {
             let epoch = compute_epoch_at_slot::<E>(message.slot + 1);
-            let members = match sync_committee_indices(&head.state, epoch) {
+            let members = match sync_committee_indices(&ctx, &head.state, epoch) {
                 Ok(members) => members,
                 Err(e) => {
                     failures.push(failure(i, e));

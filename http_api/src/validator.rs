@@ -123,7 +123,7 @@ pub(crate) async fn post_attester_duties<E: EthSpec>(
             )));
         }
         let at = duty_state(&ctx, epoch)?;
-        let committees = committees_of(&at.state, epoch)?;
+        let committees = committees_of(&ctx, &at.state, epoch)?;
         let view = at.state.view().map_err(state_error)?;
         let per_slot = committees.committees_per_slot();
         // Position of every active validator: one pass over the epoch's committees.
@@ -256,7 +256,7 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
     let Indices(indices) = body.json()?;
     blocking(move || {
         let at = state_at(&ctx, beacon_api::StateId::Head)?;
-        let members = sync_committee_indices(&at.state, epoch)?;
+        let members = sync_committee_indices(&ctx, &at.state, epoch)?;
         let validators = at.state.state.validators();
         let data = indices
             .iter()
@@ -313,7 +313,7 @@ fn attestation_data<E: EthSpec>(
         )));
     }
     if epoch <= head_epoch + 1 {
-        let per_slot = committees_of(&head.state, epoch)?.committees_per_slot();
+        let per_slot = committees_of(ctx, &head.state, epoch)?.committees_per_slot();
         if committee_index >= per_slot {
             return Err(HttpError::bad_request(format!(
                 "committee index {committee_index} out of range ({per_slot} per slot)"
@@ -322,11 +322,29 @@ fn attestation_data<E: EthSpec>(
     }
     let source = if epoch > head_epoch {
         // The head state as of the attestation's epoch: justification may move at the
-        // boundary.
-        let mut advanced = head.state.clone();
-        state_processing::per_slot::process_slots(&mut advanced, epoch * spe, ctx.chain.spec())
-            .map_err(|e| HttpError::internal(format!("advancing the head state: {e:?}")))?;
-        advanced.state.current_justified_checkpoint().clone()
+        // boundary. Advanced once per head and epoch.
+        let cached = ctx
+            .caches
+            .advanced_source
+            .lock()
+            .clone()
+            .filter(|(root, e, _)| *root == head.latest_block_root && *e == epoch);
+        match cached {
+            Some((_, _, source)) => source,
+            None => {
+                let mut advanced = head.state.clone();
+                state_processing::per_slot::process_slots(
+                    &mut advanced,
+                    epoch * spe,
+                    ctx.chain.spec(),
+                )
+                .map_err(|e| HttpError::internal(format!("advancing the head state: {e:?}")))?;
+                let source = advanced.state.current_justified_checkpoint().clone();
+                *ctx.caches.advanced_source.lock() =
+                    Some((head.latest_block_root, epoch, source.clone()));
+                source
+            }
+        }
     } else {
         head.state.state.current_justified_checkpoint().clone()
     };

@@ -1,0 +1,306 @@
+//! Server latency of the validator-client endpoints over HTTP on 127.0.0.1 with a synthetic
+//! mainnet Fulu state of 1,000,000 validators (`ARBOR_BENCH_VALIDATORS` to change; keys are
+//! placeholders, nothing here verifies a signature): p50, p99 and max of each request, the
+//! response fully read, one request at a time.
+//!
+//! A plain harness (not criterion): the issue asks for p99 and max beside the median, and the
+//! large reads (every validator, the whole state) take seconds each.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    reason = "bench setup: a failed step aborts the run"
+)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
+use http_api::{ApiConfig, ApiContext, NoNetwork};
+use operation_pool::OperationPool;
+use state_harness::synthetic::{SyntheticParams, build_state_with_placeholder_keys};
+use state_processing::CachedBeaconState;
+use state_processing::genesis::interop_genesis_block;
+use store::{Store, StoreConfig};
+use tree_hash::TreeHash;
+use types::{BeaconState, ChainSpec, EthSpec, ForkName, MainnetEthSpec, Root, SignedBeaconBlock};
+
+type E = MainnetEthSpec;
+
+/// The anchor block of a synthetic state: an empty-bodied block at the state's slot whose
+/// header the state is made to hold, and whose state root is the state's.
+fn anchor(state: &mut BeaconState<E>) -> SignedBeaconBlock<E> {
+    let mut block = interop_genesis_block::<E>(Root::ZERO);
+    let SignedBeaconBlock::Fulu(inner) = &mut block else {
+        unreachable!("interop_genesis_block is a Fulu block")
+    };
+    let header = state.latest_block_header().clone();
+    inner.message.slot = *state.slot();
+    inner.message.parent_root = header.parent_root;
+    inner.message.proposer_index = header.proposer_index;
+    *state.latest_block_header_mut() = types::phase0::BeaconBlockHeader {
+        slot: inner.message.slot,
+        proposer_index: inner.message.proposer_index,
+        parent_root: inner.message.parent_root,
+        state_root: Root::ZERO,
+        body_root: inner.message.body.tree_hash_root(),
+    };
+    let mut cached = CachedBeaconState::new(state.clone());
+    inner.message.state_root = cached.hash_tree_root().unwrap();
+    *state = cached.state;
+    block
+}
+
+struct Stats {
+    name: String,
+    samples: Vec<Duration>,
+    bytes: usize,
+}
+
+impl Stats {
+    fn print(&mut self) {
+        self.samples.sort();
+        let at = |q: f64| {
+            let i = ((self.samples.len() as f64 - 1.0) * q).round() as usize;
+            self.samples[i]
+        };
+        println!(
+            "| {} | {} | {:.2?} | {:.2?} | {:.2?} | {} |",
+            self.name,
+            self.samples.len(),
+            at(0.5),
+            at(0.99),
+            self.samples.last().copied().unwrap_or_default(),
+            self.bytes
+        );
+    }
+}
+
+async fn measure(
+    client: &reqwest::Client,
+    name: &str,
+    runs: usize,
+    request: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+) -> Stats {
+    let mut samples = Vec::with_capacity(runs);
+    let mut bytes = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let response = request(client).send().await.unwrap();
+        let status = response.status();
+        let body = response.bytes().await.unwrap();
+        samples.push(start.elapsed());
+        assert!(
+            status.is_success(),
+            "{name}: {status} {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        );
+        bytes = body.len();
+    }
+    Stats {
+        name: name.to_string(),
+        samples,
+        bytes,
+    }
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let n: u64 = std::env::var("ARBOR_BENCH_VALIDATORS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let spec = Arc::new(ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu));
+    let spe = E::slots_per_epoch();
+    let params = SyntheticParams {
+        slot: 375_000 * spe,
+        ..SyntheticParams::default()
+    };
+    let start = Instant::now();
+    let mut state =
+        BeaconState::Fulu(build_state_with_placeholder_keys::<E>(n, &params, &spec).unwrap());
+    let block = anchor(&mut state);
+    eprintln!(
+        "{n} validators: state and anchor in {:.2?}",
+        start.elapsed()
+    );
+
+    let start = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let genesis_time = *state.genesis_time();
+    let now = spec.compute_time_at_slot(genesis_time, params.slot) * 1000 + 1000;
+    let clock = Arc::new(ManualSlotClock::new(now));
+    let pool = Arc::new(
+        fork_choice::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap(),
+    );
+    let chain = Arc::new(
+        BeaconChain::from_anchor(
+            Arc::new(store),
+            CachedBeaconState::new(state),
+            block,
+            spec.clone(),
+            clock,
+            pool,
+            ChainConfig::default(),
+        )
+        .unwrap(),
+    );
+    let op_pool = Arc::new(OperationPool::new());
+    // No block production here: the engine is never called.
+    let engine = Arc::new(
+        execution_layer::EngineApiClient::new(
+            "http://127.0.0.1:9",
+            execution_layer::JwtSecret::random(),
+            execution_layer::Timeouts::default(),
+        )
+        .unwrap(),
+    );
+    let producer = Arc::new(BlockProducer::new(
+        chain.clone(),
+        op_pool.clone(),
+        engine,
+        ProducerConfig::default(),
+    ));
+    let ctx = Arc::new(
+        ApiContext::new(
+            chain.clone(),
+            op_pool,
+            producer,
+            Arc::new(NoNetwork::new()),
+            prometheus::Registry::new(),
+            ApiConfig {
+                request_timeout: Duration::from_secs(600),
+                body_limit: 256 << 20,
+                ..ApiConfig::default()
+            },
+        )
+        .unwrap(),
+    );
+    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http_api::serve_on(listener, ctx, std::future::pending()));
+    eprintln!("chain and server in {:.2?}", start.elapsed());
+
+    let client = reqwest::Client::new();
+    let epoch = params.slot / spe;
+    let url = |path: &str| format!("{base}{path}");
+    let all: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let all_body = serde_json::to_vec(&all).unwrap();
+    let some: Vec<String> = (0..n)
+        .step_by((n / 1000).max(1) as usize)
+        .map(|i| i.to_string())
+        .collect();
+    let some_body = serde_json::to_vec(&some).unwrap();
+    let keys: Vec<String> = (0..n)
+        .step_by((n / 1000).max(1) as usize)
+        .map(|i| {
+            chain
+                .head()
+                .state
+                .state
+                .validators()
+                .get(i as usize)
+                .unwrap()
+                .pubkey
+                .to_string()
+        })
+        .collect();
+    let keys_body = serde_json::to_vec(&serde_json::json!({ "ids": keys })).unwrap();
+    let ids_query = some[..100.min(some.len())].join(",");
+
+    // Warm-up: committees of the epoch and the public-key index built once.
+    measure(&client, "warm-up", 1, |c| {
+        c.post(url(&format!("/eth/v1/validator/duties/attester/{epoch}")))
+            .header("content-type", "application/json")
+            .body(some_body.clone())
+    })
+    .await;
+    measure(&client, "warm-up", 1, |c| {
+        c.post(url("/eth/v1/beacon/states/head/validators"))
+            .header("content-type", "application/json")
+            .body(keys_body.clone())
+    })
+    .await;
+
+    println!("\n{n} validators, sequential requests on 127.0.0.1 (response read in full)\n");
+    println!("| endpoint | runs | p50 | p99 | max | bytes |");
+    println!("|---|---|---|---|---|---|");
+    let mut rows = vec![
+        measure(&client, "POST duties/attester, all validators", 10, |c| {
+            c.post(url(&format!("/eth/v1/validator/duties/attester/{epoch}")))
+                .header("content-type", "application/json")
+                .body(all_body.clone())
+        })
+        .await,
+        measure(&client, "POST duties/attester, 1000 validators", 100, |c| {
+            c.post(url(&format!("/eth/v1/validator/duties/attester/{epoch}")))
+                .header("content-type", "application/json")
+                .body(some_body.clone())
+        })
+        .await,
+        measure(&client, "GET duties/proposer", 100, |c| {
+            c.get(url(&format!("/eth/v1/validator/duties/proposer/{epoch}")))
+        })
+        .await,
+        measure(&client, "POST duties/sync, 1000 validators", 100, |c| {
+            c.post(url(&format!("/eth/v1/validator/duties/sync/{epoch}")))
+                .header("content-type", "application/json")
+                .body(some_body.clone())
+        })
+        .await,
+        measure(&client, "GET attestation_data", 200, |c| {
+            c.get(url(&format!(
+                "/eth/v1/validator/attestation_data?slot={}&committee_index=0",
+                params.slot
+            )))
+        })
+        .await,
+        measure(&client, "GET states/head/validators?id=(100)", 100, |c| {
+            c.get(url(&format!(
+                "/eth/v1/beacon/states/head/validators?id={ids_query}"
+            )))
+        })
+        .await,
+        measure(&client, "POST states/head/validators, 1000 keys", 50, |c| {
+            c.post(url("/eth/v1/beacon/states/head/validators"))
+                .header("content-type", "application/json")
+                .body(keys_body.clone())
+        })
+        .await,
+        measure(&client, "GET node/syncing", 200, |c| {
+            c.get(url("/eth/v1/node/syncing"))
+        })
+        .await,
+        measure(&client, "GET v2/beacon/blocks/head (SSZ)", 200, |c| {
+            c.get(url("/eth/v2/beacon/blocks/head"))
+                .header("accept", "application/octet-stream")
+        })
+        .await,
+        measure(&client, "GET states/head/validators, all (JSON)", 3, |c| {
+            c.get(url("/eth/v1/beacon/states/head/validators"))
+        })
+        .await,
+        measure(&client, "GET v2/debug/beacon/states/head (SSZ)", 3, |c| {
+            c.get(url("/eth/v2/debug/beacon/states/head"))
+                .header("accept", "application/octet-stream")
+        })
+        .await,
+        measure(&client, "GET v2/debug/beacon/states/head (JSON)", 2, |c| {
+            c.get(url("/eth/v2/debug/beacon/states/head"))
+        })
+        .await,
+    ];
+    for row in &mut rows {
+        row.print();
+    }
+}
