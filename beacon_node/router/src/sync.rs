@@ -254,6 +254,8 @@ pub(crate) struct RangeSync<E: EthSpec> {
     tolerance: u64,
     /// Whether the next start is from the finalized checkpoint instead of the head.
     from_finalized: bool,
+    /// When progress was last logged, and the head slot then.
+    progress: Option<(std::time::Instant, Slot)>,
 }
 
 /// Whether the chain imported `root` (not merely saw it).
@@ -287,6 +289,7 @@ impl<E: EthSpec> RangeSync<E> {
             max_attempts: config.sync_max_batch_attempts.max(1),
             tolerance: config.sync_tolerance_slots,
             from_finalized: false,
+            progress: None,
         }
     }
 
@@ -348,6 +351,43 @@ impl<E: EthSpec> RangeSync<E> {
 
     pub(crate) fn on_tick(&mut self, processor: &Processor<E>) {
         self.drive(processor);
+        self.log_progress();
+    }
+
+    /// Once a slot while syncing: peers, distance to the target, speed and ETA.
+    fn log_progress(&mut self) {
+        let SyncState::Syncing { target_slot } = *self.state.borrow() else {
+            self.progress = None;
+            return;
+        };
+        let now = std::time::Instant::now();
+        let head = self.local_head_slot();
+        let Some((since, from)) = self.progress else {
+            self.progress = Some((now, head));
+            return;
+        };
+        let slot_duration =
+            std::time::Duration::from_millis(self.router.chain.spec().slot_duration_ms);
+        let elapsed = now.duration_since(since);
+        if elapsed < slot_duration {
+            return;
+        }
+        self.progress = Some((now, head));
+        let distance = target_slot.saturating_sub(head);
+        let speed = head.saturating_sub(from) as f64 / elapsed.as_secs_f64();
+        let eta = if speed > 0.0 {
+            format_duration(distance as f64 / speed)
+        } else {
+            "unknown".to_owned()
+        };
+        tracing::info!(
+            "Syncing  peers: {}  distance: {} slots ({})  speed: {:.1} slots/s  ETA: {}",
+            self.peers.len(),
+            with_separators(distance),
+            format_duration((distance * self.router.chain.spec().slot_duration_ms) as f64 / 1000.0),
+            speed,
+            eta,
+        );
     }
 
     fn set_state(&self, state: SyncState) {
@@ -719,6 +759,32 @@ impl<E: EthSpec> RangeSync<E> {
     }
 }
 
+/// `2304` as `2,304`.
+fn with_separators(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Seconds as the log shows them: `56 s`, `12 min`, `7.7 h`, `3.2 d`.
+fn format_duration(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 3600.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 86_400.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} d", seconds / 86_400.0)
+    }
+}
+
 /// The blocks of a BlocksByRange response: in the range, ascending, at most one per slot.
 fn check_blocks<E: EthSpec>(
     items: Vec<ResponseItem<E>>,
@@ -894,6 +960,18 @@ mod tests {
             .iter()
             .map(|s| ResponseItem::Block(block(*s)))
             .collect()
+    }
+
+    #[test]
+    fn progress_numbers_read_as_the_log_shows_them() {
+        assert_eq!(with_separators(0), "0");
+        assert_eq!(with_separators(999), "999");
+        assert_eq!(with_separators(2304), "2,304");
+        assert_eq!(with_separators(1_234_567), "1,234,567");
+        assert_eq!(format_duration(56.2), "56 s");
+        assert_eq!(format_duration(720.0), "12 min");
+        assert_eq!(format_duration(2304.0 * 12.0), "7.7 h");
+        assert_eq!(format_duration(3.0 * 86_400.0), "3.0 d");
     }
 
     #[test]

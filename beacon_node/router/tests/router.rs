@@ -48,6 +48,7 @@ async fn a_node_at_the_anchor_range_syncs_to_its_peers_head_with_columns() {
         head.finalized_checkpoint.epoch > ANCHOR_SLOT / E::slots_per_epoch(),
         "the served chain finalized past the anchor (some blocks are served from cold storage)"
     );
+    let started = std::time::Instant::now();
     let b = Node::start(
         spec.clone(),
         NodeSpec {
@@ -61,6 +62,12 @@ async fn a_node_at_the_anchor_range_syncs_to_its_peers_head_with_columns() {
     .await;
 
     b.wait_for_head(head.block_root).await;
+    let elapsed = started.elapsed();
+    // Reported, not asserted: the speed of the machine is not the test's subject.
+    eprintln!(
+        "range sync: {count} blocks in {elapsed:.2?} ({:.1} blocks/s, node start included)",
+        count as f64 / elapsed.as_secs_f64()
+    );
     b.wait_for_sync_state("synced", |s| *s == SyncState::Synced)
         .await;
     let b_head = b.chain.head();
