@@ -14,10 +14,59 @@ use types::{EthSpec, Root, ValidatorIndex};
 /// Committee caches kept (previous, current and next epoch of one or two branches).
 const COMMITTEES_KEPT: usize = 6;
 
+/// Where each validator sits in an epoch's committees: one entry per validator index
+/// (`None` for one not active in the epoch), so attester duties cost one lookup per validator
+/// asked about instead of a pass over every committee.
+#[derive(Debug)]
+pub(crate) struct DutyIndex {
+    /// Committees per slot.
+    pub(crate) committees_per_slot: u64,
+    /// By validator index: (slot, committee index, position in it, committee length).
+    entries: Vec<Option<(u64, u32, u32, u32)>>,
+}
+
+impl DutyIndex {
+    fn build<E: EthSpec>(
+        committees: &CommitteeCache,
+        validators: usize,
+    ) -> Result<Self, state_processing::Error> {
+        let spe = E::slots_per_epoch();
+        let epoch = committees.epoch();
+        let per_slot = committees.committees_per_slot();
+        let mut entries = vec![None; validators];
+        for slot in epoch * spe..(epoch + 1) * spe {
+            for index in 0..per_slot {
+                let members = committees.get_beacon_committee(slot, index)?;
+                for (position, validator) in members.iter().enumerate() {
+                    if let Some(entry) = entries.get_mut(*validator as usize) {
+                        *entry = Some((slot, index as u32, position as u32, members.len() as u32));
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            committees_per_slot: per_slot,
+            entries,
+        })
+    }
+
+    /// (slot, committee index, position, committee length) of `validator`.
+    pub(crate) fn get(&self, validator: ValidatorIndex) -> Option<(u64, u64, u64, u64)> {
+        self.entries
+            .get(usize::try_from(validator).ok()?)
+            .copied()
+            .flatten()
+            .map(|(slot, index, position, len)| {
+                (slot, u64::from(index), u64::from(position), u64::from(len))
+            })
+    }
+}
+
 /// The server's caches.
 #[derive(Default)]
 pub(crate) struct ApiCaches {
     committees: Mutex<VecDeque<Arc<CommitteeCache>>>,
+    duty_indices: Mutex<VecDeque<(types::Epoch, Root, Arc<DutyIndex>)>>,
     sync_members: Mutex<Option<(Root, Arc<[ValidatorIndex]>)>>,
     /// Only its public-key index is used: `validator_index` checks each answer against the
     /// state asked about, so one index serves every state of the chain.
@@ -58,6 +107,32 @@ impl ApiCaches {
             kept.pop_front();
         }
         kept.push_back(built.clone());
+        Ok(built)
+    }
+
+    /// The duty index of `epoch`'s committees in `state`.
+    pub(crate) fn duty_index<E: EthSpec>(
+        &self,
+        state: &StateRef<'_, E>,
+        caches: &Caches,
+        epoch: types::Epoch,
+    ) -> Result<Arc<DutyIndex>, state_processing::Error> {
+        let committees = self.committees(state, caches, epoch)?;
+        let seed = committees.seed();
+        if let Some((_, _, found)) = self
+            .duty_indices
+            .lock()
+            .iter()
+            .find(|(e, s, _)| *e == epoch && *s == seed)
+        {
+            return Ok(found.clone());
+        }
+        let built = Arc::new(DutyIndex::build::<E>(&committees, state.validators.len())?);
+        let mut kept = self.duty_indices.lock();
+        if kept.len() >= 3 {
+            kept.pop_front();
+        }
+        kept.push_back((epoch, seed, built.clone()));
         Ok(built)
     }
 

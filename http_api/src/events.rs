@@ -35,11 +35,17 @@ use crate::query::Query;
 /// Operation events buffered for slow SSE forwarders.
 pub(crate) const OPERATION_CAPACITY: usize = 1024;
 
-/// A submitted operation, in full, for the topics whose chain event carries only a summary.
+/// A verified operation, in full, for the SSE topics whose chain event carries only a summary:
+/// the API publishes those submitted to it; the node's gossip handlers publish the others with
+/// [`ApiContext::publish_operation_event`].
 #[derive(Debug, Clone)]
-pub(crate) enum OperationEvent<E: EthSpec> {
+pub enum OperationEvent<E: EthSpec> {
     /// `single_attestation`.
     SingleAttestation(SingleAttestation),
+    /// `attestation`: a verified aggregate's attestation.
+    Attestation(types::electra::Attestation<E>),
+    /// `attester_slashing`.
+    AttesterSlashing(types::electra::AttesterSlashing<E>),
     /// `voluntary_exit`.
     VoluntaryExit(SignedVoluntaryExit),
     /// `proposer_slashing`.
@@ -57,6 +63,8 @@ fn render<T: serde::Serialize>(topic: EventTopic, data: &T) -> Option<(EventTopi
 fn render_operation<E: EthSpec>(event: &OperationEvent<E>) -> Option<(EventTopic, String)> {
     match event {
         OperationEvent::SingleAttestation(a) => render(EventTopic::SingleAttestation, a),
+        OperationEvent::Attestation(a) => render(EventTopic::Attestation, a),
+        OperationEvent::AttesterSlashing(s) => render(EventTopic::AttesterSlashing, s),
         OperationEvent::VoluntaryExit(e) => render(EventTopic::VoluntaryExit, e),
         OperationEvent::ProposerSlashing(s) => render(EventTopic::ProposerSlashing, s),
         OperationEvent::BlsToExecutionChange(c) => render(EventTopic::BlsToExecutionChange, c),

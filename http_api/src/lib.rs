@@ -49,6 +49,7 @@ use types::{EthSpec, ValidatorIndex};
 pub use beacon_chain::BlockBroadcaster;
 pub use config_spec::config_spec;
 pub use error::HttpError;
+pub use events::OperationEvent;
 pub use metrics::ApiMetrics;
 pub use network::{NetworkApi, NoNetwork, PublishCounts, PublishedOperation, SubnetSubscription};
 
@@ -177,6 +178,22 @@ impl<E: EthSpec> ApiContext<E> {
             sync_messages: sync_messages::SyncMessages::default(),
             caches: caches::ApiCaches::default(),
         })
+    }
+
+    /// Publishes an operation verified elsewhere (gossip) on the event stream's topics.
+    pub fn publish_operation_event(&self, event: OperationEvent<E>) {
+        // No subscriber is not an error.
+        let _ = self.operation_events.send(event);
+    }
+
+    /// Adds a gossip-verified sync committee message (of `subnet`) to the contributions
+    /// `sync_committee_contribution` serves, and records its validator live.
+    pub fn insert_sync_message(
+        &self,
+        message: &types::altair::SyncCommitteeMessage,
+        subnet: u64,
+    ) -> Result<(), HttpError> {
+        pool::record_sync_message(self, message, Some(subnet)).map(|_| ())
     }
 
     /// Records validators seen live at `epoch` (for `liveness`), keeping the last few epochs.

@@ -222,6 +222,9 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
                         aggregate.data.target.epoch,
                         [verified.signed_aggregate.message.aggregator_index],
                     );
+                    let _ = ctx
+                        .operation_events
+                        .send(OperationEvent::Attestation(aggregate.clone()));
                     ctx.network.publish_aggregate(verified.signed_aggregate);
                 }
                 Err(e) if is_repeat(&e) => {}
@@ -234,6 +237,62 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
     .await
 }
 
+/// The positions of `message`'s validator in the sync committee of the message's next slot,
+/// with their subnets.
+fn sync_positions<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    message: &SyncCommitteeMessage,
+) -> Result<Vec<(u64, u64)>, HttpError> {
+    let head = ctx.chain.head();
+    let sub_size = <E::SyncSubcommitteeSize as ssz_types::typenum::Unsigned>::to_u64();
+    let epoch = compute_epoch_at_slot::<E>(message.slot + 1);
+    let members = sync_committee_indices(ctx, &head.state, epoch)?;
+    let positions: Vec<(u64, u64)> = members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| **m == message.validator_index)
+        .map(|(p, _)| (p as u64 / sub_size, p as u64 % sub_size))
+        .collect();
+    if positions.is_empty() {
+        return Err(HttpError::bad_request(format!(
+            "validator {} is not in the sync committee",
+            message.validator_index
+        )));
+    }
+    Ok(positions)
+}
+
+/// Adds a verified `message` to the contributions (its positions on `subnet`, or on every
+/// subnet of the validator) and records its validator live; returns the subnets.
+pub(crate) fn record_sync_message<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    message: &SyncCommitteeMessage,
+    subnet: Option<u64>,
+) -> Result<Vec<u64>, HttpError> {
+    let positions = sync_positions(ctx, message)?;
+    let mut subnets = Vec::new();
+    for (s, position) in positions {
+        if subnet.is_some_and(|want| want != s) {
+            continue;
+        }
+        ctx.sync_messages.insert::<E>(
+            message.slot,
+            message.beacon_block_root,
+            s,
+            position as usize,
+            &message.signature,
+        );
+        if !subnets.contains(&s) {
+            subnets.push(s);
+        }
+    }
+    ctx.record_live(
+        compute_epoch_at_slot::<E>(message.slot),
+        [message.validator_index],
+    );
+    Ok(subnets)
+}
+
 /// `POST /eth/v1/beacon/pool/sync_committees`: each message verified on every subnet of its
 /// validator's positions in the sync committee.
 pub(crate) async fn post_sync_committees<E: EthSpec>(
@@ -242,37 +301,18 @@ pub(crate) async fn post_sync_committees<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let messages: Vec<SyncCommitteeMessage> = body.json()?;
     blocking(move || {
-        let head = ctx.chain.head();
-        let sub_size = <E::SyncSubcommitteeSize as ssz_types::typenum::Unsigned>::to_u64();
         let mut failures = Vec::new();
         for (i, message) in messages.into_iter().enumerate() {
-            let epoch = compute_epoch_at_slot::<E>(message.slot + 1);
-            let members = match sync_committee_indices(&ctx, &head.state, epoch) {
-                Ok(members) => members,
+            let mut subnets: Vec<u64> = match sync_positions(&ctx, &message) {
+                Ok(positions) => positions.into_iter().map(|(s, _)| s).collect(),
                 Err(e) => {
                     failures.push(failure(i, e));
                     continue;
                 }
             };
-            let positions: Vec<u64> = members
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| **m == message.validator_index)
-                .map(|(p, _)| p as u64)
-                .collect();
-            if positions.is_empty() {
-                failures.push(failure(
-                    i,
-                    format!(
-                        "validator {} is not in the sync committee",
-                        message.validator_index
-                    ),
-                ));
-                continue;
-            }
-            let mut subnets: Vec<u64> = positions.iter().map(|p| p / sub_size).collect();
             subnets.dedup();
-            let mut accepted = false;
+            let mut accepted = Vec::new();
+            let mut repeat = false;
             let mut error = None;
             for subnet in subnets {
                 match ctx.chain.verify_sync_committee_message_for_gossip(
@@ -281,28 +321,22 @@ pub(crate) async fn post_sync_committees<E: EthSpec>(
                     ctx.chain.now_ms(),
                 ) {
                     Ok(verified) => {
-                        accepted = true;
-                        for p in positions.iter().filter(|p| *p / sub_size == subnet) {
-                            ctx.sync_messages.insert::<E>(
-                                message.slot,
-                                message.beacon_block_root,
-                                subnet,
-                                (p % sub_size) as usize,
-                                &message.signature,
-                            );
-                        }
+                        accepted.push(subnet);
                         ctx.network.publish_sync_message(verified.message, subnet);
                     }
-                    Err(SyncCommitteeGossipError::AlreadySeen(_)) => accepted = true,
+                    Err(SyncCommitteeGossipError::AlreadySeen(_)) => repeat = true,
                     Err(e) => error = Some(e),
                 }
             }
-            if accepted {
-                ctx.record_live(
-                    compute_epoch_at_slot::<E>(message.slot),
-                    [message.validator_index],
-                );
-            } else if let Some(e) = error {
+            for subnet in &accepted {
+                if let Err(e) = record_sync_message(&ctx, &message, Some(*subnet)) {
+                    tracing::debug!(error = %e, "sync committee message not recorded");
+                }
+            }
+            if accepted.is_empty()
+                && !repeat
+                && let Some(e) = error
+            {
                 failures.push(failure(i, e));
             }
         }
@@ -417,6 +451,9 @@ pub(crate) async fn post_attester_slashing_v2<E: EthSpec>(
         if let Err(e) = ctx.pool.insert_attester_slashing(verified.slashing.clone()) {
             tracing::debug!(error = ?e, "attester slashing not pooled");
         }
+        let _ = ctx
+            .operation_events
+            .send(OperationEvent::AttesterSlashing(verified.slashing.clone()));
         ctx.network
             .publish_operation(PublishedOperation::AttesterSlashing(verified.slashing));
         Ok(ok_empty())

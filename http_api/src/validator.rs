@@ -123,41 +123,29 @@ pub(crate) async fn post_attester_duties<E: EthSpec>(
             )));
         }
         let at = duty_state(&ctx, epoch)?;
-        let committees = committees_of(&ctx, &at.state, epoch)?;
+        // Within one epoch of the state (`committees_of`'s rule), then from the index.
+        committees_of(&ctx, &at.state, epoch)?;
         let view = at.state.view().map_err(state_error)?;
-        let per_slot = committees.committees_per_slot();
-        // Position of every active validator: one pass over the epoch's committees.
-        let wanted: std::collections::HashSet<ValidatorIndex> = indices.iter().copied().collect();
-        let mut data = Vec::with_capacity(wanted.len());
-        let spe = E::slots_per_epoch();
-        for slot in epoch * spe..(epoch + 1) * spe {
-            for index in 0..per_slot {
-                let members = committees
-                    .get_beacon_committee(slot, index)
-                    .map_err(state_error)?;
-                for (position, validator) in members.iter().enumerate() {
-                    if !wanted.contains(validator) {
-                        continue;
-                    }
-                    let Some(record) = view.validators.get(*validator as usize) else {
-                        continue;
-                    };
-                    data.push(AttesterDuty {
-                        pubkey: record.pubkey,
-                        validator_index: *validator,
-                        committee_index: index,
-                        committee_length: members.len() as u64,
-                        committees_at_slot: per_slot,
-                        validator_committee_index: position as u64,
-                        slot,
-                    });
-                }
-            }
-        }
-        // In the order asked.
-        let order: std::collections::HashMap<ValidatorIndex, usize> =
-            indices.iter().enumerate().map(|(i, v)| (*v, i)).collect();
-        data.sort_by_key(|d| order.get(&d.validator_index).copied().unwrap_or(usize::MAX));
+        let index = ctx
+            .caches
+            .duty_index(&view, &at.state.caches, epoch)
+            .map_err(state_error)?;
+        let per_slot = index.committees_per_slot;
+        let data: Vec<AttesterDuty> = indices
+            .iter()
+            .filter_map(|validator| {
+                let (slot, committee_index, position, length) = index.get(*validator)?;
+                Some(AttesterDuty {
+                    pubkey: view.validators.get(*validator as usize)?.pubkey,
+                    validator_index: *validator,
+                    committee_index,
+                    committee_length: length,
+                    committees_at_slot: per_slot,
+                    validator_committee_index: position,
+                    slot,
+                })
+            })
+            .collect();
         json(&DutiesResponse {
             dependent_root: dependent_root(&at, epoch.saturating_sub(1)),
             execution_optimistic: at.execution_optimistic,

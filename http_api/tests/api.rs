@@ -1024,3 +1024,83 @@ async fn identities_and_selections_answer_as_the_spec_says() {
         .unwrap();
     assert_eq!(selections.status(), 501);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_committee_messages_make_the_contribution_served() {
+    let n = node().await;
+    let indices: Vec<u64> = (0..VALIDATORS as u64).collect();
+    let duties = n
+        .client
+        .post_validator_duties_sync(0, &indices)
+        .await
+        .unwrap()
+        .data;
+    let member = &duties[0];
+    let domain = signing::compute_domain(
+        signing::DOMAIN_SYNC_COMMITTEE,
+        n.spec.compute_fork_version(0),
+        n.ctx.chain.genesis_validators_root(),
+    );
+    let root = signing::compute_signing_root(&n.genesis_root, domain);
+    let message = types::altair::SyncCommitteeMessage {
+        slot: 0,
+        beacon_block_root: n.genesis_root,
+        validator_index: member.validator_index,
+        signature: BLSSignature::from(
+            interop_secret_key(member.validator_index as usize)
+                .sign(root.as_slice())
+                .serialize(),
+        ),
+    };
+    n.client
+        .post_beacon_pool_sync_committees(std::slice::from_ref(&message))
+        .await
+        .unwrap();
+    assert!(n.network.counts().sync_messages >= 1);
+    let sub_size = <E as EthSpec>::SyncSubcommitteeSize::to_u64();
+    let position = member.validator_sync_committee_indices[0];
+    let subcommittee = position / sub_size;
+    let contribution = n
+        .client
+        .get_validator_sync_committee_contribution::<E>(0, subcommittee, n.genesis_root)
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(contribution.subcommittee_index, subcommittee);
+    let expected_bits = member
+        .validator_sync_committee_indices
+        .iter()
+        .filter(|p| *p / sub_size == subcommittee)
+        .count();
+    assert_eq!(contribution.aggregation_bits.num_set_bits(), expected_bits);
+    assert!(
+        contribution
+            .aggregation_bits
+            .get((position % sub_size) as usize)
+            .unwrap()
+    );
+
+    // A message signed by another key is refused with its index.
+    let mut forged = message.clone();
+    forged.validator_index = duties[1].validator_index;
+    let err = n
+        .client
+        .post_beacon_pool_sync_committees(&[forged])
+        .await
+        .unwrap_err();
+    assert_eq!(api_status(&err), Some(400));
+
+    // An exit at genesis: the validator has not served SHARD_COMMITTEE_PERIOD.
+    let exit = n
+        .http()
+        .post(format!("{}/eth/v1/beacon/pool/voluntary_exits", n.base))
+        .header("content-type", "application/json")
+        .body(format!(
+            r#"{{"message":{{"epoch":"0","validator_index":"1"}},"signature":"{}"}}"#,
+            BLSSignature::ZERO
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(exit.status(), 400);
+}
