@@ -298,6 +298,7 @@ pub fn spawn_router<E: EthSpec>(
         runtime,
         internal: internal_tx,
     });
+    subscribe(&router);
     let processor = BeaconProcessor::new(processor_config, ChainHandlers::new(router.clone()))?;
     processor.register_metrics(registry)?;
     let (sync_tx, sync_rx) = watch::channel(SyncState::Synced);
@@ -309,6 +310,7 @@ pub fn spawn_router<E: EthSpec>(
         status_requests: HashMap::new(),
         goodbyes: HashMap::new(),
         last_status: HashMap::new(),
+        epoch: status::current_epoch(&router),
         config,
     };
     let task = tokio::spawn(event_loop.run(events, internal_rx, shutdown));
@@ -318,6 +320,39 @@ pub fn spawn_router<E: EthSpec>(
         sync_state: sync_rx,
         task,
     })
+}
+
+/// Subscribes to the topics every node follows at the current fork (blocks, aggregates,
+/// operations, sync contributions; not the light-client ones) and to the subnets of the node's custody columns.
+/// Attestation and sync-committee subnets follow the validators' duties (the network config's
+/// long-lived subnets, and the API's subscriptions).
+///
+/// [spec]: fulu/p2p-interface.md#data_column_sidecar_subnet_id
+fn subscribe<E: EthSpec>(router: &Router<E>) {
+    let spec = router.chain.spec();
+    let fork = spec.fork_name_at_epoch(status::current_epoch(router));
+    for kind in networking::GossipKind::global_kinds(fork) {
+        // Light-client updates are not served yet: not followed either.
+        if !matches!(
+            kind,
+            networking::GossipKind::LightClientFinalityUpdate
+                | networking::GossipKind::LightClientOptimisticUpdate
+        ) {
+            router.network.subscribe(kind);
+        }
+    }
+    if fork.fulu_enabled() {
+        let subnets: BTreeSet<u64> = router
+            .custody
+            .iter()
+            .filter_map(|&c| types::subnets::compute_subnet_for_data_column_sidecar(spec, c).ok())
+            .collect();
+        for subnet in subnets {
+            router
+                .network
+                .subscribe(networking::GossipKind::DataColumnSidecar(subnet));
+        }
+    }
 }
 
 /// The earliest block the store can serve: genesis when it holds the genesis block, else the
@@ -357,6 +392,8 @@ struct EventLoop<E: EthSpec> {
     goodbyes: HashMap<OutboundRequestId, PeerId>,
     /// When each connected peer was last sent our Status.
     last_status: HashMap<PeerId, tokio::time::Instant>,
+    /// The wall-clock epoch the network was last told of.
+    epoch: types::Epoch,
     config: RouterConfig,
 }
 
@@ -436,7 +473,8 @@ impl<E: EthSpec> EventLoop<E> {
                 } else if self.lookups.owns(&request_id) {
                     self.lookups.on_request_failed(peer_id, request_id, &error);
                 } else {
-                    self.sync.on_request_failed(peer_id, request_id, &error);
+                    self.sync
+                        .on_request_failed(peer_id, request_id, &error, &self.processor);
                 }
             }
         }
@@ -466,7 +504,8 @@ impl<E: EthSpec> EventLoop<E> {
                 .on_response(peer_id, request_id, response, &self.processor);
             return;
         }
-        self.sync.on_response(peer_id, request_id, response);
+        self.sync
+            .on_response(peer_id, request_id, response, &self.processor);
     }
 
     fn on_internal(&mut self, message: Internal<E>) {
@@ -486,6 +525,12 @@ impl<E: EthSpec> EventLoop<E> {
     }
 
     fn on_tick(&mut self) {
+        // The network moves its topics and ENR across fork boundaries by the epoch.
+        let epoch = status::current_epoch(&self.router);
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            self.router.network.update_epoch(epoch);
+        }
         let now = tokio::time::Instant::now();
         let due: Vec<PeerId> = self
             .last_status

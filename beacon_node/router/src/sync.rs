@@ -578,24 +578,23 @@ impl<E: EthSpec> RangeSync<E> {
         }
     }
 
-    /// A response to one of our requests.
+    /// A response to one of our requests: stored (the batch imported as soon as it is
+    /// complete and first in line) or refused.
     pub(crate) fn on_response(
         &mut self,
         peer: PeerId,
         request_id: OutboundRequestId,
         response: Response<E>,
+        processor: &Processor<E>,
     ) {
         let Some((batch_id, is_columns)) = self.requests.remove(&request_id) else {
             return;
         };
-        let result = self.accept_response(batch_id, is_columns, response);
-        match result {
-            Ok(()) => {}
-            Err(error) => {
-                self.finish_download(&peer);
-                self.fail_batch(batch_id, peer, &error);
-            }
+        if let Err(error) = self.accept_response(batch_id, is_columns, response) {
+            self.finish_download(&peer);
+            self.fail_batch(batch_id, peer, &error);
         }
+        self.drive(processor);
     }
 
     /// Checks a response against its batch and stores it; both halves there, the batch waits
@@ -653,14 +652,23 @@ impl<E: EthSpec> RangeSync<E> {
         peer: PeerId,
         request_id: OutboundRequestId,
         error: &RpcError,
+        processor: &Processor<E>,
     ) {
         let Some((batch_id, _)) = self.requests.remove(&request_id) else {
             return;
         };
         self.finish_download(&peer);
         tracing::debug!(%peer, batch = batch_id, %error, "range sync request failed");
-        // Networking penalised a timeout or a malformed response already; our own rate limit
-        // is nobody's fault.
+        if matches!(error, RpcError::RateLimited(_)) {
+            // Our own quota for the peer: nobody's fault and no attempt spent; the batch is
+            // asked for again at the next tick, when the quota has refilled some.
+            self.requests.retain(|_, (id, _)| *id != batch_id);
+            if let Some(batch) = self.batches.iter_mut().find(|b| b.id == batch_id) {
+                batch.state = BatchState::AwaitingDownload;
+            }
+            return;
+        }
+        // Networking penalised a timeout or a malformed response already.
         self.fail_batch(
             batch_id,
             peer,
@@ -669,6 +677,7 @@ impl<E: EthSpec> RangeSync<E> {
                 message: error.to_string(),
             },
         );
+        self.drive(processor);
     }
 
     /// Starts importing the first batch when it is downloaded and nothing is importing.

@@ -339,6 +339,33 @@ async fn status_blocks_and_custody_columns_are_served_from_the_store() {
         ),
         1.0
     );
+
+    // The router follows the global topics and its custody columns' subnets.
+    let topics = a.network.subscribed_topics().await;
+    let column_subnets: std::collections::BTreeSet<u64> = topics
+        .iter()
+        .filter_map(|t| match t.kind {
+            GossipKind::DataColumnSidecar(subnet) => Some(subnet),
+            _ => None,
+        })
+        .collect();
+    let expected: std::collections::BTreeSet<u64> = (0..64)
+        .map(|c| types::subnets::compute_subnet_for_data_column_sidecar(&spec, c).unwrap())
+        .collect();
+    assert_eq!(column_subnets, expected);
+    for kind in [
+        GossipKind::BeaconBlock,
+        GossipKind::VoluntaryExit,
+        GossipKind::SyncCommitteeContributionAndProof,
+        GossipKind::BlsToExecutionChange,
+    ] {
+        assert!(topics.iter().any(|t| t.kind == kind), "{kind}");
+    }
+    assert!(
+        !topics
+            .iter()
+            .any(|t| t.kind == GossipKind::LightClientFinalityUpdate)
+    );
     a.stop().await;
 }
 
