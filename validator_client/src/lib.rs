@@ -445,8 +445,13 @@ async fn duty_loop<E: EthSpec>(
 
     // Before genesis, wait for it (looking duties up for epoch 0 shortly before).
     let now = SlotClock::now();
+    // The duties are looked up before the first slot's tasks start, so that a client started
+    // (or restarted) in the middle of a slot still performs that slot's duties.
     let mut slot = match ctx.clock.slot_at(now) {
-        Some(slot) => slot,
+        Some(slot) => {
+            duties::poll(&ctx, slot).await;
+            slot
+        }
         None => {
             let genesis = ctx.clock.start_of(0);
             info!(

@@ -1,0 +1,435 @@
+//! A small fake beacon node on 127.0.0.1 for the tests of `run`: it serves genesis, the
+//! config, validators, duties, attestation data, aggregates, block contents and the head event
+//! stream, and records what the client publishes.
+#![allow(
+    clippy::unwrap_used,
+    dead_code,
+    unreachable_pub,
+    reason = "a test server shared by several test binaries; a failure is the test failing"
+)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arbitrary::{Arbitrary, Unstructured};
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use beacon_api::block_contents::{Fulu as FuluContents, SignedBlockContents};
+use beacon_api::{BlockContents, ProduceBlockV3Metadata};
+use parking_lot::Mutex;
+use serde_json::json;
+use state_processing::genesis::interop_secret_key;
+use tokio::sync::mpsc;
+use types::electra::{SignedAggregateAndProof, SingleAttestation};
+use types::phase0::{AttestationData, Checkpoint};
+use types::{BLSPubkey, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, U256};
+
+pub type E = MinimalEthSpec;
+
+pub const GVR: Root = Root::repeat_byte(0x5a);
+
+/// Which validator has which duty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duties {
+    /// Validator `i` attests at slot `i + 1` of epoch 0 and validator 0 proposes at slot 2;
+    /// nothing after.
+    EpochZero,
+    /// In every epoch validator `i` attests and proposes at the epoch's slot `i`.
+    EverySlot,
+}
+
+/// What the client published.
+#[derive(Debug)]
+pub enum Published {
+    Attestations(Vec<SingleAttestation>),
+    Aggregates(Vec<SignedAggregateAndProof<E>>),
+    Block(SignedBlockContents<E>),
+    /// The node answered a request for the attestation data of this slot.
+    AttestationDataServed(u64),
+    /// The node answered a request for a block at this slot.
+    BlockServed(u64),
+}
+
+pub struct Node {
+    pub spec: ChainSpec,
+    genesis_time: u64,
+    pub pubkeys: Vec<BLSPubkey>,
+    duties: Duties,
+    /// When set, every attestation data and block answer differs from the previous ones for
+    /// the same slot (so that a client signing twice would sign conflicting messages).
+    vary: bool,
+    answers: AtomicU64,
+    published: mpsc::UnboundedSender<Published>,
+    head_events: Mutex<Vec<mpsc::UnboundedSender<String>>>,
+}
+
+/// The test chain: minimal preset, every fork through Fulu at genesis, one-second slots.
+pub fn spec() -> ChainSpec {
+    let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.slot_duration_ms = 1_000;
+    spec.seconds_per_slot = 1;
+    spec
+}
+
+pub fn pubkey(index: usize) -> BLSPubkey {
+    BLSPubkey::from(*interop_secret_key(index).public_key().compress().as_bytes())
+}
+
+fn json_response(value: serde_json::Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+/// The keys `check_same_chain` reads, as a node serves them.
+fn config_spec(spec: &ChainSpec) -> serde_json::Value {
+    let mut map = serde_json::Map::new();
+    map.insert("PRESET_BASE".into(), json!("minimal"));
+    map.insert(
+        "SLOT_DURATION_MS".into(),
+        json!(spec.slot_duration_ms.to_string()),
+    );
+    for fork in ForkName::ALL {
+        let name = match fork {
+            ForkName::Phase0 => "GENESIS".to_string(),
+            other => other.as_str().to_uppercase(),
+        };
+        map.insert(
+            format!("{name}_FORK_VERSION"),
+            json!(spec.fork_version(fork).to_string()),
+        );
+        if fork != ForkName::Phase0 {
+            map.insert(format!("{name}_FORK_EPOCH"), json!("0"));
+        }
+    }
+    map.insert("BLOB_SCHEDULE".into(), json!([]));
+    serde_json::Value::Object(map)
+}
+
+impl Node {
+    fn variant(&self) -> u8 {
+        if self.vary {
+            self.answers.fetch_add(1, Ordering::Relaxed) as u8
+        } else {
+            0
+        }
+    }
+
+    /// The attestation data of `slot` (its roots shifted by `variant`).
+    pub fn attestation_data(slot: u64, variant: u8) -> AttestationData {
+        let epoch = slot / E::slots_per_epoch();
+        AttestationData {
+            slot,
+            index: 0,
+            beacon_block_root: Root::repeat_byte((slot as u8).wrapping_add(variant)),
+            source: Checkpoint {
+                epoch: epoch.saturating_sub(1),
+                root: Root::ZERO,
+            },
+            target: Checkpoint {
+                epoch,
+                root: Root::repeat_byte(variant),
+            },
+        }
+    }
+}
+
+fn query_slot(query: &Option<String>) -> u64 {
+    query
+        .as_deref()
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("slot="))
+        .and_then(|s| s.parse().ok())
+        .unwrap()
+}
+
+async fn genesis(State(node): State<Arc<Node>>) -> Response {
+    json_response(json!({"data": {
+        "genesis_time": node.genesis_time.to_string(),
+        "genesis_validators_root": GVR.to_string(),
+        "genesis_fork_version": node.spec.genesis_fork_version.to_string(),
+    }}))
+}
+
+async fn config(State(node): State<Arc<Node>>) -> Response {
+    json_response(json!({ "data": config_spec(&node.spec) }))
+}
+
+async fn syncing() -> Response {
+    json_response(json!({"data": {
+        "head_slot": "0", "sync_distance": "0", "is_syncing": false,
+        "is_optimistic": false, "el_offline": false
+    }}))
+}
+
+async fn validators_route(State(node): State<Arc<Node>>) -> Response {
+    let data: Vec<serde_json::Value> = node
+        .pubkeys
+        .iter()
+        .enumerate()
+        .map(|(index, pubkey)| {
+            json!({
+                "index": index.to_string(),
+                "balance": "32000000000",
+                "status": "active_ongoing",
+                "validator": {
+                    "pubkey": pubkey.to_string(),
+                    "withdrawal_credentials": Root::ZERO.to_string(),
+                    "effective_balance": "32000000000",
+                    "slashed": false,
+                    "activation_eligibility_epoch": "0",
+                    "activation_epoch": "0",
+                    "exit_epoch": u64::MAX.to_string(),
+                    "withdrawable_epoch": u64::MAX.to_string(),
+                }
+            })
+        })
+        .collect();
+    json_response(json!({"execution_optimistic": false, "finalized": false, "data": data}))
+}
+
+fn duty_slot(node: &Node, epoch: u64, index: usize) -> Option<u64> {
+    match node.duties {
+        Duties::EpochZero => (epoch == 0).then_some(index as u64 + 1),
+        Duties::EverySlot => Some(epoch * E::slots_per_epoch() + index as u64),
+    }
+}
+
+/// Every validator alone in a committee of 4, so it aggregates (the modulo is 1).
+async fn attester_duties(State(node): State<Arc<Node>>, Path(epoch): Path<u64>) -> Response {
+    let duties: Vec<serde_json::Value> = node
+        .pubkeys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, pubkey)| {
+            let slot = duty_slot(&node, epoch, i)?;
+            Some(json!({
+                "pubkey": pubkey.to_string(), "validator_index": i.to_string(),
+                "committee_index": "0", "committee_length": "4",
+                "committees_at_slot": "1", "validator_committee_index": "0",
+                "slot": slot.to_string(),
+            }))
+        })
+        .collect();
+    json_response(json!({
+        "dependent_root": Root::ZERO.to_string(), "execution_optimistic": false, "data": duties
+    }))
+}
+
+async fn proposer_duties(State(node): State<Arc<Node>>, Path(epoch): Path<u64>) -> Response {
+    let duties: Vec<serde_json::Value> = match node.duties {
+        Duties::EpochZero if epoch == 0 => vec![json!({
+            "pubkey": node.pubkeys[0].to_string(), "validator_index": "0", "slot": "2",
+        })],
+        Duties::EpochZero => Vec::new(),
+        Duties::EverySlot => node
+            .pubkeys
+            .iter()
+            .enumerate()
+            .map(|(i, pubkey)| {
+                json!({
+                    "pubkey": pubkey.to_string(), "validator_index": i.to_string(),
+                    "slot": duty_slot(&node, epoch, i).unwrap().to_string(),
+                })
+            })
+            .collect(),
+    };
+    json_response(json!({
+        "dependent_root": Root::ZERO.to_string(), "execution_optimistic": false, "data": duties
+    }))
+}
+
+async fn sync_duties() -> Response {
+    json_response(json!({"execution_optimistic": false, "data": []}))
+}
+
+async fn attestation_data_route(
+    State(node): State<Arc<Node>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let slot = query_slot(&query);
+    let data = Node::attestation_data(slot, node.variant());
+    let _ = node.published.send(Published::AttestationDataServed(slot));
+    json_response(json!({ "data": serde_json::to_value(&data).unwrap() }))
+}
+
+async fn aggregate(RawQuery(query): RawQuery) -> Response {
+    let data = Node::attestation_data(query_slot(&query), 0);
+    let mut committee_bits = ssz_types::BitVector::new();
+    committee_bits.set(0, true).unwrap();
+    let aggregate = types::electra::Attestation::<E> {
+        aggregation_bits: ssz_types::BitList::with_capacity(4).unwrap(),
+        data,
+        signature: types::BLSSignature::repeat_byte(0),
+        committee_bits,
+    };
+    json_response(json!({"version": "fulu", "data": serde_json::to_value(&aggregate).unwrap()}))
+}
+
+async fn pool_attestations(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
+    let attestations: Vec<SingleAttestation> = serde_json::from_slice(&body).unwrap();
+    let _ = node.published.send(Published::Attestations(attestations));
+    StatusCode::OK
+}
+
+async fn aggregates(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
+    let aggregates: Vec<SignedAggregateAndProof<E>> = serde_json::from_slice(&body).unwrap();
+    let _ = node.published.send(Published::Aggregates(aggregates));
+    StatusCode::OK
+}
+
+async fn produce_block(
+    State(node): State<Arc<Node>>,
+    Path(slot): Path<u64>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    assert!(query.unwrap_or_default().contains("randao_reveal=0x"));
+    let bytes = vec![0u8; 8192];
+    let mut block =
+        types::electra::BeaconBlock::<E>::arbitrary(&mut Unstructured::new(&bytes)).unwrap();
+    block.slot = slot;
+    block.proposer_index = match node.duties {
+        Duties::EpochZero => 0,
+        Duties::EverySlot => slot % E::slots_per_epoch(),
+    };
+    block.body.graffiti = Root::repeat_byte(node.variant());
+    let contents = BlockContents::<E>::Fulu(FuluContents {
+        block,
+        kzg_proofs: Vec::new(),
+        blobs: Default::default(),
+    });
+    let metadata = ProduceBlockV3Metadata {
+        consensus_version: ForkName::Fulu,
+        execution_payload_blinded: false,
+        execution_payload_value: U256::ZERO,
+        consensus_block_value: U256::ZERO,
+    };
+    let _ = node.published.send(Published::BlockServed(slot));
+    let mut response = Response::new(Body::from(contents.as_ssz_bytes()));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        "application/octet-stream".parse().unwrap(),
+    );
+    for (name, value) in metadata.to_headers() {
+        headers.insert(name, value.parse().unwrap());
+    }
+    response
+}
+
+async fn publish_block(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
+    let contents = SignedBlockContents::<E>::from_ssz_bytes_by_fork(&body, ForkName::Fulu)
+        .expect("the client publishes Fulu block contents in SSZ");
+    let SignedBlockContents::Fulu(fulu) = &contents else {
+        unreachable!()
+    };
+    let head = json!({
+        "slot": fulu.signed_block.message.slot.to_string(),
+        "block": Root::repeat_byte(0xb1).to_string(),
+        "state": Root::ZERO.to_string(),
+        "epoch_transition": false,
+        "previous_duty_dependent_root": Root::ZERO.to_string(),
+        "current_duty_dependent_root": Root::ZERO.to_string(),
+        "execution_optimistic": false,
+    });
+    for subscriber in node.head_events.lock().iter() {
+        let _ = subscriber.send(format!("event: head\ndata: {head}\n\n"));
+    }
+    let _ = node.published.send(Published::Block(contents));
+    StatusCode::OK
+}
+
+async fn events(State(node): State<Arc<Node>>) -> Response {
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    node.head_events.lock().push(tx);
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        let frame = rx.recv().await?;
+        Some((Ok::<_, std::convert::Infallible>(Bytes::from(frame)), rx))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+    response
+}
+
+async fn accept() -> StatusCode {
+    StatusCode::OK
+}
+
+async fn liveness() -> Response {
+    json_response(json!({"data": []}))
+}
+
+/// Starts a node for `validators` interop validators with genesis at `genesis_time`.
+pub async fn start_node(
+    genesis_time: u64,
+    validators: usize,
+    duties: Duties,
+    vary: bool,
+) -> (SocketAddr, mpsc::UnboundedReceiver<Published>) {
+    let (published, received) = mpsc::unbounded_channel();
+    let node = Arc::new(Node {
+        spec: spec(),
+        genesis_time,
+        pubkeys: (0..validators).map(pubkey).collect(),
+        duties,
+        vary,
+        answers: AtomicU64::new(0),
+        published,
+        head_events: Mutex::new(Vec::new()),
+    });
+    let app = Router::new()
+        .route("/eth/v1/beacon/genesis", get(genesis))
+        .route("/eth/v1/config/spec", get(config))
+        .route("/eth/v1/node/syncing", get(syncing))
+        .route(
+            "/eth/v1/beacon/states/{state}/validators",
+            post(validators_route),
+        )
+        .route(
+            "/eth/v1/validator/duties/attester/{epoch}",
+            post(attester_duties),
+        )
+        .route(
+            "/eth/v1/validator/duties/proposer/{epoch}",
+            get(proposer_duties),
+        )
+        .route("/eth/v1/validator/duties/sync/{epoch}", post(sync_duties))
+        .route(
+            "/eth/v1/validator/attestation_data",
+            get(attestation_data_route),
+        )
+        .route("/eth/v2/validator/aggregate_attestation", get(aggregate))
+        .route("/eth/v2/beacon/pool/attestations", post(pool_attestations))
+        .route("/eth/v2/validator/aggregate_and_proofs", post(aggregates))
+        .route("/eth/v3/validator/blocks/{slot}", get(produce_block))
+        .route("/eth/v2/beacon/blocks", post(publish_block))
+        .route("/eth/v1/events", get(events))
+        .route(
+            "/eth/v1/validator/beacon_committee_subscriptions",
+            post(accept),
+        )
+        .route("/eth/v1/validator/prepare_beacon_proposer", post(accept))
+        .route("/eth/v1/validator/liveness/{epoch}", post(liveness))
+        .with_state(node);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, received)
+}
+
+/// `bls.Verify(pubkey, root, signature)`.
+pub fn verify(pubkey: &BLSPubkey, root: Root, signature: &types::BLSSignature) -> bool {
+    let public = bls::PublicKey::from_bytes(pubkey.as_slice()).unwrap();
+    let signature = bls::Signature::deserialize(signature.as_slice()).unwrap();
+    bls::verify(&public, root.as_slice(), &signature)
+}
