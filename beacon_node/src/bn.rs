@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use client::{Anchor, Client, ClientConfig, ExecutionConfig};
+use client::{Anchor, Client, ClientConfig, ExecutionConfig, NetworkOptions};
 use execution_layer::{JwtSecret, Timeouts};
+use networking::NetworkConfig;
 use types::{
     Address, BeaconState, Bytes32, ChainSpec, EthSpec, MainnetEthSpec, MinimalEthSpec, Network,
 };
@@ -170,6 +171,7 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             .map_err(|e| format!("--purge-db {}: {e}", db_dir.display()))?;
         tracing::info!(path = %db_dir.display(), "database purged");
     }
+    let network = network_options(&args)?;
     let spec = Arc::new(spec);
     let anchor = choose_anchor::<E>(&args, &spec, &db_dir).await?;
 
@@ -182,6 +184,7 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             jwt_secret,
             timeouts: Timeouts::default(),
         },
+        network: Some(network),
         http_listen: args
             .http
             .then_some(SocketAddr::new(args.http_address, args.http_port)),
@@ -204,6 +207,39 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             std::process::exit(130);
         }
     }
+}
+
+/// The peer-to-peer options from the flags.
+fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
+    let mut boot_nodes = Vec::with_capacity(args.boot_nodes.len());
+    for text in &args.boot_nodes {
+        let enr = text
+            .trim()
+            .parse::<networking::Enr>()
+            .map_err(|e| format!("--boot-nodes {text}: not an ENR: {e}"))?;
+        boot_nodes.push(enr);
+    }
+    let quic_port = match args.quic_port {
+        Some(port) => port,
+        None => args
+            .port
+            .checked_add(1)
+            .ok_or("--quic-port: --port 65535 leaves no default QUIC port; pass --quic-port")?,
+    };
+    let mut config = NetworkConfig {
+        listen_address: args.listen_address,
+        tcp_port: Some(args.port),
+        quic_port: Some(quic_port),
+        discovery_port: Some(args.discovery_port.unwrap_or(args.port)),
+        enr_address: args.enr_address,
+        boot_nodes,
+        ..NetworkConfig::default()
+    };
+    config.peer_manager.target_peers = args.target_peers;
+    Ok(NetworkOptions {
+        config,
+        supernode: args.supernode,
+    })
 }
 
 /// SIGINT or SIGTERM.

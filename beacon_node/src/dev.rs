@@ -11,13 +11,14 @@ use std::time::Duration;
 
 use beacon_chain::events::ChainEvent;
 use clap::{Args, ValueEnum};
-use client::{Anchor, Client, ClientConfig, ExecutionConfig};
+use client::{Anchor, Client, ClientConfig, ExecutionConfig, NetworkOptions};
 use execution_layer::{JwtSecret, Timeouts};
 use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use networking::{Multiaddr, NetworkConfig};
 use state_processing::genesis::interop_genesis_state;
 use tokio::sync::broadcast::error::RecvError;
 use types::{
-    Address, Bytes32, ChainSpec, EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec,
+    Address, Bytes32, ChainSpec, EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root,
     SignedBeaconBlock,
 };
 
@@ -48,7 +49,8 @@ pub(crate) struct DevArgs {
     /// Seconds per slot.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=60))]
     seconds_per_slot: u64,
-    /// Beacon nodes, each with its share of the validators (only 1 for now).
+    /// Beacon nodes, each with its own validator client and share of the validators,
+    /// connected to each other over libp2p on 127.0.0.1 (one node: no p2p at all).
     #[arg(long, default_value_t = 1)]
     nodes: usize,
     /// Data directory (default: a fresh temporary directory, deleted on exit).
@@ -73,10 +75,10 @@ pub(crate) struct DevArgs {
 
 /// Runs the devnet until Ctrl-C (or until `--until-finalized-epoch` is reached).
 pub(crate) fn run(args: DevArgs) -> Result<(), String> {
-    if args.nodes != 1 {
+    if args.nodes == 0 || args.nodes > args.validators.max(1) {
         return Err(format!(
-            "--nodes {}: a devnet of several nodes needs peer-to-peer sync, which arbor does not have yet; run --nodes 1",
-            args.nodes
+            "--nodes {}: between 1 and the number of validators ({})",
+            args.nodes, args.validators
         ));
     }
     if args.validators == 0 {
@@ -167,60 +169,112 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         &spec,
     )
     .map_err(|e| format!("genesis: {e}"))?;
-    let config = ClientConfig {
-        datadir: datadir.path(),
-        spec: spec.clone(),
-        anchor: Anchor::Genesis(Box::new(genesis)),
-        execution: ExecutionConfig {
-            url: mock.url(),
-            jwt_secret,
-            timeouts: Timeouts::default(),
-        },
-        http_listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, args.http_port))),
-        metrics_listen: None,
-        suggested_fee_recipient: Address::repeat_byte(0xfe),
-        graffiti: graffiti("arbor dev"),
-        chain: beacon_chain::ChainConfig::default(),
-        worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
-    };
-    let node = Client::start(config).await.map_err(|e| e.to_string())?;
-    let http = node
-        .http_addr()
-        .ok_or("the devnet's node serves no Beacon API")?;
+    let mut nodes: Vec<Client<E>> = Vec::with_capacity(args.nodes);
+    let mut peer_addrs: Vec<Multiaddr> = Vec::new();
+    for i in 0..args.nodes {
+        // A node of several dials every node started before it, on loopback.
+        let network = (args.nodes > 1).then(|| {
+            let mut config = NetworkConfig::local(Root::ZERO);
+            config.quic_port = None;
+            config.discovery_port = None;
+            config.static_peers = peer_addrs.clone();
+            NetworkOptions {
+                config,
+                supernode: true,
+            }
+        });
+        let http_port = match args.http_port {
+            0 => 0,
+            port => port
+                .checked_add(i as u16)
+                .ok_or_else(|| format!("--http-port {port}: no room for {} nodes", args.nodes))?,
+        };
+        let node_dir = if args.nodes > 1 {
+            datadir.path().join(format!("node-{i}"))
+        } else {
+            datadir.path()
+        };
+        let config = ClientConfig {
+            datadir: node_dir,
+            spec: spec.clone(),
+            anchor: Anchor::Genesis(Box::new(genesis.clone())),
+            execution: ExecutionConfig {
+                url: mock.url(),
+                jwt_secret: jwt_secret.clone(),
+                timeouts: Timeouts::default(),
+            },
+            network,
+            http_listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http_port))),
+            metrics_listen: None,
+            suggested_fee_recipient: Address::repeat_byte(0xfe),
+            graffiti: graffiti(&format!("arbor dev {i}")),
+            chain: beacon_chain::ChainConfig::default(),
+            worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        };
+        let node = Client::start(config)
+            .await
+            .map_err(|e| format!("node {i}: {e}"))?;
+        if let Some(addr) = node.network().and_then(|n| n.tcp_addr()) {
+            peer_addrs.push(addr);
+        }
+        nodes.push(node);
+    }
+    let mut apis = Vec::with_capacity(nodes.len());
+    for node in &nodes {
+        apis.push(
+            node.http_addr()
+                .ok_or("the devnet's node serves no Beacon API")?,
+        );
+    }
     println!(
-        "arbor dev: {} validators, {} blobs per block, {} s slots, genesis at {genesis_time}; Beacon API on http://{http}; datadir {}",
+        "arbor dev: {} validators, {} blobs per block, {} s slots, genesis at {genesis_time}; Beacon API on {}; datadir {}",
         args.validators,
         args.blobs,
         args.seconds_per_slot,
+        apis.iter()
+            .map(|a| format!("http://{a}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         datadir.path().display()
     );
 
+    // One validator client per node, each with its share of the validators.
     let (stop_vc, vc_stop) = tokio::sync::watch::channel(false);
-    let mut vc_config = validator_client::ValidatorClientConfig::new(
-        validator_client::KeySource::Interop {
-            indices: 0..args.validators as u64,
-        },
-        datadir.path().join("validators"),
-    );
-    vc_config.beacon_nodes = vec![format!("http://{http}")];
-    vc_config.spec = Some((*spec).clone());
-    let vc = tokio::spawn(async move {
-        let mut rx = vc_stop;
-        validator_client::run::<E>(vc_config, async move {
-            let _ = rx.wait_for(|stop| *stop).await;
-        })
-        .await
-    });
+    let mut vcs = Vec::with_capacity(nodes.len());
+    let count = args.validators as u64;
+    let share = |i: u64| i * count / args.nodes as u64;
+    for (i, api) in apis.iter().enumerate() {
+        let i = i as u64;
+        let mut vc_config = validator_client::ValidatorClientConfig::new(
+            validator_client::KeySource::Interop {
+                indices: share(i)..share(i + 1),
+            },
+            datadir.path().join(format!("validators-{i}")),
+        );
+        vc_config.beacon_nodes = vec![format!("http://{api}")];
+        vc_config.spec = Some((*spec).clone());
+        let mut rx = vc_stop.clone();
+        vcs.push(tokio::spawn(async move {
+            validator_client::run::<E>(vc_config, async move {
+                let _ = rx.wait_for(|stop| *stop).await;
+            })
+            .await
+        }));
+    }
 
-    let outcome = watch_devnet(&node, &args).await;
+    let outcome = watch_devnet(&nodes, &args).await;
 
     let _ = stop_vc.send(true);
-    match vc.await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => eprintln!("validator client: {e}"),
-        Err(e) => eprintln!("validator client task: {e}"),
+    for vc in vcs {
+        match vc.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("validator client: {e}"),
+            Err(e) => eprintln!("validator client task: {e}"),
+        }
     }
-    node.shutdown().await;
+    for node in nodes {
+        node.shutdown().await;
+    }
     mock.go_offline().await;
     match datadir {
         Datadir::Temporary(dir) if args.keep_datadir => {
@@ -232,8 +286,8 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
 }
 
 /// Follows the devnet's head until Ctrl-C or the finality target; one line per head.
-async fn watch_devnet<E: EthSpec>(node: &Client<E>, args: &DevArgs) -> Result<(), String> {
-    let chain = node.chain();
+async fn watch_devnet<E: EthSpec>(nodes: &[Client<E>], args: &DevArgs) -> Result<(), String> {
+    let chain = nodes.first().ok_or("a devnet of no nodes")?.chain();
     let mut events = chain.events().subscribe();
     let mut blocks = 0u64;
     let mut blobs = 0u64;
@@ -265,13 +319,21 @@ async fn watch_devnet<E: EthSpec>(node: &Client<E>, args: &DevArgs) -> Result<()
             },
             _ = tick.tick() => {}
         }
-        let head = chain.head();
-        let finalized = head.finalized_checkpoint.epoch;
+        // The devnet's finality is the lowest any node has reached.
+        let finalized = nodes
+            .iter()
+            .map(|n| n.chain().head().finalized_checkpoint.epoch)
+            .min()
+            .unwrap_or(0);
         if let Some(target) = args.until_finalized_epoch {
             if finalized >= target {
+                let heads: std::collections::BTreeSet<_> =
+                    nodes.iter().map(|n| n.chain().head().block_root).collect();
                 println!(
-                    "arbor dev: finalized epoch {finalized} reached at slot {}: {blocks} heads, {blobs} blobs",
-                    chain.slot_at_ms(chain.now_ms())
+                    "arbor dev: finalized epoch {finalized} reached at slot {} on {} node(s): {blocks} heads, {blobs} blobs; {} distinct head(s)",
+                    chain.slot_at_ms(chain.now_ms()),
+                    nodes.len(),
+                    heads.len()
                 );
                 return Ok(());
             }

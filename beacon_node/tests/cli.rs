@@ -147,7 +147,10 @@ fn bn_names_the_missing_or_wrong_flag() {
 
     let (ok, _, stderr) = arbor(&["bn", "--network", "hoodi", "--datadir", datadir]);
     assert!(!ok);
-    assert!(stderr.starts_with("error: --execution-endpoint"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --execution-endpoint"),
+        "{stderr}"
+    );
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 
     let (ok, _, stderr) = arbor(&[
@@ -190,11 +193,17 @@ fn bn_names_the_missing_or_wrong_flag() {
     // An empty datadir on a public network starts from a checkpoint.
     let (ok, _, stderr) = with(&[]);
     assert!(!ok);
-    assert!(stderr.starts_with("error: --checkpoint-sync-url"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --checkpoint-sync-url"),
+        "{stderr}"
+    );
     // A checkpoint-sync URL that does not answer is named.
     let (ok, _, stderr) = with(&["--checkpoint-sync-url", "http://127.0.0.1:9"]);
     assert!(!ok);
-    assert!(stderr.starts_with("error: --checkpoint-sync-url"), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --checkpoint-sync-url"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

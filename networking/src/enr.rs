@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ::enr::{CombinedKey, CombinedPublicKey, EnrPublicKey};
+use ::enr::{CombinedKey, CombinedPublicKey, EnrKey, EnrPublicKey};
 use alloy_rlp::Bytes;
 use discv5::Enr;
 use libp2p::identity::{Keypair, PublicKey};
@@ -247,6 +247,14 @@ pub fn enr_key_from_keypair(keypair: &Keypair) -> Result<CombinedKey, EnrError> 
     CombinedKey::secp256k1_from_bytes(&mut secret).map_err(|e| EnrError::Build(e.to_string()))
 }
 
+/// The discv5 node id of a libp2p secp256k1 identity (`keccak256` of the uncompressed public
+/// key), raw: what custody groups and long-lived subnets are computed from, known before the
+/// ENR is built.
+pub fn node_id_of_keypair(keypair: &Keypair) -> Result<[u8; 32], EnrError> {
+    let key = enr_key_from_keypair(keypair)?;
+    Ok(::enr::NodeId::from(key.public()).raw())
+}
+
 /// An unspecified address is not dialable: advertise loopback instead.
 pub fn advertised_ip(ip: IpAddr) -> IpAddr {
     match ip {
@@ -281,6 +289,14 @@ mod tests {
             custody_group_count: Some(128),
             next_fork_digest: Some(ForkDigest::from([9, 9, 9, 9])),
         }
+    }
+
+    #[test]
+    fn node_id_of_a_keypair_is_its_enrs() {
+        let keypair = Keypair::generate_secp256k1();
+        let key = enr_key_from_keypair(&keypair).unwrap();
+        let enr = build_enr(&key, &fields(), 1).unwrap();
+        assert_eq!(node_id_of_keypair(&keypair).unwrap(), enr.node_id().raw());
     }
 
     #[test]

@@ -215,6 +215,13 @@ impl PeerManager {
             .map(|(peer, _)| peer)
     }
 
+    /// The connected peers and who dialed whom.
+    pub fn connected_directions(&self) -> impl Iterator<Item = (PeerId, ConnectionDirection)> + '_ {
+        self.peers
+            .iter()
+            .filter_map(|(peer, info)| info.connected.map(|d| (*peer, d)))
+    }
+
     /// How many peers are connected.
     pub fn connected_count(&self) -> usize {
         self.connected_peers().count()

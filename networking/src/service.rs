@@ -359,6 +359,7 @@ enum Command<E: EthSpec> {
 
 enum Query {
     ConnectedPeers(oneshot::Sender<Vec<PeerId>>),
+    ConnectedPeerDirections(oneshot::Sender<Vec<(PeerId, ConnectionDirection)>>),
     PeerScore(PeerId, oneshot::Sender<f64>),
     IsBanned(PeerId, oneshot::Sender<bool>),
     MeshPeers(GossipTopic, oneshot::Sender<Vec<PeerId>>),
@@ -534,6 +535,13 @@ impl<E: EthSpec> NetworkHandle<E> {
     /// The connected peers.
     pub async fn connected_peers(&self) -> Vec<PeerId> {
         self.query(Query::ConnectedPeers).await.unwrap_or_default()
+    }
+
+    /// The connected peers with who dialed whom (the Beacon API's `node/peers`).
+    pub async fn connected_peer_directions(&self) -> Vec<(PeerId, ConnectionDirection)> {
+        self.query(Query::ConnectedPeerDirections)
+            .await
+            .unwrap_or_default()
     }
 
     /// The peer manager's score of a peer.
@@ -1428,6 +1436,9 @@ impl<E: EthSpec> Service<E> {
         match query {
             Query::ConnectedPeers(tx) => {
                 let _ = tx.send(self.peer_manager.connected_peers().copied().collect());
+            }
+            Query::ConnectedPeerDirections(tx) => {
+                let _ = tx.send(self.peer_manager.connected_directions().collect());
             }
             Query::PeerScore(peer, tx) => {
                 let _ = tx.send(self.peer_manager.score(&peer, now));

@@ -17,7 +17,7 @@
 //! fulu/validator.md#block-and-sidecar-proposal
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use execution_layer::{EngineApiClient, ForkchoiceUpdated, PayloadAttributes};
 use operation_pool::{OpPoolError, OperationPool};
@@ -195,7 +195,8 @@ pub struct ProducedBlock<E: EthSpec> {
     pub should_override_builder: bool,
 }
 
-/// The blobs of a block built here, kept for its publication.
+/// The blobs of a block built here, kept for its publication, with their cells (computed once,
+/// in the background after production, so publication finds them ready).
 #[derive(Debug)]
 pub struct BuiltBlobs<E: EthSpec> {
     /// The block's commitments.
@@ -204,6 +205,55 @@ pub struct BuiltBlobs<E: EthSpec> {
     pub kzg_proofs: Vec<KZGProof>,
     /// The blobs the execution client gave.
     pub blobs: Blobs<E>,
+    cells: OnceLock<Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError>>,
+}
+
+/// A blob whose cells could not be computed (not canonical field elements).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("blob {index}: {reason}")]
+pub struct CellsError {
+    /// The blob's position.
+    pub index: usize,
+    /// Why.
+    pub reason: String,
+}
+
+impl<E: EthSpec> BuiltBlobs<E> {
+    /// The blobs' cells with the execution client's proofs, computed on first use (a caller
+    /// that comes while another computes waits for that computation instead of repeating it).
+    /// Call it on a rayon pool: the blobs are processed in parallel on the current pool.
+    pub fn cells_and_proofs(&self) -> Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError> {
+        self.cells
+            .get_or_init(|| {
+                compute_cells_and_proofs::<E>(&self.blobs, &self.kzg_proofs).map(Arc::new)
+            })
+            .clone()
+    }
+}
+
+/// Each blob's cells (`compute_cells`: no proof is computed) beside its `CELLS_PER_EXT_BLOB`
+/// proofs as given, in parallel over the blobs on the current rayon pool. The caller checked
+/// that there are `CELLS_PER_EXT_BLOB` proofs per blob.
+pub fn compute_cells_and_proofs<E: EthSpec>(
+    blobs: &Blobs<E>,
+    proofs: &[KZGProof],
+) -> Result<Vec<kzg::CellsAndProofs>, CellsError> {
+    use rayon::prelude::*;
+    blobs
+        .par_iter()
+        .zip(proofs.par_chunks_exact(kzg::CELLS_PER_EXT_BLOB))
+        .enumerate()
+        .map(|(index, (blob, proofs))| {
+            let invalid = |e: kzg::Error| CellsError {
+                index,
+                reason: e.to_string(),
+            };
+            let blob = kzg::blob_from_bytes(blob).map_err(invalid)?;
+            let cells = kzg::compute_cells(&blob).map_err(invalid)?;
+            let proofs = Box::new(std::array::from_fn(|i| kzg::KzgProof(proofs[i].0)));
+            Ok(kzg::CellsAndProofs { cells, proofs })
+        })
+        .collect()
 }
 
 /// The head state advanced to a slot, for the block of that slot.
@@ -609,13 +659,21 @@ impl<E: EthSpec> BlockProducer<E> {
             commitments,
             kzg_proofs: bundle.proofs.clone(),
             blobs: blobs.clone(),
+            cells: OnceLock::new(),
         });
         {
             let mut cache = self.built.lock();
-            cache.push_back((block_root, built));
+            cache.push_back((block_root, built.clone()));
             while cache.len() > self.config.built_blobs_cache.max(1) {
                 cache.pop_front();
             }
+        }
+        if !built.blobs.is_empty() {
+            // The cells publication needs, while the validator client signs (a failure is
+            // found again, and reported, by publication).
+            self.chain.pool().spawn(move || {
+                let _ = built.cells_and_proofs();
+            });
         }
 
         let block = match fork {

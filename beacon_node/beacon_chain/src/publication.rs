@@ -35,7 +35,7 @@ use crate::data_column_verification::{
 };
 use crate::execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
 use crate::gossip::{BlockGossipError, GossipVerifiedBlock, domain_at, head_pubkey, verify_one};
-use crate::production::{BlobData, BlockProducer};
+use crate::production::{BlobData, BlockProducer, compute_cells_and_proofs};
 use crate::timeline::{AvailableVia, SeenVia};
 
 /// A block's column sidecars, shared with networking.
@@ -267,6 +267,8 @@ impl<E: EthSpec> BlockProducer<E> {
         };
         published.payload_status = Some(status);
         if status == PayloadStatus::Invalidated {
+            // Its descendants are refused as the descendants of any invalid block are.
+            chain.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
             if level == BroadcastValidation::Gossip {
                 published.outcome = PublishOutcome::BroadcastNotImported(format!(
                     "the execution client found the payload of {block_root} invalid"
@@ -353,43 +355,21 @@ impl<E: EthSpec> BlockProducer<E> {
         let Some((proofs, blobs)) = blobs else {
             return Ok((Vec::new(), false));
         };
-        let per_blob = E::CellsPerExtBlob::to_usize();
-        let built_here = self
+        let built = self
             .built_blobs(&block_root)
-            .is_some_and(|b| b.blobs == blobs && b.kzg_proofs == proofs);
-
-        let cells_and_proofs: Vec<kzg::CellsAndProofs> = {
-            use rayon::prelude::*;
-            self.chain().pool().install(|| {
-                blobs
-                    .par_iter()
-                    .zip(proofs.par_chunks_exact(per_blob))
-                    .enumerate()
-                    .map(|(index, (blob, proofs))| {
-                        let invalid = |e: kzg::Error| PublishError::InvalidBlob {
-                            index,
-                            reason: e.to_string(),
-                        };
-                        let blob = kzg::blob_from_bytes(blob).map_err(invalid)?;
-                        let cells = kzg::compute_cells(&blob).map_err(invalid)?;
-                        let proofs: Box<[kzg::KzgProof; kzg::CELLS_PER_EXT_BLOB]> = proofs
-                            .iter()
-                            .map(|p| kzg::KzgProof(p.0))
-                            .collect::<Vec<_>>()
-                            .into_boxed_slice()
-                            .try_into()
-                            .map_err(|p: Box<[kzg::KzgProof]>| {
-                                PublishError::ProofCountMismatch {
-                                    blobs: 1,
-                                    proofs: p.len(),
-                                    expected: kzg::CELLS_PER_EXT_BLOB,
-                                }
-                            })?;
-                        Ok(kzg::CellsAndProofs { cells, proofs })
-                    })
-                    .collect::<Result<Vec<_>, PublishError>>()
-            })
-        }?;
+            .filter(|b| b.blobs == blobs && b.kzg_proofs == proofs);
+        let built_here = built.is_some();
+        let pool = self.chain().pool();
+        let cells_and_proofs = match built {
+            Some(built) => pool.install(|| built.cells_and_proofs()),
+            None => pool
+                .install(|| compute_cells_and_proofs::<E>(&blobs, &proofs))
+                .map(Arc::new),
+        }
+        .map_err(|e| PublishError::InvalidBlob {
+            index: e.index,
+            reason: e.reason,
+        })?;
         let sidecars: Vec<Arc<DataColumnSidecar<E>>> =
             get_data_column_sidecars_from_block(block, &cells_and_proofs)?
                 .into_iter()

@@ -817,3 +817,157 @@ async fn produced_blocks_pass_the_lodestar_oracle_with_the_same_state_roots() {
         rejected => panic!("Lodestar rejected a produced block: {rejected:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_execution_clients_verdict_decides_import_and_production() {
+    let h = harness().await;
+    let chain = h.producer.chain().clone();
+    let produced = produce(&h, 1).await;
+    let BeaconBlock::Fulu(message) = &produced.block else {
+        panic!("a Fulu block")
+    };
+    let hash = message.body.execution_payload.block_hash;
+    let signed = sign(&h, &produced);
+    let recorder = Recorder::default();
+
+    // INVALID: broadcast at the gossip level but not imported (the API's 202); refused before
+    // broadcast at the consensus level.
+    h.mock.set_payload_status(
+        hash,
+        mock_execution_layer::MockPayloadStatus::Invalid {
+            latest_valid_hash: Some(h.mock.genesis_block_hash()),
+        },
+    );
+    assert_eq!(
+        beacon_chain::notify_new_payload(h.producer.engine(), &signed)
+            .await
+            .unwrap(),
+        beacon_chain::PayloadStatus::Invalidated
+    );
+    let published = publish(
+        &h,
+        &produced,
+        signed.clone(),
+        BroadcastValidation::Gossip,
+        &recorder,
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(&published.outcome, PublishOutcome::BroadcastNotImported(why) if why.contains("invalid")),
+        "{:?}",
+        published.outcome
+    );
+    assert_eq!(recorder.counts(), (1, 128));
+    // The block is remembered as failed.
+    let err = publish(
+        &h,
+        &produced,
+        signed.clone(),
+        BroadcastValidation::Consensus,
+        &recorder,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, PublishError::KnownInvalid(root) if root == produced.block_root),
+        "{err}"
+    );
+    // Another block with the same payload (other graffiti), at the consensus level: refused
+    // before broadcast.
+    let (_, reveal) = proposer_and_reveal(&h, 1);
+    let other = h
+        .producer
+        .produce_block_v3(1, reveal, Some(Root::repeat_byte(1)), false, None)
+        .await
+        .unwrap();
+    assert_ne!(other.block_root, produced.block_root);
+    let other_signed = sign(&h, &other);
+    let err = publish(
+        &h,
+        &other,
+        other_signed,
+        BroadcastValidation::Consensus,
+        &recorder,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(err, PublishError::PayloadInvalid(root) if root == other.block_root),
+        "{err}"
+    );
+    assert_eq!(recorder.counts(), (1, 128));
+    assert_eq!(chain.head().slot, 0);
+
+    // SYNCING: imported optimistically; no block is produced on an optimistic head.
+    let (_, reveal) = proposer_and_reveal(&h, 1);
+    let produced = h
+        .producer
+        .produce_block_v3(1, reveal, Some(Root::repeat_byte(2)), false, None)
+        .await
+        .unwrap();
+    let signed = sign(&h, &produced);
+    h.mock
+        .set_payload_status(hash, mock_execution_layer::MockPayloadStatus::Syncing);
+    let published = publish(
+        &h,
+        &produced,
+        signed,
+        BroadcastValidation::Consensus,
+        &recorder,
+    )
+    .await
+    .unwrap();
+    assert_eq!(published.outcome, PublishOutcome::Imported);
+    assert_eq!(
+        published.payload_status,
+        Some(beacon_chain::PayloadStatus::NotValidated)
+    );
+    let head = chain.head();
+    assert_eq!(head.block_root, produced.block_root);
+    assert!(head.execution_optimistic);
+    h.clock.set_ms(time_ms(&h.spec, 2));
+    let err = h
+        .producer
+        .produce_block_v3(2, BLSSignature::ZERO, None, true, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ProductionError::OptimisticHead(root) if root == produced.block_root),
+        "{err}"
+    );
+
+    // The engine away: a typed execution error, no panic.
+    h.mock.clear_payload_status(&hash);
+    h.mock.go_offline().await;
+    let err = beacon_chain::update_execution_head(&chain, h.producer.engine(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, beacon_chain::ExecutionError::Engine(_)),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_payload_verdict_answers_the_state_transition() {
+    use state_processing::per_block::ExecutionEngine;
+    let request = beacon_chain::execution::new_payload_request::<E>(&SignedBeaconBlock::Fulu(
+        match interop_genesis_block::<E>(Root::ZERO) {
+            SignedBeaconBlock::Fulu(b) => b,
+            _ => unreachable!("the interop genesis block is Fulu"),
+        },
+    ))
+    .unwrap();
+    for (status, valid) in [
+        (beacon_chain::PayloadStatus::Valid, true),
+        (beacon_chain::PayloadStatus::NotValidated, true),
+        (beacon_chain::PayloadStatus::Invalidated, false),
+    ] {
+        let verdict = beacon_chain::PayloadVerdict(status);
+        assert_eq!(
+            ExecutionEngine::<E>::verify_and_notify_new_payload(&verdict, &request),
+            Ok(valid)
+        );
+    }
+}

@@ -36,6 +36,18 @@ pub struct ExecutionConfig {
     pub timeouts: Timeouts,
 }
 
+/// The node's peer-to-peer side.
+#[derive(Debug, Clone)]
+pub struct NetworkOptions {
+    /// Listen addresses, ports, boot nodes, limits. The client fills in what follows from the
+    /// chain and the node's key: the genesis validators root, the current epoch, the node key
+    /// (kept in `<datadir>/beacon/network/key`), the custody group count, the long-lived
+    /// attestation subnets and the topics.
+    pub config: networking::NetworkConfig,
+    /// Custody and serve every column (else `CUSTODY_REQUIREMENT` groups from the node id).
+    pub supernode: bool,
+}
+
 /// Everything the node is assembled from.
 #[derive(Debug, Clone)]
 pub struct ClientConfig<E: EthSpec> {
@@ -47,6 +59,8 @@ pub struct ClientConfig<E: EthSpec> {
     pub anchor: Anchor<E>,
     /// The execution client.
     pub execution: ExecutionConfig,
+    /// The peer-to-peer side; `None`: a node without peers (a single-node devnet).
+    pub network: Option<NetworkOptions>,
     /// The Beacon API's listen address; `None` serves no API.
     pub http_listen: Option<SocketAddr>,
     /// The Prometheus metrics server's listen address (`GET /metrics`); `None` serves none

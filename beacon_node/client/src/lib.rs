@@ -7,6 +7,7 @@
 //! its own write transaction, so a kill at any point loses nothing committed either).
 
 pub mod config;
+pub mod network;
 pub mod timers;
 
 use std::net::SocketAddr;
@@ -24,7 +25,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use types::EthSpec;
 
-pub use config::{Anchor, ClientConfig, ExecutionConfig};
+pub use config::{Anchor, ClientConfig, ExecutionConfig, NetworkOptions};
 
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +77,23 @@ pub enum ClientError {
     /// The Beacon API could not be set up.
     #[error("Beacon API: {0}")]
     Api(#[from] http_api::ApiError),
+    /// The node key could not be read or written.
+    #[error("node key {path}: {reason}")]
+    NodeKey {
+        /// The key file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The peer-to-peer service could not start.
+    #[error("network: {0}")]
+    Network(#[from] networking::NetworkError),
+    /// The router could not start.
+    #[error("router: {0}")]
+    Router(#[from] router::RouterError),
+    /// Custody or subnets could not be computed from the node id.
+    #[error("custody: {0}")]
+    Custody(String),
 }
 
 /// A running beacon node.
@@ -84,6 +102,8 @@ pub struct Client<E: EthSpec> {
     producer: Arc<BlockProducer<E>>,
     registry: prometheus::Registry,
     http_addr: Option<SocketAddr>,
+    network: Option<networking::NetworkHandle<E>>,
+    router: Option<router::RouterHandle<E>>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -99,8 +119,17 @@ impl<E: EthSpec> std::fmt::Debug for Client<E> {
 
 impl<E: EthSpec> Client<E> {
     /// Builds the node from `config` and starts its tasks on the current tokio runtime.
-    pub async fn start(config: ClientConfig<E>) -> Result<Self, ClientError> {
+    pub async fn start(mut config: ClientConfig<E>) -> Result<Self, ClientError> {
         let registry = prometheus::Registry::new();
+        // The node key comes first: custody follows from the node id, and the chain's
+        // availability checker needs the custody columns.
+        let p2p_identity = match &config.network {
+            Some(options) => Some(p2p_identity::<E>(&config, options)?),
+            None => None,
+        };
+        if let Some(identity) = &p2p_identity {
+            config.chain.custody_columns = identity.custody_columns.clone();
+        }
         let chain = Arc::new(open_chain(&config)?);
         chain.register_metrics(&registry)?;
         tracing::info!(
@@ -143,6 +172,30 @@ impl<E: EthSpec> Client<E> {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let mut tasks = Vec::new();
 
+        let (network_api, network, router): (Arc<dyn http_api::NetworkApi<E>>, _, _) =
+            match (config.network.clone(), p2p_identity) {
+                (Some(options), Some(identity)) => {
+                    let (p2p, handle, router) = start_p2p(
+                        &config,
+                        options,
+                        identity,
+                        &chain,
+                        &pool,
+                        &engine,
+                        &registry,
+                        &shutdown_rx,
+                    )
+                    .await?;
+                    let clock_chain = chain.clone();
+                    tasks.push(tokio::spawn(p2p.clone().maintain(
+                        move || clock_chain.slot_at_ms(clock_chain.now_ms()),
+                        shutdown_rx.clone(),
+                    )));
+                    (p2p, Some(handle), Some(router))
+                }
+                _ => (Arc::new(http_api::NoNetwork::default()), None, None),
+            };
+
         let http_addr = match config.http_listen {
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr)
@@ -155,7 +208,7 @@ impl<E: EthSpec> Client<E> {
                     chain.clone(),
                     pool.clone(),
                     producer.clone(),
-                    Arc::new(http_api::NoNetwork::default()),
+                    network_api.clone(),
                     registry.clone(),
                     http_api::ApiConfig {
                         listen: bound,
@@ -215,6 +268,8 @@ impl<E: EthSpec> Client<E> {
             producer,
             registry,
             http_addr,
+            network,
+            router,
             shutdown,
             tasks,
         })
@@ -240,11 +295,22 @@ impl<E: EthSpec> Client<E> {
         self.http_addr
     }
 
+    /// The peer-to-peer service's handle (`None` for a node without peers).
+    pub fn network(&self) -> Option<&networking::NetworkHandle<E>> {
+        self.network.as_ref()
+    }
+
     /// Stops every task and waits for them.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);
         for task in self.tasks {
             let _ = task.await;
+        }
+        if let Some(router) = self.router {
+            router.join().await;
+        }
+        if let Some(network) = self.network {
+            network.shutdown();
         }
         tracing::info!("beacon node stopped");
     }
@@ -324,4 +390,158 @@ fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, Cl
         )?),
         (Anchor::Resume, false) => Err(ChainError::EmptyStore.into()),
     }
+}
+
+/// What the node's key decides: the key itself, its node id, custody and long-lived subnets.
+struct P2pIdentity {
+    keypair: networking::Keypair,
+    node_id: types::subnets::NodeId,
+    custody_group_count: u64,
+    /// `None`: every column.
+    custody_columns: Option<std::collections::BTreeSet<u64>>,
+}
+
+/// The node key from `<datadir>/beacon/network/key` (generated on first start), and what
+/// follows from its node id.
+fn p2p_identity<E: EthSpec>(
+    config: &ClientConfig<E>,
+    options: &NetworkOptions,
+) -> Result<P2pIdentity, ClientError> {
+    let path = config.datadir.join("beacon").join("network").join("key");
+    let key_error = |reason: String| ClientError::NodeKey {
+        path: path.display().to_string(),
+        reason,
+    };
+    let keypair = match &options.config.keypair {
+        Some(keypair) => keypair.clone(),
+        None if path.exists() => {
+            let bytes = std::fs::read(&path).map_err(|e| key_error(e.to_string()))?;
+            networking::Keypair::from_protobuf_encoding(&bytes)
+                .map_err(|e| key_error(e.to_string()))?
+        }
+        None => {
+            let keypair = networking::Keypair::generate_secp256k1();
+            let bytes = keypair
+                .to_protobuf_encoding()
+                .map_err(|e| key_error(e.to_string()))?;
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| key_error(e.to_string()))?;
+            }
+            std::fs::write(&path, bytes).map_err(|e| key_error(e.to_string()))?;
+            keypair
+        }
+    };
+    let raw =
+        networking::enr::node_id_of_keypair(&keypair).map_err(|e| key_error(e.to_string()))?;
+    let node_id = types::subnets::node_id_from_raw(&raw);
+    let spec = &config.spec;
+    let custody_group_count = if options.supernode {
+        spec.number_of_custody_groups
+    } else {
+        spec.custody_requirement
+    };
+    let custody_columns = if options.supernode {
+        None
+    } else {
+        Some(
+            types::subnets::get_custody_columns::<E>(spec, node_id, custody_group_count)
+                .map_err(|e| ClientError::Custody(e.to_string()))?
+                .into_iter()
+                .collect(),
+        )
+    };
+    Ok(P2pIdentity {
+        keypair,
+        node_id,
+        custody_group_count,
+        custody_columns,
+    })
+}
+
+/// Starts the libp2p service and the router; returns the API's view of them.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the node's parts, built by the caller, handed over once"
+)]
+async fn start_p2p<E: EthSpec>(
+    config: &ClientConfig<E>,
+    options: NetworkOptions,
+    identity: P2pIdentity,
+    chain: &Arc<BeaconChain<E>>,
+    pool: &Arc<OperationPool<E>>,
+    engine: &Arc<EngineApiClient>,
+    registry: &prometheus::Registry,
+    shutdown: &watch::Receiver<bool>,
+) -> Result<
+    (
+        Arc<network::P2pNetwork<E>>,
+        networking::NetworkHandle<E>,
+        router::RouterHandle<E>,
+    ),
+    ClientError,
+> {
+    let spec = &config.spec;
+    let current_epoch = chain.slot_at_ms(chain.now_ms()) / E::slots_per_epoch();
+    let fork = spec.fork_name_at_epoch(current_epoch);
+    // The long-lived attestation subnets of this period (they rotate every
+    // `EPOCHS_PER_SUBNET_SUBSCRIPTION`; a node restarted later computes them afresh).
+    let attnets =
+        types::subnets::compute_subscribed_subnets::<E>(spec, identity.node_id, current_epoch)
+            .map_err(|e| ClientError::Custody(e.to_string()))?;
+    let mut net = options.config;
+    net.keypair = Some(identity.keypair);
+    net.genesis_validators_root = chain.genesis_validators_root();
+    net.current_epoch = current_epoch;
+    net.custody_group_count = identity.custody_group_count;
+    net.attnets = attnets.clone();
+    let column_subnets: std::collections::BTreeSet<u64> = match &identity.custody_columns {
+        None => (0..spec.data_column_sidecar_subnet_count).collect(),
+        Some(columns) => columns
+            .iter()
+            .map(|c| c % spec.data_column_sidecar_subnet_count.max(1))
+            .collect(),
+    };
+    let mut kinds = networking::GossipKind::global_kinds(fork);
+    kinds.extend(
+        column_subnets
+            .iter()
+            .map(|s| networking::GossipKind::DataColumnSidecar(*s)),
+    );
+    kinds.extend(
+        attnets
+            .iter()
+            .map(|s| networking::GossipKind::Attestation(*s)),
+    );
+    net.gossip_kinds = kinds;
+    let (handle, events) = networking::start::<E>(net, (**spec).clone()).await?;
+    handle.register_metrics(registry)?;
+    let router = router::spawn_router(
+        chain.clone(),
+        pool.clone(),
+        engine.clone(),
+        handle.clone(),
+        events,
+        router::RouterConfig {
+            custody_columns: identity.custody_columns.clone(),
+            ..router::RouterConfig::default()
+        },
+        beacon_processor::BeaconProcessorConfig::default(),
+        registry,
+        shutdown.clone(),
+    )?;
+    tracing::info!(
+        peer_id = %handle.local_peer_id(),
+        enr = handle.local_enr().map(|e| e.to_base64()).unwrap_or_default(),
+        custody_groups = identity.custody_group_count,
+        "p2p started"
+    );
+    let p2p = Arc::new(network::P2pNetwork::new(
+        handle.clone(),
+        router.sync_state(),
+        attnets,
+        Vec::new(),
+        identity.custody_group_count,
+        spec.data_column_sidecar_subnet_count,
+    ));
+    Ok((p2p, handle, router))
 }

@@ -342,8 +342,9 @@ fn process_gossip_block<E: EthSpec>(
                 let status = new_payload_status(&router, &verified.block).await;
                 let root = verified.block_root;
                 let on_drop = router.clone();
+                let for_task = processor.clone();
                 let task = Task::new(WorkKind::GossipBlock, move |_| {
-                    import_gossip_block(&router, verified, status)
+                    import_gossip_block(&router, &for_task, verified, status)
                 })
                 .on_drop(move |reason| {
                     tracing::warn!(block_root = %root, ?reason, "gossip block import dropped");
@@ -373,13 +374,15 @@ fn process_gossip_block<E: EthSpec>(
 /// Imports a gossip-verified block with the engine's verdict: into the availability checker,
 /// imported when its custody columns are there (or it has none).
 fn import_gossip_block<E: EthSpec>(
-    router: &Router<E>,
+    router: &Arc<Router<E>>,
+    processor: &Processor<E>,
     verified: GossipVerifiedBlock<E>,
     status: PayloadStatus,
 ) {
     let chain = &router.chain;
     let root = verified.block_root;
     let slot = verified.block.slot();
+    let block = verified.block.clone();
     if status == PayloadStatus::Invalidated {
         // Never made available: its columns cannot import it later either.
         tracing::warn!(block_root = %root, slot, "the execution client found the payload invalid");
@@ -394,9 +397,89 @@ fn import_gossip_block<E: EthSpec>(
         }
         Ok(BlockProcessed::Pending(missing)) => {
             tracing::debug!(block_root = %root, slot, missing = missing.missing_columns.len(), "gossip block waits for its columns");
+            fetch_blobs_from_engine(router, processor, root, block, status);
         }
         Err(e) => tracing::warn!(block_root = %root, slot, error = %e, "gossip block not imported"),
     }
+}
+
+/// A block waiting for its columns: the execution client may hold its blobs
+/// (`engine_getBlobsV2`). When it holds all of them, the columns are computed from them
+/// (`process_execution_blobs`, on the `gossip_block` kind: it completes a gossip block's
+/// import) and those of the subnets the node follows are published.
+///
+/// [spec]: fulu/p2p-interface.md#distributed-blob-publishing-using-blobs-retrieved-from-local-execution-layer-client
+fn fetch_blobs_from_engine<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    processor: &Processor<E>,
+    root: Root,
+    block: Arc<SignedBeaconBlock<E>>,
+    status: PayloadStatus,
+) {
+    let SignedBeaconBlock::Fulu(inner) = &*block else {
+        return;
+    };
+    let hashes: Vec<types::VersionedHash> = inner
+        .message
+        .body
+        .blob_kzg_commitments
+        .iter()
+        .map(state_processing::per_block::kzg_commitment_to_versioned_hash)
+        .collect();
+    if hashes.is_empty() {
+        return;
+    }
+    let router = router.clone();
+    let processor = processor.clone();
+    router.clone().runtime.spawn(async move {
+        let items = match router.engine.get_blobs_v2::<E>(&hashes).await {
+            Ok(Some(items)) => items,
+            Ok(None) => {
+                tracing::debug!(block_root = %root, "the execution client lacks some blobs");
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(block_root = %root, error = %e, "getBlobsV2 failed");
+                return;
+            }
+        };
+        let mut blobs = Vec::with_capacity(items.len());
+        for item in items {
+            match kzg::blob_from_bytes(&item.blob[..]) {
+                Ok(blob) => blobs.push((
+                    *blob,
+                    item.proofs.iter().map(|p| kzg::KzgProof(p.0)).collect(),
+                )),
+                Err(e) => {
+                    tracing::warn!(block_root = %root, error = %e, "a malformed blob from the execution client");
+                    return;
+                }
+            }
+        }
+        let on_run = router.clone();
+        let task = Task::new(WorkKind::GossipBlock, move |_| {
+            let chain = &on_run.chain;
+            match chain.process_execution_blobs(&root, &blobs, &PayloadVerdict(status), status) {
+                Ok(made) => {
+                    for column in made.published {
+                        let types::DataColumnSidecar::Fulu(c) = &*column;
+                        if !on_run.custody.contains(&c.index) {
+                            continue;
+                        }
+                        if let Ok(subnet) = types::subnets::compute_subnet_for_data_column_sidecar(chain.spec(), c.index) {
+                            on_run
+                                .network
+                                .publish(PubsubMessage::DataColumnSidecar(subnet, column.clone()));
+                        }
+                    }
+                }
+                // Completed meanwhile by gossip columns, or evicted.
+                Err(e) => tracing::debug!(block_root = %root, error = %e, "the engine's blobs not used"),
+            }
+        })
+        .on_drop(move |reason| tracing::debug!(block_root = %root, ?reason, "the engine's blobs dropped"));
+        submit(&processor, task);
+    });
 }
 
 /// Schedules the reconstruction of `root`'s missing columns and publishes what it makes.

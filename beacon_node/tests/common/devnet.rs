@@ -1,0 +1,198 @@
+//! Runs `arbor dev` as a user runs it and checks that the devnet finalizes with blobs in every
+//! block. The process is bounded in time and stopped by its PID; its output stays under
+//! `target/test-logs/` for a failing run.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Where the devnet's output goes: `target/test-logs/<name>.log`.
+fn log_path(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-logs");
+    std::fs::create_dir_all(&dir).expect("log directory");
+    dir.join(format!("{name}.log"))
+}
+
+/// Kills the child by its PID when the test ends, however it ends.
+struct Killer(Child);
+
+impl Drop for Killer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A plain HTTP/1.1 GET on 127.0.0.1 (no client library needed for one request); the status
+/// code and body.
+fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// Runs `arbor dev --nodes <nodes>` to finalized epoch 2 and checks what it printed.
+pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
+    let log = log_path(name);
+    let nodes_arg = nodes.to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+        .args([
+            "dev",
+            "--nodes",
+            &nodes_arg,
+            "--validators",
+            "64",
+            "--blobs",
+            "3",
+            "--seconds-per-slot",
+            "2",
+            "--http-port",
+            "0",
+            "--genesis-delay",
+            "2",
+            "--until-finalized-epoch",
+            "2",
+            "--max-slots",
+            "56",
+        ])
+        .env("ARBOR_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("arbor dev starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut child = Killer(child);
+
+    // Both streams into one log file and the lines into the test.
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    let file = std::fs::File::create(&log).expect("log file");
+    let err_file = file.try_clone().expect("log file");
+    let out_thread = std::thread::spawn(move || {
+        let mut file = file;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = writeln!(file, "{line}");
+            let _ = lines_tx.send(line);
+        }
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut file = err_file;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = writeln!(file, "{line}");
+        }
+    });
+
+    // 2 s slots: finality of epoch 2 comes at slot 32 (about 70 s); the bound leaves room for
+    // a loaded machine, and `--max-slots` makes the devnet itself give up first.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut port = None;
+    let mut heads_with_blobs = 0u32;
+    let mut heads = 0u32;
+    let mut api_checked = false;
+    let mut finished = None;
+    while Instant::now() < deadline {
+        let line = match lines.recv_timeout(Duration::from_millis(500)) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(status) = child.0.try_wait().expect("child status") {
+                    finished = Some(status);
+                    break;
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                finished = Some(child.0.wait().expect("child status"));
+                break;
+            }
+        };
+        if port.is_none()
+            && let Some(rest) = line.split("Beacon API on http://127.0.0.1:").nth(1)
+        {
+            port = rest
+                .split([';', ','])
+                .next()
+                .and_then(|p| p.parse::<u16>().ok());
+        }
+        if let Some(rest) = line.strip_prefix("arbor dev: head slot ") {
+            heads += 1;
+            let blobs: u32 = rest
+                .split(" blobs ")
+                .nth(1)
+                .and_then(|s| s.split(' ').next())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            if blobs > 0 {
+                heads_with_blobs += 1;
+            }
+            // Once the chain moves, the API answers what a validator client asks first.
+            if !api_checked && let Some(port) = port {
+                let (status, body) = http_get(port, "/eth/v1/node/syncing").expect("API reachable");
+                assert_eq!(status, 200, "{body}");
+                assert!(body.contains("\"head_slot\""), "{body}");
+                let (status, body) =
+                    http_get(port, "/eth/v1/beacon/states/head/finality_checkpoints")
+                        .expect("API reachable");
+                assert_eq!(status, 200, "{body}");
+                api_checked = true;
+            }
+        }
+    }
+    let status = finished.unwrap_or_else(|| {
+        panic!(
+            "arbor dev did not finish within the bound; log: {}",
+            log.display()
+        )
+    });
+    drop(child);
+    let _ = out_thread.join();
+    let _ = err_thread.join();
+    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        status.success(),
+        "arbor dev failed ({status}); log: {}",
+        log.display()
+    );
+    assert!(
+        output.contains("arbor dev: finalized epoch"),
+        "no finality line; log: {}",
+        log.display()
+    );
+    assert!(
+        api_checked,
+        "the Beacon API was not reached; log: {}",
+        log.display()
+    );
+    // Every proposal carries the mock's blobs; a missed slot or two on a loaded machine is
+    // no failure, blocks without blobs would be.
+    assert!(heads >= 24, "{heads} heads; log: {}", log.display());
+    assert_eq!(
+        heads_with_blobs,
+        heads,
+        "heads without blobs; log: {}",
+        log.display()
+    );
+    // Every node ended on the same head.
+    assert!(
+        output.contains(&format!("on {nodes} node(s)")) && output.contains("; 1 distinct head(s)"),
+        "the nodes disagree; log: {}",
+        log.display()
+    );
+}
