@@ -211,7 +211,7 @@ async fn start<E: EthSpec>(
     let spec = Arc::new(spec);
     let nodes = build_nodes(
         &config.beacon_nodes,
-        Timeouts::from_slot_duration(Duration::from_millis(spec.slot_duration_ms)),
+        request_timeouts(Duration::from_millis(spec.slot_duration_ms)),
     )?;
     std::fs::create_dir_all(&config.datadir)
         .map_err(|e| VcError::Config(format!("cannot create {}: {e}", config.datadir.display())))?;
@@ -253,6 +253,19 @@ async fn start<E: EthSpec>(
         "validator client started"
     );
     Ok((ctx, readonly))
+}
+
+/// The least time a block's production or publication is given: a node may take seconds to
+/// import a block at an epoch boundary before it answers publishBlockV2, and a block published
+/// late in a short slot is still better than none.
+pub const MIN_PROPOSAL_TIMEOUT: Duration = Duration::from_secs(6);
+
+/// The request timeouts for a slot duration: a fraction of the slot per duty kind, with
+/// block production and publication given at least [`MIN_PROPOSAL_TIMEOUT`].
+pub fn request_timeouts(slot: Duration) -> Timeouts {
+    let mut timeouts = Timeouts::from_slot_duration(slot);
+    timeouts.proposal = timeouts.proposal.max(MIN_PROPOSAL_TIMEOUT);
+    timeouts
 }
 
 fn build_nodes(urls: &[String], timeouts: Timeouts) -> Result<BeaconNodes, VcError> {
@@ -510,5 +523,19 @@ async fn duty_loop<E: EthSpec>(
             count_skipped_duties(&ctx, slot + 1..current);
         }
         slot = current.max(slot + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proposals_get_at_least_the_minimum_timeout() {
+        let short = request_timeouts(Duration::from_secs(2));
+        assert_eq!(short.proposal, MIN_PROPOSAL_TIMEOUT);
+        assert_eq!(short.attestation, Duration::from_secs(2) / 3);
+        let mainnet = request_timeouts(Duration::from_secs(12));
+        assert_eq!(mainnet.proposal, Duration::from_secs(12));
     }
 }

@@ -85,6 +85,7 @@ pub(crate) async fn sync_committee_duties<E: EthSpec>(ctx: Arc<Context<E>>, slot
                     .observe_submission(DutyKind::SyncCommitteeMessage, started.elapsed());
                 ctx.metrics
                     .performed(DutyKind::SyncCommitteeMessage, messages.len() as u64);
+                debug!(slot, count = messages.len(), %block_root, "published sync committee messages");
             }
             Err(e) => {
                 warn!(slot, error = %e, "sync committee messages not published");
