@@ -281,6 +281,10 @@ async fn main() {
             c.get(url("/eth/v1/node/syncing"))
         })
         .await,
+        measure(&client, "GET v2/beacon/blocks/head (JSON)", 200, |c| {
+            c.get(url("/eth/v2/beacon/blocks/head"))
+        })
+        .await,
         measure(&client, "GET v2/beacon/blocks/head (SSZ)", 200, |c| {
             c.get(url("/eth/v2/beacon/blocks/head"))
                 .header("accept", "application/octet-stream")
@@ -290,10 +294,25 @@ async fn main() {
             c.get(url("/eth/v1/beacon/states/head/validators"))
         })
         .await,
-        measure(&client, "GET v2/debug/beacon/states/head (SSZ)", 3, |c| {
-            c.get(url("/eth/v2/debug/beacon/states/head"))
-                .header("accept", "application/octet-stream")
-        })
+        measure(
+            &client,
+            "GET v2/debug/beacon/states/head (SSZ), encoded",
+            1,
+            |c| {
+                c.get(url("/eth/v2/debug/beacon/states/head"))
+                    .header("accept", "application/octet-stream")
+            },
+        )
+        .await,
+        measure(
+            &client,
+            "GET v2/debug/beacon/states/head (SSZ), again: the bytes kept",
+            5,
+            |c| {
+                c.get(url("/eth/v2/debug/beacon/states/head"))
+                    .header("accept", "application/octet-stream")
+            },
+        )
         .await,
         measure(&client, "GET v2/debug/beacon/states/head (JSON)", 2, |c| {
             c.get(url("/eth/v2/debug/beacon/states/head"))

@@ -26,7 +26,9 @@ use types::{Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, ValidatorIn
 use crate::ApiContext;
 use crate::error::HttpError;
 use crate::query::{Body, PathParams, Query, parse_path};
-use crate::response::{JSON_OR_SSZ, accept, blocking, json, json_bytes, ssz_bytes, with_version};
+use crate::response::{
+    JSON_OR_SSZ, accept, blocking, json, json_bytes, ssz_bytes, ssz_shared, with_version,
+};
 use crate::state_id::{
     BlockAt, StateAt, block_at, canonical_block_root_at_slot, read_block, state_at,
 };
@@ -38,8 +40,8 @@ type Ctx<E> = State<Arc<ApiContext<E>>>;
 pub(crate) struct CachedBlock {
     root: Root,
     fork: ForkName,
-    ssz: Arc<Vec<u8>>,
-    json: Arc<Vec<u8>>,
+    ssz: axum::body::Bytes,
+    json: axum::body::Bytes,
 }
 
 fn state_error(e: impl std::fmt::Debug) -> HttpError {
@@ -616,7 +618,7 @@ fn block_encodings<E: EthSpec>(
     ctx: &ApiContext<E>,
     root: Root,
     encoding: Encoding,
-) -> Result<(ForkName, Arc<Vec<u8>>), HttpError> {
+) -> Result<(ForkName, axum::body::Bytes), HttpError> {
     let is_head = ctx.chain.head().block_root == root;
     if is_head && let Some(cached) = ctx.head_block.lock().as_ref().filter(|c| c.root == root) {
         let bytes = match encoding {
@@ -634,15 +636,15 @@ fn block_encodings<E: EthSpec>(
     let fork = block.fork_name();
     if !is_head {
         return Ok(match encoding {
-            Encoding::Ssz => (fork, Arc::new(ssz)),
-            Encoding::Json => (fork, Arc::new(block_json(&block)?)),
+            Encoding::Ssz => (fork, ssz.into()),
+            Encoding::Json => (fork, block_json(&block)?.into()),
         });
     }
     let cached = CachedBlock {
         root,
         fork,
-        ssz: Arc::new(ssz),
-        json: Arc::new(block_json(&block)?),
+        ssz: ssz.into(),
+        json: block_json(&block)?.into(),
     };
     let bytes = match encoding {
         Encoding::Ssz => cached.ssz.clone(),
@@ -669,7 +671,7 @@ pub(crate) async fn get_block_v2<E: EthSpec>(
         let at = block_at(&ctx, id)?;
         let (fork, bytes) = block_encodings(&ctx, at.root, encoding)?;
         let response = match encoding {
-            Encoding::Ssz => ssz_bytes(bytes.as_ref().clone()),
+            Encoding::Ssz => ssz_shared(bytes),
             Encoding::Json => json_bytes(versioned_json(
                 fork,
                 at.execution_optimistic,
@@ -819,7 +821,25 @@ pub(crate) async fn get_debug_state_v2<E: EthSpec>(
         let at = state_at(&ctx, id)?;
         let fork = at.state.state.fork_name();
         let response = match encoding {
-            Encoding::Ssz => ssz_bytes(at.state.state.as_ssz_bytes()),
+            Encoding::Ssz => {
+                // The last state served in SSZ stays encoded: checkpoint-syncing nodes ask for
+                // the same (finalized) state one after the other.
+                let cached = ctx
+                    .caches
+                    .state_ssz
+                    .lock()
+                    .clone()
+                    .filter(|(root, _)| *root == at.root);
+                let bytes = match cached {
+                    Some((_, bytes)) => bytes,
+                    None => {
+                        let bytes = axum::body::Bytes::from(at.state.state.as_ssz_bytes());
+                        *ctx.caches.state_ssz.lock() = Some((at.root, bytes.clone()));
+                        bytes
+                    }
+                };
+                ssz_shared(bytes)
+            }
             Encoding::Json => json(&ForkVersionedResponse {
                 version: fork,
                 execution_optimistic: Some(at.execution_optimistic),

@@ -34,6 +34,16 @@ pub(crate) fn json<T: Serialize>(value: &T) -> Result<Response, HttpError> {
         .map_err(|e| HttpError::internal(format!("cannot encode the response: {e}")))
 }
 
+/// 200 with shared `bytes` as SSZ (served without a copy).
+pub(crate) fn ssz_shared(bytes: axum::body::Bytes) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, Encoding::Ssz.media_type())],
+        bytes,
+    )
+        .into_response()
+}
+
 /// 200 with `bytes` as SSZ.
 pub(crate) fn ssz_bytes(bytes: Vec<u8>) -> Response {
     (
