@@ -243,7 +243,7 @@ fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
 }
 
 /// SIGINT or SIGTERM.
-async fn wait_for_signal() {
+pub(crate) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::Preset;
 use beacon_chain::events::ChainEvent;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use client::{Anchor, Client, ClientConfig, ExecutionConfig, NetworkOptions};
 use execution_layer::{JwtSecret, Timeouts};
 use mock_execution_layer::{MockConfig, MockExecutionLayer};
@@ -24,15 +25,6 @@ use types::{
 
 /// Distinct blob sets the mock execution client cycles through.
 const BLOB_VARIETY: u64 = 4;
-
-/// The preset of the devnet's chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Preset {
-    /// 8-slot epochs, small committees: finality within a minute or two.
-    Minimal,
-    /// The mainnet preset (32-slot epochs).
-    Mainnet,
-}
 
 /// The options of `arbor dev`.
 #[derive(Debug, Args)]

@@ -8,12 +8,22 @@ mod bn;
 mod dev;
 #[cfg(feature = "mock-el")]
 mod mock_el;
+mod vc;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use types::{ChainSpec, Network};
+
+/// The preset of a chain (`PRESET_BASE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Preset {
+    /// 8-slot epochs, small committees (devnets, tests).
+    Minimal,
+    /// The mainnet preset (32-slot epochs).
+    Mainnet,
+}
 
 /// Arbor, an Ethereum consensus-layer client.
 #[derive(Debug, Parser)]
@@ -37,6 +47,8 @@ enum Command {
     },
     /// Run the beacon node.
     Bn(Box<bn::BnArgs>),
+    /// Run the validator client against beacon nodes' standard Beacon API.
+    Vc(Box<vc::VcCommand>),
     /// Run a mock execution client: the engine API (JWT-authenticated JSON-RPC) with payloads
     /// that chain and, on request, carry blob transactions with real KZG proofs. For local
     /// devnets and tests; it executes nothing.
@@ -90,6 +102,16 @@ fn main() -> ExitCode {
         Command::Bn(args) => {
             init_logging(args.log_level());
             match bn::run(*args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Vc(command) => {
+            init_logging(tracing::Level::INFO);
+            match vc::run(*command) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
