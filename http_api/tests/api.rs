@@ -1104,3 +1104,181 @@ async fn sync_committee_messages_make_the_contribution_served() {
         .unwrap();
     assert_eq!(exit.status(), 400);
 }
+
+/// Every route with path values, query values, bodies, content types and versions of every
+/// kind a fuzzer would try: the answer is never a 5xx (501 where the node declines a feature).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_generated_input_gets_a_server_error() {
+    let n = node().await;
+    let root = format!("0x{}", "ab".repeat(32));
+    let key = format!("0x{}", "cd".repeat(48));
+    let values = [
+        "head",
+        "genesis",
+        "finalized",
+        "justified",
+        "0",
+        "1",
+        "18446744073709551615",
+        "99999999999999999999",
+        "-1",
+        "current",
+        "0x12",
+        root.as_str(),
+        key.as_str(),
+        "%ff%fe",
+        "",
+    ];
+    let queries = [
+        "",
+        "?id=0,1&status=active",
+        "?id=x&status=retired",
+        "?epoch=abc&index=zz&slot=-1",
+        "?epoch=18446744073709551615&slot=18446744073709551615",
+        "?slot=0&committee_index=0&attestation_data_root=0x12",
+        &format!("?slot=0&committee_index=0&attestation_data_root={root}"),
+        "?slot=0&subcommittee_index=9&beacon_block_root=0x",
+        "?randao_reveal=0x00&skip_randao_verification=maybe",
+        "?indices=0,999999&versioned_hashes=0x01",
+        "?broadcast_validation=sometimes",
+        "?topics=nonsense",
+        "?syncing_status=1000&state=fine&direction=up",
+    ];
+    let routes = [
+        "/eth/v1/beacon/blob_sidecars/{}",
+        "/eth/v1/beacon/blobs/{}",
+        "/eth/v1/beacon/blocks/{}/root",
+        "/eth/v1/beacon/genesis",
+        "/eth/v1/beacon/headers",
+        "/eth/v1/beacon/headers/{}",
+        "/eth/v1/beacon/states/{}/committees",
+        "/eth/v1/beacon/states/{}/finality_checkpoints",
+        "/eth/v1/beacon/states/{}/fork",
+        "/eth/v1/beacon/states/{}/pending_consolidations",
+        "/eth/v1/beacon/states/{}/pending_deposits",
+        "/eth/v1/beacon/states/{}/pending_partial_withdrawals",
+        "/eth/v1/beacon/states/{}/proposer_lookahead",
+        "/eth/v1/beacon/states/{}/randao",
+        "/eth/v1/beacon/states/{}/root",
+        "/eth/v1/beacon/states/{}/sync_committees",
+        "/eth/v1/beacon/states/{}/validator_balances",
+        "/eth/v1/beacon/states/{}/validators",
+        "/eth/v1/beacon/states/{}/validators/{}",
+        "/eth/v1/config/deposit_contract",
+        "/eth/v1/config/fork_schedule",
+        "/eth/v1/config/spec",
+        "/eth/v1/debug/beacon/data_column_sidecars/{}",
+        "/eth/v1/events",
+        "/eth/v1/node/health",
+        "/eth/v1/node/identity",
+        "/eth/v1/node/peer_count",
+        "/eth/v1/node/peers",
+        "/eth/v1/node/peers/{}",
+        "/eth/v1/node/syncing",
+        "/eth/v1/node/version",
+        "/eth/v1/validator/attestation_data",
+        "/eth/v1/validator/duties/proposer/{}",
+        "/eth/v1/validator/sync_committee_contribution",
+        "/eth/v2/beacon/blocks/{}",
+        "/eth/v2/beacon/blocks/{}/attestations",
+        "/eth/v2/beacon/pool/attestations",
+        "/eth/v2/debug/beacon/states/{}",
+        "/eth/v2/validator/aggregate_attestation",
+        "/eth/v3/validator/blocks/{}",
+        "/metrics",
+    ];
+    let accepts = [
+        None,
+        Some("application/octet-stream"),
+        Some("text/html;q=0.1,*/*;q=0"),
+    ];
+    let mut requests = 0;
+    for route in routes {
+        for value in values {
+            let path = route.replace("{}", value);
+            for query in queries {
+                if route == "/eth/v1/events" && !query.contains("nonsense") {
+                    continue; // a valid stream stays open
+                }
+                for accept in accepts {
+                    let status = n.get(&format!("{path}{query}"), accept).await.status();
+                    requests += 1;
+                    assert!(
+                        status.as_u16() < 500,
+                        "GET {path}{query} (accept {accept:?}): {status}"
+                    );
+                }
+            }
+        }
+    }
+    let posts = [
+        "/eth/v1/beacon/pool/bls_to_execution_changes",
+        "/eth/v1/beacon/pool/proposer_slashings",
+        "/eth/v1/beacon/pool/sync_committees",
+        "/eth/v1/beacon/pool/voluntary_exits",
+        "/eth/v1/beacon/states/{}/validator_balances",
+        "/eth/v1/beacon/states/{}/validator_identities",
+        "/eth/v1/beacon/states/{}/validators",
+        "/eth/v1/validator/beacon_committee_subscriptions",
+        "/eth/v1/validator/contribution_and_proofs",
+        "/eth/v1/validator/duties/attester/{}",
+        "/eth/v1/validator/duties/sync/{}",
+        "/eth/v1/validator/liveness/{}",
+        "/eth/v1/validator/prepare_beacon_proposer",
+        "/eth/v1/validator/register_validator",
+        "/eth/v1/validator/sync_committee_subscriptions",
+        "/eth/v2/beacon/blocks",
+        "/eth/v2/beacon/pool/attestations",
+        "/eth/v2/beacon/pool/attester_slashings",
+        "/eth/v2/validator/aggregate_and_proofs",
+    ];
+    let bodies: [&[u8]; 9] = [
+        b"",
+        b"[]",
+        b"{}",
+        b"[{",
+        b"null",
+        br#"["1","x"]"#,
+        br#"[{"validator_index":"1","fee_recipient":"0x12"}]"#,
+        b"\x00\x01\x02\x03",
+        &[0u8; 4096],
+    ];
+    let content_types = [
+        None,
+        Some("application/json"),
+        Some("application/octet-stream"),
+    ];
+    let versions = [None, Some("fulu"), Some("phase0"), Some("mars")];
+    let http = n.http();
+    for route in posts {
+        for value in ["head", "0", "current"] {
+            let path = route.replace("{}", value);
+            for body in bodies {
+                for content_type in content_types {
+                    for version in versions {
+                        let mut request =
+                            http.post(format!("{}{path}", n.base)).body(body.to_vec());
+                        if let Some(ct) = content_type {
+                            request = request.header("content-type", ct);
+                        }
+                        if let Some(v) = version {
+                            request = request.header("eth-consensus-version", v);
+                        }
+                        let status = tokio::time::timeout(WAIT, request.send())
+                            .await
+                            .unwrap()
+                            .unwrap()
+                            .status();
+                        requests += 1;
+                        assert!(
+                            status.as_u16() < 500,
+                            "POST {path} {content_type:?} {version:?} {:?}: {status}",
+                            String::from_utf8_lossy(&body[..body.len().min(40)])
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(requests > 5000, "{requests} requests");
+}
