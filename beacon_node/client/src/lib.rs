@@ -7,6 +7,7 @@
 //! its own write transaction, so a kill at any point loses nothing committed either).
 
 pub mod config;
+pub mod metrics;
 pub mod network;
 pub mod timers;
 
@@ -132,6 +133,8 @@ impl<E: EthSpec> Client<E> {
         }
         let chain = Arc::new(open_chain(&config)?);
         chain.register_metrics(&registry)?;
+        let node_metrics = metrics::NodeMetrics::register(&registry)?;
+        node_metrics.observe_head(&chain.head());
         tracing::info!(
             head_slot = chain.head().slot,
             head = %chain.head().block_root,
@@ -184,6 +187,7 @@ impl<E: EthSpec> Client<E> {
                         &engine,
                         &registry,
                         &shutdown_rx,
+                        node_metrics.peers.clone(),
                     )
                     .await?;
                     let clock_chain = chain.clone();
@@ -256,10 +260,12 @@ impl<E: EthSpec> Client<E> {
         }
         tasks.push(tokio::spawn(timers::run_slot_timer(
             producer.clone(),
+            node_metrics.clone(),
             shutdown_rx.clone(),
         )));
         tasks.push(tokio::spawn(timers::follow_chain_events(
             producer.clone(),
+            node_metrics,
             shutdown_rx,
         )));
 
@@ -472,6 +478,7 @@ async fn start_p2p<E: EthSpec>(
     engine: &Arc<EngineApiClient>,
     registry: &prometheus::Registry,
     shutdown: &watch::Receiver<bool>,
+    peers_gauge: prometheus::IntGauge,
 ) -> Result<
     (
         Arc<network::P2pNetwork<E>>,
@@ -542,6 +549,7 @@ async fn start_p2p<E: EthSpec>(
         Vec::new(),
         identity.custody_group_count,
         spec.data_column_sidecar_subnet_count,
+        peers_gauge,
     ));
     Ok((p2p, handle, router))
 }

@@ -37,6 +37,8 @@ pub struct P2pNetwork<E: EthSpec> {
     sync_duties: Mutex<HashMap<u64, Epoch>>,
     /// The connected peers, refreshed every [`PEER_REFRESH`].
     peers: Mutex<Vec<PeerData>>,
+    /// `libp2p_peers`.
+    peers_gauge: prometheus::IntGauge,
 }
 
 impl<E: EthSpec> std::fmt::Debug for P2pNetwork<E> {
@@ -48,7 +50,8 @@ impl<E: EthSpec> std::fmt::Debug for P2pNetwork<E> {
 }
 
 impl<E: EthSpec> P2pNetwork<E> {
-    /// The view over `handle`, with the router's sync state and the node's long-lived subnets.
+    /// The view over `handle`, with the router's sync state and the node's long-lived subnets;
+    /// `peers_gauge` follows the number of connected peers.
     pub fn new(
         handle: NetworkHandle<E>,
         sync_state: watch::Receiver<SyncState>,
@@ -56,6 +59,7 @@ impl<E: EthSpec> P2pNetwork<E> {
         long_lived_syncnets: Vec<u64>,
         custody_group_count: u64,
         column_subnet_count: u64,
+        peers_gauge: prometheus::IntGauge,
     ) -> Self {
         Self {
             handle,
@@ -67,6 +71,7 @@ impl<E: EthSpec> P2pNetwork<E> {
             attestation_duties: Mutex::new(HashMap::new()),
             sync_duties: Mutex::new(HashMap::new()),
             peers: Mutex::new(Vec::new()),
+            peers_gauge,
         }
     }
 
@@ -108,6 +113,8 @@ impl<E: EthSpec> P2pNetwork<E> {
                 },
             });
         }
+        self.peers_gauge
+            .set(i64::try_from(peers.len()).unwrap_or(i64::MAX));
         *self.peers.lock() = peers;
     }
 

@@ -19,6 +19,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 use types::{EthSpec, Slot};
 
+use crate::metrics::NodeMetrics;
+
 /// Basis points of a slot at which the next slot's payload is prepared (two thirds: after the
 /// slot's attestations and aggregates are due, with a third of a slot for the execution client
 /// to build).
@@ -42,6 +44,7 @@ async fn sleep_until_ms<E: EthSpec>(
 /// Runs the per-slot work until `shutdown`.
 pub async fn run_slot_timer<E: EthSpec>(
     producer: Arc<BlockProducer<E>>,
+    metrics: NodeMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let chain = producer.chain().clone();
@@ -77,12 +80,12 @@ pub async fn run_slot_timer<E: EthSpec>(
         {
             return;
         }
-        on_slot_start(&producer, slot);
+        on_slot_start(&producer, &metrics, slot);
     }
 }
 
 /// The work at the start of `slot`.
-fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot) {
+fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, metrics: &NodeMetrics, slot: Slot) {
     let chain = producer.chain();
     chain.on_tick();
     let head = match chain.recompute_head() {
@@ -96,6 +99,11 @@ fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot) {
         tracing::warn!(slot, error = %e, "operation pool pruning failed");
     }
     let counts = producer.pool().counts();
+    metrics
+        .clock_slot
+        .set(i64::try_from(slot).unwrap_or(i64::MAX));
+    metrics.observe_head(&head);
+    metrics.observe_pool(&counts);
     tracing::info!(
         slot,
         head_slot = head.slot,
@@ -112,6 +120,7 @@ fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot) {
 /// the pool is pruned at every new finalized checkpoint.
 pub async fn follow_chain_events<E: EthSpec>(
     producer: Arc<BlockProducer<E>>,
+    metrics: NodeMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let chain = producer.chain().clone();
@@ -123,6 +132,7 @@ pub async fn follow_chain_events<E: EthSpec>(
         };
         match event {
             Ok(ChainEvent::Head { .. }) | Err(RecvError::Lagged(_)) => {
+                metrics.observe_head(&chain.head());
                 // A lagged receiver missed heads: the current one is what counts.
                 if let Err(e) = update_execution_head(&chain, producer.engine(), None).await {
                     tracing::warn!(error = %e, "forkchoiceUpdated failed");

@@ -10,14 +10,14 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Where the devnet's output goes: `target/test-logs/<name>.log`.
-fn log_path(name: &str) -> PathBuf {
+pub(crate) fn log_path(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-logs");
     std::fs::create_dir_all(&dir).expect("log directory");
     dir.join(format!("{name}.log"))
 }
 
 /// Kills the child by its PID when the test ends, however it ends.
-struct Killer(Child);
+pub(crate) struct Killer(pub(crate) Child);
 
 impl Drop for Killer {
     fn drop(&mut self) {
@@ -26,14 +26,14 @@ impl Drop for Killer {
     }
 }
 
-/// A plain HTTP/1.1 GET on 127.0.0.1 (no client library needed for one request); the status
+/// A plain HTTP/1.0 GET (no chunked answers) on 127.0.0.1 (no client library needed for one request); the status
 /// code and body.
-fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
+pub(crate) fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n"
     )?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
