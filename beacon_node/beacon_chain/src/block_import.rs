@@ -192,6 +192,9 @@ impl<E: EthSpec> BeaconChain<E> {
     /// became of the block. Costs seconds at 48 blobs: scheduled work, never on the import
     /// path.
     ///
+    /// A block imported meanwhile (its columns all arrived while the work was queued) is no
+    /// error: nothing is published and the outcome says it is imported.
+    ///
     /// [spec]: fulu/das-core.md#reconstruction-and-cross-seeding
     pub fn reconstruct_data_columns(
         &self,
@@ -200,6 +203,14 @@ impl<E: EthSpec> BeaconChain<E> {
         payload_status: PayloadStatus,
     ) -> Result<Reconstructed<E>, ChainError> {
         let held = self.pending_columns(root);
+        // The missing columns arrived (or the block was imported) while the work waited in
+        // its queue: nothing is left to reconstruct.
+        if held.is_empty() && self.fork_choice.lock().contains_block(root) {
+            return Ok(Reconstructed {
+                published: Vec::new(),
+                outcome: vec![BlockProcessed::Imported(*root)],
+            });
+        }
         let half = <E::NumberOfColumns as types::typenum::Unsigned>::to_usize() / 2;
         if held.len() < half {
             return Err(ChainError::Availability(format!(

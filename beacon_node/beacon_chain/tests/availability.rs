@@ -283,6 +283,40 @@ fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
     );
 }
 
+/// The rest of the columns arrive while the reconstruction waits in its queue: the block is
+/// imported by them, and the reconstruction then finds nothing to do (no error, nothing to
+/// publish).
+#[test]
+fn a_reconstruction_after_the_last_column_arrived_does_nothing() {
+    let s = setup(None);
+    let slot = ANCHOR_SLOT + 1;
+    let (built, sidecars) = block_with_blobs(&s, slot, 2);
+    let t = now(&s, slot);
+    let root = built.block.canonical_root();
+    gossip_block(&s, &built.block, t);
+    let (odd, even): (Vec<_>, Vec<_>) = sidecars
+        .iter()
+        .map(|c| (c.clone(), column_index(c)))
+        .partition(|(_, i)| i % 2 == 1);
+    gossip_columns(&s, odd, t);
+    assert!(s.chain.take_reconstruction_request(&root));
+    gossip_columns(&s, even, t);
+    assert_eq!(s.chain.head().block_root, root);
+
+    let beacon_chain::block_import::Reconstructed { published, outcome } = s
+        .chain
+        .reconstruct_data_columns(&root, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    assert!(published.is_empty());
+    assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
+    // An unknown block is still an error.
+    assert!(
+        s.chain
+            .reconstruct_data_columns(&Root::repeat_byte(7), &AlwaysValid, PayloadStatus::Valid)
+            .is_err()
+    );
+}
+
 #[test]
 fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
     let s = setup(None);
