@@ -27,6 +27,7 @@ mod pool;
 mod production;
 mod query;
 mod response;
+mod rewards;
 mod state_id;
 mod sync_messages;
 mod validator;
@@ -328,6 +329,11 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v1/beacon/pool/bls_to_execution_changes",
             post(pool::post_bls_to_execution_changes::<E>),
+        )
+        // rewards
+        .route(
+            "/eth/v1/beacon/rewards/sync_committee/{block_id}",
+            post(rewards::post_sync_committee_rewards::<E>),
         )
         // config
         .route("/eth/v1/config/spec", get(node::get_spec::<E>))

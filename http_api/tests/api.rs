@@ -1216,6 +1216,7 @@ async fn no_generated_input_gets_a_server_error() {
         "/eth/v1/beacon/pool/proposer_slashings",
         "/eth/v1/beacon/pool/sync_committees",
         "/eth/v1/beacon/pool/voluntary_exits",
+        "/eth/v1/beacon/rewards/sync_committee/{}",
         "/eth/v1/beacon/states/{}/validator_balances",
         "/eth/v1/beacon/states/{}/validator_identities",
         "/eth/v1/beacon/states/{}/validators",
@@ -1281,4 +1282,90 @@ async fn no_generated_input_gets_a_server_error() {
         }
     }
     assert!(requests > 5000, "{requests} requests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_committee_rewards_follow_the_aggregate_bits() {
+    let n = node().await;
+    // A block whose sync aggregate misses every 4th position of the committee.
+    let contents = BlockContents {
+        sync_aggregate: state_harness::SyncParticipation::AllButEveryNth(4),
+        ..BlockContents::default()
+    };
+    let built = build_block(&n.genesis, 1, &contents, &n.spec).unwrap();
+    let now = time_ms(&n.spec, 1);
+    n.clock.set_ms(now);
+    let chain = &n.ctx.chain;
+    let verified = chain
+        .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+        .unwrap();
+    chain
+        .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+
+    let response = n
+        .http()
+        .post(format!(
+            "{}/eth/v1/beacon/rewards/sync_committee/head",
+            n.base
+        ))
+        .header("content-type", "application/json")
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = json_of(response).await;
+    let rewards: Vec<(u64, i64)> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["validator_index"].as_str().unwrap().parse().unwrap(),
+                r["reward"].as_str().unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    // Per member: (signed positions - missed positions) × the participant reward.
+    let view = n.genesis.view().unwrap();
+    let mut caches = n.genesis.caches.clone();
+    let mut expected: std::collections::BTreeMap<u64, i64> = Default::default();
+    for (position, key) in view.current_sync_committee.pubkeys.iter().enumerate() {
+        let index = caches
+            .validator_index(&view, &state_processing::common::misc::pubkey_bytes(key))
+            .unwrap();
+        *expected.entry(index).or_default() += if position % 4 == 0 { -1 } else { 1 };
+    }
+    assert_eq!(rewards.len(), expected.len());
+    let unit = rewards
+        .iter()
+        .find(|(i, _)| expected[i] != 0)
+        .map(|(i, r)| r / expected[i])
+        .unwrap();
+    assert!(unit > 0, "a participant earns");
+    for (index, reward) in &rewards {
+        assert_eq!(*reward, expected[index] * unit, "validator {index}");
+    }
+
+    let one = n
+        .http()
+        .post(format!("{}/eth/v1/beacon/rewards/sync_committee/1", n.base))
+        .header("content-type", "application/json")
+        .body(format!(r#"["{}"]"#, rewards[0].0))
+        .send()
+        .await
+        .unwrap();
+    let one: serde_json::Value = json_of(one).await;
+    assert_eq!(one["data"].as_array().map(Vec::len), Some(1));
+    let genesis = n
+        .http()
+        .post(format!(
+            "{}/eth/v1/beacon/rewards/sync_committee/genesis",
+            n.base
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(genesis.status(), 400);
 }
