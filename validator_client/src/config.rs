@@ -2,12 +2,14 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use beacon_api::{BeaconNodeHttpClient, Timeouts};
 
 use crate::keymanager::{DEFAULT_KEYMANAGER_PORT, KeymanagerConfig, TOKEN_FILE};
+use crate::metrics::Metrics;
 use types::{Bytes32, ChainSpec, ExecutionAddress};
 
 /// The beacon node a validator client talks to when none is given.
@@ -64,6 +66,9 @@ pub struct ValidatorClientConfig {
     pub spec: Option<ChainSpec>,
     /// Serve the keymanager API, if set.
     pub keymanager: Option<KeymanagerConfig>,
+    /// The duty counters to count into, for a caller that reports them (e.g. `arbor dev`'s
+    /// status line); created from `metrics` when `None`.
+    pub duty_metrics: Option<Arc<Metrics>>,
 }
 
 impl ValidatorClientConfig {
@@ -82,6 +87,7 @@ impl ValidatorClientConfig {
             metrics: None,
             spec: None,
             keymanager: None,
+            duty_metrics: None,
         }
     }
 
@@ -199,6 +205,7 @@ impl VcArgs {
             metrics: None,
             spec: None,
             keymanager,
+            duty_metrics: None,
         })
     }
 }

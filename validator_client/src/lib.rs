@@ -105,7 +105,7 @@ pub(crate) struct Context<E: EthSpec> {
     pub(crate) duties: RwLock<DutiesState>,
     pub(crate) head: watch::Sender<Option<HeadEvent>>,
     pub(crate) duties_stale: Notify,
-    pub(crate) metrics: Metrics,
+    pub(crate) metrics: Arc<Metrics>,
     pub(crate) graffiti: Option<Bytes32>,
     pub(crate) fee_recipient: Option<ExecutionAddress>,
     pub(crate) builder_proposals: bool,
@@ -237,7 +237,10 @@ async fn start<E: EthSpec>(
         duties: RwLock::new(DutiesState::default()),
         head,
         duties_stale: Notify::new(),
-        metrics: Metrics::new(config.metrics.as_ref()),
+        metrics: config
+            .duty_metrics
+            .clone()
+            .unwrap_or_else(|| Arc::new(Metrics::new(config.metrics.as_ref()))),
         graffiti: config.graffiti,
         fee_recipient: config.fee_recipient,
         builder_proposals: config.builder_proposals,

@@ -28,6 +28,16 @@ pub struct Metrics {
     exported: Option<Exported>,
 }
 
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics")
+            .field("performed", &self.performed_total())
+            .field("missed", &self.missed_total())
+            .field("exported", &self.exported.is_some())
+            .finish()
+    }
+}
+
 struct Exported {
     performed: IntCounterVec,
     missed: IntCounterVec,
@@ -139,6 +149,16 @@ impl Metrics {
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
+    /// The duties missed so far, every kind together.
+    pub fn missed_total(&self) -> u64 {
+        DutyKind::ALL.iter().map(|k| self.missed(*k)).sum()
+    }
+
+    /// The duties performed so far, every kind together.
+    pub fn performed_total(&self) -> u64 {
+        DutyKind::ALL.iter().map(|k| self.performed_count(*k)).sum()
+    }
+
     /// Records the time taken to sign a duty's messages.
     pub fn observe_signing(&self, kind: DutyKind, took: Duration) {
         if let Some(e) = &self.exported {
@@ -178,6 +198,7 @@ mod tests {
         assert_eq!(metrics.performed_count(DutyKind::Attestation), 3);
         assert_eq!(metrics.missed(DutyKind::Proposal), 1);
         assert_eq!(metrics.missed(DutyKind::Attestation), 0);
+        assert_eq!((metrics.performed_total(), metrics.missed_total()), (3, 1));
         let families = registry.gather();
         let performed = families
             .iter()

@@ -30,6 +30,7 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
         start_node(genesis_time, VALIDATORS as usize, Duties::EpochZero, false).await;
     let datadir = tempfile::tempdir().unwrap();
     let registry = prometheus::Registry::new();
+    let duty_metrics = std::sync::Arc::new(validator_client::Metrics::new(Some(&registry)));
     let config = ValidatorClientConfig {
         beacon_nodes: vec![
             // The first node is down: every request falls back to the second.
@@ -41,7 +42,7 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
         },
         datadir: datadir.path().to_path_buf(),
         fee_recipient: Some(types::ExecutionAddress::repeat_byte(0xfe)),
-        metrics: Some(registry.clone()),
+        duty_metrics: Some(duty_metrics.clone()),
         spec: Some(spec.clone()),
         ..ValidatorClientConfig::default()
     };
@@ -120,6 +121,8 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
     );
     assert_eq!(count("vc_duties_performed_total", DutyKind::Proposal), 1.0);
     assert_eq!(count("vc_duties_missed_total", DutyKind::Attestation), 0.0);
+    assert_eq!(duty_metrics.missed_total(), 0);
+    assert_eq!(duty_metrics.performed_count(DutyKind::Aggregate), 4);
     // The vote and the block are in the slashing protection database.
     let db = slashing_protection::SlashingDatabase::open_or_create(
         datadir.path().join("slashing_protection.redb"),
