@@ -332,6 +332,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         )
         // rewards
         .route(
+            "/eth/v1/beacon/rewards/blocks/{block_id}",
+            get(rewards::get_block_rewards::<E>),
+        )
+        .route(
             "/eth/v1/beacon/rewards/sync_committee/{block_id}",
             post(rewards::post_sync_committee_rewards::<E>),
         )

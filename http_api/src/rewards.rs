@@ -125,3 +125,157 @@ pub(crate) async fn post_sync_committee_rewards<E: EthSpec>(
     })
     .await
 }
+
+/// `GET /eth/v1/beacon/rewards/blocks/{block_id}` data: the proposer's reward for the block, in
+/// Gwei, by component.
+#[derive(Debug, Clone, Serialize)]
+struct BlockRewards {
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    proposer_index: ValidatorIndex,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    total: u64,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    attestations: u64,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    sync_aggregate: u64,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    proposer_slashings: u64,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    attester_slashings: u64,
+}
+
+/// `GET /eth/v1/beacon/rewards/blocks/{block_id}`: the block run on its pre-state (signatures
+/// not checked: it was imported); the total is the proposer's balance change with its
+/// withdrawals added back, the sync aggregate and slashing parts by the spec's formulas, the
+/// attestations the rest.
+///
+/// [spec]: apis/beacon/rewards/blocks.yaml
+pub(crate) async fn get_block_rewards<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    use state_processing::common::{PROPOSER_WEIGHT, balance};
+    let id: BlockId = parse_path("block id", path.at(0)?)?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let block = read_block(&ctx, &at.root)?;
+        let (SignedBeaconBlock::Electra(signed) | SignedBeaconBlock::Fulu(signed)) = &block else {
+            return Err(HttpError::bad_request(format!(
+                "rewards of {} blocks are not served by this node",
+                block.fork_name()
+            )));
+        };
+        let message = &signed.message;
+        if message.slot == 0 {
+            return Err(HttpError::bad_request(
+                "the genesis block earned no rewards",
+            ));
+        }
+        let parent = read_block(&ctx, &message.parent_root)?;
+        let mut pre = state_at(&ctx, beacon_api::StateId::Root(parent.state_root()))?;
+        if pre.slot() < message.slot {
+            state_processing::per_slot::process_slots(
+                &mut pre.state,
+                message.slot,
+                ctx.chain.spec(),
+            )
+            .map_err(|e| HttpError::internal(format!("advancing the pre-state: {e:?}")))?;
+        }
+        let proposer = message.proposer_index;
+        let (sync_aggregate, proposer_slashings, attester_slashings, before) = {
+            let view = pre.state.view().map_err(state_error)?;
+            let total_active_balance =
+                committees_of(&ctx, &pre.state, get_current_epoch(&view))?.total_active_balance();
+            let total_base_rewards = get_base_reward_per_increment::<E>(total_active_balance)
+                .map_err(state_error)?
+                .saturating_mul(total_active_balance / E::EFFECTIVE_BALANCE_INCREMENT);
+            let participant_reward = total_base_rewards.saturating_mul(SYNC_REWARD_WEIGHT)
+                / WEIGHT_DENOMINATOR
+                / E::slots_per_epoch()
+                / E::SyncCommitteeSize::to_u64();
+            let proposer_reward = participant_reward.saturating_mul(PROPOSER_WEIGHT)
+                / (WEIGHT_DENOMINATOR - PROPOSER_WEIGHT);
+            let participants = message
+                .body
+                .sync_aggregate
+                .sync_committee_bits
+                .num_set_bits() as u64;
+            // `slash_validator` with no whistleblower: the proposer takes the whole
+            // whistleblower reward of each slashed validator.
+            let whistleblower_reward = |index: ValidatorIndex| {
+                view.validators
+                    .get(index as usize)
+                    .filter(|v| !v.slashed)
+                    .map_or(0, |v| {
+                        v.effective_balance / E::WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA
+                    })
+            };
+            let proposer_slashings: u64 = message
+                .body
+                .proposer_slashings
+                .iter()
+                .map(|s| whistleblower_reward(s.signed_header_1.message.proposer_index))
+                .sum();
+            let attester_slashings: u64 = message
+                .body
+                .attester_slashings
+                .iter()
+                .map(|s| {
+                    let second: std::collections::BTreeSet<_> =
+                        s.attestation_2.attesting_indices.iter().copied().collect();
+                    s.attestation_1
+                        .attesting_indices
+                        .iter()
+                        .filter(|i| second.contains(i))
+                        .map(|i| whistleblower_reward(*i))
+                        .sum::<u64>()
+                })
+                .sum();
+            (
+                proposer_reward.saturating_mul(participants),
+                proposer_slashings,
+                attester_slashings,
+                balance(&view, proposer).map_err(state_error)?,
+            )
+        };
+        let withdrawn: u64 = message
+            .body
+            .execution_payload
+            .withdrawals
+            .iter()
+            .filter(|w| w.validator_index == proposer)
+            .map(|w| w.amount)
+            .sum();
+        {
+            let (mut view, caches) = pre.state.view_mut().map_err(state_error)?;
+            state_processing::per_block::process_block(
+                &mut view,
+                caches,
+                message,
+                state_processing::per_block::VerifySignatures::None,
+                &state_processing::per_block::AlwaysValid,
+                ctx.chain.spec(),
+            )
+            .map_err(|e| HttpError::internal(format!("replaying block {}: {e:?}", at.root)))?;
+        }
+        let after =
+            balance(&pre.state.view().map_err(state_error)?, proposer).map_err(state_error)?;
+        let total = after.saturating_add(withdrawn).saturating_sub(before);
+        json(&ExecutionOptimisticFinalizedResponse {
+            execution_optimistic: at.execution_optimistic,
+            finalized: at.finalized,
+            data: BlockRewards {
+                proposer_index: proposer,
+                total,
+                attestations: total
+                    .saturating_sub(sync_aggregate)
+                    .saturating_sub(proposer_slashings)
+                    .saturating_sub(attester_slashings),
+                sync_aggregate,
+                proposer_slashings,
+                attester_slashings,
+            },
+        })
+    })
+    .await
+}

@@ -1151,6 +1151,7 @@ async fn no_generated_input_gets_a_server_error() {
         "/eth/v1/beacon/genesis",
         "/eth/v1/beacon/headers",
         "/eth/v1/beacon/headers/{}",
+        "/eth/v1/beacon/rewards/blocks/{}",
         "/eth/v1/beacon/states/{}/committees",
         "/eth/v1/beacon/states/{}/finality_checkpoints",
         "/eth/v1/beacon/states/{}/fork",
