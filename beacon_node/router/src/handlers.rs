@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use beacon_chain::PayloadVerdict;
-use beacon_chain::gossip::GossipVerifiedDataColumn;
+use beacon_chain::gossip::{AttestationGossipError, GossipVerifiedDataColumn};
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
 use networking::PeerId;
@@ -110,6 +110,12 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                 }
                 Err(e) => {
                     tracing::trace!(error = %e, "gossip attestation refused");
+                    if let AttestationGossipError::UnknownHeadBlock(root) = e {
+                        router.send_internal(Internal::UnknownBlock {
+                            peer_id: source,
+                            root,
+                        });
+                    }
                     report(
                         router,
                         "beacon_attestation",
@@ -162,6 +168,12 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                 }
                 Err(e) => {
                     tracing::trace!(error = %e, "gossip aggregate refused");
+                    if let AttestationGossipError::UnknownHeadBlock(root) = e {
+                        router.send_internal(Internal::UnknownBlock {
+                            peer_id: source,
+                            root,
+                        });
+                    }
                     report(
                         router,
                         "beacon_aggregate_and_proof",

@@ -153,6 +153,14 @@ pub(crate) enum Internal<E: EthSpec> {
         /// The block.
         block: Arc<SignedBeaconBlock<E>>,
     },
+    /// An attestation voted for a block the chain has not imported: it is looked up from the
+    /// peer that sent the attestation.
+    UnknownBlock {
+        /// The peer.
+        peer_id: PeerId,
+        /// The block root.
+        root: Root,
+    },
     /// A lookup's blocks were imported or failed.
     LookupProcessed(lookup::LookupOutcome),
     /// A supernode holds half of a block's columns: reconstruct the rest.
@@ -513,6 +521,9 @@ impl<E: EthSpec> EventLoop<E> {
             Internal::PeerStatus { peer_id, status } => self.on_peer_status(peer_id, status),
             Internal::UnknownParent { peer_id, block } => {
                 self.lookups.on_unknown_parent(peer_id, block)
+            }
+            Internal::UnknownBlock { peer_id, root } => {
+                self.lookups.on_unknown_block(peer_id, root)
             }
             Internal::LookupProcessed(outcome) => self.lookups.on_processed(outcome),
             Internal::Reconstruct(root) => {

@@ -88,24 +88,53 @@ impl<E: EthSpec> BlockLookups<E> {
     }
 
     /// A gossip block of `peer` whose parent is unknown: a lookup of the parent starts (or the
-    /// peer joins the one running for it or for the block itself).
+    /// peer and the block join the one running for it).
     pub(crate) fn on_unknown_parent(&mut self, peer: PeerId, block: Arc<SignedBeaconBlock<E>>) {
         let parent = block.parent_root();
         let root = block.canonical_root();
         for lookup in self.lookups.values_mut() {
-            let known = lookup.root == parent
+            let newest = lookup.pending.first().map(|b| b.canonical_root());
+            let joins = lookup.root == parent
                 || lookup.root == root
-                || lookup.pending.iter().any(|b| b.canonical_root() == parent);
-            if known {
+                || newest == Some(parent)
+                || lookup.pending.iter().any(|b| b.canonical_root() == root);
+            if joins {
+                if !lookup.peers.contains(&peer) {
+                    lookup.peers.push(peer);
+                }
+                // A child of the newest pending block extends the chain being fetched.
+                if newest == Some(parent) && !matches!(lookup.state, LookupState::Processing { .. })
+                {
+                    lookup.pending.insert(0, block);
+                }
+                return;
+            }
+        }
+        self.start(peer, parent, vec![block]);
+    }
+
+    /// A block root `peer` referred to (an attestation's head block) that the chain has not
+    /// imported: it is looked up (with its ancestry and columns) unless a lookup has it.
+    pub(crate) fn on_unknown_block(&mut self, peer: PeerId, root: Root) {
+        if is_imported(&self.router.chain, &root) {
+            return;
+        }
+        for lookup in self.lookups.values_mut() {
+            if lookup.root == root || lookup.pending.iter().any(|b| b.canonical_root() == root) {
                 if !lookup.peers.contains(&peer) {
                     lookup.peers.push(peer);
                 }
                 return;
             }
         }
+        self.start(peer, root, Vec::new());
+    }
+
+    /// Starts a lookup of `root` from `peer`, with `pending` (newest first) waiting for it.
+    fn start(&mut self, peer: PeerId, root: Root, pending: Vec<Arc<SignedBeaconBlock<E>>>) {
         if self.lookups.len() >= MAX_LOOKUPS {
             self.count("too_many");
-            tracing::debug!(%parent, "too many lookups: the parent is left to range sync");
+            tracing::debug!(%root, "too many lookups: the block is left to range sync");
             return;
         }
         let id = self.next_id;
@@ -113,14 +142,14 @@ impl<E: EthSpec> BlockLookups<E> {
         let request = self
             .router
             .network
-            .send_request(peer, Request::BlocksByRoot(vec![parent]));
+            .send_request(peer, Request::BlocksByRoot(vec![root]));
         self.requests.insert(request, id);
-        tracing::debug!(%parent, child = %root, %peer, "looking up an unknown parent");
+        tracing::debug!(%root, %peer, waiting = pending.len(), "looking up an unknown block");
         self.lookups.insert(
             id,
             Lookup {
-                root: parent,
-                pending: vec![block],
+                root,
+                pending,
                 peers: vec![peer],
                 state: LookupState::Block,
             },

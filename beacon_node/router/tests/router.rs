@@ -548,6 +548,7 @@ async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_i
     })
     .await;
 
+    wait_for_status_exchange(&a, &b).await;
     // a learns two blocks, the first with a blob, and gossips only the second.
     let (parent, parent_columns) = next_block(&spec, &blocks[3].0, ANCHOR_SLOT + 5, 1);
     let (child, _) = next_block(&spec, &parent, ANCHOR_SLOT + 6, 0);
@@ -607,12 +608,98 @@ async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_i
     b.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejected() {
+/// Waits until each node has answered the other's Status (their Status handshake is over, so
+/// a block one of them imports later does not show in a Status: lookups, not range sync, must
+/// fetch it).
+async fn wait_for_status_exchange(a: &Node, b: &Node) {
+    for (node, other) in [(a, "b"), (b, "a")] {
+        node.wait_until(&format!("{other}'s status answered"), || {
+            let n = node.counter(
+                "beacon_rpc_requests_served_total",
+                &[("protocol", "status"), ("result", "success")],
+            );
+            async move { n >= 1.0 }
+        })
+        .await;
+    }
+}
+
+/// Slot `slot`'s first committee in `node`'s head state, voting for `block_root` with target
+/// `target_root` (epoch of `slot`): the subnet, the committee, and a signer of
+/// `SingleAttestation`s (`attester`'s vote signed by `signer`'s key).
+fn committee_votes(
+    node: &Node,
+    slot: types::Slot,
+    block_root: Root,
+    target_root: Root,
+) -> (
+    u64,
+    Vec<u64>,
+    impl Fn(u64, u64) -> types::electra::SingleAttestation + use<>,
+) {
     use types::electra::{AttestationData, SingleAttestation};
     use types::phase0::Checkpoint;
     use types::signing::{DOMAIN_BEACON_ATTESTER, compute_domain, compute_signing_root};
 
+    let spec = node.spec.clone();
+    let epoch = slot / E::slots_per_epoch();
+    let mut state = node.chain.head().state.clone();
+    let (committee, committees_per_slot) = {
+        let (view, caches) = state.view_mut().unwrap();
+        let committees = caches.committees(&view.as_ref(), epoch).unwrap();
+        (
+            committees.get_beacon_committee(slot, 0).unwrap().to_vec(),
+            committees.committees_per_slot(),
+        )
+    };
+    let data = AttestationData {
+        slot,
+        index: 0,
+        beacon_block_root: block_root,
+        source: state.state.current_justified_checkpoint().clone(),
+        target: Checkpoint {
+            epoch,
+            root: target_root,
+        },
+    };
+    let domain = compute_domain(
+        DOMAIN_BEACON_ATTESTER,
+        spec.compute_fork_version(epoch),
+        node.chain.genesis_validators_root(),
+    );
+    let signing_root = compute_signing_root(&data, domain);
+    let subnet =
+        types::subnets::compute_subnet_for_attestation::<E>(&spec, committees_per_slot, slot, 0)
+            .unwrap();
+    let sign = move |attester: u64, signer: u64| {
+        let signature =
+            state_harness::interop_secret_key(signer as usize).sign(signing_root.as_slice());
+        SingleAttestation {
+            committee_index: 0,
+            attester_index: attester,
+            data: data.clone(),
+            signature: types::BLSSignature::from(signature.serialize()),
+        }
+    };
+    (subnet, committee, sign)
+}
+
+/// Subscribes both nodes to attestation subnet `subnet` and waits for `b` in `a`'s mesh.
+async fn join_attestation_subnet(a: &Node, b: &Node, subnet: u64, epoch: types::Epoch) {
+    let kind = GossipKind::Attestation(subnet);
+    a.network.subscribe(kind);
+    b.network.subscribe(kind);
+    let digest = a.network.fork_context().digest_at_epoch(epoch);
+    let topic = GossipTopic::new(kind, digest);
+    a.wait_until("b in a's attestation-subnet mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejected() {
     let spec = spec();
     let anchor = anchor(&spec);
     let blocks = build_chain(&spec, &anchor, 4, None);
@@ -634,58 +721,14 @@ async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejec
 
     // Slot 20's first committee votes for the head (slot 20), target the anchor (epoch 2).
     let epoch = slot / E::slots_per_epoch();
-    let head = b.chain.head();
-    let mut state = head.state.clone();
-    let (committee, committees_per_slot) = {
-        let (view, caches) = state.view_mut().unwrap();
-        let committees = caches.committees(&view.as_ref(), epoch).unwrap();
-        (
-            committees.get_beacon_committee(slot, 0).unwrap().to_vec(),
-            committees.committees_per_slot(),
-        )
-    };
-    assert!(committee.len() >= 2);
-    let data = AttestationData {
+    let (subnet, committee, attestation) = committee_votes(
+        &b,
         slot,
-        index: 0,
-        beacon_block_root: head.block_root,
-        source: state.state.current_justified_checkpoint().clone(),
-        target: Checkpoint {
-            epoch,
-            root: anchor.block.canonical_root(),
-        },
-    };
-    let domain = compute_domain(
-        DOMAIN_BEACON_ATTESTER,
-        spec.compute_fork_version(epoch),
-        b.chain.genesis_validators_root(),
+        b.chain.head().block_root,
+        anchor.block.canonical_root(),
     );
-    let signing_root = compute_signing_root(&data, domain);
-    let subnet =
-        types::subnets::compute_subnet_for_attestation::<E>(&spec, committees_per_slot, slot, 0)
-            .unwrap();
-    let sign = |validator: u64| {
-        let signature =
-            state_harness::interop_secret_key(validator as usize).sign(signing_root.as_slice());
-        types::BLSSignature::from(signature.serialize())
-    };
-    let attestation = |attester: u64, signer: u64| SingleAttestation {
-        committee_index: 0,
-        attester_index: attester,
-        data: data.clone(),
-        signature: sign(signer),
-    };
-
-    let kind = GossipKind::Attestation(subnet);
-    a.network.subscribe(kind);
-    b.network.subscribe(kind);
-    let digest = a.network.fork_context().digest_at_epoch(epoch);
-    let topic = GossipTopic::new(kind, digest);
-    a.wait_until("b in a's attestation-subnet mesh", || {
-        let network = a.network.clone();
-        async move { !network.mesh_peers(topic).await.is_empty() }
-    })
-    .await;
+    assert!(committee.len() >= 2);
+    join_attestation_subnet(&a, &b, subnet, epoch).await;
 
     // The first member's vote signed by the second: REJECT, the sender penalised.
     a.network.publish(PubsubMessage::Attestation(
@@ -719,6 +762,69 @@ async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejec
     assert_eq!(
         counts.attestation_data, 1,
         "one vote, aggregated in the pool"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attestation_for_an_unknown_block_has_the_block_looked_up() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blocks = build_chain(&spec, &anchor, 4, None);
+    let slot = ANCHOR_SLOT + 5;
+    let start = |static_peers| {
+        Node::start(
+            spec.clone(),
+            NodeSpec {
+                anchor: &anchor,
+                blocks: &blocks,
+                current_slot: slot,
+                custody: None,
+                static_peers,
+            },
+        )
+    };
+    let a = start(vec![]).await;
+    let b = start(vec![a.tcp_addr()]).await;
+
+    wait_for_status_exchange(&a, &b).await;
+    // a imports the slot's block; b never hears of it but for the votes.
+    let (next, _) = next_block(&spec, &blocks[3].0, slot, 0);
+    let root = next.block.canonical_root();
+    a.chain
+        .import_block(
+            Arc::new(next.block.clone()),
+            &[],
+            &state_processing::per_block::AlwaysValid,
+            beacon_chain::PayloadStatus::Valid,
+        )
+        .unwrap();
+    let (subnet, committee, attestation) =
+        committee_votes(&b, slot, root, anchor.block.canonical_root());
+    join_attestation_subnet(&a, &b, subnet, slot / E::slots_per_epoch()).await;
+    a.network.publish(PubsubMessage::Attestation(
+        subnet,
+        Box::new(attestation(committee[0], committee[0])),
+    ));
+
+    b.wait_for_head(root).await;
+    b.wait_until("the lookup's outcome", || {
+        let n = b.counter("beacon_sync_lookups_total", &[]);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert_eq!(
+        b.counter("beacon_sync_lookups_total", &[("result", "imported")]),
+        1.0
+    );
+    assert_eq!(
+        b.counter(
+            "beacon_gossip_messages_total",
+            &[("topic", "beacon_attestation"), ("verdict", "ignore")]
+        ),
+        1.0,
+        "the vote for an unknown block is ignored, not rejected"
     );
     a.stop().await;
     b.stop().await;
