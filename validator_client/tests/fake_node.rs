@@ -1,7 +1,9 @@
 //! `run` against a small fake beacon node on 127.0.0.1: genesis a second ahead, one-second
 //! slots, four interop validators. The node hands out duties and block contents and records
-//! what the client publishes; the test waits (bounded) for the attestations, aggregates and
-//! the block, checks their signatures over the chain's domains, then shuts the client down.
+//! what the client publishes; the tests wait (bounded) for the attestations, aggregates, the
+//! block, sync committee messages and contributions, check their signatures over the chain's
+//! domains, then shut the client down; and check that doppelganger protection stops a client
+//! whose keys are live elsewhere before it signs anything.
 #![allow(clippy::unwrap_used, reason = "a test; a failure is the test failing")]
 
 mod common;
@@ -12,8 +14,9 @@ use beacon_api::block_contents::SignedBlockContents;
 use common::{Duties, E, GVR, Node, Published, pubkey, spec, start_node, verify};
 use tokio::sync::oneshot;
 use types::signing::{
-    DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, compute_domain,
-    compute_signing_root,
+    DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER,
+    DOMAIN_CONTRIBUTION_AND_PROOF, DOMAIN_SYNC_COMMITTEE, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
+    compute_domain, compute_signing_root,
 };
 use types::{BLSPubkey, Root};
 use validator_client::{DutyKind, KeySource, ValidatorClientConfig};
@@ -59,10 +62,22 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
     let mut attested = std::collections::BTreeSet::new();
     let mut aggregated = std::collections::BTreeSet::new();
     let mut proposed = false;
+    let sync_domain = compute_domain(DOMAIN_SYNC_COMMITTEE, spec.fulu_fork_version, GVR);
+    let contribution_domain =
+        compute_domain(DOMAIN_CONTRIBUTION_AND_PROOF, spec.fulu_fork_version, GVR);
+    let selection_domain = compute_domain(
+        DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
+        spec.fulu_fork_version,
+        GVR,
+    );
+    let mut sync_slots = std::collections::BTreeSet::new();
+    let mut contributed = std::collections::BTreeSet::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while attested.len() < VALIDATORS as usize
         || aggregated.len() < VALIDATORS as usize
         || !proposed
+        || sync_slots.len() < 3
+        || contributed.len() < 2
     {
         let item = tokio::time::timeout_at(deadline, published.recv())
             .await
@@ -99,6 +114,35 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
                 assert!(!proposed, "one block per slot");
                 proposed = true;
             }
+            Published::SyncMessages(messages) => {
+                for m in messages {
+                    assert_eq!(m.validator_index, 0);
+                    // The slot's block when the head event came first, else the node's head.
+                    assert!(
+                        m.beacon_block_root == common::HEAD_ROOT
+                            || m.beacon_block_root == Root::repeat_byte(0xb1)
+                    );
+                    let root = compute_signing_root(&m.beacon_block_root, sync_domain);
+                    assert!(verify(&pubkeys[0], root, &m.signature));
+                    sync_slots.insert(m.slot);
+                }
+            }
+            Published::Contributions(signed) => {
+                for c in signed {
+                    let message = &c.message;
+                    assert_eq!(message.aggregator_index, 0);
+                    let root = compute_signing_root(message, contribution_domain);
+                    assert!(verify(&pubkeys[0], root, &c.signature));
+                    let selection = types::altair::SyncAggregatorSelectionData {
+                        slot: message.contribution.slot,
+                        subcommittee_index: message.contribution.subcommittee_index,
+                    };
+                    let root = compute_signing_root(&selection, selection_domain);
+                    assert!(verify(&pubkeys[0], root, &message.selection_proof));
+                    // Positions 0 and 9: subcommittees 0 and 1 of the minimal preset's 4.
+                    contributed.insert(message.contribution.subcommittee_index);
+                }
+            }
             Published::AttestationDataServed(_) | Published::BlockServed(_) => {}
         }
     }
@@ -133,4 +177,46 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
         db.check_and_insert_block_proposal(&pubkeys[0], PROPOSAL_SLOT, Root::repeat_byte(9))
             .is_err()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doppelganger_protection_stops_the_client_before_it_signs() {
+    let genesis_time = validator_client::timing::SlotClock::now().as_secs() + 1;
+    let (addr, mut published, node) =
+        common::start_node_with(genesis_time, VALIDATORS as usize, Duties::EpochZero, false).await;
+    node.live.store(true, std::sync::atomic::Ordering::Relaxed);
+    let datadir = tempfile::tempdir().unwrap();
+    let config = ValidatorClientConfig {
+        beacon_nodes: vec![format!("http://{addr}")],
+        keys: KeySource::Interop {
+            indices: 0..VALIDATORS,
+        },
+        datadir: datadir.path().to_path_buf(),
+        doppelganger_protection: true,
+        spec: Some(spec()),
+        ..ValidatorClientConfig::default()
+    };
+    // Started in epoch 0: epoch 0's liveness is asked at epoch 1's start, and it is live.
+    let result = tokio::time::timeout(
+        Duration::from_secs(60),
+        validator_client::run::<E>(config, std::future::pending()),
+    )
+    .await
+    .expect("the client stops within a minute");
+    match result {
+        Err(validator_client::VcError::Doppelganger { epoch, indices }) => {
+            assert_eq!(epoch, 0);
+            assert_eq!(indices, (0..VALIDATORS).collect::<Vec<_>>());
+        }
+        other => panic!("expected a doppelganger stop, got {other:?}"),
+    }
+    while let Ok(item) = published.try_recv() {
+        assert!(
+            matches!(
+                item,
+                Published::AttestationDataServed(_) | Published::BlockServed(_)
+            ),
+            "published while doppelganger protection ran: {item:?}"
+        );
+    }
 }

@@ -53,6 +53,8 @@ pub enum Published {
     AttestationDataServed(u64),
     /// The node answered a request for a block at this slot.
     BlockServed(u64),
+    SyncMessages(Vec<types::altair::SyncCommitteeMessage>),
+    Contributions(Vec<types::altair::SignedContributionAndProof<E>>),
 }
 
 pub struct Node {
@@ -63,6 +65,8 @@ pub struct Node {
     /// When set, every attestation data and block answer differs from the previous ones for
     /// the same slot (so that a client signing twice would sign conflicting messages).
     vary: bool,
+    /// When set, the liveness endpoint reports every validator live (a doppelganger).
+    pub live: std::sync::atomic::AtomicBool,
     answers: AtomicU64,
     published: mpsc::UnboundedSender<Published>,
     head_events: Mutex<Vec<mpsc::UnboundedSender<String>>>,
@@ -247,8 +251,58 @@ async fn proposer_duties(State(node): State<Arc<Node>>, Path(epoch): Path<u64>) 
     }))
 }
 
-async fn sync_duties() -> Response {
-    json_response(json!({"execution_optimistic": false, "data": []}))
+/// The block root the node reports as its head (the sync committee signs it).
+pub const HEAD_ROOT: Root = Root::repeat_byte(0xee);
+
+/// With `EpochZero` duties validator 0 holds sync committee positions 0 and 9 (subcommittees
+/// 0 and 1 on the minimal preset); none otherwise.
+async fn sync_duties(State(node): State<Arc<Node>>) -> Response {
+    let data = match node.duties {
+        Duties::EpochZero => vec![json!({
+            "pubkey": node.pubkeys[0].to_string(), "validator_index": "0",
+            "validator_sync_committee_indices": ["0", "9"],
+        })],
+        Duties::EverySlot => Vec::new(),
+    };
+    json_response(json!({"execution_optimistic": false, "data": data}))
+}
+
+async fn head_root() -> Response {
+    json_response(json!({
+        "execution_optimistic": false, "finalized": false,
+        "data": {"root": HEAD_ROOT.to_string()}
+    }))
+}
+
+async fn pool_sync_committees(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
+    let messages = serde_json::from_slice(&body).unwrap();
+    let _ = node.published.send(Published::SyncMessages(messages));
+    StatusCode::OK
+}
+
+async fn sync_contribution(RawQuery(query): RawQuery) -> Response {
+    let query = query.unwrap_or_default();
+    let field = |name: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(name))
+            .unwrap()
+            .to_string()
+    };
+    let contribution = types::altair::SyncCommitteeContribution::<E> {
+        slot: field("slot=").parse().unwrap(),
+        beacon_block_root: field("beacon_block_root=").parse().unwrap(),
+        subcommittee_index: field("subcommittee_index=").parse().unwrap(),
+        aggregation_bits: ssz_types::BitVector::new(),
+        signature: types::BLSSignature::repeat_byte(0),
+    };
+    json_response(json!({ "data": serde_json::to_value(&contribution).unwrap() }))
+}
+
+async fn contributions(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
+    let signed = serde_json::from_slice(&body).unwrap();
+    let _ = node.published.send(Published::Contributions(signed));
+    StatusCode::OK
 }
 
 async fn attestation_data_route(
@@ -365,8 +419,14 @@ async fn accept() -> StatusCode {
     StatusCode::OK
 }
 
-async fn liveness() -> Response {
-    json_response(json!({"data": []}))
+async fn liveness(State(node): State<Arc<Node>>, body: Bytes) -> Response {
+    let indices: Vec<String> = serde_json::from_slice(&body).unwrap();
+    let live = node.live.load(Ordering::Relaxed);
+    let data: Vec<serde_json::Value> = indices
+        .iter()
+        .map(|i| json!({"index": i, "is_live": live}))
+        .collect();
+    json_response(json!({ "data": data }))
 }
 
 /// Starts a node for `validators` interop validators with genesis at `genesis_time`.
@@ -376,6 +436,17 @@ pub async fn start_node(
     duties: Duties,
     vary: bool,
 ) -> (SocketAddr, mpsc::UnboundedReceiver<Published>) {
+    let (addr, received, _) = start_node_with(genesis_time, validators, duties, vary).await;
+    (addr, received)
+}
+
+/// [`start_node`], also returning the node (to switch `live`).
+pub async fn start_node_with(
+    genesis_time: u64,
+    validators: usize,
+    duties: Duties,
+    vary: bool,
+) -> (SocketAddr, mpsc::UnboundedReceiver<Published>, Arc<Node>) {
     let (published, received) = mpsc::unbounded_channel();
     let node = Arc::new(Node {
         spec: spec(),
@@ -383,6 +454,7 @@ pub async fn start_node(
         pubkeys: (0..validators).map(pubkey).collect(),
         duties,
         vary,
+        live: std::sync::atomic::AtomicBool::new(false),
         answers: AtomicU64::new(0),
         published,
         head_events: Mutex::new(Vec::new()),
@@ -420,11 +492,28 @@ pub async fn start_node(
         )
         .route("/eth/v1/validator/prepare_beacon_proposer", post(accept))
         .route("/eth/v1/validator/liveness/{epoch}", post(liveness))
-        .with_state(node);
+        .route("/eth/v1/beacon/blocks/{block_id}/root", get(head_root))
+        .route(
+            "/eth/v1/beacon/pool/sync_committees",
+            post(pool_sync_committees),
+        )
+        .route(
+            "/eth/v1/validator/sync_committee_contribution",
+            get(sync_contribution),
+        )
+        .route(
+            "/eth/v1/validator/contribution_and_proofs",
+            post(contributions),
+        )
+        .route(
+            "/eth/v1/validator/sync_committee_subscriptions",
+            post(accept),
+        )
+        .with_state(Arc::clone(&node));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (addr, received)
+    (addr, received, node)
 }
 
 /// `bls.Verify(pubkey, root, signature)`.
