@@ -480,8 +480,9 @@ async fn duty_loop<E: EthSpec>(
             0
         }
     };
+    preparation::prepare_proposers(&ctx).await;
     let mut doppelganger = Doppelganger::new(compute_epoch_at_slot::<E>(slot));
-    let mut last_epoch_prepared = None;
+    let mut last_epoch_prepared = Some(compute_epoch_at_slot::<E>(slot));
     loop {
         tokio::time::sleep(SlotClock::until(SlotClock::now(), ctx.clock.start_of(slot))).await;
         let epoch = compute_epoch_at_slot::<E>(slot);
@@ -496,11 +497,23 @@ async fn duty_loop<E: EthSpec>(
                 slot,
             ));
         }
-        duties::poll(&ctx, slot).await;
-        if last_epoch_prepared != Some(epoch) {
-            preparation::prepare_proposers(&ctx).await;
-            last_epoch_prepared = Some(epoch);
-        }
+        // The lookups (and, once an epoch, the proposer preparation) run at the aggregation
+        // point of the slot, away from its block: at an epoch's first slot they ask for the
+        // next epoch, which can keep a node busy just when it imports the slot's block. The
+        // duties they fetch are for later slots (the current ones were fetched an epoch ahead).
+        let prepare = last_epoch_prepared != Some(epoch);
+        last_epoch_prepared = Some(epoch);
+        let housekeeping = Arc::clone(&ctx);
+        tasks.spawn(async move {
+            let at = housekeeping
+                .clock
+                .due_time(slot, DutyKind::Aggregate, &housekeeping.spec);
+            tokio::time::sleep(SlotClock::until(SlotClock::now(), at)).await;
+            duties::poll(&housekeeping, slot).await;
+            if prepare {
+                preparation::prepare_proposers(&housekeeping).await;
+            }
+        });
         if !ctx.store.signing_enabled() && slot == compute_start_slot_at_epoch::<E>(epoch) {
             doppelganger_check(&ctx, &mut doppelganger, epoch).await?;
         }

@@ -146,6 +146,18 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
             Published::AttestationDataServed(_) | Published::BlockServed(_) => {}
         }
     }
+    // The node records a publication before it answers; the client counts it after. Wait
+    // (bounded) for the counts to catch up before stopping the client.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while duty_metrics.performed_count(DutyKind::Attestation) < VALIDATORS
+            || duty_metrics.performed_count(DutyKind::Aggregate) < VALIDATORS
+            || duty_metrics.performed_count(DutyKind::Proposal) < 1
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the client counted what the node received");
     stop.send(()).unwrap();
     vc.await.unwrap().expect("the client stops cleanly");
 
@@ -165,7 +177,7 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
     );
     assert_eq!(count("vc_duties_performed_total", DutyKind::Proposal), 1.0);
     assert_eq!(count("vc_duties_missed_total", DutyKind::Attestation), 0.0);
-    assert_eq!(duty_metrics.missed_total(), 0);
+    assert_eq!(duty_metrics.missed_total(), 0, "{duty_metrics:?}");
     assert_eq!(duty_metrics.performed_count(DutyKind::Aggregate), 4);
     // The vote and the block are in the slashing protection database.
     let db = slashing_protection::SlashingDatabase::open_or_create(
