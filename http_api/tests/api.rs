@@ -1370,3 +1370,87 @@ async fn sync_committee_rewards_follow_the_aggregate_bits() {
         .unwrap();
     assert_eq!(genesis.status(), 400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_and_ssz_of_states_and_state_lists_decode_to_the_same_value() {
+    use ssz::{Decode, Encode};
+    let n = node().await;
+    let json: beacon_api::ForkVersionedResponse<types::BeaconState<E>> =
+        json_of(n.get("/eth/v2/debug/beacon/states/genesis", None).await).await;
+    assert_eq!(json.version, ForkName::Fulu);
+    assert_eq!(json.finalized, Some(true));
+    let (_, ssz) = n
+        .client
+        .get_debug_beacon_states_ssz(StateId::Genesis)
+        .await
+        .unwrap()
+        .unwrap();
+    let from_ssz = types::BeaconState::<E>::from_ssz_bytes_by_fork(&ssz, ForkName::Fulu).unwrap();
+    assert_eq!(json.data, from_ssz);
+    assert_eq!(from_ssz.as_ssz_bytes(), n.genesis.state.as_ssz_bytes());
+    // Served again from the bytes kept: the same bytes.
+    let (_, again) = n
+        .client
+        .get_debug_beacon_states_ssz(StateId::Root(n.genesis.state.tree_hash_root()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again, ssz);
+
+    let lookahead_json: serde_json::Value = json_of(
+        n.get("/eth/v1/beacon/states/head/proposer_lookahead", None)
+            .await,
+    )
+    .await;
+    let lookahead_ssz = n
+        .get(
+            "/eth/v1/beacon/states/head/proposer_lookahead",
+            Some("application/octet-stream"),
+        )
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let from_json: Vec<u64> = lookahead_json["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect();
+    let from_ssz: Vec<u64> = lookahead_ssz
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(from_json, from_ssz);
+    assert_eq!(
+        from_json,
+        n.genesis
+            .view()
+            .unwrap()
+            .proposer_lookahead
+            .unwrap()
+            .iter()
+            .copied()
+            .collect::<Vec<_>>()
+    );
+
+    let deposits = n
+        .get(
+            "/eth/v1/beacon/states/head/pending_deposits",
+            Some("application/octet-stream"),
+        )
+        .await;
+    assert_eq!(deposits.headers()["eth-consensus-version"], "fulu");
+    let deposits =
+        Vec::<types::electra::PendingDeposit>::from_ssz_bytes(&deposits.bytes().await.unwrap())
+            .unwrap();
+    let deposits_json: serde_json::Value = json_of(
+        n.get("/eth/v1/beacon/states/head/pending_deposits", None)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        deposits_json["data"].as_array().map(Vec::len),
+        Some(deposits.len())
+    );
+}
