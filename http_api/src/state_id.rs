@@ -158,11 +158,13 @@ fn state_at_slot<E: EthSpec>(
         let state = load_canonical_state(ctx, head, root, slot)?;
         let latest_block_root = latest_block_root_at(head, slot)
             .unwrap_or_else(|| latest_block_root_of(&state.state, root));
+        let execution_optimistic = !finalized
+            && ctx.chain.payload_status(&latest_block_root) == PayloadStatus::NotValidated;
         return Ok(StateAt {
             state,
             root,
             latest_block_root,
-            execution_optimistic: !finalized && head.execution_optimistic,
+            execution_optimistic,
             finalized,
         });
     }

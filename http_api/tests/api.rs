@@ -564,7 +564,7 @@ async fn head_and_block_events_arrive_after_an_import_and_blocks_are_served() {
         .get_events(&[EventTopic::Head, EventTopic::Block])
         .await
         .unwrap();
-    let (block, _) = n.import(&n.genesis, 1);
+    let (block, post) = n.import(&n.genesis, 1);
     let root = block.canonical_root();
     let mut seen_block = false;
     let mut seen_head = false;
@@ -646,6 +646,35 @@ async fn head_and_block_events_arrive_after_an_import_and_blocks_are_served() {
         (body.execution_optimistic, body.finalized),
         (Some(false), Some(false))
     );
+
+    // A block whose payload the execution client has not validated makes what rests on it
+    // optimistic (once it is no longer the head, whose snapshot says so itself).
+    let (child, _) = n.import(&post, 3);
+    n.ctx
+        .chain
+        .set_payload_status(root, PayloadStatus::NotValidated);
+    let header = n
+        .client
+        .get_beacon_headers_block_id(BlockId::Slot(1))
+        .await
+        .unwrap();
+    assert!(header.execution_optimistic);
+    let state_root = n
+        .client
+        .get_beacon_states_finality_checkpoints(StateId::Slot(2))
+        .await
+        .unwrap();
+    assert!(
+        state_root.execution_optimistic,
+        "slot 2's state rests on block 1"
+    );
+    let head = n
+        .client
+        .get_beacon_blocks_root(BlockId::Head)
+        .await
+        .unwrap();
+    assert_eq!(head.data.root, child.canonical_root());
+    assert!(!head.execution_optimistic);
 
     // States by slot: the genesis state (stored) and the head's.
     let (fork, genesis_ssz) = n
