@@ -898,3 +898,44 @@ pub(crate) async fn post_validator_identities<E: EthSpec>(
     })
     .await
 }
+
+/// One leaf of the block tree.
+#[derive(Debug, Clone, Serialize)]
+struct ChainHead {
+    root: Root,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    slot: Slot,
+    execution_optimistic: bool,
+}
+
+/// `GET /eth/v2/debug/beacon/heads`: the leaves of the unfinalized block tree (the store's hot
+/// blocks no other hot block builds on), or the finalized block when none is newer.
+pub(crate) async fn get_debug_heads<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
+    blocking(move || {
+        let hot = ctx.chain.store().hot_blocks()?;
+        let parents: std::collections::HashSet<Root> = hot.iter().map(|(_, _, p)| *p).collect();
+        let head = ctx.chain.head();
+        let mut data: Vec<ChainHead> = hot
+            .iter()
+            .filter(|(_, root, _)| !parents.contains(root))
+            .map(|(slot, root, _)| ChainHead {
+                root: *root,
+                slot: *slot,
+                execution_optimistic: if *root == head.block_root {
+                    head.execution_optimistic
+                } else {
+                    ctx.chain.payload_status(root) == beacon_chain::PayloadStatus::NotValidated
+                },
+            })
+            .collect();
+        if data.is_empty() {
+            data.push(ChainHead {
+                root: head.block_root,
+                slot: head.slot,
+                execution_optimistic: head.execution_optimistic,
+            });
+        }
+        json(&GenericResponse { data })
+    })
+    .await
+}

@@ -305,6 +305,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             "/eth/v2/debug/beacon/states/{state_id}",
             get(beacon::get_debug_state_v2::<E>),
         )
+        .route(
+            "/eth/v2/debug/beacon/heads",
+            get(beacon::get_debug_heads::<E>),
+        )
         // pool
         .route(
             "/eth/v2/beacon/pool/attestations",

@@ -675,6 +675,22 @@ async fn head_and_block_events_arrive_after_an_import_and_blocks_are_served() {
         .unwrap();
     assert_eq!(head.data.root, child.canonical_root());
     assert!(!head.execution_optimistic);
+    // A fork at slot 2 off block 1 (beside block 3 at slot 3): the tree has two leaves.
+    let (fork, _) = n.import(&post, 2);
+    let heads: serde_json::Value = json_of(n.get("/eth/v2/debug/beacon/heads", None).await).await;
+    let mut leaves: Vec<String> = heads["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["root"].as_str().unwrap().to_string())
+        .collect();
+    leaves.sort();
+    let mut expected = vec![
+        child.canonical_root().to_string(),
+        fork.canonical_root().to_string(),
+    ];
+    expected.sort();
+    assert_eq!(leaves, expected);
 
     // States by slot: the genesis state (stored) and the head's.
     let (fork, genesis_ssz) = n
@@ -1213,6 +1229,7 @@ async fn no_generated_input_gets_a_server_error() {
         "/eth/v2/beacon/blocks/{}/attestations",
         "/eth/v2/beacon/pool/attestations",
         "/eth/v2/debug/beacon/states/{}",
+        "/eth/v2/debug/beacon/heads",
         "/eth/v2/validator/aggregate_attestation",
         "/eth/v3/validator/blocks/{}",
         "/metrics",
