@@ -63,6 +63,7 @@ fn main() {
     let server_addr = server.tcp_addr();
 
     let mut c = Criterion::default()
+        .configure_from_args()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(1))
         .measurement_time(Duration::from_millis(1));
