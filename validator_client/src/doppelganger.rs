@@ -40,7 +40,7 @@ impl Doppelganger {
     /// before the start up to the one just ended, not asked yet; `Clear` once the epochs
     /// through `start + DOPPELGANGER_EPOCHS - 1` were all clear.
     pub fn status(&self, current_epoch: Epoch) -> DoppelgangerStatus {
-        let last_watched = self.start_epoch + DOPPELGANGER_EPOCHS - 1;
+        let last_watched = self.start_epoch.saturating_add(DOPPELGANGER_EPOCHS - 1);
         if self.checked_through.is_some_and(|c| c >= last_watched) {
             return DoppelgangerStatus::Clear;
         }
