@@ -829,3 +829,73 @@ async fn an_attestation_for_an_unknown_block_has_the_block_looked_up() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn work_the_processor_drops_is_ignored_counted_and_answered() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blocks = build_chain(&spec, &anchor, 4, None);
+    let slot = ANCHOR_SLOT + 5;
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &blocks,
+            current_slot: slot,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let status = router::status::local_status(b.router.as_ref().unwrap().router());
+    let mut client = Client::start(&spec, slot, status, vec![b.tcp_addr()]).await;
+    let b_peer = client.connected().await;
+    let digest = b
+        .network
+        .fork_context()
+        .digest_at_epoch(slot / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
+    b.wait_until("b in the client's block mesh", || {
+        let network = client.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+
+    // The processor stops taking work: everything submitted from now on is dropped.
+    let processor = b.router.as_ref().unwrap().processor().clone();
+    tokio::task::spawn_blocking(move || {
+        processor.shutdown(beacon_processor::ShutdownMode::DropQueued)
+    })
+    .await
+    .unwrap();
+
+    let (next, _) = next_block(&spec, &blocks[3].0, slot, 0);
+    client
+        .network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(next.block.clone())));
+    b.wait_until("the dropped block counted", || {
+        let n = b.counter(
+            "beacon_gossip_work_dropped_total",
+            &[("topic", "beacon_block")],
+        );
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert_eq!(
+        b.counter(
+            "beacon_gossip_messages_total",
+            &[("topic", "beacon_block"), ("verdict", "ignore")]
+        ),
+        1.0,
+        "the dropped message got its IGNORE"
+    );
+    assert_ne!(b.chain.head().block_root, next.block.canonical_root());
+
+    // A request the processor drops is answered, not left to time out.
+    let response = client.request(b_peer, Request::Status(status)).await;
+    assert_eq!(
+        response.error.map(|e| e.code),
+        Some(ResponseCode::SERVER_ERROR)
+    );
+    b.stop().await;
+}
