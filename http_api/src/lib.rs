@@ -336,6 +336,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         )
         // rewards
         .route(
+            "/eth/v1/beacon/rewards/attestations/{epoch}",
+            post(rewards::post_attestation_rewards::<E>),
+        )
+        .route(
             "/eth/v1/beacon/rewards/blocks/{block_id}",
             get(rewards::get_block_rewards::<E>),
         )

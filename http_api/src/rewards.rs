@@ -279,3 +279,171 @@ pub(crate) async fn get_block_rewards<E: EthSpec>(
     })
     .await
 }
+
+/// A validator's attestation rewards for an epoch, in Gwei (negative: a penalty).
+#[derive(Debug, Clone, Serialize)]
+struct AttestationRewards {
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    validator_index: ValidatorIndex,
+    head: String,
+    target: String,
+    source: String,
+    inactivity: String,
+}
+
+/// What a validator of an effective balance would have earned attesting perfectly.
+#[derive(Debug, Clone, Serialize)]
+struct IdealAttestationRewards {
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    effective_balance: u64,
+    head: String,
+    target: String,
+    source: String,
+    inactivity: String,
+}
+
+/// `POST /eth/v1/beacon/rewards/attestations/{epoch}` with an optional list of ids: the spec's
+/// `get_flag_index_deltas` and `get_inactivity_penalty_deltas` on the state whose epoch
+/// processing pays for `epoch` (the canonical state at the last slot of `epoch + 1`, its
+/// previous epoch `epoch`), and the ideal rewards of each effective balance found.
+///
+/// [spec]: apis/beacon/rewards/attestations.yaml, altair/beacon-chain.md#get_flag_index_deltas
+pub(crate) async fn post_attestation_rewards<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    body: Body,
+) -> Result<Response, HttpError> {
+    use state_processing::common::{PARTICIPATION_FLAG_WEIGHTS, has_flag, is_active_validator};
+    use state_processing::per_epoch::{
+        get_flag_index_deltas, get_inactivity_penalty_deltas, is_in_inactivity_leak,
+    };
+    let epoch: types::Epoch = parse_path("epoch", path.at(0)?)?;
+    let ids: Vec<ValidatorId> = if body.bytes.is_empty() {
+        Vec::new()
+    } else {
+        body.json()?
+    };
+    blocking(move || {
+        let spe = E::slots_per_epoch();
+        let slot = epoch
+            .checked_add(2)
+            .and_then(|e| e.checked_mul(spe))
+            .map(|s| s - 1)
+            .ok_or_else(|| HttpError::bad_request(format!("epoch {epoch} out of range")))?;
+        let head_slot = ctx.chain.head().slot;
+        if slot > head_slot {
+            return Err(HttpError::not_found(format!(
+                "the rewards of epoch {epoch} are paid at the end of epoch {}: the head is at slot {head_slot}",
+                epoch + 1
+            )));
+        }
+        let at = state_at(&ctx, beacon_api::StateId::Slot(slot))?;
+        let view = at.state.view().map_err(state_error)?;
+        let spec = ctx.chain.spec();
+        let epoch_error = |e| HttpError::internal(format!("epoch processing: {e:?}"));
+        let flag_deltas: Vec<(Vec<u64>, Vec<u64>)> = (0..PARTICIPATION_FLAG_WEIGHTS.len())
+            .map(|flag| get_flag_index_deltas(&view, flag, spec).map_err(epoch_error))
+            .collect::<Result<_, _>>()?;
+        let (_, inactivity) = get_inactivity_penalty_deltas(&view, spec).map_err(epoch_error)?;
+        let signed = |reward: u64, penalty: u64| (i128::from(reward) - i128::from(penalty)).to_string();
+        let wanted: Vec<ValidatorIndex> = if ids.is_empty() {
+            (0..view.validators.len() as u64)
+                .filter(|i| {
+                    view.validators.get(*i as usize).is_some_and(|v| {
+                        is_active_validator(v, epoch)
+                            || (v.slashed && epoch + 1 < v.withdrawable_epoch)
+                    })
+                })
+                .collect()
+        } else {
+            ids.iter()
+                .filter_map(|id| match id {
+                    ValidatorId::Index(i) => Some(*i),
+                    ValidatorId::PublicKey(key) => {
+                        ctx.caches.validator_index(&view, &at.state.caches, key)
+                    }
+                })
+                .collect()
+        };
+        let (source, target, head) = (0, 1, 2);
+        let total_rewards: Vec<AttestationRewards> = wanted
+            .iter()
+            .filter_map(|index| {
+                let i = usize::try_from(*index).ok()?;
+                let delta = |flag: usize| {
+                    let (rewards, penalties) = &flag_deltas[flag];
+                    Some(signed(*rewards.get(i)?, *penalties.get(i)?))
+                };
+                Some(AttestationRewards {
+                    validator_index: *index,
+                    head: delta(head)?,
+                    target: delta(target)?,
+                    source: delta(source)?,
+                    inactivity: signed(0, *inactivity.get(i)?),
+                })
+            })
+            .collect();
+
+        // Ideal: every flag set, for each effective balance among the validators asked about.
+        let total_active_balance =
+            committees_of(&ctx, &at.state, get_current_epoch(&view))?.total_active_balance();
+        let increment = E::EFFECTIVE_BALANCE_INCREMENT;
+        let per_increment =
+            get_base_reward_per_increment::<E>(total_active_balance).map_err(state_error)?;
+        let active_increments = total_active_balance / increment;
+        let mut participating = [0u64; 3];
+        for (i, flags) in view.previous_epoch_participation.iter().enumerate() {
+            let Some(v) = view.validators.get(i) else {
+                continue;
+            };
+            if v.slashed || !is_active_validator(v, epoch) {
+                continue;
+            }
+            for (flag, total) in participating.iter_mut().enumerate() {
+                if has_flag(flags, flag) {
+                    *total = total.saturating_add(v.effective_balance);
+                }
+            }
+        }
+        let leak = is_in_inactivity_leak(&view);
+        let mut balances: Vec<u64> = wanted
+            .iter()
+            .filter_map(|i| view.validators.get(*i as usize).map(|v| v.effective_balance))
+            .collect();
+        balances.sort_unstable();
+        balances.dedup();
+        let ideal_rewards: Vec<IdealAttestationRewards> = balances
+            .into_iter()
+            .map(|effective_balance| {
+                let base_reward = (effective_balance / increment).saturating_mul(per_increment);
+                let ideal = |flag: usize| -> String {
+                    if leak {
+                        return "0".into();
+                    }
+                    let participating_increments = participating[flag].max(increment) / increment;
+                    (u128::from(base_reward)
+                        * u128::from(PARTICIPATION_FLAG_WEIGHTS[flag])
+                        * u128::from(participating_increments)
+                        / (u128::from(active_increments.max(1)) * u128::from(WEIGHT_DENOMINATOR)))
+                    .to_string()
+                };
+                IdealAttestationRewards {
+                    effective_balance,
+                    head: ideal(head),
+                    target: ideal(target),
+                    source: ideal(source),
+                    inactivity: "0".into(),
+                }
+            })
+            .collect();
+        json(&ExecutionOptimisticFinalizedResponse {
+            execution_optimistic: at.execution_optimistic,
+            finalized: at.finalized,
+            data: serde_json::json!({
+                "ideal_rewards": ideal_rewards,
+                "total_rewards": total_rewards,
+            }),
+        })
+    })
+    .await
+}

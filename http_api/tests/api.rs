@@ -1264,6 +1264,7 @@ async fn no_generated_input_gets_a_server_error() {
         "/eth/v1/beacon/pool/sync_committees",
         "/eth/v1/beacon/pool/voluntary_exits",
         "/eth/v1/beacon/rewards/sync_committee/{}",
+        "/eth/v1/beacon/rewards/attestations/{}",
         "/eth/v1/beacon/states/{}/validator_balances",
         "/eth/v1/beacon/states/{}/validator_identities",
         "/eth/v1/beacon/states/{}/validators",
@@ -1498,5 +1499,77 @@ async fn json_and_ssz_of_states_and_state_lists_decode_to_the_same_value() {
     assert_eq!(
         deposits_json["data"].as_array().map(Vec::len),
         Some(deposits.len())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attestation_rewards_of_a_fully_attested_epoch_are_the_ideal_ones() {
+    let n = node().await;
+    let spe = E::slots_per_epoch();
+    // Blocks through the last slot of epoch 1, each carrying every committee's vote for the
+    // slot before: epoch 0 is attested in full.
+    let mut parent = n.genesis.clone();
+    for slot in 1..2 * spe {
+        let contents = BlockContents {
+            attestations: vec![state_harness::AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent, slot, &contents, &n.spec).unwrap();
+        let now = time_ms(&n.spec, slot);
+        n.clock.set_ms(now);
+        let verified = n
+            .ctx
+            .chain
+            .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+            .unwrap();
+        n.ctx
+            .chain
+            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .unwrap();
+        parent = built.post;
+    }
+    let response = n
+        .http()
+        .post(format!("{}/eth/v1/beacon/rewards/attestations/0", n.base))
+        .header("content-type", "application/json")
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = json_of(response).await;
+    let total = body["data"]["total_rewards"].as_array().unwrap();
+    let ideal = body["data"]["ideal_rewards"].as_array().unwrap();
+    assert_eq!(total.len(), VALIDATORS);
+    assert_eq!(ideal.len(), 1, "one effective balance at genesis");
+    let value = |v: &serde_json::Value, k: &str| -> i64 { v[k].as_str().unwrap().parse().unwrap() };
+    for reward in total {
+        for flag in ["source", "target"] {
+            assert!(value(reward, flag) > 0, "{reward}");
+            assert_eq!(value(reward, flag), value(&ideal[0], flag), "{reward}");
+        }
+        assert_eq!(value(reward, "inactivity"), 0);
+    }
+
+    let one = n
+        .http()
+        .post(format!("{}/eth/v1/beacon/rewards/attestations/0", n.base))
+        .header("content-type", "application/json")
+        .body(r#"["5"]"#)
+        .send()
+        .await
+        .unwrap();
+    let one: serde_json::Value = json_of(one).await;
+    assert_eq!(one["data"]["total_rewards"][0]["validator_index"], "5");
+    let future = n
+        .http()
+        .post(format!("{}/eth/v1/beacon/rewards/attestations/1", n.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        future.status(),
+        404,
+        "epoch 1 is paid at the end of epoch 2"
     );
 }
