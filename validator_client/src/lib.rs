@@ -258,10 +258,12 @@ async fn start<E: EthSpec>(
     Ok((ctx, readonly))
 }
 
-/// The least time a block's production or publication is given: a node may take seconds to
-/// import a block at an epoch boundary before it answers publishBlockV2, and a block published
-/// late in a short slot is still better than none.
-pub const MIN_PROPOSAL_TIMEOUT: Duration = Duration::from_secs(6);
+/// The least time a block's production or publication is given. A node answers
+/// publishBlockV2 after its execution client answered `engine_newPayload`, which the engine
+/// API allows 8 s; a client that gives up sooner drops the connection, and a node may drop the
+/// import with it (seen on a 2 s-slot devnet: the block never imported). A block published late
+/// in a short slot is still better than none.
+pub const MIN_PROPOSAL_TIMEOUT: Duration = Duration::from_secs(12);
 
 /// The request timeouts for a slot duration: a fraction of the slot per duty kind, with
 /// block production and publication given at least [`MIN_PROPOSAL_TIMEOUT`].
@@ -551,7 +553,7 @@ mod tests {
         let short = request_timeouts(Duration::from_secs(2));
         assert_eq!(short.proposal, MIN_PROPOSAL_TIMEOUT);
         assert_eq!(short.attestation, Duration::from_secs(2) / 3);
-        let mainnet = request_timeouts(Duration::from_secs(12));
-        assert_eq!(mainnet.proposal, Duration::from_secs(12));
+        let long = request_timeouts(Duration::from_secs(24));
+        assert_eq!(long.proposal, Duration::from_secs(24));
     }
 }
