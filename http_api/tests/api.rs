@@ -1573,3 +1573,76 @@ async fn attestation_rewards_of_a_fully_attested_epoch_are_the_ideal_ones() {
         "epoch 1 is paid at the end of epoch 2"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finality_reaches_the_event_stream_and_the_finalized_ids() {
+    let n = node().await;
+    let spe = E::slots_per_epoch();
+    let mut events = n
+        .client
+        .get_events(&[EventTopic::FinalizedCheckpoint])
+        .await
+        .unwrap();
+    let mut parent = n.genesis.clone();
+    let mut blocks = Vec::new();
+    for slot in 1..=4 * spe {
+        let contents = BlockContents {
+            attestations: vec![state_harness::AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent, slot, &contents, &n.spec).unwrap();
+        let now = time_ms(&n.spec, slot);
+        n.clock.set_ms(now);
+        let verified = n
+            .ctx
+            .chain
+            .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+            .unwrap();
+        n.ctx
+            .chain
+            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .unwrap();
+        blocks.push(built.block.clone());
+        parent = built.post;
+    }
+    let event = tokio::time::timeout(WAIT, events.next_event::<E>())
+        .await
+        .expect("a finalized_checkpoint event before the wait's bound")
+        .expect("the stream stays open")
+        .unwrap();
+    let BeaconEvent::FinalizedCheckpoint(finalized) = event else {
+        panic!("expected a finalized_checkpoint event, got {event:?}")
+    };
+    assert!(finalized.epoch >= 1, "{finalized:?}");
+    let block = blocks
+        .iter()
+        .find(|b| b.canonical_root() == finalized.block)
+        .expect("the finalized block is one of ours");
+    assert_eq!(finalized.state, block.state_root());
+
+    // The finalized ids follow.
+    let root = n
+        .client
+        .get_beacon_blocks_root(BlockId::Finalized)
+        .await
+        .unwrap();
+    assert!(root.finalized);
+    let now_finalized = n.ctx.chain.head().finalized_checkpoint.clone();
+    assert_eq!(root.data.root, now_finalized.root);
+    let checkpoints = n
+        .client
+        .get_beacon_states_finality_checkpoints(StateId::Finalized)
+        .await
+        .unwrap();
+    assert!(checkpoints.finalized);
+    let header = n
+        .client
+        .get_beacon_headers_block_id(BlockId::Slot(1))
+        .await
+        .unwrap();
+    assert!(
+        header.finalized,
+        "slot 1 is before the finalized checkpoint"
+    );
+    assert_eq!(header.data.root, blocks[0].canonical_root());
+}
