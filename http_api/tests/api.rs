@@ -1645,4 +1645,49 @@ async fn finality_reaches_the_event_stream_and_the_finalized_ids() {
         "slot 1 is before the finalized checkpoint"
     );
     assert_eq!(header.data.root, blocks[0].canonical_root());
+
+    // Past SLOTS_PER_HISTORICAL_ROOT: slots only the store's finalized index knows.
+    for slot in 4 * spe + 1..=10 * spe {
+        let contents = BlockContents {
+            attestations: vec![state_harness::AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent, slot, &contents, &n.spec).unwrap();
+        let now = time_ms(&n.spec, slot);
+        n.clock.set_ms(now);
+        let verified = n
+            .ctx
+            .chain
+            .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+            .unwrap();
+        n.ctx
+            .chain
+            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .unwrap();
+        parent = built.post;
+    }
+    let limit = <E as EthSpec>::SlotsPerHistoricalRoot::to_u64();
+    assert!(n.ctx.chain.head().slot > limit + 2);
+    let old = n
+        .client
+        .get_beacon_blocks_ssz::<E>(BlockId::Slot(2))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(old, blocks[1]);
+    let (_, old_state) = n
+        .client
+        .get_debug_beacon_states_ssz(StateId::Slot(2))
+        .await
+        .unwrap()
+        .unwrap();
+    let old_state =
+        types::BeaconState::<E>::from_ssz_bytes_by_fork(&old_state, ForkName::Fulu).unwrap();
+    assert_eq!(old_state.tree_hash_root(), blocks[1].state_root());
+    let genesis = n
+        .client
+        .get_beacon_states_finality_checkpoints(StateId::Genesis)
+        .await
+        .unwrap();
+    assert!(genesis.finalized);
 }
