@@ -445,7 +445,10 @@ impl<E: EthSpec> EventLoop<E> {
                 self.last_status.remove(&peer_id);
                 self.sync.remove_peer(&peer_id);
             }
-            NetworkEvent::PeerSubscribed { .. } | NetworkEvent::PeerMetaData { .. } => {}
+            NetworkEvent::PeerMetaData { peer_id, metadata } => self
+                .sync
+                .set_custody_group_count(peer_id, metadata.custody_group_count),
+            NetworkEvent::PeerSubscribed { .. } => {}
             NetworkEvent::GossipMessage {
                 source,
                 message_id,
@@ -525,7 +528,11 @@ impl<E: EthSpec> EventLoop<E> {
             Internal::UnknownBlock { peer_id, root } => {
                 self.lookups.on_unknown_block(peer_id, root)
             }
-            Internal::LookupProcessed(outcome) => self.lookups.on_processed(outcome),
+            Internal::LookupProcessed(outcome) => {
+                let sync = &self.sync;
+                self.lookups
+                    .on_processed(outcome, |peer| sync.is_full_custody(peer))
+            }
             Internal::Reconstruct(root) => {
                 gossip::schedule_reconstruction(&self.router, &self.processor, root)
             }

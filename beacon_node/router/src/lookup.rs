@@ -330,7 +330,11 @@ impl<E: EthSpec> BlockLookups<E> {
     }
 
     /// A lookup's blocks were imported, or failed (the peer penalised when at fault).
-    pub(crate) fn on_processed(&mut self, outcome: LookupOutcome) {
+    pub(crate) fn on_processed(
+        &mut self,
+        outcome: LookupOutcome,
+        full_custody: impl Fn(&PeerId) -> bool,
+    ) {
         let Some(lookup) = self.lookups.remove(&outcome.id) else {
             return;
         };
@@ -345,7 +349,7 @@ impl<E: EthSpec> BlockLookups<E> {
             }
             Err(error) => {
                 tracing::debug!(%peer, %error, "lookup failed");
-                if error.blames_peer() {
+                if error.blames(full_custody(&peer)) {
                     self.router
                         .network
                         .report_peer(peer, PeerAction::LowTolerance);

@@ -147,9 +147,14 @@ enum Blame {
 }
 
 impl SyncError {
-    /// Whether the peer that served the data is at fault.
-    pub(crate) fn blames_peer(&self) -> bool {
-        self.blame() == Blame::Peer
+    /// Whether the peer that served the data is at fault. Missing custody columns are only
+    /// the fault of a peer that custodies every column (`full_custody`): another serves the
+    /// columns it custodies, which need not be ours.
+    pub(crate) fn blames(&self, full_custody: bool) -> bool {
+        match self {
+            SyncError::MissingColumns { .. } => full_custody,
+            _ => self.blame() == Blame::Peer,
+        }
     }
 
     fn blame(&self) -> Blame {
@@ -256,6 +261,8 @@ pub(crate) struct RangeSync<E: EthSpec> {
     from_finalized: bool,
     /// When progress was last logged, and the head slot then.
     progress: Option<(std::time::Instant, Slot)>,
+    /// Each connected peer's custody group count, from its metadata.
+    custody_groups: HashMap<PeerId, u64>,
 }
 
 /// Whether the chain imported `root` (not merely saw it).
@@ -290,6 +297,7 @@ impl<E: EthSpec> RangeSync<E> {
             tolerance: config.sync_tolerance_slots,
             from_finalized: false,
             progress: None,
+            custody_groups: HashMap::new(),
         }
     }
 
@@ -331,9 +339,23 @@ impl<E: EthSpec> RangeSync<E> {
         self.drive(processor);
     }
 
+    /// A peer's metadata told its custody group count.
+    pub(crate) fn set_custody_group_count(&mut self, peer: PeerId, count: u64) {
+        self.custody_groups.insert(peer, count);
+    }
+
+    /// Whether `peer` custodies every column (so it can serve all of ours): until its
+    /// metadata says so, it is not taken to.
+    pub(crate) fn is_full_custody(&self, peer: &PeerId) -> bool {
+        self.custody_groups
+            .get(peer)
+            .is_some_and(|&count| count >= self.router.chain.spec().number_of_custody_groups)
+    }
+
     /// A peer left: its downloads are fetched again elsewhere.
     pub(crate) fn remove_peer(&mut self, peer: &PeerId) {
         self.peers.remove(peer);
+        self.custody_groups.remove(peer);
         self.router.metrics.sync_peers.set(self.peers.len() as i64);
         for batch in &mut self.batches {
             if let BatchState::Downloading { peer: p, .. } = &batch.state
@@ -483,12 +505,14 @@ impl<E: EthSpec> RangeSync<E> {
     /// that has not failed it.
     fn download(&mut self, index: usize) {
         let batch = &self.batches[index];
+        // Peers that custody every column first (they can serve all of ours), then the least
+        // busy.
         let pick = |exclude_failed: bool| {
             self.peers
                 .iter()
                 .filter(|(_, p)| p.status.head_slot >= batch.start)
                 .filter(|(id, _)| !exclude_failed || !batch.failed_peers.contains(*id))
-                .min_by_key(|(_, p)| p.downloads)
+                .min_by_key(|(id, p)| (!self.is_full_custody(id), p.downloads))
                 .map(|(id, _)| *id)
         };
         let Some(peer) = pick(true).or_else(|| pick(false)) else {
@@ -547,9 +571,8 @@ impl<E: EthSpec> RangeSync<E> {
             .sync_batches
             .with_label_values(&[error.label()])
             .inc();
-        let blame = error.blame();
         tracing::debug!(%peer, batch = batch_id, %error, "range sync batch failed");
-        if blame == Blame::Peer {
+        if error.blames(self.is_full_custody(&peer)) {
             self.router
                 .network
                 .report_peer(peer, PeerAction::LowTolerance);
@@ -1069,7 +1092,15 @@ mod tests {
                 parent: Root::ZERO,
             },
         ];
-        assert!(peers_fault.iter().all(SyncError::blames_peer));
+        assert!(peers_fault.iter().all(|e| e.blames(true)));
+        let missing = SyncError::MissingColumns {
+            block_root: Root::ZERO,
+            missing: 1,
+        };
+        assert!(
+            !missing.blames(false),
+            "a peer that does not custody every column is not blamed for missing ones"
+        );
         let not_the_peers = [
             SyncError::Internal("store".into()),
             SyncError::Dropped,
@@ -1078,6 +1109,6 @@ mod tests {
                 message: "unavailable".into(),
             },
         ];
-        assert!(!not_the_peers.iter().any(SyncError::blames_peer));
+        assert!(!not_the_peers.iter().any(|e| e.blames(true)));
     }
 }

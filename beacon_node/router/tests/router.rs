@@ -406,6 +406,19 @@ async fn a_peer_of_another_network_is_sent_goodbye() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_serving_a_bad_column_is_penalised_and_the_batch_fetched_from_another() {
+    bad_columns_then_an_honest_peer(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_without_our_custody_columns_is_passed_over_unpenalised() {
+    bad_columns_then_an_honest_peer(false).await;
+}
+
+/// A peer serving the honest chain's blocks with, if `forged`, column 7 bearing column 8's
+/// proof (its fault), else no columns at all (not its fault: it custodies 4 groups, not ours):
+/// the batch is refused, the peer penalised only in the first case; an honest peer joins and
+/// the batch comes from it.
+async fn bad_columns_then_an_honest_peer(forged: bool) {
     let spec = spec();
     let anchor = anchor(&spec);
     let count = 12;
@@ -427,18 +440,23 @@ async fn a_peer_serving_a_bad_column_is_penalised_and_the_batch_fetched_from_ano
     let (blob_block, columns) = &blocks[(blob_slot - ANCHOR_SLOT - 1) as usize];
     let blob_root = blob_block.block.canonical_root();
 
-    // The bad peer has the honest chain but serves column 7 with column 8's proof: the
+    // The bad peer has the honest chain; forged, column 7 carries column 8's proof: the
     // inclusion proof holds (proofs are not part of it), the KZG check does not.
     let served_blocks: Vec<Arc<SignedBeaconBlock<E>>> = blocks
         .iter()
         .map(|(b, _)| Arc::new(b.block.clone()))
         .collect();
-    let mut bad_columns = columns.clone();
-    let mut bad = (*bad_columns[7]).clone();
-    let types::DataColumnSidecar::Fulu(inner) = &mut bad;
-    let types::DataColumnSidecar::Fulu(donor) = &*columns[8];
-    inner.kzg_proofs[0] = donor.kzg_proofs[0];
-    bad_columns[7] = Arc::new(bad);
+    let bad_columns = if forged {
+        let mut bad_columns = columns.clone();
+        let mut bad = (*bad_columns[7]).clone();
+        let types::DataColumnSidecar::Fulu(inner) = &mut bad;
+        let types::DataColumnSidecar::Fulu(donor) = &*columns[8];
+        inner.kzg_proofs[0] = donor.kzg_proofs[0];
+        bad_columns[7] = Arc::new(bad);
+        bad_columns
+    } else {
+        Vec::new()
+    };
     let serve: Server = Box::new(move |request| match request {
         Request::BlocksByRange(req) => Some(networking::rpc::Response::success(
             served_blocks
@@ -482,7 +500,15 @@ async fn a_peer_serving_a_bad_column_is_penalised_and_the_batch_fetched_from_ano
         async move { n >= 1.0 }
     })
     .await;
-    assert!(b.network.peer_score(bad_peer_id).await < 0.0);
+    let score = b.network.peer_score(bad_peer_id).await;
+    if forged {
+        assert!(score < 0.0, "penalised: {score}");
+    } else {
+        assert!(
+            score >= 0.0,
+            "not penalised for columns it does not custody: {score}"
+        );
+    }
     assert!(
         b.chain
             .store()

@@ -243,6 +243,11 @@ impl Node {
 
         let mut config = local_network_config(&spec, how.current_slot);
         config.static_peers = how.static_peers;
+        // Advertised custody: every group for a supernode (minimal: one column per group).
+        config.custody_group_count = how
+            .custody
+            .as_ref()
+            .map_or(spec.number_of_custody_groups, |c| c.len() as u64);
         let (network, events) = networking::start::<E>(config, (*spec).clone())
             .await
             .unwrap();
