@@ -1691,3 +1691,49 @@ async fn finality_reaches_the_event_stream_and_the_finalized_ids() {
         .unwrap();
     assert!(genesis.finalized);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reorg_reaches_the_event_stream_with_both_heads_states() {
+    let n = node().await;
+    let mut events = n
+        .client
+        .get_events(&[EventTopic::ChainReorg])
+        .await
+        .unwrap();
+    let (a, _) = n.import(&n.genesis, 1);
+    // B at slot 2 on genesis, timely in its slot: the proposer boost makes it the head.
+    let (b, _) = n.import(&n.genesis, 2);
+    assert_eq!(n.ctx.chain.head().block_root, b.canonical_root());
+    let event = tokio::time::timeout(WAIT, events.next_event::<E>())
+        .await
+        .expect("a chain_reorg event before the wait's bound")
+        .expect("the stream stays open")
+        .unwrap();
+    let BeaconEvent::ChainReorg(reorg) = event else {
+        panic!("expected a chain_reorg event, got {event:?}")
+    };
+    assert_eq!(
+        (reorg.old_head_block, reorg.new_head_block),
+        (a.canonical_root(), b.canonical_root())
+    );
+    assert_eq!(
+        (reorg.old_head_state, reorg.new_head_state),
+        (a.state_root(), b.state_root())
+    );
+    assert_eq!((reorg.slot, reorg.epoch), (2, 0));
+    // Block A is no longer canonical.
+    let header = n
+        .client
+        .get_beacon_headers_block_id(BlockId::Root(a.canonical_root()))
+        .await
+        .unwrap();
+    assert!(!header.data.canonical);
+    assert!(
+        n.client
+            .get_beacon_blocks_ssz::<E>(BlockId::Slot(1))
+            .await
+            .unwrap()
+            .is_none(),
+        "slot 1 is empty on the new chain"
+    );
+}
