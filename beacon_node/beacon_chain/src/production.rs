@@ -17,11 +17,11 @@
 //! fulu/validator.md#block-and-sidecar-proposal
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use execution_layer::{EngineApiClient, ForkchoiceUpdated, PayloadAttributes};
 use operation_pool::{OpPoolError, OperationPool};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 use ssz_types::VariableList;
 use state_processing::{
     CachedBeaconState,
@@ -205,7 +205,19 @@ pub struct BuiltBlobs<E: EthSpec> {
     pub kzg_proofs: Vec<KZGProof>,
     /// The blobs the execution client gave.
     pub blobs: Blobs<E>,
-    cells: OnceLock<Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError>>,
+    cells: Mutex<CellsState>,
+    cells_ready: Condvar,
+}
+
+/// Where the cells of built blobs are.
+#[derive(Debug)]
+enum CellsState {
+    /// Nobody has started.
+    NotStarted,
+    /// Someone computes them.
+    Computing,
+    /// Computed.
+    Done(Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError>),
 }
 
 /// A blob whose cells could not be computed (not canonical field elements).
@@ -219,15 +231,66 @@ pub struct CellsError {
 }
 
 impl<E: EthSpec> BuiltBlobs<E> {
-    /// The blobs' cells with the execution client's proofs, computed on first use (a caller
-    /// that comes while another computes waits for that computation instead of repeating it).
-    /// Call it on a rayon pool: the blobs are processed in parallel on the current pool.
-    pub fn cells_and_proofs(&self) -> Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError> {
-        self.cells
-            .get_or_init(|| {
-                compute_cells_and_proofs::<E>(&self.blobs, &self.kzg_proofs).map(Arc::new)
-            })
-            .clone()
+    fn new(
+        commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
+        kzg_proofs: Vec<KZGProof>,
+        blobs: Blobs<E>,
+    ) -> Self {
+        Self {
+            commitments,
+            kzg_proofs,
+            blobs,
+            cells: Mutex::new(CellsState::NotStarted),
+            cells_ready: Condvar::new(),
+        }
+    }
+
+    /// Computes the cells on `pool` unless someone has started; never waits (for the background
+    /// job on the pool: a pool thread that waited for a computation needing the pool's threads
+    /// could deadlock).
+    fn precompute(&self, pool: &rayon::ThreadPool) {
+        {
+            let mut state = self.cells.lock();
+            if !matches!(*state, CellsState::NotStarted) {
+                return;
+            }
+            *state = CellsState::Computing;
+        }
+        // A failure is kept and reported to publication.
+        let _ = self.finish(pool);
+    }
+
+    fn finish(
+        &self,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError> {
+        let result = pool
+            .install(|| compute_cells_and_proofs::<E>(&self.blobs, &self.kzg_proofs))
+            .map(Arc::new);
+        *self.cells.lock() = CellsState::Done(result.clone());
+        self.cells_ready.notify_all();
+        result
+    }
+
+    /// The blobs' cells with the execution client's proofs: computed once (on `pool`), by the
+    /// background job production starts or by the first caller; a caller that comes while they
+    /// are computed waits for them. Must not be called from a thread of `pool`.
+    pub fn cells_and_proofs(
+        &self,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Arc<Vec<kzg::CellsAndProofs>>, CellsError> {
+        let mut state = self.cells.lock();
+        loop {
+            match &*state {
+                CellsState::Done(result) => return result.clone(),
+                CellsState::Computing => self.cells_ready.wait(&mut state),
+                CellsState::NotStarted => {
+                    *state = CellsState::Computing;
+                    drop(state);
+                    return self.finish(pool);
+                }
+            }
+        }
     }
 }
 
@@ -655,12 +718,11 @@ impl<E: EthSpec> BlockProducer<E> {
         let reward = after.saturating_add(withdrawn).saturating_sub(before);
         let block_root = message.tree_hash_root();
 
-        let built = Arc::new(BuiltBlobs {
+        let built = Arc::new(BuiltBlobs::new(
             commitments,
-            kzg_proofs: bundle.proofs.clone(),
-            blobs: blobs.clone(),
-            cells: OnceLock::new(),
-        });
+            bundle.proofs.clone(),
+            blobs.clone(),
+        ));
         {
             let mut cache = self.built.lock();
             cache.push_back((block_root, built.clone()));
@@ -671,9 +733,8 @@ impl<E: EthSpec> BlockProducer<E> {
         if !built.blobs.is_empty() {
             // The cells publication needs, while the validator client signs (a failure is
             // found again, and reported, by publication).
-            self.chain.pool().spawn(move || {
-                let _ = built.cells_and_proofs();
-            });
+            let pool = self.chain.pool().clone();
+            self.chain.pool().spawn(move || built.precompute(&pool));
         }
 
         let block = match fork {

@@ -361,7 +361,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let built_here = built.is_some();
         let pool = self.chain().pool();
         let cells_and_proofs = match built {
-            Some(built) => pool.install(|| built.cells_and_proofs()),
+            Some(built) => built.cells_and_proofs(pool),
             None => pool
                 .install(|| compute_cells_and_proofs::<E>(&blobs, &proofs))
                 .map(Arc::new),

@@ -1,0 +1,411 @@
+//! Block production and publication at 48 blobs on a synthetic mainnet state (1,000,000
+//! validators by default; `ARBOR_BENCH_VALIDATORS` to change) against the mock execution client
+//! over HTTP with JWT, its payload of 48 blobs built once ahead (as `prepare_payload_for_slot`
+//! does late in the previous slot) and answered from its cache to every `engine_getPayloadV5`:
+//!
+//! - `produce_block_v3_48_blobs`: the whole of `produce_block_v3` (the state advanced ahead,
+//!   as the slot timer does), with a pool of 8 slots of attestations (64 committees each);
+//! - `columns_built_here_48_blobs`: publication's column sidecars for a block this node built
+//!   (cells from the blobs, proofs as given, no KZG check);
+//! - `columns_kzg_verified_48_blobs`: the same for a block built elsewhere (the cell proofs
+//!   verified in one batch): what skipping the check saves;
+//! - `get_data_column_sidecars_baseline_48_blobs`: the bare `get_data_column_sidecars` from
+//!   cells and proofs computed beforehand.
+//!
+//! One `publish_block` at the gossip level is timed once at the end (until the columns are
+//! handed to the broadcaster, and to the import's end): a block imports only once.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    reason = "bench setup: a failed step aborts the run"
+)]
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use beacon_chain::{
+    BeaconChain, BlockBroadcaster, BlockProducer, BroadcastValidation, ChainConfig,
+    ManualSlotClock, ProducerConfig, data_column_sidecars::get_data_column_sidecars_from_block,
+    production::compute_cells_and_proofs,
+};
+use criterion::{Criterion, SamplingMode};
+use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
+use fork_choice::ThreadPoolBuilder;
+use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use operation_pool::OperationPool;
+use ssz_types::{BitList, BitVector};
+use state_harness::{
+    aggregate_interop_secret_key, interop_secret_key,
+    keys::interop_pubkeys_cached,
+    synthetic::{SyntheticParams, build_state},
+};
+use state_processing::{
+    CachedBeaconState, CommitteeCache, StateRef,
+    common::{
+        compute_epoch_at_slot, get_beacon_proposer_index, get_block_root, get_block_root_at_slot,
+        get_current_epoch, get_domain,
+    },
+    genesis::interop_genesis_block,
+    per_slot::process_slots,
+};
+use store::{Store, StoreConfig};
+use tree_hash::TreeHash;
+use types::{
+    Address, BLSSignature, BeaconBlock, BeaconState, BlobScheduleEntry, ChainSpec,
+    DataColumnSidecar, EthSpec, ForkName, MainnetEthSpec, Root, SignedBeaconBlock,
+    electra::{Attestation, AttestationData, Checkpoint},
+    signing::{
+        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_RANDAO, compute_signing_root,
+    },
+};
+
+type E = MainnetEthSpec;
+
+const BLOBS: usize = 48;
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+}
+
+/// Records when the columns were handed over.
+#[derive(Default)]
+struct Timed {
+    columns_at: Mutex<Option<(Instant, usize)>>,
+}
+
+impl BlockBroadcaster<E> for Timed {
+    fn broadcast_block(&self, _: Arc<SignedBeaconBlock<E>>) {}
+
+    fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>) {
+        *self.columns_at.lock().unwrap() = Some((Instant::now(), columns.len()));
+    }
+}
+
+/// Every committee of `slot` attesting to the canonical block, as network aggregates (one
+/// committee each), signed with the sum of the members' interop keys.
+fn committee_aggregates(
+    view: &StateRef<'_, E>,
+    committees: &CommitteeCache,
+    slot: u64,
+) -> Vec<Attestation<E>> {
+    let epoch = compute_epoch_at_slot::<E>(slot);
+    let source = if epoch == get_current_epoch(view) {
+        view.current_justified_checkpoint.clone()
+    } else {
+        view.previous_justified_checkpoint.clone()
+    };
+    let data = AttestationData {
+        slot,
+        index: 0,
+        beacon_block_root: get_block_root_at_slot(view, slot).unwrap(),
+        source,
+        target: Checkpoint {
+            epoch,
+            root: get_block_root(view, epoch).unwrap(),
+        },
+    };
+    let domain = get_domain(view, DOMAIN_BEACON_ATTESTER, Some(epoch));
+    let signing_root = compute_signing_root(&data, domain);
+    (0..committees.committees_per_slot())
+        .map(|index| {
+            let committee = committees.get_beacon_committee(slot, index).unwrap();
+            let mut bits =
+                BitList::<<E as EthSpec>::MaxValidatorsPerSlot>::with_capacity(committee.len())
+                    .unwrap();
+            for i in 0..committee.len() {
+                bits.set(i, true).unwrap();
+            }
+            let mut committee_bits = BitVector::<<E as EthSpec>::MaxCommitteesPerSlot>::new();
+            committee_bits.set(index as usize, true).unwrap();
+            let key = aggregate_interop_secret_key(committee.iter().copied()).unwrap();
+            Attestation {
+                aggregation_bits: bits,
+                data: data.clone(),
+                signature: BLSSignature::from(key.sign(signing_root.as_slice()).serialize()),
+                committee_bits,
+            }
+        })
+        .collect()
+}
+
+fn main() {
+    let n: usize = std::env::var("ARBOR_BENCH_VALIDATORS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut spec = ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.blob_schedule = vec![BlobScheduleEntry {
+        epoch: 0,
+        max_blobs_per_block: BLOBS as u64,
+    }];
+
+    // The synthetic state, made an anchor the mock's chain continues: its latest block header
+    // commits to an empty body (so the anchor block below is the block of that header) and its
+    // latest payload is the mock's genesis block.
+    let start = Instant::now();
+    let keys = interop_pubkeys_cached(n, &target_dir().join("state-harness-keys")).unwrap();
+    // The store takes an anchor at an epoch boundary.
+    let params = SyntheticParams {
+        slot: 375_001 * 32,
+        ..SyntheticParams::default()
+    };
+    let mut state = build_state::<E>(&keys, &params, &spec).unwrap();
+    let jwt = JwtSecret::random();
+    let mock = rt
+        .block_on(MockExecutionLayer::<E>::start(
+            MockConfig {
+                jwt_secret: jwt.clone(),
+                spec: spec.clone(),
+                genesis_time: state.genesis_time,
+                seed: 7,
+                chain_id: 1337,
+            },
+            "127.0.0.1:0".parse().unwrap(),
+        ))
+        .unwrap();
+    mock.set_blobs_per_payload(BLOBS);
+    let SignedBeaconBlock::Fulu(empty) = interop_genesis_block::<E>(Root::ZERO) else {
+        unreachable!("the interop genesis block is Fulu")
+    };
+    state.latest_block_header.body_root = empty.message.body.tree_hash_root();
+    state.latest_block_header.state_root = Root::ZERO;
+    state.latest_execution_payload_header.block_hash = mock.genesis_block_hash();
+    let header = state.latest_block_header.clone();
+    let mut anchor_state = CachedBeaconState::new(BeaconState::Fulu(state));
+    let state_root = anchor_state.hash_tree_root().unwrap();
+    let mut anchor_block = empty;
+    anchor_block.message.slot = header.slot;
+    anchor_block.message.proposer_index = header.proposer_index;
+    anchor_block.message.parent_root = header.parent_root;
+    anchor_block.message.state_root = state_root;
+    let anchor_block = SignedBeaconBlock::Fulu(anchor_block);
+    eprintln!("{n} validators: anchor in {:.2?}", start.elapsed());
+
+    let spec = Arc::new(spec);
+    let slot = params.slot + 1;
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let genesis_time = *anchor_state.state.genesis_time();
+    let clock = Arc::new(ManualSlotClock::new(
+        spec.compute_time_at_slot(genesis_time, slot) * 1000 + 500,
+    ));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap(),
+    );
+    let chain = Arc::new(
+        BeaconChain::from_anchor(
+            Arc::new(store),
+            anchor_state.clone(),
+            anchor_block,
+            spec.clone(),
+            clock,
+            pool,
+            ChainConfig::default(),
+        )
+        .unwrap(),
+    );
+    let timeouts = Timeouts {
+        get_payload: Duration::from_secs(600),
+        forkchoice_updated: Duration::from_secs(60),
+        new_payload: Duration::from_secs(60),
+        ..Timeouts::default()
+    };
+    let engine = || Arc::new(EngineApiClient::new(mock.url(), jwt.clone(), timeouts).unwrap());
+    let op_pool = Arc::new(OperationPool::<E>::new());
+    let producer = BlockProducer::new(
+        chain.clone(),
+        op_pool.clone(),
+        engine(),
+        ProducerConfig::default(),
+    );
+
+    // A full pool: every committee of the 8 slots before the block, as network aggregates.
+    let start = Instant::now();
+    let mut advanced = anchor_state.clone();
+    process_slots(&mut advanced, slot, &spec).unwrap();
+    for s in slot - 8..slot {
+        let committees = {
+            let CachedBeaconState { state, caches } = &mut advanced;
+            let view = StateRef::new(state).unwrap();
+            caches
+                .committees(&view, compute_epoch_at_slot::<E>(s))
+                .unwrap()
+        };
+        let view = advanced.view().unwrap();
+        for attestation in committee_aggregates(&view, &committees, s) {
+            op_pool
+                .insert_attestation(&attestation, &committees)
+                .unwrap();
+        }
+    }
+    eprintln!(
+        "pool: {} aggregates in {:.2?}",
+        op_pool.counts().aggregates,
+        start.elapsed()
+    );
+
+    // The payload built once, ahead, for the slot's proposer.
+    let proposer = {
+        let (view, caches) = advanced.view_mut().unwrap();
+        get_beacon_proposer_index(&view.as_ref(), caches).unwrap()
+    };
+    producer.prepare_beacon_proposer([(proposer, Address::repeat_byte(0xfe))]);
+    // The proposer's RANDAO reveal, checked by every production as the API does.
+    let reveal = {
+        let view = advanced.view().unwrap();
+        let epoch = compute_epoch_at_slot::<E>(slot);
+        let root = compute_signing_root(&epoch, get_domain(&view, DOMAIN_RANDAO, None));
+        BLSSignature::from(
+            interop_secret_key(proposer as usize)
+                .sign(root.as_slice())
+                .serialize(),
+        )
+    };
+
+    let start = Instant::now();
+    rt.block_on(producer.prepare_payload_for_slot(slot))
+        .unwrap()
+        .unwrap();
+    let first = rt
+        .block_on(producer.produce_block_v3(slot, reveal, None, false, None))
+        .unwrap();
+    assert_eq!(first.blobs.len(), BLOBS);
+    assert_eq!(
+        match &first.block {
+            BeaconBlock::Fulu(b) => b.body.attestations.len(),
+            _ => 0,
+        },
+        8
+    );
+    eprintln!(
+        "mock payload with {BLOBS} blobs built and first block produced in {:.2?}",
+        start.elapsed()
+    );
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("production");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1));
+
+    group.bench_function("produce_block_v3_48_blobs", |b| {
+        b.iter(|| {
+            black_box(
+                rt.block_on(producer.produce_block_v3(slot, reveal, None, false, None))
+                    .unwrap(),
+            )
+        })
+    });
+
+    // The last block produced, signed by its proposer.
+    let produced = rt
+        .block_on(producer.produce_block_v3(slot, reveal, None, false, None))
+        .unwrap();
+    let BeaconBlock::Fulu(message) = produced.block.clone() else {
+        unreachable!("a Fulu slot")
+    };
+    let domain = {
+        let view = advanced.view().unwrap();
+        get_domain(&view, DOMAIN_BEACON_PROPOSER, None)
+    };
+    let signature = BLSSignature::from(
+        interop_secret_key(message.proposer_index as usize)
+            .sign(compute_signing_root(&message, domain).as_slice())
+            .serialize(),
+    );
+    let signed = Arc::new(SignedBeaconBlock::Fulu(types::electra::SignedBeaconBlock {
+        message,
+        signature,
+    }));
+    let blob_data = (produced.kzg_proofs.clone(), produced.blobs.clone());
+
+    group.bench_function("columns_built_here_48_blobs", |b| {
+        b.iter(|| {
+            let (columns, verified) = producer
+                .data_column_sidecars_for_publication(&signed, Some(blob_data.clone()))
+                .unwrap();
+            assert!(!verified);
+            black_box(columns)
+        })
+    });
+    let elsewhere = BlockProducer::new(
+        chain.clone(),
+        op_pool.clone(),
+        engine(),
+        ProducerConfig::default(),
+    );
+    group.bench_function("columns_kzg_verified_48_blobs", |b| {
+        b.iter(|| {
+            let (columns, verified) = elsewhere
+                .data_column_sidecars_for_publication(&signed, Some(blob_data.clone()))
+                .unwrap();
+            assert!(verified);
+            black_box(columns)
+        })
+    });
+    let cells: Vec<kzg::CellsAndProofs> = produced
+        .blobs
+        .iter()
+        .zip(produced.kzg_proofs.chunks_exact(kzg::CELLS_PER_EXT_BLOB))
+        .map(|(blob, proofs)| kzg::CellsAndProofs {
+            cells: kzg::compute_cells(&kzg::blob_from_bytes(blob).unwrap()).unwrap(),
+            proofs: Box::new(std::array::from_fn(|i| kzg::KzgProof(proofs[i].0))),
+        })
+        .collect();
+    group.bench_function("cells_for_48_blobs", |b| {
+        b.iter(|| {
+            black_box(
+                chain
+                    .pool()
+                    .install(|| {
+                        compute_cells_and_proofs::<E>(&produced.blobs, &produced.kzg_proofs)
+                    })
+                    .unwrap(),
+            )
+        })
+    });
+    group.bench_function("get_data_column_sidecars_baseline_48_blobs", |b| {
+        b.iter(|| black_box(get_data_column_sidecars_from_block(&signed, &cells).unwrap()))
+    });
+    group.finish();
+
+    let broadcaster = Timed::default();
+    let start = Instant::now();
+    let published = rt
+        .block_on(producer.publish_block(
+            signed,
+            Some(blob_data),
+            BroadcastValidation::Gossip,
+            &broadcaster,
+        ))
+        .unwrap();
+    let total = start.elapsed();
+    let (at, count) = broadcaster.columns_at.lock().unwrap().unwrap();
+    eprintln!(
+        "publish_block (gossip, one run): {count} columns handed to networking after {:.2?}, \
+         imported ({:?}) after {total:.2?}",
+        at - start,
+        published.outcome
+    );
+    drop(mock);
+}
