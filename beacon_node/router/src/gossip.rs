@@ -17,7 +17,7 @@ use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
 use types::{EthSpec, Root, SignedBeaconBlock};
 
 use crate::handlers::GossipItem;
-use crate::{Internal, Processor, Router};
+use crate::{AcceptedGossip, Internal, Processor, Router};
 
 /// The metric label of a topic: its name without the subnet.
 pub fn topic_label(kind: GossipKind) -> &'static str {
@@ -180,16 +180,19 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 label,
                 message_id,
                 source,
-                move |r, id, src| {
-                    let verdict = match r.chain.verify_sync_committee_message_for_gossip(
-                        *message,
-                        subnet,
-                        r.chain.now_ms(),
-                    ) {
-                        Ok(_) => Verdict::Accept,
-                        Err(e) => e.verdict(),
-                    };
-                    report(r, label, id, src, verdict);
+                move |r, id, src| match r.chain.verify_sync_committee_message_for_gossip(
+                    *message,
+                    subnet,
+                    r.chain.now_ms(),
+                ) {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        r.notify(AcceptedGossip::SyncCommitteeMessage {
+                            message: &verified.message,
+                            subnet: verified.subnet_id,
+                        });
+                    }
+                    Err(e) => report(r, label, id, src, e.verdict()),
                 },
             ),
         ),
@@ -207,6 +210,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 {
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
+                        r.notify(AcceptedGossip::SyncContribution(&verified.contribution));
                         if let Err(e) = r
                             .pool
                             .insert_sync_contribution(&verified.contribution.message.contribution)
@@ -232,6 +236,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 {
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
+                        r.notify(AcceptedGossip::VoluntaryExit(&verified.0));
                         r.pool.insert_voluntary_exit(verified.0);
                     }
                     Err(e) => report(r, label, id, src, e.verdict()),
@@ -249,6 +254,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 move |r, id, src| match r.chain.verify_proposer_slashing_for_gossip(*slashing) {
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
+                        r.notify(AcceptedGossip::ProposerSlashing(&verified.0));
                         if let Err(e) = r.pool.insert_proposer_slashing(verified.0) {
                             tracing::debug!(error = %e, "proposer slashing not pooled");
                         }
@@ -268,6 +274,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 move |r, id, src| match r.chain.verify_attester_slashing_for_gossip(*slashing) {
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
+                        r.notify(AcceptedGossip::AttesterSlashing(&verified.slashing));
                         if let Err(e) = r.pool.insert_attester_slashing(verified.slashing) {
                             tracing::debug!(error = %e, "attester slashing not pooled");
                         }
@@ -290,6 +297,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 {
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
+                        r.notify(AcceptedGossip::BlsToExecutionChange(&verified.0));
                         r.pool.insert_bls_to_execution_change(verified.0);
                     }
                     Err(e) => report(r, label, id, src, e.verdict()),

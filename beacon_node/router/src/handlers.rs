@@ -18,7 +18,7 @@ use types::{
 };
 
 use crate::gossip::{dropped, report};
-use crate::{Internal, Router};
+use crate::{AcceptedGossip, Internal, Router};
 
 /// A gossip message handed to a batch handler: what it is, and whom its verdict is for.
 #[derive(Debug, Clone)]
@@ -93,6 +93,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                     );
                     votes.push(verified.fork_choice_vote());
                     let attestation = &verified.attestation;
+                    router.notify(AcceptedGossip::SingleAttestation(attestation));
                     match committees_for(router, attestation.data.target.epoch, &mut memo) {
                         Some(committees) => {
                             if let Err(e) = router
@@ -153,6 +154,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                         beacon_chain::Verdict::Accept,
                     );
                     votes.push(verified.fork_choice_vote());
+                    router.notify(AcceptedGossip::Aggregate(&verified.signed_aggregate));
                     let aggregate = &verified.signed_aggregate.message.aggregate;
                     match committees_for(router, aggregate.data.target.epoch, &mut memo) {
                         Some(committees) => {

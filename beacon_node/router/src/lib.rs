@@ -169,6 +169,40 @@ pub(crate) enum Internal<E: EthSpec> {
     SegmentProcessed(sync::SegmentOutcome),
 }
 
+/// An accepted gossip message, for what the node does with it beyond the chain and the pool.
+#[derive(Debug, Clone, Copy)]
+pub enum AcceptedGossip<'a, E: EthSpec> {
+    /// `beacon_attestation_{subnet}`.
+    SingleAttestation(&'a types::electra::SingleAttestation),
+    /// `beacon_aggregate_and_proof`.
+    Aggregate(&'a types::electra::SignedAggregateAndProof<E>),
+    /// `sync_committee_{subnet}`.
+    SyncCommitteeMessage {
+        /// The message.
+        message: &'a types::altair::SyncCommitteeMessage,
+        /// The subnet it was validated on.
+        subnet: u64,
+    },
+    /// `sync_committee_contribution_and_proof`.
+    SyncContribution(&'a types::altair::SignedContributionAndProof<E>),
+    /// `voluntary_exit`.
+    VoluntaryExit(&'a types::phase0::SignedVoluntaryExit),
+    /// `proposer_slashing`.
+    ProposerSlashing(&'a types::phase0::ProposerSlashing),
+    /// `attester_slashing`.
+    AttesterSlashing(&'a types::electra::AttesterSlashing<E>),
+    /// `bls_to_execution_change`.
+    BlsToExecutionChange(&'a types::capella::SignedBLSToExecutionChange),
+}
+
+/// Told of every accepted gossip message of the kinds in [`AcceptedGossip`], on the worker
+/// that accepted it (keep it cheap): the Beacon API's event stream and sync-message
+/// aggregation, which the router does not know.
+pub trait GossipSink<E: EthSpec>: Send + Sync + 'static {
+    /// `message` passed gossip validation.
+    fn accepted(&self, message: AcceptedGossip<'_, E>);
+}
+
 /// Everything the router's work shares: the chain, the pool, the engine, the network handle,
 /// the metrics. Cheap to share (`Arc`).
 pub struct Router<E: EthSpec> {
@@ -181,6 +215,7 @@ pub struct Router<E: EthSpec> {
     earliest_available_slot: Slot,
     runtime: tokio::runtime::Handle,
     internal: mpsc::UnboundedSender<Internal<E>>,
+    sink: std::sync::OnceLock<Arc<dyn GossipSink<E>>>,
 }
 
 impl<E: EthSpec> std::fmt::Debug for Router<E> {
@@ -213,6 +248,13 @@ impl<E: EthSpec> Router<E> {
         &self.custody
     }
 
+    /// Tells the gossip sink (if any) of an accepted message.
+    pub(crate) fn notify(&self, message: AcceptedGossip<'_, E>) {
+        if let Some(sink) = self.sink.get() {
+            sink.accepted(message);
+        }
+    }
+
     pub(crate) fn send_internal(&self, message: Internal<E>) {
         // The loop is gone only after shutdown: nothing is waiting for the message then.
         let _ = self.internal.send(message);
@@ -241,6 +283,12 @@ impl<E: EthSpec> RouterHandle<E> {
     /// The beacon processor the router submits to.
     pub fn processor(&self) -> &Processor<E> {
         &self.processor
+    }
+
+    /// Sets the sink told of every accepted gossip operation (once; `false` when one was set
+    /// already).
+    pub fn set_gossip_sink(&self, sink: Arc<dyn GossipSink<E>>) -> bool {
+        self.router.sink.set(sink).is_ok()
     }
 
     /// The router's shared context.
@@ -305,6 +353,7 @@ pub fn spawn_router<E: EthSpec>(
         earliest_available_slot,
         runtime,
         internal: internal_tx,
+        sink: std::sync::OnceLock::new(),
     });
     subscribe(&router);
     let processor = BeaconProcessor::new(processor_config, ChainHandlers::new(router.clone()))?;

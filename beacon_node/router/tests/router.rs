@@ -634,6 +634,21 @@ async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_i
     b.stop().await;
 }
 
+/// A gossip sink counting the accepted attestations it is told of.
+#[derive(Default)]
+struct CountingSink {
+    attestations: std::sync::atomic::AtomicUsize,
+}
+
+impl router::GossipSink<E> for CountingSink {
+    fn accepted(&self, message: router::AcceptedGossip<'_, E>) {
+        if let router::AcceptedGossip::SingleAttestation(_) = message {
+            self.attestations
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
 /// Waits until each node has answered the other's Status (their Status handshake is over, so
 /// a block one of them imports later does not show in a Status: lookups, not range sync, must
 /// fetch it).
@@ -754,6 +769,12 @@ async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejec
         anchor.block.canonical_root(),
     );
     assert!(committee.len() >= 2);
+    let sink = Arc::new(CountingSink::default());
+    assert!(b.router.as_ref().unwrap().set_gossip_sink(sink.clone()));
+    assert!(
+        !b.router.as_ref().unwrap().set_gossip_sink(sink.clone()),
+        "set once"
+    );
     join_attestation_subnet(&a, &b, subnet, epoch).await;
 
     // The first member's vote signed by the second: REJECT, the sender penalised.
@@ -788,6 +809,11 @@ async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejec
     assert_eq!(
         counts.attestation_data, 1,
         "one vote, aggregated in the pool"
+    );
+    assert_eq!(
+        sink.attestations.load(std::sync::atomic::Ordering::Relaxed),
+        committee.len(),
+        "the sink heard of each accepted attestation, not of the forged one"
     );
     a.stop().await;
     b.stop().await;
