@@ -293,7 +293,7 @@ pub(crate) fn committees_of<E: EthSpec>(
 ) -> Result<Arc<state_processing::CommitteeCache>, HttpError> {
     let view = state.view().map_err(state_error)?;
     let current = get_current_epoch(&view);
-    if epoch + 1 < current || epoch > current + 1 {
+    if epoch.saturating_add(1) < current || epoch > current.saturating_add(1) {
         return Err(HttpError::bad_request(format!(
             "epoch {epoch} is not within one epoch of the state's epoch {current}"
         )));

@@ -245,7 +245,7 @@ fn sync_positions<E: EthSpec>(
 ) -> Result<Vec<(u64, u64)>, HttpError> {
     let head = ctx.chain.head();
     let sub_size = <E::SyncSubcommitteeSize as ssz_types::typenum::Unsigned>::to_u64();
-    let epoch = compute_epoch_at_slot::<E>(message.slot + 1);
+    let epoch = compute_epoch_at_slot::<E>(message.slot.saturating_add(1));
     let members = sync_committee_indices(ctx, &head.state, epoch)?;
     let positions: Vec<(u64, u64)> = members
         .iter()

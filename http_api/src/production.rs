@@ -89,6 +89,18 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
             )));
         }
     };
+    // A block is for the current slot (or the next, asked for just before it starts): a slot
+    // further on would have the head state advanced through every slot in between.
+    let now = ctx
+        .chain
+        .now_ms()
+        .saturating_add(ctx.chain.spec().maximum_gossip_clock_disparity);
+    let clock_slot = ctx.chain.slot_at_ms(now);
+    if slot > clock_slot.saturating_add(1) {
+        return Err(HttpError::bad_request(format!(
+            "slot {slot} is in the future (current slot {clock_slot})"
+        )));
+    }
     if skip_randao_verification && !is_infinity(&randao_reveal) {
         return Err(HttpError::bad_request(
             "skip_randao_verification needs the point at infinity as randao_reveal",

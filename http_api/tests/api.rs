@@ -745,6 +745,14 @@ async fn negotiation_and_errors_follow_the_spec() {
             400,
         ),
         ("/eth/v1/beacon/states/head/committees?epoch=9", 400),
+        (
+            "/eth/v1/beacon/states/head/committees?epoch=18446744073709551615",
+            400,
+        ),
+        (
+            "/eth/v3/validator/blocks/1000000000?randao_reveal=0xc00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+            400,
+        ),
         ("/eth/v1/events", 400),
         ("/eth/v1/events?topics=nonsense", 400),
         ("/eth/v9/nowhere", 404),
@@ -1180,6 +1188,8 @@ async fn no_generated_input_gets_a_server_error() {
         "?id=x&status=retired",
         "?epoch=abc&index=zz&slot=-1",
         "?epoch=18446744073709551615&slot=18446744073709551615",
+        "?epoch=18446744073709551615",
+        "?epoch=18446744073709551614&index=18446744073709551615",
         "?slot=0&committee_index=0&attestation_data_root=0x12",
         &format!("?slot=0&committee_index=0&attestation_data_root={root}"),
         "?slot=0&subcommittee_index=9&beacon_block_root=0x",
@@ -1281,7 +1291,7 @@ async fn no_generated_input_gets_a_server_error() {
         "/eth/v2/beacon/pool/attester_slashings",
         "/eth/v2/validator/aggregate_and_proofs",
     ];
-    let bodies: [&[u8]; 9] = [
+    let bodies: [&[u8]; 10] = [
         b"",
         b"[]",
         b"{}",
@@ -1289,6 +1299,7 @@ async fn no_generated_input_gets_a_server_error() {
         b"null",
         br#"["1","x"]"#,
         br#"[{"validator_index":"1","fee_recipient":"0x12"}]"#,
+        br#"[{"slot":"18446744073709551615","beacon_block_root":"0x0000000000000000000000000000000000000000000000000000000000000000","validator_index":"18446744073709551615","signature":"0x00"}]"#,
         b"\x00\x01\x02\x03",
         &[0u8; 4096],
     ];
