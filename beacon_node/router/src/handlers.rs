@@ -236,7 +236,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                 Ok(outcomes) => {
                     for outcome in outcomes {
                         if let beacon_chain::BlockProcessed::Imported(imported) = outcome {
-                            tracing::info!(block_root = %imported, "block imported (its columns completed it)");
+                            tracing::debug!(block_root = %imported, "columns processed: the block is imported");
                         }
                     }
                 }
