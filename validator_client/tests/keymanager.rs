@@ -1,6 +1,9 @@
 //! The keymanager API over HTTP: the bearer token, listing, importing (with slashing
-//! protection data), duplicates, deleting (with the exported history) and read-only keys.
+//! protection data), duplicates, deleting (with the exported history) and read-only keys; and
+//! through `run`, an imported key loaded again after a restart.
 #![allow(clippy::unwrap_used, reason = "a test; a failure is the test failing")]
+
+mod common;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -240,4 +243,105 @@ async fn import_then_delete_a_keystore_with_its_history() {
             .unwrap()
             .contains(VECTOR_PUBKEY)
     );
+}
+
+/// A free port on 127.0.0.1 (bound and released; another process could take it in between,
+/// which would fail the test, not pass it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn list_over_http(
+    client: &reqwest::Client,
+    url: &str,
+    token_file: &std::path::Path,
+) -> Value {
+    // The server starts once the client has read the chain; wait for it (bounded).
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Ok(token) = std::fs::read_to_string(token_file)
+            && let Ok(response) = client
+                .get(url)
+                .header("Authorization", format!("Bearer {}", token.trim()))
+                .send()
+                .await
+        {
+            return serde_json::from_str(&response.text().await.unwrap()).unwrap();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the keymanager API did not come up"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_serves_the_api_and_reloads_imported_keys_after_a_restart() {
+    let genesis_time = validator_client::timing::SlotClock::now().as_secs() + 1;
+    let (addr, _published) =
+        common::start_node(genesis_time, 2, common::Duties::EpochZero, false).await;
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("api-token.txt");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/eth/v1/keystores");
+    let config = validator_client::ValidatorClientConfig {
+        beacon_nodes: vec![format!("http://{addr}")],
+        keys: validator_client::KeySource::Interop { indices: 0..2 },
+        datadir: dir.path().to_path_buf(),
+        spec: Some(common::spec()),
+        keymanager: Some(KeymanagerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], port)),
+            token_file: token_file.clone(),
+        }),
+        ..validator_client::ValidatorClientConfig::default()
+    };
+    let client = reqwest::Client::new();
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let vc = tokio::spawn(validator_client::run::<common::E>(
+        config.clone(),
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    let listed = list_over_http(&client, &url, &token_file).await;
+    assert_eq!(listed["data"].as_array().unwrap().len(), 2);
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    let response = client
+        .post(&url)
+        .header("Authorization", format!("Bearer {}", token.trim()))
+        .header("Content-Type", "application/json")
+        .body(json!({"keystores": [vector_keystore()], "passwords": [PASSWORD]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+    assert_eq!(body["data"][0]["status"], json!("imported"));
+    stop.send(()).unwrap();
+    vc.await.unwrap().unwrap();
+
+    // After a restart the imported key is back, and not read-only; the interop keys are.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let vc = tokio::spawn(validator_client::run::<common::E>(config, async move {
+        let _ = stopped.await;
+    }));
+    let listed = list_over_http(&client, &url, &token_file).await;
+    let keys = listed["data"].as_array().unwrap();
+    assert_eq!(keys.len(), 3);
+    let vector = keys
+        .iter()
+        .find(|k| k["validating_pubkey"] == json!(VECTOR_PUBKEY))
+        .expect("the imported key is loaded at start");
+    assert_eq!(vector["readonly"], json!(false));
+    assert_eq!(
+        keys.iter().filter(|k| k["readonly"] == json!(true)).count(),
+        2
+    );
+    stop.send(()).unwrap();
+    vc.await.unwrap().unwrap();
 }
