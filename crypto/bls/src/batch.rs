@@ -43,6 +43,25 @@ impl SignatureSet {
     }
 }
 
+/// `pool.install(op)`, except that a caller on a worker of another rayon pool waits for `op`
+/// without running that pool's other jobs meanwhile (which `install` does: a caller holding a
+/// lock, such as block import holding fork choice, would run a queued job that wants the same
+/// lock on its own stack, and deadlock). Such a caller hands `op` to a fresh thread that installs
+/// it and blocks on that thread instead.
+pub fn install_isolated<R: Send>(pool: &ThreadPool, op: impl FnOnce() -> R + Send) -> R {
+    let on_foreign_worker =
+        rayon::current_thread_index().is_some() && pool.current_thread_index().is_none();
+    if !on_foreign_worker {
+        return pool.install(op);
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| pool.install(op))
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
 /// Verifies every set in one randomised multi-pairing, the sets split into one chunk per thread
 /// of `pool`. True only if every set is valid (up to a 2⁻⁶⁴ chance per forgery attempt).
 ///
@@ -56,8 +75,9 @@ pub fn verify_signature_sets(sets: &[SignatureSet], pool: &ThreadPool) -> bool {
         return false;
     }
     let chunk_size = sets.len().div_ceil(pool.current_num_threads().max(1));
-    let partials: Option<Vec<Pairing<'static>>> =
-        pool.install(|| sets.par_chunks(chunk_size).map(accumulate).collect());
+    let partials: Option<Vec<Pairing<'static>>> = install_isolated(pool, || {
+        sets.par_chunks(chunk_size).map(accumulate).collect()
+    });
     let Some(mut partials) = partials else {
         return false;
     };
@@ -83,7 +103,7 @@ pub fn verify_signature_sets_attributed(
     if verify_signature_sets(sets, pool) {
         return Ok(());
     }
-    let failed = pool.install(|| {
+    let failed = install_isolated(pool, || {
         sets.par_iter()
             .enumerate()
             .filter(|(_, set)| !set.verify())

@@ -22,7 +22,9 @@ mod keys;
 mod signature;
 mod verify;
 
-pub use batch::{SignatureSet, verify_signature_sets, verify_signature_sets_attributed};
+pub use batch::{
+    SignatureSet, install_isolated, verify_signature_sets, verify_signature_sets_attributed,
+};
 pub use error::{Error, PointKind};
 pub use hash_to_curve::{G2Coordinates, hash_to_g2};
 pub use keys::{

@@ -277,3 +277,37 @@ fn batch_rejects_sets_without_keys_or_with_infinity_signature() {
         Err(vec![1, 2])
     );
 }
+
+/// A worker of one pool that holds a lock and verifies a batch on another pool must not run
+/// its own pool's queued jobs while it waits (rayon's `install` would, and a queued job wanting
+/// the same lock would then deadlock on the worker's own stack: block import holds fork choice's
+/// lock while the state transition verifies the block's signatures).
+#[test]
+fn a_batch_from_a_worker_holding_a_lock_does_not_run_that_pools_other_jobs() {
+    let caller = std::sync::Arc::new(pool(1));
+    let verifier = pool(2);
+    let lock = std::sync::Arc::new(std::sync::Mutex::new(0u32));
+    let sets: Vec<SignatureSet> = (0..4).map(signed_set).collect();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let queued_caller = caller.clone();
+    let queued_lock = lock.clone();
+    // Bounded: a deadlock here would hang the test runner, not fail it.
+    std::thread::spawn(move || {
+        let ok = queued_caller.install(|| {
+            let mut guard = lock.lock().expect("not poisoned");
+            let lock_for_job = queued_lock.clone();
+            queued_caller.spawn(move || {
+                *lock_for_job.lock().expect("not poisoned") += 1;
+            });
+            let ok = verify_signature_sets(&sets, &verifier)
+                && verify_signature_sets_attributed(&sets, &verifier).is_ok();
+            *guard += 1;
+            ok
+        });
+        let _ = done_tx.send(ok);
+    });
+    let ok = done
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the caller finished (no deadlock)");
+    assert!(ok);
+}

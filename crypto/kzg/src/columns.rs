@@ -91,7 +91,8 @@ pub fn verify_data_column_sidecar_kzg_proofs_batch(
         let chunk_len = well_formed
             .len()
             .div_ceil(pool.current_num_threads().max(1) * CHUNKS_PER_THREAD);
-        let bad: Vec<(usize, Error)> = pool.install(|| {
+        // Isolated: block import calls this holding fork choice's lock.
+        let bad: Vec<(usize, Error)> = bls::install_isolated(pool, || {
             well_formed
                 .par_chunks(chunk_len)
                 .flat_map(|chunk| {
