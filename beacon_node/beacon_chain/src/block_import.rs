@@ -114,13 +114,28 @@ impl<E: EthSpec> BeaconChain<E> {
         engine: &impl ExecutionEngine<E>,
         payload_status: PayloadStatus,
     ) -> Result<Vec<BlockProcessed>, ChainError> {
+        // Columns of a block imported already (they came after the ones that completed it, or
+        // after its reconstruction) are not held again: they would wait for a block that
+        // never comes back to the checker.
+        let (columns, late): (Vec<_>, Vec<_>) = {
+            let fc = self.fork_choice.lock();
+            columns
+                .into_iter()
+                .partition(|c: &KzgVerifiedDataColumn<E>| !fc.contains_block(&c.block_root()))
+        };
+        let mut imported_roots: Vec<Root> = late.iter().map(|c| c.block_root()).collect();
+        imported_roots.sort();
+        imported_roots.dedup();
         let (availabilities, evicted) = self
             .da_checker
             .lock()
             .put_columns(columns)
             .map_err(|e| ChainError::Availability(e.to_string()))?;
         self.forget_evicted(evicted);
-        let mut out = Vec::with_capacity(availabilities.len());
+        let mut out: Vec<BlockProcessed> = imported_roots
+            .into_iter()
+            .map(BlockProcessed::Imported)
+            .collect();
         for availability in availabilities {
             out.push(match availability {
                 Availability::Available(available) => {
@@ -155,14 +170,18 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         self.record_stage(available.block_root, slot, Stage::Available(via));
         let stored = available.columns.iter().map(|c| &**c.sidecar()).collect();
-        self.import(
+        let root = self.import(
             available.block,
             available.block_root,
             &[],
             stored,
             engine,
             payload_status,
-        )
+        )?;
+        // Columns that arrived while the block was being imported made a new entry: it has
+        // nothing left to wait for.
+        self.da_checker.lock().discard(&root);
+        Ok(root)
     }
 
     /// Blocks the checker evicted are no longer pending here either.

@@ -272,6 +272,11 @@ impl<E: EthSpec> DataAvailabilityChecker<E> {
             .unwrap_or_default()
     }
 
+    /// Forgets whatever is held for `root` (its block was imported).
+    pub(crate) fn discard(&mut self, root: &Root) {
+        self.remove(root);
+    }
+
     fn remove(&mut self, root: &Root) -> Option<Pending<E>> {
         let pending = self.pending.remove(root)?;
         self.arrival.retain(|r| r != root);
