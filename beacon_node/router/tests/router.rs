@@ -371,6 +371,29 @@ async fn status_blocks_and_custody_columns_are_served_from_the_store() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_of_another_network_is_sent_goodbye() {
+    goodbye_for(|_| StatusMessage {
+        fork_digest: ForkDigest::from([9, 9, 9, 9]),
+        finalized_root: Root::ZERO,
+        finalized_epoch: 0,
+        head_root: Root::ZERO,
+        head_slot: 0,
+        earliest_available_slot: 0,
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_finalized_on_another_chain_is_sent_goodbye() {
+    // Our digest, but another block finalized at our finalized epoch.
+    goodbye_for(|ours| StatusMessage {
+        finalized_root: Root::repeat_byte(0xee),
+        ..ours
+    })
+    .await;
+}
+
+/// A peer answering our Status with `status(ours)` is sent Goodbye(irrelevant network).
+async fn goodbye_for(status: impl FnOnce(StatusMessage) -> StatusMessage) {
     let spec = spec();
     let anchor = anchor(&spec);
     let current = ANCHOR_SLOT + 1;
@@ -385,14 +408,12 @@ async fn a_peer_of_another_network_is_sent_goodbye() {
         },
     )
     .await;
-    let other = StatusMessage {
-        fork_digest: ForkDigest::from([9, 9, 9, 9]),
-        finalized_root: Root::ZERO,
-        finalized_epoch: 0,
-        head_root: Root::ZERO,
-        head_slot: 0,
-        earliest_available_slot: 0,
-    };
+    let ours = router::status::local_status(a.router.as_ref().unwrap().router());
+    assert!(
+        ours.finalized_epoch > 0,
+        "the anchor's checkpoint is finalized"
+    );
+    let other = status(ours);
     let mut client = Client::start(&spec, current, other, vec![a.tcp_addr()]).await;
     let reason = client
         .wait_for("a goodbye", |event| match event {
