@@ -520,7 +520,11 @@ async fn duty_loop<E: EthSpec>(
             doppelganger_check(&ctx, &mut doppelganger, epoch).await?;
         }
         if slot == compute_start_slot_at_epoch::<E>(epoch) {
-            ctx.nodes.check_health().await;
+            // In a task: a node that hangs must not hold up the next slot.
+            let health = Arc::clone(&ctx);
+            tasks.spawn(async move {
+                health.nodes.check_health().await;
+            });
         }
         // Reap finished tasks; a panicked one is logged, the client goes on.
         while let Some(done) = tasks.try_join_next() {
