@@ -120,3 +120,47 @@ impl IntoResponse for HttpError {
 pub(crate) async fn not_found_route(uri: axum::http::Uri) -> HttpError {
     HttpError::NotFound(format!("no endpoint at {}", uri.path()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(e: HttpError) -> (StatusCode, serde_json::Value) {
+        let response = e.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .expect("a small body");
+        (status, serde_json::from_slice(&bytes).expect("JSON"))
+    }
+
+    #[tokio::test]
+    async fn errors_answer_the_spec_body_with_their_status() {
+        let (status, body) = body_of(HttpError::not_found("block 0x12 not found")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        assert_eq!(
+            body,
+            serde_json::json!({"code": 404, "message": "block 0x12 not found"})
+        );
+        let (status, body) = body_of(HttpError::Indexed {
+            message: "some attestations failed validation".into(),
+            failures: vec![IndexedError {
+                index: 1,
+                message: "invalid attestation signature".into(),
+            }],
+        })
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["failures"][0]["index"], 1);
+        assert_eq!(body["code"], 400);
+        for (e, code) in [
+            (HttpError::NotAcceptable(String::new()), 406),
+            (HttpError::UnsupportedMediaType(String::new()), 415),
+            (HttpError::PayloadTooLarge(String::new()), 413),
+            (HttpError::Unavailable(String::new()), 503),
+            (HttpError::NotImplemented(String::new()), 501),
+        ] {
+            assert_eq!(e.status().as_u16(), code);
+        }
+    }
+}

@@ -21,20 +21,20 @@ impl<S: Send + Sync> FromRequestParts<S> for Query {
     type Rejection = HttpError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let pairs = parts
-            .uri
-            .query()
-            .map(|q| {
-                form_urlencoded::parse(q.as_bytes())
-                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Self(pairs))
+        Ok(Self::from_query_str(parts.uri.query().unwrap_or_default()))
     }
 }
 
 impl Query {
+    /// The pairs of a query string (without the `?`).
+    fn from_query_str(query: &str) -> Self {
+        Self(
+            form_urlencoded::parse(query.as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        )
+    }
+
     /// The value of `key` (the first, if repeated).
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.0
@@ -203,4 +203,44 @@ pub(crate) fn consensus_version(headers: &HeaderMap) -> Result<Option<ForkName>,
                 })
         })
         .transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use beacon_api::ValidatorId;
+
+    #[test]
+    fn lists_join_repeated_keys_and_commas_and_refuse_bad_items() {
+        let q = Query::from_query_str("id=1,2&id=3&status=active&id=%30x12");
+        let err = q.list::<ValidatorId>("id").unwrap_err();
+        assert_eq!(err.status(), axum::http::StatusCode::BAD_REQUEST);
+        let q = Query::from_query_str("id=1,2&id=3,&status=active");
+        let ids: Vec<ValidatorId> = q.list("id").unwrap();
+        assert_eq!(
+            ids,
+            [
+                ValidatorId::Index(1),
+                ValidatorId::Index(2),
+                ValidatorId::Index(3)
+            ]
+        );
+        assert!(q.list::<u64>("absent").unwrap().is_empty());
+    }
+
+    #[test]
+    fn single_values_parse_or_say_which_key_is_wrong() {
+        let q = Query::from_query_str("slot=12&committee_index=x");
+        assert_eq!(q.required::<u64>("slot").unwrap(), 12);
+        assert_eq!(q.parse::<u64>("epoch").unwrap(), None);
+        let HttpError::BadRequest(message) = q.required::<u64>("committee_index").unwrap_err()
+        else {
+            panic!("a 400")
+        };
+        assert!(message.contains("committee_index"), "{message}");
+        let HttpError::BadRequest(missing) = q.required::<u64>("epoch").unwrap_err() else {
+            panic!("a 400")
+        };
+        assert!(missing.contains("missing"), "{missing}");
+    }
 }
