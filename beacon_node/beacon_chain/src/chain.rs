@@ -701,11 +701,34 @@ impl<E: EthSpec> BeaconChain<E> {
             block_root,
             slot,
         };
-        let post_state = {
+        // Fork choice's `on_block` in three steps, the costly middle one (the availability
+        // check and the state transition) without fork choice's lock, so that gossip
+        // validation and the API keep reading fork choice meanwhile.
+        let (prepared, processor) = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
             self.apply_queued_votes(&mut fc);
-            match on_block_with_body(&mut fc, &block, fork_choice_columns, &timed) {
+            (fc.prepare_block(&block), fc.block_processor())
+        };
+        let processed = match prepared {
+            Ok(Some(prepared)) => processor
+                .process(
+                    prepared,
+                    &block,
+                    Columns::Retrieved(fork_choice_columns),
+                    &timed,
+                )
+                .map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        let post_state = {
+            let mut fc = self.fork_choice.lock();
+            let inserted = processed.and_then(|processed| match processed {
+                Some(processed) => fc.insert_block(processed),
+                None => Ok(block_root),
+            });
+            match inserted.map(|root| apply_block_body(&mut fc, &block, root)) {
                 Ok(state) => state,
                 Err(e) => {
                     drop(fc);
@@ -951,6 +974,16 @@ fn on_block_with_body<E: EthSpec>(
     engine: &impl ExecutionEngine<E>,
 ) -> Result<CachedBeaconState<E>, fork_choice::Error> {
     let block_root = fc.on_block(block, Columns::Retrieved(columns), engine)?;
+    Ok(apply_block_body(fc, block, block_root))
+}
+
+/// The block's attestations and attester slashings into fork choice, after its `on_block`;
+/// returns the block's post-state.
+fn apply_block_body<E: EthSpec>(
+    fc: &mut ForkChoice<E>,
+    block: &SignedBeaconBlock<E>,
+    block_root: Root,
+) -> CachedBeaconState<E> {
     if let Some(message) = electra_message(block) {
         // Their signatures were verified by the state transition just now: not again.
         let verify = fc.verify_signatures();
@@ -963,10 +996,9 @@ fn on_block_with_body<E: EthSpec>(
         }
         fc.set_verify_signatures(verify);
     }
-    Ok(fc
-        .block_state(&block_root)
+    fc.block_state(&block_root)
         .cloned()
-        .expect("on_block stores the post-state of the block it accepted"))
+        .expect("on_block stores the post-state of the block it accepted")
 }
 
 /// The Electra-layout message of a block (Electra and Fulu share it).

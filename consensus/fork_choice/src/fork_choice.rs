@@ -465,6 +465,10 @@ impl<E: EthSpec> ForkChoice<E> {
     /// `on_block(store, signed_block)` with the Fulu availability check on `columns`.
     /// Returns the block root. A block already in the store is accepted without change.
     ///
+    /// The three steps a caller holding the store behind a lock runs apart, so that the
+    /// availability check and the state transition (the costly part) run without the lock:
+    /// [`Self::prepare_block`], [`BlockProcessor::process`], [`Self::insert_block`].
+    ///
     /// [spec]: fulu/fork-choice.md#modified-on_block
     pub fn on_block(
         &mut self,
@@ -472,13 +476,30 @@ impl<E: EthSpec> ForkChoice<E> {
         columns: Columns<'_, E>,
         engine: &impl ExecutionEngine<E>,
     ) -> Result<Root, Error> {
+        let Some(prepared) = self.prepare_block(signed_block)? else {
+            return Ok(signed_block.canonical_root());
+        };
+        let processed = self
+            .block_processor()
+            .process(prepared, signed_block, columns, engine)?;
+        self.insert_block(processed)
+    }
+
+    /// The first part of `on_block`: the checks against the store (known parent, not
+    /// invalidated, not from the future, after the finalized slot, descending from the finalized
+    /// checkpoint) and the parent's post-state to run the block on (a cheap copy). `None` for a
+    /// block already in the store. Timeliness is judged now, as the block arrives.
+    pub fn prepare_block(
+        &self,
+        signed_block: &SignedBeaconBlock<E>,
+    ) -> Result<Option<PreparedBlock<E>>, Error> {
         let block_root = signed_block.canonical_root();
         if self.contains_block(&block_root) {
-            return Ok(block_root);
+            return Ok(None);
         }
         let parent_root = signed_block.parent_root();
         let slot = signed_block.slot();
-        let mut state = self
+        let pre_state = self
             .block_states
             .get(&parent_root)
             .filter(|_| self.contains_block(&parent_root))
@@ -487,17 +508,38 @@ impl<E: EthSpec> ForkChoice<E> {
                 parent: parent_root,
             })?
             .clone();
-        if self.invalidated.contains(&parent_root) {
-            return Err(Error::InvalidatedParent {
-                block: block_root,
-                parent: parent_root,
-            });
-        }
         let current_slot = self.get_current_slot();
         if current_slot < slot {
             return Err(Error::FutureBlock {
                 block_slot: slot,
                 current_slot,
+            });
+        }
+        self.check_block_place(block_root, parent_root, slot)?;
+        let is_timely = current_slot == slot
+            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps);
+        Ok(Some(PreparedBlock {
+            block_root,
+            parent_root,
+            slot,
+            pre_state,
+            is_timely,
+        }))
+    }
+
+    /// The checks of `on_block` that the store can change between [`Self::prepare_block`] and
+    /// [`Self::insert_block`]: the parent not invalidated, the block after the finalized slot
+    /// and descending from the finalized checkpoint.
+    fn check_block_place(
+        &self,
+        block_root: Root,
+        parent_root: Root,
+        slot: Slot,
+    ) -> Result<(), Error> {
+        if self.invalidated.contains(&parent_root) {
+            return Err(Error::InvalidatedParent {
+                block: block_root,
+                parent: parent_root,
             });
         }
         let finalized_slot = self.finalized_checkpoint.epoch * E::slots_per_epoch();
@@ -515,68 +557,66 @@ impl<E: EthSpec> ForkChoice<E> {
                 finalized: self.finalized_checkpoint.root,
             });
         }
-        is_data_available(columns, &self.spec, &self.kzg_pool).map_err(|reason| {
-            Error::DataUnavailable {
-                block: block_root,
-                reason,
-            }
-        })?;
-        state_transition(
-            &mut state,
-            signed_block,
-            self.config.verify_signatures,
-            true,
-            engine,
-            &self.spec,
-        )
-        .map_err(|source| Error::InvalidBlock {
-            block: block_root,
-            source,
-        })?;
+        Ok(())
+    }
 
-        // The pulled-up checkpoints, on a copy of the post-state (`compute_pulled_up_tip`).
-        // The target balances come from the state's caches, kept block by block: no walk of
-        // the registry per block (built on the post-state itself when its lineage has none,
-        // so that its descendants inherit them).
-        state.progressive_balances().map_err(state_error)?;
-        let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up).map_err(state_error)?;
-        let (justified, finalized) = {
-            let view = state.view().map_err(state_error)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(state_error)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
+    /// What [`BlockProcessor::process`] needs of the store (cheap to clone): run it without
+    /// the store's lock.
+    pub fn block_processor(&self) -> BlockProcessor {
+        BlockProcessor {
+            spec: self.spec.clone(),
+            verify_signatures: self.config.verify_signatures,
+            kzg_pool: self.kzg_pool.clone(),
+        }
+    }
+
+    /// The last part of `on_block`: the processed block into the tree, its post-state kept,
+    /// the proposer boost and the checkpoints updated (including the pulled-up tip's). What
+    /// [`Self::prepare_block`] checked is checked again, as the store may have moved since (a
+    /// block the store gained meanwhile is accepted without change).
+    pub fn insert_block(&mut self, processed: ProcessedBlock<E>) -> Result<Root, Error> {
+        let ProcessedBlock {
+            block_root,
+            parent_root,
+            slot,
+            proposer_index,
+            post_state,
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+            is_timely,
+            payload_hash,
+        } = processed;
+        if self.contains_block(&block_root) {
+            return Ok(block_root);
+        }
+        if !self.contains_block(&parent_root) {
+            return Err(Error::UnknownParent {
+                block: block_root,
+                parent: parent_root,
+            });
+        }
+        self.check_block_place(block_root, parent_root, slot)?;
 
         // The head before the block is added (for the proposer boost's dependent-root check).
         let head = self.get_head()?;
 
         // From here on nothing fails but internal invariants.
-        let is_timely = current_slot == slot
-            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps);
         self.proto.insert(ProtoNode {
             root: block_root,
             parent: None,
             slot,
-            proposer_index: signed_block.proposer_index(),
+            proposer_index,
             parent_root,
             justified: justified.clone(),
             unrealized_justified: unrealized_justified.clone(),
             timely: is_timely,
             weight: 0,
         })?;
-        self.block_states.insert(block_root, state);
-        if let SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) = signed_block {
-            self.payload_hashes
-                .insert(block_root, b.message.body.execution_payload.block_hash);
+        self.block_states.insert(block_root, post_state);
+        if let Some(hash) = payload_hash {
+            self.payload_hashes.insert(block_root, hash);
         }
 
         // `update_proposer_boost_root`.
@@ -1120,5 +1160,135 @@ impl<E: EthSpec> ForkChoice<E> {
         self.checkpoint_states
             .retain(|(epoch, _), _| *epoch >= finalized_epoch);
         Ok(())
+    }
+}
+
+/// A block [`ForkChoice::prepare_block`] checked against the store, with its parent's
+/// post-state.
+#[derive(Debug)]
+pub struct PreparedBlock<E: EthSpec> {
+    block_root: Root,
+    parent_root: Root,
+    slot: Slot,
+    pre_state: CachedBeaconState<E>,
+    is_timely: bool,
+}
+
+impl<E: EthSpec> PreparedBlock<E> {
+    /// The block's root.
+    pub fn block_root(&self) -> Root {
+        self.block_root
+    }
+}
+
+/// A block whose availability check and state transition passed, ready for
+/// [`ForkChoice::insert_block`].
+#[derive(Debug)]
+pub struct ProcessedBlock<E: EthSpec> {
+    block_root: Root,
+    parent_root: Root,
+    slot: Slot,
+    proposer_index: ValidatorIndex,
+    post_state: CachedBeaconState<E>,
+    justified: Checkpoint,
+    finalized: Checkpoint,
+    unrealized_justified: Checkpoint,
+    unrealized_finalized: Checkpoint,
+    is_timely: bool,
+    payload_hash: Option<Root>,
+}
+
+impl<E: EthSpec> ProcessedBlock<E> {
+    /// The block's post-state.
+    pub fn post_state(&self) -> &CachedBeaconState<E> {
+        &self.post_state
+    }
+}
+
+/// The middle part of `on_block`, which needs nothing of the store: is_data_available, the state
+/// transition, `compute_pulled_up_tip`'s justification on a copy of the post-state.
+#[derive(Debug, Clone)]
+pub struct BlockProcessor {
+    spec: Arc<ChainSpec>,
+    verify_signatures: VerifySignatures,
+    kzg_pool: Arc<ThreadPool>,
+}
+
+impl BlockProcessor {
+    /// Runs the availability check on `columns` and the state transition of `signed_block` on
+    /// the prepared parent state, then the pulled-up checkpoints.
+    pub fn process<E: EthSpec>(
+        &self,
+        prepared: PreparedBlock<E>,
+        signed_block: &SignedBeaconBlock<E>,
+        columns: Columns<'_, E>,
+        engine: &impl ExecutionEngine<E>,
+    ) -> Result<ProcessedBlock<E>, Error> {
+        let PreparedBlock {
+            block_root,
+            parent_root,
+            slot,
+            pre_state: mut state,
+            is_timely,
+        } = prepared;
+        is_data_available(columns, &self.spec, &self.kzg_pool).map_err(|reason| {
+            Error::DataUnavailable {
+                block: block_root,
+                reason,
+            }
+        })?;
+        state_transition(
+            &mut state,
+            signed_block,
+            self.verify_signatures,
+            true,
+            engine,
+            &self.spec,
+        )
+        .map_err(|source| Error::InvalidBlock {
+            block: block_root,
+            source,
+        })?;
+
+        // The pulled-up checkpoints, on a copy of the post-state (`compute_pulled_up_tip`).
+        // The target balances come from the state's caches, kept block by block: no walk of
+        // the registry per block (built on the post-state itself when its lineage has none,
+        // so that its descendants inherit them).
+        state.progressive_balances().map_err(state_error)?;
+        let mut pulled_up = state.clone();
+        process_justification_and_finalization_progressive(&mut pulled_up).map_err(state_error)?;
+        let (justified, finalized) = {
+            let view = state.view().map_err(state_error)?;
+            (
+                view.current_justified_checkpoint.clone(),
+                view.finalized_checkpoint.clone(),
+            )
+        };
+        let (unrealized_justified, unrealized_finalized) = {
+            let view = pulled_up.view().map_err(state_error)?;
+            (
+                view.current_justified_checkpoint.clone(),
+                view.finalized_checkpoint.clone(),
+            )
+        };
+        let payload_hash = match signed_block {
+            SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
+                Some(b.message.body.execution_payload.block_hash)
+            }
+            _ => None,
+        };
+        Ok(ProcessedBlock {
+            block_root,
+            parent_root,
+            slot,
+            proposer_index: signed_block.proposer_index(),
+            post_state: state,
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+            is_timely,
+            payload_hash,
+        })
     }
 }

@@ -26,7 +26,9 @@ pub use data_availability::{
 };
 pub use error::Error;
 pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
-pub use fork_choice::{AnchorBlock, Config, ForkChoice, Head};
+pub use fork_choice::{
+    AnchorBlock, BlockProcessor, Config, ForkChoice, Head, PreparedBlock, ProcessedBlock,
+};
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;
 
