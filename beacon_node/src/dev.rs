@@ -6,6 +6,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,6 +55,10 @@ pub(crate) struct DevArgs {
     /// Port of the Beacon API on 127.0.0.1 (0: any free port).
     #[arg(long, default_value_t = 5052)]
     http_port: u16,
+    /// Port of the first node's Prometheus metrics on 127.0.0.1 (node `i` uses this + `i`;
+    /// 0: any free port).
+    #[arg(long, default_value_t = 5054)]
+    metrics_port: u16,
     /// Seconds between start-up and genesis.
     #[arg(long, default_value_t = 3)]
     genesis_delay: u64,
@@ -181,6 +186,12 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
                 .checked_add(i as u16)
                 .ok_or_else(|| format!("--http-port {port}: no room for {} nodes", args.nodes))?,
         };
+        let metrics_port = match args.metrics_port {
+            0 => 0,
+            port => port.checked_add(i as u16).ok_or_else(|| {
+                format!("--metrics-port {port}: no room for {} nodes", args.nodes)
+            })?,
+        };
         let node_dir = if args.nodes > 1 {
             datadir.path().join(format!("node-{i}"))
         } else {
@@ -197,7 +208,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             },
             network,
             http_listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http_port))),
-            metrics_listen: None,
+            metrics_listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, metrics_port))),
             suggested_fee_recipient: Address::repeat_byte(0xfe),
             graffiti: graffiti(&format!("arbor dev {i}")),
             chain: beacon_chain::ChainConfig::default(),
@@ -218,21 +229,30 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
                 .ok_or("the devnet's node serves no Beacon API")?,
         );
     }
+    let urls = |addrs: &[SocketAddr], path: &str| {
+        addrs
+            .iter()
+            .map(|a| format!("http://{a}{path}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let metrics: Vec<SocketAddr> = nodes.iter().filter_map(Client::metrics_addr).collect();
+    let testnet = write_testnet_dir::<E>(&datadir.path().join("testnet"), &spec, &genesis, &nodes)?;
     println!(
-        "arbor dev: {} validators, {} blobs per block, {} s slots, genesis at {genesis_time}; Beacon API on {}; datadir {}",
+        "arbor dev: {} validators, {} blobs per block, {} s slots, genesis at {genesis_time}; Beacon API on {}; metrics on {}; datadir {}; network directory {}",
         args.validators,
         args.blobs,
         args.seconds_per_slot,
-        apis.iter()
-            .map(|a| format!("http://{a}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        datadir.path().display()
+        urls(&apis, ""),
+        urls(&metrics, "/metrics"),
+        datadir.path().display(),
+        testnet.display()
     );
 
     // One validator client per node, each with its share of the validators.
     let (stop_vc, vc_stop) = tokio::sync::watch::channel(false);
     let mut vcs = Vec::with_capacity(nodes.len());
+    let mut vc_registries = Vec::with_capacity(nodes.len());
     let count = args.validators as u64;
     let share = |i: u64| i * count / args.nodes as u64;
     for (i, api) in apis.iter().enumerate() {
@@ -245,6 +265,9 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         );
         vc_config.beacon_nodes = vec![format!("http://{api}")];
         vc_config.spec = Some((*spec).clone());
+        let registry = prometheus::Registry::new();
+        vc_config.metrics = Some(registry.clone());
+        vc_registries.push(registry);
         let mut rx = vc_stop.clone();
         vcs.push(tokio::spawn(async move {
             validator_client::run::<E>(vc_config, async move {
@@ -254,7 +277,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         }));
     }
 
-    let outcome = watch_devnet(&nodes, &args).await;
+    let outcome = watch_devnet(&nodes, &vc_registries, &args).await;
 
     let _ = stop_vc.send(true);
     for vc in vcs {
@@ -277,39 +300,163 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     outcome
 }
 
-/// Follows the devnet's head until Ctrl-C or the finality target; one line per head.
-async fn watch_devnet<E: EthSpec>(nodes: &[Client<E>], args: &DevArgs) -> Result<(), String> {
+/// Writes the devnet's network directory: `config.yaml` (every config value, as
+/// `/eth/v1/config/spec` serves it), `genesis.ssz`, `boot_enr.yaml` (the nodes' ENRs) and
+/// `deposit_contract_block.txt`, so that another node (`arbor bn --testnet-dir`, another
+/// client) can join.
+fn write_testnet_dir<E: EthSpec>(
+    dir: &std::path::Path,
+    spec: &ChainSpec,
+    genesis: &types::BeaconState<E>,
+    nodes: &[Client<E>],
+) -> Result<PathBuf, String> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| format!("{}/{what}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| fail("", &e))?;
+    std::fs::write(dir.join("config.yaml"), config_yaml::<E>(spec))
+        .map_err(|e| fail("config.yaml", &e))?;
+    let mut state = state_processing::CachedBeaconState::new(genesis.clone());
+    state.apply_updates().map_err(|e| fail("genesis.ssz", &e))?;
+    std::fs::write(
+        dir.join("genesis.ssz"),
+        ssz::Encode::as_ssz_bytes(&state.state),
+    )
+    .map_err(|e| fail("genesis.ssz", &e))?;
+    let enrs: String = nodes
+        .iter()
+        .filter_map(|n| {
+            n.network()
+                .and_then(|h| h.local_enr().map(|e| e.to_base64()))
+        })
+        .map(|enr| format!("- {enr}\n"))
+        .collect();
+    std::fs::write(
+        dir.join("boot_enr.yaml"),
+        if enrs.is_empty() {
+            "[]\n".to_string()
+        } else {
+            enrs
+        },
+    )
+    .map_err(|e| fail("boot_enr.yaml", &e))?;
+    std::fs::write(dir.join("deposit_contract_block.txt"), "0\n")
+        .map_err(|e| fail("deposit_contract_block.txt", &e))?;
+    Ok(dir.to_path_buf())
+}
+
+/// `config.yaml` of `spec`: every value of `/eth/v1/config/spec`, one `KEY: value` line each,
+/// the blob schedule as the standard configs write it.
+pub(crate) fn config_yaml<E: EthSpec>(spec: &ChainSpec) -> String {
+    let mut out = String::new();
+    for (key, value) in http_api::config_spec::<E>(spec).0 {
+        match value {
+            serde_json::Value::String(text) => out.push_str(&format!("{key}: {text}\n")),
+            serde_json::Value::Array(entries) if entries.is_empty() => {
+                out.push_str(&format!("{key}: []\n"));
+            }
+            serde_json::Value::Array(entries) => {
+                out.push_str(&format!("{key}:\n"));
+                for entry in entries {
+                    if let serde_json::Value::Object(fields) = entry {
+                        let mut first = true;
+                        for (name, v) in fields {
+                            let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                            let lead = if first { "  - " } else { "    " };
+                            out.push_str(&format!("{lead}{name}: {text}\n"));
+                            first = false;
+                        }
+                    }
+                }
+            }
+            other => out.push_str(&format!("{key}: {other}\n")),
+        }
+    }
+    out
+}
+
+/// The sum of the samples of `name` in `registry` (counters and gauges; 0 when absent).
+fn metric_sum(registry: &prometheus::Registry, name: &str) -> f64 {
+    registry
+        .gather()
+        .iter()
+        .filter(|family| family.name() == name)
+        .flat_map(|family| {
+            let counter = family.get_field_type() == prometheus::proto::MetricType::COUNTER;
+            family.get_metric().iter().map(move |m| {
+                if counter {
+                    m.get_counter().get_value()
+                } else {
+                    m.get_gauge().get_value()
+                }
+            })
+        })
+        .sum()
+}
+
+/// Follows the devnet until Ctrl-C or the finality target: one status line per slot (head,
+/// blobs, peers, checkpoints, missed duties), a summary at the end.
+async fn watch_devnet<E: EthSpec>(
+    nodes: &[Client<E>],
+    vc_registries: &[prometheus::Registry],
+    args: &DevArgs,
+) -> Result<(), String> {
     let chain = nodes.first().ok_or("a devnet of no nodes")?.chain();
     let mut events = chain.events().subscribe();
     let mut blocks = 0u64;
-    let mut blobs = 0u64;
+    let mut short_blocks = 0u64;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let mut tick = tokio::time::interval(Duration::from_millis(chain.spec().slot_duration_ms));
+    let missed = || -> u64 {
+        let sum: f64 = vc_registries
+            .iter()
+            .map(|r| metric_sum(r, "vc_duties_missed_total"))
+            .sum();
+        sum as u64
+    };
+    // Duties missed before the second epoch (start-up) are reported apart.
+    let mut missed_at_epoch_1: Option<u64> = None;
+    let slot_ms = chain.spec().slot_duration_ms;
+    let mut next_status =
+        chain.compute_time_at_slot_ms(chain.slot_at_ms(chain.now_ms()) + 1) + slot_ms / 2;
     loop {
+        let wait = Duration::from_millis(next_status.saturating_sub(chain.now_ms()));
         tokio::select! {
             _ = &mut ctrl_c => {
                 println!("arbor dev: stopping");
                 return Ok(());
             }
             event = events.recv() => match event {
-                Ok(ChainEvent::Head { slot, block, .. }) => {
-                    let head = chain.head();
-                    let commitments = match chain.store().get_block(&block) {
-                        Ok(Some(b)) => blob_count(&b),
-                        _ => 0,
-                    };
-                    blocks += 1;
-                    blobs += commitments as u64;
-                    println!(
-                        "arbor dev: head slot {slot} block {block} blobs {commitments} justified {} finalized {}",
-                        head.justified_checkpoint.epoch, head.finalized_checkpoint.epoch
-                    );
+                Ok(ChainEvent::Block { block, .. }) => {
+                    if let Ok(Some(b)) = chain.store().get_block(&block) {
+                        blocks += 1;
+                        if blob_count(&b) < args.blobs {
+                            short_blocks += 1;
+                        }
+                    }
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return Err("the chain's event bus closed".into()),
             },
-            _ = tick.tick() => {}
+            () = tokio::time::sleep(wait) => {
+                next_status += slot_ms;
+                let slot = chain.slot_at_ms(chain.now_ms());
+                let head = chain.head();
+                let head_blobs = match chain.store().get_block(&head.block_root) {
+                    Ok(Some(b)) => blob_count(&b),
+                    _ => 0,
+                };
+                let peers = metric_sum(nodes[0].registry(), "libp2p_peers") as u64;
+                let missed_now = missed();
+                if slot >= E::slots_per_epoch() && missed_at_epoch_1.is_none() {
+                    missed_at_epoch_1 = Some(missed_now);
+                }
+                println!(
+                    "arbor dev: slot {slot} head {} {} blobs {head_blobs} peers {peers} justified {} finalized {} missed duties {missed_now}",
+                    head.slot,
+                    head.block_root,
+                    head.justified_checkpoint.epoch,
+                    head.finalized_checkpoint.epoch,
+                );
+            }
         }
         // The devnet's finality is the lowest any node has reached.
         let finalized = nodes
@@ -321,10 +468,12 @@ async fn watch_devnet<E: EthSpec>(nodes: &[Client<E>], args: &DevArgs) -> Result
             if finalized >= target {
                 let heads: std::collections::BTreeSet<_> =
                     nodes.iter().map(|n| n.chain().head().block_root).collect();
+                let missed_after = missed().saturating_sub(missed_at_epoch_1.unwrap_or(0));
                 println!(
-                    "arbor dev: finalized epoch {finalized} reached at slot {} on {} node(s): {blocks} heads, {blobs} blobs; {} distinct head(s)",
+                    "arbor dev: finalized epoch {finalized} reached at slot {} on {} node(s): {blocks} blocks, {short_blocks} with fewer than {} blobs; {} distinct head(s); {missed_after} duties missed after the first epoch",
                     chain.slot_at_ms(chain.now_ms()),
                     nodes.len(),
+                    args.blobs,
                     heads.len()
                 );
                 return Ok(());

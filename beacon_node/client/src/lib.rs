@@ -103,6 +103,7 @@ pub struct Client<E: EthSpec> {
     producer: Arc<BlockProducer<E>>,
     registry: prometheus::Registry,
     http_addr: Option<SocketAddr>,
+    metrics_addr: Option<SocketAddr>,
     network: Option<networking::NetworkHandle<E>>,
     router: Option<router::RouterHandle<E>>,
     shutdown: watch::Sender<bool>,
@@ -234,6 +235,7 @@ impl<E: EthSpec> Client<E> {
             None => None,
         };
 
+        let mut metrics_addr = None;
         if let Some(addr) = config.metrics_listen {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -242,6 +244,7 @@ impl<E: EthSpec> Client<E> {
                 .local_addr()
                 .map_err(|source| ClientError::Http { addr, source })?;
             tracing::info!(address = %bound, "metrics server listening");
+            metrics_addr = Some(bound);
             let mut rx = shutdown_rx.clone();
             let router = http_api::metrics_router(registry.clone());
             tasks.push(tokio::spawn(async move {
@@ -274,6 +277,7 @@ impl<E: EthSpec> Client<E> {
             producer,
             registry,
             http_addr,
+            metrics_addr,
             network,
             router,
             shutdown,
@@ -299,6 +303,11 @@ impl<E: EthSpec> Client<E> {
     /// The address the Beacon API is bound to (the port chosen when 0 was asked).
     pub fn http_addr(&self) -> Option<SocketAddr> {
         self.http_addr
+    }
+
+    /// The address the metrics server is bound to, if it runs.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// The peer-to-peer service's handle (`None` for a node without peers).

@@ -104,8 +104,6 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
     // a loaded machine, and `--max-slots` makes the devnet itself give up first.
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut port = None;
-    let mut heads_with_blobs = 0u32;
-    let mut heads = 0u32;
     let mut api_checked = false;
     let mut finished = None;
     while Instant::now() < deadline {
@@ -131,19 +129,16 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
                 .next()
                 .and_then(|p| p.parse::<u16>().ok());
         }
-        if let Some(rest) = line.strip_prefix("arbor dev: head slot ") {
-            heads += 1;
-            let blobs: u32 = rest
-                .split(" blobs ")
-                .nth(1)
-                .and_then(|s| s.split(' ').next())
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
-            if blobs > 0 {
-                heads_with_blobs += 1;
-            }
-            // Once the chain moves, the API answers what a validator client asks first.
-            if !api_checked && let Some(port) = port {
+        // `arbor dev: slot S head H ROOT blobs B peers P justified J finalized F missed duties M`
+        if let Some(rest) = line.strip_prefix("arbor dev: slot ") {
+            let fields: Vec<&str> = rest.split(' ').collect();
+            let head_slot: u64 = fields.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
+            // Once a few blocks are in, the API answers what a validator client asks first,
+            // and serves the head's 128 data columns.
+            if !api_checked
+                && head_slot >= 4
+                && let Some(port) = port
+            {
                 let (status, body) = http_get(port, "/eth/v1/node/syncing").expect("API reachable");
                 assert_eq!(status, 200, "{body}");
                 assert!(body.contains("\"head_slot\""), "{body}");
@@ -151,6 +146,15 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
                     http_get(port, "/eth/v1/beacon/states/head/finality_checkpoints")
                         .expect("API reachable");
                 assert_eq!(status, 200, "{body}");
+                let (status, body) = http_get(
+                    port,
+                    &format!("/eth/v1/debug/beacon/data_column_sidecars/{head_slot}"),
+                )
+                .expect("API reachable");
+                assert_eq!(status, 200, "{body:.300}");
+                let json: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+                let columns = json["data"].as_array().map_or(0, Vec::len);
+                assert_eq!(columns, 128, "columns served for slot {head_slot}");
                 api_checked = true;
             }
         }
@@ -180,19 +184,48 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
         "the Beacon API was not reached; log: {}",
         log.display()
     );
-    // Every proposal carries the mock's blobs; a missed slot or two on a loaded machine is
-    // no failure, blocks without blobs would be.
-    assert!(heads >= 24, "{heads} heads; log: {}", log.display());
-    assert_eq!(
-        heads_with_blobs,
-        heads,
-        "heads without blobs; log: {}",
-        log.display()
-    );
-    // Every node ended on the same head.
+    // `arbor dev: finalized epoch F reached at slot S on N node(s): B blocks, K with fewer
+    // than X blobs; H distinct head(s); M duties missed after the first epoch`
+    let summary = output
+        .lines()
+        .find(|l| l.starts_with("arbor dev: finalized epoch"))
+        .unwrap_or_default();
+    let number_before = |marker: &str| -> Option<u64> {
+        let head = summary.split(marker).next()?;
+        head.rsplit([' ', ':'])
+            .find(|w| !w.is_empty())?
+            .parse()
+            .ok()
+    };
+    let blocks = number_before(" blocks,").unwrap_or(0);
+    // A missed slot or two on a loaded machine is no failure; blocks without blobs, nodes
+    // on different heads and missed duties after the first epoch are.
     assert!(
-        output.contains(&format!("on {nodes} node(s)")) && output.contains("; 1 distinct head(s)"),
-        "the nodes disagree; log: {}",
+        blocks >= 24,
+        "{blocks} blocks: {summary}; log: {}",
         log.display()
     );
+    assert_eq!(
+        number_before(" with fewer than"),
+        Some(0),
+        "{summary}; log: {}",
+        log.display()
+    );
+    assert!(
+        summary.contains(&format!("on {nodes} node(s)"))
+            && summary.contains("; 1 distinct head(s)"),
+        "the nodes disagree: {summary}; log: {}",
+        log.display()
+    );
+    // One node: no duty may be missed after the first epoch. Several nodes in one debug
+    // process on two cores: the count is reported (the validator client's third-of-a-slot
+    // attestation timeout at 2 s slots is shorter than a loaded debug build's import plus
+    // column reconstruction); the release build of `make run` has the CPU to spare.
+    let missed = number_before(" duties missed after the first epoch");
+    if nodes == 1 {
+        assert_eq!(missed, Some(0), "{summary}; log: {}", log.display());
+    } else {
+        assert!(missed.is_some(), "{summary}; log: {}", log.display());
+        eprintln!("{nodes} nodes: {summary}");
+    }
 }
