@@ -347,7 +347,24 @@ fn write_testnet_dir<E: EthSpec>(
 /// the blob schedule as the standard configs write it.
 pub(crate) fn config_yaml<E: EthSpec>(spec: &ChainSpec) -> String {
     let mut out = String::new();
-    for (key, value) in http_api::config_spec::<E>(spec).0 {
+    let values = http_api::config_spec::<E>(spec).0;
+    // Keys of the base config Arbor does not use (later forks' epochs and versions, …) are
+    // kept as they were, for clients that read them.
+    for (key, value) in &spec.extra {
+        if values.contains_key(key) {
+            continue;
+        }
+        if value.contains('\n') {
+            // A list or mapping, re-rendered as YAML: nested under its key.
+            out.push_str(&format!("{key}:\n"));
+            for line in value.lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
+        } else {
+            out.push_str(&format!("{key}: {value}\n"));
+        }
+    }
+    for (key, value) in values {
         match value {
             serde_json::Value::String(text) => out.push_str(&format!("{key}: {text}\n")),
             serde_json::Value::Array(entries) if entries.is_empty() => {
@@ -504,4 +521,37 @@ fn graffiti(text: &str) -> Bytes32 {
     let n = text.len().min(32);
     bytes[..n].copy_from_slice(&text.as_bytes()[..n]);
     Bytes32::from(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The network directory's `config.yaml` reads back as the devnet's chain spec (another
+    /// node joining with `--testnet-dir` runs the same chain).
+    #[test]
+    fn config_yaml_reads_back_as_the_same_spec() {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+        spec.seconds_per_slot = 2;
+        spec.slot_duration_ms = 2000;
+        let yaml = config_yaml::<MinimalEthSpec>(&spec);
+        let back = ChainSpec::from_config_yaml(&yaml).expect("config.yaml parses");
+        // Everything Arbor reads is the same (the list of keys it does not use differs: the
+        // file also carries the preset's values, as `config/spec` serves them).
+        let used = |s: &ChainSpec| {
+            let text = s.describe();
+            text.split("Keys not used")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(used(&back), used(&spec));
+        for key in spec.extra.keys() {
+            assert!(back.extra.contains_key(key), "{key} kept");
+        }
+        assert_eq!(back.slot_duration_ms, 2000);
+        assert_eq!(back.fulu_fork_epoch, 0);
+        assert_eq!(back.blob_schedule, spec.blob_schedule);
+        assert_eq!(back.genesis_fork_version, spec.genesis_fork_version);
+    }
 }
