@@ -211,8 +211,24 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
 
 /// The peer-to-peer options from the flags.
 fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
-    let mut boot_nodes = Vec::with_capacity(args.boot_nodes.len());
-    for text in &args.boot_nodes {
+    let mut texts = args.boot_nodes.clone();
+    // A network directory's `boot_enr.yaml` (a YAML list of ENRs) when no --boot-nodes.
+    if texts.is_empty()
+        && let Some(dir) = &args.testnet_dir
+    {
+        let path = dir.join("boot_enr.yaml");
+        if path.exists() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("--testnet-dir {}: {e}", path.display()))?;
+            texts = text
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("- "))
+                .map(|l| l.trim().trim_matches(['"', '\'']).to_string())
+                .collect();
+        }
+    }
+    let mut boot_nodes = Vec::with_capacity(texts.len());
+    for text in &texts {
         let enr = text
             .trim()
             .parse::<networking::Enr>()
