@@ -171,9 +171,10 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     for i in 0..args.nodes {
         // A node of several dials every node started before it, on loopback.
         let network = (args.nodes > 1).then(|| {
+            // TCP and discv5 on loopback (QUIC off: one transport is enough here); the ENRs
+            // go into the network directory's boot_enr.yaml for nodes that join later.
             let mut config = NetworkConfig::local(Root::ZERO);
             config.quic_port = None;
-            config.discovery_port = None;
             config.static_peers = peer_addrs.clone();
             NetworkOptions {
                 config,
