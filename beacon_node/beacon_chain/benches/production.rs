@@ -321,6 +321,7 @@ fn main() {
     let produced = rt
         .block_on(producer.produce_block_v3(slot, reveal, None, false, None))
         .unwrap();
+    eprintln!("produce_block_v3 phases: {:?}", produced.timings);
     let BeaconBlock::Fulu(message) = produced.block.clone() else {
         unreachable!("a Fulu slot")
     };

@@ -34,6 +34,7 @@ pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_e
 pub use gossip::Verdict;
 pub use production::{
     BlobData, Blobs, BlockProducer, ProducedBlock, ProducerConfig, ProductionError,
+    ProductionTimings,
 };
 pub use publication::{
     BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,

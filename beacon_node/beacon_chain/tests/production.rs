@@ -592,6 +592,22 @@ async fn garbage_is_refused_typed_at_every_broadcast_level() {
         matches!(short, PublishError::ProofCountMismatch { .. }),
         "{short}"
     );
+    let fewer = beacon_chain::Blobs::<E>::new(produced.blobs[1..].to_vec()).unwrap();
+    let fewer_proofs = produced.kzg_proofs[kzg::CELLS_PER_EXT_BLOB..].to_vec();
+    let err = h
+        .producer
+        .publish_block(
+            Arc::new(signed.clone()),
+            Some((fewer_proofs, fewer)),
+            BroadcastValidation::Consensus,
+            &recorder,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, PublishError::BlobCountMismatch { commitments: BLOBS, blobs } if blobs == BLOBS - 1),
+        "{err}"
+    );
     let missing = h
         .producer
         .publish_block(
