@@ -490,12 +490,17 @@ fn fetch_blobs_from_engine<E: EthSpec>(
     });
 }
 
-/// Schedules the reconstruction of `root`'s missing columns and publishes what it makes.
+/// Schedules the reconstruction of `root`'s missing columns (after a sixth of a slot, in case
+/// the rest arrive) and publishes what it makes.
 pub(crate) fn schedule_reconstruction<E: EthSpec>(
     router: &Arc<Router<E>>,
     processor: &Processor<E>,
     root: Root,
 ) {
+    let delay = std::time::Duration::from_millis(
+        router.chain.spec().slot_duration_ms * RECONSTRUCTION_DELAY_BPS / 10_000,
+    );
+    let runtime = router.runtime.clone();
     let router = router.clone();
     let task = Task::new(WorkKind::ColumnReconstruction, move |_| {
         let chain = &router.chain;
@@ -521,5 +526,14 @@ pub(crate) fn schedule_reconstruction<E: EthSpec>(
         }
     })
     .on_drop(move |reason| tracing::debug!(block_root = %root, ?reason, "reconstruction dropped"));
-    submit(processor, task);
+    // Half the columns are in: the rest are usually milliseconds behind. The work (a second or
+    // more of CPU) waits a sixth of a slot first and finds nothing to do when they came.
+    let processor = processor.clone();
+    runtime.spawn(async move {
+        tokio::time::sleep(delay).await;
+        submit(&processor, task);
+    });
 }
+
+/// Basis points of a slot that reconstruction waits after it is asked for.
+const RECONSTRUCTION_DELAY_BPS: u64 = 1_667;
