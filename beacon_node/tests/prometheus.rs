@@ -76,6 +76,8 @@ fn prometheus_scrapes_the_series_operators_watch() {
             "2",
             "--http-port",
             "0",
+            "--metrics-port",
+            "0",
             "--genesis-delay",
             "2",
         ])

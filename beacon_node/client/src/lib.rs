@@ -203,12 +203,7 @@ impl<E: EthSpec> Client<E> {
 
         let http_addr = match config.http_listen {
             Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr)
-                    .await
-                    .map_err(|source| ClientError::Http { addr, source })?;
-                let bound = listener
-                    .local_addr()
-                    .map_err(|source| ClientError::Http { addr, source })?;
+                let (listener, bound) = bind(addr).await?;
                 let ctx = http_api::ApiContext::new(
                     chain.clone(),
                     pool.clone(),
@@ -220,42 +215,34 @@ impl<E: EthSpec> Client<E> {
                         ..http_api::ApiConfig::default()
                     },
                 )?;
-                let mut rx = shutdown_rx.clone();
-                tasks.push(tokio::spawn(async move {
-                    let stop = async move {
-                        let _ = rx.wait_for(|stop| *stop).await;
-                    };
-                    if let Err(e) = http_api::serve_on(listener, Arc::new(ctx), stop).await {
-                        tracing::error!(error = %e, "Beacon API stopped");
-                    }
-                }));
+                let router = http_api::router(Arc::new(ctx));
+                tasks.push(spawn_server(
+                    listener,
+                    router,
+                    shutdown_rx.clone(),
+                    "Beacon API",
+                ));
                 tracing::info!(address = %bound, "Beacon API listening");
                 Some(bound)
             }
             None => None,
         };
 
-        let mut metrics_addr = None;
-        if let Some(addr) = config.metrics_listen {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| ClientError::Http { addr, source })?;
-            let bound = listener
-                .local_addr()
-                .map_err(|source| ClientError::Http { addr, source })?;
-            tracing::info!(address = %bound, "metrics server listening");
-            metrics_addr = Some(bound);
-            let mut rx = shutdown_rx.clone();
-            let router = http_api::metrics_router(registry.clone());
-            tasks.push(tokio::spawn(async move {
-                let stop = async move {
-                    let _ = rx.wait_for(|stop| *stop).await;
-                };
-                if let Err(e) = http_api::serve_router(listener, router, stop).await {
-                    tracing::error!(error = %e, "metrics server stopped");
-                }
-            }));
-        }
+        let metrics_addr = match config.metrics_listen {
+            Some(addr) => {
+                let (listener, bound) = bind(addr).await?;
+                let router = http_api::metrics_router(registry.clone());
+                tasks.push(spawn_server(
+                    listener,
+                    router,
+                    shutdown_rx.clone(),
+                    "metrics server",
+                ));
+                tracing::info!(address = %bound, "metrics server listening");
+                Some(bound)
+            }
+            None => None,
+        };
 
         // The execution client learns the head the chain starts with.
         if let Err(e) = update_execution_head(&chain, &engine, None).await {
@@ -405,6 +392,34 @@ fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, Cl
         )?),
         (Anchor::Resume, false) => Err(ChainError::EmptyStore.into()),
     }
+}
+
+/// Binds `addr` (port 0: any free one) and returns the listener with the address it got.
+async fn bind(addr: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr), ClientError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ClientError::Http { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ClientError::Http { addr, source })?;
+    Ok((listener, bound))
+}
+
+/// Serves `router` on `listener` until `shutdown` turns true.
+fn spawn_server(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    mut shutdown: watch::Receiver<bool>,
+    what: &'static str,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let stop = async move {
+            let _ = shutdown.wait_for(|stop| *stop).await;
+        };
+        if let Err(e) = http_api::serve_router(listener, router, stop).await {
+            tracing::error!(error = %e, "{what} stopped");
+        }
+    })
 }
 
 /// What the node's key decides: the key itself, its node id, custody and long-lived subnets.

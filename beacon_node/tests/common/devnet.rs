@@ -66,6 +66,8 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
             "2",
             "--http-port",
             "0",
+            "--metrics-port",
+            "0",
             "--genesis-delay",
             "2",
             "--until-finalized-epoch",
