@@ -36,6 +36,11 @@ pub(crate) struct DevArgs {
     /// Blobs in every execution payload (at most the fork's maximum per block).
     #[arg(long, default_value_t = 6)]
     blobs: usize,
+    /// A BPO blob schedule, `EPOCH:MAX_BLOBS` entries separated by commas (e.g. `2:12,4:15`):
+    /// the blob limit changes at those epochs (each a new fork digest). `--blobs` must fit every
+    /// limit.
+    #[arg(long, value_name = "EPOCH:MAX,...", value_parser = parse_blob_schedule_entry, value_delimiter = ',')]
+    blob_schedule: Vec<types::BlobScheduleEntry>,
     /// The chain's preset.
     #[arg(long, value_enum, default_value_t = Preset::Minimal)]
     preset: Preset,
@@ -114,7 +119,20 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     let mut spec = base.with_forks_at_genesis_through(ForkName::Fulu);
     spec.seconds_per_slot = args.seconds_per_slot;
     spec.slot_duration_ms = args.seconds_per_slot * 1000;
-    let max_blobs = spec.get_max_blobs_per_block(0);
+    if !args.blob_schedule.is_empty() {
+        let mut schedule = args.blob_schedule.clone();
+        schedule.sort_by_key(|e| e.epoch);
+        if schedule.windows(2).any(|w| w[0].epoch == w[1].epoch) {
+            return Err("--blob-schedule: two entries for one epoch".into());
+        }
+        spec.blob_schedule = schedule;
+    }
+    // The lowest limit the chain will have: at genesis and at every scheduled epoch.
+    let max_blobs = std::iter::once(0)
+        .chain(spec.blob_schedule.iter().map(|e| e.epoch))
+        .map(|epoch| spec.get_max_blobs_per_block(epoch))
+        .min()
+        .unwrap_or(0);
     if args.blobs as u64 > max_blobs {
         return Err(format!(
             "--blobs {}: the fork allows at most {max_blobs} blobs per block",
@@ -299,6 +317,23 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         _ => {}
     }
     outcome
+}
+
+/// One `--blob-schedule` entry, `EPOCH:MAX_BLOBS`.
+fn parse_blob_schedule_entry(text: &str) -> Result<types::BlobScheduleEntry, String> {
+    let (epoch, max) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?}: expected EPOCH:MAX_BLOBS"))?;
+    Ok(types::BlobScheduleEntry {
+        epoch: epoch
+            .trim()
+            .parse()
+            .map_err(|e| format!("{text:?}: epoch: {e}"))?,
+        max_blobs_per_block: max
+            .trim()
+            .parse()
+            .map_err(|e| format!("{text:?}: blob limit: {e}"))?,
+    })
 }
 
 /// Writes the devnet's network directory: `config.yaml` (every config value, as

@@ -216,4 +216,11 @@ fn dev_refuses_what_it_cannot_run() {
     let (ok, _, stderr) = arbor(&["dev", "--validators", "0"]);
     assert!(!ok);
     assert!(stderr.contains("--validators"), "{stderr}");
+    // A BPO entry below the blobs asked for, and one that is not EPOCH:MAX.
+    let (ok, _, stderr) = arbor(&["dev", "--blobs", "6", "--blob-schedule", "2:4"]);
+    assert!(!ok);
+    assert!(stderr.contains("--blobs 6"), "{stderr}");
+    let (ok, _, stderr) = arbor(&["dev", "--blob-schedule", "two"]);
+    assert!(!ok);
+    assert!(stderr.contains("--blob-schedule"), "{stderr}");
 }
