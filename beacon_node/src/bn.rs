@@ -127,15 +127,8 @@ fn default_datadir(name: &str) -> Result<PathBuf, String> {
 }
 
 fn parse_address(text: &str) -> Result<Address, String> {
-    let hex = text.strip_prefix("0x").unwrap_or(text);
-    let bytes = hex::decode(hex).map_err(|e| format!("--suggested-fee-recipient {text}: {e}"))?;
-    if bytes.len() != 20 {
-        return Err(format!(
-            "--suggested-fee-recipient {text}: an address has 20 bytes, not {}",
-            bytes.len()
-        ));
-    }
-    Ok(Address::from_slice(&bytes))
+    text.parse::<Address>()
+        .map_err(|e| format!("--suggested-fee-recipient {text}: not an address: {e}"))
 }
 
 async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), String> {

@@ -20,8 +20,7 @@ use networking::{Multiaddr, NetworkConfig};
 use state_processing::genesis::interop_genesis_state;
 use tokio::sync::broadcast::error::RecvError;
 use types::{
-    Address, Bytes32, ChainSpec, EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root,
-    SignedBeaconBlock,
+    Address, ChainSpec, EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root, SignedBeaconBlock,
 };
 
 /// Distinct blob sets the mock execution client cycles through.
@@ -229,7 +228,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             http_listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http_port))),
             metrics_listen: Some(SocketAddr::from((Ipv4Addr::LOCALHOST, metrics_port))),
             suggested_fee_recipient: Address::repeat_byte(0xfe),
-            graffiti: graffiti(&format!("arbor dev {i}")),
+            graffiti: validator_client::config::parse_graffiti(&format!("arbor dev {i}"))?,
             chain: beacon_chain::ChainConfig::default(),
             worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         };
@@ -550,13 +549,6 @@ fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
         }
         _ => 0,
     }
-}
-
-fn graffiti(text: &str) -> Bytes32 {
-    let mut bytes = [0u8; 32];
-    let n = text.len().min(32);
-    bytes[..n].copy_from_slice(&text.as_bytes()[..n]);
-    Bytes32::from(bytes)
 }
 
 #[cfg(test)]

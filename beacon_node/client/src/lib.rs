@@ -396,9 +396,7 @@ fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, Cl
 
 /// Binds `addr` (port 0: any free one) and returns the listener with the address it got.
 async fn bind(addr: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr), ClientError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| ClientError::Http { addr, source })?;
+    let listener = http_api::bind(addr).await?;
     let bound = listener
         .local_addr()
         .map_err(|source| ClientError::Http { addr, source })?;
