@@ -518,8 +518,20 @@ async fn watch_devnet<E: EthSpec>(
             .unwrap_or(0);
         if let Some(target) = args.until_finalized_epoch {
             if finalized >= target {
-                let heads: std::collections::BTreeSet<_> =
-                    nodes.iter().map(|n| n.chain().head().block_root).collect();
+                let heads = agreed_heads(nodes, slot_ms).await;
+                if heads.len() > 1 {
+                    let listed: Vec<String> = nodes
+                        .iter()
+                        .map(|n| {
+                            let head = n.chain().head();
+                            format!("{} {}", head.slot, head.block_root)
+                        })
+                        .collect();
+                    println!(
+                        "arbor dev: the nodes' heads after a slot: {}",
+                        listed.join(", ")
+                    );
+                }
                 let missed_after = missed().saturating_sub(missed_at_epoch_1.unwrap_or(0));
                 println!(
                     "arbor dev: finalized epoch {finalized} reached at slot {} on {} node(s): {blocks} blocks, {short_blocks} with fewer than {} blobs; {} distinct head(s); {missed_after} duties missed after the first epoch",
@@ -539,6 +551,26 @@ async fn watch_devnet<E: EthSpec>(
                 ));
             }
         }
+    }
+}
+
+/// The nodes' distinct heads, given up to one slot to agree: a node that has just
+/// imported a block is ahead of one whose copy is still on the wire or being imported, and
+/// honest nodes agree within a slot, not at every instant.
+async fn agreed_heads<E: EthSpec>(
+    nodes: &[Client<E>],
+    slot_ms: u64,
+) -> std::collections::BTreeSet<types::Hash256> {
+    let heads = || -> std::collections::BTreeSet<_> {
+        nodes.iter().map(|n| n.chain().head().block_root).collect()
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(slot_ms);
+    loop {
+        let now = heads();
+        if now.len() <= 1 || tokio::time::Instant::now() >= deadline {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
