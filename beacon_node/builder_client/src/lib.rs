@@ -1,0 +1,1 @@
+//! A client of the builder API (ethereum/builder-specs): registrations, bids, blinded blocks.

@@ -1,0 +1,1 @@
+//! Several Arbor nodes on loopback with scripted faults.
