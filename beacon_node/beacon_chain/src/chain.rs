@@ -547,6 +547,50 @@ impl<E: EthSpec> BeaconChain<E> {
         self.payload_statuses.lock().insert(root, status);
     }
 
+    /// The execution client called the payload of block `root` VALID (a `forkchoiceUpdated`
+    /// of it as the head): it and every ancestor fork choice holds are valid, since a payload
+    /// is valid only on a valid chain; a head snapshot of one of them stops being optimistic.
+    /// After a restart the stored blocks come back not validated; this is what validates them
+    /// again, before any new block arrives (an optimistic head could not propose one).
+    ///
+    /// [spec]: sync/optimistic.md#helpers (`latest_valid_ancestor`: a VALID payload's ancestors are valid)
+    pub fn on_valid_execution_block(&self, root: Root) {
+        let ancestry: Vec<Root> = {
+            let fork_choice = self.fork_choice.lock();
+            let proto = fork_choice.proto_array();
+            let mut roots = Vec::new();
+            let mut index = proto.index_of(&root);
+            while let Some(node) = index.and_then(|i| proto.node(i)) {
+                roots.push(node.root);
+                index = node.parent;
+            }
+            roots
+        };
+        {
+            let mut statuses = self.payload_statuses.lock();
+            for ancestor in &ancestry {
+                match statuses.get(ancestor) {
+                    Some(PayloadStatus::Valid) => break,
+                    // An invalidated block below a VALID one cannot be: leave the record for
+                    // whoever invalidated it rather than overwrite it.
+                    Some(PayloadStatus::Invalidated) => break,
+                    _ => {
+                        statuses.insert(*ancestor, PayloadStatus::Valid);
+                    }
+                }
+            }
+        }
+        let head = self.head();
+        if head.execution_optimistic && ancestry.contains(&head.block_root) {
+            let mut current = self.head.write();
+            if current.block_root == head.block_root {
+                let mut snapshot = (**current).clone();
+                snapshot.execution_optimistic = false;
+                *current = Arc::new(snapshot);
+            }
+        }
+    }
+
     /// The execution status of block `root`'s payload; `NotValidated` when none was recorded.
     pub fn payload_status(&self, root: &Root) -> PayloadStatus {
         self.payload_statuses

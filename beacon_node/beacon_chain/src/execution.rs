@@ -188,8 +188,13 @@ pub async fn update_execution_head<E: EthSpec>(
     engine: &EngineApiClient,
     attributes: Option<PayloadAttributes>,
 ) -> Result<ForkchoiceUpdated, ExecutionError> {
-    let state = forkchoice_state(chain)?;
-    Ok(engine
+    let head = chain.head();
+    let state = forkchoice_state_of(chain, &head)?;
+    let updated = engine
         .forkchoice_updated_v3(state, attributes.as_ref())
-        .await?)
+        .await?;
+    if matches!(updated.payload_status, EnginePayloadStatus::Valid) {
+        chain.on_valid_execution_block(head.block_root);
+    }
+    Ok(updated)
 }

@@ -325,6 +325,20 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
     assert_eq!(after.state_root, before.state_root);
     assert_eq!(after.finalized_checkpoint, before.finalized_checkpoint);
     assert_eq!(after.justified_checkpoint, before.justified_checkpoint);
+    // Payload statuses are not stored: the reopened head is optimistic until the execution
+    // client calls it VALID (the start-up forkchoiceUpdated), which validates its ancestry.
+    assert!(after.execution_optimistic);
+    let ancestor = parent.block.parent_root();
+    assert_eq!(
+        h.chain.payload_status(&ancestor),
+        beacon_chain::PayloadStatus::NotValidated
+    );
+    h.chain.on_valid_execution_block(after.block_root);
+    assert!(!h.chain.head().execution_optimistic);
+    assert_eq!(
+        h.chain.payload_status(&ancestor),
+        beacon_chain::PayloadStatus::Valid
+    );
 
     let next = next_block(&h, &parent, last + 1);
     let root = gossip_and_import(&h, &next.block);
