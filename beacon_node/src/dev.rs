@@ -115,17 +115,7 @@ impl Datadir {
 }
 
 async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), String> {
-    let mut spec = base.with_forks_at_genesis_through(ForkName::Fulu);
-    spec.seconds_per_slot = args.seconds_per_slot;
-    spec.slot_duration_ms = args.seconds_per_slot * 1000;
-    if !args.blob_schedule.is_empty() {
-        let mut schedule = args.blob_schedule.clone();
-        schedule.sort_by_key(|e| e.epoch);
-        if schedule.windows(2).any(|w| w[0].epoch == w[1].epoch) {
-            return Err("--blob-schedule: two entries for one epoch".into());
-        }
-        spec.blob_schedule = schedule;
-    }
+    let spec = devnet_spec(base, args.seconds_per_slot, &args.blob_schedule)?;
     // The lowest limit the chain will have: at genesis and at every scheduled epoch.
     let max_blobs = std::iter::once(0)
         .chain(spec.blob_schedule.iter().map(|e| e.epoch))
@@ -255,7 +245,14 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             .join(", ")
     };
     let metrics: Vec<SocketAddr> = nodes.iter().filter_map(Client::metrics_addr).collect();
-    let testnet = write_testnet_dir::<E>(&datadir.path().join("testnet"), &spec, &genesis, &nodes)?;
+    let enrs: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| {
+            n.network()
+                .and_then(|h| h.local_enr().map(|e| e.to_base64()))
+        })
+        .collect();
+    let testnet = write_testnet_dir::<E>(&datadir.path().join("testnet"), &spec, &genesis, &enrs)?;
     println!(
         "arbor dev: {} validators, {} blobs per block, {} s slots, genesis at {genesis_time}; Beacon API on {}; metrics on {}; datadir {}; network directory {}",
         args.validators,
@@ -318,8 +315,29 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     outcome
 }
 
+/// A devnet's chain spec: every fork through Fulu at epoch 0, `seconds_per_slot`, and the BPO
+/// `blob_schedule` when one is given.
+pub(crate) fn devnet_spec(
+    base: ChainSpec,
+    seconds_per_slot: u64,
+    blob_schedule: &[types::BlobScheduleEntry],
+) -> Result<ChainSpec, String> {
+    let mut spec = base.with_forks_at_genesis_through(ForkName::Fulu);
+    spec.seconds_per_slot = seconds_per_slot;
+    spec.slot_duration_ms = seconds_per_slot * 1000;
+    if !blob_schedule.is_empty() {
+        let mut schedule = blob_schedule.to_vec();
+        schedule.sort_by_key(|e| e.epoch);
+        if schedule.windows(2).any(|w| w[0].epoch == w[1].epoch) {
+            return Err("--blob-schedule: two entries for one epoch".into());
+        }
+        spec.blob_schedule = schedule;
+    }
+    Ok(spec)
+}
+
 /// One `--blob-schedule` entry, `EPOCH:MAX_BLOBS`.
-fn parse_blob_schedule_entry(text: &str) -> Result<types::BlobScheduleEntry, String> {
+pub(crate) fn parse_blob_schedule_entry(text: &str) -> Result<types::BlobScheduleEntry, String> {
     let (epoch, max) = text
         .split_once(':')
         .ok_or_else(|| format!("{text:?}: expected EPOCH:MAX_BLOBS"))?;
@@ -335,15 +353,15 @@ fn parse_blob_schedule_entry(text: &str) -> Result<types::BlobScheduleEntry, Str
     })
 }
 
-/// Writes the devnet's network directory: `config.yaml` (every config value, as
-/// `/eth/v1/config/spec` serves it), `genesis.ssz`, `boot_enr.yaml` (the nodes' ENRs) and
+/// Writes a devnet's network directory: `config.yaml` (every config value, as
+/// `/eth/v1/config/spec` serves it), `genesis.ssz`, `boot_enr.yaml` (`enrs`, base64) and
 /// `deposit_contract_block.txt`, so that another node (`arbor bn --testnet-dir`, another
 /// client) can join.
-fn write_testnet_dir<E: EthSpec>(
+pub(crate) fn write_testnet_dir<E: EthSpec>(
     dir: &std::path::Path,
     spec: &ChainSpec,
     genesis: &types::BeaconState<E>,
-    nodes: &[Client<E>],
+    enrs: &[String],
 ) -> Result<PathBuf, String> {
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("{}/{what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| fail("", &e))?;
@@ -356,14 +374,7 @@ fn write_testnet_dir<E: EthSpec>(
         ssz::Encode::as_ssz_bytes(&state.state),
     )
     .map_err(|e| fail("genesis.ssz", &e))?;
-    let enrs: String = nodes
-        .iter()
-        .filter_map(|n| {
-            n.network()
-                .and_then(|h| h.local_enr().map(|e| e.to_base64()))
-        })
-        .map(|enr| format!("- {enr}\n"))
-        .collect();
+    let enrs: String = enrs.iter().map(|enr| format!("- {enr}\n")).collect();
     std::fs::write(
         dir.join("boot_enr.yaml"),
         if enrs.is_empty() {

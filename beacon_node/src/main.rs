@@ -8,6 +8,8 @@ mod bn;
 mod dev;
 #[cfg(feature = "mock-el")]
 mod mock_el;
+#[cfg(feature = "mock-el")]
+mod testnet;
 mod vc;
 
 use std::path::PathBuf;
@@ -59,6 +61,11 @@ enum Command {
     /// validator client driving it over the Beacon API on 127.0.0.1.
     #[cfg(feature = "mock-el")]
     Dev(dev::DevArgs),
+    /// Write the network directory of a fresh devnet (config.yaml, an interop genesis.ssz for
+    /// the mock execution client's genesis block, boot_enr.yaml) for nodes run as separate
+    /// processes: `arbor bn --testnet-dir`, `arbor vc --interop-indices`, `arbor mock-el`.
+    #[cfg(feature = "mock-el")]
+    NewTestnet(testnet::NewTestnetArgs),
 }
 
 /// Logs to stderr at `level` (`ARBOR_LOG` overrides it: error, warn, info, debug, trace).
@@ -130,6 +137,14 @@ fn main() -> ExitCode {
                 }
             }
         }
+        #[cfg(feature = "mock-el")]
+        Command::NewTestnet(args) => match testnet::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
         #[cfg(feature = "mock-el")]
         Command::MockEl(args) => match mock_el::run(args) {
             Ok(()) => ExitCode::SUCCESS,

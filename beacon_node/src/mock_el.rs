@@ -33,6 +33,11 @@ pub(crate) struct MockElArgs {
     /// Blobs per built payload (capped at the fork's limit).
     #[arg(long, default_value_t = 0)]
     blobs_per_block: usize,
+    /// Distinct blob sets to compute before serving (0: compute each payload's blobs when it
+    /// is built). Payloads then cycle through them and build in milliseconds; a blob's cell
+    /// proofs take hundreds.
+    #[arg(long, default_value_t = 0)]
+    blob_variety: u64,
     /// Seed of the generated blobs.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -63,9 +68,11 @@ pub(crate) fn run(args: MockElArgs) -> Result<(), String> {
     runtime
         .block_on(async {
             if minimal {
-                serve::<MinimalEthSpec>(config, listen, args.blobs_per_block).await
+                serve::<MinimalEthSpec>(config, listen, args.blobs_per_block, args.blob_variety)
+                    .await
             } else {
-                serve::<MainnetEthSpec>(config, listen, args.blobs_per_block).await
+                serve::<MainnetEthSpec>(config, listen, args.blobs_per_block, args.blob_variety)
+                    .await
             }
         })
         .map_err(|e| format!("{listen}: {e}"))
@@ -75,9 +82,24 @@ async fn serve<E: EthSpec>(
     config: MockConfig,
     listen: SocketAddr,
     blobs_per_block: usize,
+    blob_variety: u64,
 ) -> std::io::Result<()> {
+    let seed = config.seed;
+    let blob_sets = if blob_variety > 0 && blobs_per_block > 0 {
+        tokio::task::spawn_blocking(move || {
+            mock_execution_layer::blobs::generate_blob_sets(seed, blob_variety, blobs_per_block)
+        })
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("blob generation: {e}")))?
+    } else {
+        Vec::new()
+    };
     let mock = MockExecutionLayer::<E>::start(config, listen).await?;
     mock.set_blobs_per_payload(blobs_per_block);
+    if !blob_sets.is_empty() {
+        mock.set_blob_sets(blob_sets);
+    }
     println!(
         "mock execution layer listening on {} (genesis block {})",
         mock.url(),

@@ -687,6 +687,11 @@ impl<E: EthSpec> Shared<E> {
                 let hashes: Vec<_> = hashes.into_iter().map(|h| h.0).collect();
                 json(&self.get_blobs(&hashes)?)
             }
+            MOCK_SET_SYNCING => {
+                let (syncing,): (bool,) = parse(params)?;
+                lock(&self.behaviour).syncing = syncing;
+                json(&syncing)
+            }
             other => Err(RpcFailure::new(
                 RpcErrorCode::MethodNotFound,
                 format!("method {other} not found"),
@@ -694,6 +699,12 @@ impl<E: EthSpec> Shared<E> {
         }
     }
 }
+
+/// The mock's own control method (not an engine API method; JWT-authenticated like the rest):
+/// `[true]` makes it answer `SYNCING` to every `newPayload` and `forkchoiceUpdated`, as
+/// [`MockExecutionLayer::set_syncing`] does, `[false]` ends that. For tests that run the mock as
+/// a process (`arbor mock-el`).
+pub const MOCK_SET_SYNCING: &str = "arbor_mockSetSyncing";
 
 #[derive(Deserialize)]
 struct RpcRequest {
@@ -955,6 +966,12 @@ fn serve<E: EthSpec>(shared: Arc<Shared<E>>, listener: TcpListener) -> RunningSe
             .await
     });
     RunningServer { shutdown, task }
+}
+
+/// The hash of the genesis block a mock started at `genesis_time` has (what an interop genesis
+/// state written before the mock starts puts in its latest execution payload header).
+pub fn genesis_block_hash<E: EthSpec>(genesis_time: u64) -> Hash32 {
+    genesis_block::<E>(genesis_time).0
 }
 
 /// The mock's genesis block: number 0 at `genesis_time`, empty, its hash computed like any other.
