@@ -35,7 +35,7 @@ fn kzg_to_versioned_hash(commitment: &KZGCommitment) -> Root {
     Root::from(hash)
 }
 
-fn commitments_of<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Vec<KZGCommitment> {
+pub(crate) fn commitments_of<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Vec<KZGCommitment> {
     match block {
         SignedBeaconBlock::Fulu(b) | SignedBeaconBlock::Electra(b) => {
             b.message.body.blob_kzg_commitments.to_vec()

@@ -29,6 +29,7 @@ mod query;
 mod response;
 mod rewards;
 mod state_id;
+mod status_page;
 mod sync_messages;
 mod validator;
 
@@ -433,6 +434,13 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         // events and metrics
         .route("/eth/v1/events", get(events::get_events::<E>))
         .route("/metrics", get(metrics::get_metrics::<E>))
+        // Arbor's own: the status page and what it reads
+        .route("/", get(status_page::get_status_page))
+        .route("/arbor/v1/status", get(status_page::get_status::<E>))
+        .route(
+            "/arbor/v1/blocks/{block_id}/timeline",
+            get(status_page::get_block_timeline::<E>),
+        )
         .fallback(error::not_found_route);
     api.layer(axum::middleware::from_fn_with_state(
         ctx.clone(),

@@ -1,0 +1,336 @@
+//! Arbor's own endpoints for operators: the status page at `/`, what it reads beyond the
+//! standard API (`/arbor/v1/status`), and the block timeline as JSON
+//! (`/arbor/v1/blocks/{block_id}/timeline`).
+//!
+//! The page is one self-contained HTML file (inline script and style, no external assets): it
+//! reads the standard endpoints (syncing, finality checkpoints, identity, peers, version) and
+//! [`get_status`], and refreshes on the event stream's `head`, `block` and
+//! `finalized_checkpoint` events.
+//!
+//! Timelines are the chain's ([`beacon_chain::timeline`]): kept for the last
+//! [`TIMELINE_SLOTS`] slots, in milliseconds from the start of the block's slot.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{Html, IntoResponse, Response};
+use beacon_api::{BlockId, GenericResponse};
+use beacon_chain::timeline::{AvailableVia, BlockTimeline, SeenVia, TIMELINE_SLOTS};
+use serde::Serialize;
+use ssz_types::typenum::Unsigned;
+use types::{EthSpec, Root, Slot, ValidatorIndex};
+
+use crate::ApiContext;
+use crate::blobs::commitments_of;
+use crate::error::HttpError;
+use crate::query::{PathParams, parse_path};
+use crate::response::{blocking, json};
+use crate::state_id::block_at;
+
+type Ctx<E> = State<Arc<ApiContext<E>>>;
+
+/// The status page (inline script and style).
+const STATUS_PAGE: &str = include_str!("status_page.html");
+
+/// Blocks listed by [`get_status`], back from the head.
+pub(crate) const STATUS_BLOCKS: usize = 16;
+
+/// One stage of a timeline: when, in milliseconds from the start of the block's slot
+/// (negative: early, within the clock disparity), and how where the chain records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct StageJson {
+    delay_ms: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via: Option<&'static str>,
+}
+
+/// A block's timeline as served: seen → gossip verified → available → executed → imported →
+/// head, each `null` until it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct TimelineJson {
+    block_root: Root,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    slot: Slot,
+    seen: Option<StageJson>,
+    gossip_verified: Option<StageJson>,
+    available: Option<StageJson>,
+    executed: Option<StageJson>,
+    imported: Option<StageJson>,
+    head: Option<StageJson>,
+}
+
+fn seen_via(via: SeenVia) -> &'static str {
+    match via {
+        SeenVia::Gossip => "gossip",
+        SeenVia::Rpc => "rpc",
+        SeenVia::Api => "api",
+    }
+}
+
+fn available_via(via: AvailableVia) -> &'static str {
+    match via {
+        AvailableVia::NoBlobs => "no_blobs",
+        AvailableVia::Columns => "columns",
+        AvailableVia::GetBlobs => "get_blobs",
+        AvailableVia::Reconstruction => "reconstruction",
+    }
+}
+
+impl TimelineJson {
+    fn new(block_root: Root, t: &BlockTimeline) -> Self {
+        let at = |ms: Option<i64>| {
+            ms.map(|delay_ms| StageJson {
+                delay_ms,
+                via: None,
+            })
+        };
+        Self {
+            block_root,
+            slot: t.slot,
+            seen: t.seen.map(|(delay_ms, via)| StageJson {
+                delay_ms,
+                via: Some(seen_via(via)),
+            }),
+            gossip_verified: at(t.gossip_verified),
+            available: t.available.map(|(delay_ms, via)| StageJson {
+                delay_ms,
+                via: Some(available_via(via)),
+            }),
+            executed: at(t.executed),
+            imported: at(t.imported),
+            head: at(t.head),
+        }
+    }
+}
+
+/// The timeline of the block `id` names; 404 for an unknown block and for one whose timeline
+/// is no longer kept.
+fn timeline_of<E: EthSpec>(ctx: &ApiContext<E>, id: BlockId) -> Result<TimelineJson, HttpError> {
+    // A root is looked up as given: a block seen but not imported yet has a timeline too.
+    let root = match id {
+        BlockId::Root(root) => root,
+        other => block_at(ctx, other)?.root,
+    };
+    let timeline = ctx.chain.block_timeline(&root).ok_or_else(|| {
+        HttpError::not_found(format!(
+            "no timeline for block {id}: unknown, or older than the last {TIMELINE_SLOTS} slots"
+        ))
+    })?;
+    Ok(TimelineJson::new(root, &timeline))
+}
+
+/// `GET /arbor/v1/blocks/{block_id}/timeline`.
+pub(crate) async fn get_block_timeline<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    let id: BlockId = parse_path("block id", path.at(0)?)?;
+    let data = blocking(move || timeline_of(&ctx, id)).await?;
+    json(&GenericResponse { data })
+}
+
+/// A recent canonical block as the status page lists it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct StatusBlock {
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    slot: Slot,
+    block_root: Root,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    proposer_index: ValidatorIndex,
+    /// `len(blob_kzg_commitments)`.
+    blob_count: usize,
+    /// Data columns the node stores for it.
+    columns_stored: usize,
+    /// `NUMBER_OF_COLUMNS`.
+    columns_total: u64,
+    /// `None` once older than the timelines kept (or for a block the node did not import
+    /// itself, such as the anchor).
+    timeline: Option<TimelineJson>,
+}
+
+/// A queue of the beacon processor.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct QueueDepth {
+    kind: String,
+    length: i64,
+    dropped_total: u64,
+}
+
+/// A worker pool of the beacon processor.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct BusyWorkers {
+    pool: String,
+    busy: i64,
+}
+
+/// What the status page needs beyond the standard endpoints.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct StatusData {
+    /// The wall clock's slot.
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    clock_slot: Slot,
+    #[serde(with = "beacon_api::json::quoted_u64")]
+    head_slot: Slot,
+    head_root: Root,
+    /// The last [`STATUS_BLOCKS`] canonical blocks, newest first.
+    blocks: Vec<StatusBlock>,
+    /// `beacon_processor_queue_length` by kind (empty for a node without a processor: no p2p).
+    processor_queues: Vec<QueueDepth>,
+    /// `beacon_processor_busy_workers` by pool.
+    processor_workers: Vec<BusyWorkers>,
+}
+
+/// The label `name`'s value of a sample.
+fn label<'a>(metric: &'a prometheus::proto::Metric, name: &str) -> &'a str {
+    metric
+        .get_label()
+        .iter()
+        .find(|l| l.name() == name)
+        .map_or("", |l| l.value())
+}
+
+/// The processor's queue depths and busy workers, from the registry the node's parts register
+/// in.
+fn processor_metrics(registry: &prometheus::Registry) -> (Vec<QueueDepth>, Vec<BusyWorkers>) {
+    let families = registry.gather();
+    let family = |name: &str| families.iter().find(|f| f.name() == name);
+    let dropped = |kind: &str| -> u64 {
+        family("beacon_processor_work_events_dropped_total")
+            .and_then(|f| f.get_metric().iter().find(|m| label(m, "kind") == kind))
+            .map_or(0, |m| m.get_counter().get_value() as u64)
+    };
+    let queues = family("beacon_processor_queue_length")
+        .map(|f| {
+            f.get_metric()
+                .iter()
+                .map(|m| {
+                    let kind = label(m, "kind");
+                    QueueDepth {
+                        kind: kind.to_string(),
+                        length: m.get_gauge().get_value() as i64,
+                        dropped_total: dropped(kind),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let workers = family("beacon_processor_busy_workers")
+        .map(|f| {
+            f.get_metric()
+                .iter()
+                .map(|m| BusyWorkers {
+                    pool: label(m, "pool").to_string(),
+                    busy: m.get_gauge().get_value() as i64,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (queues, workers)
+}
+
+/// The last [`STATUS_BLOCKS`] canonical blocks, from the head back through parent roots.
+fn recent_blocks<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    head_root: Root,
+) -> Result<Vec<StatusBlock>, HttpError> {
+    let store = ctx.chain.store();
+    let mut blocks = Vec::with_capacity(STATUS_BLOCKS);
+    let mut root = head_root;
+    while blocks.len() < STATUS_BLOCKS {
+        let Some(block) = store.get_block(&root)? else {
+            break;
+        };
+        let slot = block.slot();
+        blocks.push(StatusBlock {
+            slot,
+            block_root: root,
+            proposer_index: block.proposer_index(),
+            blob_count: commitments_of(&block).len(),
+            columns_stored: store.data_column_indices(&root)?.len(),
+            columns_total: E::NumberOfColumns::to_u64(),
+            timeline: ctx
+                .chain
+                .block_timeline(&root)
+                .map(|t| TimelineJson::new(root, &t)),
+        });
+        if slot == 0 {
+            break;
+        }
+        root = block.parent_root();
+    }
+    Ok(blocks)
+}
+
+fn status<E: EthSpec>(ctx: &ApiContext<E>) -> Result<StatusData, HttpError> {
+    let head = ctx.chain.head();
+    let (processor_queues, processor_workers) = processor_metrics(&ctx.metrics_registry);
+    Ok(StatusData {
+        clock_slot: ctx.chain.slot_at_ms(ctx.chain.now_ms()),
+        head_slot: head.slot,
+        head_root: head.block_root,
+        blocks: recent_blocks(ctx, head.block_root)?,
+        processor_queues,
+        processor_workers,
+    })
+}
+
+/// `GET /arbor/v1/status`: the clock, the last blocks with their blob counts, stored columns
+/// and timelines, and the beacon processor's queues.
+pub(crate) async fn get_status<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
+    let data = blocking(move || status(&ctx)).await?;
+    json(&GenericResponse { data })
+}
+
+/// `GET /`: the status page.
+pub(crate) async fn get_status_page() -> Response {
+    ([(header::CACHE_CONTROL, "no-cache")], Html(STATUS_PAGE)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeline_serializes_each_stage_or_null() {
+        let t = BlockTimeline {
+            slot: 7,
+            seen: Some((-12, SeenVia::Gossip)),
+            gossip_verified: Some(40),
+            available: Some((310, AvailableVia::Reconstruction)),
+            executed: None,
+            imported: None,
+            head: None,
+        };
+        let json = serde_json::to_value(TimelineJson::new(Root::repeat_byte(1), &t)).unwrap();
+        assert_eq!(json["slot"], "7");
+        assert_eq!(
+            json["seen"],
+            serde_json::json!({"delay_ms": -12, "via": "gossip"})
+        );
+        assert_eq!(json["gossip_verified"], serde_json::json!({"delay_ms": 40}));
+        assert_eq!(json["available"]["via"], "reconstruction");
+        assert!(json["executed"].is_null() && json["head"].is_null());
+        assert_eq!(
+            json["block_root"],
+            format!("0x{}", "01".repeat(32)).as_str()
+        );
+    }
+
+    #[test]
+    fn the_page_is_self_contained() {
+        // No external script, style, image or font: the page works on a node without internet.
+        for needle in ["src=\"http", "href=\"http", "url(http", "@import", "<link "] {
+            assert!(!STATUS_PAGE.contains(needle), "{needle} in the page");
+        }
+        for endpoint in [
+            "/arbor/v1/status",
+            "/arbor/v1/blocks/",
+            "/eth/v1/events?topics=head,block,finalized_checkpoint",
+            "/eth/v1/node/syncing",
+            "/eth/v1/node/peers",
+        ] {
+            assert!(STATUS_PAGE.contains(endpoint), "{endpoint} not read");
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! Arbor's own endpoints over a real chain from an interop genesis (minimal preset, Fulu at
+//! genesis): the block timeline as JSON, the status the page reads, the page itself.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use beacon_chain::timeline::SeenVia;
+use beacon_chain::{
+    BeaconChain, BlockProcessed, BlockProducer, ChainConfig, ManualSlotClock, PayloadStatus,
+    ProducerConfig,
+};
+use execution_layer::{EngineApiClient, JwtSecret};
+use http_api::{ApiConfig, ApiContext, NoNetwork};
+use operation_pool::OperationPool;
+use state_harness::{BlockContents, build_block};
+use state_processing::CachedBeaconState;
+use state_processing::genesis::{interop_genesis_block, interop_genesis_state};
+use state_processing::per_block::AlwaysValid;
+use store::{Store, StoreConfig};
+use types::{ChainSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+const VALIDATORS: usize = 64;
+/// Bound on every request (a hang fails the test, not a timing).
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Node {
+    base: String,
+    ctx: Arc<ApiContext<E>>,
+    clock: Arc<ManualSlotClock>,
+    spec: Arc<ChainSpec>,
+    genesis: CachedBeaconState<E>,
+    genesis_root: Root,
+    registry: prometheus::Registry,
+    _dir: tempfile::TempDir,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+/// `ms` into `slot`, in milliseconds since the UNIX epoch.
+fn time_ms(spec: &ChainSpec, slot: Slot, ms: u64) -> u64 {
+    spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + ms
+}
+
+/// A node serving the API on 127.0.0.1:0. No execution client is called: blocks are imported
+/// with an engine that accepts every payload.
+async fn node() -> Node {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
+            .unwrap();
+    let mut genesis = CachedBeaconState::new(genesis);
+    let state_root = genesis.hash_tree_root().unwrap();
+    let block = interop_genesis_block::<E>(state_root);
+    let genesis_root = block.canonical_root();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0, 0)));
+    let threads = Arc::new(
+        fork_choice::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap(),
+    );
+    let chain = Arc::new(
+        BeaconChain::from_anchor(
+            Arc::new(store),
+            genesis.clone(),
+            block,
+            spec.clone(),
+            clock.clone(),
+            threads,
+            ChainConfig::default(),
+        )
+        .unwrap(),
+    );
+    let pool = Arc::new(OperationPool::new());
+    // Never called: nothing here produces a block.
+    let engine = Arc::new(
+        EngineApiClient::new(
+            "http://127.0.0.1:9",
+            JwtSecret::random(),
+            execution_layer::Timeouts::default(),
+        )
+        .unwrap(),
+    );
+    let producer = Arc::new(BlockProducer::new(
+        chain.clone(),
+        pool.clone(),
+        engine,
+        ProducerConfig::default(),
+    ));
+    let registry = prometheus::Registry::new();
+    let ctx = Arc::new(
+        ApiContext::new(
+            chain,
+            pool,
+            producer,
+            Arc::new(NoNetwork::new()),
+            registry.clone(),
+            ApiConfig::default(),
+        )
+        .unwrap(),
+    );
+    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(http_api::serve_on(listener, ctx.clone(), async move {
+        let _ = stop.await;
+    }));
+    Node {
+        base: format!("http://{addr}"),
+        ctx,
+        clock,
+        spec,
+        genesis,
+        genesis_root,
+        registry,
+        _dir: dir,
+        _shutdown: shutdown,
+    }
+}
+
+impl Node {
+    /// The block at `slot` on `parent`: seen on gossip `seen_ms` into its slot, gossip-verified
+    /// and imported `verified_ms` into it, then made the head.
+    fn gossip_block(
+        &self,
+        parent: &CachedBeaconState<E>,
+        slot: Slot,
+        seen_ms: u64,
+        verified_ms: u64,
+    ) -> (SignedBeaconBlock<E>, CachedBeaconState<E>) {
+        let built = build_block(parent, slot, &BlockContents::default(), &self.spec).unwrap();
+        let chain = &self.ctx.chain;
+        let root = built.block.canonical_root();
+        self.clock.set_ms(time_ms(&self.spec, slot, seen_ms));
+        chain.record_block_seen(root, slot, SeenVia::Gossip);
+        let now = time_ms(&self.spec, slot, verified_ms);
+        self.clock.set_ms(now);
+        let verified = chain
+            .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+            .unwrap();
+        let processed = chain
+            .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+            .unwrap();
+        assert!(matches!(processed, BlockProcessed::Imported(r) if r == root));
+        chain.recompute_head().unwrap();
+        (built.block, built.post)
+    }
+
+    async fn get(&self, path: &str) -> (u16, String, serde_json::Value) {
+        let response = tokio::time::timeout(
+            WAIT,
+            reqwest::Client::new()
+                .get(format!("{}{path}", self.base))
+                .send(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string())
+            .unwrap_or_default();
+        let bytes = response.bytes().await.unwrap();
+        let json = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+        let text = if json.is_null() {
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            content_type
+        };
+        (status, text, json)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeline_of_a_block_is_served_by_any_block_id() {
+    let n = node().await;
+    let (block1, post1) = n.gossip_block(&n.genesis, 1, 120, 180);
+    let (block2, _) = n.gossip_block(&post1, 2, 40, 90);
+    let root1 = block1.canonical_root();
+    let root2 = block2.canonical_root();
+
+    for id in ["1".to_string(), format!("{root1}")] {
+        let (status, _, body) = n.get(&format!("/arbor/v1/blocks/{id}/timeline")).await;
+        assert_eq!(status, 200, "{body}");
+        let t = &body["data"];
+        assert_eq!(t["block_root"], root1.to_string().as_str());
+        assert_eq!(t["slot"], "1");
+        assert_eq!(
+            t["seen"],
+            serde_json::json!({"delay_ms": 120, "via": "gossip"})
+        );
+        assert_eq!(t["gossip_verified"]["delay_ms"], 180);
+        // No blobs: available as soon as it passed gossip validation.
+        assert_eq!(
+            t["available"],
+            serde_json::json!({"delay_ms": 180, "via": "no_blobs"})
+        );
+        assert_eq!(t["imported"]["delay_ms"], 180);
+        assert_eq!(t["head"]["delay_ms"], 180);
+    }
+    let (status, _, body) = n.get("/arbor/v1/blocks/head/timeline").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["data"]["block_root"], root2.to_string().as_str());
+    assert_eq!(body["data"]["seen"]["delay_ms"], 40);
+    assert_eq!(body["data"]["imported"]["delay_ms"], 90);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_and_untracked_blocks_are_404_and_bad_ids_400() {
+    let n = node().await;
+    let _ = n.gossip_block(&n.genesis, 1, 100, 150);
+    // An unknown root, an empty slot, a slot past the head: the spec's 404 body.
+    for id in [format!("{}", Root::repeat_byte(7)), "2".into(), "9".into()] {
+        let (status, _, body) = n.get(&format!("/arbor/v1/blocks/{id}/timeline")).await;
+        assert_eq!(status, 404, "{id}: {body}");
+        assert_eq!(body["code"], 404);
+        assert!(body["message"].is_string());
+    }
+    // The anchor is known but was never seen or imported here: it has no timeline.
+    for id in ["genesis".to_string(), format!("{}", n.genesis_root)] {
+        let (status, _, body) = n.get(&format!("/arbor/v1/blocks/{id}/timeline")).await;
+        assert_eq!(status, 404, "{id}: {body}");
+        assert!(
+            body["message"].as_str().unwrap().contains("no timeline"),
+            "{body}"
+        );
+    }
+    for id in ["heads", "0x12", "-1"] {
+        let (status, _, body) = n.get(&format!("/arbor/v1/blocks/{id}/timeline")).await;
+        assert_eq!(status, 400, "{id}: {body}");
+        assert_eq!(body["code"], 400);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_lists_the_last_blocks_and_the_processor_queues() {
+    let n = node().await;
+    // A processor's queue gauge in the registry the API reads (a node without p2p has none).
+    let queues = prometheus::IntGaugeVec::new(
+        prometheus::Opts::new("beacon_processor_queue_length", "queue"),
+        &["kind"],
+    )
+    .unwrap();
+    n.registry.register(Box::new(queues.clone())).unwrap();
+    queues.with_label_values(&["gossip_attestation"]).set(5);
+    queues.with_label_values(&["gossip_block"]).set(0);
+
+    let (status, _, body) = n.get("/arbor/v1/status").await;
+    assert_eq!(status, 200, "{body}");
+    let blocks = body["data"]["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 1, "the anchor alone: {body}");
+    assert!(blocks[0]["timeline"].is_null());
+
+    let (block1, post1) = n.gossip_block(&n.genesis, 1, 100, 150);
+    let (block3, _) = n.gossip_block(&post1, 3, 20, 60);
+    let (status, _, body) = n.get("/arbor/v1/status").await;
+    assert_eq!(status, 200, "{body}");
+    let data = &body["data"];
+    assert_eq!(data["head_slot"], "3");
+    assert_eq!(
+        data["head_root"],
+        block3.canonical_root().to_string().as_str()
+    );
+    assert_eq!(data["clock_slot"], "3");
+    let blocks = data["blocks"].as_array().unwrap();
+    let slots: Vec<&str> = blocks.iter().map(|b| b["slot"].as_str().unwrap()).collect();
+    assert_eq!(slots, ["3", "1", "0"], "newest first, through parents");
+    assert_eq!(
+        blocks[1]["block_root"],
+        block1.canonical_root().to_string().as_str()
+    );
+    assert_eq!(
+        blocks[1]["proposer_index"],
+        block1.proposer_index().to_string().as_str()
+    );
+    assert_eq!(blocks[1]["blob_count"], 0);
+    assert_eq!(blocks[1]["columns_stored"], 0);
+    assert_eq!(blocks[1]["columns_total"], 128);
+    assert_eq!(blocks[1]["timeline"]["seen"]["delay_ms"], 100);
+    assert_eq!(blocks[0]["timeline"]["imported"]["delay_ms"], 60);
+    assert!(blocks[2]["timeline"].is_null(), "the anchor has none");
+    let queues = data["processor_queues"].as_array().unwrap();
+    let attestation = queues
+        .iter()
+        .find(|q| q["kind"] == "gossip_attestation")
+        .unwrap();
+    assert_eq!(attestation["length"], 5);
+    assert_eq!(attestation["dropped_total"], 0);
+    assert_eq!(queues.len(), 2);
+    assert!(data["processor_workers"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_is_served_at_the_root() {
+    let n = node().await;
+    let response = tokio::time::timeout(
+        WAIT,
+        reqwest::Client::new().get(format!("{}/", n.base)).send(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
+        "{:?}",
+        response.headers()
+    );
+    let page = response.text().await.unwrap();
+    assert!(page.contains("<title>Arbor status</title>"));
+    // Another path is still the API's 404 body, not the page.
+    let (status, _, body) = n.get("/nothing/here").await;
+    assert_eq!(status, 404);
+    assert_eq!(body["code"], 404);
+}
