@@ -75,6 +75,7 @@ INTEROP_JS_DIR ?= $(CURDIR)/target/interop-js
 test-interop:
 	@networking/interop/install.sh "$(INTEROP_JS_DIR)" >/dev/null
 	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package networking --test interop_js -- --ignored --nocapture
+	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package beacon_node --test lodestar_wire -- --ignored --nocapture
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the js-libp2p interop peer into a directory under target/ (never into the source tree):
-# copies package.json, package-lock.json, peer.mjs and node20.mjs there and runs `npm ci` from the registry.
+# copies package.json, package-lock.json and the scripts (peer.mjs, devnet_check.mjs, eth2_wire.mjs,
+# node20.mjs) there and runs `npm ci` from the registry.
 #
 #   networking/interop/install.sh [DIR]     (default: <repo>/target/interop-js)
 #
@@ -22,12 +23,13 @@ if [ "$major" -lt 20 ]; then
 fi
 
 mkdir -p "$dir"
-cp "$here/package.json" "$here/package-lock.json" "$here/peer.mjs" "$here/node20.mjs" "$dir/"
+cp "$here/package.json" "$here/package-lock.json" "$here/peer.mjs" "$here/devnet_check.mjs" \
+  "$here/eth2_wire.mjs" "$here/node20.mjs" "$dir/"
 
 stamp="$dir/node_modules/.arbor-lock-sha256"
 want="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "installing the js-libp2p peer into $dir (npm ci)" >&2
+  echo "installing the js-libp2p peer and Lodestar's libraries into $dir (npm ci)" >&2
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
   echo "$want" > "$stamp"
 fi

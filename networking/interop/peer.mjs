@@ -26,7 +26,6 @@
 import './node20.mjs'
 
 import { createHash } from 'node:crypto'
-import dgram from 'node:dgram'
 import readline from 'node:readline'
 
 import { Discv5 } from '@chainsafe/discv5'
@@ -40,7 +39,11 @@ import { mplex } from '@libp2p/mplex'
 import { tcp } from '@libp2p/tcp'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p } from 'libp2p'
-import SnappyJS from 'snappyjs'
+
+import {
+  GOSSIP_MAX_SIZE, PROTOCOL_PREFIX, concat, decodeRequest, decodeResponseChunks, eth2MessageId, encodePayload,
+  freeUdpPort, readAll, readUint64, snappyBlockTransform, toHex, uint64Bytes, withTimeout
+} from './eth2_wire.mjs'
 
 // ------------------------------------------------------------------------------------------
 // Arguments
@@ -76,148 +79,12 @@ function log (...parts) {
   process.stderr.write(`[js-peer] ${parts.join(' ')}\n`)
 }
 
-const toHex = (bytes) => Buffer.from(bytes).toString('hex')
 
-function withTimeout (promise, ms, what) {
-  let timer
-  return Promise.race([
-    promise,
-    new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms) })
-  ]).finally(() => clearTimeout(timer))
-}
-
-// ------------------------------------------------------------------------------------------
-// CRC-32C and the snappy framing format (req/resp payloads)
-// ------------------------------------------------------------------------------------------
-
-const CRC32C_TABLE = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = (c & 1) ? (0x82f63b78 ^ (c >>> 1)) : (c >>> 1)
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-function crc32c (bytes) {
-  let crc = 0xffffffff
-  for (const b of bytes) crc = CRC32C_TABLE[(crc ^ b) & 0xff] ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
-
-// The framing format stores the CRC "masked" so that CRCs of CRCs stay useful.
-function maskedCrc (bytes) {
-  const crc = crc32c(bytes)
-  return (((crc >>> 15) | (crc << 17)) + 0xa282ead8) >>> 0
-}
-
-const STREAM_IDENTIFIER = Uint8Array.from([0xff, 0x06, 0x00, 0x00, 0x73, 0x4e, 0x61, 0x50, 0x70, 0x59])
-const MAX_FRAME_DATA = 65536
-
-function frameChunk (type, crc, body) {
-  const length = body.length + 4
-  const out = new Uint8Array(4 + length)
-  out[0] = type
-  out[1] = length & 0xff
-  out[2] = (length >>> 8) & 0xff
-  out[3] = (length >>> 16) & 0xff
-  new DataView(out.buffer).setUint32(4, crc, true)
-  out.set(body, 8)
-  return out
-}
-
-function snappyFrameEncode (data) {
-  const parts = [STREAM_IDENTIFIER]
-  for (let offset = 0; offset < data.length || (offset === 0 && data.length === 0); offset += MAX_FRAME_DATA) {
-    const piece = data.subarray(offset, offset + MAX_FRAME_DATA)
-    const compressed = SnappyJS.compress(piece)
-    parts.push(compressed.length < piece.length
-      ? frameChunk(0x00, maskedCrc(piece), compressed)
-      : frameChunk(0x01, maskedCrc(piece), piece))
-    if (data.length === 0) break
-  }
-  return concat(parts)
-}
-
-// Decodes framed snappy from `bytes` at `offset` until `expected` uncompressed bytes came out.
-// Returns { data, next } or throws on bad framing, bad CRC or more data than announced.
-function snappyFrameDecode (bytes, offset, expected) {
-  const out = []
-  let produced = 0
-  let sawIdentifier = false
-  while (produced < expected || !sawIdentifier) {
-    if (offset + 4 > bytes.length) throw new Error('truncated snappy frame header')
-    const type = bytes[offset]
-    const length = bytes[offset + 1] | (bytes[offset + 2] << 8) | (bytes[offset + 3] << 16)
-    const body = bytes.subarray(offset + 4, offset + 4 + length)
-    if (body.length < length) throw new Error('truncated snappy frame')
-    offset += 4 + length
-    if (type === 0xff) {
-      if (length !== 6 || toHex(body) !== '734e61507059') throw new Error('bad snappy stream identifier')
-      sawIdentifier = true
-      continue
-    }
-    if (!sawIdentifier) throw new Error('snappy frame before the stream identifier')
-    if (type === 0x00 || type === 0x01) {
-      if (length < 4) throw new Error('snappy frame too short for its CRC')
-      const crc = new DataView(body.buffer, body.byteOffset, 4).getUint32(0, true)
-      const payload = type === 0x00 ? SnappyJS.uncompress(body.subarray(4), MAX_FRAME_DATA) : body.subarray(4)
-      if (maskedCrc(payload) !== crc) throw new Error('snappy frame CRC mismatch')
-      produced += payload.length
-      if (produced > expected) throw new Error(`snappy payload longer than the announced ${expected} bytes`)
-      out.push(payload)
-    } else if (type >= 0x80 && type <= 0xfd) {
-      // Skippable chunk.
-    } else {
-      throw new Error(`unskippable snappy chunk type ${type}`)
-    }
-  }
-  return { data: concat(out), next: offset }
-}
-
-function concat (parts) {
-  const total = parts.reduce((n, p) => n + p.length, 0)
-  const out = new Uint8Array(total)
-  let at = 0
-  for (const p of parts) { out.set(p, at); at += p.length }
-  return out
-}
-
-// ------------------------------------------------------------------------------------------
-// Unsigned LEB128 varints (req/resp length prefixes)
-// ------------------------------------------------------------------------------------------
-
-function encodeVarint (n) {
-  const out = []
-  let v = BigInt(n)
-  do {
-    let b = Number(v & 0x7fn)
-    v >>= 7n
-    if (v > 0n) b |= 0x80
-    out.push(b)
-  } while (v > 0n)
-  return Uint8Array.from(out)
-}
-
-function decodeVarint (bytes, offset) {
-  let value = 0n
-  let shift = 0n
-  for (let i = 0; i < 10; i++) {
-    if (offset + i >= bytes.length) throw new Error('truncated varint')
-    const b = bytes[offset + i]
-    value |= BigInt(b & 0x7f) << shift
-    if ((b & 0x80) === 0) return { value, next: offset + i + 1 }
-    shift += 7n
-  }
-  throw new Error('varint longer than 10 bytes')
-}
 
 // ------------------------------------------------------------------------------------------
 // eth2 req/resp: protocols, SSZ of the messages this peer speaks
 // ------------------------------------------------------------------------------------------
 
-const PROTOCOL_PREFIX = '/eth2/beacon_chain/req'
 const STATUS_V2 = `${PROTOCOL_PREFIX}/status/2/ssz_snappy`
 const STATUS_V1 = `${PROTOCOL_PREFIX}/status/1/ssz_snappy`
 const PING_V1 = `${PROTOCOL_PREFIX}/ping/1/ssz_snappy`
@@ -263,18 +130,6 @@ const statusJson = (s) => ({
   earliest_available_slot: s.earliestAvailableSlot
 })
 
-function uint64Bytes (n) {
-  const out = new Uint8Array(8)
-  new DataView(out.buffer).setBigUint64(0, BigInt(n), true)
-  return out
-}
-
-function readUint64 (bytes) {
-  if (bytes.length !== 8) throw new Error(`uint64 must be 8 bytes, got ${bytes.length}`)
-  return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true)
-}
-
-// MetaData v3: seq_number(8) attnets(Bitvector[64], 8) syncnets(Bitvector[4], 1)
 // custody_group_count(8); v2 lacks the last field.
 function encodeMetadata (seq, version) {
   const out = new Uint8Array(version === 3 ? 25 : 17)
@@ -284,86 +139,7 @@ function encodeMetadata (seq, version) {
   return out
 }
 
-// An encoded request or success response chunk body: varint(ssz length) ++ framed snappy.
-function encodePayload (ssz) {
-  return concat([encodeVarint(ssz.length), snappyFrameEncode(ssz)])
-}
 
-// Reads a request body (no result byte) from the whole request stream.
-function decodeRequest (bytes, maxSize) {
-  const { value, next } = decodeVarint(bytes, 0)
-  if (value > BigInt(maxSize)) throw new Error(`request announces ${value} bytes, more than ${maxSize}`)
-  const { data } = snappyFrameDecode(bytes, next, Number(value))
-  return data
-}
-
-// Splits a whole response stream into chunks: result byte, then for successful chunks the
-// context bytes (`contextBytes` of them: 4, the fork digest, for block and sidecar protocols; 0
-// for Status, Ping, MetaData), then the length-prefixed framed-snappy payload. Error chunks carry
-// an ErrorMessage (at most 256 bytes) and no context bytes.
-function decodeResponseChunks (bytes, maxSize, contextBytes) {
-  const chunks = []
-  let offset = 0
-  while (offset < bytes.length) {
-    const result = bytes[offset]
-    offset += 1
-    let context = new Uint8Array(0)
-    if (result === 0 && contextBytes > 0) {
-      if (offset + contextBytes > bytes.length) throw new Error('truncated context bytes')
-      context = bytes.slice(offset, offset + contextBytes)
-      offset += contextBytes
-    }
-    const limit = result === 0 ? maxSize : 256
-    const { value, next } = decodeVarint(bytes, offset)
-    if (value > BigInt(limit)) throw new Error(`response chunk announces ${value} bytes, more than ${limit}`)
-    const { data, next: end } = snappyFrameDecode(bytes, next, Number(value))
-    chunks.push({ result, context, data })
-    offset = end
-  }
-  return chunks
-}
-
-async function readAll (source, limit) {
-  const parts = []
-  let total = 0
-  for await (const chunk of source) {
-    const bytes = chunk.subarray()
-    total += bytes.length
-    if (total > limit) throw new Error(`stream longer than ${limit} bytes`)
-    parts.push(bytes)
-  }
-  return concat(parts)
-}
-
-// ------------------------------------------------------------------------------------------
-// Gossip: eth2 message id and snappy block compression
-// ------------------------------------------------------------------------------------------
-
-const MESSAGE_DOMAIN_VALID_SNAPPY = Uint8Array.from([0x01, 0x00, 0x00, 0x00])
-const GOSSIP_MAX_SIZE = 10 * 1024 * 1024
-
-// altair/p2p-interface.md#topics-and-messages: SHA256(MESSAGE_DOMAIN_VALID_SNAPPY ++
-// uint64(len(topic)) ++ topic ++ snappy_decompress(data))[:20]. `data` here is already
-// decompressed by the data transform below.
-function eth2MessageId (msg) {
-  const topic = new TextEncoder().encode(msg.topic)
-  return createHash('sha256')
-    .update(MESSAGE_DOMAIN_VALID_SNAPPY)
-    .update(uint64Bytes(topic.length))
-    .update(topic)
-    .update(msg.data)
-    .digest()
-    .subarray(0, 20)
-}
-
-const snappyBlockTransform = {
-  inboundTransform (_topic, data) {
-    return SnappyJS.uncompress(data, GOSSIP_MAX_SIZE)
-  },
-  outboundTransform (_topic, data) {
-    return SnappyJS.compress(data)
-  }
-}
 
 // SignedVoluntaryExit: message { epoch: uint64, validator_index: uint64 }, signature: Bytes96.
 function encodeSignedVoluntaryExit (epoch, validatorIndex) {
@@ -379,13 +155,6 @@ function encodeSignedVoluntaryExit (epoch, validatorIndex) {
 // The run
 // ------------------------------------------------------------------------------------------
 
-async function freeUdpPort () {
-  const socket = dgram.createSocket('udp4')
-  await new Promise((resolve, reject) => socket.bind(0, '127.0.0.1', (e) => e ? reject(e) : resolve()))
-  const { port } = socket.address()
-  await new Promise((resolve) => socket.close(resolve))
-  return port
-}
 
 async function main () {
   const args = parseArgs(process.argv.slice(2))
