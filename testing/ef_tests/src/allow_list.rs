@@ -38,17 +38,10 @@ impl AllowedGap {
 /// The gaps accepted today.
 pub const ALLOW_LIST: &[AllowedGap] = &[
     AllowedGap {
-        path: "minimal/*/light_client/data_collection",
-        reason: "imports blocks through the beacon chain and serves light-client data from it \
-                 (issues 13 and 19)",
-    },
-    AllowedGap {
-        path: "minimal/*/light_client/sync",
-        reason: "needs a light-client store (issue 19)",
-    },
-    AllowedGap {
-        path: "minimal/*/light_client/update_ranking",
-        reason: "needs the light-client store's is_better_update (issue 19)",
+        path: "*/*/light_client/sync/pyspec_tests/gloas_*",
+        reason: "the light-client store of these cases (or the data it upgrades to) is Gloas's, \
+                 a fork types does not have yet; the runner skips them by their fork version, \
+                 Gloas's light-client containers in types remove this entry",
     },
     AllowedGap {
         path: "*/*/ssz_static/BeaconState/*/*/value.yaml",

@@ -1,0 +1,318 @@
+//! The full node's side: light-client headers, bootstraps and updates derived from blocks and
+//! their post-states.
+//!
+//! Derivation covers Electra and Fulu blocks and states (the forks whose state proofs `types`
+//! opens); earlier forks' give [`LightClientError::UnsupportedFork`]. Results are in the latest
+//! format; [`into_forked_bootstrap`] and its siblings wrap them in the fork's container for the
+//! wire (Electra's and Fulu's formats are one).
+//!
+//! [spec]: altair/light-client/full-node.md, capella/ and deneb/light-client/full-node.md
+
+use ssz_types::FixedVector;
+use tree_hash::TreeHash;
+use types::merkle_proof::{ProofTree, compute_merkle_proof};
+use types::{
+    BeaconState, ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, Slot, altair,
+    deneb, electra, phase0,
+};
+
+use crate::sync_protocol::{
+    EXECUTION_PAYLOAD_GINDEX, MIN_SYNC_COMMITTEE_PARTICIPANTS,
+    compute_sync_committee_period_at_slot, current_sync_committee_gindex_at_slot, empty_header,
+    empty_sync_committee, finalized_root_gindex_at_slot, next_sync_committee_gindex_at_slot,
+};
+use crate::{Bootstrap, FinalityUpdate, Header, LightClientError, OptimisticUpdate, Update};
+
+/// The parts of an Electra or Fulu state that light-client data is derived from.
+pub struct StateView<'a, E: EthSpec> {
+    /// The state as a Merkle tree to prove fields of.
+    pub tree: &'a dyn ProofTree,
+    /// `state.slot`.
+    pub slot: Slot,
+    /// `state.latest_block_header`.
+    pub latest_block_header: &'a phase0::BeaconBlockHeader,
+    /// `state.current_sync_committee`.
+    pub current_sync_committee: &'a altair::SyncCommittee<E>,
+    /// `state.next_sync_committee`.
+    pub next_sync_committee: &'a altair::SyncCommittee<E>,
+    /// `state.finalized_checkpoint`.
+    pub finalized_checkpoint: &'a phase0::Checkpoint,
+}
+
+impl<'a, E: EthSpec> StateView<'a, E> {
+    /// The view of an Electra or Fulu state.
+    pub fn new(state: &'a BeaconState<E>) -> Result<Self, LightClientError> {
+        macro_rules! view {
+            ($s:expr) => {
+                StateView {
+                    tree: $s,
+                    slot: $s.slot,
+                    latest_block_header: &$s.latest_block_header,
+                    current_sync_committee: &$s.current_sync_committee,
+                    next_sync_committee: &$s.next_sync_committee,
+                    finalized_checkpoint: &$s.finalized_checkpoint,
+                }
+            };
+        }
+        match state {
+            BeaconState::Electra(s) => Ok(view!(s)),
+            BeaconState::Fulu(s) => Ok(view!(s)),
+            other => Err(LightClientError::UnsupportedFork(other.fork_name())),
+        }
+    }
+}
+
+/// The Electra/Fulu block inside `block`.
+fn electra_block<E: EthSpec>(
+    block: &SignedBeaconBlock<E>,
+) -> Result<&electra::SignedBeaconBlock<E>, LightClientError> {
+    match block {
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => Ok(b),
+        other => Err(LightClientError::UnsupportedFork(other.fork_name())),
+    }
+}
+
+/// The leaf's branch at `gindex` of `tree`, as a fixed vector.
+fn branch<N: ssz_types::typenum::Unsigned>(
+    tree: &dyn ProofTree,
+    gindex: u64,
+) -> Result<FixedVector<Root, N>, LightClientError> {
+    let (_, nodes) = compute_merkle_proof(tree, gindex)?;
+    crate::fork::fixed(nodes)
+}
+
+/// `block_to_light_client_header(block)`: the block's header with its execution payload header
+/// and the payload's branch in the body.
+///
+/// [spec]: deneb/light-client/full-node.md#modified-block_to_light_client_header
+pub fn block_to_light_client_header<E: EthSpec>(
+    block: &SignedBeaconBlock<E>,
+) -> Result<Header<E>, LightClientError> {
+    let block = electra_block(block)?;
+    let message = &block.message;
+    let payload = &message.body.execution_payload;
+    // Electra and Fulu blocks are past Capella and Deneb: the payload is always included.
+    let execution = deneb::ExecutionPayloadHeader {
+        parent_hash: payload.parent_hash,
+        fee_recipient: payload.fee_recipient,
+        state_root: payload.state_root,
+        receipts_root: payload.receipts_root,
+        logs_bloom: payload.logs_bloom.clone(),
+        prev_randao: payload.prev_randao,
+        block_number: payload.block_number,
+        gas_limit: payload.gas_limit,
+        gas_used: payload.gas_used,
+        timestamp: payload.timestamp,
+        extra_data: payload.extra_data.clone(),
+        base_fee_per_gas: payload.base_fee_per_gas,
+        block_hash: payload.block_hash,
+        transactions_root: payload.transactions.tree_hash_root(),
+        withdrawals_root: payload.withdrawals.tree_hash_root(),
+        blob_gas_used: payload.blob_gas_used,
+        excess_blob_gas: payload.excess_blob_gas,
+    };
+    Ok(Header {
+        beacon: phase0::BeaconBlockHeader {
+            slot: message.slot,
+            proposer_index: message.proposer_index,
+            parent_root: message.parent_root,
+            state_root: message.state_root,
+            body_root: message.body.tree_hash_root(),
+        },
+        execution,
+        execution_branch: branch(&message.body, EXECUTION_PAYLOAD_GINDEX)?,
+    })
+}
+
+/// Checks that `state` is the immediate post-state of `block` (`state.slot ==
+/// state.latest_block_header.slot` and the header with the state's root is the block's).
+fn check_post_state<E: EthSpec>(
+    state: &BeaconState<E>,
+    view: &StateView<'_, E>,
+    block: &SignedBeaconBlock<E>,
+) -> Result<Root, LightClientError> {
+    let block_root = block.canonical_root();
+    let mut header = view.latest_block_header.clone();
+    header.state_root = state.tree_hash_root();
+    if view.slot != view.latest_block_header.slot || header.tree_hash_root() != block_root {
+        return Err(LightClientError::StateNotOfBlock {
+            state_slot: view.slot,
+            block_root,
+        });
+    }
+    Ok(block_root)
+}
+
+/// `create_light_client_bootstrap(state, block)`: the block's header with the current sync
+/// committee of its post-state and that committee's branch.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_bootstrap
+pub fn create_light_client_bootstrap<E: EthSpec>(
+    spec: &ChainSpec,
+    state: &BeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+) -> Result<Bootstrap<E>, LightClientError> {
+    let view = StateView::new(state)?;
+    check_post_state(state, &view, block)?;
+    Ok(Bootstrap {
+        header: block_to_light_client_header(block)?,
+        current_sync_committee: view.current_sync_committee.clone(),
+        current_sync_committee_branch: branch(
+            view.tree,
+            current_sync_committee_gindex_at_slot::<E>(spec, view.slot),
+        )?,
+    })
+}
+
+/// `create_light_client_update(state, block, attested_state, attested_block, finalized_block)`:
+/// the update whose sync aggregate is `block`'s, attesting `block`'s parent.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_update
+pub fn create_light_client_update<E: EthSpec>(
+    spec: &ChainSpec,
+    state: &BeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    attested_state: &BeaconState<E>,
+    attested_block: &SignedBeaconBlock<E>,
+    finalized_block: Option<&SignedBeaconBlock<E>>,
+) -> Result<Update<E>, LightClientError> {
+    let signature_block = electra_block(block)?;
+    let sync_aggregate = &signature_block.message.body.sync_aggregate;
+    let participants = sync_aggregate.sync_committee_bits.num_set_bits() as u64;
+    if participants < MIN_SYNC_COMMITTEE_PARTICIPANTS {
+        return Err(LightClientError::TooFewParticipants { participants });
+    }
+    let view = StateView::new(state)?;
+    check_post_state(state, &view, block)?;
+    let update_signature_period = compute_sync_committee_period_at_slot::<E>(block.slot());
+
+    let attested = StateView::new(attested_state)?;
+    let attested_root = check_post_state(attested_state, &attested, attested_block)?;
+    if attested_root != block.parent_root() {
+        return Err(LightClientError::NotParent {
+            attested: attested_root,
+            parent: block.parent_root(),
+        });
+    }
+    let update_attested_period = compute_sync_committee_period_at_slot::<E>(attested_block.slot());
+
+    let mut update = Update {
+        attested_header: block_to_light_client_header(attested_block)?,
+        next_sync_committee: empty_sync_committee(),
+        next_sync_committee_branch: FixedVector::from_elem(Root::ZERO),
+        finalized_header: empty_header(),
+        finality_branch: FixedVector::from_elem(Root::ZERO),
+        sync_aggregate: sync_aggregate.clone(),
+        signature_slot: block.slot(),
+    };
+    // The next sync committee helps only when the current one signs.
+    if update_attested_period == update_signature_period {
+        update.next_sync_committee = attested.next_sync_committee.clone();
+        update.next_sync_committee_branch = branch(
+            attested.tree,
+            next_sync_committee_gindex_at_slot::<E>(spec, attested.slot),
+        )?;
+    }
+    // Finality whenever the finalized block is at hand.
+    if let Some(finalized_block) = finalized_block {
+        if finalized_block.slot() != GENESIS_SLOT {
+            update.finalized_header = block_to_light_client_header(finalized_block)?;
+            let got = update.finalized_header.beacon.tree_hash_root();
+            if got != attested.finalized_checkpoint.root {
+                return Err(LightClientError::FinalizedRootMismatch {
+                    expected: attested.finalized_checkpoint.root,
+                    got,
+                });
+            }
+        } else if !attested.finalized_checkpoint.root.is_zero() {
+            return Err(LightClientError::FinalizedRootMismatch {
+                expected: attested.finalized_checkpoint.root,
+                got: Root::ZERO,
+            });
+        }
+        update.finality_branch = branch(
+            attested.tree,
+            finalized_root_gindex_at_slot::<E>(spec, attested.slot),
+        )?;
+    }
+    Ok(update)
+}
+
+/// `create_light_client_finality_update(update)`.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_finality_update
+pub fn create_light_client_finality_update<E: EthSpec>(update: &Update<E>) -> FinalityUpdate<E> {
+    FinalityUpdate {
+        attested_header: update.attested_header.clone(),
+        finalized_header: update.finalized_header.clone(),
+        finality_branch: update.finality_branch.clone(),
+        sync_aggregate: update.sync_aggregate.clone(),
+        signature_slot: update.signature_slot,
+    }
+}
+
+/// `create_light_client_optimistic_update(update)`.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_optimistic_update
+pub fn create_light_client_optimistic_update<E: EthSpec>(
+    update: &Update<E>,
+) -> OptimisticUpdate<E> {
+    OptimisticUpdate {
+        attested_header: update.attested_header.clone(),
+        sync_aggregate: update.sync_aggregate.clone(),
+        signature_slot: update.signature_slot,
+    }
+}
+
+/// The fork whose format light-client data about a header at `slot` has.
+pub fn light_client_fork_at_slot<E: EthSpec>(spec: &ChainSpec, slot: Slot) -> ForkName {
+    spec.fork_name_at_slot::<E>(slot)
+}
+
+/// A latest-format bootstrap as `fork`'s container (Electra or Fulu).
+pub fn into_forked_bootstrap<E: EthSpec>(
+    fork: ForkName,
+    bootstrap: Bootstrap<E>,
+) -> Result<types::LightClientBootstrap<E>, LightClientError> {
+    match fork {
+        ForkName::Electra => Ok(types::LightClientBootstrap::Electra(bootstrap)),
+        ForkName::Fulu => Ok(types::LightClientBootstrap::Fulu(bootstrap)),
+        other => Err(LightClientError::UnsupportedFork(other)),
+    }
+}
+
+/// A latest-format update as `fork`'s container (Electra or Fulu).
+pub fn into_forked_update<E: EthSpec>(
+    fork: ForkName,
+    update: Update<E>,
+) -> Result<types::LightClientUpdate<E>, LightClientError> {
+    match fork {
+        ForkName::Electra => Ok(types::LightClientUpdate::Electra(update)),
+        ForkName::Fulu => Ok(types::LightClientUpdate::Fulu(update)),
+        other => Err(LightClientError::UnsupportedFork(other)),
+    }
+}
+
+/// A latest-format finality update as `fork`'s container (Electra or Fulu).
+pub fn into_forked_finality_update<E: EthSpec>(
+    fork: ForkName,
+    update: FinalityUpdate<E>,
+) -> Result<types::LightClientFinalityUpdate<E>, LightClientError> {
+    match fork {
+        ForkName::Electra => Ok(types::LightClientFinalityUpdate::Electra(update)),
+        ForkName::Fulu => Ok(types::LightClientFinalityUpdate::Fulu(update)),
+        other => Err(LightClientError::UnsupportedFork(other)),
+    }
+}
+
+/// A latest-format optimistic update as `fork`'s container (Electra or Fulu).
+pub fn into_forked_optimistic_update<E: EthSpec>(
+    fork: ForkName,
+    update: OptimisticUpdate<E>,
+) -> Result<types::LightClientOptimisticUpdate<E>, LightClientError> {
+    match fork {
+        ForkName::Electra => Ok(types::LightClientOptimisticUpdate::Electra(update)),
+        ForkName::Fulu => Ok(types::LightClientOptimisticUpdate::Fulu(update)),
+        other => Err(LightClientError::UnsupportedFork(other)),
+    }
+}
