@@ -280,10 +280,12 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
     eprintln!(
         "Lodestar checked {blocks} blocks ({blocks_gossip} gossiped, {blocks_range} only served by range; state transition with signatures), \
          {columns} data columns ({columns_gossip} gossiped, {columns_range} only by range; {cells} cells, KZG by micro-eth-signer), \
-         {aggregates} aggregates ({} signature sets), {statuses} Status answers, {} BlocksByRange and {} DataColumnSidecarsByRange chunks",
+         {aggregates} aggregates ({} signature sets), {statuses} Status answers, {} BlocksByRange and {} DataColumnSidecarsByRange chunks; \
+         {} gossiped blocks not on the node's canonical chain by the end",
         count(&summary, "aggregate_signature_sets"),
         count(&summary, "blocks_by_range_chunks"),
         count(&summary, "columns_by_range_chunks"),
+        count(&summary, "gossip_blocks_not_canonical"),
     );
     assert!(blocks_gossip >= MIN_GOSSIP_BLOCKS, "{summary}");
     assert!(columns_gossip >= MIN_GOSSIP_COLUMNS, "{summary}");

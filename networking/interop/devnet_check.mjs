@@ -54,7 +54,7 @@ import {
 
 const USAGE = `usage: node devnet_check.mjs --testnet-dir DIR [--enr ENR] [--muxers yamux,mplex]
        [--column-subnets 0,1,...] [--range-columns 0,5,...] [--min-blocks N] [--min-columns N]
-       [--min-aggregates N] [--timeout-ms MS]`
+       [--min-aggregates N] [--timeout-ms MS] [--range-retries N]`
 
 // ------------------------------------------------------------------------------------------
 // Arguments and reporting
@@ -70,7 +70,8 @@ function parseArgs (argv) {
     minBlocks: 8,
     minColumns: 16,
     minAggregates: 8,
-    timeoutMs: 120000
+    timeoutMs: 120000,
+    rangeRetries: 5
   }
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i]
@@ -87,6 +88,7 @@ function parseArgs (argv) {
       case '--min-columns': args.minColumns = Number(value); break
       case '--min-aggregates': args.minAggregates = Number(value); break
       case '--timeout-ms': args.timeoutMs = Number(value); break
+      case '--range-retries': args.rangeRetries = Number(value); break
       default: throw new Error(`unknown argument ${key}\n${USAGE}`)
     }
   }
@@ -746,26 +748,45 @@ async function main () {
   if (failure) throw failure
 
   // --- by range again, for what gossip brought: the same objects on each connection ------------
+  // BlocksByRange serves the node's canonical chain: a gossiped block that lost a fork choice race
+  // is not served (a served block after its slot shows the chain went past it); one with no
+  // served block after it may still be importing (gossip forwards a block once it is validated,
+  // before the node has imported it), so that is asked again, up to --range-retries times a
+  // second apart, before it counts as a mismatch.
   const slots = [...checker.gossipSlots].sort((a, b) => a - b)
   const first = slots[0]
   const last = slots[slots.length - 1]
   const gossiped = [...checker.blocks.values()].filter((b) => b.sources.has('gossip') && b.slot >= first && b.slot <= last)
   const gossipColumns = args.columnSubnets.filter((s) => s < L.P.NUMBER_OF_COLUMNS)
+  const notCanonical = new Set()
   for (const p of peers) {
-    const served = await p.blocksByRange(first, last - first + 1)
-    const servedRoots = new Set(served.map((b) => toHex(b.root)))
-    for (const b of gossiped) {
-      if (!servedRoots.has(toHex(b.root))) throw new Mismatch('BlocksByRange', `gossiped block ${hex0x(b.root)} at slot ${b.slot} missing from [${first}, ${last}] (${p.muxer})`)
-    }
-    const cols = await p.columnsByRange(first, last - first + 1, gossipColumns)
-    const servedCols = new Set(cols.map((c) => `${toHex(c.blockRoot)}/${c.index}`))
-    for (const [key, c] of checker.columns) {
-      if (c.sources.has('gossip') && !servedCols.has(key)) {
-        const slot = c.column.signedBlockHeader.message.slot
-        if (slot >= first && slot <= last && checker.blocks.has(toHex(c.blockRoot))) throw new Mismatch('DataColumnSidecarsByRange', `gossiped column ${key} missing (${p.muxer})`)
+    for (let attempt = 1; ; attempt++) {
+      const served = await p.blocksByRange(first, last - first + 1)
+      const servedRoots = new Set(served.map((b) => toHex(b.root)))
+      const missing = gossiped.filter((b) => !servedRoots.has(toHex(b.root)))
+      for (const b of missing) if (served.some((s) => s.slot > b.slot)) notCanonical.add(toHex(b.root))
+      const notYet = missing.filter((b) => !notCanonical.has(toHex(b.root)))
+      if (notYet.length > 0) {
+        if (attempt > args.rangeRetries) {
+          throw new Mismatch('BlocksByRange', `gossiped block ${hex0x(notYet[0].root)} at slot ${notYet[0].slot} not served in [${first}, ${last}] after ${attempt} requests, and no served block after it (${p.muxer})`)
+        }
+        report('range_retry', { muxer: p.muxer, attempt, not_yet_served: notYet.map((b) => b.slot) })
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+        continue
       }
+      const cols = await p.columnsByRange(first, last - first + 1, gossipColumns)
+      const servedCols = new Set(cols.map((c) => `${toHex(c.blockRoot)}/${c.index}`))
+      const missingCols = [...checker.columns.values()].filter((c) => c.sources.has('gossip') && servedRoots.has(toHex(c.blockRoot)) && !servedCols.has(c.key))
+      if (missingCols.length > 0) {
+        if (attempt > args.rangeRetries) throw new Mismatch('DataColumnSidecarsByRange', `gossiped column ${missingCols[0].key} of a served block not served (${p.muxer})`)
+        report('range_retry', { muxer: p.muxer, attempt, columns_not_yet_served: missingCols.length })
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+        continue
+      }
+      break
     }
   }
+  checker.counts.gossip_blocks_not_canonical = notCanonical.size
   if (failure) throw failure
   if (checker.pendingColumns.length > 0 || checker.pendingAggregates.length > 0) {
     report('unchecked', { columns_waiting_for_their_block: checker.pendingColumns.length, aggregates_waiting_for_their_block: checker.pendingAggregates.length })
