@@ -142,6 +142,8 @@ pub(crate) struct StatusBlock {
     blob_count: usize,
     /// Data columns the node stores for it.
     columns_stored: usize,
+    /// Their indices.
+    column_indices: Vec<u64>,
     /// `NUMBER_OF_COLUMNS`.
     columns_total: u64,
     /// `None` once older than the timelines kept (or for a block the node did not import
@@ -242,12 +244,14 @@ fn recent_blocks<E: EthSpec>(
             break;
         };
         let slot = block.slot();
+        let column_indices = store.data_column_indices(&root)?;
         blocks.push(StatusBlock {
             slot,
             block_root: root,
             proposer_index: block.proposer_index(),
             blob_count: commitments_of(&block).len(),
-            columns_stored: store.data_column_indices(&root)?.len(),
+            columns_stored: column_indices.len(),
+            column_indices,
             columns_total: E::NumberOfColumns::to_u64(),
             timeline: ctx
                 .chain

@@ -292,6 +292,7 @@ async fn the_status_lists_the_last_blocks_and_the_processor_queues() {
     );
     assert_eq!(blocks[1]["blob_count"], 0);
     assert_eq!(blocks[1]["columns_stored"], 0);
+    assert_eq!(blocks[1]["column_indices"], serde_json::json!([]));
     assert_eq!(blocks[1]["columns_total"], 128);
     assert_eq!(blocks[1]["timeline"]["seen"]["delay_ms"], 100);
     assert_eq!(blocks[0]["timeline"]["imported"]["delay_ms"], 60);
