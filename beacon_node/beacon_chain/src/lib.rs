@@ -33,6 +33,10 @@ pub use chain::{
 pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
 pub use gossip::Verdict;
 pub use production::{
+    BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
+    ProducedBlockV3,
+};
+pub use production::{
     BlobData, Blobs, BlockProducer, ProducedBlock, ProducerConfig, ProductionError,
     ProductionTimings,
 };

@@ -43,6 +43,12 @@ use types::{
 use crate::chain::{BeaconChain, HeadSnapshot};
 use crate::execution::{ExecutionError, forkchoice_state_of};
 
+mod builder;
+pub use builder::{
+    BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
+    ProducedBlockV3,
+};
+
 /// The blobs of a block, in the order of its commitments (the `blobs` of the Fulu
 /// `BlockContents`).
 pub type Blobs<E> = VariableList<Blob<E>, <E as EthSpec>::MaxBlobCommitmentsPerBlock>;
@@ -64,6 +70,8 @@ pub struct ProducerConfig {
     /// How many blocks built here keep their blobs for publication (a node proposes at most
     /// one block a slot; a few cover a re-request and a slow validator client).
     pub built_blobs_cache: usize,
+    /// The relay asked for headers (`None`: every block carries the local payload).
+    pub builder: Option<BuilderOptions>,
 }
 
 impl Default for ProducerConfig {
@@ -72,6 +80,7 @@ impl Default for ProducerConfig {
             default_fee_recipient: Address::ZERO,
             default_graffiti: Bytes32::ZERO,
             built_blobs_cache: 4,
+            builder: None,
         }
     }
 }
@@ -371,6 +380,9 @@ pub struct BlockProducer<E: EthSpec> {
     advanced: Mutex<Option<AdvancedState<E>>>,
     /// The blobs of the latest blocks built here, by block root, oldest first.
     built: Mutex<VecDeque<(Root, Arc<BuiltBlobs<E>>)>>,
+    /// `register_validator`: each validator's latest registration, by public key.
+    builder_registrations:
+        RwLock<HashMap<types::BLSPubkey, builder_client::ValidatorRegistrationV1>>,
 }
 
 impl<E: EthSpec> std::fmt::Debug for BlockProducer<E> {
@@ -399,6 +411,7 @@ impl<E: EthSpec> BlockProducer<E> {
             payload_ids: Mutex::new(HashMap::new()),
             advanced: Mutex::new(None),
             built: Mutex::new(VecDeque::new()),
+            builder_registrations: RwLock::new(HashMap::new()),
         }
     }
 

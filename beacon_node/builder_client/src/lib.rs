@@ -21,8 +21,7 @@ pub use client::{BuilderError, BuilderHttpClient, BuilderTimeouts, SubmitVersion
 pub use containers::{
     BlindedBeaconBlock, BlindedBeaconBlockBody, BlobsBundle, BuilderBid,
     ExecutionPayloadAndBlobsBundle, SignedBlindedBeaconBlock, SignedBuilderBid,
-    SignedValidatorRegistrationV1, UnblindError, ValidatorRegistrationV1,
-    execution_payload_header,
+    SignedValidatorRegistrationV1, UnblindError, ValidatorRegistrationV1, execution_payload_header,
 };
 pub use verify::{
     BidError, BidExpectations, PayloadChoice, VerifiedBid, builder_domain, expected_gas_limit,

@@ -248,7 +248,12 @@ impl<E: EthSpec> MockRelay<E> {
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     let body = serde_json::json!({ "code": status.as_u16(), "message": message.to_string() });
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 fn wants_ssz(headers: &HeaderMap) -> bool {
@@ -300,8 +305,7 @@ async fn register<E: EthSpec>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let registrations: Result<Vec<SignedValidatorRegistrationV1>, String> = if sent_ssz(&headers)
-    {
+    let registrations: Result<Vec<SignedValidatorRegistrationV1>, String> = if sent_ssz(&headers) {
         Vec::from_ssz_bytes(&body).map_err(|e| format!("{e:?}"))
     } else {
         serde_json::from_slice(&body).map_err(|e| e.to_string())
@@ -314,7 +318,10 @@ async fn register<E: EthSpec>(
             }
             StatusCode::OK.into_response()
         }
-        Err(e) => error(StatusCode::BAD_REQUEST, format!("invalid registrations: {e}")),
+        Err(e) => error(
+            StatusCode::BAD_REQUEST,
+            format!("invalid registrations: {e}"),
+        ),
     }
 }
 
@@ -323,7 +330,8 @@ async fn get_header<E: EthSpec>(
     Path((slot, parent_hash, pubkey)): Path<(u64, String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let (Ok(parent_hash), Ok(pubkey)) = (parent_hash.parse::<Hash32>(), pubkey.parse::<BLSPubkey>())
+    let (Ok(parent_hash), Ok(pubkey)) =
+        (parent_hash.parse::<Hash32>(), pubkey.parse::<BLSPubkey>())
     else {
         return error(StatusCode::BAD_REQUEST, "invalid parent hash or public key");
     };
@@ -376,30 +384,30 @@ async fn get_header<E: EthSpec>(
     versioned(&headers, fork, &signed)
 }
 
+/// A submitted block (with its fork) and what the relay reveals for it.
+type Revealed<E> = (
+    ForkName,
+    SignedBlindedBeaconBlock<E>,
+    ExecutionPayloadAndBlobsBundle<E>,
+);
+
 /// Decodes a submitted blinded block and finds the payload it commits to.
 fn reveal<E: EthSpec>(
     shared: &Shared<E>,
     version: u8,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<
-    (
-        ForkName,
-        SignedBlindedBeaconBlock<E>,
-        ExecutionPayloadAndBlobsBundle<E>,
-    ),
-    Response,
-> {
+) -> Result<Revealed<E>, (StatusCode, String)> {
     let fork = headers
         .get(CONSENSUS_VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<ForkName>().ok());
     let block: SignedBlindedBeaconBlock<E> = if sent_ssz(headers) {
         SignedBlindedBeaconBlock::from_ssz_bytes(body)
-            .map_err(|e| error(StatusCode::BAD_REQUEST, format!("invalid block: {e:?}")))?
+            .map_err(|e| (StatusCode::BAD_REQUEST, format!("invalid block: {e:?}")))?
     } else {
         serde_json::from_slice(body)
-            .map_err(|e| error(StatusCode::BAD_REQUEST, format!("invalid block: {e}")))?
+            .map_err(|e| (StatusCode::BAD_REQUEST, format!("invalid block: {e}")))?
     };
     let fork = fork.unwrap_or_else(|| shared.spec.fork_name_at_slot::<E>(block.message.slot));
     shared.seen.lock().submitted.push((version, block.clone()));
@@ -409,9 +417,12 @@ fn reveal<E: EthSpec>(
         .lock()
         .get(&hash)
         .cloned()
-        .ok_or_else(|| error(StatusCode::BAD_REQUEST, format!("unknown payload {hash}")))?;
+        .ok_or_else(|| (StatusCode::BAD_REQUEST, format!("unknown payload {hash}")))?;
     if execution_payload_header(&built.payload) != block.message.body.execution_payload_header {
-        return Err(error(StatusCode::BAD_REQUEST, "the header is not the bid's"));
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "the header is not the bid's".into(),
+        ));
     }
     let mut bundle = built.bundle;
     if *shared.behaviour.lock() == RelayBehaviour::WithholdBlob {
@@ -436,7 +447,7 @@ async fn submit_v1<E: EthSpec>(
 ) -> Response {
     match reveal(&shared, 1, &headers, &body) {
         Ok((fork, _, revealed)) => versioned(&headers, fork, &revealed),
-        Err(response) => response,
+        Err((status, message)) => error(status, message),
     }
 }
 
@@ -453,6 +464,6 @@ async fn submit_v2<E: EthSpec>(
             }
             Err(e) => error(StatusCode::BAD_REQUEST, e),
         },
-        Err(response) => response,
+        Err((status, message)) => error(status, message),
     }
 }

@@ -253,8 +253,8 @@ mod tests {
     }
 
     fn bid(key: &bls::SecretKey, expected: &BidExpectations) -> BuilderBid<E> {
-        let mut header = crate::containers::execution_payload_header(
-            &types::electra::ExecutionPayload::<E> {
+        let mut header =
+            crate::containers::execution_payload_header(&types::electra::ExecutionPayload::<E> {
                 parent_hash: expected.parent_hash,
                 fee_recipient: types::Address::repeat_byte(3),
                 state_root: Bytes32::ZERO,
@@ -272,8 +272,7 @@ mod tests {
                 withdrawals: VariableList::empty(),
                 blob_gas_used: 0,
                 excess_blob_gas: 0,
-            },
-        );
+            });
         header.gas_limit = 60_000_000;
         BuilderBid {
             header,
@@ -322,11 +321,16 @@ mod tests {
     fn each_header_field_the_state_fixes_is_checked() {
         let key = bls::SecretKey::random();
         let expected = expectations();
-        let cases: [(&str, fn(&mut BuilderBid<E>)); 5] = [
-            ("parent hash", |b| b.header.parent_hash = Hash32::repeat_byte(9)),
+        type Change = fn(&mut BuilderBid<E>);
+        let cases: [(&str, Change); 5] = [
+            ("parent hash", |b| {
+                b.header.parent_hash = Hash32::repeat_byte(9)
+            }),
             ("timestamp", |b| b.header.timestamp += 12),
             ("prev_randao", |b| b.header.prev_randao = Bytes32::ZERO),
-            ("withdrawals root", |b| b.header.withdrawals_root = Root::ZERO),
+            ("withdrawals root", |b| {
+                b.header.withdrawals_root = Root::ZERO
+            }),
             ("gas limit", |b| b.header.gas_limit = 30_000_000),
         ];
         for (name, change) in cases {
@@ -384,9 +388,18 @@ mod tests {
         let more = U256::from(1_100u64);
         let less = U256::from(900u64);
         // No factor means 100: the larger value wins, a tie goes to the local payload.
-        assert_eq!(select_payload(local, more, None, false), PayloadChoice::Builder);
-        assert_eq!(select_payload(local, less, None, false), PayloadChoice::Local);
-        assert_eq!(select_payload(local, local, None, false), PayloadChoice::Local);
+        assert_eq!(
+            select_payload(local, more, None, false),
+            PayloadChoice::Builder
+        );
+        assert_eq!(
+            select_payload(local, less, None, false),
+            PayloadChoice::Local
+        );
+        assert_eq!(
+            select_payload(local, local, None, false),
+            PayloadChoice::Local
+        );
         assert_eq!(
             select_payload(local, more, Some(100), false),
             PayloadChoice::Builder
@@ -412,6 +425,9 @@ mod tests {
             PayloadChoice::Builder
         );
         // The execution client asks for its own payload.
-        assert_eq!(select_payload(local, more, None, true), PayloadChoice::Local);
+        assert_eq!(
+            select_payload(local, more, None, true),
+            PayloadChoice::Local
+        );
     }
 }

@@ -122,7 +122,10 @@ fn expectations(s: &Setup) -> BidExpectations {
         withdrawals_root: withdrawals_root::<E>(&[]).unwrap(),
         parent_gas_limit: 60_000_000,
         registered_gas_limit: Some(60_000_000),
-        max_blobs: s.spec.get_blob_parameters(types::Epoch::from(0u64)).max_blobs_per_block,
+        max_blobs: s
+            .spec
+            .get_blob_parameters(types::Epoch::from(0u64))
+            .max_blobs_per_block,
         builder_pubkey: Some(s.relay.pubkey()),
     }
 }
@@ -305,10 +308,7 @@ async fn v1_reveals_the_payload_and_v2_has_the_relay_publish() {
                 <<E as types::EthSpec>::CellsPerExtBlob as types::typenum::Unsigned>::to_usize(),
             )
             .unwrap();
-        let full = blinded
-            .clone()
-            .unblind(revealed.execution_payload)
-            .unwrap();
+        let full = blinded.clone().unblind(revealed.execution_payload).unwrap();
         assert_eq!(
             tree_hash::TreeHash::tree_hash_root(&full.message),
             tree_hash::TreeHash::tree_hash_root(&blinded.message)
@@ -324,12 +324,7 @@ async fn v1_reveals_the_payload_and_v2_has_the_relay_publish() {
         published[0].message.body.execution_payload.block_hash,
         bid.message.header.block_hash
     );
-    let versions: Vec<u8> = s
-        .relay
-        .submitted_blocks()
-        .iter()
-        .map(|(v, _)| *v)
-        .collect();
+    let versions: Vec<u8> = s.relay.submitted_blocks().iter().map(|(v, _)| *v).collect();
     assert_eq!(versions, vec![1, 1, 2]);
 
     // A block committing to a payload the relay never offered is refused.

@@ -1,0 +1,482 @@
+//! Block production and publication with a builder (a relay or mev-boost, ethereum/builder-specs).
+//!
+//! [`BlockProducer::produce_block_v3_with_builder`] asks the relay for a header (`getHeader`,
+//! with its short timeout) while the local block is built, checks the bid
+//! ([`builder_client::verify_builder_bid`]: the builder's signature, the header against the
+//! state, the gas limit against the proposer's registration, the blob commitments within the
+//! slot's limit), and chooses by value and `builder_boost_factor`
+//! ([`builder_client::select_payload`]). Any builder failure (no relay, no registration, 204,
+//! an error status, a timeout, an invalid bid, a lower value) yields the local block, with the
+//! reason in [`BuilderOutcome`].
+//!
+//! The blinded block reuses the local block's operations (packed for the same state) with the
+//! bid's header, commitments and execution requests. Its post-state comes from the state
+//! transition of that body with a stand-in payload (the header's fields, the expected
+//! withdrawals, no transactions), after which the two state fields a payload's transactions
+//! reach are set to what the blinded block gives them: `latest_execution_payload_header` (the
+//! bid's header) and `latest_block_header.body_root` (the blinded body's root, which is the
+//! full body's). Nothing else in the transition reads the transactions.
+//!
+//! [`BlockProducer::publish_blinded_block`] checks the proposer's signature, then unblinds through
+//! the relay: `submitBlindedBlock` (v1) reveals the payload and blobs, and the block is
+//! published and imported like any `publishBlockV2` block (its columns' KZG proofs verified:
+//! the blobs are the builder's); `submitBlindedBlockV2` (Fulu) has the relay publish, and the
+//! block reaches this node by gossip.
+//!
+//! [spec]: builder-specs specs/bellatrix/validator.md, beacon-APIs apis/validator/block.v3.yaml
+
+use std::sync::Arc;
+
+use builder_client::{
+    BidError, BidExpectations, BlindedBeaconBlock, BlindedBeaconBlockBody, BuilderBid,
+    BuilderError, BuilderHttpClient, PayloadChoice, SignedBlindedBeaconBlock,
+    SignedValidatorRegistrationV1, SubmitVersion, UnblindError, builder_domain, select_payload,
+    verify_builder_bid, withdrawals_root,
+};
+use state_processing::{
+    common::{balance, get_beacon_proposer_index, get_current_epoch, get_randao_mix},
+    per_block::{AlwaysValid, VerifySignatures, get_expected_withdrawals, process_block},
+};
+use tree_hash::TreeHash;
+use types::{
+    BLSPubkey, BLSSignature, BeaconBlock, Bytes32, EthSpec, ForkName, Gwei, Root,
+    SignedBeaconBlock, Slot, U256, ValidatorIndex, signing, typenum::Unsigned,
+};
+
+use super::{BlockProducer, ProducedBlock, ProductionError, WEI_PER_GWEI};
+use crate::gossip::{domain_at, head_pubkey, verify_one};
+use crate::publication::{BlockBroadcaster, BroadcastValidation, PublishError, PublishedBlock};
+
+/// The relay a producer asks for headers, and how it unblinds.
+#[derive(Debug, Clone)]
+pub struct BuilderOptions {
+    /// The relay's client (its URL, timeouts, encoding).
+    pub client: Arc<BuilderHttpClient>,
+    /// How blinded blocks are unblinded.
+    pub submit: SubmitVersion,
+}
+
+/// A blinded block built on a builder's bid, with what the v3 response carries.
+#[derive(Debug, Clone)]
+pub struct ProducedBlindedBlock<E: EthSpec> {
+    /// The unsigned blinded block (its state root set).
+    pub block: BlindedBeaconBlock<E>,
+    /// The bid's value in wei (the v3 `execution_payload_value`).
+    pub execution_payload_value: U256,
+    /// Wei the proposer earns from the block's consensus content.
+    pub consensus_block_value: U256,
+    /// The fork of the block.
+    pub fork: ForkName,
+    /// The block's slot.
+    pub slot: Slot,
+    /// The block's proposer.
+    pub proposer_index: ValidatorIndex,
+    /// The block's root (the full block's).
+    pub block_root: Root,
+    /// The local payload's value, which the bid beat.
+    pub local_payload_value: U256,
+}
+
+/// Why a block carries the local payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuilderOutcome {
+    /// No relay configured.
+    NoBuilder,
+    /// `builder_boost_factor` 0: the builder was not asked.
+    LocalRequested,
+    /// The proposer sent no registration.
+    NotRegistered,
+    /// The relay had no bid (204).
+    NoBid,
+    /// The relay failed (transport, status, timeout, decoding).
+    Failed(String),
+    /// The bid did not pass its checks.
+    InvalidBid(BidError),
+    /// The blinded block could not be built on the bid.
+    BlindedBlockFailed(String),
+    /// The local payload was worth as much as the boosted bid (or its execution client asked
+    /// for it).
+    LocalChosen {
+        /// The bid's value.
+        builder_value: U256,
+    },
+}
+
+/// What `produceBlockV3` built: a full block (with why the builder was not used) or a
+/// blinded one.
+#[derive(Debug, Clone)]
+pub enum ProducedBlockV3<E: EthSpec> {
+    /// The local payload's block.
+    Full {
+        /// The block.
+        block: ProducedBlock<E>,
+        /// Why not a builder's.
+        outcome: BuilderOutcome,
+    },
+    /// A blinded block on the builder's bid.
+    Blinded(ProducedBlindedBlock<E>),
+}
+
+/// Why a blinded block was not published.
+#[derive(Debug, thiserror::Error)]
+pub enum BlindedPublishError {
+    /// No relay is configured to unblind it.
+    #[error("no builder is configured to unblind the block")]
+    NoBuilder,
+    /// Only Electra-layout blocks are produced and published here.
+    #[error("a {0} blinded block cannot be published here")]
+    UnsupportedFork(ForkName),
+    /// The proposer's signature does not verify (nothing was sent to the relay).
+    #[error("the blinded block's proposer signature does not verify")]
+    InvalidSignature,
+    /// The relay refused or failed.
+    #[error("builder: {0}")]
+    Builder(#[from] BuilderError),
+    /// What the relay revealed does not complete the block.
+    #[error("unblinding: {0}")]
+    Unblind(#[from] UnblindError),
+    /// The unblinded block was not published.
+    #[error(transparent)]
+    Publish(#[from] PublishError),
+}
+
+/// What became of a published blinded block.
+#[derive(Debug, Clone)]
+pub enum BlindedPublication<E: EthSpec> {
+    /// Unblinded (v1), then published and imported here.
+    Published(PublishedBlock<E>),
+    /// The relay publishes it (v2); it arrives here by gossip.
+    PublishedByRelay {
+        /// The block's root.
+        block_root: Root,
+    },
+}
+
+impl<E: EthSpec> BlockProducer<E> {
+    /// The relay, when one is configured.
+    pub fn builder(&self) -> Option<&BuilderOptions> {
+        self.config.builder.as_ref()
+    }
+
+    /// `registerValidator`: keeps each validator's latest registration (a newer timestamp
+    /// replaces an older one) for production to know who registered and with which gas limit,
+    /// and forwards them to the relay when one is configured.
+    pub async fn register_validators(
+        &self,
+        registrations: &[SignedValidatorRegistrationV1],
+    ) -> Result<(), BuilderError> {
+        {
+            let mut kept = self.builder_registrations.write();
+            for r in registrations {
+                let newer = kept
+                    .get(&r.message.pubkey)
+                    .is_none_or(|old| old.timestamp <= r.message.timestamp);
+                if newer {
+                    kept.insert(r.message.pubkey, r.message.clone());
+                }
+            }
+        }
+        match self.builder() {
+            Some(builder) if !registrations.is_empty() => {
+                builder.client.register_validator(registrations).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `produceBlockV3` with the builder: the local block, or a blinded block on the relay's
+    /// bid when it is valid and worth more (see the module's documentation). Fails only when
+    /// the local block fails.
+    pub async fn produce_block_v3_with_builder(
+        &self,
+        slot: Slot,
+        randao_reveal: BLSSignature,
+        graffiti: Option<Bytes32>,
+        skip_randao_verification: bool,
+        builder_boost_factor: Option<u64>,
+    ) -> Result<ProducedBlockV3<E>, ProductionError> {
+        let local = self.produce_block_v3(
+            slot,
+            randao_reveal,
+            graffiti,
+            skip_randao_verification,
+            builder_boost_factor,
+        );
+        let Some(builder) = self.builder() else {
+            return Ok(ProducedBlockV3::Full {
+                block: local.await?,
+                outcome: BuilderOutcome::NoBuilder,
+            });
+        };
+        if builder_boost_factor == Some(0) {
+            return Ok(ProducedBlockV3::Full {
+                block: local.await?,
+                outcome: BuilderOutcome::LocalRequested,
+            });
+        }
+        let (local, bid) = tokio::join!(local, self.builder_bid(builder, slot));
+        let local = local?;
+        let bid = match bid {
+            Ok(bid) => bid,
+            Err(outcome) => {
+                return Ok(ProducedBlockV3::Full {
+                    block: local,
+                    outcome,
+                });
+            }
+        };
+        let choice = select_payload(
+            local.execution_payload_value,
+            bid.value,
+            builder_boost_factor,
+            local.should_override_builder,
+        );
+        if choice == PayloadChoice::Local {
+            return Ok(ProducedBlockV3::Full {
+                block: local,
+                outcome: BuilderOutcome::LocalChosen {
+                    builder_value: bid.value,
+                },
+            });
+        }
+        match self.blinded_block_on_bid(&local, bid) {
+            Ok(blinded) => Ok(ProducedBlockV3::Blinded(blinded)),
+            Err(e) => Ok(ProducedBlockV3::Full {
+                block: local,
+                outcome: BuilderOutcome::BlindedBlockFailed(e.to_string()),
+            }),
+        }
+    }
+
+    /// The relay's verified bid for `slot` on the head, or why there is none.
+    async fn builder_bid(
+        &self,
+        builder: &BuilderOptions,
+        slot: Slot,
+    ) -> Result<BuilderBid<E>, BuilderOutcome> {
+        let failed = |e: ProductionError| BuilderOutcome::Failed(e.to_string());
+        let head = self.chain.head();
+        let fork = self.check_fork(slot).map_err(failed)?;
+        let mut state = self
+            .advanced_state(head.block_root, &head.state, slot)
+            .map_err(failed)?;
+        let proposer = {
+            let (view, caches) = state
+                .view_mut()
+                .map_err(|e| failed(ProductionError::State(e)))?;
+            get_beacon_proposer_index(&view.as_ref(), caches)
+                .map_err(|e| failed(ProductionError::State(e)))?
+        };
+        let pubkey = head_pubkey(&state, proposer)
+            .map(|key| BLSPubkey::from(key.compress().0))
+            .ok_or_else(|| BuilderOutcome::Failed(format!("no key for proposer {proposer}")))?;
+        let registration = self.builder_registrations.read().get(&pubkey).cloned();
+        let Some(registration) = registration else {
+            return Err(BuilderOutcome::NotRegistered);
+        };
+        let expected = {
+            let view = state
+                .view()
+                .map_err(|e| failed(ProductionError::State(e)))?;
+            let epoch = get_current_epoch(&view);
+            let withdrawals = get_expected_withdrawals(&view)
+                .map_err(|e| failed(ProductionError::State(e)))?
+                .withdrawals;
+            let spec = self.chain.spec();
+            BidExpectations {
+                parent_hash: view.latest_execution_payload_header.block_hash,
+                timestamp: spec.compute_time_at_slot(self.chain.genesis_time(), slot),
+                prev_randao: get_randao_mix(&view, epoch),
+                withdrawals_root: withdrawals_root::<E>(&withdrawals).ok_or_else(|| {
+                    BuilderOutcome::Failed("more expected withdrawals than a payload holds".into())
+                })?,
+                parent_gas_limit: view.latest_execution_payload_header.gas_limit,
+                registered_gas_limit: Some(registration.gas_limit),
+                max_blobs: if fork >= ForkName::Fulu {
+                    spec.get_blob_parameters(epoch).max_blobs_per_block
+                } else {
+                    spec.max_blobs_per_block_electra
+                },
+                builder_pubkey: builder.client.builder_pubkey(),
+            }
+        };
+        let signed = builder
+            .client
+            .get_header::<E>(fork, slot, expected.parent_hash, pubkey)
+            .await
+            .map_err(|e| BuilderOutcome::Failed(e.to_string()))?
+            .ok_or(BuilderOutcome::NoBid)?;
+        verify_builder_bid(signed, &expected, builder_domain(self.chain.spec()))
+            .map(|verified| verified.bid)
+            .map_err(BuilderOutcome::InvalidBid)
+    }
+
+    /// The blinded block with `local`'s operations and `bid`'s payload header, commitments
+    /// and requests, its state root from the transition on the slot's advanced state.
+    fn blinded_block_on_bid(
+        &self,
+        local: &ProducedBlock<E>,
+        bid: BuilderBid<E>,
+    ) -> Result<ProducedBlindedBlock<E>, ProductionError> {
+        let (BeaconBlock::Electra(message) | BeaconBlock::Fulu(message)) = &local.block else {
+            return Err(ProductionError::UnsupportedFork {
+                slot: local.slot,
+                fork: local.fork,
+            });
+        };
+        let header = bid.header;
+        let mut message = message.clone();
+        // The stand-in payload: every header field, the expected withdrawals (the header's
+        // withdrawals root was checked against them), no transactions.
+        let payload = &mut message.body.execution_payload;
+        payload.parent_hash = header.parent_hash;
+        payload.fee_recipient = header.fee_recipient;
+        payload.state_root = header.state_root;
+        payload.receipts_root = header.receipts_root;
+        payload.logs_bloom = header.logs_bloom.clone();
+        payload.prev_randao = header.prev_randao;
+        payload.block_number = header.block_number;
+        payload.gas_limit = header.gas_limit;
+        payload.gas_used = header.gas_used;
+        payload.timestamp = header.timestamp;
+        payload.extra_data = header.extra_data.clone();
+        payload.base_fee_per_gas = header.base_fee_per_gas;
+        payload.block_hash = header.block_hash;
+        payload.transactions = ssz_types::VariableList::empty();
+        payload.blob_gas_used = header.blob_gas_used;
+        payload.excess_blob_gas = header.excess_blob_gas;
+        message.body.blob_kzg_commitments = bid.blob_kzg_commitments.clone();
+        message.body.execution_requests = bid.execution_requests.clone();
+        message.state_root = Root::ZERO;
+        let blinded_body = BlindedBeaconBlockBody::from_body_with(
+            &message.body,
+            header.clone(),
+            bid.blob_kzg_commitments,
+            bid.execution_requests,
+        );
+        let body_root = blinded_body.tree_hash_root();
+
+        let head = self.chain.head();
+        if head.block_root != message.parent_root {
+            return Err(ProductionError::BlockProcessing(format!(
+                "the head moved from {} to {} during production",
+                message.parent_root, head.block_root
+            )));
+        }
+        let mut state = self.advanced_state(message.parent_root, &head.state, message.slot)?;
+        let proposer = message.proposer_index;
+        let withdrawn: Gwei = message
+            .body
+            .execution_payload
+            .withdrawals
+            .iter()
+            .filter(|w| w.validator_index == proposer)
+            .map(|w| w.amount)
+            .sum();
+        let before = balance(&state.view()?, proposer)?;
+        {
+            let (mut view, caches) = state.view_mut()?;
+            process_block(
+                &mut view,
+                caches,
+                &message,
+                VerifySignatures::None,
+                &AlwaysValid,
+                self.chain.spec(),
+            )
+            .map_err(|e| ProductionError::BlockProcessing(format!("{e:?}")))?;
+            // What the real payload's transactions change: the cached header and the body root.
+            *view.latest_execution_payload_header = header;
+            view.latest_block_header.body_root = body_root;
+        }
+        let after = balance(&state.view()?, proposer)?;
+        let state_root = state.hash_tree_root()?;
+        let block = BlindedBeaconBlock {
+            slot: message.slot,
+            proposer_index: proposer,
+            parent_root: message.parent_root,
+            state_root,
+            body: blinded_body,
+        };
+        let reward = after.saturating_add(withdrawn).saturating_sub(before);
+        Ok(ProducedBlindedBlock {
+            block_root: block.tree_hash_root(),
+            block,
+            execution_payload_value: bid.value,
+            consensus_block_value: U256::from(reward) * U256::from(WEI_PER_GWEI),
+            fork: local.fork,
+            slot: local.slot,
+            proposer_index: proposer,
+            local_payload_value: local.execution_payload_value,
+        })
+    }
+
+    /// `publishBlindedBlockV2`: the proposer's signature checked, the block unblinded through
+    /// the relay and published (see the module's documentation).
+    pub async fn publish_blinded_block(
+        &self,
+        block: SignedBlindedBeaconBlock<E>,
+        fork: ForkName,
+        validation: BroadcastValidation,
+        broadcaster: &dyn BlockBroadcaster<E>,
+    ) -> Result<BlindedPublication<E>, BlindedPublishError> {
+        let builder = self.builder().ok_or(BlindedPublishError::NoBuilder)?;
+        if fork < ForkName::Electra {
+            return Err(BlindedPublishError::UnsupportedFork(fork));
+        }
+        let block_root = block.message.tree_hash_root();
+        if !self.verify_blinded_signature(&block, block_root) {
+            return Err(BlindedPublishError::InvalidSignature);
+        }
+        if builder.submit == SubmitVersion::V2 {
+            builder.client.submit_blinded_block_v2(fork, &block).await?;
+            return Ok(BlindedPublication::PublishedByRelay { block_root });
+        }
+        let revealed = builder.client.submit_blinded_block_v1(fork, &block).await?;
+        let proofs_per_blob = if fork >= ForkName::Fulu {
+            E::CellsPerExtBlob::to_usize()
+        } else {
+            1
+        };
+        revealed.check_blobs(&block.message.body.blob_kzg_commitments, proofs_per_blob)?;
+        let bundle = revealed.blobs_bundle;
+        let full = block.unblind(revealed.execution_payload)?;
+        let full = match fork {
+            ForkName::Electra => SignedBeaconBlock::Electra(full),
+            _ => SignedBeaconBlock::Fulu(full),
+        };
+        let published = self
+            .publish_block(
+                Arc::new(full),
+                Some((bundle.proofs, bundle.blobs)),
+                validation,
+                broadcaster,
+            )
+            .await?;
+        Ok(BlindedPublication::Published(published))
+    }
+
+    /// The proposer's signature over the blinded block (of root `block_root`, the full
+    /// block's), with the head state's key.
+    fn verify_blinded_signature(
+        &self,
+        block: &SignedBlindedBeaconBlock<E>,
+        block_root: Root,
+    ) -> bool {
+        let head = self.chain.head();
+        let Some(key) = head_pubkey(&head.state, block.message.proposer_index) else {
+            return false;
+        };
+        let domain = domain_at(
+            self.chain.spec(),
+            self.chain.genesis_validators_root(),
+            signing::DOMAIN_BEACON_PROPOSER,
+            block.message.slot / E::slots_per_epoch(),
+        );
+        verify_one(
+            &key,
+            signing::compute_signing_root(&block_root, domain),
+            &block.signature,
+        )
+    }
+}
