@@ -1,7 +1,8 @@
 //! A real Prometheus (Debian's `prometheus`, which `.ci/run` installs) scrapes a two-node
 //! `arbor dev` devnet, and its query API shows the series an operator watches existing and
 //! moving: head slot, justified and finalized epochs, peers, block delays, the beacon
-//! processor's queues, gossip verdicts, the Beacon API's latency, the operation pool.
+//! processor's queues, gossip verdicts, the Beacon API's latency, the operation pool. Then every
+//! panel query of the Grafana dashboard (`scripts/grafana/arbor.json`) must return data.
 //!
 //! Both processes bind 127.0.0.1, are bounded in time and stopped by their PIDs; their output
 //! stays under `target/test-logs/`.
@@ -30,15 +31,77 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-/// The value of `query` (one sample) from Prometheus's query API; `None` while there is none.
-fn query(port: u16, query: &str) -> Option<f64> {
-    let encoded: String = query
+/// The samples of `query` from Prometheus's query API (an instant vector's values, or a
+/// scalar's); `None` when the query fails.
+fn query_values(port: u16, query: &str) -> Option<Vec<f64>> {
+    let (status, body) = http_get(port, &format!("/api/v1/query?query={}", encode(query))).ok()?;
+    if status != 200 {
+        return None;
+    }
+    let json: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let data = json.get("data")?;
+    let value = |v: &serde_json::Value| v.get(1)?.as_str()?.parse::<f64>().ok();
+    match data.get("resultType")?.as_str()? {
+        "vector" => Some(
+            data.get("result")?
+                .as_array()?
+                .iter()
+                // A value that does not parse counts as no number.
+                .map(|sample| sample.get("value").and_then(value).unwrap_or(f64::NAN))
+                .collect(),
+        ),
+        "scalar" => Some(vec![value(data.get("result")?)?]),
+        _ => None,
+    }
+}
+
+/// A Grafana panel query as Prometheus runs it: the dashboard's variables filled in as
+/// Grafana would (every instance; a rate window of a few scrapes).
+fn grafana_to_promql(expr: &str) -> String {
+    expr.replace("$__rate_interval", "30s")
+        .replace("$instance", ".+")
+}
+
+/// Every query of every panel (rows' nested panels included) of the dashboard JSON, with the
+/// panel's title.
+fn dashboard_queries(dashboard: &serde_json::Value) -> Vec<(String, String)> {
+    fn walk(panels: &[serde_json::Value], out: &mut Vec<(String, String)>) {
+        for panel in panels {
+            let title = panel["title"].as_str().unwrap_or("untitled").to_string();
+            for target in panel["targets"].as_array().into_iter().flatten() {
+                if let Some(expr) = target["expr"].as_str() {
+                    out.push((title.clone(), expr.to_string()));
+                }
+            }
+            if let Some(nested) = panel["panels"].as_array() {
+                walk(nested, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        dashboard["panels"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice),
+        &mut out,
+    );
+    out
+}
+
+/// `query` percent-encoded for a URL's query string.
+fn encode(query: &str) -> String {
+    query
         .bytes()
         .map(|b| match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
             _ => format!("%{b:02X}"),
         })
-        .collect();
+        .collect()
+}
+
+/// The value of `query` (one sample) from Prometheus's query API; `None` while there is none.
+fn query(port: u16, query: &str) -> Option<f64> {
+    let encoded = encode(query);
     let (status, body) = http_get(port, &format!("/api/v1/query?query={encoded}")).ok()?;
     if status != 200 {
         return None;
@@ -186,4 +249,67 @@ fn prometheus_scrapes_the_series_operators_watch() {
     assert!(query(prom_port, "beacon_block_delay_head_seconds_count").unwrap_or(0.0) >= 1.0);
     assert!(query(prom_port, "http_api_request_duration_seconds_count").unwrap_or(0.0) >= 1.0);
     assert!(query(prom_port, "network_gossip_verdicts_total").unwrap_or(0.0) >= 1.0);
+
+    // The Grafana dashboard: a Prometheus datasource variable, and every panel query returns
+    // data (at least one sample, and a number: a quantile over no observations is NaN).
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/grafana/arbor.json");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("the Grafana dashboard"))
+            .expect("the dashboard is JSON");
+    let variables = dashboard["templating"]["list"]
+        .as_array()
+        .expect("variables");
+    assert!(
+        variables.iter().any(|v| v["type"] == "datasource"
+            && v["query"] == "prometheus"
+            && v["name"] == "datasource"),
+        "no Prometheus datasource variable in {}",
+        path.display()
+    );
+    let queries = dashboard_queries(&dashboard);
+    assert!(
+        queries.len() >= 20,
+        "{} queries in {}",
+        queries.len(),
+        path.display()
+    );
+    for (title, expr) in &queries {
+        let promql = grafana_to_promql(expr);
+        assert!(
+            !promql.contains('$'),
+            "panel {title:?}: a dashboard variable this test does not fill in: {expr}"
+        );
+    }
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut empty: Vec<&(String, String)> = queries.iter().collect();
+    while !empty.is_empty() && Instant::now() < deadline {
+        empty.retain(|(_, expr)| {
+            !query_values(prom_port, &grafana_to_promql(expr))
+                .is_some_and(|values| values.iter().any(|v| v.is_finite()))
+        });
+        if !empty.is_empty() {
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    }
+    assert!(
+        empty.is_empty(),
+        "dashboard queries without data: {:#?}; logs under {}",
+        empty,
+        dir.display()
+    );
+    eprintln!(
+        "{} dashboard queries of {} panels returned data",
+        queries.len(),
+        dashboard_queries_panels(&queries)
+    );
+}
+
+/// How many panels the queries come from.
+fn dashboard_queries_panels(queries: &[(String, String)]) -> usize {
+    queries
+        .iter()
+        .map(|(title, _)| title.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
 }
