@@ -16,7 +16,7 @@ endif
 # fails without them rather than skipping the differential test.
 ORACLE_DIR ?= $(CURDIR)/target/lodestar-oracle
 
-.PHONY: build release run test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop
+.PHONY: build release run test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop simulate
 
 build:
 	$(CARGO) build --workspace
@@ -76,6 +76,15 @@ test-interop:
 	@networking/interop/install.sh "$(INTEROP_JS_DIR)" >/dev/null
 	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package networking --test interop_js -- --ignored --nocapture
 	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package beacon_node --test lodestar_wire -- --ignored --nocapture
+
+# The simulator's long profile (testing/simulator): four nodes as separate processes of the
+# release binary (mock execution client, beacon node, validator client each), 20 epochs, with a
+# SIGKILL and restart, a node offline for two epochs, and an execution client answering SYNCING.
+# Its short profile runs in `make test` (beacon_node/tests/simulator.rs). Files under
+# target/simulator/.
+SIM_ARGS ?=
+simulate: release
+	$(CARGO) run --release -p simulator -- --arbor ./target/release/arbor --profile long --dir target/simulator $(SIM_ARGS)
 
 lint:
 	$(CARGO) fmt --all -- --check
