@@ -144,6 +144,14 @@ impl ClientError {
         }
     }
 
+    /// True if the request failed before any answer without running past its timeout: the
+    /// connection was refused, reset or closed (a pooled keep-alive connection to a node that
+    /// has since restarted, say). Sending it again on a fresh connection may succeed.
+    pub fn is_connection_error(&self) -> bool {
+        matches!(self, Self::Transport { source, .. }
+            if !source.is_timeout() && (source.is_connect() || source.is_request()))
+    }
+
     /// True if the request ran past its timeout.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Self::Transport { source, .. } if source.is_timeout())

@@ -144,6 +144,10 @@ impl Default for NetworkConfig {
     }
 }
 
+/// How old a peer's connection must be for a new one of the same peer to replace it (a
+/// restarted peer), rather than join it (a simultaneous dial).
+const STALE_CONNECTION_AGE: Duration = Duration::from_secs(10);
+
 impl NetworkConfig {
     /// A configuration for tests and local devnets: loopback, every port picked by the OS.
     pub fn local(genesis_validators_root: Root) -> Self {
@@ -859,6 +863,7 @@ pub async fn start<E: EthSpec>(
         events: EventSender::new(event_tx, config.event_backlog_limit.max(1), metrics.clone()),
         metrics,
         connection_addrs: HashMap::new(),
+        connection_ids: HashMap::new(),
         slot,
         slots_per_epoch: slots_per_epoch as u32,
     };
@@ -1195,6 +1200,8 @@ struct Service<E: EthSpec> {
     events: EventSender<E>,
     metrics: Arc<Metrics>,
     connection_addrs: HashMap<PeerId, Vec<Multiaddr>>,
+    /// Each connected peer's connections and when they were established.
+    connection_ids: HashMap<PeerId, Vec<(libp2p::swarm::ConnectionId, Instant)>>,
     slot: Duration,
     slots_per_epoch: u32,
 }
@@ -1717,6 +1724,7 @@ impl<E: EthSpec> Service<E> {
         match event {
             SwarmEvent::ConnectionEstablished {
                 peer_id,
+                connection_id,
                 endpoint,
                 num_established,
                 ..
@@ -1726,6 +1734,19 @@ impl<E: EthSpec> Service<E> {
                     .entry(peer_id)
                     .or_default()
                     .push(address.clone());
+                let connections = self.connection_ids.entry(peer_id).or_default();
+                // A peer that connects again while an old connection of it has been up for a
+                // while has restarted: the old connection is dead but, over QUIC after a
+                // crash, looks alive until its idle timeout, and gossipsub keeps sending on
+                // it. Closed now. Two connections a moment old are a simultaneous dial from
+                // both sides: both are kept (closing on both ends could close both).
+                for (old, since) in connections.iter() {
+                    if now.duration_since(*since) >= STALE_CONNECTION_AGE {
+                        tracing::debug!(%peer_id, "closing an older connection of a reconnected peer");
+                        self.swarm.close_connection(*old);
+                    }
+                }
+                connections.push((connection_id, now));
                 if num_established.get() > 1 {
                     return;
                 }
@@ -1749,10 +1770,17 @@ impl<E: EthSpec> Service<E> {
             }
             SwarmEvent::ConnectionClosed {
                 peer_id,
+                connection_id,
                 endpoint,
                 num_established,
                 ..
             } => {
+                if let Some(connections) = self.connection_ids.get_mut(&peer_id) {
+                    connections.retain(|(id, _)| *id != connection_id);
+                    if connections.is_empty() {
+                        self.connection_ids.remove(&peer_id);
+                    }
+                }
                 let address = endpoint_addr(&endpoint);
                 if let Some(addrs) = self.connection_addrs.get_mut(&peer_id) {
                     if let Some(i) = addrs.iter().position(|a| *a == address) {

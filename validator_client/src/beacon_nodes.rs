@@ -86,7 +86,17 @@ impl BeaconNodes {
     {
         let mut errors = Vec::new();
         for node in self.order() {
-            match request(node.client.clone()).await {
+            let mut outcome = request(node.client.clone()).await;
+            // A connection that failed before any answer (a pooled one to a node that has
+            // restarted since) is worth one more try on a fresh connection: every request the
+            // validator client sends is safe to repeat (the node deduplicates publications).
+            if let Err(e) = &outcome
+                && e.is_connection_error()
+            {
+                debug!(node = %node.client.base_url(), what, error = %e, "retrying once after a connection error");
+                outcome = request(node.client.clone()).await;
+            }
+            match outcome {
                 Ok(value) => return Ok(value),
                 Err(e) => {
                     debug!(node = %node.client.base_url(), what, error = %e, "beacon node request failed");
