@@ -16,6 +16,7 @@
 
 mod beacon;
 mod blobs;
+mod builder;
 mod caches;
 mod config_spec;
 mod error;
@@ -127,8 +128,8 @@ pub struct ApiContext<E: EthSpec> {
     pub config: ApiConfig,
     /// The API's metrics.
     pub metrics: ApiMetrics,
-    /// Validator registrations from `register_validator`, by public key (kept for a builder;
-    /// this node builds locally).
+    /// Validator registrations from `register_validator`, by public key (also forwarded to the
+    /// relay when one is configured).
     pub(crate) registrations:
         Mutex<HashMap<types::BLSPubkey, beacon_api::SignedValidatorRegistrationV1>>,
     /// Validators seen live through the API (attestations, sync messages, blocks), by epoch.
@@ -279,6 +280,14 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             post(production::post_block_v2::<E>),
         )
         .route(
+            "/eth/v1/beacon/blinded_blocks",
+            post(builder::post_blinded_block_v1::<E>),
+        )
+        .route(
+            "/eth/v2/beacon/blinded_blocks",
+            post(builder::post_blinded_block_v2::<E>),
+        )
+        .route(
             "/eth/v2/beacon/blocks/{block_id}",
             get(beacon::get_block_v2::<E>),
         )
@@ -417,7 +426,7 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         )
         .route(
             "/eth/v1/validator/register_validator",
-            post(validator::post_register_validator::<E>),
+            post(builder::post_register_validator::<E>),
         )
         .route(
             "/eth/v1/validator/beacon_committee_selections",

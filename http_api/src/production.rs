@@ -106,9 +106,9 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
             "skip_randao_verification needs the point at infinity as randao_reveal",
         ));
     }
-    let produced = ctx
+    let produced = match ctx
         .producer
-        .produce_block_v3(
+        .produce_block_v3_with_builder(
             slot,
             randao_reveal,
             graffiti,
@@ -116,7 +116,17 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
             builder_boost_factor,
         )
         .await
-        .map_err(production_error)?;
+        .map_err(production_error)?
+    {
+        beacon_chain::ProducedBlockV3::Full { block, outcome } => {
+            tracing::debug!(%slot, ?outcome, "block with the local payload");
+            block
+        }
+        beacon_chain::ProducedBlockV3::Blinded(blinded) => {
+            ctx.record_live(slot / E::slots_per_epoch(), [blinded.proposer_index]);
+            return crate::builder::blinded_block_v3_response(encoding, blinded);
+        }
+    };
     ctx.record_live(slot / E::slots_per_epoch(), [produced.proposer_index]);
     let metadata = ProduceBlockV3Metadata {
         consensus_version: produced.fork,
@@ -156,7 +166,9 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
     .map_err(|e| HttpError::internal(format!("worker failed: {e}")))?
 }
 
-fn broadcast_validation(query: &Query) -> Result<beacon_chain::BroadcastValidation, HttpError> {
+pub(crate) fn broadcast_validation(
+    query: &Query,
+) -> Result<beacon_chain::BroadcastValidation, HttpError> {
     Ok(
         match query
             .parse::<beacon_api::BroadcastValidation>("broadcast_validation")?
@@ -173,7 +185,7 @@ fn broadcast_validation(query: &Query) -> Result<beacon_chain::BroadcastValidati
     )
 }
 
-fn publish_error(e: PublishError) -> HttpError {
+pub(crate) fn publish_error(e: PublishError) -> HttpError {
     match e {
         PublishError::Engine(_) => HttpError::Unavailable(e.to_string()),
         PublishError::Import(beacon_chain::ChainError::Store(_)) => HttpError::internal(e),

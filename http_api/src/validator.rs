@@ -1,6 +1,6 @@
 //! `/eth/v1/validator/*` and `/eth/v2/validator/*` reads and subscriptions: duties,
 //! attestation data, aggregates, sync contributions, subnet subscriptions, proposer
-//! preparation, registrations, liveness.
+//! preparation, liveness (registrations: `builder.rs`).
 //!
 //! [spec]: apis/validator/*.yaml, validator.md of each fork
 
@@ -12,7 +12,7 @@ use axum::response::Response;
 use beacon_api::{
     AttesterDuty, BeaconCommitteeSubscription, DutiesResponse, Encoding, ForkVersionedResponse,
     GenericResponse, LivenessResponseData, ProposerDuty, ProposerPreparationData,
-    SignedValidatorRegistrationV1, SyncCommitteeSubscription, SyncDutiesResponse, SyncDuty,
+    SyncCommitteeSubscription, SyncDutiesResponse, SyncDuty,
 };
 use serde::Deserialize;
 use ssz::Encode;
@@ -512,19 +512,6 @@ pub(crate) async fn post_prepare_beacon_proposer<E: EthSpec>(
             .into_iter()
             .map(|p| (p.validator_index, p.fee_recipient)),
     );
-    Ok(ok_empty())
-}
-
-/// `POST /eth/v1/validator/register_validator`: kept for a builder (JSON or SSZ list).
-pub(crate) async fn post_register_validator<E: EthSpec>(
-    State(ctx): Ctx<E>,
-    body: Body,
-) -> Result<Response, HttpError> {
-    let registrations: Vec<SignedValidatorRegistrationV1> = body.decode()?;
-    let mut kept = ctx.registrations.lock();
-    for r in registrations {
-        kept.insert(r.message.pubkey, r);
-    }
     Ok(ok_empty())
 }
 
