@@ -67,6 +67,9 @@ pub const HEAD_KEY: &str = "head";
 pub const FINALIZED_KEY: &str = "finalized";
 /// `meta` key of the hot/cold [`Split`](crate::Split).
 pub const SPLIT_KEY: &str = "split";
+/// Prefix of the `meta` keys of the light-client server's data (its best updates, bootstraps,
+/// latest finality and optimistic updates), whose bytes the server encodes.
+pub const LIGHT_CLIENT_PREFIX: &str = "light_client/";
 
 /// Creates every table of the current schema (a no-op for those that exist).
 pub fn create_tables(txn: &WriteTransaction) -> Result<(), StoreError> {

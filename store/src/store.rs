@@ -401,6 +401,15 @@ impl<E: EthSpec> Store<E> {
         read_split(&txn.open_table(META)?)
     }
 
+    /// The light-client server's value under `key` (in the `light_client/` key space of `meta`),
+    /// as it wrote it.
+    pub fn get_light_client_data(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let key = format!("{LIGHT_CLIENT_PREFIX}{key}");
+        Ok(meta.get(key.as_str())?.map(|v| v.value().to_vec()))
+    }
+
     /// The SSZ bytes of a block, exactly as they were stored.
     ///
     /// [spec]: phase0/p2p-interface.md#beaconblocksbyroot
@@ -1329,6 +1338,26 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         self.txn
             .open_table(META)?
             .insert(HEAD_KEY, record.as_slice())?;
+        Ok(())
+    }
+
+    /// Writes the light-client server's `bytes` under `key` (in the `light_client/` key space of
+    /// `meta`); `None` deletes the key.
+    pub fn put_light_client_data(
+        &mut self,
+        key: &str,
+        bytes: Option<&[u8]>,
+    ) -> Result<(), StoreError> {
+        let key = format!("{LIGHT_CLIENT_PREFIX}{key}");
+        let mut meta = self.txn.open_table(META)?;
+        match bytes {
+            Some(bytes) => {
+                meta.insert(key.as_str(), bytes)?;
+            }
+            None => {
+                meta.remove(key.as_str())?;
+            }
+        }
         Ok(())
     }
 

@@ -23,6 +23,7 @@ use types::{
 
 use crate::data_availability_checker::DataAvailabilityChecker;
 use crate::events::{ChainEvent, EventBus};
+use crate::light_client_server::LightClientServer;
 use crate::observed::{
     ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
     ObservedValidators,
@@ -46,6 +47,8 @@ pub struct ChainConfig {
     pub custody_columns: Option<BTreeSet<ColumnIndex>>,
     /// Blocks the availability checker holds while their columns arrive.
     pub pending_blocks: usize,
+    /// Turns off the light-client server (on by default).
+    pub disable_light_client_server: bool,
 }
 
 impl ChainConfig {
@@ -66,6 +69,7 @@ impl Default for ChainConfig {
             max_validator_index: 1 << 24,
             custody_columns: None,
             pending_blocks: 64,
+            disable_light_client_server: false,
         }
     }
 }
@@ -237,6 +241,8 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) timelines: Mutex<Timelines>,
     /// Gossip votes waiting for their slot to pass before fork choice counts them.
     queued_votes: Mutex<Vec<QueuedVote>>,
+    /// Light-client data derived from imported blocks.
+    pub(crate) light_client_server: LightClientServer<E>,
 }
 
 /// A vote waiting for its slot: the data and the attesting indices.
@@ -288,6 +294,12 @@ impl<E: EthSpec> BeaconChain<E> {
             )));
         }
         store.init_anchor(state_root, &anchor.state, block_root, &anchor_block)?;
+        let light_client_server = LightClientServer::new(
+            !config.disable_light_client_server,
+            &spec,
+            &anchor.state,
+            &anchor_block,
+        );
         let fork_choice = ForkChoice::new(
             anchor.clone(),
             message,
@@ -326,6 +338,7 @@ impl<E: EthSpec> BeaconChain<E> {
             )),
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
+            light_client_server,
         })
     }
 
@@ -353,6 +366,12 @@ impl<E: EthSpec> BeaconChain<E> {
         let anchor_block = store.get_block(&split.block_root)?.ok_or_else(|| {
             ChainError::Anchor(format!("split block {} missing", split.block_root))
         })?;
+        let light_client_server = LightClientServer::new(
+            !config.disable_light_client_server,
+            &spec,
+            &state,
+            &anchor_block,
+        );
         let mut fork_choice = ForkChoice::from_checkpoint_state(
             CachedBeaconState::new(state),
             AnchorBlock {
@@ -426,6 +445,7 @@ impl<E: EthSpec> BeaconChain<E> {
             )),
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
+            light_client_server,
         })
     }
 
@@ -799,6 +819,7 @@ impl<E: EthSpec> BeaconChain<E> {
         batch.put_state(state_root, &post_state.state)?;
         batch.commit()?;
         self.record_stage(block_root, slot, Stage::Imported);
+        self.light_client_server.on_block(&post_state.state, &block);
 
         self.events.publish(ChainEvent::Block {
             slot,
@@ -869,6 +890,7 @@ impl<E: EthSpec> BeaconChain<E> {
         })?;
         batch.commit()?;
         *self.head.write() = snapshot.clone();
+        self.light_client_server.on_head(&self.store, head.root)?;
 
         let spe = E::slots_per_epoch();
         if !same_head {

@@ -9,6 +9,7 @@
 //! - [`data_column_sidecars`], [`data_column_verification`], [`data_availability_checker`]:
 //!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
 //! - [`events`], [`slot_clock`]: the event bus and the clock.
+//! - [`light_client_server`]: light-client bootstraps and updates derived from imported blocks.
 //! - [`production`], [`publication`], [`execution`]: block production (`produceBlockV3`) and
 //!   publication (`publishBlockV2`), and the execution client around import.
 
@@ -20,6 +21,7 @@ pub mod data_column_verification;
 pub mod events;
 pub mod execution;
 pub mod gossip;
+pub mod light_client_server;
 pub mod observed;
 pub mod production;
 pub mod publication;
@@ -32,6 +34,7 @@ pub use chain::{
 };
 pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
 pub use gossip::Verdict;
+pub use light_client_server::{LightClientServer, MAX_REQUEST_LIGHT_CLIENT_UPDATES};
 pub use production::{
     BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
     ProducedBlockV3,

@@ -110,17 +110,29 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         anchor_block: &SignedBeaconBlock<E>,
     ) -> Result<Self, LightClientError> {
         let view = StateView::new(anchor_state)?;
-        let mut header = view.latest_block_header.clone();
-        header.state_root = anchor_state.tree_hash_root();
         let bid = BlockId {
-            slot: header.slot,
-            root: header.tree_hash_root(),
+            slot: anchor_block.slot(),
+            root: anchor_block.canonical_root(),
         };
-        if anchor_block.canonical_root() != bid.root {
-            return Err(LightClientError::StateNotOfBlock {
-                state_slot: view.slot,
-                block_root: anchor_block.canonical_root(),
-            });
+        // The anchor state is the block's post-state, or (a checkpoint state) the block's state
+        // advanced through empty slots: then its branches prove against another root, and the
+        // anchor gets neither a bootstrap nor cached data.
+        let mut header = view.latest_block_header.clone();
+        let is_post_state = view.slot == header.slot && {
+            header.state_root = anchor_state.tree_hash_root();
+            header.tree_hash_root() == bid.root
+        };
+        if !is_post_state {
+            let mut header = view.latest_block_header.clone();
+            if header.state_root.is_zero() {
+                header.state_root = anchor_block.state_root();
+            }
+            if header.tree_hash_root() != bid.root {
+                return Err(LightClientError::StateNotOfBlock {
+                    state_slot: view.slot,
+                    block_root: bid.root,
+                });
+            }
         }
         let altair_start = spec
             .fork_epoch(ForkName::Altair)
@@ -146,8 +158,10 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         };
         collector.insert_block(anchor_block, bid)?;
         collector.finalized_block_roots.insert(bid.slot, bid.root);
-        collector.cache_lc_data(anchor_state, bid.root, None, GENESIS_SLOT)?;
-        collector.create_lc_bootstrap(bid)?;
+        if is_post_state {
+            collector.cache_lc_data(anchor_state, bid.root, None, GENESIS_SLOT)?;
+            collector.create_lc_bootstrap(bid)?;
+        }
         Ok(collector)
     }
 
@@ -323,19 +337,16 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         block: &SignedBeaconBlock<E>,
         bid: BlockId,
     ) -> Result<(), LightClientError> {
-        let attested = self
-            .blocks
-            .get(&block.parent_root())
-            .map(|parent| BlockId {
-                slot: parent.slot,
-                root: block.parent_root(),
-            })
-            .ok_or(LightClientError::MissingBlockData {
-                root: block.parent_root(),
-            })?;
-        if attested.slot < self.tail_slot {
-            return self.cache_lc_data(state, bid.root, None, GENESIS_SLOT);
-        }
+        // A parent below the tail, or one whose data is not held (pruned, or an anchor without
+        // its post-state): the block signs nothing this collector can prove.
+        let attested = self.blocks.get(&block.parent_root()).map(|parent| BlockId {
+            slot: parent.slot,
+            root: block.parent_root(),
+        });
+        let attested = match attested {
+            Some(a) if a.slot >= self.tail_slot && self.cache.contains_key(&a.root) => a,
+            _ => return self.cache_lc_data(state, bid.root, None, GENESIS_SLOT),
+        };
         let attested_period = compute_sync_committee_period_at_slot::<E>(attested.slot);
         let signature_slot = bid.slot;
         let signature_period = compute_sync_committee_period_at_slot::<E>(signature_slot);

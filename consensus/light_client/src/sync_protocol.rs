@@ -701,3 +701,149 @@ pub fn process_light_client_optimistic_update<E: EthSpec>(
     };
     process_light_client_update(spec, store, &update, current_slot, genesis_validators_root)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fork::normalize_merkle_branch;
+    use types::MinimalEthSpec as E;
+    use types::merkle_proof::compute_merkle_proof;
+
+    fn update(participants: usize, attested_slot: Slot, signature_slot: Slot) -> Update<E> {
+        let mut bits = ssz_types::BitVector::new();
+        for i in 0..participants {
+            bits.set(i, true).unwrap();
+        }
+        let mut attested_header = empty_header();
+        attested_header.beacon.slot = attested_slot;
+        Update {
+            attested_header,
+            next_sync_committee: empty_sync_committee(),
+            next_sync_committee_branch: FixedVector::from_elem(Root::ZERO),
+            finalized_header: empty_header(),
+            finality_branch: FixedVector::from_elem(Root::ZERO),
+            sync_aggregate: altair::SyncAggregate {
+                sync_committee_bits: bits,
+                sync_committee_signature: types::BLSSignature::ZERO,
+            },
+            signature_slot,
+        }
+    }
+
+    fn store() -> LightClientStore<E> {
+        LightClientStore {
+            finalized_header: empty_header(),
+            current_sync_committee: empty_sync_committee(),
+            next_sync_committee: empty_sync_committee(),
+            best_valid_update: None,
+            optimistic_header: empty_header(),
+            previous_max_active_participants: 0,
+            current_max_active_participants: 0,
+        }
+    }
+
+    #[test]
+    fn is_better_update_ranks_supermajority_then_committee_then_finality_then_tiebreakers() {
+        // 32 members: 22 is a supermajority (22 * 3 >= 64), 21 is not.
+        let super_ = update(22, 10, 11);
+        assert!(is_better_update(&super_, &update(21, 10, 11)));
+        assert!(!is_better_update(&update(21, 10, 11), &super_));
+        // Below the supermajority, more participants win.
+        assert!(is_better_update(&update(20, 10, 11), &update(19, 10, 11)));
+        // A relevant next sync committee beats none.
+        let mut with_committee = update(22, 10, 11);
+        with_committee.next_sync_committee_branch[0] = Root::repeat_byte(1);
+        assert!(is_better_update(&with_committee, &update(32, 10, 11)));
+        // Signed in the next period, the committee is not relevant.
+        let mut late = with_committee.clone();
+        late.signature_slot = compute_start_slot_at_sync_committee_period::<E>(1);
+        assert!(!is_better_update(&late, &update(32, 10, 11)));
+        // Finality beats none.
+        let mut finalized = update(22, 10, 11);
+        finalized.finality_branch[0] = Root::repeat_byte(1);
+        assert!(is_better_update(&finalized, &update(22, 10, 11)));
+        // Tiebreakers: participation, older attested slot, earlier signature slot.
+        assert!(is_better_update(&update(32, 10, 11), &super_));
+        assert!(is_better_update(&update(22, 9, 11), &update(22, 10, 11)));
+        assert!(is_better_update(&update(22, 10, 11), &update(22, 10, 12)));
+        assert!(!is_better_update(&super_, &super_));
+    }
+
+    #[test]
+    fn normalized_branches_verify_only_with_zero_padding() {
+        let checkpoint = phase0::Checkpoint {
+            epoch: 7,
+            root: Root::repeat_byte(9),
+        };
+        let root = checkpoint.tree_hash_root();
+        // `root` is field 1 of the two-field container: generalized index 3.
+        let (leaf, branch) = compute_merkle_proof(&checkpoint, 3).unwrap();
+        assert!(is_valid_normalized_merkle_branch(leaf, &branch, 3, root));
+        let padded: FixedVector<Root, ssz_types::typenum::U3> =
+            normalize_merkle_branch(&branch, 8).unwrap();
+        assert_eq!(padded[..2], [Root::ZERO, Root::ZERO]);
+        assert!(is_valid_normalized_merkle_branch(leaf, &padded, 3, root));
+        let mut bad = padded.clone();
+        bad[0] = Root::repeat_byte(1);
+        assert!(!is_valid_normalized_merkle_branch(leaf, &bad, 3, root));
+        assert!(!is_valid_normalized_merkle_branch(
+            Root::ZERO,
+            &padded,
+            3,
+            root
+        ));
+        assert!(!is_valid_normalized_merkle_branch(leaf, &[], 3, root));
+        assert!(matches!(
+            normalize_merkle_branch::<ssz_types::typenum::U1>(&branch, 8),
+            Err(LightClientError::BranchLength {
+                expected: 1,
+                got: 3
+            })
+        ));
+    }
+
+    #[test]
+    fn rejected_updates_leave_the_store_unchanged() {
+        let spec = ChainSpec::minimal();
+        let mut s = store();
+        let before = s.clone();
+        assert_eq!(
+            process_light_client_update(&spec, &mut s, &update(0, 10, 11), 20, Root::ZERO),
+            Err(LightClientError::TooFewParticipants { participants: 0 })
+        );
+        assert!(matches!(
+            process_light_client_update(&spec, &mut s, &update(5, 10, 11), 10, Root::ZERO),
+            Err(LightClientError::SlotsOutOfOrder { current: 10, .. })
+        ));
+        // A committee of zero keys: no participant decodes.
+        assert!(matches!(
+            process_light_client_update(&spec, &mut s, &update(5, 10, 11), 20, Root::ZERO),
+            Err(LightClientError::InvalidHeader { .. } | LightClientError::InvalidPublicKey { .. })
+        ));
+        assert_eq!(s, before);
+    }
+
+    #[test]
+    fn a_force_update_needs_the_timeout_and_a_best_update() {
+        let mut s = store();
+        s.finalized_header.beacon.slot = 8;
+        process_light_client_store_force_update(&mut s, 10_000).unwrap();
+        assert_eq!(s, {
+            let mut t = store();
+            t.finalized_header.beacon.slot = 8;
+            t
+        });
+        let mut best = update(5, 20, 21);
+        best.next_sync_committee.aggregate_pubkey = types::BLSPubkey::repeat_byte(3);
+        s.best_valid_update = Some(best.clone());
+        // Not timed out yet: nothing happens.
+        process_light_client_store_force_update(&mut s, 8 + update_timeout::<E>()).unwrap();
+        assert_eq!(s.best_valid_update, Some(best.clone()));
+        // Timed out: the attested header stands in for the finalized one.
+        process_light_client_store_force_update(&mut s, 9 + update_timeout::<E>()).unwrap();
+        assert_eq!(s.best_valid_update, None);
+        assert_eq!(s.finalized_header, best.attested_header);
+        assert_eq!(s.optimistic_header, best.attested_header);
+        assert_eq!(s.next_sync_committee, best.next_sync_committee);
+    }
+}

@@ -1,0 +1,286 @@
+//! The light-client server: light-client data derived from imported blocks, kept as fork choice
+//! moves the head and finality, persisted so that it is served after a restart.
+//!
+//! Each imported block's post-state goes to a [`LightClientDataCollector`]; each new head
+//! commits the canonical branch's best `LightClientUpdate` per sync committee period (ranked
+//! with `is_better_update`), the latest finality and optimistic updates and the bootstraps of
+//! newly finalized epoch boundary blocks. What changed is written to the store's light-client key
+//! space in the same step, so the accessors below answer from memory, and after a restart from
+//! the store, for what the collector no longer holds.
+//!
+//! On by default; `ChainConfig::disable_light_client_server` turns it off.
+//!
+//! [spec]: altair/light-client/full-node.md, altair/light-client/p2p-interface.md
+
+use parking_lot::Mutex;
+use ssz::{Decode, Encode};
+use store::Store;
+use types::{
+    BeaconState, ChainSpec, EthSpec, LightClientBootstrap, LightClientFinalityUpdate,
+    LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock,
+};
+
+use light_client::full_node::{
+    into_forked_bootstrap, into_forked_finality_update, into_forked_optimistic_update,
+    into_forked_update, light_client_fork_at_slot,
+};
+use light_client::{
+    Bootstrap, FinalityUpdate, LightClientDataCollector, LightClientError, OptimisticUpdate, Update,
+};
+
+use crate::{BeaconChain, ChainError};
+
+/// `MAX_REQUEST_LIGHT_CLIENT_UPDATES`: the most updates one by-range request returns.
+///
+/// [spec]: altair/light-client/p2p-interface.md#configuration
+pub const MAX_REQUEST_LIGHT_CLIENT_UPDATES: u64 = 128;
+
+/// Store keys of the light-client key space.
+fn update_key(period: u64) -> String {
+    format!("update/{period:020}")
+}
+fn bootstrap_key(root: &Root) -> String {
+    format!("bootstrap/{root}")
+}
+const FINALITY_UPDATE_KEY: &str = "finality_update";
+const OPTIMISTIC_UPDATE_KEY: &str = "optimistic_update";
+
+/// The server's state: the collector, or why there is none.
+#[derive(Debug)]
+enum Collector<E: EthSpec> {
+    /// Collecting.
+    Running(Box<LightClientDataCollector<E>>),
+    /// Turned off by configuration.
+    Disabled,
+    /// The anchor gives no starting point (a fork before Electra, an advanced anchor state): only
+    /// persisted data is served.
+    Unavailable(LightClientError),
+}
+
+/// The light-client server of a [`BeaconChain`]: see the module documentation.
+#[derive(Debug)]
+pub struct LightClientServer<E: EthSpec> {
+    collector: Mutex<Collector<E>>,
+    /// The last error collecting data from a block or a head (the block is then left out).
+    last_error: Mutex<Option<LightClientError>>,
+}
+
+impl<E: EthSpec> LightClientServer<E> {
+    /// A server starting at the chain's anchor (a block and its post-state), or a disabled one.
+    pub(crate) fn new(
+        enabled: bool,
+        spec: &ChainSpec,
+        anchor_state: &BeaconState<E>,
+        anchor_block: &SignedBeaconBlock<E>,
+    ) -> Self {
+        let collector = if !enabled {
+            Collector::Disabled
+        } else {
+            match LightClientDataCollector::new(spec.clone(), anchor_state, anchor_block) {
+                Ok(collector) => Collector::Running(Box::new(collector)),
+                Err(e) => Collector::Unavailable(e),
+            }
+        };
+        Self {
+            collector: Mutex::new(collector),
+            last_error: Mutex::new(None),
+        }
+    }
+
+    /// Whether the server collects data from imported blocks.
+    pub fn is_running(&self) -> bool {
+        matches!(*self.collector.lock(), Collector::Running(_))
+    }
+
+    /// Why the server does not collect (`None` while it does or when disabled), or the last
+    /// block or head it could not take.
+    pub fn last_error(&self) -> Option<LightClientError> {
+        if let Collector::Unavailable(e) = &*self.collector.lock() {
+            return Some(e.clone());
+        }
+        self.last_error.lock().clone()
+    }
+
+    /// An imported block and its post-state.
+    pub(crate) fn on_block(&self, state: &BeaconState<E>, block: &SignedBeaconBlock<E>) {
+        if let Collector::Running(collector) = &mut *self.collector.lock()
+            && let Err(e) = collector.process_new_block(state, block)
+        {
+            *self.last_error.lock() = Some(e);
+        }
+    }
+
+    /// Fork choice chose `head_root`: commits the new best and latest data and persists what
+    /// changed.
+    pub(crate) fn on_head(&self, store: &Store<E>, head_root: Root) -> Result<(), ChainError> {
+        let mut guard = self.collector.lock();
+        let Collector::Running(collector) = &mut *guard else {
+            return Ok(());
+        };
+        let change = match collector.process_new_head(head_root) {
+            Ok(change) => change,
+            Err(e) => {
+                *self.last_error.lock() = Some(e);
+                return Ok(());
+            }
+        };
+        let mut batch = store.begin_batch()?;
+        for period in &change.periods {
+            let bytes = collector.best_update(*period).map(Encode::as_ssz_bytes);
+            batch.put_light_client_data(&update_key(*period), bytes.as_deref())?;
+        }
+        for root in &change.bootstraps {
+            if let Some(bootstrap) = collector.bootstrap(root) {
+                batch
+                    .put_light_client_data(&bootstrap_key(root), Some(&bootstrap.as_ssz_bytes()))?;
+            }
+        }
+        let finality = collector.finality_update().map(Encode::as_ssz_bytes);
+        batch.put_light_client_data(FINALITY_UPDATE_KEY, finality.as_deref())?;
+        let optimistic = collector.optimistic_update().map(|u| u.as_ssz_bytes());
+        batch.put_light_client_data(OPTIMISTIC_UPDATE_KEY, optimistic.as_deref())?;
+        batch.commit()?;
+        Ok(())
+    }
+
+    /// The collector's value, if it runs and has one.
+    fn read_collector<T>(
+        &self,
+        f: impl FnOnce(&LightClientDataCollector<E>) -> Option<T>,
+    ) -> Option<T> {
+        match &*self.collector.lock() {
+            Collector::Running(collector) => f(collector),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes a persisted latest-format value.
+fn decode<T: Decode>(bytes: Option<Vec<u8>>, key: &str) -> Result<Option<T>, ChainError> {
+    bytes
+        .map(|b| {
+            T::from_ssz_bytes(&b)
+                .map_err(|e| ChainError::State(format!("light-client data {key}: {e:?}")))
+        })
+        .transpose()
+}
+
+fn forked<T>(result: Result<T, LightClientError>) -> Result<T, ChainError> {
+    result.map_err(|e| ChainError::State(format!("light-client data: {e}")))
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// The chain's light-client server.
+    pub fn light_client_server(&self) -> &LightClientServer<E> {
+        &self.light_client_server
+    }
+
+    /// The `LightClientBootstrap` of `block_root`, for a finalized epoch boundary block (or the
+    /// anchor); `None` when none is held.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#getlightclientbootstrap
+    pub fn light_client_bootstrap(
+        &self,
+        block_root: &Root,
+    ) -> Result<Option<LightClientBootstrap<E>>, ChainError> {
+        let bootstrap: Option<Bootstrap<E>> = match self
+            .light_client_server
+            .read_collector(|c| c.bootstrap(block_root).cloned())
+        {
+            Some(b) => Some(b),
+            None => {
+                let key = bootstrap_key(block_root);
+                decode(self.store().get_light_client_data(&key)?, &key)?
+            }
+        };
+        bootstrap
+            .map(|b| {
+                let fork = light_client_fork_at_slot::<E>(self.spec(), b.header.beacon.slot);
+                forked(into_forked_bootstrap(fork, b))
+            })
+            .transpose()
+    }
+
+    /// The best `LightClientUpdate` of each sync committee period from `start_period`, for at
+    /// most `count` periods (and `MAX_REQUEST_LIGHT_CLIENT_UPDATES`), ending before the first
+    /// period without one.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#lightclientupdatesbyrange
+    pub fn light_client_updates_by_range(
+        &self,
+        start_period: u64,
+        count: u64,
+    ) -> Result<Vec<LightClientUpdate<E>>, ChainError> {
+        let mut updates = Vec::new();
+        let end = start_period.saturating_add(count.min(MAX_REQUEST_LIGHT_CLIENT_UPDATES));
+        for period in start_period..end {
+            let update: Option<Update<E>> = match self
+                .light_client_server
+                .read_collector(|c| c.best_update(period).cloned())
+            {
+                Some(u) => Some(u),
+                None => {
+                    let key = update_key(period);
+                    decode(self.store().get_light_client_data(&key)?, &key)?
+                }
+            };
+            let Some(update) = update else {
+                break;
+            };
+            let fork =
+                light_client_fork_at_slot::<E>(self.spec(), update.attested_header.beacon.slot);
+            updates.push(forked(into_forked_update(fork, update))?);
+        }
+        Ok(updates)
+    }
+
+    /// The latest `LightClientFinalityUpdate`.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#getlightclientfinalityupdate
+    pub fn light_client_finality_update(
+        &self,
+    ) -> Result<Option<LightClientFinalityUpdate<E>>, ChainError> {
+        let update: Option<FinalityUpdate<E>> = match self
+            .light_client_server
+            .read_collector(|c| c.finality_update().cloned())
+        {
+            Some(u) => Some(u),
+            None => decode(
+                self.store().get_light_client_data(FINALITY_UPDATE_KEY)?,
+                FINALITY_UPDATE_KEY,
+            )?,
+        };
+        update
+            .map(|u| {
+                let fork =
+                    light_client_fork_at_slot::<E>(self.spec(), u.attested_header.beacon.slot);
+                forked(into_forked_finality_update(fork, u))
+            })
+            .transpose()
+    }
+
+    /// The latest `LightClientOptimisticUpdate`.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#getlightclientoptimisticupdate
+    pub fn light_client_optimistic_update(
+        &self,
+    ) -> Result<Option<LightClientOptimisticUpdate<E>>, ChainError> {
+        let update: Option<OptimisticUpdate<E>> = match self
+            .light_client_server
+            .read_collector(|c| c.optimistic_update())
+        {
+            Some(u) => Some(u),
+            None => decode(
+                self.store().get_light_client_data(OPTIMISTIC_UPDATE_KEY)?,
+                OPTIMISTIC_UPDATE_KEY,
+            )?,
+        };
+        update
+            .map(|u| {
+                let fork =
+                    light_client_fork_at_slot::<E>(self.spec(), u.attested_header.beacon.slot);
+                forked(into_forked_optimistic_update(fork, u))
+            })
+            .transpose()
+    }
+}

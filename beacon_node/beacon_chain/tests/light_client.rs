@@ -1,0 +1,230 @@
+//! The light-client server end to end: a chain built with full sync committee participation
+//! past finality and across a sync committee period; a light client started from the node's
+//! bootstrap (`initialize_light_client_store`) follows the node's best updates and latest
+//! finality update (the spec's `process_light_client_*`) to the chain's finalized block, and the
+//! node serves the same data from its store after a restart.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::sync::Arc;
+
+use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use fork_choice::ThreadPoolBuilder;
+use light_client::fork::{
+    upgrade_lc_bootstrap_to_latest, upgrade_lc_finality_update_to_latest,
+    upgrade_lc_update_to_latest,
+};
+use light_client::sync_protocol::compute_sync_committee_period_at_slot;
+use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
+use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
+use store::{Store, StoreConfig};
+use tree_hash::TreeHash;
+use types::{ChainSpec, ForkName, MinimalEthSpec, Root, Slot};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+/// The anchor: a block at the first slot of epoch 2 on the interop genesis.
+const ANCHOR_SLOT: Slot = 16;
+
+fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
+    spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 1000
+}
+
+fn pool() -> Arc<fork_choice::ThreadPool> {
+    Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap())
+}
+
+fn open_store(dir: &tempfile::TempDir, spec: &ChainSpec) -> Arc<Store<E>> {
+    Arc::new(
+        Store::<E>::open(&dir.path().join("db"), spec.clone(), StoreConfig::default()).unwrap(),
+    )
+}
+
+#[test]
+fn a_light_client_follows_the_node_to_its_finalized_block() {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let anchor = build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    let anchor_root = anchor.block.canonical_root();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
+    let chain = BeaconChain::from_anchor(
+        open_store(&dir, &spec),
+        anchor.post.clone(),
+        anchor.block.clone(),
+        spec.clone(),
+        clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    assert!(chain.light_client_server().is_running());
+
+    // Past the period boundary (slot 64) and two slots into an epoch, so that the head's and
+    // its parent's states agree on the finalized checkpoint. Every block carries a full sync
+    // aggregate (the harness's default) and attestations of the slot before.
+    let last = 74;
+    let mut parent: BuiltBlock<E> = anchor.clone();
+    for slot in ANCHOR_SLOT + 1..=last {
+        let contents = BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent.post, slot, &contents, &spec).unwrap();
+        clock.set_ms(time_ms(&spec, slot));
+        chain
+            .import_block(
+                Arc::new(built.block.clone()),
+                &[],
+                &AlwaysValid,
+                PayloadStatus::Valid,
+            )
+            .unwrap();
+        parent = built;
+    }
+    assert_eq!(chain.light_client_server().last_error(), None);
+    let head = chain.head();
+    assert_eq!(head.slot, last);
+    let finalized = head.finalized_checkpoint.clone();
+    assert!(finalized.epoch >= 6, "finality advanced: {finalized:?}");
+
+    // The light client: bootstrap from the anchor, then the best update of each period, then
+    // the latest finality update.
+    let gvr = chain.genesis_validators_root();
+    let bootstrap = chain.light_client_bootstrap(&anchor_root).unwrap().unwrap();
+    let mut store = light_client::initialize_light_client_store(
+        &spec,
+        anchor_root,
+        &upgrade_lc_bootstrap_to_latest(&bootstrap).unwrap(),
+    )
+    .unwrap();
+    let current_slot = last + 1;
+    let start = compute_sync_committee_period_at_slot::<E>(ANCHOR_SLOT);
+    let updates = chain.light_client_updates_by_range(start, 8).unwrap();
+    assert_eq!(updates.len(), 2, "periods 0 and 1 have best updates");
+    for update in &updates {
+        let update = upgrade_lc_update_to_latest(update).unwrap();
+        assert!(light_client::is_sync_committee_update(&update));
+        light_client::process_light_client_update(&spec, &mut store, &update, current_slot, gvr)
+            .unwrap();
+    }
+    let finality = chain.light_client_finality_update().unwrap().unwrap();
+    let finality = upgrade_lc_finality_update_to_latest(&finality).unwrap();
+    assert_eq!(finality.signature_slot, last);
+    light_client::process_light_client_finality_update(
+        &spec,
+        &mut store,
+        &finality,
+        current_slot,
+        gvr,
+    )
+    .unwrap();
+    let optimistic = chain.light_client_optimistic_update().unwrap().unwrap();
+    assert_eq!(optimistic.signature_slot(), last);
+
+    let finalized_block = chain.store().get_block(&finalized.root).unwrap().unwrap();
+    assert_eq!(
+        store.finalized_header.beacon,
+        finalized_block.signed_block_header().message,
+        "the light client's finalized header is the chain's finalized block"
+    );
+    assert_eq!(
+        store.finalized_header.beacon.tree_hash_root(),
+        finalized.root
+    );
+    assert_eq!(store.optimistic_header.beacon.slot, last - 1);
+
+    // A newly finalized epoch boundary block has a bootstrap that starts a light client too.
+    let boundary = chain
+        .light_client_bootstrap(&finalized.root)
+        .unwrap()
+        .unwrap();
+    light_client::initialize_light_client_store(
+        &spec,
+        finalized.root,
+        &upgrade_lc_bootstrap_to_latest(&boundary).unwrap(),
+    )
+    .unwrap();
+
+    // After a restart the node serves the persisted updates and bootstraps.
+    drop(chain);
+    let chain = BeaconChain::<E>::open(
+        open_store(&dir, &spec),
+        spec.clone(),
+        clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        chain.light_client_updates_by_range(start, 8).unwrap(),
+        updates
+    );
+    assert_eq!(
+        chain.light_client_bootstrap(&anchor_root).unwrap(),
+        Some(bootstrap)
+    );
+    assert!(chain.light_client_finality_update().unwrap().is_some());
+}
+
+#[test]
+fn a_disabled_server_collects_nothing() {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let anchor = build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT + 1)));
+    let chain = BeaconChain::from_anchor(
+        open_store(&dir, &spec),
+        anchor.post.clone(),
+        anchor.block.clone(),
+        spec.clone(),
+        clock,
+        pool(),
+        ChainConfig {
+            disable_light_client_server: true,
+            ..ChainConfig::default()
+        },
+    )
+    .unwrap();
+    let built = build_block(
+        &anchor.post,
+        ANCHOR_SLOT + 1,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    chain
+        .import_block(
+            Arc::new(built.block),
+            &[],
+            &AlwaysValid,
+            PayloadStatus::Valid,
+        )
+        .unwrap();
+    assert!(!chain.light_client_server().is_running());
+    assert_eq!(
+        chain
+            .light_client_bootstrap(&anchor.block.canonical_root())
+            .unwrap(),
+        None
+    );
+    assert!(chain.light_client_finality_update().unwrap().is_none());
+}
