@@ -21,6 +21,7 @@ mod caches;
 mod config_spec;
 mod error;
 mod events;
+mod light_client;
 mod metrics;
 mod network;
 mod node;
@@ -356,6 +357,23 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v1/beacon/rewards/sync_committee/{block_id}",
             post(rewards::post_sync_committee_rewards::<E>),
+        )
+        // light client
+        .route(
+            "/eth/v1/beacon/light_client/bootstrap/{block_root}",
+            get(light_client::get_light_client_bootstrap::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/light_client/updates",
+            get(light_client::get_light_client_updates::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/light_client/finality_update",
+            get(light_client::get_light_client_finality_update::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/light_client/optimistic_update",
+            get(light_client::get_light_client_optimistic_update::<E>),
         )
         // config
         .route("/eth/v1/config/spec", get(node::get_spec::<E>))
