@@ -67,8 +67,11 @@ pub(crate) struct BnArgs {
     #[arg(long, default_value_t = 9000)]
     port: u16,
     /// UDP port for QUIC (default: --port + 1).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "disable_quic")]
     quic_port: Option<u16>,
+    /// Do not listen on or dial QUIC (TCP only).
+    #[arg(long)]
+    disable_quic: bool,
     /// UDP port for discovery (default: --port).
     #[arg(long)]
     discovery_port: Option<u16>,
@@ -90,6 +93,9 @@ pub(crate) struct BnArgs {
     /// Delete the database before starting.
     #[arg(long)]
     purge_db: bool,
+    /// Do not derive, store or serve light-client bootstraps and updates (on by default).
+    #[arg(long)]
+    disable_light_client_server: bool,
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, default_value = "info")]
     debug_level: tracing::Level,
@@ -186,7 +192,10 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             .then_some(SocketAddr::new(args.metrics_address, args.metrics_port)),
         suggested_fee_recipient: fee_recipient,
         graffiti: Bytes32::ZERO,
-        chain: beacon_chain::ChainConfig::default(),
+        chain: beacon_chain::ChainConfig {
+            disable_light_client_server: args.disable_light_client_server,
+            ..beacon_chain::ChainConfig::default()
+        },
         worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
     };
     let node = Client::start(config).await.map_err(|e| e.to_string())?;
@@ -228,17 +237,17 @@ fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
             .map_err(|e| format!("--boot-nodes {text}: not an ENR: {e}"))?;
         boot_nodes.push(enr);
     }
-    let quic_port = match args.quic_port {
-        Some(port) => port,
-        None => args
-            .port
-            .checked_add(1)
-            .ok_or("--quic-port: --port 65535 leaves no default QUIC port; pass --quic-port")?,
+    let quic_port = match (args.disable_quic, args.quic_port) {
+        (true, _) => None,
+        (false, Some(port)) => Some(port),
+        (false, None) => Some(args.port.checked_add(1).ok_or(
+            "--quic-port: --port 65535 leaves no default QUIC port; pass --quic-port or --disable-quic",
+        )?),
     };
     let mut config = NetworkConfig {
         listen_address: args.listen_address,
         tcp_port: Some(args.port),
-        quic_port: Some(quic_port),
+        quic_port,
         discovery_port: Some(args.discovery_port.unwrap_or(args.port)),
         enr_address: args.enr_address,
         boot_nodes,
