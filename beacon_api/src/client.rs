@@ -653,6 +653,20 @@ impl BeaconNodeHttpClient {
         .await
     }
 
+    /// `publishBlindedBlockV2` in SSZ: `block` is the SSZ of a `SignedBlindedBeaconBlock` of
+    /// `fork` (the blinded containers are the builder API's, in `builder_client`).
+    pub async fn post_beacon_blinded_blocks_v2_ssz(
+        &self,
+        fork: ForkName,
+        block: Vec<u8>,
+        broadcast_validation: BroadcastValidation,
+    ) -> Result<(), ClientError> {
+        let mut url = self.url(&["eth", "v2", "beacon", "blinded_blocks"])?;
+        url.query_pairs_mut()
+            .append_pair("broadcast_validation", broadcast_validation.as_str());
+        self.post_ssz(&url, block, Kind::Proposal, fork).await
+    }
+
     fn publish_url(&self, broadcast_validation: BroadcastValidation) -> Result<Url, ClientError> {
         let mut url = self.url(&["eth", "v2", "beacon", "blocks"])?;
         url.query_pairs_mut()

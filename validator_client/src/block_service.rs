@@ -1,5 +1,7 @@
 //! Proposing: at the slot's start, the RANDAO reveal, produceBlockV3 in SSZ, slashing
-//! protection, the signature, and publishBlockV2 in SSZ with `broadcast_validation=gossip`.
+//! protection, the signature, and publishBlockV2 in SSZ with `broadcast_validation=gossip`;
+//! a blinded block (builder proposals on, the node chose a builder's bid) is signed the same
+//! way and published with publishBlindedBlockV2.
 //!
 //! [spec]: phase0/validator.md#block-proposal
 
@@ -7,6 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use beacon_api::{BroadcastValidation, ProducedBlock, ProposerDuty, SignedBlockContents};
+use builder_client::BlindedBeaconBlock;
 use tracing::{info, warn};
 use types::{EthSpec, Slot};
 
@@ -24,10 +27,10 @@ pub(crate) enum ProposalError {
     /// The beacon nodes failed.
     #[error(transparent)]
     BeaconNodes(#[from] crate::beacon_nodes::AllFailed),
-    /// The node returned a blinded block, which this client cannot sign (`types` has no
-    /// blinded blocks yet).
-    #[error("the beacon node returned a blinded block, which is not supported")]
-    Blinded,
+    /// The node returned a blinded block without builder proposals on, or one that does not
+    /// decode.
+    #[error("unusable blinded block: {0}")]
+    Blinded(String),
     /// The node returned a block for another slot or proposer.
     #[error("the beacon node returned a block for slot {slot} by {proposer}, not ours")]
     WrongBlock {
@@ -75,7 +78,7 @@ async fn propose_one<E: EthSpec>(
     let started = Instant::now();
     let randao_reveal = ctx.store.randao_reveal::<E>(&duty.pubkey, slot)?;
     let graffiti = ctx.graffiti;
-    // 0 asks the node for its local payload: a blinded block could not be signed here.
+    // 0 asks the node for its local payload; with builder proposals the node compares as is.
     let builder_boost_factor = (!ctx.builder_proposals).then_some(0);
     let (metadata, produced) = ctx
         .nodes
@@ -92,7 +95,10 @@ async fn propose_one<E: EthSpec>(
         .await?;
     let contents = match produced {
         ProducedBlock::Full(contents) => contents,
-        ProducedBlock::Blinded(_) => return Err(ProposalError::Blinded),
+        ProducedBlock::Blinded(bytes) => {
+            return propose_blinded(ctx, slot, duty, metadata.consensus_version, &bytes, started)
+                .await;
+        }
     };
     let (block, blobs) = contents.into_block_and_blobs();
     if block.slot() != slot || block.proposer_index() != duty.validator_index {
@@ -131,4 +137,88 @@ async fn propose_one<E: EthSpec>(
         "published block"
     );
     Ok(())
+}
+
+/// Signs and publishes a blinded block the node produced (`bytes`: its SSZ, or the JSON of the
+/// answer's `data`).
+async fn propose_blinded<E: EthSpec>(
+    ctx: &Arc<Context<E>>,
+    slot: Slot,
+    duty: &ProposerDuty,
+    fork: types::ForkName,
+    bytes: &[u8],
+    started: Instant,
+) -> Result<(), ProposalError> {
+    if !ctx.builder_proposals {
+        return Err(ProposalError::Blinded(
+            "builder proposals are off and the node returned a blinded block".into(),
+        ));
+    }
+    let block = decode_blinded::<E>(bytes).map_err(ProposalError::Blinded)?;
+    if block.slot != slot || block.proposer_index != duty.validator_index {
+        return Err(ProposalError::WrongBlock {
+            slot: block.slot,
+            proposer: block.proposer_index,
+        });
+    }
+    let signer = Arc::clone(ctx);
+    let pubkey = duty.pubkey;
+    let signing_started = Instant::now();
+    let signed =
+        tokio::task::spawn_blocking(move || signer.store.sign_blinded_block(&pubkey, block))
+            .await??;
+    ctx.metrics
+        .observe_signing(DutyKind::Proposal, signing_started.elapsed());
+    let block_root = tree_hash::TreeHash::tree_hash_root(&signed.message);
+    let ssz = ssz::Encode::as_ssz_bytes(&signed);
+    let ssz = &ssz;
+    let publish_started = Instant::now();
+    ctx.nodes
+        .first_success("publish blinded block", |c| async move {
+            c.post_beacon_blinded_blocks_v2_ssz(fork, ssz.clone(), BroadcastValidation::Gossip)
+                .await
+        })
+        .await?;
+    ctx.metrics
+        .observe_submission(DutyKind::Proposal, publish_started.elapsed());
+    info!(
+        slot,
+        validator = duty.validator_index,
+        %block_root,
+        %fork,
+        took_ms = started.elapsed().as_millis() as u64,
+        "published blinded block"
+    );
+    Ok(())
+}
+
+/// A `BlindedBeaconBlock` from JSON (tried first: SSZ bytes are never a JSON document) or SSZ.
+fn decode_blinded<E: EthSpec>(bytes: &[u8]) -> Result<BlindedBeaconBlock<E>, String> {
+    if let Ok(block) = serde_json::from_slice(bytes) {
+        return Ok(block);
+    }
+    <BlindedBeaconBlock<E> as ssz::Decode>::from_ssz_bytes(bytes)
+        .map_err(|e| format!("neither JSON nor SSZ of a blinded block: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arbitrary::{Arbitrary, Unstructured};
+    use types::MinimalEthSpec;
+
+    #[test]
+    fn blinded_blocks_decode_from_json_and_from_ssz() {
+        let bytes = vec![7u8; 8192];
+        let block = types::electra::BeaconBlock::<MinimalEthSpec>::arbitrary(
+            &mut Unstructured::new(&bytes),
+        )
+        .unwrap();
+        let blinded = BlindedBeaconBlock::from_block(&block);
+        let json = serde_json::to_vec(&blinded).unwrap();
+        assert_eq!(decode_blinded::<MinimalEthSpec>(&json).unwrap(), blinded);
+        let ssz = ssz::Encode::as_ssz_bytes(&blinded);
+        assert_eq!(decode_blinded::<MinimalEthSpec>(&ssz).unwrap(), blinded);
+        assert!(decode_blinded::<MinimalEthSpec>(&ssz[..ssz.len() - 1]).is_err());
+    }
 }

@@ -137,6 +137,20 @@ pub fn block_signing_root<E: EthSpec>(ctx: &SigningContext, block: &BeaconBlock<
     compute_signing_root(block, domain)
 }
 
+/// The signing root of a blinded block: the full block's, in the proposer domain.
+///
+/// [spec]: builder-specs specs/bellatrix/builder.md#signing
+pub fn blinded_block_signing_root<E: EthSpec>(
+    ctx: &SigningContext,
+    block: &builder_client::BlindedBeaconBlock<E>,
+) -> Root {
+    let domain = ctx.get_domain(
+        DOMAIN_BEACON_PROPOSER,
+        compute_epoch_at_slot::<E>(block.slot),
+    );
+    compute_signing_root(block, domain)
+}
+
 /// The signing root of an attestation's `data` (`get_attestation_signature` signs it).
 ///
 /// [spec]: phase0/validator.md#aggregate-signature

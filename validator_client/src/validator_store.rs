@@ -213,6 +213,28 @@ impl ValidatorStore {
         Ok(into_signed_block(block, signature))
     }
 
+    /// `get_block_signature` over a blinded block (its root is the full block's, so slashing
+    /// protection records the same signing root either way).
+    ///
+    /// [spec]: builder-specs specs/bellatrix/validator.md#signing
+    pub fn sign_blinded_block<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        block: builder_client::BlindedBeaconBlock<E>,
+    ) -> Result<builder_client::SignedBlindedBeaconBlock<E>, SignError> {
+        let signing_root = signing::blinded_block_signing_root(&self.ctx, &block);
+        let signature = self.with_key_locked(pubkey, |key| {
+            self.check(pubkey, |db| {
+                db.check_and_insert_block_proposal(pubkey, block.slot, signing_root)
+            })?;
+            Ok(key.sign(signing_root))
+        })?;
+        Ok(builder_client::SignedBlindedBeaconBlock {
+            message: block,
+            signature,
+        })
+    }
+
     /// `get_attestation_signature` as an Electra `SingleAttestation`, after slashing protection
     /// recorded the vote: refuses double and surround votes.
     pub fn sign_attestation(

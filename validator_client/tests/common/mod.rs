@@ -70,6 +70,13 @@ pub struct Node {
     answers: AtomicU64,
     published: mpsc::UnboundedSender<Published>,
     head_events: Mutex<Vec<mpsc::UnboundedSender<String>>>,
+    /// When set, blocks are served blinded (as a node whose relay's bid won); a blinded block
+    /// published back is unblinded with the payload served and reported as `Published::Block`.
+    pub blinded: std::sync::atomic::AtomicBool,
+    /// Blinded blocks published to `/eth/v2/beacon/blinded_blocks` and unblinded.
+    pub blinded_published: AtomicU64,
+    /// The full blocks behind the blinded blocks served, by slot.
+    served: Mutex<std::collections::HashMap<u64, types::electra::BeaconBlock<E>>>,
 }
 
 /// The test chain: minimal preset, every fork through Fulu at genesis, one-second slots.
@@ -355,19 +362,29 @@ async fn produce_block(
         Duties::EverySlot => slot % E::slots_per_epoch(),
     };
     block.body.graffiti = Root::repeat_byte(node.variant());
+    if node.blinded.load(Ordering::Relaxed) {
+        let blinded = builder_client::BlindedBeaconBlock::from_block(&block);
+        node.served.lock().insert(slot, block);
+        return block_v3_answer(&node, slot, true, ssz::Encode::as_ssz_bytes(&blinded));
+    }
     let contents = BlockContents::<E>::Fulu(FuluContents {
         block,
         kzg_proofs: Vec::new(),
         blobs: Default::default(),
     });
+    block_v3_answer(&node, slot, false, contents.as_ssz_bytes())
+}
+
+/// A produceBlockV3 answer in SSZ with its metadata headers.
+fn block_v3_answer(node: &Node, slot: u64, blinded: bool, ssz: Vec<u8>) -> Response {
     let metadata = ProduceBlockV3Metadata {
         consensus_version: ForkName::Fulu,
-        execution_payload_blinded: false,
+        execution_payload_blinded: blinded,
         execution_payload_value: U256::ZERO,
         consensus_block_value: U256::ZERO,
     };
     let _ = node.published.send(Published::BlockServed(slot));
-    let mut response = Response::new(Body::from(contents.as_ssz_bytes()));
+    let mut response = Response::new(Body::from(ssz));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -379,9 +396,36 @@ async fn produce_block(
     response
 }
 
+async fn publish_blinded_block(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
+    use ssz::Decode;
+    let blinded = builder_client::SignedBlindedBeaconBlock::<E>::from_ssz_bytes(&body)
+        .expect("the client publishes a Fulu blinded block in SSZ");
+    let served = node
+        .served
+        .lock()
+        .get(&blinded.message.slot)
+        .cloned()
+        .expect("a blinded block this node served");
+    let signed_block = blinded
+        .unblind(served.body.execution_payload)
+        .expect("the blinded block commits to the payload served");
+    node.blinded_published.fetch_add(1, Ordering::Relaxed);
+    let contents = SignedBlockContents::Fulu(beacon_api::block_contents::SignedFulu {
+        signed_block,
+        kzg_proofs: Vec::new(),
+        blobs: Default::default(),
+    });
+    published_block(&node, contents)
+}
+
 async fn publish_block(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
     let contents = SignedBlockContents::<E>::from_ssz_bytes_by_fork(&body, ForkName::Fulu)
         .expect("the client publishes Fulu block contents in SSZ");
+    published_block(&node, contents)
+}
+
+/// Announces a published block on the head stream and reports it.
+fn published_block(node: &Node, contents: SignedBlockContents<E>) -> StatusCode {
     let SignedBlockContents::Fulu(fulu) = &contents else {
         unreachable!()
     };
@@ -458,6 +502,9 @@ pub async fn start_node_with(
         answers: AtomicU64::new(0),
         published,
         head_events: Mutex::new(Vec::new()),
+        blinded: std::sync::atomic::AtomicBool::new(false),
+        blinded_published: AtomicU64::new(0),
+        served: Mutex::new(std::collections::HashMap::new()),
     });
     let app = Router::new()
         .route("/eth/v1/beacon/genesis", get(genesis))
@@ -485,6 +532,8 @@ pub async fn start_node_with(
         .route("/eth/v2/validator/aggregate_and_proofs", post(aggregates))
         .route("/eth/v3/validator/blocks/{slot}", get(produce_block))
         .route("/eth/v2/beacon/blocks", post(publish_block))
+        .route("/eth/v2/beacon/blinded_blocks", post(publish_blinded_block))
+        .route("/eth/v1/validator/register_validator", post(accept))
         .route("/eth/v1/events", get(events))
         .route(
             "/eth/v1/validator/beacon_committee_subscriptions",
