@@ -432,6 +432,34 @@ async fn with_v2_the_relay_publishes_the_block() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_without_v2_is_asked_with_v1() {
+    let h = harness(SubmitVersion::V2, Duration::from_secs(5)).await;
+    let (proposer, _) = proposer_and_reveal(&h);
+    register(&h, proposer).await;
+    h.relay.set_bid_value(Some(U256::from(u64::MAX)));
+    let produced = expect_blinded(produce(&h, None).await);
+    h.relay.set_behaviour(RelayBehaviour::NoV2);
+    let recorder = Recorder::default();
+    let outcome = h
+        .producer
+        .publish_blinded_block(
+            sign(&h, &produced),
+            ForkName::Fulu,
+            BroadcastValidation::Gossip,
+            &recorder,
+        )
+        .await
+        .unwrap();
+    let BlindedPublication::Published(published) = outcome else {
+        panic!("unblinded with v1 after the 404")
+    };
+    assert_eq!(published.outcome, PublishOutcome::Imported);
+    let versions: Vec<u8> = h.relay.submitted_blocks().iter().map(|(v, _)| *v).collect();
+    assert_eq!(versions, vec![1]);
+    assert!(h.relay.published_blocks().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_builder_failure_falls_back_to_the_local_payload() {
     let h = harness(SubmitVersion::V1, Duration::from_millis(500)).await;
     let (proposer, _) = proposer_and_reveal(&h);

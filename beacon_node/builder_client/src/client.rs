@@ -167,6 +167,38 @@ pub enum SubmitVersion {
     V2,
 }
 
+/// A relay as the node's configuration names it (`--builder URL` and its options).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuilderConfig {
+    /// The relay's URL; a public key in the user part pins the builder
+    /// (`http://0xPUBKEY@host:port`).
+    pub url: String,
+    /// Per-call timeouts.
+    pub timeouts: BuilderTimeouts,
+    /// How blinded blocks are unblinded.
+    pub submit: SubmitVersion,
+    /// Ask for and send SSZ (JSON otherwise).
+    pub ssz: bool,
+}
+
+impl BuilderConfig {
+    /// The relay at `url` with the default timeouts, `submitBlindedBlockV2` and SSZ.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            timeouts: BuilderTimeouts::default(),
+            submit: SubmitVersion::default(),
+            ssz: true,
+        }
+    }
+
+    /// The client of this relay.
+    pub fn client(&self) -> Result<BuilderHttpClient, BuilderError> {
+        let client = BuilderHttpClient::new(&self.url, self.timeouts)?;
+        Ok(if self.ssz { client } else { client.json_only() })
+    }
+}
+
 /// A typed client of one relay (or mev-boost).
 #[derive(Debug, Clone)]
 pub struct BuilderHttpClient {

@@ -17,7 +17,7 @@ pub mod containers;
 pub mod mock_relay;
 pub mod verify;
 
-pub use client::{BuilderError, BuilderHttpClient, BuilderTimeouts, SubmitVersion};
+pub use client::{BuilderConfig, BuilderError, BuilderHttpClient, BuilderTimeouts, SubmitVersion};
 pub use containers::{
     BlindedBeaconBlock, BlindedBeaconBlockBody, BlobsBundle, BuilderBid,
     ExecutionPayloadAndBlobsBundle, SignedBlindedBeaconBlock, SignedBuilderBid,

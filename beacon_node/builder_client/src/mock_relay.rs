@@ -4,7 +4,7 @@
 //! learns them from its beacon node's `payload_attributes` events), signs them with its key,
 //! and reveals (v1) or "publishes" (v2, recorded) the payload of a signed blinded block. On
 //! request it misbehaves: no bid, an error status, a bad signature, a wrong parent, a slow
-//! answer, or a reveal with fewer blobs than the block committed to.
+//! answer, a reveal with fewer blobs than the block committed to, or no v2 endpoint.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -49,6 +49,8 @@ pub enum RelayBehaviour {
     Delay(Duration),
     /// submitBlindedBlock reveals one blob fewer than the block commits to.
     WithholdBlob,
+    /// submitBlindedBlockV2 answers 404, as a relay from before Fulu.
+    NoV2,
 }
 
 /// A payload the relay built, ready to bid with.
@@ -456,6 +458,9 @@ async fn submit_v2<E: EthSpec>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if *shared.behaviour.lock() == RelayBehaviour::NoV2 {
+        return error(StatusCode::NOT_FOUND, "no such endpoint");
+    }
     match reveal(&shared, 2, &headers, &body) {
         Ok((_, block, revealed)) => match block.unblind(revealed.execution_payload) {
             Ok(full) => {

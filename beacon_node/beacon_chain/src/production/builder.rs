@@ -21,7 +21,8 @@
 //! the relay: `submitBlindedBlock` (v1) reveals the payload and blobs, and the block is
 //! published and imported like any `publishBlockV2` block (its columns' KZG proofs verified:
 //! the blobs are the builder's); `submitBlindedBlockV2` (Fulu) has the relay publish, and the
-//! block reaches this node by gossip.
+//! block reaches this node by gossip (a relay without v2, answering 404 or 405, is asked with
+//! v1).
 //!
 //! [spec]: builder-specs specs/bellatrix/validator.md, beacon-APIs apis/validator/block.v3.yaml
 
@@ -429,8 +430,12 @@ impl<E: EthSpec> BlockProducer<E> {
             return Err(BlindedPublishError::InvalidSignature);
         }
         if builder.submit == SubmitVersion::V2 {
-            builder.client.submit_blinded_block_v2(fork, &block).await?;
-            return Ok(BlindedPublication::PublishedByRelay { block_root });
+            match builder.client.submit_blinded_block_v2(fork, &block).await {
+                Ok(()) => return Ok(BlindedPublication::PublishedByRelay { block_root }),
+                // A relay without the v2 endpoint: unblind with v1 instead.
+                Err(BuilderError::Status { status, .. }) if status == 404 || status == 405 => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         let revealed = builder.client.submit_blinded_block_v1(fork, &block).await?;
         let proofs_per_blob = if fork >= ForkName::Fulu {
