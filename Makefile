@@ -98,3 +98,17 @@ bench:
 
 clean:
 	$(CARGO) clean
+
+# The container image (Dockerfile: release `arbor` on Debian bookworm, non-root). Built with
+# podman or buildah when present, docker otherwise. DOCKER_BUILD_FLAGS go to the build command,
+# e.g. `--build-arg ARBOR_CARGO_FLAGS=--no-default-features` (no mock execution client), or, on a
+# machine without a registry, `--pull=never` after scripts/docker/local-base-images.sh.
+DOCKER_IMAGE ?= arbor:latest
+DOCKER_BUILD_FLAGS ?=
+.PHONY: docker
+docker:
+	@if command -v podman >/dev/null 2>&1; then build="podman build"; \
+	elif command -v buildah >/dev/null 2>&1; then build="buildah bud"; \
+	else build="docker build"; fi; \
+	echo "$$build -t $(DOCKER_IMAGE) $(DOCKER_BUILD_FLAGS) ."; \
+	$$build -t $(DOCKER_IMAGE) $(DOCKER_BUILD_FLAGS) .

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Makes the Dockerfile's two base images locally, for a machine that has no container registry
-# (or cannot reach one) but can reach a Debian mirror. Afterwards `make docker` (which passes
-# `--pull=never` to podman/buildah when LOCAL_BASE=1) or
-# `podman build --pull=never -t arbor .` builds Arbor's image without pulling anything.
+# (or cannot reach one) but can reach a Debian mirror. Afterwards
+# `make docker DOCKER_BUILD_FLAGS=--pull=never` (or `podman build --pull=never -t arbor .`)
+# builds Arbor's image without pulling anything; cargo in the build stage still fetches crates
+# from crates.io (pass EXTRA_CA_DIR below if egress re-signs TLS).
+#
+# Inside a container without CAP_SYS_RESOURCE and with hybrid cgroups (as on Arbor's dev
+# machines), podman also needs `--runtime runc` (crun refuses hybrid cgroups; `apt-get install
+# runc`) and rlimits no higher than the caller's hard limits, e.g.
+#   make docker DOCKER_BUILD_FLAGS="--pull=never --runtime runc \
+#     --ulimit nofile=$(ulimit -Hn):$(ulimit -Hn) --ulimit nproc=32768:32768"
 #
 #   runtime: docker.io/library/debian:bookworm-slim
 #            a `debootstrap --variant=minbase bookworm` root filesystem, imported as an image.
