@@ -297,6 +297,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let light_client_server = LightClientServer::new(
             !config.disable_light_client_server,
             &spec,
+            &store,
             &anchor.state,
             &anchor_block,
         );
@@ -369,6 +370,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let light_client_server = LightClientServer::new(
             !config.disable_light_client_server,
             &spec,
+            &store,
             &state,
             &anchor_block,
         );
@@ -404,11 +406,15 @@ impl<E: EthSpec> BeaconChain<E> {
                 .get_block(&root)?
                 .ok_or_else(|| ChainError::Anchor(format!("hot block {root} missing")))?;
             on_block_with_body(&mut fork_choice, &block, &[], &AlwaysValid)?;
+            if let Some(state) = fork_choice.block_state(&root) {
+                light_client_server.on_block(&state.state, &block);
+            }
             payload_statuses.insert(root, PayloadStatus::NotValidated);
         }
         fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
 
         let head = fork_choice.get_head()?;
+        light_client_server.on_head(&store, head.root)?;
         let head_state = fork_choice
             .block_state(&head.root)
             .cloned()

@@ -24,6 +24,7 @@ use light_client::full_node::{
     into_forked_bootstrap, into_forked_finality_update, into_forked_optimistic_update,
     into_forked_update, light_client_fork_at_slot,
 };
+use light_client::sync_protocol::compute_sync_committee_period_at_slot;
 use light_client::{
     Bootstrap, FinalityUpdate, LightClientDataCollector, LightClientError, OptimisticUpdate, Update,
 };
@@ -66,24 +67,50 @@ pub struct LightClientServer<E: EthSpec> {
 }
 
 impl<E: EthSpec> LightClientServer<E> {
-    /// A server starting at the chain's anchor (a block and its post-state), or a disabled one.
+    /// A server starting at the chain's anchor (a block and its post-state, or the checkpoint
+    /// state advanced from it), or a disabled one. The best update of the anchor's period that
+    /// `store` holds from an earlier run is where the anchor's branches start.
     pub(crate) fn new(
         enabled: bool,
         spec: &ChainSpec,
+        store: &Store<E>,
         anchor_state: &BeaconState<E>,
         anchor_block: &SignedBeaconBlock<E>,
     ) -> Self {
+        let mut last_error = Mutex::new(None);
         let collector = if !enabled {
             Collector::Disabled
         } else {
             match LightClientDataCollector::new(spec.clone(), anchor_state, anchor_block) {
-                Ok(collector) => Collector::Running(Box::new(collector)),
+                Ok(mut collector) => {
+                    // The finalized blocks between the anchor state's finalized checkpoint and
+                    // the anchor, which the first updates after a restart prove finality of.
+                    let first = anchor_state.finalized_checkpoint().epoch * E::slots_per_epoch();
+                    let ancestors: Vec<_> = (first..anchor_block.slot())
+                        .filter_map(|slot| store.block_root_at_slot(slot).ok().flatten())
+                        .filter_map(|root| store.get_block(&root).ok().flatten())
+                        .collect();
+                    if let Err(e) = collector.add_finalized_ancestors(&ancestors) {
+                        *last_error.get_mut() = Some(e);
+                    }
+                    let period = compute_sync_committee_period_at_slot::<E>(anchor_block.slot());
+                    let key = update_key(period);
+                    // An unreadable record only loses the head start; the data is derived again.
+                    if let Ok(Some(update)) = store
+                        .get_light_client_data(&key)
+                        .map_err(ChainError::from)
+                        .and_then(|bytes| decode::<Update<E>>(bytes, &key))
+                    {
+                        collector.set_anchor_best_update(update);
+                    }
+                    Collector::Running(Box::new(collector))
+                }
                 Err(e) => Collector::Unavailable(e),
             }
         };
         Self {
             collector: Mutex::new(collector),
-            last_error: Mutex::new(None),
+            last_error,
         }
     }
 

@@ -43,6 +43,22 @@ fn open_store(dir: &tempfile::TempDir, spec: &ChainSpec) -> Arc<Store<E>> {
     )
 }
 
+/// (attested slot, signature slot, finalized slot, participants) of each update.
+fn summary(updates: &[types::LightClientUpdate<E>]) -> Vec<(Slot, Slot, Slot, usize)> {
+    updates
+        .iter()
+        .map(|u| {
+            let u = upgrade_lc_update_to_latest(u).unwrap();
+            (
+                u.attested_header.beacon.slot,
+                u.signature_slot,
+                u.finalized_header.beacon.slot,
+                u.sync_aggregate.sync_committee_bits.num_set_bits(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn a_light_client_follows_the_node_to_its_finalized_block() {
     let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
@@ -166,15 +182,37 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
         ChainConfig::default(),
     )
     .unwrap();
-    assert_eq!(
-        chain.light_client_updates_by_range(start, 8).unwrap(),
-        updates
-    );
+    let reopened = chain.light_client_updates_by_range(start, 8).unwrap();
+    assert_eq!(summary(&reopened), summary(&updates));
+    assert_eq!(reopened, updates);
     assert_eq!(
         chain.light_client_bootstrap(&anchor_root).unwrap(),
         Some(bootstrap)
     );
     assert!(chain.light_client_finality_update().unwrap().is_some());
+
+    // The reopened chain replayed its unfinalized blocks into the server: the next block
+    // extends the same data (period 1 keeps a best update, the latest one moves to it).
+    let contents = BlockContents {
+        attestations: vec![AttestationSpec::whole_slot(last)],
+        ..BlockContents::default()
+    };
+    let next = build_block(&parent.post, last + 1, &contents, &spec).unwrap();
+    clock.set_ms(time_ms(&spec, last + 1));
+    chain
+        .import_block(
+            Arc::new(next.block),
+            &[],
+            &AlwaysValid,
+            PayloadStatus::Valid,
+        )
+        .unwrap();
+    assert_eq!(chain.light_client_server().last_error(), None);
+    let after = chain.light_client_updates_by_range(start, 8).unwrap();
+    assert_eq!(after.len(), 2);
+    assert_eq!(after[0], updates[0], "the finalized period's update stays");
+    let latest = chain.light_client_finality_update().unwrap().unwrap();
+    assert_eq!(latest.signature_slot(), last + 1);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use ssz_types::FixedVector;
 use tree_hash::TreeHash;
+use types::merkle_proof::ProofTree;
 use types::{
     BeaconState, ChainSpec, Epoch, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, Slot,
     altair, electra,
@@ -89,6 +90,26 @@ pub struct LightClientDataCollector<E: EthSpec> {
     latest_finalized: BlockId,
     bootstraps: HashMap<Root, Bootstrap<E>>,
     best_updates: BTreeMap<u64, Update<E>>,
+    /// The anchor block and the best update of its period signed at or before it, which the
+    /// branches from the anchor start from (see [`Self::set_anchor_best_update`]).
+    anchor: BlockId,
+    anchor_best_update: Option<Update<E>>,
+}
+
+/// A container's field roots computed once, opening the same fields as the container.
+struct FieldRoots<'a> {
+    roots: Vec<Root>,
+    inner: &'a dyn ProofTree,
+}
+
+impl ProofTree for FieldRoots<'_> {
+    fn field_roots(&self) -> Vec<Root> {
+        self.roots.clone()
+    }
+
+    fn field(&self, index: usize) -> Option<&dyn ProofTree> {
+        self.inner.field(index)
+    }
 }
 
 /// The first possible epoch boundary slot of a checkpoint naming a block at `slot`.
@@ -154,6 +175,8 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             },
             bootstraps: HashMap::new(),
             best_updates: BTreeMap::new(),
+            anchor: bid,
+            anchor_best_update: None,
             spec,
         };
         collector.insert_block(anchor_block, bid)?;
@@ -197,8 +220,13 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         latest_signature_slot: Slot,
     ) -> Result<(), LightClientError> {
         let view = StateView::new(state)?;
+        // The state's field roots once for the three proofs.
+        let tree = FieldRoots {
+            roots: view.tree.field_roots(),
+            inner: view.tree,
+        };
         let proof = |gindex: u64| -> Result<Vec<Root>, LightClientError> {
-            Ok(types::merkle_proof::compute_merkle_proof(view.tree, gindex)?.1)
+            Ok(types::merkle_proof::compute_merkle_proof(&tree, gindex)?.1)
         };
         let current = proof(current_sync_committee_gindex_at_slot::<E>(
             &self.spec, view.slot,
@@ -345,7 +373,16 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         });
         let attested = match attested {
             Some(a) if a.slot >= self.tail_slot && self.cache.contains_key(&a.root) => a,
-            _ => return self.cache_lc_data(state, bid.root, None, GENESIS_SLOT),
+            _ => {
+                // A child of an anchor without its post-state still carries the anchor's best.
+                let best = self.anchor_best_update.clone().filter(|best| {
+                    block.parent_root() == self.anchor.root
+                        && compute_sync_committee_period_at_slot::<E>(
+                            best.attested_header.beacon.slot,
+                        ) == compute_sync_committee_period_at_slot::<E>(bid.slot)
+                });
+                return self.cache_lc_data(state, bid.root, best, GENESIS_SLOT);
+            }
         };
         let attested_period = compute_sync_committee_period_at_slot::<E>(attested.slot);
         let signature_slot = bid.slot;
@@ -396,8 +433,52 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         self.cache_lc_data(state, bid.root, best, latest_signature_slot)
     }
 
-    /// Makes the bootstrap of finalized block `bid`.
+    /// Finalized ancestors of the anchor (in any order), as an earlier run of the node imported
+    /// them: updates whose attested state finalized one of them prove it. Blocks at or after
+    /// the anchor are ignored.
+    pub fn add_finalized_ancestors<'a>(
+        &mut self,
+        blocks: impl IntoIterator<Item = &'a SignedBeaconBlock<E>>,
+    ) -> Result<(), LightClientError> {
+        for block in blocks {
+            let bid = BlockId {
+                slot: block.slot(),
+                root: block.canonical_root(),
+            };
+            if bid.slot >= self.anchor.slot {
+                continue;
+            }
+            self.insert_block(block, bid)?;
+            self.finalized_block_roots.insert(bid.slot, bid.root);
+            self.historical_tail_slot = self.historical_tail_slot.min(bid.slot);
+        }
+        Ok(())
+    }
+
+    /// The best update of the anchor's period as derived before the collector started (by an
+    /// earlier run of the node, from its store): the branches from the anchor start from it.
+    /// Only an update signed at or before the anchor is taken: the anchor is finalized, so such
+    /// an update is canonical, while later ones are derived again from the blocks after it.
+    pub fn set_anchor_best_update(&mut self, update: Update<E>) {
+        let period = compute_sync_committee_period_at_slot::<E>(self.anchor.slot);
+        if update.signature_slot > self.anchor.slot
+            || compute_sync_committee_period_at_slot::<E>(update.attested_header.beacon.slot)
+                != period
+        {
+            return;
+        }
+        if let Some(data) = self.cache.get_mut(&self.anchor.root) {
+            data.current_period_best_update = Some(update.clone());
+        }
+        self.anchor_best_update = Some(update);
+    }
+
+    /// Makes the bootstrap of finalized block `bid`, when its post-state's data is held (an
+    /// anchor without its post-state has none).
     fn create_lc_bootstrap(&mut self, bid: BlockId) -> Result<(), LightClientError> {
+        if !self.cache.contains_key(&bid.root) {
+            return Ok(());
+        }
         let header = self
             .blocks
             .get(&bid.root)
@@ -555,7 +636,9 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             };
             if bid.slot >= low_slot {
                 self.create_lc_bootstrap(bid)?;
-                change.bootstraps.push(bid.root);
+                if self.bootstraps.contains_key(&bid.root) {
+                    change.bootstraps.push(bid.root);
+                }
             }
             boundary_slot = next_epoch_boundary_slot::<E>(bid.slot);
             if boundary_slot < spe {
