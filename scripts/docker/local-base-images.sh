@@ -7,7 +7,8 @@
 #
 # Inside a container without CAP_SYS_RESOURCE and with hybrid cgroups (as on Arbor's dev
 # machines), podman also needs `--runtime runc` (crun refuses hybrid cgroups; `apt-get install
-# runc`) and rlimits no higher than the caller's hard limits, e.g.
+# runc`) and rlimits it can set without CAP_SYS_RESOURCE: podman's defaults (1048576 open files
+# and processes) are refused; open files up to `ulimit -Hn` and 32768 processes work, e.g.
 #   make docker DOCKER_BUILD_FLAGS="--pull=never --runtime runc \
 #     --ulimit nofile=$(ulimit -Hn):$(ulimit -Hn) --ulimit nproc=32768:32768"
 #
