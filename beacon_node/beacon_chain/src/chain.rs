@@ -414,7 +414,7 @@ impl<E: EthSpec> BeaconChain<E> {
         fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
 
         let head = fork_choice.get_head()?;
-        light_client_server.on_head(&store, head.root)?;
+        light_client_server.on_head(&store, head.root);
         let head_state = fork_choice
             .block_state(&head.root)
             .cloned()
@@ -896,7 +896,7 @@ impl<E: EthSpec> BeaconChain<E> {
         })?;
         batch.commit()?;
         *self.head.write() = snapshot.clone();
-        self.light_client_server.on_head(&self.store, head.root)?;
+        self.light_client_server.on_head(&self.store, head.root);
 
         let spe = E::slots_per_epoch();
         if !same_head {

@@ -34,7 +34,9 @@ pub use chain::{
 };
 pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
 pub use gossip::Verdict;
-pub use light_client_server::{LightClientServer, MAX_REQUEST_LIGHT_CLIENT_UPDATES};
+pub use light_client_server::{
+    LightClientServer, LightClientServerError, MAX_REQUEST_LIGHT_CLIENT_UPDATES,
+};
 pub use production::{
     BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
     ProducedBlockV3,

@@ -46,6 +46,23 @@ fn bootstrap_key(root: &Root) -> String {
 const FINALITY_UPDATE_KEY: &str = "finality_update";
 const OPTIMISTIC_UPDATE_KEY: &str = "optimistic_update";
 
+/// Why the server could not take a block or a head.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LightClientServerError {
+    /// The collector refused the block or head.
+    #[error("light-client data: {0}")]
+    Collect(#[from] LightClientError),
+    /// The store failed to write the data.
+    #[error("light-client data store: {0}")]
+    Store(String),
+}
+
+impl From<store::StoreError> for LightClientServerError {
+    fn from(e: store::StoreError) -> Self {
+        Self::Store(e.to_string())
+    }
+}
+
 /// The server's state: the collector, or why there is none.
 #[derive(Debug)]
 enum Collector<E: EthSpec> {
@@ -63,7 +80,7 @@ enum Collector<E: EthSpec> {
 pub struct LightClientServer<E: EthSpec> {
     collector: Mutex<Collector<E>>,
     /// The last error collecting data from a block or a head (the block is then left out).
-    last_error: Mutex<Option<LightClientError>>,
+    last_error: Mutex<Option<LightClientServerError>>,
 }
 
 impl<E: EthSpec> LightClientServer<E> {
@@ -91,7 +108,7 @@ impl<E: EthSpec> LightClientServer<E> {
                         .filter_map(|root| store.get_block(&root).ok().flatten())
                         .collect();
                     if let Err(e) = collector.add_finalized_ancestors(&ancestors) {
-                        *last_error.get_mut() = Some(e);
+                        *last_error.get_mut() = Some(e.into());
                     }
                     let period = compute_sync_committee_period_at_slot::<E>(anchor_block.slot());
                     let key = update_key(period);
@@ -121,9 +138,9 @@ impl<E: EthSpec> LightClientServer<E> {
 
     /// Why the server does not collect (`None` while it does or when disabled), or the last
     /// block or head it could not take.
-    pub fn last_error(&self) -> Option<LightClientError> {
+    pub fn last_error(&self) -> Option<LightClientServerError> {
         if let Collector::Unavailable(e) = &*self.collector.lock() {
-            return Some(e.clone());
+            return Some(e.clone().into());
         }
         self.last_error.lock().clone()
     }
@@ -133,24 +150,25 @@ impl<E: EthSpec> LightClientServer<E> {
         if let Collector::Running(collector) = &mut *self.collector.lock()
             && let Err(e) = collector.process_new_block(state, block)
         {
-            *self.last_error.lock() = Some(e);
+            *self.last_error.lock() = Some(e.into());
         }
     }
 
     /// Fork choice chose `head_root`: commits the new best and latest data and persists what
-    /// changed.
-    pub(crate) fn on_head(&self, store: &Store<E>, head_root: Root) -> Result<(), ChainError> {
+    /// changed. A failure is kept for [`Self::last_error`]: the head moves on regardless, and the
+    /// next head writes the periods and latest updates again.
+    pub(crate) fn on_head(&self, store: &Store<E>, head_root: Root) {
+        if let Err(e) = self.commit_head(store, head_root) {
+            *self.last_error.lock() = Some(e);
+        }
+    }
+
+    fn commit_head(&self, store: &Store<E>, head_root: Root) -> Result<(), LightClientServerError> {
         let mut guard = self.collector.lock();
         let Collector::Running(collector) = &mut *guard else {
             return Ok(());
         };
-        let change = match collector.process_new_head(head_root) {
-            Ok(change) => change,
-            Err(e) => {
-                *self.last_error.lock() = Some(e);
-                return Ok(());
-            }
-        };
+        let change = collector.process_new_head(head_root)?;
         let mut batch = store.begin_batch()?;
         for period in &change.periods {
             let bytes = collector.best_update(*period).map(Encode::as_ssz_bytes);
