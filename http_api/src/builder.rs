@@ -41,8 +41,18 @@ pub(crate) async fn post_register_validator<E: EthSpec>(
             kept.insert(r.message.pubkey, r.clone());
         }
     }
-    if let Err(e) = ctx.producer.register_validators(&registrations).await {
-        tracing::warn!(count = registrations.len(), error = %e, "the relay refused or missed the validator registrations");
+    match ctx.producer.register_validators(&registrations).await {
+        Ok(kept) if kept < registrations.len() => tracing::debug!(
+            kept,
+            ignored = registrations.len() - kept,
+            "registrations of validators neither active nor pending were not forwarded"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(
+            count = registrations.len(),
+            error = %e,
+            "the relay refused or missed the validator registrations"
+        ),
     }
     Ok(ok_empty())
 }

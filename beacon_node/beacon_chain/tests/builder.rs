@@ -266,10 +266,12 @@ async fn register(h: &Harness, proposer: ValidatorIndex) {
         message,
         signature: BLSSignature::from(key.sign(root.as_slice()).serialize()),
     };
-    h.producer
+    let kept = h
+        .producer
         .register_validators(std::slice::from_ref(&registration))
         .await
         .unwrap();
+    assert_eq!(kept, 1);
     assert!(
         h.relay
             .registrations()
@@ -463,6 +465,22 @@ async fn a_relay_without_v2_is_asked_with_v1() {
 async fn every_builder_failure_falls_back_to_the_local_payload() {
     let h = harness(SubmitVersion::V1, Duration::from_millis(500)).await;
     let (proposer, _) = proposer_and_reveal(&h);
+
+    // A registration of a key the chain does not know is neither kept nor forwarded.
+    let stranger = bls::SecretKey::random();
+    let message = ValidatorRegistrationV1 {
+        fee_recipient: BUILDER_FEE_RECIPIENT,
+        gas_limit: 60_000_000,
+        timestamp: GENESIS_TIME,
+        pubkey: BLSPubkey::from(stranger.public_key().compress().0),
+    };
+    let root = compute_signing_root(&message, builder_domain(&h.spec));
+    let unknown = SignedValidatorRegistrationV1 {
+        message,
+        signature: BLSSignature::from(stranger.sign(root.as_slice()).serialize()),
+    };
+    assert_eq!(h.producer.register_validators(&[unknown]).await.unwrap(), 0);
+    assert!(h.relay.registrations().is_empty());
 
     // Not registered: the relay is not even asked.
     assert_eq!(

@@ -35,7 +35,10 @@ use builder_client::{
     verify_builder_bid, withdrawals_root,
 };
 use state_processing::{
-    common::{balance, get_beacon_proposer_index, get_current_epoch, get_randao_mix},
+    CachedBeaconState, StateRef,
+    common::{
+        balance, get_beacon_proposer_index, get_current_epoch, get_randao_mix, is_active_validator,
+    },
     per_block::{AlwaysValid, VerifySignatures, get_expected_withdrawals, process_block},
 };
 use tree_hash::TreeHash;
@@ -161,14 +164,19 @@ impl<E: EthSpec> BlockProducer<E> {
 
     /// `registerValidator`: keeps each validator's latest registration (a newer timestamp
     /// replaces an older one) for production to know who registered and with which gas limit,
-    /// and forwards them to the relay when one is configured.
+    /// and forwards them to the relay when one is configured. Only registrations of validators
+    /// the head state has active or pending (`is_eligible_for_registration`) are kept and
+    /// forwarded: a relay refuses a batch naming any other. Returns how many were.
+    ///
+    /// [spec]: builder-specs specs/bellatrix/builder.md#is_eligible_for_registration
     pub async fn register_validators(
         &self,
         registrations: &[SignedValidatorRegistrationV1],
-    ) -> Result<(), BuilderError> {
+    ) -> Result<usize, BuilderError> {
+        let registrations = self.eligible_for_registration(registrations);
         {
             let mut kept = self.builder_registrations.write();
-            for r in registrations {
+            for r in &registrations {
                 let newer = kept
                     .get(&r.message.pubkey)
                     .is_none_or(|old| old.timestamp <= r.message.timestamp);
@@ -179,10 +187,34 @@ impl<E: EthSpec> BlockProducer<E> {
         }
         match self.builder() {
             Some(builder) if !registrations.is_empty() => {
-                builder.client.register_validator(registrations).await
+                builder.client.register_validator(&registrations).await?;
             }
-            _ => Ok(()),
+            _ => {}
         }
+        Ok(registrations.len())
+    }
+
+    /// The registrations whose validator is active or pending in the head state.
+    fn eligible_for_registration(
+        &self,
+        registrations: &[SignedValidatorRegistrationV1],
+    ) -> Vec<SignedValidatorRegistrationV1> {
+        let mut state = self.chain.head().state.clone();
+        let CachedBeaconState { state, caches } = &mut state;
+        let Ok(view) = StateRef::new(state) else {
+            return Vec::new();
+        };
+        let epoch = get_current_epoch(&view);
+        registrations
+            .iter()
+            .filter(|r| {
+                caches
+                    .validator_index(&view, &bls::PublicKeyBytes(r.message.pubkey.0))
+                    .and_then(|index| view.validators.get(index as usize))
+                    .is_some_and(|v| is_active_validator(v, epoch) || v.activation_epoch > epoch)
+            })
+            .cloned()
+            .collect()
     }
 
     /// `produceBlockV3` with the builder: the local block, or a blinded block on the relay's
