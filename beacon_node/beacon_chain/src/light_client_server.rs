@@ -246,9 +246,9 @@ impl<E: EthSpec> BeaconChain<E> {
             .transpose()
     }
 
-    /// The best `LightClientUpdate` of each sync committee period from `start_period`, for at
-    /// most `count` periods (and `MAX_REQUEST_LIGHT_CLIENT_UPDATES`), ending before the first
-    /// period without one.
+    /// The best `LightClientUpdate` of each sync committee period in `[start_period,
+    /// start_period + count)`, at most `MAX_REQUEST_LIGHT_CLIENT_UPDATES`: from the earliest
+    /// period in the range that has one, for consecutive periods up to the first without one.
     ///
     /// [spec]: altair/light-client/p2p-interface.md#lightclientupdatesbyrange
     pub fn light_client_updates_by_range(
@@ -269,12 +269,18 @@ impl<E: EthSpec> BeaconChain<E> {
                     decode(self.store().get_light_client_data(&key)?, &key)?
                 }
             };
-            let Some(update) = update else {
-                break;
-            };
-            let fork =
-                light_client_fork_at_slot::<E>(self.spec(), update.attested_header.beacon.slot);
-            updates.push(forked(into_forked_update(fork, update))?);
+            match update {
+                Some(update) => {
+                    let fork = light_client_fork_at_slot::<E>(
+                        self.spec(),
+                        update.attested_header.beacon.slot,
+                    );
+                    updates.push(forked(into_forked_update(fork, update))?);
+                }
+                // Results are consecutive: a gap after the first one ends them.
+                None if !updates.is_empty() => break,
+                None => {}
+            }
         }
         Ok(updates)
     }

@@ -124,6 +124,21 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
         &upgrade_lc_bootstrap_to_latest(&bootstrap).unwrap(),
     )
     .unwrap();
+    // Ranges: from the first period with an update, consecutive, empty past the head.
+    assert_eq!(chain.light_client_updates_by_range(1, 8).unwrap().len(), 1);
+    assert_eq!(chain.light_client_updates_by_range(0, 1).unwrap().len(), 1);
+    assert!(
+        chain
+            .light_client_updates_by_range(2, 8)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        chain
+            .light_client_updates_by_range(u64::MAX, 8)
+            .unwrap()
+            .is_empty()
+    );
     let current_slot = last + 1;
     let start = compute_sync_committee_period_at_slot::<E>(ANCHOR_SLOT);
     let updates = chain.light_client_updates_by_range(start, 8).unwrap();
