@@ -359,24 +359,53 @@ impl BuilderHttpClient {
         registrations: &[SignedValidatorRegistrationV1],
     ) -> Result<(), BuilderError> {
         let url = self.url(&["eth", "v1", "builder", "validators"])?;
-        let (content_type, body) = if self.ssz {
-            (SSZ, registrations.to_vec().as_ssz_bytes())
-        } else {
-            (
-                JSON,
-                serde_json::to_vec(registrations)
-                    .map_err(|e| BuilderError::Encode(e.to_string()))?,
-            )
-        };
-        let request = self
-            .client
-            .post(url.clone())
-            .header(CONTENT_TYPE, content_type)
-            .header(ACCEPT, JSON)
-            .body(body);
-        self.send(&url, request, self.timeouts.register_validator)
-            .await?;
+        self.post_encoded(
+            &url,
+            None,
+            JSON,
+            || registrations.to_vec().as_ssz_bytes(),
+            || serde_json::to_vec(registrations),
+            self.timeouts.register_validator,
+        )
+        .await?;
         Ok(())
+    }
+
+    /// POSTs a body in SSZ, or in JSON when SSZ is off or the relay answers 415 (Unsupported
+    /// Media Type) to SSZ, with `Eth-Consensus-Version: fork` when given.
+    async fn post_encoded(
+        &self,
+        url: &Url,
+        fork: Option<ForkName>,
+        accept: &str,
+        ssz: impl FnOnce() -> Vec<u8>,
+        json: impl FnOnce() -> Result<Vec<u8>, serde_json::Error>,
+        timeout: Duration,
+    ) -> Result<Response, BuilderError> {
+        let request = |content_type: &'static str, body: Vec<u8>| {
+            let request = self
+                .client
+                .post(url.clone())
+                .header(CONTENT_TYPE, content_type)
+                .header(ACCEPT, accept)
+                .body(body);
+            match fork {
+                Some(fork) => request.header(CONSENSUS_VERSION_HEADER, fork.as_str()),
+                None => request,
+            }
+        };
+        if self.ssz {
+            match self.send(url, request(SSZ, ssz()), timeout).await {
+                Err(BuilderError::Status { status, .. })
+                    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE =>
+                {
+                    tracing::debug!(%url, "the relay takes no SSZ: sending JSON");
+                }
+                other => return other,
+            }
+        }
+        let body = json().map_err(|e| BuilderError::Encode(e.to_string()))?;
+        self.send(url, request(JSON, body), timeout).await
     }
 
     /// `getHeader`: `GET /eth/v1/builder/header/{slot}/{parent_hash}/{pubkey}`. `Ok(None)` for
@@ -461,28 +490,6 @@ impl BuilderHttpClient {
         Ok(versioned.data)
     }
 
-    fn blinded_block_request(
-        &self,
-        url: &Url,
-        fork: ForkName,
-        block: &SignedBlindedBeaconBlock<impl EthSpec>,
-    ) -> Result<RequestBuilder, BuilderError> {
-        let (content_type, body) = if self.ssz {
-            (SSZ, block.as_ssz_bytes())
-        } else {
-            (
-                JSON,
-                serde_json::to_vec(block).map_err(|e| BuilderError::Encode(e.to_string()))?,
-            )
-        };
-        Ok(self
-            .client
-            .post(url.clone())
-            .header(CONTENT_TYPE, content_type)
-            .header(CONSENSUS_VERSION_HEADER, fork.as_str())
-            .body(body))
-    }
-
     /// `submitBlindedBlock` (v1): `POST /eth/v1/builder/blinded_blocks`; the relay reveals the
     /// payload and its blobs.
     pub async fn submit_blinded_block_v1<E: EthSpec>(
@@ -495,10 +502,16 @@ impl BuilderHttpClient {
         }
         let url = self.url(&["eth", "v1", "builder", "blinded_blocks"])?;
         let timeout = self.timeouts.submit_blinded_block;
-        let request = self
-            .blinded_block_request(&url, fork, block)?
-            .header(ACCEPT, self.accept());
-        let response = self.send(&url, request, timeout).await?;
+        let response = self
+            .post_encoded(
+                &url,
+                Some(fork),
+                self.accept(),
+                || block.as_ssz_bytes(),
+                || serde_json::to_vec(block),
+                timeout,
+            )
+            .await?;
         self.decode_versioned(&url, response, fork, timeout).await
     }
 
@@ -513,11 +526,15 @@ impl BuilderHttpClient {
             return Err(BuilderError::UnsupportedFork(fork));
         }
         let url = self.url(&["eth", "v2", "builder", "blinded_blocks"])?;
-        let request = self
-            .blinded_block_request(&url, fork, block)?
-            .header(ACCEPT, JSON);
         let response = self
-            .send(&url, request, self.timeouts.submit_blinded_block)
+            .post_encoded(
+                &url,
+                Some(fork),
+                JSON,
+                || block.as_ssz_bytes(),
+                || serde_json::to_vec(block),
+                self.timeouts.submit_blinded_block,
+            )
             .await?;
         match response.status() {
             StatusCode::ACCEPTED | StatusCode::OK => Ok(()),

@@ -51,6 +51,8 @@ pub enum RelayBehaviour {
     WithholdBlob,
     /// submitBlindedBlockV2 answers 404, as a relay from before Fulu.
     NoV2,
+    /// SSZ request bodies are answered 415 (a relay that takes JSON only).
+    JsonOnly,
 }
 
 /// A payload the relay built, ready to bid with.
@@ -302,11 +304,20 @@ fn versioned<T: Encode + serde::Serialize>(
     response
 }
 
+/// 415 for an SSZ body when the relay takes JSON only.
+fn refuses_ssz<E: EthSpec>(shared: &Shared<E>, headers: &HeaderMap) -> Option<Response> {
+    (*shared.behaviour.lock() == RelayBehaviour::JsonOnly && sent_ssz(headers))
+        .then(|| error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "SSZ is not supported"))
+}
+
 async fn register<E: EthSpec>(
     State(shared): State<Arc<Shared<E>>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if let Some(refused) = refuses_ssz(&shared, &headers) {
+        return refused;
+    }
     let registrations: Result<Vec<SignedValidatorRegistrationV1>, String> = if sent_ssz(&headers) {
         Vec::from_ssz_bytes(&body).map_err(|e| format!("{e:?}"))
     } else {
@@ -447,6 +458,9 @@ async fn submit_v1<E: EthSpec>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    if let Some(refused) = refuses_ssz(&shared, &headers) {
+        return refused;
+    }
     match reveal(&shared, 1, &headers, &body) {
         Ok((fork, _, revealed)) => versioned(&headers, fork, &revealed),
         Err((status, message)) => error(status, message),
@@ -460,6 +474,9 @@ async fn submit_v2<E: EthSpec>(
 ) -> Response {
     if *shared.behaviour.lock() == RelayBehaviour::NoV2 {
         return error(StatusCode::NOT_FOUND, "no such endpoint");
+    }
+    if let Some(refused) = refuses_ssz(&shared, &headers) {
+        return refused;
     }
     match reveal(&shared, 2, &headers, &body) {
         Ok((_, block, revealed)) => match block.unblind(revealed.execution_payload) {

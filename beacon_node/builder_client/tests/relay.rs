@@ -356,3 +356,28 @@ async fn a_reveal_with_fewer_blobs_than_committed_is_caught() {
         })
     );
 }
+
+#[tokio::test]
+async fn a_relay_without_ssz_bodies_gets_json() {
+    let s = setup().await;
+    s.relay.set_behaviour(RelayBehaviour::JsonOnly);
+    let c = client(&s, BuilderTimeouts::default());
+    c.register_validator(&[registration(&s)]).await.unwrap();
+    assert_eq!(s.relay.registrations().len(), 1);
+    let bid = header(&s, &c).await.unwrap().unwrap();
+    let blinded = blinded_block_for(&bid);
+    let revealed = c
+        .submit_blinded_block_v1(ForkName::Fulu, &blinded)
+        .await
+        .unwrap();
+    assert_eq!(
+        revealed.execution_payload.block_hash,
+        bid.message.header.block_hash
+    );
+    c.submit_blinded_block_v2(ForkName::Fulu, &blinded)
+        .await
+        .unwrap();
+    // Each submission reached the relay once, in JSON (the SSZ attempts were refused first).
+    assert_eq!(s.relay.submitted_blocks().len(), 2);
+    assert_eq!(s.relay.published_blocks().len(), 1);
+}
