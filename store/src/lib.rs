@@ -16,7 +16,7 @@ mod store;
 
 pub use error::StoreError;
 pub use replay::StateTransitionReplayer;
-pub use store::{Head, MigrationSummary, Split, Store, StoreBatch, StoreConfig};
+pub use store::{Head, MigrationSummary, OldestBlock, Split, Store, StoreBatch, StoreConfig};
 
 use types::{BeaconState, EthSpec, SignedBeaconBlock, Slot};
 

@@ -2,7 +2,7 @@
 //!
 //! | table | key | value |
 //! |---|---|---|
-//! | `meta` | name | schema version, head, finalized checkpoint, split, anchor |
+//! | `meta` | name | schema version, head, finalized checkpoint, split, anchor, oldest block |
 //! | `hot_blocks` | block root | SSZ `SignedBeaconBlock` as received, sealed |
 //! | `hot_block_summaries` | block root | slot, parent root |
 //! | `hot_states` | state root | SSZ `BeaconState` at an epoch boundary, sealed |
@@ -67,6 +67,9 @@ pub const HEAD_KEY: &str = "head";
 pub const FINALIZED_KEY: &str = "finalized";
 /// `meta` key of the hot/cold [`Split`](crate::Split).
 pub const SPLIT_KEY: &str = "split";
+/// `meta` key of the [`OldestBlock`](crate::OldestBlock): slot, root and parent root of the
+/// oldest block held, moved back by backfill.
+pub const OLDEST_BLOCK_KEY: &str = "oldest_block";
 /// Prefix of the `meta` keys of the light-client server's data (its best updates, bootstraps,
 /// latest finality and optimistic updates), whose bytes the server encodes.
 pub const LIGHT_CLIENT_PREFIX: &str = "light_client/";

@@ -36,6 +36,10 @@ use crate::schema::{self, *};
 use crate::state_diff;
 use crate::{StateReplayer, StoreError};
 
+mod backfill;
+
+pub use backfill::OldestBlock;
+
 /// Tag of a cold state stored whole.
 const COLD_FULL: u8 = 0;
 /// Tag of a cold state stored as a diff against a full one.
@@ -293,7 +297,7 @@ impl<E: EthSpec> Store<E> {
     }
 
     /// Records the genesis or checkpoint-sync anchor: its state (at an epoch boundary) and block
-    /// become the first split, finalized checkpoint, head and cold snapshot.
+    /// become the first split, finalized checkpoint, head, cold snapshot and oldest block.
     pub fn init_anchor(
         &self,
         state_root: Root,
@@ -357,6 +361,14 @@ impl<E: EthSpec> Store<E> {
             },
         )?;
         drop(meta);
+        backfill::write_oldest_block(
+            txn,
+            &OldestBlock {
+                slot: block.slot(),
+                root: block_root,
+                parent_root: block.parent_root(),
+            },
+        )?;
         batch.commit()
     }
 

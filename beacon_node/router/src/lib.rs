@@ -17,6 +17,10 @@
 //! - **Range sync** ([`sync`]): when a peer's head is ahead of ours, blocks by range in batches
 //!   with our custody columns by range, imported in order as chain segments, a bad batch
 //!   retried from another peer and its server penalised.
+//! - **Backfill** ([`backfill`]): after a checkpoint sync, the blocks before the anchor (and
+//!   the custody columns in the column window) fetched newest first by range while the head is
+//!   synced, checked by their hash chain and proposer signatures, and stored with the store's
+//!   oldest-block record, down to the block-request horizon or genesis.
 //!
 //! ```no_run
 //! # async fn run<E: types::EthSpec>(
@@ -41,6 +45,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod backfill;
 pub mod gossip;
 pub mod handlers;
 pub mod lookup;
@@ -51,6 +56,7 @@ pub mod sync;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use beacon_chain::BeaconChain;
@@ -83,10 +89,13 @@ pub struct RouterConfig {
     /// The columns the node custodies (the chain's `ChainConfig::custody_columns`); `None`:
     /// every column (a supernode). Served by root and by range, and asked for in range sync.
     pub custody_columns: Option<BTreeSet<u64>>,
-    /// The slot of the earliest block the node serves (`earliest_available_slot` of Status);
-    /// `None`: the genesis slot when the store holds the genesis block, else the anchor the
-    /// node started from (a checkpoint-synced node that has not backfilled), found at start.
+    /// The slot of the earliest block the node serves (`earliest_available_slot` of Status)
+    /// at start; `None`: the store's oldest block (genesis, the checkpoint anchor, or as far as
+    /// backfill got). Backfill moves it back as it stores older blocks.
     pub earliest_available_slot: Option<Slot>,
+    /// Backfill to genesis (`--genesis-backfill`) instead of the spec's block-request horizon
+    /// (`MIN_EPOCHS_FOR_BLOCK_REQUESTS`).
+    pub genesis_backfill: bool,
     /// Slots per range-sync batch.
     pub sync_batch_slots: u64,
     /// A peer whose head is at most this many slots ahead of ours (and whose finalized
@@ -109,6 +118,7 @@ impl Default for RouterConfig {
         Self {
             custody_columns: None,
             earliest_available_slot: None,
+            genesis_backfill: false,
             sync_batch_slots: 32,
             sync_tolerance_slots: 32,
             sync_batches_ahead: 4,
@@ -167,6 +177,8 @@ pub(crate) enum Internal<E: EthSpec> {
     Reconstruct(Root),
     /// A range-sync segment was imported or failed.
     SegmentProcessed(sync::SegmentOutcome),
+    /// A backfill batch was stored or failed.
+    BackfillProcessed(backfill::BatchOutcome),
 }
 
 /// An accepted gossip message, for what the node does with it beyond the chain and the pool.
@@ -212,7 +224,7 @@ pub struct Router<E: EthSpec> {
     network: NetworkHandle<E>,
     metrics: Metrics,
     custody: BTreeSet<u64>,
-    earliest_available_slot: Slot,
+    earliest_available_slot: AtomicU64,
     runtime: tokio::runtime::Handle,
     internal: mpsc::UnboundedSender<Internal<E>>,
     sink: std::sync::OnceLock<Arc<dyn GossipSink<E>>>,
@@ -246,6 +258,17 @@ impl<E: EthSpec> Router<E> {
     /// The columns the node custodies.
     pub fn custody_columns(&self) -> &BTreeSet<u64> {
         &self.custody
+    }
+
+    /// The slot of the earliest block the node serves (Status, blocks and columns by range).
+    pub fn earliest_available_slot(&self) -> Slot {
+        self.earliest_available_slot.load(Ordering::Relaxed)
+    }
+
+    /// Backfill stored blocks back to `slot`.
+    pub(crate) fn lower_earliest_available_slot(&self, slot: Slot) {
+        self.earliest_available_slot
+            .fetch_min(slot, Ordering::Relaxed);
     }
 
     /// Tells the gossip sink (if any) of an accepted message.
@@ -340,7 +363,10 @@ pub fn spawn_router<E: EthSpec>(
         .unwrap_or_else(|| (0..E::NumberOfColumns::to_u64()).collect());
     let earliest_available_slot = match config.earliest_available_slot {
         Some(slot) => slot,
-        None => earliest_available_slot(&chain)?,
+        None => chain
+            .store()
+            .oldest_block()?
+            .map_or(0, |oldest| oldest.slot),
     };
     let (internal_tx, internal_rx) = mpsc::unbounded_channel();
     let router = Arc::new(Router {
@@ -350,7 +376,7 @@ pub fn spawn_router<E: EthSpec>(
         network,
         metrics,
         custody,
-        earliest_available_slot,
+        earliest_available_slot: AtomicU64::new(earliest_available_slot),
         runtime,
         internal: internal_tx,
         sink: std::sync::OnceLock::new(),
@@ -362,6 +388,7 @@ pub fn spawn_router<E: EthSpec>(
     let event_loop = EventLoop {
         router: router.clone(),
         processor: processor.clone(),
+        backfill: backfill::BackfillSync::new(router.clone(), &config, sync_rx.clone()),
         sync: sync::RangeSync::new(router.clone(), &config, sync_tx),
         lookups: lookup::BlockLookups::new(router.clone()),
         status_requests: HashMap::new(),
@@ -412,36 +439,12 @@ fn subscribe<E: EthSpec>(router: &Router<E>) {
     }
 }
 
-/// The earliest block the store can serve: genesis when it holds the genesis block, else the
-/// anchor the node started from (a checkpoint), found by walking the finalized chain back from
-/// the split to the first block whose parent the store does not hold. The walk reads one block
-/// per finalized block since the anchor, once at start (the store has no index of its oldest
-/// block; `RouterConfig::earliest_available_slot` spares the walk).
-fn earliest_available_slot<E: EthSpec>(chain: &BeaconChain<E>) -> Result<Slot, RouterError> {
-    let store = chain.store();
-    if store.block_root_at_slot(0)?.is_some() {
-        return Ok(0);
-    }
-    let Some(split) = store.split()? else {
-        return Ok(0);
-    };
-    let mut earliest = split.slot;
-    let mut root = split.block_root;
-    while let Some(block) = store.get_block(&root)? {
-        earliest = block.slot();
-        if earliest == 0 {
-            break;
-        }
-        root = block.parent_root();
-    }
-    Ok(earliest)
-}
-
 /// The router's task: owns the request bookkeeping and range sync.
 struct EventLoop<E: EthSpec> {
     router: Arc<Router<E>>,
     processor: Processor<E>,
     sync: sync::RangeSync<E>,
+    backfill: backfill::BackfillSync<E>,
     lookups: lookup::BlockLookups<E>,
     /// Status requests we sent, by id.
     status_requests: HashMap<OutboundRequestId, PeerId>,
@@ -487,16 +490,21 @@ impl<E: EthSpec> EventLoop<E> {
             NetworkEvent::PeerDisconnected { peer_id } | NetworkEvent::PeerBanned { peer_id } => {
                 self.last_status.remove(&peer_id);
                 self.sync.remove_peer(&peer_id);
+                self.backfill.remove_peer(&peer_id);
                 self.lookups.remove_peer(&peer_id);
             }
             NetworkEvent::Goodbye { peer_id, reason } => {
                 tracing::debug!(%peer_id, reason, "peer said goodbye");
                 self.last_status.remove(&peer_id);
                 self.sync.remove_peer(&peer_id);
+                self.backfill.remove_peer(&peer_id);
             }
-            NetworkEvent::PeerMetaData { peer_id, metadata } => self
-                .sync
-                .set_custody_group_count(peer_id, metadata.custody_group_count),
+            NetworkEvent::PeerMetaData { peer_id, metadata } => {
+                self.sync
+                    .set_custody_group_count(peer_id, metadata.custody_group_count);
+                self.backfill
+                    .set_custody_group_count(peer_id, metadata.custody_group_count);
+            }
             NetworkEvent::PeerSubscribed { .. } => {}
             NetworkEvent::GossipMessage {
                 source,
@@ -532,6 +540,9 @@ impl<E: EthSpec> EventLoop<E> {
                     tracing::debug!(%peer_id, %error, "status request failed");
                 } else if self.lookups.owns(&request_id) {
                     self.lookups.on_request_failed(peer_id, request_id, &error);
+                } else if self.backfill.owns(&request_id) {
+                    self.backfill
+                        .on_request_failed(peer_id, request_id, &error, &self.processor);
                 } else {
                     self.sync
                         .on_request_failed(peer_id, request_id, &error, &self.processor);
@@ -564,6 +575,11 @@ impl<E: EthSpec> EventLoop<E> {
                 .on_response(peer_id, request_id, response, &self.processor);
             return;
         }
+        if self.backfill.owns(&request_id) {
+            self.backfill
+                .on_response(peer_id, request_id, response, &self.processor);
+            return;
+        }
         self.sync
             .on_response(peer_id, request_id, response, &self.processor);
     }
@@ -588,6 +604,9 @@ impl<E: EthSpec> EventLoop<E> {
             Internal::SegmentProcessed(outcome) => {
                 self.sync.on_segment_processed(outcome, &self.processor)
             }
+            Internal::BackfillProcessed(outcome) => {
+                self.backfill.on_batch_processed(outcome, &self.processor)
+            }
         }
     }
 
@@ -609,6 +628,7 @@ impl<E: EthSpec> EventLoop<E> {
             self.send_status(peer_id);
         }
         self.sync.on_tick(&self.processor);
+        self.backfill.on_tick(&self.processor);
     }
 
     fn send_status(&mut self, peer_id: PeerId) {
@@ -624,10 +644,14 @@ impl<E: EthSpec> EventLoop<E> {
 
     fn on_peer_status(&mut self, peer_id: PeerId, status: StatusMessage) {
         match check_peer_status(&self.router, &status) {
-            Ok(()) => self.sync.add_peer(peer_id, status, &self.processor),
+            Ok(()) => {
+                self.sync.add_peer(peer_id, status, &self.processor);
+                self.backfill.add_peer(peer_id, status, &self.processor);
+            }
             Err(irrelevant) => {
                 tracing::debug!(%peer_id, reason = %irrelevant, "irrelevant peer: goodbye");
                 self.sync.remove_peer(&peer_id);
+                self.backfill.remove_peer(&peer_id);
                 self.last_status.remove(&peer_id);
                 let id = self
                     .router

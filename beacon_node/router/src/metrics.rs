@@ -1,5 +1,5 @@
 //! The router's metrics: gossip messages per topic and verdict, gossip work the processor
-//! dropped, req/resp requests served per protocol and result, and the sync state.
+//! dropped, req/resp requests served per protocol and result, the sync state and backfill.
 
 use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
 
@@ -26,6 +26,11 @@ pub(crate) struct Metrics {
     pub(crate) sync_peers: IntGauge,
     /// `beacon_sync_lookups_total{result}`: block lookups imported, failed, dropped.
     pub(crate) lookups: IntCounterVec,
+    /// `beacon_sync_backfill_slots_remaining`: slots between the oldest stored block and the
+    /// backfill target.
+    pub(crate) backfill_slots_remaining: IntGauge,
+    /// `beacon_sync_backfill_batches_total{outcome}`: backfill batches stored, or failed and why.
+    pub(crate) backfill_batches: IntCounterVec,
 }
 
 impl Metrics {
@@ -86,6 +91,17 @@ impl Metrics {
                 ),
                 &["result"],
             )?,
+            backfill_slots_remaining: IntGauge::new(
+                "beacon_sync_backfill_slots_remaining",
+                "Slots between the oldest stored block and the backfill target",
+            )?,
+            backfill_batches: IntCounterVec::new(
+                Opts::new(
+                    "beacon_sync_backfill_batches_total",
+                    "Backfill batches, imported or failed (and why)",
+                ),
+                &["outcome"],
+            )?,
         })
     }
 
@@ -100,6 +116,8 @@ impl Metrics {
         registry.register(Box::new(self.sync_batches.clone()))?;
         registry.register(Box::new(self.sync_peers.clone()))?;
         registry.register(Box::new(self.lookups.clone()))?;
+        registry.register(Box::new(self.backfill_slots_remaining.clone()))?;
+        registry.register(Box::new(self.backfill_batches.clone()))?;
         Ok(())
     }
 }

@@ -195,13 +195,13 @@ pub fn blocks_by_range<E: EthSpec>(router: &Router<E>, req: &BlocksByRangeReques
     }
     let count = req.count.min(router.chain.spec().max_request_blocks_deneb);
     let end = req.start_slot.saturating_add(count);
-    if end <= router.earliest_available_slot {
+    if end <= router.earliest_available_slot() {
         return Response::error(
             ResponseCode::RESOURCE_UNAVAILABLE,
             "blocks before the earliest available slot",
         );
     }
-    let start = req.start_slot.max(router.earliest_available_slot);
+    let start = req.start_slot.max(router.earliest_available_slot());
     let roots = match canonical_block_roots(router, start, end) {
         Ok(roots) => roots,
         Err(e) => return server_error(e),
@@ -256,7 +256,7 @@ pub fn data_columns_by_range<E: EthSpec>(
         .collect();
     let count = req.count.min(spec.max_request_blocks_deneb);
     let end = req.start_slot.saturating_add(count);
-    let start = req.start_slot.max(router.earliest_available_slot);
+    let start = req.start_slot.max(router.earliest_available_slot());
     if wanted.is_empty() || start >= end {
         return Response::success(Vec::new());
     }

@@ -54,7 +54,7 @@ pub fn local_status<E: EthSpec>(router: &Router<E>) -> StatusMessage {
         finalized_epoch: finalized.epoch,
         head_root: head.block_root,
         head_slot: head.slot,
-        earliest_available_slot: router.earliest_available_slot,
+        earliest_available_slot: router.earliest_available_slot(),
     }
 }
 

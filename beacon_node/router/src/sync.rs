@@ -792,7 +792,7 @@ impl<E: EthSpec> RangeSync<E> {
 }
 
 /// `2304` as `2,304`.
-fn with_separators(n: u64) -> String {
+pub(crate) fn with_separators(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -805,7 +805,7 @@ fn with_separators(n: u64) -> String {
 }
 
 /// Seconds as the log shows them: `56 s`, `12 min`, `7.7 h`, `3.2 d`.
-fn format_duration(seconds: f64) -> String {
+pub(crate) fn format_duration(seconds: f64) -> String {
     if seconds < 60.0 {
         format!("{seconds:.0} s")
     } else if seconds < 3600.0 {
@@ -818,7 +818,7 @@ fn format_duration(seconds: f64) -> String {
 }
 
 /// The blocks of a BlocksByRange response: in the range, ascending, at most one per slot.
-fn check_blocks<E: EthSpec>(
+pub(crate) fn check_blocks<E: EthSpec>(
     items: Vec<ResponseItem<E>>,
     start: Slot,
     end: Slot,
@@ -845,7 +845,7 @@ fn check_blocks<E: EthSpec>(
 }
 
 /// The columns of a DataColumnSidecarsByRange response: in the range, of the columns asked for.
-fn check_columns<E: EthSpec>(
+pub(crate) fn check_columns<E: EthSpec>(
     items: Vec<ResponseItem<E>>,
     start: Slot,
     end: Slot,

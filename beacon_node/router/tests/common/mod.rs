@@ -184,32 +184,67 @@ pub(crate) struct NodeSpec<'a> {
     pub(crate) static_peers: Vec<networking::Multiaddr>,
 }
 
+/// What a node starts from beyond [`NodeSpec`], and router options the tests vary.
+#[derive(Default)]
+pub(crate) struct Launch {
+    /// The data directory of a stopped node: its store is reopened (`BeaconChain::open`) and
+    /// `NodeSpec::anchor` is not used.
+    pub(crate) reopen: Option<tempfile::TempDir>,
+    /// `RouterConfig::genesis_backfill`.
+    pub(crate) genesis_backfill: bool,
+}
+
+/// The genesis of the interop chain as an anchor: the genesis state and block.
+pub(crate) fn genesis_anchor(spec: &ChainSpec) -> BuiltBlock<E> {
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
+    let mut post = CachedBeaconState::new(genesis);
+    let state_root = post.hash_tree_root().unwrap();
+    BuiltBlock {
+        block: state_processing::genesis::interop_genesis_block::<E>(state_root),
+        post,
+        state_root,
+    }
+}
+
 impl Node {
     pub(crate) async fn start(spec: Arc<ChainSpec>, how: NodeSpec<'_>) -> Node {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::<E>::open(
-            &dir.path().join("db"),
-            (*spec).clone(),
-            StoreConfig::default(),
-        )
-        .unwrap();
+        Self::launch(spec, how, Launch::default()).await
+    }
+
+    pub(crate) async fn launch(spec: Arc<ChainSpec>, how: NodeSpec<'_>, launch: Launch) -> Node {
+        let reopen = launch.reopen.is_some();
+        let dir = launch
+            .reopen
+            .unwrap_or_else(|| tempfile::tempdir().unwrap());
+        let store = Arc::new(
+            Store::<E>::open(
+                &dir.path().join("db"),
+                (*spec).clone(),
+                StoreConfig::default(),
+            )
+            .unwrap(),
+        );
         let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, how.current_slot)));
         let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
-        let chain = Arc::new(
+        let chain_config = ChainConfig {
+            custody_columns: how.custody.clone(),
+            ..ChainConfig::default()
+        };
+        let chain = Arc::new(if reopen {
+            BeaconChain::open(store, spec.clone(), clock.clone(), pool, chain_config).unwrap()
+        } else {
             BeaconChain::from_anchor(
-                Arc::new(store),
+                store,
                 how.anchor.post.clone(),
                 how.anchor.block.clone(),
                 spec.clone(),
                 clock.clone(),
                 pool,
-                ChainConfig {
-                    custody_columns: how.custody.clone(),
-                    ..ChainConfig::default()
-                },
+                chain_config,
             )
-            .unwrap(),
-        );
+            .unwrap()
+        });
         for (built, columns) in how.blocks {
             let columns: Vec<DataColumnSidecar<E>> =
                 columns.iter().map(|c| (**c).clone()).collect();
@@ -267,6 +302,7 @@ impl Node {
                 sync_batch_slots: 8,
                 // Range sync for any gap, however small (the tests' chains are short).
                 sync_tolerance_slots: 0,
+                genesis_backfill: launch.genesis_backfill,
                 ..RouterConfig::default()
             },
             beacon_processor::BeaconProcessorConfig {
@@ -378,6 +414,28 @@ impl Node {
             tokio::time::timeout(TIMEOUT, router.join()).await.unwrap();
         }
         self.network.shutdown();
+    }
+
+    /// Stops the node and hands back its data directory once every handle on its store is
+    /// gone (the database closed), for [`Launch::reopen`].
+    pub(crate) async fn stop_keeping_store(mut self) -> tempfile::TempDir {
+        let _ = self.stop.send(true);
+        if let Some(router) = self.router.take() {
+            tokio::time::timeout(TIMEOUT, router.join()).await.unwrap();
+        }
+        self.network.shutdown();
+        let store = Arc::downgrade(self.chain.store());
+        let dir = std::mem::replace(&mut self._dir, tempfile::tempdir().unwrap());
+        drop(self);
+        let closed = async {
+            while store.strong_count() > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(TIMEOUT, closed)
+            .await
+            .unwrap_or_else(|_| panic!("the store of the stopped node is still open"));
+        dir
     }
 }
 

@@ -1,0 +1,1015 @@
+//! Backfill: after a checkpoint sync, the finalized blocks before the anchor, fetched newest
+//! first down to the spec's block-request horizon (or genesis), with the node's custody columns
+//! inside the column-request window.
+//!
+//! Backfill runs while range sync is idle (the head synced) and downloads batches of
+//! `BeaconBlocksByRange` (and `DataColumnSidecarsByRange` for the custody columns of slots in
+//! the window) from peers whose Status says they hold the slots, several batches ahead, and
+//! processes them newest first on the processor's backfill pool. The blocks are finalized, so
+//! no state transition runs: a batch is authenticated by its hash chain (its newest block must
+//! be the parent the store expects, the stored oldest block's `parent_root`, and each block the
+//! parent of the next), its proposer signatures are checked in one batch against the head
+//! state's registry (validators are never removed, so it holds every earlier proposer), and its
+//! columns by their inclusion proofs and one batch of KZG proofs. Blocks, columns and the
+//! store's oldest-block record are written in one store batch: a restart resumes from the
+//! record. A peer whose batch does not chain or verify is penalised and the batch fetched from
+//! another.
+//!
+//! A peer may leave out blocks at the old end of its range (slots it claims empty); the next
+//! batch then does not chain to the expected parent through no fault of its own peer. Such a
+//! batch is not blamed: it is fetched again with its range reaching up to the oldest stored
+//! block, and blamed only when it still does not chain.
+//!
+//! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
+//! phase0/weak-subjectivity.md
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use beacon_processor::{Task, WorkKind};
+use bls::{PublicKey, Signature, SignatureSet};
+use networking::rpc::{
+    BlocksByRangeRequest, DataColumnsByRangeRequest, Request, Response, StatusMessage,
+};
+use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
+use store::OldestBlock;
+use tokio::sync::watch;
+use tree_hash::TreeHash;
+use types::signing::{DOMAIN_BEACON_PROPOSER, compute_domain, compute_signing_root};
+use types::{
+    ChainSpec, DataColumnSidecar, Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot,
+};
+
+use crate::gossip::submit;
+use crate::sync::{SyncError, blob_count, check_blocks, check_columns};
+use crate::{Internal, Processor, Router, RouterConfig, SyncState};
+
+/// The first slot backfill fetches blocks for: genesis with `genesis_backfill`, else the start
+/// of the oldest epoch peers must serve blocks of,
+/// `max(GENESIS_EPOCH, current_epoch - MIN_EPOCHS_FOR_BLOCK_REQUESTS)`.
+///
+/// [spec]: phase0/p2p-interface.md#beaconblocksbyrange
+pub fn backfill_target_slot<E: EthSpec>(
+    spec: &ChainSpec,
+    current_epoch: Epoch,
+    genesis_backfill: bool,
+) -> Slot {
+    if genesis_backfill {
+        return 0;
+    }
+    current_epoch
+        .saturating_sub(spec.min_epochs_for_block_requests)
+        .saturating_mul(E::slots_per_epoch())
+}
+
+/// The first slot whose data columns backfill fetches: the start of
+/// `max(FULU_FORK_EPOCH, current_epoch - MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS)`;
+/// `None` when Fulu is not scheduled.
+///
+/// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+pub fn column_window_start_slot<E: EthSpec>(
+    spec: &ChainSpec,
+    current_epoch: Epoch,
+) -> Option<Slot> {
+    let fulu = spec.fork_epoch(ForkName::Fulu)?;
+    let epoch = current_epoch
+        .saturating_sub(spec.min_epochs_for_data_column_sidecars_requests)
+        .max(fulu);
+    Some(epoch.saturating_mul(E::slots_per_epoch()))
+}
+
+/// Why a backfill batch was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackfillError {
+    /// The response itself was refused (range, order, item types, columns not asked for).
+    #[error(transparent)]
+    Response(#[from] SyncError),
+    /// A block that is not the parent the chain expects there.
+    #[error("block at slot {slot} has root {root}, the chain expects {expected}")]
+    NotChained {
+        /// The block's slot.
+        slot: Slot,
+        /// Its root.
+        root: Root,
+        /// The root the next block names as its parent.
+        expected: Root,
+        /// Whether it is the batch's newest block (which may fail through a gap left by the
+        /// batch after it).
+        newest: bool,
+    },
+    /// A batch down to genesis whose oldest block is not the genesis block.
+    #[error("the batch from slot 0 ends at slot {slot}, not at the genesis block")]
+    MissingGenesis {
+        /// The slot of its oldest block.
+        slot: Slot,
+    },
+    /// A proposer signature fails (or cannot be checked: unknown proposer, malformed
+    /// signature).
+    #[error("proposer signatures of the batch fail: {0}")]
+    BadSignature(String),
+    /// A block with blobs in the column window without all of our custody columns.
+    #[error("block {block_root}: {missing} custody columns missing")]
+    MissingColumns {
+        /// The block.
+        block_root: Root,
+        /// How many custody columns were not sent.
+        missing: usize,
+    },
+    /// A column of a block outside the batch or the window.
+    #[error("column {index} of block {block_root} was not asked for")]
+    UnexpectedColumn {
+        /// The block the column names.
+        block_root: Root,
+        /// Its index.
+        index: u64,
+    },
+    /// A column's inclusion proof or KZG proofs fail.
+    #[error("column {index} of block {block_root} invalid: {reason}")]
+    BadColumn {
+        /// The block.
+        block_root: Root,
+        /// The column index.
+        index: u64,
+        /// What failed.
+        reason: String,
+    },
+    /// The store could not be written or read.
+    #[error("store: {0}")]
+    Store(String),
+    /// The processor dropped the batch (shutting down, queue full).
+    #[error("the processor dropped the batch")]
+    Dropped,
+}
+
+impl BackfillError {
+    /// Whether the peer that served the batch is at fault. A newest block that does not chain
+    /// is its fault only when the batch reached up to the oldest stored block (`covers`);
+    /// missing columns only when it custodies every column.
+    fn blames(&self, covers: bool, full_custody: bool) -> bool {
+        match self {
+            BackfillError::Response(e) => e.blames(full_custody),
+            BackfillError::NotChained { newest, .. } => covers || !newest,
+            BackfillError::MissingColumns { .. } => full_custody,
+            BackfillError::Store(_) | BackfillError::Dropped => false,
+            BackfillError::MissingGenesis { .. }
+            | BackfillError::BadSignature(_)
+            | BackfillError::UnexpectedColumn { .. }
+            | BackfillError::BadColumn { .. } => true,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            BackfillError::Response(SyncError::ErrorResponse { .. }) => "error_response",
+            BackfillError::Response(_) => "malformed",
+            BackfillError::NotChained { .. } | BackfillError::MissingGenesis { .. } => {
+                "not_chained"
+            }
+            BackfillError::BadSignature(_) => "bad_signature",
+            BackfillError::MissingColumns { .. }
+            | BackfillError::UnexpectedColumn { .. }
+            | BackfillError::BadColumn { .. } => "bad_columns",
+            BackfillError::Store(_) => "internal",
+            BackfillError::Dropped => "dropped",
+        }
+    }
+}
+
+/// A processed batch, back to the state machine: the blocks stored and the new oldest block.
+#[derive(Debug)]
+pub(crate) struct BatchOutcome {
+    batch_id: u64,
+    result: Result<(usize, OldestBlock), BackfillError>,
+}
+
+type Blocks<E> = Vec<Arc<SignedBeaconBlock<E>>>;
+type Columns<E> = Vec<Arc<DataColumnSidecar<E>>>;
+
+enum BatchState<E: EthSpec> {
+    AwaitingDownload,
+    Downloading {
+        peer: PeerId,
+        blocks: Option<Blocks<E>>,
+        columns: Option<Columns<E>>,
+    },
+    AwaitingProcessing {
+        peer: PeerId,
+        blocks: Blocks<E>,
+        columns: Columns<E>,
+    },
+    Processing {
+        peer: PeerId,
+        covers: bool,
+    },
+}
+
+/// The slots `[start, end)`.
+struct Batch<E: EthSpec> {
+    id: u64,
+    start: Slot,
+    end: Slot,
+    attempts: u32,
+    failed_peers: HashSet<PeerId>,
+    /// The first slot whose columns were asked for in the current download.
+    columns_from: Option<Slot>,
+    state: BatchState<E>,
+}
+
+/// The backfill state machine, owned by the router's event loop.
+pub(crate) struct BackfillSync<E: EthSpec> {
+    router: Arc<Router<E>>,
+    sync_state: watch::Receiver<SyncState>,
+    /// Every relevant peer's Status.
+    peers: HashMap<PeerId, (StatusMessage, usize)>,
+    custody_groups: HashMap<PeerId, u64>,
+    /// Newest first: the front is processed next.
+    batches: VecDeque<Batch<E>>,
+    /// The end of the next batch to create; `None` until backfill starts.
+    next_end: Option<Slot>,
+    next_batch_id: u64,
+    requests: HashMap<OutboundRequestId, (u64, bool)>,
+    /// The oldest block stored, as last read or written.
+    oldest: Option<OldestBlock>,
+    genesis_backfill: bool,
+    batch_slots: u64,
+    batches_ahead: usize,
+    max_attempts: u32,
+    complete: bool,
+    /// When progress was last logged, and the oldest slot then.
+    progress: Option<(std::time::Instant, Slot)>,
+}
+
+impl<E: EthSpec> BackfillSync<E> {
+    pub(crate) fn new(
+        router: Arc<Router<E>>,
+        config: &RouterConfig,
+        sync_state: watch::Receiver<SyncState>,
+    ) -> Self {
+        let oldest = match router.chain.store().oldest_block() {
+            Ok(oldest) => oldest,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the oldest stored block: backfill off");
+                None
+            }
+        };
+        Self {
+            router,
+            sync_state,
+            peers: HashMap::new(),
+            custody_groups: HashMap::new(),
+            batches: VecDeque::new(),
+            next_end: None,
+            next_batch_id: 0,
+            requests: HashMap::new(),
+            complete: oldest.is_none(),
+            oldest,
+            genesis_backfill: config.genesis_backfill,
+            batch_slots: config.sync_batch_slots.max(1),
+            batches_ahead: config.sync_batches_ahead.max(1),
+            max_attempts: config.sync_max_batch_attempts.max(1),
+            progress: None,
+        }
+    }
+
+    /// Whether `request_id` is one of backfill's.
+    pub(crate) fn owns(&self, request_id: &OutboundRequestId) -> bool {
+        self.requests.contains_key(request_id)
+    }
+
+    /// A relevant peer's Status.
+    pub(crate) fn add_peer(
+        &mut self,
+        peer: PeerId,
+        status: StatusMessage,
+        processor: &Processor<E>,
+    ) {
+        let downloads = self.peers.get(&peer).map_or(0, |(_, d)| *d);
+        self.peers.insert(peer, (status, downloads));
+        self.drive(processor);
+    }
+
+    /// A peer's metadata told its custody group count.
+    pub(crate) fn set_custody_group_count(&mut self, peer: PeerId, count: u64) {
+        self.custody_groups.insert(peer, count);
+    }
+
+    fn is_full_custody(&self, peer: &PeerId) -> bool {
+        self.custody_groups
+            .get(peer)
+            .is_some_and(|&count| count >= self.router.chain.spec().number_of_custody_groups)
+    }
+
+    /// A peer left: its downloads are fetched again elsewhere.
+    pub(crate) fn remove_peer(&mut self, peer: &PeerId) {
+        self.peers.remove(peer);
+        self.custody_groups.remove(peer);
+        let mut dropped = HashSet::new();
+        for batch in &mut self.batches {
+            if let BatchState::Downloading { peer: p, .. } = &batch.state
+                && p == peer
+            {
+                batch.state = BatchState::AwaitingDownload;
+                dropped.insert(batch.id);
+            }
+        }
+        self.requests.retain(|_, (id, _)| !dropped.contains(id));
+    }
+
+    pub(crate) fn on_tick(&mut self, processor: &Processor<E>) {
+        self.drive(processor);
+        self.log_progress();
+    }
+
+    fn target_slot(&self) -> Slot {
+        backfill_target_slot::<E>(
+            self.router.chain.spec(),
+            crate::status::current_epoch(&self.router),
+            self.genesis_backfill,
+        )
+    }
+
+    /// Once a slot while backfilling: peers, slots left, speed.
+    fn log_progress(&mut self) {
+        let Some(oldest) = self.oldest.filter(|_| !self.complete) else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let Some((since, from)) = self.progress else {
+            self.progress = Some((now, oldest.slot));
+            return;
+        };
+        let slot_duration =
+            std::time::Duration::from_millis(self.router.chain.spec().slot_duration_ms);
+        let elapsed = now.duration_since(since);
+        if elapsed < slot_duration {
+            return;
+        }
+        self.progress = Some((now, oldest.slot));
+        let remaining = oldest.slot.saturating_sub(self.target_slot());
+        let speed = from.saturating_sub(oldest.slot) as f64 / elapsed.as_secs_f64();
+        let eta = if speed > 0.0 {
+            crate::sync::format_duration(remaining as f64 / speed)
+        } else {
+            "unknown".to_owned()
+        };
+        tracing::info!(
+            "Backfilling  peers: {}  remaining: {} slots  speed: {:.1} slots/s  ETA: {}",
+            self.peers.len(),
+            crate::sync::with_separators(remaining),
+            speed,
+            eta,
+        );
+    }
+
+    /// Creates, downloads and processes batches as far as it can go now; notes completion.
+    fn drive(&mut self, processor: &Processor<E>) {
+        if self.complete {
+            return;
+        }
+        let Some(oldest) = self.oldest else {
+            return;
+        };
+        let target = self.target_slot();
+        let metrics = &self.router.metrics;
+        if oldest.is_genesis() || oldest.slot <= target {
+            self.finish(oldest);
+            return;
+        }
+        metrics
+            .backfill_slots_remaining
+            .set(i64::try_from(oldest.slot - target).unwrap_or(i64::MAX));
+        // Paused while the head is behind: range sync has the peers' bandwidth.
+        if *self.sync_state.borrow() != SyncState::Synced {
+            return;
+        }
+        if self.next_end.is_none() {
+            tracing::info!(from = oldest.slot, to = target, "backfill starts");
+            self.next_end = Some(oldest.slot);
+        }
+        while self.batches.len() < self.batches_ahead {
+            let Some(end) = self.next_end.filter(|end| *end > target) else {
+                break;
+            };
+            let start = end.saturating_sub(self.batch_slots).max(target);
+            self.batches.push_back(Batch {
+                id: self.next_batch_id,
+                start,
+                end,
+                attempts: 0,
+                failed_peers: HashSet::new(),
+                columns_from: None,
+                state: BatchState::AwaitingDownload,
+            });
+            self.next_batch_id += 1;
+            self.next_end = Some(start);
+        }
+        for index in 0..self.batches.len() {
+            if matches!(self.batches[index].state, BatchState::AwaitingDownload) {
+                self.download(index);
+            }
+        }
+        self.process_next(processor);
+        if self.batches.is_empty() && self.next_end.is_some_and(|end| end <= target) {
+            // Every range down to the target was processed; the slots between it and the
+            // oldest block were claimed empty by the peer of a batch that reached them.
+            self.finish(oldest);
+        }
+    }
+
+    fn finish(&mut self, oldest: OldestBlock) {
+        if !self.complete {
+            tracing::info!(oldest = oldest.slot, "backfill complete");
+        }
+        self.complete = true;
+        self.router.metrics.backfill_slots_remaining.set(0);
+        self.batches.clear();
+        self.requests.clear();
+    }
+
+    /// Sends batch `index`'s requests to the least busy peer holding its slots, preferring
+    /// peers that have not failed it and custody every column.
+    fn download(&mut self, index: usize) {
+        let batch = &self.batches[index];
+        let exhausted = batch.attempts >= self.max_attempts;
+        let pick = |exclude_failed: bool| {
+            self.peers
+                .iter()
+                .filter(|(_, (status, _))| {
+                    status.earliest_available_slot <= batch.start && status.head_slot >= batch.end
+                })
+                .filter(|(id, _)| !exclude_failed || !batch.failed_peers.contains(*id))
+                .min_by_key(|(id, (_, downloads))| (!self.is_full_custody(id), *downloads))
+                .map(|(id, _)| *id)
+        };
+        // A batch that failed too often waits for a peer that has not failed it.
+        let picked = if exhausted {
+            pick(true)
+        } else {
+            pick(true).or_else(|| pick(false))
+        };
+        let Some(peer) = picked else {
+            return;
+        };
+        let (start, end) = (batch.start, batch.end);
+        let network = &self.router.network;
+        let blocks_request = network.send_request(
+            peer,
+            Request::BlocksByRange(BlocksByRangeRequest {
+                start_slot: start,
+                count: end - start,
+                step: 1,
+            }),
+        );
+        let columns_start = self.columns_start(start, end);
+        let columns_request = columns_start.map(|from| {
+            network.send_request(
+                peer,
+                Request::DataColumnsByRange(DataColumnsByRangeRequest {
+                    start_slot: from,
+                    count: end - from,
+                    columns: self.router.custody.iter().copied().collect(),
+                }),
+            )
+        });
+        let id = batch.id;
+        self.requests.insert(blocks_request, (id, false));
+        if let Some(request) = columns_request {
+            self.requests.insert(request, (id, true));
+        }
+        if let Some((_, downloads)) = self.peers.get_mut(&peer) {
+            *downloads += 1;
+        }
+        self.batches[index].columns_from = columns_start;
+        self.batches[index].state = BatchState::Downloading {
+            peer,
+            blocks: None,
+            columns: columns_request.is_none().then(Vec::new),
+        };
+    }
+
+    /// The first slot of `[start, end)` whose columns are fetched (in the column window, at
+    /// Fulu or later, with custody columns); `None` when none are.
+    fn columns_start(&self, start: Slot, end: Slot) -> Option<Slot> {
+        if self.router.custody.is_empty() {
+            return None;
+        }
+        let window = column_window_start_slot::<E>(
+            self.router.chain.spec(),
+            crate::status::current_epoch(&self.router),
+        )?;
+        let from = start.max(window);
+        (from < end).then_some(from)
+    }
+
+    fn finish_download(&mut self, peer: &PeerId) {
+        if let Some((_, downloads)) = self.peers.get_mut(peer) {
+            *downloads = downloads.saturating_sub(1);
+        }
+    }
+
+    /// A batch failed: the peer penalised when at fault, the batch fetched again.
+    fn fail_batch(&mut self, batch_id: u64, peer: PeerId, covers: bool, error: &BackfillError) {
+        self.router
+            .metrics
+            .backfill_batches
+            .with_label_values(&[error.label()])
+            .inc();
+        let blamed = error.blames(covers, self.is_full_custody(&peer));
+        tracing::debug!(%peer, batch = batch_id, %error, blamed, "backfill batch failed");
+        if blamed {
+            self.router
+                .network
+                .report_peer(peer, PeerAction::LowTolerance);
+        }
+        let oldest_slot = self.oldest.map(|o| o.slot);
+        let Some(batch) = self.batches.iter_mut().find(|b| b.id == batch_id) else {
+            return;
+        };
+        // Our own failures spend no attempt and mark no peer.
+        if !matches!(error, BackfillError::Store(_) | BackfillError::Dropped) {
+            batch.attempts += 1;
+            if blamed || matches!(error, BackfillError::Response(_)) {
+                batch.failed_peers.insert(peer);
+            }
+        }
+        // Not chained through a gap the batch did not reach: it reaches it next time (within
+        // one request's block limit).
+        if !blamed
+            && matches!(error, BackfillError::NotChained { .. })
+            && let Some(oldest_slot) = oldest_slot
+        {
+            let max = self.router.chain.spec().max_request_blocks_deneb.max(1);
+            batch.end = oldest_slot.min(batch.start.saturating_add(max));
+        }
+        batch.state = BatchState::AwaitingDownload;
+        self.requests.retain(|_, (id, _)| *id != batch_id);
+    }
+
+    /// A response to one of backfill's requests.
+    pub(crate) fn on_response(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        response: Response<E>,
+        processor: &Processor<E>,
+    ) {
+        let Some((batch_id, is_columns)) = self.requests.remove(&request_id) else {
+            return;
+        };
+        if let Err(error) = self.accept_response(batch_id, is_columns, response) {
+            self.finish_download(&peer);
+            self.fail_batch(batch_id, peer, false, &error);
+        }
+        self.drive(processor);
+    }
+
+    fn accept_response(
+        &mut self,
+        batch_id: u64,
+        is_columns: bool,
+        response: Response<E>,
+    ) -> Result<(), BackfillError> {
+        let custody = self.router.custody.clone();
+        let Some(batch) = self.batches.iter_mut().find(|b| b.id == batch_id) else {
+            return Ok(());
+        };
+        let (start, end) = (batch.start, batch.end);
+        let BatchState::Downloading {
+            peer,
+            blocks,
+            columns,
+        } = &mut batch.state
+        else {
+            return Ok(());
+        };
+        let peer = *peer;
+        if let Some(error) = response.error
+            && response.items.is_empty()
+        {
+            return Err(SyncError::ErrorResponse {
+                code: error.code.0,
+                message: error.message,
+            }
+            .into());
+        }
+        if is_columns {
+            *columns = Some(check_columns(response.items, start, end, &custody)?);
+        } else {
+            *blocks = Some(check_blocks(response.items, start, end)?);
+        }
+        if blocks.is_some() && columns.is_some() {
+            let blocks = blocks.take().unwrap_or_default();
+            let columns = columns.take().unwrap_or_default();
+            batch.state = BatchState::AwaitingProcessing {
+                peer,
+                blocks,
+                columns,
+            };
+            self.finish_download(&peer);
+        }
+        Ok(())
+    }
+
+    /// One of backfill's requests failed (timeout, refused, our own rate limit).
+    pub(crate) fn on_request_failed(
+        &mut self,
+        peer: PeerId,
+        request_id: OutboundRequestId,
+        error: &RpcError,
+        processor: &Processor<E>,
+    ) {
+        let Some((batch_id, _)) = self.requests.remove(&request_id) else {
+            return;
+        };
+        self.finish_download(&peer);
+        self.requests.retain(|_, (id, _)| *id != batch_id);
+        if matches!(error, RpcError::RateLimited(_)) {
+            // Our own quota: nobody's fault, no attempt spent; asked again at the next tick.
+            if let Some(batch) = self.batches.iter_mut().find(|b| b.id == batch_id) {
+                batch.state = BatchState::AwaitingDownload;
+            }
+            return;
+        }
+        let error = BackfillError::Response(SyncError::ErrorResponse {
+            code: 0,
+            message: error.to_string(),
+        });
+        self.fail_batch(batch_id, peer, false, &error);
+        self.drive(processor);
+    }
+
+    /// Starts processing the newest batch when it is downloaded and nothing is processing.
+    fn process_next(&mut self, processor: &Processor<E>) {
+        let Some(oldest) = self.oldest else {
+            return;
+        };
+        let Some(batch) = self.batches.front_mut() else {
+            return;
+        };
+        if !matches!(batch.state, BatchState::AwaitingProcessing { .. }) {
+            return;
+        }
+        let BatchState::AwaitingProcessing {
+            peer,
+            blocks,
+            columns,
+        } = std::mem::replace(&mut batch.state, BatchState::AwaitingDownload)
+        else {
+            return;
+        };
+        let covers = batch.end >= oldest.slot;
+        batch.state = BatchState::Processing { peer, covers };
+        let batch_id = batch.id;
+        let start = batch.start;
+        let columns_from = batch.columns_from;
+        let on_run = self.router.clone();
+        let on_drop = self.router.clone();
+        let task = Task::new(WorkKind::BackfillSegment, move |ctx| {
+            let result = process_backfill_batch(
+                &on_run,
+                BatchInput {
+                    oldest,
+                    start,
+                    columns_from,
+                },
+                blocks,
+                columns,
+                ctx.pool(),
+            );
+            on_run.send_internal(Internal::BackfillProcessed(BatchOutcome {
+                batch_id,
+                result,
+            }));
+        })
+        .on_drop(move |_| {
+            on_drop.send_internal(Internal::BackfillProcessed(BatchOutcome {
+                batch_id,
+                result: Err(BackfillError::Dropped),
+            }));
+        });
+        submit(processor, task);
+    }
+
+    /// A batch was stored or refused.
+    pub(crate) fn on_batch_processed(&mut self, outcome: BatchOutcome, processor: &Processor<E>) {
+        let Some(batch) = self.batches.iter().find(|b| b.id == outcome.batch_id) else {
+            return;
+        };
+        let BatchState::Processing { peer, covers } = batch.state else {
+            return;
+        };
+        match outcome.result {
+            Ok((stored, oldest)) => {
+                self.router
+                    .metrics
+                    .backfill_batches
+                    .with_label_values(&["imported"])
+                    .inc();
+                tracing::debug!(
+                    start = batch.start,
+                    end = batch.end,
+                    stored,
+                    oldest = oldest.slot,
+                    "backfill batch stored"
+                );
+                self.oldest = Some(oldest);
+                self.router.lower_earliest_available_slot(oldest.slot);
+                self.batches.retain(|b| b.id != outcome.batch_id);
+            }
+            Err(error) => self.fail_batch(outcome.batch_id, peer, covers, &error),
+        }
+        self.drive(processor);
+    }
+}
+
+/// What a batch is checked against.
+#[derive(Debug, Clone, Copy)]
+struct BatchInput {
+    /// The oldest block stored: the batch's newest block must be its parent.
+    oldest: OldestBlock,
+    /// The batch's first slot.
+    start: Slot,
+    /// The first slot whose columns were fetched.
+    columns_from: Option<Slot>,
+}
+
+/// Checks a downloaded batch (hash chain, proposer signatures, custody columns) and stores its
+/// blocks, columns and the new oldest block in one store batch. Returns how many blocks were
+/// stored and the oldest block after the batch.
+fn process_backfill_batch<E: EthSpec>(
+    router: &Router<E>,
+    input: BatchInput,
+    blocks: Blocks<E>,
+    columns: Columns<E>,
+    pool: &bls::ThreadPool,
+) -> Result<(usize, OldestBlock), BackfillError> {
+    let BatchInput {
+        oldest,
+        start,
+        columns_from,
+    } = input;
+    // Blocks at or after the oldest stored one are held already (an overlapping retry).
+    let blocks: Blocks<E> = blocks
+        .into_iter()
+        .filter(|b| b.slot() < oldest.slot)
+        .collect();
+    let roots = verify_hash_chain(&blocks, &oldest)?;
+    let new_oldest = match blocks.first().zip(roots.first()) {
+        Some((block, root)) => OldestBlock {
+            slot: block.slot(),
+            root: *root,
+            parent_root: block.parent_root(),
+        },
+        None => oldest,
+    };
+    // Slot 0 always holds the genesis block: a batch from slot 0 that chains must end there.
+    if start == 0 && !new_oldest.is_genesis() {
+        return Err(BackfillError::MissingGenesis {
+            slot: new_oldest.slot,
+        });
+    }
+    verify_proposer_signatures(router, &blocks, &roots, pool)?;
+    let columns = verify_custody_columns(router, &blocks, &roots, columns, columns_from, pool)?;
+
+    let store = router.chain.store();
+    let store_error = |e: store::StoreError| BackfillError::Store(e.to_string());
+    let mut batch = store.begin_batch().map_err(store_error)?;
+    for (block, root) in blocks.iter().zip(&roots).rev() {
+        batch
+            .put_backfilled_block(*root, block)
+            .map_err(store_error)?;
+    }
+    for (root, column) in &columns {
+        batch.put_data_column(*root, column).map_err(store_error)?;
+    }
+    if new_oldest != oldest {
+        batch.set_oldest_block(new_oldest).map_err(store_error)?;
+    }
+    batch.commit().map_err(store_error)?;
+    Ok((blocks.len(), new_oldest))
+}
+
+/// The roots of `blocks` (ascending), checked to chain down from `oldest`: the newest block is
+/// `oldest`'s parent and each block the parent of the next.
+fn verify_hash_chain<E: EthSpec>(
+    blocks: &[Arc<SignedBeaconBlock<E>>],
+    oldest: &OldestBlock,
+) -> Result<Vec<Root>, BackfillError> {
+    let mut roots = vec![Root::ZERO; blocks.len()];
+    let mut expected = oldest.parent_root;
+    for (i, block) in blocks.iter().enumerate().rev() {
+        let root = block.canonical_root();
+        if root != expected {
+            return Err(BackfillError::NotChained {
+                slot: block.slot(),
+                root,
+                expected,
+                newest: i + 1 == blocks.len(),
+            });
+        }
+        roots[i] = root;
+        expected = block.parent_root();
+    }
+    Ok(roots)
+}
+
+/// The proposer signatures of `blocks` (but the genesis block's, which has none) in one batch,
+/// with the keys of the head state's registry and the domain of each block's epoch.
+///
+/// [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function (`verify_block_signature`)
+fn verify_proposer_signatures<E: EthSpec>(
+    router: &Router<E>,
+    blocks: &[Arc<SignedBeaconBlock<E>>],
+    roots: &[Root],
+    pool: &bls::ThreadPool,
+) -> Result<(), BackfillError> {
+    let chain = &router.chain;
+    let spec = chain.spec();
+    let genesis_validators_root = chain.genesis_validators_root();
+    let head = chain.head();
+    let view = head
+        .state
+        .view()
+        .map_err(|e| BackfillError::Store(format!("head state: {e:?}")))?;
+    let mut sets = Vec::with_capacity(blocks.len());
+    for (block, root) in blocks.iter().zip(roots) {
+        if block.slot() == 0 {
+            continue;
+        }
+        let proposer = block.proposer_index();
+        let key: PublicKey = head.state.caches.pubkey(&view, proposer).map_err(|e| {
+            BackfillError::BadSignature(format!("block at slot {}: {e:?}", block.slot()))
+        })?;
+        let signature = Signature::deserialize(block.signature().as_slice()).map_err(|_| {
+            BackfillError::BadSignature(format!(
+                "block at slot {}: malformed signature",
+                block.slot()
+            ))
+        })?;
+        let epoch = block.slot() / E::slots_per_epoch();
+        let domain = compute_domain(
+            DOMAIN_BEACON_PROPOSER,
+            spec.compute_fork_version(epoch),
+            genesis_validators_root,
+        );
+        let message = compute_signing_root(root, domain);
+        sets.push(SignatureSet::new(signature, vec![key], message.0));
+    }
+    if sets.is_empty() || bls::verify_signature_sets(&sets, pool) {
+        Ok(())
+    } else {
+        Err(BackfillError::BadSignature(format!(
+            "{} blocks from slot {}",
+            sets.len(),
+            blocks.first().map_or(0, |b| b.slot())
+        )))
+    }
+}
+
+/// The custody columns of the blocks with blobs from `columns_from` on: every custody column
+/// present, none of another block, inclusion and KZG proofs verified in one batch. Returns the
+/// columns to store with their block roots.
+fn verify_custody_columns<E: EthSpec>(
+    router: &Router<E>,
+    blocks: &[Arc<SignedBeaconBlock<E>>],
+    roots: &[Root],
+    columns: Columns<E>,
+    columns_from: Option<Slot>,
+    pool: &bls::ThreadPool,
+) -> Result<Vec<(Root, DataColumnSidecar<E>)>, BackfillError> {
+    let wanted: HashSet<Root> = blocks
+        .iter()
+        .zip(roots)
+        .filter(|(b, _)| columns_from.is_some_and(|from| b.slot() >= from) && blob_count(b) > 0)
+        .map(|(_, root)| *root)
+        .collect();
+    let mut have: HashMap<Root, BTreeSet<u64>> = HashMap::new();
+    let mut kept = Vec::with_capacity(columns.len());
+    for column in columns {
+        let DataColumnSidecar::Fulu(c) = &*column;
+        let block_root = c.signed_block_header.message.tree_hash_root();
+        if !wanted.contains(&block_root) || !have.entry(block_root).or_default().insert(c.index) {
+            return Err(BackfillError::UnexpectedColumn {
+                block_root,
+                index: c.index,
+            });
+        }
+        kept.push(column);
+    }
+    for root in &wanted {
+        let missing = have.get(root).map_or(router.custody.len(), |got| {
+            router.custody.difference(got).count()
+        });
+        if missing > 0 {
+            return Err(BackfillError::MissingColumns {
+                block_root: *root,
+                missing,
+            });
+        }
+    }
+    if kept.is_empty() {
+        return Ok(Vec::new());
+    }
+    let outcome = beacon_chain::data_column_verification::verify_data_column_sidecars_standalone(
+        kept.clone(),
+        router.chain.spec(),
+        pool,
+    );
+    if let Some((position, error)) = outcome.failed.first() {
+        let DataColumnSidecar::Fulu(c) = &*kept[*position];
+        return Err(BackfillError::BadColumn {
+            block_root: c.signed_block_header.message.tree_hash_root(),
+            index: c.index,
+            reason: error.to_string(),
+        });
+    }
+    Ok(outcome
+        .verified
+        .into_iter()
+        .map(|(_, column)| (column.block_root(), (**column.sidecar()).clone()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::MinimalEthSpec as E;
+
+    #[test]
+    fn the_target_is_the_block_request_horizon_or_genesis() {
+        let spec = ChainSpec::mainnet();
+        let horizon = spec.min_epochs_for_block_requests;
+        assert_eq!(horizon, 33_024);
+        let spe = <types::MainnetEthSpec as EthSpec>::slots_per_epoch();
+        let epoch = horizon + 100;
+        assert_eq!(
+            backfill_target_slot::<types::MainnetEthSpec>(&spec, epoch, false),
+            100 * spe
+        );
+        assert_eq!(
+            backfill_target_slot::<types::MainnetEthSpec>(&spec, epoch, true),
+            0
+        );
+        assert_eq!(
+            backfill_target_slot::<types::MainnetEthSpec>(&spec, horizon - 1, false),
+            0,
+            "a chain younger than the horizon is backfilled to genesis"
+        );
+    }
+
+    #[test]
+    fn columns_are_fetched_inside_their_window_from_fulu_on() {
+        let mut spec = ChainSpec::minimal();
+        spec.fulu_fork_epoch = 10;
+        let window = spec.min_epochs_for_data_column_sidecars_requests;
+        let spe = E::slots_per_epoch();
+        assert_eq!(
+            column_window_start_slot::<E>(&spec, 12),
+            Some(10 * spe),
+            "not before Fulu"
+        );
+        assert_eq!(
+            column_window_start_slot::<E>(&spec, window + 50),
+            Some(50 * spe)
+        );
+        spec.fulu_fork_epoch = u64::MAX;
+        assert_eq!(
+            column_window_start_slot::<E>(&spec, 12),
+            None,
+            "Fulu not scheduled"
+        );
+    }
+
+    #[test]
+    fn a_gap_left_by_the_next_batch_is_not_blamed_until_the_batch_reaches_it() {
+        let newest = BackfillError::NotChained {
+            slot: 7,
+            root: Root::ZERO,
+            expected: Root::repeat_byte(1),
+            newest: true,
+        };
+        assert!(
+            !newest.blames(false, true),
+            "through a gap it did not reach"
+        );
+        assert!(
+            newest.blames(true, true),
+            "its range reached the oldest block"
+        );
+        let inner = BackfillError::NotChained {
+            slot: 6,
+            root: Root::ZERO,
+            expected: Root::repeat_byte(1),
+            newest: false,
+        };
+        assert!(inner.blames(false, true), "its own blocks do not link");
+        let missing = BackfillError::MissingColumns {
+            block_root: Root::ZERO,
+            missing: 3,
+        };
+        assert!(missing.blames(true, true));
+        assert!(!missing.blames(true, false));
+        assert!(!BackfillError::Store("disk".into()).blames(true, true));
+        assert!(BackfillError::BadSignature("x".into()).blames(false, false));
+    }
+}
