@@ -217,7 +217,8 @@ impl Default for BodyLimits {
 const ERROR_BODY_LIMIT: usize = 64 << 10;
 
 /// What produceBlockV3 returned: a full block with its blobs, or a blinded one kept as the
-/// bytes received (its data in the answer's encoding), since `types` has no blinded blocks yet.
+/// bytes received (its data in the answer's encoding): the blinded containers are the builder
+/// API's (`builder_client`, which depends on this crate).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProducedBlock<E: EthSpec> {
     /// A block with its execution payload (and, from Deneb, blobs and proofs).
