@@ -26,7 +26,8 @@ use light_client::full_node::{
 };
 use light_client::sync_protocol::compute_sync_committee_period_at_slot;
 use light_client::{
-    Bootstrap, FinalityUpdate, LightClientDataCollector, LightClientError, OptimisticUpdate, Update,
+    Bootstrap, FinalityUpdate, Header, LightClientDataCollector, LightClientError,
+    OptimisticUpdate, Update,
 };
 
 use crate::{BeaconChain, ChainError};
@@ -42,6 +43,53 @@ fn update_key(period: u64) -> String {
 }
 fn bootstrap_key(root: &Root) -> String {
     format!("bootstrap/{root}")
+}
+fn sync_committee_key(period: u64) -> String {
+    format!("sync_committee/{period:020}")
+}
+
+/// Bytes of the current sync committee branch in a stored bootstrap record.
+const BRANCH_BYTES: usize = 32 * 6;
+
+/// A bootstrap as stored: its branch, then its header; the sync committee is stored once per
+/// period (the bulk of a bootstrap, shared by every bootstrap of the period).
+fn bootstrap_record<E: EthSpec>(bootstrap: &Bootstrap<E>) -> Vec<u8> {
+    let mut bytes = bootstrap.current_sync_committee_branch.as_ssz_bytes();
+    bytes.extend(bootstrap.header.as_ssz_bytes());
+    bytes
+}
+
+/// Writes `bootstrap` of block `root`: its record, and its period's sync committee.
+fn put_bootstrap<E: EthSpec>(
+    batch: &mut store::StoreBatch<'_, E>,
+    root: &Root,
+    bootstrap: &Bootstrap<E>,
+) -> Result<(), store::StoreError> {
+    let period = compute_sync_committee_period_at_slot::<E>(bootstrap.header.beacon.slot);
+    batch.put_light_client_data(
+        &sync_committee_key(period),
+        Some(&bootstrap.current_sync_committee.as_ssz_bytes()),
+    )?;
+    batch.put_light_client_data(&bootstrap_key(root), Some(&bootstrap_record(bootstrap)))
+}
+
+/// The bootstrap of a stored record and its period's sync committee.
+fn from_bootstrap_record<E: EthSpec>(
+    record: &[u8],
+    committee: &[u8],
+) -> Result<Bootstrap<E>, ssz::DecodeError> {
+    let (branch, header) =
+        record
+            .split_at_checked(BRANCH_BYTES)
+            .ok_or(ssz::DecodeError::InvalidByteLength {
+                len: record.len(),
+                expected: BRANCH_BYTES,
+            })?;
+    Ok(Bootstrap {
+        header: Decode::from_ssz_bytes(header)?,
+        current_sync_committee: Decode::from_ssz_bytes(committee)?,
+        current_sync_committee_branch: Decode::from_ssz_bytes(branch)?,
+    })
 }
 const FINALITY_UPDATE_KEY: &str = "finality_update";
 const OPTIMISTIC_UPDATE_KEY: &str = "optimistic_update";
@@ -110,6 +158,18 @@ impl<E: EthSpec> LightClientServer<E> {
                     if let Err(e) = collector.add_finalized_ancestors(&ancestors) {
                         *last_error.get_mut() = Some(e.into());
                     }
+                    // The anchor's own bootstrap, kept for after a restart (later ones are
+                    // written as finality reaches them).
+                    let root = anchor_block.canonical_root();
+                    if let Some(bootstrap) = collector.bootstrap(&root) {
+                        let written = store.begin_batch().and_then(|mut batch| {
+                            put_bootstrap(&mut batch, &root, bootstrap)?;
+                            batch.commit()
+                        });
+                        if let Err(e) = written {
+                            *last_error.get_mut() = Some(e.into());
+                        }
+                    }
                     let period = compute_sync_committee_period_at_slot::<E>(anchor_block.slot());
                     let key = update_key(period);
                     // An unreadable record only loses the head start; the data is derived again.
@@ -176,8 +236,7 @@ impl<E: EthSpec> LightClientServer<E> {
         }
         for root in &change.bootstraps {
             if let Some(bootstrap) = collector.bootstrap(root) {
-                batch
-                    .put_light_client_data(&bootstrap_key(root), Some(&bootstrap.as_ssz_bytes()))?;
+                put_bootstrap(&mut batch, root, bootstrap)?;
             }
         }
         let finality = collector.finality_update().map(Encode::as_ssz_bytes);
@@ -185,6 +244,10 @@ impl<E: EthSpec> LightClientServer<E> {
         let optimistic = collector.optimistic_update().map(|u| u.as_ssz_bytes());
         batch.put_light_client_data(OPTIMISTIC_UPDATE_KEY, optimistic.as_deref())?;
         batch.commit()?;
+        // Persisted: older bootstraps are served from the store from now on.
+        if change.finalized {
+            collector.prune_bootstraps_before(collector.latest_finalized().1.slot);
+        }
         Ok(())
     }
 
@@ -233,10 +296,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .read_collector(|c| c.bootstrap(block_root).cloned())
         {
             Some(b) => Some(b),
-            None => {
-                let key = bootstrap_key(block_root);
-                decode(self.store().get_light_client_data(&key)?, &key)?
-            }
+            None => self.stored_bootstrap(block_root)?,
         };
         bootstrap
             .map(|b| {
@@ -244,6 +304,29 @@ impl<E: EthSpec> BeaconChain<E> {
                 forked(into_forked_bootstrap(fork, b))
             })
             .transpose()
+    }
+
+    /// A bootstrap from the store: its record and its period's sync committee.
+    fn stored_bootstrap(&self, block_root: &Root) -> Result<Option<Bootstrap<E>>, ChainError> {
+        let key = bootstrap_key(block_root);
+        let Some(record) = self.store().get_light_client_data(&key)? else {
+            return Ok(None);
+        };
+        let bad =
+            |e: ssz::DecodeError| ChainError::State(format!("light-client data {key}: {e:?}"));
+        // The header's slot (its first field after the branch) names the committee's period.
+        let header: Header<E> =
+            Decode::from_ssz_bytes(record.get(BRANCH_BYTES..).unwrap_or(&[])).map_err(bad)?;
+        let period = compute_sync_committee_period_at_slot::<E>(header.beacon.slot);
+        let committee_key = sync_committee_key(period);
+        let Some(committee) = self.store().get_light_client_data(&committee_key)? else {
+            return Err(ChainError::State(format!(
+                "light-client data {key}: no sync committee of period {period}"
+            )));
+        };
+        from_bootstrap_record(&record, &committee)
+            .map(Some)
+            .map_err(bad)
     }
 
     /// The best `LightClientUpdate` of each sync committee period in `[start_period,

@@ -661,6 +661,13 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         self.bootstraps.get(block_root)
     }
 
+    /// Drops the bootstraps of blocks before `slot` (a caller that persisted them serves them
+    /// from there), bounding what the collector holds.
+    pub fn prune_bootstraps_before(&mut self, slot: Slot) {
+        self.bootstraps
+            .retain(|_, bootstrap| bootstrap.header.beacon.slot >= slot);
+    }
+
     /// The best update of sync committee `period` on the canonical chain.
     pub fn best_update(&self, period: u64) -> Option<&Update<E>> {
         self.best_updates.get(&period)
