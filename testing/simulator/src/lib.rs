@@ -7,7 +7,12 @@
 //!   [`MAX_FINALITY_LAG`] behind the clock's);
 //! - the heads of the nodes outside a fault agree within a slot;
 //! - no validator of a node outside a fault misses a duty: each is live (`liveness`, an
-//!   attestation of it included) in every epoch, and each slot it proposes has its block;
+//!   attestation of it included) in every epoch, and each slot it proposes has its block
+//!   (asserted with [`SimConfig::strict_duties`], reported otherwise);
+//! - a node that joins by checkpoint sync, and one SIGKILLed again and again while it
+//!   range-syncs from genesis, reach the head (the latter never restarting behind where it
+//!   was killed);
+//! - a peer sending garbage on every topic and protocol is banned;
 //! - no beacon node's memory grows without bound (resident memory at the end against that
 //!   after its first epochs).
 //!
@@ -18,6 +23,7 @@
 //!
 //! [`run`] returns a [`Report`]; [`Report::violations`] lists what failed.
 
+pub mod garbage;
 pub mod http;
 pub mod process;
 
@@ -33,6 +39,10 @@ pub const RECOVERY_EPOCHS: u64 = 2;
 /// How many epochs the finalized epoch may trail the clock's outside fault windows (2 is
 /// normal: an epoch finalizes two epochs later; one more for a late block at the boundary).
 pub const MAX_FINALITY_LAG: u64 = 3;
+
+/// Epochs from an epoch's justification to the finalization it enables (a fault that cost
+/// justifications delays finality by this much past the node's recovery).
+pub const FINALITY_PIPELINE_EPOCHS: u64 = 2;
 
 /// Slots per epoch of the minimal preset the simulator runs.
 const SLOTS_PER_EPOCH: u64 = 8;
@@ -52,6 +62,13 @@ pub enum FaultKind {
         /// Epochs it answers `SYNCING`.
         epochs: u64,
     },
+    /// A peer sends garbage to the node on every gossip topic and req/resp protocol, one
+    /// connection after another (at most `rounds`): it must be banned, and the node is judged
+    /// as usual meanwhile (no window).
+    GarbagePeer {
+        /// Connections the peer tries at most.
+        rounds: u8,
+    },
 }
 
 /// A fault on one node, starting at an epoch.
@@ -69,7 +86,7 @@ impl Fault {
     /// The epochs it lasts (0 for a kill and restart, which takes a slot).
     fn duration(&self) -> u64 {
         match self.kind {
-            FaultKind::KillAndRestart => 0,
+            FaultKind::KillAndRestart | FaultKind::GarbagePeer { .. } => 0,
             FaultKind::Offline { epochs } | FaultKind::ElSyncing { epochs } => epochs,
         }
     }
@@ -83,8 +100,21 @@ impl Fault {
     }
 
     fn covers(&self, epoch: u64) -> bool {
+        if matches!(self.kind, FaultKind::GarbagePeer { .. }) {
+            return false;
+        }
         let (start, end) = self.window();
         (start..end).contains(&epoch)
+    }
+
+    /// Whether the network's finality is excused at `epoch`: the node's window and the two
+    /// epochs justification takes to become finality again.
+    fn covers_finality(&self, epoch: u64) -> bool {
+        if matches!(self.kind, FaultKind::GarbagePeer { .. }) {
+            return false;
+        }
+        let (start, end) = self.window();
+        (start..end + FINALITY_PIPELINE_EPOCHS).contains(&epoch)
     }
 }
 
@@ -109,10 +139,23 @@ pub struct SimConfig {
     pub epochs: u64,
     /// The faults, in any order.
     pub faults: Vec<Fault>,
+    /// Epochs at which a node without validators joins, checkpoint-synced from node 0's
+    /// Beacon API (`--checkpoint-sync-url`); it must then follow the head like the others.
+    pub checkpoint_joins: Vec<u64>,
+    /// `(epoch, kills)`: at that epoch a node without validators starts from genesis and
+    /// range-syncs, and is SIGKILLed and restarted `kills` times while it syncs; each restart
+    /// must resume at least where it was (the store survives `kill -9`), and it must then
+    /// reach the head.
+    pub sync_kills: Option<(u64, usize)>,
+    /// Whether a duty missed outside the fault windows fails the run (the long profile, on the
+    /// release binary) or is only reported (the short one, on a debug build in `make test`, where
+    /// a loaded machine makes late blocks and their lost votes likely).
+    pub strict_duties: bool,
 }
 
 impl SimConfig {
-    /// The short profile `make test` runs: three nodes, one SIGKILL and restart.
+    /// The short profile `make test` runs: three nodes, one SIGKILL and restart, a garbage peer,
+    /// a fourth node joining by checkpoint sync (the SIGKILLs during sync are in the long one).
     pub fn short(arbor: PathBuf, dir: PathBuf) -> Self {
         Self {
             arbor,
@@ -121,13 +164,23 @@ impl SimConfig {
             validators: 48,
             blobs: 2,
             seconds_per_slot: 3,
-            genesis_delay: 25,
-            epochs: 7,
-            faults: vec![Fault {
-                node: 2,
-                at_epoch: 2,
-                kind: FaultKind::KillAndRestart,
-            }],
+            genesis_delay: 50,
+            epochs: 8,
+            faults: vec![
+                Fault {
+                    node: 2,
+                    at_epoch: 2,
+                    kind: FaultKind::KillAndRestart,
+                },
+                Fault {
+                    node: 1,
+                    at_epoch: 5,
+                    kind: FaultKind::GarbagePeer { rounds: 8 },
+                },
+            ],
+            checkpoint_joins: vec![5],
+            sync_kills: None,
+            strict_duties: false,
         }
     }
 
@@ -140,8 +193,8 @@ impl SimConfig {
             validators: 64,
             blobs: 3,
             seconds_per_slot: 2,
-            genesis_delay: 20,
-            epochs: 20,
+            genesis_delay: 40,
+            epochs: 22,
             faults: vec![
                 Fault {
                     node: 1,
@@ -158,7 +211,15 @@ impl SimConfig {
                     at_epoch: 12,
                     kind: FaultKind::ElSyncing { epochs: 2 },
                 },
+                Fault {
+                    node: 1,
+                    at_epoch: 16,
+                    kind: FaultKind::GarbagePeer { rounds: 8 },
+                },
             ],
+            checkpoint_joins: vec![9],
+            sync_kills: Some((14, 20)),
+            strict_duties: true,
         }
     }
 
@@ -203,6 +264,16 @@ pub struct Report {
     pub exits: Vec<String>,
     /// Checks that could not be made (a node that did not answer), with why.
     pub unchecked: Vec<String>,
+    /// Checkpoint-synced nodes: `(node, epoch joined, first slot its head agreed with the
+    /// others')`.
+    pub joins: Vec<(usize, u64, Option<u64>)>,
+    /// Garbage peers: `(target node, what it saw)`, or why it could not run.
+    pub garbage: Vec<(usize, Result<garbage::GarbageOutcome, String>)>,
+    /// The node SIGKILLed while syncing: per kill `(head slot before, head slot after the
+    /// restart, clock slot at the kill)`.
+    pub sync_kills: Vec<(u64, u64, u64)>,
+    /// That node: the first slot its head agreed with node 0's after the last restart.
+    pub sync_kill_node_synced: Option<(usize, Option<u64>)>,
 }
 
 impl Report {
@@ -210,7 +281,7 @@ impl Report {
     pub fn violations(&self, config: &SimConfig) -> Vec<String> {
         let mut out = Vec::new();
         for (epoch, finalized) in &self.finality {
-            let in_fault = config.faults.iter().any(|f| f.covers(*epoch));
+            let in_fault = config.faults.iter().any(|f| f.covers_finality(*epoch));
             if !in_fault && *epoch >= MAX_FINALITY_LAG && epoch - finalized > MAX_FINALITY_LAG {
                 out.push(format!(
                     "epoch {epoch}: finalized epoch {finalized}, more than {MAX_FINALITY_LAG} behind"
@@ -223,8 +294,10 @@ impl Report {
                 self.finalized_epoch, self.epochs_run
             ));
         }
-        for (epoch, node, what) in &self.missed_duties {
-            out.push(format!("epoch {epoch}: node {node} missed {what}"));
+        if config.strict_duties {
+            for (epoch, node, what) in &self.missed_duties {
+                out.push(format!("epoch {epoch}: node {node} missed {what}"));
+            }
         }
         for (slot, heads) in &self.head_disagreements {
             out.push(format!(
@@ -242,6 +315,54 @@ impl Report {
         }
         for exit in &self.exits {
             out.push(format!("exited on its own: {exit}"));
+        }
+        for (i, (before, after, _)) in self.sync_kills.iter().enumerate() {
+            if after < before {
+                out.push(format!(
+                    "SIGKILL {} during sync: the head went back from slot {before} to {after} on restart",
+                    i + 1
+                ));
+            }
+        }
+        if let Some((node, synced)) = self.sync_kill_node_synced {
+            if synced.is_none() {
+                out.push(format!(
+                    "node {node}, SIGKILLed while syncing, never reached the others' head"
+                ));
+            }
+            if let Some((epoch, kills)) = config.sync_kills
+                && self.sync_kills.len() < kills
+            {
+                out.push(format!(
+                    "only {} of {kills} SIGKILLs during sync ran (from epoch {epoch})",
+                    self.sync_kills.len()
+                ));
+            }
+        }
+        for (node, outcome) in &self.garbage {
+            match outcome {
+                Ok(o) if o.refused && o.rounds_served > 0 => {}
+                Ok(o) if o.refused => out.push(format!(
+                    "node {node} refused the garbage peer's first connection: nothing was tested"
+                )),
+                Ok(o) => out.push(format!(
+                    "node {node} served a garbage peer {} times without banning it",
+                    o.rounds_served
+                )),
+                Err(e) => out.push(format!("the garbage peer of node {node} did not run: {e}")),
+            }
+        }
+        for (node, epoch, agreed) in &self.joins {
+            let deadline = (epoch + 1 + RECOVERY_EPOCHS) * SLOTS_PER_EPOCH;
+            match agreed {
+                Some(slot) if *slot <= deadline => {}
+                Some(slot) => out.push(format!(
+                    "node {node}, checkpoint-synced at epoch {epoch}, reached the head only at slot {slot}"
+                )),
+                None => out.push(format!(
+                    "node {node}, checkpoint-synced at epoch {epoch}, never reached the others' head"
+                )),
+            }
         }
         out
     }
@@ -268,6 +389,16 @@ impl Report {
             "simulator: finality (epoch:finalized) {}",
             finality.join(" ")
         );
+        let mut missed: std::collections::BTreeMap<(u64, usize), usize> = Default::default();
+        for (epoch, node, _) in &self.missed_duties {
+            *missed.entry((*epoch, *node)).or_default() += 1;
+        }
+        for ((epoch, node), count) in missed {
+            let _ = writeln!(
+                s,
+                "simulator: epoch {epoch}: node {node} missed {count} duties outside fault windows"
+            );
+        }
         for (fault, lag) in &self.fault_lags {
             let _ = writeln!(s, "simulator: {fault}: largest finality lag {lag} epochs");
         }
@@ -279,6 +410,53 @@ impl Report {
                 end >> 20,
                 peak >> 20
             );
+        }
+        for (node, epoch, agreed) in &self.joins {
+            let _ = writeln!(
+                s,
+                "simulator: node {node} joined by checkpoint sync at epoch {epoch}; its head first agreed with the others' at slot {}",
+                agreed.map_or("-".to_string(), |a| a.to_string())
+            );
+        }
+        if let Some((node, synced)) = self.sync_kill_node_synced {
+            let behind = self
+                .sync_kills
+                .iter()
+                .filter(|(before, _, clock)| before + 1 < *clock)
+                .count();
+            let kills: Vec<String> = self
+                .sync_kills
+                .iter()
+                .map(|(b, a, c)| format!("{b}->{a}@{c}"))
+                .collect();
+            let _ = writeln!(
+                s,
+                "simulator: node {node} SIGKILLed {} times while range-syncing from genesis ({behind} of them behind the clock by 2+ slots), head before->after restart@clock: {}; at the head from slot {}",
+                self.sync_kills.len(),
+                kills.join(" "),
+                synced.map_or("-".to_string(), |s| s.to_string())
+            );
+        }
+        for (node, outcome) in &self.garbage {
+            match outcome {
+                Ok(o) => {
+                    let _ = writeln!(
+                        s,
+                        "simulator: garbage peer against node {node}: served {} connection(s), {} gossip messages, {} req/resp streams; {}",
+                        o.rounds_served,
+                        o.published,
+                        o.streams,
+                        if o.refused {
+                            "then refused (banned)"
+                        } else {
+                            "never refused"
+                        }
+                    );
+                }
+                Err(e) => {
+                    let _ = writeln!(s, "simulator: garbage peer against node {node}: {e}");
+                }
+            }
         }
         for u in &self.unchecked {
             let _ = writeln!(s, "simulator: unchecked: {u}");
@@ -313,6 +491,11 @@ struct Sim<'a> {
     report: Report,
     /// Proposer duties by epoch, fetched during the epoch.
     proposer_duties: std::collections::HashMap<u64, Vec<serde_json::Value>>,
+    /// Running garbage peers, by target node.
+    garbage_peers: Vec<(
+        usize,
+        std::thread::JoinHandle<Result<garbage::GarbageOutcome, String>>,
+    )>,
 }
 
 fn unix_now_ms() -> u64 {
@@ -363,7 +546,8 @@ impl Sim<'_> {
             "--port",
             &node.p2p_port.to_string(),
             "--target-peers",
-            &self.config.nodes.to_string(),
+            // Room for every other node and a garbage peer.
+            &(self.nodes.len() + 2).to_string(),
             "--supernode",
         ]
         .iter()
@@ -372,6 +556,12 @@ impl Sim<'_> {
         if node.index > 0 {
             args.push("--boot-nodes".into());
             args.push(self.boot_enr.clone());
+        }
+        if node.index >= self.config.nodes
+            && node.index < self.config.nodes + self.config.checkpoint_joins.len()
+        {
+            args.push("--checkpoint-sync-url".into());
+            args.push(format!("http://127.0.0.1:{}", self.nodes[0].http_port));
         }
         args
     }
@@ -408,6 +598,22 @@ impl Sim<'_> {
         }
     }
 
+    /// Waits until node `i`'s execution client accepts connections.
+    fn wait_for_el(&self, i: usize, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], self.nodes[i].el_port));
+        while std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_err() {
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "node {i}: the execution client did not listen within {within:?}; log {}",
+                    self.nodes[i].dirs.log("el").display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Ok(())
+    }
+
     /// Records the memory of the current beacon node process of `i` at its end.
     fn close_bn_memory(&mut self, i: usize) {
         let node = &mut self.nodes[i];
@@ -436,6 +642,10 @@ impl Sim<'_> {
     /// Nodes judged in `epoch`: not in one of their faults' windows.
     fn healthy(&self, epoch: u64) -> Vec<usize> {
         (0..self.nodes.len())
+            .filter(|&n| match self.join_epoch(n) {
+                Some(joined) => epoch >= joined + 1 + RECOVERY_EPOCHS,
+                None => true,
+            })
             .filter(|&n| {
                 !self
                     .config
@@ -581,10 +791,76 @@ impl Sim<'_> {
         }
     }
 
+    /// The epoch node `n` joins at by checkpoint sync (`None` for a node from genesis).
+    fn join_epoch(&self, n: usize) -> Option<u64> {
+        let k = n.checked_sub(self.config.nodes)?;
+        match self.config.checkpoint_joins.get(k) {
+            Some(epoch) => Some(*epoch),
+            // The node SIGKILLed while it syncs: judged once it had time to finish.
+            None => self
+                .config
+                .sync_kills
+                .filter(|_| k == self.config.checkpoint_joins.len())
+                .map(|(epoch, _)| epoch + 1),
+        }
+    }
+
+    /// The node SIGKILLed while syncing, if any.
+    fn sync_kill_node(&self) -> Option<usize> {
+        self.config
+            .sync_kills
+            .map(|_| self.config.nodes + self.config.checkpoint_joins.len())
+    }
+
+    /// Starts the sync-kill node from genesis and SIGKILLs it `kills` times while it syncs,
+    /// restarting it each time; records its head before each kill and after each restart.
+    fn run_sync_kills(&mut self, n: usize, kills: usize) -> Result<(), String> {
+        self.start_bn(n)?;
+        let mut last = 0;
+        for k in 0..kills {
+            self.wait_for_api(n, Duration::from_secs(60))?;
+            // Mid-sync: once it has imported something since the last kill (or after 3 s,
+            // when it has not), then 0 to 400 ms more.
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while Instant::now() < deadline && self.head_of(n).map_or(0, |(slot, _)| slot) <= last {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis((k as u64 * 173) % 400));
+            let before = self.head_of(n).map_or(0, |(slot, _)| slot);
+            last = before;
+            let clock = (unix_now_ms().saturating_sub(self.genesis_time * 1000)) / self.slot_ms();
+            if let Some(bn) = self.nodes[n].bn.take() {
+                bn.kill();
+            }
+            self.start_bn(n)?;
+            self.wait_for_api(n, Duration::from_secs(60))?;
+            let after = self.head_of(n).map_or(0, |(slot, _)| slot);
+            self.report.sync_kills.push((before, after, clock));
+        }
+        self.report.sync_kill_node_synced = Some((n, None));
+        Ok(())
+    }
+
     /// Runs the fault actions due at `slot`'s start.
     fn apply_faults(&mut self, slot: u64) -> Result<(), String> {
         let epoch = slot / SLOTS_PER_EPOCH;
         let in_epoch = slot % SLOTS_PER_EPOCH;
+        if let (Some(n), Some((at, kills))) = (self.sync_kill_node(), self.config.sync_kills)
+            && epoch == at
+            && in_epoch == 1
+        {
+            println!(
+                "simulator: slot {slot}: node {n} starts from genesis and is SIGKILLed {kills} times while it syncs"
+            );
+            self.run_sync_kills(n, kills)?;
+        }
+        for n in self.config.nodes..self.config.nodes + self.config.checkpoint_joins.len() {
+            if self.join_epoch(n) == Some(epoch) && in_epoch == 1 {
+                println!("simulator: slot {slot}: node {n} joins, checkpoint-synced from node 0");
+                self.start_bn(n)?;
+                self.report.joins.push((n, epoch, None));
+            }
+        }
         for fault in self.config.faults.clone() {
             let i = fault.node;
             match fault.kind {
@@ -613,6 +889,21 @@ impl Sim<'_> {
                 {
                     println!("simulator: slot {slot}: node {i}'s beacon node comes back");
                     self.start_bn(i)?;
+                }
+                FaultKind::GarbagePeer { rounds } if epoch == fault.at_epoch && in_epoch == 1 => {
+                    println!("simulator: slot {slot}: a garbage peer connects to node {i}");
+                    let addr: libp2p::Multiaddr =
+                        format!("/ip4/127.0.0.1/tcp/{}", self.nodes[i].p2p_port)
+                            .parse()
+                            .map_err(|e| format!("garbage peer address: {e}"))?;
+                    let handle = std::thread::spawn(move || {
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .map_err(|e| e.to_string())?
+                            .block_on(garbage::run(addr, rounds))
+                    });
+                    self.garbage_peers.push((i, handle));
                 }
                 FaultKind::ElSyncing { epochs } if epoch == fault.at_epoch && in_epoch == 1 => {
                     println!(
@@ -684,8 +975,10 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
     if !status.success() {
         return Err(format!("arbor new-testnet: {status}"));
     }
-    let mut nodes = Vec::with_capacity(config.nodes);
-    for index in 0..config.nodes {
+    let total =
+        config.nodes + config.checkpoint_joins.len() + usize::from(config.sync_kills.is_some());
+    let mut nodes = Vec::with_capacity(total);
+    for index in 0..total {
         nodes.push(Node {
             index,
             dirs: NodeDirs {
@@ -711,10 +1004,11 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
         nodes,
         report: Report::default(),
         proposer_duties: std::collections::HashMap::new(),
+        garbage_peers: Vec::new(),
     };
     // Execution clients first (their blobs take a moment), then node 0 (the boot node), then
     // the others with its ENR, then the validator clients.
-    for i in 0..config.nodes {
+    for i in 0..total {
         let args: Vec<String> = [
             "mock-el",
             "--config-file",
@@ -740,6 +1034,11 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
             &log,
             format!("node-{i} el"),
         )?);
+    }
+    // A beacon node that starts before its execution client listens logs errors until it
+    // does; the mocks compute their blobs first.
+    for i in 0..total {
+        sim.wait_for_el(i, Duration::from_secs(120))?;
     }
     sim.start_bn(0)?;
     sim.wait_for_api(0, Duration::from_secs(60))?;
@@ -802,45 +1101,69 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
         sim.wait_until(slot, 0.0);
         sim.apply_faults(slot)?;
         let epoch = slot / SLOTS_PER_EPOCH;
-        sim.wait_until(slot, 0.75);
-        // Heads: the healthy, running nodes agree, or do a slot later.
-        let healthy: Vec<usize> = sim
-            .healthy(epoch)
-            .into_iter()
-            .filter(|&n| sim.nodes[n].bn.is_some())
-            .collect();
-        let heads = sim.heads(&healthy);
-        let distinct: std::collections::BTreeSet<_> =
-            heads.iter().filter_map(|(_, h)| h.clone()).collect();
-        // Epoch 0 is start-up: the nodes find each other.
-        if distinct.len() > 1 && epoch > 0 {
-            match pending_disagreement {
-                Some(first) if first + 1 == slot => {
-                    let listed: Vec<String> = heads
-                        .iter()
-                        .map(|(n, h)| match h {
-                            Some((s, r)) => format!("node {n} {s} {}", &r[..r.len().min(12)]),
-                            None => format!("node {n} -"),
-                        })
-                        .collect();
-                    sim.report
-                        .head_disagreements
-                        .push((slot, listed.join(", ")));
-                    pending_disagreement = None;
-                }
-                _ => pending_disagreement = Some(slot),
-            }
-        } else {
+        // A fault action that took longer than the slot: no head check for slots gone by.
+        let late = unix_now_ms() > sim.time_of_slot_ms(slot + 1);
+        if late {
             pending_disagreement = None;
+        } else {
+            sim.wait_until(slot, 0.75);
+            // Heads: the healthy, running nodes agree, or do a slot later.
+            let healthy: Vec<usize> = sim
+                .healthy(epoch)
+                .into_iter()
+                .filter(|&n| sim.nodes[n].bn.is_some())
+                .collect();
+            let heads = sim.heads(&healthy);
+            // A checkpoint-synced node has caught up when its head is node 0's.
+            let reference = sim.head_of(0);
+            for k in 0..sim.report.joins.len() {
+                let (n, _, agreed) = sim.report.joins[k];
+                if agreed.is_none() && reference.is_some() && sim.head_of(n) == reference {
+                    println!("simulator: slot {slot}: node {n} (checkpoint-synced) is at the head");
+                    sim.report.joins[k].2 = Some(slot);
+                }
+            }
+            if let Some((n, None)) = sim.report.sync_kill_node_synced
+                && reference.is_some()
+                && sim.head_of(n) == reference
+            {
+                println!(
+                    "simulator: slot {slot}: node {n} (SIGKILLed while syncing) is at the head"
+                );
+                sim.report.sync_kill_node_synced = Some((n, Some(slot)));
+            }
+            let distinct: std::collections::BTreeSet<_> =
+                heads.iter().filter_map(|(_, h)| h.clone()).collect();
+            // Epoch 0 is start-up: the nodes find each other.
+            if distinct.len() > 1 && epoch > 0 {
+                match pending_disagreement {
+                    Some(first) if first + 1 == slot => {
+                        let listed: Vec<String> = heads
+                            .iter()
+                            .map(|(n, h)| match h {
+                                Some((s, r)) => format!("node {n} {s} {}", &r[..r.len().min(12)]),
+                                None => format!("node {n} -"),
+                            })
+                            .collect();
+                        sim.report
+                            .head_disagreements
+                            .push((slot, listed.join(", ")));
+                        pending_disagreement = None;
+                    }
+                    _ => pending_disagreement = Some(slot),
+                }
+            } else {
+                pending_disagreement = None;
+            }
+            let summary: Vec<String> = heads
+                .iter()
+                .map(|(n, h)| match h {
+                    Some((s, _)) => format!("{n}:{s}"),
+                    None => format!("{n}:-"),
+                })
+                .collect();
+            println!("simulator: slot {slot} heads {}", summary.join(" "));
         }
-        let summary: Vec<String> = heads
-            .iter()
-            .map(|(n, h)| match h {
-                Some((s, _)) => format!("{n}:{s}"),
-                None => format!("{n}:-"),
-            })
-            .collect();
-        println!("simulator: slot {slot} heads {}", summary.join(" "));
         if slot % SLOTS_PER_EPOCH == 6 {
             // Memory, finality, and the previous epoch's duties.
             for node in &mut sim.nodes {
@@ -848,9 +1171,11 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
                     node.rss.push(rss);
                 }
             }
-            let finalized = healthy
-                .iter()
-                .filter_map(|&n| sim.finalized_of(n))
+            let finalized = sim
+                .healthy(epoch)
+                .into_iter()
+                .filter(|&n| sim.nodes[n].bn.is_some())
+                .filter_map(|n| sim.finalized_of(n))
                 .min()
                 .unwrap_or(0);
             sim.report.finality.push((epoch, finalized));
@@ -863,12 +1188,14 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
         }
     }
     sim.report.epochs_run = config.epochs;
-    sim.report.finalized_epoch = (0..config.nodes)
+    sim.report.finalized_epoch = (0..total)
+        .filter(|&n| sim.nodes[n].bn.is_some())
         .filter_map(|n| sim.finalized_of(n))
         .min()
         .unwrap_or(0);
     for fault in &config.faults {
         let (start, end) = fault.window();
+        let end = end + FINALITY_PIPELINE_EPOCHS;
         let lag = sim
             .report
             .finality
@@ -886,7 +1213,13 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
         ));
     }
     sim.check_exits();
-    for i in 0..config.nodes {
+    for (node, handle) in std::mem::take(&mut sim.garbage_peers) {
+        let outcome = handle
+            .join()
+            .unwrap_or_else(|_| Err("the garbage peer's thread panicked".into()));
+        sim.report.garbage.push((node, outcome));
+    }
+    for i in 0..total {
         sim.close_bn_memory(i);
     }
     // Stop everything by PID: validator clients, beacon nodes (gracefully), execution clients.
