@@ -165,26 +165,32 @@ impl<E: EthSpec> BlockProducer<E> {
     /// `registerValidator`: keeps each validator's latest registration (a newer timestamp
     /// replaces an older one) for production to know who registered and with which gas limit,
     /// and forwards them to the relay when one is configured. Only registrations of validators
-    /// the head state has active or pending (`is_eligible_for_registration`) are kept and
-    /// forwarded: a relay refuses a batch naming any other. Returns how many were.
+    /// the head state has active or pending (`is_eligible_for_registration`), and not older
+    /// than the one kept, are kept and forwarded: a relay refuses a batch naming any other.
+    /// Returns how many were.
     ///
     /// [spec]: builder-specs specs/bellatrix/builder.md#is_eligible_for_registration
     pub async fn register_validators(
         &self,
         registrations: &[SignedValidatorRegistrationV1],
     ) -> Result<usize, BuilderError> {
-        let registrations = self.eligible_for_registration(registrations);
-        {
+        let eligible = self.eligible_for_registration(registrations);
+        let registrations: Vec<_> = {
             let mut kept = self.builder_registrations.write();
-            for r in &registrations {
-                let newer = kept
-                    .get(&r.message.pubkey)
-                    .is_none_or(|old| old.timestamp <= r.message.timestamp);
-                if newer {
-                    kept.insert(r.message.pubkey, r.message.clone());
-                }
-            }
-        }
+            eligible
+                .into_iter()
+                .filter(|r| {
+                    // An older registration than the one kept would be refused by the relay.
+                    let newer = kept
+                        .get(&r.message.pubkey)
+                        .is_none_or(|old| old.timestamp <= r.message.timestamp);
+                    if newer {
+                        kept.insert(r.message.pubkey, r.message.clone());
+                    }
+                    newer
+                })
+                .collect()
+        };
         match self.builder() {
             Some(builder) if !registrations.is_empty() => {
                 builder.client.register_validator(&registrations).await?;
