@@ -455,3 +455,56 @@ async fn a_node_restarted_mid_backfill_resumes_from_its_oldest_block() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_left_short_by_the_previous_peer_is_fetched_again_without_blame() {
+    let spec = spec();
+    let (genesis, blocks) = chain_from_genesis(&spec, &[]);
+    let a = serving_node(&spec, &genesis, &blocks).await;
+
+    // A peer that holds the chain from slot 16 but leaves out the blocks of slots 16 to 18
+    // (as if they were empty): the batch [16, 24) ends at slot 19.
+    let mut status = router::status::local_status(a.router.as_ref().unwrap().router());
+    status.earliest_available_slot = 16;
+    let withheld: Vec<Arc<SignedBeaconBlock<E>>> = all_blocks(&genesis, &blocks)
+        .into_iter()
+        .filter(|b| !(16..=18).contains(&b.slot()))
+        .collect();
+    let short = Client::serving(
+        &spec,
+        SLOTS,
+        status,
+        vec![],
+        serve_chain(withheld, vec![], 16),
+    )
+    .await;
+    let b = checkpoint_node(
+        &spec,
+        &blocks,
+        vec![short.network.tcp_addr().unwrap()],
+        Launch::default(),
+    )
+    .await;
+    wait_for_oldest_slot(&b, 19).await;
+
+    // The honest node's batch [8, 16) does not reach the block the chain expects (slot 18):
+    // not its fault; fetched again up to slot 19, it chains.
+    b.network.dial(a.tcp_addr());
+    wait_for_oldest_slot(&b, 0).await;
+    assert_holds_the_chain(&b, &a, &all_blocks(&genesis, &blocks), 0, CHECKPOINT);
+    assert_eq!(
+        b.counter(
+            "beacon_sync_backfill_batches_total",
+            &[("outcome", "not_chained")]
+        ),
+        1.0,
+        "one short batch"
+    );
+    let a_id = a.network.local_peer_id();
+    let score = b.network.peer_score(a_id).await;
+    assert!(score >= 0.0, "the honest peer was not penalised: {score}");
+    assert!(!b.network.is_banned(a_id).await);
+    a.stop().await;
+    b.stop().await;
+    short.network.shutdown();
+}
