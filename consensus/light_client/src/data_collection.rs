@@ -11,6 +11,7 @@
 //! [spec]: altair/light-client/full-node.md#deriving-light-client-data
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use ssz_types::FixedVector;
 use tree_hash::TreeHash;
@@ -55,7 +56,8 @@ struct BlockEntry<E: EthSpec> {
 /// data on the branch ending at the block.
 #[derive(Debug, Clone)]
 struct CachedData<E: EthSpec> {
-    current_sync_committee: altair::SyncCommittee<E>,
+    /// Shared between the blocks of a period (the bulk of the data, the same for all of them).
+    current_sync_committee: Arc<altair::SyncCommittee<E>>,
     current_sync_committee_branch: electra::CurrentSyncCommitteeBranch,
     next_sync_committee_branch: electra::NextSyncCommitteeBranch,
     finalized_checkpoint: types::phase0::Checkpoint,
@@ -94,6 +96,8 @@ pub struct LightClientDataCollector<E: EthSpec> {
     /// branches from the anchor start from (see [`Self::set_anchor_best_update`]).
     anchor: BlockId,
     anchor_best_update: Option<Update<E>>,
+    /// The sync committee of the latest cached block, shared with the next if it is the same.
+    last_sync_committee: Option<Arc<altair::SyncCommittee<E>>>,
 }
 
 /// A container's field roots computed once, opening the same fields as the container.
@@ -177,6 +181,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             best_updates: BTreeMap::new(),
             anchor: bid,
             anchor_best_update: None,
+            last_sync_committee: None,
             spec,
         };
         collector.insert_block(anchor_block, bid)?;
@@ -228,6 +233,11 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         let proof = |gindex: u64| -> Result<Vec<Root>, LightClientError> {
             Ok(types::merkle_proof::compute_merkle_proof(&tree, gindex)?.1)
         };
+        let current_sync_committee = match &self.last_sync_committee {
+            Some(last) if **last == *view.current_sync_committee => last.clone(),
+            _ => Arc::new(view.current_sync_committee.clone()),
+        };
+        self.last_sync_committee = Some(current_sync_committee.clone());
         let current = proof(current_sync_committee_gindex_at_slot::<E>(
             &self.spec, view.slot,
         ))?;
@@ -238,7 +248,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         self.cache.insert(
             root,
             CachedData {
-                current_sync_committee: view.current_sync_committee.clone(),
+                current_sync_committee,
                 current_sync_committee_branch: normalize_merkle_branch(
                     &current,
                     CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA,
@@ -488,7 +498,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         let data = self.cached(bid.root)?;
         let bootstrap = Bootstrap {
             header,
-            current_sync_committee: data.current_sync_committee.clone(),
+            current_sync_committee: (*data.current_sync_committee).clone(),
             current_sync_committee_branch: data.current_sync_committee_branch.clone(),
         };
         self.bootstraps.insert(bid.root, bootstrap);
