@@ -508,3 +508,72 @@ async fn a_batch_left_short_by_the_previous_peer_is_fetched_again_without_blame(
     b.stop().await;
     short.network.shutdown();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_serving_a_backfilled_column_with_a_bad_proof_is_penalised() {
+    let spec = spec();
+    let blob_slot = 12;
+    let (genesis, blocks) = chain_from_genesis(&spec, &[blob_slot]);
+    let a = serving_node(&spec, &genesis, &blocks).await;
+
+    // The honest chain with column 7 of the blob block bearing column 8's proof: its
+    // inclusion proof holds, its KZG proof does not.
+    let mut columns = all_columns(&blocks);
+    let mut bad = (*columns[7]).clone();
+    let DataColumnSidecar::Fulu(inner) = &mut bad;
+    let DataColumnSidecar::Fulu(donor) = &*columns[8];
+    inner.kzg_proofs[0] = donor.kzg_proofs[0];
+    columns[7] = Arc::new(bad);
+    let status = router::status::local_status(a.router.as_ref().unwrap().router());
+    let bad_peer = Client::serving(
+        &spec,
+        SLOTS,
+        status,
+        vec![],
+        serve_chain(all_blocks(&genesis, &blocks), columns, 0),
+    )
+    .await;
+    let bad_peer_id = bad_peer.network.local_peer_id();
+    let b = checkpoint_node(
+        &spec,
+        &blocks,
+        vec![bad_peer.network.tcp_addr().unwrap()],
+        Launch::default(),
+    )
+    .await;
+    b.wait_until("a backfill batch refused for its columns", || {
+        let n = b.counter(
+            "beacon_sync_backfill_batches_total",
+            &[("outcome", "bad_columns")],
+        );
+        async move { n >= 1.0 }
+    })
+    .await;
+    let score = b.network.peer_score(bad_peer_id).await;
+    let banned = b.network.is_banned(bad_peer_id).await;
+    assert!(score < 0.0 || banned, "penalised: score {score}");
+    let blob_root = at(&blocks, blob_slot).0.block.canonical_root();
+    assert!(
+        b.chain
+            .store()
+            .data_column_indices(&blob_root)
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(b.chain.store().block_root_at_slot(blob_slot).unwrap(), None);
+
+    b.network.dial(a.tcp_addr());
+    wait_for_oldest_slot(&b, 0).await;
+    assert_eq!(
+        b.chain
+            .store()
+            .data_column_indices(&blob_root)
+            .unwrap()
+            .len(),
+        128,
+        "the columns came from the honest peer"
+    );
+    a.stop().await;
+    b.stop().await;
+    bad_peer.network.shutdown();
+}
