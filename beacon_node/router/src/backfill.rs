@@ -330,7 +330,9 @@ impl<E: EthSpec> BackfillSync<E> {
 
     /// Once a slot while backfilling: peers, slots left, speed.
     fn log_progress(&mut self) {
-        let Some(oldest) = self.oldest.filter(|_| !self.complete) else {
+        let running = !self.complete && *self.sync_state.borrow() == SyncState::Synced;
+        let Some(oldest) = self.oldest.filter(|_| running) else {
+            self.progress = None;
             return;
         };
         let now = std::time::Instant::now();
