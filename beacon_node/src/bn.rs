@@ -153,9 +153,6 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
         Some(text) => parse_address(text)?,
         None => Address::ZERO,
     };
-    if args.genesis_backfill {
-        return Err("--genesis-backfill: backfill is not implemented yet; start without it".into());
-    }
     let network_name = match &args.testnet_dir {
         Some(_) => spec.config_name.clone(),
         None => args.network.as_str().to_string(),
@@ -257,6 +254,7 @@ fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
     Ok(NetworkOptions {
         config,
         supernode: args.supernode,
+        genesis_backfill: args.genesis_backfill,
     })
 }
 

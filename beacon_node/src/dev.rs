@@ -186,6 +186,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             NetworkOptions {
                 config,
                 supernode: true,
+                genesis_backfill: false,
             }
         });
         let http_port = match args.http_port {

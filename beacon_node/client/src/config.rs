@@ -46,6 +46,9 @@ pub struct NetworkOptions {
     pub config: networking::NetworkConfig,
     /// Custody and serve every column (else `CUSTODY_REQUIREMENT` groups from the node id).
     pub supernode: bool,
+    /// After a checkpoint sync, backfill blocks to genesis rather than only the spec's
+    /// `MIN_EPOCHS_FOR_BLOCK_REQUESTS` window.
+    pub genesis_backfill: bool,
 }
 
 /// Everything the node is assembled from.

@@ -517,6 +517,7 @@ async fn start_p2p<E: EthSpec>(
     let attnets =
         types::subnets::compute_subscribed_subnets::<E>(spec, identity.node_id, current_epoch)
             .map_err(|e| ClientError::Custody(e.to_string()))?;
+    let genesis_backfill = options.genesis_backfill;
     let mut net = options.config;
     net.keypair = Some(identity.keypair);
     net.genesis_validators_root = chain.genesis_validators_root();
@@ -552,6 +553,7 @@ async fn start_p2p<E: EthSpec>(
         events,
         router::RouterConfig {
             custody_columns: identity.custody_columns.clone(),
+            genesis_backfill,
             ..router::RouterConfig::default()
         },
         beacon_processor::BeaconProcessorConfig::default(),
