@@ -93,6 +93,24 @@ pub(crate) struct BnArgs {
     /// Delete the database before starting.
     #[arg(long)]
     purge_db: bool,
+    /// A builder relay's URL (builder-specs; `http://0xPUBKEY@host:port` pins the builder's
+    /// key): validators that registered get blinded blocks when its bid wins, and the local
+    /// payload on any builder failure.
+    #[arg(long, value_name = "URL")]
+    builder: Option<String>,
+    /// Milliseconds the relay has to answer `getHeader`.
+    #[arg(long, value_name = "MS", default_value_t = 1000, requires = "builder")]
+    builder_timeout: u64,
+    /// Milliseconds the relay has to answer `submitBlindedBlock`.
+    #[arg(long, value_name = "MS", default_value_t = 3000, requires = "builder")]
+    builder_submit_timeout: u64,
+    /// Unblind with `submitBlindedBlock` v1 (the relay returns the payload and this node
+    /// publishes) instead of Fulu's v2 (the relay publishes).
+    #[arg(long, requires = "builder")]
+    builder_unblind_v1: bool,
+    /// Talk JSON to the relay instead of SSZ.
+    #[arg(long, requires = "builder")]
+    builder_json: bool,
     /// Do not derive, store or serve light-client bootstraps and updates (on by default).
     #[arg(long)]
     disable_light_client_server: bool,
@@ -194,6 +212,7 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             ..beacon_chain::ChainConfig::default()
         },
         worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        builder: builder_config(&args),
     };
     let node = Client::start(config).await.map_err(|e| e.to_string())?;
     tracing::info!(network = %network_name, datadir = %datadir.display(), "arbor beacon node started");
@@ -206,6 +225,20 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             std::process::exit(130);
         }
     }
+}
+
+/// The builder relay's settings from the flags.
+fn builder_config(args: &BnArgs) -> Option<builder_client::BuilderConfig> {
+    let url = args.builder.clone()?;
+    let mut config = builder_client::BuilderConfig::new(url);
+    config.timeouts.get_header = std::time::Duration::from_millis(args.builder_timeout);
+    config.timeouts.submit_blinded_block =
+        std::time::Duration::from_millis(args.builder_submit_timeout);
+    if args.builder_unblind_v1 {
+        config.submit = builder_client::SubmitVersion::V1;
+    }
+    config.ssz = !args.builder_json;
+    Some(config)
 }
 
 /// The peer-to-peer options from the flags.

@@ -222,6 +222,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             graffiti: validator_client::config::parse_graffiti(&format!("arbor dev {i}"))?,
             chain: beacon_chain::ChainConfig::default(),
             worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            builder: None,
         };
         let node = Client::start(config)
             .await

@@ -77,6 +77,9 @@ pub struct ClientConfig<E: EthSpec> {
     pub chain: ChainConfig,
     /// Worker threads of the chain's CPU pool (state transitions, KZG, BLS batches).
     pub worker_threads: usize,
+    /// A builder relay (builder-specs) for blinded proposals, when one is configured: bids are
+    /// asked for alongside the local payload, which any builder failure falls back to.
+    pub builder: Option<builder_client::BuilderConfig>,
 }
 
 impl<E: EthSpec> ClientConfig<E> {

@@ -31,6 +31,9 @@ pub use config::{Anchor, ClientConfig, ExecutionConfig, NetworkOptions};
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The builder relay's URL or settings are unusable.
+    #[error("builder: {0}")]
+    Builder(String),
     /// The data directory could not be created.
     #[error("datadir {path}: {source}")]
     Datadir {
@@ -162,6 +165,17 @@ impl<E: EthSpec> Client<E> {
         }
 
         let pool = Arc::new(OperationPool::new());
+        let builder = match &config.builder {
+            Some(relay) => Some(beacon_chain::production::BuilderOptions {
+                client: Arc::new(
+                    relay
+                        .client()
+                        .map_err(|e| ClientError::Builder(e.to_string()))?,
+                ),
+                submit: relay.submit,
+            }),
+            None => None,
+        };
         let producer = Arc::new(BlockProducer::new(
             chain.clone(),
             pool.clone(),
@@ -169,6 +183,7 @@ impl<E: EthSpec> Client<E> {
             ProducerConfig {
                 default_fee_recipient: config.suggested_fee_recipient,
                 default_graffiti: config.graffiti,
+                builder,
                 ..ProducerConfig::default()
             },
         ));
