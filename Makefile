@@ -78,7 +78,7 @@ test-interop:
 	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package beacon_node --test lodestar_wire -- --ignored --nocapture
 
 # The simulator's long profile (testing/simulator): four nodes as separate processes of the
-# release binary (mock execution client, beacon node, validator client each), 22 epochs, with a
+# release binary (mock execution client, beacon node, validator client each), 26 epochs, with a
 # SIGKILL and restart, a node offline for two epochs, and an execution client answering SYNCING.
 # Its short profile runs in `make test` (beacon_node/tests/simulator.rs). Files under
 # target/simulator/.

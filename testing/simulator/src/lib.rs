@@ -194,7 +194,7 @@ impl SimConfig {
             blobs: 3,
             seconds_per_slot: 2,
             genesis_delay: 40,
-            epochs: 22,
+            epochs: 26,
             faults: vec![
                 Fault {
                     node: 1,
@@ -819,9 +819,9 @@ impl Sim<'_> {
         let mut last = 0;
         for k in 0..kills {
             self.wait_for_api(n, Duration::from_secs(60))?;
-            // Mid-sync: once it has imported something since the last kill (or after 3 s,
-            // when it has not), then 0 to 400 ms more.
-            let deadline = Instant::now() + Duration::from_secs(3);
+            // Mid-sync: once it has imported something since the last kill (it first finds
+            // its peers and starts a batch; bounded by 30 s), then 0 to 400 ms more.
+            let deadline = Instant::now() + Duration::from_secs(30);
             while Instant::now() < deadline && self.head_of(n).map_or(0, |(slot, _)| slot) <= last {
                 std::thread::sleep(Duration::from_millis(50));
             }

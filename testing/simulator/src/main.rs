@@ -11,7 +11,7 @@ use simulator::{SimConfig, run};
 enum Profile {
     /// Three nodes, one SIGKILL and restart (what `make test` runs).
     Short,
-    /// Four nodes, 22 epochs, every fault.
+    /// Four nodes, 26 epochs, every fault.
     Long,
 }
 
