@@ -29,8 +29,8 @@ RUN --mount=type=cache,id=arbor-target,target=/src/target \
 # `arbor` links only glibc, libm and libgcc_s (no OpenSSL: reqwest is built without TLS), all in
 # bookworm's base, so nothing is installed here.
 FROM ${RUNTIME_IMAGE} AS runtime
-RUN groupadd --system --gid 10001 arbor \
-    && useradd --system --uid 10001 --gid arbor --home-dir /data --no-create-home \
+RUN groupadd --gid 10001 arbor \
+    && useradd --uid 10001 --gid arbor --home-dir /data --no-create-home \
         --shell /usr/sbin/nologin arbor \
     && mkdir -p /data \
     && chown arbor:arbor /data
