@@ -352,6 +352,13 @@ async fn syncing_and_accepted_mark_the_engine_syncing() {
         .expect("fcU");
     assert_eq!(updated.payload_status, PayloadStatus::Syncing);
     mock.set_syncing(false);
+    // It kept the payload it answered SYNCING to, as a syncing client downloads the chain:
+    // once synced, that payload is a head it knows.
+    let updated = client
+        .forkchoice_updated_v3(forkchoice(built.execution_payload.block_hash), None)
+        .await
+        .expect("fcU");
+    assert_eq!(updated.payload_status, PayloadStatus::Valid);
 
     mock.set_payload_status(
         built.execution_payload.block_hash,

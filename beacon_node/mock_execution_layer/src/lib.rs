@@ -260,53 +260,76 @@ impl<E: EthSpec> Shared<E> {
         execution_requests_from_list::<E>(&requests)
             .map_err(|e| RpcFailure::new(RpcErrorCode::InvalidParams, e.to_string()))?;
         let block_hash = payload.block_hash;
-        if let Some(status) = self.override_status(&block_hash) {
+        let (overridden, syncing) = {
+            let behaviour = lock(&self.behaviour);
+            (
+                behaviour.status_overrides.contains_key(&block_hash),
+                behaviour.syncing,
+            )
+        };
+        if (overridden || !syncing)
+            && let Some(status) = self.override_status(&block_hash)
+        {
             return Ok(status);
         }
+        // While it answers SYNCING (`set_syncing`) it still keeps a payload that chains, as a
+        // syncing client downloads the chain meanwhile: once synced, later payloads build on
+        // it. Every answer is SYNCING then, whatever it found.
+        let answer = |status: JsonPayloadStatusV1| {
+            if syncing {
+                Self::status(Syncing, None, None)
+            } else {
+                status
+            }
+        };
         if compute_block_hash(&payload, parent_beacon_block_root, &requests) != block_hash {
-            return Ok(Self::status(Invalid, None, Some("block hash mismatch")));
+            return Ok(answer(Self::status(
+                Invalid,
+                None,
+                Some("block hash mismatch"),
+            )));
         }
         let mut chain = lock(&self.chain);
         if chain.blocks.contains_key(&block_hash) {
-            return Ok(Self::status(Valid, Some(block_hash), None));
+            return Ok(answer(Self::status(Valid, Some(block_hash), None)));
         }
         let Some(parent) = chain.blocks.get(&payload.parent_hash).copied() else {
-            return Ok(Self::status(Syncing, None, None));
+            return Ok(answer(Self::status(Syncing, None, None)));
         };
         let parent_hash = Some(payload.parent_hash);
         if payload.block_number != parent.number + 1 {
-            return Ok(Self::status(
+            return Ok(answer(Self::status(
                 Invalid,
                 parent_hash,
                 Some("wrong block number"),
-            ));
+            )));
         }
         if payload.timestamp <= parent.timestamp {
-            return Ok(Self::status(
+            return Ok(answer(Self::status(
                 Invalid,
                 parent_hash,
                 Some("timestamp not after parent's"),
-            ));
+            )));
         }
         let mut carried = Vec::new();
         for tx in payload.transactions.iter() {
             match blobs::transaction_versioned_hashes(tx) {
                 Ok(hashes) => carried.extend(hashes),
                 Err(_) => {
-                    return Ok(Self::status(
+                    return Ok(answer(Self::status(
                         Invalid,
                         parent_hash,
                         Some("malformed blob transaction"),
-                    ));
+                    )));
                 }
             }
         }
         if carried != versioned_hashes {
-            return Ok(Self::status(
+            return Ok(answer(Self::status(
                 Invalid,
                 None,
                 Some("blob versioned hashes mismatch"),
-            ));
+            )));
         }
         chain.blocks.insert(
             block_hash,
@@ -318,7 +341,7 @@ impl<E: EthSpec> Shared<E> {
                 excess_blob_gas: payload.excess_blob_gas,
             },
         );
-        Ok(Self::status(Valid, Some(block_hash), None))
+        Ok(answer(Self::status(Valid, Some(block_hash), None)))
     }
 
     /// `engine_forkchoiceUpdatedV3`.
