@@ -181,10 +181,16 @@ pub async fn run(addr: Multiaddr, rounds: u8) -> Result<GarbageOutcome, String> 
     let keypair = libp2p::identity::Keypair::generate_secp256k1();
     let mut outcome = GarbageOutcome::default();
     for r in 0..rounds {
-        if round(keypair.clone(), &addr, r, &mut outcome)
-            .await?
-            .is_none()
-        {
+        let mut served = round(keypair.clone(), &addr, r, &mut outcome).await?;
+        // A first connection that is not served has nothing to do with the garbage (none was
+        // sent yet): the node was busy or at its peer limit. Tried again a few times.
+        let mut tries = 1;
+        while served.is_none() && outcome.rounds_served == 0 && tries < 4 {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            served = round(keypair.clone(), &addr, r, &mut outcome).await?;
+            tries += 1;
+        }
+        if served.is_none() {
             outcome.refused = true;
             break;
         }
