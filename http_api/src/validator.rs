@@ -202,6 +202,10 @@ pub(crate) async fn get_proposer_duties<E: EthSpec>(
         let head_epoch = ctx.chain.head().slot / spe;
         let at = if epoch == head_epoch || epoch == head_epoch + 1 {
             state_at(&ctx, beacon_api::StateId::Head)?
+        } else if epoch < head_epoch {
+            // A past epoch: its proposers are in the lookahead of the state at its first
+            // slot (a later state's lookahead starts at its own epoch).
+            state_at(&ctx, beacon_api::StateId::Slot(epoch * spe))?
         } else {
             duty_state(&ctx, epoch)?
         };

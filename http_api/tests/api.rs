@@ -1616,6 +1616,27 @@ async fn finality_reaches_the_event_stream_and_the_finalized_ids() {
         blocks.push(built.block.clone());
         parent = built.post;
     }
+    // Proposer duties of past epochs (the head is in epoch 4) name the blocks' proposers.
+    for epoch in [1, 2, 3] {
+        let duties = n
+            .client
+            .get_validator_duties_proposer(epoch)
+            .await
+            .unwrap_or_else(|e| panic!("proposer duties of past epoch {epoch}: {e}"));
+        assert_eq!(duties.data.len() as u64, spe, "epoch {epoch}");
+        for duty in &duties.data {
+            let block = blocks
+                .iter()
+                .find(|b| b.slot() == duty.slot)
+                .expect("a block at every slot");
+            assert_eq!(
+                duty.validator_index,
+                block.proposer_index(),
+                "slot {}",
+                duty.slot
+            );
+        }
+    }
     let event = tokio::time::timeout(WAIT, events.next_event::<E>())
         .await
         .expect("a finalized_checkpoint event before the wait's bound")
