@@ -577,13 +577,30 @@ async fn agreed_heads<E: EthSpec>(
     let heads = || -> std::collections::BTreeSet<_> {
         nodes.iter().map(|n| n.chain().head().block_root).collect()
     };
+    // Subscribed before the first look, so a head change after it is not missed.
+    let mut events: Vec<_> = nodes
+        .iter()
+        .map(|n| n.chain().events().subscribe())
+        .collect();
     let deadline = tokio::time::Instant::now() + Duration::from_millis(slot_ms);
     loop {
         let now = heads();
-        if now.len() <= 1 || tokio::time::Instant::now() >= deadline {
+        if now.len() <= 1 {
             return now;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        if events.is_empty() {
+            return now;
+        }
+        // Looked at again on any node's next chain event, until the slot is over.
+        let next = futures::future::select_all(events.iter_mut().map(|rx| Box::pin(rx.recv())));
+        let closed = match tokio::time::timeout_at(deadline, next).await {
+            Err(_) => return heads(),
+            Ok((Err(RecvError::Closed), index, _)) => Some(index),
+            Ok(_) => None,
+        };
+        if let Some(index) = closed {
+            events.swap_remove(index);
+        }
     }
 }
 
