@@ -114,6 +114,11 @@ pub struct NetworkConfig {
     pub event_backlog_limit: usize,
     /// Most inbound req/resp streams handled at once, all peers together.
     pub max_concurrent_inbound: usize,
+    /// Whether the node's light-client server is on: only then are the four light-client
+    /// req/resp protocols offered to peers.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#the-reqresp-domain
+    pub light_client_server: bool,
 }
 
 impl Default for NetworkConfig {
@@ -140,6 +145,7 @@ impl Default for NetworkConfig {
             event_capacity: 4096,
             event_backlog_limit: 4096,
             max_concurrent_inbound: 512,
+            light_client_server: true,
         }
     }
 }
@@ -806,6 +812,9 @@ pub async fn start<E: EthSpec>(
     let control = swarm.behaviour().stream.new_control();
     let inbound_permits = Arc::new(Semaphore::new(config.max_concurrent_inbound));
     for protocol in Protocol::ALL {
+        if protocol.is_light_client() && !config.light_client_server {
+            continue;
+        }
         let mut accept_control = control.clone();
         let mut incoming = accept_control
             .accept(StreamProtocol::new(protocol.protocol_id()))

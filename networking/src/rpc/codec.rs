@@ -774,6 +774,197 @@ mod tests {
         ));
     }
 
+    /// An arbitrary Fulu value of `T` from `seed`.
+    fn arbitrary<T: for<'a> arbitrary::Arbitrary<'a>>(seed: u8) -> T {
+        let bytes: Vec<u8> = (0..1 << 16)
+            .map(|i: u32| (i.wrapping_mul(31) as u8) ^ seed)
+            .collect();
+        T::arbitrary(&mut arbitrary::Unstructured::new(&bytes)).unwrap()
+    }
+
+    /// A context whose Fulu fork starts at epoch 2 (Electra before it).
+    fn electra_then_fulu() -> ForkContext {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Electra);
+        spec.fulu_fork_epoch = 2;
+        ForkContext::new(spec, Root::repeat_byte(3))
+    }
+
+    #[test]
+    fn light_client_responses_round_trip_with_the_attested_headers_fork_digest() {
+        let ctx = electra_then_fulu();
+        let spe = <E as EthSpec>::slots_per_epoch();
+        // Attested in Electra (epoch 1), signed in Fulu (epoch 2): the digest is Electra's.
+        let (attested, signature) = (2 * spe - 1, 2 * spe);
+        let mut update: types::electra::LightClientUpdate<E> = arbitrary(1);
+        update.attested_header.beacon.slot = attested;
+        update.signature_slot = signature;
+        let mut finality: types::electra::LightClientFinalityUpdate<E> = arbitrary(2);
+        finality.attested_header.beacon.slot = attested;
+        finality.signature_slot = signature;
+        let mut optimistic: types::electra::LightClientOptimisticUpdate<E> = arbitrary(3);
+        optimistic.attested_header.beacon.slot = attested;
+        optimistic.signature_slot = signature;
+        let mut bootstrap: types::electra::LightClientBootstrap<E> = arbitrary(4);
+        bootstrap.header.beacon.slot = spe;
+        let cases: Vec<(Request<E>, ResponseItem<E>)> = vec![
+            (
+                Request::LightClientBootstrap(Root::repeat_byte(9)),
+                ResponseItem::LightClientBootstrap(Arc::new(types::LightClientBootstrap::Electra(
+                    bootstrap,
+                ))),
+            ),
+            (
+                Request::LightClientUpdatesByRange(crate::rpc::LightClientUpdatesByRangeRequest {
+                    start_period: 0,
+                    count: 1,
+                }),
+                ResponseItem::LightClientUpdate(Arc::new(types::LightClientUpdate::Electra(
+                    update,
+                ))),
+            ),
+            (
+                Request::LightClientFinalityUpdate,
+                ResponseItem::LightClientFinalityUpdate(Arc::new(
+                    types::LightClientFinalityUpdate::Electra(finality),
+                )),
+            ),
+            (
+                Request::LightClientOptimisticUpdate,
+                ResponseItem::LightClientOptimisticUpdate(Arc::new(
+                    types::LightClientOptimisticUpdate::Electra(optimistic),
+                )),
+            ),
+        ];
+        for (request, item) in cases {
+            let protocol = request.protocol();
+            // The request decodes back to itself.
+            let body = encode_request(&request);
+            let decoded = block_on(read_request::<E, _>(
+                &mut Cursor::new(body),
+                protocol,
+                ctx.spec(),
+            ))
+            .unwrap();
+            assert_eq!(decoded, request, "{protocol}");
+            let bytes = encode_response_item(protocol, &item, &ctx).unwrap();
+            assert_eq!(
+                &bytes[1..5],
+                ctx.digest_at_epoch(1).as_slice(),
+                "{protocol}: the context bytes name the header's fork"
+            );
+            let response = block_on(read_response::<E, _>(
+                &mut Cursor::new(bytes),
+                &request,
+                &ctx,
+            ))
+            .unwrap();
+            assert_eq!(response.items, vec![item], "{protocol}");
+        }
+    }
+
+    #[test]
+    fn light_client_responses_under_another_forks_digest_fail_to_decode() {
+        let ctx = electra_then_fulu();
+        let mut finality: types::electra::LightClientFinalityUpdate<E> = arbitrary(5);
+        finality.attested_header.beacon.slot = 3;
+        let item = ResponseItem::LightClientFinalityUpdate(Arc::new(
+            types::LightClientFinalityUpdate::Electra(finality),
+        ));
+        let mut bytes =
+            encode_response_item(Protocol::LightClientFinalityUpdate, &item, &ctx).unwrap();
+        // A phase0 digest: no light-client types exist there.
+        let mut spec = ChainSpec::minimal();
+        spec.altair_fork_epoch = 10;
+        let phase0 = ForkContext::new(spec, Root::repeat_byte(3)).digest_at_epoch(0);
+        bytes[1..5].copy_from_slice(phase0.as_slice());
+        let result = block_on(read_response::<E, _>(
+            &mut Cursor::new(bytes),
+            &Request::LightClientFinalityUpdate,
+            &ctx,
+        ));
+        assert!(
+            matches!(result, Err(RpcCodecError::UnknownContextBytes(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn light_client_requests_refuse_malformed_bodies() {
+        // A bootstrap request is one 32-byte root.
+        assert!(matches!(
+            read_req(encode_payload(&[0u8; 31]), Protocol::LightClientBootstrap),
+            Err(RpcCodecError::LengthOutOfBounds { .. })
+        ));
+        // Updates by range: two u64s.
+        assert!(matches!(
+            read_req(
+                encode_payload(&[0u8; 17]),
+                Protocol::LightClientUpdatesByRange
+            ),
+            Err(RpcCodecError::LengthOutOfBounds { .. })
+        ));
+        // The update getters have no body.
+        for protocol in [
+            Protocol::LightClientFinalityUpdate,
+            Protocol::LightClientOptimisticUpdate,
+        ] {
+            assert!(encode_request(&Request::<E>::LightClientFinalityUpdate).is_empty());
+            assert!(matches!(
+                read_req(vec![0], protocol),
+                Err(RpcCodecError::TrailingBytes)
+            ));
+        }
+        // A chunk that is not an update of any fork.
+        let ctx = ctx();
+        let mut bytes = vec![0u8];
+        bytes.extend_from_slice(ctx.digest_at_epoch(0).as_slice());
+        bytes.extend(encode_payload(&[7u8; 40]));
+        assert!(matches!(
+            read_resp(bytes, &Request::LightClientOptimisticUpdate),
+            Err(RpcCodecError::Ssz(_))
+        ));
+    }
+
+    #[test]
+    fn updates_by_range_answers_at_most_min_count_and_max_request_light_client_updates() {
+        let ctx = ctx();
+        let request = |count| {
+            Request::<E>::LightClientUpdatesByRange(crate::rpc::LightClientUpdatesByRangeRequest {
+                start_period: 4,
+                count,
+            })
+        };
+        assert_eq!(request(2).max_response_chunks(ctx.spec()), 2);
+        assert_eq!(
+            request(u64::MAX).max_response_chunks(ctx.spec()),
+            crate::rpc::methods::MAX_REQUEST_LIGHT_CLIENT_UPDATES
+        );
+        let update: types::electra::LightClientUpdate<E> = arbitrary(6);
+        let item =
+            ResponseItem::LightClientUpdate(Arc::new(types::LightClientUpdate::Fulu(update)));
+        let chunk = encode_response_item(Protocol::LightClientUpdatesByRange, &item, &ctx).unwrap();
+        let two = [chunk.clone(), chunk].concat();
+        assert_eq!(read_resp(two.clone(), &request(2)).unwrap().items.len(), 2);
+        assert!(matches!(
+            read_resp(two, &request(1)),
+            Err(RpcCodecError::TooManyChunks { max: 1 })
+        ));
+    }
+
+    #[test]
+    fn light_client_items_on_other_protocols_are_refused() {
+        let update: types::electra::LightClientOptimisticUpdate<E> = arbitrary(7);
+        let item = ResponseItem::<E>::LightClientOptimisticUpdate(Arc::new(
+            types::LightClientOptimisticUpdate::Fulu(update),
+        ));
+        assert!(matches!(
+            encode_response_item(Protocol::LightClientFinalityUpdate, &item, &ctx()),
+            Err(RpcCodecError::WrongItem(
+                Protocol::LightClientFinalityUpdate
+            ))
+        ));
+    }
+
     proptest::proptest! {
         #[test]
         fn payload_round_trips(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..200_000)) {

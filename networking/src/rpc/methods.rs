@@ -209,6 +209,20 @@ impl Protocol {
         Self::ALL.into_iter().find(|p| p.protocol_id() == id)
     }
 
+    /// Whether this is one of the light-client protocols, offered only by a node whose
+    /// light-client server is on.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#the-reqresp-domain
+    pub const fn is_light_client(self) -> bool {
+        matches!(
+            self,
+            Protocol::LightClientBootstrap
+                | Protocol::LightClientUpdatesByRange
+                | Protocol::LightClientFinalityUpdate
+                | Protocol::LightClientOptimisticUpdate
+        )
+    }
+
     /// Whether successful response chunks carry 4 context bytes (the fork digest).
     pub const fn has_context_bytes(self) -> bool {
         !matches!(
@@ -547,9 +561,11 @@ impl<E: EthSpec> ResponseItem<E> {
         }
     }
 
-    /// The slot whose epoch selects the chunk's context bytes, for the protocols that have them.
+    /// The slot whose epoch selects the chunk's context bytes, for the protocols that have them:
+    /// a light-client bootstrap's header slot, a light-client update's attested header slot.
     ///
-    /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+    /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
+    /// altair/light-client/p2p-interface.md#the-reqresp-domain
     pub fn context_slot(&self) -> Option<Slot> {
         Some(match self {
             ResponseItem::Status(_)
@@ -564,10 +580,16 @@ impl<E: EthSpec> ResponseItem<E> {
             ResponseItem::DataColumnSidecar(sidecar) => match sidecar.as_ref() {
                 DataColumnSidecar::Fulu(s) => s.signed_block_header.message.slot,
             },
+            // The light-client containers take the fork of their (attested) header, not of the
+            // signature slot.
             ResponseItem::LightClientBootstrap(item) => light_client_bootstrap_slot(item),
-            ResponseItem::LightClientUpdate(item) => item.signature_slot(),
-            ResponseItem::LightClientFinalityUpdate(item) => item.signature_slot(),
-            ResponseItem::LightClientOptimisticUpdate(item) => item.signature_slot(),
+            ResponseItem::LightClientUpdate(item) => light_client_update_attested_slot(item),
+            ResponseItem::LightClientFinalityUpdate(item) => {
+                light_client_finality_update_attested_slot(item)
+            }
+            ResponseItem::LightClientOptimisticUpdate(item) => {
+                light_client_optimistic_update_attested_slot(item)
+            }
         })
     }
 
@@ -621,6 +643,52 @@ fn light_client_bootstrap_slot<E: EthSpec>(bootstrap: &LightClientBootstrap<E>) 
         LightClientBootstrap::Deneb(b) => b.header.beacon.slot,
         LightClientBootstrap::Electra(b) => b.header.beacon.slot,
         LightClientBootstrap::Fulu(b) => b.header.beacon.slot,
+    }
+}
+
+/// `update.attested_header.beacon.slot` of a `LightClientUpdate` of any fork.
+pub fn light_client_update_attested_slot<E: EthSpec>(update: &LightClientUpdate<E>) -> Slot {
+    match update {
+        LightClientUpdate::Altair(u) => u.attested_header.beacon.slot,
+        LightClientUpdate::Bellatrix(u) => u.attested_header.beacon.slot,
+        LightClientUpdate::Capella(u) => u.attested_header.beacon.slot,
+        LightClientUpdate::Deneb(u) => u.attested_header.beacon.slot,
+        LightClientUpdate::Electra(u) => u.attested_header.beacon.slot,
+        LightClientUpdate::Fulu(u) => u.attested_header.beacon.slot,
+    }
+}
+
+/// `finality_update.attested_header.beacon.slot` of any fork: it selects the fork digest of the
+/// update's gossip topic and of its req/resp context bytes.
+///
+/// [spec]: altair/light-client/p2p-interface.md#light_client_finality_update
+pub fn light_client_finality_update_attested_slot<E: EthSpec>(
+    update: &LightClientFinalityUpdate<E>,
+) -> Slot {
+    match update {
+        LightClientFinalityUpdate::Altair(u) => u.attested_header.beacon.slot,
+        LightClientFinalityUpdate::Bellatrix(u) => u.attested_header.beacon.slot,
+        LightClientFinalityUpdate::Capella(u) => u.attested_header.beacon.slot,
+        LightClientFinalityUpdate::Deneb(u) => u.attested_header.beacon.slot,
+        LightClientFinalityUpdate::Electra(u) => u.attested_header.beacon.slot,
+        LightClientFinalityUpdate::Fulu(u) => u.attested_header.beacon.slot,
+    }
+}
+
+/// `optimistic_update.attested_header.beacon.slot` of any fork: it selects the fork digest of
+/// the update's gossip topic and of its req/resp context bytes.
+///
+/// [spec]: altair/light-client/p2p-interface.md#light_client_optimistic_update
+pub fn light_client_optimistic_update_attested_slot<E: EthSpec>(
+    update: &LightClientOptimisticUpdate<E>,
+) -> Slot {
+    match update {
+        LightClientOptimisticUpdate::Altair(u) => u.attested_header.beacon.slot,
+        LightClientOptimisticUpdate::Bellatrix(u) => u.attested_header.beacon.slot,
+        LightClientOptimisticUpdate::Capella(u) => u.attested_header.beacon.slot,
+        LightClientOptimisticUpdate::Deneb(u) => u.attested_header.beacon.slot,
+        LightClientOptimisticUpdate::Electra(u) => u.attested_header.beacon.slot,
+        LightClientOptimisticUpdate::Fulu(u) => u.attested_header.beacon.slot,
     }
 }
 

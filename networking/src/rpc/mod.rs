@@ -9,5 +9,6 @@ pub use codec::RpcCodecError;
 pub use methods::{
     BlobsByRangeRequest, BlocksByRangeRequest, DataColumnsByRangeRequest, ErrorResponse,
     LightClientUpdatesByRangeRequest, MetaData, Protocol, Request, Response, ResponseCode,
-    ResponseItem, StatusMessage,
+    ResponseItem, StatusMessage, light_client_finality_update_attested_slot,
+    light_client_optimistic_update_attested_slot, light_client_update_attested_slot,
 };
