@@ -110,23 +110,14 @@ fn check_case<T: Decode + Encode + TreeHash>(case_dir: &Path) -> Result<(), Stri
 
 /// Declares, per fork, the containers the ssz_static vectors may name, and generates
 /// `check_type`, which checks a case against the fork module's type of that name (`None` when the
-/// fork has no such type). A `<E>` after a name marks a preset-generic container.
+/// fork has no such type) with [`check_case_with_value`]: every listed container, states
+/// included, has a serde `Deserialize` for its `value.yaml`. A `<E>` after a name marks a
+/// preset-generic container.
 ///
 /// The `match` over [`ForkName`] is exhaustive, so a fork added to `types` does not compile until
 /// it has a list here.
-/// `check_case_with_value::<T>` for a container with serde, or `$check::<T>` (`check_case`) for
-/// one marked `: check_case` (no serde yet: its `value.yaml` stays unread).
-macro_rules! check_with {
-    (; $t:ty; $dir:expr) => {
-        check_case_with_value::<$t>($dir)
-    };
-    ($check:ident; $t:ty; $dir:expr) => {
-        $check::<$t>($dir)
-    };
-}
-
 macro_rules! ssz_static_types {
-    ($($variant:ident => $module:ident [$($ty:ident $(<$e:ident>)? $(: $check:ident)?),* $(,)?]),* $(,)?) => {
+    ($($variant:ident => $module:ident [$($ty:ident $(<$e:ident>)?),* $(,)?]),* $(,)?) => {
         /// Checks the case in `case_dir` as the fork's type `type_name`, in preset `E`.
         fn check_type<E: EthSpec>(
             fork: ForkName,
@@ -136,8 +127,8 @@ macro_rules! ssz_static_types {
             match fork {
                 $(ForkName::$variant => {
                     $(if type_name == stringify!($ty) {
-                        return Some(check_with!(
-                            $($check)?; types::$module::$ty $(<$e>)?; case_dir
+                        return Some(check_case_with_value::<types::$module::$ty $(<$e>)?>(
+                            case_dir,
                         ));
                     })*
                     None
@@ -156,7 +147,7 @@ macro_rules! ssz_static_types {
 ssz_static_types! {
     Phase0 => phase0 [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
-        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>: check_case, Checkpoint,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
         Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, Fork, ForkData,
         HistoricalBatch<E>, IndexedAttestation<E>, PendingAttestation<E>, ProposerSlashing,
         SignedAggregateAndProof<E>, SignedBeaconBlock<E>, SignedBeaconBlockHeader,
@@ -164,7 +155,7 @@ ssz_static_types! {
     ],
     Altair => altair [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
-        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>: check_case, Checkpoint,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
         ContributionAndProof<E>, Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, Fork,
         ForkData, HistoricalBatch<E>, IndexedAttestation<E>, LightClientBootstrap<E>,
         LightClientFinalityUpdate<E>, LightClientHeader, LightClientOptimisticUpdate<E>,
@@ -176,7 +167,7 @@ ssz_static_types! {
     ],
     Bellatrix => bellatrix [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
-        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>: check_case, Checkpoint,
+        BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader, BeaconState<E>, Checkpoint,
         ContributionAndProof<E>, Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data,
         ExecutionPayload<E>, ExecutionPayloadHeader<E>, Fork, ForkData, HistoricalBatch<E>,
         IndexedAttestation<E>, LightClientBootstrap<E>, LightClientFinalityUpdate<E>,
@@ -189,7 +180,7 @@ ssz_static_types! {
     Capella => capella [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>: check_case, Checkpoint, ContributionAndProof<E>, Deposit, DepositData,
+        BeaconState<E>, Checkpoint, ContributionAndProof<E>, Deposit, DepositData,
         DepositMessage, Eth1Block, Eth1Data, ExecutionPayload<E>, ExecutionPayloadHeader<E>,
         Fork, ForkData, HistoricalSummary, IndexedAttestation<E>, LightClientBootstrap<E>,
         LightClientFinalityUpdate<E>, LightClientHeader<E>, LightClientOptimisticUpdate<E>,
@@ -202,7 +193,7 @@ ssz_static_types! {
     Deneb => deneb [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>: check_case, BlobIdentifier, BlobSidecar<E>, Checkpoint, ContributionAndProof<E>,
+        BeaconState<E>, BlobIdentifier, BlobSidecar<E>, Checkpoint, ContributionAndProof<E>,
         Deposit, DepositData, DepositMessage, Eth1Block, Eth1Data, ExecutionPayload<E>,
         ExecutionPayloadHeader<E>, Fork, ForkData, HistoricalSummary, IndexedAttestation<E>,
         LightClientBootstrap<E>, LightClientFinalityUpdate<E>, LightClientHeader<E>,
@@ -216,7 +207,7 @@ ssz_static_types! {
     Electra => electra [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>: check_case, BlobIdentifier, BlobSidecar<E>, Checkpoint, ConsolidationRequest,
+        BeaconState<E>, BlobIdentifier, BlobSidecar<E>, Checkpoint, ConsolidationRequest,
         ContributionAndProof<E>, Deposit, DepositData, DepositMessage, DepositRequest,
         Eth1Block, Eth1Data, ExecutionPayload<E>, ExecutionPayloadHeader<E>,
         ExecutionRequests<E>, Fork, ForkData, HistoricalSummary, IndexedAttestation<E>,
@@ -232,7 +223,7 @@ ssz_static_types! {
     Fulu => fulu [
         AggregateAndProof<E>, Attestation<E>, AttestationData, AttesterSlashing<E>,
         BLSToExecutionChange, BeaconBlock<E>, BeaconBlockBody<E>, BeaconBlockHeader,
-        BeaconState<E>: check_case, Checkpoint, ConsolidationRequest, ContributionAndProof<E>,
+        BeaconState<E>, Checkpoint, ConsolidationRequest, ContributionAndProof<E>,
         DataColumnSidecar<E>, DataColumnsByRootIdentifier<E>, Deposit, DepositData,
         DepositMessage, DepositRequest, Eth1Block, Eth1Data, ExecutionPayload<E>,
         ExecutionPayloadHeader<E>, ExecutionRequests<E>, Fork, ForkData, HistoricalSummary,
