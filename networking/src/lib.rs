@@ -36,7 +36,8 @@
 //!
 //! * Commands: [`NetworkHandle`] (`send_request`, `send_response`, `publish`,
 //!   `report_validation`, `subscribe`, `update_epoch`, `update_metadata`, `report_peer`,
-//!   `ban_peer`, `dial`, queries such as `connected_peers`).
+//!   `ban_peer`, `dial`, queries such as `connected_peers` and `connected_peer_details` (each
+//!   peer's [`ClientKind`] from identify and custody group count from its MetaData or ENR)).
 //! * Events: [`NetworkEvents::recv`] yields [`NetworkEvent`]s.
 //! * Ping, MetaData and Goodbye are answered by the service; Status and every data request are
 //!   handed to the application as [`NetworkEvent::RequestReceived`].
@@ -60,7 +61,7 @@ pub use discv5::Enr;
 pub use fork_context::ForkContext;
 pub use gossip::PubsubMessage;
 pub use libp2p::{Multiaddr, PeerId, identity::Keypair};
-pub use peer_manager::{PeerAction, PeerManagerConfig};
+pub use peer_manager::{ClientKind, ConnectedPeer, PeerAction, PeerManagerConfig};
 pub use service::{
     InboundRequestId, Muxers, NetworkConfig, NetworkError, NetworkEvent, NetworkEvents,
     NetworkHandle, OutboundRequestId, RpcError, Validation, start,

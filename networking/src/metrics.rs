@@ -1,9 +1,17 @@
-//! The network service's Prometheus metrics (`network_*`). Label children are resolved once at
+//! The network service's Prometheus metrics (`network_*`, and the connected peers by client and
+//! by custody group count as `libp2p_peers_per_*`). Label children are resolved once at
 //! start-up, so emitting an event never hashes a label.
 
-use prometheus::{IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+use std::collections::BTreeSet;
+use std::sync::{Mutex, PoisonError};
 
+use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
+
+use crate::peer_manager::{ClientKind, PeerManager};
 use crate::service::Validation;
+
+/// The `custody_group_count` label of peers whose custody is not known yet.
+const UNKNOWN_CUSTODY: &str = "unknown";
 
 /// The label values of `network_events_dropped_total{kind}`, one per [`EventKind`].
 const EVENT_KINDS: [&str; EventKind::COUNT] = [
@@ -67,6 +75,13 @@ pub(crate) struct Metrics {
     dropped_vec: IntCounterVec,
     verdicts_vec: IntCounterVec,
     late_verdicts_vec: IntCounterVec,
+    /// Per [`ClientKind`]: connected peers.
+    peers_per_client: Vec<IntGauge>,
+    peers_per_client_vec: IntGaugeVec,
+    peers_per_custody_vec: IntGaugeVec,
+    /// The custody group counts seen so far (at most `NUMBER_OF_CUSTODY_GROUPS` + 1 labels):
+    /// one no longer seen is set to 0, not removed, so its series ends at 0.
+    custody_labels: Mutex<BTreeSet<Option<u64>>>,
 }
 
 impl Metrics {
@@ -95,6 +110,23 @@ impl Metrics {
             ),
             &["verdict"],
         )?;
+        // Lighthouse's name and label: dashboards written for it read these too.
+        let peers_per_client_vec = IntGaugeVec::new(
+            Opts::new(
+                "libp2p_peers_per_client",
+                "Connected peers by the client their identify agent version names (Unknown: \
+                 identify has not answered yet).",
+            ),
+            &["Client"],
+        )?;
+        let peers_per_custody_vec = IntGaugeVec::new(
+            Opts::new(
+                "libp2p_peers_per_custody_group_count",
+                "Connected peers by custody group count (their MetaData's, else their ENR's \
+                 `cgc`; unknown before either).",
+            ),
+            &["custody_group_count"],
+        )?;
         let event_backlog = IntGauge::new(
             "network_event_backlog",
             "Control events (never dropped) waiting for room in the event channel.",
@@ -116,7 +148,38 @@ impl Metrics {
             dropped_vec,
             verdicts_vec,
             late_verdicts_vec,
+            peers_per_client: ClientKind::ALL
+                .iter()
+                .map(|kind| peers_per_client_vec.with_label_values(&[kind.as_str()]))
+                .collect(),
+            peers_per_client_vec,
+            peers_per_custody_vec,
+            custody_labels: Mutex::new(BTreeSet::new()),
         })
+    }
+
+    /// Sets the per-client and per-custody peer gauges from the peer table.
+    pub(crate) fn observe_peers(&self, peers: &PeerManager) {
+        for (gauge, count) in self
+            .peers_per_client
+            .iter()
+            .zip(peers.connected_per_client())
+        {
+            gauge.set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
+        let counts = peers.connected_per_custody_group_count();
+        let mut labels = self
+            .custody_labels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        labels.extend(counts.keys().copied());
+        for cgc in labels.iter() {
+            let label = cgc.map_or_else(|| UNKNOWN_CUSTODY.to_string(), |c| c.to_string());
+            let count = counts.get(cgc).copied().unwrap_or(0);
+            self.peers_per_custody_vec
+                .with_label_values(&[&label])
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
     }
 
     /// Counts one event of `kind` the application will never see.
@@ -146,6 +209,8 @@ impl Metrics {
         registry.register(Box::new(self.verdicts_vec.clone()))?;
         registry.register(Box::new(self.late_verdicts_vec.clone()))?;
         registry.register(Box::new(self.event_backlog.clone()))?;
+        registry.register(Box::new(self.peers_per_client_vec.clone()))?;
+        registry.register(Box::new(self.peers_per_custody_vec.clone()))?;
         Ok(())
     }
 }
@@ -202,5 +267,47 @@ mod tests {
             .find(|f| f.name() == "network_events_dropped_total")
             .unwrap();
         assert_eq!(dropped.get_metric().len(), EventKind::COUNT);
+    }
+
+    #[test]
+    fn peer_gauges_follow_the_table() {
+        use crate::peer_manager::{ConnectionDirection, PeerManagerConfig};
+        use libp2p::PeerId;
+        use std::time::Instant;
+
+        let metrics = Metrics::new().unwrap();
+        let mut pm = PeerManager::new(PeerManagerConfig::default());
+        let now = Instant::now();
+        let (a, b) = (PeerId::random(), PeerId::random());
+        pm.on_enr_custody_group_count(a, 4, now);
+        for peer in [a, b] {
+            pm.on_connection_established(peer, ConnectionDirection::Inbound, now);
+        }
+        pm.peer_mut(&a).unwrap().agent_version = Some("Teku/teku/v25.4.1".into());
+        metrics.observe_peers(&pm);
+        let client = |name: &str| {
+            metrics
+                .peers_per_client_vec
+                .with_label_values(&[name])
+                .get()
+        };
+        let custody = |label: &str| {
+            metrics
+                .peers_per_custody_vec
+                .with_label_values(&[label])
+                .get()
+        };
+        assert_eq!(
+            (client("Teku"), client("Unknown"), client("Prysm")),
+            (1, 1, 0)
+        );
+        assert_eq!((custody("4"), custody("unknown")), (1, 1));
+        // `a` leaves: its custody's series drops to 0 instead of vanishing.
+        pm.on_disconnected(&a, now);
+        metrics.observe_peers(&pm);
+        assert_eq!(
+            (client("Teku"), custody("4"), custody("unknown")),
+            (0, 0, 1)
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! [`PeerManagerConfig::ban_duration`]. The gossipsub score is tracked separately by gossipsub;
 //! the service feeds its graylisting back in as a penalty.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use libp2p::PeerId;
@@ -110,6 +110,121 @@ pub struct PeerInfo {
     pub banned_until: Option<Instant>,
     /// The agent version from identify.
     pub agent_version: Option<String>,
+    /// The `cgc` of the peer's ENR, when discovery found it.
+    pub enr_custody_group_count: Option<u64>,
+}
+
+impl PeerInfo {
+    /// The client the peer runs, from its identify agent version.
+    pub fn client(&self) -> ClientKind {
+        ClientKind::from_agent_version(self.agent_version.as_deref())
+    }
+
+    /// The peer's custody group count: its `MetaData` v3's, else its ENR's `cgc`; `None` while
+    /// neither is known.
+    pub fn custody_group_count(&self) -> Option<u64> {
+        self.metadata
+            .as_ref()
+            .map(|m| m.custody_group_count)
+            .or(self.enr_custody_group_count)
+    }
+}
+
+/// The consensus client a peer runs, as its identify `agent_version` names it (the first
+/// `/`-separated part, any case: `Lighthouse/v7.0.0/x86_64-linux`, `teku/teku/v25.1.0/…`,
+/// `Prysm/v6.0.0/…`, `nimbus`, `lodestar/v1.30.0/…`, `Grandine/1.1.0/…`, `arbor/0.1.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ClientKind {
+    /// Sigma Prime's Lighthouse.
+    Lighthouse,
+    /// Consensys' Teku.
+    Teku,
+    /// Offchain Labs' Prysm.
+    Prysm,
+    /// Status' Nimbus.
+    Nimbus,
+    /// ChainSafe's Lodestar.
+    Lodestar,
+    /// Grandine.
+    Grandine,
+    /// Arbor.
+    Arbor,
+    /// An agent version naming none of the above.
+    Other,
+    /// No agent version yet (identify has not answered).
+    Unknown,
+}
+
+impl ClientKind {
+    /// How many kinds there are.
+    pub const COUNT: usize = 9;
+
+    /// Every kind, in [`ClientKind::index`] order.
+    pub const ALL: [ClientKind; Self::COUNT] = [
+        ClientKind::Lighthouse,
+        ClientKind::Teku,
+        ClientKind::Prysm,
+        ClientKind::Nimbus,
+        ClientKind::Lodestar,
+        ClientKind::Grandine,
+        ClientKind::Arbor,
+        ClientKind::Other,
+        ClientKind::Unknown,
+    ];
+
+    /// The client an identify agent version names; [`ClientKind::Unknown`] for none.
+    pub fn from_agent_version(agent_version: Option<&str>) -> Self {
+        let Some(agent) = agent_version else {
+            return ClientKind::Unknown;
+        };
+        let name = agent.split('/').next().unwrap_or_default().trim();
+        Self::ALL
+            .into_iter()
+            .filter(|kind| !matches!(kind, ClientKind::Other | ClientKind::Unknown))
+            .find(|kind| name.eq_ignore_ascii_case(kind.as_str()))
+            .unwrap_or(ClientKind::Other)
+    }
+
+    /// The name shown on the status page and in `libp2p_peers_per_client{Client}`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKind::Lighthouse => "Lighthouse",
+            ClientKind::Teku => "Teku",
+            ClientKind::Prysm => "Prysm",
+            ClientKind::Nimbus => "Nimbus",
+            ClientKind::Lodestar => "Lodestar",
+            ClientKind::Grandine => "Grandine",
+            ClientKind::Arbor => "Arbor",
+            ClientKind::Other => "Other",
+            ClientKind::Unknown => "Unknown",
+        }
+    }
+
+    /// The kind's position in [`ClientKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for ClientKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A connected peer as the node's operators see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectedPeer {
+    /// The peer.
+    pub peer_id: PeerId,
+    /// Who dialed.
+    pub direction: ConnectionDirection,
+    /// Its identify agent version, once identify answered.
+    pub agent_version: Option<String>,
+    /// The client the agent version names.
+    pub client: ClientKind,
+    /// [`PeerInfo::custody_group_count`].
+    pub custody_group_count: Option<u64>,
 }
 
 /// Who dialed.
@@ -170,6 +285,7 @@ impl PeerManager {
             metadata: None,
             banned_until: None,
             agent_version: None,
+            enr_custody_group_count: None,
         })
     }
 
@@ -220,6 +336,47 @@ impl PeerManager {
         self.peers
             .iter()
             .filter_map(|(peer, info)| info.connected.map(|d| (*peer, d)))
+    }
+
+    /// The connected peers with their direction, client and custody group count.
+    pub fn connected_peer_details(&self) -> Vec<ConnectedPeer> {
+        self.peers
+            .iter()
+            .filter_map(|(peer, info)| {
+                Some(ConnectedPeer {
+                    peer_id: *peer,
+                    direction: info.connected?,
+                    agent_version: info.agent_version.clone(),
+                    client: info.client(),
+                    custody_group_count: info.custody_group_count(),
+                })
+            })
+            .collect()
+    }
+
+    /// Connected peers per client, indexed by [`ClientKind::index`].
+    pub fn connected_per_client(&self) -> [usize; ClientKind::COUNT] {
+        let mut counts = [0; ClientKind::COUNT];
+        for info in self.peers.values().filter(|i| i.connected.is_some()) {
+            counts[info.client().index()] += 1;
+        }
+        counts
+    }
+
+    /// Connected peers per custody group count (`None`: not known yet).
+    pub fn connected_per_custody_group_count(&self) -> BTreeMap<Option<u64>, usize> {
+        let mut counts = BTreeMap::new();
+        for info in self.peers.values().filter(|i| i.connected.is_some()) {
+            *counts.entry(info.custody_group_count()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Records the `cgc` of a peer's ENR (discovery found it; the peer may not be connected
+    /// yet). Its `MetaData` takes precedence once it answers.
+    pub fn on_enr_custody_group_count(&mut self, peer: PeerId, cgc: u64, now: Instant) {
+        self.entry(peer, now).enr_custody_group_count = Some(cgc);
+        self.prune_table(now);
     }
 
     /// How many peers are connected.
@@ -462,6 +619,73 @@ mod tests {
         pm.report_peer(&peers[5], PeerAction::HighTolerance, now);
         assert_eq!(pm.peers_to_prune(&[7], now), vec![peers[5]]);
         assert_eq!(pm.attestation_subnets_needing_peers(&[7, 8]), vec![7, 8]);
+    }
+
+    #[test]
+    fn agent_versions_name_their_client() {
+        let cases = [
+            (
+                "Lighthouse/v7.0.1-e42406d/x86_64-linux",
+                ClientKind::Lighthouse,
+            ),
+            (
+                "teku/teku/v25.4.1/linux-x86_64/-eclipseadoptium-openjdk64bitservervm-java-21",
+                ClientKind::Teku,
+            ),
+            ("Prysm/v6.0.0/9a8b7c6d", ClientKind::Prysm),
+            ("nimbus", ClientKind::Nimbus),
+            ("lodestar/v1.29.0/1a2b3c4", ClientKind::Lodestar),
+            ("Grandine/1.1.0-1a2b3c4/x86_64-linux", ClientKind::Grandine),
+            ("arbor/0.1.0", ClientKind::Arbor),
+            ("js-libp2p/2.8.0 UserAgent=v22.14.0", ClientKind::Other),
+            ("", ClientKind::Other),
+            ("lighthousex/v1", ClientKind::Other),
+        ];
+        for (agent, kind) in cases {
+            assert_eq!(ClientKind::from_agent_version(Some(agent)), kind, "{agent}");
+        }
+        assert_eq!(ClientKind::from_agent_version(None), ClientKind::Unknown);
+        for (i, kind) in ClientKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind.index(), i);
+        }
+    }
+
+    #[test]
+    fn custody_comes_from_metadata_else_the_enr() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        let (a, b, c) = (PeerId::random(), PeerId::random(), PeerId::random());
+        // `a` was discovered with `cgc` 8 and answered MetaData with 128; `b` only discovered;
+        // `c` neither.
+        pm.on_enr_custody_group_count(a, 8, now);
+        pm.on_enr_custody_group_count(b, 4, now);
+        for peer in [a, b, c] {
+            pm.on_connection_established(peer, ConnectionDirection::Outbound, now);
+        }
+        pm.peer_mut(&a).unwrap().metadata = Some(MetaData {
+            custody_group_count: 128,
+            ..MetaData::default()
+        });
+        pm.peer_mut(&a).unwrap().agent_version = Some("Lighthouse/v7.0.1".into());
+        pm.peer_mut(&b).unwrap().agent_version = Some("arbor/0.1.0".into());
+        let per_cgc = pm.connected_per_custody_group_count();
+        assert_eq!(
+            per_cgc.into_iter().collect::<Vec<_>>(),
+            vec![(None, 1), (Some(4), 1), (Some(128), 1)]
+        );
+        let per_client = pm.connected_per_client();
+        assert_eq!(per_client[ClientKind::Lighthouse.index()], 1);
+        assert_eq!(per_client[ClientKind::Arbor.index()], 1);
+        assert_eq!(per_client[ClientKind::Unknown.index()], 1);
+        assert_eq!(per_client.iter().sum::<usize>(), 3);
+        let details = pm.connected_peer_details();
+        let of_a = details.iter().find(|d| d.peer_id == a).unwrap();
+        assert_eq!(of_a.client, ClientKind::Lighthouse);
+        assert_eq!(of_a.custody_group_count, Some(128));
+        // A disconnected peer is counted nowhere; its metadata is forgotten, its ENR's `cgc` kept.
+        pm.on_disconnected(&a, now);
+        assert_eq!(pm.connected_per_client().iter().sum::<usize>(), 2);
+        assert_eq!(pm.peer(&a).unwrap().custody_group_count(), Some(8));
     }
 
     #[test]

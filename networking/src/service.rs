@@ -24,7 +24,7 @@ use prometheus::Registry;
 use ssz_types::BitVector;
 use ssz_types::typenum::{U4, U64};
 use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use types::{ChainSpec, Epoch, EthSpec, ForkDigest, ForkName, Root};
 
 use crate::discovery::{Discovery, DiscoveryEvent, eligible, free_udp_port};
@@ -39,7 +39,8 @@ use crate::gossip::{
 };
 use crate::metrics::{EventKind, Metrics};
 use crate::peer_manager::{
-    Admission, ConnectionDirection, PeerAction, PeerManager, PeerManagerConfig, ScoreOutcome,
+    Admission, ConnectedPeer, ConnectionDirection, PeerAction, PeerManager, PeerManagerConfig,
+    ScoreOutcome,
 };
 use crate::rate_limiter::{RateLimitError, RateLimiter, RateLimiterConfig};
 use crate::rpc::codec::{
@@ -370,6 +371,7 @@ enum Command<E: EthSpec> {
 enum Query {
     ConnectedPeers(oneshot::Sender<Vec<PeerId>>),
     ConnectedPeerDirections(oneshot::Sender<Vec<(PeerId, ConnectionDirection)>>),
+    ConnectedPeerDetails(oneshot::Sender<Vec<ConnectedPeer>>),
     PeerScore(PeerId, oneshot::Sender<f64>),
     IsBanned(PeerId, oneshot::Sender<bool>),
     MeshPeers(GossipTopic, oneshot::Sender<Vec<PeerId>>),
@@ -387,6 +389,8 @@ pub struct NetworkHandle<E: EthSpec> {
     local_enr: Option<Enr>,
     fork_context: Arc<ForkContext>,
     metrics: Arc<Metrics>,
+    /// Bumped whenever a peer connects or leaves, or its identify or MetaData answer arrives.
+    peer_table: watch::Receiver<u64>,
 }
 
 impl<E: EthSpec> Clone for NetworkHandle<E> {
@@ -399,6 +403,7 @@ impl<E: EthSpec> Clone for NetworkHandle<E> {
             local_enr: self.local_enr.clone(),
             fork_context: self.fork_context.clone(),
             metrics: self.metrics.clone(),
+            peer_table: self.peer_table.clone(),
         }
     }
 }
@@ -552,6 +557,20 @@ impl<E: EthSpec> NetworkHandle<E> {
         self.query(Query::ConnectedPeerDirections)
             .await
             .unwrap_or_default()
+    }
+
+    /// The connected peers with who dialed whom, their client (from identify) and custody
+    /// group count (from their MetaData or ENR).
+    pub async fn connected_peer_details(&self) -> Vec<ConnectedPeer> {
+        self.query(Query::ConnectedPeerDetails)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// A counter bumped whenever a peer connects or leaves, or its identify or MetaData answer
+    /// arrives: wait on it (`changed`) to read [`Self::connected_peer_details`] again.
+    pub fn peer_table_changes(&self) -> watch::Receiver<u64> {
+        self.peer_table.clone()
     }
 
     /// The peer manager's score of a peer.
@@ -842,6 +861,7 @@ pub async fn start<E: EthSpec>(
     let metrics = Arc::new(Metrics::new()?);
     let (event_tx, event_rx) = mpsc::channel(config.event_capacity.max(1));
     let (command_tx, command_rx) = mpsc::unbounded_channel();
+    let (peer_table, peer_table_rx) = watch::channel(0);
     let handle = NetworkHandle {
         tx: command_tx,
         next_request_id: Arc::new(AtomicU64::new(1)),
@@ -850,6 +870,7 @@ pub async fn start<E: EthSpec>(
         local_enr,
         fork_context: fork_context.clone(),
         metrics: metrics.clone(),
+        peer_table: peer_table_rx,
     };
 
     let current_digest = fork_context.digest_at_epoch(config.current_epoch);
@@ -873,6 +894,7 @@ pub async fn start<E: EthSpec>(
         metrics,
         connection_addrs: HashMap::new(),
         connection_ids: HashMap::new(),
+        peer_table,
         slot,
         slots_per_epoch: slots_per_epoch as u32,
     };
@@ -1211,6 +1233,8 @@ struct Service<E: EthSpec> {
     connection_addrs: HashMap<PeerId, Vec<Multiaddr>>,
     /// Each connected peer's connections and when they were established.
     connection_ids: HashMap<PeerId, Vec<(libp2p::swarm::ConnectionId, Instant)>>,
+    /// See [`NetworkHandle::peer_table_changes`].
+    peer_table: watch::Sender<u64>,
     slot: Duration,
     slots_per_epoch: u32,
 }
@@ -1448,6 +1472,12 @@ impl<E: EthSpec> Service<E> {
         }
     }
 
+    /// The peer gauges follow the table, and [`NetworkHandle::peer_table_changes`] ticks.
+    fn peer_table_changed(&mut self) {
+        self.metrics.observe_peers(&self.peer_manager);
+        self.peer_table.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     fn on_query(&mut self, query: Query, now: Instant) {
         match query {
             Query::ConnectedPeers(tx) => {
@@ -1455,6 +1485,9 @@ impl<E: EthSpec> Service<E> {
             }
             Query::ConnectedPeerDirections(tx) => {
                 let _ = tx.send(self.peer_manager.connected_directions().collect());
+            }
+            Query::ConnectedPeerDetails(tx) => {
+                let _ = tx.send(self.peer_manager.connected_peer_details());
             }
             Query::PeerScore(peer, tx) => {
                 let _ = tx.send(self.peer_manager.score(&peer, now));
@@ -1624,6 +1657,7 @@ impl<E: EthSpec> Service<E> {
                             && let Some(info) = self.peer_manager.peer_mut(&peer_id)
                         {
                             info.metadata = Some(metadata.clone());
+                            self.peer_table_changed();
                             if request_id.is_none() {
                                 self.emit(NetworkEvent::PeerMetaData {
                                     peer_id,
@@ -1675,6 +1709,10 @@ impl<E: EthSpec> Service<E> {
                         || self.peer_manager.is_banned(&peer_id, now)
                     {
                         continue;
+                    }
+                    if let Ok(cgc) = enr.custody_group_count() {
+                        self.peer_manager
+                            .on_enr_custody_group_count(peer_id, cgc, now);
                     }
                     let opts = DialOpts::peer_id(peer_id)
                         .addresses(enr.multiaddrs())
@@ -1765,6 +1803,7 @@ impl<E: EthSpec> Service<E> {
                     .on_connection_established(peer_id, direction, now)
                 {
                     Admission::Accept => {
+                        self.peer_table_changed();
                         self.emit(NetworkEvent::PeerConnected {
                             peer_id,
                             direction,
@@ -1805,6 +1844,7 @@ impl<E: EthSpec> Service<E> {
                         .peer(&peer_id)
                         .is_some_and(|p| p.connected.is_some());
                     self.peer_manager.on_disconnected(&peer_id, now);
+                    self.peer_table_changed();
                     self.inbound_limiter.remove_peer(&peer_id);
                     self.outbound_limiter.remove_peer(&peer_id);
                     if was_connected {
@@ -1820,6 +1860,7 @@ impl<E: EthSpec> Service<E> {
             })) => {
                 if let Some(peer) = self.peer_manager.peer_mut(&peer_id) {
                     peer.agent_version = Some(info.agent_version);
+                    self.peer_table_changed();
                 }
             }
             _ => {}
