@@ -14,6 +14,7 @@ use parking_lot::{Mutex, RwLock};
 use state_processing::{
     CachedBeaconState,
     per_block::{AlwaysValid, ExecutionEngine, VerifySignatures},
+    per_slot::process_slots,
 };
 use store::{Head as StoreHead, Store};
 use types::{
@@ -269,10 +270,50 @@ fn state_error(e: impl std::fmt::Display) -> ChainError {
     ChainError::State(e.to_string())
 }
 
+/// Checks that `state` is `block`'s post-state, or that state advanced through empty slots: its
+/// latest block header (with the state root that the next slot fills in) is the block.
+fn check_anchor_state<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block_root: Root,
+    block: &BeaconBlock<E>,
+) -> Result<(), ChainError> {
+    let state_slot = *state.state.slot();
+    if state_slot < block.slot {
+        return Err(ChainError::Anchor(format!(
+            "the anchor state is at slot {state_slot}, before its block {block_root} at slot {}",
+            block.slot
+        )));
+    }
+    let state_root = state.hash_tree_root().map_err(state_error)?;
+    if state_slot == block.slot {
+        if block.state_root != state_root {
+            return Err(ChainError::Anchor(format!(
+                "block {block_root} names state {} but the state's root is {state_root}",
+                block.state_root
+            )));
+        }
+        return Ok(());
+    }
+    let header = state.state.latest_block_header();
+    if header.state_root != block.state_root
+        || tree_hash::TreeHash::tree_hash_root(header) != block_root
+    {
+        return Err(ChainError::Anchor(format!(
+            "the anchor state at slot {state_slot} does not descend from block {block_root} \
+             (its latest block header is another block)"
+        )));
+    }
+    Ok(())
+}
+
 impl<E: EthSpec> BeaconChain<E> {
-    /// A chain starting at `anchor_block` and its post-state `anchor_state` (a genesis or a
-    /// checkpoint), recorded in the empty `store`. The state's caches (committees, public keys)
-    /// become the chain's: a caller that warmed them spares the first blocks the work.
+    /// A chain starting at `anchor_block` (a genesis or a checkpoint), recorded in the empty
+    /// `store`. `anchor_state` is the block's post-state, or that state advanced through empty
+    /// slots: a finalized checkpoint whose epoch starts with missed slots names an earlier
+    /// block. A state that is not at an epoch boundary is advanced to the next one here, since
+    /// the store and fork choice anchor at the checkpoint state (the epoch's first slot). The
+    /// state's caches (committees, public keys) become the chain's: a caller that warmed them
+    /// spares the first blocks the work.
     pub fn from_anchor(
         store: Arc<Store<E>>,
         anchor_state: CachedBeaconState<E>,
@@ -283,27 +324,36 @@ impl<E: EthSpec> BeaconChain<E> {
         config: ChainConfig,
     ) -> Result<Self, ChainError> {
         let mut anchor = anchor_state;
-        let state_root = anchor.hash_tree_root().map_err(state_error)?;
         let block_root = anchor_block.canonical_root();
         let message = electra_message(&anchor_block)
             .ok_or_else(|| ChainError::Anchor("the anchor block is before Electra".into()))?;
-        if message.state_root != state_root {
-            return Err(ChainError::Anchor(format!(
-                "block {block_root} names state {} but the state's root is {state_root}",
-                message.state_root
-            )));
+        check_anchor_state(&mut anchor, block_root, message)?;
+        // The light-client server derives the anchor's bootstrap from the block's post-state;
+        // an advanced state still gives it the anchor's finalized ancestry.
+        let post_state = (*anchor.state.slot() == message.slot).then(|| anchor.state.clone());
+        let spe = E::slots_per_epoch();
+        let state_slot = *anchor.state.slot();
+        if !state_slot.is_multiple_of(spe) {
+            let boundary = state_slot.div_ceil(spe) * spe;
+            process_slots(&mut anchor, boundary, &spec).map_err(state_error)?;
         }
+        let state_root = anchor.hash_tree_root().map_err(state_error)?;
         store.init_anchor(state_root, &anchor.state, block_root, &anchor_block)?;
         let light_client_server = LightClientServer::new(
             !config.disable_light_client_server,
             &spec,
             &store,
-            &anchor.state,
+            post_state.as_ref().unwrap_or(&anchor.state),
             &anchor_block,
         );
-        let fork_choice = ForkChoice::new(
+        let fork_choice = ForkChoice::from_checkpoint_state(
             anchor.clone(),
-            message,
+            AnchorBlock {
+                root: block_root,
+                slot: message.slot,
+                proposer_index: message.proposer_index,
+                parent_root: message.parent_root,
+            },
             spec.clone(),
             config.fork_choice.clone(),
             pool.clone(),
@@ -313,7 +363,8 @@ impl<E: EthSpec> BeaconChain<E> {
         let head = HeadSnapshot {
             block_root,
             slot: anchor_block.slot(),
-            state_root,
+            // The block's post-state root, as `open` gives it (`head_state_root`).
+            state_root: message.state_root,
             justified_checkpoint: fork_choice.justified_checkpoint().clone(),
             finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
             state: anchor,
@@ -414,7 +465,8 @@ impl<E: EthSpec> BeaconChain<E> {
         fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
 
         let head = fork_choice.get_head()?;
-        light_client_server.on_head(&store, head.root);
+        // Nobody can subscribe to the chain's events before it exists: none to publish to.
+        light_client_server.on_head(&store, &EventBus::default(), head.root);
         let head_state = fork_choice
             .block_state(&head.root)
             .cloned()
@@ -896,7 +948,8 @@ impl<E: EthSpec> BeaconChain<E> {
         })?;
         batch.commit()?;
         *self.head.write() = snapshot.clone();
-        self.light_client_server.on_head(&self.store, head.root);
+        self.light_client_server
+            .on_head(&self.store, &self.events, head.root);
 
         let spe = E::slots_per_epoch();
         if !same_head {

@@ -34,12 +34,17 @@ struct Harness {
 }
 
 fn harness() -> Harness {
+    harness_at(ANCHOR_SLOT)
+}
+
+/// A chain anchored at a block at `anchor_slot` on the interop genesis (its post-state).
+fn harness_at(anchor_slot: Slot) -> Harness {
     let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
     let genesis =
         interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
     let anchor = build_block(
         &CachedBeaconState::new(genesis),
-        ANCHOR_SLOT,
+        anchor_slot,
         &BlockContents::default(),
         &spec,
     )
@@ -51,7 +56,7 @@ fn harness() -> Harness {
         StoreConfig::default(),
     )
     .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, anchor_slot)));
     let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
@@ -443,4 +448,99 @@ fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
     h.chain.on_tick();
     h.chain.recompute_head().unwrap();
     assert_eq!(h.chain.head().block_root, a_root);
+}
+
+/// A finalized checkpoint whose epoch starts with missed slots names a block of the epoch before
+/// (checkpoint sync hands over that block and its post-state): the chain anchors at the
+/// checkpoint state, imports the next epochs on it, finalizes, and reopens.
+#[test]
+fn a_checkpoint_block_before_its_epoch_start_anchors_the_chain() {
+    const BLOCK_SLOT: Slot = 13;
+    let h = harness_at(BLOCK_SLOT);
+    let spe = E::slots_per_epoch();
+    let head = h.chain.head();
+    assert_eq!(head.block_root, h.anchor.block.canonical_root());
+    assert_eq!(head.slot, BLOCK_SLOT);
+    assert_eq!(head.state_root, h.anchor.state_root);
+    assert_eq!(head.finalized_checkpoint.epoch, 2, "the checkpoint's epoch");
+    assert_eq!(head.finalized_checkpoint.root, head.block_root);
+    assert_eq!(*head.state.state.slot(), 2 * spe, "the checkpoint state");
+    let split = h.chain.store().split().unwrap().unwrap();
+    assert_eq!((split.slot, split.block_root), (2 * spe, head.block_root));
+
+    // Slots 14 to 16 are empty; blocks follow from slot 17 on the checkpoint state.
+    let mut parent = h.anchor.clone();
+    let last = 2 * spe + 5 * spe + 3;
+    for slot in 2 * spe + 1..=last {
+        let built = next_block(&h, &parent, slot);
+        let root = gossip_and_import(&h, &built.block);
+        assert_eq!(h.chain.head().block_root, root, "slot {slot}");
+        parent = built;
+    }
+    let before = h.chain.head();
+    assert!(
+        before.finalized_checkpoint.epoch >= 5,
+        "{:?}",
+        before.finalized_checkpoint
+    );
+    let h = reopen(h);
+    assert_eq!(h.chain.head().block_root, before.block_root);
+    assert_eq!(
+        h.chain.head().finalized_checkpoint,
+        before.finalized_checkpoint
+    );
+    let next = next_block(&h, &parent, last + 1);
+    assert_eq!(
+        gossip_and_import(&h, &next.block),
+        h.chain.head().block_root
+    );
+}
+
+/// The anchor state must be its block's post-state or that state advanced through empty slots:
+/// the state already advanced to the epoch start is taken, another block's state is refused.
+#[test]
+fn a_checkpoint_state_advanced_to_its_epoch_is_taken_and_another_blocks_is_refused() {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let genesis = CachedBeaconState::new(genesis);
+    let block = build_block(&genesis, 13, &BlockContents::default(), &spec).unwrap();
+    let other = build_block(&genesis, 12, &BlockContents::default(), &spec).unwrap();
+    let open = |state: CachedBeaconState<E>, block: &SignedBeaconBlock<E>| {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::<E>::open(
+            &dir.path().join("db"),
+            (*spec).clone(),
+            StoreConfig::default(),
+        )
+        .unwrap();
+        let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 16)));
+        BeaconChain::from_anchor(
+            Arc::new(store),
+            state,
+            block.clone(),
+            spec.clone(),
+            clock,
+            pool(),
+            ChainConfig::default(),
+        )
+    };
+    let mut advanced = block.post.clone();
+    state_processing::per_slot::process_slots(&mut advanced, 16, &spec).unwrap();
+    let chain = open(advanced, &block.block).unwrap();
+    assert_eq!(chain.head().block_root, block.block.canonical_root());
+    assert_eq!(chain.head().finalized_checkpoint.epoch, 2);
+
+    let err = open(other.post.clone(), &block.block).unwrap_err();
+    assert!(
+        matches!(err, beacon_chain::ChainError::Anchor(_)),
+        "{err:?}"
+    );
+    let mut other_advanced = other.post.clone();
+    state_processing::per_slot::process_slots(&mut other_advanced, 16, &spec).unwrap();
+    let err = open(other_advanced, &block.block).unwrap_err();
+    assert!(
+        matches!(err, beacon_chain::ChainError::Anchor(_)),
+        "{err:?}"
+    );
 }

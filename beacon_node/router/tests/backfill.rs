@@ -577,3 +577,72 @@ async fn a_peer_serving_a_backfilled_column_with_a_bad_proof_is_penalised() {
     b.stop().await;
     bad_peer.network.shutdown();
 }
+
+/// A finalized checkpoint whose epoch starts with missed slots: the checkpoint block is the last
+/// one before them (slot 21, slots 22 to 24 empty), handed over with its post-state. The node
+/// anchors at the epoch-3 checkpoint state, range-syncs to the head and backfills to genesis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_before_missed_slots_syncs_to_the_head_and_backfills_to_genesis() {
+    let spec = spec();
+    let genesis = genesis_anchor(&spec);
+    let mut blocks: Vec<BlockAndColumns> = Vec::new();
+    for slot in (1..=SLOTS).filter(|s| !(22..=24).contains(s)) {
+        let parent = blocks.last().map_or(&genesis, |(b, _)| b);
+        blocks.push(next_block(&spec, parent, slot, u8::from(slot == 26)));
+    }
+    let a = serving_node(&spec, &genesis, &blocks).await;
+    let checkpoint = blocks.iter().find(|(b, _)| b.block.slot() == 21).unwrap();
+    let b = Node::launch(
+        spec.clone(),
+        NodeSpec {
+            anchor: &checkpoint.0,
+            blocks: &[],
+            current_slot: SLOTS,
+            custody: None,
+            static_peers: vec![a.tcp_addr()],
+        },
+        Launch {
+            genesis_backfill: true,
+            ..Launch::default()
+        },
+    )
+    .await;
+    let head = b.chain.head();
+    assert_eq!(head.finalized_checkpoint.epoch, 3, "the checkpoint's epoch");
+    assert_eq!(
+        head.finalized_checkpoint.root,
+        checkpoint.0.block.canonical_root()
+    );
+
+    b.wait_for_head(a.chain.head().block_root).await;
+    wait_for_oldest_slot(&b, 0).await;
+    let store = b.chain.store();
+    // Backfilled and anchor blocks are canonical by slot; every block is stored.
+    for block in all_blocks(&genesis, &blocks) {
+        let slot = block.slot();
+        if slot <= 21 {
+            assert_eq!(
+                store.block_root_at_slot(slot).unwrap(),
+                Some(block.canonical_root()),
+                "slot {slot}"
+            );
+        }
+        assert_eq!(
+            store.get_block(&block.canonical_root()).unwrap().as_ref(),
+            Some(&*block)
+        );
+    }
+    for slot in 22..=24 {
+        assert_eq!(store.block_root_at_slot(slot).unwrap(), None, "slot {slot}");
+    }
+    let blob_root = blocks
+        .iter()
+        .find(|(b, _)| b.block.slot() == 26)
+        .unwrap()
+        .0
+        .block
+        .canonical_root();
+    assert_eq!(store.data_column_indices(&blob_root).unwrap().len(), 128);
+    a.stop().await;
+    b.stop().await;
+}
