@@ -221,6 +221,13 @@ impl<E: EthSpec> OperationPool<E> {
         self.attestations.read().network_aggregates::<E>()
     }
 
+    /// Every stored slashing, exit and BLS-to-execution change, unfiltered (the Beacon API's pool
+    /// listings): proposer slashings, exits and changes by validator index, attester slashings by
+    /// their root. What a block takes is [`Self::get_slashings_exits_and_changes`].
+    pub fn operations(&self) -> PackedOperations<E> {
+        self.operations.read().all()
+    }
+
     /// Drops what no block after `head` can include: attestations whose target is before the
     /// head's previous epoch, and sync contributions of slots before the head's.
     pub fn prune_on_head(&self, head: &CachedBeaconState<E>) -> Result<(), OpPoolError> {

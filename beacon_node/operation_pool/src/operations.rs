@@ -294,4 +294,19 @@ impl<E: EthSpec> OperationStorage<E> {
             self.bls_to_execution_changes.len(),
         )
     }
+
+    /// Every stored operation, each list in its key's order (validator index; attester slashings
+    /// by root).
+    pub(crate) fn all(&self) -> PackedOperations<E> {
+        PackedOperations {
+            proposer_slashings: self.proposer_slashings.values().cloned().collect(),
+            attester_slashings: self
+                .attester_slashings
+                .values()
+                .map(|s| s.slashing.clone())
+                .collect(),
+            voluntary_exits: self.voluntary_exits.values().cloned().collect(),
+            bls_to_execution_changes: self.bls_to_execution_changes.values().cloned().collect(),
+        }
+    }
 }

@@ -1102,3 +1102,63 @@ fn max_cover_weighs_votes_by_effective_balance() {
         assert!(first_reward > apply_verified(&state, std::slice::from_ref(other)));
     }
 }
+
+#[test]
+fn operations_lists_everything_stored_including_what_a_block_would_skip() {
+    let spec = spec();
+    let state = state_at(2);
+    let pool = OperationPool::<E>::new();
+    assert_eq!(
+        pool.operations(),
+        crate::PackedOperations {
+            proposer_slashings: vec![],
+            attester_slashings: vec![],
+            voluntary_exits: vec![],
+            bls_to_execution_changes: vec![],
+        }
+    );
+    for v in [5, 3] {
+        pool.insert_proposer_slashing(proposer_slashing(&state, v))
+            .expect("slashing");
+    }
+    pool.insert_attester_slashing(attester_slashing(&state, &[1, 2]))
+        .expect("attester slashing");
+    // An exit of a later epoch (not valid on the state yet, so not packed) is still listed: the
+    // listing is the pool, not a block.
+    pool.insert_voluntary_exit(voluntary_exit(&state, 9, 5));
+    pool.insert_bls_to_execution_change(bls_change(&state, 11));
+    pool.insert_bls_to_execution_change(bls_change(&state, 4));
+
+    let all = pool.operations();
+    assert_eq!(
+        all.proposer_slashings,
+        vec![proposer_slashing(&state, 3), proposer_slashing(&state, 5)],
+        "by proposer index"
+    );
+    assert_eq!(
+        all.attester_slashings,
+        vec![attester_slashing(&state, &[1, 2])]
+    );
+    assert_eq!(all.voluntary_exits, vec![voluntary_exit(&state, 9, 5)]);
+    assert_eq!(
+        all.bls_to_execution_changes,
+        vec![bls_change(&state, 4), bls_change(&state, 11)]
+    );
+    let packed = pool
+        .get_slashings_exits_and_changes(&state, &spec)
+        .expect("pack");
+    assert!(
+        packed.voluntary_exits.is_empty(),
+        "the exit is not valid on the state yet"
+    );
+    let counts = pool.counts();
+    assert_eq!(
+        (
+            counts.proposer_slashings,
+            counts.attester_slashings,
+            counts.voluntary_exits,
+            counts.bls_to_execution_changes
+        ),
+        (2, 1, 1, 2)
+    );
+}
