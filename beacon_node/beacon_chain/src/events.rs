@@ -99,6 +99,31 @@ pub enum ChainEvent {
         /// The validator.
         validator_index: ValidatorIndex,
     },
+    /// The light-client server has a new `LightClientFinalityUpdate`
+    /// (`light_client_finality_update`): its finalized header advanced, or at the same slot it
+    /// gained a supermajority of the sync committee. Read it with
+    /// `BeaconChain::light_client_finality_update`.
+    ///
+    /// [spec]: altair/light-client/full-node.md#create_light_client_finality_update
+    LightClientFinalityUpdate {
+        /// `attested_header.beacon.slot`.
+        attested_slot: Slot,
+        /// `finalized_header.beacon.slot`.
+        finalized_slot: Slot,
+        /// `signature_slot`.
+        signature_slot: Slot,
+    },
+    /// The light-client server has a new `LightClientOptimisticUpdate`
+    /// (`light_client_optimistic_update`): its attested header advanced. Read it with
+    /// `BeaconChain::light_client_optimistic_update`.
+    ///
+    /// [spec]: altair/light-client/full-node.md#create_light_client_optimistic_update
+    LightClientOptimisticUpdate {
+        /// `attested_header.beacon.slot`.
+        attested_slot: Slot,
+        /// `signature_slot`.
+        signature_slot: Slot,
+    },
     /// A data column sidecar passed gossip validation (`data_column_sidecar`).
     DataColumnSidecar {
         /// Its block root.

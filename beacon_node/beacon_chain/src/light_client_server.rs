@@ -30,6 +30,10 @@ use light_client::{
     OptimisticUpdate, Update,
 };
 
+use crate::events::{ChainEvent, EventBus};
+use crate::gossip::light_client::{
+    FinalityRank, ForwardedLightClientUpdates, finality_rank, optimistic_rank,
+};
 use crate::{BeaconChain, ChainError};
 
 /// `MAX_REQUEST_LIGHT_CLIENT_UPDATES`: the most updates one by-range request returns.
@@ -129,6 +133,9 @@ pub struct LightClientServer<E: EthSpec> {
     collector: Mutex<Collector<E>>,
     /// The last error collecting data from a block or a head (the block is then left out).
     last_error: Mutex<Option<LightClientServerError>>,
+    /// The newest finality and optimistic updates forwarded on gossip (published or accepted),
+    /// which the gossip rules compare against.
+    pub(crate) forwarded: Mutex<ForwardedLightClientUpdates>,
 }
 
 impl<E: EthSpec> LightClientServer<E> {
@@ -188,6 +195,7 @@ impl<E: EthSpec> LightClientServer<E> {
         Self {
             collector: Mutex::new(collector),
             last_error,
+            forwarded: Mutex::new(ForwardedLightClientUpdates::default()),
         }
     }
 
@@ -215,19 +223,32 @@ impl<E: EthSpec> LightClientServer<E> {
     }
 
     /// Fork choice chose `head_root`: commits the new best and latest data and persists what
-    /// changed. A failure is kept for [`Self::last_error`]: the head moves on regardless, and the
-    /// next head writes the periods and latest updates again.
-    pub(crate) fn on_head(&self, store: &Store<E>, head_root: Root) {
-        if let Err(e) = self.commit_head(store, head_root) {
-            *self.last_error.lock() = Some(e);
+    /// changed, then publishes a [`ChainEvent::LightClientFinalityUpdate`] when the finalized
+    /// header advanced (or gained a supermajority at the same slot) and a
+    /// [`ChainEvent::LightClientOptimisticUpdate`] when the attested header advanced: the
+    /// conditions under which the full-node spec broadcasts them. A failure is kept for
+    /// [`Self::last_error`]: the head moves on regardless, and the next head writes the periods
+    /// and latest updates again.
+    ///
+    /// [spec]: altair/light-client/full-node.md#deriving-light-client-data
+    pub(crate) fn on_head(&self, store: &Store<E>, events: &EventBus, head_root: Root) {
+        match self.commit_head(store, head_root) {
+            Ok(new) => new.into_iter().for_each(|event| events.publish(event)),
+            Err(e) => *self.last_error.lock() = Some(e),
         }
     }
 
-    fn commit_head(&self, store: &Store<E>, head_root: Root) -> Result<(), LightClientServerError> {
+    fn commit_head(
+        &self,
+        store: &Store<E>,
+        head_root: Root,
+    ) -> Result<Vec<ChainEvent>, LightClientServerError> {
         let mut guard = self.collector.lock();
         let Collector::Running(collector) = &mut *guard else {
-            return Ok(());
+            return Ok(Vec::new());
         };
+        let old_finality: Option<FinalityRank> = collector.finality_update().map(finality_rank);
+        let old_optimistic = collector.optimistic_update().map(|u| optimistic_rank(&u));
         let change = collector.process_new_head(head_root)?;
         let mut batch = store.begin_batch()?;
         for period in &change.periods {
@@ -241,14 +262,33 @@ impl<E: EthSpec> LightClientServer<E> {
         }
         let finality = collector.finality_update().map(Encode::as_ssz_bytes);
         batch.put_light_client_data(FINALITY_UPDATE_KEY, finality.as_deref())?;
-        let optimistic = collector.optimistic_update().map(|u| u.as_ssz_bytes());
+        let optimistic_update = collector.optimistic_update();
+        let optimistic = optimistic_update.as_ref().map(Encode::as_ssz_bytes);
         batch.put_light_client_data(OPTIMISTIC_UPDATE_KEY, optimistic.as_deref())?;
         batch.commit()?;
         // Persisted: older bootstraps are served from the store from now on.
         if change.finalized {
             collector.prune_bootstraps_before(collector.latest_finalized().1.slot);
         }
-        Ok(())
+        let mut new = Vec::new();
+        if let Some(update) = collector.finality_update()
+            && finality_rank(update).is_newer_than(old_finality.as_ref())
+        {
+            new.push(ChainEvent::LightClientFinalityUpdate {
+                attested_slot: update.attested_header.beacon.slot,
+                finalized_slot: update.finalized_header.beacon.slot,
+                signature_slot: update.signature_slot,
+            });
+        }
+        if let Some(update) = optimistic_update
+            && old_optimistic.is_none_or(|old| optimistic_rank(&update) > old)
+        {
+            new.push(ChainEvent::LightClientOptimisticUpdate {
+                attested_slot: update.attested_header.beacon.slot,
+                signature_slot: update.signature_slot,
+            });
+        }
+        Ok(new)
     }
 
     /// The collector's value, if it runs and has one.

@@ -20,6 +20,7 @@ pub mod attestation;
 pub mod blob_sidecar;
 pub mod block;
 pub mod data_column;
+pub mod light_client;
 pub mod operations;
 pub mod sync_committee;
 
@@ -33,6 +34,9 @@ pub use block::{BlockGossipError, GossipVerifiedBlock};
 pub use data_column::{
     DataColumnGossipError, GossipVerifiedDataColumn, PartialColumnGossipError,
     VerifiedPartialDataColumn,
+};
+pub use light_client::{
+    LightClientGossipError, VerifiedLightClientFinalityUpdate, VerifiedLightClientOptimisticUpdate,
 };
 pub use operations::{
     OperationGossipError, VerifiedAttesterSlashing, VerifiedBlsToExecutionChange,
