@@ -19,6 +19,7 @@ mod blobs;
 mod builder;
 mod caches;
 mod config_spec;
+mod debug;
 mod error;
 mod events;
 mod light_client;
@@ -320,6 +321,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             "/eth/v2/debug/beacon/heads",
             get(beacon::get_debug_heads::<E>),
         )
+        .route(
+            "/eth/v1/debug/fork_choice",
+            get(debug::get_fork_choice::<E>),
+        )
         // pool
         .route(
             "/eth/v2/beacon/pool/attestations",
@@ -331,19 +336,20 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         )
         .route(
             "/eth/v1/beacon/pool/voluntary_exits",
-            post(pool::post_voluntary_exit::<E>),
+            post(pool::post_voluntary_exit::<E>).get(pool::get_voluntary_exits::<E>),
         )
         .route(
             "/eth/v1/beacon/pool/proposer_slashings",
-            post(pool::post_proposer_slashing::<E>),
+            post(pool::post_proposer_slashing::<E>).get(pool::get_proposer_slashings::<E>),
         )
         .route(
             "/eth/v2/beacon/pool/attester_slashings",
-            post(pool::post_attester_slashing_v2::<E>),
+            post(pool::post_attester_slashing_v2::<E>).get(pool::get_attester_slashings_v2::<E>),
         )
         .route(
             "/eth/v1/beacon/pool/bls_to_execution_changes",
-            post(pool::post_bls_to_execution_changes::<E>),
+            post(pool::post_bls_to_execution_changes::<E>)
+                .get(pool::get_bls_to_execution_changes::<E>),
         )
         // rewards
         .route(

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::Response;
-use beacon_api::{Encoding, ForkVersionedResponse, IndexedError};
+use beacon_api::{Encoding, ForkVersionedResponse, GenericResponse, IndexedError};
 use beacon_chain::gossip::{
     AttestationGossipError, OperationGossipError, SyncCommitteeGossipError,
 };
@@ -490,4 +490,57 @@ pub(crate) async fn post_bls_to_execution_changes<E: EthSpec>(
         batch_result("BLS to execution changes", failures)
     })
     .await
+}
+
+/// `GET /eth/v2/beacon/pool/attester_slashings`: every attester slashing the pool holds, in the
+/// head's fork (`{version, data}` and `Eth-Consensus-Version`).
+pub(crate) async fn get_attester_slashings_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+) -> Result<Response, HttpError> {
+    let fork = ctx
+        .chain
+        .spec()
+        .fork_name_at_slot::<E>(ctx.chain.head().slot);
+    /// `{version, data}` of Electra slashings (the type is the same in every fork since).
+    #[derive(serde::Serialize)]
+    struct Versioned<T> {
+        version: &'static str,
+        data: T,
+    }
+    let data = ctx.pool.operations().attester_slashings;
+    Ok(with_version(
+        json(&Versioned {
+            version: fork.as_str(),
+            data,
+        })?,
+        fork,
+    ))
+}
+
+/// `GET /eth/v1/beacon/pool/proposer_slashings`: every proposer slashing the pool holds.
+pub(crate) async fn get_proposer_slashings<E: EthSpec>(
+    State(ctx): Ctx<E>,
+) -> Result<Response, HttpError> {
+    json(&GenericResponse {
+        data: ctx.pool.operations().proposer_slashings,
+    })
+}
+
+/// `GET /eth/v1/beacon/pool/voluntary_exits`: every voluntary exit the pool holds.
+pub(crate) async fn get_voluntary_exits<E: EthSpec>(
+    State(ctx): Ctx<E>,
+) -> Result<Response, HttpError> {
+    json(&GenericResponse {
+        data: ctx.pool.operations().voluntary_exits,
+    })
+}
+
+/// `GET /eth/v1/beacon/pool/bls_to_execution_changes`: every BLS-to-execution change the pool
+/// holds.
+pub(crate) async fn get_bls_to_execution_changes<E: EthSpec>(
+    State(ctx): Ctx<E>,
+) -> Result<Response, HttpError> {
+    json(&GenericResponse {
+        data: ctx.pool.operations().bls_to_execution_changes,
+    })
 }

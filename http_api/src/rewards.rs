@@ -288,6 +288,9 @@ struct AttestationRewards {
     head: String,
     target: String,
     source: String,
+    /// The inclusion delay reward: phase0 only, "0" from Altair on (served so that clients whose
+    /// type has the field, Lodestar's, decode the answer).
+    inclusion_delay: String,
     inactivity: String,
 }
 
@@ -299,6 +302,8 @@ struct IdealAttestationRewards {
     head: String,
     target: String,
     source: String,
+    /// As in [`AttestationRewards`]: "0" from Altair on.
+    inclusion_delay: String,
     inactivity: String,
 }
 
@@ -379,6 +384,7 @@ pub(crate) async fn post_attestation_rewards<E: EthSpec>(
                     head: delta(head)?,
                     target: delta(target)?,
                     source: delta(source)?,
+                    inclusion_delay: "0".into(),
                     inactivity: signed(0, *inactivity.get(i)?),
                 })
             })
@@ -432,6 +438,7 @@ pub(crate) async fn post_attestation_rewards<E: EthSpec>(
                     head: ideal(head),
                     target: ideal(target),
                     source: ideal(source),
+                    inclusion_delay: "0".into(),
                     inactivity: "0".into(),
                 }
             })

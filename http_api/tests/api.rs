@@ -1240,6 +1240,11 @@ async fn no_generated_input_gets_a_server_error() {
         "/eth/v2/beacon/pool/attestations",
         "/eth/v2/debug/beacon/states/{}",
         "/eth/v2/debug/beacon/heads",
+        "/eth/v1/debug/fork_choice",
+        "/eth/v1/beacon/pool/proposer_slashings",
+        "/eth/v1/beacon/pool/voluntary_exits",
+        "/eth/v1/beacon/pool/bls_to_execution_changes",
+        "/eth/v2/beacon/pool/attester_slashings",
         "/eth/v2/validator/aggregate_attestation",
         "/eth/v3/validator/blocks/{}",
         "/metrics",
@@ -1560,7 +1565,11 @@ async fn attestation_rewards_of_a_fully_attested_epoch_are_the_ideal_ones() {
             assert_eq!(value(reward, flag), value(&ideal[0], flag), "{reward}");
         }
         assert_eq!(value(reward, "inactivity"), 0);
+        // Phase0's inclusion delay reward is zero from Altair on, and served (Lodestar's type
+        // requires the field).
+        assert_eq!(value(reward, "inclusion_delay"), 0);
     }
+    assert_eq!(value(&ideal[0], "inclusion_delay"), 0);
 
     let one = n
         .http()
@@ -1767,5 +1776,169 @@ async fn a_reorg_reaches_the_event_stream_with_both_heads_states() {
             .unwrap()
             .is_none(),
         "slot 1 is empty on the new chain"
+    );
+}
+
+/// The pool listings serve exactly what the pool holds, in the spec's envelopes; empty lists
+/// before anything is pooled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_listings_serve_the_pooled_operations() {
+    let n = node().await;
+    let lists = [
+        ("/eth/v1/beacon/pool/proposer_slashings", false),
+        ("/eth/v2/beacon/pool/attester_slashings", true),
+        ("/eth/v1/beacon/pool/voluntary_exits", false),
+        ("/eth/v1/beacon/pool/bls_to_execution_changes", false),
+    ];
+    for (path, versioned) in lists {
+        let response = n.get(path, None).await;
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(
+            response
+                .headers()
+                .get("eth-consensus-version")
+                .map(|v| v.to_str().unwrap().to_string()),
+            versioned.then(|| "fulu".to_string()),
+            "{path}"
+        );
+        let body: serde_json::Value = json_of(response).await;
+        assert_eq!(body["data"], serde_json::json!([]), "{path}");
+        if versioned {
+            assert_eq!(body["version"], "fulu");
+        }
+    }
+
+    // Operations the harness signs for a block at slot 1, pooled without the block.
+    let contents = BlockContents {
+        proposer_slashings: vec![7, 3],
+        attester_slashings: vec![vec![10, 11]],
+        bls_to_execution_changes: vec![(30, types::Address::repeat_byte(0x30))],
+        ..BlockContents::default()
+    };
+    let built = build_block(&n.genesis, 1, &contents, &n.spec).unwrap();
+    let SignedBeaconBlock::Fulu(block) = &built.block else {
+        panic!("a Fulu block")
+    };
+    let body = &block.message.body;
+    for s in body.proposer_slashings.iter() {
+        n.ctx.pool.insert_proposer_slashing(s.clone()).unwrap();
+    }
+    for s in body.attester_slashings.iter() {
+        n.ctx.pool.insert_attester_slashing(s.clone()).unwrap();
+    }
+    // An exit signed by validator 20 (EIP-7044: the Capella domain); the pool lists what it
+    // holds, valid on the head or not yet.
+    let message = types::fulu::VoluntaryExit {
+        epoch: 0,
+        validator_index: 20,
+    };
+    let domain = signing::compute_domain(
+        signing::DOMAIN_VOLUNTARY_EXIT,
+        n.spec.capella_fork_version,
+        n.ctx.chain.genesis_validators_root(),
+    );
+    let root = signing::compute_signing_root(&message, domain);
+    let exit = types::fulu::SignedVoluntaryExit {
+        message,
+        signature: BLSSignature::from(interop_secret_key(20).sign(root.as_slice()).serialize()),
+    };
+    n.ctx.pool.insert_voluntary_exit(exit.clone());
+    for c in body.bls_to_execution_changes.iter() {
+        n.ctx.pool.insert_bls_to_execution_change(c.clone());
+    }
+    let mut proposer_slashings: Vec<_> = body.proposer_slashings.iter().cloned().collect();
+    proposer_slashings.sort_by_key(|s| s.signed_header_1.message.proposer_index);
+    let expected = [
+        serde_json::to_value(&proposer_slashings).unwrap(),
+        serde_json::to_value(body.attester_slashings.iter().collect::<Vec<_>>()).unwrap(),
+        serde_json::to_value(vec![exit]).unwrap(),
+        serde_json::to_value(body.bls_to_execution_changes.iter().collect::<Vec<_>>()).unwrap(),
+    ];
+    for ((path, _), expected) in lists.iter().zip(expected) {
+        let served: serde_json::Value = json_of(n.get(path, None).await).await;
+        assert_eq!(served["data"], expected, "{path}");
+    }
+    let served: serde_json::Value =
+        json_of(n.get("/eth/v1/beacon/pool/proposer_slashings", None).await).await;
+    assert_eq!(
+        served["data"][0]["signed_header_1"]["message"]["proposer_index"], "3",
+        "by proposer index"
+    );
+}
+
+/// `debug/fork_choice` lists every block of the store with its parent, checkpoints' epochs,
+/// weight, validity and payload hash; a fork shows both branches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_choice_lists_the_store_blocks_with_weights_and_validity() {
+    let n = node().await;
+    let (b1, post1) = n.import(&n.genesis, 1);
+    let (b2, _) = n.import(&post1, 2);
+    // A fork off block 1 at slot 3, imported with its payload not validated.
+    let built = build_block(&post1, 3, &BlockContents::default(), &n.spec).unwrap();
+    let now = time_ms(&n.spec, 3);
+    n.clock.set_ms(now);
+    let verified = n
+        .ctx
+        .chain
+        .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+        .unwrap();
+    n.ctx
+        .chain
+        .import_block(
+            verified.block,
+            &[],
+            &AlwaysValid,
+            PayloadStatus::NotValidated,
+        )
+        .unwrap();
+    let b3 = built.block;
+
+    let response = n.get("/eth/v1/debug/fork_choice", None).await;
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = json_of(response).await;
+    for checkpoint in ["justified_checkpoint", "finalized_checkpoint"] {
+        assert_eq!(body[checkpoint]["epoch"], "0", "{body}");
+        assert_eq!(
+            body[checkpoint]["root"],
+            n.genesis_root.to_string(),
+            "{body}"
+        );
+    }
+    let nodes = body["fork_choice_nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 4, "genesis and three blocks: {body}");
+    let node_of = |root: Root| {
+        nodes
+            .iter()
+            .find(|n| n["block_root"] == root.to_string())
+            .unwrap_or_else(|| panic!("no node {root}: {body}"))
+    };
+    let hash_of = |block: &SignedBeaconBlock<E>| match block {
+        SignedBeaconBlock::Fulu(b) => b.message.body.execution_payload.block_hash.to_string(),
+        _ => panic!("a Fulu block"),
+    };
+    let genesis = node_of(n.genesis_root);
+    assert_eq!(genesis["slot"], "0");
+    assert_eq!(genesis["validity"], "valid", "the finalized anchor");
+    for (block, slot, parent, validity) in [
+        (&b1, "1", n.genesis_root, "valid"),
+        (&b2, "2", b1.canonical_root(), "valid"),
+        (&b3, "3", b1.canonical_root(), "optimistic"),
+    ] {
+        let node = node_of(block.canonical_root());
+        assert_eq!(node["slot"], slot, "{node}");
+        assert_eq!(node["parent_root"], parent.to_string(), "{node}");
+        assert_eq!(node["justified_epoch"], "0", "{node}");
+        assert_eq!(node["finalized_epoch"], "0", "{node}");
+        assert_eq!(node["validity"], validity, "{node}");
+        assert_eq!(node["execution_block_hash"], hash_of(block), "{node}");
+    }
+    // Weights are cumulative: a parent carries at least each child's weight.
+    let weight = |root: Root| -> u64 { node_of(root)["weight"].as_str().unwrap().parse().unwrap() };
+    let w1 = weight(b1.canonical_root());
+    assert!(w1 >= weight(b2.canonical_root()) + weight(b3.canonical_root()) || w1 == 0);
+    assert!(weight(n.genesis_root) >= w1);
+    assert_eq!(
+        body["extra_data"]["head_root"],
+        n.ctx.chain.head().block_root.to_string()
     );
 }

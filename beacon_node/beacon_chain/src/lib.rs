@@ -20,6 +20,7 @@ pub mod data_column_sidecars;
 pub mod data_column_verification;
 pub mod events;
 pub mod execution;
+pub mod fork_choice_dump;
 pub mod gossip;
 pub mod light_client_server;
 pub mod observed;
@@ -33,6 +34,7 @@ pub use chain::{
     BeaconChain, ChainConfig, ChainError, HeadSnapshot, PayloadStatus, UnimportedBlock,
 };
 pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
+pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
 pub use gossip::Verdict;
 pub use light_client_server::{
     LightClientServer, LightClientServerError, MAX_REQUEST_LIGHT_CLIENT_UPDATES,

@@ -336,6 +336,12 @@ impl<E: EthSpec> ForkChoice<E> {
         self.block_states.get(root)
     }
 
+    /// The execution payload's `block_hash` of block `root`, if the store holds the block and it
+    /// has a payload.
+    pub fn payload_block_hash(&self, root: &Root) -> Option<Root> {
+        self.payload_hashes.get(root).copied()
+    }
+
     /// The block tree.
     pub fn proto_array(&self) -> &ProtoArray {
         &self.proto
