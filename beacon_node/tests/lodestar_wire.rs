@@ -12,6 +12,12 @@
 //! verify, every aggregate's three signatures verify on Lodestar's committees. The script exits
 //! non-zero on any mismatch; this test asserts on the counts it prints.
 //!
+//! Beside it, on the same devnet, Lodestar's typed REST client (`@lodestar/api`,
+//! `networking/interop/api_check.mjs`) calls the first node's Beacon API: the validator-client
+//! endpoints and the block, state, header, sidecar, debug, rewards and light-client ones, each in
+//! JSON and in SSZ; every answer must decode with Lodestar's route types and the two encodings
+//! must decode to the same value. The test prints the counts per encoding and what was left out.
+//!
 //! `arbor dev` runs two nodes: a single-node devnet has no p2p at all.
 //!
 //! `#[ignore]`d in `cargo test` (it needs the npm packages); `make test-interop` installs them
@@ -112,10 +118,12 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
     }));
     assert!(
         js_dir.join("devnet_check.mjs").is_file()
+            && js_dir.join("api_check.mjs").is_file()
+            && js_dir.join("node_modules/@lodestar/api").is_dir()
             && js_dir
                 .join("node_modules/@lodestar/state-transition")
                 .is_dir(),
-        "{} does not hold devnet_check.mjs and Lodestar's packages: run networking/interop/install.sh",
+        "{} does not hold devnet_check.mjs, api_check.mjs and Lodestar's packages: run networking/interop/install.sh",
         js_dir.display()
     );
 
@@ -124,6 +132,7 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
     std::fs::create_dir_all(&datadir).expect("datadir");
     let devnet_log = log_path("lodestar-wire-devnet");
     let check_log = log_path("lodestar-wire-check");
+    let api_log = log_path("lodestar-wire-api");
 
     // Two nodes (one node has no p2p). The finality target is out of reach on purpose: the
     // devnet runs until this test stops it, and `--max-slots` (3 minutes of 2 s slots) ends it
@@ -159,6 +168,7 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
     // that the peer's first by-range requests have something to return.
     let deadline = Instant::now() + Duration::from_secs(90);
     let mut testnet = None;
+    let mut api_url: Option<String> = None;
     let mut head_slot = 0;
     while head_slot < 4 {
         let Some(line) = next_line(&dev_lines, deadline) else {
@@ -170,6 +180,10 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
         };
         if let Some(rest) = line.split("; network directory ").nth(1) {
             testnet = Some(PathBuf::from(rest.trim()));
+        }
+        // `...; Beacon API on http://A, http://B; metrics on ...`: the first node's.
+        if let Some(rest) = line.split("; Beacon API on ").nth(1) {
+            api_url = rest.split([',', ';']).next().map(|u| u.trim().to_string());
         }
         // `arbor dev: slot S head H ROOT ...`
         if let Some(rest) = line.strip_prefix("arbor dev: slot ") {
@@ -189,8 +203,23 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
             testnet.display()
         );
     }
+    let api_url =
+        api_url.unwrap_or_else(|| panic!("no Beacon API line; log: {}", devnet_log.display()));
     // Keep draining the devnet's output (the log thread writes it to the file).
     std::thread::spawn(move || for _ in dev_lines {});
+
+    // Lodestar's REST client against the first node's Beacon API, beside the p2p check on the
+    // same devnet. It starts asking once the head is at slot 17 (epoch 2 in the minimal preset:
+    // a previous epoch for liveness, an epoch whose rewards are paid).
+    let mut api = Command::new("node");
+    api.current_dir(&js_dir)
+        .arg("api_check.mjs")
+        .arg("--url")
+        .arg(&api_url)
+        .arg("--testnet-dir")
+        .arg(&testnet)
+        .args(["--min-head-slot", "17", "--timeout-ms", "120000"]);
+    let (mut api_check, api_lines) = spawn_logged(api, &api_log, true);
 
     let mut node = Command::new("node");
     node.current_dir(&js_dir)
@@ -243,6 +272,24 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
         }
     };
     drop(check);
+
+    // The API check's lines, until it exits (it started with the p2p check and is done by now
+    // unless the devnet stalls).
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let mut api_summary = None;
+    let mut api_error = None;
+    while let Some(line) = next_line(&api_lines, deadline) {
+        let Ok(event) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        match event["event"].as_str() {
+            Some("api_summary") => api_summary = Some(event),
+            Some("error") => api_error = Some(event),
+            _ => eprintln!("[api-check] {line}"),
+        }
+    }
+    let api_status = api_check.0.try_wait().expect("api check status");
+    drop(api_check);
     let devnet_exit = devnet.0.try_wait().expect("devnet status");
     drop(devnet);
 
@@ -307,6 +354,41 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
             "control {what}: {summary}"
         );
     }
+    // Lodestar's REST client decoded every endpoint it asked, in JSON and in SSZ, to equal values.
+    assert!(
+        api_error.is_none(),
+        "Lodestar's API check failed: {}; logs: {}, {}",
+        api_error.unwrap_or_default(),
+        api_log.display(),
+        devnet_log.display()
+    );
+    assert!(
+        api_status.is_some_and(|s| s.success()),
+        "api_check.mjs did not finish or failed ({api_status:?}); log: {}",
+        api_log.display()
+    );
+    let api_summary =
+        api_summary.unwrap_or_else(|| panic!("no API summary line; log: {}", api_log.display()));
+    let endpoints = count(&api_summary, "checked");
+    let json_answers = count(&api_summary, "json");
+    let ssz_answers = count(&api_summary, "ssz");
+    let compared = count(&api_summary, "compared");
+    eprintln!(
+        "Lodestar's REST client checked {endpoints} endpoint calls: {json_answers} JSON answers, {ssz_answers} SSZ answers, \
+         {compared} JSON/SSZ pairs equal ({} asked again after a head change); JSON-only in Lodestar's client: {}; \
+         SSZ asked, JSON answered (no SSZ in the spec): {}; SSZ without Lodestar's optimistic/finalized headers: {}; not checked: {}",
+        count(&api_summary, "retries"),
+        api_summary["json_only"],
+        api_summary["ssz_answered_json"],
+        api_summary["ssz_without_optimistic_finalized_headers"],
+        api_summary["unchecked"],
+    );
+    // Every call of the script answered (a failed one fails the script): 65 calls, 17 of them
+    // in SSZ both ways, 50 JSON/SSZ pairs compared (the rest JSON-only in Lodestar's client).
+    assert!(endpoints >= 65, "{api_summary}");
+    assert!(ssz_answers >= 17, "{api_summary}");
+    assert!(compared >= 50, "{api_summary}");
+
     // Both connections, one per muxer, carried Status, both by-range protocols and gossip.
     assert_eq!(statuses, 2, "{summary}");
     for muxer in ["yamux", "mplex"] {

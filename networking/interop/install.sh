@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the js-libp2p interop peer into a directory under target/ (never into the source tree):
-# copies package.json, package-lock.json and the scripts (peer.mjs, devnet_check.mjs, eth2_wire.mjs,
-# node20.mjs) there and runs `npm ci` from the registry.
+# copies package.json, package-lock.json and the scripts (peer.mjs, devnet_check.mjs, api_check.mjs,
+# eth2_wire.mjs, node20.mjs) there and runs `npm ci` from the registry.
 #
 #   networking/interop/install.sh [DIR]     (default: <repo>/target/interop-js)
 #
@@ -24,7 +24,7 @@ fi
 
 mkdir -p "$dir"
 cp "$here/package.json" "$here/package-lock.json" "$here/peer.mjs" "$here/devnet_check.mjs" \
-  "$here/eth2_wire.mjs" "$here/node20.mjs" "$dir/"
+  "$here/api_check.mjs" "$here/eth2_wire.mjs" "$here/node20.mjs" "$dir/"
 
 stamp="$dir/node_modules/.arbor-lock-sha256"
 want="$(sha256sum "$here/package-lock.json" | cut -d' ' -f1)"
