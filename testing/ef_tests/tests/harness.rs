@@ -124,6 +124,60 @@ fn an_ssz_static_value_yaml_that_differs_from_the_decoded_value_fails() {
     assert!(report.failed[0].message.contains("value.yaml differs"));
 }
 
+/// Files of an `ssz_static` case for a Fulu `BeaconState` (four interop validators, minimal
+/// preset), with `value.yaml` written from `value` (the state itself, or another one).
+fn state_case(
+    state: &types::fulu::BeaconState<types::MinimalEthSpec>,
+    value: &types::fulu::BeaconState<types::MinimalEthSpec>,
+) -> [(&'static str, Vec<u8>); 3] {
+    [
+        ("serialized.ssz_snappy", ssz_snappy(state)),
+        ("roots.yaml", roots_yaml(&state.tree_hash_root().0)),
+        (
+            "value.yaml",
+            serde_yaml::to_string(value)
+                .expect("a state writes as YAML")
+                .into_bytes(),
+        ),
+    ]
+}
+
+#[test]
+fn a_beacon_state_value_yaml_is_read_and_compared() {
+    let spec = types::ChainSpec::minimal().with_forks_at_genesis_through(types::ForkName::Fulu);
+    let state = match state_processing::genesis::interop_genesis_state::<types::MinimalEthSpec>(
+        4,
+        0,
+        types::Root::ZERO,
+        &spec,
+    )
+    .expect("interop genesis")
+    {
+        types::BeaconState::Fulu(state) => state,
+        other => panic!("a {} genesis state", other.fork_name()),
+    };
+    let mut other = state.clone();
+    other.genesis_time += 1;
+    let good = state_case(&state, &state);
+    let differs = state_case(&state, &other);
+    let tmp = TempDir::new();
+    tmp.case(
+        "minimal/fulu/ssz_static/BeaconState/ssz_one/case_0",
+        &as_files(&good),
+    )
+    .case(
+        "minimal/fulu/ssz_static/BeaconState/ssz_one/case_1",
+        &as_files(&differs),
+    );
+    let report = tmp.run();
+    assert_eq!(report.groups["minimal/fulu/ssz_static"], counts(1, 1, 0));
+    assert_eq!(
+        report.failed[0].case,
+        "minimal/fulu/ssz_static/BeaconState/ssz_one/case_1"
+    );
+    assert!(report.failed[0].message.contains("value.yaml differs"));
+}
+
 fn as_files<'a>(files: &'a [(&'static str, Vec<u8>)]) -> Vec<(&'static str, &'a [u8])> {
     files.iter().map(|(n, c)| (*n, c.as_slice())).collect()
 }
