@@ -1,7 +1,8 @@
 //! A real Prometheus (Debian's `prometheus`, which `.ci/run` installs) scrapes a two-node
 //! `arbor dev` devnet, and its query API shows the series an operator watches existing and
-//! moving: head slot, justified and finalized epochs, peers, block delays, the beacon
-//! processor's queues, gossip verdicts, the Beacon API's latency, the operation pool. Then every
+//! moving: head slot, justified and finalized epochs, peers (by client and by custody), block
+//! delays, the beacon processor's queues, KZG and BLS batch times, gossip verdicts, the Beacon
+//! API's latency, the operation pool. Then every
 //! panel query of the Grafana dashboard (`scripts/grafana/arbor.json`) must return data.
 //!
 //! Both processes bind 127.0.0.1, are bounded in time and stopped by their PIDs; their output
@@ -217,19 +218,35 @@ fn prometheus_scrapes_the_series_operators_watch() {
         "network_gossip_verdicts_total",
         "http_api_request_duration_seconds_count",
         "beacon_op_pool_operations",
+        "libp2p_peers_per_client",
+        "libp2p_peers_per_custody_group_count",
+        "beacon_kzg_batch_verification_seconds_count",
+        "beacon_kzg_batch_verification_columns_count",
+        "beacon_bls_batch_verification_seconds_count",
+        "beacon_bls_batch_verification_sets_count",
+    ];
+    // These must grow while Prometheus watches: the head, and the KZG and BLS batches run on
+    // the columns, attestations and aggregates of the other node's validators.
+    let moving = [
+        "beacon_head_slot",
+        "beacon_kzg_batch_verification_seconds_count",
+        r#"beacon_bls_batch_verification_seconds_count{kind="attestation"}"#,
+        r#"beacon_bls_batch_verification_seconds_count{kind="aggregate"}"#,
     ];
     let deadline = Instant::now() + Duration::from_secs(150);
-    let mut first_head: Option<f64> = None;
+    let mut first: Vec<Option<f64>> = vec![None; moving.len()];
     let mut missing: Vec<&str> = series.to_vec();
-    let mut moved = false;
-    while Instant::now() < deadline && (!missing.is_empty() || !moved) {
+    let mut still: Vec<&str> = moving.to_vec();
+    while Instant::now() < deadline && (!missing.is_empty() || !still.is_empty()) {
         std::thread::sleep(Duration::from_secs(2));
         missing.retain(|name| query(prom_port, name).is_none());
-        if let Some(head) = query(prom_port, "beacon_head_slot") {
-            match first_head {
-                None if head > 0.0 => first_head = Some(head),
-                Some(first) if head > first => moved = true,
-                _ => {}
+        for (name, first) in moving.iter().zip(first.iter_mut()) {
+            if let Some(value) = query(prom_port, name) {
+                match *first {
+                    None if value > 0.0 => *first = Some(value),
+                    Some(was) if value > was => still.retain(|n| n != name),
+                    _ => {}
+                }
             }
         }
     }
@@ -239,8 +256,8 @@ fn prometheus_scrapes_the_series_operators_watch() {
         dir.display()
     );
     assert!(
-        moved,
-        "the head slot did not move; logs under {}",
+        still.is_empty(),
+        "series that did not move: {still:?}; logs under {}",
         dir.display()
     );
     // The devnet's two nodes see each other, blocks arrived with their delays recorded, the
@@ -249,6 +266,16 @@ fn prometheus_scrapes_the_series_operators_watch() {
     assert!(query(prom_port, "beacon_block_delay_head_seconds_count").unwrap_or(0.0) >= 1.0);
     assert!(query(prom_port, "http_api_request_duration_seconds_count").unwrap_or(0.0) >= 1.0);
     assert!(query(prom_port, "network_gossip_verdicts_total").unwrap_or(0.0) >= 1.0);
+    // The other node runs Arbor (identify), and its custody group count is known (MetaData).
+    assert!(query(prom_port, r#"libp2p_peers_per_client{Client="Arbor"}"#).unwrap_or(0.0) >= 1.0);
+    assert!(
+        query(
+            prom_port,
+            r#"libp2p_peers_per_custody_group_count{custody_group_count!="unknown"}"#
+        )
+        .unwrap_or(0.0)
+            >= 1.0
+    );
 
     // The Grafana dashboard: a Prometheus datasource variable, and every panel query returns
     // data (at least one sample, and a number: a quantile over no observations is NaN).

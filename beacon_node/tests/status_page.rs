@@ -1,7 +1,8 @@
 //! The status page at `/` of a running `arbor dev` devnet, rendered by Debian's headless
 //! `chromium` (which `.ci/run` installs): the DOM it renders shows the head slot, the last
-//! blocks with their blob counts and timelines, the beacon processor's queues and the peers,
-//! refreshed from the event stream; a screenshot is saved under `target/`.
+//! blocks with their blob counts and timelines, the beacon processor's queues and the peers (by
+//! client and by custody group count), refreshed from the event stream; a screenshot is saved
+//! under `target/`.
 //!
 //! Every process binds 127.0.0.1, is bounded in time and stopped by its PID; the output stays
 //! under `target/test-logs/`.
@@ -128,6 +129,33 @@ fn text_of<'a>(html: &'a str, id: &str) -> Option<&'a str> {
     Some(html[start..start + len].trim())
 }
 
+/// Waits (bounded) until `/arbor/v1/status` shows a peer whose client and custody group count
+/// are known (identify and MetaData answered, and the node's peer list was refreshed); that
+/// custody group count.
+fn wait_peer_identified(port: u16) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, body) = http_get(port, "/arbor/v1/status").expect("API reachable");
+        assert_eq!(status, 200, "{body}");
+        let json: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        let identified = json
+            .pointer("/data/peer_clients")
+            .and_then(|p| p.as_array())
+            .into_iter()
+            .flatten()
+            .find(|p| p["client"] == "Arbor")
+            .and_then(|p| p["custody_group_count"].as_u64());
+        if let Some(cgc) = identified {
+            return cgc;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no identified Arbor peer with a custody group count in {body}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 /// The head slot the Beacon API reports.
 fn api_head_slot(port: u16) -> u64 {
     let (status, body) = http_get(port, "/eth/v1/beacon/headers/head").expect("API reachable");
@@ -223,6 +251,7 @@ fn chromium_renders_the_status_page_of_a_running_devnet() {
     }
     let port = port.expect("the API's port");
     let url = format!("http://127.0.0.1:{port}/?events={EVENTS}");
+    let peer_cgc = wait_peer_identified(port);
 
     let before = api_head_slot(port);
     let dom = run_chromium(&chromium, &dir, "dump-dom", &url, &["--dump-dom".into()]);
@@ -293,9 +322,46 @@ fn chromium_renders_the_status_page_of_a_running_devnet() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no peer count; {where_}"));
     assert!(peers >= 1, "{peers} peers rendered; {where_}");
+    let peer_rows = start_tags(&dom, "tr", "peer-row");
+    assert!(!peer_rows.is_empty(), "no peer row; {where_}");
     assert!(
-        !start_tags(&dom, "tr", "peer-row").is_empty(),
-        "no peer row; {where_}"
+        peer_rows
+            .iter()
+            .any(|r| attribute(r, "data-client") == Some("Arbor")),
+        "no peer row naming its client; {where_}"
+    );
+    // Peers by client and by custody: the other node is an Arbor peer with its custody group
+    // count, and each grouping counts every connected peer.
+    let group_total = |rows: &[&str]| -> u64 {
+        rows.iter()
+            .filter_map(|r| attribute(r, "data-count").and_then(|c| c.parse::<u64>().ok()))
+            .sum()
+    };
+    let client_rows = start_tags(&dom, "tr", "client-row");
+    assert!(
+        client_rows
+            .iter()
+            .any(|r| attribute(r, "data-client") == Some("Arbor")
+                && attribute(r, "data-count").and_then(|c| c.parse::<u64>().ok()) >= Some(1)),
+        "no Arbor row among the peers by client: {client_rows:?}; {where_}"
+    );
+    assert_eq!(
+        group_total(&client_rows),
+        peers,
+        "peers by client; {where_}"
+    );
+    let custody_rows = start_tags(&dom, "tr", "custody-row");
+    let cgc = peer_cgc.to_string();
+    assert!(
+        custody_rows
+            .iter()
+            .any(|r| attribute(r, "data-cgc") == Some(cgc.as_str())),
+        "no row for custody group count {cgc} among the peers by custody: {custody_rows:?}; {where_}"
+    );
+    assert_eq!(
+        group_total(&custody_rows),
+        peers,
+        "peers by custody; {where_}"
     );
 
     // The screenshot, kept under target/ for a person to look at.

@@ -56,7 +56,9 @@ pub use config_spec::config_spec;
 pub use error::HttpError;
 pub use events::OperationEvent;
 pub use metrics::ApiMetrics;
-pub use network::{NetworkApi, NoNetwork, PublishCounts, PublishedOperation, SubnetSubscription};
+pub use network::{
+    NetworkApi, NoNetwork, PeerDetails, PublishCounts, PublishedOperation, SubnetSubscription,
+};
 
 /// Options of the API server.
 #[derive(Debug, Clone)]

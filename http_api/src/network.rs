@@ -53,6 +53,20 @@ pub enum SubnetSubscription {
     },
 }
 
+/// What the status page shows of a connected peer beyond the standard `node/peers` fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerDetails {
+    /// The peer's id.
+    pub peer_id: String,
+    /// Its identify agent version, once identify answered.
+    pub agent_version: Option<String>,
+    /// The client the agent version names: `Lighthouse`, `Teku`, `Prysm`, `Nimbus`,
+    /// `Lodestar`, `Grandine`, `Arbor`, `Other`, or `Unknown` before identify answered.
+    pub client: String,
+    /// Its custody group count (its MetaData v3's, else its ENR's `cgc`), once known.
+    pub custody_group_count: Option<u64>,
+}
+
 /// The p2p side as the API sees it. Publishing never blocks on the network: implementations
 /// queue the message for the gossip worker.
 pub trait NetworkApi<E: EthSpec>: BlockBroadcaster<E> {
@@ -70,6 +84,8 @@ pub trait NetworkApi<E: EthSpec>: BlockBroadcaster<E> {
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>);
     /// The known peers.
     fn peers(&self) -> Vec<PeerData>;
+    /// The connected peers' clients and custody group counts (the status page).
+    fn peer_details(&self) -> Vec<PeerDetails>;
     /// Peers by state.
     fn peer_count(&self) -> PeerCountData;
     /// The node's network identity.
@@ -181,6 +197,10 @@ impl<E: EthSpec> NetworkApi<E> for NoNetwork {
     }
 
     fn peers(&self) -> Vec<PeerData> {
+        Vec::new()
+    }
+
+    fn peer_details(&self) -> Vec<PeerDetails> {
         Vec::new()
     }
 

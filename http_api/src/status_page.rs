@@ -4,7 +4,8 @@
 //!
 //! The page is one self-contained HTML file (inline script and style, no external assets): it
 //! reads the standard endpoints (syncing, finality checkpoints, identity, peers, version) and
-//! [`get_status`], and refreshes on the event stream's `head`, `block` and
+//! [`get_status`] (which adds the peers by client and by custody group count, from
+//! [`crate::NetworkApi::peer_details`]), and refreshes on the event stream's `head`, `block` and
 //! `finalized_checkpoint` events.
 //!
 //! Timelines are the chain's ([`beacon_chain::timeline`]): kept for the last
@@ -24,6 +25,7 @@ use types::{EthSpec, Root, Slot, ValidatorIndex};
 use crate::ApiContext;
 use crate::blobs::commitments_of;
 use crate::error::HttpError;
+use crate::network::PeerDetails;
 use crate::query::{PathParams, parse_path};
 use crate::response::{blocking, json};
 use crate::state_id::block_at;
@@ -166,6 +168,60 @@ pub(crate) struct BusyWorkers {
     busy: i64,
 }
 
+/// The connected peers running one client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct ClientPeers {
+    client: String,
+    count: usize,
+}
+
+/// The connected peers custodying one number of custody groups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct CustodyPeers {
+    /// `null`: not known yet (neither MetaData nor ENR seen).
+    custody_group_count: Option<u64>,
+    count: usize,
+}
+
+/// A connected peer's client and custody, beside its `node/peers` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct PeerClient {
+    peer_id: String,
+    client: String,
+    agent_version: Option<String>,
+    custody_group_count: Option<u64>,
+}
+
+/// The peers grouped by client (most peers first, then by name) and by custody group count
+/// (ascending, unknown last).
+fn group_peers(peers: &[PeerDetails]) -> (Vec<ClientPeers>, Vec<CustodyPeers>) {
+    let mut clients = std::collections::BTreeMap::<&str, usize>::new();
+    let mut custody = std::collections::BTreeMap::<(bool, u64), usize>::new();
+    for peer in peers {
+        *clients.entry(peer.client.as_str()).or_default() += 1;
+        let key = peer
+            .custody_group_count
+            .map_or((true, 0), |cgc| (false, cgc));
+        *custody.entry(key).or_default() += 1;
+    }
+    let mut by_client: Vec<ClientPeers> = clients
+        .into_iter()
+        .map(|(client, count)| ClientPeers {
+            client: client.to_string(),
+            count,
+        })
+        .collect();
+    by_client.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.client.cmp(&b.client)));
+    let by_custody = custody
+        .into_iter()
+        .map(|((unknown, cgc), count)| CustodyPeers {
+            custody_group_count: (!unknown).then_some(cgc),
+            count,
+        })
+        .collect();
+    (by_client, by_custody)
+}
+
 /// What the status page needs beyond the standard endpoints.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct StatusData {
@@ -181,6 +237,12 @@ pub(crate) struct StatusData {
     processor_queues: Vec<QueueDepth>,
     /// `beacon_processor_busy_workers` by pool.
     processor_workers: Vec<BusyWorkers>,
+    /// The connected peers by client.
+    peers_by_client: Vec<ClientPeers>,
+    /// The connected peers by custody group count.
+    peers_by_custody: Vec<CustodyPeers>,
+    /// Each connected peer's client and custody.
+    peer_clients: Vec<PeerClient>,
 }
 
 /// The label `name`'s value of a sample.
@@ -269,6 +331,17 @@ fn recent_blocks<E: EthSpec>(
 fn status<E: EthSpec>(ctx: &ApiContext<E>) -> Result<StatusData, HttpError> {
     let head = ctx.chain.head();
     let (processor_queues, processor_workers) = processor_metrics(&ctx.metrics_registry);
+    let details = ctx.network.peer_details();
+    let (peers_by_client, peers_by_custody) = group_peers(&details);
+    let peer_clients = details
+        .into_iter()
+        .map(|p| PeerClient {
+            peer_id: p.peer_id,
+            client: p.client,
+            agent_version: p.agent_version,
+            custody_group_count: p.custody_group_count,
+        })
+        .collect();
     Ok(StatusData {
         clock_slot: ctx.chain.slot_at_ms(ctx.chain.now_ms()),
         head_slot: head.slot,
@@ -276,11 +349,14 @@ fn status<E: EthSpec>(ctx: &ApiContext<E>) -> Result<StatusData, HttpError> {
         blocks: recent_blocks(ctx, head.block_root)?,
         processor_queues,
         processor_workers,
+        peers_by_client,
+        peers_by_custody,
+        peer_clients,
     })
 }
 
 /// `GET /arbor/v1/status`: the clock, the last blocks with their blob counts, stored columns
-/// and timelines, and the beacon processor's queues.
+/// and timelines, the beacon processor's queues, and the peers by client and custody.
 pub(crate) async fn get_status<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
     let data = blocking(move || status(&ctx)).await?;
     json(&GenericResponse { data })
@@ -319,6 +395,41 @@ mod tests {
             json["block_root"],
             format!("0x{}", "01".repeat(32)).as_str()
         );
+    }
+
+    #[test]
+    fn peers_are_grouped_by_client_and_custody() {
+        let peer = |id: &str, client: &str, cgc: Option<u64>| PeerDetails {
+            peer_id: id.into(),
+            agent_version: None,
+            client: client.into(),
+            custody_group_count: cgc,
+        };
+        let peers = [
+            peer("a", "Teku", Some(4)),
+            peer("b", "Lighthouse", Some(128)),
+            peer("c", "Teku", Some(4)),
+            peer("d", "Unknown", None),
+            peer("e", "Arbor", Some(8)),
+        ];
+        let (by_client, by_custody) = group_peers(&peers);
+        let clients: Vec<(&str, usize)> = by_client
+            .iter()
+            .map(|c| (c.client.as_str(), c.count))
+            .collect();
+        assert_eq!(
+            clients,
+            vec![("Teku", 2), ("Arbor", 1), ("Lighthouse", 1), ("Unknown", 1)]
+        );
+        let custody: Vec<(Option<u64>, usize)> = by_custody
+            .iter()
+            .map(|c| (c.custody_group_count, c.count))
+            .collect();
+        assert_eq!(
+            custody,
+            vec![(Some(4), 2), (Some(8), 1), (Some(128), 1), (None, 1)]
+        );
+        assert_eq!(group_peers(&[]), (vec![], vec![]));
     }
 
     #[test]

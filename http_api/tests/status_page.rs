@@ -306,6 +306,10 @@ async fn the_status_lists_the_last_blocks_and_the_processor_queues() {
     assert_eq!(attestation["dropped_total"], 0);
     assert_eq!(queues.len(), 2);
     assert!(data["processor_workers"].as_array().unwrap().is_empty());
+    // A node without p2p has no peers to group.
+    for key in ["peers_by_client", "peers_by_custody", "peer_clients"] {
+        assert_eq!(data[key], serde_json::json!([]), "{key}: {body}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

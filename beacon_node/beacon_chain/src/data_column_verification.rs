@@ -105,7 +105,10 @@ pub fn verify_data_column_sidecars_standalone<E: EthSpec>(
 
     let refs: Vec<&DataColumnSidecar<E>> = candidates.iter().map(|(_, s)| &**s).collect();
     let mut bad = vec![false; candidates.len()];
-    if let Err(failures) = verify_data_column_sidecars(&refs, spec, pool) {
+    let kzg = crate::batch_metrics::timed(None, refs.len(), || {
+        verify_data_column_sidecars(&refs, spec, pool)
+    });
+    if let Err(failures) = kzg {
         for (i, error) in failures {
             bad[i] = true;
             failed.push((candidates[i].0, error.into()));

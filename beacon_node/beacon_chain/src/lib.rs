@@ -9,10 +9,12 @@
 //! - [`data_column_sidecars`], [`data_column_verification`], [`data_availability_checker`]:
 //!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
 //! - [`events`], [`slot_clock`]: the event bus and the clock.
+//! - [`timeline`], [`batch_metrics`]: block timelines and delays; KZG and BLS batch timings.
 //! - [`light_client_server`]: light-client bootstraps and updates derived from imported blocks.
 //! - [`production`], [`publication`], [`execution`]: block production (`produceBlockV3`) and
 //!   publication (`publishBlockV2`), and the execution client around import.
 
+pub mod batch_metrics;
 pub mod block_import;
 pub mod chain;
 pub mod data_availability_checker;

@@ -150,8 +150,10 @@ fn seconds(ms: i64) -> f64 {
 }
 
 impl Timelines {
+    /// Registers the delay histograms, and the process-wide batch timings with them.
     pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
-        self.metrics.register(registry)
+        self.metrics.register(registry)?;
+        crate::batch_metrics::register(registry)
     }
 
     fn entry(&mut self, root: Root, slot: Slot) -> &mut BlockTimeline {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use beacon_api::{IdentityData, MetaData, PeerCountData, PeerData, PeerDirection, PeerState};
 use beacon_chain::BlockBroadcaster;
-use http_api::{NetworkApi, PublishedOperation, SubnetSubscription};
+use http_api::{NetworkApi, PeerDetails, PublishedOperation, SubnetSubscription};
 use networking::peer_manager::ConnectionDirection;
 use networking::{GossipKind, NetworkHandle, PubsubMessage};
 use parking_lot::Mutex;
@@ -37,6 +37,8 @@ pub struct P2pNetwork<E: EthSpec> {
     sync_duties: Mutex<HashMap<u64, Epoch>>,
     /// The connected peers, refreshed every [`PEER_REFRESH`].
     peers: Mutex<Vec<PeerData>>,
+    /// Their clients and custody group counts, refreshed with them.
+    peer_details: Mutex<Vec<PeerDetails>>,
     /// `libp2p_peers`.
     peers_gauge: prometheus::IntGauge,
 }
@@ -71,6 +73,7 @@ impl<E: EthSpec> P2pNetwork<E> {
             attestation_duties: Mutex::new(HashMap::new()),
             sync_duties: Mutex::new(HashMap::new()),
             peers: Mutex::new(Vec::new()),
+            peer_details: Mutex::new(Vec::new()),
             peers_gauge,
         }
     }
@@ -94,7 +97,15 @@ impl<E: EthSpec> P2pNetwork<E> {
 
     async fn refresh_peers(&self) {
         let mut peers = Vec::new();
-        for (peer_id, direction) in self.handle.connected_peer_directions().await {
+        let mut details = Vec::new();
+        for peer in self.handle.connected_peer_details().await {
+            let (peer_id, direction) = (peer.peer_id, peer.direction);
+            details.push(PeerDetails {
+                peer_id: peer_id.to_string(),
+                agent_version: peer.agent_version,
+                client: peer.client.as_str().to_string(),
+                custody_group_count: peer.custody_group_count,
+            });
             let address = self
                 .handle
                 .connections(peer_id)
@@ -116,6 +127,7 @@ impl<E: EthSpec> P2pNetwork<E> {
         self.peers_gauge
             .set(i64::try_from(peers.len()).unwrap_or(i64::MAX));
         *self.peers.lock() = peers;
+        *self.peer_details.lock() = details;
     }
 
     fn expire_duty_subnets(&self, slot: Slot) {
@@ -236,6 +248,10 @@ impl<E: EthSpec> NetworkApi<E> for P2pNetwork<E> {
 
     fn peers(&self) -> Vec<PeerData> {
         self.peers.lock().clone()
+    }
+
+    fn peer_details(&self) -> Vec<PeerDetails> {
+        self.peer_details.lock().clone()
     }
 
     fn peer_count(&self) -> PeerCountData {

@@ -20,6 +20,7 @@ use types::{
 };
 
 use super::{Verdict, domain_at, is_aggregator};
+use crate::batch_metrics::{self, BlsBatchKind};
 use crate::chain::{BeaconChain, UnimportedBlock};
 use crate::events::ChainEvent;
 
@@ -416,7 +417,7 @@ impl<E: EthSpec> BeaconChain<E> {
                     })
             })
             .collect();
-        let failed = bls_failures(&sets, self.pool());
+        let failed = bls_failures(BlsBatchKind::Attestation, &sets, self.pool());
         let mut set_index = 0;
         pending
             .into_iter()
@@ -622,7 +623,7 @@ impl<E: EthSpec> BeaconChain<E> {
                     })
             })
             .collect();
-        let failed = bls_failures(&sets, self.pool());
+        let failed = bls_failures(BlsBatchKind::Aggregate, &sets, self.pool());
         let mut first_set = 0;
         pending
             .into_iter()
@@ -672,12 +673,18 @@ pub(crate) fn single_set(
 }
 
 /// The positions of the sets that fail: none when the batch holds, found one by one in
-/// parallel when it does not.
-pub(crate) fn bls_failures(sets: &[SignatureSet], pool: &rayon::ThreadPool) -> Vec<usize> {
+/// parallel when it does not. Timed as a BLS batch of `kind`.
+pub(crate) fn bls_failures(
+    kind: BlsBatchKind,
+    sets: &[SignatureSet],
+    pool: &rayon::ThreadPool,
+) -> Vec<usize> {
     if sets.is_empty() {
         return Vec::new();
     }
-    bls::verify_signature_sets_attributed(sets, pool)
-        .err()
-        .unwrap_or_default()
+    batch_metrics::timed(Some(kind), sets.len(), || {
+        bls::verify_signature_sets_attributed(sets, pool)
+            .err()
+            .unwrap_or_default()
+    })
 }

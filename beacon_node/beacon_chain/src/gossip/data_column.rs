@@ -432,7 +432,10 @@ impl<E: EthSpec> BeaconChain<E> {
             .iter()
             .filter_map(|&i| results[i].as_ref().ok().map(|p| &*p.sidecar))
             .collect();
-        if let Err(failures) = verify_data_column_sidecars(&refs, self.spec(), self.pool()) {
+        let kzg = crate::batch_metrics::timed(None, refs.len(), || {
+            verify_data_column_sidecars(&refs, self.spec(), self.pool())
+        });
+        if let Err(failures) = kzg {
             for (position, error) in failures {
                 results[candidates[position]] = Err(DataColumnGossipError::InvalidKzgProofs(error));
             }
