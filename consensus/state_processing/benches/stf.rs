@@ -13,6 +13,9 @@
 //! - `block/stf_and_state_root`: the two together;
 //! - `block/signatures_batched`: gathering and verifying the block's signature sets in one
 //!   batch (public keys decompressed once and cached, as a node does);
+//! - `block/stf_signatures_batched_and_state_root`: the whole check of a gossip block, the
+//!   batch verified on its own thread beside the transition and the state root (against the
+//!   sum of `stf_and_state_root` and `signatures_batched` when run one after the other);
 //! - `pulled_up_tip/registry_walk` and `pulled_up_tip/progressive_balances`: fork choice's
 //!   `compute_pulled_up_tip` on the block's post-state, by the spec's walk of the registry and
 //!   by the target balances the caches keep block by block;
@@ -274,6 +277,26 @@ fn block_benches(c: &mut Criterion, f: &Fixture) {
                     &f.spec,
                 )
                 .expect("the benchmark block is valid, its state root included");
+                state
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    // What a node runs on a gossip block: the transition with its signatures batched (the
+    // batch verified beside the transition and the root) and the state root checked.
+    group.bench_function("stf_signatures_batched_and_state_root", |b| {
+        b.iter_batched(
+            || f.pre.clone(),
+            |mut state| {
+                state_transition(
+                    &mut state,
+                    &f.block,
+                    VerifySignatures::Batched,
+                    true,
+                    &AlwaysValid,
+                    &f.spec,
+                )
+                .expect("the benchmark block is valid, its signatures and state root included");
                 state
             },
             BatchSize::PerIteration,

@@ -74,44 +74,79 @@ fn apply_block<E: EthSpec>(
     }
 
     let body_root = message.body.tree_hash_root();
-    let (mut view, caches) = state.view_mut()?;
-    let verify = match verify {
-        VerifySignatures::None => VerifySignatures::None,
-        VerifySignatures::Individually => {
-            let header_root = block_root(message, body_root);
-            let set = signature_sets::block_proposal_signature_set(
-                &view.as_ref(),
-                caches,
-                message.proposer_index,
-                header_root,
-                &signed.signature,
-            );
-            let valid = match set {
-                Ok(set) => set.verify(),
-                Err(signature_sets::SignatureSetError::Malformed) => false,
-                Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
-            };
-            if !valid {
-                return Err(BlockProcessingError::ProposerSignature);
+    let (verify, batch) = {
+        let (view, caches) = state.view_mut()?;
+        match verify {
+            VerifySignatures::None => (VerifySignatures::None, None),
+            VerifySignatures::Individually => {
+                let header_root = block_root(message, body_root);
+                let set = signature_sets::block_proposal_signature_set(
+                    &view.as_ref(),
+                    caches,
+                    message.proposer_index,
+                    header_root,
+                    &signed.signature,
+                );
+                let valid = match set {
+                    Ok(set) => set.verify(),
+                    Err(signature_sets::SignatureSetError::Malformed) => false,
+                    Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
+                };
+                if !valid {
+                    return Err(BlockProcessingError::ProposerSignature);
+                }
+                (VerifySignatures::Individually, None)
             }
-            VerifySignatures::Individually
-        }
-        VerifySignatures::Batched => {
-            let mut verifier = BlockSignatureVerifier::new();
-            verifier.include_block_proposal(
-                &view.as_ref(),
-                caches,
-                message.proposer_index,
-                block_root(message, body_root),
-                &signed.signature,
-            )?;
-            verifier.include_body(&view.as_ref(), caches, message, spec)?;
-            verifier.verify()?;
-            VerifySignatures::None
+            VerifySignatures::Batched => {
+                let mut verifier = BlockSignatureVerifier::new();
+                verifier.include_block_proposal(
+                    &view.as_ref(),
+                    caches,
+                    message.proposer_index,
+                    block_root(message, body_root),
+                    &signed.signature,
+                )?;
+                verifier.include_body(&view.as_ref(), caches, message, spec)?;
+                (VerifySignatures::None, Some(verifier))
+            }
         }
     };
-    process_block_with_body_root(&mut view, caches, message, body_root, verify, engine, spec)?;
+    // The batch holds its keys and messages: it needs nothing of the state any more, and is
+    // verified on its own thread (and the signature pool) beside the transition and the state
+    // root. A bad signature is the block's error even when the transition also failed.
+    std::thread::scope(|scope| {
+        let pending = batch.map(|verifier| scope.spawn(move || verifier.verify()));
+        let processed = process_and_check_root(
+            state,
+            message,
+            body_root,
+            verify,
+            validate_result,
+            engine,
+            spec,
+        );
+        if let Some(pending) = pending {
+            pending
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        }
+        processed
+    })
+}
 
+/// `process_block` on a state at the block's slot, then (with `validate_result`) the check of
+/// the block's state root.
+fn process_and_check_root<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    message: &electra::BeaconBlock<E>,
+    body_root: types::Root,
+    verify: VerifySignatures,
+    validate_result: bool,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let (mut view, caches) = state.view_mut()?;
+    process_block_with_body_root(&mut view, caches, message, body_root, verify, engine, spec)?;
     if validate_result {
         let computed = state.hash_tree_root()?;
         if message.state_root != computed {
@@ -124,8 +159,6 @@ fn apply_block<E: EthSpec>(
     Ok(())
 }
 
-/// [`apply_block`] for a Deneb block (on the way to the Electra fork): signatures are checked
-/// one by one, as [`deneb::process_block`](crate::deneb::process_block) does.
 fn apply_deneb_block<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     signed: &deneb::SignedBeaconBlock<E>,
