@@ -38,6 +38,11 @@ pub(crate) struct BnArgs {
     /// datadir is empty.
     #[arg(long, value_name = "URL")]
     checkpoint_sync_url: Option<String>,
+    /// The root of a block the operator trusts (a weak-subjectivity checkpoint): checkpoint
+    /// sync fetches this block and its state instead of the serving node's finalized ones, and
+    /// refuses a served block with another root.
+    #[arg(long, value_name = "ROOT", requires = "checkpoint_sync_url")]
+    checkpoint_block_root: Option<types::Root>,
     /// Backfill blocks to genesis after a checkpoint sync (not only the data availability
     /// window).
     #[arg(long)]
@@ -334,7 +339,7 @@ async fn choose_anchor<E: EthSpec>(
             .testnet_dir
             .is_none()
             .then(|| args.network.genesis_validators_root());
-        return checkpoint_anchor::<E>(url, expected).await;
+        return checkpoint_anchor::<E>(url, expected, args.checkpoint_block_root).await;
     }
     match genesis_from_testnet_dir::<E>(args, spec)? {
         Some(genesis) => Ok(Anchor::Genesis(Box::new(genesis))),
@@ -369,19 +374,33 @@ fn genesis_from_testnet_dir<E: EthSpec>(
         })
 }
 
-/// The finalized block and its post-state from another node's Beacon API.
+/// The finalized block (or the trusted block `trusted_root`) and its post-state from another
+/// node's Beacon API.
 async fn checkpoint_anchor<E: EthSpec>(
     url: &str,
     expected_genesis_validators_root: Option<types::Root>,
+    trusted_root: Option<types::Root>,
 ) -> Result<Anchor<E>, String> {
     use beacon_api::{BeaconNodeHttpClient, BlockId, StateId};
     let client = BeaconNodeHttpClient::from_url_str(url, beacon_api::Timeouts::default())
         .map_err(|e| format!("--checkpoint-sync-url {url}: {e}"))?;
+    let (id, what) = match trusted_root {
+        Some(root) => (BlockId::Root(root), format!("block {root}")),
+        None => (BlockId::Finalized, "finalized block".to_string()),
+    };
     let block = client
-        .get_beacon_blocks_ssz::<E>(BlockId::Finalized)
+        .get_beacon_blocks_ssz::<E>(id)
         .await
-        .map_err(|e| format!("--checkpoint-sync-url {url}: finalized block: {e}"))?
-        .ok_or_else(|| format!("--checkpoint-sync-url {url}: the node has no finalized block"))?;
+        .map_err(|e| format!("--checkpoint-sync-url {url}: {what}: {e}"))?
+        .ok_or_else(|| format!("--checkpoint-sync-url {url}: the node has no {what}"))?;
+    if let Some(root) = trusted_root
+        && block.canonical_root() != root
+    {
+        return Err(format!(
+            "--checkpoint-block-root {root}: the node at {url} served block {} instead",
+            block.canonical_root()
+        ));
+    }
     let state_root = block.state_root();
     let (fork, bytes) = client
         .get_debug_beacon_states_ssz(StateId::Root(state_root))
@@ -405,7 +424,12 @@ async fn checkpoint_anchor<E: EthSpec>(
             "--checkpoint-sync-url {url}: the served state is not the finalized block's post-state"
         ));
     }
-    tracing::info!(slot = block.slot(), root = %block.canonical_root(), "checkpoint fetched");
+    tracing::info!(
+        slot = block.slot(),
+        root = %block.canonical_root(),
+        trusted_root = trusted_root.is_some(),
+        "checkpoint fetched"
+    );
     Ok(Anchor::Checkpoint {
         state: Box::new(state),
         block: Box::new(block),

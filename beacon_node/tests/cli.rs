@@ -197,6 +197,19 @@ fn bn_names_the_missing_or_wrong_flag() {
         stderr.starts_with("error: --checkpoint-sync-url"),
         "{stderr}"
     );
+    // A trusted checkpoint root needs a URL to fetch it from, and must be a root.
+    let root = format!("0x{}", "ab".repeat(32));
+    let (ok, _, stderr) = with(&["--checkpoint-block-root", &root]);
+    assert!(!ok);
+    assert!(stderr.contains("--checkpoint-sync-url"), "{stderr}");
+    let (ok, _, stderr) = with(&[
+        "--checkpoint-sync-url",
+        "http://127.0.0.1:9",
+        "--checkpoint-block-root",
+        "0x12",
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("--checkpoint-block-root"), "{stderr}");
     // A checkpoint-sync URL that does not answer is named.
     let (ok, _, stderr) = with(&["--checkpoint-sync-url", "http://127.0.0.1:9"]);
     assert!(!ok);

@@ -562,6 +562,18 @@ impl Sim<'_> {
         {
             args.push("--checkpoint-sync-url".into());
             args.push(format!("http://127.0.0.1:{}", self.nodes[0].http_port));
+            // The joiner trusts node 0's finalized block root as an operator would a
+            // weak-subjectivity checkpoint (the block is fetched by that root and checked).
+            if let Some(root) = http::get(
+                self.nodes[0].http_port,
+                "/eth/v1/beacon/blocks/finalized/root",
+            )
+            .ok()
+            .and_then(|v| Some(v.pointer("/data/root")?.as_str()?.to_string()))
+            {
+                args.push("--checkpoint-block-root".into());
+                args.push(root);
+            }
         }
         args
     }
