@@ -17,8 +17,9 @@ use types::altair::{SignedContributionAndProof, SyncCommitteeContribution, SyncC
 use types::electra::{SignedAggregateAndProof, SingleAttestation};
 use types::phase0::AttestationData;
 use types::{
-    BLSSignature, Bytes32, CommitteeIndex, Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot,
-    ValidatorIndex,
+    BLSSignature, Bytes32, CommitteeIndex, Epoch, EthSpec, ForkName, LightClientBootstrap,
+    LightClientFinalityUpdate, LightClientOptimisticUpdate, LightClientUpdate, Root,
+    SignedBeaconBlock, Slot, ValidatorIndex,
 };
 
 use crate::api_error::ApiErrorBody;
@@ -624,6 +625,62 @@ impl BeaconNodeHttpClient {
             other => other?,
         };
         Ok(Some((Self::fork_from_headers(&url, &headers)?, bytes)))
+    }
+
+    /// GETs a fork-versioned JSON answer; `None` on 404 (the light-client endpoints' "not
+    /// available").
+    async fn get_versioned_or_404<T: ForkVersionedJson>(
+        &self,
+        url: Url,
+    ) -> Result<Option<ForkVersionedResponse<T>>, ClientError> {
+        match self.get_json(url, Kind::Default).await {
+            Err(e) if e.status() == Some(StatusCode::NOT_FOUND) => Ok(None),
+            other => other.map(Some),
+        }
+    }
+
+    /// `getLightClientBootstrap`: `GET /eth/v1/beacon/light_client/bootstrap/{block_root}` in
+    /// JSON. `None` if the node has no bootstrap for that block (404).
+    pub async fn get_beacon_light_client_bootstrap<E: EthSpec>(
+        &self,
+        block_root: Root,
+    ) -> Result<Option<ForkVersionedResponse<LightClientBootstrap<E>>>, ClientError> {
+        let root = block_root.to_string();
+        let url = self.url(&["eth", "v1", "beacon", "light_client", "bootstrap", &root])?;
+        self.get_versioned_or_404(url).await
+    }
+
+    /// `getLightClientUpdatesByRange`: `GET
+    /// /eth/v1/beacon/light_client/updates?start_period&count` in JSON: the best update of each
+    /// sync committee period the node has, from `start_period`, each with its fork.
+    pub async fn get_beacon_light_client_updates<E: EthSpec>(
+        &self,
+        start_period: u64,
+        count: u64,
+    ) -> Result<Vec<ForkVersionedResponse<LightClientUpdate<E>>>, ClientError> {
+        let mut url = self.url(&["eth", "v1", "beacon", "light_client", "updates"])?;
+        url.query_pairs_mut()
+            .append_pair("start_period", &start_period.to_string())
+            .append_pair("count", &count.to_string());
+        self.get_json(url, Kind::Default).await
+    }
+
+    /// `getLightClientFinalityUpdate`: `GET /eth/v1/beacon/light_client/finality_update` in
+    /// JSON. `None` if the node has none yet (404).
+    pub async fn get_beacon_light_client_finality_update<E: EthSpec>(
+        &self,
+    ) -> Result<Option<ForkVersionedResponse<LightClientFinalityUpdate<E>>>, ClientError> {
+        let url = self.url(&["eth", "v1", "beacon", "light_client", "finality_update"])?;
+        self.get_versioned_or_404(url).await
+    }
+
+    /// `getLightClientOptimisticUpdate`: `GET /eth/v1/beacon/light_client/optimistic_update` in
+    /// JSON. `None` if the node has none yet (404).
+    pub async fn get_beacon_light_client_optimistic_update<E: EthSpec>(
+        &self,
+    ) -> Result<Option<ForkVersionedResponse<LightClientOptimisticUpdate<E>>>, ClientError> {
+        let url = self.url(&["eth", "v1", "beacon", "light_client", "optimistic_update"])?;
+        self.get_versioned_or_404(url).await
     }
 
     /// `publishBlockV2` in JSON: `POST /eth/v2/beacon/blocks?broadcast_validation=...`.

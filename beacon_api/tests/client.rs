@@ -1046,3 +1046,91 @@ async fn checkpoint_sync_node_and_dvt_endpoints() {
     assert_eq!(String::from_utf8_lossy(&requests[5].body), selection);
     assert_eq!(String::from_utf8_lossy(&requests[6].body), sync_selection);
 }
+
+/// A value of `T` from seeded bytes (`arbitrary`).
+fn arbitrary_value<T: for<'a> arbitrary::Arbitrary<'a>>(seed: u64) -> T {
+    let mut bytes = vec![0u8; 1 << 16];
+    splitmix::SplitMix64::new(seed).fill_bytes(&mut bytes);
+    T::arbitrary(&mut arbitrary::Unstructured::new(&bytes)).unwrap()
+}
+
+#[tokio::test]
+async fn light_client_endpoints_decode_by_version_and_read_404_as_none() {
+    let bootstrap: types::fulu::LightClientBootstrap<E> = arbitrary_value(1);
+    let update: types::fulu::LightClientUpdate<E> = arbitrary_value(2);
+    let optimistic: types::fulu::LightClientOptimisticUpdate<E> = arbitrary_value(3);
+    let versioned = |data: String| format!(r#"{{"version":"fulu","data":{data}}}"#);
+    let root: types::Root = [7u8; 32].into();
+    let (base, server) = serve(vec![
+        json_response(200, &versioned(serde_json::to_string(&bootstrap).unwrap())),
+        json_response(404, r#"{"code":404,"message":"LC bootstrap unavailable"}"#),
+        json_response(
+            200,
+            &format!("[{}]", versioned(serde_json::to_string(&update).unwrap())),
+        ),
+        json_response(
+            404,
+            r#"{"code":404,"message":"LC finality update unavailable"}"#,
+        ),
+        json_response(200, &versioned(serde_json::to_string(&optimistic).unwrap())),
+    ])
+    .await;
+    let c = client(&base);
+    let run = async {
+        let got = c
+            .get_beacon_light_client_bootstrap::<E>(root)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.version, ForkName::Fulu);
+        assert_eq!(got.data, types::LightClientBootstrap::Fulu(bootstrap));
+        assert!(
+            c.get_beacon_light_client_bootstrap::<E>(root)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let updates = c.get_beacon_light_client_updates::<E>(3, 2).await.unwrap();
+        assert_eq!(updates.len(), 1);
+        assert_eq!(updates[0].data, types::LightClientUpdate::Fulu(update));
+        assert!(
+            c.get_beacon_light_client_finality_update::<E>()
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let got = c
+            .get_beacon_light_client_optimistic_update::<E>()
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            got.data,
+            types::LightClientOptimisticUpdate::Fulu(optimistic)
+        );
+    };
+    tokio::time::timeout(BOUND, run)
+        .await
+        .expect("answered in time");
+    let requests = finish(server).await;
+    let paths: Vec<&str> = requests.iter().map(Recorded::path).collect();
+    let bootstrap_path = format!("/prefix/eth/v1/beacon/light_client/bootstrap/{root}");
+    assert_eq!(
+        paths,
+        [
+            bootstrap_path.as_str(),
+            bootstrap_path.as_str(),
+            "/prefix/eth/v1/beacon/light_client/updates",
+            "/prefix/eth/v1/beacon/light_client/finality_update",
+            "/prefix/eth/v1/beacon/light_client/optimistic_update",
+        ]
+    );
+    let query = requests[2].query();
+    assert_eq!(query["start_period"], "3");
+    assert_eq!(query["count"], "2");
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.headers["accept"] == "application/json")
+    );
+}
