@@ -373,9 +373,12 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
     let json_answers = count(&api_summary, "json");
     let ssz_answers = count(&api_summary, "ssz");
     let compared = count(&api_summary, "compared");
+    let submitted_json = count(&api_summary, "submitted_json");
+    let submitted_ssz = count(&api_summary, "submitted_ssz");
     eprintln!(
         "Lodestar's REST client checked {endpoints} endpoint calls: {json_answers} JSON answers, {ssz_answers} SSZ answers, \
-         {compared} JSON/SSZ pairs equal ({} asked again after a head change); JSON-only in Lodestar's client: {}; \
+         {compared} JSON/SSZ pairs equal ({} asked again after a head change); \
+         {submitted_json} submissions with a JSON body and {submitted_ssz} with an SSZ body accepted; JSON-only in Lodestar's client: {}; \
          SSZ asked, JSON answered (no SSZ in the spec): {}; SSZ without Lodestar's optimistic/finalized headers: {}; not checked: {}",
         count(&api_summary, "retries"),
         api_summary["json_only"],
@@ -383,9 +386,11 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
         api_summary["ssz_without_optimistic_finalized_headers"],
         api_summary["unchecked"],
     );
-    // Every call of the script answered (a failed one fails the script): 65 calls, 17 of them
-    // in SSZ both ways, 50 JSON/SSZ pairs compared (the rest JSON-only in Lodestar's client).
-    assert!(endpoints >= 65, "{api_summary}");
+    // Every call of the script answered (a failed one fails the script): 65 reads, 17 of them
+    // in SSZ both ways, 50 JSON/SSZ pairs compared (the rest JSON-only in Lodestar's client), and
+    // 2 submission endpoints (attestations in JSON and SSZ, a sync committee message in JSON).
+    assert!(endpoints >= 67, "{api_summary}");
+    assert!(submitted_json >= 2 && submitted_ssz >= 1, "{api_summary}");
     assert!(ssz_answers >= 17, "{api_summary}");
     assert!(compared >= 50, "{api_summary}");
 

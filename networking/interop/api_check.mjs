@@ -18,6 +18,9 @@
 // requests, and the retries are counted. produceBlockV3 builds a new block on every call: both
 // answers must decode and agree on slot, proposer, parent and RANDAO reveal (the payload and the
 // operations may change between two productions).
+// Submissions: a pool attestation with a JSON and with an SSZ body, and a sync committee message,
+// each one the devnet's own validator client sends (signed again with its interop key: the same
+// message), must be accepted; an attestation of a validator outside the committee refused.
 // A control compares two different blocks and must see a difference (the comparison is not
 // vacuous). Any failure: an {"event":"error"} line and exit status 1.
 // Output: one JSON object per line on stdout; the last is {"event":"api_summary",...}.
@@ -79,10 +82,11 @@ async function loadLodestar (testnetDir) {
   const { ssz } = await import('@lodestar/types')
   const C = await import('@lodestar/config')
   const { getClient } = await import('@lodestar/api')
+  const ST = await import('@lodestar/state-transition')
   const chainConfig = C.chainConfigFromJson(configJson)
   const genesis = readFileSync(path.join(testnetDir, 'genesis.ssz'))
   const config = C.createBeaconConfig(chainConfig, genesis.subarray(8, 40))
-  return { P, ssz, config, getClient }
+  return { P, ssz, ST, config, getClient }
 }
 
 // The operations whose beacon-APIs response lists application/octet-stream: asked for SSZ they must
@@ -101,7 +105,7 @@ class ApiCheck {
   constructor (L, url) {
     this.L = L
     this.api = L.getClient({ baseUrl: url, globalInit: { timeoutMs: 60000 } }, { config: L.config })
-    this.counts = { json: 0, ssz: 0, compared: 0, retries: 0 }
+    this.counts = { json: 0, ssz: 0, compared: 0, retries: 0, submittedJson: 0, submittedSsz: 0 }
     this.checked = [] // operation ids
     this.jsonOnly = [] // Lodestar's route has no SSZ form
     this.unchecked = [] // with the reason
@@ -208,6 +212,79 @@ class ApiCheck {
   }
 }
 
+/**
+ * Submissions in both request encodings (`requestWireFormat`), of messages the devnet's own
+ * validator clients already sent: signed again with the validator's interop key (BLS signatures
+ * are deterministic, so the message is the same one, never a second vote), the node must accept
+ * them (200: a repeat is no failure). SSZ bodies are where the spec has them (pool attestations);
+ * a 415 there, which Lodestar's client would answer by falling back to JSON, is a failure. The
+ * control, an attestation of a validator outside the committee, must be refused with 400.
+ */
+async function submissions (c, L, current) {
+  const { P, ssz, ST, config } = L
+  const api = c.api
+  const slot = current - 1
+  const epoch = Math.floor(slot / P.SLOTS_PER_EPOCH)
+  const submit = async (name, call, wires) => {
+    for (const wire of wires) {
+      const res = await call({ requestWireFormat: wire })
+      const fellBack = api.httpClient.sszNotSupportedByRouteIdByUrlIndex.getOrDefault(0).has(name)
+      if (wire === 'ssz' && fellBack) {
+        c.errors.push(`${name}: the SSZ body was refused (415), the spec accepts one`)
+      } else if (!res.ok) {
+        c.errors.push(`${name} (${wire} body): HTTP ${res.status}: ${(await res.errorBody()).slice(0, 300)}`)
+      } else {
+        c.counts[wire === 'ssz' ? 'submittedSsz' : 'submittedJson']++
+      }
+    }
+    c.checked.push(name)
+  }
+
+  // An attestation of the previous slot from the pool: one validator whose bit is set.
+  const pooled = await api.beacon.getPoolAttestationsV2({ slot }, { responseWireFormat: 'json' })
+  if (!pooled.ok || pooled.value().length === 0) {
+    c.errors.push(`submitPoolAttestationsV2: no pooled attestation at slot ${slot} to sign again`)
+  } else {
+    const aggregate = pooled.value()[0]
+    const committeeIndex = aggregate.committeeBits.getTrueBitIndexes()[0]
+    const position = aggregate.aggregationBits.getTrueBitIndexes()[0]
+    const committees = await api.beacon.getEpochCommittees({ stateId: 'head', epoch, slot, index: committeeIndex })
+    committees.assertOk()
+    const members = committees.value()[0].validators
+    const attesterIndex = members[position]
+    const domain = config.getDomain(slot, P.DOMAIN_BEACON_ATTESTER, slot)
+    const sign = (index) => ST.interopSecretKey(index).sign(ST.computeSigningRoot(ssz.phase0.AttestationData, aggregate.data, domain)).toBytes()
+    const single = { committeeIndex, attesterIndex, data: aggregate.data, signature: sign(attesterIndex) }
+    await submit('submitPoolAttestationsV2', (init) => api.beacon.submitPoolAttestationsV2({ signedAttestations: [single] }, init), ['json', 'ssz'])
+    const outsider = Array.from({ length: 64 }, (_, i) => i).find((i) => !members.includes(i))
+    const control = { ...single, attesterIndex: outsider, signature: sign(outsider) }
+    const refused = await api.beacon.submitPoolAttestationsV2({ signedAttestations: [control] }, { requestWireFormat: 'json' })
+    if (refused.status !== 400) c.errors.push(`control: an attestation of validator ${outsider}, outside committee ${committeeIndex}, answered ${refused.status}`)
+  }
+
+  // A sync committee message of the current slot (gossip takes no other) from a member of the
+  // sync committee, for the head: the same one its validator client sends, or a first one.
+  {
+    const genesis = await api.beacon.getGenesis()
+    genesis.assertOk()
+    const slotMs = config.SLOT_DURATION_MS
+    const startMs = genesis.value().genesisTime * 1000
+    // Not in a slot's last 400 ms: the message must arrive within its slot.
+    while ((Date.now() - startMs) % slotMs > slotMs - 400) await sleep(100)
+    const now = Math.floor((Date.now() - startMs) / slotMs)
+    const head = await api.beacon.getBlockHeader({ blockId: 'head' })
+    head.assertOk()
+    const committee = await api.beacon.getEpochSyncCommittees({ stateId: 'head' })
+    committee.assertOk()
+    const validatorIndex = committee.value().validators[0]
+    const beaconBlockRoot = head.value().root
+    const domain = config.getDomain(now, P.DOMAIN_SYNC_COMMITTEE, now)
+    const signature = ST.interopSecretKey(validatorIndex).sign(ST.computeSigningRoot(ssz.Root, beaconBlockRoot, domain)).toBytes()
+    const message = { slot: now, beaconBlockRoot, validatorIndex, signature }
+    await submit('submitPoolSyncCommitteeSignatures', (init) => api.beacon.submitPoolSyncCommitteeSignatures({ signatures: [message] }, init), ['json'])
+  }
+}
+
 /** A later check needs this answer. */
 function need (answer, name) {
   if (answer == null) throw new Mismatch(name, 'failed (above); the checks that use its answer cannot run')
@@ -227,7 +304,7 @@ async function waitForHead (api, minSlot, deadline) {
 
 async function run (args) {
   const L = await loadLodestar(args.testnetDir)
-  const { P, ssz, config } = L
+  const { P, ssz, ST, config } = L
   const c = new ApiCheck(L, args.url)
   const api = c.api
   const deadline = Date.now() + args.timeoutMs
@@ -392,8 +469,9 @@ async function run (args) {
     c.counts.json++
     c.checked.push(name)
   }
-  c.skip('submit*/publish* (attestations, aggregates, blocks, sync messages, contributions, operations, registrations)',
-    'need objects signed by the devnet\'s validators; the devnet\'s own validator clients submit them on every slot, and tests/api.rs submits each in JSON and SSZ')
+  await submissions(c, L, current)
+  c.skip('publishBlockV2, publishBlindedBlockV2, publishAggregateAndProofsV2, publishContributionAndProofs, submitPool{AttesterSlashings,ProposerSlashings,VoluntaryExit,BLSToExecutionChange}, registerValidator',
+    'need new objects signed by the devnet\'s validators (a second block or aggregate of theirs would equivocate, an exit is refused before SHARD_COMMITTEE_PERIOD); the devnet\'s own validator clients publish blocks, aggregates and contributions every slot, and tests/api.rs submits each in JSON and SSZ')
   c.skip('submitBeaconCommitteeSelections, submitSyncCommitteeSelections', 'answer 501: the node has no DVT middleware')
 
   // debug
@@ -420,6 +498,8 @@ async function run (args) {
     ssz: c.counts.ssz,
     compared: c.counts.compared,
     retries: c.counts.retries,
+    submitted_json: c.counts.submittedJson,
+    submitted_ssz: c.counts.submittedSsz,
     json_only: c.jsonOnly,
     ssz_answered_json: c.sszAnsweredJson,
     ssz_without_optimistic_finalized_headers: c.sszWithoutMetaHeaders,
