@@ -294,9 +294,31 @@ impl<E: EthSpec> BeaconChain<E> {
             payload_status,
         )?;
         Ok(Reconstructed {
-            published: missing,
+            published: self.unseen_columns(missing),
             outcome,
         })
+    }
+
+    /// The columns of `columns` that no peer has sent yet, each now counted as seen: only those
+    /// are published (gossipsub refuses, with a warning, to publish a message it has seen), and
+    /// copies that come later are IGNOREd, as the gossip rule `data_column_sidecar_tuples`
+    /// reads.
+    fn unseen_columns(
+        &self,
+        columns: Vec<Arc<types::DataColumnSidecar<E>>>,
+    ) -> Vec<Arc<types::DataColumnSidecar<E>>> {
+        let mut observed = self.observed.lock();
+        columns
+            .into_iter()
+            .filter(|c| {
+                let types::DataColumnSidecar::Fulu(c) = &**c;
+                let header = &c.signed_block_header.message;
+                !observed
+                    .data_columns
+                    .observe(header.slot, (header.proposer_index, c.index))
+                    .unwrap_or(true)
+            })
+            .collect()
     }
 
     /// The execution client's blobs of a pending block (`engine_getBlobsV2`: each blob with its
@@ -371,7 +393,7 @@ impl<E: EthSpec> BeaconChain<E> {
             payload_status,
         )?;
         Ok(Reconstructed {
-            published: sidecars,
+            published: self.unseen_columns(sidecars),
             outcome,
         })
     }

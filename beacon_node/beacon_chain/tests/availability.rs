@@ -263,18 +263,35 @@ fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
     gossip_columns(&s, odd, t);
     assert!(s.chain.take_reconstruction_request(&root));
     assert!(!s.chain.take_reconstruction_request(&root), "asked once");
+    // Column 0 passes gossip validation while the reconstruction waits (it is still on its
+    // way to the availability checker): it is not published again.
+    let column_0 = s
+        .chain
+        .verify_data_column_for_gossip(sidecars[0].clone(), 0, t);
+    assert!(column_0.is_ok(), "{column_0:?}");
 
     let beacon_chain::block_import::Reconstructed { published, outcome } = s
         .chain
         .reconstruct_data_columns(&root, &AlwaysValid, PayloadStatus::Valid)
         .unwrap();
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
-    assert_eq!(published.len(), 64);
+    assert_eq!(published.len(), 63, "the even columns but column 0");
     for column in &published {
         let i = column_index(column) as usize;
         assert_eq!(i % 2, 0);
+        assert_ne!(i, 0);
         assert_eq!(**column, *sidecars[i], "column {i} is the original");
     }
+    // A peer's copy of a published column is a repeat: IGNOREd.
+    let repeat = s
+        .chain
+        .verify_data_column_for_gossip(sidecars[2].clone(), 2, t)
+        .unwrap_err();
+    assert_eq!(
+        repeat.verdict(),
+        beacon_chain::Verdict::Ignore,
+        "{repeat:?}"
+    );
     assert_eq!(s.chain.head().block_root, root);
     let timeline = s.chain.block_timeline(&root).unwrap();
     assert_eq!(
