@@ -69,15 +69,33 @@ enum Command {
 }
 
 /// Logs to stderr at `level` (`ARBOR_LOG` overrides it: error, warn, info, debug, trace).
+///
+/// Below debug, gossipsub's own warnings are left out: they describe peers' behaviour and
+/// gossipsub's caches message by message (a peer grafting too soon, a verdict for a message its
+/// cache no longer holds, a publication of a message it has seen), thousands an hour on a busy
+/// node, none of which an operator can act on; the node's metrics count what matters (verdicts,
+/// penalties, drops). `--debug-level debug` shows them.
 fn init_logging(level: tracing::Level) {
+    use tracing_subscriber::{filter::Targets, layer::SubscriberExt, util::SubscriberInitExt};
     let level = std::env::var("ARBOR_LOG")
         .ok()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(level);
-    tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_target(false)
+    let gossipsub = if level >= tracing::Level::DEBUG {
+        level
+    } else {
+        tracing::Level::ERROR
+    };
+    let filter = Targets::new()
+        .with_default(level)
+        .with_target("libp2p_gossipsub", gossipsub);
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_target(false),
+        )
+        .with(filter)
         .init();
 }
 
