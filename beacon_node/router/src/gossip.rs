@@ -1,9 +1,12 @@
 //! Gossip messages to processor work: every topic's message to the chain's validation, its
 //! verdict back to gossipsub (networking penalises the forwarder of a REJECTed message), the
 //! accepted ones onward: blocks to `engine_newPayload` and then import, operations to the pool,
-//! columns to availability (and reconstruction on a supernode).
+//! columns to availability (and reconstruction on a supernode). With the light-client server
+//! on, the node's own new finality and optimistic updates are published once they are due
+//! ([`publish_light_client_updates`]).
 //!
-//! [spec]: phase0/p2p-interface.md#the-gossip-domain-gossipsub
+//! [spec]: phase0/p2p-interface.md#the-gossip-domain-gossipsub,
+//! altair/light-client/p2p-interface.md#the-gossip-domain-gossipsub
 
 use std::sync::Arc;
 
@@ -304,11 +307,49 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 },
             ),
         ),
-        // Blob sidecars exist only at pre-Fulu digests, whose blocks this node does not import;
-        // light-client updates are not served yet. Neither is forwarded: IGNORE, counted.
-        PubsubMessage::BlobSidecar(..)
-        | PubsubMessage::LightClientFinalityUpdate(_)
-        | PubsubMessage::LightClientOptimisticUpdate(_) => {
+        PubsubMessage::LightClientFinalityUpdate(update) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipLightClientFinalityUpdate,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r
+                    .chain
+                    .validate_light_client_finality_update(update, r.chain.now_ms())
+                {
+                    Ok(_) => report(r, label, id, src, Verdict::Accept),
+                    Err(e) => {
+                        tracing::debug!(peer_id = %src, error = %e, "light-client finality update not forwarded");
+                        report(r, label, id, src, e.verdict());
+                    }
+                },
+            ),
+        ),
+        PubsubMessage::LightClientOptimisticUpdate(update) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipLightClientOptimisticUpdate,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r
+                    .chain
+                    .validate_light_client_optimistic_update(update, r.chain.now_ms())
+                {
+                    Ok(_) => report(r, label, id, src, Verdict::Accept),
+                    Err(e) => {
+                        tracing::debug!(peer_id = %src, error = %e, "light-client optimistic update not forwarded");
+                        report(r, label, id, src, e.verdict());
+                    }
+                },
+            ),
+        ),
+        // Blob sidecars exist only at pre-Fulu digests, whose blocks this node does not import:
+        // not forwarded, IGNORE, counted.
+        PubsubMessage::BlobSidecar(..) => {
             report(router, label, message_id, source, Verdict::Ignore);
         }
     }
@@ -537,3 +578,82 @@ pub(crate) fn schedule_reconstruction<E: EthSpec>(
 
 /// Basis points of a slot that reconstruction waits after it is asked for.
 const RECONSTRUCTION_DELAY_BPS: u64 = 1_667;
+
+/// Publishes the light-client server's new finality and optimistic updates (the chain's
+/// `LightClientFinalityUpdate` / `LightClientOptimisticUpdate` events) on their topics, each
+/// no earlier than `get_sync_message_due_ms()` into its signature slot (when peers start
+/// forwarding it), and only if it is newer than any forwarded already (from a peer or by us).
+/// Runs until `shutdown` turns true or the chain's event bus closes.
+///
+/// [spec]: altair/light-client/full-node.md#deriving-light-client-data,
+/// altair/light-client/p2p-interface.md#light_client_finality_update
+pub(crate) async fn publish_light_client_updates<E: EthSpec>(
+    router: Arc<Router<E>>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    use beacon_chain::events::ChainEvent;
+    use tokio::sync::broadcast::error::RecvError;
+    let mut events = router.chain.events().subscribe();
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let (signature_slot, finality) = match event {
+            Ok(ChainEvent::LightClientFinalityUpdate { signature_slot, .. }) => {
+                (signature_slot, true)
+            }
+            Ok(ChainEvent::LightClientOptimisticUpdate { signature_slot, .. }) => {
+                (signature_slot, false)
+            }
+            Ok(_) => continue,
+            // Missed events: the next update's event comes with its block.
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        let due = router.chain.light_client_update_due_ms(signature_slot);
+        let wait = due.saturating_sub(router.chain.now_ms());
+        if wait > 0 {
+            tokio::select! {
+                () = tokio::time::sleep(std::time::Duration::from_millis(wait)) => {}
+                _ = shutdown.changed() => return,
+            }
+        }
+        // The latest update now, which a later head may have replaced (then it is that one's
+        // turn, if newer than what was forwarded).
+        let message = if finality {
+            match router.chain.light_client_finality_update() {
+                Ok(Some(update)) => router
+                    .chain
+                    .forward_own_light_client_finality_update(&update)
+                    .map(|()| PubsubMessage::LightClientFinalityUpdate(Arc::new(update))),
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "light-client finality update unreadable");
+                    continue;
+                }
+            }
+        } else {
+            match router.chain.light_client_optimistic_update() {
+                Ok(Some(update)) => router
+                    .chain
+                    .forward_own_light_client_optimistic_update(&update)
+                    .map(|()| PubsubMessage::LightClientOptimisticUpdate(Arc::new(update))),
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "light-client optimistic update unreadable");
+                    continue;
+                }
+            }
+        };
+        match message {
+            Ok(message) => router.network.publish(message),
+            Err(e) => tracing::debug!(error = %e, "own light-client update not published"),
+        }
+    }
+}

@@ -9,9 +9,10 @@
 //!   columns that complete half a block on a supernode schedule their reconstruction, whose
 //!   columns are published. Work the processor drops is given IGNORE and counted.
 //! - **Req/resp** ([`rpc`]): Status, BeaconBlocksByRange / ByRoot and DataColumnSidecarsByRange /
-//!   ByRoot answered from the store on the processor's `rpc_*` kinds, within the spec's limits;
-//!   every new peer is sent our Status, and a peer on another network (fork digest or a
-//!   conflicting finalized checkpoint) is sent Goodbye(irrelevant network) and disconnected.
+//!   ByRoot answered from the store on the processor's `rpc_*` kinds, within the spec's limits,
+//!   and the light-client server's bootstraps and updates; every new peer is sent our Status,
+//!   and a peer on another network (fork digest or a conflicting finalized checkpoint) is sent
+//!   Goodbye(irrelevant network) and disconnected.
 //! - **Lookups** ([`lookup`]): a gossip block of an unknown parent has its ancestry fetched by
 //!   root, with the columns of those with blobs, and imported.
 //! - **Range sync** ([`sync`]): when a peer's head is ahead of ours, blocks by range in batches
@@ -397,6 +398,12 @@ pub fn spawn_router<E: EthSpec>(
         epoch: status::current_epoch(&router),
         config,
     };
+    if router.chain.light_client_server().is_running() {
+        tokio::spawn(gossip::publish_light_client_updates(
+            router.clone(),
+            shutdown.clone(),
+        ));
+    }
     let task = tokio::spawn(event_loop.run(events, internal_rx, shutdown));
     Ok(RouterHandle {
         router,
@@ -407,7 +414,8 @@ pub fn spawn_router<E: EthSpec>(
 }
 
 /// Subscribes to the topics every node follows at the current fork (blocks, aggregates,
-/// operations, sync contributions; not the light-client ones) and to the subnets of the node's custody columns.
+/// operations, sync contributions; the light-client ones when the light-client server runs)
+/// and to the subnets of the node's custody columns.
 /// Attestation and sync-committee subnets follow the validators' duties (the network config's
 /// long-lived subnets, and the API's subscriptions).
 ///
@@ -415,13 +423,16 @@ pub fn spawn_router<E: EthSpec>(
 fn subscribe<E: EthSpec>(router: &Router<E>) {
     let spec = router.chain.spec();
     let fork = spec.fork_name_at_epoch(status::current_epoch(router));
+    let light_client_server = router.chain.light_client_server().is_running();
     for kind in networking::GossipKind::global_kinds(fork) {
-        // Light-client updates are not served yet: not followed either.
-        if !matches!(
-            kind,
-            networking::GossipKind::LightClientFinalityUpdate
-                | networking::GossipKind::LightClientOptimisticUpdate
-        ) {
+        // Without a server there is no local update to check peers' updates against.
+        if light_client_server
+            || !matches!(
+                kind,
+                networking::GossipKind::LightClientFinalityUpdate
+                    | networking::GossipKind::LightClientOptimisticUpdate
+            )
+        {
             router.network.subscribe(kind);
         }
     }

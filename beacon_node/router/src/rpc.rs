@@ -1,17 +1,20 @@
 //! Req/resp requests served from the store, on the processor's `rpc_*` kinds: Status,
 //! BeaconBlocksByRange / ByRoot v2, DataColumnSidecarsByRange / ByRoot v1 (only the columns the
-//! node custodies), within the spec's limits. A request the processor drops is answered with a
-//! server error, never left to time out.
+//! node custodies), within the spec's limits, and the light-client server's bootstraps, best
+//! updates by range and latest finality and optimistic updates (ResourceUnavailable where it
+//! holds none). A request the processor drops is answered with a server error, never left to
+//! time out.
 //!
-//! [spec]: phase0/p2p-interface.md#the-reqresp-domain, fulu/p2p-interface.md#the-reqresp-domain
+//! [spec]: phase0/p2p-interface.md#the-reqresp-domain, fulu/p2p-interface.md#the-reqresp-domain,
+//! altair/light-client/p2p-interface.md#the-reqresp-domain
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use beacon_processor::{Task, WorkKind};
 use networking::rpc::{
-    BlocksByRangeRequest, DataColumnsByRangeRequest, Protocol, Request, Response, ResponseCode,
-    ResponseItem,
+    BlocksByRangeRequest, DataColumnsByRangeRequest, LightClientUpdatesByRangeRequest, Protocol,
+    Request, Response, ResponseCode, ResponseItem,
 };
 use networking::{InboundRequestId, PeerId};
 use types::fulu::DataColumnsByRootIdentifier;
@@ -87,14 +90,12 @@ pub(crate) fn route_request<E: EthSpec>(
         Request::BlocksByRoot(_) => WorkKind::RpcBlocksByRootRequest,
         Request::DataColumnsByRange(_) => WorkKind::RpcDataColumnsByRangeRequest,
         Request::DataColumnsByRoot(_) => WorkKind::RpcDataColumnsByRootRequest,
-        // Blob sidecars belong to pre-Fulu forks this node does not serve; light-client data is
-        // not produced yet.
-        Request::BlobsByRange(_)
-        | Request::BlobsByRoot(_)
-        | Request::LightClientBootstrap(_)
+        Request::LightClientBootstrap(_)
         | Request::LightClientUpdatesByRange(_)
         | Request::LightClientFinalityUpdate
-        | Request::LightClientOptimisticUpdate => {
+        | Request::LightClientOptimisticUpdate => WorkKind::RpcLightClientRequest,
+        // Blob sidecars belong to pre-Fulu forks this node does not serve.
+        Request::BlobsByRange(_) | Request::BlobsByRoot(_) => {
             let response = Response::error(
                 ResponseCode::RESOURCE_UNAVAILABLE,
                 "not served by this node",
@@ -125,6 +126,10 @@ pub(crate) fn route_request<E: EthSpec>(
             Request::BlocksByRoot(roots) => blocks_by_root(&on_run, &roots),
             Request::DataColumnsByRange(req) => data_columns_by_range(&on_run, &req),
             Request::DataColumnsByRoot(ids) => data_columns_by_root(&on_run, &ids),
+            Request::LightClientBootstrap(root) => light_client_bootstrap(&on_run, &root),
+            Request::LightClientUpdatesByRange(req) => light_client_updates_by_range(&on_run, &req),
+            Request::LightClientFinalityUpdate => light_client_finality_update(&on_run),
+            Request::LightClientOptimisticUpdate => light_client_optimistic_update(&on_run),
             _ => Response::error(ResponseCode::SERVER_ERROR, "unexpected request"),
         };
         answer(&on_run, protocol, request_id, response);
@@ -309,4 +314,81 @@ pub fn data_columns_by_root<E: EthSpec>(
         }
     }
     Response::success(items)
+}
+
+fn light_client_error<E: EthSpec>(e: beacon_chain::ChainError) -> Response<E> {
+    tracing::warn!(error = %e, "light-client data unreadable while serving a request");
+    Response::error(ResponseCode::SERVER_ERROR, "light-client data error")
+}
+
+/// `GetLightClientBootstrap`: the bootstrap of a block root the light-client server holds one
+/// for (a finalized epoch boundary block, or the anchor), else ResourceUnavailable.
+///
+/// [spec]: altair/light-client/p2p-interface.md#getlightclientbootstrap
+pub fn light_client_bootstrap<E: EthSpec>(router: &Router<E>, block_root: &Root) -> Response<E> {
+    match router.chain.light_client_bootstrap(block_root) {
+        Ok(Some(bootstrap)) => Response::success(vec![ResponseItem::LightClientBootstrap(
+            Arc::new(bootstrap),
+        )]),
+        Ok(None) => Response::error(
+            ResponseCode::RESOURCE_UNAVAILABLE,
+            "no light-client bootstrap for this block root",
+        ),
+        Err(e) => light_client_error(e),
+    }
+}
+
+/// `LightClientUpdatesByRange`: the best update of each period of
+/// `[start_period, start_period + count)` the server holds, consecutive from the earliest, at
+/// most `MAX_REQUEST_LIGHT_CLIENT_UPDATES` (zero chunks when it holds none).
+///
+/// [spec]: altair/light-client/p2p-interface.md#lightclientupdatesbyrange
+pub fn light_client_updates_by_range<E: EthSpec>(
+    router: &Router<E>,
+    req: &LightClientUpdatesByRangeRequest,
+) -> Response<E> {
+    match router
+        .chain
+        .light_client_updates_by_range(req.start_period, req.count)
+    {
+        Ok(updates) => Response::success(
+            updates
+                .into_iter()
+                .map(|u| ResponseItem::LightClientUpdate(Arc::new(u)))
+                .collect(),
+        ),
+        Err(e) => light_client_error(e),
+    }
+}
+
+/// `GetLightClientFinalityUpdate`: the latest finality update, else ResourceUnavailable.
+///
+/// [spec]: altair/light-client/p2p-interface.md#getlightclientfinalityupdate
+pub fn light_client_finality_update<E: EthSpec>(router: &Router<E>) -> Response<E> {
+    match router.chain.light_client_finality_update() {
+        Ok(Some(update)) => Response::success(vec![ResponseItem::LightClientFinalityUpdate(
+            Arc::new(update),
+        )]),
+        Ok(None) => Response::error(
+            ResponseCode::RESOURCE_UNAVAILABLE,
+            "no light-client finality update",
+        ),
+        Err(e) => light_client_error(e),
+    }
+}
+
+/// `GetLightClientOptimisticUpdate`: the latest optimistic update, else ResourceUnavailable.
+///
+/// [spec]: altair/light-client/p2p-interface.md#getlightclientoptimisticupdate
+pub fn light_client_optimistic_update<E: EthSpec>(router: &Router<E>) -> Response<E> {
+    match router.chain.light_client_optimistic_update() {
+        Ok(Some(update)) => Response::success(vec![ResponseItem::LightClientOptimisticUpdate(
+            Arc::new(update),
+        )]),
+        Ok(None) => Response::error(
+            ResponseCode::RESOURCE_UNAVAILABLE,
+            "no light-client optimistic update",
+        ),
+        Err(e) => light_client_error(e),
+    }
 }

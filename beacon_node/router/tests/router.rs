@@ -361,11 +361,13 @@ async fn status_blocks_and_custody_columns_are_served_from_the_store() {
     ] {
         assert!(topics.iter().any(|t| t.kind == kind), "{kind}");
     }
-    assert!(
-        !topics
-            .iter()
-            .any(|t| t.kind == GossipKind::LightClientFinalityUpdate)
-    );
+    // The light-client server is on by default: its topics are followed.
+    for kind in [
+        GossipKind::LightClientFinalityUpdate,
+        GossipKind::LightClientOptimisticUpdate,
+    ] {
+        assert!(topics.iter().any(|t| t.kind == kind), "{kind}");
+    }
     a.stop().await;
 }
 

@@ -192,6 +192,9 @@ pub(crate) struct Launch {
     pub(crate) reopen: Option<tempfile::TempDir>,
     /// `RouterConfig::genesis_backfill`.
     pub(crate) genesis_backfill: bool,
+    /// `ChainConfig::disable_light_client_server` (and the network offers no light-client
+    /// protocols).
+    pub(crate) disable_light_client_server: bool,
 }
 
 /// The genesis of the interop chain as an anchor: the genesis state and block.
@@ -229,6 +232,7 @@ impl Node {
         let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
         let chain_config = ChainConfig {
             custody_columns: how.custody.clone(),
+            disable_light_client_server: launch.disable_light_client_server,
             ..ChainConfig::default()
         };
         let chain = Arc::new(if reopen {
@@ -278,6 +282,7 @@ impl Node {
 
         let mut config = local_network_config(&spec, how.current_slot);
         config.static_peers = how.static_peers;
+        config.light_client_server = !launch.disable_light_client_server;
         // Advertised custody: every group for a supernode (minimal: one column per group).
         config.custody_group_count = how
             .custody
@@ -539,6 +544,17 @@ impl Client {
 
     /// Sends `request` and waits for its response.
     pub(crate) async fn request(&mut self, peer: PeerId, request: Request<E>) -> Response<E> {
+        self.try_request(peer, request)
+            .await
+            .unwrap_or_else(|e| panic!("request failed: {e}"))
+    }
+
+    /// Sends `request` and waits for its response, or for the reason it failed.
+    pub(crate) async fn try_request(
+        &mut self,
+        peer: PeerId,
+        request: Request<E>,
+    ) -> Result<Response<E>, String> {
         let id = self.network.send_request(peer, request);
         self.wait_for("a response", |event| match event {
             NetworkEvent::ResponseReceived {
@@ -552,6 +568,5 @@ impl Client {
             _ => None,
         })
         .await
-        .unwrap_or_else(|e| panic!("request failed: {e}"))
     }
 }
