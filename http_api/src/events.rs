@@ -15,18 +15,21 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use beacon_api::EventTopic;
 use beacon_api::events::{
     BlockEvent, BlockGossipEvent, ChainReorgEvent, DataColumnSidecarEvent,
     FinalizedCheckpointEvent, HeadEvent,
 };
+use beacon_api::{EventTopic, ForkVersionedResponse};
 use beacon_chain::events::ChainEvent;
+use beacon_chain::gossip::light_client::{
+    light_client_finality_update_rank, light_client_optimistic_update_rank,
+};
 use tokio::sync::{broadcast, mpsc};
 use types::electra::SingleAttestation;
 use types::fulu::{
     ProposerSlashing, SignedBLSToExecutionChange, SignedContributionAndProof, SignedVoluntaryExit,
 };
-use types::{EthSpec, Root, Slot};
+use types::{EthSpec, LightClientFinalityUpdate, LightClientOptimisticUpdate, Root, Slot};
 
 use crate::ApiContext;
 use crate::error::HttpError;
@@ -72,6 +75,30 @@ fn render_operation<E: EthSpec>(event: &OperationEvent<E>) -> Option<(EventTopic
     }
 }
 
+/// `light_client_finality_update`: the update with its fork as `version`.
+///
+/// [spec]: apis/eventstream/index.yaml (light_client_finality_update)
+fn render_light_client_finality_update<E: EthSpec>(
+    update: &LightClientFinalityUpdate<E>,
+) -> Option<(EventTopic, String)> {
+    render(
+        EventTopic::LightClientFinalityUpdate,
+        &ForkVersionedResponse::new(update.fork_name(), update.clone()),
+    )
+}
+
+/// `light_client_optimistic_update`: the update with its fork as `version`.
+///
+/// [spec]: apis/eventstream/index.yaml (light_client_optimistic_update)
+fn render_light_client_optimistic_update<E: EthSpec>(
+    update: &LightClientOptimisticUpdate<E>,
+) -> Option<(EventTopic, String)> {
+    render(
+        EventTopic::LightClientOptimisticUpdate,
+        &ForkVersionedResponse::new(update.fork_name(), update.clone()),
+    )
+}
+
 /// The topic a chain event is published under.
 fn chain_topic(event: &ChainEvent) -> Option<EventTopic> {
     Some(match event {
@@ -81,6 +108,8 @@ fn chain_topic(event: &ChainEvent) -> Option<EventTopic> {
         ChainEvent::ChainReorg { .. } => EventTopic::ChainReorg,
         ChainEvent::FinalizedCheckpoint { .. } => EventTopic::FinalizedCheckpoint,
         ChainEvent::DataColumnSidecar { .. } => EventTopic::DataColumnSidecar,
+        ChainEvent::LightClientFinalityUpdate { .. } => EventTopic::LightClientFinalityUpdate,
+        ChainEvent::LightClientOptimisticUpdate { .. } => EventTopic::LightClientOptimisticUpdate,
         // Published in full from the API path (`OperationEvent`); the chain's summary lacks
         // the signed message the topics carry.
         _ => return None,
@@ -213,6 +242,26 @@ fn render_chain<E: EthSpec>(
                 },
             )
         }
+        // The server's latest update, if it still has the finalized (attested) header the event
+        // announced (a later block may have re-signed it since); one that advanced further has
+        // its own event, which follows. `{version, data}` as the beacon-APIs events name it.
+        ChainEvent::LightClientFinalityUpdate { finalized_slot, .. } => ctx
+            .chain
+            .light_client_finality_update()
+            .ok()
+            .flatten()
+            .filter(|u| {
+                light_client_finality_update_rank(u).map(|r| r.finalized_slot)
+                    == Some(*finalized_slot)
+            })
+            .and_then(|u| render_light_client_finality_update(&u)),
+        ChainEvent::LightClientOptimisticUpdate { attested_slot, .. } => ctx
+            .chain
+            .light_client_optimistic_update()
+            .ok()
+            .flatten()
+            .filter(|u| light_client_optimistic_update_rank(u) == *attested_slot)
+            .and_then(|u| render_light_client_optimistic_update(&u)),
         ChainEvent::DataColumnSidecar {
             block_root,
             slot,

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use beacon_api::{BeaconEvent, BeaconNodeHttpClient, EventTopic, ForkVersionedResponse, Timeouts};
 use beacon_chain::{
     BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, PayloadStatus, ProducerConfig,
 };
@@ -37,6 +38,9 @@ fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
 struct Node {
     base: String,
     chain: Arc<BeaconChain<E>>,
+    clock: Arc<ManualSlotClock>,
+    /// The head block's post-state, to build on.
+    head_state: CachedBeaconState<E>,
     spec: Arc<ChainSpec>,
     genesis_root: Root,
     _dir: tempfile::TempDir,
@@ -133,6 +137,8 @@ async fn node(blocks: Slot) -> Node {
     Node {
         base,
         chain,
+        clock,
+        head_state: parent,
         spec,
         genesis_root,
         _dir: dir,
@@ -141,6 +147,26 @@ async fn node(blocks: Slot) -> Node {
 }
 
 impl Node {
+    /// Builds and imports the block at `slot` on the head (full sync participation, votes for
+    /// the slot before).
+    fn import_next(&mut self, slot: Slot) {
+        let contents = BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        let built = build_block(&self.head_state, slot, &contents, &self.spec).unwrap();
+        self.clock.set_ms(time_ms(&self.spec, slot));
+        self.chain
+            .import_block(
+                Arc::new(built.block),
+                &[],
+                &AlwaysValid,
+                PayloadStatus::Valid,
+            )
+            .unwrap();
+        self.head_state = built.post;
+    }
+
     async fn get(&self, path: &str, accept: &str) -> reqwest::Response {
         let request = reqwest::Client::new()
             .get(format!("{}{path}", self.base))
@@ -289,4 +315,79 @@ async fn a_chain_without_sync_signatures_has_no_latest_updates() {
         node.genesis_root
     );
     assert_eq!(node.status(&path).await, 200);
+}
+
+/// The next light-client event on `events` (others are skipped), within the test's bound.
+async fn next_light_client_event(events: &mut beacon_api::EventStream) -> BeaconEvent<E> {
+    loop {
+        let event = tokio::time::timeout(WAIT, events.next_event::<E>())
+            .await
+            .expect("an event before the wait's bound")
+            .expect("the stream stays open")
+            .unwrap();
+        if matches!(
+            event,
+            BeaconEvent::LightClientFinalityUpdate(_) | BeaconEvent::LightClientOptimisticUpdate(_)
+        ) {
+            return event;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_light_client_updates_are_sent_as_versioned_events() {
+    let mut node = node(4).await;
+    let client =
+        BeaconNodeHttpClient::new(node.base.parse().unwrap(), Timeouts::default()).unwrap();
+    let mut events = client
+        .get_events(&[
+            EventTopic::LightClientFinalityUpdate,
+            EventTopic::LightClientOptimisticUpdate,
+        ])
+        .await
+        .unwrap();
+
+    // A new head attests a later block: a new optimistic update; the finalized header (genesis)
+    // did not advance, so no finality update event.
+    node.import_next(5);
+    let optimistic = node
+        .chain
+        .light_client_optimistic_update()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        next_light_client_event(&mut events).await,
+        BeaconEvent::LightClientOptimisticUpdate(ForkVersionedResponse::new(
+            ForkName::Fulu,
+            optimistic
+        ))
+    );
+
+    // Blocks until the finalized header advances past genesis.
+    let finalized_slot = |node: &Node| {
+        let update = node.chain.light_client_finality_update().unwrap().unwrap();
+        match update {
+            types::LightClientFinalityUpdate::Fulu(u) => u.finalized_header.beacon.slot,
+            other => panic!("a Fulu chain's update is Fulu: {other:?}"),
+        }
+    };
+    let mut slot = 5;
+    while finalized_slot(&node) == 0 {
+        slot += 1;
+        assert!(slot < 64, "finality advances within a few epochs");
+        node.import_next(slot);
+    }
+    let finality = node.chain.light_client_finality_update().unwrap().unwrap();
+    let expected = BeaconEvent::LightClientFinalityUpdate(ForkVersionedResponse::new(
+        ForkName::Fulu,
+        finality,
+    ));
+    // Optimistic events of the blocks in between may come first.
+    loop {
+        let event = next_light_client_event(&mut events).await;
+        if let BeaconEvent::LightClientFinalityUpdate(_) = &event {
+            assert_eq!(event, expected);
+            break;
+        }
+    }
 }
