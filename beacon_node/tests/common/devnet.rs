@@ -51,8 +51,24 @@ pub(crate) fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> 
 
 /// Runs `arbor dev --nodes <nodes>` to finalized epoch 2 and checks what it printed.
 pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
+    devnet_finalizes_observed(name, nodes, 2, &mut |_, _| {});
+}
+
+/// [`devnet_finalizes`] to finalized epoch `until_finalized_epoch`, handing `observe` every
+/// line `arbor dev` prints on stdout, with the Beacon API's port once its start line named it,
+/// while the devnet runs: a test's own checks against the running devnet, in the same run.
+pub(crate) fn devnet_finalizes_observed(
+    name: &str,
+    nodes: usize,
+    until_finalized_epoch: u64,
+    observe: &mut dyn FnMut(Option<u16>, &str),
+) {
     let log = log_path(name);
     let nodes_arg = nodes.to_string();
+    let until_arg = until_finalized_epoch.to_string();
+    // Three epochs of the minimal preset's 8 slots to spare past the usual finality (epoch E
+    // at slot 8 * (E + 2)).
+    let max_slots_arg = (8 * (until_finalized_epoch + 5)).to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
         .args([
             "dev",
@@ -71,9 +87,9 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
             "--genesis-delay",
             "2",
             "--until-finalized-epoch",
-            "2",
+            &until_arg,
             "--max-slots",
-            "56",
+            &max_slots_arg,
         ])
         .env("ARBOR_LOG", "info")
         .stdout(Stdio::piped())
@@ -102,9 +118,10 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
         }
     });
 
-    // 2 s slots: finality of epoch 2 comes at slot 32 (about 70 s); the bound leaves room for
-    // a loaded machine, and `--max-slots` makes the devnet itself give up first.
-    let deadline = Instant::now() + Duration::from_secs(300);
+    // 2 s slots: finality of epoch 2 comes at slot 32 (about 70 s), each later epoch 16 s
+    // after; the bound leaves room for a loaded machine, and `--max-slots` makes the devnet
+    // itself give up first.
+    let deadline = Instant::now() + Duration::from_secs(300 + 16 * until_finalized_epoch);
     let mut port = None;
     let mut api_checked = false;
     let mut finished = None;
@@ -131,6 +148,7 @@ pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
                 .next()
                 .and_then(|p| p.parse::<u16>().ok());
         }
+        observe(port, &line);
         // `arbor dev: slot S head H ROOT blobs B peers P justified J finalized F missed duties M`
         if let Some(rest) = line.strip_prefix("arbor dev: slot ") {
             let fields: Vec<&str> = rest.split(' ').collect();
