@@ -17,7 +17,7 @@
 // lists, fork choice) are asked again, up to three times, when the head moved between the two
 // requests, and the retries are counted. produceBlockV3 builds a new block on every call: both
 // answers must decode and agree on slot, proposer, parent and RANDAO reveal (the payload and the
-// operations may change between two productions).
+// operations, and with them the block and payload values, may change between two productions).
 // Submissions: a pool attestation with a JSON and with an SSZ body, and a sync committee message,
 // each one the devnet's own validator client sends (signed again with its interop key: the same
 // message), must be accepted; an attestation of a validator outside the committee refused.
@@ -150,7 +150,7 @@ class ApiCheck {
     }
   }
 
-  async checkOnce (name, call, { live = false, compare } = {}) {
+  async checkOnce (name, call, { live = false, compare, metaKeys } = {}) {
     for (let attempt = 0; ; attempt++) {
       const headBefore = live ? await this.headRoot() : null
       const j = await this.fetchOk(name, call, 'json')
@@ -177,8 +177,9 @@ class ApiCheck {
       let problem = null
       // Eth-Execution-Optimistic and Eth-Consensus-Finalized are Lodestar's headers, not the
       // spec's: Lodestar reads an absent one as false. Compared only when the node sends them.
-      const metaJ = sortedJson(this.optionalMeta(name, j.meta, s.res))
-      const metaS = sortedJson(this.optionalMeta(name, s.meta, s.res))
+      const only = (m) => metaKeys == null || m == null ? m : Object.fromEntries(metaKeys.map((k) => [k, m[k]]))
+      const metaJ = sortedJson(only(this.optionalMeta(name, j.meta, s.res)))
+      const metaS = sortedJson(only(this.optionalMeta(name, s.meta, s.res)))
       if (metaJ !== metaS) problem = `metadata differs: JSON body ${metaJ}, SSZ headers ${metaS}`
       else if (compare) problem = compare(j, s)
       else if (!bytesEqual(j.res.ssz(), s.res.ssz())) problem = 'the JSON answer serialized with the SSZ type differs from the SSZ answer'
@@ -402,15 +403,22 @@ async function run (args) {
   }
   c.skip('getNodeVersionV2', 'GET /eth/v2/node/version is not in the beacon-APIs release that defines Fulu')
 
-  // validator: duties, production, attestation data, aggregates, liveness
-  await c.check('getAttesterDuties', (init) => api.validator.getAttesterDuties({ epoch, indices }, init))
-  await c.check('getAttesterDuties(next)', (init) => api.validator.getAttesterDuties({ epoch: epoch + 1, indices }, init))
-  await c.check('getProposerDuties', (init) => api.validator.getProposerDuties({ epoch }, init))
-  await c.check('getProposerDuties(previous)', (init) => api.validator.getProposerDuties({ epoch: epoch - 1 }, init))
-  await c.check('getSyncCommitteeDuties', (init) => api.validator.getSyncCommitteeDuties({ epoch, indices }, init))
-  await c.check('getLiveness', (init) => api.validator.getLiveness({ epoch: epoch - 1, indices }, init))
+  // validator: duties, production, attestation data, aggregates, liveness. These follow the
+  // clock, read again here and before each time-bound call (the reads above took slots).
+  const genesis = await api.beacon.getGenesis()
+  genesis.assertOk()
+  const genesisMs = genesis.value().genesisTime * 1000
+  const clockSlot = () => Math.floor((Date.now() - genesisMs) / config.SLOT_DURATION_MS)
+  const clockEpoch = Math.floor(clockSlot() / P.SLOTS_PER_EPOCH)
+  await c.check('getAttesterDuties', (init) => api.validator.getAttesterDuties({ epoch: clockEpoch, indices }, init))
+  await c.check('getAttesterDuties(next)', (init) => api.validator.getAttesterDuties({ epoch: clockEpoch + 1, indices }, init))
+  await c.check('getProposerDuties', (init) => api.validator.getProposerDuties({ epoch: clockEpoch }, init))
+  await c.check('getProposerDuties(previous)', (init) => api.validator.getProposerDuties({ epoch: clockEpoch - 1 }, init))
+  await c.check('getSyncCommitteeDuties', (init) => api.validator.getSyncCommitteeDuties({ epoch: clockEpoch, indices }, init))
+  // The current epoch: known for the whole epoch (the previous one stops being so at the turn).
+  await c.check('getLiveness', (init) => api.validator.getLiveness({ epoch: Math.floor(clockSlot() / P.SLOTS_PER_EPOCH), indices }, init))
   const infinity = new Uint8Array(96); infinity[0] = 0xc0
-  const current = await waitForHead(api, headSlot, deadline)
+  let current = clockSlot()
   await c.check('produceBlockV3', (init) => api.validator.produceBlockV3({
     slot: current + 1, randaoReveal: infinity, graffiti: 'lodestar api check', skipRandaoVerification: true
   }, init), {
@@ -422,35 +430,58 @@ async function run (args) {
       }
       if (!bytesEqual(a.body.randaoReveal, b.body.randaoReveal)) return 'randao reveals differ'
       return null
-    }
+    },
+    // The block and payload values follow the operations and payload of each production.
+    metaKeys: ['version', 'executionPayloadBlinded', 'executionPayloadSource'],
+    // A block of the clock's slot may arrive between the two: the parent changes with the head.
+    live: true
   })
+  current = clockSlot()
   const data = await c.check('produceAttestationData', (init) => api.validator.produceAttestationData({ slot: current, committeeIndex: 0 }, init), { live: true })
   need(data, 'produceAttestationData')
   // The node aggregates the sync committee messages its validator client posted: those of the
-  // previous slot are all in. The first subcommittee with messages at this node is checked.
+  // last two slots are all in. Each message names the head its validator saw a third into the
+  // slot: the slot's block, or its parent when the block came later. The first slot, root and
+  // subcommittee with messages at this node is checked.
   {
-    const prev = await api.beacon.getBlockHeader({ blockId: current - 1 })
-    if (!prev.ok) throw new Mismatch('getBlockHeader', `slot ${current - 1}: HTTP ${prev.status}`)
-    const beaconBlockRoot = prev.value().root
-    let found = false
-    for (let subcommitteeIndex = 0; subcommitteeIndex < P.SYNC_COMMITTEE_SUBNET_COUNT && !found; subcommitteeIndex++) {
-      const args = { slot: current - 1, subcommitteeIndex, beaconBlockRoot }
-      const probe = await api.validator.produceSyncCommitteeContribution(args, { responseWireFormat: 'json' })
-      if (probe.status === 404) continue
-      found = true
-      await c.check('produceSyncCommitteeContribution', (init) => api.validator.produceSyncCommitteeContribution(args, init))
+    current = clockSlot()
+    const candidates = []
+    for (const slot of [current - 1, current - 2]) {
+      const header = await api.beacon.getBlockHeader({ blockId: slot })
+      if (!header.ok) continue // no block at that slot
+      candidates.push({ slot, root: header.value().root }, { slot, root: header.value().header.message.parentRoot })
     }
-    if (!found) c.errors.push(`produceSyncCommitteeContribution: 404 for every subcommittee at slot ${current - 1}`)
+    let args = null
+    for (const { slot, root } of candidates) {
+      for (let subcommitteeIndex = 0; subcommitteeIndex < P.SYNC_COMMITTEE_SUBNET_COUNT && args == null; subcommitteeIndex++) {
+        const probe = { slot, subcommitteeIndex, beaconBlockRoot: root }
+        const res = await api.validator.produceSyncCommitteeContribution(probe, { responseWireFormat: 'json' })
+        if (res.ok) args = probe
+      }
+      if (args != null) break
+    }
+    if (args == null) c.errors.push(`produceSyncCommitteeContribution: 404 for every subcommittee at slots ${current - 2}..${current - 1}`)
+    else await c.check('produceSyncCommitteeContribution', (init) => api.validator.produceSyncCommitteeContribution(args, init))
   }
-  // An aggregate the node holds: one of the head block's attestations, by its data and committee.
+  // An aggregate the node holds: of one of the head block's attestations (the first whose data
+  // the node has seen), by its data root, slot and committee.
   const included = block.value.message.body.attestations
   if (included.length === 0) throw new Mismatch('getBlockV2', 'the head block has no attestations to aggregate')
-  const att = included[0]
-  const committeeIndex = att.committeeBits.getTrueBitIndexes()[0]
-  const attestationDataRoot = ssz.phase0.AttestationData.hashTreeRoot(att.data)
-  await c.check('getAggregatedAttestationV2', (init) => api.validator.getAggregatedAttestationV2({
-    attestationDataRoot, slot: att.data.slot, committeeIndex
-  }, init), { live: true })
+  let aggregateArgs = null
+  for (const att of included) {
+    const probe = {
+      attestationDataRoot: ssz.phase0.AttestationData.hashTreeRoot(att.data),
+      slot: att.data.slot,
+      committeeIndex: att.committeeBits.getTrueBitIndexes()[0]
+    }
+    const res = await api.validator.getAggregatedAttestationV2(probe, { responseWireFormat: 'json' })
+    if (res.ok) {
+      aggregateArgs = probe
+      break
+    }
+  }
+  if (aggregateArgs == null) c.errors.push(`getAggregatedAttestationV2: 404 for each of the head block's ${included.length} attestations`)
+  else await c.check('getAggregatedAttestationV2', (init) => api.validator.getAggregatedAttestationV2(aggregateArgs, init), { live: true })
 
   // Empty answers a validator client sends every epoch: accepted with 200.
   for (const [name, call] of [
@@ -458,7 +489,7 @@ async function run (args) {
       subscriptions: [{ validatorIndex: 0, committeeIndex: 0, committeesAtSlot: 1, slot: current + 1, isAggregator: false }]
     })],
     ['prepareSyncCommitteeSubnets', () => api.validator.prepareSyncCommitteeSubnets({
-      subscriptions: [{ validatorIndex: 0, syncCommitteeIndices: [0], untilEpoch: epoch + 1 }]
+      subscriptions: [{ validatorIndex: 0, syncCommitteeIndices: [0], untilEpoch: clockEpoch + 1 }]
     })],
     ['prepareBeaconProposer', () => api.validator.prepareBeaconProposer({
       proposers: [{ validatorIndex: 0, feeRecipient: '0x' + 'fe'.repeat(20) }]
@@ -469,7 +500,7 @@ async function run (args) {
     c.counts.json++
     c.checked.push(name)
   }
-  await submissions(c, L, current)
+  await submissions(c, L, clockSlot())
   c.skip('publishBlockV2, publishBlindedBlockV2, publishAggregateAndProofsV2, publishContributionAndProofs, submitPool{AttesterSlashings,ProposerSlashings,VoluntaryExit,BLSToExecutionChange}, registerValidator',
     'need new objects signed by the devnet\'s validators (a second block or aggregate of theirs would equivocate, an exit is refused before SHARD_COMMITTEE_PERIOD); the devnet\'s own validator clients publish blocks, aggregates and contributions every slot, and tests/api.rs submits each in JSON and SSZ')
   c.skip('submitBeaconCommitteeSelections, submitSyncCommitteeSelections', 'answer 501: the node has no DVT middleware')
