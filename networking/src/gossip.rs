@@ -146,6 +146,23 @@ pub enum PubsubMessage<E: EthSpec> {
 }
 
 impl<E: EthSpec> PubsubMessage<E> {
+    /// The slot whose epoch names the digest of the topic this message is published on, for
+    /// the messages whose digest is not the current one: a light-client update's
+    /// `attested_header.beacon.slot`.
+    ///
+    /// [spec]: altair/light-client/p2p-interface.md#light_client_finality_update
+    pub fn topic_slot(&self) -> Option<types::Slot> {
+        match self {
+            PubsubMessage::LightClientFinalityUpdate(update) => Some(
+                crate::rpc::light_client_finality_update_attested_slot(update),
+            ),
+            PubsubMessage::LightClientOptimisticUpdate(update) => Some(
+                crate::rpc::light_client_optimistic_update_attested_slot(update),
+            ),
+            _ => None,
+        }
+    }
+
     /// The topic kind this message is published on.
     pub fn kind(&self) -> GossipKind {
         match self {
@@ -405,6 +422,40 @@ mod tests {
     use types::{MinimalEthSpec, Root};
 
     type E = MinimalEthSpec;
+
+    #[test]
+    fn light_client_updates_are_published_on_their_attested_headers_digest() {
+        let bytes: Vec<u8> = (0..1u32 << 16).map(|i| (i * 7) as u8).collect();
+        let mut u = arbitrary::Unstructured::new(&bytes);
+        let mut update: electra::LightClientOptimisticUpdate<E> =
+            arbitrary::Arbitrary::arbitrary(&mut u).unwrap();
+        update.attested_header.beacon.slot = 15;
+        update.signature_slot = 16;
+        let message = PubsubMessage::LightClientOptimisticUpdate(Arc::new(
+            LightClientOptimisticUpdate::Fulu(update.clone()),
+        ));
+        assert_eq!(message.topic_slot(), Some(15));
+        // Round trip through the topic's decoder.
+        let decoded = PubsubMessage::<E>::decode(
+            GossipKind::LightClientOptimisticUpdate,
+            ForkName::Fulu,
+            &message.as_ssz_bytes(),
+        )
+        .unwrap();
+        assert!(matches!(
+            decoded,
+            PubsubMessage::LightClientOptimisticUpdate(d)
+                if *d == LightClientOptimisticUpdate::Fulu(update)
+        ));
+        let exit = PubsubMessage::<E>::VoluntaryExit(Box::new(phase0::SignedVoluntaryExit {
+            message: phase0::VoluntaryExit {
+                epoch: 1,
+                validator_index: 2,
+            },
+            signature: Default::default(),
+        }));
+        assert_eq!(exit.topic_slot(), None, "the current digest");
+    }
 
     #[test]
     fn message_id_uses_decompressed_data_and_topic() {

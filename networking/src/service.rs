@@ -1404,7 +1404,12 @@ impl<E: EthSpec> Service<E> {
                 }
             }
             Command::Publish(message) => {
-                let topic = GossipTopic::new(message.kind(), self.current_digest);
+                // A light-client update goes out on the digest of its attested header's epoch
+                // (the previous fork's, just after a boundary).
+                let digest = message.topic_slot().map_or(self.current_digest, |slot| {
+                    self.fork_context.digest_at_slot::<E>(slot)
+                });
+                let topic = GossipTopic::new(message.kind(), digest);
                 let data = message.encode();
                 if let Err(e) = self
                     .swarm
