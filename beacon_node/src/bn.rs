@@ -119,6 +119,10 @@ pub(crate) struct BnArgs {
     /// Do not derive, store or serve light-client bootstraps and updates (on by default).
     #[arg(long)]
     disable_light_client_server: bool,
+    /// The database's page cache in MiB (redb's, in the node's memory): what the node keeps
+    /// of the stored chain in memory; a smaller one costs reads of cold states and blocks.
+    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..=65536))]
+    db_cache_mib: u64,
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, default_value = "info")]
     debug_level: tracing::Level,
@@ -218,6 +222,10 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
         },
         worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         builder: builder_config(&args),
+        store: client::StoreConfig {
+            cache_size_bytes: usize::try_from(args.db_cache_mib << 20).unwrap_or(usize::MAX),
+            ..client::StoreConfig::default()
+        },
     };
     let node = Client::start(config).await.map_err(|e| e.to_string())?;
     tracing::info!(network = %network_name, datadir = %datadir.display(), "arbor beacon node started");
@@ -286,6 +294,8 @@ fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
         discovery_port: Some(args.discovery_port.unwrap_or(args.port)),
         enr_address: args.enr_address,
         boot_nodes,
+        // The four light-client protocols are offered only while the server derives their data.
+        light_client_server: !args.disable_light_client_server,
         ..NetworkConfig::default()
     };
     config.peer_manager.target_peers = args.target_peers;

@@ -223,6 +223,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             chain: beacon_chain::ChainConfig::default(),
             worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             builder: None,
+            store: client::StoreConfig::default(),
         };
         let node = Client::start(config)
             .await

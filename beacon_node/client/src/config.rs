@@ -80,6 +80,8 @@ pub struct ClientConfig<E: EthSpec> {
     /// A builder relay (builder-specs) for blinded proposals, when one is configured: bids are
     /// asked for alongside the local payload, which any builder failure falls back to.
     pub builder: Option<builder_client::BuilderConfig>,
+    /// Options of the database (its page cache among them).
+    pub store: store::StoreConfig,
 }
 
 impl<E: EthSpec> ClientConfig<E> {

@@ -21,12 +21,13 @@ use execution_layer::EngineApiClient;
 use operation_pool::OperationPool;
 use state_processing::CachedBeaconState;
 use state_processing::genesis::interop_genesis_block;
-use store::{Store, StoreConfig};
+use store::Store;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use types::EthSpec;
 
 pub use config::{Anchor, ClientConfig, ExecutionConfig, NetworkOptions};
+pub use store::StoreConfig;
 
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -346,7 +347,7 @@ fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, Cl
     let store = Arc::new(Store::<E>::open(
         &db_path,
         (*config.spec).clone(),
-        StoreConfig::default(),
+        config.store.clone(),
     )?);
     let clock: Arc<dyn SlotClock> = Arc::new(SystemTimeSlotClock);
     let threads = config.worker_threads.max(1);
