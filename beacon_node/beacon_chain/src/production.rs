@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use execution_layer::{EngineApiClient, ForkchoiceUpdated, PayloadAttributes};
-use operation_pool::{OpPoolError, OperationPool};
+use operation_pool::{BlockOperations, OpPoolError, OperationPool};
 use parking_lot::{Condvar, Mutex, RwLock};
 use ssz_types::VariableList;
 use state_processing::{
@@ -37,13 +37,14 @@ use tree_hash::TreeHash;
 use types::{
     Address, BLSSignature, BeaconBlock, Blob, Bytes32, EthSpec, ForkName, Gwei, KZGCommitment,
     KZGProof, PayloadId, Root, Slot, U256, ValidatorIndex,
-    electra::{BeaconBlockBody, Withdrawal},
+    electra::{BeaconBlockBody, ExecutionPayload, ExecutionRequests, Withdrawal},
 };
 
 use crate::chain::{BeaconChain, HeadSnapshot};
 use crate::execution::{ExecutionError, forkchoice_state_of};
 
 mod builder;
+pub mod builder_metrics;
 pub use builder::{
     BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
     ProducedBlockV3,
@@ -612,9 +613,29 @@ impl<E: EthSpec> BlockProducer<E> {
     ) -> Result<ProducedBlock<E>, ProductionError> {
         // No builder: the local payload wins at any boost factor.
         let _ = builder_boost_factor;
+        let (template, mut state) =
+            self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
+        // Pack the operations while the execution client answers: the request is sent on the
+        // first poll, the packing runs before the second.
+        let (payload, operations) =
+            tokio::join!(self.local_payload(&template), self.pack(&mut state));
+        let (operations, pack_time) = operations;
+        let mut timings = template.timings;
+        timings.pack = pack_time;
+        self.local_block(template, state, operations?, payload?, timings)
+    }
+
+    /// What a block at `slot` takes from the head before its payload and operations: the
+    /// head state advanced to the slot (returned beside), the proposer, the RANDAO reveal
+    /// checked, the payload attributes.
+    fn block_template(
+        &self,
+        slot: Slot,
+        randao_reveal: BLSSignature,
+        graffiti: Option<Bytes32>,
+        skip_randao_verification: bool,
+    ) -> Result<(BlockTemplate<E>, CachedBeaconState<E>), ProductionError> {
         let started = Instant::now();
-        let mut timings = ProductionTimings::default();
-        let spec = self.chain.spec();
         let head = self.chain.head();
         if slot <= head.slot {
             return Err(ProductionError::SlotNotAfterHead {
@@ -648,41 +669,77 @@ impl<E: EthSpec> BlockProducer<E> {
         let fee_recipient = self.fee_recipient(proposer_index);
         let (attributes, expected_withdrawals) =
             self.payload_attributes(&state, slot, parent_root, fee_recipient)?;
-        timings.state = started.elapsed();
-        let payload_started = Instant::now();
-        let prepared = self.payload_ids.lock().get(&(slot, parent_root)).copied();
-        let payload_id = match prepared {
-            Some(p) if p.fee_recipient == fee_recipient => p.payload_id,
-            _ => self.start_payload_build(&head, &attributes).await?,
-        };
-
-        // Pack the operations while the execution client answers: the request is sent on the
-        // first poll, the packing runs before the second.
-        let get_payload = async {
-            let response = self.engine.get_payload_v5::<E>(payload_id).await;
-            (response, payload_started.elapsed())
-        };
-        let pack = async {
-            let pack_started = Instant::now();
-            let operations = self.pool.get_block_operations(&mut state, spec);
-            (operations, pack_started.elapsed())
-        };
-        let ((response, payload_time), (operations, pack_time)) = tokio::join!(get_payload, pack);
-        timings.payload = payload_time;
-        timings.pack = pack_time;
-        let response = response.map_err(ExecutionError::from)?;
-        let operations = operations?;
-
-        let payload = response.execution_payload;
         let parent_hash = state.view()?.latest_execution_payload_header.block_hash;
-        check_field("parent_hash", parent_hash, payload.parent_hash)?;
+        let template = BlockTemplate {
+            head,
+            fork,
+            slot,
+            proposer_index,
+            epoch,
+            eth1_data,
+            randao_reveal,
+            graffiti: graffiti.unwrap_or(self.config.default_graffiti),
+            fee_recipient,
+            attributes,
+            expected_withdrawals,
+            parent_hash,
+            started,
+            timings: ProductionTimings {
+                state: started.elapsed(),
+                ..ProductionTimings::default()
+            },
+        };
+        Ok((template, state))
+    }
+
+    /// The operations packed from the pool for `state`, and how long that took.
+    async fn pack(
+        &self,
+        state: &mut CachedBeaconState<E>,
+    ) -> (Result<BlockOperations<E>, OpPoolError>, Duration) {
+        let started = Instant::now();
+        let operations = self.pool.get_block_operations(state, self.chain.spec());
+        (operations, started.elapsed())
+    }
+
+    /// The local execution client's payload for the template: the build started ahead (or
+    /// now, `engine_forkchoiceUpdatedV3`), `engine_getPayloadV5`, and the payload's fields
+    /// and blobs bundle checked against what the attributes and the slot fix.
+    async fn local_payload(
+        &self,
+        template: &BlockTemplate<E>,
+    ) -> Result<LocalPayload<E>, ProductionError> {
+        let started = Instant::now();
+        let prepared = self
+            .payload_ids
+            .lock()
+            .get(&(template.slot, template.head.block_root))
+            .copied();
+        let payload_id = match prepared {
+            Some(p) if p.fee_recipient == template.fee_recipient => p.payload_id,
+            _ => {
+                self.start_payload_build(&template.head, &template.attributes)
+                    .await?
+            }
+        };
+        let response = self
+            .engine
+            .get_payload_v5::<E>(payload_id)
+            .await
+            .map_err(ExecutionError::from)?;
+        let elapsed = started.elapsed();
+
+        let payload = &response.execution_payload;
+        let attributes = &template.attributes;
+        check_field("parent_hash", template.parent_hash, payload.parent_hash)?;
         check_field("timestamp", attributes.timestamp, payload.timestamp)?;
         check_field("prev_randao", attributes.prev_randao, payload.prev_randao)?;
+        let expected_withdrawals = &template.expected_withdrawals;
         if payload.withdrawals.len() != expected_withdrawals.len()
             || payload
                 .withdrawals
                 .iter()
-                .zip(&expected_withdrawals)
+                .zip(expected_withdrawals)
                 .any(|(a, b)| a != b)
         {
             return Err(ProductionError::PayloadMismatch {
@@ -691,23 +748,36 @@ impl<E: EthSpec> BlockProducer<E> {
                 found: format!("{} different withdrawals", payload.withdrawals.len()),
             });
         }
-
-        let bundle = response.blobs_bundle;
-        let max = spec.get_blob_parameters(epoch).max_blobs_per_block;
-        let count = bundle.commitments.len();
+        let max = self
+            .chain
+            .spec()
+            .get_blob_parameters(template.epoch)
+            .max_blobs_per_block;
+        let count = response.blobs_bundle.commitments.len();
         if count as u64 > max {
             return Err(ProductionError::TooManyBlobs { count, max });
         }
-        execution_layer::verify_blobs_bundle_shape::<E>(&bundle)
+        execution_layer::verify_blobs_bundle_shape::<E>(&response.blobs_bundle)
             .map_err(ProductionError::BlobsBundle)?;
-        let commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock> =
-            list("blob KZG commitments", bundle.commitments)?;
-        let blobs: Blobs<E> = list("blobs", bundle.blobs)?;
+        Ok(LocalPayload {
+            response,
+            payload_id,
+            elapsed,
+        })
+    }
 
-        let body = BeaconBlockBody {
-            randao_reveal,
-            eth1_data,
-            graffiti: graffiti.unwrap_or(self.config.default_graffiti),
+    /// The template's body with `operations` and the given payload, commitments and requests.
+    fn block_body(
+        template: &BlockTemplate<E>,
+        operations: BlockOperations<E>,
+        execution_payload: ExecutionPayload<E>,
+        blob_kzg_commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock>,
+        execution_requests: ExecutionRequests<E>,
+    ) -> Result<BeaconBlockBody<E>, ProductionError> {
+        Ok(BeaconBlockBody {
+            randao_reveal: template.randao_reveal,
+            eth1_data: template.eth1_data.clone(),
+            graffiti: template.graffiti,
             proposer_slashings: list(
                 "proposer slashings",
                 operations.operations.proposer_slashings,
@@ -721,54 +791,97 @@ impl<E: EthSpec> BlockProducer<E> {
             deposits: VariableList::empty(),
             voluntary_exits: list("voluntary exits", operations.operations.voluntary_exits)?,
             sync_aggregate: operations.sync_aggregate,
-            execution_payload: payload,
+            execution_payload,
             bls_to_execution_changes: list(
                 "BLS-to-execution changes",
                 operations.operations.bls_to_execution_changes,
             )?,
-            blob_kzg_commitments: commitments.clone(),
-            execution_requests: response.execution_requests,
-        };
-        let mut message = types::electra::BeaconBlock {
-            slot,
-            proposer_index,
-            parent_root,
-            state_root: Root::ZERO,
-            body,
-        };
+            blob_kzg_commitments,
+            execution_requests,
+        })
+    }
 
-        // The transition on the advanced state: signatures unchecked (the reveal was checked,
-        // the operations were verified on their way into the pool), the payload's verdict
-        // valid (the execution client built it).
+    /// Runs `message` through `process_block` on `state` (the template's advanced state)
+    /// without signature checks and with the payload's verdict valid (the reveal was checked,
+    /// the operations were verified on their way into the pool, the payload is the execution
+    /// client's or stands in for a verified bid's); `before_root` then edits the post-state
+    /// (the blinded path's two fields). Returns the proposer's reward in gwei (its balance
+    /// change, withdrawals added back) and the state's time.
+    fn transition(
+        &self,
+        state: &mut CachedBeaconState<E>,
+        message: &types::electra::BeaconBlock<E>,
+        before_root: impl FnOnce(&mut state_processing::StateMut<'_, E>),
+    ) -> Result<Gwei, ProductionError> {
+        let proposer = message.proposer_index;
         let withdrawn: Gwei = message
             .body
             .execution_payload
             .withdrawals
             .iter()
-            .filter(|w| w.validator_index == proposer_index)
+            .filter(|w| w.validator_index == proposer)
             .map(|w| w.amount)
             .sum();
-        let before = balance(&state.view()?, proposer_index)?;
-        let transition_started = Instant::now();
+        let before = balance(&state.view()?, proposer)?;
         {
             let (mut view, caches) = state.view_mut()?;
             process_block(
                 &mut view,
                 caches,
-                &message,
+                message,
                 VerifySignatures::None,
                 &AlwaysValid,
-                spec,
+                self.chain.spec(),
             )
             .map_err(|e| ProductionError::BlockProcessing(format!("{e:?}")))?;
+            before_root(&mut view);
         }
-        let after = balance(&state.view()?, proposer_index)?;
+        let after = balance(&state.view()?, proposer)?;
+        Ok(after.saturating_add(withdrawn).saturating_sub(before))
+    }
+
+    /// The local block: the template with `operations` and the execution client's payload,
+    /// its state root from the transition; its blobs remembered for publication.
+    fn local_block(
+        &self,
+        template: BlockTemplate<E>,
+        mut state: CachedBeaconState<E>,
+        operations: BlockOperations<E>,
+        local: LocalPayload<E>,
+        mut timings: ProductionTimings,
+    ) -> Result<ProducedBlock<E>, ProductionError> {
+        let LocalPayload {
+            response,
+            payload_id,
+            elapsed,
+        } = local;
+        timings.payload = elapsed;
+        let bundle = response.blobs_bundle;
+        let commitments: VariableList<KZGCommitment, E::MaxBlobCommitmentsPerBlock> =
+            list("blob KZG commitments", bundle.commitments)?;
+        let blobs: Blobs<E> = list("blobs", bundle.blobs)?;
+        let body = Self::block_body(
+            &template,
+            operations,
+            response.execution_payload,
+            commitments.clone(),
+            response.execution_requests,
+        )?;
+        let mut message = types::electra::BeaconBlock {
+            slot: template.slot,
+            proposer_index: template.proposer_index,
+            parent_root: template.head.block_root,
+            state_root: Root::ZERO,
+            body,
+        };
+
+        let transition_started = Instant::now();
+        let reward = self.transition(&mut state, &message, |_| {})?;
         timings.transition = transition_started.elapsed();
         let root_started = Instant::now();
         let state_root = state.hash_tree_root()?;
         timings.state_root = root_started.elapsed();
         message.state_root = state_root;
-        let reward = after.saturating_add(withdrawn).saturating_sub(before);
         let block_root = message.tree_hash_root();
 
         // The same block produced again (a validator client's retry) keeps the entry and the
@@ -795,7 +908,7 @@ impl<E: EthSpec> BlockProducer<E> {
             }
         }
 
-        let block = match fork {
+        let block = match template.fork {
             ForkName::Electra => BeaconBlock::Electra(message),
             _ => BeaconBlock::Fulu(message),
         };
@@ -805,19 +918,49 @@ impl<E: EthSpec> BlockProducer<E> {
             blobs,
             execution_payload_value: response.block_value,
             consensus_block_value: U256::from(reward) * U256::from(WEI_PER_GWEI),
-            fork,
-            slot,
-            proposer_index,
+            fork: template.fork,
+            slot: template.slot,
+            proposer_index: template.proposer_index,
             block_root,
             state_root,
             payload_id,
             should_override_builder: response.should_override_builder,
             timings: ProductionTimings {
-                total: started.elapsed(),
+                total: template.started.elapsed(),
                 ..timings
             },
         })
     }
+}
+
+/// What a block takes from the head before its payload and operations
+/// ([`BlockProducer::block_template`]).
+#[derive(Debug)]
+struct BlockTemplate<E: EthSpec> {
+    head: Arc<HeadSnapshot<E>>,
+    fork: ForkName,
+    slot: Slot,
+    proposer_index: ValidatorIndex,
+    epoch: types::Epoch,
+    eth1_data: types::phase0::Eth1Data,
+    randao_reveal: BLSSignature,
+    graffiti: Bytes32,
+    fee_recipient: Address,
+    attributes: PayloadAttributes,
+    expected_withdrawals: Vec<Withdrawal>,
+    /// The parent payload's block hash (the state's latest execution payload header's).
+    parent_hash: types::Hash32,
+    started: Instant,
+    timings: ProductionTimings,
+}
+
+/// The execution client's checked answer for a block ([`BlockProducer::local_payload`]).
+#[derive(Debug)]
+struct LocalPayload<E: EthSpec> {
+    response: execution_layer::GetPayloadResponse<E>,
+    payload_id: PayloadId,
+    /// From the request (`forkchoiceUpdated` when no build was prepared) to the answer.
+    elapsed: Duration,
 }
 
 /// Fills the caches the packing and the block's transition read (committees of the previous,

@@ -153,6 +153,7 @@ impl Timelines {
     /// Registers the delay histograms, and the process-wide batch timings with them.
     pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
         self.metrics.register(registry)?;
+        crate::production::builder_metrics::register(registry)?;
         crate::batch_metrics::register(registry)
     }
 

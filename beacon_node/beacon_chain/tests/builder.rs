@@ -3,8 +3,10 @@
 //! proposer gets a blinded block on a better bid, signs it, publishes it: the relay is asked to
 //! unblind, and the full block with the builder's blobs is published and imported. Every
 //! builder failure (no registration, 204, an error, a timeout, a bad signature, a wrong parent,
-//! a lower value, boost factor 0) yields the local block; a reveal with fewer blobs than
-//! committed is refused before anything is broadcast.
+//! a lower value, boost factor 0) yields the local block; a failing local execution client
+//! (an error, a timeout) with a valid bid yields the blinded block; a reveal with fewer blobs
+//! than committed is refused before anything is broadcast. The builder metrics move with each
+//! outcome (the tests run one at a time: the metrics are process-wide).
 #![allow(
     clippy::unwrap_used,
     reason = "test helpers: a failed setup is a failed test"
@@ -17,7 +19,8 @@ use beacon_chain::execution::forkchoice_state_of;
 use beacon_chain::{
     BeaconChain, BlindedPublication, BlindedPublishError, BlockBroadcaster, BlockProducer,
     BroadcastValidation, BuilderOptions, BuilderOutcome, ChainConfig, ManualSlotClock,
-    ProducedBlindedBlock, ProducedBlockV3, ProducerConfig, PublishOutcome,
+    ProducedBlindedBlock, ProducedBlockV3, ProducerConfig, ProductionError, PublishOutcome,
+    production::builder_metrics,
 };
 use builder_client::mock_relay::{MockRelay, RelayBehaviour};
 use builder_client::{
@@ -27,7 +30,7 @@ use builder_client::{
 };
 use execution_layer::{EngineApiClient, JwtSecret, PayloadAttributes, Timeouts};
 use fork_choice::ThreadPoolBuilder;
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use mock_execution_layer::{GetPayloadFault, MockConfig, MockExecutionLayer};
 use operation_pool::OperationPool;
 use state_harness::interop_secret_key;
 use state_processing::{
@@ -78,13 +81,23 @@ struct Harness {
     spec: Arc<ChainSpec>,
     producer: BlockProducer<E>,
     relay: MockRelay<E>,
-    _mock: MockExecutionLayer<E>,
+    mock: MockExecutionLayer<E>,
+    jwt: JwtSecret,
     _dir: tempfile::TempDir,
+    _serial: tokio::sync::MutexGuard<'static, ()>,
 }
 
+/// The builder metrics are process-wide: one test at a time, so that each sees only its own
+/// counts.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn engine(url: String, jwt: &JwtSecret) -> Arc<EngineApiClient> {
+    engine_with(url, jwt, Duration::from_secs(120))
+}
+
+fn engine_with(url: String, jwt: &JwtSecret, get_payload: Duration) -> Arc<EngineApiClient> {
     let timeouts = Timeouts {
-        get_payload: Duration::from_secs(120),
+        get_payload,
         new_payload: Duration::from_secs(60),
         forkchoice_updated: Duration::from_secs(60),
         ..Timeouts::default()
@@ -92,9 +105,80 @@ fn engine(url: String, jwt: &JwtSecret) -> Arc<EngineApiClient> {
     Arc::new(EngineApiClient::new(url, jwt.clone(), timeouts).unwrap())
 }
 
+/// A builder metric's value: a counter's count, or a histogram's number of observations.
+fn metric(name: &str, labels: &[(&str, &str)]) -> u64 {
+    let registry = prometheus::Registry::new();
+    builder_metrics::register(&registry).unwrap();
+    let Some(family) = registry.gather().into_iter().find(|f| f.name() == name) else {
+        panic!("no metric {name}")
+    };
+    let histogram = family.get_field_type() == prometheus::proto::MetricType::HISTOGRAM;
+    family
+        .get_metric()
+        .iter()
+        .find(|m| {
+            labels.iter().all(|(k, v)| {
+                m.get_label()
+                    .iter()
+                    .any(|l| l.name() == *k && l.value() == *v)
+            })
+        })
+        .map_or(0, |m| {
+            if histogram {
+                m.get_histogram().get_sample_count()
+            } else {
+                m.get_counter().get_value() as u64
+            }
+        })
+}
+
+/// `beacon_builder_bids_total{outcome, reason}`.
+fn bids(outcome: &str, reason: &str) -> u64 {
+    metric(
+        "beacon_builder_bids_total",
+        &[("outcome", outcome), ("reason", reason)],
+    )
+}
+
+/// `beacon_builder_submit_blinded_total{outcome}`.
+fn submits(outcome: &str) -> u64 {
+    metric(
+        "beacon_builder_submit_blinded_total",
+        &[("outcome", outcome)],
+    )
+}
+
+/// Every bid outcome's count, to compare before and after a step.
+fn bid_counts() -> Vec<(&'static str, &'static str, u64)> {
+    [
+        ("received", ""),
+        ("no_bid", ""),
+        ("timeout", ""),
+        ("error", ""),
+        ("chosen", ""),
+        ("local_chosen", ""),
+        ("invalid", "invalid_signature"),
+        ("invalid", "header_mismatch"),
+    ]
+    .into_iter()
+    .map(|(outcome, reason)| (outcome, reason, bids(outcome, reason)))
+    .collect()
+}
+
+/// The bid outcomes whose counts changed since `before`, with how much.
+fn bid_changes(before: &[(&'static str, &'static str, u64)]) -> Vec<(&'static str, u64)> {
+    bid_counts()
+        .into_iter()
+        .zip(before)
+        .filter(|((_, _, now), (_, _, then))| now != then)
+        .map(|((outcome, _, now), (_, _, then))| (outcome, now - then))
+        .collect()
+}
+
 /// A chain with a local block at slot 1, the clock in slot 2, a relay (`submit` for
 /// unblinding) with a payload ready for slot 2 paying the builder fee recipient.
 async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
+    let serial = SERIAL.lock().await;
     let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
     let jwt = JwtSecret::random();
     let mock = MockExecutionLayer::<E>::start(
@@ -223,8 +307,10 @@ async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
         spec,
         producer,
         relay,
-        _mock: mock,
+        mock,
+        jwt,
         _dir: dir,
+        _serial: serial,
     }
 }
 
@@ -353,9 +439,17 @@ async fn a_better_bid_gives_a_blinded_block_that_is_unblinded_published_and_impo
     let bid_value = U256::from(10u64).pow(U256::from(18u64));
     h.relay.set_bid_value(Some(bid_value));
 
+    let before = bid_counts();
+    let headers = metric("beacon_builder_get_header_seconds", &[]);
     let produced = expect_blinded(produce(&h, None).await);
+    assert_eq!(bid_changes(&before), vec![("received", 1), ("chosen", 1)]);
+    assert_eq!(
+        metric("beacon_builder_get_header_seconds", &[]),
+        headers + 1
+    );
     assert_eq!(produced.execution_payload_value, bid_value);
-    assert!(produced.local_payload_value < bid_value);
+    assert!(produced.local_payload_value.unwrap() < bid_value);
+    assert_eq!(produced.local_payload_error, None);
     assert_eq!(produced.fork, ForkName::Fulu);
     let body = &produced.block.body;
     assert_eq!(
@@ -367,6 +461,10 @@ async fn a_better_bid_gives_a_blinded_block_that_is_unblinded_published_and_impo
 
     let signed = sign(&h, &produced);
     let recorder = Recorder::default();
+    let (revealed, submit_time) = (
+        submits("revealed"),
+        metric("beacon_builder_submit_blinded_seconds", &[]),
+    );
     let published = h
         .producer
         .publish_blinded_block(
@@ -380,6 +478,11 @@ async fn a_better_bid_gives_a_blinded_block_that_is_unblinded_published_and_impo
     let BlindedPublication::Published(published) = published else {
         panic!("unblinded with v1, published here")
     };
+    assert_eq!(submits("revealed"), revealed + 1);
+    assert_eq!(
+        metric("beacon_builder_submit_blinded_seconds", &[]),
+        submit_time + 1
+    );
     // The relay was asked to unblind exactly this block.
     let submitted = h.relay.submitted_blocks();
     assert_eq!(submitted.len(), 1);
@@ -410,6 +513,7 @@ async fn with_v2_the_relay_publishes_the_block() {
     h.relay.set_bid_value(Some(U256::from(u64::MAX)));
     let produced = expect_blinded(produce(&h, None).await);
     let recorder = Recorder::default();
+    let by_relay = submits("published_by_relay");
     let outcome = h
         .producer
         .publish_blinded_block(
@@ -424,6 +528,7 @@ async fn with_v2_the_relay_publishes_the_block() {
         outcome,
         BlindedPublication::PublishedByRelay { block_root } if block_root == produced.block_root
     ));
+    assert_eq!(submits("published_by_relay"), by_relay + 1);
     let published = h.relay.published_blocks();
     assert_eq!(published.len(), 1);
     assert_eq!(
@@ -482,12 +587,14 @@ async fn every_builder_failure_falls_back_to_the_local_payload() {
     assert_eq!(h.producer.register_validators(&[unknown]).await.unwrap(), 0);
     assert!(h.relay.registrations().is_empty());
 
-    // Not registered: the relay is not even asked.
+    // Not registered: the relay is not even asked (nothing counted).
+    let before = bid_counts();
     assert_eq!(
         expect_local(produce(&h, None).await),
         BuilderOutcome::NotRegistered
     );
     assert!(h.relay.header_requests().is_empty());
+    assert_eq!(bid_changes(&before), vec![]);
     register(&h, proposer).await;
 
     // Boost factor 0: local, the relay not asked.
@@ -499,6 +606,8 @@ async fn every_builder_failure_falls_back_to_the_local_payload() {
     );
     assert!(h.relay.header_requests().is_empty());
 
+    assert_eq!(bid_changes(&before), vec![]);
+
     // A bid worth less than the local payload.
     h.relay.set_bid_value(Some(U256::from(1u64)));
     assert_eq!(
@@ -507,32 +616,51 @@ async fn every_builder_failure_falls_back_to_the_local_payload() {
             builder_value: U256::from(1u64)
         }
     );
+    assert_eq!(
+        bid_changes(&before),
+        vec![("received", 1), ("local_chosen", 1)]
+    );
     h.relay
         .set_bid_value(Some(U256::from(10u64).pow(U256::from(18u64))));
 
     h.relay.set_behaviour(RelayBehaviour::NoBid);
+    let before = bid_counts();
     assert_eq!(expect_local(produce(&h, None).await), BuilderOutcome::NoBid);
+    assert_eq!(bid_changes(&before), vec![("no_bid", 1)]);
 
     h.relay.set_behaviour(RelayBehaviour::Error(503));
+    let before = bid_counts();
     assert!(matches!(
         expect_local(produce(&h, None).await),
         BuilderOutcome::Failed(_)
     ));
+    assert_eq!(bid_changes(&before), vec![("error", 1)]);
 
     h.relay
         .set_behaviour(RelayBehaviour::Delay(Duration::from_secs(30)));
+    let before = bid_counts();
+    let headers = metric("beacon_builder_get_header_seconds", &[]);
     match expect_local(produce(&h, None).await) {
         BuilderOutcome::Failed(reason) => assert!(reason.contains("no answer within"), "{reason}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(bid_changes(&before), vec![("timeout", 1)]);
+    assert_eq!(
+        metric("beacon_builder_get_header_seconds", &[]),
+        headers + 1
+    );
 
     h.relay.set_behaviour(RelayBehaviour::BadSignature);
+    let before = bid_counts();
     assert!(matches!(
         expect_local(produce(&h, None).await),
         BuilderOutcome::InvalidBid(BidError::InvalidSignature(_))
     ));
+    assert_eq!(bid_changes(&before), vec![("received", 1), ("invalid", 1)]);
+    assert_eq!(bids("invalid", "invalid_signature"), before[6].2 + 1);
 
     h.relay.set_behaviour(RelayBehaviour::WrongParent);
+    let before = bid_counts();
     assert!(matches!(
         expect_local(produce(&h, None).await),
         BuilderOutcome::InvalidBid(BidError::Mismatch {
@@ -540,10 +668,14 @@ async fn every_builder_failure_falls_back_to_the_local_payload() {
             ..
         })
     ));
+    assert_eq!(bid_changes(&before), vec![("received", 1), ("invalid", 1)]);
+    assert_eq!(bids("invalid", "header_mismatch"), before[7].2 + 1);
 
     // Honest again: the builder wins, so the fallbacks above were the failures' doing.
     h.relay.set_behaviour(RelayBehaviour::Honest);
+    let before = bid_counts();
     expect_blinded(produce(&h, None).await);
+    assert_eq!(bid_changes(&before), vec![("received", 1), ("chosen", 1)]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -555,6 +687,7 @@ async fn a_reveal_with_fewer_blobs_than_committed_is_not_published() {
     let produced = expect_blinded(produce(&h, None).await);
     h.relay.set_behaviour(RelayBehaviour::WithholdBlob);
     let recorder = Recorder::default();
+    let invalid_reveals = submits("invalid_reveal");
     let err = h
         .producer
         .publish_blinded_block(
@@ -575,6 +708,7 @@ async fn a_reveal_with_fewer_blobs_than_committed_is_not_published() {
         ),
         "{err}"
     );
+    assert_eq!(submits("invalid_reveal"), invalid_reveals + 1);
     assert!(recorder.blocks.lock().unwrap().is_empty());
     assert_ne!(h.producer.chain().head().block_root, produced.block_root);
 
@@ -598,4 +732,128 @@ async fn a_reveal_with_fewer_blobs_than_committed_is_not_published() {
         Err(BlindedPublishError::InvalidSignature)
     ));
     assert_eq!(h.relay.submitted_blocks().len(), before);
+}
+
+/// Registers `proposer` with `producer` (and so with the relay).
+async fn register_with(producer: &BlockProducer<E>, spec: &ChainSpec, proposer: ValidatorIndex) {
+    let key = interop_secret_key(proposer as usize);
+    let message = ValidatorRegistrationV1 {
+        fee_recipient: BUILDER_FEE_RECIPIENT,
+        gas_limit: 60_000_000,
+        timestamp: GENESIS_TIME,
+        pubkey: BLSPubkey::from(key.public_key().compress().0),
+    };
+    let root = compute_signing_root(&message, builder_domain(spec));
+    let registration = SignedValidatorRegistrationV1 {
+        message,
+        signature: BLSSignature::from(key.sign(root.as_slice()).serialize()),
+    };
+    assert_eq!(
+        producer
+            .register_validators(std::slice::from_ref(&registration))
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_local_execution_client_with_a_valid_bid_gives_the_blinded_block() {
+    let h = harness(SubmitVersion::V1, Duration::from_secs(5)).await;
+    let (proposer, reveal) = proposer_and_reveal(&h);
+    register(&h, proposer).await;
+    // A bid worth less than the local payload: only the execution client's failure makes
+    // the builder's the block.
+    h.relay.set_bid_value(Some(U256::from(1u64)));
+    assert!(matches!(
+        expect_local(produce(&h, None).await),
+        BuilderOutcome::LocalChosen { .. }
+    ));
+
+    h.mock.set_get_payload_fault(Some(GetPayloadFault::Error));
+    let before = bid_counts();
+    let produced = expect_blinded(produce(&h, None).await);
+    assert_eq!(bid_changes(&before), vec![("received", 1), ("chosen", 1)]);
+    assert_eq!(produced.execution_payload_value, U256::from(1u64));
+    assert_eq!(produced.local_payload_value, None);
+    let error = produced.local_payload_error.clone().unwrap();
+    assert!(error.contains("mock fault"), "{error}");
+    assert_eq!(
+        produced.block.body.execution_payload_header.fee_recipient,
+        BUILDER_FEE_RECIPIENT
+    );
+    // A boost factor weighs the bid against nothing: it still makes the block.
+    expect_blinded(produce(&h, Some(1)).await);
+    // Factor 0 asks no builder: the execution client's error is the answer.
+    let local_only = h
+        .producer
+        .produce_block_v3_with_builder(Slot::from(SLOT), reveal, None, false, Some(0))
+        .await;
+    assert!(
+        matches!(local_only, Err(ProductionError::Execution(_))),
+        "{local_only:?}"
+    );
+    // Neither a payload nor a bid: the execution client's error.
+    h.relay.set_behaviour(RelayBehaviour::NoBid);
+    let neither = h
+        .producer
+        .produce_block_v3_with_builder(Slot::from(SLOT), reveal, None, false, None)
+        .await;
+    assert!(
+        matches!(neither, Err(ProductionError::Execution(_))),
+        "{neither:?}"
+    );
+    h.relay.set_behaviour(RelayBehaviour::Honest);
+
+    // The block on the bid is a valid block: unblinded, published and imported.
+    let recorder = Recorder::default();
+    let published = h
+        .producer
+        .publish_blinded_block(
+            sign(&h, &produced),
+            ForkName::Fulu,
+            BroadcastValidation::Gossip,
+            &recorder,
+        )
+        .await
+        .unwrap();
+    let BlindedPublication::Published(published) = published else {
+        panic!("unblinded with v1, published here")
+    };
+    assert_eq!(published.outcome, PublishOutcome::Imported);
+    assert_eq!(h.producer.chain().head().block_root, produced.block_root);
+    assert_eq!(recorder.columns.lock().unwrap().len(), 128);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_execution_client_past_its_timeout_with_a_valid_bid_gives_the_blinded_block() {
+    let h = harness(SubmitVersion::V1, Duration::from_secs(5)).await;
+    let (proposer, _) = proposer_and_reveal(&h);
+    // A producer on the same chain and relay whose getPayload gives up after 300 ms.
+    let impatient = BlockProducer::new(
+        h.producer.chain().clone(),
+        h.producer.pool().clone(),
+        engine_with(h.mock.url(), &h.jwt, Duration::from_millis(300)),
+        h.producer.config().clone(),
+    );
+    register_with(&impatient, &h.spec, proposer).await;
+    h.mock
+        .set_get_payload_fault(Some(GetPayloadFault::Delay(Duration::from_secs(30))));
+    let (_, reveal) = proposer_and_reveal(&h);
+    let produced = impatient
+        .produce_block_v3_with_builder(Slot::from(SLOT), reveal, None, false, None)
+        .await
+        .unwrap();
+    let produced = expect_blinded(produced);
+    assert_eq!(produced.local_payload_value, None);
+    assert!(produced.local_payload_error.is_some());
+
+    // The reverse: the relay fails, the execution client answers again: the local block.
+    h.mock.set_get_payload_fault(None);
+    register(&h, proposer).await;
+    h.relay.set_behaviour(RelayBehaviour::Error(500));
+    assert!(matches!(
+        expect_local(produce(&h, None).await),
+        BuilderOutcome::Failed(_)
+    ));
 }

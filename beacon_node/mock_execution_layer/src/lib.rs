@@ -5,7 +5,7 @@
 //!
 //! It runs in-process for tests ([`MockExecutionLayer::start`]) and as `arbor mock-el`. Tests
 //! steer it through its setters: a status per block hash, syncing, response delay, malformed
-//! responses, going offline and coming back.
+//! responses, a failing or stalled `getPayload`, going offline and coming back.
 //!
 //! What it does not do: execute transactions (state and receipts roots are synthetic, derived
 //! from the parent's), price gas (base fee is constant), or apply EIP-7918's blob base fee floor.
@@ -99,6 +99,18 @@ struct Behaviour {
     /// `Some(n)`: block `k` carries the blobs of block `k % n`, computed once (a blob's cell
     /// proofs cost hundreds of milliseconds; a long devnet needs no endless variety).
     blob_variety: Option<u64>,
+    /// How `engine_getPayloadV5` fails, when it does.
+    get_payload_fault: Option<GetPayloadFault>,
+}
+
+/// How [`MockExecutionLayer::set_get_payload_fault`] makes `engine_getPayloadV5` fail (every
+/// other method answers as usual).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GetPayloadFault {
+    /// A JSON-RPC error (-32603, internal error), as an execution client whose build failed.
+    Error,
+    /// The answer held back this long (a client past the caller's timeout).
+    Delay(Duration),
 }
 
 /// What the mock knows of a block it accepted.
@@ -703,6 +715,17 @@ impl<E: EthSpec> Shared<E> {
             }
             ENGINE_GET_PAYLOAD_V5 => {
                 let (id,): (Data<PayloadId>,) = parse(params)?;
+                let fault = lock(&self.behaviour).get_payload_fault;
+                match fault {
+                    Some(GetPayloadFault::Error) => {
+                        return Err(RpcFailure::new(
+                            RpcErrorCode::InternalError,
+                            "payload build failed (mock fault)",
+                        ));
+                    }
+                    Some(GetPayloadFault::Delay(delay)) => tokio::time::sleep(delay).await,
+                    None => {}
+                }
                 self.get_payload(id.0).await
             }
             ENGINE_GET_BLOBS_V2 => {
@@ -893,6 +916,11 @@ impl<E: EthSpec> MockExecutionLayer<E> {
     /// Delay every authenticated response by `delay`.
     pub fn set_response_delay(&self, delay: Duration) {
         lock(&self.shared.behaviour).delay = delay;
+    }
+
+    /// Make every `engine_getPayloadV5` fail as `fault` says (`None`: answer again).
+    pub fn set_get_payload_fault(&self, fault: Option<GetPayloadFault>) {
+        lock(&self.shared.behaviour).get_payload_fault = fault;
     }
 
     /// Answer every authenticated request with truncated JSON (while `true`).

@@ -7,10 +7,13 @@
 //! slot's limit), and chooses by value and `builder_boost_factor`
 //! ([`builder_client::select_payload`]). Any builder failure (no relay, no registration, 204,
 //! an error status, a timeout, an invalid bid, a lower value) yields the local block, with the
-//! reason in [`BuilderOutcome`].
+//! reason in [`BuilderOutcome`]; the other way round, when the local execution client fails
+//! (an error, a timeout, a payload that fails its checks) a verified bid makes the block, as it
+//! does in other clients (the boost factor has no local value to weigh it against; factor 0
+//! asks no builder). Each call and bid is counted ([`super::builder_metrics`]).
 //!
-//! The blinded block reuses the local block's operations (packed for the same state) with the
-//! bid's header, commitments and execution requests. Its post-state comes from the state
+//! The blinded block has the operations packed for the slot's state (the same ones a local
+//! block would carry) with the bid's header, commitments and execution requests. Its post-state comes from the state
 //! transition of that body with a stand-in payload (the header's fields, the expected
 //! withdrawals, no transactions), after which the two state fields a payload's transactions
 //! reach are set to what the blinded block gives them: `latest_execution_payload_header` (the
@@ -27,6 +30,7 @@
 //! [spec]: builder-specs specs/bellatrix/validator.md, beacon-APIs apis/validator/block.v3.yaml
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use builder_client::{
     BidError, BidExpectations, BlindedBeaconBlock, BlindedBeaconBlockBody, BuilderBid,
@@ -34,20 +38,22 @@ use builder_client::{
     SignedValidatorRegistrationV1, SubmitVersion, UnblindError, builder_domain, select_payload,
     verify_builder_bid, withdrawals_root,
 };
+use operation_pool::BlockOperations;
 use state_processing::{
     CachedBeaconState, StateRef,
-    common::{
-        balance, get_beacon_proposer_index, get_current_epoch, get_randao_mix, is_active_validator,
-    },
-    per_block::{AlwaysValid, VerifySignatures, get_expected_withdrawals, process_block},
+    common::{get_current_epoch, is_active_validator},
 };
 use tree_hash::TreeHash;
 use types::{
-    BLSPubkey, BLSSignature, BeaconBlock, Bytes32, EthSpec, ForkName, Gwei, Root,
-    SignedBeaconBlock, Slot, U256, ValidatorIndex, signing, typenum::Unsigned,
+    BLSPubkey, BLSSignature, Bytes32, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, U256,
+    ValidatorIndex, electra::ExecutionPayload, signing, typenum::Unsigned,
 };
 
-use super::{BlockProducer, ProducedBlock, ProductionError, WEI_PER_GWEI};
+use super::builder_metrics::{
+    BidOutcome, SubmitOutcome, bid_error_reason, count_bid, count_submit, observe_get_header,
+    observe_submit,
+};
+use super::{BlockProducer, BlockTemplate, ProducedBlock, ProductionError, WEI_PER_GWEI};
 use crate::gossip::{domain_at, head_pubkey, verify_one};
 use crate::publication::{BlockBroadcaster, BroadcastValidation, PublishError, PublishedBlock};
 
@@ -77,8 +83,11 @@ pub struct ProducedBlindedBlock<E: EthSpec> {
     pub proposer_index: ValidatorIndex,
     /// The block's root (the full block's).
     pub block_root: Root,
-    /// The local payload's value, which the bid beat.
-    pub local_payload_value: U256,
+    /// The local payload's value, which the bid beat (`None`: the execution client gave no
+    /// usable payload, and the bid made the block).
+    pub local_payload_value: Option<U256>,
+    /// Why the execution client gave no usable payload, when it did not.
+    pub local_payload_error: Option<String>,
 }
 
 /// Why a block carries the local payload.
@@ -224,8 +233,11 @@ impl<E: EthSpec> BlockProducer<E> {
     }
 
     /// `produceBlockV3` with the builder: the local block, or a blinded block on the relay's
-    /// bid when it is valid and worth more (see the module's documentation). Fails only when
-    /// the local block fails.
+    /// bid when it is valid and worth more (see the module's documentation). The relay is
+    /// asked while the execution client builds and the pool packs; when the execution client
+    /// gives no usable payload (an error, a timeout, a payload that fails its checks) a
+    /// verified bid makes the block, at any `builder_boost_factor` but 0 (which asks no
+    /// builder). Fails when neither gives a payload, with the execution client's error.
     pub async fn produce_block_v3_with_builder(
         &self,
         slot: Slot,
@@ -234,159 +246,239 @@ impl<E: EthSpec> BlockProducer<E> {
         skip_randao_verification: bool,
         builder_boost_factor: Option<u64>,
     ) -> Result<ProducedBlockV3<E>, ProductionError> {
-        let local = self.produce_block_v3(
-            slot,
-            randao_reveal,
-            graffiti,
-            skip_randao_verification,
-            builder_boost_factor,
-        );
-        let Some(builder) = self.builder() else {
-            return Ok(ProducedBlockV3::Full {
-                block: local.await?,
-                outcome: BuilderOutcome::NoBuilder,
-            });
+        let local_only = match self.builder() {
+            None => Some(BuilderOutcome::NoBuilder),
+            Some(_) if builder_boost_factor == Some(0) => Some(BuilderOutcome::LocalRequested),
+            Some(_) => None,
         };
-        if builder_boost_factor == Some(0) {
-            return Ok(ProducedBlockV3::Full {
-                block: local.await?,
-                outcome: BuilderOutcome::LocalRequested,
-            });
+        if let Some(outcome) = local_only {
+            let block = self
+                .produce_block_v3(
+                    slot,
+                    randao_reveal,
+                    graffiti,
+                    skip_randao_verification,
+                    builder_boost_factor,
+                )
+                .await?;
+            return Ok(ProducedBlockV3::Full { block, outcome });
         }
-        let (local, bid) = tokio::join!(local, self.builder_bid(builder, slot));
-        let local = local?;
-        let bid = match bid {
-            Ok(bid) => bid,
-            Err(outcome) => {
-                return Ok(ProducedBlockV3::Full {
-                    block: local,
-                    outcome,
-                });
+        let builder = self
+            .builder()
+            .expect("a builder is configured: checked above");
+        let (template, mut state) =
+            self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
+        let request = self.bid_request(builder, &template, &state);
+        // Both requests go out on the first polls, then the packing runs.
+        let (local, bid, operations) = tokio::join!(
+            self.local_payload(&template),
+            async {
+                match request {
+                    Ok((expected, pubkey)) => {
+                        self.builder_bid(builder, &template, expected, pubkey).await
+                    }
+                    Err(outcome) => Err(outcome),
+                }
+            },
+            self.pack(&mut state)
+        );
+        let (operations, pack_time) = operations;
+        let operations = operations?;
+        let mut timings = template.timings;
+        timings.pack = pack_time;
+
+        let (local, bid) = match (local, bid) {
+            (Ok(local), Ok(bid)) => (local, bid),
+            (Ok(local), Err(outcome)) => {
+                let block = self.local_block(template, state, operations, local, timings)?;
+                return Ok(ProducedBlockV3::Full { block, outcome });
             }
+            (Err(error), Ok(bid)) => {
+                // The execution client failed; the verified bid still makes the block.
+                let local = Err(error.to_string());
+                return match self.blinded_block_on_bid(&template, state, operations, bid, local) {
+                    Ok(blinded) => {
+                        count_bid(BidOutcome::Chosen, "");
+                        Ok(ProducedBlockV3::Blinded(blinded))
+                    }
+                    Err(_) => {
+                        count_bid(BidOutcome::Error, "");
+                        Err(error)
+                    }
+                };
+            }
+            // The execution client's error says more than why there was no bid.
+            (Err(error), Err(_)) => return Err(error),
         };
         let choice = select_payload(
-            local.execution_payload_value,
+            local.response.block_value,
             bid.value,
             builder_boost_factor,
-            local.should_override_builder,
+            local.response.should_override_builder,
         );
         if choice == PayloadChoice::Local {
+            count_bid(BidOutcome::LocalChosen, "");
+            let builder_value = bid.value;
+            let block = self.local_block(template, state, operations, local, timings)?;
             return Ok(ProducedBlockV3::Full {
-                block: local,
-                outcome: BuilderOutcome::LocalChosen {
-                    builder_value: bid.value,
-                },
+                block,
+                outcome: BuilderOutcome::LocalChosen { builder_value },
             });
         }
-        match self.blinded_block_on_bid(&local, bid) {
-            Ok(blinded) => Ok(ProducedBlockV3::Blinded(blinded)),
-            Err(e) => Ok(ProducedBlockV3::Full {
-                block: local,
-                outcome: BuilderOutcome::BlindedBlockFailed(e.to_string()),
-            }),
+        // The blinded block's transition runs on a copy: the local block needs the state
+        // should the blinded one fail.
+        match self.blinded_block_on_bid(
+            &template,
+            state.clone(),
+            operations.clone(),
+            bid,
+            Ok(local.response.block_value),
+        ) {
+            Ok(blinded) => {
+                count_bid(BidOutcome::Chosen, "");
+                Ok(ProducedBlockV3::Blinded(blinded))
+            }
+            Err(e) => {
+                count_bid(BidOutcome::Error, "");
+                let block = self.local_block(template, state, operations, local, timings)?;
+                Ok(ProducedBlockV3::Full {
+                    block,
+                    outcome: BuilderOutcome::BlindedBlockFailed(e.to_string()),
+                })
+            }
         }
     }
 
-    /// The relay's verified bid for `slot` on the head, or why there is none.
-    async fn builder_bid(
+    /// What the bid for the template's block must satisfy, and the proposer's key to ask
+    /// with; the relay is not asked for a proposer that sent no registration.
+    fn bid_request(
         &self,
         builder: &BuilderOptions,
-        slot: Slot,
-    ) -> Result<BuilderBid<E>, BuilderOutcome> {
-        let failed = |e: ProductionError| BuilderOutcome::Failed(e.to_string());
-        let head = self.chain.head();
-        let fork = self.check_fork(slot).map_err(failed)?;
-        let mut state = self
-            .advanced_state(head.block_root, &head.state, slot)
-            .map_err(failed)?;
-        let proposer = {
-            let (view, caches) = state
-                .view_mut()
-                .map_err(|e| failed(ProductionError::State(e)))?;
-            get_beacon_proposer_index(&view.as_ref(), caches)
-                .map_err(|e| failed(ProductionError::State(e)))?
-        };
-        let pubkey = head_pubkey(&state, proposer)
+        template: &BlockTemplate<E>,
+        state: &CachedBeaconState<E>,
+    ) -> Result<(BidExpectations, BLSPubkey), BuilderOutcome> {
+        let failed = |e: state_processing::Error| BuilderOutcome::Failed(e.to_string());
+        let proposer = template.proposer_index;
+        let pubkey = head_pubkey(state, proposer)
             .map(|key| BLSPubkey::from(key.compress().0))
             .ok_or_else(|| BuilderOutcome::Failed(format!("no key for proposer {proposer}")))?;
         let registration = self.builder_registrations.read().get(&pubkey).cloned();
         let Some(registration) = registration else {
             return Err(BuilderOutcome::NotRegistered);
         };
-        let expected = {
-            let view = state
-                .view()
-                .map_err(|e| failed(ProductionError::State(e)))?;
-            let epoch = get_current_epoch(&view);
-            let withdrawals = get_expected_withdrawals(&view)
-                .map_err(|e| failed(ProductionError::State(e)))?
-                .withdrawals;
-            let spec = self.chain.spec();
-            BidExpectations {
-                parent_hash: view.latest_execution_payload_header.block_hash,
-                timestamp: spec.compute_time_at_slot(self.chain.genesis_time(), slot),
-                prev_randao: get_randao_mix(&view, epoch),
-                withdrawals_root: withdrawals_root::<E>(&withdrawals).ok_or_else(|| {
-                    BuilderOutcome::Failed("more expected withdrawals than a payload holds".into())
-                })?,
-                parent_gas_limit: view.latest_execution_payload_header.gas_limit,
-                registered_gas_limit: Some(registration.gas_limit),
-                max_blobs: if fork >= ForkName::Fulu {
-                    spec.get_blob_parameters(epoch).max_blobs_per_block
-                } else {
-                    spec.max_blobs_per_block_electra
-                },
-                builder_pubkey: builder.client.builder_pubkey(),
-            }
+        let view = state.view().map_err(failed)?;
+        let spec = self.chain.spec();
+        let expected = BidExpectations {
+            parent_hash: template.parent_hash,
+            timestamp: template.attributes.timestamp,
+            prev_randao: template.attributes.prev_randao,
+            withdrawals_root: withdrawals_root::<E>(&template.expected_withdrawals).ok_or_else(
+                || BuilderOutcome::Failed("more expected withdrawals than a payload holds".into()),
+            )?,
+            parent_gas_limit: view.latest_execution_payload_header.gas_limit,
+            registered_gas_limit: Some(registration.gas_limit),
+            max_blobs: if template.fork >= ForkName::Fulu {
+                spec.get_blob_parameters(template.epoch).max_blobs_per_block
+            } else {
+                spec.max_blobs_per_block_electra
+            },
+            builder_pubkey: builder.client.builder_pubkey(),
         };
-        let signed = builder
-            .client
-            .get_header::<E>(fork, slot, expected.parent_hash, pubkey)
-            .await
-            .map_err(|e| BuilderOutcome::Failed(e.to_string()))?
-            .ok_or(BuilderOutcome::NoBid)?;
-        verify_builder_bid(signed, &expected, builder_domain(self.chain.spec()))
-            .map(|verified| verified.bid)
-            .map_err(BuilderOutcome::InvalidBid)
+        Ok((expected, pubkey))
     }
 
-    /// The blinded block with `local`'s operations and `bid`'s payload header, commitments
-    /// and requests, its state root from the transition on the slot's advanced state.
+    /// The relay's verified bid for the template's block, or why there is none (counted in
+    /// `beacon_builder_bids_total`).
+    async fn builder_bid(
+        &self,
+        builder: &BuilderOptions,
+        template: &BlockTemplate<E>,
+        expected: BidExpectations,
+        pubkey: BLSPubkey,
+    ) -> Result<BuilderBid<E>, BuilderOutcome> {
+        let started = Instant::now();
+        let answer = builder
+            .client
+            .get_header::<E>(template.fork, template.slot, expected.parent_hash, pubkey)
+            .await;
+        observe_get_header(started.elapsed());
+        let signed = match answer {
+            Ok(Some(signed)) => signed,
+            Ok(None) => {
+                count_bid(BidOutcome::NoBid, "");
+                return Err(BuilderOutcome::NoBid);
+            }
+            Err(e) => {
+                let outcome = if e.is_timeout() {
+                    BidOutcome::Timeout
+                } else {
+                    BidOutcome::Error
+                };
+                count_bid(outcome, "");
+                return Err(BuilderOutcome::Failed(e.to_string()));
+            }
+        };
+        count_bid(BidOutcome::Received, "");
+        verify_builder_bid(signed, &expected, builder_domain(self.chain.spec()))
+            .map(|verified| verified.bid)
+            .map_err(|e| {
+                count_bid(BidOutcome::Invalid, bid_error_reason(&e));
+                BuilderOutcome::InvalidBid(e)
+            })
+    }
+
+    /// The blinded block with the template's fields, `operations` and `bid`'s payload header,
+    /// commitments and requests, its state root from the transition on `state` (the
+    /// template's advanced state). `local_payload`: the local payload's value, or why the
+    /// execution client gave none.
     fn blinded_block_on_bid(
         &self,
-        local: &ProducedBlock<E>,
+        template: &BlockTemplate<E>,
+        mut state: CachedBeaconState<E>,
+        operations: BlockOperations<E>,
         bid: BuilderBid<E>,
+        local_payload: Result<U256, String>,
     ) -> Result<ProducedBlindedBlock<E>, ProductionError> {
-        let (BeaconBlock::Electra(message) | BeaconBlock::Fulu(message)) = &local.block else {
-            return Err(ProductionError::UnsupportedFork {
-                slot: local.slot,
-                fork: local.fork,
-            });
-        };
         let header = bid.header;
-        let mut message = message.clone();
         // The stand-in payload: every header field, the expected withdrawals (the header's
         // withdrawals root was checked against them), no transactions.
-        let payload = &mut message.body.execution_payload;
-        payload.parent_hash = header.parent_hash;
-        payload.fee_recipient = header.fee_recipient;
-        payload.state_root = header.state_root;
-        payload.receipts_root = header.receipts_root;
-        payload.logs_bloom = header.logs_bloom.clone();
-        payload.prev_randao = header.prev_randao;
-        payload.block_number = header.block_number;
-        payload.gas_limit = header.gas_limit;
-        payload.gas_used = header.gas_used;
-        payload.timestamp = header.timestamp;
-        payload.extra_data = header.extra_data.clone();
-        payload.base_fee_per_gas = header.base_fee_per_gas;
-        payload.block_hash = header.block_hash;
-        payload.transactions = ssz_types::VariableList::empty();
-        payload.blob_gas_used = header.blob_gas_used;
-        payload.excess_blob_gas = header.excess_blob_gas;
-        message.body.blob_kzg_commitments = bid.blob_kzg_commitments.clone();
-        message.body.execution_requests = bid.execution_requests.clone();
-        message.state_root = Root::ZERO;
+        let payload = ExecutionPayload::<E> {
+            parent_hash: header.parent_hash,
+            fee_recipient: header.fee_recipient,
+            state_root: header.state_root,
+            receipts_root: header.receipts_root,
+            logs_bloom: header.logs_bloom.clone(),
+            prev_randao: header.prev_randao,
+            block_number: header.block_number,
+            gas_limit: header.gas_limit,
+            gas_used: header.gas_used,
+            timestamp: header.timestamp,
+            extra_data: header.extra_data.clone(),
+            base_fee_per_gas: header.base_fee_per_gas,
+            block_hash: header.block_hash,
+            transactions: ssz_types::VariableList::empty(),
+            withdrawals: ssz_types::VariableList::new(template.expected_withdrawals.clone())
+                .map_err(|_| ProductionError::TooMany {
+                    what: "withdrawals",
+                    count: template.expected_withdrawals.len(),
+                })?,
+            blob_gas_used: header.blob_gas_used,
+            excess_blob_gas: header.excess_blob_gas,
+        };
+        let body = Self::block_body(
+            template,
+            operations,
+            payload,
+            bid.blob_kzg_commitments.clone(),
+            bid.execution_requests.clone(),
+        )?;
+        let message = types::electra::BeaconBlock {
+            slot: template.slot,
+            proposer_index: template.proposer_index,
+            parent_root: template.head.block_root,
+            state_root: Root::ZERO,
+            body,
+        };
         let blinded_body = BlindedBeaconBlockBody::from_body_with(
             &message.body,
             header.clone(),
@@ -394,59 +486,29 @@ impl<E: EthSpec> BlockProducer<E> {
             bid.execution_requests,
         );
         let body_root = blinded_body.tree_hash_root();
-
-        let head = self.chain.head();
-        if head.block_root != message.parent_root {
-            return Err(ProductionError::BlockProcessing(format!(
-                "the head moved from {} to {} during production",
-                message.parent_root, head.block_root
-            )));
-        }
-        let mut state = self.advanced_state(message.parent_root, &head.state, message.slot)?;
-        let proposer = message.proposer_index;
-        let withdrawn: Gwei = message
-            .body
-            .execution_payload
-            .withdrawals
-            .iter()
-            .filter(|w| w.validator_index == proposer)
-            .map(|w| w.amount)
-            .sum();
-        let before = balance(&state.view()?, proposer)?;
-        {
-            let (mut view, caches) = state.view_mut()?;
-            process_block(
-                &mut view,
-                caches,
-                &message,
-                VerifySignatures::None,
-                &AlwaysValid,
-                self.chain.spec(),
-            )
-            .map_err(|e| ProductionError::BlockProcessing(format!("{e:?}")))?;
+        let reward = self.transition(&mut state, &message, |view| {
             // What the real payload's transactions change: the cached header and the body root.
             *view.latest_execution_payload_header = header;
             view.latest_block_header.body_root = body_root;
-        }
-        let after = balance(&state.view()?, proposer)?;
+        })?;
         let state_root = state.hash_tree_root()?;
         let block = BlindedBeaconBlock {
             slot: message.slot,
-            proposer_index: proposer,
+            proposer_index: message.proposer_index,
             parent_root: message.parent_root,
             state_root,
             body: blinded_body,
         };
-        let reward = after.saturating_add(withdrawn).saturating_sub(before);
         Ok(ProducedBlindedBlock {
             block_root: block.tree_hash_root(),
             block,
             execution_payload_value: bid.value,
             consensus_block_value: U256::from(reward) * U256::from(WEI_PER_GWEI),
-            fork: local.fork,
-            slot: local.slot,
-            proposer_index: proposer,
-            local_payload_value: local.execution_payload_value,
+            fork: template.fork,
+            slot: template.slot,
+            proposer_index: template.proposer_index,
+            local_payload_value: local_payload.as_ref().ok().copied(),
+            local_payload_error: local_payload.err(),
         })
     }
 
@@ -467,23 +529,49 @@ impl<E: EthSpec> BlockProducer<E> {
         if !self.verify_blinded_signature(&block, block_root) {
             return Err(BlindedPublishError::InvalidSignature);
         }
+        let started = Instant::now();
         if builder.submit == SubmitVersion::V2 {
             match builder.client.submit_blinded_block_v2(fork, &block).await {
-                Ok(()) => return Ok(BlindedPublication::PublishedByRelay { block_root }),
+                Ok(()) => {
+                    observe_submit(started.elapsed());
+                    count_submit(SubmitOutcome::PublishedByRelay);
+                    return Ok(BlindedPublication::PublishedByRelay { block_root });
+                }
                 // A relay without the v2 endpoint: unblind with v1 instead.
                 Err(BuilderError::Status { status, .. }) if status == 404 || status == 405 => {}
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    observe_submit(started.elapsed());
+                    count_submit(SubmitOutcome::of_error(&e));
+                    return Err(e.into());
+                }
             }
         }
-        let revealed = builder.client.submit_blinded_block_v1(fork, &block).await?;
+        let revealed = builder.client.submit_blinded_block_v1(fork, &block).await;
+        observe_submit(started.elapsed());
+        let revealed = revealed.inspect_err(|e| count_submit(SubmitOutcome::of_error(e)))?;
         let proofs_per_blob = if fork >= ForkName::Fulu {
             E::CellsPerExtBlob::to_usize()
         } else {
             1
         };
-        revealed.check_blobs(&block.message.body.blob_kzg_commitments, proofs_per_blob)?;
-        let bundle = revealed.blobs_bundle;
-        let full = block.unblind(revealed.execution_payload)?;
+        let full = revealed
+            .check_blobs(&block.message.body.blob_kzg_commitments, proofs_per_blob)
+            .and_then(|()| {
+                let bundle = revealed.blobs_bundle;
+                block
+                    .unblind(revealed.execution_payload)
+                    .map(|full| (full, bundle))
+            });
+        let (full, bundle) = match full {
+            Ok(full) => {
+                count_submit(SubmitOutcome::Revealed);
+                full
+            }
+            Err(e) => {
+                count_submit(SubmitOutcome::InvalidReveal);
+                return Err(e.into());
+            }
+        };
         let full = match fork {
             ForkName::Electra => SignedBeaconBlock::Electra(full),
             _ => SignedBeaconBlock::Fulu(full),
