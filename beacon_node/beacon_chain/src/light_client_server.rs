@@ -6,7 +6,9 @@
 //! with `is_better_update`), the latest finality and optimistic updates and the bootstraps of
 //! newly finalized epoch boundary blocks. What changed is written to the store's light-client key
 //! space in the same step, so the accessors below answer from memory, and after a restart from
-//! the store, for what the collector no longer holds.
+//! the store, for what the collector no longer holds. As finality advances, the stored bootstraps
+//! of blocks before the serving window (`MIN_EPOCHS_FOR_BLOCK_REQUESTS` epochs before the
+//! finalized one) are deleted, with the sync committees of periods no kept bootstrap is in.
 //!
 //! On by default; `ChainConfig::disable_light_client_server` turns it off.
 //!
@@ -16,8 +18,8 @@ use parking_lot::Mutex;
 use ssz::{Decode, Encode};
 use store::Store;
 use types::{
-    BeaconState, ChainSpec, EthSpec, LightClientBootstrap, LightClientFinalityUpdate,
-    LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock,
+    BeaconState, ChainSpec, Epoch, EthSpec, LightClientBootstrap, LightClientFinalityUpdate,
+    LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock, Slot,
 };
 
 use light_client::full_node::{
@@ -51,6 +53,58 @@ fn bootstrap_key(root: &Root) -> String {
 fn sync_committee_key(period: u64) -> String {
     format!("sync_committee/{period:020}")
 }
+/// The root of the stored bootstrap of the block at `slot`: the index the pruning walks
+/// (bootstraps are keyed by root).
+fn bootstrap_slot_key(slot: Slot) -> String {
+    format!("bootstrap_slot/{slot:020}")
+}
+/// The first slot whose stored bootstraps are kept (SSZ `uint64`): the earlier ones are pruned.
+const BOOTSTRAPS_KEPT_FROM_KEY: &str = "bootstraps_kept_from";
+
+/// The first slot of the bootstraps kept once `finalized_epoch` is finalized: the
+/// `MIN_EPOCHS_FOR_BLOCK_REQUESTS` epochs before it. Full nodes should serve the bootstraps of
+/// the finalized epoch boundary blocks of the epochs from `current_epoch -
+/// MIN_EPOCHS_FOR_BLOCK_REQUESTS` on; the finalized epoch is at most the current one, so this
+/// window holds that one.
+///
+/// [spec]: altair/light-client/p2p-interface.md#getlightclientbootstrap
+fn bootstrap_window_start<E: EthSpec>(spec: &ChainSpec, finalized_epoch: Epoch) -> Slot {
+    finalized_epoch.saturating_sub(spec.min_epochs_for_block_requests) * E::slots_per_epoch()
+}
+
+/// Deletes the stored bootstraps of the blocks before `keep_from`, walking the slot index from
+/// where the last pruning stopped, and the sync committees of the periods no kept bootstrap is
+/// in; then records `keep_from`. Without a record (a store written before the index) there is
+/// nothing indexed to walk: only the record is written.
+fn prune_bootstraps<E: EthSpec>(
+    store: &Store<E>,
+    batch: &mut store::StoreBatch<'_, E>,
+    keep_from: Slot,
+) -> Result<(), LightClientServerError> {
+    let corrupt = |what: &str| LightClientServerError::Store(format!("light-client data: {what}"));
+    let kept_from = match store.get_light_client_data(BOOTSTRAPS_KEPT_FROM_KEY)? {
+        Some(bytes) => u64::from_ssz_bytes(&bytes)
+            .map_err(|e| corrupt(&format!("{BOOTSTRAPS_KEPT_FROM_KEY}: {e:?}")))?,
+        None => keep_from,
+    };
+    if keep_from < kept_from {
+        return Ok(());
+    }
+    for slot in kept_from..keep_from {
+        let key = bootstrap_slot_key(slot);
+        if let Some(root) = store.get_light_client_data(&key)? {
+            let root = Root::try_from(root.as_slice()).map_err(|_| corrupt(&key))?;
+            batch.put_light_client_data(&bootstrap_key(&root), None)?;
+            batch.put_light_client_data(&key, None)?;
+        }
+    }
+    let first_kept_period = compute_sync_committee_period_at_slot::<E>(keep_from);
+    for period in compute_sync_committee_period_at_slot::<E>(kept_from)..first_kept_period {
+        batch.put_light_client_data(&sync_committee_key(period), None)?;
+    }
+    batch.put_light_client_data(BOOTSTRAPS_KEPT_FROM_KEY, Some(&keep_from.as_ssz_bytes()))?;
+    Ok(())
+}
 
 /// Bytes of the current sync committee branch in a stored bootstrap record.
 const BRANCH_BYTES: usize = 32 * 6;
@@ -69,11 +123,13 @@ fn put_bootstrap<E: EthSpec>(
     root: &Root,
     bootstrap: &Bootstrap<E>,
 ) -> Result<(), store::StoreError> {
-    let period = compute_sync_committee_period_at_slot::<E>(bootstrap.header.beacon.slot);
+    let slot = bootstrap.header.beacon.slot;
+    let period = compute_sync_committee_period_at_slot::<E>(slot);
     batch.put_light_client_data(
         &sync_committee_key(period),
         Some(&bootstrap.current_sync_committee.as_ssz_bytes()),
     )?;
+    batch.put_light_client_data(&bootstrap_slot_key(slot), Some(root.as_slice()))?;
     batch.put_light_client_data(&bootstrap_key(root), Some(&bootstrap_record(bootstrap)))
 }
 
@@ -166,16 +222,26 @@ impl<E: EthSpec> LightClientServer<E> {
                         *last_error.get_mut() = Some(e.into());
                     }
                     // The anchor's own bootstrap, kept for after a restart (later ones are
-                    // written as finality reaches them).
+                    // written as finality reaches them); a new store's bootstrap pruning starts
+                    // at the anchor, before which it stores none.
                     let root = anchor_block.canonical_root();
-                    if let Some(bootstrap) = collector.bootstrap(&root) {
-                        let written = store.begin_batch().and_then(|mut batch| {
+                    let written = store.begin_batch().and_then(|mut batch| {
+                        if let Some(bootstrap) = collector.bootstrap(&root) {
                             put_bootstrap(&mut batch, &root, bootstrap)?;
-                            batch.commit()
-                        });
-                        if let Err(e) = written {
-                            *last_error.get_mut() = Some(e.into());
                         }
+                        if store
+                            .get_light_client_data(BOOTSTRAPS_KEPT_FROM_KEY)?
+                            .is_none()
+                        {
+                            batch.put_light_client_data(
+                                BOOTSTRAPS_KEPT_FROM_KEY,
+                                Some(&anchor_block.slot().as_ssz_bytes()),
+                            )?;
+                        }
+                        batch.commit()
+                    });
+                    if let Err(e) = written {
+                        *last_error.get_mut() = Some(e.into());
                     }
                     let period = compute_sync_committee_period_at_slot::<E>(anchor_block.slot());
                     let key = update_key(period);
@@ -265,6 +331,14 @@ impl<E: EthSpec> LightClientServer<E> {
         let optimistic_update = collector.optimistic_update();
         let optimistic = optimistic_update.as_ref().map(Encode::as_ssz_bytes);
         batch.put_light_client_data(OPTIMISTIC_UPDATE_KEY, optimistic.as_deref())?;
+        if change.finalized {
+            let (finalized_epoch, finalized_block) = collector.latest_finalized();
+            // The finalized block's own bootstrap stays whatever the window (its slot may lie
+            // before its epoch, after skipped slots).
+            let keep_from = bootstrap_window_start::<E>(collector.spec(), finalized_epoch)
+                .min(finalized_block.slot);
+            prune_bootstraps(store, &mut batch, keep_from)?;
+        }
         batch.commit()?;
         // Persisted: older bootstraps are served from the store from now on.
         if change.finalized {

@@ -2,7 +2,8 @@
 //! past finality and across a sync committee period; a light client started from the node's
 //! bootstrap (`initialize_light_client_store`) follows the node's best updates and latest
 //! finality update (the spec's `process_light_client_*`) to the chain's finalized block, and the
-//! node serves the same data from its store after a restart.
+//! node serves the same data from its store after a restart. Bootstraps before the serving window
+//! are pruned from the store.
 #![allow(
     clippy::unwrap_used,
     reason = "test helpers: a failed setup is a failed test"
@@ -280,4 +281,91 @@ fn a_disabled_server_collects_nothing() {
         None
     );
     assert!(chain.light_client_finality_update().unwrap().is_none());
+}
+
+#[test]
+fn bootstraps_before_the_serving_window_are_pruned_from_the_store() {
+    // A serving window of two epochs: finality at epoch F keeps the bootstraps from epoch F - 2
+    // on.
+    let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.min_epochs_for_block_requests = 2;
+    let spec = Arc::new(spec);
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let anchor = build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    let anchor_root = anchor.block.canonical_root();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
+    let chain = BeaconChain::from_anchor(
+        open_store(&dir, &spec),
+        anchor.post.clone(),
+        anchor.block.clone(),
+        spec.clone(),
+        clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    // Every slot has a block: the epoch boundary blocks are the first blocks of their epochs.
+    let mut boundary_roots = vec![(ANCHOR_SLOT, anchor_root)];
+    let mut parent: BuiltBlock<E> = anchor;
+    for slot in ANCHOR_SLOT + 1..=66 {
+        let contents = BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent.post, slot, &contents, &spec).unwrap();
+        clock.set_ms(time_ms(&spec, slot));
+        chain
+            .import_block(
+                Arc::new(built.block.clone()),
+                &[],
+                &AlwaysValid,
+                PayloadStatus::Valid,
+            )
+            .unwrap();
+        if slot % 8 == 0 {
+            boundary_roots.push((slot, built.block.canonical_root()));
+        }
+        parent = built;
+    }
+    assert_eq!(chain.light_client_server().last_error(), None);
+    let finalized = chain.head().finalized_checkpoint.clone();
+    // Past the anchor's epoch and the next, so that some bootstraps fall out of the window.
+    assert!(finalized.epoch >= 5, "{finalized:?}");
+    let finalized_slot = finalized.epoch * 8;
+    assert!(boundary_roots.contains(&(finalized_slot, finalized.root)));
+    let keep_from = (finalized.epoch - 2) * 8;
+
+    // Served: the finalized epoch boundary blocks in the window; the anchor's and the older
+    // boundary blocks' are pruned (and the later blocks are not finalized).
+    let check = |chain: &BeaconChain<E>| {
+        for (slot, root) in &boundary_roots {
+            let served = chain.light_client_bootstrap(root).unwrap();
+            assert_eq!(
+                served.is_some(),
+                (keep_from..=finalized_slot).contains(slot),
+                "the bootstrap of the epoch boundary block at slot {slot} (finalized epoch {})",
+                finalized.epoch
+            );
+        }
+    };
+    check(&chain);
+    // From the store after a restart too: the pruned records are gone, the kept ones served.
+    drop(chain);
+    let chain = BeaconChain::<E>::open(
+        open_store(&dir, &spec),
+        spec.clone(),
+        clock,
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    check(&chain);
 }
