@@ -246,26 +246,25 @@ impl<E: EthSpec> BlockProducer<E> {
         skip_randao_verification: bool,
         builder_boost_factor: Option<u64>,
     ) -> Result<ProducedBlockV3<E>, ProductionError> {
-        let local_only = match self.builder() {
-            None => Some(BuilderOutcome::NoBuilder),
-            Some(_) if builder_boost_factor == Some(0) => Some(BuilderOutcome::LocalRequested),
-            Some(_) => None,
+        let builder = match self.builder() {
+            Some(builder) if builder_boost_factor != Some(0) => builder,
+            configured => {
+                let outcome = match configured {
+                    None => BuilderOutcome::NoBuilder,
+                    Some(_) => BuilderOutcome::LocalRequested,
+                };
+                let block = self
+                    .produce_block_v3(
+                        slot,
+                        randao_reveal,
+                        graffiti,
+                        skip_randao_verification,
+                        builder_boost_factor,
+                    )
+                    .await?;
+                return Ok(ProducedBlockV3::Full { block, outcome });
+            }
         };
-        if let Some(outcome) = local_only {
-            let block = self
-                .produce_block_v3(
-                    slot,
-                    randao_reveal,
-                    graffiti,
-                    skip_randao_verification,
-                    builder_boost_factor,
-                )
-                .await?;
-            return Ok(ProducedBlockV3::Full { block, outcome });
-        }
-        let builder = self
-            .builder()
-            .expect("a builder is configured: checked above");
         let (template, mut state) =
             self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
         let request = self.bid_request(builder, &template, &state);
