@@ -12,8 +12,14 @@
 //! - `get_data_column_sidecars_baseline_48_blobs`: the bare `get_data_column_sidecars` from
 //!   cells and proofs computed beforehand.
 //!
+//! - `produce_block_v3_blinded_48_blobs`: `produce_block_v3_with_builder` when the mock
+//!   relay's bid (its own 48-blob payload, built ahead) wins: getHeader and its checks beside
+//!   the local payload, the blinded block's transition.
+//!
 //! One `publish_block` at the gossip level is timed once at the end (until the columns are
-//! handed to the broadcaster, and to the import's end): a block imports only once.
+//! handed to the broadcaster, and to the import's end): a block imports only once. So is one
+//! `publish_blinded_block` of the blinded block (submitBlindedBlock v1 through the mock relay,
+//! the builder's blobs' cell proofs verified), on a second chain from the same anchor.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -26,12 +32,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use beacon_chain::{
-    BeaconChain, BlockBroadcaster, BlockProducer, BroadcastValidation, ChainConfig,
-    ManualSlotClock, ProducerConfig, data_column_sidecars::get_data_column_sidecars_from_block,
+    BeaconChain, BlindedPublication, BlockBroadcaster, BlockProducer, BroadcastValidation,
+    BuilderOptions, ChainConfig, ManualSlotClock, ProducedBlockV3, ProducerConfig,
+    data_column_sidecars::get_data_column_sidecars_from_block, execution::forkchoice_state_of,
     production::compute_cells_and_proofs,
 };
+use builder_client::mock_relay::MockRelay;
+use builder_client::{
+    BuilderHttpClient, BuilderTimeouts, SignedBlindedBeaconBlock, SignedValidatorRegistrationV1,
+    SubmitVersion, ValidatorRegistrationV1, builder_domain,
+};
 use criterion::{Criterion, SamplingMode};
-use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
+use execution_layer::{EngineApiClient, JwtSecret, PayloadAttributes, Timeouts};
 use fork_choice::ThreadPoolBuilder;
 use mock_execution_layer::{MockConfig, MockExecutionLayer};
 use operation_pool::OperationPool;
@@ -45,16 +57,17 @@ use state_processing::{
     CachedBeaconState, CommitteeCache, StateRef,
     common::{
         compute_epoch_at_slot, get_beacon_proposer_index, get_block_root, get_block_root_at_slot,
-        get_current_epoch, get_domain,
+        get_current_epoch, get_domain, get_randao_mix,
     },
     genesis::interop_genesis_block,
+    per_block::get_expected_withdrawals,
     per_slot::process_slots,
 };
 use store::{Store, StoreConfig};
 use tree_hash::TreeHash;
 use types::{
-    Address, BLSSignature, BeaconBlock, BeaconState, BlobScheduleEntry, ChainSpec,
-    DataColumnSidecar, EthSpec, ForkName, MainnetEthSpec, Root, SignedBeaconBlock,
+    Address, BLSPubkey, BLSSignature, BeaconBlock, BeaconState, BlobScheduleEntry, ChainSpec,
+    DataColumnSidecar, EthSpec, ForkName, MainnetEthSpec, Root, SignedBeaconBlock, U256,
     electra::{Attestation, AttestationData, Checkpoint},
     signing::{
         DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_RANDAO, compute_signing_root,
@@ -179,6 +192,8 @@ fn main() {
     state.latest_block_header.body_root = empty.message.body.tree_hash_root();
     state.latest_block_header.state_root = Root::ZERO;
     state.latest_execution_payload_header.block_hash = mock.genesis_block_hash();
+    // The mock's genesis gas limit, which the builder's bid is checked against.
+    state.latest_execution_payload_header.gas_limit = 60_000_000;
     let header = state.latest_block_header.clone();
     let mut anchor_state = CachedBeaconState::new(BeaconState::Fulu(state));
     let state_root = anchor_state.hash_tree_root().unwrap();
@@ -188,6 +203,7 @@ fn main() {
     anchor_block.message.parent_root = header.parent_root;
     anchor_block.message.state_root = state_root;
     let anchor_block = SignedBeaconBlock::Fulu(anchor_block);
+    let second_anchor = (anchor_state.clone(), anchor_block.clone());
     eprintln!("{n} validators: anchor in {:.2?}", start.elapsed());
 
     let spec = Arc::new(spec);
@@ -300,6 +316,92 @@ fn main() {
         start.elapsed()
     );
 
+    // A producer with the mock relay, whose payload for the slot (paying another fee
+    // recipient, 48 blobs) is built ahead, and a bid worth more than the local payload.
+    let start = Instant::now();
+    let relay = rt
+        .block_on(MockRelay::<E>::start(
+            (*spec).clone(),
+            bls::SecretKey::random(),
+            engine(),
+        ))
+        .unwrap();
+    let builder_options = BuilderOptions {
+        client: Arc::new(
+            BuilderHttpClient::new(&relay.url_with_pubkey(), BuilderTimeouts::default()).unwrap(),
+        ),
+        submit: SubmitVersion::V1,
+    };
+    let with_builder = BlockProducer::new(
+        chain.clone(),
+        op_pool.clone(),
+        engine(),
+        ProducerConfig {
+            builder: Some(builder_options.clone()),
+            ..ProducerConfig::default()
+        },
+    );
+    with_builder.prepare_beacon_proposer([(proposer, Address::repeat_byte(0xfe))]);
+    rt.block_on(with_builder.prepare_payload_for_slot(slot))
+        .unwrap()
+        .unwrap();
+    let registration = {
+        let key = interop_secret_key(proposer as usize);
+        let message = ValidatorRegistrationV1 {
+            fee_recipient: Address::repeat_byte(0xb1),
+            gas_limit: 60_000_000,
+            timestamp: genesis_time,
+            pubkey: BLSPubkey::from(key.public_key().compress().0),
+        };
+        let root = compute_signing_root(&message, builder_domain(&spec));
+        SignedValidatorRegistrationV1 {
+            message,
+            signature: BLSSignature::from(key.sign(root.as_slice()).serialize()),
+        }
+    };
+    assert_eq!(
+        rt.block_on(with_builder.register_validators(&[registration]))
+            .unwrap(),
+        1
+    );
+    {
+        let head = chain.head();
+        let view = advanced.view().unwrap();
+        let attributes = PayloadAttributes {
+            timestamp: spec.compute_time_at_slot(genesis_time, slot),
+            prev_randao: get_randao_mix(&view, get_current_epoch(&view)),
+            suggested_fee_recipient: Address::repeat_byte(0xb1),
+            withdrawals: get_expected_withdrawals(&view)
+                .unwrap()
+                .withdrawals
+                .iter()
+                .map(Into::into)
+                .collect(),
+            parent_beacon_block_root: head.block_root,
+        };
+        rt.block_on(relay.prepare_payload(
+            slot,
+            forkchoice_state_of(&chain, &head).unwrap(),
+            &attributes,
+        ))
+        .unwrap();
+    }
+    relay.set_bid_value(Some(U256::from(10u64).pow(U256::from(18u64))));
+    let produce_blinded = || match rt
+        .block_on(with_builder.produce_block_v3_with_builder(slot, reveal, None, false, None))
+        .unwrap()
+    {
+        ProducedBlockV3::Blinded(blinded) => blinded,
+        ProducedBlockV3::Full { outcome, .. } => panic!("the local block: {outcome:?}"),
+    };
+    // Published at the end (the head moves when the local block is published).
+    let blinded = produce_blinded();
+    assert_eq!(blinded.block.body.blob_kzg_commitments.len(), BLOBS);
+    eprintln!(
+        "relay payload with {BLOBS} blobs built and first blinded block produced in {:.2?}",
+        start.elapsed()
+    );
+
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("production");
     group
@@ -315,6 +417,10 @@ fn main() {
                     .unwrap(),
             )
         })
+    });
+
+    group.bench_function("produce_block_v3_blinded_48_blobs", |b| {
+        b.iter(|| black_box(produce_blinded()))
     });
 
     // The last block produced, signed by its proposer.
@@ -408,5 +514,87 @@ fn main() {
         at - start,
         published.outcome
     );
+
+    // The blinded block published on a second chain from the same anchor (the first has a
+    // block at the slot now): submitBlindedBlock v1 reveals the builder's payload and blobs,
+    // whose cell proofs are verified (they are not this node's), then the columns go out.
+    let (anchor_state, anchor_block) = second_anchor;
+    let dir2 = tempfile::tempdir_in(target_dir()).unwrap();
+    let chain2 = Arc::new(
+        BeaconChain::from_anchor(
+            Arc::new(
+                Store::<E>::open(
+                    &dir2.path().join("db"),
+                    (*spec).clone(),
+                    StoreConfig::default(),
+                )
+                .unwrap(),
+            ),
+            anchor_state,
+            anchor_block,
+            spec.clone(),
+            Arc::new(ManualSlotClock::new(
+                spec.compute_time_at_slot(genesis_time, slot) * 1000 + 500,
+            )),
+            chain.pool().clone(),
+            ChainConfig::default(),
+        )
+        .unwrap(),
+    );
+    let publisher = BlockProducer::new(
+        chain2.clone(),
+        op_pool.clone(),
+        engine(),
+        ProducerConfig {
+            builder: Some(builder_options),
+            ..ProducerConfig::default()
+        },
+    );
+    let signed_blinded = SignedBlindedBeaconBlock {
+        signature: BLSSignature::from(
+            interop_secret_key(blinded.proposer_index as usize)
+                .sign(compute_signing_root(&blinded.block, domain).as_slice())
+                .serialize(),
+        ),
+        message: blinded.block,
+    };
+    let broadcaster = Timed::default();
+    let start = Instant::now();
+    let published = rt
+        .block_on(publisher.publish_blinded_block(
+            signed_blinded,
+            ForkName::Fulu,
+            BroadcastValidation::Gossip,
+            &broadcaster,
+        ))
+        .unwrap();
+    let total = start.elapsed();
+    let (at, count) = broadcaster.columns_at.lock().unwrap().unwrap();
+    let BlindedPublication::Published(published) = published else {
+        unreachable!("v1: unblinded and published here")
+    };
+    eprintln!(
+        "publish_blinded_block (v1 through the mock relay, gossip, one run): {count} columns \
+         handed to networking after {:.2?}, imported ({:?}, KZG verified: {}) after {total:.2?}",
+        at - start,
+        published.outcome,
+        published.kzg_verified
+    );
+    assert_eq!(chain2.head().block_root, blinded.block_root);
+    // Of which the submitBlindedBlock call (the relay's reveal, decoded), from the metric.
+    let registry = prometheus::Registry::new();
+    beacon_chain::production::builder_metrics::register(&registry).unwrap();
+    let submit = registry
+        .gather()
+        .into_iter()
+        .find(|f| f.name() == "beacon_builder_submit_blinded_seconds")
+        .unwrap();
+    let submit = submit.get_metric()[0].get_histogram();
+    eprintln!(
+        "  of which submitBlindedBlock v1: {:.2?} ({} call)",
+        Duration::from_secs_f64(submit.get_sample_sum()),
+        submit.get_sample_count()
+    );
+    drop(relay);
     drop(mock);
 }
