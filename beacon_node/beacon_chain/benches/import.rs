@@ -5,6 +5,14 @@
 //! post-state root, fork choice with the block's attestations, the store write and the head.
 //! Beside it, in the same run and over the same blocks, the bare state transition
 //! (signatures batched, root checked) as the baseline.
+//!
+//! Then a range-sync segment: 32 blocks (full attestations and sync aggregate, 48 blobs each)
+//! with the 8 custody columns of each, imported into a fresh chain as range sync does
+//! (`import_block` with the columns: the state transition and the columns' KZG batch in fork
+//! choice's availability hook, the store write, the head), against the same work done bare
+//! (`state_transition` and `verify_data_column_sidecars` of each block's columns).
+//!
+//! `ARBOR_BENCH_SEGMENT=0` leaves the segment out.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -16,9 +24,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beacon_chain::{BeaconChain, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus};
+use beacon_chain::{
+    BeaconChain, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus,
+    data_column_sidecars::get_data_column_sidecars_from_block,
+};
 use criterion::{Criterion, SamplingMode};
 use fork_choice::ThreadPoolBuilder;
+use rayon::prelude::*;
 use state_harness::{
     AttestationSpec, BlockContents, SyncParticipation, build_block,
     keys::interop_pubkeys_cached,
@@ -31,7 +43,10 @@ use state_processing::{
     state_transition::state_transition,
 };
 use store::{Store, StoreConfig};
-use types::{BeaconState, ChainSpec, EthSpec, ForkName, MainnetEthSpec, SignedBeaconBlock};
+use types::{
+    BeaconState, BlobScheduleEntry, ChainSpec, DataColumnSidecar, EthSpec, ForkName, KZGCommitment,
+    MainnetEthSpec, SignedBeaconBlock,
+};
 
 type E = MainnetEthSpec;
 
@@ -43,6 +58,12 @@ fn target_dir() -> PathBuf {
 
 /// Blocks imported per measurement run (each sample imports one block on the long-lived chain).
 const BLOCKS: usize = 14;
+/// Blocks of the range-sync segment.
+const SEGMENT: usize = 32;
+/// Blobs of each segment block.
+const SEGMENT_BLOBS: usize = 48;
+/// Custody columns of the syncing node (the columns `0..CUSTODY` of each block).
+const CUSTODY: u64 = 8;
 
 struct Fixture {
     spec: Arc<ChainSpec>,
@@ -60,7 +81,11 @@ fn fixture() -> Fixture {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let spec = ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu);
+    let mut spec = ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.blob_schedule = vec![BlobScheduleEntry {
+        epoch: 0,
+        max_blobs_per_block: SEGMENT_BLOBS as u64,
+    }];
     let keys = interop_pubkeys_cached(n, &target_dir().join("state-harness-keys")).unwrap();
     let spe = E::slots_per_epoch();
     let params = SyntheticParams {
@@ -214,5 +239,249 @@ fn main() {
         })
     });
     group.finish();
+    drop(chain);
+
+    if std::env::var("ARBOR_BENCH_SEGMENT").as_deref() != Ok("0") {
+        segment_benches(&mut c, &f);
+    }
     c.final_summary();
+}
+
+/// A segment block: its pre-state, the block and its custody columns.
+type SegmentBlock = (
+    CachedBeaconState<E>,
+    Arc<SignedBeaconBlock<E>>,
+    Vec<DataColumnSidecar<E>>,
+);
+
+/// A blob with field elements that vary with `seed` (each element's first byte zero, so it is
+/// canonical).
+fn blob(seed: u8) -> kzg::Blob {
+    let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
+    for (i, fe) in bytes
+        .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
+        .enumerate()
+    {
+        for (j, b) in fe.iter_mut().enumerate().skip(1) {
+            *b = (i as u8).wrapping_mul(31) ^ (j as u8) ^ seed;
+        }
+    }
+    *kzg::blob_from_bytes(&bytes).unwrap()
+}
+
+/// The segment on the fixture's anchor: every block commits to the same 48 blobs (their cells
+/// and proofs computed once), so each block's columns differ only in their header and proofs
+/// of inclusion.
+fn segment(f: &Fixture) -> Vec<SegmentBlock> {
+    let start = Instant::now();
+    let blobs: Vec<kzg::Blob> = (0..SEGMENT_BLOBS as u8).map(blob).collect();
+    let cells: Vec<kzg::CellsAndProofs> = blobs
+        .par_iter()
+        .map(|b| kzg::compute_cells_and_kzg_proofs(b).unwrap())
+        .collect();
+    let commitments: Vec<KZGCommitment> = blobs
+        .iter()
+        .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).unwrap().0))
+        .collect();
+    let mut out = Vec::with_capacity(SEGMENT + 1);
+    let mut parent = f.anchor_state.clone();
+    let first_slot = f.anchor_block.slot() + 1;
+    // One block more than the segment: the block imported after a reopen.
+    for i in 0..=SEGMENT as u64 {
+        let slot = first_slot + i;
+        let contents = BlockContents {
+            attestations: AttestationSpec::slot_in_parts(slot - 1, 8),
+            sync_aggregate: SyncParticipation::Full,
+            blob_kzg_commitments: commitments.clone(),
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent, slot, &contents, &f.spec).unwrap();
+        let columns: Vec<DataColumnSidecar<E>> =
+            get_data_column_sidecars_from_block(&built.block, &cells)
+                .unwrap()
+                .into_iter()
+                .filter(|c| {
+                    let DataColumnSidecar::Fulu(c) = c;
+                    c.index < CUSTODY
+                })
+                .collect();
+        out.push((parent, Arc::new(built.block), columns));
+        parent = built.post;
+    }
+    eprintln!(
+        "segment: {SEGMENT} blocks with {SEGMENT_BLOBS} blobs and {CUSTODY} columns each built in {:.2?}",
+        start.elapsed()
+    );
+    out
+}
+
+/// The resident set size of this process, in MiB (`VmRSS` of `/proc/self/status`).
+fn rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+fn segment_benches(c: &mut Criterion, f: &Fixture) {
+    let mut blocks = segment(f);
+    let after_reopen = blocks.pop().expect("the segment has one block more");
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap(),
+    );
+    let mut group = c.benchmark_group("segment");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1));
+
+    group.bench_function("stf_and_kzg_baseline_32_blocks_48_blobs_8_columns", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                for (pre, block, columns) in &blocks {
+                    let mut state = pre.clone();
+                    let refs: Vec<&DataColumnSidecar<E>> = columns.iter().collect();
+                    let start = Instant::now();
+                    state_transition(
+                        &mut state,
+                        block,
+                        VerifySignatures::Batched,
+                        true,
+                        &AlwaysValid,
+                        &f.spec,
+                    )
+                    .unwrap();
+                    fork_choice::data_availability::verify_data_column_sidecars(
+                        &refs, &f.spec, &pool,
+                    )
+                    .unwrap();
+                    total += start.elapsed();
+                    black_box(state);
+                }
+            }
+            total
+        })
+    });
+
+    let last_slot = blocks.last().map_or(0, |(_, b, _)| b.slot());
+    group.bench_function("range_sync_import_32_blocks_48_blobs_8_columns", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                // A fresh chain per run (not timed): the segment imports on the anchor.
+                let dir = tempfile::tempdir_in(target_dir()).unwrap();
+                let store = Store::<E>::open(
+                    &dir.path().join("db"),
+                    (*f.spec).clone(),
+                    StoreConfig::default(),
+                )
+                .unwrap();
+                let now = f.spec.compute_time_at_slot(f.genesis_time, last_slot) * 1000 + 1000;
+                let clock = Arc::new(ManualSlotClock::new(now));
+                let chain = BeaconChain::from_anchor(
+                    Arc::new(store),
+                    f.anchor_state.clone(),
+                    f.anchor_block.clone(),
+                    f.spec.clone(),
+                    clock,
+                    pool.clone(),
+                    ChainConfig {
+                        custody_columns: Some((0..CUSTODY).collect()),
+                        ..ChainConfig::default()
+                    },
+                )
+                .unwrap();
+                let start = Instant::now();
+                for (_, block, columns) in &blocks {
+                    chain
+                        .import_block(block.clone(), columns, &AlwaysValid, PayloadStatus::Valid)
+                        .unwrap();
+                }
+                total += start.elapsed();
+                assert_eq!(chain.head().slot, last_slot);
+            }
+            total
+        })
+    });
+    group.finish();
+    reopen_measurement(f, &blocks, &after_reopen, &pool);
+}
+
+/// Once, printed: the process's resident memory before and after a chain imports the segment,
+/// and the time from reopening its store to the head being ready for the next block (open, and
+/// that block imported with its signatures, its public keys decompressed on the way).
+fn reopen_measurement(
+    f: &Fixture,
+    blocks: &[SegmentBlock],
+    next: &SegmentBlock,
+    pool: &Arc<fork_choice::ThreadPool>,
+) {
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let open_store = || {
+        Arc::new(
+            Store::<E>::open(
+                &dir.path().join("db"),
+                (*f.spec).clone(),
+                StoreConfig::default(),
+            )
+            .unwrap(),
+        )
+    };
+    let now = f.spec.compute_time_at_slot(f.genesis_time, next.1.slot()) * 1000 + 1000;
+    let config = ChainConfig {
+        custody_columns: Some((0..CUSTODY).collect()),
+        ..ChainConfig::default()
+    };
+    let before = rss_mib();
+    let chain = BeaconChain::from_anchor(
+        open_store(),
+        f.anchor_state.clone(),
+        f.anchor_block.clone(),
+        f.spec.clone(),
+        Arc::new(ManualSlotClock::new(now)),
+        pool.clone(),
+        config.clone(),
+    )
+    .unwrap();
+    for (_, block, columns) in blocks {
+        chain
+            .import_block(block.clone(), columns, &AlwaysValid, PayloadStatus::Valid)
+            .unwrap();
+    }
+    let after = rss_mib();
+    let head = chain.head().block_root;
+    drop(chain);
+    let start = Instant::now();
+    let chain = BeaconChain::open(
+        open_store(),
+        f.spec.clone(),
+        Arc::new(ManualSlotClock::new(now)),
+        pool.clone(),
+        config,
+    )
+    .unwrap();
+    let opened = start.elapsed();
+    assert_eq!(chain.head().block_root, head);
+    chain
+        .import_block(next.1.clone(), &next.2, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap();
+    let ready = start.elapsed();
+    eprintln!(
+        "memory: resident {:.0} MiB before the chain, {:.0} MiB after it imported {} blocks \
+         (the fixture's states included)",
+        before.unwrap_or(f64::NAN),
+        after.unwrap_or(f64::NAN),
+        blocks.len()
+    );
+    eprintln!(
+        "reopen: store opened to a head in {opened:.2?}; the next block imported {ready:.2?} \
+         after the open began ({} hot blocks replayed)",
+        blocks.len()
+    );
 }
