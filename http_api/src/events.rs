@@ -20,59 +20,56 @@ use beacon_api::events::{
     FinalizedCheckpointEvent, HeadEvent,
 };
 use beacon_api::{EventTopic, ForkVersionedResponse};
-use beacon_chain::events::ChainEvent;
+use beacon_chain::events::{ChainEvent, PreparedPayloadAttributes, PresetMessage};
 use beacon_chain::gossip::light_client::{
     light_client_finality_update_rank, light_client_optimistic_update_rank,
 };
 use tokio::sync::{broadcast, mpsc};
-use types::electra::SingleAttestation;
-use types::fulu::{
-    ProposerSlashing, SignedBLSToExecutionChange, SignedContributionAndProof, SignedVoluntaryExit,
-};
+use types::altair::SignedContributionAndProof;
+use types::electra::{Attestation, AttesterSlashing};
 use types::{EthSpec, LightClientFinalityUpdate, LightClientOptimisticUpdate, Root, Slot};
 
 use crate::ApiContext;
 use crate::error::HttpError;
 use crate::query::Query;
 
-/// Operation events buffered for slow SSE forwarders.
-pub(crate) const OPERATION_CAPACITY: usize = 1024;
-
-/// A verified operation, in full, for the SSE topics whose chain event carries only a summary:
-/// the API publishes those submitted to it; the node's gossip handlers publish the others with
-/// [`ApiContext::publish_operation_event`].
-#[derive(Debug, Clone)]
-pub enum OperationEvent<E: EthSpec> {
-    /// `single_attestation`.
-    SingleAttestation(SingleAttestation),
-    /// `attestation`: a verified aggregate's attestation.
-    Attestation(types::electra::Attestation<E>),
-    /// `attester_slashing`.
-    AttesterSlashing(types::electra::AttesterSlashing<E>),
-    /// `voluntary_exit`.
-    VoluntaryExit(SignedVoluntaryExit),
-    /// `proposer_slashing`.
-    ProposerSlashing(ProposerSlashing),
-    /// `bls_to_execution_change`.
-    BlsToExecutionChange(SignedBLSToExecutionChange),
-    /// `contribution_and_proof`.
-    ContributionAndProof(SignedContributionAndProof<E>),
-}
-
 fn render<T: serde::Serialize>(topic: EventTopic, data: &T) -> Option<(EventTopic, String)> {
     serde_json::to_string(data).ok().map(|json| (topic, json))
 }
 
-fn render_operation<E: EthSpec>(event: &OperationEvent<E>) -> Option<(EventTopic, String)> {
-    match event {
-        OperationEvent::SingleAttestation(a) => render(EventTopic::SingleAttestation, a),
-        OperationEvent::Attestation(a) => render(EventTopic::Attestation, a),
-        OperationEvent::AttesterSlashing(s) => render(EventTopic::AttesterSlashing, s),
-        OperationEvent::VoluntaryExit(e) => render(EventTopic::VoluntaryExit, e),
-        OperationEvent::ProposerSlashing(s) => render(EventTopic::ProposerSlashing, s),
-        OperationEvent::BlsToExecutionChange(c) => render(EventTopic::BlsToExecutionChange, c),
-        OperationEvent::ContributionAndProof(c) => render(EventTopic::ContributionAndProof, c),
-    }
+/// `payload_attributes`: `{version, data}` with the fork at the proposal slot, and
+/// `PayloadAttributesV3` in the Beacon API's encoding (snake_case, quoted decimal integers).
+///
+/// [spec]: apis/eventstream/index.yaml (payload_attributes)
+fn render_payload_attributes(p: &PreparedPayloadAttributes) -> Option<(EventTopic, String)> {
+    render(
+        EventTopic::PayloadAttributes,
+        &serde_json::json!({
+            "version": p.version.to_string(),
+            "data": {
+                "proposer_index": p.proposer_index.to_string(),
+                "proposal_slot": p.proposal_slot.to_string(),
+                "parent_block_number": p.parent_block_number.to_string(),
+                "parent_block_root": p.parent_block_root,
+                "parent_block_hash": p.parent_block_hash,
+                "payload_attributes": {
+                    "timestamp": p.timestamp.to_string(),
+                    "prev_randao": p.prev_randao,
+                    "suggested_fee_recipient": p.suggested_fee_recipient,
+                    "withdrawals": p.withdrawals,
+                    "parent_beacon_block_root": p.parent_beacon_block_root,
+                },
+            },
+        }),
+    )
+}
+
+/// A preset-typed message of a chain event, rendered as `T` (the node's preset's type).
+fn render_preset<T: serde::Serialize + 'static>(
+    topic: EventTopic,
+    message: &PresetMessage,
+) -> Option<(EventTopic, String)> {
+    message.get::<T>().and_then(|m| render(topic, m))
 }
 
 /// `light_client_finality_update`: the update with its fork as `version`.
@@ -110,9 +107,14 @@ fn chain_topic(event: &ChainEvent) -> Option<EventTopic> {
         ChainEvent::DataColumnSidecar { .. } => EventTopic::DataColumnSidecar,
         ChainEvent::LightClientFinalityUpdate { .. } => EventTopic::LightClientFinalityUpdate,
         ChainEvent::LightClientOptimisticUpdate { .. } => EventTopic::LightClientOptimisticUpdate,
-        // Published in full from the API path (`OperationEvent`); the chain's summary lacks
-        // the signed message the topics carry.
-        _ => return None,
+        ChainEvent::SingleAttestation { .. } => EventTopic::SingleAttestation,
+        ChainEvent::Aggregate { .. } => EventTopic::Attestation,
+        ChainEvent::VoluntaryExit { .. } => EventTopic::VoluntaryExit,
+        ChainEvent::ProposerSlashing { .. } => EventTopic::ProposerSlashing,
+        ChainEvent::AttesterSlashing { .. } => EventTopic::AttesterSlashing,
+        ChainEvent::BlsToExecutionChange { .. } => EventTopic::BlsToExecutionChange,
+        ChainEvent::ContributionAndProof { .. } => EventTopic::ContributionAndProof,
+        ChainEvent::PayloadAttributes(_) => EventTopic::PayloadAttributes,
     })
 }
 
@@ -274,7 +276,30 @@ fn render_chain<E: EthSpec>(
                 slot: *slot,
             },
         ),
-        _ => None,
+        // The messages as verified: the spec's objects, without a `version`.
+        ChainEvent::SingleAttestation { attestation, .. } => {
+            render(EventTopic::SingleAttestation, attestation.as_ref())
+        }
+        ChainEvent::Aggregate { attestation, .. } => {
+            render_preset::<Attestation<E>>(EventTopic::Attestation, attestation)
+        }
+        ChainEvent::VoluntaryExit { exit, .. } => render(EventTopic::VoluntaryExit, exit.as_ref()),
+        ChainEvent::ProposerSlashing { slashing, .. } => {
+            render(EventTopic::ProposerSlashing, slashing.as_ref())
+        }
+        ChainEvent::AttesterSlashing { slashing, .. } => {
+            render_preset::<AttesterSlashing<E>>(EventTopic::AttesterSlashing, slashing)
+        }
+        ChainEvent::BlsToExecutionChange { change, .. } => {
+            render(EventTopic::BlsToExecutionChange, change.as_ref())
+        }
+        ChainEvent::ContributionAndProof { contribution, .. } => {
+            render_preset::<SignedContributionAndProof<E>>(
+                EventTopic::ContributionAndProof,
+                contribution,
+            )
+        }
+        ChainEvent::PayloadAttributes(p) => render_payload_attributes(p),
     }
 }
 
@@ -297,12 +322,11 @@ fn offer(tx: &mpsc::Sender<Event>, topic: EventTopic, json: String) -> Result<()
 
 /// Forwards the events of `topics` to `tx` until the client leaves or falls behind;
 /// `render_chain` renders a chain event (on the blocking pool: it may read the store).
-async fn forward<E: EthSpec, R>(
+async fn forward<R>(
     metrics: crate::metrics::ApiMetrics,
     topics: Vec<EventTopic>,
     tx: mpsc::Sender<Event>,
     mut chain_rx: broadcast::Receiver<ChainEvent>,
-    mut op_rx: broadcast::Receiver<OperationEvent<E>>,
     render_chain: R,
 ) -> Stop
 where
@@ -321,11 +345,6 @@ where
                         .await
                         .unwrap_or_default()
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => break Stop::Slow,
-                Err(broadcast::error::RecvError::Closed) => break Stop::Closed,
-            },
-            event = op_rx.recv() => match event {
-                Ok(event) => render_operation(&event).filter(|(t, _)| topics.contains(t)),
                 Err(broadcast::error::RecvError::Lagged(_)) => break Stop::Slow,
                 Err(broadcast::error::RecvError::Closed) => break Stop::Closed,
             },
@@ -361,14 +380,12 @@ pub(crate) async fn get_events<E: EthSpec>(
     let (tx, rx) = mpsc::channel(ctx.config.sse_capacity.max(1));
     // Subscribed before answering: no event after the response is missed.
     let chain_rx = ctx.chain.events().subscribe();
-    let op_rx = ctx.operation_events.subscribe();
     let render_ctx = ctx.clone();
     tokio::spawn(forward(
         ctx.metrics.clone(),
         topics,
         tx,
         chain_rx,
-        op_rx,
         move |event: &ChainEvent| render_chain(&render_ctx, event),
     ));
     let first =
@@ -388,6 +405,7 @@ pub(crate) async fn get_events<E: EthSpec>(
 mod tests {
     use super::*;
     use types::MinimalEthSpec;
+    use types::phase0::SignedVoluntaryExit;
 
     fn block_event(slot: Slot) -> ChainEvent {
         ChainEvent::Block {
@@ -408,7 +426,6 @@ mod tests {
     async fn a_client_that_does_not_read_is_dropped_and_counted_and_the_bus_never_waits() {
         let metrics = crate::metrics::ApiMetrics::register(&prometheus::Registry::new()).unwrap();
         let (chain_tx, chain_rx) = broadcast::channel(16);
-        let (_op_tx, op_rx) = broadcast::channel::<OperationEvent<MinimalEthSpec>>(16);
         // A buffer of one event that nobody drains.
         let (tx, _rx) = mpsc::channel(1);
         for slot in 1..=3 {
@@ -419,7 +436,6 @@ mod tests {
             vec![EventTopic::Block],
             tx,
             chain_rx,
-            op_rx,
             render_block,
         )
         .await;
@@ -437,7 +453,6 @@ mod tests {
     async fn a_client_that_leaves_ends_its_forwarder_without_counting_a_drop() {
         let metrics = crate::metrics::ApiMetrics::register(&prometheus::Registry::new()).unwrap();
         let (chain_tx, chain_rx) = broadcast::channel(16);
-        let (_op_tx, op_rx) = broadcast::channel::<OperationEvent<MinimalEthSpec>>(16);
         let (tx, rx) = mpsc::channel(8);
         drop(rx);
         chain_tx.send(block_event(1)).unwrap();
@@ -446,7 +461,6 @@ mod tests {
             vec![EventTopic::Block, EventTopic::Head],
             tx,
             chain_rx,
-            op_rx,
             render_block,
         )
         .await;
@@ -454,36 +468,135 @@ mod tests {
         assert_eq!(metrics.sse_dropped.get(), 0);
     }
 
+    fn exit() -> SignedVoluntaryExit {
+        SignedVoluntaryExit {
+            message: types::phase0::VoluntaryExit {
+                epoch: 1,
+                validator_index: 2,
+            },
+            signature: types::BLSSignature::ZERO,
+        }
+    }
+
+    fn render_block_or_exit(event: &ChainEvent) -> Option<(EventTopic, String)> {
+        match event {
+            ChainEvent::VoluntaryExit { exit, .. } => {
+                render(EventTopic::VoluntaryExit, exit.as_ref())
+            }
+            _ => render_block(event),
+        }
+    }
+
     #[tokio::test]
     async fn only_the_topics_asked_for_are_sent() {
         let metrics = crate::metrics::ApiMetrics::register(&prometheus::Registry::new()).unwrap();
         let (chain_tx, chain_rx) = broadcast::channel(16);
-        let (op_tx, op_rx) = broadcast::channel::<OperationEvent<MinimalEthSpec>>(16);
         let (tx, mut rx) = mpsc::channel(8);
         chain_tx.send(block_event(1)).unwrap();
-        op_tx
-            .send(OperationEvent::VoluntaryExit(SignedVoluntaryExit {
-                message: types::phase0::VoluntaryExit {
-                    epoch: 1,
-                    validator_index: 2,
-                },
-                signature: types::BLSSignature::ZERO,
-            }))
+        chain_tx
+            .send(ChainEvent::VoluntaryExit {
+                validator_index: 2,
+                epoch: 1,
+                exit: Arc::new(exit()),
+            })
             .unwrap();
         let task = tokio::spawn(forward(
             metrics.clone(),
             vec![EventTopic::VoluntaryExit],
             tx,
             chain_rx,
-            op_rx,
-            render_block,
+            render_block_or_exit,
         ));
         let first = rx.recv().await.expect("the exit is forwarded");
         let text = format!("{first:?}");
         assert!(text.contains("voluntary_exit"), "{text}");
+        assert!(text.contains(r#"\"validator_index\":\"2\""#), "{text}");
         drop(rx);
         assert_eq!(task.await.unwrap(), Stop::Closed);
-        drop((chain_tx, op_tx));
+        drop(chain_tx);
         assert_eq!(metrics.sse_events.with_label_values(&["block"]).get(), 0);
+    }
+
+    #[test]
+    fn every_operation_topic_has_its_chain_event() {
+        let exit_event = ChainEvent::VoluntaryExit {
+            validator_index: 2,
+            epoch: 1,
+            exit: Arc::new(exit()),
+        };
+        assert_eq!(chain_topic(&exit_event), Some(EventTopic::VoluntaryExit));
+        let aggregate = ChainEvent::Aggregate {
+            aggregator_index: 1,
+            slot: 1,
+            beacon_block_root: Root::ZERO,
+            attestation: PresetMessage::new(exit()),
+        };
+        assert_eq!(chain_topic(&aggregate), Some(EventTopic::Attestation));
+    }
+
+    #[test]
+    fn a_preset_message_of_another_type_renders_nothing() {
+        let message = PresetMessage::new(exit());
+        assert!(
+            render_preset::<Attestation<MinimalEthSpec>>(EventTopic::Attestation, &message)
+                .is_none()
+        );
+        let (topic, json) =
+            render_preset::<SignedVoluntaryExit>(EventTopic::VoluntaryExit, &message).unwrap();
+        assert_eq!(topic, EventTopic::VoluntaryExit);
+        assert_eq!(json, serde_json::to_string(&exit()).unwrap());
+    }
+
+    #[test]
+    fn payload_attributes_have_the_specs_shape() {
+        let withdrawal = types::capella::Withdrawal {
+            index: 5,
+            validator_index: 10,
+            address: types::Address::repeat_byte(0x11),
+            amount: 15640,
+        };
+        let p = PreparedPayloadAttributes {
+            version: types::ForkName::Fulu,
+            proposer_index: 123,
+            proposal_slot: 10,
+            parent_block_number: 7,
+            parent_block_root: Root::repeat_byte(1),
+            parent_block_hash: Root::repeat_byte(2),
+            timestamp: 123456,
+            prev_randao: Root::repeat_byte(3),
+            suggested_fee_recipient: types::Address::repeat_byte(4),
+            withdrawals: vec![withdrawal],
+            parent_beacon_block_root: Root::repeat_byte(1),
+        };
+        let (topic, json) = render_payload_attributes(&p).unwrap();
+        assert_eq!(topic, EventTopic::PayloadAttributes);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let hex = |b: u8| format!("0x{}", format!("{b:02x}").repeat(32));
+        let addr = |b: u8| format!("0x{}", format!("{b:02x}").repeat(20));
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "version": "fulu",
+                "data": {
+                    "proposer_index": "123",
+                    "proposal_slot": "10",
+                    "parent_block_number": "7",
+                    "parent_block_root": hex(1),
+                    "parent_block_hash": hex(2),
+                    "payload_attributes": {
+                        "timestamp": "123456",
+                        "prev_randao": hex(3),
+                        "suggested_fee_recipient": addr(4),
+                        "withdrawals": [{
+                            "index": "5",
+                            "validator_index": "10",
+                            "address": addr(0x11),
+                            "amount": "15640",
+                        }],
+                        "parent_beacon_block_root": hex(1),
+                    },
+                },
+            })
+        );
     }
 }

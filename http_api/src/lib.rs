@@ -54,7 +54,6 @@ use types::{EthSpec, ValidatorIndex};
 pub use beacon_chain::BlockBroadcaster;
 pub use config_spec::config_spec;
 pub use error::HttpError;
-pub use events::OperationEvent;
 pub use metrics::ApiMetrics;
 pub use network::{
     NetworkApi, NoNetwork, PeerDetails, PublishCounts, PublishedOperation, SubnetSubscription,
@@ -138,8 +137,6 @@ pub struct ApiContext<E: EthSpec> {
         Mutex<HashMap<types::BLSPubkey, beacon_api::SignedValidatorRegistrationV1>>,
     /// Validators seen live through the API (attestations, sync messages, blocks), by epoch.
     pub(crate) liveness: Mutex<std::collections::BTreeMap<types::Epoch, Vec<ValidatorIndex>>>,
-    /// Full operations for the SSE topics whose chain event carries only a summary.
-    pub(crate) operation_events: tokio::sync::broadcast::Sender<events::OperationEvent<E>>,
     /// The head block's SSZ and JSON, made once per head.
     pub(crate) head_block: Mutex<Option<beacon::CachedBlock>>,
     /// Verified sync committee messages, aggregated for `sync_committee_contribution`.
@@ -169,7 +166,6 @@ impl<E: EthSpec> ApiContext<E> {
         config: ApiConfig,
     ) -> Result<Self, ApiError> {
         let metrics = ApiMetrics::register(&metrics_registry)?;
-        let (operation_events, _) = tokio::sync::broadcast::channel(events::OPERATION_CAPACITY);
         Ok(Self {
             chain,
             pool,
@@ -180,17 +176,10 @@ impl<E: EthSpec> ApiContext<E> {
             metrics,
             registrations: Mutex::new(HashMap::new()),
             liveness: Mutex::new(std::collections::BTreeMap::new()),
-            operation_events,
             head_block: Mutex::new(None),
             sync_messages: sync_messages::SyncMessages::default(),
             caches: caches::ApiCaches::default(),
         })
-    }
-
-    /// Publishes an operation verified elsewhere (gossip) on the event stream's topics.
-    pub fn publish_operation_event(&self, event: OperationEvent<E>) {
-        // No subscriber is not an error.
-        let _ = self.operation_events.send(event);
     }
 
     /// Adds a gossip-verified sync committee message (of `subnet`) to the contributions

@@ -27,7 +27,6 @@ use types::{EthSpec, ForkName, Slot};
 use crate::ApiContext;
 use crate::beacon::{committees_of, sync_committee_indices};
 use crate::error::HttpError;
-use crate::events::OperationEvent;
 use crate::network::PublishedOperation;
 use crate::query::{Body, Query};
 use crate::response::{blocking, json, ok_empty, with_version};
@@ -140,9 +139,6 @@ pub(crate) async fn post_attestations_v2<E: EthSpec>(
                         Err(e) => tracing::debug!(error = ?e, "attestation not pooled"),
                     }
                     ctx.record_live(target, [attestation.attester_index]);
-                    let _ = ctx
-                        .operation_events
-                        .send(OperationEvent::SingleAttestation(attestation.clone()));
                     ctx.network.publish_attestation(attestation, subnet);
                 }
                 Err(e) if is_repeat(&e) => {}
@@ -222,9 +218,6 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
                         aggregate.data.target.epoch,
                         [verified.signed_aggregate.message.aggregator_index],
                     );
-                    let _ = ctx
-                        .operation_events
-                        .send(OperationEvent::Attestation(aggregate.clone()));
                     ctx.network.publish_aggregate(verified.signed_aggregate);
                 }
                 Err(e) if is_repeat(&e) => {}
@@ -366,9 +359,6 @@ pub(crate) async fn post_contribution_and_proofs<E: EthSpec>(
                     {
                         tracing::debug!(error = ?e, "contribution not pooled");
                     }
-                    let _ = ctx
-                        .operation_events
-                        .send(OperationEvent::ContributionAndProof(contribution.clone()));
                     ctx.network.publish_contribution(contribution);
                 }
                 Err(
@@ -400,9 +390,6 @@ pub(crate) async fn post_voluntary_exit<E: EthSpec>(
             .map_err(operation_error)?;
         let exit = verified.0;
         ctx.pool.insert_voluntary_exit(exit.clone());
-        let _ = ctx
-            .operation_events
-            .send(OperationEvent::VoluntaryExit(exit.clone()));
         ctx.network
             .publish_operation(PublishedOperation::VoluntaryExit(exit));
         Ok(ok_empty())
@@ -425,9 +412,6 @@ pub(crate) async fn post_proposer_slashing<E: EthSpec>(
         if let Err(e) = ctx.pool.insert_proposer_slashing(slashing.clone()) {
             tracing::debug!(error = ?e, "proposer slashing not pooled");
         }
-        let _ = ctx
-            .operation_events
-            .send(OperationEvent::ProposerSlashing(slashing.clone()));
         ctx.network
             .publish_operation(PublishedOperation::ProposerSlashing(slashing));
         Ok(ok_empty())
@@ -451,9 +435,6 @@ pub(crate) async fn post_attester_slashing_v2<E: EthSpec>(
         if let Err(e) = ctx.pool.insert_attester_slashing(verified.slashing.clone()) {
             tracing::debug!(error = ?e, "attester slashing not pooled");
         }
-        let _ = ctx
-            .operation_events
-            .send(OperationEvent::AttesterSlashing(verified.slashing.clone()));
         ctx.network
             .publish_operation(PublishedOperation::AttesterSlashing(verified.slashing));
         Ok(ok_empty())
@@ -477,9 +458,6 @@ pub(crate) async fn post_bls_to_execution_changes<E: EthSpec>(
                 Ok(verified) => {
                     let change = verified.0;
                     ctx.pool.insert_bls_to_execution_change(change.clone());
-                    let _ = ctx
-                        .operation_events
-                        .send(OperationEvent::BlsToExecutionChange(change.clone()));
                     ctx.network
                         .publish_operation(PublishedOperation::BlsToExecutionChange(change));
                 }

@@ -3,14 +3,20 @@
 //! falls behind misses events (and is told so by the broadcast channel) instead of slowing the
 //! chain.
 
+use std::any::Any;
+use std::sync::Arc;
+
 use tokio::sync::broadcast;
-use types::{Epoch, Root, Slot, ValidatorIndex};
+use types::capella::{SignedBLSToExecutionChange, Withdrawal};
+use types::electra::SingleAttestation;
+use types::phase0::{ProposerSlashing, SignedVoluntaryExit};
+use types::{Address, Epoch, ForkName, Hash32, Root, Slot, ValidatorIndex};
 
 /// Events kept for a slow subscriber before it starts missing them.
 pub const EVENT_CAPACITY: usize = 1024;
 
 /// One thing that happened to the chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ChainEvent {
     /// A block passed gossip validation (`block_gossip`).
     BlockGossip {
@@ -67,6 +73,8 @@ pub enum ChainEvent {
         slot: Slot,
         /// The block voted for.
         beacon_block_root: Root,
+        /// The attestation as received.
+        attestation: Arc<SingleAttestation>,
     },
     /// An aggregate passed gossip validation (`attestation`).
     Aggregate {
@@ -76,6 +84,8 @@ pub enum ChainEvent {
         slot: Slot,
         /// The block voted for.
         beacon_block_root: Root,
+        /// The aggregate's `types::electra::Attestation<E>`.
+        attestation: PresetMessage,
     },
     /// A voluntary exit passed gossip validation (`voluntary_exit`).
     VoluntaryExit {
@@ -83,22 +93,42 @@ pub enum ChainEvent {
         validator_index: ValidatorIndex,
         /// The exit's epoch.
         epoch: Epoch,
+        /// The signed exit as received.
+        exit: Arc<SignedVoluntaryExit>,
     },
     /// A proposer slashing passed gossip validation (`proposer_slashing`).
     ProposerSlashing {
         /// The slashed proposer.
         proposer_index: ValidatorIndex,
+        /// The slashing as received.
+        slashing: Arc<ProposerSlashing>,
     },
     /// An attester slashing passed gossip validation (`attester_slashing`).
     AttesterSlashing {
         /// The validators it slashes (both attestations' intersection).
         indices: Vec<ValidatorIndex>,
+        /// The slashing's `types::electra::AttesterSlashing<E>`.
+        slashing: PresetMessage,
     },
     /// A BLS-to-execution change passed gossip validation (`bls_to_execution_change`).
     BlsToExecutionChange {
         /// The validator.
         validator_index: ValidatorIndex,
+        /// The signed change as received.
+        change: Arc<SignedBLSToExecutionChange>,
     },
+    /// A sync committee contribution passed gossip validation (`contribution_and_proof`).
+    ContributionAndProof {
+        /// The aggregator.
+        aggregator_index: ValidatorIndex,
+        /// The contribution's slot.
+        slot: Slot,
+        /// The `types::altair::SignedContributionAndProof<E>`.
+        contribution: PresetMessage,
+    },
+    /// The node asked the execution client to build a payload for a proposer
+    /// (`engine_forkchoiceUpdated` with attributes): `payload_attributes`.
+    PayloadAttributes(Arc<PreparedPayloadAttributes>),
     /// The light-client server has a new `LightClientFinalityUpdate`
     /// (`light_client_finality_update`): its finalized header advanced, or at the same slot it
     /// gained a supermajority of the sync committee. Read it with
@@ -133,6 +163,70 @@ pub enum ChainEvent {
         /// Its column index.
         index: u64,
     },
+}
+
+/// A gossip-verified message whose type depends on the preset (`Attestation<E>`,
+/// `AttesterSlashing<E>`, `SignedContributionAndProof<E>`), shared without a copy: the bus is
+/// not generic over the preset, so a reader that knows it takes the message back with
+/// [`PresetMessage::get`]. Nothing is serialized on the publishing path.
+#[derive(Clone)]
+pub struct PresetMessage(Arc<dyn Any + Send + Sync>);
+
+impl PresetMessage {
+    /// Wraps `message`.
+    pub fn new<T: Any + Send + Sync>(message: T) -> Self {
+        Self(Arc::new(message))
+    }
+
+    /// The message, when it is a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for PresetMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PresetMessage(..)")
+    }
+}
+
+/// The same shared message (not a structural comparison: the type is erased).
+impl PartialEq for PresetMessage {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for PresetMessage {}
+
+/// What `payload_attributes` announces: a payload build the node started for `proposer_index`
+/// at `proposal_slot` on `parent_block_root`.
+///
+/// [spec]: beacon-APIs apis/eventstream/index.yaml (payload_attributes)
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedPayloadAttributes {
+    /// The fork at `proposal_slot` (the event's `version`).
+    pub version: ForkName,
+    /// The proposer at `proposal_slot` on the parent's chain.
+    pub proposer_index: ValidatorIndex,
+    /// The slot the payload is for.
+    pub proposal_slot: Slot,
+    /// The parent beacon block's payload's block number.
+    pub parent_block_number: u64,
+    /// The parent beacon block.
+    pub parent_block_root: Root,
+    /// The parent beacon block's payload's block hash.
+    pub parent_block_hash: Hash32,
+    /// `PayloadAttributesV3.timestamp`.
+    pub timestamp: u64,
+    /// `PayloadAttributesV3.prevRandao`.
+    pub prev_randao: Hash32,
+    /// `PayloadAttributesV3.suggestedFeeRecipient`.
+    pub suggested_fee_recipient: Address,
+    /// `PayloadAttributesV3.withdrawals`.
+    pub withdrawals: Vec<Withdrawal>,
+    /// `PayloadAttributesV3.parentBeaconBlockRoot`.
+    pub parent_beacon_block_root: Root,
 }
 
 /// The bus: publishers call [`EventBus::publish`], readers [`EventBus::subscribe`].

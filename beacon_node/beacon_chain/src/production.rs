@@ -573,9 +573,27 @@ impl<E: EthSpec> BlockProducer<E> {
             return Ok(None);
         }
         let fee_recipient = self.fee_recipient(proposer);
-        let (attributes, _) =
+        let (attributes, withdrawals) =
             self.payload_attributes(&state, slot, head.block_root, fee_recipient)?;
         let payload_id = self.start_payload_build(&head, &attributes).await?;
+        let parent_payload = &state.view()?.latest_execution_payload_header;
+        self.chain
+            .events()
+            .publish(crate::events::ChainEvent::PayloadAttributes(Arc::new(
+                crate::events::PreparedPayloadAttributes {
+                    version: self.chain.spec().fork_name_at_slot::<E>(slot),
+                    proposer_index: proposer,
+                    proposal_slot: slot,
+                    parent_block_number: parent_payload.block_number,
+                    parent_block_root: head.block_root,
+                    parent_block_hash: parent_payload.block_hash,
+                    timestamp: attributes.timestamp,
+                    prev_randao: attributes.prev_randao,
+                    suggested_fee_recipient: attributes.suggested_fee_recipient,
+                    withdrawals,
+                    parent_beacon_block_root: attributes.parent_beacon_block_root,
+                },
+            )));
         let mut ids = self.payload_ids.lock();
         ids.retain(|(s, _), _| *s >= slot);
         ids.insert(

@@ -22,7 +22,7 @@ use types::{
 use super::{Verdict, domain_at, is_aggregator};
 use crate::batch_metrics::{self, BlsBatchKind};
 use crate::chain::{BeaconChain, UnimportedBlock};
-use crate::events::ChainEvent;
+use crate::events::{ChainEvent, PresetMessage};
 
 /// Why a gossip attestation or aggregate is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -378,6 +378,7 @@ impl<E: EthSpec> BeaconChain<E> {
             attester_index: attestation.attester_index,
             slot: data.slot,
             beacon_block_root: data.beacon_block_root,
+            attestation: Arc::new(attestation.clone()),
         });
         Ok(VerifiedSingleAttestation { attestation })
     }
@@ -583,6 +584,7 @@ impl<E: EthSpec> BeaconChain<E> {
             aggregator_index: message.aggregator_index,
             slot: data.slot,
             beacon_block_root: data.beacon_block_root,
+            attestation: PresetMessage::new(message.aggregate.clone()),
         });
         Ok(VerifiedAggregate {
             attesting_indices: pending.attesting_indices,

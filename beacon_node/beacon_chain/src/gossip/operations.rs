@@ -10,6 +10,7 @@
 //! capella/p2p-interface.md#bls_to_execution_change
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use state_processing::{
     common::{
@@ -28,7 +29,7 @@ use types::{
 
 use super::{Verdict, domain_at, head_pubkey, verify_one};
 use crate::chain::BeaconChain;
-use crate::events::ChainEvent;
+use crate::events::{ChainEvent, PresetMessage};
 
 /// `BLS_WITHDRAWAL_PREFIX`.
 const BLS_WITHDRAWAL_PREFIX: u8 = 0x00;
@@ -200,6 +201,7 @@ impl<E: EthSpec> BeaconChain<E> {
         self.events().publish(ChainEvent::VoluntaryExit {
             validator_index: index,
             epoch: exit.message.epoch,
+            exit: Arc::new(exit.clone()),
         });
         Ok(VerifiedVoluntaryExit(exit))
     }
@@ -263,6 +265,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         self.events().publish(ChainEvent::ProposerSlashing {
             proposer_index: index,
+            slashing: Arc::new(slashing.clone()),
         });
         Ok(VerifiedProposerSlashing(slashing))
     }
@@ -343,6 +346,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         self.events().publish(ChainEvent::AttesterSlashing {
             indices: slashable.clone(),
+            slashing: PresetMessage::new(slashing.clone()),
         });
         Ok(VerifiedAttesterSlashing {
             slashing,
@@ -402,6 +406,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         self.events().publish(ChainEvent::BlsToExecutionChange {
             validator_index: index,
+            change: Arc::new(change.clone()),
         });
         Ok(VerifiedBlsToExecutionChange(change))
     }

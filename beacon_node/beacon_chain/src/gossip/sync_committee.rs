@@ -16,6 +16,7 @@ use types::{
 
 use super::{Verdict, domain_at, is_sync_committee_aggregator, verify_one};
 use crate::chain::BeaconChain;
+use crate::events::{ChainEvent, PresetMessage};
 
 /// Why a sync committee message or contribution is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -341,6 +342,11 @@ impl<E: EthSpec> BeaconChain<E> {
                 .sync_contribution_bits
                 .observe(slot, bits_key, &bits);
         }
+        self.events().publish(ChainEvent::ContributionAndProof {
+            aggregator_index: aggregator,
+            slot,
+            contribution: PresetMessage::new(signed.clone()),
+        });
         Ok(VerifiedSyncContribution {
             contribution: signed,
         })
