@@ -254,3 +254,39 @@ impl EventBus {
         self.sender.subscribe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preset_message_gives_back_its_type_only_and_equals_its_clones_only() {
+        let message = PresetMessage::new(7u64);
+        assert_eq!(message.get::<u64>(), Some(&7));
+        assert_eq!(message.get::<u32>(), None);
+        assert_eq!(message, message.clone());
+        assert_ne!(message, PresetMessage::new(7u64));
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_receives_the_shared_message_published() {
+        let bus = EventBus::default();
+        let mut rx = bus.subscribe();
+        let exit = Arc::new(SignedVoluntaryExit {
+            message: types::phase0::VoluntaryExit {
+                epoch: 3,
+                validator_index: 9,
+            },
+            signature: types::BLSSignature::ZERO,
+        });
+        bus.publish(ChainEvent::VoluntaryExit {
+            validator_index: 9,
+            epoch: 3,
+            exit: exit.clone(),
+        });
+        let Ok(ChainEvent::VoluntaryExit { exit: received, .. }) = rx.recv().await else {
+            panic!("the exit event");
+        };
+        assert!(Arc::ptr_eq(&received, &exit), "shared, not copied");
+    }
+}
