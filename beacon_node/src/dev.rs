@@ -1,6 +1,8 @@
 //! `arbor dev`: a local Fulu devnet in one process — an interop genesis with every fork through
 //! Fulu at epoch 0, the mock execution client with blobs in every payload, a supernode beacon
-//! node and a validator client that drives it over the Beacon API on loopback.
+//! node and a validator client that drives it over the Beacon API on loopback. With
+//! `--builder-mock`, the mock relay runs beside the mock execution client: every node asks it
+//! for bids and the validator clients register with it and sign blinded blocks.
 //!
 //! Compiled with the `mock-el` feature (the default), as it runs the mock execution client.
 
@@ -11,16 +13,26 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Preset;
+use beacon_chain::BeaconChain;
 use beacon_chain::events::ChainEvent;
+use beacon_chain::execution::forkchoice_state_of;
+use builder_client::mock_relay::MockRelay;
+use builder_client::{BuilderConfig, SubmitVersion};
 use clap::Args;
 use client::{Anchor, Client, ClientConfig, ExecutionConfig, NetworkOptions};
-use execution_layer::{JwtSecret, Timeouts};
+use execution_layer::{EngineApiClient, JwtSecret, PayloadAttributes, Timeouts};
 use mock_execution_layer::{MockConfig, MockExecutionLayer};
 use networking::{Multiaddr, NetworkConfig};
-use state_processing::genesis::interop_genesis_state;
+use state_processing::{
+    common::{get_current_epoch, get_randao_mix},
+    genesis::interop_genesis_state,
+    per_block::get_expected_withdrawals,
+    per_slot::process_slots,
+};
 use tokio::sync::broadcast::error::RecvError;
 use types::{
     Address, ChainSpec, EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root, SignedBeaconBlock,
+    U256,
 };
 
 /// Distinct blob sets the mock execution client cycles through.
@@ -72,7 +84,16 @@ pub(crate) struct DevArgs {
     /// Exit with an error if `--until-finalized-epoch` is not reached by this slot.
     #[arg(long, value_name = "SLOT", requires = "until_finalized_epoch")]
     max_slots: Option<u64>,
+    /// Run the mock relay (builder API) beside the mock execution client: it builds a payload
+    /// for every slot (paying 0xb1…b1) and bids 1 ETH for it, the nodes ask it for headers and
+    /// unblind through it (submitBlindedBlock v1), the validator clients register and sign
+    /// blinded blocks. `beacon_builder_bids_total` on the metrics endpoint tells the outcomes.
+    #[arg(long)]
+    builder_mock: bool,
 }
+
+/// The fee recipient of the mock relay's payloads.
+const RELAY_FEE_RECIPIENT: Address = Address::repeat_byte(0xb1);
 
 /// Runs the devnet until Ctrl-C (or until `--until-finalized-epoch` is reached).
 pub(crate) fn run(args: DevArgs) -> Result<(), String> {
@@ -165,6 +186,18 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     .map_err(|e| format!("mock execution client: {e}"))?;
     mock.set_blobs_per_payload(args.blobs);
     mock.set_blob_sets(blob_sets);
+    let relay = if args.builder_mock {
+        let engine = EngineApiClient::new(mock.url(), jwt_secret.clone(), Timeouts::default())
+            .map_err(|e| format!("mock relay's engine client: {e}"))?;
+        let relay =
+            MockRelay::<E>::start((*spec).clone(), bls::SecretKey::random(), Arc::new(engine))
+                .await
+                .map_err(|e| format!("mock relay: {e}"))?;
+        relay.set_bid_value(Some(U256::from(10u64).pow(U256::from(18u64))));
+        Some(Arc::new(relay))
+    } else {
+        None
+    };
 
     let genesis = interop_genesis_state::<E>(
         args.validators,
@@ -222,7 +255,11 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             graffiti: validator_client::config::parse_graffiti(&format!("arbor dev {i}"))?,
             chain: beacon_chain::ChainConfig::default(),
             worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            builder: None,
+            builder: relay.as_ref().map(|relay| BuilderConfig {
+                // The mock relay's v2 records the block without publishing it.
+                submit: SubmitVersion::V1,
+                ..BuilderConfig::new(relay.url_with_pubkey())
+            }),
             store: client::StoreConfig::default(),
         };
         let node = Client::start(config)
@@ -283,6 +320,11 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         );
         vc_config.beacon_nodes = vec![format!("http://{api}")];
         vc_config.spec = Some((*spec).clone());
+        if args.builder_mock {
+            // Registrations name a fee recipient: the validator client sends none without one.
+            vc_config.fee_recipient = Some(Address::repeat_byte(0xfe));
+            vc_config.builder_proposals = true;
+        }
         let registry = prometheus::Registry::new();
         vc_config.metrics = Some(registry.clone());
         vc_registries.push(registry);
@@ -295,7 +337,21 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         }));
     }
 
+    let feeder = match (&relay, nodes.first()) {
+        (Some(relay), Some(node)) => {
+            println!("arbor dev: mock relay on {}", relay.url());
+            Some(tokio::spawn(feed_relay(
+                relay.clone(),
+                node.chain().clone(),
+            )))
+        }
+        _ => None,
+    };
+
     let outcome = watch_devnet(&nodes, &vc_registries, &args).await;
+    if let Some(feeder) = feeder {
+        feeder.abort();
+    }
 
     let _ = stop_vc.send(true);
     for vc in vcs {
@@ -316,6 +372,58 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         _ => {}
     }
     outcome
+}
+
+/// The mock relay's feed (`--builder-mock`): half-way through each slot, a payload for the
+/// next slot on the head of `chain`, as a real relay learns the attributes from its beacon
+/// node's `payload_attributes` events. A failure costs only that slot's bid (the nodes then
+/// propose their local payload).
+async fn feed_relay<E: EthSpec>(relay: Arc<MockRelay<E>>, chain: Arc<BeaconChain<E>>) {
+    let slot_ms = chain.spec().slot_duration_ms;
+    let mut next = chain.slot_at_ms(chain.now_ms()) + 1;
+    loop {
+        let at = chain.compute_time_at_slot_ms(next.saturating_sub(1)) + slot_ms / 2;
+        tokio::time::sleep(Duration::from_millis(at.saturating_sub(chain.now_ms()))).await;
+        if let Err(error) = prepare_relay_payload(&relay, &chain, next).await {
+            tracing::debug!(slot = next, %error, "mock relay: no payload for the slot");
+        }
+        next = (chain.slot_at_ms(chain.now_ms()) + 1).max(next + 1);
+    }
+}
+
+/// Has the relay build its payload for `slot` on the head: the attributes a proposer's node
+/// would send (the slot's time, RANDAO mix, expected withdrawals, the head as parent).
+async fn prepare_relay_payload<E: EthSpec>(
+    relay: &MockRelay<E>,
+    chain: &BeaconChain<E>,
+    slot: u64,
+) -> Result<(), String> {
+    let head = chain.head();
+    if head.slot >= slot {
+        return Ok(());
+    }
+    let mut state = head.state.clone();
+    process_slots(&mut state, slot, chain.spec()).map_err(|e| format!("{e:?}"))?;
+    let view = state.view().map_err(|e| e.to_string())?;
+    let attributes = PayloadAttributes {
+        timestamp: chain
+            .spec()
+            .compute_time_at_slot(chain.genesis_time(), slot),
+        prev_randao: get_randao_mix(&view, get_current_epoch(&view)),
+        suggested_fee_recipient: RELAY_FEE_RECIPIENT,
+        withdrawals: get_expected_withdrawals(&view)
+            .map_err(|e| e.to_string())?
+            .withdrawals
+            .iter()
+            .map(Into::into)
+            .collect(),
+        parent_beacon_block_root: head.block_root,
+    };
+    let forkchoice = forkchoice_state_of(chain, &head).map_err(|e| e.to_string())?;
+    relay
+        .prepare_payload(slot, forkchoice, &attributes)
+        .await
+        .map(|_| ())
 }
 
 /// A devnet's chain spec: every fork through Fulu at epoch 0, `seconds_per_slot`, and the BPO

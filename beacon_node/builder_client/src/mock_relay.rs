@@ -55,6 +55,9 @@ pub enum RelayBehaviour {
     JsonOnly,
 }
 
+/// How many slots back the relay keeps the payloads it built (to bid with and to reveal).
+const RETAINED_SLOTS: u64 = 64;
+
 /// A payload the relay built, ready to bid with.
 #[derive(Debug, Clone)]
 struct Built<E: EthSpec> {
@@ -216,7 +219,10 @@ impl<E: EthSpec> MockRelay<E> {
             blobs: VariableList::new(bundle.blobs).map_err(|e| format!("blobs: {e:?}"))?,
         };
         let hash = response.execution_payload.block_hash;
-        self.shared.built.lock().insert(
+        let mut built = self.shared.built.lock();
+        // A devnet's relay builds every slot: payloads (and their blobs) of old slots go.
+        built.retain(|_, b| b.slot.saturating_add(RETAINED_SLOTS) >= slot);
+        built.insert(
             hash,
             Built {
                 slot,
