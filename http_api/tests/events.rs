@@ -47,6 +47,7 @@ struct Node {
     client: BeaconNodeHttpClient,
     base: String,
     ctx: Arc<ApiContext<E>>,
+    clock: Arc<ManualSlotClock>,
     spec: Arc<ChainSpec>,
     genesis: CachedBeaconState<E>,
     genesis_root: Root,
@@ -106,7 +107,7 @@ async fn node() -> Node {
             genesis.clone(),
             block,
             spec.clone(),
-            clock,
+            clock.clone(),
             threads,
             ChainConfig::default(),
         )
@@ -152,6 +153,7 @@ async fn node() -> Node {
         client,
         base,
         ctx,
+        clock,
         spec,
         genesis,
         genesis_root,
@@ -515,27 +517,52 @@ async fn a_prepared_proposers_payload_build_is_announced_with_its_attributes() {
     );
     let (topic, event) = events.next().await;
     assert_eq!(topic, "payload_attributes");
+    assert_eq!(event, slot_one_attributes(&n, proposer, fee_recipient));
+}
+
+/// The `payload_attributes` event of a build for slot 1 on genesis.
+fn slot_one_attributes(n: &Node, proposer: u64, fee_recipient: Address) -> serde_json::Value {
     let withdrawals: Vec<types::capella::Withdrawal> = Vec::new();
     // get_randao_mix(state, 0) of the genesis state, which slot 1 is still in.
     let prev_randao = *n.genesis.state.randao_mixes().get(0).unwrap();
+    serde_json::json!({
+        "version": "fulu",
+        "data": {
+            "proposer_index": proposer.to_string(),
+            "proposal_slot": "1",
+            "parent_block_number": "0",
+            "parent_block_root": n.genesis_root,
+            "parent_block_hash": n.mock.genesis_block_hash(),
+            "payload_attributes": {
+                "timestamp": n.spec.compute_time_at_slot(GENESIS_TIME, 1).to_string(),
+                "prev_randao": prev_randao,
+                "suggested_fee_recipient": fee_recipient,
+                "withdrawals": withdrawals,
+                "parent_beacon_block_root": n.genesis_root,
+            },
+        },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_produced_without_a_prepared_build_announces_the_build_it_starts() {
+    let n = node().await;
+    let mut events = Events::open(&n, &["payload_attributes"]).await;
+    n.clock.set_ms(time_ms(&n.spec, 1));
+    let proposer = slot_one_proposer(&n);
+    let randao = sign(&n, &0u64, signing::DOMAIN_RANDAO, 0, proposer);
+    n.client
+        .get_validator_blocks_v3::<E>(1, &randao, None, None, false)
+        .await
+        .unwrap();
+    let (topic, event) = events.next().await;
+    assert_eq!(topic, "payload_attributes");
     assert_eq!(
         event,
-        serde_json::json!({
-            "version": "fulu",
-            "data": {
-                "proposer_index": proposer.to_string(),
-                "proposal_slot": "1",
-                "parent_block_number": "0",
-                "parent_block_root": n.genesis_root,
-                "parent_block_hash": n.mock.genesis_block_hash(),
-                "payload_attributes": {
-                    "timestamp": n.spec.compute_time_at_slot(GENESIS_TIME, 1).to_string(),
-                    "prev_randao": prev_randao,
-                    "suggested_fee_recipient": fee_recipient,
-                    "withdrawals": withdrawals,
-                    "parent_beacon_block_root": n.genesis_root,
-                },
-            },
-        })
+        slot_one_attributes(
+            &n,
+            proposer,
+            ProducerConfig::default().default_fee_recipient
+        )
     );
 }

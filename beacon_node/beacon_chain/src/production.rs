@@ -546,6 +546,40 @@ impl<E: EthSpec> BlockProducer<E> {
         payload_id.ok_or(ProductionError::NoPayloadId(payload_status))
     }
 
+    /// Publishes `payload_attributes` for a build started on `head` for `proposer` at `slot`;
+    /// the parent payload is the head state's latest execution payload header.
+    ///
+    /// [spec]: beacon-APIs apis/eventstream/index.yaml (payload_attributes)
+    fn publish_payload_attributes(
+        &self,
+        version: ForkName,
+        proposer_index: ValidatorIndex,
+        slot: Slot,
+        head: &HeadSnapshot<E>,
+        attributes: &PayloadAttributes,
+        withdrawals: Vec<Withdrawal>,
+    ) -> Result<(), ProductionError> {
+        let parent_payload = &head.state.view()?.latest_execution_payload_header;
+        self.chain
+            .events()
+            .publish(crate::events::ChainEvent::PayloadAttributes(Arc::new(
+                crate::events::PreparedPayloadAttributes {
+                    version,
+                    proposer_index,
+                    proposal_slot: slot,
+                    parent_block_number: parent_payload.block_number,
+                    parent_block_root: head.block_root,
+                    parent_block_hash: parent_payload.block_hash,
+                    timestamp: attributes.timestamp,
+                    prev_randao: attributes.prev_randao,
+                    suggested_fee_recipient: attributes.suggested_fee_recipient,
+                    withdrawals,
+                    parent_beacon_block_root: attributes.parent_beacon_block_root,
+                },
+            )));
+        Ok(())
+    }
+
     /// Called by the node's slot timer late in slot `slot - 1`: advances the head state to
     /// `slot` (kept for the proposal) and, when the slot's proposer is one of the prepared
     /// validators, starts its payload build now (`engine_forkchoiceUpdatedV3` with attributes)
@@ -576,24 +610,14 @@ impl<E: EthSpec> BlockProducer<E> {
         let (attributes, withdrawals) =
             self.payload_attributes(&state, slot, head.block_root, fee_recipient)?;
         let payload_id = self.start_payload_build(&head, &attributes).await?;
-        let parent_payload = &state.view()?.latest_execution_payload_header;
-        self.chain
-            .events()
-            .publish(crate::events::ChainEvent::PayloadAttributes(Arc::new(
-                crate::events::PreparedPayloadAttributes {
-                    version: self.chain.spec().fork_name_at_slot::<E>(slot),
-                    proposer_index: proposer,
-                    proposal_slot: slot,
-                    parent_block_number: parent_payload.block_number,
-                    parent_block_root: head.block_root,
-                    parent_block_hash: parent_payload.block_hash,
-                    timestamp: attributes.timestamp,
-                    prev_randao: attributes.prev_randao,
-                    suggested_fee_recipient: attributes.suggested_fee_recipient,
-                    withdrawals,
-                    parent_beacon_block_root: attributes.parent_beacon_block_root,
-                },
-            )));
+        self.publish_payload_attributes(
+            self.chain.spec().fork_name_at_slot::<E>(slot),
+            proposer,
+            slot,
+            &head,
+            &attributes,
+            withdrawals,
+        )?;
         let mut ids = self.payload_ids.lock();
         ids.retain(|(s, _), _| *s >= slot);
         ids.insert(
@@ -736,8 +760,18 @@ impl<E: EthSpec> BlockProducer<E> {
         let payload_id = match prepared {
             Some(p) if p.fee_recipient == template.fee_recipient => p.payload_id,
             _ => {
-                self.start_payload_build(&template.head, &template.attributes)
-                    .await?
+                let id = self
+                    .start_payload_build(&template.head, &template.attributes)
+                    .await?;
+                self.publish_payload_attributes(
+                    template.fork,
+                    template.proposer_index,
+                    template.slot,
+                    &template.head,
+                    &template.attributes,
+                    template.expected_withdrawals.clone(),
+                )?;
+                id
             }
         };
         let response = self
