@@ -867,6 +867,13 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         self.unimported.lock().remove(&block_root);
         self.set_payload_status(block_root, payload_status);
+        // A payload is VALID only on a valid chain: ancestors imported while the execution
+        // client was syncing (not validated) are valid now too.
+        if payload_status == PayloadStatus::Valid
+            && self.payload_status(&block.parent_root()) == PayloadStatus::NotValidated
+        {
+            self.on_valid_execution_block(block.parent_root());
+        }
         let state_root = block.state_root();
 
         let mut batch = self.store.begin_batch()?;

@@ -544,3 +544,40 @@ fn a_checkpoint_state_advanced_to_its_epoch_is_taken_and_another_blocks_is_refus
         "{err:?}"
     );
 }
+
+/// Blocks imported while the execution client was syncing (not validated) become valid when a
+/// descendant's payload is VALID: a payload is valid only on a valid chain.
+#[test]
+fn a_valid_payload_validates_its_optimistic_ancestors() {
+    let h = harness();
+    let mut parent = h.anchor.clone();
+    let mut optimistic = Vec::new();
+    for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + 3 {
+        let built = next_block(&h, &parent, slot);
+        let now = time_ms(&h.spec, slot);
+        h.clock.set_ms(now);
+        let verified = h
+            .chain
+            .verify_block_for_gossip(Arc::new(built.block.clone()), now)
+            .unwrap();
+        let root = h
+            .chain
+            .import_block(
+                verified.block,
+                &[],
+                &AlwaysValid,
+                PayloadStatus::NotValidated,
+            )
+            .unwrap();
+        assert!(h.chain.head().execution_optimistic, "slot {slot}");
+        optimistic.push(root);
+        parent = built;
+    }
+    let next = next_block(&h, &parent, ANCHOR_SLOT + 4);
+    let root = gossip_and_import(&h, &next.block);
+    assert!(!h.chain.head().execution_optimistic);
+    assert_eq!(h.chain.payload_status(&root), PayloadStatus::Valid);
+    for ancestor in &optimistic {
+        assert_eq!(h.chain.payload_status(ancestor), PayloadStatus::Valid);
+    }
+}
