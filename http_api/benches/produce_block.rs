@@ -1,0 +1,372 @@
+//! produceBlockV3 (`GET /eth/v3/validator/blocks/{slot}`) over HTTP on 127.0.0.1 at 48 blobs,
+//! in SSZ and in JSON: p50, p99 and max of each request, the response read in full, one request
+//! at a time.
+//!
+//! The fixture is `beacon_chain`'s production bench's: a synthetic mainnet Fulu state of
+//! 1,000,000 validators with interop keys (`ARBOR_BENCH_VALIDATORS` to change), made an anchor
+//! that the mock execution client's chain continues; the mock (over HTTP with JWT) answers every
+//! `engine_getPayloadV5` from its cache with a payload of 48 blobs built once ahead (as
+//! `prepare_payload_for_slot` does late in the previous slot); a pool of every committee's
+//! aggregate for the 8 slots before the block. Every request is a whole production for the
+//! same slot (the next slot's proposer, a valid RANDAO reveal, checked): the state advanced
+//! ahead, the pool packed, the payload fetched, the block's transition run, the response
+//! encoded. The endpoints bench (placeholder keys, no EL) cannot check a reveal, hence a second
+//! file.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    reason = "bench setup: a failed step aborts the run"
+)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
+use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
+use fork_choice::ThreadPoolBuilder;
+use http_api::{ApiConfig, ApiContext, NoNetwork};
+use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use operation_pool::OperationPool;
+use ssz_types::{BitList, BitVector};
+use state_harness::{
+    aggregate_interop_secret_key, interop_secret_key,
+    keys::interop_pubkeys_cached,
+    synthetic::{SyntheticParams, build_state},
+};
+use state_processing::{
+    CachedBeaconState, CommitteeCache, StateRef,
+    common::{
+        compute_epoch_at_slot, get_beacon_proposer_index, get_block_root, get_block_root_at_slot,
+        get_current_epoch, get_domain,
+    },
+    genesis::interop_genesis_block,
+    per_slot::process_slots,
+};
+use store::{Store, StoreConfig};
+use tree_hash::TreeHash;
+use types::{
+    Address, BLSSignature, BeaconState, BlobScheduleEntry, ChainSpec, EthSpec, ForkName,
+    MainnetEthSpec, Root, SignedBeaconBlock,
+    electra::{Attestation, AttestationData, Checkpoint},
+    signing::{DOMAIN_BEACON_ATTESTER, DOMAIN_RANDAO, compute_signing_root},
+};
+
+type E = MainnetEthSpec;
+
+const BLOBS: usize = 48;
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+/// Every committee of `slot` attesting to the canonical block, as network aggregates (one
+/// committee each), signed with the sum of the members' interop keys.
+fn committee_aggregates(
+    view: &StateRef<'_, E>,
+    committees: &CommitteeCache,
+    slot: u64,
+) -> Vec<Attestation<E>> {
+    let epoch = compute_epoch_at_slot::<E>(slot);
+    let source = if epoch == get_current_epoch(view) {
+        view.current_justified_checkpoint.clone()
+    } else {
+        view.previous_justified_checkpoint.clone()
+    };
+    let data = AttestationData {
+        slot,
+        index: 0,
+        beacon_block_root: get_block_root_at_slot(view, slot).unwrap(),
+        source,
+        target: Checkpoint {
+            epoch,
+            root: get_block_root(view, epoch).unwrap(),
+        },
+    };
+    let domain = get_domain(view, DOMAIN_BEACON_ATTESTER, Some(epoch));
+    let signing_root = compute_signing_root(&data, domain);
+    (0..committees.committees_per_slot())
+        .map(|index| {
+            let committee = committees.get_beacon_committee(slot, index).unwrap();
+            let mut bits =
+                BitList::<<E as EthSpec>::MaxValidatorsPerSlot>::with_capacity(committee.len())
+                    .unwrap();
+            for i in 0..committee.len() {
+                bits.set(i, true).unwrap();
+            }
+            let mut committee_bits = BitVector::<<E as EthSpec>::MaxCommitteesPerSlot>::new();
+            committee_bits.set(index as usize, true).unwrap();
+            let key = aggregate_interop_secret_key(committee.iter().copied()).unwrap();
+            Attestation {
+                aggregation_bits: bits,
+                data: data.clone(),
+                signature: BLSSignature::from(key.sign(signing_root.as_slice()).serialize()),
+                committee_bits,
+            }
+        })
+        .collect()
+}
+
+struct Stats {
+    name: String,
+    samples: Vec<Duration>,
+    bytes: usize,
+}
+
+impl Stats {
+    fn print(&mut self) {
+        self.samples.sort();
+        let at = |q: f64| {
+            let i = ((self.samples.len() as f64 - 1.0) * q).round() as usize;
+            self.samples[i]
+        };
+        println!(
+            "| {} | {} | {:.2?} | {:.2?} | {:.2?} | {} |",
+            self.name,
+            self.samples.len(),
+            at(0.5),
+            at(0.99),
+            self.samples.last().copied().unwrap_or_default(),
+            self.bytes
+        );
+    }
+}
+
+async fn measure(
+    client: &reqwest::Client,
+    name: &str,
+    runs: usize,
+    request: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+) -> Stats {
+    let mut samples = Vec::with_capacity(runs);
+    let mut bytes = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let response = request(client).send().await.unwrap();
+        let status = response.status();
+        let body = response.bytes().await.unwrap();
+        samples.push(start.elapsed());
+        assert!(
+            status.is_success(),
+            "{name}: {status} {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        );
+        bytes = body.len();
+    }
+    Stats {
+        name: name.to_string(),
+        samples,
+        bytes,
+    }
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let n: usize = std::env::var("ARBOR_BENCH_VALIDATORS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let runs: usize = std::env::var("ARBOR_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let mut spec = ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.blob_schedule = vec![BlobScheduleEntry {
+        epoch: 0,
+        max_blobs_per_block: BLOBS as u64,
+    }];
+
+    // The synthetic state, made an anchor the mock's chain continues (as in beacon_chain's
+    // production bench): its latest block header commits to an empty body and its latest
+    // payload is the mock's genesis block.
+    let start = Instant::now();
+    let keys = interop_pubkeys_cached(n, &target_dir().join("state-harness-keys")).unwrap();
+    let params = SyntheticParams {
+        slot: 375_001 * 32,
+        ..SyntheticParams::default()
+    };
+    let mut state = build_state::<E>(&keys, &params, &spec).unwrap();
+    let jwt = JwtSecret::random();
+    let mock = MockExecutionLayer::<E>::start(
+        MockConfig {
+            jwt_secret: jwt.clone(),
+            spec: spec.clone(),
+            genesis_time: state.genesis_time,
+            seed: 7,
+            chain_id: 1337,
+        },
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .await
+    .unwrap();
+    mock.set_blobs_per_payload(BLOBS);
+    let SignedBeaconBlock::Fulu(empty) = interop_genesis_block::<E>(Root::ZERO) else {
+        unreachable!("the interop genesis block is Fulu")
+    };
+    state.latest_block_header.body_root = empty.message.body.tree_hash_root();
+    state.latest_block_header.state_root = Root::ZERO;
+    state.latest_execution_payload_header.block_hash = mock.genesis_block_hash();
+    state.latest_execution_payload_header.gas_limit = 60_000_000;
+    let header = state.latest_block_header.clone();
+    let mut anchor_state = CachedBeaconState::new(BeaconState::Fulu(state));
+    let state_root = anchor_state.hash_tree_root().unwrap();
+    let mut anchor_block = empty;
+    anchor_block.message.slot = header.slot;
+    anchor_block.message.proposer_index = header.proposer_index;
+    anchor_block.message.parent_root = header.parent_root;
+    anchor_block.message.state_root = state_root;
+    let anchor_block = SignedBeaconBlock::Fulu(anchor_block);
+    eprintln!("{n} validators: anchor in {:.2?}", start.elapsed());
+
+    let start = Instant::now();
+    let spec = Arc::new(spec);
+    let slot = params.slot + 1;
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let genesis_time = *anchor_state.state.genesis_time();
+    let clock = Arc::new(ManualSlotClock::new(
+        spec.compute_time_at_slot(genesis_time, slot) * 1000 + 500,
+    ));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap(),
+    );
+    let chain = Arc::new(
+        BeaconChain::from_anchor(
+            Arc::new(store),
+            anchor_state.clone(),
+            anchor_block,
+            spec.clone(),
+            clock,
+            pool,
+            ChainConfig::default(),
+        )
+        .unwrap(),
+    );
+    let timeouts = Timeouts {
+        get_payload: Duration::from_secs(600),
+        forkchoice_updated: Duration::from_secs(60),
+        new_payload: Duration::from_secs(60),
+        ..Timeouts::default()
+    };
+    let engine = Arc::new(EngineApiClient::new(mock.url(), jwt.clone(), timeouts).unwrap());
+    let op_pool = Arc::new(OperationPool::<E>::new());
+    let producer = Arc::new(BlockProducer::new(
+        chain.clone(),
+        op_pool.clone(),
+        engine,
+        ProducerConfig::default(),
+    ));
+
+    // A full pool: every committee of the 8 slots before the block, as network aggregates.
+    let mut advanced = anchor_state.clone();
+    process_slots(&mut advanced, slot, &spec).unwrap();
+    for s in slot - 8..slot {
+        let committees = {
+            let CachedBeaconState { state, caches } = &mut advanced;
+            let view = StateRef::new(state).unwrap();
+            caches
+                .committees(&view, compute_epoch_at_slot::<E>(s))
+                .unwrap()
+        };
+        let view = advanced.view().unwrap();
+        for attestation in committee_aggregates(&view, &committees, s) {
+            op_pool
+                .insert_attestation(&attestation, &committees)
+                .unwrap();
+        }
+    }
+
+    // The payload built once, ahead, for the slot's proposer, and its RANDAO reveal.
+    let proposer = {
+        let (view, caches) = advanced.view_mut().unwrap();
+        get_beacon_proposer_index(&view.as_ref(), caches).unwrap()
+    };
+    producer.prepare_beacon_proposer([(proposer, Address::repeat_byte(0xfe))]);
+    let reveal = {
+        let view = advanced.view().unwrap();
+        let epoch = compute_epoch_at_slot::<E>(slot);
+        let root = compute_signing_root(&epoch, get_domain(&view, DOMAIN_RANDAO, None));
+        BLSSignature::from(
+            interop_secret_key(proposer as usize)
+                .sign(root.as_slice())
+                .serialize(),
+        )
+    };
+    producer
+        .prepare_payload_for_slot(slot)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let ctx = Arc::new(
+        ApiContext::new(
+            chain.clone(),
+            op_pool.clone(),
+            producer,
+            Arc::new(NoNetwork::new()),
+            prometheus::Registry::new(),
+            ApiConfig {
+                request_timeout: Duration::from_secs(600),
+                body_limit: 256 << 20,
+                ..ApiConfig::default()
+            },
+        )
+        .unwrap(),
+    );
+    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http_api::serve_on(listener, ctx, std::future::pending()));
+    eprintln!(
+        "chain, pool ({} aggregates), payload and server in {:.2?}",
+        op_pool.counts().aggregates,
+        start.elapsed()
+    );
+
+    let client = reqwest::Client::new();
+    let url = format!("{base}/eth/v3/validator/blocks/{slot}?randao_reveal={reveal}");
+    // Warm-up: the first production (the state advanced ahead, the payload fetched once).
+    let warm = measure(&client, "warm-up", 1, |c| {
+        c.get(&url).header("accept", "application/octet-stream")
+    })
+    .await;
+    eprintln!("first production over HTTP: {:.2?}", warm.samples[0]);
+
+    println!(
+        "\n{n} validators, {BLOBS} blobs, sequential requests on 127.0.0.1 (response read in full)\n"
+    );
+    println!("| endpoint | runs | p50 | p99 | max | bytes |");
+    println!("|---|---|---|---|---|---|");
+    let mut rows = vec![
+        measure(
+            &client,
+            &format!("GET v3/validator/blocks/{{slot}} (SSZ), {BLOBS} blobs"),
+            runs,
+            |c| c.get(&url).header("accept", "application/octet-stream"),
+        )
+        .await,
+        measure(
+            &client,
+            &format!("GET v3/validator/blocks/{{slot}} (JSON), {BLOBS} blobs"),
+            runs,
+            |c| c.get(&url).header("accept", "application/json"),
+        )
+        .await,
+    ];
+    for row in &mut rows {
+        row.print();
+    }
+    drop(mock);
+}
