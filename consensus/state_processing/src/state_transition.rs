@@ -79,22 +79,13 @@ fn apply_block<E: EthSpec>(
         match verify {
             VerifySignatures::None => (VerifySignatures::None, None),
             VerifySignatures::Individually => {
-                let header_root = block_root(message, body_root);
-                let set = signature_sets::block_proposal_signature_set(
+                verify_proposer_signature(
                     &view.as_ref(),
                     caches,
                     message.proposer_index,
-                    header_root,
+                    block_root(message, body_root),
                     &signed.signature,
-                );
-                let valid = match set {
-                    Ok(set) => set.verify(),
-                    Err(signature_sets::SignatureSetError::Malformed) => false,
-                    Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
-                };
-                if !valid {
-                    return Err(BlockProcessingError::ProposerSignature);
-                }
+                )?;
                 (VerifySignatures::Individually, None)
             }
             VerifySignatures::Batched => {
@@ -132,6 +123,33 @@ fn apply_block<E: EthSpec>(
         }
         processed
     })
+}
+
+/// The proposer's signature over the block header of root `header_root`, verified alone.
+fn verify_proposer_signature<E: EthSpec>(
+    view: &crate::StateRef<'_, E>,
+    caches: &crate::caches::Caches,
+    proposer_index: types::ValidatorIndex,
+    header_root: types::Root,
+    signature: &types::BLSSignature,
+) -> Result<(), BlockProcessingError> {
+    let set = signature_sets::block_proposal_signature_set(
+        view,
+        caches,
+        proposer_index,
+        header_root,
+        signature,
+    );
+    let valid = match set {
+        Ok(set) => set.verify(),
+        Err(signature_sets::SignatureSetError::Malformed) => false,
+        Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(BlockProcessingError::ProposerSignature)
+    }
 }
 
 /// `process_block` on a state at the block's slot, then (with `validate_result`) the check of
@@ -192,21 +210,13 @@ fn apply_deneb_block<E: EthSpec>(
             body_root: message.body.tree_hash_root(),
         }
         .tree_hash_root();
-        let set = signature_sets::block_proposal_signature_set(
+        verify_proposer_signature(
             &view.as_ref(),
             caches,
             message.proposer_index,
             header_root,
             &signed.signature,
-        );
-        let valid = match set {
-            Ok(set) => set.verify(),
-            Err(signature_sets::SignatureSetError::Malformed) => false,
-            Err(signature_sets::SignatureSetError::State(e)) => return Err(e.into()),
-        };
-        if !valid {
-            return Err(BlockProcessingError::ProposerSignature);
-        }
+        )?;
     }
     crate::deneb::process_block(&mut view, caches, message, verify, engine, spec)?;
     if validate_result {
