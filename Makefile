@@ -16,7 +16,7 @@ endif
 # fails without them rather than skipping the differential test.
 ORACLE_DIR ?= $(CURDIR)/target/lodestar-oracle
 
-.PHONY: build release run test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop simulate
+.PHONY: build release run test spec-tests spec-vectors oracle lint fmt bench fuzz clean test-interop simulate test-conformance
 
 build:
 	$(CARGO) build --workspace
@@ -76,6 +76,16 @@ test-interop:
 	@networking/interop/install.sh "$(INTEROP_JS_DIR)" >/dev/null
 	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package networking --test interop_js -- --ignored --nocapture
 	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package beacon_node --test lodestar_wire -- --ignored --nocapture
+
+# The Beacon API against the spec's OpenAPI document (scripts/conformance): schemathesis (PyPI,
+# into target/conformance/venv) drives a running `arbor dev` devnet (mainnet preset, blobs) with
+# generated requests in JSON and SSZ; any 5xx, undocumented status, content type, header or body
+# that does not match its schema fails. The document: BEACON_APIS, a checkout of
+# ethereum/beacon-APIs v4.0.0 or its bundled JSON (default ../shared/beacon-apis). Report:
+# target/conformance/report.md. The binary is the one `make test` builds (same features).
+test-conformance:
+	$(CARGO) build --workspace --all-features --bin arbor
+	scripts/conformance/run.sh target/debug/arbor
 
 # The simulator's long profile (testing/simulator): four nodes as separate processes of the
 # release binary (mock execution client, beacon node, validator client each), 26 epochs, with a

@@ -72,6 +72,10 @@ topics! {
     LightClientOptimisticUpdate = "light_client_optimistic_update",
     /// Payload attributes for the next proposal were computed.
     PayloadAttributes = "payload_attributes",
+    /// A blob sidecar passed gossip validation. A topic of Deneb and Electra chains: the spec
+    /// still lists it for Fulu, so a client subscribing to it (with others) is served, but a Fulu
+    /// chain gossips data columns, not blob sidecars, and this node sends no such event.
+    BlobSidecar = "blob_sidecar",
     /// A data column sidecar passed gossip validation.
     DataColumnSidecar = "data_column_sidecar",
     /// A block was fast-confirmed.
@@ -306,7 +310,8 @@ impl<E: EthSpec> BeaconEvent<E> {
             }
             EventTopic::Attestation
             | EventTopic::AttesterSlashing
-            | EventTopic::PayloadAttributes => Self::Raw(topic, json(data)?),
+            | EventTopic::PayloadAttributes
+            | EventTopic::BlobSidecar => Self::Raw(topic, json(data)?),
         })
     }
 }

@@ -60,6 +60,19 @@ impl HttpError {
         Self::Internal(message.to_string())
     }
 
+    /// The error as a batch endpoint answers it: a request refused as a whole (a body that does
+    /// not parse, a missing version header) is a 400 with an empty `failures` list, since the
+    /// spec's 400 body of a batch submission (`IndexedErrorMessage`) requires the list.
+    pub fn into_batch(self) -> Self {
+        match self {
+            Self::BadRequest(message) => Self::Indexed {
+                message,
+                failures: Vec::new(),
+            },
+            other => other,
+        }
+    }
+
     /// The status code of the answer.
     pub fn status(&self) -> StatusCode {
         match self {
@@ -132,6 +145,22 @@ mod tests {
             .await
             .expect("a small body");
         (status, serde_json::from_slice(&bytes).expect("JSON"))
+    }
+
+    #[tokio::test]
+    async fn a_batch_refused_as_a_whole_answers_an_empty_failures_list() {
+        let (status, body) =
+            body_of(HttpError::bad_request("invalid JSON body").into_batch()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            body,
+            serde_json::json!({"code": 400, "message": "invalid JSON body", "failures": []})
+        );
+        // Other statuses keep their own body.
+        let (status, body) =
+            body_of(HttpError::UnsupportedMediaType("text/plain".into()).into_batch()).await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert!(body.get("failures").is_none());
     }
 
     #[tokio::test]

@@ -28,7 +28,7 @@ use crate::ApiContext;
 use crate::beacon::{committees_of, sync_committee_indices};
 use crate::error::HttpError;
 use crate::network::PublishedOperation;
-use crate::query::{Body, Query};
+use crate::query::{BatchBody, Body, Query};
 use crate::response::{blocking, json, ok_empty, with_version};
 
 type Ctx<E> = State<Arc<ApiContext<E>>>;
@@ -87,10 +87,10 @@ fn is_repeat(e: &AttestationGossipError) -> bool {
 /// `POST /eth/v2/beacon/pool/attestations`: `SingleAttestation`s in JSON or SSZ.
 pub(crate) async fn post_attestations_v2<E: EthSpec>(
     State(ctx): Ctx<E>,
-    body: Body,
+    BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
-    electra_fork(&body)?;
-    let attestations: Vec<SingleAttestation> = list_body(&body)?;
+    electra_fork(&body).map_err(HttpError::into_batch)?;
+    let attestations: Vec<SingleAttestation> = list_body(&body).map_err(HttpError::into_batch)?;
     blocking(move || {
         let head = ctx.chain.head();
         let spec = ctx.chain.spec();
@@ -192,10 +192,11 @@ pub(crate) async fn get_attestations_v2<E: EthSpec>(
 /// `POST /eth/v2/validator/aggregate_and_proofs`: Electra aggregates in JSON or SSZ.
 pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
     State(ctx): Ctx<E>,
-    body: Body,
+    BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
-    electra_fork(&body)?;
-    let aggregates: Vec<SignedAggregateAndProof<E>> = list_body(&body)?;
+    electra_fork(&body).map_err(HttpError::into_batch)?;
+    let aggregates: Vec<SignedAggregateAndProof<E>> =
+        list_body(&body).map_err(HttpError::into_batch)?;
     blocking(move || {
         let head = ctx.chain.head();
         let results = ctx
@@ -290,9 +291,9 @@ pub(crate) fn record_sync_message<E: EthSpec>(
 /// validator's positions in the sync committee.
 pub(crate) async fn post_sync_committees<E: EthSpec>(
     State(ctx): Ctx<E>,
-    body: Body,
+    BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
-    let messages: Vec<SyncCommitteeMessage> = body.json()?;
+    let messages: Vec<SyncCommitteeMessage> = body.json().map_err(HttpError::into_batch)?;
     blocking(move || {
         let mut failures = Vec::new();
         for (i, message) in messages.into_iter().enumerate() {
@@ -341,9 +342,10 @@ pub(crate) async fn post_sync_committees<E: EthSpec>(
 /// `POST /eth/v1/validator/contribution_and_proofs`.
 pub(crate) async fn post_contribution_and_proofs<E: EthSpec>(
     State(ctx): Ctx<E>,
-    body: Body,
+    BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
-    let contributions: Vec<SignedContributionAndProof<E>> = body.json()?;
+    let contributions: Vec<SignedContributionAndProof<E>> =
+        body.json().map_err(HttpError::into_batch)?;
     blocking(move || {
         let mut failures = Vec::new();
         for (i, signed) in contributions.into_iter().enumerate() {
@@ -445,9 +447,9 @@ pub(crate) async fn post_attester_slashing_v2<E: EthSpec>(
 /// `POST /eth/v1/beacon/pool/bls_to_execution_changes`: a list, with per-item failures.
 pub(crate) async fn post_bls_to_execution_changes<E: EthSpec>(
     State(ctx): Ctx<E>,
-    body: Body,
+    BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
-    let changes: Vec<SignedBLSToExecutionChange> = body.json()?;
+    let changes: Vec<SignedBLSToExecutionChange> = body.json().map_err(HttpError::into_batch)?;
     blocking(move || {
         let mut failures = Vec::new();
         for (i, change) in changes.into_iter().enumerate() {

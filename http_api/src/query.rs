@@ -154,6 +154,22 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     }
 }
 
+/// The body of a batch submission (pool attestations, aggregates, sync committee messages,
+/// contributions, BLS changes): a [`Body`] whose rejection is the batch's 400 (see
+/// [`HttpError::into_batch`]).
+pub(crate) struct BatchBody(pub(crate) Body);
+
+impl<S: Send + Sync> FromRequest<S> for BatchBody {
+    type Rejection = HttpError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        Body::from_request(req, state)
+            .await
+            .map(Self)
+            .map_err(HttpError::into_batch)
+    }
+}
+
 impl Body {
     /// The body as JSON of `T`.
     pub(crate) fn json<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
