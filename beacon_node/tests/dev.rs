@@ -11,10 +11,6 @@
 )]
 
 #[path = "common/devnet.rs"]
-#[allow(
-    dead_code,
-    reason = "`devnet_finalizes` without an observer is the other devnet tests' entry"
-)]
 mod devnet;
 
 use std::collections::BTreeSet;

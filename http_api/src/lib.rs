@@ -192,8 +192,9 @@ impl<E: EthSpec> ApiContext<E> {
         pool::record_sync_message(self, message, Some(subnet)).map(|_| ())
     }
 
-    /// Records validators seen live at `epoch` (for `liveness`), keeping the last few epochs.
-    pub(crate) fn record_live(&self, epoch: types::Epoch, indices: impl IntoIterator<Item = u64>) {
+    /// Records validators seen live at `epoch` (for `liveness`: a gossip attestation, aggregate
+    /// or contribution of theirs), keeping the last few epochs.
+    pub fn record_live(&self, epoch: types::Epoch, indices: impl IntoIterator<Item = u64>) {
         let mut live = self.liveness.lock();
         live.entry(epoch).or_default().extend(indices);
         while live.len() > 4 {

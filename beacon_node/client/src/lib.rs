@@ -231,7 +231,11 @@ impl<E: EthSpec> Client<E> {
                         ..http_api::ApiConfig::default()
                     },
                 )?;
-                let router = http_api::router(Arc::new(ctx));
+                let ctx = Arc::new(ctx);
+                if let Some(router) = &router {
+                    router.set_gossip_sink(Arc::new(ApiGossipSink(ctx.clone())));
+                }
+                let router = http_api::router(ctx);
                 tasks.push(spawn_server(
                     listener,
                     router,
@@ -592,4 +596,43 @@ async fn start_p2p<E: EthSpec>(
         peers_gauge,
     ));
     Ok((p2p, handle, router))
+}
+
+/// The Beacon API's share of accepted gossip: sync committee messages go into the contributions
+/// `sync_committee_contribution` serves (an aggregator needs the messages of every member on its
+/// subnet, not only those posted to this node), and the senders of attestations, aggregates,
+/// contributions and sync messages are recorded live for `liveness` (doppelganger checks ask
+/// about validators running elsewhere).
+struct ApiGossipSink<E: EthSpec>(Arc<http_api::ApiContext<E>>);
+
+impl<E: EthSpec> router::GossipSink<E> for ApiGossipSink<E> {
+    fn accepted(&self, message: router::AcceptedGossip<'_, E>) {
+        use router::AcceptedGossip;
+        let epoch_of = |slot: types::Slot| slot / E::slots_per_epoch();
+        match message {
+            AcceptedGossip::SyncCommitteeMessage { message, subnet } => {
+                // Records the validator live as well. An error is a message whose sync
+                // committee the head state does not know any more (a late one at a period
+                // boundary): it was verified and published; only its aggregation is lost.
+                if let Err(e) = self.0.insert_sync_message(message, subnet) {
+                    tracing::debug!(slot = message.slot, error = %e, "sync committee message not aggregated");
+                }
+            }
+            AcceptedGossip::SingleAttestation(attestation) => self
+                .0
+                .record_live(attestation.data.target.epoch, [attestation.attester_index]),
+            AcceptedGossip::Aggregate(aggregate) => self.0.record_live(
+                aggregate.message.aggregate.data.target.epoch,
+                [aggregate.message.aggregator_index],
+            ),
+            AcceptedGossip::SyncContribution(contribution) => self.0.record_live(
+                epoch_of(contribution.message.contribution.slot),
+                [contribution.message.aggregator_index],
+            ),
+            AcceptedGossip::VoluntaryExit(_)
+            | AcceptedGossip::ProposerSlashing(_)
+            | AcceptedGossip::AttesterSlashing(_)
+            | AcceptedGossip::BlsToExecutionChange(_) => {}
+        }
+    }
 }

@@ -49,14 +49,10 @@ pub(crate) fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> 
     Ok((status, body))
 }
 
-/// Runs `arbor dev --nodes <nodes>` to finalized epoch 2 and checks what it printed.
-pub(crate) fn devnet_finalizes(name: &str, nodes: usize) {
-    devnet_finalizes_observed(name, nodes, 2, &mut |_, _| {});
-}
-
-/// [`devnet_finalizes`] to finalized epoch `until_finalized_epoch`, handing `observe` every
-/// line `arbor dev` prints on stdout, with the Beacon API's port once its start line named it,
-/// while the devnet runs: a test's own checks against the running devnet, in the same run.
+/// Runs `arbor dev --nodes <nodes>` to finalized epoch `until_finalized_epoch` and checks what
+/// it printed, handing `observe` every line it prints on stdout, with the Beacon API's port once
+/// its start line named it, while the devnet runs: a test's own checks against the running
+/// devnet, in the same run.
 pub(crate) fn devnet_finalizes_observed(
     name: &str,
     nodes: usize,
