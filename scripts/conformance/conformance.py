@@ -307,6 +307,16 @@ def main():
                 raise SystemExit(f"arbor dev exited ({proc.returncode}) during the '{name}' pass")
 
         write_report(args, doc, outcome, url)
+        # The SSZ answers against the JSON ones, by the consensus specs' types (schemathesis
+        # cannot read SSZ): appends its section to the report.
+        rc = subprocess.call(
+            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ssz_json.py"),
+             url, os.path.join(args.out, "report.md")]
+        )
+        if rc != 0:
+            failed = True
+        if proc is not None and proc.poll() is not None:
+            raise SystemExit(f"arbor dev exited ({proc.returncode}) during the JSON = SSZ check")
         if failed:
             log(f"FAILED: see {os.path.join(args.out, 'report.md')}")
             return 1

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""The SSZ and the JSON answer of each SSZ-capable Beacon API endpoint are one value, by the
+consensus specs' own Python types (PyPI `eth-consensus-specs`, Fulu, mainnet preset).
+
+For every case below, against a running node:
+
+1. the JSON answer (`Accept: application/json`) and the SSZ answer
+   (`Accept: application/octet-stream`) are both 200, with the content type asked for, and the
+   same `Eth-Consensus-Version` (the JSON `version` field too, for versioned answers);
+2. the SSZ body decodes as the spec's type and encodes back to the same bytes;
+3. the JSON `data` reads as the same type under the API's conventions, strictly: quoted
+   integers, 0x-hex bytes and bitfields, exactly the container's fields;
+4. both have the same hash tree root.
+
+A case whose object the devnet does not have (a 404 in both encodings) is reported, not failed;
+at least MIN_CHECKED cases must be compared. Exits non-zero on any difference.
+
+Usage: ssz_json.py URL REPORT.md
+"""
+
+import json
+import sys
+import urllib.error
+import urllib.request
+
+from eth_consensus_specs.fulu import mainnet as spec
+from eth_consensus_specs.utils.ssz.ssz_typing import (
+    BitList,
+    BitVector,
+    Boolean,
+    ByteList,
+    ByteVector,
+    Container,
+    List,
+    Uint,
+    Vector,
+)
+
+JSON = "application/json"
+SSZ = "application/octet-stream"
+MIN_CHECKED = 12
+
+
+class BlockContents(Container):
+    """The beacon-APIs' Fulu `BlockContents` (produceBlockV3's full answer)."""
+
+    block: spec.BeaconBlock
+    kzg_proofs: List[spec.KZGProof, spec.FIELD_ELEMENTS_PER_EXT_BLOB * spec.MAX_BLOB_COMMITMENTS_PER_BLOCK]
+    blobs: List[spec.Blob, spec.MAX_BLOB_COMMITMENTS_PER_BLOCK]
+
+
+class Mismatch(Exception):
+    pass
+
+
+def from_json(data, typ, path="data"):
+    """`data` (the API's JSON) as a value of the SSZ type `typ`, refusing anything the API's
+    conventions do not allow."""
+    if issubclass(typ, Boolean):
+        if not isinstance(data, bool):
+            raise Mismatch(f"{path}: a boolean is JSON true/false, got {data!r}")
+        return typ(data)
+    if issubclass(typ, Uint):
+        if not isinstance(data, str) or not data.isdigit():
+            raise Mismatch(f"{path}: an integer is a quoted decimal string, got {data!r}")
+        return typ(int(data))
+    if issubclass(typ, (BitList, BitVector, ByteList, ByteVector)):
+        if not isinstance(data, str) or not data.startswith("0x"):
+            raise Mismatch(f"{path}: bytes are 0x-prefixed hex, got {str(data)[:40]!r}")
+        raw = bytes.fromhex(data[2:])
+        if issubclass(typ, (BitList, BitVector)):
+            return typ.decode_bytes(raw)
+        return typ(raw)
+    if issubclass(typ, (List, Vector)):
+        if not isinstance(data, list):
+            raise Mismatch(f"{path}: a list is a JSON array, got {type(data).__name__}")
+        element = typ.element_cls()
+        return typ(from_json(item, element, f"{path}[{i}]") for i, item in enumerate(data))
+    if issubclass(typ, Container):
+        if not isinstance(data, dict):
+            raise Mismatch(f"{path}: a container is a JSON object, got {type(data).__name__}")
+        fields = typ.fields()
+        extra = sorted(set(data) - set(fields))
+        missing = sorted(set(fields) - set(data))
+        if extra or missing:
+            raise Mismatch(f"{path}: fields not of {typ.__name__}: extra {extra}, missing {missing}")
+        return typ(**{name: from_json(data[name], ftyp, f"{path}.{name}") for name, ftyp in fields.items()})
+    raise Mismatch(f"{path}: no JSON reading for {typ}")
+
+
+def get(url, accept):
+    req = urllib.request.Request(url, headers={"Accept": accept})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def header(headers, name):
+    for k, v in headers.items():
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def compare(base, path, typ, versioned):
+    """One case: None if the node has no such object, else a short description of what matched."""
+    js_status, js_headers, js_body = get(base + path, JSON)
+    ssz_status, ssz_headers, ssz_body = get(base + path, SSZ)
+    if js_status == 404 and ssz_status == 404:
+        return None
+    if js_status != 200 or ssz_status != 200:
+        raise Mismatch(f"status JSON {js_status}, SSZ {ssz_status}: {js_body[:200]!r} / {ssz_body[:200]!r}")
+    if not (header(js_headers, "content-type") or "").startswith(JSON):
+        raise Mismatch(f"JSON answer's content type {header(js_headers, 'content-type')}")
+    if not (header(ssz_headers, "content-type") or "").startswith(SSZ):
+        raise Mismatch(f"SSZ answer's content type {header(ssz_headers, 'content-type')}")
+    document = json.loads(js_body)
+    if versioned:
+        v_json = header(js_headers, "eth-consensus-version")
+        v_ssz = header(ssz_headers, "eth-consensus-version")
+        if not (document.get("version") == v_json == v_ssz == "fulu"):
+            raise Mismatch(f"versions: JSON field {document.get('version')}, headers {v_json} / {v_ssz}")
+    from_ssz = typ.decode_bytes(ssz_body)
+    if from_ssz.encode_bytes() != ssz_body:
+        raise Mismatch("the SSZ body is not canonical (decoding and encoding it changes it)")
+    from_js = from_json(document["data"], typ)
+    if from_js.hash_tree_root() != from_ssz.hash_tree_root():
+        raise Mismatch(
+            f"JSON and SSZ differ: roots {from_js.hash_tree_root().hex()} / {from_ssz.hash_tree_root().hex()}"
+        )
+    return f"{len(ssz_body)} bytes, root 0x{from_ssz.hash_tree_root().hex()[:16]}…"
+
+
+def cases(base):
+    """(path, type, versioned) of every case, with ids read from the node."""
+    def data(path):
+        status, _, body = get(base + path, JSON)
+        return json.loads(body)["data"] if status == 200 else None
+
+    head = int(data("/eth/v1/beacon/headers/head")["header"]["message"]["slot"])
+    out = []
+    for block_id in ["head", "finalized", "genesis", str(head - 1)]:
+        out.append((f"/eth/v2/beacon/blocks/{block_id}", spec.SignedBeaconBlock, True))
+    for state_id in ["head", "finalized"]:
+        out.append((f"/eth/v2/debug/beacon/states/{state_id}", spec.BeaconState, True))
+    out += [
+        ("/eth/v1/debug/beacon/data_column_sidecars/head", List[spec.DataColumnSidecar, spec.NUMBER_OF_COLUMNS], True),
+        ("/eth/v1/beacon/blobs/head", List[spec.Blob, spec.MAX_BLOB_COMMITMENTS_PER_BLOCK], False),
+        ("/eth/v1/beacon/states/head/pending_deposits", List[spec.PendingDeposit, spec.PENDING_DEPOSITS_LIMIT], True),
+        (
+            "/eth/v1/beacon/states/head/pending_partial_withdrawals",
+            List[spec.PendingPartialWithdrawal, spec.PENDING_PARTIAL_WITHDRAWALS_LIMIT],
+            True,
+        ),
+        (
+            "/eth/v1/beacon/states/head/pending_consolidations",
+            List[spec.PendingConsolidation, spec.PENDING_CONSOLIDATIONS_LIMIT],
+            True,
+        ),
+        ("/eth/v1/beacon/states/head/proposer_lookahead", spec.BeaconState.fields()["proposer_lookahead"], True),
+        ("/eth/v1/beacon/light_client/finality_update", spec.LightClientFinalityUpdate, True),
+        ("/eth/v1/beacon/light_client/optimistic_update", spec.LightClientOptimisticUpdate, True),
+        (f"/eth/v1/validator/attestation_data?slot={head}&committee_index=0", spec.AttestationData, False),
+    ]
+    # Bootstraps are served for epoch-boundary (checkpoint) blocks.
+    for slot in sorted({head - head % spec.SLOTS_PER_EPOCH, 0}):
+        root = data(f"/eth/v1/beacon/blocks/{slot}/root")
+        if root:
+            out.append((f"/eth/v1/beacon/light_client/bootstrap/{root['root']}", spec.LightClientBootstrap, True))
+    infinity = "0xc0" + "00" * 95
+
+    def production():
+        # The slot after the head when the case runs (the head moves while the others run).
+        slot = int(data("/eth/v1/beacon/headers/head")["header"]["message"]["slot"]) + 1
+        return f"/eth/v3/validator/blocks/{slot}?randao_reveal={infinity}&skip_randao_verification="
+
+    out.append((production, BlockContents, True))
+    return out
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    base, report = sys.argv[1].rstrip("/"), sys.argv[2]
+    lines = ["## JSON = SSZ, by the consensus specs' types (`eth-consensus-specs`, Fulu mainnet)", ""]
+    failed = checked = 0
+    for path, typ, versioned in cases(base):
+        if callable(path):
+            path = path()
+        try:
+            outcome = compare(base, path, typ, versioned)
+        except Mismatch as e:
+            # produceBlockV3 builds anew for each request: a head that moved in between makes
+            # two blocks. Ask once more before calling it a difference.
+            if path.startswith("/eth/v3/"):
+                try:
+                    outcome = compare(base, path, typ, versioned)
+                except Mismatch as again:
+                    outcome, e = None, again
+                    failed += 1
+                    lines.append(f"- FAIL: `GET {path}`: {e}")
+                    continue
+            else:
+                failed += 1
+                lines.append(f"- FAIL: `GET {path}`: {e}")
+                continue
+        if outcome is None:
+            lines.append(f"- not on this devnet (404): `GET {path}`")
+        else:
+            checked += 1
+            lines.append(f"- ok: `GET {path}` ({outcome})")
+    if checked < MIN_CHECKED:
+        failed += 1
+        lines.append(f"- FAIL: only {checked} cases compared (at least {MIN_CHECKED} expected)")
+    lines.append("")
+    lines.append(f"{checked} compared, {failed} failed.")
+    with open(report, "a") as f:
+        f.write("\n" + "\n".join(lines) + "\n")
+    print(f"conformance: JSON = SSZ: {checked} compared, {failed} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
