@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use fork_choice::{AnchorBlock, Columns, ForkChoice, ThreadPool};
 use parking_lot::{Mutex, RwLock};
+
+use crate::tracked_mutex::TrackedMutex;
 use state_processing::{
     CachedBeaconState,
     per_block::{AlwaysValid, ExecutionEngine, VerifySignatures},
@@ -220,6 +222,10 @@ impl<E: EthSpec> Observed<E> {
     }
 }
 
+/// How long a thread waits for the fork-choice lock before it logs who holds it (and keeps
+/// waiting): far beyond any legitimate hold (a block's import takes it for milliseconds).
+const FORK_CHOICE_STALL: std::time::Duration = std::time::Duration::from_secs(12);
+
 /// The beacon chain.
 pub struct BeaconChain<E: EthSpec> {
     spec: Arc<ChainSpec>,
@@ -227,7 +233,7 @@ pub struct BeaconChain<E: EthSpec> {
     genesis_validators_root: Root,
     clock: Arc<dyn SlotClock>,
     store: Arc<Store<E>>,
-    pub(crate) fork_choice: Mutex<ForkChoice<E>>,
+    pub(crate) fork_choice: TrackedMutex<ForkChoice<E>>,
     head: RwLock<Arc<HeadSnapshot<E>>>,
     pub(crate) observed: Mutex<Observed<E>>,
     pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
@@ -376,7 +382,7 @@ impl<E: EthSpec> BeaconChain<E> {
             genesis_validators_root,
             clock,
             store,
-            fork_choice: Mutex::new(fork_choice),
+            fork_choice: TrackedMutex::new("fork choice", FORK_CHOICE_STALL, fork_choice),
             head: RwLock::new(Arc::new(head)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
@@ -489,7 +495,7 @@ impl<E: EthSpec> BeaconChain<E> {
             genesis_validators_root,
             clock,
             store,
-            fork_choice: Mutex::new(fork_choice),
+            fork_choice: TrackedMutex::new("fork choice", FORK_CHOICE_STALL, fork_choice),
             head: RwLock::new(Arc::new(snapshot)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),

@@ -30,6 +30,7 @@ pub mod production;
 pub mod publication;
 pub mod slot_clock;
 pub mod timeline;
+pub mod tracked_mutex;
 
 pub use block_import::BlockProcessed;
 pub use chain::{
