@@ -265,6 +265,9 @@ pub struct Report {
     pub memory: Vec<(String, u64, u64, u64)>,
     /// Processes that exited on their own.
     pub exits: Vec<String>,
+    /// Beacon nodes' log lines saying a lock was held too long (`beacon_chain::tracked_mutex`:
+    /// the holder's thread and the place it locked), at most two per node.
+    pub lock_stalls: Vec<String>,
     /// Checks that could not be made (a node that did not answer), with why.
     pub unchecked: Vec<String>,
     /// Checkpoint-synced nodes: `(node, epoch joined, first slot its head agreed with the
@@ -318,6 +321,9 @@ impl Report {
         }
         for exit in &self.exits {
             out.push(format!("exited on its own: {exit}"));
+        }
+        for stall in &self.lock_stalls {
+            out.push(format!("lock held too long: {stall}"));
         }
         for (i, (before, after, _)) in self.sync_kills.iter().enumerate() {
             if after < before {
@@ -1274,10 +1280,52 @@ pub fn run(config: &SimConfig) -> Result<Report, String> {
             el.kill();
         }
     }
+    for (i, node) in sim.nodes.iter().enumerate() {
+        let log = std::fs::read_to_string(node.dirs.log("bn")).unwrap_or_default();
+        let stalls = log
+            .lines()
+            .filter(|l| l.contains("lock held too long"))
+            .map(|l| format!("node {i}: {}", strip_ansi(l)))
+            .take(2);
+        sim.report.lock_stalls.extend(stalls);
+    }
     Ok(sim.report)
+}
+
+/// `line` without its terminal colour codes (`ESC [ … m`).
+fn strip_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A fresh JWT secret, hex.
 fn jwt_hex() -> String {
     execution_layer::JwtSecret::random().to_hex()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_ansi;
+
+    #[test]
+    fn colour_codes_are_stripped_from_log_lines() {
+        let line =
+            "\u{1b}[2m2026-12-02T04:14:21Z\u{1b}[0m \u{1b}[31mERROR\u{1b}[0m lock held too long";
+        assert_eq!(
+            strip_ansi(line),
+            "2026-12-02T04:14:21Z ERROR lock held too long"
+        );
+    }
 }
