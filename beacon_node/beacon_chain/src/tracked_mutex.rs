@@ -15,8 +15,8 @@ use parking_lot::{Mutex, MutexGuard};
 /// Who holds a [`TrackedMutex`]: the thread and where it locked, since when.
 #[derive(Debug, Clone)]
 pub struct Holder {
-    /// The holding thread's name (or id).
-    pub thread: String,
+    /// The holding thread (a handle: cheap to keep, named when logged).
+    pub thread: std::thread::Thread,
     /// The `lock()` call that took it.
     pub location: &'static Location<'static>,
     /// When it was taken.
@@ -60,13 +60,13 @@ impl<T> TrackedMutex<T> {
                 break guard;
             }
             self.stalls.fetch_add(1, Ordering::Relaxed);
-            let waiter = thread_label();
+            let waiter = thread_label(&std::thread::current());
             match self.holder() {
                 Some(h) => tracing::error!(
                     lock = self.name,
                     %waiter,
                     waiting_at = %location,
-                    holder = %h.thread,
+                    holder = %thread_label(&h.thread),
                     held_at = %h.location,
                     held_for_ms = h.since.elapsed().as_millis() as u64,
                     "lock held too long"
@@ -80,7 +80,7 @@ impl<T> TrackedMutex<T> {
             }
         };
         *self.holder.lock() = Some(Holder {
-            thread: thread_label(),
+            thread: std::thread::current(),
             location,
             since: Instant::now(),
         });
@@ -101,11 +101,10 @@ impl<T> TrackedMutex<T> {
     }
 }
 
-fn thread_label() -> String {
-    let current = std::thread::current();
-    match current.name() {
-        Some(name) => format!("{name} {:?}", current.id()),
-        None => format!("{:?}", current.id()),
+fn thread_label(thread: &std::thread::Thread) -> String {
+    match thread.name() {
+        Some(name) => format!("{name} {:?}", thread.id()),
+        None => format!("{:?}", thread.id()),
     }
 }
 
@@ -155,7 +154,7 @@ mod tests {
         };
         held.recv().expect("the holder holds");
         let record = mutex.holder().expect("a holder is recorded");
-        assert!(record.thread.starts_with("holder"), "{record:?}");
+        assert_eq!(record.thread.name(), Some("holder"), "{record:?}");
         assert!(record.location.file().ends_with("tracked_mutex.rs"));
         let waiter = {
             let mutex = mutex.clone();
