@@ -18,7 +18,8 @@ use libp2p::gossipsub::{
 };
 use libp2p::identity::Keypair;
 use libp2p::multiaddr::Protocol as MaProtocol;
-use libp2p::swarm::{NetworkBehaviour, SwarmEvent, dial_opts::DialOpts};
+use libp2p::swarm::dial_opts::{DialOpts, PeerCondition};
+use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
 use libp2p::{Multiaddr, PeerId, StreamProtocol, Swarm, identify, noise, tcp, yamux};
 use prometheus::Registry;
 use ssz_types::BitVector;
@@ -153,7 +154,7 @@ impl Default for NetworkConfig {
 
 /// How old a peer's connection must be for a new one of the same peer to replace it (a
 /// restarted peer), rather than join it (a simultaneous dial).
-const STALE_CONNECTION_AGE: Duration = Duration::from_secs(10);
+pub const STALE_CONNECTION_AGE: Duration = Duration::from_secs(10);
 
 impl NetworkConfig {
     /// A configuration for tests and local devnets: loopback, every port picked by the OS.
@@ -894,6 +895,7 @@ pub async fn start<E: EthSpec>(
         metrics,
         connection_addrs: HashMap::new(),
         connection_ids: HashMap::new(),
+        redial_after_close: HashMap::new(),
         peer_table,
         slot,
         slots_per_epoch: slots_per_epoch as u32,
@@ -1233,6 +1235,9 @@ struct Service<E: EthSpec> {
     connection_addrs: HashMap<PeerId, Vec<Multiaddr>>,
     /// Each connected peer's connections and when they were established.
     connection_ids: HashMap<PeerId, Vec<(libp2p::swarm::ConnectionId, Instant)>>,
+    /// Restarted peers whose connections are being closed, with the addresses to dial them
+    /// back at once the last one has closed (see the `ConnectionEstablished` arm).
+    redial_after_close: HashMap<PeerId, Vec<Multiaddr>>,
     /// See [`NetworkHandle::peer_table_changes`].
     peer_table: watch::Sender<u64>,
     slot: Duration,
@@ -1789,16 +1794,30 @@ impl<E: EthSpec> Service<E> {
                 let connections = self.connection_ids.entry(peer_id).or_default();
                 // A peer that connects again while an old connection of it has been up for a
                 // while has restarted: the old connection is dead but, over QUIC after a
-                // crash, looks alive until its idle timeout, and gossipsub keeps sending on
-                // it. Closed now. Two connections a moment old are a simultaneous dial from
-                // both sides: both are kept (closing on both ends could close both).
-                for (old, since) in connections.iter() {
-                    if now.duration_since(*since) >= STALE_CONNECTION_AGE {
-                        tracing::debug!(%peer_id, "closing an older connection of a reconnected peer");
-                        self.swarm.close_connection(*old);
-                    }
-                }
+                // crash, looks alive until its idle timeout. Closing only the old one is not
+                // enough: gossipsub greets a peer with our subscriptions on its first
+                // connection only, so the restarted peer, which lost what it knew of us, would
+                // learn none of our topics, publish nothing to us and graft no mesh with us
+                // until we next changed a subscription. Every connection of the peer is
+                // closed, and once the last has, the peer is dialed back: the new connection
+                // is a first one on both sides. Two connections a moment old are a
+                // simultaneous dial from both sides: both are kept (closing on both ends
+                // could close both).
+                let restarted = connections
+                    .iter()
+                    .any(|(_, since)| now.duration_since(*since) >= STALE_CONNECTION_AGE);
                 connections.push((connection_id, now));
+                if restarted {
+                    tracing::debug!(%peer_id, "a restarted peer reconnected: closing its connections to greet it afresh");
+                    let addrs = self
+                        .connection_addrs
+                        .get(&peer_id)
+                        .cloned()
+                        .unwrap_or_default();
+                    self.redial_after_close.insert(peer_id, addrs);
+                    let _ = self.swarm.disconnect_peer_id(peer_id);
+                    return;
+                }
                 if num_established.get() > 1 {
                     return;
                 }
@@ -1844,6 +1863,17 @@ impl<E: EthSpec> Service<E> {
                     }
                 }
                 if num_established == 0 {
+                    if let Some(addrs) = self.redial_after_close.remove(&peer_id)
+                        && !self.peer_manager.is_banned(&peer_id, now)
+                    {
+                        let opts = DialOpts::peer_id(peer_id)
+                            .condition(PeerCondition::DisconnectedAndNotDialing)
+                            .addresses(addrs)
+                            .build();
+                        if let Err(e) = self.swarm.dial(opts) {
+                            tracing::debug!(%peer_id, error = %e, "dial of a restarted peer failed");
+                        }
+                    }
                     let was_connected = self
                         .peer_manager
                         .peer(&peer_id)
