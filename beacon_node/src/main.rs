@@ -77,8 +77,9 @@ enum Command {
 /// penalties, drops). `--debug-level debug` shows them.
 fn init_logging(level: tracing::Level) {
     use tracing_subscriber::{filter::Targets, layer::SubscriberExt, util::SubscriberInitExt};
-    let level = std::env::var("ARBOR_LOG")
-        .ok()
+    let from_env = std::env::var("ARBOR_LOG").ok();
+    let level = from_env
+        .as_deref()
         .and_then(|l| l.parse::<tracing::Level>().ok())
         .unwrap_or(level);
     let gossipsub = if level >= tracing::Level::DEBUG {
@@ -86,9 +87,20 @@ fn init_logging(level: tracing::Level) {
     } else {
         tracing::Level::ERROR
     };
-    let filter = Targets::new()
+    let mut filter = Targets::new()
         .with_default(level)
         .with_target("libp2p_gossipsub", gossipsub);
+    // `ARBOR_LOG=info,router=debug`: per-crate levels over the default (a plain level is the
+    // default's level, as above); a directive list that does not parse is reported, not ignored.
+    if let Some(directives) = from_env.filter(|l| l.parse::<tracing::Level>().is_err()) {
+        match directives.parse::<Targets>() {
+            Ok(targets) if directives.contains("libp2p_gossipsub") => filter = targets,
+            Ok(targets) => {
+                filter = targets.with_target("libp2p_gossipsub", tracing::Level::ERROR);
+            }
+            Err(e) => eprintln!("ARBOR_LOG={directives}: {e}; using the level {level}"),
+        }
+    }
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()

@@ -21,9 +21,11 @@ impl Proc {
         let err = out
             .try_clone()
             .map_err(|e| format!("{}: {e}", log.display()))?;
+        // `SIMULATOR_ARBOR_LOG` (e.g. `info,router=debug`) gives the processes another filter.
+        let level = std::env::var("SIMULATOR_ARBOR_LOG").unwrap_or_else(|_| "info".to_string());
         let child = Command::new(arbor)
             .args(args)
-            .env("ARBOR_LOG", "info")
+            .env("ARBOR_LOG", level)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
