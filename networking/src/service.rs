@@ -152,9 +152,11 @@ impl Default for NetworkConfig {
     }
 }
 
-/// How old a peer's connection must be for a new one of the same peer to replace it (a
-/// restarted peer), rather than join it (a simultaneous dial).
-pub const STALE_CONNECTION_AGE: Duration = Duration::from_secs(10);
+/// How far apart two connections of one peer must have been established for the later one to
+/// be taken for a restarted peer's (the earlier one dead), rather than for the other half of a
+/// simultaneous dial from both sides, whose two connections come up within a handshake of each
+/// other.
+pub const STALE_CONNECTION_AGE: Duration = Duration::from_secs(2);
 
 impl NetworkConfig {
     /// A configuration for tests and local devnets: loopback, every port picked by the OS.
@@ -1808,14 +1810,7 @@ impl<E: EthSpec> Service<E> {
                     .any(|(_, since)| now.duration_since(*since) >= STALE_CONNECTION_AGE);
                 connections.push((connection_id, now));
                 if restarted {
-                    tracing::debug!(%peer_id, "a restarted peer reconnected: closing its connections to greet it afresh");
-                    let addrs = self
-                        .connection_addrs
-                        .get(&peer_id)
-                        .cloned()
-                        .unwrap_or_default();
-                    self.redial_after_close.insert(peer_id, addrs);
-                    let _ = self.swarm.disconnect_peer_id(peer_id);
+                    self.reconnect_afresh(peer_id, "a restarted peer reconnected");
                     return;
                 }
                 if num_established.get() > 1 {
@@ -1847,8 +1842,22 @@ impl<E: EthSpec> Service<E> {
                 num_established,
                 ..
             } => {
+                // A connection that outlived the restart of its peer (over QUIC it dies only
+                // at its idle timeout; a peer restarted within `STALE_CONNECTION_AGE` of its
+                // last connection escapes the detection above) closes while the restarted
+                // peer's younger connection stays: that one was not the first gossipsub saw,
+                // so the peer was never told our subscriptions. Reconnected afresh, as above.
+                let mut outlived_restart = false;
                 if let Some(connections) = self.connection_ids.get_mut(&peer_id) {
+                    let closed_since = connections
+                        .iter()
+                        .find(|(id, _)| *id == connection_id)
+                        .map(|(_, since)| *since);
                     connections.retain(|(id, _)| *id != connection_id);
+                    // Any younger connection left: the peer may have restarted between the
+                    // two (a simultaneous dial's pair also qualifies, and costs a reconnect).
+                    outlived_restart = closed_since
+                        .is_some_and(|closed| connections.iter().any(|(_, since)| *since > closed));
                     if connections.is_empty() {
                         self.connection_ids.remove(&peer_id);
                     }
@@ -1861,6 +1870,15 @@ impl<E: EthSpec> Service<E> {
                     if addrs.is_empty() {
                         self.connection_addrs.remove(&peer_id);
                     }
+                }
+                if outlived_restart
+                    && num_established > 0
+                    && !self.redial_after_close.contains_key(&peer_id)
+                {
+                    self.reconnect_afresh(
+                        peer_id,
+                        "a connection that outlived its peer's restart closed",
+                    );
                 }
                 if num_established == 0 {
                     if let Some(addrs) = self.redial_after_close.remove(&peer_id)
@@ -1900,6 +1918,20 @@ impl<E: EthSpec> Service<E> {
             }
             _ => {}
         }
+    }
+
+    /// Closes every connection of `peer_id` and dials it back once the last has closed, so
+    /// that its next connection is a first one on both sides (gossipsub greets a peer with our
+    /// subscriptions only on its first connection).
+    fn reconnect_afresh(&mut self, peer_id: PeerId, why: &str) {
+        tracing::debug!(%peer_id, why, "closing a peer's connections to greet it afresh");
+        let addrs = self
+            .connection_addrs
+            .get(&peer_id)
+            .cloned()
+            .unwrap_or_default();
+        self.redial_after_close.insert(peer_id, addrs);
+        let _ = self.swarm.disconnect_peer_id(peer_id);
     }
 
     fn on_gossip(&mut self, event: gossipsub::Event, now: Instant) {

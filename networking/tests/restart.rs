@@ -62,8 +62,9 @@ async fn wait_port_free(port: u16) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_peer_restarted_after_a_crash_learns_our_subscriptions_and_gossips_to_us() {
+/// B connects to A, crashes `life` after learning A's subscriptions, and comes back with the
+/// same identity and port: it must learn A's subscriptions again and gossip to A.
+async fn crash_and_restart(life: Duration) {
     let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let mut a = TestNode::start(quic_only(
         None,
@@ -100,9 +101,7 @@ async fn a_peer_restarted_after_a_crash_learns_our_subscriptions_and_gossips_to_
     wait_subscribed(&mut b, GossipKind::DataColumnSidecar(COLUMN_SUBNET)).await;
     wait_subscribed(&mut a, GossipKind::DataColumnSidecar(COLUMN_SUBNET)).await;
 
-    // The connection must be old enough that A takes B's next one for a restart rather than
-    // a simultaneous dial.
-    tokio::time::sleep(networking::service::STALE_CONNECTION_AGE + Duration::from_secs(1)).await;
+    tokio::time::sleep(life).await;
     runtime_b.shutdown_background();
     drop(b);
     wait_port_free(port_b).await;
@@ -111,8 +110,8 @@ async fn a_peer_restarted_after_a_crash_learns_our_subscriptions_and_gossips_to_
     // tells them to a peer on its first connection only) and its gossip must reach A.
     let mut b = TestNode::start(config_b()).await;
     wait_subscribed(&mut b, GossipKind::DataColumnSidecar(COLUMN_SUBNET)).await;
-    // The mesh forms at B's next heartbeat; publishing before it floods to the subscribed
-    // peers, which is what a restarted proposer does.
+    // Publishing before the mesh forms goes to the subscribed peers, which is what a
+    // restarted proposer does.
     b.handle.publish(PubsubMessage::DataColumnSidecar(
         COLUMN_SUBNET,
         column(9, COLUMN_SUBNET),
@@ -120,4 +119,17 @@ async fn a_peer_restarted_after_a_crash_learns_our_subscriptions_and_gossips_to_
     wait_for_column(&mut a, 9).await;
     a.handle.shutdown();
     b.handle.shutdown();
+}
+
+/// B's old connection is old enough that A takes the new one for a restart at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_restarted_after_a_crash_learns_our_subscriptions_and_gossips_to_us() {
+    crash_and_restart(networking::service::STALE_CONNECTION_AGE + Duration::from_secs(1)).await;
+}
+
+/// B comes back within `STALE_CONNECTION_AGE` of its first connection, which A cannot tell
+/// from a simultaneous dial: A reconnects afresh when the dead connection times out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_restarted_at_once_after_a_crash_is_greeted_when_its_dead_connection_closes() {
+    crash_and_restart(Duration::ZERO).await;
 }
