@@ -62,6 +62,17 @@ impl<T> TrackedMutex<T> {
             self.stalls.fetch_add(1, Ordering::Relaxed);
             let waiter = thread_label(&std::thread::current());
             match self.holder() {
+                // The holder's own stack wants the lock again: a rayon worker that ran another
+                // job while waiting inside the locked section (see
+                // `state_processing::parallel`). It never returns.
+                Some(h) if h.thread.id() == std::thread::current().id() => tracing::error!(
+                    lock = self.name,
+                    %waiter,
+                    waiting_at = %location,
+                    held_at = %h.location,
+                    held_for_ms = h.since.elapsed().as_millis() as u64,
+                    "lock held too long by this same thread (a job run inside the locked section wants it again: a deadlock)"
+                ),
                 Some(h) => tracing::error!(
                     lock = self.name,
                     %waiter,

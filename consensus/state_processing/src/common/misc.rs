@@ -108,10 +108,12 @@ pub fn sample_by_effective_balance<E: EthSpec>(
     let mut batch = if count == 1 { 16 } else { SAMPLE_BATCH };
     while selected.len() < count {
         let candidates: Vec<ValidatorIndex> = if batch >= 64 {
-            (start..start + batch)
-                .into_par_iter()
-                .map(candidate)
-                .collect()
+            crate::parallel::isolated(|| {
+                (start..start + batch)
+                    .into_par_iter()
+                    .map(&candidate)
+                    .collect()
+            })
         } else {
             (start..start + batch).map(candidate).collect()
         };

@@ -127,13 +127,15 @@ fn compute_proposer_indices_with_balances<E: EthSpec>(
         return Err(Error::NoActiveValidators(epoch));
     }
     let start_slot = compute_start_slot_at_epoch::<E>(epoch);
-    (0..E::slots_per_epoch())
-        .into_par_iter()
-        .map(|i| {
-            let slot_seed = proposer_seed_at_slot(seed, start_slot.saturating_add(i));
-            compute_proposer_index_with_balances::<E>(indices, &slot_seed, &effective_balance)
-        })
-        .collect()
+    crate::parallel::isolated(|| {
+        (0..E::slots_per_epoch())
+            .into_par_iter()
+            .map(|i| {
+                let slot_seed = proposer_seed_at_slot(seed, start_slot.saturating_add(i));
+                compute_proposer_index_with_balances::<E>(indices, &slot_seed, &effective_balance)
+            })
+            .collect()
+    })
 }
 
 /// `initialize_proposer_lookahead(state)` [New in Fulu:EIP7917]: the proposers of the current

@@ -113,10 +113,12 @@ impl EpochContext {
             .step_by(chunk.max(1))
             .map(|start| (start, (start + chunk).min(n)))
             .collect();
-        let parts: Vec<Result<Partial, EpochProcessingError>> = ranges
-            .into_par_iter()
-            .map(|(start, end)| Partial::walk(state, start, end, &epochs, spec))
-            .collect();
+        let parts: Vec<Result<Partial, EpochProcessingError>> = crate::parallel::isolated(|| {
+            ranges
+                .into_par_iter()
+                .map(|(start, end)| Partial::walk(state, start, end, &epochs, spec))
+                .collect()
+        });
 
         let mut ctx = Self {
             current_epoch: epochs.current,
