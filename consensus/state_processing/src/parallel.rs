@@ -7,23 +7,35 @@
 //! imported block, the justified balances); a queued job of the beacon processor that wants the
 //! same lock would then start on the holder's own stack and wait for it forever, and with it
 //! every thread that wants fork choice. The beacon processor's rule (no lock held across a
-//! parallel call) is kept here for every caller: a section called on a rayon worker runs on a
-//! fresh thread, whose pieces go to rayon's global pool, while the caller blocks without taking
-//! work. `bls::install_isolated` does the same for the signature pools.
+//! parallel call) is kept here for every caller: sections run on a pool of their own, and a
+//! caller on a worker of another pool hands the section to a fresh thread and blocks on it
+//! without taking work (`bls::install_isolated`). Sections nested in a section run in place on
+//! that pool, whose workers, waiting, only ever pick up other sections' pieces, which take no
+//! lock of the chain's.
 
-/// Runs `op` (which may use rayon's parallel iterators) so that the calling thread, if it is a
-/// rayon worker, runs no other job of its pool until `op` returns. Off rayon's workers `op`
-/// runs in place.
-pub fn isolated<R: Send>(op: impl FnOnce() -> R + Send) -> R {
-    if rayon::current_thread_index().is_none() {
-        return op();
-    }
-    std::thread::scope(|scope| {
-        scope
-            .spawn(op)
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+use std::sync::OnceLock;
+
+use rayon::ThreadPool;
+
+/// The pool parallel sections of the state transition run on, one thread per core, built on
+/// first use.
+fn pool() -> &'static ThreadPool {
+    static POOL: OnceLock<ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("state-par-{i}"))
+            .build()
+            .expect("a rayon pool with a positive thread count builds")
     })
+}
+
+/// Runs `op` (which may use rayon's parallel iterators) on the state transition's pool, so
+/// that a calling thread that is a worker of another rayon pool runs no other job of that pool
+/// until `op` returns.
+pub fn isolated<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+    bls::install_isolated(pool(), op)
 }
 
 #[cfg(test)]
@@ -127,9 +139,25 @@ mod tests {
         assert!(!lock_across_a_parallel_section(false));
     }
 
+    /// A section whose pieces run sections of their own (the proposer lookahead draws each
+    /// slot's proposer with a parallel sampling) ends: the inner ones run in place on the
+    /// sections' pool rather than waiting for workers that wait for them.
     #[test]
-    fn off_rayon_workers_the_section_runs_in_place() {
-        let caller = std::thread::current().id();
-        assert_eq!(isolated(|| std::thread::current().id()), caller);
+    fn nested_sections_end() {
+        use rayon::prelude::*;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let sums: Vec<u64> = isolated(|| {
+                (0..32u64)
+                    .into_par_iter()
+                    .map(|i| isolated(|| (0..1000u64).into_par_iter().map(|j| i * j).sum()))
+                    .collect()
+            });
+            let _ = tx.send(sums);
+        });
+        let sums = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("nested sections end");
+        assert_eq!(sums[1], (0..1000u64).sum::<u64>());
     }
 }
