@@ -631,14 +631,17 @@ fn block_encodings<E: EthSpec>(
     let ssz = store
         .get_block_ssz(&root)?
         .ok_or_else(|| HttpError::not_found(format!("block {root} not found")))?;
-    let block = SignedBeaconBlock::<E>::from_ssz_bytes(&ssz, ctx.chain.spec())
-        .map_err(|e| HttpError::internal(format!("stored block {root}: {e:?}")))?;
+    let stored = |e: ssz::DecodeError| HttpError::internal(format!("stored block {root}: {e:?}"));
+    if !is_head && encoding == Encoding::Ssz {
+        // Served as stored, undecoded: the fork follows from the slot.
+        let slot = SignedBeaconBlock::<E>::slot_from_ssz_bytes(&ssz).map_err(stored)?;
+        let fork = ctx.chain.spec().fork_name_at_slot::<E>(slot);
+        return Ok((fork, ssz.into()));
+    }
+    let block = SignedBeaconBlock::<E>::from_ssz_bytes(&ssz, ctx.chain.spec()).map_err(stored)?;
     let fork = block.fork_name();
     if !is_head {
-        return Ok(match encoding {
-            Encoding::Ssz => (fork, ssz.into()),
-            Encoding::Json => (fork, block_json(&block)?.into()),
-        });
+        return Ok((fork, block_json(&block)?.into()));
     }
     let cached = CachedBlock {
         root,

@@ -301,11 +301,14 @@ pub(crate) fn block_at<E: EthSpec>(ctx: &ApiContext<E>, id: BlockId) -> Result<B
     let slot = if root == head.block_root {
         head.slot
     } else {
-        ctx.chain
+        // The slot alone, read from the stored bytes: no decoding of the block.
+        let ssz = ctx
+            .chain
             .store()
-            .get_block(&root)?
-            .ok_or_else(not_found)?
-            .slot()
+            .get_block_ssz(&root)?
+            .ok_or_else(not_found)?;
+        SignedBeaconBlock::<E>::slot_from_ssz_bytes(&ssz)
+            .map_err(|e| HttpError::internal(format!("stored block {root}: {e:?}")))?
     };
     let canonical =
         canonical_known || canonical_block_root_at_slot(ctx, &head, slot)? == Some(root);

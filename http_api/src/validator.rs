@@ -249,19 +249,20 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
     blocking(move || {
         let at = state_at(&ctx, beacon_api::StateId::Head)?;
         let members = sync_committee_indices(&ctx, &at.state, epoch)?;
+        // Each member's positions in the committee, in one pass over it.
+        let mut positions_of: std::collections::HashMap<u64, Vec<u64>> =
+            std::collections::HashMap::with_capacity(members.len());
+        for (position, member) in members.iter().enumerate() {
+            positions_of
+                .entry(*member)
+                .or_default()
+                .push(position as u64);
+        }
         let validators = at.state.state.validators();
         let data = indices
             .iter()
             .filter_map(|index| {
-                let positions: Vec<u64> = members
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| *m == index)
-                    .map(|(i, _)| i as u64)
-                    .collect();
-                if positions.is_empty() {
-                    return None;
-                }
+                let positions = positions_of.get(index)?.clone();
                 Some(SyncDuty {
                     pubkey: validators.get(*index as usize)?.pubkey,
                     validator_index: *index,

@@ -220,6 +220,13 @@ fork_enum! {
 impl<E: EthSpec> SignedBeaconBlock<E> {
     /// Decodes untrusted bytes, taking the fork from the block's slot and `spec`'s schedule.
     pub fn from_ssz_bytes(bytes: &[u8], spec: &ChainSpec) -> Result<Self, DecodeError> {
+        let slot = Self::slot_from_ssz_bytes(bytes)?;
+        Self::from_ssz_bytes_by_fork(bytes, spec.fork_name_at_slot::<E>(slot))
+    }
+
+    /// The slot of an SSZ `SignedBeaconBlock` of any fork, read without decoding the block (a
+    /// server handing out stored bytes needs only the slot and, by it, the fork).
+    pub fn slot_from_ssz_bytes(bytes: &[u8]) -> Result<Slot, DecodeError> {
         // `message` is variable-size: the first 4 bytes are its offset; its slot comes first.
         let offset = bytes
             .get(..4)
@@ -229,8 +236,7 @@ impl<E: EthSpec> SignedBeaconBlock<E> {
                 len: bytes.len(),
                 expected: 4,
             })?;
-        let slot = read_u64_at(bytes, offset as usize)?;
-        Self::from_ssz_bytes_by_fork(bytes, spec.fork_name_at_slot::<E>(slot))
+        read_u64_at(bytes, offset as usize)
     }
 
     /// The block as a `SignedBeaconBlockHeader`: the same signature over the same root, with the
