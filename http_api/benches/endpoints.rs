@@ -17,12 +17,16 @@ use std::time::{Duration, Instant};
 use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
 use operation_pool::OperationPool;
+use ssz::Encode;
 use state_harness::synthetic::{SyntheticParams, build_state_with_placeholder_keys};
 use state_processing::CachedBeaconState;
 use state_processing::genesis::interop_genesis_block;
 use store::{Store, StoreConfig};
 use tree_hash::TreeHash;
-use types::{BeaconState, ChainSpec, EthSpec, ForkName, MainnetEthSpec, Root, SignedBeaconBlock};
+use types::{
+    BeaconState, ChainSpec, EthSpec, ForkName, KZGCommitment, MainnetEthSpec, Root,
+    SignedBeaconBlock, Transaction,
+};
 
 type E = MainnetEthSpec;
 
@@ -57,6 +61,25 @@ struct Stats {
 }
 
 impl Stats {
+    fn print_with_mean(&mut self) {
+        self.samples.sort();
+        let at = |q: f64| {
+            let i = ((self.samples.len() as f64 - 1.0) * q).round() as usize;
+            self.samples[i]
+        };
+        let mean = self.samples.iter().sum::<Duration>() / self.samples.len().max(1) as u32;
+        println!(
+            "| {} | {} | {:.2?} | {:.2?} | {:.2?} | {:.2?} | {} |",
+            self.name,
+            self.samples.len(),
+            mean,
+            at(0.5),
+            at(0.99),
+            self.samples.last().copied().unwrap_or_default(),
+            self.bytes
+        );
+    }
+
     fn print(&mut self) {
         self.samples.sort();
         let at = |q: f64| {
@@ -321,5 +344,103 @@ async fn main() {
     ];
     for row in &mut rows {
         row.print();
+    }
+
+    // Pre-serialized against decoded-and-re-encoded, side by side: a block with 48 blob
+    // commitments and a payload of 248 transactions (about 150 KB), and the debug state. Over
+    // HTTP the server hands out bytes (the block's as stored, the state's as kept after its
+    // first encoding); in-process, the work of one request each way.
+    let block_root = {
+        let mut block = interop_genesis_block::<E>(Root::ZERO);
+        let SignedBeaconBlock::Fulu(inner) = &mut block else {
+            unreachable!("interop_genesis_block is a Fulu block")
+        };
+        inner.message.slot = params.slot - 1;
+        let body = &mut inner.message.body;
+        body.blob_kzg_commitments = vec![KZGCommitment::from([0xc0; 48]); 48]
+            .try_into()
+            .unwrap();
+        let transactions: Vec<Transaction<E>> = (0..248)
+            .map(|i| {
+                vec![i as u8; if i < 48 { 300 } else { 700 }]
+                    .try_into()
+                    .unwrap()
+            })
+            .collect();
+        body.execution_payload.transactions = transactions.try_into().unwrap();
+        let root = block.canonical_root();
+        chain.store().put_block(root, &block).unwrap();
+        root
+    };
+    let store = chain.store().clone();
+    let state_bytes = {
+        let head = chain.head();
+        head.state.state.as_ssz_bytes()
+    };
+    let block_path = format!("/eth/v2/beacon/blocks/{block_root}");
+    let mut side_by_side = vec![
+        measure(
+            &client,
+            "block, 48 blobs (SSZ): served over HTTP",
+            200,
+            |c| {
+                c.get(url(&block_path))
+                    .header("accept", "application/octet-stream")
+            },
+        )
+        .await,
+        in_process(
+            "block, 48 blobs: pre-serialized (the store's bytes)",
+            200,
+            || store.get_block_ssz(&block_root).unwrap().unwrap().len(),
+        ),
+        in_process(
+            "block, 48 blobs: decoded and re-encoded (store, decode, encode)",
+            200,
+            || {
+                let block = store.get_block(&block_root).unwrap().unwrap();
+                block.as_ssz_bytes().len()
+            },
+        ),
+        measure(
+            &client,
+            "debug state (SSZ): served over HTTP, the bytes kept",
+            10,
+            |c| {
+                c.get(url("/eth/v2/debug/beacon/states/head"))
+                    .header("accept", "application/octet-stream")
+            },
+        )
+        .await,
+        in_process(
+            "debug state: pre-serialized (a copy of the kept bytes)",
+            10,
+            || state_bytes.clone().len(),
+        ),
+        in_process("debug state: re-encoded (the head state's SSZ)", 10, || {
+            chain.head().state.state.as_ssz_bytes().len()
+        }),
+    ];
+    println!("\nPre-serialized against decoded and re-encoded\n");
+    println!("| what | runs | mean | median | p99 | max | bytes |");
+    println!("|---|---|---|---|---|---|---|");
+    for row in &mut side_by_side {
+        row.print_with_mean();
+    }
+}
+
+/// Times `work` `runs` times in this process (no HTTP).
+fn in_process(name: &str, runs: usize, mut work: impl FnMut() -> usize) -> Stats {
+    let mut samples = Vec::with_capacity(runs);
+    let mut bytes = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        bytes = std::hint::black_box(work());
+        samples.push(start.elapsed());
+    }
+    Stats {
+        name: name.to_string(),
+        samples,
+        bytes,
     }
 }
