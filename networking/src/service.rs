@@ -1842,22 +1842,8 @@ impl<E: EthSpec> Service<E> {
                 num_established,
                 ..
             } => {
-                // A connection that outlived the restart of its peer (over QUIC it dies only
-                // at its idle timeout; a peer restarted within `STALE_CONNECTION_AGE` of its
-                // last connection escapes the detection above) closes while the restarted
-                // peer's younger connection stays: that one was not the first gossipsub saw,
-                // so the peer was never told our subscriptions. Reconnected afresh, as above.
-                let mut outlived_restart = false;
                 if let Some(connections) = self.connection_ids.get_mut(&peer_id) {
-                    let closed_since = connections
-                        .iter()
-                        .find(|(id, _)| *id == connection_id)
-                        .map(|(_, since)| *since);
                     connections.retain(|(id, _)| *id != connection_id);
-                    // Any younger connection left: the peer may have restarted between the
-                    // two (a simultaneous dial's pair also qualifies, and costs a reconnect).
-                    outlived_restart = closed_since
-                        .is_some_and(|closed| connections.iter().any(|(_, since)| *since > closed));
                     if connections.is_empty() {
                         self.connection_ids.remove(&peer_id);
                     }
@@ -1870,15 +1856,6 @@ impl<E: EthSpec> Service<E> {
                     if addrs.is_empty() {
                         self.connection_addrs.remove(&peer_id);
                     }
-                }
-                if outlived_restart
-                    && num_established > 0
-                    && !self.redial_after_close.contains_key(&peer_id)
-                {
-                    self.reconnect_afresh(
-                        peer_id,
-                        "a connection that outlived its peer's restart closed",
-                    );
                 }
                 if num_established == 0 {
                     if let Some(addrs) = self.redial_after_close.remove(&peer_id)

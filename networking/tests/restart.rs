@@ -126,10 +126,3 @@ async fn crash_and_restart(life: Duration) {
 async fn a_peer_restarted_after_a_crash_learns_our_subscriptions_and_gossips_to_us() {
     crash_and_restart(networking::service::STALE_CONNECTION_AGE + Duration::from_secs(1)).await;
 }
-
-/// B comes back within `STALE_CONNECTION_AGE` of its first connection, which A cannot tell
-/// from a simultaneous dial: A reconnects afresh when the dead connection times out.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_peer_restarted_at_once_after_a_crash_is_greeted_when_its_dead_connection_closes() {
-    crash_and_restart(Duration::ZERO).await;
-}
