@@ -1,6 +1,7 @@
 //! The processes of one simulated node — its mock execution client, beacon node and validator
 //! client — started from the `arbor` binary with their output in log files, stopped by PID.
 
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -99,16 +100,25 @@ fn open_log(path: &Path) -> Result<File, String> {
 }
 
 /// A free TCP and UDP port on 127.0.0.1 (both free at the time of asking; a node binds it
-/// moments later).
+/// moments later), never one handed out before in this process: the OS may give a port just
+/// released to the next asker, and two of a run's servers then collided (a node's Beacon API
+/// on its execution client's port).
 pub fn free_port() -> Result<u16, String> {
-    for _ in 0..64 {
+    static HANDED_OUT: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..256 {
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
         let port = tcp.local_addr().map_err(|e| e.to_string())?.port();
         // QUIC takes the next port: it must be free too, and below 65535.
-        if port < 65000
-            && std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok()
+        // Neither it nor its QUIC neighbour may be one handed out already (either one's).
+        if port >= 65000 || (port - 1..=port + 1).any(|p| handed_out.contains(&p)) {
+            continue;
+        }
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok()
             && std::net::UdpSocket::bind(("127.0.0.1", port + 1)).is_ok()
         {
+            handed_out.insert(port);
+            handed_out.insert(port + 1);
             return Ok(port);
         }
     }
@@ -126,5 +136,22 @@ impl NodeDirs {
     /// The log of one of its processes.
     pub fn log(&self, what: &str) -> PathBuf {
         self.root.join(format!("{what}.log"))
+    }
+}
+
+#[cfg(test)]
+mod port_tests {
+    use super::free_port;
+
+    /// No port (nor its QUIC neighbour) is handed out twice, even when the OS hands the same
+    /// released port back.
+    #[test]
+    fn free_ports_are_never_handed_out_twice() {
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let port = free_port().expect("a free port");
+            assert!(seen.insert(port), "port {port} handed out twice");
+            assert!(seen.insert(port + 1), "port {} handed out twice", port + 1);
+        }
     }
 }
