@@ -1810,7 +1810,14 @@ impl<E: EthSpec> Service<E> {
                     .any(|(_, since)| now.duration_since(*since) >= STALE_CONNECTION_AGE);
                 connections.push((connection_id, now));
                 if restarted {
-                    self.reconnect_afresh(peer_id, "a restarted peer reconnected");
+                    tracing::debug!(%peer_id, "a restarted peer reconnected: closing its connections to greet it afresh");
+                    let addrs = self
+                        .connection_addrs
+                        .get(&peer_id)
+                        .cloned()
+                        .unwrap_or_default();
+                    self.redial_after_close.insert(peer_id, addrs);
+                    let _ = self.swarm.disconnect_peer_id(peer_id);
                     return;
                 }
                 if num_established.get() > 1 {
@@ -1895,20 +1902,6 @@ impl<E: EthSpec> Service<E> {
             }
             _ => {}
         }
-    }
-
-    /// Closes every connection of `peer_id` and dials it back once the last has closed, so
-    /// that its next connection is a first one on both sides (gossipsub greets a peer with our
-    /// subscriptions only on its first connection).
-    fn reconnect_afresh(&mut self, peer_id: PeerId, why: &str) {
-        tracing::debug!(%peer_id, why, "closing a peer's connections to greet it afresh");
-        let addrs = self
-            .connection_addrs
-            .get(&peer_id)
-            .cloned()
-            .unwrap_or_default();
-        self.redial_after_close.insert(peer_id, addrs);
-        let _ = self.swarm.disconnect_peer_id(peer_id);
     }
 
     fn on_gossip(&mut self, event: gossipsub::Event, now: Instant) {
