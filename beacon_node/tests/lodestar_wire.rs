@@ -27,7 +27,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -102,6 +102,21 @@ fn spawn_logged(
 fn next_line(rx: &mpsc::Receiver<String>, deadline: Instant) -> Option<String> {
     let left = deadline.checked_duration_since(Instant::now())?;
     rx.recv_timeout(left).ok()
+}
+
+/// The exit status of `child` once it has exited, waiting at most `limit`; `None` if it is still
+/// running then.
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let wait_until = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("child status") {
+            return Some(status);
+        }
+        if Instant::now() > wait_until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 fn count(summary: &Value, key: &str) -> u64 {
@@ -259,18 +274,7 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
             _ => eprintln!("[devnet-check] {line}"),
         }
     }
-    let status = {
-        let wait_until = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = check.0.try_wait().expect("node status") {
-                break Some(status);
-            }
-            if Instant::now() > wait_until {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    };
+    let status = wait_exit(&mut check.0, Duration::from_secs(10));
     drop(check);
 
     // The API check's lines, until it exits (it started with the p2p check and is done by now
@@ -288,7 +292,8 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
             _ => eprintln!("[api-check] {line}"),
         }
     }
-    let api_status = api_check.0.try_wait().expect("api check status");
+    // Its stdout closes a moment before the process can be reaped: wait for the exit status.
+    let api_status = wait_exit(&mut api_check.0, Duration::from_secs(10));
     drop(api_check);
     let devnet_exit = devnet.0.try_wait().expect("devnet status");
     drop(devnet);
