@@ -344,6 +344,7 @@ impl<E: EthSpec> BeaconChain<E> {
             process_slots(&mut anchor, boundary, &spec).map_err(state_error)?;
         }
         let state_root = anchor.hash_tree_root().map_err(state_error)?;
+        anchor.set_finalized().map_err(state_error)?;
         store.init_anchor(state_root, &anchor.state, block_root, &anchor_block)?;
         let light_client_server = LightClientServer::new(
             !config.disable_light_client_server,
@@ -431,8 +432,10 @@ impl<E: EthSpec> BeaconChain<E> {
             &state,
             &anchor_block,
         );
+        let state = CachedBeaconState::new(state);
+        state.set_finalized().map_err(state_error)?;
         let mut fork_choice = ForkChoice::from_checkpoint_state(
-            CachedBeaconState::new(state),
+            state,
             AnchorBlock {
                 root: split.block_root,
                 slot: anchor_block.slot(),
@@ -1028,6 +1031,9 @@ impl<E: EthSpec> BeaconChain<E> {
             fc.checkpoint_state(finalized)?.clone()
         };
         let state_root = state.hash_tree_root().map_err(state_error)?;
+        // Its registry's keys are now every live state's: signature checks stop reading them
+        // from the states.
+        state.set_finalized().map_err(state_error)?;
         let mut batch = self.store.begin_batch()?;
         batch.put_state(state_root, &state.state)?;
         batch.commit()?;

@@ -142,6 +142,8 @@ fn fixture() -> Fixture {
         caches.index_pubkeys(&view);
         caches.effective_balances(&view);
     }
+    // A node's anchor is finalized: its registry's keys are the shared cache's trusted prefix.
+    pre.set_finalized().unwrap();
 
     let slot = params.slot + 1;
     let contents = {
@@ -305,31 +307,57 @@ fn block_benches(c: &mut Criterion, f: &Fixture) {
     let SignedBeaconBlock::Fulu(signed) = &f.block else {
         panic!("a Fulu block")
     };
+    let signatures = |mut state: CachedBeaconState<E>| {
+        let CachedBeaconState { state: raw, caches } = &mut state;
+        let view = StateRef::new(raw).unwrap();
+        let mut verifier = BlockSignatureVerifier::new();
+        verifier
+            .include_block_proposal(
+                &view,
+                caches,
+                signed.message.proposer_index,
+                signed.message.tree_hash_root(),
+                &signed.signature,
+            )
+            .unwrap();
+        verifier
+            .include_body(&view, caches, &signed.message, &f.spec)
+            .unwrap();
+        black_box(verifier.len());
+        verifier
+            .verify()
+            .expect("the benchmark block's signatures verify");
+        state
+    };
     group.bench_function("signatures_batched", |b| {
         b.iter_batched(
             || f.at_block_slot.clone(),
-            |mut state| {
-                let CachedBeaconState { state: raw, caches } = &mut state;
-                let view = StateRef::new(raw).unwrap();
-                let mut verifier = BlockSignatureVerifier::new();
-                verifier
-                    .include_block_proposal(
-                        &view,
-                        caches,
-                        signed.message.proposer_index,
-                        signed.message.tree_hash_root(),
-                        &signed.signature,
-                    )
-                    .unwrap();
-                verifier
-                    .include_body(&view, caches, &signed.message, &f.spec)
-                    .unwrap();
-                black_box(verifier.len());
-                verifier
-                    .verify()
-                    .expect("the benchmark block's signatures verify");
-                state
-            },
+            signatures,
+            BatchSize::PerIteration,
+        )
+    });
+    // The same with a public-key cache that knows no finalized state, so that every key is
+    // checked against the state's registry (a million-leaf tree read per attester): what the
+    // row above cost before the finalized prefix. Warmed by one run first.
+    let keys_from_state = {
+        let mut state = CachedBeaconState::new(f.at_block_slot.state.clone());
+        {
+            let CachedBeaconState { state, caches } = &mut state;
+            let view = StateRef::new(state).unwrap();
+            let epoch = get_current_epoch(&view);
+            for e in [epoch - 1, epoch, epoch + 1] {
+                caches.committees(&view, e).unwrap();
+            }
+            caches.index_pubkeys(&view);
+            caches.effective_balances(&view);
+        }
+        signatures(state.clone());
+        state
+    };
+    group.bench_function("signatures_batched_keys_read_from_state_baseline", |b| {
+        b.iter_batched(
+            || keys_from_state.clone(),
+            signatures,
             BatchSize::PerIteration,
         )
     });

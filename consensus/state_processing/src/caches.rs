@@ -160,13 +160,31 @@ impl CommitteeCache {
 /// exactly when none of its recorded indices holds it there, because every validator of a state
 /// was recorded when the state was indexed ([`Caches::index_pubkeys`]) or when it was appended
 /// ([`Caches::push_validator`]). No lookup ever scans the registry.
+///
+/// The one exception to checking against the state is the finalized prefix of the registry
+/// ([`Caches::set_finalized`]): the registry only appends, so every state of the chain that has
+/// index `i` below the finalized state's length holds the finalized key there, and those
+/// entries answer without reading the state (a read from a million-leaf tree per attester was
+/// most of a block's signature gathering).
 #[derive(Debug, Default)]
 pub struct PubkeyCache {
     /// The first index each key was seen at.
     by_key: FxHashMap<PublicKeyBytes, ValidatorIndex>,
     /// Further indices of keys seen at more than one (other forks of the chain): rare.
     more_indices: FxHashMap<PublicKeyBytes, Vec<ValidatorIndex>>,
-    by_index: Vec<Option<(PublicKeyBytes, PublicKey)>>,
+    /// Keys by index, as some state of the chain holds them; below `finalized_len`, every entry
+    /// is present and holds the finalized state's bytes (decompressed on first use).
+    by_index: Vec<Option<IndexedKey>>,
+    /// The length of the latest finalized registry recorded (0 until one is).
+    finalized_len: usize,
+}
+
+/// A validator's key in [`PubkeyCache::by_index`]: its bytes, and the key decompressed (absent
+/// only for a finalized entry not asked about yet).
+#[derive(Debug, Clone, Copy)]
+struct IndexedKey {
+    bytes: PublicKeyBytes,
+    key: Option<PublicKey>,
 }
 
 impl PubkeyCache {
@@ -184,6 +202,15 @@ impl PubkeyCache {
                     }
                 }
             }
+        }
+    }
+
+    /// The entry of finalized index `i`; `None` at or past the finalized length.
+    fn finalized_entry(&self, i: usize) -> Option<IndexedKey> {
+        if i < self.finalized_len {
+            self.by_index.get(i).copied().flatten()
+        } else {
+            None
         }
     }
 
@@ -359,37 +386,124 @@ impl Caches {
         })
     }
 
+    /// Records `state` as a finalized state of the chain: the keys of its registry become the
+    /// ones every state of the chain holds at those indices (see [`PubkeyCache`]), answered
+    /// without reading the state asked about. Reads only the validators added since the last
+    /// finalized state recorded; an older or shorter state changes nothing. The caller vouches
+    /// that `state` is finalized (the anchor a node starts from, or a new finalized
+    /// checkpoint's state): a state of a fork that can still be abandoned would poison the
+    /// cache.
+    pub fn set_finalized<E: EthSpec>(&self, state: &StateRef<'_, E>) {
+        let len = state.validators.len();
+        let mut cache = self.pubkeys.write();
+        let from = cache.finalized_len;
+        if len <= from {
+            return;
+        }
+        if cache.by_index.len() < len {
+            cache.by_index.resize(len, None);
+        }
+        for (offset, validator) in state
+            .validators
+            .iter_from(from)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let bytes = PublicKeyBytes(validator.pubkey.0);
+            let entry = &mut cache.by_index[from + offset];
+            // A key another fork put at this index is replaced by the finalized one.
+            if !entry.is_some_and(|e| e.bytes == bytes) {
+                *entry = Some(IndexedKey { bytes, key: None });
+            }
+        }
+        cache.finalized_len = len;
+    }
+
     /// The decompressed public key of validator `index` of `state`.
     pub fn pubkey<E: EthSpec>(
         &self,
         state: &StateRef<'_, E>,
         index: ValidatorIndex,
     ) -> Result<PublicKey, Error> {
-        let validator = state
-            .validators
-            .get(index as usize)
-            .ok_or(Error::UnknownValidator {
-                index,
-                len: state.validators.len(),
-            })?;
-        let bytes = PublicKeyBytes(validator.pubkey.0);
-        if let Some(Some((cached_bytes, key))) = self.pubkeys.read().by_index.get(index as usize)
-            && *cached_bytes == bytes
-        {
-            return Ok(*key);
+        let i = index as usize;
+        let len = state.validators.len();
+        if i >= len {
+            return Err(Error::UnknownValidator { index, len });
         }
+        let finalized_bytes = {
+            let cache = self.pubkeys.read();
+            match cache.finalized_entry(i) {
+                Some(IndexedKey { key: Some(key), .. }) => return Ok(key),
+                Some(IndexedKey { bytes, key: None }) => Some(bytes),
+                None => None,
+            }
+        };
+        let bytes = match finalized_bytes {
+            Some(bytes) => bytes,
+            None => {
+                let validator = state
+                    .validators
+                    .get(i)
+                    .ok_or(Error::UnknownValidator { index, len })?;
+                let bytes = PublicKeyBytes(validator.pubkey.0);
+                if let Some(Some(IndexedKey {
+                    bytes: cached,
+                    key: Some(key),
+                })) = self.pubkeys.read().by_index.get(i)
+                    && *cached == bytes
+                {
+                    return Ok(*key);
+                }
+                bytes
+            }
+        };
         let key = bytes
             .decompress()
             .map_err(|_| Error::InvalidPubkey(index))?;
         let mut cache = self.pubkeys.write();
-        let i = index as usize;
         if cache.by_index.len() <= i {
             cache.by_index.resize(i + 1, None);
         }
-        if cache.by_index[i].is_none() {
-            cache.by_index[i] = Some((bytes, key));
+        match &mut cache.by_index[i] {
+            entry @ None => {
+                *entry = Some(IndexedKey {
+                    bytes,
+                    key: Some(key),
+                })
+            }
+            Some(entry) if entry.bytes == bytes && entry.key.is_none() => entry.key = Some(key),
+            // Another fork's key at this index: answered, not cached.
+            Some(_) => {}
         }
         Ok(key)
+    }
+
+    /// The decompressed public keys of validators `indices` of `state`, in that order: what
+    /// [`Self::pubkey`] gives for each, with the shared cache's lock taken once for the run of
+    /// keys it holds (an aggregate attestation's thousands of attesters).
+    pub fn pubkeys<E: EthSpec>(
+        &self,
+        state: &StateRef<'_, E>,
+        indices: &[ValidatorIndex],
+    ) -> Result<Vec<PublicKey>, Error> {
+        let len = state.validators.len();
+        let mut keys = Vec::with_capacity(indices.len());
+        let mut guard = None;
+        for &index in indices {
+            let cache = guard.get_or_insert_with(|| self.pubkeys.read());
+            if (index as usize) < len
+                && let Some(IndexedKey { key: Some(key), .. }) =
+                    cache.finalized_entry(index as usize)
+            {
+                keys.push(key);
+                continue;
+            }
+            // The lock is let go: the full path may decompress and write.
+            guard = None;
+            keys.push(self.pubkey(state, index)?);
+        }
+        Ok(keys)
     }
 
     /// Decompresses every key of `state` not yet in the cache, in parallel on `pool` (a node
@@ -407,7 +521,7 @@ impl Caches {
                 .iter()
                 .enumerate()
                 .filter(|(i, v)| {
-                    !matches!(cache.by_index.get(*i), Some(Some((b, _))) if b.0 == v.pubkey.0)
+                    !matches!(cache.by_index.get(*i), Some(Some(IndexedKey { bytes, key: Some(_) })) if bytes.0 == v.pubkey.0)
                 })
                 .map(|(i, v)| (i, PublicKeyBytes(v.pubkey.0)))
                 .collect()
@@ -425,12 +539,26 @@ impl Caches {
                 .collect()
         });
         let mut cache = self.pubkeys.write();
+        let finalized_len = cache.finalized_len;
         for (i, bytes, key) in keys {
             let key = key?;
             if cache.by_index.len() <= i {
                 cache.by_index.resize(i + 1, None);
             }
-            cache.by_index[i] = Some((bytes, key));
+            // A finalized entry keeps the finalized key: `state` may be of another fork.
+            match &mut cache.by_index[i] {
+                Some(entry) if i < finalized_len => {
+                    if entry.bytes == bytes {
+                        entry.key = Some(key);
+                    }
+                }
+                entry => {
+                    *entry = Some(IndexedKey {
+                        bytes,
+                        key: Some(key),
+                    })
+                }
+            }
         }
         Ok(())
     }

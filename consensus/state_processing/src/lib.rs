@@ -78,6 +78,14 @@ impl<E: EthSpec> CachedBeaconState<E> {
         StateRef::new(&self.state)
     }
 
+    /// Records this state, which the caller vouches is finalized (a node's anchor, a new
+    /// finalized checkpoint's state), in the public-key cache it shares with the chain's other
+    /// states: see [`Caches::set_finalized`].
+    pub fn set_finalized(&self) -> Result<(), Error> {
+        self.caches.set_finalized(&self.view()?);
+        Ok(())
+    }
+
     /// The target balances of the state's previous and current epoch
     /// ([`progressive_balances`]), built here with one walk when the caches hold none for its
     /// epoch, so that copies made afterwards share them.

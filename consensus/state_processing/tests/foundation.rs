@@ -269,6 +269,77 @@ fn pubkey_cache_is_never_wrong_across_forks() {
     assert!(caches.pubkey(&view.as_ref(), 11).is_err());
 }
 
+/// Once a state is recorded as finalized, the keys of its registry answer without the state
+/// being read, and a key another fork cached at a finalized index first is replaced by the
+/// finalized one; past the finalized length, each state's own registry still decides.
+#[test]
+fn pubkey_cache_trusts_the_finalized_registry_and_only_it() {
+    let base = state(10, 8);
+    let mut a = CachedBeaconState::new(base.clone());
+    let mut b = CachedBeaconState::with_caches_of(base, &a.caches);
+    let key_a = secret_key(100).public_key().compress();
+    let key_b = secret_key(200).public_key().compress();
+    let key_b2 = secret_key(201).public_key().compress();
+    for (cached, keys) in [(&mut a, vec![key_a]), (&mut b, vec![key_b, key_b2])] {
+        let (view, caches) = cached.view_mut().unwrap();
+        caches.index_pubkeys(&view.as_ref());
+        for (offset, key) in keys.into_iter().enumerate() {
+            let mut v = validator(0, true);
+            v.pubkey = key.0.into();
+            view.validators.push(v).unwrap();
+            caches.push_validator(10 + offset as u64, &key);
+        }
+    }
+    let key = |cached: &CachedBeaconState<E>, index: u64| {
+        cached
+            .caches
+            .pubkey(&cached.view().unwrap(), index)
+            .map(|k| k.compress())
+    };
+    // Fork A asks first, so its key is the one cached at index 10.
+    assert_eq!(key(&a, 10).unwrap(), key_a);
+    assert_eq!(key(&b, 10).unwrap(), key_b);
+
+    // B's chain is finalized with 11 validators (B's registry before its second deposit).
+    let mut finalized = CachedBeaconState::with_caches_of(state(10, 8), &a.caches);
+    {
+        let (view, _) = finalized.view_mut().unwrap();
+        let mut v = validator(0, true);
+        v.pubkey = key_b.0.into();
+        view.validators.push(v).unwrap();
+    }
+    finalized.set_finalized().unwrap();
+    assert_eq!(key(&b, 10).unwrap(), key_b);
+    // Index 10 is finalized: every live state holds B's key there, so it is answered without
+    // reading the state (A's state is of an abandoned fork and is told the finalized key).
+    assert_eq!(key(&a, 10).unwrap(), key_b);
+    // Index 11 is past the finalized registry: each state's own registry decides.
+    assert_eq!(key(&b, 11).unwrap(), key_b2);
+    assert!(key(&a, 11).is_err(), "A has no validator 11");
+    // An older, shorter state recorded later changes nothing.
+    CachedBeaconState::with_caches_of(state(10, 8), &a.caches)
+        .set_finalized()
+        .unwrap();
+    assert_eq!(key(&b, 10).unwrap(), key_b);
+
+    // The batch form gives what the single form gives, key by key, and the same errors.
+    let indices = [0, 3, 9, 10, 11, 10, 0];
+    let batch = b
+        .caches
+        .pubkeys(&b.view().unwrap(), &indices)
+        .unwrap()
+        .iter()
+        .map(|k| k.compress())
+        .collect::<Vec<_>>();
+    let single = indices
+        .iter()
+        .map(|&i| key(&b, i).unwrap())
+        .collect::<Vec<_>>();
+    assert_eq!(batch, single);
+    assert!(b.caches.pubkeys(&b.view().unwrap(), &[0, 12]).is_err());
+    assert!(a.caches.pubkeys(&a.view().unwrap(), &[0, 11]).is_err());
+}
+
 #[test]
 fn pubkey_cache_finds_one_key_at_different_indices_on_different_forks() {
     let base = state(10, 8);

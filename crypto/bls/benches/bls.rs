@@ -1,9 +1,13 @@
 //! BLS costs at mainnet scale: 64 signature sets batched against one by one, the batch on 1 and 2
-//! threads, `fast_aggregate_verify` with 512 keys (a sync committee), one `verify`.
+//! threads, `fast_aggregate_verify` with 512 keys (a sync committee), one `verify`, and the sum of
+//! a slot's 31,250 attester keys (1,000,000 validators) by bulk addition against one by one.
 
 use std::hint::black_box;
 
-use bls::{SecretKey, SignatureSet, fast_aggregate_verify, verify, verify_signature_sets};
+use bls::{
+    AggregatePublicKey, PublicKey, SecretKey, SignatureSet, fast_aggregate_verify, verify,
+    verify_signature_sets,
+};
 use criterion::{Criterion, criterion_group, criterion_main};
 use rayon::ThreadPoolBuilder;
 
@@ -67,5 +71,43 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// A slot's attesters at 1,000,000 validators (32 slots, 64 committees of ~488).
+const SLOT_ATTESTERS: usize = 31_250;
+
+fn aggregation(c: &mut Criterion) {
+    // Distinct keys without 31,250 scalar multiplications: k·G, (k+1)·G, ... by adding G.
+    let g = SecretKey::from_bytes(&{
+        let mut b = [0u8; 32];
+        b[31] = 1;
+        b
+    })
+    .expect("1 is a valid secret key")
+    .public_key();
+    let start = SecretKey::random().public_key();
+    let mut keys: Vec<PublicKey> = Vec::with_capacity(SLOT_ATTESTERS);
+    let mut sum = AggregatePublicKey::aggregate(&[start]).expect("one key");
+    for _ in 0..SLOT_ATTESTERS {
+        let key = sum.to_public_key().expect("not infinity");
+        keys.push(key);
+        sum.add(&g);
+    }
+
+    let mut group = c.benchmark_group("aggregate_31250_keys");
+    group.sample_size(20);
+    group.bench_function("one_by_one_baseline", |b| {
+        b.iter(|| {
+            let mut sum = AggregatePublicKey::aggregate(&keys[..1]).expect("one key");
+            for key in &black_box(&keys)[1..] {
+                sum.add(key);
+            }
+            sum
+        })
+    });
+    group.bench_function("bulk", |b| {
+        b.iter(|| AggregatePublicKey::aggregate(black_box(&keys)).expect("keys"))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, aggregation);
 criterion_main!(benches);

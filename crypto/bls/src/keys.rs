@@ -173,17 +173,32 @@ pub struct AggregatePublicKey(min_pk::AggregatePublicKey);
 
 impl AggregatePublicKey {
     /// The sum of `public_keys`; an empty list is an error (the spec's `assert len(pubkeys) > 0`).
+    ///
+    /// Many keys (an aggregate attestation's thousands of attesters) are summed in affine
+    /// coordinates with one shared inversion per round (blst's bulk addition), a few with mixed
+    /// additions: the results are the same point.
     pub fn aggregate(public_keys: &[PublicKey]) -> Result<Self, Error> {
-        let (first, rest) = public_keys
-            .split_first()
-            .ok_or(Error::EmptyInput("public keys to aggregate"))?;
-        let mut sum = min_pk::AggregatePublicKey::from_public_key(&first.0);
-        for key in rest {
+        if public_keys.is_empty() {
+            return Err(Error::EmptyInput("public keys to aggregate"));
+        }
+        if public_keys.len() < BULK_ADDITION_FROM {
+            return Ok(Self::aggregate_one_by_one(public_keys));
+        }
+        Ok(Self(min_pk::AggregatePublicKey::from(bulk_sum(
+            public_keys,
+        ))))
+    }
+
+    /// The sum by one mixed (projective plus affine) addition per key: the reference for
+    /// [`Self::aggregate`], and its path for short lists. `public_keys` is not empty.
+    pub(crate) fn aggregate_one_by_one(public_keys: &[PublicKey]) -> Self {
+        let mut sum = min_pk::AggregatePublicKey::from_public_key(&public_keys[0].0);
+        for key in &public_keys[1..] {
             // Keys were validated on decompression: no second subgroup check.
             sum.add_public_key(&key.0, false)
                 .expect("adding without validation cannot fail");
         }
-        Ok(Self(sum))
+        Self(sum)
     }
 
     /// Adds one more key.
@@ -212,6 +227,26 @@ impl AggregatePublicKey {
     pub fn is_infinity(&self) -> bool {
         self.compress() == PublicKeyBytes::INFINITY
     }
+}
+
+/// From this many keys on, [`AggregatePublicKey::aggregate`] uses the bulk addition (below it, the
+/// shared inversion costs more than it saves; blst itself adds the last 15 points one by one).
+const BULK_ADDITION_FROM: usize = 32;
+
+/// `blst_p1s_add` over `public_keys` (not empty): the sum as a projective point.
+#[allow(unsafe_code)]
+fn bulk_sum(public_keys: &[PublicKey]) -> blst::blst_p1 {
+    let points: Vec<*const blst::blst_p1_affine> = public_keys
+        .iter()
+        .map(|key| <&blst::blst_p1_affine>::from(&key.0) as *const _)
+        .collect();
+    let mut sum = blst::blst_p1::default();
+    // SAFETY: `points` holds `points.len()` pointers, none null, each to a `blst_p1_affine` that
+    // `public_keys` keeps alive for the call; blst reads exactly that many (a null entry would mean
+    // "the point after the previous one") and writes only `sum`. Validated keys are never the
+    // point at infinity, and equal or opposite keys take blst's doubling and cancelling branches.
+    unsafe { blst::blst_p1s_add(&mut sum, points.as_ptr(), points.len()) };
+    sum
 }
 
 impl fmt::Debug for AggregatePublicKey {

@@ -311,3 +311,55 @@ fn a_batch_from_a_worker_holding_a_lock_does_not_run_that_pools_other_jobs() {
         .expect("the caller finished (no deadlock)");
     assert!(ok);
 }
+
+/// The bulk addition that sums long key lists gives the point the one-by-one additions give:
+/// around its threshold and blst's internal rounds of 16, with repeated keys (doubling) and with a
+/// key and its negation in one list (cancelling).
+#[test]
+fn bulk_aggregation_equals_one_by_one() {
+    let keys: Vec<PublicKey> = (0..300).map(|_| SecretKey::random().public_key()).collect();
+    for len in [1, 2, 15, 16, 17, 31, 32, 33, 64, 65, 255, 300] {
+        let bulk = AggregatePublicKey::aggregate(&keys[..len]).expect("non-empty");
+        let reference = AggregatePublicKey::aggregate_one_by_one(&keys[..len]);
+        assert_eq!(bulk.compress(), reference.compress(), "{len} keys");
+    }
+
+    let repeated = vec![keys[0]; 100];
+    assert_eq!(
+        AggregatePublicKey::aggregate(&repeated)
+            .expect("non-empty")
+            .compress(),
+        AggregatePublicKey::aggregate_one_by_one(&repeated).compress()
+    );
+
+    // 1·G and (r - 1)·G = -G, placed apart and side by side among 60 other keys.
+    let one = {
+        let mut b = [0u8; 32];
+        b[31] = 1;
+        SecretKey::from_bytes(&b).expect("1 is valid").public_key()
+    };
+    let minus_one = {
+        let b = [
+            0x73, 0xed, 0xa7, 0x53, 0x29, 0x9d, 0x7d, 0x48, 0x33, 0x39, 0xd8, 0x08, 0x09, 0xa1,
+            0xd8, 0x05, 0x53, 0xbd, 0xa4, 0x02, 0xff, 0xfe, 0x5b, 0xfe, 0xff, 0xff, 0xff, 0xff,
+            0x00, 0x00, 0x00, 0x00,
+        ];
+        SecretKey::from_bytes(&b)
+            .expect("r - 1 is valid")
+            .public_key()
+    };
+    let others = AggregatePublicKey::aggregate_one_by_one(&keys[..60]).compress();
+    for (a, b) in [(0, 61), (30, 31), (0, 1)] {
+        let mut list = keys[..60].to_vec();
+        list.insert(a, one);
+        list.insert(b, minus_one);
+        let sum = AggregatePublicKey::aggregate(&list).expect("non-empty");
+        assert_eq!(sum.compress(), others, "±G at {a} and {b}");
+    }
+    let cancelled = [vec![one; 20], vec![minus_one; 20]].concat();
+    assert!(
+        AggregatePublicKey::aggregate(&cancelled)
+            .expect("non-empty")
+            .is_infinity()
+    );
+}

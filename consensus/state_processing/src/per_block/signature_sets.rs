@@ -157,10 +157,8 @@ pub fn indexed_attestation_signature_set<E: EthSpec>(
     signature: &BLSSignature,
 ) -> Result<SignatureSet, SignatureSetError> {
     let signature = decode_signature(signature)?;
-    let keys = indices
-        .into_iter()
-        .map(|index| caches.pubkey(state, index))
-        .collect::<Result<Vec<_>, _>>()?;
+    let indices: Vec<ValidatorIndex> = indices.into_iter().collect();
+    let keys = caches.pubkeys(state, &indices)?;
     let domain = get_domain(state, DOMAIN_BEACON_ATTESTER, Some(data.target.epoch));
     let message = compute_signing_root(data, domain);
     Ok(SignatureSet::new(signature, keys, message.0))
@@ -242,10 +240,7 @@ pub fn sync_aggregate_signature_set<E: EthSpec>(
         Some(compute_epoch_at_slot::<E>(previous_slot)),
     );
     let message = compute_signing_root(&get_block_root_at_slot(state, previous_slot)?, domain);
-    let keys = participants
-        .into_iter()
-        .map(|index| caches.pubkey(state, index))
-        .collect::<Result<Vec<_>, _>>()?;
+    let keys = caches.pubkeys(state, &participants)?;
     Ok(Some(SignatureSet::new(signature, keys, message.0)))
 }
 
@@ -597,15 +592,14 @@ pub fn attestation_signature_set<E: EthSpec>(
     // (cheap), then the keys.
     attestation::for_each_attester(&committees, att, |_| {})?;
     let signature = decode_signature(&att.signature).map_err(|_| MALFORMED)?;
-    // Keys are read in index order: neighbouring registry entries share most of their path in
-    // the state's tree, which halves the cost of the reads on a large registry.
+    // Keys are read in index order: the cache's entries in memory order, and where the state's
+    // tree is read (validators added since the finalized state), neighbouring registry entries
+    // share most of their path, which halves the cost of the reads on a large registry.
     let mut indices = Vec::with_capacity(att.aggregation_bits.len());
     attestation::for_each_attester(&committees, att, |index| indices.push(index))?;
     indices.sort_unstable();
-    let keys = indices
-        .into_iter()
-        .map(|index| caches.pubkey(state, index))
-        .collect::<Result<Vec<_>, _>>()
+    let keys = caches
+        .pubkeys(state, &indices)
         .map_err(|e| match SignatureSetError::from(e) {
             SignatureSetError::Malformed => MALFORMED,
             SignatureSetError::State(e) => AttestationInvalid::State(e),
