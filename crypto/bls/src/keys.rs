@@ -201,6 +201,11 @@ impl AggregatePublicKey {
         Self(sum)
     }
 
+    /// The sum as blst's projective point, for the batch's scalar multiplications.
+    pub(crate) fn to_projective(self) -> blst::blst_p1 {
+        blst::blst_p1::from(self.0)
+    }
+
     /// Adds one more key.
     pub fn add(&mut self, public_key: &PublicKey) {
         self.0

@@ -278,6 +278,73 @@ fn batch_rejects_sets_without_keys_or_with_infinity_signature() {
     );
 }
 
+/// `count` sets over one message, one signer each (a committee's single attestations), then
+/// `distinct` sets over messages of their own, interleaved.
+fn sets_sharing_a_message(count: usize, distinct: usize) -> Vec<SignatureSet> {
+    let message = [0xab; 32];
+    let mut sets: Vec<SignatureSet> = (0..count)
+        .map(|_| {
+            let sk = SecretKey::random();
+            SignatureSet::new(sk.sign(&message), vec![sk.public_key()], message)
+        })
+        .collect();
+    for i in 0..distinct {
+        sets.insert(i * 3, signed_set(i));
+    }
+    sets
+}
+
+#[test]
+fn batch_of_sets_sharing_messages_is_ok_and_finds_the_bad_one() {
+    for threads in [1, 2] {
+        let pool = pool(threads);
+        let sets = sets_sharing_a_message(64, 5);
+        assert!(verify_signature_sets(&sets, &pool));
+
+        // A signature over another message, inside the shared group.
+        let mut bad = sets.clone();
+        let stranger = SecretKey::random();
+        bad[20].signature = stranger.sign(&[0xcd; 32]);
+        bad[20].signing_keys = vec![stranger.public_key()];
+        assert_eq!(verify_signature_sets_attributed(&bad, &pool), Err(vec![20]));
+
+        // A set of the group whose key is not its signer's.
+        let mut bad = sets.clone();
+        bad[40].signing_keys = vec![SecretKey::random().public_key()];
+        assert_eq!(verify_signature_sets_attributed(&bad, &pool), Err(vec![40]));
+    }
+}
+
+/// Within one message group, swapped signatures keep the group's plain sums equal: only the
+/// per-set scalars catch it. So does an aggregate signature split unevenly between two sets.
+#[test]
+fn batch_rejects_swapped_or_redistributed_signatures_over_one_message() {
+    let pool = pool(2);
+    let mut sets = sets_sharing_a_message(8, 0);
+    let s0 = sets[0].signature;
+    sets[0].signature = sets[1].signature;
+    sets[1].signature = s0;
+    assert_eq!(
+        verify_signature_sets_attributed(&sets, &pool),
+        Err(vec![0, 1])
+    );
+
+    // Set 2 (key 2) carries the signatures of 2 and 3 together; set 3 (keys 2 and 3) carries
+    // 2's alone. The group's keys sum to 2·pk2 + pk3 and its signatures to 2·sig2 + sig3, as
+    // for valid sets; each set alone is invalid.
+    let mut sets = sets_sharing_a_message(8, 0);
+    let (sig2, sig3) = (sets[2].signature, sets[3].signature);
+    sets[2].signature = aggregate(&[sig2, sig3])
+        .expect("two signatures")
+        .to_signature();
+    sets[3].signature = sig2;
+    sets[3].signing_keys = vec![sets[2].signing_keys[0], sets[3].signing_keys[0]];
+    assert_eq!(
+        verify_signature_sets_attributed(&sets, &pool),
+        Err(vec![2, 3])
+    );
+}
+
 /// A worker of one pool that holds a lock and verifies a batch on another pool must not run
 /// its own pool's queued jobs while it waits (rayon's `install` would, and a queued job wanting
 /// the same lock would then deadlock on the worker's own stack: block import holds fork choice's
