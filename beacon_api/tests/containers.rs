@@ -239,3 +239,40 @@ fn blob_proof_counts_are_checked() {
         Ok(contents)
     );
 }
+
+/// The blobs' SSZ is written slice by slice rather than by `ssz_types`' byte-at-a-time path: the
+/// bytes must be the generic encoding's, and a blob section that is not whole blobs an error.
+#[test]
+fn blobs_encode_as_the_generic_ssz_does_and_partial_blobs_are_errors() {
+    let json = fixture("fulu_block_contents.json");
+    let mut data = json["data"].clone();
+    data["blobs"] = Value::from(
+        (1..=3u8)
+            .map(|i| format!("0x{}", format!("{i:02x}").repeat(131_072)))
+            .collect::<Vec<_>>(),
+    );
+    data["kzg_proofs"] = Value::from(vec![format!("0x{}", "c0".repeat(48)); 3 * 128]);
+    let contents = BlockContents::<E>::deserialize_by_fork(data, ForkName::Fulu)
+        .expect("3 blobs, 384 proofs");
+    let BlockContents::Fulu(fulu) = &contents else {
+        panic!("Fulu contents")
+    };
+    let mut reference = Vec::new();
+    let mut encoder = ssz::SszEncoder::container(&mut reference, 3 * ssz::BYTES_PER_LENGTH_OFFSET);
+    encoder.append(&fulu.block);
+    encoder.append(&fulu.kzg_proofs);
+    encoder.append(&fulu.blobs);
+    encoder.finalize();
+    assert_eq!(contents.as_ssz_bytes(), reference);
+    assert_eq!(
+        BlockContents::<E>::from_ssz_bytes_by_fork(&reference, ForkName::Fulu),
+        Ok(contents.clone())
+    );
+    for cut in [1, 131_071] {
+        let short = &reference[..reference.len() - cut];
+        assert!(
+            BlockContents::<E>::from_ssz_bytes_by_fork(short, ForkName::Fulu).is_err(),
+            "{cut} bytes short"
+        );
+    }
+}
