@@ -252,8 +252,8 @@ fn blobs_encode_as_the_generic_ssz_does_and_partial_blobs_are_errors() {
             .collect::<Vec<_>>(),
     );
     data["kzg_proofs"] = Value::from(vec![format!("0x{}", "c0".repeat(48)); 3 * 128]);
-    let contents = BlockContents::<E>::deserialize_by_fork(data, ForkName::Fulu)
-        .expect("3 blobs, 384 proofs");
+    let contents =
+        BlockContents::<E>::deserialize_by_fork(data, ForkName::Fulu).expect("3 blobs, 384 proofs");
     let BlockContents::Fulu(fulu) = &contents else {
         panic!("Fulu contents")
     };

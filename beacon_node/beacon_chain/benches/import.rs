@@ -34,7 +34,7 @@ use rayon::prelude::*;
 use state_harness::{
     AttestationSpec, BlockContents, SyncParticipation, build_block,
     keys::interop_pubkeys_cached,
-    synthetic::{SyntheticParams, build_state},
+    synthetic::{SyntheticParams, build_state, warm_caches},
 };
 use state_processing::{
     CachedBeaconState, StateRef,
@@ -109,14 +109,9 @@ fn fixture() -> Fixture {
             .num_threads(threads)
             .build()
             .unwrap();
+        warm_caches(&mut anchor_state).unwrap();
         let CachedBeaconState { state, caches } = &mut anchor_state;
         let view = StateRef::new(state).unwrap();
-        let epoch = get_current_epoch(&view);
-        for e in [epoch - 1, epoch, epoch + 1] {
-            caches.committees(&view, e).unwrap();
-        }
-        caches.index_pubkeys(&view);
-        caches.effective_balances(&view);
         caches.decompress_all(&view, &pool).unwrap();
     }
     // The anchor is finalized (from_anchor records it so; the baseline runs before the chain

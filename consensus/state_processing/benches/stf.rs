@@ -44,7 +44,7 @@ use state_harness::{
     AttestationSpec, BlockContents, DepositRequestSpec, SyncParticipation, build_block,
     keys::interop_pubkeys_cached,
     oracle::{Oracle, OracleOutcome},
-    synthetic::{SyntheticParams, address_of, build_state},
+    synthetic::{SyntheticParams, address_of, build_state, warm_caches},
 };
 use state_processing::{
     CachedBeaconState, StateRef,
@@ -130,18 +130,8 @@ fn fixture() -> Fixture {
         start.elapsed()
     );
 
-    // Warm the caches a node keeps for its head state: committees, the pubkey index and the
-    // effective balances (which epoch processing hands over at every epoch boundary).
-    {
-        let CachedBeaconState { state, caches } = &mut pre;
-        let view = StateRef::new(state).unwrap();
-        let epoch = get_current_epoch(&view);
-        for e in [epoch - 1, epoch, epoch + 1] {
-            caches.committees(&view, e).unwrap();
-        }
-        caches.index_pubkeys(&view);
-        caches.effective_balances(&view);
-    }
+    // Warm the caches a node keeps for its head state.
+    warm_caches(&mut pre).unwrap();
     // A node's anchor is finalized: its registry's keys are the shared cache's trusted prefix.
     pre.set_finalized().unwrap();
 
@@ -341,16 +331,7 @@ fn block_benches(c: &mut Criterion, f: &Fixture) {
     // row above cost before the finalized prefix. Warmed by one run first.
     let keys_from_state = {
         let mut state = CachedBeaconState::new(f.at_block_slot.state.clone());
-        {
-            let CachedBeaconState { state, caches } = &mut state;
-            let view = StateRef::new(state).unwrap();
-            let epoch = get_current_epoch(&view);
-            for e in [epoch - 1, epoch, epoch + 1] {
-                caches.committees(&view, e).unwrap();
-            }
-            caches.index_pubkeys(&view);
-            caches.effective_balances(&view);
-        }
+        warm_caches(&mut state).unwrap();
         signatures(state.clone());
         state
     };

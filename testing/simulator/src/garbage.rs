@@ -36,6 +36,9 @@ pub struct GarbageOutcome {
     pub streams: usize,
     /// Whether the target refused a connection at the end (banned).
     pub refused: bool,
+    /// Why each connection that was not served ended: the dial's error, the target closing it
+    /// (with the cause libp2p gives), or no subscriptions in time.
+    pub unserved: Vec<String>,
 }
 
 fn swarm(keypair: libp2p::identity::Keypair) -> Result<Swarm<GarbageBehaviour>, String> {
@@ -81,7 +84,7 @@ async fn round(
     // first one arrives, they are all in.
     let mut topics = BTreeSet::new();
     let mut target = None;
-    let learned = tokio::time::timeout(ROUND, async {
+    let learned: Result<(), String> = tokio::time::timeout(ROUND, async {
         loop {
             let wait = if topics.is_empty() {
                 ROUND
@@ -89,27 +92,42 @@ async fn round(
                 Duration::from_millis(500)
             };
             match tokio::time::timeout(wait, swarm.select_next_some()).await {
-                Err(_) => return true,
+                Err(_) if topics.is_empty() => {
+                    return Err(format!("no subscriptions within {ROUND:?}"));
+                }
+                Err(_) => return Ok(()),
                 Ok(SwarmEvent::Behaviour(GarbageBehaviourEvent::Gossipsub(
                     gossipsub::Event::Subscribed { peer_id, topic },
                 ))) => {
                     target = Some(peer_id);
                     topics.insert(topic.into_string());
                 }
-                Ok(
-                    SwarmEvent::ConnectionClosed {
-                        num_established: 0, ..
-                    }
-                    | SwarmEvent::OutgoingConnectionError { .. },
-                ) => return false,
+                Ok(SwarmEvent::ConnectionClosed {
+                    num_established: 0,
+                    cause,
+                    ..
+                }) => return Err(format!("closed by the target ({cause:?})")),
+                Ok(SwarmEvent::OutgoingConnectionError { error, .. }) => {
+                    return Err(format!("dial failed: {error}"));
+                }
                 Ok(_) => {}
             }
         }
     })
     .await
-    .unwrap_or(false);
-    let Some(target) = target.filter(|_| learned) else {
-        return Ok(None);
+    .unwrap_or_else(|_| Err(format!("no subscriptions within {ROUND:?}")));
+    let target = match (learned, target) {
+        (Ok(()), Some(target)) => target,
+        (Err(reason), _) => {
+            outcome.unserved.push(format!("round {round}: {reason}"));
+            return Ok(None);
+        }
+        (Ok(()), None) => {
+            outcome
+                .unserved
+                .push(format!("round {round}: no subscriptions"));
+            return Ok(None);
+        }
     };
     outcome.rounds_served += 1;
     for topic in &topics {
@@ -178,15 +196,18 @@ async fn round(
 /// connection after another with the same identity, until the node refuses it or `rounds`
 /// connections were served.
 pub async fn run(addr: Multiaddr, rounds: u8) -> Result<GarbageOutcome, String> {
-    let keypair = libp2p::identity::Keypair::generate_secp256k1();
+    let mut keypair = libp2p::identity::Keypair::generate_secp256k1();
     let mut outcome = GarbageOutcome::default();
     for r in 0..rounds {
         let mut served = round(keypair.clone(), &addr, r, &mut outcome).await?;
         // A first connection that is not served has nothing to do with the garbage (none was
-        // sent yet): the node was busy or at its peer limit. Tried again a few times.
+        // sent yet): the node was busy or at its peer limit. Tried again a few times, each with
+        // a fresh identity, so that nothing the node remembers of the last try's (a connection
+        // it has not seen close yet) decides the next.
         let mut tries = 1;
         while served.is_none() && outcome.rounds_served == 0 && tries < 4 {
             tokio::time::sleep(Duration::from_secs(2)).await;
+            keypair = libp2p::identity::Keypair::generate_secp256k1();
             served = round(keypair.clone(), &addr, r, &mut outcome).await?;
             tries += 1;
         }

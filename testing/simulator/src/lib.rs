@@ -352,7 +352,8 @@ impl Report {
             match outcome {
                 Ok(o) if o.refused && o.rounds_served > 0 => {}
                 Ok(o) if o.refused => out.push(format!(
-                    "node {node} refused the garbage peer's first connection: nothing was tested"
+                    "node {node} refused the garbage peer's first connection: nothing was tested ({})",
+                    o.unserved.join("; ")
                 )),
                 Ok(o) => out.push(format!(
                     "node {node} served a garbage peer {} times without banning it",
@@ -456,9 +457,9 @@ impl Report {
                         o.published,
                         o.streams,
                         if o.refused {
-                            "then refused (banned)"
+                            format!("then refused (banned): {}", o.unserved.join("; "))
                         } else {
-                            "never refused"
+                            "never refused".to_string()
                         }
                     );
                 }

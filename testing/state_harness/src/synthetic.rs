@@ -149,6 +149,23 @@ pub fn validator(i: u64, n: u64, epoch: u64, pubkey: BLSPubkey) -> Validator {
     }
 }
 
+/// Warms the caches a node keeps for its head state, as the benches' fixtures need them: the
+/// committees of the previous, current and next epoch, the public-key index and the effective
+/// balances (which epoch processing hands over at every epoch boundary).
+pub fn warm_caches<E: EthSpec>(
+    state: &mut state_processing::CachedBeaconState<E>,
+) -> Result<(), HarnessError> {
+    let state_processing::CachedBeaconState { state, caches } = state;
+    let view = state_processing::StateRef::new(state)?;
+    let epoch = state_processing::common::get_current_epoch(&view);
+    for e in [epoch.saturating_sub(1), epoch, epoch + 1] {
+        caches.committees(&view, e)?;
+    }
+    caches.index_pubkeys(&view);
+    caches.effective_balances(&view);
+    Ok(())
+}
+
 /// Builds the synthetic Fulu state over `pubkeys` (one validator per key; use
 /// [`crate::keys::interop_pubkeys_cached`] for interop keys `0..n`).
 pub fn build_state<E: EthSpec>(
