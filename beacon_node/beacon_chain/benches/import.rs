@@ -38,7 +38,6 @@ use state_harness::{
 };
 use state_processing::{
     CachedBeaconState, StateRef,
-    common::get_current_epoch,
     per_block::{AlwaysValid, VerifySignatures},
     state_transition::state_transition,
 };

@@ -48,7 +48,7 @@ use state_harness::{
 };
 use state_processing::{
     CachedBeaconState, StateRef,
-    common::{get_current_epoch, get_pending_balance_to_withdraw},
+    common::get_pending_balance_to_withdraw,
     per_block::{AlwaysValid, BlockSignatureVerifier, VerifySignatures},
     per_epoch::{
         process_epoch, process_justification_and_finalization,
