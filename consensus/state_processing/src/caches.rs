@@ -431,31 +431,29 @@ impl Caches {
         if i >= len {
             return Err(Error::UnknownValidator { index, len });
         }
-        let finalized_bytes = {
+        // The bytes to decompress when the cache has no key for them: the finalized ones, or
+        // else this state's (a cached key counts only if the state holds its bytes).
+        let bytes = {
             let cache = self.pubkeys.read();
             match cache.finalized_entry(i) {
                 Some(IndexedKey { key: Some(key), .. }) => return Ok(key),
-                Some(IndexedKey { bytes, key: None }) => Some(bytes),
-                None => None,
-            }
-        };
-        let bytes = match finalized_bytes {
-            Some(bytes) => bytes,
-            None => {
-                let validator = state
-                    .validators
-                    .get(i)
-                    .ok_or(Error::UnknownValidator { index, len })?;
-                let bytes = PublicKeyBytes(validator.pubkey.0);
-                if let Some(Some(IndexedKey {
-                    bytes: cached,
-                    key: Some(key),
-                })) = self.pubkeys.read().by_index.get(i)
-                    && *cached == bytes
-                {
-                    return Ok(*key);
+                Some(IndexedKey { bytes, key: None }) => bytes,
+                None => {
+                    let validator = state
+                        .validators
+                        .get(i)
+                        .ok_or(Error::UnknownValidator { index, len })?;
+                    let bytes = PublicKeyBytes(validator.pubkey.0);
+                    if let Some(Some(IndexedKey {
+                        bytes: cached,
+                        key: Some(key),
+                    })) = cache.by_index.get(i)
+                        && *cached == bytes
+                    {
+                        return Ok(*key);
+                    }
+                    bytes
                 }
-                bytes
             }
         };
         let key = bytes
