@@ -80,10 +80,13 @@ async fn two_nodes_see_each_others_client_and_custody() {
         assert_eq!(details.client, ClientKind::Arbor);
         assert_eq!(details.custody_group_count, Some(cgc), "{details:?}");
     }
-    // `b` dialed `a`.
-    assert_eq!(
-        a_seen_by_b.direction,
-        networking::peer_manager::ConnectionDirection::Outbound
+    // `b` dialed `a`; `a` may also have dialed `b` once `b`'s discv5 contact put `b` in its
+    // table (both dials can race, and each side then records the first connection it saw), but
+    // a connection no side dialed is a bug: at least one side records its dial.
+    use networking::peer_manager::ConnectionDirection::Outbound;
+    assert!(
+        a_seen_by_b.direction == Outbound || b_seen_by_a.direction == Outbound,
+        "neither side recorded an outbound connection: {a_seen_by_b:?} {b_seen_by_a:?}"
     );
 
     // `a`'s gauges: one Arbor peer, custodying 128 groups, none of any other client.
