@@ -551,6 +551,16 @@ impl<E: EthSpec> BeaconChain<E> {
         self.head.read().clone()
     }
 
+    /// Whether the head block is more than an epoch behind the wall clock at `now_ms` (a node
+    /// that is syncing, or one that missed an epoch of blocks). Its head state then cannot
+    /// judge what is new since: a validator it does not have yet, a committee of a later
+    /// period. The router IGNOREs instead of REJECTing what such a state refuses
+    /// ([`crate::Verdict::Reject`] would have honest peers penalised, and a syncing node ban
+    /// them).
+    pub fn head_is_behind(&self, now_ms: u64) -> bool {
+        self.head().slot + E::slots_per_epoch() < self.slot_at_ms(now_ms)
+    }
+
     /// The clock's time in milliseconds since the UNIX epoch.
     pub fn now_ms(&self) -> u64 {
         self.clock.now_ms()

@@ -581,3 +581,93 @@ fn a_valid_payload_validates_its_optimistic_ancestors() {
         assert_eq!(h.chain.payload_status(ancestor), PayloadStatus::Valid);
     }
 }
+
+/// A sync committee message is checked against the committee of its slot's period: the head
+/// state's current (or next) committee. A head more than a period behind (syncing) cannot say
+/// who signs: IGNORE, not the REJECT the head's own committee would give a validator outside
+/// it (honest peers were penalised and banned by a syncing node for that).
+#[test]
+fn a_sync_committee_message_of_a_period_the_head_does_not_know_is_ignored() {
+    use beacon_chain::gossip::SyncCommitteeGossipError;
+    use types::altair::SyncCommitteeMessage;
+    use types::signing::{DOMAIN_SYNC_COMMITTEE, compute_domain, compute_signing_root};
+
+    let h = harness();
+    let head = h.chain.head();
+    let members: Vec<u64> = {
+        let view = head.state.view().unwrap();
+        let mut caches = head.state.caches.clone();
+        view.current_sync_committee
+            .pubkeys
+            .iter()
+            .map(|k| {
+                caches
+                    .validator_index(&view, &bls::PublicKeyBytes(k.0))
+                    .unwrap()
+            })
+            .collect()
+    };
+    let outsider = (0..64u64).find(|i| !members.contains(i)).unwrap();
+    let member = members[0];
+    let subnet_of = |index: u64| {
+        let position = members.iter().position(|&m| m == index).unwrap() as u64;
+        types::subnets::compute_subnets_for_sync_committee::<E>([position])
+            .unwrap()
+            .into_iter()
+            .next()
+            .unwrap()
+    };
+    let message = |slot: Slot, validator_index: u64| {
+        let domain = compute_domain(
+            DOMAIN_SYNC_COMMITTEE,
+            h.spec.compute_fork_version(slot / E::slots_per_epoch()),
+            h.chain.genesis_validators_root(),
+        );
+        let root = compute_signing_root(&head.block_root, domain);
+        SyncCommitteeMessage {
+            slot,
+            beacon_block_root: head.block_root,
+            validator_index,
+            signature: types::BLSSignature::from(
+                state_harness::interop_secret_key(validator_index as usize)
+                    .sign(root.as_slice())
+                    .serialize(),
+            ),
+        }
+    };
+
+    // In the head's period: a member on its subnet is accepted, an outsider rejected.
+    let now = time_ms(&h.spec, ANCHOR_SLOT);
+    h.chain
+        .verify_sync_committee_message_for_gossip(
+            message(ANCHOR_SLOT, member),
+            subnet_of(member),
+            now,
+        )
+        .unwrap();
+    let e = h
+        .chain
+        .verify_sync_committee_message_for_gossip(message(ANCHOR_SLOT, outsider), 0, now)
+        .unwrap_err();
+    assert!(
+        matches!(e, SyncCommitteeGossipError::WrongSubnet { .. }),
+        "{e}"
+    );
+    assert_eq!(e.verdict(), Verdict::Reject);
+
+    // Two periods later, with the head still at the anchor: the committee is unknown.
+    let later = 2 * E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD * E::slots_per_epoch();
+    let now = time_ms(&h.spec, later);
+    h.clock.set_ms(now);
+    assert!(h.chain.head_is_behind(now));
+    let e = h
+        .chain
+        .verify_sync_committee_message_for_gossip(message(later, outsider), 0, now)
+        .unwrap_err();
+    assert!(
+        matches!(e, SyncCommitteeGossipError::PeriodUnknown { slot, .. } if slot == later),
+        "{e}"
+    );
+    assert_eq!(e.verdict(), Verdict::Ignore);
+    assert!(!h.chain.head_is_behind(time_ms(&h.spec, ANCHOR_SLOT + 8)));
+}

@@ -72,6 +72,31 @@ pub(crate) fn report<E: EthSpec>(
         .report_validation(message_id, source, validation);
 }
 
+/// Reports the verdict on a message validated against the head state (sync committee
+/// messages and contributions, exits, slashings, BLS changes). While the head is more than an
+/// epoch behind the clock ([`beacon_chain::BeaconChain::head_is_behind`]: syncing), that state
+/// cannot tell a message it refuses from one that is only newer than it (a validator it does
+/// not have yet, a committee of a later period): a REJECT becomes an IGNORE, so that honest
+/// peers are not penalised, and a syncing node does not ban the peers it syncs from.
+pub(crate) fn report_head_state_refusal<E: EthSpec>(
+    router: &Router<E>,
+    topic: &'static str,
+    message_id: MessageId,
+    source: PeerId,
+    verdict: Verdict,
+    error: &dyn std::fmt::Display,
+) {
+    let verdict = if verdict == Verdict::Reject
+        && router.chain.head_is_behind(router.chain.now_ms())
+    {
+        tracing::debug!(topic, peer_id = %source, %error, "head behind the clock: ignored, not rejected");
+        Verdict::Ignore
+    } else {
+        verdict
+    };
+    report(router, topic, message_id, source, verdict);
+}
+
 /// A message the processor dropped (queue full, shutting down): IGNORE, counted.
 pub(crate) fn dropped<E: EthSpec>(
     router: &Router<E>,
@@ -195,7 +220,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                             subnet: verified.subnet_id,
                         });
                     }
-                    Err(e) => report(r, label, id, src, e.verdict()),
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
                 },
             ),
         ),
@@ -221,7 +246,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                             tracing::debug!(error = %e, "sync contribution not pooled");
                         }
                     }
-                    Err(e) => report(r, label, id, src, e.verdict()),
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
                 },
             ),
         ),
@@ -242,7 +267,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                         r.notify(AcceptedGossip::VoluntaryExit(&verified.0));
                         r.pool.insert_voluntary_exit(verified.0);
                     }
-                    Err(e) => report(r, label, id, src, e.verdict()),
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
                 },
             ),
         ),
@@ -262,7 +287,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                             tracing::debug!(error = %e, "proposer slashing not pooled");
                         }
                     }
-                    Err(e) => report(r, label, id, src, e.verdict()),
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
                 },
             ),
         ),
@@ -282,7 +307,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                             tracing::debug!(error = %e, "attester slashing not pooled");
                         }
                     }
-                    Err(e) => report(r, label, id, src, e.verdict()),
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
                 },
             ),
         ),
@@ -303,7 +328,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                         r.notify(AcceptedGossip::BlsToExecutionChange(&verified.0));
                         r.pool.insert_bls_to_execution_change(verified.0);
                     }
-                    Err(e) => report(r, label, id, src, e.verdict()),
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
                 },
             ),
         ),

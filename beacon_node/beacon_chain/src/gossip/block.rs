@@ -216,6 +216,13 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let head = self.head();
         if proposer >= validator_count(&head.state) {
+            // A head behind the block's parent (syncing) may not have its proposer yet: the
+            // parent unknown is an IGNORE and a lookup, not a REJECT of a valid block.
+            if !self.is_block_known(&message.parent_root) {
+                return Err(BlockGossipError::ParentUnknown {
+                    parent: message.parent_root,
+                });
+            }
             return Err(BlockGossipError::ProposerIndexOutOfRange { index: proposer });
         }
         let key = head_pubkey(&head.state, proposer).ok_or(BlockGossipError::InvalidSignature)?;

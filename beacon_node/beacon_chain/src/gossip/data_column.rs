@@ -234,6 +234,10 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let head = self.head();
         if header.proposer_index >= validator_count(&head.state) {
+            // A head behind the parent (syncing) may not have the proposer yet: IGNORE.
+            if !self.is_block_known(&header.parent_root) {
+                return Err(DataColumnGossipError::ParentUnknown(header.parent_root));
+            }
             return Err(DataColumnGossipError::ProposerIndexOutOfRange(
                 header.proposer_index,
             ));

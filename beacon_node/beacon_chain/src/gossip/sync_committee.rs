@@ -65,6 +65,15 @@ pub enum SyncCommitteeGossipError {
     /// [REJECT] The aggregator's signature is invalid.
     #[error("invalid aggregator signature")]
     InvalidAggregatorSignature,
+    /// [IGNORE] The head state is of a sync committee period that does not know the committee
+    /// signing at `slot` (a head more than a period behind, as while syncing).
+    #[error("the head state at slot {state_slot} does not know the sync committee of slot {slot}")]
+    PeriodUnknown {
+        /// The message's slot.
+        slot: u64,
+        /// The head state's slot.
+        state_slot: u64,
+    },
     /// [IGNORE] The head state could not be read.
     #[error("internal: {0}")]
     Internal(String),
@@ -78,6 +87,7 @@ impl SyncCommitteeGossipError {
             | Self::AlreadySeen(_)
             | Self::ContributionKnown
             | Self::AggregatorAlreadyKnown(_)
+            | Self::PeriodUnknown { .. }
             | Self::Internal(_) => Verdict::Ignore,
             _ => Verdict::Reject,
         }
@@ -104,21 +114,34 @@ fn internal(e: impl std::fmt::Display) -> SyncCommitteeGossipError {
     SyncCommitteeGossipError::Internal(e.to_string())
 }
 
-/// The sync committee whose members sign at `state.slot + 1` (the current one, or the next
-/// one at the last slot of a period), as validator indices in committee order.
+/// The sync committee whose members sign at `slot`, as validator indices in committee order.
+///
+/// Members assigned to a slot sign for the slot before it, so the committee signing at `slot`
+/// is the one of `slot + 1`'s period: `state`'s current committee when that is `state`'s
+/// period, its next committee when it is the period after. A state from any other period (a
+/// head behind by more than a period, as while syncing) cannot say who is in the committee:
+/// [`SyncCommitteeGossipError::PeriodUnknown`], an IGNORE, since a REJECT would have peers
+/// that sent a valid message penalised, and a syncing node ban its honest peers.
 ///
 /// [spec]: altair/p2p-interface.md#new-get_sync_subcommittee_pubkeys
 fn sync_committee_members<E: EthSpec>(
     chain: &BeaconChain<E>,
     state: &CachedBeaconState<E>,
+    slot: u64,
 ) -> Result<Arc<[ValidatorIndex]>, SyncCommitteeGossipError> {
     let view = state.view().map_err(internal)?;
     let period = |epoch: u64| epoch / E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
-    let next_slot_epoch = (*view.slot + 1) / E::slots_per_epoch();
-    let committee = if period(get_current_epoch(&view)) == period(next_slot_epoch) {
+    let state_period = period(get_current_epoch(&view));
+    let signing_period = period((slot + 1) / E::slots_per_epoch());
+    let committee = if signing_period == state_period {
         view.current_sync_committee
-    } else {
+    } else if signing_period == state_period + 1 {
         view.next_sync_committee
+    } else {
+        return Err(SyncCommitteeGossipError::PeriodUnknown {
+            slot,
+            state_slot: *view.slot,
+        });
     };
     let keys: &[BLSPubkey] = &committee.pubkeys;
     let mut cache = chain.sync_committee_cache.lock();
@@ -158,10 +181,10 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let head = self.head();
         let index = message.validator_index;
+        let members = sync_committee_members(self, &head.state, message.slot)?;
         if index >= head.state.state.validators().len() as u64 {
             return Err(SyncCommitteeGossipError::UnknownValidator(index));
         }
-        let members = sync_committee_members(self, &head.state)?;
         let positions = members
             .iter()
             .enumerate()
@@ -250,10 +273,10 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(SyncCommitteeGossipError::NotAggregator(aggregator));
         }
         let head = self.head();
+        let members = sync_committee_members(self, &head.state, slot)?;
         if aggregator >= head.state.state.validators().len() as u64 {
             return Err(SyncCommitteeGossipError::UnknownValidator(aggregator));
         }
-        let members = sync_committee_members(self, &head.state)?;
         let size = members.len() / subnets::SYNC_COMMITTEE_SUBNET_COUNT as usize;
         let start = subcommittee as usize * size;
         let subcommittee_members = members
