@@ -37,7 +37,7 @@ mod sync_messages;
 mod validator;
 
 use std::collections::HashMap;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -489,16 +489,50 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ApiError> {
         .map_err(|source| ApiError::Bind { addr, source })
 }
 
-/// Serves `router` on `listener` until `shutdown` resolves (requests in flight finish).
+/// How long the requests in flight may take to finish once shutdown is asked. An event stream
+/// (`GET /eth/v1/events`, which a validator client keeps open) never finishes: without a bound,
+/// a node with a validator client attached did not stop on SIGTERM until it was killed.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves `router` on `listener` until `shutdown` resolves; the requests in flight then have
+/// [`SHUTDOWN_GRACE`] to finish, and those still open are dropped with the runtime.
 pub async fn serve_router(
     listener: TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ApiError> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(ApiError::Serve)
+    serve_with_grace(listener, router, shutdown, SHUTDOWN_GRACE).await
+}
+
+async fn serve_with_grace(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> Result<(), ApiError> {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let server = axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        })
+        .into_future();
+    tokio::pin!(server);
+    tokio::pin!(shutdown);
+    tokio::select! {
+        result = &mut server => return result.map_err(ApiError::Serve),
+        () = &mut shutdown => {}
+    }
+    let _ = stop.send(true);
+    match tokio::time::timeout(grace, server).await {
+        Ok(result) => result.map_err(ApiError::Serve),
+        Err(_) => {
+            tracing::info!(
+                ?grace,
+                "requests still open at shutdown (event streams) are dropped"
+            );
+            Ok(())
+        }
+    }
 }
 
 /// Serves the API of `ctx` on `listener` until `shutdown` resolves.
@@ -518,4 +552,53 @@ pub async fn serve<E: EthSpec>(
     let listener = bind(ctx.config.listen).await?;
     tracing::info!(address = %ctx.config.listen, "Beacon API listening");
     serve_on(listener, ctx, shutdown).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A response that never ends (as an event stream) does not hold the server past its grace
+    /// once shutdown is asked; a server without open requests stops at once.
+    #[tokio::test]
+    async fn shutdown_does_not_wait_for_a_response_that_never_ends() {
+        let router = Router::new().route(
+            "/stream",
+            get(|| async {
+                axum::body::Body::from_stream(futures::stream::pending::<
+                    Result<axum::body::Bytes, std::io::Error>,
+                >())
+            }),
+        );
+        let listener = bind("127.0.0.1:0".parse().expect("address"))
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (shutdown, on_shutdown) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve_with_grace(
+            listener,
+            router,
+            async move {
+                let _ = on_shutdown.await;
+            },
+            Duration::from_millis(200),
+        ));
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        stream
+            .write_all(b"GET /stream HTTP/1.1\r\nhost: localhost\r\n\r\n")
+            .await
+            .expect("request");
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.expect("response head");
+        assert_eq!(&head, b"HTTP/1.1 200");
+        let _ = shutdown.send(());
+        // Bounded so that a hang fails the test (without the grace it never returns).
+        tokio::time::timeout(Duration::from_secs(60), server)
+            .await
+            .expect("the server stopped despite the open stream")
+            .expect("task")
+            .expect("serve");
+        drop(stream);
+    }
 }
