@@ -974,3 +974,69 @@ async fn work_the_processor_drops_is_ignored_counted_and_answered() {
     );
     b.stop().await;
 }
+
+/// A node whose head is more than an epoch behind the clock (syncing) cannot judge a message
+/// validated against its head state: an exit of a validator its registry does not have may be
+/// one that joined since. The exit is IGNOREd, not REJECTed, and its sender keeps its score (a
+/// syncing node penalised and banned its honest peers for messages newer than its head).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_behind_the_clock_ignores_what_its_head_state_cannot_judge() {
+    let spec = spec();
+    let anchor = anchor(&spec);
+    let blocks = build_chain(&spec, &anchor, 4, None);
+    // The head is at ANCHOR_SLOT + 4; the clock two epochs later.
+    let slot = ANCHOR_SLOT + 5 + 2 * E::slots_per_epoch();
+    let start = |static_peers| {
+        Node::start(
+            spec.clone(),
+            NodeSpec {
+                anchor: &anchor,
+                blocks: &blocks,
+                current_slot: slot,
+                custody: None,
+                static_peers,
+            },
+        )
+    };
+    let a = start(vec![]).await;
+    let b = start(vec![a.tcp_addr()]).await;
+    assert!(b.chain.head_is_behind(b.chain.now_ms()));
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(slot / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::VoluntaryExit, digest);
+    a.wait_until("b in a's exit mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+
+    // A validator index past the registry: `UnknownValidator`, a REJECT for a head in time.
+    let exit = types::phase0::SignedVoluntaryExit {
+        message: types::phase0::VoluntaryExit {
+            epoch: 0,
+            validator_index: 1_000_000,
+        },
+        signature: types::BLSSignature::from([0u8; 96]),
+    };
+    a.network
+        .publish(PubsubMessage::VoluntaryExit(Box::new(exit)));
+    let ignore = [("topic", "voluntary_exit"), ("verdict", "ignore")];
+    b.wait_until("the exit's verdict", || {
+        let n = b.counter("beacon_gossip_messages_total", &ignore);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert_eq!(
+        b.counter(
+            "beacon_gossip_messages_total",
+            &[("topic", "voluntary_exit"), ("verdict", "reject")]
+        ),
+        0.0
+    );
+    let a_peer = a.network.local_peer_id();
+    assert!(b.network.peer_score(a_peer).await >= 0.0);
+    a.stop().await;
+    b.stop().await;
+}
