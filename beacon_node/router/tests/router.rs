@@ -675,6 +675,30 @@ impl router::GossipSink<E> for CountingSink {
 /// Waits until each node has answered the other's Status (their Status handshake is over, so
 /// a block one of them imports later does not show in a Status: lookups, not range sync, must
 /// fetch it).
+/// Two nodes on `blocks` with the clock at `slot`, `b` dialing `a`.
+async fn connected_pair(
+    spec: &Arc<types::ChainSpec>,
+    anchor: &state_harness::BuiltBlock<E>,
+    blocks: &[BlockAndColumns],
+    slot: types::Slot,
+) -> (Node, Node) {
+    let start = |static_peers| {
+        Node::start(
+            spec.clone(),
+            NodeSpec {
+                anchor,
+                blocks,
+                current_slot: slot,
+                custody: None,
+                static_peers,
+            },
+        )
+    };
+    let a = start(vec![]).await;
+    let b = start(vec![a.tcp_addr()]).await;
+    (a, b)
+}
+
 async fn wait_for_status_exchange(a: &Node, b: &Node) {
     for (node, other) in [(a, "b"), (b, "a")] {
         node.wait_until(&format!("{other}'s status answered"), || {
@@ -768,20 +792,7 @@ async fn gossip_attestations_are_batch_verified_pooled_and_a_bad_signature_rejec
     let anchor = anchor(&spec);
     let blocks = build_chain(&spec, &anchor, 4, None);
     let slot = ANCHOR_SLOT + 4;
-    let start = |static_peers| {
-        Node::start(
-            spec.clone(),
-            NodeSpec {
-                anchor: &anchor,
-                blocks: &blocks,
-                current_slot: slot,
-                custody: None,
-                static_peers,
-            },
-        )
-    };
-    let a = start(vec![]).await;
-    let b = start(vec![a.tcp_addr()]).await;
+    let (a, b) = connected_pair(&spec, &anchor, &blocks, slot).await;
 
     // Slot 20's first committee votes for the head (slot 20), target the anchor (epoch 2).
     let epoch = slot / E::slots_per_epoch();
@@ -848,20 +859,7 @@ async fn an_attestation_for_an_unknown_block_has_the_block_looked_up() {
     let anchor = anchor(&spec);
     let blocks = build_chain(&spec, &anchor, 4, None);
     let slot = ANCHOR_SLOT + 5;
-    let start = |static_peers| {
-        Node::start(
-            spec.clone(),
-            NodeSpec {
-                anchor: &anchor,
-                blocks: &blocks,
-                current_slot: slot,
-                custody: None,
-                static_peers,
-            },
-        )
-    };
-    let a = start(vec![]).await;
-    let b = start(vec![a.tcp_addr()]).await;
+    let (a, b) = connected_pair(&spec, &anchor, &blocks, slot).await;
 
     wait_for_status_exchange(&a, &b).await;
     // a imports the slot's block; b never hears of it but for the votes.
@@ -986,20 +984,7 @@ async fn a_node_behind_the_clock_ignores_what_its_head_state_cannot_judge() {
     let blocks = build_chain(&spec, &anchor, 4, None);
     // The head is at ANCHOR_SLOT + 4; the clock two epochs later.
     let slot = ANCHOR_SLOT + 5 + 2 * E::slots_per_epoch();
-    let start = |static_peers| {
-        Node::start(
-            spec.clone(),
-            NodeSpec {
-                anchor: &anchor,
-                blocks: &blocks,
-                current_slot: slot,
-                custody: None,
-                static_peers,
-            },
-        )
-    };
-    let a = start(vec![]).await;
-    let b = start(vec![a.tcp_addr()]).await;
+    let (a, b) = connected_pair(&spec, &anchor, &blocks, slot).await;
     assert!(b.chain.head_is_behind(b.chain.now_ms()));
     let digest = a
         .network
