@@ -138,16 +138,7 @@ async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_
         },
     )
     .await;
-    let digest = a
-        .network
-        .fork_context()
-        .digest_at_epoch(slot / E::slots_per_epoch());
-    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
-    a.wait_until("b in a's block mesh", || {
-        let network = a.network.clone();
-        async move { !network.mesh_peers(topic).await.is_empty() }
-    })
-    .await;
+    wait_for_mesh(&a, GossipKind::BeaconBlock, slot, "b in a's block mesh").await;
 
     let (next, _) = next_block(&spec, &blocks[3].0, slot, 0);
     // The same block with another block's (valid-looking) signature: REJECT.
@@ -675,6 +666,20 @@ impl router::GossipSink<E> for CountingSink {
 /// Waits until each node has answered the other's Status (their Status handshake is over, so
 /// a block one of them imports later does not show in a Status: lookups, not range sync, must
 /// fetch it).
+/// Waits until `a` has a peer in its mesh of `kind` at `slot`'s fork digest.
+async fn wait_for_mesh(a: &Node, kind: GossipKind, slot: types::Slot, what: &str) {
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(slot / E::slots_per_epoch());
+    let topic = GossipTopic::new(kind, digest);
+    a.wait_until(what, || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+}
+
 /// Two nodes on `blocks` with the clock at `slot`, `b` dialing `a`.
 async fn connected_pair(
     spec: &Arc<types::ChainSpec>,
@@ -986,16 +991,7 @@ async fn a_node_behind_the_clock_ignores_what_its_head_state_cannot_judge() {
     let slot = ANCHOR_SLOT + 5 + 2 * E::slots_per_epoch();
     let (a, b) = connected_pair(&spec, &anchor, &blocks, slot).await;
     assert!(b.chain.head_is_behind(b.chain.now_ms()));
-    let digest = a
-        .network
-        .fork_context()
-        .digest_at_epoch(slot / E::slots_per_epoch());
-    let topic = GossipTopic::new(GossipKind::VoluntaryExit, digest);
-    a.wait_until("b in a's exit mesh", || {
-        let network = a.network.clone();
-        async move { !network.mesh_peers(topic).await.is_empty() }
-    })
-    .await;
+    wait_for_mesh(&a, GossipKind::VoluntaryExit, slot, "b in a's exit mesh").await;
 
     // A validator index past the registry: `UnknownValidator`, a REJECT for a head in time.
     let exit = types::phase0::SignedVoluntaryExit {
