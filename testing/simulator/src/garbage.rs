@@ -116,16 +116,10 @@ async fn round(
     })
     .await
     .unwrap_or_else(|_| Err(format!("no subscriptions within {ROUND:?}")));
-    let target = match (learned, target) {
-        (Ok(()), Some(target)) => target,
-        (Err(reason), _) => {
+    let target = match learned.and_then(|()| target.ok_or_else(|| "no subscriptions".to_string())) {
+        Ok(target) => target,
+        Err(reason) => {
             outcome.unserved.push(format!("round {round}: {reason}"));
-            return Ok(None);
-        }
-        (Ok(()), None) => {
-            outcome
-                .unserved
-                .push(format!("round {round}: no subscriptions"));
             return Ok(None);
         }
     };
