@@ -48,6 +48,7 @@ pub fn config_spec<E: EthSpec>(spec: &ChainSpec) -> ConfigSpec {
         "DENEB_FORK_EPOCH" => spec.deneb_fork_epoch,
         "ELECTRA_FORK_EPOCH" => spec.electra_fork_epoch,
         "FULU_FORK_EPOCH" => spec.fulu_fork_epoch,
+        "GLOAS_FORK_EPOCH" => spec.gloas_fork_epoch,
         "SECONDS_PER_SLOT" => spec.seconds_per_slot,
         "SLOT_DURATION_MS" => spec.slot_duration_ms,
         "SECONDS_PER_ETH1_BLOCK" => spec.seconds_per_eth1_block,
@@ -114,6 +115,9 @@ pub fn config_spec<E: EthSpec>(spec: &ChainSpec) -> ConfigSpec {
         "DEPOSIT_CONTRACT_ADDRESS" => spec.deposit_contract_address,
         "MESSAGE_DOMAIN_INVALID_SNAPPY" => spec.message_domain_invalid_snappy,
         "MESSAGE_DOMAIN_VALID_SNAPPY" => spec.message_domain_valid_snappy,
+    }
+    if let Some(version) = spec.gloas_fork_version {
+        put("GLOAS_FORK_VERSION", hex0x(version.as_slice()));
     }
 
     // Preset (presets/*/*.yaml).

@@ -1,10 +1,11 @@
 //! The light client's side: the store, its initialization from a bootstrap, and the processing of
 //! updates, with the generalized indices and helpers they use.
 //!
-//! Data is in the latest format (see [`crate::fork`] for earlier forks'); functions that depend
-//! on the fork of a slot take the chain's `ChainSpec`.
+//! The store holds one format's data ([`crate::format`]: Electra's, the default, or Gloas's);
+//! data of earlier forks is upgraded to it first ([`crate::fork`], [`crate::gloas`]). Functions
+//! that depend on the fork of a slot take the chain's `ChainSpec`.
 //!
-//! [spec]: altair/light-client/sync-protocol.md, capella/, deneb/ and electra/light-client/sync-protocol.md
+//! [spec]: altair/light-client/sync-protocol.md, capella/, deneb/, electra/ and gloas/light-client/sync-protocol.md
 
 use ssz_types::{FixedVector, VariableList};
 use tree_hash::TreeHash;
@@ -15,6 +16,7 @@ use types::{
     deneb, phase0,
 };
 
+use crate::format::{LcBootstrap, LcHeader, LcUpdate};
 use crate::{Header, LightClientError, Update};
 
 /// `FINALIZED_ROOT_GINDEX`: `finalized_checkpoint.root` in an Altair through Deneb `BeaconState`.
@@ -29,6 +31,12 @@ pub const FINALIZED_ROOT_GINDEX_ELECTRA: u64 = 169;
 pub const CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA: u64 = 86;
 /// `NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA`: `next_sync_committee` from Electra.
 pub const NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA: u64 = 87;
+/// `FINALIZED_ROOT_GINDEX_GLOAS`: `finalized_checkpoint.root` from Gloas.
+pub const FINALIZED_ROOT_GINDEX_GLOAS: u64 = 735;
+/// `CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS`: `current_sync_committee` from Gloas.
+pub const CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS: u64 = 2945;
+/// `NEXT_SYNC_COMMITTEE_GINDEX_GLOAS`: `next_sync_committee` from Gloas.
+pub const NEXT_SYNC_COMMITTEE_GINDEX_GLOAS: u64 = 2946;
 /// `EXECUTION_PAYLOAD_GINDEX`: `execution_payload` in a `BeaconBlockBody` (from Capella).
 pub const EXECUTION_PAYLOAD_GINDEX: u64 = 25;
 /// `MIN_SYNC_COMMITTEE_PARTICIPANTS`.
@@ -39,21 +47,22 @@ pub fn update_timeout<E: EthSpec>() -> Slot {
     E::slots_per_epoch() * E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD
 }
 
-/// `LightClientStore`: what a light client keeps between updates.
+/// `LightClientStore`: what a light client keeps between updates, in the format of its updates
+/// `U` (Electra's unless upgraded to Gloas's).
 ///
 /// [spec]: altair/light-client/sync-protocol.md#lightclientstore
 #[derive(Debug, Clone, PartialEq)]
-pub struct LightClientStore<E: EthSpec> {
+pub struct LightClientStore<E: EthSpec, U: LcUpdate<E> = Update<E>> {
     /// Header that is finalized.
-    pub finalized_header: Header<E>,
+    pub finalized_header: U::Header,
     /// Sync committee of the finalized header's period.
     pub current_sync_committee: altair::SyncCommittee<E>,
     /// Sync committee of the next period; all zero while unknown.
     pub next_sync_committee: altair::SyncCommittee<E>,
     /// Best available update to switch the finalized head to if nothing else comes.
-    pub best_valid_update: Option<Update<E>>,
+    pub best_valid_update: Option<U>,
     /// Most recent available reasonably-safe header.
-    pub optimistic_header: Header<E>,
+    pub optimistic_header: U::Header,
     /// Most participants seen in the previous period's signatures.
     pub previous_max_active_participants: u64,
     /// Most participants seen in the current period's signatures.
@@ -66,8 +75,26 @@ fn epoch_at_slot<E: EthSpec>(slot: Slot) -> Epoch {
 }
 
 /// Whether `fork` is active at `epoch` under `spec`.
-fn fork_active(spec: &ChainSpec, fork: ForkName, epoch: Epoch) -> bool {
+pub(crate) fn fork_active(spec: &ChainSpec, fork: ForkName, epoch: Epoch) -> bool {
     spec.fork_epoch(fork).is_some_and(|start| epoch >= start)
+}
+
+/// Whether Gloas is active at `epoch` (`epoch >= GLOAS_FORK_EPOCH`).
+pub(crate) fn gloas_active(spec: &ChainSpec, epoch: Epoch) -> bool {
+    spec.scheduled_gloas_fork()
+        .is_some_and(|(_, start)| epoch >= start)
+}
+
+/// `compute_fork_version(epoch)` as Gloas modifies it: `GLOAS_FORK_VERSION` from
+/// `GLOAS_FORK_EPOCH`, else the version of the fork in force. (`ChainSpec`'s own stops at
+/// Fulu, the newest fork the node runs.)
+///
+/// [spec]: gloas/beacon-chain.md#modified-compute_fork_version
+pub fn compute_fork_version(spec: &ChainSpec, epoch: Epoch) -> types::Version {
+    match spec.scheduled_gloas_fork() {
+        Some((version, start)) if epoch >= start => version,
+        _ => spec.compute_fork_version(epoch),
+    }
 }
 
 /// `compute_sync_committee_period_at_slot(slot)`.
@@ -86,9 +113,12 @@ pub fn compute_start_slot_at_sync_committee_period<E: EthSpec>(period: u64) -> S
 
 /// `finalized_root_gindex_at_slot(slot)`.
 ///
-/// [spec]: electra/light-client/sync-protocol.md#modified-finalized_root_gindex_at_slot
+/// [spec]: gloas/light-client/sync-protocol.md#modified-finalized_root_gindex_at_slot
 pub fn finalized_root_gindex_at_slot<E: EthSpec>(spec: &ChainSpec, slot: Slot) -> u64 {
-    if fork_active(spec, ForkName::Electra, epoch_at_slot::<E>(slot)) {
+    let epoch = epoch_at_slot::<E>(slot);
+    if gloas_active(spec, epoch) {
+        FINALIZED_ROOT_GINDEX_GLOAS
+    } else if fork_active(spec, ForkName::Electra, epoch) {
         FINALIZED_ROOT_GINDEX_ELECTRA
     } else {
         FINALIZED_ROOT_GINDEX
@@ -97,9 +127,12 @@ pub fn finalized_root_gindex_at_slot<E: EthSpec>(spec: &ChainSpec, slot: Slot) -
 
 /// `current_sync_committee_gindex_at_slot(slot)`.
 ///
-/// [spec]: electra/light-client/sync-protocol.md#modified-current_sync_committee_gindex_at_slot
+/// [spec]: gloas/light-client/sync-protocol.md#modified-current_sync_committee_gindex_at_slot
 pub fn current_sync_committee_gindex_at_slot<E: EthSpec>(spec: &ChainSpec, slot: Slot) -> u64 {
-    if fork_active(spec, ForkName::Electra, epoch_at_slot::<E>(slot)) {
+    let epoch = epoch_at_slot::<E>(slot);
+    if gloas_active(spec, epoch) {
+        CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS
+    } else if fork_active(spec, ForkName::Electra, epoch) {
         CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA
     } else {
         CURRENT_SYNC_COMMITTEE_GINDEX
@@ -108,9 +141,12 @@ pub fn current_sync_committee_gindex_at_slot<E: EthSpec>(spec: &ChainSpec, slot:
 
 /// `next_sync_committee_gindex_at_slot(slot)`.
 ///
-/// [spec]: electra/light-client/sync-protocol.md#modified-next_sync_committee_gindex_at_slot
+/// [spec]: gloas/light-client/sync-protocol.md#modified-next_sync_committee_gindex_at_slot
 pub fn next_sync_committee_gindex_at_slot<E: EthSpec>(spec: &ChainSpec, slot: Slot) -> u64 {
-    if fork_active(spec, ForkName::Electra, epoch_at_slot::<E>(slot)) {
+    let epoch = epoch_at_slot::<E>(slot);
+    if gloas_active(spec, epoch) {
+        NEXT_SYNC_COMMITTEE_GINDEX_GLOAS
+    } else if fork_active(spec, ForkName::Electra, epoch) {
         NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA
     } else {
         NEXT_SYNC_COMMITTEE_GINDEX
@@ -223,9 +259,9 @@ pub fn is_valid_light_client_header<E: EthSpec>(spec: &ChainSpec, header: &Heade
 /// `is_sync_committee_update(update)`: the update carries a next sync committee branch.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#is_sync_committee_update
-pub fn is_sync_committee_update<E: EthSpec>(update: &Update<E>) -> bool {
+pub fn is_sync_committee_update<E: EthSpec, U: LcUpdate<E>>(update: &U) -> bool {
     update
-        .next_sync_committee_branch
+        .next_sync_committee_branch()
         .iter()
         .any(|node| !node.is_zero())
 }
@@ -233,36 +269,36 @@ pub fn is_sync_committee_update<E: EthSpec>(update: &Update<E>) -> bool {
 /// `is_finality_update(update)`: the update carries a finality branch.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#is_finality_update
-pub fn is_finality_update<E: EthSpec>(update: &Update<E>) -> bool {
-    update.finality_branch.iter().any(|node| !node.is_zero())
+pub fn is_finality_update<E: EthSpec, U: LcUpdate<E>>(update: &U) -> bool {
+    update.finality_branch().iter().any(|node| !node.is_zero())
 }
 
 /// `sum(sync_aggregate.sync_committee_bits)`.
-fn participants<E: EthSpec>(update: &Update<E>) -> u64 {
-    update.sync_aggregate.sync_committee_bits.num_set_bits() as u64
+fn participants<E: EthSpec, U: LcUpdate<E>>(update: &U) -> u64 {
+    update.sync_aggregate().sync_committee_bits.num_set_bits() as u64
 }
 
 /// The update's attested and signature slots are in one period, and it carries the next sync
 /// committee (`has_relevant_sync_committee` of `is_better_update`).
-fn has_relevant_sync_committee<E: EthSpec>(update: &Update<E>) -> bool {
+fn has_relevant_sync_committee<E: EthSpec, U: LcUpdate<E>>(update: &U) -> bool {
     is_sync_committee_update(update)
-        && compute_sync_committee_period_at_slot::<E>(update.attested_header.beacon.slot)
-            == compute_sync_committee_period_at_slot::<E>(update.signature_slot)
+        && compute_sync_committee_period_at_slot::<E>(update.attested_header().beacon().slot)
+            == compute_sync_committee_period_at_slot::<E>(update.signature_slot())
 }
 
 /// The update's finalized header is in its attested header's period
 /// (`has_sync_committee_finality` of `is_better_update`).
-fn has_sync_committee_finality<E: EthSpec>(update: &Update<E>) -> bool {
-    compute_sync_committee_period_at_slot::<E>(update.finalized_header.beacon.slot)
-        == compute_sync_committee_period_at_slot::<E>(update.attested_header.beacon.slot)
+fn has_sync_committee_finality<E: EthSpec, U: LcUpdate<E>>(update: &U) -> bool {
+    compute_sync_committee_period_at_slot::<E>(update.finalized_header().beacon().slot)
+        == compute_sync_committee_period_at_slot::<E>(update.attested_header().beacon().slot)
 }
 
 /// `is_better_update(new_update, old_update)`: whether `new_update` ranks above `old_update`.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#is_better_update
-pub fn is_better_update<E: EthSpec>(new_update: &Update<E>, old_update: &Update<E>) -> bool {
+pub fn is_better_update<E: EthSpec, U: LcUpdate<E>>(new_update: &U, old_update: &U) -> bool {
     // Supermajority (> 2/3) participation first.
-    let max_active_participants = new_update.sync_aggregate.sync_committee_bits.len() as u64;
+    let max_active_participants = new_update.sync_aggregate().sync_committee_bits.len() as u64;
     let new_participants = participants(new_update);
     let old_participants = participants(old_update);
     let new_has_supermajority = new_participants * 3 >= max_active_participants * 2;
@@ -296,23 +332,27 @@ pub fn is_better_update<E: EthSpec>(new_update: &Update<E>, old_update: &Update<
     if new_participants != old_participants {
         return new_participants > old_participants;
     }
-    if new_update.attested_header.beacon.slot != old_update.attested_header.beacon.slot {
-        return new_update.attested_header.beacon.slot < old_update.attested_header.beacon.slot;
+    let new_attested_slot = new_update.attested_header().beacon().slot;
+    let old_attested_slot = old_update.attested_header().beacon().slot;
+    if new_attested_slot != old_attested_slot {
+        return new_attested_slot < old_attested_slot;
     }
-    new_update.signature_slot < old_update.signature_slot
+    new_update.signature_slot() < old_update.signature_slot()
 }
 
 /// `is_next_sync_committee_known(store)`.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#is_next_sync_committee_known
-pub fn is_next_sync_committee_known<E: EthSpec>(store: &LightClientStore<E>) -> bool {
+pub fn is_next_sync_committee_known<E: EthSpec, U: LcUpdate<E>>(
+    store: &LightClientStore<E, U>,
+) -> bool {
     store.next_sync_committee != empty_sync_committee()
 }
 
 /// `get_safety_threshold(store)`.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#get_safety_threshold
-pub fn get_safety_threshold<E: EthSpec>(store: &LightClientStore<E>) -> u64 {
+pub fn get_safety_threshold<E: EthSpec, U: LcUpdate<E>>(store: &LightClientStore<E, U>) -> u64 {
     store
         .previous_max_active_participants
         .max(store.current_max_active_participants)
@@ -343,18 +383,19 @@ pub fn is_valid_normalized_merkle_branch(
 /// `initialize_light_client_store(trusted_block_root, bootstrap)`.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#initialize_light_client_store
-pub fn initialize_light_client_store<E: EthSpec>(
+pub fn initialize_light_client_store<E: EthSpec, B: LcBootstrap<E>>(
     spec: &ChainSpec,
     trusted_block_root: Root,
-    bootstrap: &crate::Bootstrap<E>,
-) -> Result<LightClientStore<E>, LightClientError> {
-    if !is_valid_light_client_header(spec, &bootstrap.header) {
+    bootstrap: &B,
+) -> Result<LightClientStore<E, B::Update>, LightClientError> {
+    let header = bootstrap.header();
+    if !header.is_valid(spec) {
         return Err(LightClientError::InvalidHeader {
             which: "bootstrap",
-            slot: bootstrap.header.beacon.slot,
+            slot: header.beacon().slot,
         });
     }
-    let root = bootstrap.header.beacon.tree_hash_root();
+    let root = header.beacon().tree_hash_root();
     if root != trusted_block_root {
         return Err(LightClientError::UntrustedBootstrap {
             expected: trusted_block_root,
@@ -362,21 +403,21 @@ pub fn initialize_light_client_store<E: EthSpec>(
         });
     }
     if !is_valid_normalized_merkle_branch(
-        bootstrap.current_sync_committee.tree_hash_root(),
-        &bootstrap.current_sync_committee_branch,
-        current_sync_committee_gindex_at_slot::<E>(spec, bootstrap.header.beacon.slot),
-        bootstrap.header.beacon.state_root,
+        bootstrap.current_sync_committee().tree_hash_root(),
+        bootstrap.current_sync_committee_branch(),
+        current_sync_committee_gindex_at_slot::<E>(spec, header.beacon().slot),
+        header.beacon().state_root,
     ) {
         return Err(LightClientError::InvalidBranch {
             which: "current_sync_committee",
         });
     }
     Ok(LightClientStore {
-        finalized_header: bootstrap.header.clone(),
-        current_sync_committee: bootstrap.current_sync_committee.clone(),
+        finalized_header: header.clone(),
+        current_sync_committee: bootstrap.current_sync_committee().clone(),
         next_sync_committee: empty_sync_committee(),
         best_valid_update: None,
-        optimistic_header: bootstrap.header.clone(),
+        optimistic_header: header.clone(),
         previous_max_active_participants: 0,
         current_max_active_participants: 0,
     })
@@ -385,43 +426,46 @@ pub fn initialize_light_client_store<E: EthSpec>(
 /// `validate_light_client_update(store, update, current_slot, genesis_validators_root)`.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#validate_light_client_update
-pub fn validate_light_client_update<E: EthSpec>(
+pub fn validate_light_client_update<E: EthSpec, U: LcUpdate<E>>(
     spec: &ChainSpec,
-    store: &LightClientStore<E>,
-    update: &Update<E>,
+    store: &LightClientStore<E, U>,
+    update: &U,
     current_slot: Slot,
     genesis_validators_root: Root,
 ) -> Result<(), LightClientError> {
     // Enough participants.
-    let sync_aggregate = &update.sync_aggregate;
+    let sync_aggregate = update.sync_aggregate();
     let participants = participants(update);
     if participants < MIN_SYNC_COMMITTEE_PARTICIPANTS {
         return Err(LightClientError::TooFewParticipants { participants });
     }
 
     // No skipped sync committee period.
-    if !is_valid_light_client_header(spec, &update.attested_header) {
+    let attested_header = update.attested_header();
+    let finalized_header = update.finalized_header();
+    if !attested_header.is_valid(spec) {
         return Err(LightClientError::InvalidHeader {
             which: "attested",
-            slot: update.attested_header.beacon.slot,
+            slot: attested_header.beacon().slot,
         });
     }
-    let update_attested_slot = update.attested_header.beacon.slot;
-    let update_finalized_slot = update.finalized_header.beacon.slot;
-    if !(current_slot >= update.signature_slot
-        && update.signature_slot > update_attested_slot
+    let update_attested_slot = attested_header.beacon().slot;
+    let update_finalized_slot = finalized_header.beacon().slot;
+    let signature_slot = update.signature_slot();
+    if !(current_slot >= signature_slot
+        && signature_slot > update_attested_slot
         && update_attested_slot >= update_finalized_slot)
     {
         return Err(LightClientError::SlotsOutOfOrder {
             current: current_slot,
-            signature: update.signature_slot,
+            signature: signature_slot,
             attested: update_attested_slot,
             finalized: update_finalized_slot,
         });
     }
     let store_period =
-        compute_sync_committee_period_at_slot::<E>(store.finalized_header.beacon.slot);
-    let update_signature_period = compute_sync_committee_period_at_slot::<E>(update.signature_slot);
+        compute_sync_committee_period_at_slot::<E>(store.finalized_header.beacon().slot);
+    let update_signature_period = compute_sync_committee_period_at_slot::<E>(signature_slot);
     let next_known = is_next_sync_committee_known(store);
     let period_ok = if next_known {
         update_signature_period == store_period || update_signature_period == store_period + 1
@@ -439,7 +483,7 @@ pub fn validate_light_client_update<E: EthSpec>(
     let update_attested_period = compute_sync_committee_period_at_slot::<E>(update_attested_slot);
     let update_has_next_sync_committee =
         !next_known && is_sync_committee_update(update) && update_attested_period == store_period;
-    if !(update_attested_slot > store.finalized_header.beacon.slot
+    if !(update_attested_slot > store.finalized_header.beacon().slot
         || update_has_next_sync_committee)
     {
         return Err(LightClientError::IrrelevantUpdate {
@@ -449,42 +493,44 @@ pub fn validate_light_client_update<E: EthSpec>(
 
     // The finality branch, if present, proves the finalized header against the attested state;
     // the genesis checkpoint's root is zero.
+    let empty_header = U::Header::empty();
     if !is_finality_update(update) {
-        if update.finalized_header != empty_header() {
+        if *finalized_header != empty_header {
             return Err(LightClientError::UnexpectedField {
                 which: "finalized_header",
             });
         }
     } else {
         let finalized_root = if update_finalized_slot == GENESIS_SLOT {
-            if update.finalized_header != empty_header() {
+            if *finalized_header != empty_header {
                 return Err(LightClientError::UnexpectedField {
                     which: "finalized_header",
                 });
             }
             Root::ZERO
         } else {
-            if !is_valid_light_client_header(spec, &update.finalized_header) {
+            if !finalized_header.is_valid(spec) {
                 return Err(LightClientError::InvalidHeader {
                     which: "finalized",
                     slot: update_finalized_slot,
                 });
             }
-            update.finalized_header.beacon.tree_hash_root()
+            finalized_header.beacon().tree_hash_root()
         };
         if !is_valid_normalized_merkle_branch(
             finalized_root,
-            &update.finality_branch,
+            update.finality_branch(),
             finalized_root_gindex_at_slot::<E>(spec, update_attested_slot),
-            update.attested_header.beacon.state_root,
+            attested_header.beacon().state_root,
         ) {
             return Err(LightClientError::InvalidBranch { which: "finality" });
         }
     }
 
     // The next sync committee, if present, is the attested state's.
+    let next_sync_committee = update.next_sync_committee();
     if !is_sync_committee_update(update) {
-        if update.next_sync_committee != empty_sync_committee() {
+        if *next_sync_committee != empty_sync_committee() {
             return Err(LightClientError::UnexpectedField {
                 which: "next_sync_committee",
             });
@@ -492,15 +538,15 @@ pub fn validate_light_client_update<E: EthSpec>(
     } else {
         if update_attested_period == store_period
             && next_known
-            && update.next_sync_committee != store.next_sync_committee
+            && *next_sync_committee != store.next_sync_committee
         {
             return Err(LightClientError::NextSyncCommitteeMismatch);
         }
         if !is_valid_normalized_merkle_branch(
-            update.next_sync_committee.tree_hash_root(),
-            &update.next_sync_committee_branch,
+            next_sync_committee.tree_hash_root(),
+            update.next_sync_committee_branch(),
             next_sync_committee_gindex_at_slot::<E>(spec, update_attested_slot),
-            update.attested_header.beacon.state_root,
+            attested_header.beacon().state_root,
         ) {
             return Err(LightClientError::InvalidBranch {
                 which: "next_sync_committee",
@@ -527,10 +573,10 @@ pub fn validate_light_client_update<E: EthSpec>(
             participant_pubkeys.push(key);
         }
     }
-    let fork_version_slot = update.signature_slot.max(1) - 1;
-    let fork_version = spec.compute_fork_version(epoch_at_slot::<E>(fork_version_slot));
+    let fork_version_slot = signature_slot.max(1) - 1;
+    let fork_version = compute_fork_version(spec, epoch_at_slot::<E>(fork_version_slot));
     let domain = compute_domain(DOMAIN_SYNC_COMMITTEE, fork_version, genesis_validators_root);
-    let signing_root = compute_signing_root(&update.attested_header.beacon, domain);
+    let signing_root = compute_signing_root(attested_header.beacon(), domain);
     let signature = bls::Signature::deserialize(sync_aggregate.sync_committee_signature.as_slice())
         .map_err(|_| LightClientError::InvalidSignature)?;
     if !bls::fast_aggregate_verify(&participant_pubkeys, signing_root.as_slice(), &signature) {
@@ -542,14 +588,14 @@ pub fn validate_light_client_update<E: EthSpec>(
 /// `apply_light_client_update(store, update)`.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#apply_light_client_update
-pub fn apply_light_client_update<E: EthSpec>(
-    store: &mut LightClientStore<E>,
-    update: &Update<E>,
+pub fn apply_light_client_update<E: EthSpec, U: LcUpdate<E>>(
+    store: &mut LightClientStore<E, U>,
+    update: &U,
 ) -> Result<(), LightClientError> {
     let store_period =
-        compute_sync_committee_period_at_slot::<E>(store.finalized_header.beacon.slot);
-    let update_finalized_period =
-        compute_sync_committee_period_at_slot::<E>(update.finalized_header.beacon.slot);
+        compute_sync_committee_period_at_slot::<E>(store.finalized_header.beacon().slot);
+    let update_finalized_slot = update.finalized_header().beacon().slot;
+    let update_finalized_period = compute_sync_committee_period_at_slot::<E>(update_finalized_slot);
     if !is_next_sync_committee_known(store) {
         if update_finalized_period != store_period {
             return Err(LightClientError::FinalizedPeriodMismatch {
@@ -557,18 +603,18 @@ pub fn apply_light_client_update<E: EthSpec>(
                 update_period: update_finalized_period,
             });
         }
-        store.next_sync_committee = update.next_sync_committee.clone();
+        store.next_sync_committee = update.next_sync_committee().clone();
     } else if update_finalized_period == store_period + 1 {
         store.current_sync_committee = std::mem::replace(
             &mut store.next_sync_committee,
-            update.next_sync_committee.clone(),
+            update.next_sync_committee().clone(),
         );
         store.previous_max_active_participants = store.current_max_active_participants;
         store.current_max_active_participants = 0;
     }
-    if update.finalized_header.beacon.slot > store.finalized_header.beacon.slot {
-        store.finalized_header = update.finalized_header.clone();
-        if store.finalized_header.beacon.slot > store.optimistic_header.beacon.slot {
+    if update_finalized_slot > store.finalized_header.beacon().slot {
+        store.finalized_header = update.finalized_header().clone();
+        if update_finalized_slot > store.optimistic_header.beacon().slot {
             store.optimistic_header = store.finalized_header.clone();
         }
     }
@@ -580,14 +626,14 @@ pub fn apply_light_client_update<E: EthSpec>(
 /// finalized one when that does not advance.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#process_light_client_store_force_update
-pub fn process_light_client_store_force_update<E: EthSpec>(
-    store: &mut LightClientStore<E>,
+pub fn process_light_client_store_force_update<E: EthSpec, U: LcUpdate<E>>(
+    store: &mut LightClientStore<E, U>,
     current_slot: Slot,
 ) -> Result<(), LightClientError> {
     let timed_out = current_slot
         > store
             .finalized_header
-            .beacon
+            .beacon()
             .slot
             .saturating_add(update_timeout::<E>());
     let Some(best) = store.best_valid_update.as_ref().filter(|_| timed_out) else {
@@ -596,8 +642,9 @@ pub fn process_light_client_store_force_update<E: EthSpec>(
     // The attested header stands in for a finalized header that does not advance, so that
     // long non-finality still reaches later sync committee periods.
     let mut forced = best.clone();
-    if forced.finalized_header.beacon.slot <= store.finalized_header.beacon.slot {
-        forced.finalized_header = forced.attested_header.clone();
+    if forced.finalized_header().beacon().slot <= store.finalized_header.beacon().slot {
+        let attested = forced.attested_header().clone();
+        forced.set_finalized_header(attested);
     }
     // `apply_light_client_update` checks before it writes: on error the store is unchanged.
     apply_light_client_update(store, &forced)?;
@@ -609,10 +656,10 @@ pub fn process_light_client_store_force_update<E: EthSpec>(
 /// On error the store is unchanged.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#process_light_client_update
-pub fn process_light_client_update<E: EthSpec>(
+pub fn process_light_client_update<E: EthSpec, U: LcUpdate<E>>(
     spec: &ChainSpec,
-    store: &mut LightClientStore<E>,
-    update: &Update<E>,
+    store: &mut LightClientStore<E, U>,
+    update: &U,
     current_slot: Slot,
     genesis_validators_root: Root,
 ) -> Result<(), LightClientError> {
@@ -620,7 +667,7 @@ pub fn process_light_client_update<E: EthSpec>(
     // Work on a copy so that a failing apply leaves the store as it was.
     let mut next = store.clone();
     let participants = participants(update);
-    let bits_len = update.sync_aggregate.sync_committee_bits.len() as u64;
+    let bits_len = update.sync_aggregate().sync_committee_bits.len() as u64;
 
     // The best update, for a forced update when the timeout elapses.
     if next
@@ -633,10 +680,11 @@ pub fn process_light_client_update<E: EthSpec>(
     next.current_max_active_participants = next.current_max_active_participants.max(participants);
 
     // The optimistic header.
+    let attested_slot = update.attested_header().beacon().slot;
     if participants > get_safety_threshold(&next)
-        && update.attested_header.beacon.slot > next.optimistic_header.beacon.slot
+        && attested_slot > next.optimistic_header.beacon().slot
     {
-        next.optimistic_header = update.attested_header.clone();
+        next.optimistic_header = update.attested_header().clone();
     }
 
     // The finalized header, through the 2/3 threshold.
@@ -645,7 +693,7 @@ pub fn process_light_client_update<E: EthSpec>(
         && is_finality_update(update)
         && has_sync_committee_finality(update);
     if participants * 3 >= bits_len * 2
-        && (update.finalized_header.beacon.slot > next.finalized_header.beacon.slot
+        && (update.finalized_header().beacon().slot > next.finalized_header.beacon().slot
             || update_has_finalized_next_sync_committee)
     {
         apply_light_client_update(&mut next, update)?;
@@ -659,22 +707,14 @@ pub fn process_light_client_update<E: EthSpec>(
 /// genesis_validators_root)`: a finality update as an update without a next sync committee.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#process_light_client_finality_update
-pub fn process_light_client_finality_update<E: EthSpec>(
+pub fn process_light_client_finality_update<E: EthSpec, U: LcUpdate<E>>(
     spec: &ChainSpec,
-    store: &mut LightClientStore<E>,
-    finality_update: &crate::FinalityUpdate<E>,
+    store: &mut LightClientStore<E, U>,
+    finality_update: &U::FinalityUpdate,
     current_slot: Slot,
     genesis_validators_root: Root,
 ) -> Result<(), LightClientError> {
-    let update = Update {
-        attested_header: finality_update.attested_header.clone(),
-        next_sync_committee: empty_sync_committee(),
-        next_sync_committee_branch: FixedVector::from_elem(Root::ZERO),
-        finalized_header: finality_update.finalized_header.clone(),
-        finality_branch: finality_update.finality_branch.clone(),
-        sync_aggregate: finality_update.sync_aggregate.clone(),
-        signature_slot: finality_update.signature_slot,
-    };
+    let update = U::from_finality_update(finality_update);
     process_light_client_update(spec, store, &update, current_slot, genesis_validators_root)
 }
 
@@ -683,22 +723,14 @@ pub fn process_light_client_finality_update<E: EthSpec>(
 /// committee.
 ///
 /// [spec]: altair/light-client/sync-protocol.md#process_light_client_optimistic_update
-pub fn process_light_client_optimistic_update<E: EthSpec>(
+pub fn process_light_client_optimistic_update<E: EthSpec, U: LcUpdate<E>>(
     spec: &ChainSpec,
-    store: &mut LightClientStore<E>,
-    optimistic_update: &crate::OptimisticUpdate<E>,
+    store: &mut LightClientStore<E, U>,
+    optimistic_update: &U::OptimisticUpdate,
     current_slot: Slot,
     genesis_validators_root: Root,
 ) -> Result<(), LightClientError> {
-    let update = Update {
-        attested_header: optimistic_update.attested_header.clone(),
-        next_sync_committee: empty_sync_committee(),
-        next_sync_committee_branch: FixedVector::from_elem(Root::ZERO),
-        finalized_header: empty_header(),
-        finality_branch: FixedVector::from_elem(Root::ZERO),
-        sync_aggregate: optimistic_update.sync_aggregate.clone(),
-        signature_slot: optimistic_update.signature_slot,
-    };
+    let update = U::from_optimistic_update(optimistic_update);
     process_light_client_update(spec, store, &update, current_slot, genesis_validators_root)
 }
 

@@ -155,6 +155,12 @@ pub struct ChainSpec {
     pub fulu_fork_version: Version,
     /// `FULU_FORK_EPOCH`.
     pub fulu_fork_epoch: Epoch,
+    /// `GLOAS_FORK_VERSION`; `None` in a config written before Gloas. Arbor does not run Gloas
+    /// (`ForkName` ends at Fulu): the light client reads it to verify data signed after the
+    /// fork ([`ChainSpec::scheduled_gloas_fork`]).
+    pub gloas_fork_version: Option<Version>,
+    /// `GLOAS_FORK_EPOCH`; `FAR_FUTURE_EPOCH` when the config does not have it.
+    pub gloas_fork_epoch: Epoch,
 
     /// `SECONDS_PER_SLOT`; derived from `SLOT_DURATION_MS` (rounded down) when absent.
     pub seconds_per_slot: u64,
@@ -359,6 +365,18 @@ impl ChainSpec {
         (epoch != FAR_FUTURE_EPOCH).then_some(epoch)
     }
 
+    /// The version and epoch of the Gloas fork when the config schedules it (its epoch is not
+    /// `FAR_FUTURE_EPOCH`). The forks of `ForkName` stop at Fulu, the newest Arbor runs, so
+    /// [`ChainSpec::compute_fork_version`] does not return Gloas's version; light-client code
+    /// that follows a chain past Gloas asks here.
+    pub fn scheduled_gloas_fork(&self) -> Option<(Version, Epoch)> {
+        if self.gloas_fork_epoch == FAR_FUTURE_EPOCH {
+            return None;
+        }
+        self.gloas_fork_version
+            .map(|version| (version, self.gloas_fork_epoch))
+    }
+
     /// This spec with every fork up to and including `last` active from genesis and every later
     /// fork unscheduled: how devnets and the spec tests' per-fork runs are configured.
     pub fn with_forks_at_genesis_through(mut self, last: ForkName) -> Self {
@@ -523,6 +541,13 @@ impl ChainSpec {
                 });
             }
         }
+        let fulu = epoch(ForkName::Fulu);
+        if self.gloas_fork_epoch < fulu {
+            return Err(ConfigError::Inconsistent(format!(
+                "GLOAS_FORK_EPOCH {} is before FULU_FORK_EPOCH {fulu}",
+                self.gloas_fork_epoch
+            )));
+        }
         Ok(())
     }
 }
@@ -668,13 +693,19 @@ mod tests {
     fn unknown_keys_are_kept_as_written() {
         let mainnet = ChainSpec::mainnet();
         let extra = |key: &str| mainnet.extra.get(key).map(String::as_str);
-        assert_eq!(extra("GLOAS_FORK_VERSION"), Some("0x07000000"));
+        assert_eq!(
+            mainnet.gloas_fork_version,
+            Some(fixed_bytes!("0x07000000"))
+        );
+        assert_eq!(mainnet.scheduled_gloas_fork(), None);
         assert_eq!(extra("EIP8321_FORK_VERSION"), Some("0xe8321000"));
         assert_eq!(extra("HEZE_FORK_EPOCH"), Some("18446744073709551615"));
         assert_eq!(extra("GAS_LIMIT_SCHEDULE"), Some("[]"));
         assert_eq!(extra("CONFIRMATION_BYZANTINE_THRESHOLD"), Some("25"));
         for known in [
             "FULU_FORK_EPOCH",
+            "GLOAS_FORK_VERSION",
+            "GLOAS_FORK_EPOCH",
             "BLOB_SCHEDULE",
             "SLOT_DURATION_MS",
             "PRESET_BASE",

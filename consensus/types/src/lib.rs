@@ -17,6 +17,7 @@ pub mod electra;
 mod eth_spec;
 mod fork_name;
 pub mod fulu;
+pub mod gloas;
 pub mod merkle_proof;
 pub mod phase0;
 pub mod primitives;

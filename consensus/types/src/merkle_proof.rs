@@ -6,7 +6,7 @@
 
 use tree_hash::TreeHash;
 
-use crate::{EthSpec, Root, electra, fulu, phase0};
+use crate::{EthSpec, Root, capella, deneb, electra, fulu, phase0};
 
 /// A generalized index the proof helper cannot answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,6 +121,26 @@ macro_rules! roots {
 impl ProofTree for phase0::Checkpoint {
     fn field_roots(&self) -> Vec<Root> {
         roots!(self: epoch, root)
+    }
+}
+
+impl<E: EthSpec> ProofTree for capella::ExecutionPayloadHeader<E> {
+    fn field_roots(&self) -> Vec<Root> {
+        roots!(self:
+            parent_hash, fee_recipient, state_root, receipts_root, logs_bloom, prev_randao,
+            block_number, gas_limit, gas_used, timestamp, extra_data, base_fee_per_gas,
+            block_hash, transactions_root, withdrawals_root,
+        )
+    }
+}
+
+impl<E: EthSpec> ProofTree for deneb::ExecutionPayloadHeader<E> {
+    fn field_roots(&self) -> Vec<Root> {
+        roots!(self:
+            parent_hash, fee_recipient, state_root, receipts_root, logs_bloom, prev_randao,
+            block_number, gas_limit, gas_used, timestamp, extra_data, base_fee_per_gas,
+            block_hash, transactions_root, withdrawals_root, blob_gas_used, excess_blob_gas,
+        )
     }
 }
 

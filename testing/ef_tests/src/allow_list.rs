@@ -35,13 +35,8 @@ impl AllowedGap {
     }
 }
 
-/// The gaps accepted today.
-pub const ALLOW_LIST: &[AllowedGap] = &[AllowedGap {
-    path: "*/*/light_client/sync/pyspec_tests/gloas_*",
-    reason: "the light-client store of these cases (or the data it upgrades to) is Gloas's, \
-              a fork types does not have yet; the runner skips them by their fork version, \
-              Gloas's light-client containers in types remove this entry",
-}];
+/// The gaps accepted today: none. An entry added here must say why and what removes it.
+pub const ALLOW_LIST: &[AllowedGap] = &[];
 
 /// The entry of `list` that covers `id`, if any.
 pub fn allowed<'a>(list: &'a [AllowedGap], id: &str) -> Option<&'a AllowedGap> {

@@ -14,8 +14,8 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_yaml::Value;
 
-use super::{BlobScheduleEntry, ChainSpec, ConfigError};
-use crate::primitives::Gwei;
+use super::{BlobScheduleEntry, ChainSpec, ConfigError, FAR_FUTURE_EPOCH};
+use crate::primitives::{Gwei, Version};
 
 /// `NUMBER_OF_COLUMNS`, a preset value that is 128 in both presets; only used to default the
 /// derived `MAX_REQUEST_DATA_COLUMN_SIDECARS` that newer configs no longer write.
@@ -102,6 +102,15 @@ impl RawConfig {
         let electra_fork_epoch = self.u64("ELECTRA_FORK_EPOCH")?;
         let fulu_fork_version = self.version("FULU_FORK_VERSION")?;
         let fulu_fork_epoch = self.u64("FULU_FORK_EPOCH")?;
+        // Gloas is not run, only scheduled (the light client verifies data across it); configs
+        // written before Gloas do not have its keys.
+        let gloas_fork_version = self.optional_version("GLOAS_FORK_VERSION")?;
+        let gloas_fork_epoch = self
+            .optional_u64("GLOAS_FORK_EPOCH")?
+            .unwrap_or(FAR_FUTURE_EPOCH);
+        if gloas_fork_epoch != FAR_FUTURE_EPOCH && gloas_fork_version.is_none() {
+            return Err(ConfigError::MissingKey("GLOAS_FORK_VERSION".into()));
+        }
 
         // Configs before v1.6 write SECONDS_PER_SLOT, later ones SLOT_DURATION_MS; some both.
         let (seconds_per_slot, slot_duration_ms) = match (
@@ -267,6 +276,8 @@ impl RawConfig {
             electra_fork_epoch,
             fulu_fork_version,
             fulu_fork_epoch,
+            gloas_fork_version,
+            gloas_fork_epoch,
             seconds_per_slot,
             slot_duration_ms,
             seconds_per_eth1_block,
@@ -387,6 +398,14 @@ impl RawConfig {
 
     fn version(&mut self, key: &'static str) -> Result<FixedBytes<4>, ConfigError> {
         self.bytes::<4>(key, EXPECTED_VERSION).map(FixedBytes::from)
+    }
+
+    fn optional_version(&mut self, key: &'static str) -> Result<Option<Version>, ConfigError> {
+        if self.scalars.contains_key(key) || self.structured.contains_key(key) {
+            self.version(key).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     fn bytes<const N: usize>(

@@ -7,8 +7,9 @@
 //!   processes an update (`process_light_client_update`), forces an update
 //!   (`process_light_client_store_force_update`) or upgrades the store; after each the store's
 //!   finalized and optimistic headers must match `checks`. Data of earlier forks is upgraded to
-//!   the store's format first. Cases whose store or data is of a fork `types` does not have
-//!   (Gloas) are skipped, naming the fork.
+//!   the store's format first. The store is Electra's format, or Gloas's when `meta.yaml` or an
+//!   `upgrade_store` step names Gloas's version (`upgrade_lc_store_to_gloas`); Gloas data is
+//!   told by its digest under `GLOAS_FORK_VERSION`.
 //! - `update_ranking`: `updates_<i>` are in descending precedence; no update may rank above one
 //!   listed before it (`is_better_update`).
 //! - `data_collection`: blocks from `initial_state` run through `state_transition`; each post-state
@@ -27,8 +28,11 @@ use light_client::fork::{
     upgrade_lc_bootstrap_to_latest, upgrade_lc_finality_update_to_latest,
     upgrade_lc_optimistic_update_to_latest, upgrade_lc_update_to_latest,
 };
-use light_client::sync_protocol::{LightClientStore, get_lc_execution_root};
-use light_client::{Header, LightClientDataCollector, Update};
+use light_client::gloas::{
+    upgrade_lc_bootstrap_to_gloas, upgrade_lc_store_to_gloas, upgrade_lc_update_to_gloas,
+};
+use light_client::sync_protocol::LightClientStore;
+use light_client::{LcHeader, LcUpdate, LightClientDataCollector, Update};
 use serde::Deserialize;
 use serde_yaml::Value;
 use state_processing::CachedBeaconState;
@@ -38,7 +42,7 @@ use tree_hash::TreeHash;
 use types::chain_spec::{MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML};
 use types::{
     ChainSpec, EthSpec, ForkName, LightClientBootstrap, LightClientFinalityUpdate,
-    LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock,
+    LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock, gloas,
 };
 
 use super::merkle_proof::run_single_merkle_proof;
@@ -120,13 +124,6 @@ fn fork_of_version(spec: &ChainSpec, version: &str) -> Option<ForkName> {
         .find(|&fork| spec.fork_version(fork).as_slice() == version.as_slice())
 }
 
-/// Why a case of a fork `types` does not have is skipped.
-fn unknown_fork_skip(what: &str, value: &str) -> CaseResult {
-    CaseResult::Skipped(format!(
-        "{what} {value} names a fork after Fulu (Gloas), which types does not have yet"
-    ))
-}
-
 /// `meta.yaml` of a `sync` case.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -137,39 +134,53 @@ struct SyncMeta {
     store_fork_version: String,
 }
 
-/// Whether the case needs a fork `types` lacks: a store version or a data digest it cannot
-/// name.
-fn sync_unknown_fork(
-    spec: &ChainSpec,
-    gvr: Root,
-    meta: &SyncMeta,
-    steps: &[Value],
-) -> Option<CaseResult> {
-    if fork_of_version(spec, &meta.store_fork_version).is_none() {
-        return Some(unknown_fork_skip(
-            "store_fork_version",
-            &meta.store_fork_version,
-        ));
+/// The format of a `sync` case's data or store: a fork `types` runs, or Gloas (whose
+/// light-client containers `types::gloas` has; the node does not run Gloas).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SyncFork {
+    Known(ForkName),
+    Gloas,
+}
+
+/// `compute_fork_digest` at Gloas's fork epoch: the digest of `GLOAS_FORK_VERSION`, masked with
+/// the blob parameters in force (Fulu's rule, which Gloas keeps).
+fn gloas_fork_digest(spec: &ChainSpec, genesis_validators_root: Root) -> Option<[u8; 4]> {
+    let (version, epoch) = spec.scheduled_gloas_fork()?;
+    let base = types::signing::compute_fork_data_root(version, genesis_validators_root);
+    let blob_parameters = spec.get_blob_parameters(epoch);
+    let mut preimage = [0u8; 16];
+    preimage[..8].copy_from_slice(&blob_parameters.epoch.to_le_bytes());
+    preimage[8..].copy_from_slice(&blob_parameters.max_blobs_per_block.to_le_bytes());
+    let mask = ethereum_hashing::hash_fixed(&preimage);
+    let mut digest = [0u8; 4];
+    for (i, byte) in digest.iter_mut().enumerate() {
+        *byte = base[i] ^ mask[i];
     }
-    for step in steps {
-        if let Some(version) = step
-            .get("upgrade_store")
-            .and_then(|s| s.get("store_fork_version"))
-            .and_then(Value::as_str)
-            && fork_of_version(spec, version).is_none()
-        {
-            return Some(unknown_fork_skip("upgrade_store to", version));
-        }
-        if let Some(digest) = step
-            .get("process_update")
-            .and_then(|s| s.get("update_fork_digest"))
-            .and_then(Value::as_str)
-            && fork_of_digest(spec, gvr, digest).is_none()
-        {
-            return Some(unknown_fork_skip("update_fork_digest", digest));
-        }
+    Some(digest)
+}
+
+/// The format of data whose digest is `digest`.
+fn sync_fork_of_digest(spec: &ChainSpec, gvr: Root, digest: &str) -> Option<SyncFork> {
+    if let Some(fork) = fork_of_digest(spec, gvr, digest) {
+        return Some(SyncFork::Known(fork));
     }
-    None
+    let bytes = decode_hex(digest).ok()?;
+    (gloas_fork_digest(spec, gvr).map(Vec::from) == Some(bytes)).then_some(SyncFork::Gloas)
+}
+
+/// The format of a store whose fork version is `version`.
+fn sync_fork_of_version(spec: &ChainSpec, version: &str) -> Option<SyncFork> {
+    if let Some(fork) = fork_of_version(spec, version) {
+        return Some(SyncFork::Known(fork));
+    }
+    let bytes = decode_hex(version).ok()?;
+    (spec.gloas_fork_version.map(|v| v.to_vec()) == Some(bytes)).then_some(SyncFork::Gloas)
+}
+
+/// A light client's store in either format.
+enum AnyStore<E: EthSpec> {
+    Electra(LightClientStore<E>),
+    Gloas(light_client::gloas::Store<E>),
 }
 
 fn run_sync<E: EthSpec>(case: &CaseContext) -> CaseResult {
@@ -184,9 +195,6 @@ fn run_sync<E: EthSpec>(case: &CaseContext) -> CaseResult {
         Ok(p) => p,
         Err(e) => return CaseResult::Failed(e),
     };
-    if let Some(skip) = sync_unknown_fork(&spec, gvr, &meta, &steps) {
-        return skip;
-    }
     CaseResult::from_check(check_sync::<E>(case, &spec, &meta, &steps, gvr))
 }
 
@@ -221,24 +229,25 @@ fn read_by_fork<T>(
 }
 
 /// Compares a store header with a check's `{slot, beacon_root, execution_root}`.
-fn check_header<E: EthSpec>(
+fn check_header<E: EthSpec, H: LcHeader<E>>(
     spec: &ChainSpec,
     which: &str,
-    header: &Header<E>,
+    header: &H,
     expected: &Value,
 ) -> Result<(), String> {
     let slot = u64_of(expected, "slot")?;
     let beacon_root = root_of(expected, "beacon_root")?;
-    if header.beacon.slot != slot || header.beacon.tree_hash_root() != beacon_root {
+    let beacon = header.beacon();
+    if beacon.slot != slot || beacon.tree_hash_root() != beacon_root {
         return Err(format!(
             "{which}: slot {} root {}, expected slot {slot} root {beacon_root}",
-            header.beacon.slot,
-            header.beacon.tree_hash_root()
+            beacon.slot,
+            beacon.tree_hash_root()
         ));
     }
     if expected.get("execution_root").is_some() {
         let want = root_of(expected, "execution_root")?;
-        let got = get_lc_execution_root(spec, header);
+        let got = header.execution_root(spec);
         if got != want {
             return Err(format!("{which}: execution root {got}, expected {want}"));
         }
@@ -246,9 +255,9 @@ fn check_header<E: EthSpec>(
     Ok(())
 }
 
-fn check_store<E: EthSpec>(
+fn check_store<E: EthSpec, U: LcUpdate<E>>(
     spec: &ChainSpec,
-    store: &LightClientStore<E>,
+    store: &LightClientStore<E, U>,
     step: &Value,
     index: usize,
 ) -> Result<(), String> {
@@ -271,6 +280,33 @@ fn check_store<E: EthSpec>(
     Ok(())
 }
 
+impl<E: EthSpec> AnyStore<E> {
+    fn check(&self, spec: &ChainSpec, step: &Value, index: usize) -> Result<(), String> {
+        match self {
+            AnyStore::Electra(store) => check_store(spec, store, step, index),
+            AnyStore::Gloas(store) => check_store(spec, store, step, index),
+        }
+    }
+}
+
+/// Reads a `bootstrap` or `update` of the case, of format `fork`, as `T` of a known fork (then
+/// upgraded to Electra's format by `known`) or of Gloas (decoded by `gloas`).
+fn read_sync_data<T, G: ssz::Decode>(
+    case: &CaseContext,
+    name: &str,
+    fork: SyncFork,
+    known: impl FnOnce(&[u8], ForkName) -> Result<T, String>,
+) -> Result<Result<T, G>, String> {
+    let file = format!("{name}.ssz_snappy");
+    let bytes = read_ssz_snappy(&case.file(&file))?;
+    match fork {
+        SyncFork::Known(fork) => known(&bytes, fork).map(Ok),
+        SyncFork::Gloas => G::from_ssz_bytes(&bytes)
+            .map(Err)
+            .map_err(|e| format!("cannot decode {file} as gloas: {e:?}")),
+    }
+}
+
 fn check_sync<E: EthSpec>(
     case: &CaseContext,
     spec: &ChainSpec,
@@ -279,46 +315,124 @@ fn check_sync<E: EthSpec>(
     gvr: Root,
 ) -> Result<(), String> {
     let bootstrap_fork =
-        fork_of_digest(spec, gvr, &meta.bootstrap_fork_digest).ok_or_else(|| {
+        sync_fork_of_digest(spec, gvr, &meta.bootstrap_fork_digest).ok_or_else(|| {
             format!(
                 "unknown bootstrap_fork_digest {}",
                 meta.bootstrap_fork_digest
             )
         })?;
-    let bootstrap = read_by_fork(case, "bootstrap", bootstrap_fork, |b, f| {
-        LightClientBootstrap::<E>::from_ssz_bytes_by_fork(b, f)
-    })?;
-    let bootstrap = upgrade_lc_bootstrap_to_latest(&bootstrap).map_err(|e| e.to_string())?;
+    let store_fork = sync_fork_of_version(spec, &meta.store_fork_version)
+        .ok_or_else(|| format!("unknown store_fork_version {}", meta.store_fork_version))?;
+    let bootstrap = read_sync_data::<_, gloas::LightClientBootstrap<E>>(
+        case,
+        "bootstrap",
+        bootstrap_fork,
+        |b, f| {
+            let bootstrap = LightClientBootstrap::<E>::from_ssz_bytes_by_fork(b, f)
+                .map_err(|e| format!("cannot decode bootstrap as {f}: {e:?}"))?;
+            upgrade_lc_bootstrap_to_latest(&bootstrap).map_err(|e| e.to_string())
+        },
+    )?;
     let trusted = Root::from(decode_hex32(&meta.trusted_block_root)?);
-    let mut store = light_client::initialize_light_client_store(spec, trusted, &bootstrap)
-        .map_err(|e| format!("initialize_light_client_store: {e}"))?;
+    let initialize = |e: light_client::LightClientError| format!("initialize_light_client_store: {e}");
+    let mut store = match (store_fork, bootstrap) {
+        (SyncFork::Known(_), Ok(electra)) => AnyStore::Electra(
+            light_client::initialize_light_client_store(spec, trusted, &electra)
+                .map_err(initialize)?,
+        ),
+        (SyncFork::Gloas, bootstrap) => {
+            let bootstrap = match bootstrap {
+                Ok(electra) => upgrade_lc_bootstrap_to_gloas(spec, &electra)
+                    .map_err(|e| e.to_string())?,
+                Err(gloas) => gloas,
+            };
+            AnyStore::Gloas(
+                light_client::initialize_light_client_store(spec, trusted, &bootstrap)
+                    .map_err(initialize)?,
+            )
+        }
+        (SyncFork::Known(fork), Err(_)) => {
+            return Err(format!("a Gloas bootstrap for a store of {fork}"));
+        }
+    };
 
     for (index, step) in steps.iter().enumerate() {
         if let Some(s) = step.get("process_update") {
             let digest = str_of(s, "update_fork_digest")?;
-            let fork = fork_of_digest(spec, gvr, digest)
+            let fork = sync_fork_of_digest(spec, gvr, digest)
                 .ok_or_else(|| format!("step {index}: unknown update_fork_digest {digest}"))?;
-            let update = read_by_fork(case, str_of(s, "update")?, fork, |b, f| {
-                LightClientUpdate::<E>::from_ssz_bytes_by_fork(b, f)
-            })?;
-            let update = upgrade_lc_update_to_latest(&update).map_err(|e| e.to_string())?;
+            let update = read_sync_data::<_, gloas::LightClientUpdate<E>>(
+                case,
+                str_of(s, "update")?,
+                fork,
+                |b, f| {
+                    let update = LightClientUpdate::<E>::from_ssz_bytes_by_fork(b, f)
+                        .map_err(|e| format!("cannot decode update as {f}: {e:?}"))?;
+                    upgrade_lc_update_to_latest(&update).map_err(|e| e.to_string())
+                },
+            )?;
             let current_slot = u64_of(s, "current_slot")?;
-            light_client::process_light_client_update(spec, &mut store, &update, current_slot, gvr)
-                .map_err(|e| format!("step {index}: process_light_client_update: {e}"))?;
-            check_store(spec, &store, s, index)?;
+            let processed = match (&mut store, update) {
+                (AnyStore::Electra(store), Ok(update)) => {
+                    light_client::process_light_client_update(
+                        spec,
+                        store,
+                        &update,
+                        current_slot,
+                        gvr,
+                    )
+                }
+                (AnyStore::Gloas(store), update) => {
+                    let update = match update {
+                        Ok(electra) => upgrade_lc_update_to_gloas(spec, &electra)
+                            .map_err(|e| e.to_string())?,
+                        Err(gloas) => gloas,
+                    };
+                    light_client::process_light_client_update(
+                        spec,
+                        store,
+                        &update,
+                        current_slot,
+                        gvr,
+                    )
+                }
+                (AnyStore::Electra(_), Err(_)) => {
+                    return Err(format!(
+                        "step {index}: a Gloas update for a store not upgraded to Gloas"
+                    ));
+                }
+            };
+            processed.map_err(|e| format!("step {index}: process_light_client_update: {e}"))?;
+            store.check(spec, s, index)?;
         } else if let Some(s) = step.get("force_update") {
             let current_slot = u64_of(s, "current_slot")?;
-            light_client::process_light_client_store_force_update(&mut store, current_slot)
-                .map_err(|e| {
-                    format!("step {index}: process_light_client_store_force_update: {e}")
-                })?;
-            check_store(spec, &store, s, index)?;
+            match &mut store {
+                AnyStore::Electra(store) => {
+                    light_client::process_light_client_store_force_update(store, current_slot)
+                }
+                AnyStore::Gloas(store) => {
+                    light_client::process_light_client_store_force_update(store, current_slot)
+                }
+            }
+            .map_err(|e| format!("step {index}: process_light_client_store_force_update: {e}"))?;
+            store.check(spec, s, index)?;
         } else if let Some(s) = step.get("upgrade_store") {
-            // The store is kept in the latest format, which every known fork's upgrade reaches.
             let version = str_of(s, "store_fork_version")?;
-            fork_of_version(spec, version)
+            let target = sync_fork_of_version(spec, version)
                 .ok_or_else(|| format!("step {index}: unknown store_fork_version {version}"))?;
-            check_store(spec, &store, s, index)?;
+            // Electra's format serves every fork before Gloas: only an upgrade to Gloas changes
+            // the store.
+            store = match (store, target) {
+                (AnyStore::Electra(electra), SyncFork::Gloas) => AnyStore::Gloas(
+                    upgrade_lc_store_to_gloas(spec, &electra)
+                        .map_err(|e| format!("step {index}: upgrade_lc_store_to_gloas: {e}"))?,
+                ),
+                (AnyStore::Gloas(_), SyncFork::Known(fork)) => {
+                    return Err(format!("step {index}: a Gloas store cannot go back to {fork}"));
+                }
+                (store, _) => store,
+            };
+            store.check(spec, s, index)?;
         } else {
             return Err(format!("step {index}: unknown step {step:?}"));
         }

@@ -1,0 +1,288 @@
+//! Gloas's light-client changes: a header that carries the execution block hash and its branch
+//! instead of the execution payload header (EIP-7732), deeper state branches (EIP-7688), and the
+//! upgrade of Electra-format data and stores to the Gloas format.
+//!
+//! A Gloas-format store processes data of every earlier fork once it is upgraded here; the
+//! generalized indices and the signing fork version of a slot past `GLOAS_FORK_EPOCH` are
+//! answered by [`crate::sync_protocol`] for either format.
+//!
+//! [spec]: gloas/light-client/sync-protocol.md, gloas/light-client/fork.md
+
+use ssz_types::FixedVector;
+use tree_hash::TreeHash;
+use types::merkle_proof::{ProofTree, compute_merkle_proof, floorlog2, get_subtree_index};
+use types::{ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, capella, deneb, electra, gloas};
+
+use crate::LightClientError;
+use crate::fork::normalize_merkle_branch;
+use crate::sync_protocol::{
+    CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS, EXECUTION_PAYLOAD_GINDEX, FINALIZED_ROOT_GINDEX_GLOAS,
+    LightClientStore, NEXT_SYNC_COMMITTEE_GINDEX_GLOAS, fork_active, gloas_active,
+    is_valid_normalized_merkle_branch,
+};
+
+/// `EXECUTION_BLOCK_HASH_GINDEX`: `execution_payload.block_hash` in a Capella `BeaconBlockBody`.
+pub const EXECUTION_BLOCK_HASH_GINDEX: u64 = 412;
+/// `EXECUTION_BLOCK_HASH_GINDEX_DENEB`: `execution_payload.block_hash` in a Deneb
+/// `BeaconBlockBody`.
+pub const EXECUTION_BLOCK_HASH_GINDEX_DENEB: u64 = 812;
+/// `EXECUTION_BLOCK_HASH_GINDEX_GLOAS`:
+/// `signed_execution_payload_bid.message.parent_block_hash` in a Gloas `BeaconBlockBody`.
+pub const EXECUTION_BLOCK_HASH_GINDEX_GLOAS: u64 = 2856;
+/// `get_generalized_index(capella.ExecutionPayloadHeader, "block_hash")`: field 12 of 15.
+const CAPELLA_BLOCK_HASH_GINDEX: u64 = 16 + 12;
+/// `get_generalized_index(deneb.ExecutionPayloadHeader, "block_hash")`: field 12 of 17.
+const DENEB_BLOCK_HASH_GINDEX: u64 = 32 + 12;
+
+/// The Gloas-format store: a `LightClientStore` of Gloas's updates.
+pub type Store<E> = LightClientStore<E, gloas::LightClientUpdate<E>>;
+
+/// `LightClientHeader()` of Gloas: every field zero.
+pub fn empty_header() -> gloas::LightClientHeader {
+    gloas::LightClientHeader {
+        beacon: crate::sync_protocol::empty_header::<types::MinimalEthSpec>().beacon,
+        execution_block_hash: Root::ZERO,
+        execution_branch: FixedVector::from_elem(Root::ZERO),
+    }
+}
+
+/// `compute_merkle_branch_root(leaf, branch, depth, index)`: the root `branch` proves `leaf`
+/// under, at `index` among the nodes at `depth`.
+fn compute_merkle_branch_root(leaf: Root, branch: &[Root], depth: usize, index: u64) -> Root {
+    let mut value = leaf;
+    for (i, node) in branch.iter().take(depth).enumerate() {
+        value = if (index >> i) & 1 == 1 {
+            Root::from(ethereum_hashing::hash32_concat(&node[..], &value[..]))
+        } else {
+            Root::from(ethereum_hashing::hash32_concat(&value[..], &node[..]))
+        };
+    }
+    value
+}
+
+/// `get_lc_execution_root(header)` of Gloas: the execution block hash from Gloas; before it, the
+/// root of the execution payload header the branch's lower nodes prove the hash in (the empty
+/// header's at genesis); zero before Capella.
+///
+/// [spec]: gloas/light-client/sync-protocol.md#modified-get_lc_execution_root
+pub fn get_lc_execution_root<E: EthSpec>(
+    spec: &ChainSpec,
+    header: &gloas::LightClientHeader,
+) -> Root {
+    let epoch = header.beacon.slot / E::slots_per_epoch();
+    if gloas_active(spec, epoch) {
+        return header.execution_block_hash;
+    }
+    let block_hash_gindex = if fork_active(spec, ForkName::Deneb, epoch) {
+        if header.beacon.slot == GENESIS_SLOT {
+            return crate::sync_protocol::empty_execution_payload_header::<E>().tree_hash_root();
+        }
+        DENEB_BLOCK_HASH_GINDEX
+    } else if fork_active(spec, ForkName::Capella, epoch) {
+        if header.beacon.slot == GENESIS_SLOT {
+            return empty_capella_execution_payload_header::<E>().tree_hash_root();
+        }
+        CAPELLA_BLOCK_HASH_GINDEX
+    } else {
+        return Root::ZERO;
+    };
+    let branch = &header.execution_branch[..];
+    let inner = &branch[..branch.len() - floorlog2(EXECUTION_PAYLOAD_GINDEX) as usize];
+    let depth = floorlog2(block_hash_gindex) as usize;
+    compute_merkle_branch_root(
+        header.execution_block_hash,
+        &inner[inner.len() - depth..],
+        depth,
+        get_subtree_index(block_hash_gindex),
+    )
+}
+
+/// `is_valid_light_client_header(header)` of Gloas: the execution block hash is proven against
+/// the body root at its fork's generalized index; before Capella both are zero.
+///
+/// [spec]: gloas/light-client/sync-protocol.md#modified-is_valid_light_client_header
+pub fn is_valid_light_client_header<E: EthSpec>(
+    spec: &ChainSpec,
+    header: &gloas::LightClientHeader,
+) -> bool {
+    let epoch = header.beacon.slot / E::slots_per_epoch();
+    let gindex = if gloas_active(spec, epoch) {
+        EXECUTION_BLOCK_HASH_GINDEX_GLOAS
+    } else if fork_active(spec, ForkName::Deneb, epoch) {
+        EXECUTION_BLOCK_HASH_GINDEX_DENEB
+    } else if fork_active(spec, ForkName::Capella, epoch) {
+        EXECUTION_BLOCK_HASH_GINDEX
+    } else {
+        return header.execution_block_hash.is_zero()
+            && header.execution_branch.iter().all(|node| node.is_zero());
+    };
+    is_valid_normalized_merkle_branch(
+        header.execution_block_hash,
+        &header.execution_branch,
+        gindex,
+        header.beacon.body_root,
+    )
+}
+
+/// Capella's `ExecutionPayloadHeader()`: every field zero or empty.
+fn empty_capella_execution_payload_header<E: EthSpec>() -> capella::ExecutionPayloadHeader<E> {
+    capella_execution_payload_header(&crate::sync_protocol::empty_execution_payload_header::<E>())
+}
+
+/// The Capella execution payload header of a Deneb-format one (its fields before the blob gas).
+fn capella_execution_payload_header<E: EthSpec>(
+    e: &deneb::ExecutionPayloadHeader<E>,
+) -> capella::ExecutionPayloadHeader<E> {
+    capella::ExecutionPayloadHeader {
+        parent_hash: e.parent_hash,
+        fee_recipient: e.fee_recipient,
+        state_root: e.state_root,
+        receipts_root: e.receipts_root,
+        logs_bloom: e.logs_bloom.clone(),
+        prev_randao: e.prev_randao,
+        block_number: e.block_number,
+        gas_limit: e.gas_limit,
+        gas_used: e.gas_used,
+        timestamp: e.timestamp,
+        extra_data: e.extra_data.clone(),
+        base_fee_per_gas: e.base_fee_per_gas,
+        block_hash: e.block_hash,
+        transactions_root: e.transactions_root,
+        withdrawals_root: e.withdrawals_root,
+    }
+}
+
+/// The execution branch of a Gloas header for `pre`'s block hash: the proof of the hash within
+/// the execution payload header, then `pre`'s branch of the header within the body, padded to
+/// Gloas's depth.
+fn execution_branch<E: EthSpec>(
+    execution_header: &dyn ProofTree,
+    block_hash_gindex: u64,
+    pre: &electra::LightClientHeader<E>,
+) -> Result<gloas::ExecutionBranch, LightClientError> {
+    let (_, mut nodes) = compute_merkle_proof(execution_header, block_hash_gindex)?;
+    nodes.extend_from_slice(&pre.execution_branch);
+    normalize_merkle_branch(&nodes, EXECUTION_BLOCK_HASH_GINDEX_GLOAS)
+}
+
+/// `upgrade_lc_header_to_gloas(pre)`: the execution block hash with its proof against the body
+/// root, in place of the execution payload header.
+///
+/// [spec]: gloas/light-client/fork.md#upgrading-light-client-data
+pub fn upgrade_lc_header_to_gloas<E: EthSpec>(
+    spec: &ChainSpec,
+    pre: &electra::LightClientHeader<E>,
+) -> Result<gloas::LightClientHeader, LightClientError> {
+    if *pre == crate::sync_protocol::empty_header::<E>() {
+        return Ok(empty_header());
+    }
+    let epoch = pre.beacon.slot / E::slots_per_epoch();
+    let execution_branch = if fork_active(spec, ForkName::Deneb, epoch) {
+        execution_branch(&pre.execution, DENEB_BLOCK_HASH_GINDEX, pre)?
+    } else if fork_active(spec, ForkName::Capella, epoch) {
+        let capella_header = capella_execution_payload_header(&pre.execution);
+        execution_branch(&capella_header, CAPELLA_BLOCK_HASH_GINDEX, pre)?
+    } else {
+        return Ok(gloas::LightClientHeader {
+            beacon: pre.beacon.clone(),
+            ..empty_header()
+        });
+    };
+    Ok(gloas::LightClientHeader {
+        beacon: pre.beacon.clone(),
+        execution_block_hash: pre.execution.block_hash,
+        execution_branch,
+    })
+}
+
+/// `upgrade_lc_bootstrap_to_gloas(pre)`.
+///
+/// [spec]: gloas/light-client/fork.md#upgrading-light-client-data
+pub fn upgrade_lc_bootstrap_to_gloas<E: EthSpec>(
+    spec: &ChainSpec,
+    pre: &electra::LightClientBootstrap<E>,
+) -> Result<gloas::LightClientBootstrap<E>, LightClientError> {
+    Ok(gloas::LightClientBootstrap {
+        header: upgrade_lc_header_to_gloas(spec, &pre.header)?,
+        current_sync_committee: pre.current_sync_committee.clone(),
+        current_sync_committee_branch: normalize_merkle_branch(
+            &pre.current_sync_committee_branch,
+            CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS,
+        )?,
+    })
+}
+
+/// `upgrade_lc_update_to_gloas(pre)`.
+///
+/// [spec]: gloas/light-client/fork.md#upgrading-light-client-data
+pub fn upgrade_lc_update_to_gloas<E: EthSpec>(
+    spec: &ChainSpec,
+    pre: &electra::LightClientUpdate<E>,
+) -> Result<gloas::LightClientUpdate<E>, LightClientError> {
+    Ok(gloas::LightClientUpdate {
+        attested_header: upgrade_lc_header_to_gloas(spec, &pre.attested_header)?,
+        next_sync_committee: pre.next_sync_committee.clone(),
+        next_sync_committee_branch: normalize_merkle_branch(
+            &pre.next_sync_committee_branch,
+            NEXT_SYNC_COMMITTEE_GINDEX_GLOAS,
+        )?,
+        finalized_header: upgrade_lc_header_to_gloas(spec, &pre.finalized_header)?,
+        finality_branch: normalize_merkle_branch(&pre.finality_branch, FINALIZED_ROOT_GINDEX_GLOAS)?,
+        sync_aggregate: pre.sync_aggregate.clone(),
+        signature_slot: pre.signature_slot,
+    })
+}
+
+/// `upgrade_lc_finality_update_to_gloas(pre)`.
+///
+/// [spec]: gloas/light-client/fork.md#upgrading-light-client-data
+pub fn upgrade_lc_finality_update_to_gloas<E: EthSpec>(
+    spec: &ChainSpec,
+    pre: &electra::LightClientFinalityUpdate<E>,
+) -> Result<gloas::LightClientFinalityUpdate<E>, LightClientError> {
+    Ok(gloas::LightClientFinalityUpdate {
+        attested_header: upgrade_lc_header_to_gloas(spec, &pre.attested_header)?,
+        finalized_header: upgrade_lc_header_to_gloas(spec, &pre.finalized_header)?,
+        finality_branch: normalize_merkle_branch(&pre.finality_branch, FINALIZED_ROOT_GINDEX_GLOAS)?,
+        sync_aggregate: pre.sync_aggregate.clone(),
+        signature_slot: pre.signature_slot,
+    })
+}
+
+/// `upgrade_lc_optimistic_update_to_gloas(pre)`.
+///
+/// [spec]: gloas/light-client/fork.md#upgrading-light-client-data
+pub fn upgrade_lc_optimistic_update_to_gloas<E: EthSpec>(
+    spec: &ChainSpec,
+    pre: &electra::LightClientOptimisticUpdate<E>,
+) -> Result<gloas::LightClientOptimisticUpdate<E>, LightClientError> {
+    Ok(gloas::LightClientOptimisticUpdate {
+        attested_header: upgrade_lc_header_to_gloas(spec, &pre.attested_header)?,
+        sync_aggregate: pre.sync_aggregate.clone(),
+        signature_slot: pre.signature_slot,
+    })
+}
+
+/// `upgrade_lc_store_to_gloas(pre)`: an Electra-format store in Gloas's format, which it must be
+/// before it processes Gloas data (allowed before `GLOAS_FORK_EPOCH`).
+///
+/// [spec]: gloas/light-client/fork.md#upgrading-the-store
+pub fn upgrade_lc_store_to_gloas<E: EthSpec>(
+    spec: &ChainSpec,
+    pre: &LightClientStore<E>,
+) -> Result<Store<E>, LightClientError> {
+    let best_valid_update = pre
+        .best_valid_update
+        .as_ref()
+        .map(|update| upgrade_lc_update_to_gloas(spec, update))
+        .transpose()?;
+    Ok(LightClientStore {
+        finalized_header: upgrade_lc_header_to_gloas(spec, &pre.finalized_header)?,
+        current_sync_committee: pre.current_sync_committee.clone(),
+        next_sync_committee: pre.next_sync_committee.clone(),
+        best_valid_update,
+        optimistic_header: upgrade_lc_header_to_gloas(spec, &pre.optimistic_header)?,
+        previous_max_active_participants: pre.previous_max_active_participants,
+        current_max_active_participants: pre.current_max_active_participants,
+    })
+}
