@@ -227,7 +227,10 @@ pub fn upgrade_lc_update_to_gloas<E: EthSpec>(
             NEXT_SYNC_COMMITTEE_GINDEX_GLOAS,
         )?,
         finalized_header: upgrade_lc_header_to_gloas(spec, &pre.finalized_header)?,
-        finality_branch: normalize_merkle_branch(&pre.finality_branch, FINALIZED_ROOT_GINDEX_GLOAS)?,
+        finality_branch: normalize_merkle_branch(
+            &pre.finality_branch,
+            FINALIZED_ROOT_GINDEX_GLOAS,
+        )?,
         sync_aggregate: pre.sync_aggregate.clone(),
         signature_slot: pre.signature_slot,
     })
@@ -243,7 +246,10 @@ pub fn upgrade_lc_finality_update_to_gloas<E: EthSpec>(
     Ok(gloas::LightClientFinalityUpdate {
         attested_header: upgrade_lc_header_to_gloas(spec, &pre.attested_header)?,
         finalized_header: upgrade_lc_header_to_gloas(spec, &pre.finalized_header)?,
-        finality_branch: normalize_merkle_branch(&pre.finality_branch, FINALIZED_ROOT_GINDEX_GLOAS)?,
+        finality_branch: normalize_merkle_branch(
+            &pre.finality_branch,
+            FINALIZED_ROOT_GINDEX_GLOAS,
+        )?,
         sync_aggregate: pre.sync_aggregate.clone(),
         signature_slot: pre.signature_slot,
     })
@@ -285,4 +291,101 @@ pub fn upgrade_lc_store_to_gloas<E: EthSpec>(
         previous_max_active_participants: pre.previous_max_active_participants,
         current_max_active_participants: pre.current_max_active_participants,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::MinimalEthSpec as E;
+
+    /// `concat_generalized_indices(outer, inner)`: the node at `inner` within the subtree at
+    /// `outer`.
+    fn concat(outer: u64, inner: u64) -> u64 {
+        let depth = floorlog2(inner);
+        (outer << depth) | get_subtree_index(inner)
+    }
+
+    #[test]
+    fn block_hash_indices_are_the_payload_header_field_under_the_payload() {
+        assert_eq!(
+            concat(EXECUTION_PAYLOAD_GINDEX, CAPELLA_BLOCK_HASH_GINDEX),
+            EXECUTION_BLOCK_HASH_GINDEX
+        );
+        assert_eq!(
+            concat(EXECUTION_PAYLOAD_GINDEX, DENEB_BLOCK_HASH_GINDEX),
+            EXECUTION_BLOCK_HASH_GINDEX_DENEB
+        );
+        assert_eq!(floorlog2(EXECUTION_BLOCK_HASH_GINDEX_GLOAS), 11);
+        assert_eq!(floorlog2(FINALIZED_ROOT_GINDEX_GLOAS), 9);
+        assert_eq!(floorlog2(CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS), 11);
+        assert_eq!(floorlog2(NEXT_SYNC_COMMITTEE_GINDEX_GLOAS), 11);
+    }
+
+    /// A spec with Gloas at epoch 2 (Fulu and everything before it at genesis).
+    fn gloas_at_2() -> ChainSpec {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+        spec.gloas_fork_version = Some(types::Version::from([7, 0, 0, 1]));
+        spec.gloas_fork_epoch = 2;
+        spec
+    }
+
+    #[test]
+    fn from_gloas_the_block_hash_is_proven_at_the_bid_and_is_the_execution_root() {
+        let spec = gloas_at_2();
+        let block_hash = Root::repeat_byte(0xab);
+        let branch: Vec<Root> = (1..=11u8).map(Root::repeat_byte).collect();
+        let body_root = compute_merkle_branch_root(
+            block_hash,
+            &branch,
+            11,
+            get_subtree_index(EXECUTION_BLOCK_HASH_GINDEX_GLOAS),
+        );
+        let mut header = empty_header();
+        header.beacon.slot = 2 * E::slots_per_epoch();
+        header.beacon.body_root = body_root;
+        header.execution_block_hash = block_hash;
+        header.execution_branch = FixedVector::new(branch).unwrap();
+        assert!(is_valid_light_client_header::<E>(&spec, &header));
+        assert_eq!(get_lc_execution_root::<E>(&spec, &header), block_hash);
+        // One slot earlier the same header is checked at Deneb's index, and fails.
+        header.beacon.slot -= 1;
+        assert!(!is_valid_light_client_header::<E>(&spec, &header));
+        // Without Gloas scheduled, too.
+        header.beacon.slot += 1;
+        assert!(!is_valid_light_client_header::<E>(
+            &ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu),
+            &header
+        ));
+    }
+
+    #[test]
+    fn before_capella_a_header_carries_no_execution_data() {
+        let spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Altair);
+        let mut pre = crate::sync_protocol::empty_header::<E>();
+        assert_eq!(
+            upgrade_lc_header_to_gloas(&spec, &pre).unwrap(),
+            empty_header()
+        );
+        pre.beacon.slot = 5;
+        let header = upgrade_lc_header_to_gloas(&spec, &pre).unwrap();
+        assert_eq!(header.beacon, pre.beacon);
+        assert!(is_valid_light_client_header::<E>(&spec, &header));
+        assert_eq!(get_lc_execution_root::<E>(&spec, &header), Root::ZERO);
+        let mut with_hash = header.clone();
+        with_hash.execution_block_hash = Root::repeat_byte(1);
+        assert!(!is_valid_light_client_header::<E>(&spec, &with_hash));
+    }
+
+    #[test]
+    fn the_fork_version_of_a_signature_is_gloas_from_its_epoch() {
+        let spec = gloas_at_2();
+        assert_eq!(
+            crate::sync_protocol::compute_fork_version(&spec, 1),
+            spec.fulu_fork_version
+        );
+        assert_eq!(
+            crate::sync_protocol::compute_fork_version(&spec, 2),
+            types::Version::from([7, 0, 0, 1])
+        );
+    }
 }

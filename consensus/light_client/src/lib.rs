@@ -22,8 +22,8 @@ pub mod data_collection;
 mod error;
 pub mod fork;
 pub mod format;
-pub mod gloas;
 pub mod full_node;
+pub mod gloas;
 pub mod sync_protocol;
 
 pub use data_collection::{BlockId, LightClientDataCollector};

@@ -190,3 +190,77 @@ fn data_that_does_not_belong_together_is_refused() {
         })
     ));
 }
+
+#[test]
+fn a_gloas_format_store_follows_the_chain_from_upgraded_data_as_the_electra_one_does() {
+    use light_client::LcHeader;
+    use light_client::gloas::{
+        upgrade_lc_bootstrap_to_gloas, upgrade_lc_header_to_gloas, upgrade_lc_store_to_gloas,
+        upgrade_lc_update_to_gloas,
+    };
+
+    let c = chain(3);
+    let genesis_root = c.genesis.block.canonical_root();
+    let gvr = *c.genesis.post.state.genesis_validators_root();
+    let bootstrap =
+        create_light_client_bootstrap(&c.spec, &c.genesis.post.state, &c.genesis.block).unwrap();
+    let (attested, signing) = (&c.blocks[0], &c.blocks[1]);
+    let update = create_light_client_update(
+        &c.spec,
+        &signing.post.state,
+        &signing.block,
+        &attested.post.state,
+        &attested.block,
+        Some(&c.genesis.block),
+    )
+    .unwrap();
+    assert_ne!(update.attested_header.execution.block_hash, Root::ZERO);
+
+    // The upgraded header proves the same block hash against the same body root, and its
+    // branch still yields the Deneb execution payload header's root.
+    let header = upgrade_lc_header_to_gloas(&c.spec, &update.attested_header).unwrap();
+    assert_eq!(header.beacon, update.attested_header.beacon);
+    assert_eq!(
+        header.execution_block_hash,
+        update.attested_header.execution.block_hash
+    );
+    assert!(LcHeader::<E>::is_valid(&header, &c.spec));
+    assert_eq!(
+        LcHeader::<E>::execution_root(&header, &c.spec),
+        get_lc_execution_root(&c.spec, &update.attested_header)
+    );
+    let mut forged = header.clone();
+    forged.execution_block_hash = Root::repeat_byte(7);
+    assert!(!LcHeader::<E>::is_valid(&forged, &c.spec));
+    let mut forged = header.clone();
+    forged.execution_branch[0] = Root::repeat_byte(7);
+    assert!(
+        !LcHeader::<E>::is_valid(&forged, &c.spec),
+        "a normalized branch's padding must stay zero"
+    );
+
+    // A store initialized from the upgraded bootstrap is the upgraded store, before and after
+    // the same update; both formats end on the same headers.
+    let mut electra = initialize_light_client_store(&c.spec, genesis_root, &bootstrap).unwrap();
+    let gloas_bootstrap = upgrade_lc_bootstrap_to_gloas(&c.spec, &bootstrap).unwrap();
+    let mut gloas = initialize_light_client_store(&c.spec, genesis_root, &gloas_bootstrap).unwrap();
+    assert_eq!(gloas, upgrade_lc_store_to_gloas(&c.spec, &electra).unwrap());
+    process_light_client_update(&c.spec, &mut electra, &update, 2, gvr).unwrap();
+    let gloas_update = upgrade_lc_update_to_gloas(&c.spec, &update).unwrap();
+    process_light_client_update(&c.spec, &mut gloas, &gloas_update, 2, gvr).unwrap();
+    assert_eq!(gloas, upgrade_lc_store_to_gloas(&c.spec, &electra).unwrap());
+    assert_eq!(
+        gloas.optimistic_header.beacon.tree_hash_root(),
+        attested.block.canonical_root()
+    );
+
+    // The Gloas store refuses what the Electra one refuses.
+    let before = gloas.clone();
+    let mut forged = gloas_update.clone();
+    forged.attested_header.beacon.proposer_index += 1;
+    assert!(matches!(
+        process_light_client_update(&c.spec, &mut gloas, &forged, 3, gvr),
+        Err(LightClientError::InvalidHeader { .. } | LightClientError::InvalidSignature)
+    ));
+    assert_eq!(gloas, before);
+}

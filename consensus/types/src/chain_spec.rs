@@ -693,10 +693,7 @@ mod tests {
     fn unknown_keys_are_kept_as_written() {
         let mainnet = ChainSpec::mainnet();
         let extra = |key: &str| mainnet.extra.get(key).map(String::as_str);
-        assert_eq!(
-            mainnet.gloas_fork_version,
-            Some(fixed_bytes!("0x07000000"))
-        );
+        assert_eq!(mainnet.gloas_fork_version, Some(fixed_bytes!("0x07000000")));
         assert_eq!(mainnet.scheduled_gloas_fork(), None);
         assert_eq!(extra("EIP8321_FORK_VERSION"), Some("0xe8321000"));
         assert_eq!(extra("HEZE_FORK_EPOCH"), Some("18446744073709551615"));
@@ -1180,6 +1177,43 @@ BLOB_SCHEDULE:
                 fork: ForkName::Bellatrix,
                 ..
             })
+        ));
+    }
+
+    #[test]
+    fn reads_gloas_scheduled_after_fulu_or_absent() {
+        let minimal = ChainSpec::minimal();
+        let version = minimal.gloas_fork_version.expect("minimal.yaml has it");
+        assert_eq!(minimal.scheduled_gloas_fork(), None);
+        let forks = "ALTAIR_FORK_EPOCH: 0\nBELLATRIX_FORK_EPOCH: 0\nCAPELLA_FORK_EPOCH: 0\n\
+                     DENEB_FORK_EPOCH: 0\nELECTRA_FORK_EPOCH: 0\nFULU_FORK_EPOCH: 1\n";
+        let with = |gloas: &str| {
+            ChainSpec::from_config_yaml_with_overrides(
+                MINIMAL_CONFIG_YAML,
+                &format!("{forks}{gloas}"),
+            )
+        };
+        let spec = with("GLOAS_FORK_EPOCH: 3").unwrap();
+        assert_eq!(spec.scheduled_gloas_fork(), Some((version, 3)));
+        assert!(matches!(
+            with("GLOAS_FORK_EPOCH: 0"),
+            Err(ConfigError::Inconsistent(message)) if message.contains("GLOAS_FORK_EPOCH 0")
+        ));
+        // A config written before Gloas: not scheduled, and an epoch needs its version.
+        let without: String = MINIMAL_CONFIG_YAML
+            .lines()
+            .filter(|line| !line.starts_with("GLOAS_FORK_"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let old = ChainSpec::from_config_yaml(&without).unwrap();
+        assert_eq!(old.gloas_fork_version, None);
+        assert_eq!(old.gloas_fork_epoch, FAR_FUTURE_EPOCH);
+        assert!(matches!(
+            ChainSpec::from_config_yaml_with_overrides(
+                &without,
+                &format!("{forks}GLOAS_FORK_EPOCH: 3")
+            ),
+            Err(ConfigError::MissingKey(key)) if key == "GLOAS_FORK_VERSION"
         ));
     }
 

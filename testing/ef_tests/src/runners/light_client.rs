@@ -334,7 +334,8 @@ fn check_sync<E: EthSpec>(
         },
     )?;
     let trusted = Root::from(decode_hex32(&meta.trusted_block_root)?);
-    let initialize = |e: light_client::LightClientError| format!("initialize_light_client_store: {e}");
+    let initialize =
+        |e: light_client::LightClientError| format!("initialize_light_client_store: {e}");
     let mut store = match (store_fork, bootstrap) {
         (SyncFork::Known(_), Ok(electra)) => AnyStore::Electra(
             light_client::initialize_light_client_store(spec, trusted, &electra)
@@ -342,8 +343,9 @@ fn check_sync<E: EthSpec>(
         ),
         (SyncFork::Gloas, bootstrap) => {
             let bootstrap = match bootstrap {
-                Ok(electra) => upgrade_lc_bootstrap_to_gloas(spec, &electra)
-                    .map_err(|e| e.to_string())?,
+                Ok(electra) => {
+                    upgrade_lc_bootstrap_to_gloas(spec, &electra).map_err(|e| e.to_string())?
+                }
                 Err(gloas) => gloas,
             };
             AnyStore::Gloas(
@@ -384,8 +386,9 @@ fn check_sync<E: EthSpec>(
                 }
                 (AnyStore::Gloas(store), update) => {
                     let update = match update {
-                        Ok(electra) => upgrade_lc_update_to_gloas(spec, &electra)
-                            .map_err(|e| e.to_string())?,
+                        Ok(electra) => {
+                            upgrade_lc_update_to_gloas(spec, &electra).map_err(|e| e.to_string())?
+                        }
                         Err(gloas) => gloas,
                     };
                     light_client::process_light_client_update(
@@ -428,7 +431,9 @@ fn check_sync<E: EthSpec>(
                         .map_err(|e| format!("step {index}: upgrade_lc_store_to_gloas: {e}"))?,
                 ),
                 (AnyStore::Gloas(_), SyncFork::Known(fork)) => {
-                    return Err(format!("step {index}: a Gloas store cannot go back to {fork}"));
+                    return Err(format!(
+                        "step {index}: a Gloas store cannot go back to {fork}"
+                    ));
                 }
                 (store, _) => store,
             };
