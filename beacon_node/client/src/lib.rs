@@ -146,6 +146,14 @@ impl<E: EthSpec> Client<E> {
             finalized_epoch = chain.finalized_checkpoint().epoch,
             "chain ready"
         );
+        if let Some((version, epoch)) = chain.spec().scheduled_gloas_fork() {
+            tracing::warn!(
+                gloas_fork_epoch = epoch,
+                gloas_fork_version = %version,
+                "the network schedules Gloas, which this node does not run: it will not follow \
+                 the chain from that epoch"
+            );
+        }
 
         let engine = Arc::new(EngineApiClient::new(
             config.execution.url.clone(),
