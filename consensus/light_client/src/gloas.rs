@@ -17,8 +17,8 @@ use crate::LightClientError;
 use crate::fork::normalize_merkle_branch;
 use crate::sync_protocol::{
     CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS, EXECUTION_PAYLOAD_GINDEX, FINALIZED_ROOT_GINDEX_GLOAS,
-    LightClientStore, NEXT_SYNC_COMMITTEE_GINDEX_GLOAS, fork_active, gloas_active,
-    is_valid_normalized_merkle_branch,
+    LightClientStore, NEXT_SYNC_COMMITTEE_GINDEX_GLOAS, capella_execution_payload_header,
+    fork_active, gloas_active, is_valid_normalized_merkle_branch,
 };
 
 /// `EXECUTION_BLOCK_HASH_GINDEX`: `execution_payload.block_hash` in a Capella `BeaconBlockBody`.
@@ -40,7 +40,7 @@ pub type Store<E> = LightClientStore<E, gloas::LightClientUpdate<E>>;
 /// `LightClientHeader()` of Gloas: every field zero.
 pub fn empty_header() -> gloas::LightClientHeader {
     gloas::LightClientHeader {
-        beacon: crate::sync_protocol::empty_header::<types::MinimalEthSpec>().beacon,
+        beacon: crate::sync_protocol::empty_beacon_block_header(),
         execution_block_hash: Root::ZERO,
         execution_branch: FixedVector::from_elem(Root::ZERO),
     }
@@ -127,29 +127,6 @@ pub fn is_valid_light_client_header<E: EthSpec>(
 /// Capella's `ExecutionPayloadHeader()`: every field zero or empty.
 fn empty_capella_execution_payload_header<E: EthSpec>() -> capella::ExecutionPayloadHeader<E> {
     capella_execution_payload_header(&crate::sync_protocol::empty_execution_payload_header::<E>())
-}
-
-/// The Capella execution payload header of a Deneb-format one (its fields before the blob gas).
-fn capella_execution_payload_header<E: EthSpec>(
-    e: &deneb::ExecutionPayloadHeader<E>,
-) -> capella::ExecutionPayloadHeader<E> {
-    capella::ExecutionPayloadHeader {
-        parent_hash: e.parent_hash,
-        fee_recipient: e.fee_recipient,
-        state_root: e.state_root,
-        receipts_root: e.receipts_root,
-        logs_bloom: e.logs_bloom.clone(),
-        prev_randao: e.prev_randao,
-        block_number: e.block_number,
-        gas_limit: e.gas_limit,
-        gas_used: e.gas_used,
-        timestamp: e.timestamp,
-        extra_data: e.extra_data.clone(),
-        base_fee_per_gas: e.base_fee_per_gas,
-        block_hash: e.block_hash,
-        transactions_root: e.transactions_root,
-        withdrawals_root: e.withdrawals_root,
-    }
 }
 
 /// The execution branch of a Gloas header for `pre`'s block hash: the proof of the hash within

@@ -179,15 +179,20 @@ pub fn empty_execution_payload_header<E: EthSpec>() -> deneb::ExecutionPayloadHe
 /// `LightClientHeader()`: every field zero or empty.
 pub fn empty_header<E: EthSpec>() -> Header<E> {
     Header {
-        beacon: phase0::BeaconBlockHeader {
-            slot: 0,
-            proposer_index: 0,
-            parent_root: Root::ZERO,
-            state_root: Root::ZERO,
-            body_root: Root::ZERO,
-        },
+        beacon: empty_beacon_block_header(),
         execution: empty_execution_payload_header(),
         execution_branch: FixedVector::from_elem(Root::ZERO),
+    }
+}
+
+/// `BeaconBlockHeader()`: every field zero.
+pub(crate) fn empty_beacon_block_header() -> phase0::BeaconBlockHeader {
+    phase0::BeaconBlockHeader {
+        slot: 0,
+        proposer_index: 0,
+        parent_root: Root::ZERO,
+        state_root: Root::ZERO,
+        body_root: Root::ZERO,
     }
 }
 
@@ -209,27 +214,33 @@ pub fn get_lc_execution_root<E: EthSpec>(spec: &ChainSpec, header: &Header<E>) -
         return header.execution.tree_hash_root();
     }
     if fork_active(spec, ForkName::Capella, epoch) {
-        let e = &header.execution;
-        return capella::ExecutionPayloadHeader::<E> {
-            parent_hash: e.parent_hash,
-            fee_recipient: e.fee_recipient,
-            state_root: e.state_root,
-            receipts_root: e.receipts_root,
-            logs_bloom: e.logs_bloom.clone(),
-            prev_randao: e.prev_randao,
-            block_number: e.block_number,
-            gas_limit: e.gas_limit,
-            gas_used: e.gas_used,
-            timestamp: e.timestamp,
-            extra_data: e.extra_data.clone(),
-            base_fee_per_gas: e.base_fee_per_gas,
-            block_hash: e.block_hash,
-            transactions_root: e.transactions_root,
-            withdrawals_root: e.withdrawals_root,
-        }
-        .tree_hash_root();
+        return capella_execution_payload_header(&header.execution).tree_hash_root();
     }
     Root::ZERO
+}
+
+/// The Capella execution payload header inside a Deneb-format one (its fields before the blob
+/// gas).
+pub(crate) fn capella_execution_payload_header<E: EthSpec>(
+    e: &deneb::ExecutionPayloadHeader<E>,
+) -> capella::ExecutionPayloadHeader<E> {
+    capella::ExecutionPayloadHeader {
+        parent_hash: e.parent_hash,
+        fee_recipient: e.fee_recipient,
+        state_root: e.state_root,
+        receipts_root: e.receipts_root,
+        logs_bloom: e.logs_bloom.clone(),
+        prev_randao: e.prev_randao,
+        block_number: e.block_number,
+        gas_limit: e.gas_limit,
+        gas_used: e.gas_used,
+        timestamp: e.timestamp,
+        extra_data: e.extra_data.clone(),
+        base_fee_per_gas: e.base_fee_per_gas,
+        block_hash: e.block_hash,
+        transactions_root: e.transactions_root,
+        withdrawals_root: e.withdrawals_root,
+    }
 }
 
 /// `is_valid_light_client_header(header)`: the execution fields fit the header's fork and the
