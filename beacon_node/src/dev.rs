@@ -90,6 +90,9 @@ pub(crate) struct DevArgs {
     /// blinded blocks. `beacon_builder_bids_total` on the metrics endpoint tells the outcomes.
     #[arg(long)]
     builder_mock: bool,
+    /// Each node's database page cache in MiB (as `arbor bn --db-cache-mib`).
+    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..=65536))]
+    db_cache_mib: u64,
 }
 
 /// The fee recipient of the mock relay's payloads.
@@ -260,7 +263,10 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
                 submit: SubmitVersion::V1,
                 ..BuilderConfig::new(relay.url_with_pubkey())
             }),
-            store: client::StoreConfig::default(),
+            store: client::StoreConfig {
+                cache_size_bytes: usize::try_from(args.db_cache_mib << 20).unwrap_or(usize::MAX),
+                ..client::StoreConfig::default()
+            },
         };
         let node = Client::start(config)
             .await
