@@ -353,7 +353,7 @@ impl<E: EthSpec> BeaconChain<E> {
             post_state.as_ref().unwrap_or(&anchor.state),
             &anchor_block,
         );
-        let fork_choice = ForkChoice::from_checkpoint_state(
+        let mut fork_choice = ForkChoice::from_checkpoint_state(
             anchor.clone(),
             AnchorBlock {
                 root: block_root,
@@ -365,6 +365,7 @@ impl<E: EthSpec> BeaconChain<E> {
             config.fork_choice.clone(),
             pool.clone(),
         )?;
+        fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(&store, &spec)));
         let genesis_time = *anchor.state.genesis_time();
         let genesis_validators_root = *anchor.state.genesis_validators_root();
         let head = HeadSnapshot {
@@ -446,6 +447,7 @@ impl<E: EthSpec> BeaconChain<E> {
             config.fork_choice.clone(),
             pool.clone(),
         )?;
+        fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(&store, &spec)));
         // The clock is past every stored block on a running node; a clock that is not (a
         // node restarted with a wrong clock, a test) must not make stored blocks "future".
         let hot_blocks = store.hot_blocks()?;
@@ -476,10 +478,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let head = fork_choice.get_head()?;
         // Nobody can subscribe to the chain's events before it exists: none to publish to.
         light_client_server.on_head(&store, &EventBus::default(), head.root);
-        let head_state = fork_choice
-            .block_state(&head.root)
-            .cloned()
-            .expect("fork choice holds the state of every block in its tree");
+        let head_state = fork_choice.load_block_state(&head.root)?;
         let state_root = head_state_root(&head_state)?;
         let genesis_time = *head_state.state.genesis_time();
         let genesis_validators_root = *head_state.state.genesis_validators_root();
@@ -933,10 +932,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let (head, state, justified, finalized, old_is_ancestor) = {
             let mut fc = self.fork_choice.lock();
             let head = fc.get_head()?;
-            let state = fc
-                .block_state(&head.root)
-                .cloned()
-                .expect("fork choice holds the state of every block in its tree");
+            let state = fc.load_block_state(&head.root)?;
             let old_is_ancestor = fc
                 .get_ancestor(&head.root, old.slot)
                 .is_ok_and(|a| a == old.block_root);
@@ -1152,7 +1148,47 @@ fn apply_block_body<E: EthSpec>(
     }
     fc.block_state(&block_root)
         .cloned()
-        .expect("on_block stores the post-state of the block it accepted")
+        .expect("on_block keeps the post-state of the block it accepted in memory")
+}
+
+/// Brings back a block's post-state that fork choice let go of (`max_block_states`): the
+/// store's hot state of the block (its epoch-boundary snapshot and the blocks after it,
+/// replayed), its caches sharing the chain's public keys. Runs under the fork-choice lock: a
+/// block on an old fork, or an attestation to an old target, waits for the replay.
+struct StoreStateLoader<E: EthSpec> {
+    store: Arc<Store<E>>,
+    spec: Arc<ChainSpec>,
+}
+
+impl<E: EthSpec> StoreStateLoader<E> {
+    fn new(store: &Arc<Store<E>>, spec: &Arc<ChainSpec>) -> Self {
+        Self {
+            store: Arc::clone(store),
+            spec: Arc::clone(spec),
+        }
+    }
+}
+
+impl<E: EthSpec> fork_choice::StateLoader<E> for StoreStateLoader<E> {
+    fn load_block_state(
+        &self,
+        block_root: &Root,
+        caches: &state_processing::Caches,
+    ) -> Result<Option<CachedBeaconState<E>>, String> {
+        let Some(block) = self
+            .store
+            .get_block(block_root)
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(None);
+        };
+        let mut replayer = store::StateTransitionReplayer::new(&self.spec);
+        let state = self
+            .store
+            .get_state(&block.state_root(), &mut replayer)
+            .map_err(|e| e.to_string())?;
+        Ok(state.map(|state| CachedBeaconState::with_caches_of(state, caches)))
+    }
 }
 
 /// The Electra-layout message of a block (Electra and Fulu share it).

@@ -138,6 +138,10 @@ fn payload_block_hash<E: EthSpec>(
     root: &Root,
 ) -> Result<Option<Hash32>, ExecutionError> {
     let fc = chain.fork_choice.lock();
+    if let Some(hash) = fc.payload_block_hash(root) {
+        return Ok(Some(hash));
+    }
+    // The anchor has no payload of its own in fork choice: its state's latest header.
     match fc.block_state(root) {
         Some(state) => Ok(Some(
             state.view()?.latest_execution_payload_header.block_hash,

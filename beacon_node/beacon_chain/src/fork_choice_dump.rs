@@ -77,6 +77,12 @@ pub struct ForkChoiceDump {
 }
 
 impl<E: types::EthSpec> BeaconChain<E> {
+    /// How many block post-states fork choice holds in memory (`max_block_states` bounds them,
+    /// beside the checkpoints' blocks).
+    pub fn fork_choice_block_states(&self) -> usize {
+        self.fork_choice.lock().block_states_in_memory()
+    }
+
     /// A copy of the fork-choice store: checkpoints and every block it holds.
     pub fn fork_choice_dump(&self) -> ForkChoiceDump {
         let (mut dump, invalidated) = {
@@ -88,10 +94,7 @@ impl<E: types::EthSpec> BeaconChain<E> {
                 .iter()
                 .map(|node| {
                     invalidated.push(fc.is_invalidated(&node.root));
-                    // Every block in the store has its post-state (`store.block_states`).
-                    let finalized_epoch = fc
-                        .block_state(&node.root)
-                        .map_or(0, |s| s.state.finalized_checkpoint().epoch);
+                    let finalized_epoch = node.finalized_epoch;
                     ForkChoiceNode {
                         slot: node.slot,
                         block_root: node.root,

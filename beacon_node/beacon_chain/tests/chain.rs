@@ -39,6 +39,11 @@ fn harness() -> Harness {
 
 /// A chain anchored at a block at `anchor_slot` on the interop genesis (its post-state).
 fn harness_at(anchor_slot: Slot) -> Harness {
+    harness_with(anchor_slot, ChainConfig::default())
+}
+
+/// As [`harness_at`], with the chain configured by `config`.
+fn harness_with(anchor_slot: Slot, config: ChainConfig) -> Harness {
     let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
     let genesis =
         interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
@@ -65,7 +70,7 @@ fn harness_at(anchor_slot: Slot) -> Harness {
         spec.clone(),
         clock.clone(),
         pool,
-        ChainConfig::default(),
+        config,
     )
     .unwrap();
     Harness {
@@ -670,4 +675,62 @@ fn a_sync_committee_message_of_a_period_the_head_does_not_know_is_ignored() {
     );
     assert_eq!(e.verdict(), Verdict::Ignore);
     assert!(!h.chain.head_is_behind(time_ms(&h.spec, ANCHOR_SLOT + 8)));
+}
+
+#[test]
+fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_from_the_store() {
+    const MAX: usize = 4;
+    let config = ChainConfig {
+        fork_choice: fork_choice::Config {
+            max_block_states: MAX,
+            ..fork_choice::Config::default()
+        },
+        ..ChainConfig::default()
+    };
+    let h = harness_with(ANCHOR_SLOT, config);
+    // Ten blocks, no finality beyond the anchor within them: without the bound fork choice
+    // would hold eleven post-states.
+    let mut chain = vec![h.anchor.clone()];
+    for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + 10 {
+        let block = next_block(&h, chain.last().unwrap(), slot);
+        gossip_and_import(&h, &block.block);
+        chain.push(block);
+        // The bound, plus the checkpoints' blocks it never lets go of (here the anchor).
+        assert!(h.chain.fork_choice_block_states() <= MAX + 1);
+    }
+    assert_eq!(h.chain.head().block_root, chain[10].block.canonical_root());
+
+    // A block on the second block, whose post-state is long gone from memory: gossip checks
+    // its proposer on that state, and import runs the state transition on it; both load it
+    // from the store.
+    let fork_parent = &chain[2];
+    let fork = build_block(
+        &fork_parent.post,
+        ANCHOR_SLOT + 11,
+        &BlockContents::default(),
+        &h.spec,
+    )
+    .unwrap();
+    let root = gossip_and_import(&h, &fork.block);
+    assert_eq!(root, fork.block.canonical_root());
+    let dump = h.chain.fork_choice_dump();
+    let node = dump
+        .nodes
+        .iter()
+        .find(|n| n.block_root == root)
+        .expect("the fork block is in fork choice");
+    assert_eq!(node.parent_root, fork_parent.block.canonical_root());
+    assert!(h.chain.fork_choice_block_states() <= MAX + 1);
+    // The canonical chain (attested, longer) stays the head.
+    assert_eq!(h.chain.head().block_root, chain[10].block.canonical_root());
+
+    // A child of the fork block imports on the fork block's state, kept as the latest import.
+    let child = build_block(
+        &fork.post,
+        ANCHOR_SLOT + 12,
+        &BlockContents::default(),
+        &h.spec,
+    )
+    .unwrap();
+    gossip_and_import(&h, &child.block);
 }

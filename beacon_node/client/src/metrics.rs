@@ -1,5 +1,5 @@
 //! The node's own gauges: where the chain is (head, justified and finalized), the clock, the
-//! peers, the operation pool. Updated at every slot and every new head.
+//! peers, the operation pool, fork choice's states in memory. Updated at every slot and every new head.
 
 use prometheus::{IntGauge, IntGaugeVec, Opts, Registry};
 
@@ -20,6 +20,8 @@ pub struct NodeMetrics {
     pub peers: IntGauge,
     /// `beacon_op_pool_operations{kind}`.
     pub op_pool: IntGaugeVec,
+    /// `beacon_fork_choice_block_states`: block post-states fork choice holds in memory.
+    pub fork_choice_block_states: IntGauge,
 }
 
 impl NodeMetrics {
@@ -55,6 +57,11 @@ impl NodeMetrics {
             )?,
             peers: gauge("libp2p_peers", "Connected peers")?,
             op_pool,
+            fork_choice_block_states: gauge(
+                "beacon_fork_choice_block_states",
+                "Block post-states fork choice holds in memory (at most its max_block_states, \
+                 beside the checkpoints'; the others are loaded from the store when needed)",
+            )?,
         })
     }
 

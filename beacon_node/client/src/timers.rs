@@ -104,6 +104,9 @@ fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, metrics: &NodeMetrics,
         .set(i64::try_from(slot).unwrap_or(i64::MAX));
     metrics.observe_head(&head);
     metrics.observe_pool(&counts);
+    metrics
+        .fork_choice_block_states
+        .set(i64::try_from(chain.fork_choice_block_states()).unwrap_or(i64::MAX));
     tracing::info!(
         slot,
         head_slot = head.slot,

@@ -43,6 +43,7 @@ fn tree() -> ProtoArray {
                 parent_root,
                 justified: genesis.clone(),
                 unrealized_justified: genesis.clone(),
+                finalized_epoch: 0,
                 timely: true,
                 weight: 0,
             })

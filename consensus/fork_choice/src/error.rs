@@ -137,6 +137,15 @@ pub enum Error {
     /// No block with this root is in the store.
     #[error("block {0:?} is unknown")]
     UnknownBlock(Root),
+    /// The post-state of a block in the tree is neither in memory nor to be had from the state
+    /// loader (a store read that failed, a state the store lost).
+    #[error("the post-state of block {root:?} is unavailable: {reason}")]
+    StateUnavailable {
+        /// The block.
+        root: Root,
+        /// Why it could not be had.
+        reason: String,
+    },
     /// The justified checkpoint's block is not in the tree.
     #[error("justified block {0:?} is unknown")]
     UnknownJustifiedBlock(Root),

@@ -7,6 +7,7 @@
 //!
 //! [spec]: phase0/fork-choice.md, fulu/fork-choice.md
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rayon::ThreadPool;
@@ -79,6 +80,13 @@ pub struct Config {
     pub verify_signatures: VerifySignatures,
     /// Prune once the finalized block has at least this many nodes before it in the tree.
     pub prune_threshold: usize,
+    /// The most block post-states kept in memory once a [`StateLoader`] can bring back the
+    /// others (without one every state is kept, as the spec's store does). The oldest by slot
+    /// go first; the finalized, justified and unrealized checkpoints' blocks always stay. With
+    /// finality every two epochs a node holds about 64 (minimal: 16) post-states, so the
+    /// default only binds while the chain does not finalize: then memory stays bounded and a
+    /// block on an old fork costs a state load from the store.
+    pub max_block_states: usize,
 }
 
 impl Default for Config {
@@ -86,8 +94,21 @@ impl Default for Config {
         Self {
             verify_signatures: VerifySignatures::Batched,
             prune_threshold: 256,
+            max_block_states: 128,
         }
     }
+}
+
+/// Where fork choice gets back the post-state of a block it let go of
+/// ([`Config::max_block_states`]): the node's store, which holds every hot state.
+pub trait StateLoader<E: EthSpec>: Send + Sync {
+    /// The post-state of block `block_root`, with caches sharing the public keys of `caches`
+    /// (another state of the chain); `None` when the store has no such block.
+    fn load_block_state(
+        &self,
+        block_root: &Root,
+        caches: &state_processing::Caches,
+    ) -> Result<Option<CachedBeaconState<E>>, String>;
 }
 
 /// The fork-choice store: the spec's `Store` with the block tree as a proto-array.
@@ -117,6 +138,8 @@ pub struct ForkChoice<E: EthSpec> {
     /// Blocks whose payload (or an ancestor's) the execution client found invalid, and their
     /// descendants: not viable for the head, and nothing may build on them.
     invalidated: FxHashSet<Root>,
+    /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all.
+    state_loader: Option<Arc<dyn StateLoader<E>>>,
 }
 
 fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
@@ -190,6 +213,7 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root: anchor_block.parent_root,
             justified: anchor.clone(),
             unrealized_justified: anchor.clone(),
+            finalized_epoch: view.finalized_checkpoint.epoch,
             timely: false,
             weight: 0,
         })?;
@@ -217,7 +241,86 @@ impl<E: EthSpec> ForkChoice<E> {
             applied_boost: None,
             payload_hashes: FxHashMap::default(),
             invalidated: FxHashSet::default(),
+            state_loader: None,
         })
+    }
+
+    /// From now on keeps at most `config.max_block_states` post-states in memory, bringing the
+    /// others back through `loader` when they are needed.
+    pub fn set_state_loader(&mut self, loader: Arc<dyn StateLoader<E>>) {
+        self.state_loader = Some(loader);
+        self.evict_block_states(None);
+    }
+
+    /// How many block post-states are in memory.
+    pub fn block_states_in_memory(&self) -> usize {
+        self.block_states.len()
+    }
+
+    /// The post-state of block `root`: the one in memory, else the state loader's. An error
+    /// when the block is not in the tree or its state cannot be had.
+    pub fn load_block_state(&self, root: &Root) -> Result<CachedBeaconState<E>, Error> {
+        self.block_state_or_load(root).map(Cow::into_owned)
+    }
+
+    /// As [`Self::load_block_state`], borrowing the state when it is in memory.
+    fn block_state_or_load(&self, root: &Root) -> Result<Cow<'_, CachedBeaconState<E>>, Error> {
+        if let Some(state) = self.block_states.get(root) {
+            return Ok(Cow::Borrowed(state));
+        }
+        if !self.contains_block(root) {
+            return Err(Error::UnknownBlock(*root));
+        }
+        let (Some(loader), Some(kept)) = (&self.state_loader, self.block_states.values().next())
+        else {
+            return Err(Error::StateUnavailable {
+                root: *root,
+                reason: "not in memory and no state loader".into(),
+            });
+        };
+        match loader.load_block_state(root, &kept.caches) {
+            Ok(Some(state)) => Ok(Cow::Owned(state)),
+            Ok(None) => Err(Error::StateUnavailable {
+                root: *root,
+                reason: "not in the store".into(),
+            }),
+            Err(reason) => Err(Error::StateUnavailable {
+                root: *root,
+                reason,
+            }),
+        }
+    }
+
+    /// Lets go of the oldest post-states (by block slot) beyond `config.max_block_states`, when
+    /// a state loader can bring them back. The checkpoints' blocks stay, and so does `keep`
+    /// (a block just imported, whose post-state its importer reads next).
+    fn evict_block_states(&mut self, keep: Option<Root>) {
+        let max = self.config.max_block_states.max(1);
+        if self.state_loader.is_none() || self.block_states.len() <= max {
+            return;
+        }
+        let pinned = [
+            self.finalized_checkpoint.root,
+            self.justified_checkpoint.root,
+            self.unrealized_justified_checkpoint.root,
+            self.unrealized_finalized_checkpoint.root,
+            keep.unwrap_or(self.finalized_checkpoint.root),
+        ];
+        let proto = &self.proto;
+        let mut candidates: Vec<(Slot, Root)> = self
+            .block_states
+            .keys()
+            .filter(|root| !pinned.contains(root))
+            .map(|root| {
+                let slot = proto.index_of(root).map_or(0, |i| proto.nodes()[i].slot);
+                (slot, *root)
+            })
+            .collect();
+        candidates.sort_unstable();
+        let excess = self.block_states.len() - max;
+        for (_, root) in candidates.into_iter().take(excess) {
+            self.block_states.remove(&root);
+        }
     }
 
     /// The execution client found the payload of a child of `from` invalid (or of `from`
@@ -331,7 +434,8 @@ impl<E: EthSpec> ForkChoice<E> {
         self.proto.index_of(root).is_some()
     }
 
-    /// The post-state of block `root`.
+    /// The post-state of block `root` when it is in memory (see [`Config::max_block_states`];
+    /// [`Self::load_block_state`] brings back one that is not).
     pub fn block_state(&self, root: &Root) -> Option<&CachedBeaconState<E>> {
         self.block_states.get(root)
     }
@@ -505,15 +609,13 @@ impl<E: EthSpec> ForkChoice<E> {
         }
         let parent_root = signed_block.parent_root();
         let slot = signed_block.slot();
-        let pre_state = self
-            .block_states
-            .get(&parent_root)
-            .filter(|_| self.contains_block(&parent_root))
-            .ok_or(Error::UnknownParent {
+        if !self.contains_block(&parent_root) {
+            return Err(Error::UnknownParent {
                 block: block_root,
                 parent: parent_root,
-            })?
-            .clone();
+            });
+        }
+        let pre_state = self.load_block_state(&parent_root)?;
         let current_slot = self.get_current_slot();
         if current_slot < slot {
             return Err(Error::FutureBlock {
@@ -609,6 +711,7 @@ impl<E: EthSpec> ForkChoice<E> {
         let head = self.get_head()?;
 
         // From here on nothing fails but internal invariants.
+        let finalized_epoch = post_state.state.finalized_checkpoint().epoch;
         self.proto.insert(ProtoNode {
             root: block_root,
             parent: None,
@@ -617,10 +720,12 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root,
             justified: justified.clone(),
             unrealized_justified: unrealized_justified.clone(),
+            finalized_epoch,
             timely: is_timely,
             weight: 0,
         })?;
         self.block_states.insert(block_root, post_state);
+        self.evict_block_states(Some(block_root));
         if let Some(hash) = payload_hash {
             self.payload_hashes.insert(block_root, hash);
         }
@@ -661,11 +766,7 @@ impl<E: EthSpec> ForkChoice<E> {
     ) -> Result<&mut CachedBeaconState<E>, Error> {
         let k = key(target);
         if !self.checkpoint_states.contains_key(&k) {
-            let mut state = self
-                .block_states
-                .get(&target.root)
-                .ok_or(Error::UnknownBlock(target.root))?
-                .clone();
+            let mut state = self.load_block_state(&target.root)?;
             let start = target.epoch * E::slots_per_epoch();
             if *state.state.slot() < start {
                 process_slots(&mut state, start, &self.spec).map_err(state_error)?;
@@ -805,10 +906,10 @@ impl<E: EthSpec> ForkChoice<E> {
             return Err(Error::NotSlashable);
         }
         let root = self.justified_checkpoint.root;
-        let state = self
-            .block_states
-            .get(&root)
-            .ok_or(Error::UnknownJustifiedBlock(root))?;
+        if !self.contains_block(&root) {
+            return Err(Error::UnknownJustifiedBlock(root));
+        }
+        let state = self.block_state_or_load(&root)?;
         let view = state.view().map_err(state_error)?;
         is_valid_indexed_attestation(&view, &state.caches, a1, self.config.verify_signatures)?;
         is_valid_indexed_attestation(&view, &state.caches, a2, self.config.verify_signatures)?;
@@ -964,10 +1065,14 @@ impl<E: EthSpec> ForkChoice<E> {
         if !self.equivocating_indices.is_empty() {
             let justified = self.justified_checkpoint.clone();
             let committees = {
-                let state = self
-                    .block_states
-                    .get_mut(&node.root)
-                    .ok_or(Error::UnknownBlock(node.root))?;
+                let mut loaded;
+                let state = match self.block_states.get_mut(&node.root) {
+                    Some(state) => state,
+                    None => {
+                        loaded = self.load_block_state(&node.root)?;
+                        &mut loaded
+                    }
+                };
                 let (view, caches) = state.view_mut().map_err(state_error)?;
                 caches
                     .committees_at_slot(&view.as_ref(), node.slot)
@@ -1104,11 +1209,7 @@ impl<E: EthSpec> ForkChoice<E> {
         let ffg_competitive = self.is_ffg_competitive(head, parent);
         let finalization_ok = self.is_finalization_ok(proposal_slot);
         let proposing_reorg_slot = {
-            let mut advanced = self
-                .block_states
-                .get(&head_node.parent_root)
-                .ok_or(Error::UnknownBlock(head_node.parent_root))?
-                .clone();
+            let mut advanced = self.load_block_state(&head_node.parent_root)?;
             if *advanced.state.slot() < proposal_slot {
                 process_slots(&mut advanced, proposal_slot, &self.spec).map_err(state_error)?;
             }

@@ -28,6 +28,7 @@ pub use error::Error;
 pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
 pub use fork_choice::{
     AnchorBlock, BlockProcessor, Config, ForkChoice, Head, PreparedBlock, ProcessedBlock,
+    StateLoader,
 };
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;

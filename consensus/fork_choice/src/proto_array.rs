@@ -30,6 +30,9 @@ pub struct ProtoNode {
     /// `store.unrealized_justifications[root]`: the justified checkpoint after pulling the
     /// post-state up to the next epoch boundary.
     pub unrealized_justified: Checkpoint,
+    /// The post-state's `finalized_checkpoint.epoch` (kept here because the post-state itself
+    /// may be let go of: see `Config::max_block_states`).
+    pub finalized_epoch: u64,
     /// `store.block_timeliness[root]`.
     pub timely: bool,
     /// Votes (and proposer boost) for this block and its descendants.
@@ -309,6 +312,7 @@ mod tests {
             parent_root: parent.map_or(Root::ZERO, root),
             justified: cp(0, root(0)),
             unrealized_justified: cp(0, root(0)),
+            finalized_epoch: 0,
             timely: true,
             weight: 0,
         }

@@ -94,6 +94,7 @@ fn deltas_keep_the_head_equal_to_the_naive_get_head() {
                     parent_root: parent.unwrap_or(Root::ZERO),
                     justified: genesis.clone(),
                     unrealized_justified: genesis.clone(),
+                    finalized_epoch: 0,
                     timely: true,
                     weight: 0,
                 })

@@ -11,7 +11,7 @@
 use ssz_types::FixedVector;
 use tree_hash::TreeHash;
 use types::merkle_proof::{ProofTree, compute_merkle_proof, floorlog2, get_subtree_index};
-use types::{ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, capella, deneb, electra, gloas};
+use types::{ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, capella, electra, gloas};
 
 use crate::LightClientError;
 use crate::fork::normalize_merkle_branch;

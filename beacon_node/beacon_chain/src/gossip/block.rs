@@ -252,10 +252,16 @@ impl<E: EthSpec> BeaconChain<E> {
         let parent_status = self.payload_status(&parent);
         let (parent_state, parent_slot, checkpoint_block) = {
             let fc = self.fork_choice.lock();
-            match fc
-                .block_state(&parent)
-                .filter(|_| fc.contains_block(&parent))
-            {
+            // A parent whose post-state fork choice let go of is loaded back from the store.
+            let parent_state = if fc.contains_block(&parent) {
+                let state = fc
+                    .load_block_state(&parent)
+                    .map_err(|e| BlockGossipError::Internal(e.to_string()))?;
+                Some(state)
+            } else {
+                None
+            };
+            match parent_state {
                 None => {
                     drop(fc);
                     return Err(match (parent_status, self.unimported_block(&parent)) {
@@ -277,7 +283,7 @@ impl<E: EthSpec> BeaconChain<E> {
                     let checkpoint_block = fc
                         .get_checkpoint_block(&parent, finalized.epoch)
                         .map_err(|e| BlockGossipError::Internal(e.to_string()))?;
-                    (state.clone(), parent_slot, checkpoint_block)
+                    (state, parent_slot, checkpoint_block)
                 }
             }
         };

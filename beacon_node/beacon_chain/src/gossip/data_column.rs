@@ -312,9 +312,8 @@ impl<E: EthSpec> BeaconChain<E> {
         let parent_state = self
             .fork_choice
             .lock()
-            .block_state(&header.parent_root)
-            .cloned()
-            .ok_or(DataColumnGossipError::ParentUnknown(header.parent_root))?;
+            .load_block_state(&header.parent_root)
+            .map_err(|_| DataColumnGossipError::ParentUnknown(header.parent_root))?;
         let expected = expected_proposer(&parent_state, header.slot, self.spec())
             .map_err(DataColumnGossipError::Internal)?;
         if header.proposer_index != expected {

@@ -98,6 +98,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         Config {
             verify_signatures,
             prune_threshold: usize::MAX,
+            ..Config::default()
         },
         kzg_pool()?,
     )

@@ -151,6 +151,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         Config {
             verify_signatures: VerifySignatures::Batched,
             prune_threshold: usize::MAX,
+            ..Config::default()
         },
         kzg_pool()?,
     )
