@@ -56,6 +56,21 @@ fn chain(count: u64) -> Chain {
     }
 }
 
+/// The update in which block 2 signs block 1, with the next sync committee and (genesis)
+/// finality.
+fn first_update(c: &Chain) -> light_client::Update<E> {
+    let (attested, signing) = (&c.blocks[0], &c.blocks[1]);
+    create_light_client_update(
+        &c.spec,
+        &signing.post.state,
+        &signing.block,
+        &attested.post.state,
+        &attested.block,
+        Some(&c.genesis.block),
+    )
+    .unwrap()
+}
+
 #[test]
 fn derived_bootstrap_and_updates_pass_the_light_clients_checks() {
     let c = chain(3);
@@ -72,16 +87,8 @@ fn derived_bootstrap_and_updates_pass_the_light_clients_checks() {
     let mut store = initialize_light_client_store(&c.spec, genesis_root, &bootstrap).unwrap();
 
     // Block 2 signs block 1, with the next sync committee and (genesis) finality.
-    let (attested, signing) = (&c.blocks[0], &c.blocks[1]);
-    let update = create_light_client_update(
-        &c.spec,
-        &signing.post.state,
-        &signing.block,
-        &attested.post.state,
-        &attested.block,
-        Some(&c.genesis.block),
-    )
-    .unwrap();
+    let attested = &c.blocks[0];
+    let update = first_update(&c);
     assert!(is_sync_committee_update(&update));
     assert!(is_finality_update(&update));
     assert_eq!(update.finalized_header, empty_header());
@@ -103,7 +110,7 @@ fn derived_bootstrap_and_updates_pass_the_light_clients_checks() {
             .unwrap();
     }
     collector
-        .process_new_head(signing.block.canonical_root())
+        .process_new_head(c.blocks[1].block.canonical_root())
         .unwrap();
     assert_eq!(
         collector.finality_update(),
@@ -204,16 +211,8 @@ fn a_gloas_format_store_follows_the_chain_from_upgraded_data_as_the_electra_one_
     let gvr = *c.genesis.post.state.genesis_validators_root();
     let bootstrap =
         create_light_client_bootstrap(&c.spec, &c.genesis.post.state, &c.genesis.block).unwrap();
-    let (attested, signing) = (&c.blocks[0], &c.blocks[1]);
-    let update = create_light_client_update(
-        &c.spec,
-        &signing.post.state,
-        &signing.block,
-        &attested.post.state,
-        &attested.block,
-        Some(&c.genesis.block),
-    )
-    .unwrap();
+    let attested = &c.blocks[0];
+    let update = first_update(&c);
     assert_ne!(update.attested_header.execution.block_hash, Root::ZERO);
 
     // The upgraded header proves the same block hash against the same body root, and its
