@@ -500,7 +500,22 @@ impl ChainSpec {
     ///
     /// [spec]: fulu/beacon-chain.md#modified-compute_fork_digest
     pub fn compute_fork_digest(&self, genesis_validators_root: Root, epoch: Epoch) -> ForkDigest {
-        let fork_version = self.compute_fork_version(epoch);
+        self.compute_fork_digest_of_version(
+            self.compute_fork_version(epoch),
+            genesis_validators_root,
+            epoch,
+        )
+    }
+
+    /// [`ChainSpec::compute_fork_digest`] with `fork_version` in place of the version in force
+    /// at `epoch`: for a fork `ForkName` does not have (Gloas, whose light-client data is
+    /// verified), which keeps Fulu's blob-parameter mask.
+    pub fn compute_fork_digest_of_version(
+        &self,
+        fork_version: Version,
+        genesis_validators_root: Root,
+        epoch: Epoch,
+    ) -> ForkDigest {
         let base_digest = compute_fork_data_root(fork_version, genesis_validators_root);
         let mut digest = ForkDigest::from_slice(&base_digest[..4]);
         if self.fork_name_at_epoch(epoch).fulu_enabled() {

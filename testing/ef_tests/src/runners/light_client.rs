@@ -142,30 +142,15 @@ enum SyncFork {
     Gloas,
 }
 
-/// `compute_fork_digest` at Gloas's fork epoch: the digest of `GLOAS_FORK_VERSION`, masked with
-/// the blob parameters in force (Fulu's rule, which Gloas keeps).
-fn gloas_fork_digest(spec: &ChainSpec, genesis_validators_root: Root) -> Option<[u8; 4]> {
-    let (version, epoch) = spec.scheduled_gloas_fork()?;
-    let base = types::signing::compute_fork_data_root(version, genesis_validators_root);
-    let blob_parameters = spec.get_blob_parameters(epoch);
-    let mut preimage = [0u8; 16];
-    preimage[..8].copy_from_slice(&blob_parameters.epoch.to_le_bytes());
-    preimage[8..].copy_from_slice(&blob_parameters.max_blobs_per_block.to_le_bytes());
-    let mask = ethereum_hashing::hash_fixed(&preimage);
-    let mut digest = [0u8; 4];
-    for (i, byte) in digest.iter_mut().enumerate() {
-        *byte = base[i] ^ mask[i];
-    }
-    Some(digest)
-}
-
 /// The format of data whose digest is `digest`.
 fn sync_fork_of_digest(spec: &ChainSpec, gvr: Root, digest: &str) -> Option<SyncFork> {
     if let Some(fork) = fork_of_digest(spec, gvr, digest) {
         return Some(SyncFork::Known(fork));
     }
     let bytes = decode_hex(digest).ok()?;
-    (gloas_fork_digest(spec, gvr).map(Vec::from) == Some(bytes)).then_some(SyncFork::Gloas)
+    let (version, epoch) = spec.scheduled_gloas_fork()?;
+    let gloas = spec.compute_fork_digest_of_version(version, gvr, epoch);
+    (gloas.as_slice() == bytes.as_slice()).then_some(SyncFork::Gloas)
 }
 
 /// The format of a store whose fork version is `version`.
