@@ -274,20 +274,27 @@ impl<E: EthSpec> AnyStore<E> {
     }
 }
 
-/// Reads a `bootstrap` or `update` of the case, of format `fork`, as `T` of a known fork (then
-/// upgraded to Electra's format by `known`) or of Gloas (decoded by `gloas`).
+/// A `bootstrap` or `update` of a `sync` case: in Electra's format (data of any fork before
+/// Gloas, upgraded) or in Gloas's.
+enum SyncData<T, G> {
+    Electra(T),
+    Gloas(G),
+}
+
+/// Reads a `bootstrap` or `update` of the case, of format `fork`: a known fork's through
+/// `known` (which upgrades it to Electra's format), Gloas's as `G`.
 fn read_sync_data<T, G: ssz::Decode>(
     case: &CaseContext,
     name: &str,
     fork: SyncFork,
     known: impl FnOnce(&[u8], ForkName) -> Result<T, String>,
-) -> Result<Result<T, G>, String> {
+) -> Result<SyncData<T, G>, String> {
     let file = format!("{name}.ssz_snappy");
     let bytes = read_ssz_snappy(&case.file(&file))?;
     match fork {
-        SyncFork::Known(fork) => known(&bytes, fork).map(Ok),
+        SyncFork::Known(fork) => known(&bytes, fork).map(SyncData::Electra),
         SyncFork::Gloas => G::from_ssz_bytes(&bytes)
-            .map(Err)
+            .map(SyncData::Gloas)
             .map_err(|e| format!("cannot decode {file} as gloas: {e:?}")),
     }
 }
@@ -322,23 +329,23 @@ fn check_sync<E: EthSpec>(
     let initialize =
         |e: light_client::LightClientError| format!("initialize_light_client_store: {e}");
     let mut store = match (store_fork, bootstrap) {
-        (SyncFork::Known(_), Ok(electra)) => AnyStore::Electra(
+        (SyncFork::Known(_), SyncData::Electra(electra)) => AnyStore::Electra(
             light_client::initialize_light_client_store(spec, trusted, &electra)
                 .map_err(initialize)?,
         ),
         (SyncFork::Gloas, bootstrap) => {
             let bootstrap = match bootstrap {
-                Ok(electra) => {
+                SyncData::Electra(electra) => {
                     upgrade_lc_bootstrap_to_gloas(spec, &electra).map_err(|e| e.to_string())?
                 }
-                Err(gloas) => gloas,
+                SyncData::Gloas(gloas) => gloas,
             };
             AnyStore::Gloas(
                 light_client::initialize_light_client_store(spec, trusted, &bootstrap)
                     .map_err(initialize)?,
             )
         }
-        (SyncFork::Known(fork), Err(_)) => {
+        (SyncFork::Known(fork), SyncData::Gloas(_)) => {
             return Err(format!("a Gloas bootstrap for a store of {fork}"));
         }
     };
@@ -360,7 +367,7 @@ fn check_sync<E: EthSpec>(
             )?;
             let current_slot = u64_of(s, "current_slot")?;
             let processed = match (&mut store, update) {
-                (AnyStore::Electra(store), Ok(update)) => {
+                (AnyStore::Electra(store), SyncData::Electra(update)) => {
                     light_client::process_light_client_update(
                         spec,
                         store,
@@ -371,10 +378,10 @@ fn check_sync<E: EthSpec>(
                 }
                 (AnyStore::Gloas(store), update) => {
                     let update = match update {
-                        Ok(electra) => {
+                        SyncData::Electra(electra) => {
                             upgrade_lc_update_to_gloas(spec, &electra).map_err(|e| e.to_string())?
                         }
-                        Err(gloas) => gloas,
+                        SyncData::Gloas(gloas) => gloas,
                     };
                     light_client::process_light_client_update(
                         spec,
@@ -384,7 +391,7 @@ fn check_sync<E: EthSpec>(
                         gvr,
                     )
                 }
-                (AnyStore::Electra(_), Err(_)) => {
+                (AnyStore::Electra(_), SyncData::Gloas(_)) => {
                     return Err(format!(
                         "step {index}: a Gloas update for a store not upgraded to Gloas"
                     ));
