@@ -1662,8 +1662,12 @@ impl<E: EthSpec> Service<E> {
                 result,
             } => {
                 match &result {
+                    // A stream reset or a connection closed mid-response is not malformed data
+                    // (a loaded or restarting peer does it): penalised like a timeout.
+                    Err(RpcError::Codec(RpcCodecError::Io(_)) | RpcError::Timeout) => {
+                        self.report(&peer_id, PeerAction::HighTolerance, now)
+                    }
                     Err(RpcError::Codec(_)) => self.report(&peer_id, PeerAction::LowTolerance, now),
-                    Err(RpcError::Timeout) => self.report(&peer_id, PeerAction::HighTolerance, now),
                     Ok(response) => {
                         if let Some(ResponseItem::MetaData(metadata)) = response.items.first()
                             && let Some(info) = self.peer_manager.peer_mut(&peer_id)

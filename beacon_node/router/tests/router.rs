@@ -520,7 +520,7 @@ async fn bad_columns_then_an_honest_peer(forged: bool) {
     } else {
         assert!(
             score >= 0.0,
-            "not penalised for columns it does not custody: {score}"
+            "not penalised for columns it does not custody: {score} (the nodes' logs: target/test-logs/router-tests/router.log)"
         );
     }
     assert!(

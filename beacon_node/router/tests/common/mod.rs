@@ -9,7 +9,7 @@
 )]
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use beacon_chain::events::ChainEvent;
@@ -210,12 +210,50 @@ pub(crate) fn genesis_anchor(spec: &ChainSpec) -> BuiltBlock<E> {
     }
 }
 
+/// Sends the tracing events of this test binary's nodes (router and sync at debug, networking at
+/// debug, the rest at info) to `target/test-logs/router-tests/<binary>.log`, so that a failing
+/// test leaves its nodes' account behind. Tests of one binary run in parallel and share the file:
+/// lines name their peers and block roots.
+pub(crate) fn init_logs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        use tracing::Level;
+        use tracing_subscriber::filter::Targets;
+        use tracing_subscriber::layer::SubscriberExt;
+
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/test-logs/router-tests");
+        let binary = std::env::current_exe()
+            .ok()
+            .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .map(|stem| stem.split('-').next().unwrap_or("router").to_owned())
+            .unwrap_or_else(|| "router".to_owned());
+        let file = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::File::create(dir.join(format!("{binary}.log"))));
+        let Ok(file) = file else {
+            return;
+        };
+        let targets = Targets::new()
+            .with_target("router", Level::DEBUG)
+            .with_target("networking", Level::DEBUG)
+            .with_default(Level::INFO);
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(Mutex::new(file))
+            .with_ansi(false)
+            .with_max_level(Level::DEBUG)
+            .finish()
+            .with(targets);
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
+
 impl Node {
     pub(crate) async fn start(spec: Arc<ChainSpec>, how: NodeSpec<'_>) -> Node {
         Self::launch(spec, how, Launch::default()).await
     }
 
     pub(crate) async fn launch(spec: Arc<ChainSpec>, how: NodeSpec<'_>, launch: Launch) -> Node {
+        init_logs();
         let reopen = launch.reopen.is_some();
         let dir = launch
             .reopen
@@ -474,6 +512,7 @@ impl Client {
         static_peers: Vec<networking::Multiaddr>,
         serve: Server,
     ) -> Client {
+        init_logs();
         let mut config = local_network_config(spec, current_slot);
         config.static_peers = static_peers;
         let (network, mut raw) = networking::start::<E>(config, spec.clone()).await.unwrap();
