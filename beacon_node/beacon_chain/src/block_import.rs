@@ -17,9 +17,10 @@ use std::sync::Arc;
 use state_processing::per_block::ExecutionEngine;
 use types::{EthSpec, Root, Slot};
 
-use crate::chain::{BeaconChain, ChainError, PayloadStatus, UnimportedBlock};
+use crate::chain::{BeaconChain, ChainError, UnimportedBlock};
 use crate::data_availability_checker::{Availability, AvailableBlock, MissingComponents};
 use crate::data_column_verification::KzgVerifiedDataColumn;
+use crate::execution::PayloadStatusSource;
 use crate::gossip::{GossipVerifiedBlock, GossipVerifiedDataColumn};
 use crate::timeline::{AvailableVia, BlockTimeline, SeenVia, Stage};
 
@@ -49,6 +50,12 @@ impl<E: EthSpec> BeaconChain<E> {
         self.timelines.lock().seen(root, slot, at, via);
     }
 
+    /// Records that the execution client answered `engine_newPayload` of a block now (the
+    /// router calls this for a verdict it obtained beside the import).
+    pub fn record_block_executed(&self, root: Root, slot: Slot) {
+        self.record_stage(root, slot, Stage::Executed);
+    }
+
     /// The timeline of a recent block.
     pub fn block_timeline(&self, root: &Root) -> Option<BlockTimeline> {
         self.timelines.lock().get(root)
@@ -68,7 +75,7 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         block: GossipVerifiedBlock<E>,
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<BlockProcessed, ChainError> {
         let GossipVerifiedBlock { block, block_root } = block;
         let slot = block.slot();
@@ -96,7 +103,7 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         columns: Vec<GossipVerifiedDataColumn<E>>,
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Vec<BlockProcessed>, ChainError> {
         let columns = columns
             .into_iter()
@@ -112,7 +119,7 @@ impl<E: EthSpec> BeaconChain<E> {
         columns: Vec<KzgVerifiedDataColumn<E>>,
         via: AvailableVia,
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Vec<BlockProcessed>, ChainError> {
         // Columns of a block imported already (they came after the ones that completed it, or
         // after its reconstruction) are not held again: they would wait for a block that
@@ -160,7 +167,7 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         available: AvailableBlock<E>,
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Root, ChainError> {
         let slot = available.block.slot();
         let via = if available.columns.is_empty() {
@@ -219,7 +226,7 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         root: &Root,
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Reconstructed<E>, ChainError> {
         let held = self.pending_columns(root);
         // The missing columns arrived (or the block was imported) while the work waited in
@@ -335,7 +342,7 @@ impl<E: EthSpec> BeaconChain<E> {
         root: &Root,
         blobs: &[(kzg::Blob, Vec<kzg::KzgProof>)],
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Reconstructed<E>, ChainError> {
         let error = |why: String| ChainError::Availability(format!("blobs of {root}: {why}"));
         let block = self

@@ -26,6 +26,9 @@ use types::{
 
 use crate::data_availability_checker::DataAvailabilityChecker;
 use crate::events::{ChainEvent, EventBus};
+use crate::execution::{
+    BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PendingPayloadVerdict,
+};
 use crate::light_client_server::LightClientServer;
 use crate::observed::{
     ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
@@ -98,6 +101,10 @@ pub enum ChainError {
     /// The store holds no chain to reopen.
     #[error("the store has no head: start from a genesis or checkpoint state")]
     EmptyStore,
+    /// The execution client found the block's payload invalid (its answer came while the
+    /// state transition ran).
+    #[error("the execution client found the payload of block {0} invalid")]
+    InvalidPayload(Root),
 }
 
 /// The execution status of a block's payload, as the gossip rules and optimistic sync read it.
@@ -238,6 +245,9 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) observed: Mutex<Observed<E>>,
     pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
     payload_statuses: Mutex<HashMap<Root, PayloadStatus>>,
+    /// `engine_newPayload` calls in flight, by block root, with the block's slot for pruning:
+    /// imports of the block wait for the answer after their state transition.
+    pending_verdicts: Mutex<HashMap<Root, (Slot, Arc<PendingPayloadVerdict>)>>,
     events: EventBus,
     pool: Arc<ThreadPool>,
     /// The sync committee's member keys and their validator indices (one committee a period).
@@ -389,6 +399,7 @@ impl<E: EthSpec> BeaconChain<E> {
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
             payload_statuses: Mutex::new(HashMap::new()),
+            pending_verdicts: Mutex::new(HashMap::new()),
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
@@ -502,6 +513,7 @@ impl<E: EthSpec> BeaconChain<E> {
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
             payload_statuses: Mutex::new(payload_statuses),
+            pending_verdicts: Mutex::new(HashMap::new()),
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
@@ -636,6 +648,25 @@ impl<E: EthSpec> BeaconChain<E> {
     /// The block `root` if it was seen but not imported.
     pub fn unimported_block(&self, root: &Root) -> Option<UnimportedBlock> {
         self.unimported.lock().get(root).copied()
+    }
+
+    /// `engine_newPayload` of block `root` (at `slot`) is being sent: until the returned
+    /// sender answers, imports of the block run their state transition and then wait for the
+    /// answer ([`Self::payload_verdict`]). A verdict is forgotten once its block is imported,
+    /// or with the block's slot on finalization.
+    pub fn expect_payload_verdict(&self, root: Root, slot: Slot) -> PayloadVerdictSender {
+        let (sender, pending) = PendingPayloadVerdict::channel();
+        self.pending_verdicts.lock().insert(root, (slot, pending));
+        sender
+    }
+
+    /// The verdict on block `root`'s payload for its import: the one in flight
+    /// ([`Self::expect_payload_verdict`]), else the recorded status ([`Self::payload_status`]).
+    pub fn payload_verdict(&self, root: &Root) -> BlockPayloadVerdict {
+        if let Some((_, pending)) = self.pending_verdicts.lock().get(root) {
+            return BlockPayloadVerdict::Pending(pending.clone());
+        }
+        BlockPayloadVerdict::Known(self.payload_status(root))
     }
 
     /// Records the execution status of block `root`'s payload.
@@ -808,7 +839,7 @@ impl<E: EthSpec> BeaconChain<E> {
         block: Arc<SignedBeaconBlock<E>>,
         columns: &[types::DataColumnSidecar<E>],
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Root, ChainError> {
         let block_root = block.canonical_root();
         self.import(
@@ -831,15 +862,18 @@ impl<E: EthSpec> BeaconChain<E> {
         fork_choice_columns: &[types::DataColumnSidecar<E>],
         stored_columns: Vec<&types::DataColumnSidecar<E>>,
         engine: &impl ExecutionEngine<E>,
-        payload_status: PayloadStatus,
+        payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Root, ChainError> {
         let slot = block.slot();
         let now = self.now_ms();
+        // A verdict in flight is recorded when the execution client answers, not when the
+        // transition passes over the payload.
         let timed = TimedEngine {
             inner: engine,
             chain: self,
             block_root,
             slot,
+            record: !payload_status.is_pending(),
         };
         // Fork choice's `on_block` in three steps, the costly middle one (the availability
         // check and the state transition) without fork choice's lock, so that gossip
@@ -862,6 +896,19 @@ impl<E: EthSpec> BeaconChain<E> {
             Ok(None) => Ok(None),
             Err(e) => Err(e),
         };
+        // `engine_newPayload` ran beside the transition: its verdict, before fork choice.
+        // (A failed transition returns its own error below and does not wait for a verdict
+        // still in flight; one known invalid is what failed it.)
+        let payload_status = match processed {
+            Err(_) if payload_status.is_pending() => PayloadStatus::NotValidated,
+            _ => payload_status.payload_status(),
+        };
+        if payload_status == PayloadStatus::Invalidated {
+            self.pending_verdicts.lock().remove(&block_root);
+            self.set_payload_status(block_root, payload_status);
+            self.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
+            return Err(ChainError::InvalidPayload(block_root));
+        }
         let post_state = {
             let mut fc = self.fork_choice.lock();
             let inserted = processed.and_then(|processed| match processed {
@@ -884,6 +931,7 @@ impl<E: EthSpec> BeaconChain<E> {
             }
         };
         self.unimported.lock().remove(&block_root);
+        self.pending_verdicts.lock().remove(&block_root);
         self.set_payload_status(block_root, payload_status);
         // A payload is VALID only on a valid chain: ancestors imported while the execution
         // client was syncing (not validated) are valid now too.
@@ -1054,6 +1102,9 @@ impl<E: EthSpec> BeaconChain<E> {
                 *slot > finalized_slot
             }
         });
+        self.pending_verdicts
+            .lock()
+            .retain(|_, (slot, _)| *slot > finalized_slot);
         // Lock order: fork choice, then the payload statuses (as everywhere).
         let fc = self.fork_choice.lock();
         self.payload_statuses
@@ -1081,6 +1132,17 @@ struct TimedEngine<'a, E: EthSpec, X> {
     chain: &'a BeaconChain<E>,
     block_root: Root,
     slot: Slot,
+    /// Whether the engine's answer is the execution client's (not one still in flight).
+    record: bool,
+}
+
+impl<E: EthSpec, X: ExecutionEngine<E>> TimedEngine<'_, E, X> {
+    fn record_executed(&self) {
+        if self.record {
+            self.chain
+                .record_stage(self.block_root, self.slot, Stage::Executed);
+        }
+    }
 }
 
 impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E, X> {
@@ -1089,8 +1151,7 @@ impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E
         request: &types::electra::NewPayloadRequest<E>,
     ) -> Result<bool, String> {
         let verdict = self.inner.verify_and_notify_new_payload(request);
-        self.chain
-            .record_stage(self.block_root, self.slot, Stage::Executed);
+        self.record_executed();
         verdict
     }
 
@@ -1107,8 +1168,7 @@ impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E
             parent_beacon_block_root,
             execution_requests,
         );
-        self.chain
-            .record_stage(self.block_root, self.slot, Stage::Executed);
+        self.record_executed();
         verdict
     }
 }

@@ -3,11 +3,20 @@
 //! as an [`ExecutionEngine`], and `engine_forkchoiceUpdatedV3` with the head, safe (justified)
 //! and finalized block hashes of the chain's head snapshot.
 //!
-//! The engine is asked before the (synchronous) import: the import then reads the verdict
-//! already obtained ([`PayloadVerdict`]) instead of blocking on HTTP under the fork choice lock.
+//! The engine is asked outside the (synchronous) import, never under the fork choice lock: the
+//! import reads a verdict obtained before it ([`PayloadVerdict`]), or one still in flight
+//! ([`BlockPayloadVerdict::Pending`]) that it waits for after the state transition and before
+//! fork choice, so that `engine_newPayload` and the transition run at the same time.
 //!
 //! [spec]: deneb/beacon-chain.md#modified-verify_and_notify_new_payload,
 //! bellatrix/fork-choice.md#notify_forkchoice_updated
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use parking_lot::{Condvar, Mutex};
 
 use execution_layer::{
     EngineApiClient, ForkchoiceState, ForkchoiceUpdated, PayloadAttributes,
@@ -128,6 +137,156 @@ impl<E: EthSpec> ExecutionEngine<E> for PayloadVerdict {
         _: &ExecutionRequests<E>,
     ) -> Result<bool, String> {
         Ok(self.is_acceptable())
+    }
+}
+
+/// Where an import reads the verdict on a block's payload: after the state transition and
+/// before fork choice, so that a verdict still in flight ([`PendingPayloadVerdict`]) is waited
+/// for only as long as the execution client is slower than the transition.
+pub trait PayloadStatusSource {
+    /// The verdict, waiting for it when the execution client has not answered yet.
+    fn payload_status(&self) -> PayloadStatus;
+
+    /// Whether the verdict is still in flight (the state transition then only knows whether
+    /// it has come back invalid already).
+    fn is_pending(&self) -> bool {
+        false
+    }
+}
+
+impl PayloadStatusSource for PayloadStatus {
+    fn payload_status(&self) -> PayloadStatus {
+        *self
+    }
+}
+
+impl<T: PayloadStatusSource + ?Sized> PayloadStatusSource for &T {
+    fn payload_status(&self) -> PayloadStatus {
+        (**self).payload_status()
+    }
+
+    fn is_pending(&self) -> bool {
+        (**self).is_pending()
+    }
+}
+
+/// `engine_newPayload` of one block in flight: the import runs the state transition meanwhile
+/// and waits here before fork choice ([`PayloadStatusSource`]). Set once through its
+/// [`PayloadVerdictSender`].
+#[derive(Debug, Default)]
+pub struct PendingPayloadVerdict {
+    status: Mutex<Option<PayloadStatus>>,
+    answered: Condvar,
+    /// Imports waiting for the answer now.
+    waiting: AtomicUsize,
+}
+
+impl PendingPayloadVerdict {
+    /// A verdict in flight and the handle that gives it.
+    pub fn channel() -> (PayloadVerdictSender, Arc<Self>) {
+        let pending = Arc::new(Self::default());
+        (PayloadVerdictSender(pending.clone()), pending)
+    }
+
+    /// The answer, when it came.
+    pub fn get(&self) -> Option<PayloadStatus> {
+        *self.status.lock()
+    }
+
+    /// The answer, waiting for it.
+    pub fn wait(&self) -> PayloadStatus {
+        let mut status = self.status.lock();
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let answer = loop {
+            if let Some(answer) = *status {
+                break answer;
+            }
+            self.answered.wait(&mut status);
+        };
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        answer
+    }
+
+    /// How many imports wait for the answer now (their state transitions are done).
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    fn set(&self, status: PayloadStatus) {
+        let mut current = self.status.lock();
+        if current.is_none() {
+            *current = Some(status);
+            self.answered.notify_all();
+        }
+    }
+}
+
+/// Gives a [`PendingPayloadVerdict`] its answer. Dropped without one (the task asking the
+/// execution client was cancelled), it answers not validated: the block imports optimistically,
+/// as when the execution client cannot be asked, and no import waits for ever.
+#[derive(Debug)]
+pub struct PayloadVerdictSender(Arc<PendingPayloadVerdict>);
+
+impl PayloadVerdictSender {
+    /// The execution client's verdict.
+    pub fn send(self, status: PayloadStatus) {
+        self.0.set(status);
+    }
+}
+
+impl Drop for PayloadVerdictSender {
+    fn drop(&mut self) {
+        self.0.set(PayloadStatus::NotValidated);
+    }
+}
+
+/// A block's payload verdict for its import: known, or still in flight.
+#[derive(Debug, Clone)]
+pub enum BlockPayloadVerdict {
+    /// The execution client answered (or the block was never sent to it).
+    Known(PayloadStatus),
+    /// `engine_newPayload` is in flight.
+    Pending(Arc<PendingPayloadVerdict>),
+}
+
+impl BlockPayloadVerdict {
+    /// The answer when known, without waiting.
+    pub fn get(&self) -> Option<PayloadStatus> {
+        match self {
+            Self::Known(status) => Some(*status),
+            Self::Pending(pending) => pending.get(),
+        }
+    }
+}
+
+impl PayloadStatusSource for BlockPayloadVerdict {
+    fn payload_status(&self) -> PayloadStatus {
+        match self {
+            Self::Known(status) => *status,
+            Self::Pending(pending) => pending.wait(),
+        }
+    }
+
+    fn is_pending(&self) -> bool {
+        self.get().is_none()
+    }
+}
+
+/// The state transition passes a payload unless its verdict is known to be invalid; one in
+/// flight is applied after the transition, before fork choice.
+impl<E: EthSpec> ExecutionEngine<E> for BlockPayloadVerdict {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+        Ok(self.get() != Some(PayloadStatus::Invalidated))
+    }
+
+    fn verify_new_payload_parts(
+        &self,
+        _: &ExecutionPayload<E>,
+        _: Vec<VersionedHash>,
+        _: Root,
+        _: &ExecutionRequests<E>,
+    ) -> Result<bool, String> {
+        Ok(self.get() != Some(PayloadStatus::Invalidated))
     }
 }
 

@@ -36,7 +36,10 @@ pub use block_import::BlockProcessed;
 pub use chain::{
     BeaconChain, ChainConfig, ChainError, HeadSnapshot, PayloadStatus, UnimportedBlock,
 };
-pub use execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
+pub use execution::{
+    BlockPayloadVerdict, ExecutionError, PayloadStatusSource, PayloadVerdict, PayloadVerdictSender,
+    PendingPayloadVerdict, notify_new_payload, update_execution_head,
+};
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
 pub use gossip::Verdict;
 pub use light_client_server::{

@@ -10,7 +10,8 @@
 use std::sync::Arc;
 
 use beacon_chain::{
-    BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, Verdict, events::ChainEvent,
+    BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ChainError, ManualSlotClock,
+    PayloadStatus, PendingPayloadVerdict, UnimportedBlock, Verdict, events::ChainEvent,
     gossip::BlockGossipError,
 };
 use fork_choice::ThreadPoolBuilder;
@@ -585,6 +586,119 @@ fn a_valid_payload_validates_its_optimistic_ancestors() {
     for ancestor in &optimistic {
         assert_eq!(h.chain.payload_status(ancestor), PayloadStatus::Valid);
     }
+}
+
+/// Waits (at most a minute, then fails) until an import of `pending`'s block has finished its
+/// state transition and waits for the execution client's verdict.
+fn wait_for_the_import_to_wait(pending: &PendingPayloadVerdict) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while pending.waiting() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the import never came to wait for the verdict"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Gossip-validates `block` and hands it to the chain with its `engine_newPayload` verdict in
+/// flight, as the router does; `answer` runs once the import has transitioned the block and
+/// waits for the verdict, and gives it (or drops the sender). Returns the import's result.
+fn import_with_verdict_in_flight(
+    h: &Harness,
+    block: &SignedBeaconBlock<E>,
+    answer: impl FnOnce(beacon_chain::PayloadVerdictSender),
+) -> Result<BlockProcessed, ChainError> {
+    let now = time_ms(&h.spec, block.slot());
+    h.clock.set_ms(now);
+    let verified = h
+        .chain
+        .verify_block_for_gossip(Arc::new(block.clone()), now)
+        .unwrap();
+    let root = verified.block_root;
+    let sender = h.chain.expect_payload_verdict(root, block.slot());
+    let verdict = h.chain.payload_verdict(&root);
+    let BlockPayloadVerdict::Pending(pending) = &verdict else {
+        panic!("the verdict is not in flight: {verdict:?}");
+    };
+    let pending = pending.clone();
+    std::thread::scope(|scope| {
+        let import = scope.spawn(|| h.chain.process_gossip_block(verified, &verdict, &verdict));
+        wait_for_the_import_to_wait(&pending);
+        // Transitioned, not yet in fork choice: the verdict decides.
+        assert!(!h.chain.is_block_known(&root));
+        assert_ne!(h.chain.head().block_root, root);
+        answer(sender);
+        import.join().unwrap()
+    })
+}
+
+/// The router sends `engine_newPayload` and starts the import at once: the block's state
+/// transition runs while the execution client checks the payload, and the import waits for
+/// the verdict before fork choice. VALID imports it validated; INVALID keeps it out (and its
+/// descendants, as a failed block); a verdict never given (its task cancelled) imports it
+/// optimistically rather than leaving the import waiting.
+#[test]
+fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
+    let h = harness();
+    let first = next_block(&h, &h.anchor, ANCHOR_SLOT + 1);
+    let outcome =
+        import_with_verdict_in_flight(&h, &first.block, |sender| sender.send(PayloadStatus::Valid))
+            .unwrap();
+    let BlockProcessed::Imported(first_root) = outcome else {
+        panic!("not imported: {outcome:?}");
+    };
+    assert_eq!(h.chain.head().block_root, first_root);
+    assert!(!h.chain.head().execution_optimistic);
+    assert_eq!(h.chain.payload_status(&first_root), PayloadStatus::Valid);
+    // The verdict is forgotten once its block is imported.
+    assert!(matches!(
+        h.chain.payload_verdict(&first_root),
+        BlockPayloadVerdict::Known(PayloadStatus::Valid)
+    ));
+
+    let invalid = next_block(&h, &first, ANCHOR_SLOT + 2);
+    let invalid_root = invalid.block.canonical_root();
+    let err = import_with_verdict_in_flight(&h, &invalid.block, |sender| {
+        sender.send(PayloadStatus::Invalidated)
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, ChainError::InvalidPayload(root) if root == invalid_root),
+        "{err}"
+    );
+    assert_eq!(h.chain.head().block_root, first_root);
+    assert_eq!(
+        h.chain.unimported_block(&invalid_root),
+        Some(UnimportedBlock::Failed {
+            slot: ANCHOR_SLOT + 2
+        })
+    );
+    let child = next_block(&h, &invalid, ANCHOR_SLOT + 3);
+    let now = time_ms(&h.spec, ANCHOR_SLOT + 3);
+    h.clock.set_ms(now);
+    let refused = h
+        .chain
+        .verify_block_for_gossip(Arc::new(child.block.clone()), now)
+        .unwrap_err();
+    // The parent's payload was processed (found invalid): the spec's IGNORE.
+    assert!(
+        matches!(refused, BlockGossipError::ParentInvalidProcessed { parent } if parent == invalid_root),
+        "{refused}"
+    );
+    assert_eq!(refused.verdict(), Verdict::Ignore);
+
+    let sibling = next_block(&h, &first, ANCHOR_SLOT + 3);
+    let outcome = import_with_verdict_in_flight(&h, &sibling.block, drop).unwrap();
+    let BlockProcessed::Imported(sibling_root) = outcome else {
+        panic!("not imported: {outcome:?}");
+    };
+    assert_eq!(h.chain.head().block_root, sibling_root);
+    assert!(h.chain.head().execution_optimistic);
+    assert_eq!(
+        h.chain.payload_status(&sibling_root),
+        PayloadStatus::NotValidated
+    );
 }
 
 /// A sync committee message is checked against the committee of its slot's period: the head
