@@ -13,7 +13,7 @@ use std::sync::Arc;
 use beacon_chain::gossip::BlockGossipError;
 use beacon_chain::gossip::GossipVerifiedBlock;
 use beacon_chain::timeline::SeenVia;
-use beacon_chain::{BlockProcessed, PayloadStatus, PayloadVerdict, UnimportedBlock, Verdict};
+use beacon_chain::{BlockProcessed, PayloadStatus, UnimportedBlock, Verdict};
 use beacon_processor::{BatchItem, DropReason, SubmitError, Task, WorkKind};
 use libp2p::gossipsub::MessageId;
 use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
@@ -395,8 +395,10 @@ pub(crate) async fn new_payload_status<E: EthSpec>(
     }
 }
 
-/// Gossip validation of a block; an accepted one goes to `engine_newPayload` on the runtime,
-/// then back to the processor for import with the engine's verdict.
+/// Gossip validation of a block; an accepted one goes to `engine_newPayload` on the runtime and,
+/// at the same time, to the processor for import: the state transition runs while the
+/// execution client checks the payload, and the import waits for its verdict before fork
+/// choice (`BeaconChain::expect_payload_verdict`).
 fn process_gossip_block<E: EthSpec>(
     router: &Arc<Router<E>>,
     processor: &Processor<E>,
@@ -410,26 +412,35 @@ fn process_gossip_block<E: EthSpec>(
     match chain.verify_block_for_gossip(block.clone(), now) {
         Ok(verified) => {
             report(router, "beacon_block", message_id, source, Verdict::Accept);
-            let router = router.clone();
-            let processor = processor.clone();
-            router.clone().runtime.spawn(async move {
-                let status = new_payload_status(&router, &verified.block).await;
-                let root = verified.block_root;
-                let on_drop = router.clone();
-                let for_task = processor.clone();
-                let task = Task::new(WorkKind::GossipBlock, move |_| {
-                    import_gossip_block(&router, &for_task, verified, status)
-                })
-                .on_drop(move |reason| {
-                    tracing::warn!(block_root = %root, ?reason, "gossip block import dropped");
-                    on_drop
-                        .metrics
-                        .gossip_dropped
-                        .with_label_values(&["beacon_block_import"])
-                        .inc();
-                });
-                submit(&processor, task);
+            let root = verified.block_root;
+            let slot = verified.block.slot();
+            let sender = chain.expect_payload_verdict(root, slot);
+            let for_engine = router.clone();
+            let block = verified.block.clone();
+            router.runtime.spawn(async move {
+                let status = new_payload_status(&for_engine, &block).await;
+                let chain = &for_engine.chain;
+                chain.record_block_executed(root, slot);
+                if status == PayloadStatus::Invalidated {
+                    tracing::warn!(block_root = %root, slot, "the execution client found the payload invalid");
+                }
+                sender.send(status);
             });
+            let on_drop = router.clone();
+            let for_task = router.clone();
+            let for_processor = processor.clone();
+            let task = Task::new(WorkKind::GossipBlock, move |_| {
+                import_gossip_block(&for_task, &for_processor, verified)
+            })
+            .on_drop(move |reason| {
+                tracing::warn!(block_root = %root, ?reason, "gossip block import dropped");
+                on_drop
+                    .metrics
+                    .gossip_dropped
+                    .with_label_values(&["beacon_block_import"])
+                    .inc();
+            });
+            submit(processor, task);
         }
         Err(e) => {
             let verdict = e.verdict();
@@ -445,33 +456,33 @@ fn process_gossip_block<E: EthSpec>(
     }
 }
 
-/// Imports a gossip-verified block with the engine's verdict: into the availability checker,
-/// imported when its custody columns are there (or it has none).
+/// Imports a gossip-verified block: into the availability checker, imported when its custody
+/// columns are there (or it has none), with the engine's verdict on its payload (waited for
+/// after the state transition when still in flight).
 fn import_gossip_block<E: EthSpec>(
     router: &Arc<Router<E>>,
     processor: &Processor<E>,
     verified: GossipVerifiedBlock<E>,
-    status: PayloadStatus,
 ) {
     let chain = &router.chain;
     let root = verified.block_root;
     let slot = verified.block.slot();
     let block = verified.block.clone();
-    if status == PayloadStatus::Invalidated {
+    // Columns that complete the block later read the same verdict (`payload_verdict`).
+    let verdict = chain.payload_verdict(&root);
+    if verdict.get() == Some(PayloadStatus::Invalidated) {
         // Never made available: its columns cannot import it later either.
-        tracing::warn!(block_root = %root, slot, "the execution client found the payload invalid");
+        chain.set_payload_status(root, PayloadStatus::Invalidated);
         chain.record_unimported_block(root, UnimportedBlock::Failed { slot });
         return;
     }
-    // Columns that complete the block later read this verdict (`payload_status`).
-    chain.set_payload_status(root, status);
-    match chain.process_gossip_block(verified, &PayloadVerdict(status), status) {
+    match chain.process_gossip_block(verified, &verdict, &verdict) {
         Ok(BlockProcessed::Imported(root)) => {
             tracing::info!(block_root = %root, slot, "gossip block imported");
         }
         Ok(BlockProcessed::Pending(missing)) => {
             tracing::debug!(block_root = %root, slot, missing = missing.missing_columns.len(), "gossip block waits for its columns");
-            fetch_blobs_from_engine(router, processor, root, block, status);
+            fetch_blobs_from_engine(router, processor, root, block);
         }
         Err(e) => tracing::warn!(block_root = %root, slot, error = %e, "gossip block not imported"),
     }
@@ -488,7 +499,6 @@ fn fetch_blobs_from_engine<E: EthSpec>(
     processor: &Processor<E>,
     root: Root,
     block: Arc<SignedBeaconBlock<E>>,
-    status: PayloadStatus,
 ) {
     let SignedBeaconBlock::Fulu(inner) = &*block else {
         return;
@@ -533,7 +543,8 @@ fn fetch_blobs_from_engine<E: EthSpec>(
         let on_run = router.clone();
         let task = Task::new(WorkKind::GossipBlock, move |_| {
             let chain = &on_run.chain;
-            match chain.process_execution_blobs(&root, &blobs, &PayloadVerdict(status), status) {
+            let verdict = chain.payload_verdict(&root);
+            match chain.process_execution_blobs(&root, &blobs, &verdict, &verdict) {
                 Ok(made) => {
                     for column in made.published {
                         let types::DataColumnSidecar::Fulu(c) = &*column;
@@ -570,8 +581,8 @@ pub(crate) fn schedule_reconstruction<E: EthSpec>(
     let router = router.clone();
     let task = Task::new(WorkKind::ColumnReconstruction, move |_| {
         let chain = &router.chain;
-        let status = chain.payload_status(&root);
-        match chain.reconstruct_data_columns(&root, &PayloadVerdict(status), status) {
+        let verdict = chain.payload_verdict(&root);
+        match chain.reconstruct_data_columns(&root, &verdict, &verdict) {
             Ok(reconstructed) => {
                 for column in reconstructed.published {
                     let types::DataColumnSidecar::Fulu(inner) = &*column;

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use beacon_chain::PayloadVerdict;
 use beacon_chain::gossip::{AttestationGossipError, GossipVerifiedDataColumn};
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
@@ -229,10 +228,10 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             }
         }
         for (root, columns) in by_block {
-            // The block's own newPayload verdict, recorded before it went to the availability
-            // checker; a block not there yet is imported by its own arrival.
-            let status = chain.payload_status(&root);
-            match chain.process_gossip_data_columns(columns, &PayloadVerdict(status), status) {
+            // The block's own newPayload verdict (in flight or known); a block not there yet
+            // is imported by its own arrival.
+            let verdict = chain.payload_verdict(&root);
+            match chain.process_gossip_data_columns(columns, &verdict, &verdict) {
                 Ok(outcomes) => {
                     for outcome in outcomes {
                         if let beacon_chain::BlockProcessed::Imported(imported) = outcome {

@@ -17,8 +17,10 @@ use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
 use types::fulu::DataColumnsByRootIdentifier;
 use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock};
 
-use crate::gossip::{new_payload_status, submit};
-use crate::sync::{SyncError, blob_count, is_imported, process_chain_segment};
+use crate::gossip::submit;
+use crate::sync::{
+    SyncError, ask_engine_beside_import, blob_count, is_imported, process_chain_segment,
+};
 use crate::{Internal, Processor, Router};
 
 /// How many ancestors a lookup fetches by root before it leaves the gap to range sync.
@@ -307,26 +309,21 @@ impl<E: EthSpec> BlockLookups<E> {
         lookup.state = LookupState::Processing { peer };
         let blocks: Vec<_> = lookup.pending.iter().rev().cloned().collect();
         let router = self.router.clone();
-        let processor = processor.clone();
-        self.router.runtime.spawn(async move {
-            let mut verdicts = Vec::with_capacity(blocks.len());
-            for block in &blocks {
-                verdicts.push(new_payload_status(&router, block).await);
-            }
-            let on_run = router.clone();
-            let on_drop = router.clone();
-            let task = Task::new(WorkKind::RpcBlock, move |_| {
-                let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
-                on_run.send_internal(Internal::LookupProcessed(LookupOutcome { id, result }));
-            })
-            .on_drop(move |_| {
-                on_drop.send_internal(Internal::LookupProcessed(LookupOutcome {
-                    id,
-                    result: Err(SyncError::Dropped),
-                }));
-            });
-            submit(&processor, task);
+        let blocks = Arc::new(blocks);
+        let verdicts = ask_engine_beside_import(&router, &blocks);
+        let on_run = router.clone();
+        let on_drop = router;
+        let task = Task::new(WorkKind::RpcBlock, move |_| {
+            let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
+            on_run.send_internal(Internal::LookupProcessed(LookupOutcome { id, result }));
+        })
+        .on_drop(move |_| {
+            on_drop.send_internal(Internal::LookupProcessed(LookupOutcome {
+                id,
+                result: Err(SyncError::Dropped),
+            }));
         });
+        submit(processor, task);
     }
 
     /// A lookup's blocks were imported, or failed (the peer penalised when at fault).

@@ -14,7 +14,9 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use beacon_chain::timeline::SeenVia;
-use beacon_chain::{BeaconChain, ChainError, PayloadStatus, PayloadVerdict};
+use beacon_chain::{
+    BeaconChain, BlockPayloadVerdict, ChainError, PayloadStatus, PendingPayloadVerdict,
+};
 use beacon_processor::{Task, WorkKind};
 use networking::rpc::{
     BlocksByRangeRequest, DataColumnsByRangeRequest, Request, Response, ResponseItem, StatusMessage,
@@ -729,35 +731,24 @@ impl<E: EthSpec> RangeSync<E> {
         batch.state = BatchState::Processing { peer };
         let batch_id = batch.id;
         let router = self.router.clone();
-        let processor = processor.clone();
-        self.router.runtime.spawn(async move {
-            // The engine sees the payloads in chain order, before the chain imports them.
-            let mut verdicts = Vec::with_capacity(blocks.len());
-            for block in &blocks {
-                let status = if is_imported(&router.chain, &block.canonical_root()) {
-                    PayloadStatus::Valid
-                } else {
-                    new_payload_status(&router, block).await
-                };
-                verdicts.push(status);
-            }
-            let on_run = router.clone();
-            let on_drop = router.clone();
-            let task = Task::new(WorkKind::ChainSegment, move |_| {
-                let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
-                on_run.send_internal(Internal::SegmentProcessed(SegmentOutcome {
-                    batch_id,
-                    result,
-                }));
-            })
-            .on_drop(move |_| {
-                on_drop.send_internal(Internal::SegmentProcessed(SegmentOutcome {
-                    batch_id,
-                    result: Err(SyncError::Dropped),
-                }));
-            });
-            submit(&processor, task);
+        let blocks = Arc::new(blocks);
+        let verdicts = ask_engine_beside_import(&router, &blocks);
+        let on_run = router.clone();
+        let on_drop = router;
+        let task = Task::new(WorkKind::ChainSegment, move |_| {
+            let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
+            on_run.send_internal(Internal::SegmentProcessed(SegmentOutcome {
+                batch_id,
+                result,
+            }));
+        })
+        .on_drop(move |_| {
+            on_drop.send_internal(Internal::SegmentProcessed(SegmentOutcome {
+                batch_id,
+                result: Err(SyncError::Dropped),
+            }));
         });
+        submit(processor, task);
     }
 
     /// A segment was imported or failed.
@@ -873,11 +864,45 @@ pub(crate) fn check_columns<E: EthSpec>(
 /// columns (inclusion proofs checked here, KZG proofs by the import), through the chain's
 /// import with the engine's verdict. Blocks imported already (by gossip meanwhile) are skipped.
 /// Returns how many blocks were imported.
+/// Sends `engine_newPayload` for each of `blocks` not imported yet, in chain order, on the
+/// runtime, and returns their verdicts in flight: the segment's import starts at once and
+/// each block waits for its verdict after its state transition, so that the execution client
+/// and the state transitions work at the same time.
+pub(crate) fn ask_engine_beside_import<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    blocks: &Arc<Vec<Arc<SignedBeaconBlock<E>>>>,
+) -> Vec<BlockPayloadVerdict> {
+    let mut verdicts = Vec::with_capacity(blocks.len());
+    let mut senders = Vec::with_capacity(blocks.len());
+    for (index, block) in blocks.iter().enumerate() {
+        if is_imported(&router.chain, &block.canonical_root()) {
+            verdicts.push(BlockPayloadVerdict::Known(PayloadStatus::Valid));
+        } else {
+            let (sender, pending) = PendingPayloadVerdict::channel();
+            senders.push((index, sender));
+            verdicts.push(BlockPayloadVerdict::Pending(pending));
+        }
+    }
+    let router = router.clone();
+    let blocks = blocks.clone();
+    router.clone().runtime.spawn(async move {
+        for (index, sender) in senders {
+            let block = &blocks[index];
+            let status = new_payload_status(&router, block).await;
+            router
+                .chain
+                .record_block_executed(block.canonical_root(), block.slot());
+            sender.send(status);
+        }
+    });
+    verdicts
+}
+
 pub(crate) fn process_chain_segment<E: EthSpec>(
     router: &Router<E>,
     blocks: &[Arc<SignedBeaconBlock<E>>],
     columns: Columns<E>,
-    verdicts: &[PayloadStatus],
+    verdicts: &[BlockPayloadVerdict],
 ) -> Result<usize, SyncError> {
     let chain = &router.chain;
     let mut by_block: HashMap<Root, Columns<E>> = HashMap::new();
@@ -889,7 +914,7 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
     }
     let mut imported = 0;
     let mut previous: Option<Root> = None;
-    for (block, &status) in blocks.iter().zip(verdicts) {
+    for (block, status) in blocks.iter().zip(verdicts) {
         let root = block.canonical_root();
         let slot = block.slot();
         if let Some(expected) = previous
@@ -932,13 +957,14 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
         } else {
             Vec::new()
         };
-        match chain.import_block(
-            block.clone(),
-            &block_columns,
-            &PayloadVerdict(status),
-            status,
-        ) {
+        match chain.import_block(block.clone(), &block_columns, status, status) {
             Ok(_) => imported += 1,
+            Err(e @ ChainError::InvalidPayload(_)) => {
+                return Err(SyncError::InvalidBlock {
+                    slot,
+                    reason: e.to_string(),
+                });
+            }
             Err(ChainError::ForkChoice(e)) => {
                 use fork_choice::Error as F;
                 return match e {

@@ -175,6 +175,38 @@ async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_
         1.0
     );
     assert_eq!(b.counter("beacon_gossip_messages_total", &reject), 1.0);
+
+    // A block whose payload b's execution client finds INVALID: the import's transition runs
+    // while newPayload is asked, and the verdict keeps the block out of fork choice.
+    let (bad, _) = next_block(&spec, &next, slot + 1, 0);
+    let bad_root = bad.block.canonical_root();
+    let SignedBeaconBlock::Fulu(inner) = &bad.block else {
+        panic!("a Fulu block");
+    };
+    b.el.set_payload_status(
+        inner.message.body.execution_payload.block_hash,
+        mock_execution_layer::MockPayloadStatus::Invalid {
+            latest_valid_hash: None,
+        },
+    );
+    a.clock.set_ms(time_ms(&spec, slot + 1));
+    b.clock.set_ms(time_ms(&spec, slot + 1));
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(bad.block.clone())));
+    b.wait_until(
+        "the block with an invalid payload recorded as failed",
+        || {
+            let failed = b.chain.unimported_block(&bad_root)
+                == Some(beacon_chain::UnimportedBlock::Failed { slot: slot + 1 });
+            async move { failed }
+        },
+    )
+    .await;
+    assert_eq!(b.chain.head().block_root, next.block.canonical_root());
+    assert_eq!(
+        b.chain.payload_status(&bad_root),
+        beacon_chain::PayloadStatus::Invalidated
+    );
     a.stop().await;
     b.stop().await;
 }

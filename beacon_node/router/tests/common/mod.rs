@@ -468,11 +468,24 @@ impl Node {
         }
         self.network.shutdown();
         let store = Arc::downgrade(self.chain.store());
+        let spec = self.spec.clone();
         let dir = std::mem::replace(&mut self._dir, tempfile::tempdir().unwrap());
         drop(self);
+        // The count falls to zero before the last handle's destructor has closed the database
+        // (on whichever thread dropped it last): wait until the database opens again.
+        let path = dir.path().join("db");
         let closed = async {
             while store.strong_count() > 0 {
                 tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            loop {
+                match Store::<E>::open(&path, (*spec).clone(), StoreConfig::default()) {
+                    Ok(reopened) => break drop(reopened),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "the stopped node's database is still closing");
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
             }
         };
         tokio::time::timeout(TIMEOUT, closed)
