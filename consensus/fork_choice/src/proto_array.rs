@@ -213,6 +213,11 @@ impl ProtoArray {
         let mut best_child: Vec<Option<usize>> = vec![None; n];
         for index in (0..n).rev() {
             let node = &self.nodes[index];
+            // An invalidated block (its descendants are too) has left the block tree: its
+            // parent is judged as the leaf it is now.
+            if invalid.contains(&node.root) {
+                continue;
+            }
             if !has_children[index] {
                 let block_epoch = epoch_of(node.slot, slots_per_epoch);
                 let voting_source = if current_epoch > block_epoch {
@@ -225,8 +230,7 @@ impl ProtoArray {
                     || voting_source.epoch + 2 >= current_epoch;
                 let correct_finalized =
                     !check_finalized || Some(ancestor_at_finalized[index]) == finalized_index;
-                viable[index] =
-                    correct_justified && correct_finalized && !invalid.contains(&node.root);
+                viable[index] = correct_justified && correct_finalized;
             }
             if let Some(parent) = node.parent {
                 has_children[parent] = true;
@@ -430,5 +434,29 @@ mod tests {
         let finalized = cp(0, root(0));
         let head = array.find_head(&justified, &finalized, 5, 8).expect("held");
         assert_eq!(head, 2);
+    }
+
+    /// 0 ← 1 ← 2 with 2 invalidated: 1 is a leaf again and the head, not 0 (an invalidated
+    /// child once made its parent an inner node with no viable child).
+    #[test]
+    fn the_parent_of_an_invalidated_head_is_the_head() {
+        let mut array = ProtoArray::default();
+        array.insert(node(0, None, 0)).expect("fresh");
+        array.insert(node(1, Some(0), 1)).expect("fresh");
+        array.insert(node(2, Some(1), 2)).expect("fresh");
+        array.apply_deltas(&mut [0, 0, 10]).expect("valid");
+        let justified = cp(0, root(0));
+        let mut invalid = FxHashSet::default();
+        invalid.insert(root(2));
+        let head = array
+            .find_head_excluding(&justified, &justified, 0, 8, &invalid)
+            .expect("held");
+        assert_eq!(head, 1);
+        // With a sibling of the invalidated block, the sibling.
+        array.insert(node(3, Some(1), 2)).expect("fresh");
+        let head = array
+            .find_head_excluding(&justified, &justified, 0, 8, &invalid)
+            .expect("held");
+        assert_eq!(head, 3);
     }
 }
