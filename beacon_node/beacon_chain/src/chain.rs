@@ -55,6 +55,10 @@ pub struct ChainConfig {
     pub pending_blocks: usize,
     /// Turns off the light-client server (on by default).
     pub disable_light_client_server: bool,
+    /// How long an import waits, after its state transition, for an `engine_newPayload`
+    /// verdict still in flight before it goes on optimistically (the verdict is applied when
+    /// it comes). Bounds how long a slow or hung execution client holds a processor worker.
+    pub payload_verdict_wait: std::time::Duration,
 }
 
 impl ChainConfig {
@@ -76,9 +80,15 @@ impl Default for ChainConfig {
             custody_columns: None,
             pending_blocks: 64,
             disable_light_client_server: false,
+            payload_verdict_wait: DEFAULT_PAYLOAD_VERDICT_WAIT,
         }
     }
 }
+
+/// [`ChainConfig::payload_verdict_wait`] by default: far above a healthy execution client's
+/// time for a mainnet payload (tens to hundreds of milliseconds), early enough in the slot for
+/// the verdict to land before attestations are due.
+pub const DEFAULT_PAYLOAD_VERDICT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Why the chain could not do what it was asked (not a gossip verdict: those are per topic).
 #[derive(Debug, thiserror::Error)]
@@ -248,6 +258,8 @@ pub struct BeaconChain<E: EthSpec> {
     /// `engine_newPayload` calls in flight, by block root, with the block's slot for pruning:
     /// imports of the block wait for the answer after their state transition.
     pending_verdicts: Mutex<HashMap<Root, (Slot, Arc<PendingPayloadVerdict>)>>,
+    /// [`ChainConfig::payload_verdict_wait`].
+    payload_verdict_wait: std::time::Duration,
     events: EventBus,
     pool: Arc<ThreadPool>,
     /// The sync committee's member keys and their validator indices (one committee a period).
@@ -400,6 +412,7 @@ impl<E: EthSpec> BeaconChain<E> {
             unimported: Mutex::new(HashMap::new()),
             payload_statuses: Mutex::new(HashMap::new()),
             pending_verdicts: Mutex::new(HashMap::new()),
+            payload_verdict_wait: config.payload_verdict_wait,
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
@@ -514,6 +527,7 @@ impl<E: EthSpec> BeaconChain<E> {
             unimported: Mutex::new(HashMap::new()),
             payload_statuses: Mutex::new(payload_statuses),
             pending_verdicts: Mutex::new(HashMap::new()),
+            payload_verdict_wait: config.payload_verdict_wait,
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
@@ -667,6 +681,46 @@ impl<E: EthSpec> BeaconChain<E> {
             return BlockPayloadVerdict::Pending(pending.clone());
         }
         BlockPayloadVerdict::Known(self.payload_status(root))
+    }
+
+    /// The execution client's answer on block `root`'s payload (child of `parent_root`), given
+    /// to the chain after the import it was asked for may have gone on without it: an import
+    /// that waited longer than [`ChainConfig::payload_verdict_wait`] took the block
+    /// optimistically. VALID then validates it and its ancestors; INVALID invalidates it, and
+    /// its ancestors back to `latest_valid_hash`. For a block the import refused as invalid,
+    /// a `latest_valid_hash` invalidates its optimistic ancestors back to it.
+    ///
+    /// [spec]: sync/optimistic.md#how-to-optimistically-import-blocks
+    pub fn on_payload_verdict(
+        &self,
+        root: Root,
+        parent_root: Root,
+        status: PayloadStatus,
+        latest_valid_hash: Option<Root>,
+    ) -> Result<(), ChainError> {
+        let imported = self.fork_choice.lock().contains_block(&root);
+        match status {
+            PayloadStatus::Valid if imported => {
+                if self.payload_status(&root) == PayloadStatus::NotValidated {
+                    self.on_valid_execution_block(root);
+                }
+            }
+            PayloadStatus::Invalidated if imported => {
+                if self.payload_status(&root) != PayloadStatus::Invalidated {
+                    self.invalidate_payloads(&root, latest_valid_hash)?;
+                }
+            }
+            PayloadStatus::Invalidated => {
+                if latest_valid_hash.is_some()
+                    && self.payload_status(&parent_root) == PayloadStatus::NotValidated
+                    && self.fork_choice.lock().contains_block(&parent_root)
+                {
+                    self.invalidate_payloads(&parent_root, latest_valid_hash)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Records the execution status of block `root`'s payload.
@@ -901,7 +955,7 @@ impl<E: EthSpec> BeaconChain<E> {
         // still in flight; one known invalid is what failed it.)
         let payload_status = match processed {
             Err(_) if payload_status.is_pending() => PayloadStatus::NotValidated,
-            _ => payload_status.payload_status(),
+            _ => payload_status.payload_status(self.payload_verdict_wait),
         };
         if payload_status == PayloadStatus::Invalidated {
             self.pending_verdicts.lock().remove(&block_root);

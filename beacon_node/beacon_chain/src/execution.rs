@@ -15,6 +15,7 @@ use std::sync::{
     Arc,
     atomic::{AtomicUsize, Ordering},
 };
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -144,8 +145,10 @@ impl<E: EthSpec> ExecutionEngine<E> for PayloadVerdict {
 /// before fork choice, so that a verdict still in flight ([`PendingPayloadVerdict`]) is waited
 /// for only as long as the execution client is slower than the transition.
 pub trait PayloadStatusSource {
-    /// The verdict, waiting for it when the execution client has not answered yet.
-    fn payload_status(&self) -> PayloadStatus;
+    /// The verdict, waiting at most `wait` for it when the execution client has not answered
+    /// yet; past that the payload counts as not validated (the block imports optimistically,
+    /// and the answer is applied when it comes: [`BeaconChain::on_payload_verdict`]).
+    fn payload_status(&self, wait: Duration) -> PayloadStatus;
 
     /// Whether the verdict is still in flight (the state transition then only knows whether
     /// it has come back invalid already).
@@ -155,14 +158,14 @@ pub trait PayloadStatusSource {
 }
 
 impl PayloadStatusSource for PayloadStatus {
-    fn payload_status(&self) -> PayloadStatus {
+    fn payload_status(&self, _: Duration) -> PayloadStatus {
         *self
     }
 }
 
 impl<T: PayloadStatusSource + ?Sized> PayloadStatusSource for &T {
-    fn payload_status(&self) -> PayloadStatus {
-        (**self).payload_status()
+    fn payload_status(&self, wait: Duration) -> PayloadStatus {
+        (**self).payload_status(wait)
     }
 
     fn is_pending(&self) -> bool {
@@ -193,18 +196,18 @@ impl PendingPayloadVerdict {
         *self.status.lock()
     }
 
-    /// The answer, waiting for it.
-    pub fn wait(&self) -> PayloadStatus {
+    /// The answer, waiting at most `limit` for it.
+    pub fn wait(&self, limit: Duration) -> Option<PayloadStatus> {
+        let deadline = Instant::now() + limit;
         let mut status = self.status.lock();
         self.waiting.fetch_add(1, Ordering::SeqCst);
-        let answer = loop {
-            if let Some(answer) = *status {
-                break answer;
+        while status.is_none() {
+            if self.answered.wait_until(&mut status, deadline).timed_out() {
+                break;
             }
-            self.answered.wait(&mut status);
-        };
+        }
         self.waiting.fetch_sub(1, Ordering::SeqCst);
-        answer
+        *status
     }
 
     /// How many imports wait for the answer now (their state transitions are done).
@@ -260,10 +263,10 @@ impl BlockPayloadVerdict {
 }
 
 impl PayloadStatusSource for BlockPayloadVerdict {
-    fn payload_status(&self) -> PayloadStatus {
+    fn payload_status(&self, wait: Duration) -> PayloadStatus {
         match self {
             Self::Known(status) => *status,
-            Self::Pending(pending) => pending.wait(),
+            Self::Pending(pending) => pending.wait(wait).unwrap_or(PayloadStatus::NotValidated),
         }
     }
 

@@ -34,7 +34,8 @@ pub mod tracked_mutex;
 
 pub use block_import::BlockProcessed;
 pub use chain::{
-    BeaconChain, ChainConfig, ChainError, HeadSnapshot, PayloadStatus, UnimportedBlock,
+    BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
+    PayloadStatus, UnimportedBlock,
 };
 pub use execution::{
     BlockPayloadVerdict, ExecutionError, PayloadStatusSource, PayloadVerdict, PayloadVerdictSender,

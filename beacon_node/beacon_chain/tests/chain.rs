@@ -640,7 +640,14 @@ fn import_with_verdict_in_flight(
 /// optimistically rather than leaving the import waiting.
 #[test]
 fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
-    let h = harness();
+    // Waits as long as the test needs: this test is not about the bound.
+    let h = harness_with(
+        ANCHOR_SLOT,
+        ChainConfig {
+            payload_verdict_wait: std::time::Duration::from_secs(600),
+            ..ChainConfig::default()
+        },
+    );
     let first = next_block(&h, &h.anchor, ANCHOR_SLOT + 1);
     let outcome =
         import_with_verdict_in_flight(&h, &first.block, |sender| sender.send(PayloadStatus::Valid))
@@ -699,6 +706,69 @@ fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
         h.chain.payload_status(&sibling_root),
         PayloadStatus::NotValidated
     );
+}
+
+/// An execution client slower than `payload_verdict_wait`: the import goes on optimistically
+/// once the wait is over, and the verdict is applied when it comes (`on_payload_verdict`):
+/// VALID validates the head, INVALID invalidates the block and the head goes back to its
+/// parent.
+#[test]
+fn a_verdict_slower_than_the_wait_is_applied_after_an_optimistic_import() {
+    let h = harness_with(
+        ANCHOR_SLOT,
+        ChainConfig {
+            payload_verdict_wait: std::time::Duration::ZERO,
+            ..ChainConfig::default()
+        },
+    );
+    let import = |block: &SignedBeaconBlock<E>| {
+        let now = time_ms(&h.spec, block.slot());
+        h.clock.set_ms(now);
+        let verified = h
+            .chain
+            .verify_block_for_gossip(Arc::new(block.clone()), now)
+            .unwrap();
+        let root = verified.block_root;
+        let sender = h.chain.expect_payload_verdict(root, block.slot());
+        let verdict = h.chain.payload_verdict(&root);
+        let outcome = h
+            .chain
+            .process_gossip_block(verified, &verdict, &verdict)
+            .unwrap();
+        assert_eq!(outcome, BlockProcessed::Imported(root));
+        (root, sender)
+    };
+    let first = next_block(&h, &h.anchor, ANCHOR_SLOT + 1);
+    let (first_root, sender) = import(&first.block);
+    assert!(h.chain.head().execution_optimistic);
+    assert_eq!(
+        h.chain.payload_status(&first_root),
+        PayloadStatus::NotValidated
+    );
+    sender.send(PayloadStatus::Valid);
+    h.chain
+        .on_payload_verdict(
+            first_root,
+            first.block.parent_root(),
+            PayloadStatus::Valid,
+            None,
+        )
+        .unwrap();
+    assert_eq!(h.chain.payload_status(&first_root), PayloadStatus::Valid);
+    assert!(!h.chain.head().execution_optimistic);
+
+    let second = next_block(&h, &first, ANCHOR_SLOT + 2);
+    let (second_root, sender) = import(&second.block);
+    assert_eq!(h.chain.head().block_root, second_root);
+    sender.send(PayloadStatus::Invalidated);
+    h.chain
+        .on_payload_verdict(second_root, first_root, PayloadStatus::Invalidated, None)
+        .unwrap();
+    assert_eq!(
+        h.chain.payload_status(&second_root),
+        PayloadStatus::Invalidated
+    );
+    assert_eq!(h.chain.head().block_root, first_root);
 }
 
 /// A sync committee message is checked against the committee of its slot's period: the head

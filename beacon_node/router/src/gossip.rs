@@ -10,11 +10,13 @@
 
 use std::sync::Arc;
 
+use beacon_chain::execution::payload_status_of;
 use beacon_chain::gossip::BlockGossipError;
 use beacon_chain::gossip::GossipVerifiedBlock;
 use beacon_chain::timeline::SeenVia;
-use beacon_chain::{BlockProcessed, PayloadStatus, UnimportedBlock, Verdict};
+use beacon_chain::{BlockProcessed, PayloadStatus, PayloadVerdictSender, UnimportedBlock, Verdict};
 use beacon_processor::{BatchItem, DropReason, SubmitError, Task, WorkKind};
+use execution_layer::PayloadStatus as EnginePayloadStatus;
 use libp2p::gossipsub::MessageId;
 use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
 use types::{EthSpec, Root, SignedBeaconBlock};
@@ -380,18 +382,44 @@ pub(crate) fn route_gossip<E: EthSpec>(
     }
 }
 
-/// `engine_newPayload` for a block's payload, read as the chain's status; an engine that cannot
-/// be asked leaves the payload not validated (the block is imported optimistically).
-pub(crate) async fn new_payload_status<E: EthSpec>(
+/// `engine_newPayload` for block `root`'s payload while its import runs: the verdict goes to
+/// the import waiting for it (`sender`), then to the chain for an import that went on without
+/// it, optimistically (`on_payload_verdict`, with the latest valid hash of an INVALID). An
+/// engine that cannot be asked leaves the payload not validated (optimistic import).
+pub(crate) async fn ask_engine<E: EthSpec>(
     router: &Router<E>,
+    root: Root,
     block: &SignedBeaconBlock<E>,
-) -> PayloadStatus {
-    match beacon_chain::notify_new_payload(&router.engine, block).await {
-        Ok(status) => status,
+    sender: PayloadVerdictSender,
+) {
+    let (status, latest_valid_hash) = match beacon_chain::execution::notify_new_payload_status(
+        &router.engine,
+        block,
+    )
+    .await
+    {
+        Ok(answer) => {
+            let latest_valid_hash = match &answer {
+                EnginePayloadStatus::Invalid {
+                    latest_valid_hash, ..
+                } => *latest_valid_hash,
+                _ => None,
+            };
+            (payload_status_of(&answer), latest_valid_hash)
+        }
         Err(e) => {
             tracing::warn!(slot = block.slot(), error = %e, "newPayload failed: importing optimistically");
-            PayloadStatus::NotValidated
+            (PayloadStatus::NotValidated, None)
         }
+    };
+    let chain = &router.chain;
+    chain.record_block_executed(root, block.slot());
+    if status == PayloadStatus::Invalidated {
+        tracing::warn!(block_root = %root, slot = block.slot(), "the execution client found the payload invalid");
+    }
+    sender.send(status);
+    if let Err(e) = chain.on_payload_verdict(root, block.parent_root(), status, latest_valid_hash) {
+        tracing::warn!(block_root = %root, error = %e, "the payload verdict not applied");
     }
 }
 
@@ -418,13 +446,7 @@ fn process_gossip_block<E: EthSpec>(
             let for_engine = router.clone();
             let block = verified.block.clone();
             router.runtime.spawn(async move {
-                let status = new_payload_status(&for_engine, &block).await;
-                let chain = &for_engine.chain;
-                chain.record_block_executed(root, slot);
-                if status == PayloadStatus::Invalidated {
-                    tracing::warn!(block_root = %root, slot, "the execution client found the payload invalid");
-                }
-                sender.send(status);
+                ask_engine(&for_engine, root, &block, sender).await;
             });
             let on_drop = router.clone();
             let for_task = router.clone();

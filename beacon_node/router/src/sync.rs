@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use tree_hash_root::block_root_of_column;
 use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock, Slot};
 
-use crate::gossip::{new_payload_status, submit};
+use crate::gossip::{ask_engine, submit};
 use crate::{Internal, Processor, Router, RouterConfig};
 
 /// Where the node stands against its peers.
@@ -875,24 +875,20 @@ pub(crate) fn ask_engine_beside_import<E: EthSpec>(
     let mut verdicts = Vec::with_capacity(blocks.len());
     let mut senders = Vec::with_capacity(blocks.len());
     for (index, block) in blocks.iter().enumerate() {
-        if is_imported(&router.chain, &block.canonical_root()) {
+        let root = block.canonical_root();
+        if is_imported(&router.chain, &root) {
             verdicts.push(BlockPayloadVerdict::Known(PayloadStatus::Valid));
         } else {
             let (sender, pending) = PendingPayloadVerdict::channel();
-            senders.push((index, sender));
+            senders.push((index, root, sender));
             verdicts.push(BlockPayloadVerdict::Pending(pending));
         }
     }
     let router = router.clone();
     let blocks = blocks.clone();
     router.clone().runtime.spawn(async move {
-        for (index, sender) in senders {
-            let block = &blocks[index];
-            let status = new_payload_status(&router, block).await;
-            router
-                .chain
-                .record_block_executed(block.canonical_root(), block.slot());
-            sender.send(status);
+        for (index, root, sender) in senders {
+            ask_engine(&router, root, &blocks[index], sender).await;
         }
     });
     verdicts
