@@ -4,7 +4,9 @@
 //! availability (no blobs), the state transition with the block's signatures as one batch, the
 //! post-state root, fork choice with the block's attestations, the store write and the head.
 //! Beside it, in the same run and over the same blocks, the bare state transition
-//! (signatures batched, root checked) as the baseline.
+//! (signatures batched, root checked) as the baseline. Then the same import with a stand-in
+//! execution client answering `engine_newPayload` after 40 ms: asked before the import, and
+//! asked beside it (the import waits for the verdict after its state transition).
 //!
 //! Then a range-sync segment: 32 blocks (full attestations and sync aggregate, 48 blobs each)
 //! with the 8 custody columns of each, imported into a fresh chain as range sync does
@@ -12,7 +14,10 @@
 //! choice's availability hook, the store write, the head), against the same work done bare
 //! (`state_transition` and `verify_data_column_sidecars` of each block's columns).
 //!
-//! `ARBOR_BENCH_SEGMENT=0` leaves the segment out.
+//! Then a supernode's 128 columns of a 48-blob block in random order to availability, in CPU
+//! time, against the raw KZG batch of the same columns.
+//!
+//! `ARBOR_BENCH_SEGMENT=0` leaves the segment and the availability benchmarks out.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -189,6 +194,95 @@ fn main() {
         })
     });
 
+    let (chain, clock, _dir) = fresh_chain(&f);
+    let mut used = 0;
+    group.bench_function("gossip_block_end_to_end", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for i in next(&mut used, iters) {
+                let block = &f.blocks[i].1;
+                let now = f.spec.compute_time_at_slot(f.genesis_time, block.slot()) * 1000 + 1000;
+                clock.set_ms(now);
+                let start = Instant::now();
+                let verified = chain
+                    .verify_block_for_gossip(Arc::new(block.clone()), now)
+                    .unwrap();
+                let outcome = chain
+                    .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+                    .unwrap();
+                total += start.elapsed();
+                assert!(matches!(outcome, BlockProcessed::Imported(_)));
+            }
+            total
+        })
+    });
+    drop(chain);
+
+    // The execution client's `engine_newPayload` as a thread answering VALID after
+    // `ENGINE_MS`: asked first and the import started on its answer (as the router did), or
+    // asked beside the import, which waits for the answer after the state transition. Each on
+    // a fresh chain over the same blocks.
+    for beside in [false, true] {
+        let (chain, clock, _dir) = fresh_chain(&f);
+        let name = if beside {
+            format!("gossip_block_engine_{ENGINE_MS}ms_beside_import")
+        } else {
+            format!("gossip_block_engine_{ENGINE_MS}ms_then_import")
+        };
+        let mut used = 0;
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for i in next(&mut used, iters) {
+                    let block = &f.blocks[i].1;
+                    let now =
+                        f.spec.compute_time_at_slot(f.genesis_time, block.slot()) * 1000 + 1000;
+                    clock.set_ms(now);
+                    let start = Instant::now();
+                    let verified = chain
+                        .verify_block_for_gossip(Arc::new(block.clone()), now)
+                        .unwrap();
+                    let outcome = if beside {
+                        let sender =
+                            chain.expect_payload_verdict(verified.block_root, block.slot());
+                        let verdict = chain.payload_verdict(&verified.block_root);
+                        let engine = std::thread::spawn(move || {
+                            std::thread::sleep(Duration::from_millis(ENGINE_MS));
+                            sender.send(PayloadStatus::Valid);
+                        });
+                        let outcome = chain
+                            .process_gossip_block(verified, &verdict, &verdict)
+                            .unwrap();
+                        engine.join().unwrap();
+                        outcome
+                    } else {
+                        std::thread::sleep(Duration::from_millis(ENGINE_MS));
+                        chain
+                            .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+                            .unwrap()
+                    };
+                    total += start.elapsed();
+                    assert!(matches!(outcome, BlockProcessed::Imported(_)));
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+
+    if std::env::var("ARBOR_BENCH_SEGMENT").as_deref() != Ok("0") {
+        segment_benches(&mut c, &f);
+    }
+    c.final_summary();
+}
+
+/// How long the stand-in execution client takes to answer `engine_newPayload` (a mainnet
+/// execution client takes tens to hundreds of milliseconds).
+const ENGINE_MS: u64 = 40;
+
+/// A chain from the fixture's anchor on a store of its own (removed with the directory), with
+/// a clock the benchmark sets.
+fn fresh_chain(f: &Fixture) -> (BeaconChain<E>, Arc<ManualSlotClock>, tempfile::TempDir) {
     let dir = tempfile::tempdir_in(target_dir()).unwrap();
     let store = Store::<E>::open(
         &dir.path().join("db"),
@@ -214,34 +308,7 @@ fn main() {
         ChainConfig::default(),
     )
     .unwrap();
-    let mut used = 0;
-    group.bench_function("gossip_block_end_to_end", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for i in next(&mut used, iters) {
-                let block = &f.blocks[i].1;
-                let now = f.spec.compute_time_at_slot(f.genesis_time, block.slot()) * 1000 + 1000;
-                clock.set_ms(now);
-                let start = Instant::now();
-                let verified = chain
-                    .verify_block_for_gossip(Arc::new(block.clone()), now)
-                    .unwrap();
-                let outcome = chain
-                    .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
-                    .unwrap();
-                total += start.elapsed();
-                assert!(matches!(outcome, BlockProcessed::Imported(_)));
-            }
-            total
-        })
-    });
-    group.finish();
-    drop(chain);
-
-    if std::env::var("ARBOR_BENCH_SEGMENT").as_deref() != Ok("0") {
-        segment_benches(&mut c, &f);
-    }
-    c.final_summary();
+    (chain, clock, dir)
 }
 
 /// A segment block: its pre-state, the block and its custody columns.
@@ -269,7 +336,7 @@ fn blob(seed: u8) -> kzg::Blob {
 /// The segment on the fixture's anchor: every block commits to the same 48 blobs (their cells
 /// and proofs computed once), so each block's columns differ only in their header and proofs
 /// of inclusion.
-fn segment(f: &Fixture) -> Vec<SegmentBlock> {
+fn segment(f: &Fixture) -> (Vec<SegmentBlock>, Vec<kzg::CellsAndProofs>) {
     let start = Instant::now();
     let blobs: Vec<kzg::Blob> = (0..SEGMENT_BLOBS as u8).map(blob).collect();
     let cells: Vec<kzg::CellsAndProofs> = blobs
@@ -309,7 +376,7 @@ fn segment(f: &Fixture) -> Vec<SegmentBlock> {
         "segment: {SEGMENT} blocks with {SEGMENT_BLOBS} blobs and {CUSTODY} columns each built in {:.2?}",
         start.elapsed()
     );
-    out
+    (out, cells)
 }
 
 /// The resident set size of this process, in MiB (`VmRSS` of `/proc/self/status`).
@@ -321,7 +388,7 @@ fn rss_mib() -> Option<f64> {
 }
 
 fn segment_benches(c: &mut Criterion, f: &Fixture) {
-    let mut blocks = segment(f);
+    let (mut blocks, cells) = segment(f);
     let after_reopen = blocks.pop().expect("the segment has one block more");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = Arc::new(
@@ -408,6 +475,173 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
     });
     group.finish();
     reopen_measurement(f, &blocks, &after_reopen, &pool);
+    availability_benches(c, f, &blocks, &cells, &pool);
+}
+
+/// Samples of the availability benchmarks.
+const AVAILABILITY_SAMPLES: usize = 10;
+/// Blocks whose 128 columns the availability benchmarks verify (one block a sample, and the
+/// warm-up's).
+const AVAILABILITY_BLOCKS: usize = 14;
+/// Columns a gossip batch holds in the availability benchmark by default (the processor hands
+/// a worker every column queued: a burst of 128 arrives as a handful of batches);
+/// `ARBOR_BENCH_COLUMN_BATCH` to change.
+const COLUMN_BATCH: usize = 16;
+
+/// The process's CPU time (user and system, all threads) from `/proc/self/stat`, in the
+/// kernel's 10 ms ticks.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The fields after the command name (in parentheses, possibly with spaces).
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("a stat line") + 2..]
+        .split_whitespace()
+        .collect();
+    let ticks =
+        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    Duration::from_millis(ticks * 10)
+}
+
+/// A supernode's 128 columns of a 48-blob block, arriving in a random order in gossip batches,
+/// to availability: process CPU time of `verify_data_columns_for_gossip` (the rules, the
+/// header's proposer signature once, one KZG batch per gossip batch) and
+/// `process_gossip_data_columns` (into the availability checker), against the raw batched KZG
+/// verification of the same 128 columns (`verify_data_column_sidecars`), both on the chain's
+/// pool. Each sample takes the next block of the segment; its columns come before it, and the
+/// block then imports (not measured) so that the next block's parent is known.
+fn availability_benches(
+    c: &mut Criterion,
+    f: &Fixture,
+    blocks: &[SegmentBlock],
+    cells: &[kzg::CellsAndProofs],
+    pool: &Arc<fork_choice::ThreadPool>,
+) {
+    let columns_of = |block: &SignedBeaconBlock<E>| -> Vec<Arc<DataColumnSidecar<E>>> {
+        get_data_column_sidecars_from_block(block, cells)
+            .unwrap()
+            .into_iter()
+            .map(Arc::new)
+            .collect()
+    };
+    let mut group = c.benchmark_group("availability");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(AVAILABILITY_SAMPLES)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1));
+
+    let mut used = 0;
+    group.bench_function("raw_kzg_batch_128_columns_48_blobs_cpu", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let columns = columns_of(&blocks[used % AVAILABILITY_BLOCKS].1);
+                used += 1;
+                let refs: Vec<&DataColumnSidecar<E>> = columns.iter().map(|c| &**c).collect();
+                let before = cpu_time();
+                fork_choice::data_availability::verify_data_column_sidecars(&refs, &f.spec, pool)
+                    .unwrap();
+                total += cpu_time().saturating_sub(before);
+            }
+            total
+        })
+    });
+
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let store = Store::<E>::open(
+        &dir.path().join("db"),
+        (*f.spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let clock = Arc::new(ManualSlotClock::new(0));
+    let chain = BeaconChain::from_anchor(
+        Arc::new(store),
+        f.anchor_state.clone(),
+        f.anchor_block.clone(),
+        f.spec.clone(),
+        clock.clone(),
+        pool.clone(),
+        ChainConfig {
+            custody_columns: Some((0..128).collect()),
+            ..ChainConfig::default()
+        },
+    )
+    .unwrap();
+    let column_batch = std::env::var("ARBOR_BENCH_COLUMN_BATCH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(COLUMN_BATCH);
+    eprintln!("availability: gossip batches of {column_batch} columns");
+    let mut next_block = 0;
+    let mut rng = splitmix::SplitMix64::new(0x0c01);
+    group.bench_function("gossip_128_columns_48_blobs_to_availability_cpu", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                assert!(
+                    next_block < AVAILABILITY_BLOCKS,
+                    "the availability benchmark has {AVAILABILITY_BLOCKS} blocks"
+                );
+                let block = blocks[next_block].1.clone();
+                next_block += 1;
+                let now = f.spec.compute_time_at_slot(f.genesis_time, block.slot()) * 1000 + 1000;
+                clock.set_ms(now);
+                let mut columns = columns_of(&block);
+                // Fisher-Yates with the fixed-seed generator: a random arrival order.
+                for i in (1..columns.len()).rev() {
+                    let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                    columns.swap(i, j);
+                }
+                let batches: Vec<Vec<(Arc<DataColumnSidecar<E>>, u64)>> = columns
+                    .chunks(column_batch)
+                    .map(|batch| {
+                        batch
+                            .iter()
+                            .map(|c| {
+                                let DataColumnSidecar::Fulu(inner) = &**c;
+                                let subnet =
+                                    types::subnets::compute_subnet_for_data_column_sidecar(
+                                        &f.spec,
+                                        inner.index,
+                                    )
+                                    .unwrap();
+                                (c.clone(), subnet)
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let before = cpu_time();
+                for batch in batches {
+                    let verified: Vec<_> = chain
+                        .verify_data_columns_for_gossip(batch, now)
+                        .into_iter()
+                        .map(|r| r.unwrap())
+                        .collect();
+                    let outcomes = chain
+                        .process_gossip_data_columns(verified, &AlwaysValid, PayloadStatus::Valid)
+                        .unwrap();
+                    assert!(
+                        outcomes
+                            .iter()
+                            .all(|o| matches!(o, BlockProcessed::Pending(_))),
+                        "the block has not come yet"
+                    );
+                }
+                total += cpu_time().saturating_sub(before);
+                // The block completes its columns: available at once, then imported.
+                let verified = chain.verify_block_for_gossip(block, now).unwrap();
+                let outcome = chain
+                    .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+                    .unwrap();
+                assert!(
+                    matches!(outcome, BlockProcessed::Imported(_)),
+                    "{outcome:?}"
+                );
+            }
+            total
+        })
+    });
+    group.finish();
 }
 
 /// Once, printed: the process's resident memory before and after a chain imports the segment,
