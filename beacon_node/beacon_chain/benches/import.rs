@@ -194,7 +194,7 @@ fn main() {
         })
     });
 
-    let (chain, clock, _dir) = fresh_chain(&f);
+    let (chain, clock, _dir) = fresh_chain(&f, ChainConfig::default());
     let mut used = 0;
     group.bench_function("gossip_block_end_to_end", |b| {
         b.iter_custom(|iters| {
@@ -223,7 +223,7 @@ fn main() {
     // asked beside the import, which waits for the answer after the state transition. Each on
     // a fresh chain over the same blocks.
     for beside in [false, true] {
-        let (chain, clock, _dir) = fresh_chain(&f);
+        let (chain, clock, _dir) = fresh_chain(&f, ChainConfig::default());
         let name = if beside {
             format!("gossip_block_engine_{ENGINE_MS}ms_beside_import")
         } else {
@@ -280,9 +280,23 @@ fn main() {
 /// execution client takes tens to hundreds of milliseconds).
 const ENGINE_MS: u64 = 40;
 
+/// A pool with a thread per core, as the node's.
+fn machine_pool() -> Arc<fork_choice::ThreadPool> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap(),
+    )
+}
+
 /// A chain from the fixture's anchor on a store of its own (removed with the directory), with
 /// a clock the benchmark sets.
-fn fresh_chain(f: &Fixture) -> (BeaconChain<E>, Arc<ManualSlotClock>, tempfile::TempDir) {
+fn fresh_chain(
+    f: &Fixture,
+    config: ChainConfig,
+) -> (BeaconChain<E>, Arc<ManualSlotClock>, tempfile::TempDir) {
     let dir = tempfile::tempdir_in(target_dir()).unwrap();
     let store = Store::<E>::open(
         &dir.path().join("db"),
@@ -291,13 +305,7 @@ fn fresh_chain(f: &Fixture) -> (BeaconChain<E>, Arc<ManualSlotClock>, tempfile::
     )
     .unwrap();
     let clock = Arc::new(ManualSlotClock::new(0));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap(),
-    );
+    let pool = machine_pool();
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
         f.anchor_state.clone(),
@@ -305,7 +313,7 @@ fn fresh_chain(f: &Fixture) -> (BeaconChain<E>, Arc<ManualSlotClock>, tempfile::
         f.spec.clone(),
         clock.clone(),
         pool,
-        ChainConfig::default(),
+        config,
     )
     .unwrap();
     (chain, clock, dir)
@@ -390,13 +398,7 @@ fn rss_mib() -> Option<f64> {
 fn segment_benches(c: &mut Criterion, f: &Fixture) {
     let (mut blocks, cells) = segment(f);
     let after_reopen = blocks.pop().expect("the segment has one block more");
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap(),
-    );
+    let pool = machine_pool();
     let mut group = c.benchmark_group("segment");
     group
         .sampling_mode(SamplingMode::Flat)
@@ -439,28 +441,14 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 // A fresh chain per run (not timed): the segment imports on the anchor.
-                let dir = tempfile::tempdir_in(target_dir()).unwrap();
-                let store = Store::<E>::open(
-                    &dir.path().join("db"),
-                    (*f.spec).clone(),
-                    StoreConfig::default(),
-                )
-                .unwrap();
-                let now = f.spec.compute_time_at_slot(f.genesis_time, last_slot) * 1000 + 1000;
-                let clock = Arc::new(ManualSlotClock::new(now));
-                let chain = BeaconChain::from_anchor(
-                    Arc::new(store),
-                    f.anchor_state.clone(),
-                    f.anchor_block.clone(),
-                    f.spec.clone(),
-                    clock,
-                    pool.clone(),
+                let (chain, clock, _dir) = fresh_chain(
+                    f,
                     ChainConfig {
                         custody_columns: Some((0..CUSTODY).collect()),
                         ..ChainConfig::default()
                     },
-                )
-                .unwrap();
+                );
+                clock.set_ms(f.spec.compute_time_at_slot(f.genesis_time, last_slot) * 1000 + 1000);
                 let start = Instant::now();
                 for (_, block, columns) in &blocks {
                     chain
@@ -546,27 +534,13 @@ fn availability_benches(
         })
     });
 
-    let dir = tempfile::tempdir_in(target_dir()).unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*f.spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(0));
-    let chain = BeaconChain::from_anchor(
-        Arc::new(store),
-        f.anchor_state.clone(),
-        f.anchor_block.clone(),
-        f.spec.clone(),
-        clock.clone(),
-        pool.clone(),
+    let (chain, clock, _dir) = fresh_chain(
+        f,
         ChainConfig {
             custody_columns: Some((0..128).collect()),
             ..ChainConfig::default()
         },
-    )
-    .unwrap();
+    );
     let column_batch = std::env::var("ARBOR_BENCH_COLUMN_BATCH")
         .ok()
         .and_then(|v| v.parse().ok())

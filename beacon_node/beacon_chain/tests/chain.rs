@@ -134,17 +134,28 @@ fn next_block(h: &Harness, parent: &BuiltBlock<E>, slot: Slot) -> BuiltBlock<E> 
     build_block(&parent.post, slot, &contents, &h.spec).unwrap()
 }
 
-/// Gossip-validates and imports `block` at one second into its slot.
-fn gossip_and_import(h: &Harness, block: &SignedBeaconBlock<E>) -> Root {
+/// Gossip-validates `block` at one second into its slot (the clock set there).
+fn gossip_verify(
+    h: &Harness,
+    block: &SignedBeaconBlock<E>,
+) -> Result<beacon_chain::gossip::GossipVerifiedBlock<E>, BlockGossipError> {
     let now = time_ms(&h.spec, block.slot());
     h.clock.set_ms(now);
-    let verified = h
-        .chain
+    h.chain
         .verify_block_for_gossip(Arc::new(block.clone()), now)
-        .unwrap();
+}
+
+/// Gossip-validates and imports `block` at one second into its slot.
+fn gossip_and_import(h: &Harness, block: &SignedBeaconBlock<E>) -> Root {
+    let verified = gossip_verify(h, block).unwrap();
     h.chain
         .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
         .unwrap()
+}
+
+/// Gossip-validates `block` at one second into its slot, expecting a refusal.
+fn gossip_refusal(h: &Harness, block: &SignedBeaconBlock<E>) -> BlockGossipError {
+    gossip_verify(h, block).unwrap_err()
 }
 
 #[test]
@@ -236,12 +247,7 @@ fn gossip_refuses_a_repeat_a_bad_signature_and_an_unknown_parent() {
 
     // A block whose parent (b2) was never seen.
     let b3 = next_block(&h, &b2, ANCHOR_SLOT + 3);
-    let now = time_ms(&h.spec, ANCHOR_SLOT + 3);
-    h.clock.set_ms(now);
-    let err = h
-        .chain
-        .verify_block_for_gossip(Arc::new(b3.block.clone()), now)
-        .unwrap_err();
+    let err = gossip_refusal(&h, &b3.block);
     assert!(
         matches!(err, BlockGossipError::ParentUnknown { .. }),
         "{err}"
@@ -601,23 +607,35 @@ fn wait_for_the_import_to_wait(pending: &PendingPayloadVerdict) {
     }
 }
 
-/// Gossip-validates `block` and hands it to the chain with its `engine_newPayload` verdict in
-/// flight, as the router does; `answer` runs once the import has transitioned the block and
-/// waits for the verdict, and gives it (or drops the sender). Returns the import's result.
+/// Gossip-validates `block` at one second into its slot and registers its `engine_newPayload`
+/// as in flight, as the router does: the checked block, the sender of the verdict and the
+/// verdict its import reads.
+fn gossip_with_verdict_in_flight(
+    h: &Harness,
+    block: &SignedBeaconBlock<E>,
+) -> (
+    beacon_chain::gossip::GossipVerifiedBlock<E>,
+    beacon_chain::PayloadVerdictSender,
+    BlockPayloadVerdict,
+) {
+    let verified = gossip_verify(h, block).unwrap();
+    let sender = h
+        .chain
+        .expect_payload_verdict(verified.block_root, block.slot());
+    let verdict = h.chain.payload_verdict(&verified.block_root);
+    (verified, sender, verdict)
+}
+
+/// Hands `block` to the chain with its `engine_newPayload` verdict in flight, as the router
+/// does; `answer` runs once the import has transitioned the block and waits for the verdict,
+/// and gives it (or drops the sender). Returns the import's result.
 fn import_with_verdict_in_flight(
     h: &Harness,
     block: &SignedBeaconBlock<E>,
     answer: impl FnOnce(beacon_chain::PayloadVerdictSender),
 ) -> Result<BlockProcessed, ChainError> {
-    let now = time_ms(&h.spec, block.slot());
-    h.clock.set_ms(now);
-    let verified = h
-        .chain
-        .verify_block_for_gossip(Arc::new(block.clone()), now)
-        .unwrap();
+    let (verified, sender, verdict) = gossip_with_verdict_in_flight(h, block);
     let root = verified.block_root;
-    let sender = h.chain.expect_payload_verdict(root, block.slot());
-    let verdict = h.chain.payload_verdict(&root);
     let BlockPayloadVerdict::Pending(pending) = &verdict else {
         panic!("the verdict is not in flight: {verdict:?}");
     };
@@ -682,12 +700,7 @@ fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
         })
     );
     let child = next_block(&h, &invalid, ANCHOR_SLOT + 3);
-    let now = time_ms(&h.spec, ANCHOR_SLOT + 3);
-    h.clock.set_ms(now);
-    let refused = h
-        .chain
-        .verify_block_for_gossip(Arc::new(child.block.clone()), now)
-        .unwrap_err();
+    let refused = gossip_refusal(&h, &child.block);
     // The parent's payload was processed (found invalid): the spec's IGNORE.
     assert!(
         matches!(refused, BlockGossipError::ParentInvalidProcessed { parent } if parent == invalid_root),
@@ -722,15 +735,8 @@ fn a_verdict_slower_than_the_wait_is_applied_after_an_optimistic_import() {
         },
     );
     let import = |block: &SignedBeaconBlock<E>| {
-        let now = time_ms(&h.spec, block.slot());
-        h.clock.set_ms(now);
-        let verified = h
-            .chain
-            .verify_block_for_gossip(Arc::new(block.clone()), now)
-            .unwrap();
+        let (verified, sender, verdict) = gossip_with_verdict_in_flight(&h, block);
         let root = verified.block_root;
-        let sender = h.chain.expect_payload_verdict(root, block.slot());
-        let verdict = h.chain.payload_verdict(&root);
         let outcome = h
             .chain
             .process_gossip_block(verified, &verdict, &verdict)
