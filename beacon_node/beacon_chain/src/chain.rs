@@ -699,24 +699,21 @@ impl<E: EthSpec> BeaconChain<E> {
         latest_valid_hash: Option<Root>,
     ) -> Result<(), ChainError> {
         let imported = self.fork_choice.lock().contains_block(&root);
+        let current = self.payload_status(&root);
         match status {
-            PayloadStatus::Valid if imported => {
-                if self.payload_status(&root) == PayloadStatus::NotValidated {
-                    self.on_valid_execution_block(root);
-                }
+            PayloadStatus::Valid if imported && current == PayloadStatus::NotValidated => {
+                self.on_valid_execution_block(root);
             }
-            PayloadStatus::Invalidated if imported => {
-                if self.payload_status(&root) != PayloadStatus::Invalidated {
-                    self.invalidate_payloads(&root, latest_valid_hash)?;
-                }
+            PayloadStatus::Invalidated if imported && current != PayloadStatus::Invalidated => {
+                self.invalidate_payloads(&root, latest_valid_hash)?;
             }
-            PayloadStatus::Invalidated => {
-                if latest_valid_hash.is_some()
+            PayloadStatus::Invalidated
+                if !imported
+                    && latest_valid_hash.is_some()
                     && self.payload_status(&parent_root) == PayloadStatus::NotValidated
-                    && self.fork_choice.lock().contains_block(&parent_root)
-                {
-                    self.invalidate_payloads(&parent_root, latest_valid_hash)?;
-                }
+                    && self.fork_choice.lock().contains_block(&parent_root) =>
+            {
+                self.invalidate_payloads(&parent_root, latest_valid_hash)?;
             }
             _ => {}
         }
@@ -986,7 +983,16 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         self.unimported.lock().remove(&block_root);
         self.pending_verdicts.lock().remove(&block_root);
-        self.set_payload_status(block_root, payload_status);
+        {
+            // A verdict that came after the wait may have been applied already
+            // (`on_payload_verdict`, once the block was in fork choice): not validated does
+            // not overwrite it.
+            let mut statuses = self.payload_statuses.lock();
+            let recorded = statuses.entry(block_root).or_insert(payload_status);
+            if payload_status != PayloadStatus::NotValidated {
+                *recorded = payload_status;
+            }
+        }
         // A payload is VALID only on a valid chain: ancestors imported while the execution
         // client was syncing (not validated) are valid now too.
         if payload_status == PayloadStatus::Valid
