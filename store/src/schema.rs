@@ -2,7 +2,7 @@
 //!
 //! | table | key | value |
 //! |---|---|---|
-//! | `meta` | name | schema version, head, finalized checkpoint, split, anchor, oldest block |
+//! | `meta` | name | schema version, head, finalized checkpoint, split, anchor, oldest block, fork choice |
 //! | `hot_blocks` | block root | SSZ `SignedBeaconBlock` as received, sealed |
 //! | `hot_block_summaries` | block root | slot, parent root |
 //! | `hot_states` | state root | SSZ `BeaconState` at an epoch boundary, sealed |
@@ -70,6 +70,9 @@ pub const SPLIT_KEY: &str = "split";
 /// `meta` key of the [`OldestBlock`](crate::OldestBlock): slot, root and parent root of the
 /// oldest block held, moved back by backfill.
 pub const OLDEST_BLOCK_KEY: &str = "oldest_block";
+/// `meta` key of the persisted fork choice (its own layout, `fork_choice::ForkChoice::
+/// to_persisted_bytes`), followed by a CRC-32; rewritten with each whole hot state.
+pub const FORK_CHOICE_KEY: &str = "fork_choice";
 /// Prefix of the `meta` keys of the light-client server's data (its best updates, bootstraps,
 /// latest finality and optimistic updates), whose bytes the server encodes.
 pub const LIGHT_CLIENT_PREFIX: &str = "light_client/";

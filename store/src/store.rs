@@ -413,6 +413,33 @@ impl<E: EthSpec> Store<E> {
         read_split(&txn.open_table(META)?)
     }
 
+    /// The fork choice last recorded with [`StoreBatch::put_fork_choice`], its checksum
+    /// checked.
+    pub fn fork_choice(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let Some(value) = meta.get(FORK_CHOICE_KEY)? else {
+            return Ok(None);
+        };
+        let value = value.value();
+        let corrupt = |reason: String| StoreError::CorruptValue {
+            table: "meta",
+            key: FORK_CHOICE_KEY.into(),
+            reason,
+        };
+        let Some(len) = value.len().checked_sub(4) else {
+            return Err(corrupt(format!("{} bytes", value.len())));
+        };
+        let stored = u32::from_le_bytes(value[len..].try_into().expect("4 bytes"));
+        let computed = crc32fast::hash(&value[..len]);
+        if stored != computed {
+            return Err(corrupt(format!(
+                "checksum {computed:08x} does not match the stored {stored:08x}"
+            )));
+        }
+        Ok(Some(value[..len].to_vec()))
+    }
+
     /// The light-client server's value under `key` (in the `light_client/` key space of `meta`),
     /// as it wrote it.
     pub fn get_light_client_data(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
@@ -1190,27 +1217,43 @@ impl<E: EthSpec> StoreBatch<'_, E> {
 
     /// Stores a hot state: whole at an epoch boundary (or when its boundary snapshot is not
     /// stored), otherwise as a summary naming its latest block and its boundary snapshot.
+    /// Returns whether it was stored whole.
     pub fn put_state(
         &mut self,
         state_root: Root,
         state: &BeaconState<E>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let slot = *state.slot();
         let boundary_slot = slot - slot % E::slots_per_epoch();
         let mut states = self.txn.open_table(HOT_STATES)?;
+        // The epoch's snapshot: the state at its first slot, or (that slot empty) the first
+        // state of the epoch stored whole on this state's chain; the state itself when there
+        // is none. Found through the state's own `state_roots`, newest first: a whole state,
+        // or one whose summary names a snapshot in this epoch.
         let boundary_state_root = if boundary_slot == slot {
             state_root
         } else {
-            let index = (boundary_slot % slots_per_historical_root::<E>()) as usize;
-            let root = *state
-                .state_roots()
-                .get(index)
-                .expect("state_roots has SLOTS_PER_HISTORICAL_ROOT entries");
-            if states.get(root.0)?.is_some() {
-                root
-            } else {
-                state_root
+            let summaries = self.txn.open_table(HOT_STATE_SUMMARIES)?;
+            let mut found = None;
+            for earlier in (boundary_slot..slot).rev() {
+                let index = (earlier % slots_per_historical_root::<E>()) as usize;
+                let root = *state
+                    .state_roots()
+                    .get(index)
+                    .expect("state_roots has SLOTS_PER_HISTORICAL_ROOT entries");
+                if states.get(root.0)?.is_some() {
+                    found = Some(root);
+                    break;
+                }
+                if let Some(summary) = read_state_summary(&summaries, &root)?
+                    && summary.slot >= boundary_slot
+                    && states.get(summary.boundary_state_root.0)?.is_some()
+                {
+                    found = Some(summary.boundary_state_root);
+                    break;
+                }
             }
+            found.unwrap_or(state_root)
         };
         if boundary_state_root == state_root {
             states.insert(
@@ -1232,7 +1275,7 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         self.txn
             .open_table(HOT_STATE_SUMMARIES)?
             .insert(state_root.0, record.as_slice())?;
-        Ok(())
+        Ok(boundary_state_root == state_root)
     }
 
     /// Stores a data column sidecar, SSZ-encoding it.
@@ -1350,6 +1393,17 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         self.txn
             .open_table(META)?
             .insert(HEAD_KEY, record.as_slice())?;
+        Ok(())
+    }
+
+    /// Records the persisted fork choice (replacing the last one), with a CRC-32 after it.
+    pub fn put_fork_choice(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        let mut value = Vec::with_capacity(bytes.len() + 4);
+        value.extend_from_slice(bytes);
+        value.extend_from_slice(&crc32fast::hash(bytes).to_le_bytes());
+        self.txn
+            .open_table(META)?
+            .insert(FORK_CHOICE_KEY, value.as_slice())?;
         Ok(())
     }
 

@@ -115,6 +115,39 @@ fn a_hot_state_is_its_epoch_snapshot_plus_the_blocks_since() {
     );
 }
 
+/// An epoch whose first slot is empty: its first block's state is stored whole, and the
+/// later states of the epoch are replayed from it (they were each stored whole before).
+#[test]
+fn an_epoch_with_an_empty_first_slot_stores_one_whole_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=7, 0, 0);
+    let mut whole = Vec::new();
+    for slot in 9..=12 {
+        let block = Chain::block(slot, 0);
+        let mut batch = store.begin_batch().unwrap();
+        batch
+            .put_block_ssz(block.canonical_root(), &block.as_ssz_bytes())
+            .unwrap();
+        if batch
+            .put_state(Chain::state_root(slot, 0), &Chain::state(slot, 0))
+            .unwrap()
+        {
+            whole.push(slot);
+        }
+        batch.commit().unwrap();
+    }
+    assert_eq!(whole, vec![9]);
+    let mut replayer = SlotReplayer::default();
+    let state = store
+        .get_state(&Chain::state_root(12, 0), &mut replayer)
+        .unwrap()
+        .expect("stored");
+    let expected: Vec<_> = (10..=12).map(|s| Chain::block_root(s, 0)).collect();
+    assert_eq!(replayer.applied, expected, "blocks after the slot-9 state");
+    assert_eq!(*state.slot(), 12);
+}
+
 #[test]
 fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
     let dir = tempfile::tempdir().unwrap();

@@ -131,6 +131,21 @@ fn states_of_every_fork_round_trip() {
 }
 
 #[test]
+fn the_persisted_fork_choice_is_replaced_and_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    assert_eq!(store.fork_choice().unwrap(), None);
+    for bytes in [vec![1u8, 2, 3], vec![7u8; 1000]] {
+        let mut batch = store.begin_batch().unwrap();
+        batch.put_fork_choice(&bytes).unwrap();
+        batch.commit().unwrap();
+        assert_eq!(store.fork_choice().unwrap(), Some(bytes));
+    }
+    drop(store);
+    assert_eq!(open(&dir).fork_choice().unwrap(), Some(vec![7u8; 1000]));
+}
+
+#[test]
 fn blob_sidecars_of_deneb_and_electra_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
