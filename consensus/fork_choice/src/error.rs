@@ -152,6 +152,9 @@ pub enum Error {
     /// The finalized checkpoint's block is not in the tree.
     #[error("finalized block {0:?} is unknown")]
     UnknownFinalizedBlock(Root),
+    /// Persisted fork choice that cannot be read back.
+    #[error("persisted fork choice: {0}")]
+    CorruptPersisted(String),
     /// A block was inserted twice into the proto-array.
     #[error("block {0:?} is already in the tree")]
     DuplicateNode(Root),

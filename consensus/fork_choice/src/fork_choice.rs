@@ -1249,6 +1249,84 @@ impl<E: EthSpec> ForkChoice<E> {
         Ok(())
     }
 
+    /// The latest messages.
+    pub(crate) fn votes(&self) -> &VoteTracker {
+        &self.votes
+    }
+
+    /// `equivocating_indices`, in no order.
+    pub(crate) fn equivocating_indices(&self) -> impl Iterator<Item = ValidatorIndex> + '_ {
+        self.equivocating_indices.iter().copied()
+    }
+
+    /// A persisted block back into the tree, without its post-state (the state loader brings
+    /// it back when it is needed).
+    pub(crate) fn insert_restored_node(
+        &mut self,
+        node: ProtoNode,
+        payload_hash: Option<Root>,
+        invalidated: bool,
+    ) -> Result<(), Error> {
+        let root = node.root;
+        self.proto.insert(node)?;
+        if let Some(hash) = payload_hash {
+            self.payload_hashes.insert(root, hash);
+        }
+        if invalidated {
+            self.invalidated.insert(root);
+        }
+        Ok(())
+    }
+
+    /// The persisted store checkpoints, each where it is newer than the one held.
+    pub(crate) fn restore_checkpoints(
+        &mut self,
+        justified: Option<Checkpoint>,
+        finalized: Option<Checkpoint>,
+        unrealized_justified: Option<Checkpoint>,
+        unrealized_finalized: Option<Checkpoint>,
+    ) {
+        let held = (
+            self.justified_checkpoint.clone(),
+            self.finalized_checkpoint.clone(),
+        );
+        self.update_checkpoints(
+            justified.as_ref().unwrap_or(&held.0),
+            finalized.as_ref().unwrap_or(&held.1),
+        );
+        let held = (
+            self.unrealized_justified_checkpoint.clone(),
+            self.unrealized_finalized_checkpoint.clone(),
+        );
+        self.update_unrealized_checkpoints(
+            unrealized_justified.as_ref().unwrap_or(&held.0),
+            unrealized_finalized.as_ref().unwrap_or(&held.1),
+        );
+    }
+
+    /// A persisted equivocating index.
+    pub(crate) fn mark_equivocating(&mut self, index: ValidatorIndex) -> Result<(), Error> {
+        self.votes.set_equivocating(index)?;
+        self.equivocating_indices.insert(index);
+        Ok(())
+    }
+
+    /// A persisted latest message (on node `node` of this tree, or none when its block is not
+    /// in it). Returns whether it was taken.
+    pub(crate) fn restore_latest_message(
+        &mut self,
+        index: ValidatorIndex,
+        node: u32,
+        epoch: Epoch,
+    ) -> Result<bool, Error> {
+        self.votes.process_attestation(index, node, epoch)
+    }
+
+    /// Prunes when the finalized block is far enough into the tree (as `on_block` does).
+    pub(crate) fn prune_if_due(&mut self) -> Result<(), Error> {
+        self.maybe_prune()
+    }
+
     /// Drops every block that does not descend from the finalized block, with its state, and
     /// the checkpoint states before the finalized epoch.
     pub fn prune(&mut self) -> Result<(), Error> {

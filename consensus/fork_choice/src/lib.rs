@@ -5,6 +5,8 @@
 //!
 //! - [`ForkChoice`]: the store, spec-exact; one owner (`&mut self`), every handler checks
 //!   before it writes, so a rejected message leaves it unchanged.
+//! - [`ForkChoice::to_persisted_bytes`] / [`ForkChoice::restore_persisted`]: the store as the
+//!   database keeps it, so that a restart does not replay every block since finality.
 //! - [`ProtoArray`]: the block tree, weights and the viability filter.
 //! - [`VoteTracker`]: latest messages, one dense entry per validator, and the deltas they imply.
 //! - [`fast_confirmation`]: the fast confirmation rule (`on_fast_confirmation`) over the store.
@@ -17,6 +19,7 @@ pub mod data_availability;
 mod error;
 pub mod fast_confirmation;
 mod fork_choice;
+mod persist;
 pub mod proto_array;
 pub mod votes;
 
@@ -30,6 +33,7 @@ pub use fork_choice::{
     AnchorBlock, BlockProcessor, Config, ForkChoice, Head, PreparedBlock, ProcessedBlock,
     StateLoader,
 };
+pub use persist::Restored;
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;
 

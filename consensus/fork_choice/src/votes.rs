@@ -79,6 +79,16 @@ impl VoteTracker {
         }
     }
 
+    /// How many validators have an entry (those beyond have no message).
+    pub fn len(&self) -> usize {
+        self.votes.len()
+    }
+
+    /// Whether no validator has an entry.
+    pub fn is_empty(&self) -> bool {
+        self.votes.is_empty()
+    }
+
     /// `latest_messages[index]`: the epoch and node of the validator's latest message, `None`
     /// when it has none (or its block was pruned: then `Some((epoch, None))`).
     pub fn latest_message(&self, index: ValidatorIndex) -> Option<(Epoch, Option<u32>)> {

@@ -1,0 +1,262 @@
+//! Fork choice written to bytes and read back on a store anchored at the same block: the same
+//! tree, checkpoints, latest messages, weights and head, without the blocks' post-states (the
+//! state loader brings them back), and the same answer to the next block. Damaged bytes are a
+//! typed error and change nothing.
+
+use std::{collections::HashMap, sync::Arc};
+
+use fork_choice::{Columns, Config, Error, ForkChoice, StateLoader, ThreadPoolBuilder};
+use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
+use state_processing::{
+    CachedBeaconState,
+    genesis::interop_genesis_state,
+    per_block::{AlwaysValid, VerifySignatures},
+};
+use types::{ChainSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+const ANCHOR_SLOT: Slot = 16;
+const VALIDATORS: u64 = 64;
+
+/// Post-states by block root, as a store would give them back.
+struct Loader(HashMap<Root, CachedBeaconState<E>>);
+
+impl StateLoader<E> for Loader {
+    fn load_block_state(
+        &self,
+        block_root: &Root,
+        _caches: &state_processing::Caches,
+    ) -> Result<Option<CachedBeaconState<E>>, String> {
+        Ok(self.0.get(block_root).cloned())
+    }
+}
+
+fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconBlock<E> {
+    match block {
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
+        _ => panic!("the harness builds Fulu blocks"),
+    }
+}
+
+fn fresh(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> ForkChoice<E> {
+    let pool = Arc::new(
+        ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("pool"),
+    );
+    let mut store = ForkChoice::new(
+        anchor.post.clone(),
+        &electra_block(&anchor.block).message,
+        spec.clone(),
+        Config::default(),
+        pool,
+    )
+    .expect("anchor block commits to its state");
+    store.set_verify_signatures(VerifySignatures::None);
+    store
+}
+
+fn time_at(spec: &ChainSpec, slot: Slot) -> u64 {
+    spec.compute_time_at_slot(GENESIS_TIME, slot)
+}
+
+/// `on_block`, then the block's attestations (as the chain applies a block's body).
+fn import(store: &mut ForkChoice<E>, block: &SignedBeaconBlock<E>) -> Root {
+    let root = store
+        .on_block(block, Columns::Retrieved(&[]), &AlwaysValid)
+        .expect("valid block");
+    for attestation in electra_block(block).message.body.attestations.iter() {
+        store.on_attestation(attestation, true).expect("valid");
+    }
+    root
+}
+
+/// Everything the restored store must agree on.
+#[derive(Debug, PartialEq)]
+struct View {
+    justified: types::phase0::Checkpoint,
+    finalized: types::phase0::Checkpoint,
+    unrealized_justified: types::phase0::Checkpoint,
+    unrealized_finalized: types::phase0::Checkpoint,
+    blocks: Vec<(Root, Slot)>,
+    weights: Vec<u64>,
+    latest: Vec<Option<(u64, Option<Root>)>>,
+    head: fork_choice::Head,
+}
+
+fn view(store: &mut ForkChoice<E>) -> View {
+    let head = store.get_head().expect("head");
+    let nodes = store.proto_array().nodes();
+    View {
+        justified: store.justified_checkpoint().clone(),
+        finalized: store.finalized_checkpoint().clone(),
+        unrealized_justified: store.unrealized_justified_checkpoint().clone(),
+        unrealized_finalized: store.unrealized_finalized_checkpoint().clone(),
+        blocks: nodes.iter().map(|n| (n.root, n.slot)).collect(),
+        weights: nodes.iter().map(|n| n.weight).collect(),
+        latest: (0..VALIDATORS).map(|i| store.latest_message(i)).collect(),
+        head,
+    }
+}
+
+struct Chain {
+    spec: Arc<ChainSpec>,
+    anchor: BuiltBlock<E>,
+    store: ForkChoice<E>,
+    states: HashMap<Root, CachedBeaconState<E>>,
+    head: BuiltBlock<E>,
+}
+
+/// Three epochs of blocks with every slot's attestations (justifying past the anchor), and a
+/// one-block fork off the middle.
+fn chain() -> Chain {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis = interop_genesis_state::<E>(
+        VALIDATORS as usize,
+        GENESIS_TIME,
+        Root::repeat_byte(0x42),
+        &spec,
+    )
+    .expect("interop genesis");
+    let genesis = CachedBeaconState::new(genesis);
+    let anchor = build_block(&genesis, ANCHOR_SLOT, &BlockContents::default(), &spec)
+        .expect("block on genesis");
+    let mut store = fresh(&spec, &anchor);
+    let mut states = HashMap::new();
+    states.insert(anchor.block.canonical_root(), anchor.post.clone());
+    let mut parent = anchor.clone();
+    let last = ANCHOR_SLOT + 3 * 8;
+    for slot in ANCHOR_SLOT + 1..=last {
+        let contents = BlockContents {
+            attestations: if slot > ANCHOR_SLOT + 1 {
+                vec![AttestationSpec::whole_slot(slot - 1)]
+            } else {
+                vec![]
+            },
+            ..BlockContents::default()
+        };
+        let built = build_block(&parent.post, slot, &contents, &spec).expect("block");
+        store.on_tick(time_at(&spec, slot));
+        let root = import(&mut store, &built.block);
+        states.insert(root, built.post.clone());
+        if slot == ANCHOR_SLOT + 12 {
+            // A fork: an empty block at the next slot on the same parent.
+            let fork = build_block(&parent.post, slot + 1, &BlockContents::default(), &spec)
+                .expect("fork block");
+            store.on_tick(time_at(&spec, slot + 1));
+            let fork_root = import(&mut store, &fork.block);
+            states.insert(fork_root, fork.post.clone());
+        }
+        parent = built;
+    }
+    Chain {
+        spec,
+        anchor,
+        store,
+        states,
+        head: parent,
+    }
+}
+
+#[test]
+fn a_restored_store_has_the_same_tree_votes_and_head_and_takes_the_next_block_alike() {
+    let mut c = chain();
+    // The proposer boost is not persisted: it belongs to the slot the node stopped in.
+    let next_slot = c.head.block.slot() + 1;
+    c.store.on_tick(time_at(&c.spec, next_slot));
+    let before = view(&mut c.store);
+    assert!(
+        before.justified.epoch > ANCHOR_SLOT / 8,
+        "the chain justified past the anchor: {:?}",
+        before.justified
+    );
+    assert!(before.latest.iter().all(Option::is_some));
+    let bytes = c.store.to_persisted_bytes();
+
+    let mut restored = fresh(&c.spec, &c.anchor);
+    restored.set_state_loader(Arc::new(Loader(c.states.clone())));
+    restored.on_tick(c.store.time());
+    let outcome = restored
+        .restore_persisted(&bytes, |_| true)
+        .expect("bytes just written");
+    assert_eq!(outcome.blocks.len(), before.blocks.len() - 1);
+    assert_eq!(outcome.latest_messages, VALIDATORS as usize);
+    assert_eq!(view(&mut restored), before);
+    assert!(
+        restored.block_states_in_memory() < 3,
+        "the post-states were not rebuilt: {}",
+        restored.block_states_in_memory()
+    );
+
+    // The next block, with the last slot's attestations, lands alike on both.
+    let slot = next_slot;
+    let contents = BlockContents {
+        attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+        ..BlockContents::default()
+    };
+    let next = build_block(&c.head.post, slot, &contents, &c.spec).expect("next block");
+    for store in [&mut c.store, &mut restored] {
+        store.on_tick(time_at(&c.spec, slot));
+        import(store, &next.block);
+    }
+    assert_eq!(view(&mut restored), view(&mut c.store));
+}
+
+#[test]
+fn blocks_the_database_does_not_hold_are_left_out_with_their_descendants() {
+    let c = chain();
+    let bytes = c.store.to_persisted_bytes();
+    let nodes = c.store.proto_array().nodes().to_vec();
+    // The block at the anchor's slot + 20 never reached the database.
+    let missing = nodes
+        .iter()
+        .find(|n| n.slot == ANCHOR_SLOT + 20)
+        .expect("held")
+        .root;
+    let mut restored = fresh(&c.spec, &c.anchor);
+    restored.set_state_loader(Arc::new(Loader(c.states.clone())));
+    restored.on_tick(c.store.time());
+    let outcome = restored
+        .restore_persisted(&bytes, |root| *root != missing)
+        .expect("bytes just written");
+    assert!(outcome.blocks.iter().all(|r| {
+        let n = nodes.iter().find(|n| n.root == *r).expect("persisted");
+        n.slot < ANCHOR_SLOT + 20
+    }));
+    assert!(!restored.contains_block(&missing));
+    let head = restored.get_head().expect("head");
+    assert!(head.slot < ANCHOR_SLOT + 20, "{head:?}");
+    // The votes for the blocks left out keep their epochs, with no block.
+    assert!((0..VALIDATORS).all(|i| restored.latest_message(i).is_some()));
+}
+
+#[test]
+fn damaged_bytes_are_a_typed_error_and_change_nothing() {
+    let c = chain();
+    let bytes = c.store.to_persisted_bytes();
+    let mut store = fresh(&c.spec, &c.anchor);
+    store.on_tick(c.store.time());
+    let before = view(&mut store);
+    // Every cut, a changed version, a trailing byte, an out-of-range vote reference.
+    let mut damaged: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+    let mut version = bytes.clone();
+    version[0] = 9;
+    damaged.push(version);
+    let mut trailing = bytes.clone();
+    trailing.push(0);
+    damaged.push(trailing);
+    let mut reference = bytes.clone();
+    *reference.last_mut().expect("votes") = 0xff;
+    damaged.push(reference);
+    for (i, bad) in damaged.iter().enumerate() {
+        let err = store.restore_persisted(bad, |_| true);
+        assert!(
+            matches!(err, Err(Error::CorruptPersisted(_))),
+            "case {i}: {err:?}"
+        );
+    }
+    assert_eq!(view(&mut store), before);
+}
