@@ -684,9 +684,13 @@ fn reopen_measurement(
         after.unwrap_or(f64::NAN),
         blocks.len()
     );
+    let reopened = chain.reopened().expect("opened from the store");
     eprintln!(
         "reopen: store opened to a head in {opened:.2?}; the next block imported {ready:.2?} \
-         after the open began ({} hot blocks replayed)",
-        blocks.len()
+         after the open began ({} hot blocks: {} restored from the persisted fork choice, {} \
+         replayed)",
+        blocks.len(),
+        reopened.restored,
+        reopened.replayed
     );
 }

@@ -6,7 +6,7 @@
 //! state transition or a store write of another structure. Readers of the head take the
 //! published [`HeadSnapshot`] (an `Arc` swapped under a short write lock).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use fork_choice::{AnchorBlock, Columns, ForkChoice, ThreadPool};
@@ -272,6 +272,17 @@ pub struct BeaconChain<E: EthSpec> {
     queued_votes: Mutex<Vec<QueuedVote>>,
     /// Light-client data derived from imported blocks.
     pub(crate) light_client_server: LightClientServer<E>,
+    /// How `open` rebuilt fork choice (`None` for a chain built from an anchor).
+    reopened: Option<Reopened>,
+}
+
+/// How [`BeaconChain::open`] rebuilt fork choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reopened {
+    /// Blocks put back from the persisted fork choice, without their state transition.
+    pub restored: usize,
+    /// Blocks imported again (their state transition run) on top.
+    pub replayed: usize,
 }
 
 /// A vote waiting for its slot: the data and the attesting indices.
@@ -423,16 +434,22 @@ impl<E: EthSpec> BeaconChain<E> {
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
+            reopened: None,
         })
     }
 
     /// Reopens the chain recorded in `store`: fork choice anchored at the store's finalized
-    /// checkpoint (its split state and block), then every unfinalized block the store holds
-    /// imported again in slot order on the cached states, without re-checking what was checked
-    /// when they were first imported (signatures, data availability, the execution payload).
-    /// Blocks that do not descend from the checkpoint (forks abandoned before the last
-    /// shutdown) are left out. Payloads count as not yet validated until the execution client
-    /// says otherwise.
+    /// checkpoint (its split state and block), the block tree, checkpoints and latest messages
+    /// persisted with the last whole state put back on it (their post-states are loaded from
+    /// the store when needed), then the unfinalized blocks imported after that imported again
+    /// in slot order, without re-checking what was checked when they were first imported
+    /// (signatures, data availability, the execution payload). So a restart runs the state
+    /// transition of at most the blocks since the last whole state (an epoch's), however far
+    /// finality lags. A store without a persisted fork choice (or with one that cannot be
+    /// read, which is logged) replays every unfinalized block. Blocks that do not descend
+    /// from the checkpoint (forks abandoned before the last shutdown) are left out. Payloads
+    /// count as not yet validated until the execution client says otherwise; invalidated
+    /// ones stay invalidated.
     pub fn open(
         store: Arc<Store<E>>,
         spec: Arc<ChainSpec>,
@@ -459,33 +476,59 @@ impl<E: EthSpec> BeaconChain<E> {
         );
         let state = CachedBeaconState::new(state);
         state.set_finalized().map_err(state_error)?;
-        let mut fork_choice = ForkChoice::from_checkpoint_state(
-            state,
-            AnchorBlock {
-                root: split.block_root,
-                slot: anchor_block.slot(),
-                proposer_index: anchor_block.proposer_index(),
-                parent_root: anchor_block.parent_root(),
-            },
-            spec.clone(),
-            config.fork_choice.clone(),
-            pool.clone(),
-        )?;
-        fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(&store, &spec)));
+        let genesis = *state.state.genesis_time();
         // The clock is past every stored block on a running node; a clock that is not (a
         // node restarted with a wrong clock, a test) must not make stored blocks "future".
         let hot_blocks = store.hot_blocks()?;
         let latest = hot_blocks.last().map_or(0, |(slot, _, _)| *slot);
-        let genesis = *fork_choice
-            .block_state(&split.block_root)
-            .map(|s| s.state.genesis_time())
-            .unwrap_or(&0);
-        fork_choice
-            .on_tick((clock.now_ms() / 1000).max(spec.compute_time_at_slot(genesis, latest)));
+        let now = (clock.now_ms() / 1000).max(spec.compute_time_at_slot(genesis, latest));
+        let anchored = || -> Result<ForkChoice<E>, ChainError> {
+            let mut fork_choice = ForkChoice::from_checkpoint_state(
+                state.clone(),
+                AnchorBlock {
+                    root: split.block_root,
+                    slot: anchor_block.slot(),
+                    proposer_index: anchor_block.proposer_index(),
+                    parent_root: anchor_block.parent_root(),
+                },
+                spec.clone(),
+                config.fork_choice.clone(),
+                pool.clone(),
+            )?;
+            fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(&store, &spec)));
+            fork_choice.on_tick(now);
+            Ok(fork_choice)
+        };
+        let mut fork_choice = anchored()?;
+        let stored: HashSet<Root> = hot_blocks.iter().map(|(_, root, _)| *root).collect();
+        let persisted = store.fork_choice().map_err(ChainError::from);
+        let restored = match persisted.and_then(|bytes| match bytes {
+            Some(bytes) => fork_choice
+                .restore_persisted(&bytes, |root| stored.contains(root))
+                .map_err(ChainError::from),
+            None => Ok(fork_choice::Restored::default()),
+        }) {
+            Ok(restored) => {
+                tracing::info!(
+                    blocks = restored.blocks.len(),
+                    latest_messages = restored.latest_messages,
+                    "fork choice restored from the store"
+                );
+                restored.blocks.len()
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the persisted fork choice cannot be used: replaying every unfinalized block");
+                fork_choice = anchored()?;
+                0
+            }
+        };
         fork_choice.set_verify_signatures(VerifySignatures::None);
-        let mut payload_statuses = HashMap::new();
+        let mut replayed = 0usize;
         for (slot, root, parent) in hot_blocks {
-            if slot <= split.slot || !fork_choice.contains_block(&parent) {
+            if slot <= split.slot
+                || fork_choice.contains_block(&root)
+                || !fork_choice.contains_block(&parent)
+            {
                 continue;
             }
             let block = store
@@ -495,9 +538,27 @@ impl<E: EthSpec> BeaconChain<E> {
             if let Some(state) = fork_choice.block_state(&root) {
                 light_client_server.on_block(&state.state, &block);
             }
-            payload_statuses.insert(root, PayloadStatus::NotValidated);
+            replayed += 1;
         }
+        tracing::info!(
+            blocks = replayed,
+            "blocks imported again since the persisted fork choice"
+        );
         fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
+        let payload_statuses: HashMap<Root, PayloadStatus> = fork_choice
+            .proto_array()
+            .nodes()
+            .iter()
+            .filter(|node| node.root != split.block_root)
+            .map(|node| {
+                let status = if fork_choice.is_invalidated(&node.root) {
+                    PayloadStatus::Invalidated
+                } else {
+                    PayloadStatus::NotValidated
+                };
+                (node.root, status)
+            })
+            .collect();
 
         let head = fork_choice.get_head()?;
         // Nobody can subscribe to the chain's events before it exists: none to publish to.
@@ -538,7 +599,13 @@ impl<E: EthSpec> BeaconChain<E> {
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
+            reopened: Some(Reopened { restored, replayed }),
         })
+    }
+
+    /// How [`Self::open`] rebuilt fork choice; `None` for a chain built from an anchor.
+    pub fn reopened(&self) -> Option<Reopened> {
+        self.reopened
     }
 
     /// The chain's spec.
@@ -1007,7 +1074,12 @@ impl<E: EthSpec> BeaconChain<E> {
         for column in stored_columns {
             batch.put_data_column(block_root, column)?;
         }
-        batch.put_state(state_root, &post_state.state)?;
+        // With each whole state, fork choice as it is now: a restart rebuilds the tree from
+        // it and replays only the blocks imported since (see `open`).
+        if batch.put_state(state_root, &post_state.state)? {
+            let fork_choice = self.fork_choice.lock().to_persisted_bytes();
+            batch.put_fork_choice(&fork_choice)?;
+        }
         batch.commit()?;
         self.record_stage(block_root, slot, Stage::Imported);
         self.light_client_server.on_block(&post_state.state, &block);

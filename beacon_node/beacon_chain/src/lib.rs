@@ -35,7 +35,7 @@ pub mod tracked_mutex;
 pub use block_import::BlockProcessed;
 pub use chain::{
     BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
-    PayloadStatus, UnimportedBlock,
+    PayloadStatus, Reopened, UnimportedBlock,
 };
 pub use execution::{
     BlockPayloadVerdict, ExecutionError, PayloadStatusSource, PayloadVerdict, PayloadVerdictSender,

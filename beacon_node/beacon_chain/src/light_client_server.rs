@@ -26,7 +26,7 @@ use light_client::full_node::{
     into_forked_bootstrap, into_forked_finality_update, into_forked_optimistic_update,
     into_forked_update, light_client_fork_at_slot,
 };
-use light_client::sync_protocol::compute_sync_committee_period_at_slot;
+use light_client::sync_protocol::{compute_sync_committee_period_at_slot, is_better_update};
 use light_client::{
     Bootstrap, FinalityUpdate, Header, LightClientDataCollector, LightClientError,
     OptimisticUpdate, Update,
@@ -318,8 +318,20 @@ impl<E: EthSpec> LightClientServer<E> {
         let change = collector.process_new_head(head_root)?;
         let mut batch = store.begin_batch()?;
         for period in &change.periods {
-            let bytes = collector.best_update(*period).map(Encode::as_ssz_bytes);
-            batch.put_light_client_data(&update_key(*period), bytes.as_deref())?;
+            let key = update_key(*period);
+            let best = collector.best_update(*period);
+            // After a restart the collector has not seen the blocks before the last whole
+            // state (`BeaconChain::open` restores fork choice without them): a better update
+            // derived from them earlier stays, and so does one where the collector has none.
+            let stored = decode::<Update<E>>(store.get_light_client_data(&key)?, &key)
+                .map_err(|e| LightClientServerError::Store(e.to_string()))?;
+            if let Some(stored) = &stored
+                && best.is_none_or(|best| is_better_update(stored, best))
+            {
+                continue;
+            }
+            let bytes = best.map(Encode::as_ssz_bytes);
+            batch.put_light_client_data(&key, bytes.as_deref())?;
         }
         for root in &change.bootstraps {
             if let Some(bootstrap) = collector.bootstrap(root) {
@@ -456,15 +468,19 @@ impl<E: EthSpec> BeaconChain<E> {
         let mut updates = Vec::new();
         let end = start_period.saturating_add(count.min(MAX_REQUEST_LIGHT_CLIENT_UPDATES));
         for period in start_period..end {
-            let update: Option<Update<E>> = match self
-                .light_client_server
-                .read_collector(|c| c.best_update(period).cloned())
-            {
-                Some(u) => Some(u),
-                None => {
-                    let key = update_key(period);
-                    decode(self.store().get_light_client_data(&key)?, &key)?
-                }
+            // The collector's, unless the store holds a better one (derived before a restart
+            // from blocks the collector has not seen).
+            let key = update_key(period);
+            let stored: Option<Update<E>> =
+                decode(self.store().get_light_client_data(&key)?, &key)?;
+            let update = match (
+                self.light_client_server
+                    .read_collector(|c| c.best_update(period).cloned()),
+                stored,
+            ) {
+                (Some(memory), Some(stored)) if is_better_update(&stored, &memory) => Some(stored),
+                (Some(memory), _) => Some(memory),
+                (None, stored) => stored,
             };
             match update {
                 Some(update) => {

@@ -337,6 +337,16 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
     assert_eq!(split.block_root, before.finalized_checkpoint.root);
 
     let h = reopen(h);
+    // Fork choice came back from the store: only the blocks since the last whole state (the
+    // first block of the head's epoch) ran their state transition again.
+    let reopened = h.chain.reopened().expect("opened from the store");
+    let since_boundary = last % E::slots_per_epoch();
+    assert_eq!(reopened.replayed as u64, since_boundary, "{reopened:?}");
+    assert_eq!(
+        (reopened.restored + reopened.replayed) as u64,
+        last - split.slot,
+        "{reopened:?}"
+    );
     let after = h.chain.head();
     assert_eq!(after.block_root, before.block_root);
     assert_eq!(after.state_root, before.state_root);
