@@ -561,9 +561,18 @@ impl<E: EthSpec> BeaconChain<E> {
             .collect();
 
         let head = fork_choice.get_head()?;
+        let head_state = fork_choice.load_block_state(&head.root)?;
+        // A head restored without its transition (nothing imported after the persisted fork
+        // choice): the light-client server gets it with the state loaded for the head anyway,
+        // so that the next block's updates attest to it.
+        if head.root != split.block_root && fork_choice.block_state(&head.root).is_none() {
+            let block = store
+                .get_block(&head.root)?
+                .ok_or_else(|| ChainError::Anchor(format!("head block {} missing", head.root)))?;
+            light_client_server.on_block(&head_state.state, &block);
+        }
         // Nobody can subscribe to the chain's events before it exists: none to publish to.
         light_client_server.on_head(&store, &EventBus::default(), head.root);
-        let head_state = fork_choice.load_block_state(&head.root)?;
         let state_root = head_state_root(&head_state)?;
         let genesis_time = *head_state.state.genesis_time();
         let genesis_validators_root = *head_state.state.genesis_validators_root();

@@ -369,3 +369,86 @@ fn bootstraps_before_the_serving_window_are_pruned_from_the_store() {
     .unwrap();
     check(&chain);
 }
+
+/// A restart right after an epoch's first block: fork choice comes back whole from the store and
+/// no block is imported again, so the light-client server is given the restored head itself.
+/// The next block's updates attest to it.
+#[test]
+fn after_a_restart_with_nothing_replayed_the_next_block_attests_to_the_restored_head() {
+    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+    let genesis =
+        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
+    let anchor = build_block(
+        &CachedBeaconState::new(genesis),
+        ANCHOR_SLOT,
+        &BlockContents::default(),
+        &spec,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
+    let chain = BeaconChain::from_anchor(
+        open_store(&dir, &spec),
+        anchor.post.clone(),
+        anchor.block.clone(),
+        spec.clone(),
+        clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    let next = |parent: &BuiltBlock<E>, slot: Slot| {
+        let contents = BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+            ..BlockContents::default()
+        };
+        build_block(&parent.post, slot, &contents, &spec).unwrap()
+    };
+    // The last block is the first of epoch 5: its state is stored whole, with fork choice.
+    let last = 40;
+    let mut parent: BuiltBlock<E> = anchor.clone();
+    for slot in ANCHOR_SLOT + 1..=last {
+        let built = next(&parent, slot);
+        clock.set_ms(time_ms(&spec, slot));
+        chain
+            .import_block(
+                Arc::new(built.block.clone()),
+                &[],
+                &AlwaysValid,
+                PayloadStatus::Valid,
+            )
+            .unwrap();
+        parent = built;
+    }
+    drop(chain);
+
+    let chain = BeaconChain::<E>::open(
+        open_store(&dir, &spec),
+        spec.clone(),
+        clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    let reopened = chain.reopened().unwrap();
+    assert_eq!(reopened.replayed, 0, "{reopened:?}");
+    assert_eq!(chain.head().slot, last);
+
+    let built = next(&parent, last + 1);
+    clock.set_ms(time_ms(&spec, last + 1));
+    chain
+        .import_block(
+            Arc::new(built.block),
+            &[],
+            &AlwaysValid,
+            PayloadStatus::Valid,
+        )
+        .unwrap();
+    assert_eq!(chain.light_client_server().last_error(), None);
+    let optimistic = chain.light_client_optimistic_update().unwrap().unwrap();
+    assert_eq!(optimistic.signature_slot(), last + 1);
+    let finality = chain.light_client_finality_update().unwrap().unwrap();
+    let finality = upgrade_lc_finality_update_to_latest(&finality).unwrap();
+    assert_eq!(finality.signature_slot, last + 1);
+    assert_eq!(finality.attested_header.beacon.slot, last);
+}

@@ -4,8 +4,11 @@
 //!   applied to the tree, viability and the head walk.
 //! - `apply_votes/one_slot`: the latest-message updates of one slot of attestations
 //!   (`update_latest_messages` for 31,250 attesting indices).
+//! - `persist/encode_latest_messages`, `persist/decode_and_apply_latest_messages`: the votes of
+//!   the persisted fork choice, written with each epoch's whole state and read at start-up.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use fork_choice::persist::{decode_latest_messages_from, encode_latest_messages};
 use fork_choice::{ProtoArray, ProtoNode, VoteTracker};
 use std::hint::black_box;
 use types::{Root, phase0::Checkpoint};
@@ -120,6 +123,35 @@ fn benches(c: &mut Criterion) {
             },
             BatchSize::LargeInput,
         )
+    });
+
+    // The persisted fork choice's votes (written with each epoch's whole state, read once at
+    // start-up): a pass over every latest message each way.
+    let mut encoded = Vec::new();
+    encode_latest_messages(&votes, &mut encoded);
+    eprintln!(
+        "persist: {VALIDATORS} latest messages encode to {} bytes",
+        encoded.len()
+    );
+    c.bench_function("persist/encode_latest_messages", |b| {
+        b.iter(|| {
+            let mut out = Vec::new();
+            encode_latest_messages(black_box(&votes), &mut out);
+            black_box(out)
+        })
+    });
+    c.bench_function("persist/decode_and_apply_latest_messages", |b| {
+        b.iter(|| {
+            let (latest, rest) = decode_latest_messages_from(black_box(&encoded)).expect("valid");
+            assert!(rest.is_empty());
+            let mut restored = VoteTracker::default();
+            for (index, node, epoch) in latest.iter() {
+                restored
+                    .process_attestation(index, node, epoch)
+                    .expect("index fits");
+            }
+            black_box(restored)
+        })
     });
 }
 

@@ -1322,11 +1322,6 @@ impl<E: EthSpec> ForkChoice<E> {
         self.votes.process_attestation(index, node, epoch)
     }
 
-    /// Prunes when the finalized block is far enough into the tree (as `on_block` does).
-    pub(crate) fn prune_if_due(&mut self) -> Result<(), Error> {
-        self.maybe_prune()
-    }
-
     /// Drops every block that does not descend from the finalized block, with its state, and
     /// the checkpoint states before the finalized epoch.
     pub fn prune(&mut self) -> Result<(), Error> {

@@ -19,7 +19,7 @@ pub mod data_availability;
 mod error;
 pub mod fast_confirmation;
 mod fork_choice;
-mod persist;
+pub mod persist;
 pub mod proto_array;
 pub mod votes;
 

@@ -27,7 +27,7 @@ use types::{Epoch, EthSpec, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 use crate::error::Error;
 use crate::fork_choice::ForkChoice;
 use crate::proto_array::ProtoNode;
-use crate::votes::NO_NODE;
+use crate::votes::{NO_NODE, VoteTracker};
 
 /// The layout version this code writes and reads.
 const VERSION: u8 = 1;
@@ -121,6 +121,121 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Every validator's latest message, as a table of distinct `(node, epoch)` targets (`node` as
+/// numbered in `votes`, `u32::MAX` for none) and one reference per validator, appended to
+/// `out` (the votes part of the layout). One pass over the votes.
+pub fn encode_latest_messages(votes: &VoteTracker, out: &mut Vec<u8>) {
+    let mut targets: Vec<(u32, Epoch)> = Vec::new();
+    let mut target_index: FxHashMap<(u32, Epoch), u32> = FxHashMap::default();
+    let mut refs: Vec<u32> = Vec::with_capacity(votes.len());
+    for index in 0..votes.len() as u64 {
+        refs.push(match votes.latest_message(index) {
+            None => 0,
+            Some((epoch, node)) => {
+                let key = (node.unwrap_or(NO_NODE), epoch);
+                *target_index.entry(key).or_insert_with(|| {
+                    targets.push(key);
+                    targets.len() as u32
+                })
+            }
+        });
+    }
+    let mut w = Writer(std::mem::take(out));
+    w.u32(targets.len() as u32);
+    for (node, epoch) in &targets {
+        w.u32(*node);
+        w.u64(*epoch);
+    }
+    w.u64(refs.len() as u64);
+    let width: u8 = match targets.len() {
+        0..255 => 1,
+        255..65535 => 2,
+        _ => 4,
+    };
+    w.u8(width);
+    w.0.reserve(refs.len() * usize::from(width));
+    for r in refs {
+        w.0.extend_from_slice(&r.to_le_bytes()[..usize::from(width)]);
+    }
+    *out = w.0;
+}
+
+/// The latest messages read back by [`decode_latest_messages`], every reference checked.
+pub struct LatestMessages<'a> {
+    targets: Vec<(u32, Epoch)>,
+    width: usize,
+    refs: &'a [u8],
+}
+
+impl LatestMessages<'_> {
+    /// How many validators have an entry (with a message or not).
+    pub fn len(&self) -> usize {
+        self.refs.len() / self.width
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.refs.is_empty()
+    }
+
+    fn reference(&self, i: usize) -> u32 {
+        let mut b = [0u8; 4];
+        b[..self.width].copy_from_slice(&self.refs[i * self.width..(i + 1) * self.width]);
+        u32::from_le_bytes(b)
+    }
+
+    /// `(validator index, node as numbered when written, epoch)` of each validator with a
+    /// message.
+    pub fn iter(&self) -> impl Iterator<Item = (ValidatorIndex, u32, Epoch)> + '_ {
+        (0..self.len()).filter_map(|i| match self.reference(i) {
+            0 => None,
+            t => {
+                let (node, epoch) = self.targets[t as usize - 1];
+                Some((i as ValidatorIndex, node, epoch))
+            }
+        })
+    }
+}
+
+/// Reads what [`encode_latest_messages`] wrote from the front of `bytes`; returns the
+/// messages and the bytes after them.
+pub fn decode_latest_messages_from(bytes: &[u8]) -> Result<(LatestMessages<'_>, &[u8]), Error> {
+    let mut r = Reader { bytes, at: 0 };
+    let latest = decode_latest_messages(&mut r)?;
+    Ok((latest, &bytes[r.at..]))
+}
+
+fn decode_latest_messages<'a>(r: &mut Reader<'a>) -> Result<LatestMessages<'a>, Error> {
+    let target_count = r.u32()?;
+    let target_count = r.count(u64::from(target_count), 12)?;
+    let mut targets = Vec::with_capacity(target_count);
+    for _ in 0..target_count {
+        targets.push((r.u32()?, r.u64()?));
+    }
+    let validators = r.u64()?;
+    let width = r.u8()?;
+    if !matches!(width, 1 | 2 | 4) {
+        return Err(Error::CorruptPersisted(format!("reference width {width}")));
+    }
+    let width = usize::from(width);
+    let validators = r.count(validators, width)?;
+    let refs = r.take(validators * width)?;
+    let latest = LatestMessages {
+        targets,
+        width,
+        refs,
+    };
+    if let Some(i) = (0..validators).find(|i| latest.reference(*i) as usize > latest.targets.len())
+    {
+        return Err(Error::CorruptPersisted(format!(
+            "validator {i} refers to target {} of {}",
+            latest.reference(i),
+            latest.targets.len()
+        )));
+    }
+    Ok(latest)
+}
+
 /// One node as read back.
 struct PersistedNode {
     root: Root,
@@ -177,38 +292,7 @@ impl<E: EthSpec> ForkChoice<E> {
             w.u64(index);
         }
 
-        let votes = self.votes();
-        let mut targets: Vec<(u32, Epoch)> = Vec::new();
-        let mut target_index: FxHashMap<(u32, Epoch), u32> = FxHashMap::default();
-        let mut refs: Vec<u32> = Vec::with_capacity(votes.len());
-        for index in 0..votes.len() as u64 {
-            refs.push(match votes.latest_message(index) {
-                None => 0,
-                Some((epoch, node)) => {
-                    let key = (node.unwrap_or(NO_NODE), epoch);
-                    *target_index.entry(key).or_insert_with(|| {
-                        targets.push(key);
-                        targets.len() as u32
-                    })
-                }
-            });
-        }
-        w.u32(targets.len() as u32);
-        for (node, epoch) in &targets {
-            w.u32(*node);
-            w.u64(*epoch);
-        }
-        w.u64(refs.len() as u64);
-        let width: u8 = match targets.len() {
-            0..255 => 1,
-            255..65535 => 2,
-            _ => 4,
-        };
-        w.u8(width);
-        w.0.reserve(refs.len() * usize::from(width));
-        for r in refs {
-            w.0.extend_from_slice(&r.to_le_bytes()[..usize::from(width)]);
-        }
+        encode_latest_messages(self.votes(), &mut w.0);
         w.0
     }
 
@@ -270,37 +354,11 @@ impl<E: EthSpec> ForkChoice<E> {
         for _ in 0..equivocating_count {
             equivocating.push(r.u64()?);
         }
-        let target_count = r.u32()?;
-        let target_count = r.count(u64::from(target_count), 12)?;
-        let mut targets = Vec::with_capacity(target_count);
-        for _ in 0..target_count {
-            targets.push((r.u32()?, r.u64()?));
-        }
-        let validators = r.u64()?;
-        let width = r.u8()?;
-        if !matches!(width, 1 | 2 | 4) {
-            return Err(Error::CorruptPersisted(format!("reference width {width}")));
-        }
-        let validators = r.count(validators, usize::from(width))?;
-        let refs = r.take(validators * usize::from(width))?;
+        let latest = decode_latest_messages(&mut r)?;
         if r.at != bytes.len() {
             return Err(Error::CorruptPersisted(format!(
                 "{} bytes after the votes",
                 bytes.len() - r.at
-            )));
-        }
-        // Every reference is checked before anything changes.
-        let reference = |i: usize| -> u32 {
-            let mut b = [0u8; 4];
-            b[..usize::from(width)]
-                .copy_from_slice(&refs[i * usize::from(width)..(i + 1) * usize::from(width)]);
-            u32::from_le_bytes(b)
-        };
-        if let Some(i) = (0..validators).find(|i| reference(*i) as usize > targets.len()) {
-            return Err(Error::CorruptPersisted(format!(
-                "validator {i} refers to target {} of {}",
-                reference(i),
-                targets.len()
             )));
         }
 
@@ -353,18 +411,15 @@ impl<E: EthSpec> ForkChoice<E> {
                     .map_or(NO_NODE, |i| i as u32)
             })
             .collect();
-        for i in 0..validators {
-            let t = reference(i);
-            if t == 0 {
-                continue;
-            }
-            let (node, epoch) = targets[t as usize - 1];
+        for (index, node, epoch) in latest.iter() {
             let node = node_map.get(node as usize).copied().unwrap_or(NO_NODE);
-            if self.restore_latest_message(i as ValidatorIndex, node, epoch)? {
+            if self.restore_latest_message(index, node, epoch)? {
                 restored.latest_messages += 1;
             }
         }
-        self.prune_if_due()?;
+        // No pruning here, even when the restored finalized checkpoint is far into the tree:
+        // the anchor's post-state may be the only one in memory, and the state loader needs
+        // one (the next `on_block` prunes, with its block's state kept).
         Ok(restored)
     }
 }
