@@ -70,12 +70,14 @@ test: spec-vectors oracle
 # Networking against an independent implementation: installs the js-libp2p peer
 # (networking/interop, from npm, into target/interop-js; needs node >= 20 and npm) and runs it
 # against an Arbor network instance (discv5, TCP with yamux and with mplex, gossip, req/resp).
+# `--workspace --all-features` as in `make test`: the test binaries `make test` built are
+# reused, not rebuilt with another feature set (CI runs both).
 INTEROP_JS_DIR ?= $(CURDIR)/target/interop-js
 
 test-interop:
 	@networking/interop/install.sh "$(INTEROP_JS_DIR)" >/dev/null
-	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package networking --test interop_js -- --ignored --nocapture
-	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --package beacon_node --test lodestar_wire -- --ignored --nocapture
+	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --workspace --all-features --test interop_js -- --ignored --nocapture
+	ARBOR_INTEROP_JS_DIR="$(INTEROP_JS_DIR)" $(CARGO) test --workspace --all-features --test lodestar_wire -- --ignored --nocapture
 
 # The Beacon API against the spec's OpenAPI document (scripts/conformance): schemathesis (PyPI,
 # into target/conformance/venv) drives a running `arbor dev` devnet (mainnet preset, blobs) with
