@@ -21,7 +21,6 @@
 //! `u64` validator count; reference width `u8` (1, 2 or 4); one reference per validator (0: no
 //! message, `t + 1`: target `t`).
 
-use rustc_hash::FxHashMap;
 use types::{Epoch, EthSpec, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 
 use crate::error::Error;
@@ -126,17 +125,33 @@ impl<'a> Reader<'a> {
 /// `out` (the votes part of the layout). One pass over the votes.
 pub fn encode_latest_messages(votes: &VoteTracker, out: &mut Vec<u8>) {
     let mut targets: Vec<(u32, Epoch)> = Vec::new();
-    let mut target_index: FxHashMap<(u32, Epoch), u32> = FxHashMap::default();
+    // The references of each node's targets by epoch (a node has votes of a few epochs at
+    // most), the last slot for no node: a lookup is an index and a short scan, not a hash.
+    let mut by_node: Vec<Vec<(Epoch, u32)>> = Vec::new();
     let mut refs: Vec<u32> = Vec::with_capacity(votes.len());
     for index in 0..votes.len() as u64 {
         refs.push(match votes.latest_message(index) {
             None => 0,
             Some((epoch, node)) => {
-                let key = (node.unwrap_or(NO_NODE), epoch);
-                *target_index.entry(key).or_insert_with(|| {
-                    targets.push(key);
-                    targets.len() as u32
-                })
+                let node = node.unwrap_or(NO_NODE);
+                let slot = if node == NO_NODE {
+                    0
+                } else {
+                    node as usize + 1
+                };
+                if slot >= by_node.len() {
+                    by_node.resize_with(slot + 1, Vec::new);
+                }
+                let epochs = &mut by_node[slot];
+                match epochs.iter().find(|(e, _)| *e == epoch) {
+                    Some((_, r)) => *r,
+                    None => {
+                        targets.push((node, epoch));
+                        let r = targets.len() as u32;
+                        epochs.push((epoch, r));
+                        r
+                    }
+                }
             }
         });
     }
