@@ -561,7 +561,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .collect();
 
         let head = fork_choice.get_head()?;
-        let head_state = fork_choice.load_block_state(&head.root)?;
+        let mut head_state = fork_choice.load_block_state(&head.root)?;
         // A head restored without its transition (nothing imported after the persisted fork
         // choice): the light-client server gets it with the state loaded for the head anyway,
         // so that the next block's updates attest to it.
@@ -573,7 +573,11 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         // Nobody can subscribe to the chain's events before it exists: none to publish to.
         light_client_server.on_head(&store, &EventBus::default(), head.root);
-        let state_root = head_state_root(&head_state)?;
+        let state_root = head_state_root(&mut head_state)?;
+        // A head state loaded from the store (the head restored without its transition) stays
+        // in fork choice with the tree hashes just computed: the next block's import starts on
+        // it instead of loading and hashing it again.
+        fork_choice.keep_block_state(head.root, head_state.clone());
         let genesis_time = *head_state.state.genesis_time();
         let genesis_validators_root = *head_state.state.genesis_validators_root();
         let snapshot = HeadSnapshot {
@@ -1118,7 +1122,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// does not descend from the old one) and records it in the store.
     pub fn recompute_head(&self) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
         let old = self.head();
-        let (head, state, justified, finalized, old_is_ancestor) = {
+        let (head, mut state, justified, finalized, old_is_ancestor) = {
             let mut fc = self.fork_choice.lock();
             let head = fc.get_head()?;
             let state = fc.load_block_state(&head.root)?;
@@ -1140,7 +1144,7 @@ impl<E: EthSpec> BeaconChain<E> {
         {
             return Ok(old);
         }
-        let state_root = head_state_root(&state)?;
+        let state_root = head_state_root(&mut state)?;
         let execution_optimistic = self.payload_status(&head.root) == PayloadStatus::NotValidated;
         let snapshot = Arc::new(HeadSnapshot {
             block_root: head.root,
@@ -1258,13 +1262,12 @@ impl<E: EthSpec> BeaconChain<E> {
 /// The root of a head block's post-state: the state's header carries it once a slot was
 /// processed on top (a checkpoint state advanced past its block); a block's own post-state has
 /// it zero, and then the state is hashed (its tree hashes are cached from the transition).
-fn head_state_root<E: EthSpec>(state: &CachedBeaconState<E>) -> Result<Root, ChainError> {
+fn head_state_root<E: EthSpec>(state: &mut CachedBeaconState<E>) -> Result<Root, ChainError> {
     let root = state.state.latest_block_header().state_root;
     if root != Root::ZERO {
         return Ok(root);
     }
-    let mut s = state.clone();
-    s.hash_tree_root().map_err(state_error)
+    state.hash_tree_root().map_err(state_error)
 }
 
 /// The execution engine of an import, recording when it answered in the block's timeline.

@@ -60,9 +60,18 @@ fn summary(updates: &[types::LightClientUpdate<E>]) -> Vec<(Slot, Slot, Slot, us
         .collect()
 }
 
-#[test]
-fn a_light_client_follows_the_node_to_its_finalized_block() {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
+/// A node's pieces besides its chain: the spec, the anchor (a block at `ANCHOR_SLOT` on the
+/// interop genesis), the store's directory and the clock.
+struct Node {
+    spec: Arc<ChainSpec>,
+    anchor: BuiltBlock<E>,
+    dir: tempfile::TempDir,
+    clock: Arc<ManualSlotClock>,
+}
+
+/// A chain from the anchor with `config`, the clock at the anchor's slot.
+fn node(spec: ChainSpec, config: ChainConfig) -> (Node, BeaconChain<E>) {
+    let spec = Arc::new(spec);
     let genesis =
         interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
     let anchor = build_block(
@@ -72,7 +81,6 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
         &spec,
     )
     .unwrap();
-    let anchor_root = anchor.block.canonical_root();
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
     let chain = BeaconChain::from_anchor(
@@ -82,9 +90,64 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
         spec.clone(),
         clock.clone(),
         pool(),
-        ChainConfig::default(),
+        config,
     )
     .unwrap();
+    let node = Node {
+        spec,
+        anchor,
+        dir,
+        clock,
+    };
+    (node, chain)
+}
+
+fn fulu() -> ChainSpec {
+    ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu)
+}
+
+/// The chain reopened from its store, as a restarting node does.
+fn reopen(n: &Node) -> BeaconChain<E> {
+    BeaconChain::<E>::open(
+        open_store(&n.dir, &n.spec),
+        n.spec.clone(),
+        n.clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap()
+}
+
+/// The block at `slot` on `parent` with the attestations of the slot before (and the harness's
+/// full sync aggregate), imported at its slot.
+fn import_next(
+    n: &Node,
+    chain: &BeaconChain<E>,
+    parent: &BuiltBlock<E>,
+    slot: Slot,
+) -> BuiltBlock<E> {
+    let contents = BlockContents {
+        attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+        ..BlockContents::default()
+    };
+    let built = build_block(&parent.post, slot, &contents, &n.spec).unwrap();
+    n.clock.set_ms(time_ms(&n.spec, slot));
+    chain
+        .import_block(
+            Arc::new(built.block.clone()),
+            &[],
+            &AlwaysValid,
+            PayloadStatus::Valid,
+        )
+        .unwrap();
+    built
+}
+
+#[test]
+fn a_light_client_follows_the_node_to_its_finalized_block() {
+    let (n, chain) = node(fulu(), ChainConfig::default());
+    let (spec, anchor) = (n.spec.clone(), n.anchor.clone());
+    let anchor_root = anchor.block.canonical_root();
     assert!(chain.light_client_server().is_running());
 
     // Past the period boundary (slot 64) and two slots into an epoch, so that the head's and
@@ -93,21 +156,7 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
     let last = 74;
     let mut parent: BuiltBlock<E> = anchor.clone();
     for slot in ANCHOR_SLOT + 1..=last {
-        let contents = BlockContents {
-            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
-            ..BlockContents::default()
-        };
-        let built = build_block(&parent.post, slot, &contents, &spec).unwrap();
-        clock.set_ms(time_ms(&spec, slot));
-        chain
-            .import_block(
-                Arc::new(built.block.clone()),
-                &[],
-                &AlwaysValid,
-                PayloadStatus::Valid,
-            )
-            .unwrap();
-        parent = built;
+        parent = import_next(&n, &chain, &parent, slot);
     }
     assert_eq!(chain.light_client_server().last_error(), None);
     let head = chain.head();
@@ -190,14 +239,7 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
 
     // After a restart the node serves the persisted updates and bootstraps.
     drop(chain);
-    let chain = BeaconChain::<E>::open(
-        open_store(&dir, &spec),
-        spec.clone(),
-        clock.clone(),
-        pool(),
-        ChainConfig::default(),
-    )
-    .unwrap();
+    let chain = reopen(&n);
     let reopened = chain.light_client_updates_by_range(start, 8).unwrap();
     assert_eq!(summary(&reopened), summary(&updates));
     assert_eq!(reopened, updates);
@@ -207,22 +249,10 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
     );
     assert!(chain.light_client_finality_update().unwrap().is_some());
 
-    // The reopened chain replayed its unfinalized blocks into the server: the next block
-    // extends the same data (period 1 keeps a best update, the latest one moves to it).
-    let contents = BlockContents {
-        attestations: vec![AttestationSpec::whole_slot(last)],
-        ..BlockContents::default()
-    };
-    let next = build_block(&parent.post, last + 1, &contents, &spec).unwrap();
-    clock.set_ms(time_ms(&spec, last + 1));
-    chain
-        .import_block(
-            Arc::new(next.block),
-            &[],
-            &AlwaysValid,
-            PayloadStatus::Valid,
-        )
-        .unwrap();
+    // The reopened chain replayed the blocks since its last whole state into the server (the
+    // others restored with fork choice): the next block extends the same data (period 1 keeps a
+    // best update, the stored one where it is better; the latest one moves to it).
+    import_next(&n, &chain, &parent, last + 1);
     assert_eq!(chain.light_client_server().last_error(), None);
     let after = chain.light_client_updates_by_range(start, 8).unwrap();
     assert_eq!(after.len(), 2);
@@ -233,31 +263,15 @@ fn a_light_client_follows_the_node_to_its_finalized_block() {
 
 #[test]
 fn a_disabled_server_collects_nothing() {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
-    let anchor = build_block(
-        &CachedBeaconState::new(genesis),
-        ANCHOR_SLOT,
-        &BlockContents::default(),
-        &spec,
-    )
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT + 1)));
-    let chain = BeaconChain::from_anchor(
-        open_store(&dir, &spec),
-        anchor.post.clone(),
-        anchor.block.clone(),
-        spec.clone(),
-        clock,
-        pool(),
+    let (n, chain) = node(
+        fulu(),
         ChainConfig {
             disable_light_client_server: true,
             ..ChainConfig::default()
         },
-    )
-    .unwrap();
+    );
+    let (spec, anchor) = (n.spec.clone(), n.anchor.clone());
+    n.clock.set_ms(time_ms(&spec, ANCHOR_SLOT + 1));
     let built = build_block(
         &anchor.post,
         ANCHOR_SLOT + 1,
@@ -287,49 +301,16 @@ fn a_disabled_server_collects_nothing() {
 fn bootstraps_before_the_serving_window_are_pruned_from_the_store() {
     // A serving window of two epochs: finality at epoch F keeps the bootstraps from epoch F - 2
     // on.
-    let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+    let mut spec = fulu();
     spec.min_epochs_for_block_requests = 2;
-    let spec = Arc::new(spec);
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
-    let anchor = build_block(
-        &CachedBeaconState::new(genesis),
-        ANCHOR_SLOT,
-        &BlockContents::default(),
-        &spec,
-    )
-    .unwrap();
+    let (n, chain) = node(spec, ChainConfig::default());
+    let anchor = n.anchor.clone();
     let anchor_root = anchor.block.canonical_root();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
-    let chain = BeaconChain::from_anchor(
-        open_store(&dir, &spec),
-        anchor.post.clone(),
-        anchor.block.clone(),
-        spec.clone(),
-        clock.clone(),
-        pool(),
-        ChainConfig::default(),
-    )
-    .unwrap();
     // Every slot has a block: the epoch boundary blocks are the first blocks of their epochs.
     let mut boundary_roots = vec![(ANCHOR_SLOT, anchor_root)];
     let mut parent: BuiltBlock<E> = anchor;
     for slot in ANCHOR_SLOT + 1..=66 {
-        let contents = BlockContents {
-            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
-            ..BlockContents::default()
-        };
-        let built = build_block(&parent.post, slot, &contents, &spec).unwrap();
-        clock.set_ms(time_ms(&spec, slot));
-        chain
-            .import_block(
-                Arc::new(built.block.clone()),
-                &[],
-                &AlwaysValid,
-                PayloadStatus::Valid,
-            )
-            .unwrap();
+        let built = import_next(&n, &chain, &parent, slot);
         if slot % 8 == 0 {
             boundary_roots.push((slot, built.block.canonical_root()));
         }
@@ -359,14 +340,7 @@ fn bootstraps_before_the_serving_window_are_pruned_from_the_store() {
     check(&chain);
     // From the store after a restart too: the pruned records are gone, the kept ones served.
     drop(chain);
-    let chain = BeaconChain::<E>::open(
-        open_store(&dir, &spec),
-        spec.clone(),
-        clock,
-        pool(),
-        ChainConfig::default(),
-    )
-    .unwrap();
+    let chain = reopen(&n);
     check(&chain);
 }
 
@@ -375,75 +349,21 @@ fn bootstraps_before_the_serving_window_are_pruned_from_the_store() {
 /// The next block's updates attest to it.
 #[test]
 fn after_a_restart_with_nothing_replayed_the_next_block_attests_to_the_restored_head() {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
-    let anchor = build_block(
-        &CachedBeaconState::new(genesis),
-        ANCHOR_SLOT,
-        &BlockContents::default(),
-        &spec,
-    )
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, ANCHOR_SLOT)));
-    let chain = BeaconChain::from_anchor(
-        open_store(&dir, &spec),
-        anchor.post.clone(),
-        anchor.block.clone(),
-        spec.clone(),
-        clock.clone(),
-        pool(),
-        ChainConfig::default(),
-    )
-    .unwrap();
-    let next = |parent: &BuiltBlock<E>, slot: Slot| {
-        let contents = BlockContents {
-            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
-            ..BlockContents::default()
-        };
-        build_block(&parent.post, slot, &contents, &spec).unwrap()
-    };
+    let (n, chain) = node(fulu(), ChainConfig::default());
     // The last block is the first of epoch 5: its state is stored whole, with fork choice.
     let last = 40;
-    let mut parent: BuiltBlock<E> = anchor.clone();
+    let mut parent = n.anchor.clone();
     for slot in ANCHOR_SLOT + 1..=last {
-        let built = next(&parent, slot);
-        clock.set_ms(time_ms(&spec, slot));
-        chain
-            .import_block(
-                Arc::new(built.block.clone()),
-                &[],
-                &AlwaysValid,
-                PayloadStatus::Valid,
-            )
-            .unwrap();
-        parent = built;
+        parent = import_next(&n, &chain, &parent, slot);
     }
     drop(chain);
 
-    let chain = BeaconChain::<E>::open(
-        open_store(&dir, &spec),
-        spec.clone(),
-        clock.clone(),
-        pool(),
-        ChainConfig::default(),
-    )
-    .unwrap();
+    let chain = reopen(&n);
     let reopened = chain.reopened().unwrap();
     assert_eq!(reopened.replayed, 0, "{reopened:?}");
     assert_eq!(chain.head().slot, last);
 
-    let built = next(&parent, last + 1);
-    clock.set_ms(time_ms(&spec, last + 1));
-    chain
-        .import_block(
-            Arc::new(built.block),
-            &[],
-            &AlwaysValid,
-            PayloadStatus::Valid,
-        )
-        .unwrap();
+    import_next(&n, &chain, &parent, last + 1);
     assert_eq!(chain.light_client_server().last_error(), None);
     let optimistic = chain.light_client_optimistic_update().unwrap().unwrap();
     assert_eq!(optimistic.signature_slot(), last + 1);

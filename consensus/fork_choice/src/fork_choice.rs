@@ -257,6 +257,16 @@ impl<E: EthSpec> ForkChoice<E> {
         self.block_states.len()
     }
 
+    /// Keeps `state` in memory as the post-state of block `root` (one the state loader brought
+    /// back, whose tree hashes its user computed), so that the next block on it does not load
+    /// it again. Ignored for a block not in the tree.
+    pub fn keep_block_state(&mut self, root: Root, state: CachedBeaconState<E>) {
+        if self.contains_block(&root) && !self.block_states.contains_key(&root) {
+            self.block_states.insert(root, state);
+            self.evict_block_states(Some(root));
+        }
+    }
+
     /// The post-state of block `root`: the one in memory, else the state loader's. An error
     /// when the block is not in the tree or its state cannot be had.
     pub fn load_block_state(&self, root: &Root) -> Result<CachedBeaconState<E>, Error> {
