@@ -115,8 +115,8 @@ class ApiCheck {
   }
 
   /** `call(init)` → ApiResponse. Returns the decoded JSON answer. */
-  async fetchOk (name, call, wire) {
-    const res = await call({ responseWireFormat: wire })
+  async fetchOk (name, call, wire, attempt = 0) {
+    const res = await call({ responseWireFormat: wire }, attempt)
     if (!res.ok) throw new Mismatch(name, `${wire}: HTTP ${res.status}: ${(await res.errorBody()).slice(0, 300)}`)
     const got = res.wireFormat()
     let value, meta
@@ -153,7 +153,8 @@ class ApiCheck {
   async checkOnce (name, call, { live = false, compare, metaKeys } = {}) {
     for (let attempt = 0; ; attempt++) {
       const headBefore = live ? await this.headRoot() : null
-      const j = await this.fetchOk(name, call, 'json')
+      const moved = async () => live && (await this.headRoot()) !== headBefore
+      const j = await this.fetchOk(name, call, 'json', attempt)
       if (j.got !== 'json') throw new Mismatch(name, `asked for JSON, got ${j.got}`)
       const def = j.res.definition.resp
       this.counts.json++
@@ -164,7 +165,17 @@ class ApiCheck {
         }
         return j
       }
-      const s = await this.fetchOk(name, call, 'ssz')
+      let s
+      try {
+        s = await this.fetchOk(name, call, 'ssz', attempt)
+      } catch (e) {
+        // A request about a moment the head has left (a block of the slot asked for to produce
+        // arrived in between) is asked again, as a difference is.
+        if (e.name !== 'Mismatch' || attempt >= 2 || !(await moved())) throw e
+        this.counts.retries++
+        log(`${name}: the head moved between the JSON and SSZ requests and the SSZ one failed (${e.message}), asking again`)
+        continue
+      }
       const base = name.split('(')[0]
       if (s.got !== 'ssz') {
         // Lodestar asks `application/octet-stream;q=1,application/json;q=0.9`: JSON is a valid
@@ -188,8 +199,7 @@ class ApiCheck {
         this.checked.push(name)
         return j
       }
-      const moved = live && (await this.headRoot()) !== headBefore
-      if (!moved || attempt >= 2) throw new Mismatch(name, problem)
+      if (attempt >= 2 || !(await moved())) throw new Mismatch(name, problem)
       this.counts.retries++
       log(`${name}: the head moved between the JSON and SSZ requests, asking again`)
     }
@@ -418,9 +428,11 @@ async function run (args) {
   // The current epoch: known for the whole epoch (the previous one stops being so at the turn).
   await c.check('getLiveness', (init) => api.validator.getLiveness({ epoch: Math.floor(clockSlot() / P.SLOTS_PER_EPOCH), indices }, init))
   const infinity = new Uint8Array(96); infinity[0] = 0xc0
-  let current = clockSlot()
-  await c.check('produceBlockV3', (init) => api.validator.produceBlockV3({
-    slot: current + 1, randaoReveal: infinity, graffiti: 'lodestar api check', skipRandaoVerification: true
+  // The slot after the clock's, read again for each attempt (the JSON and SSZ requests of one
+  // attempt ask for the same slot).
+  const produceSlots = []
+  await c.check('produceBlockV3', (init, attempt) => api.validator.produceBlockV3({
+    slot: (produceSlots[attempt] ??= clockSlot() + 1), randaoReveal: infinity, graffiti: 'lodestar api check', skipRandaoVerification: true
   }, init), {
     compare: (j, s) => {
       const a = j.value.block ?? j.value
@@ -436,7 +448,7 @@ async function run (args) {
     // A block of the clock's slot may arrive between the two: the parent changes with the head.
     live: true
   })
-  current = clockSlot()
+  let current = clockSlot()
   const data = await c.check('produceAttestationData', (init) => api.validator.produceAttestationData({ slot: current, committeeIndex: 0 }, init), { live: true })
   need(data, 'produceAttestationData')
   // The node aggregates the sync committee messages its validator client posted: those of the
