@@ -525,9 +525,11 @@ impl<E: EthSpec> BeaconChain<E> {
         fork_choice.set_verify_signatures(VerifySignatures::None);
         let mut replayed = 0usize;
         for (slot, root, parent) in hot_blocks {
+            // A child of a block restored as invalidated stays out, as its import would.
             if slot <= split.slot
                 || fork_choice.contains_block(&root)
                 || !fork_choice.contains_block(&parent)
+                || fork_choice.is_invalidated(&parent)
             {
                 continue;
             }
