@@ -21,7 +21,7 @@
 //! `u64` validator count; reference width `u8` (1, 2 or 4); one reference per validator (0: no
 //! message, `t + 1`: target `t`).
 
-use types::{Epoch, EthSpec, Root, Slot, ValidatorIndex, phase0::Checkpoint};
+use types::{Epoch, EthSpec, Root, ValidatorIndex, phase0::Checkpoint};
 
 use crate::error::Error;
 use crate::fork_choice::ForkChoice;
@@ -251,15 +251,10 @@ fn decode_latest_messages<'a>(r: &mut Reader<'a>) -> Result<LatestMessages<'a>, 
     Ok(latest)
 }
 
-/// One node as read back.
+/// One node as read back: the tree's node (no parent index, weight or timeliness yet), its
+/// payload hash and whether it was invalidated.
 struct PersistedNode {
-    root: Root,
-    parent_root: Root,
-    slot: Slot,
-    proposer_index: ValidatorIndex,
-    justified: Checkpoint,
-    unrealized_justified: Checkpoint,
-    finalized_epoch: Epoch,
+    node: ProtoNode,
     payload_hash: Option<Root>,
     invalidated: bool,
 }
@@ -352,13 +347,18 @@ impl<E: EthSpec> ForkChoice<E> {
                 None
             };
             nodes.push(PersistedNode {
-                root,
-                parent_root,
-                slot,
-                proposer_index,
-                justified: node_justified,
-                unrealized_justified: node_unrealized_justified,
-                finalized_epoch,
+                node: ProtoNode {
+                    root,
+                    parent: None,
+                    slot,
+                    proposer_index,
+                    parent_root,
+                    justified: node_justified,
+                    unrealized_justified: node_unrealized_justified,
+                    finalized_epoch,
+                    timely: false,
+                    weight: 0,
+                },
                 payload_hash,
                 invalidated: flags & INVALIDATED != 0,
             });
@@ -379,7 +379,8 @@ impl<E: EthSpec> ForkChoice<E> {
 
         let mut restored = Restored::default();
         let anchor_slot = self.proto_array().nodes().first().map_or(0, |n| n.slot);
-        for node in &nodes {
+        for persisted in &nodes {
+            let node = &persisted.node;
             if self.contains_block(&node.root)
                 || node.slot <= anchor_slot
                 || !self.contains_block(&node.parent_root)
@@ -387,22 +388,7 @@ impl<E: EthSpec> ForkChoice<E> {
             {
                 continue;
             }
-            self.insert_restored_node(
-                ProtoNode {
-                    root: node.root,
-                    parent: None,
-                    slot: node.slot,
-                    proposer_index: node.proposer_index,
-                    parent_root: node.parent_root,
-                    justified: node.justified.clone(),
-                    unrealized_justified: node.unrealized_justified.clone(),
-                    finalized_epoch: node.finalized_epoch,
-                    timely: false,
-                    weight: 0,
-                },
-                node.payload_hash,
-                node.invalidated,
-            )?;
+            self.insert_restored_node(node.clone(), persisted.payload_hash, persisted.invalidated)?;
             restored.blocks.push(node.root);
         }
         let known = |c: &Checkpoint| self.contains_block(&c.root);
@@ -422,7 +408,7 @@ impl<E: EthSpec> ForkChoice<E> {
             .iter()
             .map(|n| {
                 self.proto_array()
-                    .index_of(&n.root)
+                    .index_of(&n.node.root)
                     .map_or(NO_NODE, |i| i as u32)
             })
             .collect();
