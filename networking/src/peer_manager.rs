@@ -404,7 +404,9 @@ impl PeerManager {
             return Admission::Full;
         }
         let info = self.entry(peer, now);
-        if info.connected.is_none() {
+        // A peer both sides dialed at once has a connection each way: it counts as outbound
+        // (a peer this node chose, which pruning keeps longest) whichever connection came first.
+        if info.connected.is_none() || direction == ConnectionDirection::Outbound {
             info.connected = Some(direction);
         }
         Admission::Accept
@@ -570,6 +572,25 @@ mod tests {
         // The ban expires.
         let later = now + PeerManagerConfig::default().ban_duration + Duration::from_secs(1);
         assert!(!pm.is_banned(&peer, later));
+    }
+
+    #[test]
+    fn a_peer_dialed_both_ways_counts_as_outbound_whichever_connection_came_first() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        let peer = PeerId::random();
+        for direction in [ConnectionDirection::Inbound, ConnectionDirection::Outbound] {
+            assert_eq!(
+                pm.on_connection_established(peer, direction, now),
+                Admission::Accept
+            );
+        }
+        let outbound = Some(ConnectionDirection::Outbound);
+        assert_eq!(pm.peer(&peer).unwrap().connected, outbound);
+        // A later inbound connection does not undo it.
+        pm.on_connection_established(peer, ConnectionDirection::Inbound, now);
+        assert_eq!(pm.peer(&peer).unwrap().connected, outbound);
+        assert_eq!(pm.connected_count(), 1);
     }
 
     #[test]

@@ -1824,10 +1824,15 @@ impl<E: EthSpec> Service<E> {
                     let _ = self.swarm.disconnect_peer_id(peer_id);
                     return;
                 }
+                let direction = ConnectionDirection::from(&endpoint);
                 if num_established.get() > 1 {
+                    // A second connection (both sides dialed at once): the peer is already
+                    // admitted and announced; only its direction may change (outbound wins).
+                    let _ = self
+                        .peer_manager
+                        .on_connection_established(peer_id, direction, now);
                     return;
                 }
-                let direction = ConnectionDirection::from(&endpoint);
                 match self
                     .peer_manager
                     .on_connection_established(peer_id, direction, now)
