@@ -26,9 +26,11 @@ RUN --mount=type=cache,id=arbor-target,target=/src/target \
     && install -D -m 0755 target/release/arbor /out/arbor
 
 # ---- runtime: the binary only -------------------------------------------------------------------
-# `arbor` links only glibc, libm and libgcc_s (no OpenSSL: reqwest is built without TLS), all in
-# bookworm's base, so nothing is installed here.
+# `arbor` links only glibc, libm and libgcc_s (TLS is rustls, compiled in), all in bookworm's base,
+# so nothing is installed here. https URLs (checkpoint sync, relays) are checked against the
+# system's trusted roots, taken from the builder image's ca-certificates bundle.
 FROM ${RUNTIME_IMAGE} AS runtime
+COPY --from=builder /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 RUN groupadd --gid 10001 arbor \
     && useradd --uid 10001 --gid arbor --home-dir /data --no-create-home \
         --shell /usr/sbin/nologin arbor \

@@ -56,8 +56,10 @@ pub enum ClientError {
         /// Why.
         reason: String,
     },
-    /// Connecting, sending or reading failed, or the request ran past its timeout.
-    #[error("request to {url} failed: {source}")]
+    /// Connecting, sending or reading failed, or the request ran past its timeout. The message
+    /// carries the causes (refused connection, untrusted certificate, …), which reqwest's own
+    /// message leaves out.
+    #[error("request to {url} failed: {}", error_chain(source))]
     Transport {
         /// The URL requested.
         url: String,
@@ -129,7 +131,7 @@ pub enum ClientError {
         source: EventError,
     },
     /// The HTTP client could not be built (its resolver or runtime configuration).
-    #[error("could not build the HTTP client: {0}")]
+    #[error("could not build the HTTP client: {}", error_chain(.0))]
     Build(#[source] reqwest::Error),
     /// A JSON request body could not be encoded.
     #[error("could not encode the request body: {0}")]
@@ -237,6 +239,30 @@ pub struct BeaconNodeHttpClient {
     limits: BodyLimits,
 }
 
+/// A reqwest client builder for requests to `base`: an https URL is checked against the system's
+/// trusted roots (and the build fails, saying so, where the system has none); a plain http URL
+/// does not load them, so a machine without CA certificates still reaches a local node.
+pub fn client_builder(base: &Url) -> reqwest::ClientBuilder {
+    let builder = Client::builder();
+    if base.scheme() == "http" {
+        builder.tls_certs_only(std::iter::empty())
+    } else {
+        builder
+    }
+}
+
+/// `error` and each of its causes, joined by ": " (reqwest's own message names none of them).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        message.push_str(": ");
+        message.push_str(&e.to_string());
+        cause = e.source();
+    }
+    message
+}
+
 /// Which of the [`Timeouts`] a request runs under.
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -257,7 +283,7 @@ impl BeaconNodeHttpClient {
             });
         }
         // Connecting is bounded even for the event stream, which has no overall timeout.
-        let client = Client::builder()
+        let client = client_builder(&base)
             .connect_timeout(timeouts.default)
             .build()
             .map_err(ClientError::Build)?;

@@ -26,6 +26,7 @@ pub use beacon::{
 pub use block_contents::{BlockContents, SignedBlockContents};
 pub use client::{
     BeaconNodeHttpClient, BodyLimits, ClientError, EventStream, ProducedBlock, Timeouts,
+    client_builder, error_chain,
 };
 pub use envelope::{
     CONSENSUS_BLOCK_VALUE_HEADER, CONSENSUS_VERSION_HEADER, DutiesResponse,

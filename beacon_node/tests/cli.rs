@@ -237,3 +237,205 @@ fn dev_refuses_what_it_cannot_run() {
     assert!(!ok);
     assert!(stderr.contains("--blob-schedule"), "{stderr}");
 }
+
+/// Runs `arbor` with `env` set, bounded by `limit`: a run still going then is killed by its PID.
+fn arbor_bounded(
+    args: &[&str],
+    env: &[(&str, &std::path::Path)],
+    limit: std::time::Duration,
+) -> (bool, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_arbor"));
+    command
+        .args(args)
+        .env_remove("SSL_CERT_FILE")
+        .env_remove("SSL_CERT_DIR")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("the arbor binary runs");
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for arbor") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("arbor {args:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr)
+        .ok();
+    (status.success(), stderr)
+}
+
+/// A private certificate authority (a self-signed CA certificate) and its key.
+fn private_ca() -> (rcgen::Certificate, rcgen::KeyPair) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let key = KeyPair::generate().expect("CA key");
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).expect("CA certificate");
+    (cert, key)
+}
+
+/// An https server on 127.0.0.1 with a certificate for `localhost` issued by a private CA,
+/// answering every request with the Beacon API's 404 body. Returns its port, the CA's PEM, and
+/// the request lines it has read.
+fn https_server() -> (u16, String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use rcgen::{CertificateParams, KeyPair};
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (ca, ca_key) = private_ca();
+    let key = KeyPair::generate().expect("server key");
+    let params = CertificateParams::new(vec!["localhost".to_string()]).expect("server params");
+    let cert = params
+        .signed_by(&key, &ca, &ca_key)
+        .expect("server certificate");
+
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .expect("server TLS config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let port = listener.local_addr().expect("address").port();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends the handshake here.
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match tls.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let line = String::from_utf8_lossy(&head)
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string();
+                    seen.lock().expect("requests").push(line);
+                    let body = r#"{"code":404,"message":"NOT_FOUND: beacon block"}"#;
+                    let response = format!(
+                        "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    tls.write_all(response.as_bytes()).await.ok();
+                    tls.shutdown().await.ok();
+                });
+            }
+        });
+    });
+    (port, ca.pem(), requests)
+}
+
+/// A checkpoint-sync URL over https (public checkpoint servers are https): the server's
+/// certificate is checked against the system's trusted roots, here a private CA given the
+/// standard way (`SSL_CERT_FILE`), and refused, with the reason, when no trusted root issued it.
+#[test]
+fn bn_fetches_its_checkpoint_over_https_checking_the_certificate() {
+    let dir = std::env::temp_dir().join(format!("arbor-bn-https-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (port, ca_pem, requests) = https_server();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca_pem).expect("write the CA");
+    let jwt = dir.join("jwt.hex");
+    std::fs::write(&jwt, "0x".to_string() + &"ab".repeat(32)).expect("write jwt");
+    let datadir = dir.join("data");
+    let url = format!("https://localhost:{port}");
+    let args = [
+        "bn",
+        "--network",
+        "hoodi",
+        "--datadir",
+        datadir.to_str().expect("utf-8 path"),
+        "--execution-endpoint",
+        "http://127.0.0.1:8551",
+        "--execution-jwt",
+        jwt.to_str().expect("utf-8 path"),
+        "--checkpoint-sync-url",
+        &url,
+    ];
+    let limit = std::time::Duration::from_secs(60);
+
+    // The CA trusted: the request goes through, and the server's 404 is the answer.
+    let (ok, stderr) = arbor_bounded(&args, &[("SSL_CERT_FILE", &ca_file)], limit);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: --checkpoint-sync-url {url}: the node has no finalized block"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        *requests.lock().expect("requests"),
+        ["GET /eth/v2/beacon/blocks/finalized HTTP/1.1"]
+    );
+
+    // No trusted root issued the certificate (another CA trusted): refused before any
+    // request, and the error says why.
+    let other_ca_file = dir.join("other-ca.pem");
+    std::fs::write(&other_ca_file, private_ca().0.pem()).expect("write the other CA");
+    let (ok, stderr) = arbor_bounded(&args, &[("SSL_CERT_FILE", &other_ca_file)], limit);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with(&format!("error: --checkpoint-sync-url {url}")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("certificate"), "{stderr}");
+    assert_eq!(requests.lock().expect("requests").len(), 1);
+
+    // A system without trusted roots: an https URL is refused, saying so; a plain http URL is
+    // still reached (here nothing listens, and the error is the refused connection).
+    let no_roots = [("SSL_CERT_FILE", dir.join("missing.pem"))];
+    let no_roots: Vec<(&str, &std::path::Path)> =
+        no_roots.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let (ok, stderr) = arbor_bounded(&args, &no_roots, limit);
+    assert!(!ok);
+    assert!(stderr.contains("No CA certificates"), "{stderr}");
+    let mut http_args = args;
+    http_args[args.len() - 1] = "http://127.0.0.1:9";
+    let (ok, stderr) = arbor_bounded(&http_args, &no_roots, limit);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("error: --checkpoint-sync-url http://127.0.0.1:9: finalized block"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+    assert!(!stderr.contains("No CA certificates"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

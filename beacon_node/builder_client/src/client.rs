@@ -67,7 +67,7 @@ pub enum BuilderError {
         reason: String,
     },
     /// The HTTP client could not be built.
-    #[error("could not build the HTTP client: {0}")]
+    #[error("could not build the HTTP client: {}", beacon_api::error_chain(.0))]
     Build(#[source] reqwest::Error),
     /// The call ran past its timeout.
     #[error("{url}: no answer within {timeout:?}")]
@@ -77,8 +77,9 @@ pub enum BuilderError {
         /// The timeout.
         timeout: Duration,
     },
-    /// Connecting, sending or reading failed.
-    #[error("request to {url} failed: {source}")]
+    /// Connecting, sending or reading failed (the message carries the causes: refused
+    /// connection, untrusted certificate, …).
+    #[error("request to {url} failed: {}", beacon_api::error_chain(source))]
     Transport {
         /// The URL requested.
         url: String,
@@ -261,7 +262,7 @@ impl BuilderHttpClient {
         // The key is not a credential: it is not sent.
         base.set_username("")
             .map_err(|()| invalid("cannot clear the user part".into()))?;
-        let client = Client::builder()
+        let client = beacon_api::client_builder(&base)
             .connect_timeout(timeouts.get_header.max(Duration::from_millis(500)))
             .build()
             .map_err(BuilderError::Build)?;

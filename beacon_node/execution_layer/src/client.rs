@@ -288,12 +288,21 @@ impl EngineApiClient {
         secret: JwtSecret,
         timeouts: Timeouts,
     ) -> Result<Self, Error> {
-        let http = reqwest::Client::builder()
+        let url = url.into();
+        // A plain http endpoint (the usual local execution client) does not load the system's
+        // trusted roots, so a machine without CA certificates still reaches it.
+        let builder = reqwest::Client::builder();
+        let builder = if url.starts_with("http://") {
+            builder.tls_certs_only(std::iter::empty())
+        } else {
+            builder
+        };
+        let http = builder
             .build()
-            .map_err(|e| Error::Client(e.to_string()))?;
+            .map_err(|e| Error::Client(error_chain(&e)))?;
         Ok(Self {
             http,
-            url: url.into(),
+            url,
             secret,
             timeouts,
             next_id: AtomicU64::new(1),
