@@ -161,6 +161,10 @@ pub enum ProductionError {
     /// The operation pool could not pack for the state.
     #[error("operation pool: {0}")]
     OperationPool(#[from] OpPoolError),
+    /// The packing's thread ended without an answer (it panicked, or the runtime is shutting
+    /// down).
+    #[error("packing the operations stopped: {0}")]
+    Packing(String),
     /// A list of the body is longer than the block allows.
     #[error("{what}: {count} exceed the block's limit")]
     TooMany {
@@ -655,16 +659,15 @@ impl<E: EthSpec> BlockProducer<E> {
     ) -> Result<ProducedBlock<E>, ProductionError> {
         // No builder: the local payload wins at any boost factor.
         let _ = builder_boost_factor;
-        let (template, mut state) =
+        let (template, state) =
             self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
-        // Pack the operations while the execution client answers: the request is sent on the
-        // first poll, the packing runs before the second.
-        let (payload, operations) =
-            tokio::join!(self.local_payload(&template), self.pack(&mut state));
-        let (operations, pack_time) = operations;
+        // The operations are packed while the execution client's payload is fetched and
+        // decoded.
+        let (payload, packed) = tokio::join!(self.local_payload(&template), self.pack(state));
+        let (state, operations, pack_time) = packed?;
         let mut timings = template.timings;
         timings.pack = pack_time;
-        self.local_block(template, state, operations?, payload?, timings)
+        self.local_block(template, state, operations, payload?, timings)
     }
 
     /// What a block at `slot` takes from the head before its payload and operations: the
@@ -734,14 +737,23 @@ impl<E: EthSpec> BlockProducer<E> {
         Ok((template, state))
     }
 
-    /// The operations packed from the pool for `state`, and how long that took.
+    /// The operations packed from the pool for `state`, and how long that took. The packing
+    /// runs on a blocking thread, so the execution client's answer (about 6 MB of JSON at 48
+    /// blobs) is read and decoded meanwhile, not after it; the state comes back beside.
     async fn pack(
         &self,
-        state: &mut CachedBeaconState<E>,
-    ) -> (Result<BlockOperations<E>, OpPoolError>, Duration) {
-        let started = Instant::now();
-        let operations = self.pool.get_block_operations(state, self.chain.spec());
-        (operations, started.elapsed())
+        mut state: CachedBeaconState<E>,
+    ) -> Result<(CachedBeaconState<E>, BlockOperations<E>, Duration), ProductionError> {
+        let pool = self.pool.clone();
+        let chain = self.chain.clone();
+        let (state, operations, elapsed) = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let operations = pool.get_block_operations(&mut state, chain.spec());
+            (state, operations, started.elapsed())
+        })
+        .await
+        .map_err(|e| ProductionError::Packing(e.to_string()))?;
+        Ok((state, operations?, elapsed))
     }
 
     /// The local execution client's payload for the template: the build started ahead (or

@@ -265,11 +265,11 @@ impl<E: EthSpec> BlockProducer<E> {
                 return Ok(ProducedBlockV3::Full { block, outcome });
             }
         };
-        let (template, mut state) =
+        let (template, state) =
             self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
         let request = self.bid_request(builder, &template, &state);
-        // Both requests go out on the first polls, then the packing runs.
-        let (local, bid, operations) = tokio::join!(
+        // Both requests go out on the first polls; the packing runs beside them.
+        let (local, bid, packed) = tokio::join!(
             self.local_payload(&template),
             async {
                 match request {
@@ -279,10 +279,9 @@ impl<E: EthSpec> BlockProducer<E> {
                     Err(outcome) => Err(outcome),
                 }
             },
-            self.pack(&mut state)
+            self.pack(state)
         );
-        let (operations, pack_time) = operations;
-        let operations = operations?;
+        let (state, operations, pack_time) = packed?;
         let mut timings = template.timings;
         timings.pack = pack_time;
 
