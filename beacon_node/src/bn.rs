@@ -227,8 +227,20 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             ..client::StoreConfig::default()
         },
     };
+    let no_boot_nodes = config
+        .network
+        .as_ref()
+        .is_some_and(|n| n.config.boot_nodes.is_empty());
     let node = Client::start(config).await.map_err(|e| e.to_string())?;
     tracing::info!(network = %network_name, datadir = %datadir.display(), "arbor beacon node started");
+    if no_boot_nodes {
+        // Arbor ships no bootstrap ENRs for the built-in networks: without them discovery has
+        // no one to ask, and the node has peers only when others dial it.
+        tracing::warn!(
+            network = %network_name,
+            "no boot nodes: pass --boot-nodes with the network's bootstrap ENRs (or a --testnet-dir with a boot_enr.yaml), or the node may find no peers"
+        );
+    }
     wait_for_signal().await;
     tracing::info!("shutting down (a second signal exits at once)");
     tokio::select! {

@@ -23,8 +23,8 @@ use types::{
 };
 
 use light_client::full_node::{
-    into_forked_bootstrap, into_forked_finality_update, into_forked_optimistic_update,
-    into_forked_update, light_client_fork_at_slot,
+    create_light_client_bootstrap, into_forked_bootstrap, into_forked_finality_update,
+    into_forked_optimistic_update, into_forked_update, light_client_fork_at_slot,
 };
 use light_client::sync_protocol::{compute_sync_committee_period_at_slot, is_better_update};
 use light_client::{
@@ -192,6 +192,8 @@ pub struct LightClientServer<E: EthSpec> {
     /// The newest finality and optimistic updates forwarded on gossip (published or accepted),
     /// which the gossip rules compare against.
     pub(crate) forwarded: Mutex<ForwardedLightClientUpdates>,
+    /// Held while a bootstrap is derived from a stored state (one at a time).
+    derivation: Mutex<()>,
 }
 
 impl<E: EthSpec> LightClientServer<E> {
@@ -262,6 +264,7 @@ impl<E: EthSpec> LightClientServer<E> {
             collector: Mutex::new(collector),
             last_error,
             forwarded: Mutex::new(ForwardedLightClientUpdates::default()),
+            derivation: Mutex::new(()),
         }
     }
 
@@ -422,7 +425,10 @@ impl<E: EthSpec> BeaconChain<E> {
             .read_collector(|c| c.bootstrap(block_root).cloned())
         {
             Some(b) => Some(b),
-            None => self.stored_bootstrap(block_root)?,
+            None => match self.stored_bootstrap(block_root)? {
+                Some(b) => Some(b),
+                None => self.derived_bootstrap(block_root)?,
+            },
         };
         bootstrap
             .map(|b| {
@@ -430,6 +436,53 @@ impl<E: EthSpec> BeaconChain<E> {
                 forked(into_forked_bootstrap(fork, b))
             })
             .transpose()
+    }
+
+    /// The bootstrap of a finalized epoch boundary block in the serving window that neither the
+    /// collector nor the store holds, derived from the block's post-state in the store, and
+    /// stored. After a restart the collector has not seen the blocks before the last whole state
+    /// fork choice was restored from, so those of them finalized since got no bootstrap when
+    /// finality reached them. Loading a state can take seconds on mainnet: one derivation runs
+    /// at a time, and a request that comes meanwhile is answered `None`.
+    ///
+    /// Served: a canonical finalized block at an epoch's first slot, or the finalized checkpoint's
+    /// block, from `MIN_EPOCHS_FOR_BLOCK_REQUESTS` epochs before the finalized one (the spec's
+    /// window; the pruned ones stay unserved).
+    fn derived_bootstrap(&self, block_root: &Root) -> Result<Option<Bootstrap<E>>, ChainError> {
+        if !self.light_client_server.is_running() {
+            return Ok(None);
+        }
+        let Some(_only_one) = self.light_client_server.derivation.try_lock() else {
+            return Ok(None);
+        };
+        let store = self.store();
+        let Some(block) = store.get_block(block_root)? else {
+            return Ok(None);
+        };
+        let slot = block.slot();
+        let finalized = self.head().finalized_checkpoint.clone();
+        let spec = self.spec();
+        let boundary = slot % E::slots_per_epoch() == 0 || *block_root == finalized.root;
+        if !boundary
+            || slot < bootstrap_window_start::<E>(spec, finalized.epoch)
+            || store.block_root_at_slot(slot)? != Some(*block_root)
+        {
+            return Ok(None);
+        }
+        let mut replayer = store::StateTransitionReplayer::new(spec);
+        let Some(state) = store.get_state(&block.state_root(), &mut replayer)? else {
+            return Ok(None);
+        };
+        let bootstrap = match create_light_client_bootstrap(spec, &state, &block) {
+            Ok(bootstrap) => bootstrap,
+            // A block before Electra: no bootstrap in the format served.
+            Err(LightClientError::UnsupportedFork(_)) => return Ok(None),
+            Err(e) => return forked(Err(e)),
+        };
+        let mut batch = store.begin_batch()?;
+        put_bootstrap(&mut batch, block_root, &bootstrap)?;
+        batch.commit()?;
+        Ok(Some(bootstrap))
     }
 
     /// A bootstrap from the store: its record and its period's sync committee.

@@ -372,3 +372,77 @@ fn after_a_restart_with_nothing_replayed_the_next_block_attests_to_the_restored_
     assert_eq!(finality.signature_slot, last + 1);
     assert_eq!(finality.attested_header.beacon.slot, last);
 }
+
+/// A restart a slot after an epoch's first block: fork choice comes back from the store without
+/// the blocks before that block, so the collector never sees the boundary blocks between the
+/// split and it. Those that finality reaches after the restart are served a bootstrap derived
+/// from their stored post-state (and stored), the one their post-state gives; one before the
+/// serving window, or not finalized, is not.
+#[test]
+fn a_boundary_block_finalized_after_a_restart_gets_its_bootstrap_from_its_stored_state() {
+    let mut spec = fulu();
+    spec.min_epochs_for_block_requests = 2;
+    let (n, chain) = node(spec, ChainConfig::default());
+    let mut parent = n.anchor.clone();
+    let mut boundaries: Vec<BuiltBlock<E>> = Vec::new();
+    for slot in ANCHOR_SLOT + 1..=41 {
+        parent = import_next(&n, &chain, &parent, slot);
+        if slot % 8 == 0 {
+            boundaries.push(parent.clone());
+        }
+    }
+    let finalized_before = chain.head().finalized_checkpoint.epoch;
+    drop(chain);
+
+    let chain = reopen(&n);
+    let reopened = chain.reopened().unwrap();
+    assert_eq!(reopened.replayed, 1, "{reopened:?}");
+    for slot in 42..=66 {
+        parent = import_next(&n, &chain, &parent, slot);
+        if slot % 8 == 0 {
+            boundaries.push(parent.clone());
+        }
+    }
+    assert_eq!(chain.light_client_server().last_error(), None);
+    let finalized = chain.head().finalized_checkpoint.clone();
+    assert!(finalized.epoch >= 6, "{finalized:?}");
+    let keep_from = (finalized.epoch - 2) * 8;
+    let mut derived = 0;
+    for built in &boundaries {
+        let slot = built.block.slot();
+        let root = built.block.canonical_root();
+        let served = chain.light_client_bootstrap(&root).unwrap();
+        let expected = (keep_from..=finalized.epoch * 8).contains(&slot);
+        assert_eq!(served.is_some(), expected, "slot {slot}");
+        let Some(served) = served else { continue };
+        let made = light_client::full_node::create_light_client_bootstrap(
+            &n.spec,
+            &built.post.state,
+            &built.block,
+        )
+        .unwrap();
+        assert_eq!(upgrade_lc_bootstrap_to_latest(&served).unwrap(), made);
+        // Between the split at the restart and the restored block: not collected.
+        if slot > finalized_before * 8 && slot < 40 {
+            derived += 1;
+        }
+    }
+    assert!(
+        derived >= 1,
+        "no boundary block needed deriving: {finalized_before}"
+    );
+    // Stored once derived: served again after the next restart.
+    drop(chain);
+    let chain = reopen(&n);
+    for built in &boundaries {
+        let slot = built.block.slot();
+        let served = chain
+            .light_client_bootstrap(&built.block.canonical_root())
+            .unwrap();
+        assert_eq!(
+            served.is_some(),
+            (keep_from..=finalized.epoch * 8).contains(&slot),
+            "slot {slot} after the second restart"
+        );
+    }
+}
