@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use libp2p::gossipsub::{
-    self, ConfigBuilder, MessageId, PeerScoreParams, PeerScoreThresholds, TopicHash,
-    TopicScoreParams, ValidationMode,
+    self, AllowAllSubscriptionFilter, ConfigBuilder, MaxCountSubscriptionFilter, MessageId,
+    PeerScoreParams, PeerScoreThresholds, TopicHash, TopicScoreParams, ValidationMode,
 };
 use sha2::{Digest, Sha256};
 use ssz::{Decode, Encode};
@@ -302,6 +302,33 @@ impl<E: EthSpec> PubsubMessage<E> {
     }
 }
 
+/// Topics a peer may be subscribed to at once, and may announce in one RPC: every Fulu topic
+/// (a supernode with every attestation subnet holds about 205) on several fork digests at once
+/// (the two around a fork or BPO boundary), with room. gossipsub's own default (100 since
+/// 0.50) drops the whole greeting of a supernode, whose 128 column subnets alone exceed it.
+pub const MAX_SUBSCRIBED_TOPICS_PER_PEER: usize = 1024;
+
+/// The most bytes of subscriptions and control messages one RPC may carry. gossipsub counts a
+/// peer's subscriptions against this limit (16 KiB by default, about 280 topics) and drops an
+/// RPC over it whole: a supernode's greeting on two digests (about 410 topics, 23 KiB) would be
+/// lost and its topics never learned, and so would an IHAVE of a few thousand message ids
+/// (gossipsub's `max_ihave_length` is 5000: 110 KiB of 20-byte ids) with the messages sent
+/// beside it. Room for both: [`MAX_SUBSCRIBED_TOPICS_PER_PEER`] topics of the longest name
+/// (`/eth2/{digest}/sync_committee_contribution_and_proof/ssz_snappy`, 64 bytes, with its
+/// framing: under 96 KiB) or a full IHAVE. An RPC as a whole stays bounded by
+/// [`max_gossip_transmit_size`].
+pub const MAX_CONTROL_MESSAGE_SIZE: usize = 256 * 1024;
+
+/// The subscriptions a peer may announce: any topic, at most [`MAX_SUBSCRIBED_TOPICS_PER_PEER`]
+/// of them (at once, and per RPC).
+pub fn subscription_filter() -> MaxCountSubscriptionFilter<AllowAllSubscriptionFilter> {
+    MaxCountSubscriptionFilter {
+        filter: AllowAllSubscriptionFilter {},
+        max_subscribed_topics: MAX_SUBSCRIBED_TOPICS_PER_PEER,
+        max_subscriptions_per_request: MAX_SUBSCRIBED_TOPICS_PER_PEER,
+    }
+}
+
 /// The gossipsub configuration of the consensus p2p spec.
 ///
 /// [spec]: phase0/p2p-interface.md#the-gossip-domain-gossipsub
@@ -327,6 +354,7 @@ pub fn gossipsub_config(
         .validation_mode(ValidationMode::Anonymous)
         .validate_messages()
         .idontwant_message_size_threshold(1000)
+        .max_control_message_size(MAX_CONTROL_MESSAGE_SIZE)
         .message_id_fn(move |message: &gossipsub::Message| {
             let topic = message.topic.as_str();
             let fork = topic

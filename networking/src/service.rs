@@ -646,9 +646,6 @@ enum Internal<E: EthSpec> {
     },
 }
 
-/// Topics allowed per peer: every Fulu topic on two digests (a fork boundary) with room.
-const MAX_SUBSCRIBED_TOPICS_PER_PEER: usize = 1024;
-
 /// Starts the network: builds the swarm, listens, builds the ENR, starts discv5 and spawns the
 /// service task on the current tokio runtime.
 pub async fn start<E: EthSpec>(
@@ -667,15 +664,10 @@ pub async fn start<E: EthSpec>(
 
     let behaviour = |key: &Keypair| -> Result<Behaviour, Box<dyn std::error::Error + Send + Sync>> {
         let gossip_config = gossipsub_config(fork_context.clone(), slots_per_epoch)?;
-        let filter = MaxCountSubscriptionFilter {
-            filter: AllowAllSubscriptionFilter {},
-            max_subscribed_topics: MAX_SUBSCRIBED_TOPICS_PER_PEER,
-            max_subscriptions_per_request: MAX_SUBSCRIBED_TOPICS_PER_PEER,
-        };
         let mut gossipsub = GossipBehaviour::new_with_subscription_filter(
             MessageAuthenticity::Anonymous,
             gossip_config,
-            filter,
+            crate::gossip::subscription_filter(),
         )
         .map_err(String::from)?;
         gossipsub.with_peer_score(

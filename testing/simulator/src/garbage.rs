@@ -21,7 +21,10 @@ const STREAM: Duration = Duration::from_secs(5);
 
 #[derive(NetworkBehaviour)]
 struct GarbageBehaviour {
-    gossipsub: gossipsub::Behaviour,
+    gossipsub: gossipsub::Behaviour<
+        gossipsub::IdentityTransform,
+        gossipsub::MaxCountSubscriptionFilter<gossipsub::AllowAllSubscriptionFilter>,
+    >,
     stream: libp2p_stream::Behaviour,
 }
 
@@ -52,8 +55,12 @@ fn swarm(keypair: libp2p::identity::Keypair) -> Result<Swarm<GarbageBehaviour>, 
         .map_err(|e| e.to_string())?
         .with_behaviour(
             |_| -> Result<GarbageBehaviour, Box<dyn std::error::Error + Send + Sync>> {
+                // The node's limits on a greeting: gossipsub's defaults (100 subscriptions,
+                // 16 KiB of them) drop a supernode's whole greeting, and the peer would never
+                // learn the node's topics.
                 let config = gossipsub::ConfigBuilder::default()
                     .validation_mode(ValidationMode::Anonymous)
+                    .max_control_message_size(networking::gossip::MAX_CONTROL_MESSAGE_SIZE)
                     .message_id_fn(|m: &gossipsub::Message| {
                         let mut h = DefaultHasher::new();
                         m.data.hash(&mut h);
@@ -61,7 +68,11 @@ fn swarm(keypair: libp2p::identity::Keypair) -> Result<Swarm<GarbageBehaviour>, 
                     })
                     .build()?;
                 Ok(GarbageBehaviour {
-                    gossipsub: gossipsub::Behaviour::new(MessageAuthenticity::Anonymous, config)?,
+                    gossipsub: gossipsub::Behaviour::new_with_subscription_filter(
+                        MessageAuthenticity::Anonymous,
+                        config,
+                        networking::gossip::subscription_filter(),
+                    )?,
                     stream: libp2p_stream::Behaviour::new(),
                 })
             },
@@ -69,6 +80,20 @@ fn swarm(keypair: libp2p::identity::Keypair) -> Result<Swarm<GarbageBehaviour>, 
         .map_err(|e| e.to_string())?
         .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(60)))
         .build())
+}
+
+/// A swarm event's kind, with what tells connections and protocols apart.
+fn event_name(event: &SwarmEvent<GarbageBehaviourEvent>) -> String {
+    match event {
+        SwarmEvent::ConnectionEstablished { endpoint, .. } => {
+            format!("connected ({})", endpoint.get_remote_address())
+        }
+        SwarmEvent::ConnectionClosed { cause, .. } => format!("a connection closed ({cause:?})"),
+        SwarmEvent::Behaviour(GarbageBehaviourEvent::Gossipsub(e)) => format!("gossipsub {e:?}"),
+        SwarmEvent::Dialing { .. } => "dialing".to_string(),
+        SwarmEvent::NewListenAddr { .. } => "listening".to_string(),
+        other => format!("{other:?}").chars().take(80).collect(),
+    }
 }
 
 /// One connection's worth of garbage; `None` when the target refused the connection.
@@ -84,6 +109,9 @@ async fn round(
     // first one arrives, they are all in.
     let mut topics = BTreeSet::new();
     let mut target = None;
+    let started = std::time::Instant::now();
+    // What the round saw before its subscriptions, for the reason of an unserved connection.
+    let mut seen: Vec<String> = Vec::new();
     let learned: Result<(), String> = tokio::time::timeout(ROUND, async {
         loop {
             let wait = if topics.is_empty() {
@@ -92,9 +120,7 @@ async fn round(
                 Duration::from_millis(500)
             };
             match tokio::time::timeout(wait, swarm.select_next_some()).await {
-                Err(_) if topics.is_empty() => {
-                    return Err(format!("no subscriptions within {ROUND:?}"));
-                }
+                Err(_) if topics.is_empty() => return Err(String::new()),
                 Err(_) => return Ok(()),
                 Ok(SwarmEvent::Behaviour(GarbageBehaviourEvent::Gossipsub(
                     gossipsub::Event::Subscribed { peer_id, topic },
@@ -110,12 +136,34 @@ async fn round(
                 Ok(SwarmEvent::OutgoingConnectionError { error, .. }) => {
                     return Err(format!("dial failed: {error}"));
                 }
-                Ok(_) => {}
+                Ok(event) => {
+                    if seen.len() < 8 {
+                        seen.push(format!(
+                            "{:.1}s {}",
+                            started.elapsed().as_secs_f64(),
+                            event_name(&event)
+                        ));
+                    }
+                }
             }
         }
     })
     .await
-    .unwrap_or_else(|_| Err(format!("no subscriptions within {ROUND:?}")));
+    .unwrap_or_else(|_| Err(String::new()));
+    let learned = learned.map_err(|reason| {
+        if reason.is_empty() {
+            format!(
+                "no subscriptions within {ROUND:?} (seen: {})",
+                if seen.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    seen.join(", ")
+                }
+            )
+        } else {
+            reason
+        }
+    });
     let target = match learned.and_then(|()| target.ok_or_else(|| "no subscriptions".to_string())) {
         Ok(target) => target,
         Err(reason) => {
