@@ -1395,6 +1395,9 @@ impl<E: EthSpec> ProcessedBlock<E> {
     }
 }
 
+/// Stack of the thread that checks a block's data availability beside its state transition.
+const AVAILABILITY_STACK_BYTES: usize = 8 << 20;
+
 /// The middle part of `on_block`, which needs nothing of the store: is_data_available, the state
 /// transition, `compute_pulled_up_tip`'s justification on a copy of the post-state.
 #[derive(Debug, Clone)]
@@ -1421,21 +1424,63 @@ impl BlockProcessor {
             pre_state: mut state,
             is_timely,
         } = prepared;
-        is_data_available(columns, &self.spec, &self.kzg_pool).map_err(|reason| {
-            Error::DataUnavailable {
-                block: block_root,
-                reason,
+        // The availability check (KZG on the pool's threads) runs beside the state
+        // transition (on this thread): neither needs the other's result. Its verdict comes
+        // first, as in the spec's order.
+        let has_data = match &columns {
+            Columns::Retrieved(sidecars) => !sidecars.is_empty(),
+            Columns::Blobs { blobs, .. } => !blobs.is_empty(),
+            Columns::Missing => false,
+        };
+        let transition = |state: &mut CachedBeaconState<E>| {
+            state_transition(
+                state,
+                signed_block,
+                self.verify_signatures,
+                true,
+                engine,
+                &self.spec,
+            )
+        };
+        let (available, transitioned) = std::thread::scope(|scope| {
+            // The KZG library's stack needs (its trusted setup, 128 KiB blobs) exceed a spawned
+            // thread's default 2 MiB in an unoptimised build.
+            let beside = has_data
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("availability".into())
+                        .stack_size(AVAILABILITY_STACK_BYTES)
+                        .spawn_scoped(scope, || {
+                            is_data_available(columns, &self.spec, &self.kzg_pool)
+                        })
+                        .ok()
+                })
+                .flatten();
+            match beside {
+                Some(kzg) => {
+                    let transitioned = transition(&mut state);
+                    let available = kzg
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (available, transitioned)
+                }
+                // Nothing to verify (or no thread to be had): one after the other, no
+                // transition when the data is not there.
+                None => {
+                    let available = is_data_available(columns, &self.spec, &self.kzg_pool);
+                    let transitioned = match available {
+                        Ok(()) => transition(&mut state),
+                        Err(_) => Ok(()),
+                    };
+                    (available, transitioned)
+                }
             }
+        });
+        available.map_err(|reason| Error::DataUnavailable {
+            block: block_root,
+            reason,
         })?;
-        state_transition(
-            &mut state,
-            signed_block,
-            self.verify_signatures,
-            true,
-            engine,
-            &self.spec,
-        )
-        .map_err(|source| Error::InvalidBlock {
+        transitioned.map_err(|source| Error::InvalidBlock {
             block: block_root,
             source,
         })?;
