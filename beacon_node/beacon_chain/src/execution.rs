@@ -113,6 +113,50 @@ pub async fn notify_new_payload<E: EthSpec>(
         .map(|s| payload_status_of(&s))
 }
 
+impl<E: EthSpec> BeaconChain<E> {
+    /// `engine_newPayload` for block `root`'s payload while its import runs (the import
+    /// registered `sender` with [`BeaconChain::expect_payload_verdict`]): the verdict goes to
+    /// the import waiting for it, then to the chain for an import that went on without it,
+    /// optimistically ([`BeaconChain::on_payload_verdict`], with the latest valid hash of an
+    /// INVALID). An engine that cannot be asked leaves the payload not validated (optimistic
+    /// import); its error is returned beside that.
+    pub async fn notify_new_payload_beside_import(
+        &self,
+        engine: &EngineApiClient,
+        root: Root,
+        block: &SignedBeaconBlock<E>,
+        sender: PayloadVerdictSender,
+    ) -> Result<PayloadStatus, ExecutionError> {
+        let answer = notify_new_payload_status(engine, block).await;
+        let (status, latest_valid_hash) = match &answer {
+            Ok(answer) => {
+                let latest_valid_hash = match answer {
+                    EnginePayloadStatus::Invalid {
+                        latest_valid_hash, ..
+                    } => *latest_valid_hash,
+                    _ => None,
+                };
+                (payload_status_of(answer), latest_valid_hash)
+            }
+            Err(e) => {
+                tracing::warn!(slot = block.slot(), error = %e, "newPayload failed: importing optimistically");
+                (PayloadStatus::NotValidated, None)
+            }
+        };
+        self.record_block_executed(root, block.slot());
+        if status == PayloadStatus::Invalidated {
+            tracing::warn!(block_root = %root, slot = block.slot(), "the execution client found the payload invalid");
+        }
+        sender.send(status);
+        if let Err(e) =
+            self.on_payload_verdict(root, block.parent_root(), status, latest_valid_hash)
+        {
+            tracing::warn!(block_root = %root, error = %e, "the payload verdict not applied");
+        }
+        answer.map(|_| status)
+    }
+}
+
 /// The execution client's verdict, obtained before the import, as the state transition's
 /// [`ExecutionEngine`]: a valid or not-yet-validated payload passes (optimistic import), an
 /// invalidated one fails `process_execution_payload`.

@@ -1,14 +1,17 @@
 //! Block publication (`publishBlockV2`): the block's data column sidecars computed from its blobs
 //! and cell proofs (no proof is recomputed; the KZG check is skipped for blobs this node's
 //! execution client built, and batched for any other), the `broadcast_validation` level
-//! honoured, the block and then its columns handed to networking, the payload sent to the
-//! execution client and the block imported through the chain's normal path with its columns as
-//! verified.
+//! honoured, the block and then its columns handed to networking, and the block imported
+//! through the chain's normal path with its columns as verified while the execution client
+//! checks its payload (`engine_newPayload` beside the state transition; the import waits for
+//! the verdict before fork choice, and goes on optimistically when the execution client cannot
+//! be asked).
 //!
 //! Levels (Beacon API `broadcast_validation`):
 //! - `gossip`: the block passes gossip validation, is broadcast, then imported;
 //! - `consensus`: the block passes gossip validation and is imported (the full state
-//!   transition, the payload's verdict) before it is broadcast;
+//!   transition) before it is broadcast, and is not broadcast when the execution client finds
+//!   its payload invalid;
 //! - `consensus_and_equivocation`: as `consensus`, and refused when the proposer has another
 //!   block at the slot.
 //!
@@ -33,7 +36,7 @@ use crate::data_column_sidecars::{DataColumnSidecarError, get_data_column_sideca
 use crate::data_column_verification::{
     KzgVerifiedDataColumn, verify_data_column_sidecars_standalone,
 };
-use crate::execution::{ExecutionError, PayloadVerdict, notify_new_payload, update_execution_head};
+use crate::execution::{BlockPayloadVerdict, ExecutionError, update_execution_head};
 use crate::gossip::{BlockGossipError, GossipVerifiedBlock, domain_at, head_pubkey, verify_one};
 use crate::production::{BlobData, BlockProducer, compute_cells_and_proofs};
 use crate::timeline::{AvailableVia, SeenVia};
@@ -257,15 +260,33 @@ impl<E: EthSpec> BlockProducer<E> {
         if level == BroadcastValidation::Gossip {
             broadcast(broadcaster, &block, &columns);
         }
-        let status = match notify_new_payload(self.engine(), &block).await {
-            Ok(status) => status,
-            Err(e) if level == BroadcastValidation::Gossip => {
-                published.outcome = PublishOutcome::BroadcastNotImported(e.to_string());
-                return Ok(published);
-            }
-            Err(e) => return Err(e.into()),
+        // `engine_newPayload` beside the import: the state transition runs on a blocking
+        // thread while the execution client checks the payload, and waits for its verdict
+        // before fork choice (as for a gossip block). An execution client that cannot be asked
+        // leaves the payload not validated: the block is imported optimistically, at every
+        // level (the consensus levels do not cover the payload's execution).
+        let sender = chain.expect_payload_verdict(block_root, slot);
+        let verdict = chain.payload_verdict(&block_root);
+        let import = {
+            let chain = chain.clone();
+            let columns = columns.clone();
+            tokio::task::spawn_blocking(move || {
+                import_published(&chain, verified, block_root, &columns, &verdict)
+            })
         };
+        let answer = chain
+            .notify_new_payload_beside_import(self.engine(), block_root, &block, sender)
+            .await;
+        let imported = match import.await {
+            Ok(imported) => imported,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(ChainError::State(format!("the import task ended: {e}"))),
+        };
+        let status = answer.unwrap_or(PayloadStatus::NotValidated);
         published.payload_status = Some(status);
+        // The consensus levels wait for the execution client's answer even when the import
+        // went on without it (optimistically, past the chain's verdict wait): an invalid
+        // payload is never broadcast there.
         if status == PayloadStatus::Invalidated {
             // Its descendants are refused as the descendants of any invalid block are.
             chain.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
@@ -277,8 +298,6 @@ impl<E: EthSpec> BlockProducer<E> {
             }
             return Err(PublishError::PayloadInvalid(block_root));
         }
-
-        let imported = self.import_published(verified, block_root, &columns, status);
         let processed = match imported {
             Ok(processed) => processed,
             Err(e) if level == BroadcastValidation::Gossip => {
@@ -395,42 +414,35 @@ impl<E: EthSpec> BlockProducer<E> {
         }
         Ok((sidecars, true))
     }
+}
 
-    /// The chain's normal import path: the columns (verified or built from verified blobs)
-    /// into the availability checker, then the gossip-verified block, imported once its custody
-    /// columns are all there. A block already waiting there (`verified` is `None`) is completed
-    /// by the columns.
-    fn import_published(
-        &self,
-        verified: Option<GossipVerifiedBlock<E>>,
-        block_root: Root,
-        columns: &[Arc<DataColumnSidecar<E>>],
-        status: PayloadStatus,
-    ) -> Result<BlockProcessed, ChainError> {
-        let chain: &BeaconChain<E> = self.chain();
-        let engine = PayloadVerdict(status);
-        let verified_columns = columns
-            .iter()
-            .map(|c| KzgVerifiedDataColumn::from_verified(c.clone(), block_root))
-            .collect::<Vec<_>>();
-        let mut outcomes = if verified_columns.is_empty() {
-            Vec::new()
-        } else {
-            chain.process_verified_columns(
-                verified_columns,
-                AvailableVia::Columns,
-                &engine,
-                status,
-            )?
-        };
-        match verified {
-            Some(block) => chain.process_gossip_block(block, &engine, status),
-            None => outcomes.pop().ok_or_else(|| {
-                ChainError::Availability(format!(
-                    "block {block_root} waits for its columns and none were given"
-                ))
-            }),
-        }
+/// The chain's normal import path: the columns (verified or built from verified blobs)
+/// into the availability checker, then the gossip-verified block, imported once its custody
+/// columns are all there. A block already waiting there (`verified` is `None`) is completed
+/// by the columns.
+fn import_published<E: EthSpec>(
+    chain: &BeaconChain<E>,
+    verified: Option<GossipVerifiedBlock<E>>,
+    block_root: Root,
+    columns: &[Arc<DataColumnSidecar<E>>],
+    verdict: &BlockPayloadVerdict,
+) -> Result<BlockProcessed, ChainError> {
+    let verified_columns = columns
+        .iter()
+        .map(|c| KzgVerifiedDataColumn::from_verified(c.clone(), block_root))
+        .collect::<Vec<_>>();
+    let mut outcomes = if verified_columns.is_empty() {
+        Vec::new()
+    } else {
+        chain.process_verified_columns(verified_columns, AvailableVia::Columns, verdict, verdict)?
+    };
+    match verified {
+        Some(block) => chain.process_gossip_block(block, verdict, verdict),
+        None => outcomes.pop().ok_or_else(|| {
+            ChainError::Availability(format!(
+                "block {block_root} waits for its columns and none were given"
+            ))
+        }),
     }
 }
 

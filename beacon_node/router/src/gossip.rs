@@ -10,13 +10,11 @@
 
 use std::sync::Arc;
 
-use beacon_chain::execution::payload_status_of;
 use beacon_chain::gossip::BlockGossipError;
 use beacon_chain::gossip::GossipVerifiedBlock;
 use beacon_chain::timeline::SeenVia;
 use beacon_chain::{BlockProcessed, PayloadStatus, PayloadVerdictSender, UnimportedBlock, Verdict};
 use beacon_processor::{BatchItem, DropReason, SubmitError, Task, WorkKind};
-use execution_layer::PayloadStatus as EnginePayloadStatus;
 use libp2p::gossipsub::MessageId;
 use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
 use types::{EthSpec, Root, SignedBeaconBlock};
@@ -382,45 +380,19 @@ pub(crate) fn route_gossip<E: EthSpec>(
     }
 }
 
-/// `engine_newPayload` for block `root`'s payload while its import runs: the verdict goes to
-/// the import waiting for it (`sender`), then to the chain for an import that went on without
-/// it, optimistically (`on_payload_verdict`, with the latest valid hash of an INVALID). An
-/// engine that cannot be asked leaves the payload not validated (optimistic import).
+/// `engine_newPayload` for block `root`'s payload while its import runs
+/// ([`beacon_chain::BeaconChain::notify_new_payload_beside_import`]; a failure is logged there
+/// and leaves the payload not validated).
 pub(crate) async fn ask_engine<E: EthSpec>(
     router: &Router<E>,
     root: Root,
     block: &SignedBeaconBlock<E>,
     sender: PayloadVerdictSender,
 ) {
-    let (status, latest_valid_hash) = match beacon_chain::execution::notify_new_payload_status(
-        &router.engine,
-        block,
-    )
-    .await
-    {
-        Ok(answer) => {
-            let latest_valid_hash = match &answer {
-                EnginePayloadStatus::Invalid {
-                    latest_valid_hash, ..
-                } => *latest_valid_hash,
-                _ => None,
-            };
-            (payload_status_of(&answer), latest_valid_hash)
-        }
-        Err(e) => {
-            tracing::warn!(slot = block.slot(), error = %e, "newPayload failed: importing optimistically");
-            (PayloadStatus::NotValidated, None)
-        }
-    };
-    let chain = &router.chain;
-    chain.record_block_executed(root, block.slot());
-    if status == PayloadStatus::Invalidated {
-        tracing::warn!(block_root = %root, slot = block.slot(), "the execution client found the payload invalid");
-    }
-    sender.send(status);
-    if let Err(e) = chain.on_payload_verdict(root, block.parent_root(), status, latest_valid_hash) {
-        tracing::warn!(block_root = %root, error = %e, "the payload verdict not applied");
-    }
+    let _ = router
+        .chain
+        .notify_new_payload_beside_import(&router.engine, root, block, sender)
+        .await;
 }
 
 /// Gossip validation of a block; an accepted one goes to `engine_newPayload` on the runtime and,
