@@ -31,7 +31,7 @@ use types::{
     SignedBeaconBlock, Slot,
 };
 
-use crate::codec::{self, Record, RecordReader, seal, sidecar_key, slot_root_key, unseal};
+use crate::codec::{self, Record, RecordReader, seal, seal_ssz, sidecar_key, slot_root_key, unseal};
 use crate::schema::{self, *};
 use crate::state_diff;
 use crate::{StateReplayer, StoreError};
@@ -1258,7 +1258,7 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         if boundary_state_root == state_root {
             states.insert(
                 state_root.0,
-                seal(&state.as_ssz_bytes(), state.fork_name()).as_slice(),
+                seal_ssz(state, state.fork_name()).as_slice(),
             )?;
         }
         // The latest block header's state root is filled in at the next slot; until then the
