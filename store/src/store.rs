@@ -31,7 +31,9 @@ use types::{
     SignedBeaconBlock, Slot,
 };
 
-use crate::codec::{self, Record, RecordReader, seal, seal_ssz, sidecar_key, slot_root_key, unseal};
+use crate::codec::{
+    self, Record, RecordReader, seal, seal_ssz, sidecar_key, slot_root_key, unseal,
+};
 use crate::schema::{self, *};
 use crate::state_diff;
 use crate::{StateReplayer, StoreError};
@@ -1256,10 +1258,7 @@ impl<E: EthSpec> StoreBatch<'_, E> {
             found.unwrap_or(state_root)
         };
         if boundary_state_root == state_root {
-            states.insert(
-                state_root.0,
-                seal_ssz(state, state.fork_name()).as_slice(),
-            )?;
+            states.insert(state_root.0, seal_ssz(state, state.fork_name()).as_slice())?;
         }
         // The latest block header's state root is filled in at the next slot; until then the
         // block root is the header's root with this state's root in it.

@@ -18,7 +18,8 @@
 //! A peer may leave out blocks at the old end of its range (slots it claims empty); the next
 //! batch then does not chain to the expected parent through no fault of its own peer. Such a
 //! batch is not blamed: it is fetched again with its range reaching up to the oldest stored
-//! block, and blamed only when it still does not chain.
+//! block, and blamed only when it still does not chain. A gap longer than one request can
+//! carry is fetched as batches of its own, processed before the batch.
 //!
 //! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
 //! phase0/weak-subjectivity.md
@@ -535,16 +536,47 @@ impl<E: EthSpec> BackfillSync<E> {
             }
         }
         // Not chained through a gap the batch did not reach: it reaches it next time (within
-        // one request's block limit).
+        // one request's block limit). A gap longer than that (a peer claimed more slots empty
+        // than one request covers) is fetched as batches of its own, processed first: then
+        // the batch chains to their oldest block.
+        let mut gap = None;
         if !blamed
             && matches!(error, BackfillError::NotChained { .. })
             && let Some(oldest_slot) = oldest_slot
         {
             let max = self.router.chain.spec().max_request_blocks_deneb.max(1);
             batch.end = oldest_slot.min(batch.start.saturating_add(max));
+            gap = (batch.end < oldest_slot).then_some((batch.end, oldest_slot));
         }
         batch.state = BatchState::AwaitingDownload;
         self.requests.retain(|_, (id, _)| *id != batch_id);
+        if let Some((start, end)) = gap {
+            self.refetch_gap(start, end);
+        }
+    }
+
+    /// Puts batches for the slots `[start, end)` (between a batch and the oldest stored block)
+    /// at the front, newest first.
+    fn refetch_gap(&mut self, start: Slot, mut end: Slot) {
+        tracing::debug!(start, end, "backfill refetches a gap no batch covers");
+        let mut gap = Vec::new();
+        while end > start {
+            let batch_start = end.saturating_sub(self.batch_slots).max(start);
+            gap.push(Batch {
+                id: self.next_batch_id,
+                start: batch_start,
+                end,
+                attempts: 0,
+                failed_peers: HashSet::new(),
+                columns_from: None,
+                state: BatchState::AwaitingDownload,
+            });
+            self.next_batch_id += 1;
+            end = batch_start;
+        }
+        for batch in gap.into_iter().rev() {
+            self.batches.push_front(batch);
+        }
     }
 
     /// A response to one of backfill's requests.

@@ -510,6 +510,62 @@ async fn a_batch_left_short_by_the_previous_peer_is_fetched_again_without_blame(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_longer_than_one_request_left_by_a_peer_is_fetched_as_batches_of_its_own() {
+    // One request carries at most 8 blocks here (a batch's length), so a gap of 11 slots
+    // cannot be bridged by extending the batch below it.
+    let mut spec = (*spec()).clone();
+    spec.max_request_blocks_deneb = 8;
+    let spec = Arc::new(spec);
+    let (genesis, blocks) = chain_from_genesis(&spec, &[]);
+    let a = serving_node(&spec, &genesis, &blocks).await;
+
+    // A peer that holds the chain from slot 8 but leaves out the blocks of slots 8 to 18 (as
+    // if they were empty): its batches [16, 24) and [8, 16) leave the oldest block at 19.
+    let mut status = router::status::local_status(a.router.as_ref().unwrap().router());
+    status.earliest_available_slot = 8;
+    let withheld: Vec<Arc<SignedBeaconBlock<E>>> = all_blocks(&genesis, &blocks)
+        .into_iter()
+        .filter(|b| !(8..=18).contains(&b.slot()))
+        .collect();
+    let short = Client::serving(
+        &spec,
+        SLOTS,
+        status,
+        vec![],
+        serve_chain(withheld, vec![], 8),
+    )
+    .await;
+    let b = checkpoint_node(
+        &spec,
+        &blocks,
+        vec![short.network.tcp_addr().unwrap()],
+        Launch::default(),
+    )
+    .await;
+    wait_for_oldest_slot(&b, 19).await;
+
+    // The honest node's batch [0, 8) does not reach the block the chain expects (slot 18),
+    // and cannot be stretched up to slot 19: the gap [8, 19) is fetched as batches of its
+    // own, then the batch chains.
+    b.network.dial(a.tcp_addr());
+    wait_for_oldest_slot(&b, 0).await;
+    assert_holds_the_chain(&b, &a, &all_blocks(&genesis, &blocks), 0, CHECKPOINT);
+    assert!(
+        b.counter(
+            "beacon_sync_backfill_batches_total",
+            &[("outcome", "not_chained")]
+        ) >= 1.0
+    );
+    let a_id = a.network.local_peer_id();
+    let score = b.network.peer_score(a_id).await;
+    assert!(score >= 0.0, "the honest peer was not penalised: {score}");
+    assert!(!b.network.is_banned(a_id).await);
+    a.stop().await;
+    b.stop().await;
+    short.network.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_peer_serving_a_backfilled_column_with_a_bad_proof_is_penalised() {
     let spec = spec();
     let blob_slot = 12;
