@@ -6,21 +6,11 @@ mod common;
 use common::*;
 use networking::enr::Eth2Enr;
 use networking::{GossipKind, GossipTopic, NetworkConfig};
-use types::{BlobScheduleEntry, ForkDigest};
+use types::ForkDigest;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn topics_and_enr_follow_a_bpo_fork() {
-    let mut spec = spec();
-    spec.blob_schedule = vec![
-        BlobScheduleEntry {
-            epoch: 0,
-            max_blobs_per_block: 6,
-        },
-        BlobScheduleEntry {
-            epoch: 5,
-            max_blobs_per_block: 9,
-        },
-    ];
+    let spec = bpo_spec();
     let d0 = spec.compute_fork_digest(GENESIS_VALIDATORS_ROOT, 0);
     let d5 = spec.compute_fork_digest(GENESIS_VALIDATORS_ROOT, 5);
     assert_ne!(d0, d5);

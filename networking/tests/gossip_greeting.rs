@@ -18,7 +18,7 @@ use libp2p::swarm::SwarmEvent;
 use libp2p::{Multiaddr, Swarm, noise, tcp, yamux};
 use networking::gossip::{gossipsub_config, subscription_filter};
 use networking::{ForkContext, GossipKind, GossipTopic};
-use types::{BlobScheduleEntry, EthSpec, ForkName};
+use types::{EthSpec, ForkName};
 
 type Gossip = gossipsub::Behaviour<
     gossipsub::IdentityTransform,
@@ -51,17 +51,7 @@ fn swarm(fork_context: Arc<ForkContext>) -> Swarm<Gossip> {
 
 #[tokio::test]
 async fn a_supernode_greeting_on_two_digests_is_understood_whole() {
-    let mut spec = spec();
-    spec.blob_schedule = vec![
-        BlobScheduleEntry {
-            epoch: 0,
-            max_blobs_per_block: 6,
-        },
-        BlobScheduleEntry {
-            epoch: 5,
-            max_blobs_per_block: 9,
-        },
-    ];
+    let spec = bpo_spec();
     let digests = [
         spec.compute_fork_digest(GENESIS_VALIDATORS_ROOT, 0),
         spec.compute_fork_digest(GENESIS_VALIDATORS_ROOT, 5),

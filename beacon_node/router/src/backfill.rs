@@ -394,16 +394,8 @@ impl<E: EthSpec> BackfillSync<E> {
                 break;
             };
             let start = end.saturating_sub(self.batch_slots).max(target);
-            self.batches.push_back(Batch {
-                id: self.next_batch_id,
-                start,
-                end,
-                attempts: 0,
-                failed_peers: HashSet::new(),
-                columns_from: None,
-                state: BatchState::AwaitingDownload,
-            });
-            self.next_batch_id += 1;
+            let batch = self.new_batch(start, end);
+            self.batches.push_back(batch);
             self.next_end = Some(start);
         }
         for index in 0..self.batches.len() {
@@ -555,6 +547,21 @@ impl<E: EthSpec> BackfillSync<E> {
         }
     }
 
+    /// A batch of the slots `[start, end)` to download, with the next id.
+    fn new_batch(&mut self, start: Slot, end: Slot) -> Batch<E> {
+        let id = self.next_batch_id;
+        self.next_batch_id += 1;
+        Batch {
+            id,
+            start,
+            end,
+            attempts: 0,
+            failed_peers: HashSet::new(),
+            columns_from: None,
+            state: BatchState::AwaitingDownload,
+        }
+    }
+
     /// Puts batches for the slots `[start, end)` (between a batch and the oldest stored block)
     /// at the front, newest first.
     fn refetch_gap(&mut self, start: Slot, mut end: Slot) {
@@ -562,16 +569,7 @@ impl<E: EthSpec> BackfillSync<E> {
         let mut gap = Vec::new();
         while end > start {
             let batch_start = end.saturating_sub(self.batch_slots).max(start);
-            gap.push(Batch {
-                id: self.next_batch_id,
-                start: batch_start,
-                end,
-                attempts: 0,
-                failed_peers: HashSet::new(),
-                columns_from: None,
-                state: BatchState::AwaitingDownload,
-            });
-            self.next_batch_id += 1;
+            gap.push(self.new_batch(batch_start, end));
             end = batch_start;
         }
         for batch in gap.into_iter().rev() {

@@ -24,6 +24,23 @@ pub(crate) fn spec() -> ChainSpec {
 
 pub(crate) const GENESIS_VALIDATORS_ROOT: Root = Root::repeat_byte(0x42);
 
+/// [`spec`] with a Blob-Parameters-Only fork at epoch 5 (6 blobs, then 9): a second fork
+/// digest within Fulu.
+pub(crate) fn bpo_spec() -> ChainSpec {
+    let mut spec = spec();
+    spec.blob_schedule = vec![
+        types::BlobScheduleEntry {
+            epoch: 0,
+            max_blobs_per_block: 6,
+        },
+        types::BlobScheduleEntry {
+            epoch: 5,
+            max_blobs_per_block: 9,
+        },
+    ];
+    spec
+}
+
 /// A Fulu block at `slot`, with arbitrary-but-fixed content.
 pub(crate) fn block(slot: u64) -> Arc<SignedBeaconBlock<E>> {
     let bytes = vec![slot as u8; 4096];
