@@ -319,6 +319,13 @@ pub const MAX_SUBSCRIBED_TOPICS_PER_PEER: usize = 1024;
 /// [`max_gossip_transmit_size`].
 pub const MAX_CONTROL_MESSAGE_SIZE: usize = 256 * 1024;
 
+/// The node's gossipsub behaviour: messages as they come, subscriptions through
+/// [`subscription_filter`].
+pub type GossipBehaviour = gossipsub::Behaviour<
+    gossipsub::IdentityTransform,
+    MaxCountSubscriptionFilter<AllowAllSubscriptionFilter>,
+>;
+
 /// The subscriptions a peer may announce: any topic, at most [`MAX_SUBSCRIBED_TOPICS_PER_PEER`]
 /// of them (at once, and per RPC).
 pub fn subscription_filter() -> MaxCountSubscriptionFilter<AllowAllSubscriptionFilter> {

@@ -12,10 +12,7 @@ use std::time::{Duration, Instant};
 use discv5::Enr;
 use futures::StreamExt;
 use libp2p::core::ConnectedPoint;
-use libp2p::gossipsub::{
-    self, AllowAllSubscriptionFilter, IdentityTransform, MaxCountSubscriptionFilter,
-    MessageAcceptance, MessageAuthenticity, MessageId,
-};
+use libp2p::gossipsub::{self, MessageAcceptance, MessageAuthenticity, MessageId};
 use libp2p::identity::Keypair;
 use libp2p::multiaddr::Protocol as MaProtocol;
 use libp2p::swarm::dial_opts::{DialOpts, PeerCondition};
@@ -35,8 +32,8 @@ use crate::enr::{
 };
 use crate::fork_context::{FAR_FUTURE_EPOCH, ForkContext};
 use crate::gossip::{
-    PubsubMessage, gossipsub_config, peer_score_params, peer_score_thresholds, topic_hash,
-    topic_score_params,
+    GossipBehaviour, PubsubMessage, gossipsub_config, peer_score_params, peer_score_thresholds,
+    topic_hash, topic_score_params,
 };
 use crate::metrics::{EventKind, Metrics};
 use crate::peer_manager::{
@@ -616,9 +613,6 @@ impl<E: EthSpec> NetworkHandle<E> {
         self.query(Query::LocalEnr).await.flatten()
     }
 }
-
-type GossipBehaviour =
-    gossipsub::Behaviour<IdentityTransform, MaxCountSubscriptionFilter<AllowAllSubscriptionFilter>>;
 
 #[derive(NetworkBehaviour)]
 struct Behaviour {

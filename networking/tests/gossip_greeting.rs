@@ -16,17 +16,12 @@ use futures::StreamExt;
 use libp2p::gossipsub::{self, MessageAuthenticity};
 use libp2p::swarm::SwarmEvent;
 use libp2p::{Multiaddr, Swarm, noise, tcp, yamux};
-use networking::gossip::{gossipsub_config, subscription_filter};
+use networking::gossip::{GossipBehaviour, gossipsub_config, subscription_filter};
 use networking::{ForkContext, GossipKind, GossipTopic};
 use types::{EthSpec, ForkName};
 
-type Gossip = gossipsub::Behaviour<
-    gossipsub::IdentityTransform,
-    gossipsub::MaxCountSubscriptionFilter<gossipsub::AllowAllSubscriptionFilter>,
->;
-
 /// A swarm with the node's gossipsub behaviour (its configuration and subscription filter).
-fn swarm(fork_context: Arc<ForkContext>) -> Swarm<Gossip> {
+fn swarm(fork_context: Arc<ForkContext>) -> Swarm<GossipBehaviour> {
     libp2p::SwarmBuilder::with_new_identity()
         .with_tokio()
         .with_tcp(
@@ -37,7 +32,7 @@ fn swarm(fork_context: Arc<ForkContext>) -> Swarm<Gossip> {
         .expect("tcp")
         .with_behaviour(|_| {
             let config = gossipsub_config(fork_context, E::slots_per_epoch()).expect("config");
-            Gossip::new_with_subscription_filter(
+            GossipBehaviour::new_with_subscription_filter(
                 MessageAuthenticity::Anonymous,
                 config,
                 subscription_filter(),

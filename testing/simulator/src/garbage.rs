@@ -21,10 +21,7 @@ const STREAM: Duration = Duration::from_secs(5);
 
 #[derive(NetworkBehaviour)]
 struct GarbageBehaviour {
-    gossipsub: gossipsub::Behaviour<
-        gossipsub::IdentityTransform,
-        gossipsub::MaxCountSubscriptionFilter<gossipsub::AllowAllSubscriptionFilter>,
-    >,
+    gossipsub: networking::gossip::GossipBehaviour,
     stream: libp2p_stream::Behaviour,
 }
 
@@ -68,7 +65,7 @@ fn swarm(keypair: libp2p::identity::Keypair) -> Result<Swarm<GarbageBehaviour>, 
                     })
                     .build()?;
                 Ok(GarbageBehaviour {
-                    gossipsub: gossipsub::Behaviour::new_with_subscription_filter(
+                    gossipsub: networking::gossip::GossipBehaviour::new_with_subscription_filter(
                         MessageAuthenticity::Anonymous,
                         config,
                         networking::gossip::subscription_filter(),
