@@ -36,8 +36,79 @@ pub fn state_transition<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
     let mut working = state.clone();
-    apply_block(&mut working, block, verify, validate_result, engine, spec)?;
+    apply_block(
+        &mut working,
+        block,
+        PreState::BeforeBlockSlot,
+        verify,
+        validate_result,
+        engine,
+        spec,
+    )?;
     *state = working;
+    Ok(())
+}
+
+/// `state_transition` on a pre-state that may already be at the block's slot: the parent's
+/// post-state advanced through the empty slots ahead of the block (a node advances its head
+/// state before the next slot starts, so that the epoch transition and the slots' hashing are
+/// not paid when the block arrives). A state before the block's slot is advanced as
+/// `state_transition` does; one at the block's slot is taken as it is.
+///
+/// Nothing is lost in checks: `process_block_header` still requires the block's slot to be the
+/// state's and after the latest block header's, and the block's parent root to be that
+/// header's root, so a block on any other parent, or a state that already holds a block at the
+/// slot, is refused. On error `state` is unchanged.
+pub fn state_transition_from_advanced<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    verify: VerifySignatures,
+    validate_result: bool,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let mut working = state.clone();
+    apply_block(
+        &mut working,
+        block,
+        PreState::AtOrBeforeBlockSlot,
+        verify,
+        validate_result,
+        engine,
+        spec,
+    )?;
+    *state = working;
+    Ok(())
+}
+
+/// Where the pre-state may stand relative to the block's slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PreState {
+    /// Before it (the spec's `process_slots` asserts it).
+    BeforeBlockSlot,
+    /// Before it, or at it when advanced there already.
+    AtOrBeforeBlockSlot,
+}
+
+/// The spec's slot check of `state_transition` (`process_slots` asserts `state.slot < slot`),
+/// relaxed to `<=` for a pre-state advanced ahead, and the slots run up to the block.
+fn advance_to_block_slot<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block_slot: types::Slot,
+    pre_state: PreState,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let state_slot = *state.state.slot();
+    let advanced_already = pre_state == PreState::AtOrBeforeBlockSlot && block_slot == state_slot;
+    if block_slot <= state_slot && !advanced_already {
+        return Err(BlockProcessingError::SlotNotAfterState {
+            block: block_slot,
+            state: state_slot,
+        });
+    }
+    if block_slot > state_slot {
+        process_slots(state, block_slot, spec).map_err(BlockProcessingError::Slots)?;
+    }
     Ok(())
 }
 
@@ -45,6 +116,7 @@ pub fn state_transition<E: EthSpec>(
 fn apply_block<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     block: &SignedBeaconBlock<E>,
+    pre_state: PreState,
     verify: VerifySignatures,
     validate_result: bool,
     engine: &impl ExecutionEngine<E>,
@@ -53,19 +125,12 @@ fn apply_block<E: EthSpec>(
     let signed: &electra::SignedBeaconBlock<E> = match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
         SignedBeaconBlock::Deneb(b) => {
-            return apply_deneb_block(state, b, verify, validate_result, engine, spec);
+            return apply_deneb_block(state, b, pre_state, verify, validate_result, engine, spec);
         }
         other => return Err(Error::UnsupportedFork(other.fork_name()).into()),
     };
     let message = &signed.message;
-    let state_slot = *state.state.slot();
-    if message.slot <= state_slot {
-        return Err(BlockProcessingError::SlotNotAfterState {
-            block: message.slot,
-            state: state_slot,
-        });
-    }
-    process_slots(state, message.slot, spec).map_err(BlockProcessingError::Slots)?;
+    advance_to_block_slot(state, message.slot, pre_state, spec)?;
     if block.fork_name() != state.state.fork_name() {
         return Err(BlockProcessingError::ForkMismatch {
             block: block.fork_name(),
@@ -180,20 +245,14 @@ fn process_and_check_root<E: EthSpec>(
 fn apply_deneb_block<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     signed: &deneb::SignedBeaconBlock<E>,
+    pre_state: PreState,
     verify: VerifySignatures,
     validate_result: bool,
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
     let message = &signed.message;
-    let state_slot = *state.state.slot();
-    if message.slot <= state_slot {
-        return Err(BlockProcessingError::SlotNotAfterState {
-            block: message.slot,
-            state: state_slot,
-        });
-    }
-    process_slots(state, message.slot, spec).map_err(BlockProcessingError::Slots)?;
+    advance_to_block_slot(state, message.slot, pre_state, spec)?;
     if state.state.fork_name() != types::ForkName::Deneb {
         return Err(BlockProcessingError::ForkMismatch {
             block: types::ForkName::Deneb,

@@ -4,7 +4,8 @@
 //! - `blocks`: `pre`, `blocks_<i>` (`meta.yaml` `blocks_count`, `bls_setting`), `post`; without
 //!   `post` one of the blocks must be rejected. Every case runs with each signature strategy
 //!   (batched, one by one, and for valid cases none), and a rejected block must leave the state
-//!   exactly as it was.
+//!   exactly as it was. Then once more as a node imports: each block on its pre-state advanced
+//!   ahead to the block's slot (`process_slots` first, then `state_transition_from_advanced`).
 //! - `slots`: `pre`, `slots.yaml` (how many slots to advance), `post`; the fused
 //!   `process_epoch` must also equal the epoch steps run one by one on `pre`.
 //!
@@ -16,7 +17,7 @@
 use state_processing::CachedBeaconState;
 use state_processing::per_block::VerifySignatures;
 use state_processing::per_slot::process_slots;
-use state_processing::state_transition::state_transition;
+use state_processing::state_transition::{state_transition, state_transition_from_advanced};
 use types::{ChainSpec, EthSpec, SignedBeaconBlock};
 
 use super::epoch_processing::check_fused_equals_steps;
@@ -109,7 +110,10 @@ pub(crate) fn check_blocks<E: EthSpec>(case: &CaseContext) -> Result<(), String>
         })
         .collect::<Result<Vec<_>, _>>()?;
 
-    let strategies = match meta.verify_signatures(VerifySignatures::Batched)? {
+    // The node's own strategy (batched, unless the case turns signatures off) for the pass on
+    // advanced pre-states.
+    let advanced_verify = meta.verify_signatures(VerifySignatures::Batched)?;
+    let strategies = match advanced_verify {
         VerifySignatures::None => vec![VerifySignatures::None],
         _ if post.is_some() => vec![
             VerifySignatures::Batched,
@@ -118,9 +122,13 @@ pub(crate) fn check_blocks<E: EthSpec>(case: &CaseContext) -> Result<(), String>
         ],
         _ => vec![VerifySignatures::Batched, VerifySignatures::Individually],
     };
-    for verify in strategies {
+    let passes = strategies
+        .into_iter()
+        .map(|verify| (verify, PreState::AsTheSpec))
+        .chain([(advanced_verify, PreState::Advanced)]);
+    for (verify, pre_state) in passes {
         let mut state = CachedBeaconState::new(pre.clone());
-        apply_blocks(&mut state, &blocks, verify, &spec)
+        apply_blocks(&mut state, &blocks, verify, pre_state, &spec)
             .and_then(|result| {
                 check_outcome(
                     &format!("state_transition of {count} blocks"),
@@ -129,17 +137,53 @@ pub(crate) fn check_blocks<E: EthSpec>(case: &CaseContext) -> Result<(), String>
                     post.as_ref(),
                 )
             })
-            .map_err(|e| format!("with signatures {verify:?}: {e}"))?;
+            .map_err(|e| format!("with signatures {verify:?}, pre-state {pre_state:?}: {e}"))?;
     }
     Ok(())
 }
 
-/// Runs the blocks through `state_transition` until one is rejected. The outer `Err` is a
+/// How each block's pre-state is given to the transition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PreState {
+    /// The previous block's post-state (`state_transition` runs the slots).
+    AsTheSpec,
+    /// The previous post-state advanced to the block's slot first, when the block is after
+    /// it, as a node's slot timer does (`state_transition_from_advanced`); a block not after
+    /// it goes through `state_transition`, which must refuse it.
+    Advanced,
+}
+
+/// One block through the transition `pre_state` asks for.
+fn transition<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    verify: VerifySignatures,
+    pre_state: PreState,
+    spec: &ChainSpec,
+) -> Result<(), String> {
+    let engine = EngineVerdict(true);
+    if pre_state == PreState::Advanced && block.slot() > *state.state.slot() {
+        // The advance is not the block's: a refused block still leaves `state` as it was.
+        let mut advanced = state.clone();
+        process_slots(&mut advanced, block.slot(), spec).map_err(|e| format!("{e:?}"))?;
+        advanced
+            .hash_tree_root()
+            .map_err(|e| format!("cannot hash the advanced state: {e}"))?;
+        state_transition_from_advanced(&mut advanced, block, verify, true, &engine, spec)
+            .map_err(|e| e.to_string())?;
+        *state = advanced;
+        return Ok(());
+    }
+    state_transition(state, block, verify, true, &engine, spec).map_err(|e| e.to_string())
+}
+
+/// Runs the blocks through the transition until one is rejected. The outer `Err` is a
 /// failed check (a rejected block changed the state); the inner result is the verdict.
 fn apply_blocks<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     blocks: &[SignedBeaconBlock<E>],
     verify: VerifySignatures,
+    pre_state: PreState,
     spec: &ChainSpec,
 ) -> Result<Result<(), String>, String> {
     let root = |state: &mut CachedBeaconState<E>| {
@@ -149,7 +193,7 @@ fn apply_blocks<E: EthSpec>(
     };
     for (i, block) in blocks.iter().enumerate() {
         let before = root(state)?;
-        if let Err(e) = state_transition(state, block, verify, true, &EngineVerdict(true), spec) {
+        if let Err(e) = transition(state, block, verify, pre_state, spec) {
             let after = root(state)?;
             if after != before {
                 return Err(format!(
