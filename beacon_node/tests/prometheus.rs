@@ -224,11 +224,15 @@ fn prometheus_scrapes_the_series_operators_watch() {
         "beacon_kzg_batch_verification_columns_count",
         "beacon_bls_batch_verification_seconds_count",
         "beacon_bls_batch_verification_sets_count",
+        "beacon_block_import_pre_state_total",
+        "beacon_state_advance_seconds_count",
     ];
-    // These must grow while Prometheus watches: the head, and the KZG and BLS batches run on
-    // the columns, attestations and aggregates of the other node's validators.
+    // These must grow while Prometheus watches: the head, the blocks imported on the head
+    // state the slot timer advanced ahead of them, and the KZG and BLS batches run on the
+    // columns, attestations and aggregates of the other node's validators.
     let moving = [
         "beacon_head_slot",
+        r#"beacon_block_import_pre_state_total{pre_state="advanced"}"#,
         "beacon_kzg_batch_verification_seconds_count",
         r#"beacon_bls_batch_verification_seconds_count{kind="attestation"}"#,
         r#"beacon_bls_batch_verification_seconds_count{kind="aggregate"}"#,

@@ -17,6 +17,12 @@
 //! Then a supernode's 128 columns of a 48-blob block in random order to availability, in CPU
 //! time, against the raw KZG batch of the same columns.
 //!
+//! Then the block at an epoch's first slot (the anchor block, on the last state of the epoch
+//! before): its state transition on the parent's post-state (the empty slot, the epoch
+//! transition and the hashing on the import path), against the same block on the parent's
+//! post-state advanced ahead to the block's slot as the node's slot timer leaves it
+//! (`state_transition_from_advanced`), and what that advance itself costs the timer.
+//!
 //! `ARBOR_BENCH_SEGMENT=0` leaves the segment and the availability benchmarks out.
 #![allow(
     missing_docs,
@@ -44,7 +50,8 @@ use state_harness::{
 use state_processing::{
     CachedBeaconState, StateRef,
     per_block::{AlwaysValid, VerifySignatures},
-    state_transition::state_transition,
+    per_slot::process_slots,
+    state_transition::{state_transition, state_transition_from_advanced},
 };
 use store::{Store, StoreConfig};
 use types::{
@@ -74,6 +81,8 @@ struct Fixture {
     /// The anchor: a block at an epoch's first slot and its post-state.
     anchor_state: CachedBeaconState<E>,
     anchor_block: SignedBeaconBlock<E>,
+    /// The anchor block's parent state: the last slot of the epoch before, caches warm.
+    boundary_parent: CachedBeaconState<E>,
     /// A chain of blocks on the anchor, each with a full slot of attestations for its parent's
     /// slot and a full sync aggregate, with the pre-state of each.
     blocks: Vec<(CachedBeaconState<E>, SignedBeaconBlock<E>)>,
@@ -121,6 +130,9 @@ fn fixture() -> Fixture {
     // The anchor is finalized (from_anchor records it so; the baseline runs before the chain
     // exists and shares the same key cache).
     anchor_state.set_finalized().unwrap();
+    // The anchor block's parent state as a running node holds it: caches warm.
+    let mut boundary_parent = pre;
+    warm_caches(&mut boundary_parent).unwrap();
     eprintln!("caches warmed in {:.2?}", start.elapsed());
 
     let start = Instant::now();
@@ -143,6 +155,7 @@ fn fixture() -> Fixture {
         spec: Arc::new(spec),
         anchor_state,
         anchor_block: anchor.block,
+        boundary_parent,
         blocks,
         genesis_time,
     }
@@ -270,10 +283,89 @@ fn main() {
     }
     group.finish();
 
+    epoch_boundary_benches(&mut c, &f);
+
     if std::env::var("ARBOR_BENCH_SEGMENT").as_deref() != Ok("0") {
         segment_benches(&mut c, &f);
     }
     c.final_summary();
+}
+
+/// The epoch's first block on its parent's post-state and on that state advanced ahead.
+fn epoch_boundary_benches(c: &mut Criterion, f: &Fixture) {
+    let mut group = c.benchmark_group("epoch_boundary");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1));
+    let block = &f.anchor_block;
+    let slot = block.slot();
+    let transition = |state: &mut CachedBeaconState<E>, advanced: bool| {
+        let transition = if advanced {
+            state_transition_from_advanced
+        } else {
+            state_transition
+        };
+        transition(
+            state,
+            block,
+            VerifySignatures::Batched,
+            true,
+            &AlwaysValid,
+            &f.spec,
+        )
+        .unwrap();
+    };
+    group.bench_function("block_on_parent_state", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut state = f.boundary_parent.clone();
+                let start = Instant::now();
+                transition(&mut state, false);
+                total += start.elapsed();
+                black_box(state);
+            }
+            total
+        })
+    });
+    // What the slot timer does ahead of the slot (`BeaconChain::advanced_state`): the slot,
+    // the epoch transition, the hash and the caches.
+    let advance = || {
+        let mut state = f.boundary_parent.clone();
+        process_slots(&mut state, slot, &f.spec).unwrap();
+        state.hash_tree_root().unwrap();
+        warm_caches(&mut state).unwrap();
+        state
+    };
+    group.bench_function("advance_ahead_of_the_block", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                let state = advance();
+                total += start.elapsed();
+                black_box(state);
+            }
+            total
+        })
+    });
+    let advanced = advance();
+    group.bench_function("block_on_advanced_state", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut state = advanced.clone();
+                let start = Instant::now();
+                transition(&mut state, true);
+                total += start.elapsed();
+                black_box(state);
+            }
+            total
+        })
+    });
+    group.finish();
 }
 
 /// How long the stand-in execution client takes to answer `engine_newPayload` (a mainnet

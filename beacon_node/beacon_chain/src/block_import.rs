@@ -61,12 +61,14 @@ impl<E: EthSpec> BeaconChain<E> {
         self.timelines.lock().get(root)
     }
 
-    /// Registers the chain's metrics (`beacon_block_delay_*_seconds`).
+    /// Registers the chain's metrics (`beacon_block_delay_*_seconds`,
+    /// `beacon_block_import_pre_state_total`, `beacon_state_advance_seconds`).
     pub fn register_metrics(
         &self,
         registry: &prometheus::Registry,
     ) -> Result<(), prometheus::Error> {
-        self.timelines.lock().register(registry)
+        self.timelines.lock().register(registry)?;
+        self.state_advance.register(registry)
     }
 
     /// A gossip-verified block into the availability checker; imported at once when its

@@ -35,6 +35,7 @@ use crate::observed::{
     ObservedValidators,
 };
 use crate::slot_clock::SlotClock;
+use crate::state_advance::StateAdvanceMetrics;
 use crate::timeline::{Stage, Timelines};
 
 /// Options of the chain.
@@ -274,6 +275,8 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) light_client_server: LightClientServer<E>,
     /// How `open` rebuilt fork choice (`None` for a chain built from an anchor).
     reopened: Option<Reopened>,
+    /// Which pre-state imports started from; how long the head state's advances took.
+    pub(crate) state_advance: StateAdvanceMetrics,
 }
 
 /// How [`BeaconChain::open`] rebuilt fork choice.
@@ -435,6 +438,7 @@ impl<E: EthSpec> BeaconChain<E> {
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
             reopened: None,
+            state_advance: StateAdvanceMetrics::new(),
         })
     }
 
@@ -615,6 +619,7 @@ impl<E: EthSpec> BeaconChain<E> {
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
             reopened: Some(Reopened { restored, replayed }),
+            state_advance: StateAdvanceMetrics::new(),
         })
     }
 
@@ -1017,6 +1022,10 @@ impl<E: EthSpec> BeaconChain<E> {
             self.apply_queued_votes(&mut fc);
             (fc.prepare_block(&block), fc.block_processor())
         };
+        if let Ok(Some(prepared)) = &prepared {
+            self.state_advance
+                .observe_import(prepared.pre_state_advanced());
+        }
         let processed = match prepared {
             Ok(Some(prepared)) => processor
                 .process(

@@ -9,6 +9,8 @@
 //! - [`data_column_sidecars`], [`data_column_verification`], [`data_availability_checker`]:
 //!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
 //! - [`events`], [`slot_clock`]: the event bus and the clock.
+//! - [`state_advance`]: the head state advanced ahead of the next slot, the pre-state of the
+//!   slot's block and of production.
 //! - [`timeline`], [`batch_metrics`]: block timelines and delays; KZG and BLS batch timings.
 //! - [`light_client_server`]: light-client bootstraps and updates derived from imported blocks.
 //! - [`production`], [`publication`], [`execution`]: block production (`produceBlockV3`) and
@@ -29,6 +31,7 @@ pub mod observed;
 pub mod production;
 pub mod publication;
 pub mod slot_clock;
+pub mod state_advance;
 pub mod timeline;
 pub mod tracked_mutex;
 
@@ -58,6 +61,7 @@ pub use publication::{
     BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
+pub use state_advance::ImportPreStates;
 
 #[cfg(test)]
 mod test_utils;

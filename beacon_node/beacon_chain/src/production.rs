@@ -31,7 +31,6 @@ use state_processing::{
         AlwaysValid, VerifySignatures, get_expected_withdrawals, process_block,
         signature_sets::randao_reveal_signature_set,
     },
-    per_slot::process_slots,
 };
 use tree_hash::TreeHash;
 use types::{
@@ -355,14 +354,6 @@ pub fn compute_cells_and_proofs<E: EthSpec>(
         .collect()
 }
 
-/// The head state advanced to a slot, for the block of that slot.
-#[derive(Debug, Clone)]
-struct AdvancedState<E: EthSpec> {
-    head_root: Root,
-    slot: Slot,
-    state: CachedBeaconState<E>,
-}
-
 /// A payload build started ahead of its slot.
 #[derive(Debug, Clone, Copy)]
 struct PreparedPayload {
@@ -381,8 +372,6 @@ pub struct BlockProducer<E: EthSpec> {
     preparations: RwLock<HashMap<ValidatorIndex, Address>>,
     /// Payload builds started ahead, by (slot, parent block root).
     payload_ids: Mutex<HashMap<(Slot, Root), PreparedPayload>>,
-    /// The head state advanced for the next proposal.
-    advanced: Mutex<Option<AdvancedState<E>>>,
     /// The blobs of the latest blocks built here, by block root, oldest first.
     built: Mutex<VecDeque<(Root, Arc<BuiltBlobs<E>>)>>,
     /// `register_validator`: each validator's latest registration, by public key.
@@ -414,7 +403,6 @@ impl<E: EthSpec> BlockProducer<E> {
             config,
             preparations: RwLock::new(HashMap::new()),
             payload_ids: Mutex::new(HashMap::new()),
-            advanced: Mutex::new(None),
             built: Mutex::new(VecDeque::new()),
             builder_registrations: RwLock::new(HashMap::new()),
         }
@@ -472,35 +460,20 @@ impl<E: EthSpec> BlockProducer<E> {
             .map(|(_, b)| b.clone())
     }
 
-    /// The head state advanced to `slot` (from the cache when the head has not moved).
+    /// The head state advanced to `slot`: the chain's, advanced by the slot timer ahead of the
+    /// slot (or now, and kept for the slot's block and the next production).
     fn advanced_state(
         &self,
         head_root: Root,
         head_state: &CachedBeaconState<E>,
         slot: Slot,
     ) -> Result<CachedBeaconState<E>, ProductionError> {
-        if let Some(a) = &*self.advanced.lock()
-            && a.head_root == head_root
-            && a.slot == slot
-        {
-            return Ok(a.state.clone());
-        }
-        let mut state = head_state.clone();
-        if slot > *state.state.slot() {
-            process_slots(&mut state, slot, self.chain.spec()).map_err(|e| {
-                ProductionError::Slots {
-                    slot,
-                    error: format!("{e:?}"),
-                }
-            })?;
-        }
-        warm_caches(&mut state)?;
-        *self.advanced.lock() = Some(AdvancedState {
-            head_root,
-            slot,
-            state: state.clone(),
-        });
-        Ok(state)
+        self.chain
+            .advanced_state(head_root, head_state, slot)
+            .map_err(|e| ProductionError::Slots {
+                slot,
+                error: e.to_string(),
+            })
     }
 
     /// The payload attributes for a block at `slot` on `state` (advanced to `slot`) whose parent
@@ -1025,34 +998,6 @@ struct LocalPayload<E: EthSpec> {
     payload_id: PayloadId,
     /// From the request (`forkchoiceUpdated` when no build was prepared) to the answer.
     elapsed: Duration,
-}
-
-/// Fills the caches the packing and the block's transition read (committees of the previous,
-/// current and next epoch, effective balances, the target balances, the public-key index, the
-/// sync committee's indices) on the advanced state once, so that every production's copy
-/// shares them instead of rebuilding them (at 1,000,000 validators they cost about a second).
-fn warm_caches<E: EthSpec>(state: &mut CachedBeaconState<E>) -> Result<(), ProductionError> {
-    let CachedBeaconState { state, caches } = state;
-    let view = state_processing::StateRef::new(state)?;
-    let epoch = get_current_epoch(&view);
-    caches.committees(&view, epoch)?;
-    caches.committees(&view, epoch.saturating_sub(1))?;
-    // The next epoch's committees need its seed, known one epoch ahead: best effort.
-    let _ = caches.committees(&view, epoch + 1);
-    caches.effective_balances(&view);
-    caches.progressive_balances(&view)?;
-    caches.index_pubkeys(&view);
-    let members: Vec<types::BLSPubkey> = view.current_sync_committee.pubkeys.to_vec();
-    if caches.sync_committee_indices(&members).is_none() {
-        let indices: Option<Vec<ValidatorIndex>> = members
-            .iter()
-            .map(|key| caches.validator_index(&view, &bls::PublicKeyBytes(key.0)))
-            .collect();
-        if let Some(indices) = indices {
-            caches.set_sync_committee_indices(&members, indices.into());
-        }
-    }
-    Ok(())
 }
 
 /// A payload field that must equal what the attributes or the parent fix.

@@ -934,3 +934,82 @@ fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_fr
     .unwrap();
     gossip_and_import(&h, &child.block);
 }
+
+/// The slot timer's advance: the head state advanced ahead of each slot is the pre-state of
+/// the slot's block, across epoch boundaries (a missed first slot of an epoch included: the
+/// block after it starts from the state advanced to the boundary); a block on another parent
+/// starts from its parent's post-state. Every block reaches the state root it names (the
+/// transition checks it) and becomes the head; the counts say which pre-state each import
+/// started from.
+#[test]
+fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
+    let h = harness();
+    let spe = E::slots_per_epoch();
+    let slot_ms = h.spec.slot_duration_ms;
+    let mut parent = h.anchor.clone();
+    let mut grandparent = h.anchor.clone();
+    let missed = ANCHOR_SLOT + spe;
+    let last = ANCHOR_SLOT + 2 * spe + 1;
+    let mut advanced = 0;
+    for slot in (ANCHOR_SLOT + 1..=last).filter(|s| *s != missed) {
+        // Two thirds into the slot before (for the block after the missed slot: the missed
+        // slot's advance, then no block came).
+        let advance_to = if slot == missed + 1 { missed } else { slot };
+        h.clock
+            .set_ms(time_ms(&h.spec, advance_to - 1) - 1000 + slot_ms * 2 / 3);
+        let (head_root, state) = h.chain.advance_head_state(advance_to).unwrap().unwrap();
+        assert_eq!(head_root, parent.block.canonical_root());
+        assert_eq!(*state.state.slot(), advance_to);
+        // Asked again (production does): the same state, not a second advance.
+        let again = h
+            .chain
+            .advanced_state(head_root, &parent.post, advance_to)
+            .unwrap();
+        assert_eq!(*again.state.slot(), advance_to);
+
+        let built = next_block(&h, &parent, slot);
+        let root = gossip_and_import(&h, &built.block);
+        advanced += 1;
+        let head = h.chain.head();
+        assert_eq!(head.block_root, root, "slot {slot}: the block is the head");
+        assert_eq!(head.state_root, built.state_root);
+        assert_eq!(
+            h.chain.import_pre_states(),
+            beacon_chain::ImportPreStates {
+                advanced,
+                parent: 0
+            },
+            "slot {slot}"
+        );
+        grandparent = std::mem::replace(&mut parent, built);
+    }
+    let head = h.chain.head();
+    assert!(
+        head.justified_checkpoint.epoch > ANCHOR_SLOT / spe,
+        "the chain justified on: {:?}",
+        head.justified_checkpoint
+    );
+
+    // The head advanced to the next slot, but that slot's block builds on the head's parent:
+    // it starts from the parent's post-state and still imports.
+    let slot = last + 1;
+    h.chain.advance_head_state(slot).unwrap().unwrap();
+    assert_eq!(grandparent.block.slot(), last - 1);
+    let fork = build_block(&grandparent.post, slot, &BlockContents::default(), &h.spec).unwrap();
+    gossip_and_import(&h, &fork.block);
+    assert_eq!(
+        h.chain.import_pre_states(),
+        beacon_chain::ImportPreStates {
+            advanced,
+            parent: 1
+        }
+    );
+
+    // An advance to a slot not after the head's is refused; a head too far behind the clock
+    // (a syncing node) is not advanced.
+    let head = h.chain.head();
+    assert!(h.chain.advance_head_state(head.slot).is_err());
+    let far = head.slot + beacon_chain::state_advance::MAX_ADVANCE_SLOTS + 1;
+    assert!(h.chain.advance_head_state(far).unwrap().is_none());
+    assert!(h.chain.advance_head_state(far - 1).unwrap().is_some());
+}

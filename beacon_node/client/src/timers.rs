@@ -3,15 +3,18 @@
 //! - At each slot's start: fork choice's `on_tick` (queued votes of the last slot count from
 //!   now), the head recomputed, the operation pool pruned to what the new head can still
 //!   include, one log line.
-//! - Two thirds into each slot: payload preparation for the next slot's proposer
-//!   (`engine_forkchoiceUpdated` with payload attributes), so the execution client builds the
-//!   payload before it is asked for it.
+//! - Two thirds into each slot: the head state advanced to the next slot (its empty slot, any
+//!   epoch transition, its hash and caches; `BeaconChain::advance_head_state`), on a blocking
+//!   thread, so that the next slot's block is imported and produced on it without that work;
+//!   then payload preparation for the next slot's proposer (`engine_forkchoiceUpdated` with
+//!   payload attributes), so the execution client builds the payload before it is asked for it.
 //! - On every new head: `engine_forkchoiceUpdated`, so the execution client follows the chain;
 //!   on every new finalized checkpoint: the pool drops what finality made useless.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use beacon_chain::BeaconChain;
 use beacon_chain::events::ChainEvent;
 use beacon_chain::execution::update_execution_head;
 use beacon_chain::production::BlockProducer;
@@ -21,9 +24,10 @@ use types::{EthSpec, Slot};
 
 use crate::metrics::NodeMetrics;
 
-/// Basis points of a slot at which the next slot's payload is prepared (two thirds: after the
-/// slot's attestations and aggregates are due, with a third of a slot for the execution client
-/// to build).
+/// Basis points of a slot at which the head state is advanced to the next slot and the next
+/// slot's payload prepared (two thirds: after the slot's attestations and aggregates are due,
+/// when the slot's block has almost always arrived, with a third of a slot for the advance and
+/// for the execution client to build).
 const PREPARE_PAYLOAD_BPS: u64 = 6_667;
 
 /// Sleeps until the chain's clock reads `at_ms` or `shutdown` turns true; `false` on shutdown.
@@ -65,10 +69,13 @@ pub async fn run_slot_timer<E: EthSpec>(
             if !sleep_until_ms(&producer, prepare_at, &mut shutdown).await {
                 return;
             }
-            match producer.prepare_payload_for_slot(slot).await {
-                Ok(Some(_)) => tracing::debug!(slot, "payload prepared"),
-                Ok(None) => {}
-                Err(e) => tracing::warn!(slot, error = %e, "payload preparation failed"),
+            // A head far behind the clock (syncing) is neither advanced nor prepared on.
+            if advance_head_state(&chain, slot).await {
+                match producer.prepare_payload_for_slot(slot).await {
+                    Ok(Some(_)) => tracing::debug!(slot, "payload prepared"),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(slot, error = %e, "payload preparation failed"),
+                }
             }
         }
         if !sleep_until_ms(
@@ -81,6 +88,44 @@ pub async fn run_slot_timer<E: EthSpec>(
             return;
         }
         on_slot_start(&producer, &metrics, slot);
+    }
+}
+
+/// Advances the head state to `slot` on a blocking thread (at 1,000,000 validators an epoch
+/// transition and its hashing take seconds): the slot's block and production start from it.
+/// `false` when the head is too far behind the clock to be advanced
+/// (`beacon_chain::state_advance::MAX_ADVANCE_SLOTS`: the node is syncing).
+async fn advance_head_state<E: EthSpec>(chain: &Arc<BeaconChain<E>>, slot: Slot) -> bool {
+    let advancing = chain.clone();
+    let started = std::time::Instant::now();
+    match tokio::task::spawn_blocking(move || advancing.advance_head_state(slot)).await {
+        Ok(Ok(Some((head, _)))) => {
+            tracing::debug!(
+                slot,
+                %head,
+                ms = started.elapsed().as_millis(),
+                "head state advanced"
+            );
+            true
+        }
+        Ok(Ok(None)) => {
+            tracing::debug!(
+                slot,
+                head_slot = chain.head().slot,
+                "head too far behind to advance"
+            );
+            false
+        }
+        // The head is at the slot already (a block of the slot came early): nothing to do.
+        Ok(Err(_)) if chain.head().slot >= slot => true,
+        Ok(Err(e)) => {
+            tracing::warn!(slot, error = %e, "advancing the head state failed");
+            true
+        }
+        Err(e) => {
+            tracing::warn!(slot, error = %e, "the head state's advance stopped");
+            true
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use state_processing::{
     },
     per_epoch::process_justification_and_finalization_progressive,
     per_slot::process_slots,
-    state_transition::state_transition,
+    state_transition::{state_transition, state_transition_from_advanced},
 };
 use types::{
     ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot, ValidatorIndex,
@@ -140,6 +140,10 @@ pub struct ForkChoice<E: EthSpec> {
     invalidated: FxHashSet<Root>,
     /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all.
     state_loader: Option<Arc<dyn StateLoader<E>>>,
+    /// A block's post-state advanced through empty slots ahead of the next block (the node's
+    /// slot timer advances the head's before each slot), by block root: the pre-state of a
+    /// block on it at or after the state's slot.
+    advanced_state: Option<(Root, CachedBeaconState<E>)>,
 }
 
 fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
@@ -242,6 +246,7 @@ impl<E: EthSpec> ForkChoice<E> {
             payload_hashes: FxHashMap::default(),
             invalidated: FxHashSet::default(),
             state_loader: None,
+            advanced_state: None,
         })
     }
 
@@ -265,6 +270,39 @@ impl<E: EthSpec> ForkChoice<E> {
             self.block_states.insert(root, state);
             self.evict_block_states(Some(root));
         }
+    }
+
+    /// Keeps `state`, the post-state of block `root` advanced through empty slots (to the
+    /// slot of the next block expected on it), in place of the advanced state kept before: a
+    /// block on `root` at or after the state's slot starts from it
+    /// ([`Self::prepare_block`]), so that the slots and any epoch transition between are not
+    /// run again when it arrives. An advance to an epoch's first slot is also the checkpoint
+    /// state of `(epoch, root)` (`store_target_checkpoint_state`), which attestations of the
+    /// epoch voting for `root` as their target need when the epoch's first block is missing.
+    /// Ignored for a block not in the tree or a state not after the block's slot.
+    pub fn keep_advanced_state(&mut self, root: Root, state: CachedBeaconState<E>) {
+        let Some(index) = self.proto.index_of(&root) else {
+            return;
+        };
+        let slot = *state.state.slot();
+        if slot <= self.proto.nodes()[index].slot {
+            return;
+        }
+        if slot.is_multiple_of(E::slots_per_epoch()) {
+            self.checkpoint_states
+                .entry((compute_epoch_at_slot::<E>(slot), root))
+                .or_insert_with(|| state.clone());
+        }
+        self.advanced_state = Some((root, state));
+    }
+
+    /// The advanced post-state of block `root` ([`Self::keep_advanced_state`]) when one is
+    /// kept at `slot` or before it (a cheap copy).
+    pub fn advanced_state(&self, root: &Root, slot: Slot) -> Option<CachedBeaconState<E>> {
+        self.advanced_state
+            .as_ref()
+            .filter(|(advanced_root, state)| advanced_root == root && *state.state.slot() <= slot)
+            .map(|(_, state)| state.clone())
     }
 
     /// The post-state of block `root`: the one in memory, else the state loader's. An error
@@ -625,7 +663,10 @@ impl<E: EthSpec> ForkChoice<E> {
                 parent: parent_root,
             });
         }
-        let pre_state = self.load_block_state(&parent_root)?;
+        let (pre_state, pre_state_advanced) = match self.advanced_state(&parent_root, slot) {
+            Some(state) => (state, true),
+            None => (self.load_block_state(&parent_root)?, false),
+        };
         let current_slot = self.get_current_slot();
         if current_slot < slot {
             return Err(Error::FutureBlock {
@@ -641,6 +682,7 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root,
             slot,
             pre_state,
+            pre_state_advanced,
             is_timely,
         }))
     }
@@ -1346,6 +1388,13 @@ impl<E: EthSpec> ForkChoice<E> {
             .retain(|root, _| proto.index_of(root).is_some());
         self.invalidated
             .retain(|root| proto.index_of(root).is_some());
+        if self
+            .advanced_state
+            .as_ref()
+            .is_some_and(|(root, _)| proto.index_of(root).is_none())
+        {
+            self.advanced_state = None;
+        }
         let finalized_epoch = self.finalized_checkpoint.epoch;
         self.checkpoint_states
             .retain(|(epoch, _), _| *epoch >= finalized_epoch);
@@ -1361,6 +1410,8 @@ pub struct PreparedBlock<E: EthSpec> {
     parent_root: Root,
     slot: Slot,
     pre_state: CachedBeaconState<E>,
+    /// `pre_state` is the parent's advanced state ([`ForkChoice::keep_advanced_state`]).
+    pre_state_advanced: bool,
     is_timely: bool,
 }
 
@@ -1368,6 +1419,13 @@ impl<E: EthSpec> PreparedBlock<E> {
     /// The block's root.
     pub fn block_root(&self) -> Root {
         self.block_root
+    }
+
+    /// Whether the block starts from its parent's post-state advanced ahead of it by the
+    /// node (the slots and any epoch transition before the block already run), rather than
+    /// from the parent's post-state itself.
+    pub fn pre_state_advanced(&self) -> bool {
+        self.pre_state_advanced
     }
 }
 
@@ -1422,6 +1480,7 @@ impl BlockProcessor {
             parent_root,
             slot,
             pre_state: mut state,
+            pre_state_advanced,
             is_timely,
         } = prepared;
         // The availability check (KZG on the pool's threads) runs beside the state
@@ -1433,7 +1492,14 @@ impl BlockProcessor {
             Columns::Missing => false,
         };
         let transition = |state: &mut CachedBeaconState<E>| {
-            state_transition(
+            // An advanced pre-state may be at the block's slot already, which the spec's
+            // `state_transition` refuses; the block header's checks hold either way.
+            let transition = if pre_state_advanced {
+                state_transition_from_advanced
+            } else {
+                state_transition
+            };
+            transition(
                 state,
                 signed_block,
                 self.verify_signatures,

@@ -1,0 +1,202 @@
+//! The head state advanced ahead of the next slot.
+//!
+//! A block's state transition first runs the empty slots between its parent and itself: one
+//! state root each, and at an epoch's first slot the epoch transition (at 1,000,000 validators
+//! the costliest part of an import, seconds with its hashing). None of it depends on the block.
+//! The node's slot timer therefore advances the head's post-state to the next slot before that
+//! slot starts ([`BeaconChain::advance_head_state`]): the slots run, the state hashed (so the
+//! block's post-state root rehashes only what the block changed) and the caches the block and
+//! production read filled. Fork choice keeps the result
+//! ([`fork_choice::ForkChoice::keep_advanced_state`]): a block on the head at or after that slot
+//! starts from it, and block production takes it too.
+//!
+//! A block on another parent (a reorg, a late block of the slot) starts from its parent's
+//! post-state as before. `beacon_block_import_pre_state_total{pre_state}` counts which pre-state
+//! each import started from; `beacon_state_advance_seconds` times the advances.
+
+use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts, Registry};
+use state_processing::{CachedBeaconState, StateRef, common::get_current_epoch};
+use types::{EthSpec, Root, Slot, ValidatorIndex};
+
+use crate::chain::{BeaconChain, ChainError};
+
+/// The most slots the slot timer advances the head state over
+/// ([`BeaconChain::advance_head_state`]): a head further behind the clock belongs to a node
+/// that is syncing, or to a chain that missed that many proposals in a row.
+pub const MAX_ADVANCE_SLOTS: Slot = 4;
+
+/// The import and advance metrics of one chain.
+#[derive(Debug, Clone)]
+pub(crate) struct StateAdvanceMetrics {
+    pre_states: IntCounterVec,
+    advance_seconds: Histogram,
+}
+
+/// Which pre-state an import started from (the `pre_state` label).
+const ADVANCED: &str = "advanced";
+const PARENT: &str = "parent";
+
+impl StateAdvanceMetrics {
+    pub(crate) fn new() -> Self {
+        let pre_states = IntCounterVec::new(
+            Opts::new(
+                "beacon_block_import_pre_state_total",
+                "Blocks whose state transition started from the parent's post-state advanced \
+                 ahead by the slot timer (advanced) or from the parent's post-state itself \
+                 (parent)",
+            ),
+            &["pre_state"],
+        )
+        .expect("a valid counter name, help and label");
+        let advance_seconds = Histogram::with_opts(
+            HistogramOpts::new(
+                "beacon_state_advance_seconds",
+                "Time to advance the head state to the next slot ahead of it (the slots, any \
+                 epoch transition, the hashing and the caches)",
+            )
+            .buckets(vec![0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
+        )
+        .expect("a valid histogram name, help and buckets");
+        // Both series exist from the start (a scrape shows zero, not nothing).
+        for label in [ADVANCED, PARENT] {
+            pre_states.with_label_values(&[label]);
+        }
+        Self {
+            pre_states,
+            advance_seconds,
+        }
+    }
+
+    pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
+        registry.register(Box::new(self.pre_states.clone()))?;
+        registry.register(Box::new(self.advance_seconds.clone()))
+    }
+
+    /// Counts an import that started from an advanced pre-state or not.
+    pub(crate) fn observe_import(&self, advanced: bool) {
+        let label = if advanced { ADVANCED } else { PARENT };
+        self.pre_states.with_label_values(&[label]).inc();
+    }
+}
+
+/// How many imports started from each kind of pre-state
+/// ([`BeaconChain::import_pre_states`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ImportPreStates {
+    /// From the parent's post-state advanced ahead by the node.
+    pub advanced: u64,
+    /// From the parent's post-state itself.
+    pub parent: u64,
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// Advances the head's post-state through empty slots to `slot` (the slots, any epoch
+    /// transition, the state's hash and the caches a block and production read), and keeps it
+    /// in fork choice as the pre-state of the head's next block: the slot timer calls this
+    /// late in the slot before `slot`. Returns the head's root and its advanced state; one
+    /// advanced already for the same head and slot is returned as it is. An error when `slot`
+    /// is not after the head's.
+    ///
+    /// `None`, with nothing done, when the head is more than [`MAX_ADVANCE_SLOTS`] behind
+    /// `slot`: the node is syncing (or the chain has stalled), the next block is not expected
+    /// on this head, and an advance over many slots would cost epoch transitions for nothing.
+    ///
+    /// The work runs without fork choice's lock: imports and gossip go on meanwhile. If the
+    /// head changes during it, the result is still kept for the old head (a block on that
+    /// block may still come) until the next advance replaces it.
+    pub fn advance_head_state(
+        &self,
+        slot: Slot,
+    ) -> Result<Option<(Root, CachedBeaconState<E>)>, ChainError> {
+        let head = self.head();
+        if slot.saturating_sub(head.slot) > MAX_ADVANCE_SLOTS {
+            return Ok(None);
+        }
+        let state = self.advanced_state(head.block_root, &head.state, slot)?;
+        Ok(Some((head.block_root, state)))
+    }
+
+    /// The post-state `block_state` of block `block_root` advanced to `slot`: fork choice's
+    /// advanced state of the block when it is at `slot` (else advanced on from it, or from
+    /// `block_state`), then kept there for the next caller and the block's next child.
+    pub fn advanced_state(
+        &self,
+        block_root: Root,
+        block_state: &CachedBeaconState<E>,
+        slot: Slot,
+    ) -> Result<CachedBeaconState<E>, ChainError> {
+        let state_slot = *block_state.state.slot();
+        if slot <= state_slot {
+            return Err(ChainError::State(format!(
+                "cannot advance the state of block {block_root} at slot {state_slot} to slot {slot}"
+            )));
+        }
+        let kept = self.fork_choice.lock().advanced_state(&block_root, slot);
+        if let Some(kept) = &kept
+            && *kept.state.slot() == slot
+        {
+            return Ok(kept.clone());
+        }
+        let started = std::time::Instant::now();
+        let mut state = kept.unwrap_or_else(|| block_state.clone());
+        state_processing::per_slot::process_slots(&mut state, slot, self.spec())
+            .map_err(|e| ChainError::State(format!("advancing to slot {slot}: {e:?}")))?;
+        state
+            .hash_tree_root()
+            .map_err(|e| ChainError::State(format!("hashing the state advanced to {slot}: {e}")))?;
+        warm_caches(&mut state)?;
+        self.fork_choice
+            .lock()
+            .keep_advanced_state(block_root, state.clone());
+        self.state_advance
+            .advance_seconds
+            .observe(started.elapsed().as_secs_f64());
+        Ok(state)
+    }
+
+    /// How many blocks this chain imported from an advanced pre-state and how many from their
+    /// parent's post-state (`beacon_block_import_pre_state_total`).
+    pub fn import_pre_states(&self) -> ImportPreStates {
+        let count = |label| {
+            self.state_advance
+                .pre_states
+                .with_label_values(&[label])
+                .get()
+        };
+        ImportPreStates {
+            advanced: count(ADVANCED),
+            parent: count(PARENT),
+        }
+    }
+}
+
+/// Fills the caches a block's transition and production read (committees of the previous,
+/// current and next epoch, effective balances, the target balances, the public-key index, the
+/// sync committee's indices) on an advanced state once, so that every copy of it shares them
+/// instead of rebuilding them (at 1,000,000 validators they cost about a second).
+pub(crate) fn warm_caches<E: EthSpec>(state: &mut CachedBeaconState<E>) -> Result<(), ChainError> {
+    let error = |e: &dyn std::fmt::Display| ChainError::State(format!("filling caches: {e}"));
+    let CachedBeaconState { state, caches } = state;
+    let view = StateRef::new(state).map_err(|e| error(&e))?;
+    let epoch = get_current_epoch(&view);
+    caches.committees(&view, epoch).map_err(|e| error(&e))?;
+    caches
+        .committees(&view, epoch.saturating_sub(1))
+        .map_err(|e| error(&e))?;
+    // The next epoch's committees need its seed, known one epoch ahead: best effort.
+    let _ = caches.committees(&view, epoch + 1);
+    caches.effective_balances(&view);
+    caches.progressive_balances(&view).map_err(|e| error(&e))?;
+    caches.index_pubkeys(&view);
+    let members: Vec<types::BLSPubkey> = view.current_sync_committee.pubkeys.to_vec();
+    if caches.sync_committee_indices(&members).is_none() {
+        let indices: Option<Vec<ValidatorIndex>> = members
+            .iter()
+            .map(|key| caches.validator_index(&view, &bls::PublicKeyBytes(key.0)))
+            .collect();
+        if let Some(indices) = indices {
+            caches.set_sync_committee_indices(&members, indices.into());
+        }
+    }
+    Ok(())
+}
