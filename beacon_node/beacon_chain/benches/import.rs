@@ -17,9 +17,10 @@
 //! Then a supernode's 128 columns of a 48-blob block in random order to availability, in CPU
 //! time, against the raw KZG batch of the same columns.
 //!
-//! Then the block at an epoch's first slot (the anchor block, on the last state of the epoch
-//! before): its state transition on the parent's post-state (the empty slot, the epoch
-//! transition and the hashing on the import path), against the same block on the parent's
+//! Then a block at an epoch's first slot (at the anchor's slot, on the last state of the epoch
+//! before, with a full slot of attestations and a full sync aggregate): its state transition on
+//! the parent's post-state (the epoch transition and the hashing on the import path), against
+//! the same block on the parent's
 //! post-state advanced ahead to the block's slot as the node's slot timer leaves it
 //! (`state_transition_from_advanced`), and what that advance itself costs the timer.
 //!
@@ -83,6 +84,9 @@ struct Fixture {
     anchor_block: SignedBeaconBlock<E>,
     /// The anchor block's parent state: the last slot of the epoch before, caches warm.
     boundary_parent: CachedBeaconState<E>,
+    /// A block at the anchor's slot (an epoch's first) on `boundary_parent`, with a full slot
+    /// of attestations and a full sync aggregate.
+    boundary_block: SignedBeaconBlock<E>,
     /// A chain of blocks on the anchor, each with a full slot of attestations for its parent's
     /// slot and a full sync aggregate, with the pre-state of each.
     blocks: Vec<(CachedBeaconState<E>, SignedBeaconBlock<E>)>,
@@ -133,6 +137,14 @@ fn fixture() -> Fixture {
     // The anchor block's parent state as a running node holds it: caches warm.
     let mut boundary_parent = pre;
     warm_caches(&mut boundary_parent).unwrap();
+    let boundary_contents = BlockContents {
+        attestations: AttestationSpec::slot_in_parts(params.slot, 8),
+        sync_aggregate: SyncParticipation::Full,
+        ..BlockContents::default()
+    };
+    let boundary_block = build_block(&boundary_parent, params.slot + 1, &boundary_contents, &spec)
+        .unwrap()
+        .block;
     eprintln!("caches warmed in {:.2?}", start.elapsed());
 
     let start = Instant::now();
@@ -156,6 +168,7 @@ fn fixture() -> Fixture {
         anchor_state,
         anchor_block: anchor.block,
         boundary_parent,
+        boundary_block,
         blocks,
         genesis_time,
     }
@@ -299,7 +312,7 @@ fn epoch_boundary_benches(c: &mut Criterion, f: &Fixture) {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(1))
         .measurement_time(Duration::from_millis(1));
-    let block = &f.anchor_block;
+    let block = &f.boundary_block;
     let slot = block.slot();
     let transition = |state: &mut CachedBeaconState<E>, advanced: bool| {
         let transition = if advanced {
