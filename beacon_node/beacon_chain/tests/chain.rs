@@ -937,7 +937,8 @@ fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_fr
 
 /// The slot timer's advance: the head state advanced ahead of each slot is the pre-state of
 /// the slot's block, across epoch boundaries (a missed first slot of an epoch included: the
-/// block after it starts from the state advanced to the boundary); a block on another parent
+/// block after it starts from the state advanced to the boundary); a block on the previous head
+/// starts from that head's advanced state, kept beside the head's; a block on an older block
 /// starts from its parent's post-state. Every block reaches the state root it names (the
 /// transition checks it) and becomes the head; the counts say which pre-state each import
 /// started from.
@@ -947,7 +948,8 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     let spe = E::slots_per_epoch();
     let slot_ms = h.spec.slot_duration_ms;
     let mut parent = h.anchor.clone();
-    let mut grandparent = h.anchor.clone();
+    // The blocks before the parent, newest last.
+    let mut ancestors = vec![h.anchor.clone()];
     let missed = ANCHOR_SLOT + spe;
     let last = ANCHOR_SLOT + 2 * spe + 1;
     let mut advanced = 0;
@@ -981,7 +983,7 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
             },
             "slot {slot}"
         );
-        grandparent = std::mem::replace(&mut parent, built);
+        ancestors.push(std::mem::replace(&mut parent, built));
     }
     let head = h.chain.head();
     assert!(
@@ -990,17 +992,36 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
         head.justified_checkpoint
     );
 
-    // The head advanced to the next slot, but that slot's block builds on the head's parent:
-    // it starts from the parent's post-state and still imports.
+    // The head advanced to the next slot, but that slot's block builds on the head's parent,
+    // whose own advance (when it was head) is still kept: it starts from that one. A block on
+    // an older block starts from that block's post-state. Both import.
     let slot = last + 1;
     h.chain.advance_head_state(slot).unwrap().unwrap();
+    let grandparent = &ancestors[ancestors.len() - 1];
+    let great_grandparent = &ancestors[ancestors.len() - 2];
     assert_eq!(grandparent.block.slot(), last - 1);
     let fork = build_block(&grandparent.post, slot, &BlockContents::default(), &h.spec).unwrap();
     gossip_and_import(&h, &fork.block);
     assert_eq!(
         h.chain.import_pre_states(),
         beacon_chain::ImportPreStates {
-            advanced,
+            advanced: advanced + 1,
+            parent: 0
+        }
+    );
+    let slot = slot + 1;
+    let fork = build_block(
+        &great_grandparent.post,
+        slot,
+        &BlockContents::default(),
+        &h.spec,
+    )
+    .unwrap();
+    gossip_and_import(&h, &fork.block);
+    assert_eq!(
+        h.chain.import_pre_states(),
+        beacon_chain::ImportPreStates {
+            advanced: advanced + 1,
             parent: 1
         }
     );

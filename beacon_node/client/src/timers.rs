@@ -8,8 +8,11 @@
 //!   thread, so that the next slot's block is imported and produced on it without that work;
 //!   then payload preparation for the next slot's proposer (`engine_forkchoiceUpdated` with
 //!   payload attributes), so the execution client builds the payload before it is asked for it.
-//! - On every new head: `engine_forkchoiceUpdated`, so the execution client follows the chain;
-//!   on every new finalized checkpoint: the pool drops what finality made useless.
+//! - On every new head: `engine_forkchoiceUpdated`, so the execution client follows the chain.
+//!   A head that arrives after its slot's advance point (a late block: the timer advanced the
+//!   state of the head before it) is advanced to the next slot at once, and the next slot's
+//!   payload prepared on it, so that the next block does not pay for the lateness of this one.
+//!   On every new finalized checkpoint: the pool drops what finality made useless.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -129,6 +132,22 @@ async fn advance_head_state<E: EthSpec>(chain: &Arc<BeaconChain<E>>, slot: Slot)
     }
 }
 
+/// The slot to advance a new head at `head_slot` to right away: the next slot, when the head
+/// became head (at `now_ms`) after the slot timer's advance point in its own slot (it came late,
+/// after the timer advanced the head before it) and before the next slot starts. `None`
+/// otherwise: the timer's advance at that point covers an earlier head, and a head of an older
+/// slot (a reorg, a node catching up) is left to the timer.
+fn late_head_advance(
+    head_slot: Slot,
+    now_ms: u64,
+    head_slot_start_ms: u64,
+    slot_ms: u64,
+) -> Option<Slot> {
+    let advance_at = head_slot_start_ms.saturating_add(slot_ms * PREPARE_PAYLOAD_BPS / 10_000);
+    let next_slot_start = head_slot_start_ms.saturating_add(slot_ms);
+    (now_ms >= advance_at && now_ms < next_slot_start).then_some(head_slot + 1)
+}
+
 /// The work at the start of `slot`.
 fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, metrics: &NodeMetrics, slot: Slot) {
     let chain = producer.chain();
@@ -180,10 +199,36 @@ pub async fn follow_chain_events<E: EthSpec>(
         };
         match event {
             Ok(ChainEvent::Head { .. }) | Err(RecvError::Lagged(_)) => {
-                metrics.observe_head(&chain.head());
+                let head = chain.head();
+                metrics.observe_head(&head);
                 // A lagged receiver missed heads: the current one is what counts.
                 if let Err(e) = update_execution_head(&chain, producer.engine(), None).await {
                     tracing::warn!(error = %e, "forkchoiceUpdated failed");
+                }
+                let slot_ms = chain.spec().slot_duration_ms;
+                if let Some(slot) = late_head_advance(
+                    head.slot,
+                    chain.now_ms(),
+                    chain.compute_time_at_slot_ms(head.slot),
+                    slot_ms,
+                ) {
+                    // Beside the event loop: the advance can take seconds, and the next
+                    // heads' forkchoiceUpdated must not wait for it.
+                    let producer = producer.clone();
+                    tokio::spawn(async move {
+                        let chain = producer.chain().clone();
+                        if advance_head_state(&chain, slot).await {
+                            match producer.prepare_payload_for_slot(slot).await {
+                                Ok(Some(_)) => {
+                                    tracing::debug!(slot, "payload prepared on a late head")
+                                }
+                                Ok(None) => {}
+                                Err(e) => {
+                                    tracing::warn!(slot, error = %e, "payload preparation failed")
+                                }
+                            }
+                        }
+                    });
                 }
             }
             Ok(ChainEvent::FinalizedCheckpoint { epoch, .. }) => {
@@ -195,5 +240,34 @@ pub async fn follow_chain_events<E: EthSpec>(
             Ok(_) => {}
             Err(RecvError::Closed) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_head_that_became_head_after_its_slots_advance_point_is_advanced_at_once() {
+        let slot_ms = 12_000;
+        let start = 1_000_000;
+        // Two thirds into a 12 s slot (in whole milliseconds).
+        let advance_at = start + slot_ms * PREPARE_PAYLOAD_BPS / 10_000;
+        assert_eq!(advance_at, start + 8_000);
+        // In time: the timer's advance will see this head.
+        assert_eq!(late_head_advance(7, start, start, slot_ms), None);
+        assert_eq!(late_head_advance(7, advance_at - 1, start, slot_ms), None);
+        // Late, still in its slot: advanced to the next slot now.
+        assert_eq!(late_head_advance(7, advance_at, start, slot_ms), Some(8));
+        assert_eq!(
+            late_head_advance(7, start + slot_ms - 1, start, slot_ms),
+            Some(8)
+        );
+        // A head of a slot that has passed: the timer's advance of the current slot covers it.
+        assert_eq!(late_head_advance(7, start + slot_ms, start, slot_ms), None);
+        assert_eq!(
+            late_head_advance(7, start + 5 * slot_ms, start, slot_ms),
+            None
+        );
     }
 }

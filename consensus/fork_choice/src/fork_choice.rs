@@ -140,11 +140,16 @@ pub struct ForkChoice<E: EthSpec> {
     invalidated: FxHashSet<Root>,
     /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all.
     state_loader: Option<Arc<dyn StateLoader<E>>>,
-    /// A block's post-state advanced through empty slots ahead of the next block (the node's
-    /// slot timer advances the head's before each slot), by block root: the pre-state of a
-    /// block on it at or after the state's slot.
-    advanced_state: Option<(Root, CachedBeaconState<E>)>,
+    /// Blocks' post-states advanced through empty slots ahead of the next block (the node's
+    /// slot timer advances the head's before each slot), by block root, the latest last (at
+    /// most [`MAX_ADVANCED_STATES`]): the pre-state of a block on one at or after its slot.
+    advanced_states: Vec<(Root, CachedBeaconState<E>)>,
 }
+
+/// The most advanced states kept ([`ForkChoice::keep_advanced_state`]): the head's, and the
+/// previous head's, whose advance may finish after a late block replaced it as head (both
+/// remain candidates for the next block's parent).
+const MAX_ADVANCED_STATES: usize = 2;
 
 fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
     (checkpoint.epoch, checkpoint.root)
@@ -246,7 +251,7 @@ impl<E: EthSpec> ForkChoice<E> {
             payload_hashes: FxHashMap::default(),
             invalidated: FxHashSet::default(),
             state_loader: None,
-            advanced_state: None,
+            advanced_states: Vec::new(),
         })
     }
 
@@ -273,8 +278,9 @@ impl<E: EthSpec> ForkChoice<E> {
     }
 
     /// Keeps `state`, the post-state of block `root` advanced through empty slots (to the
-    /// slot of the next block expected on it), in place of the advanced state kept before: a
-    /// block on `root` at or after the state's slot starts from it
+    /// slot of the next block expected on it), in place of an advanced state of the same block
+    /// and of the oldest beyond [`MAX_ADVANCED_STATES`]: a block on `root` at or after the
+    /// state's slot starts from it
     /// ([`Self::prepare_block`]), so that the slots and any epoch transition between are not
     /// run again when it arrives. An advance to an epoch's first slot is also the checkpoint
     /// state of `(epoch, root)` (`store_target_checkpoint_state`), which attestations of the
@@ -293,15 +299,19 @@ impl<E: EthSpec> ForkChoice<E> {
                 .entry((compute_epoch_at_slot::<E>(slot), root))
                 .or_insert_with(|| state.clone());
         }
-        self.advanced_state = Some((root, state));
+        self.advanced_states.retain(|(kept, _)| *kept != root);
+        self.advanced_states.push((root, state));
+        if self.advanced_states.len() > MAX_ADVANCED_STATES {
+            self.advanced_states.remove(0);
+        }
     }
 
     /// The advanced post-state of block `root` ([`Self::keep_advanced_state`]) when one is
     /// kept at `slot` or before it (a cheap copy).
     pub fn advanced_state(&self, root: &Root, slot: Slot) -> Option<CachedBeaconState<E>> {
-        self.advanced_state
-            .as_ref()
-            .filter(|(advanced_root, state)| advanced_root == root && *state.state.slot() <= slot)
+        self.advanced_states
+            .iter()
+            .find(|(advanced_root, state)| advanced_root == root && *state.state.slot() <= slot)
             .map(|(_, state)| state.clone())
     }
 
@@ -1388,13 +1398,8 @@ impl<E: EthSpec> ForkChoice<E> {
             .retain(|root, _| proto.index_of(root).is_some());
         self.invalidated
             .retain(|root| proto.index_of(root).is_some());
-        if self
-            .advanced_state
-            .as_ref()
-            .is_some_and(|(root, _)| proto.index_of(root).is_none())
-        {
-            self.advanced_state = None;
-        }
+        self.advanced_states
+            .retain(|(root, _)| proto.index_of(root).is_some());
         let finalized_epoch = self.finalized_checkpoint.epoch;
         self.checkpoint_states
             .retain(|(epoch, _), _| *epoch >= finalized_epoch);

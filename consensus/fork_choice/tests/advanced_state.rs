@@ -1,7 +1,7 @@
 //! A block's post-state advanced ahead (`keep_advanced_state`): the pre-state of the next block
 //! on that block at or after the state's slot, not of a block on another parent; an advance to
 //! an epoch's first slot is that checkpoint's state; nothing is kept for a block fork choice does
-//! not know or a state not after its block.
+//! not know or a state not after its block; the two latest blocks' advanced states are kept.
 
 use std::sync::Arc;
 
@@ -143,4 +143,19 @@ fn the_advanced_state_is_the_next_blocks_pre_state_on_its_block_only() {
     let b_root = b.block.canonical_root();
     let b_state = s.store.load_block_state(&b_root).expect("B's post-state");
     assert_eq!(root_of(&b_state), b.state_root);
+
+    // Two are kept (a late head's and the head's before it); a third lets the oldest go.
+    let next = boundary + 3;
+    s.store
+        .keep_advanced_state(a_root, advanced(&a.post, next, &s.spec));
+    s.store
+        .keep_advanced_state(b_root, advanced(&b_state, next, &s.spec));
+    assert!(s.store.advanced_state(&a_root, next).is_some());
+    assert!(s.store.advanced_state(&b_root, next).is_some());
+    let sibling_root = sibling.block.canonical_root();
+    s.store
+        .keep_advanced_state(sibling_root, advanced(&sibling.post, next, &s.spec));
+    assert!(s.store.advanced_state(&a_root, next).is_none());
+    assert!(s.store.advanced_state(&b_root, next).is_some());
+    assert!(s.store.advanced_state(&sibling_root, next).is_some());
 }
