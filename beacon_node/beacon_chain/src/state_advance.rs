@@ -109,7 +109,13 @@ impl<E: EthSpec> BeaconChain<E> {
         slot: Slot,
     ) -> Result<Option<(Root, CachedBeaconState<E>)>, ChainError> {
         let head = self.head();
-        if slot.saturating_sub(head.slot) > MAX_ADVANCE_SLOTS {
+        if slot <= head.slot {
+            return Err(ChainError::State(format!(
+                "slot {slot} is not after the head's slot {}",
+                head.slot
+            )));
+        }
+        if slot - head.slot > MAX_ADVANCE_SLOTS {
             return Ok(None);
         }
         let state = self.advanced_state(head.block_root, &head.state, slot)?;
@@ -119,6 +125,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// The post-state `block_state` of block `block_root` advanced to `slot`: fork choice's
     /// advanced state of the block when it is at `slot` (else advanced on from it, or from
     /// `block_state`), then kept there for the next caller and the block's next child.
+    /// `block_state` itself when it is at `slot` already; an error when it is past it.
     pub fn advanced_state(
         &self,
         block_root: Root,
@@ -126,10 +133,14 @@ impl<E: EthSpec> BeaconChain<E> {
         slot: Slot,
     ) -> Result<CachedBeaconState<E>, ChainError> {
         let state_slot = *block_state.state.slot();
-        if slot <= state_slot {
+        if slot < state_slot {
             return Err(ChainError::State(format!(
                 "cannot advance the state of block {block_root} at slot {state_slot} to slot {slot}"
             )));
+        }
+        // A state at the slot already (an anchor state advanced past its block): as it is.
+        if slot == state_slot {
+            return Ok(block_state.clone());
         }
         let kept = self.fork_choice.lock().advanced_state(&block_root, slot);
         if let Some(kept) = &kept
