@@ -952,6 +952,7 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     let mut ancestors = vec![h.anchor.clone()];
     let missed = ANCHOR_SLOT + spe;
     let last = ANCHOR_SLOT + 2 * spe + 1;
+    let counts = |advanced, parent| beacon_chain::ImportPreStates { advanced, parent };
     let mut advanced = 0;
     for slot in (ANCHOR_SLOT + 1..=last).filter(|s| *s != missed) {
         // Two thirds into the slot before (for the block after the missed slot: the missed
@@ -977,10 +978,7 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
         assert_eq!(head.state_root, built.state_root);
         assert_eq!(
             h.chain.import_pre_states(),
-            beacon_chain::ImportPreStates {
-                advanced,
-                parent: 0
-            },
+            counts(advanced, 0),
             "slot {slot}"
         );
         ancestors.push(std::mem::replace(&mut parent, built));
@@ -1002,13 +1000,7 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     assert_eq!(grandparent.block.slot(), last - 1);
     let fork = build_block(&grandparent.post, slot, &BlockContents::default(), &h.spec).unwrap();
     gossip_and_import(&h, &fork.block);
-    assert_eq!(
-        h.chain.import_pre_states(),
-        beacon_chain::ImportPreStates {
-            advanced: advanced + 1,
-            parent: 0
-        }
-    );
+    assert_eq!(h.chain.import_pre_states(), counts(advanced + 1, 0));
     let slot = slot + 1;
     let fork = build_block(
         &great_grandparent.post,
@@ -1018,13 +1010,7 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     )
     .unwrap();
     gossip_and_import(&h, &fork.block);
-    assert_eq!(
-        h.chain.import_pre_states(),
-        beacon_chain::ImportPreStates {
-            advanced: advanced + 1,
-            parent: 1
-        }
-    );
+    assert_eq!(h.chain.import_pre_states(), counts(advanced + 1, 1));
 
     // An advance to a slot not after the head's is refused; a head too far behind the clock
     // (a syncing node) is not advanced.

@@ -3,61 +3,15 @@
 //! an epoch's first slot is that checkpoint's state; nothing is kept for a block fork choice does
 //! not know or a state not after its block; the two latest blocks' advanced states are kept.
 
-use std::sync::Arc;
+mod common;
 
-use fork_choice::{Columns, Config, ForkChoice, ThreadPoolBuilder};
-use state_harness::{BlockContents, BuiltBlock, build_block};
-use state_processing::{
-    CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid,
-    per_slot::process_slots,
-};
-use types::{ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot};
+use common::{E, GENESIS_TIME, Setup, setup};
+use fork_choice::Columns;
+use state_harness::{BlockContents, build_block};
+use state_processing::{CachedBeaconState, per_block::AlwaysValid, per_slot::process_slots};
+use types::{ChainSpec, EthSpec, Root, SignedBeaconBlock, Slot};
 
-type E = MinimalEthSpec;
-
-const GENESIS_TIME: u64 = 1_600_000_000;
-const ANCHOR_SLOT: Slot = 16;
-
-struct Setup {
-    spec: Arc<ChainSpec>,
-    anchor: BuiltBlock<E>,
-    store: ForkChoice<E>,
-}
-
-fn setup() -> Setup {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let genesis = interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
-        .expect("interop genesis");
-    let anchor = build_block(
-        &CachedBeaconState::new(genesis),
-        ANCHOR_SLOT,
-        &BlockContents::default(),
-        &spec,
-    )
-    .expect("block on genesis");
-    let SignedBeaconBlock::Fulu(signed) = &anchor.block else {
-        panic!("the harness builds Fulu blocks");
-    };
-    let pool = Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("pool"),
-    );
-    let store = ForkChoice::new(
-        anchor.post.clone(),
-        &signed.message,
-        spec.clone(),
-        Config::default(),
-        pool,
-    )
-    .expect("anchor block commits to its state");
-    Setup {
-        spec,
-        anchor,
-        store,
-    }
-}
+const ANCHOR_SLOT: Slot = common::ANCHOR_SLOT;
 
 fn advanced(state: &CachedBeaconState<E>, slot: Slot, spec: &ChainSpec) -> CachedBeaconState<E> {
     let mut state = state.clone();

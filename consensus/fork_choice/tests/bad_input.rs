@@ -6,65 +6,17 @@ use std::sync::Arc;
 
 use fork_choice::{Columns, Config, Error, ForkChoice, Head, ThreadPoolBuilder};
 use ssz_types::{BitList, BitVector};
-use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
-use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
+use state_harness::{AttestationSpec, BlockContents, build_block};
+use state_processing::per_block::AlwaysValid;
 use types::{
-    ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot,
+    EthSpec, Root, SignedBeaconBlock, Slot,
     electra::{Attestation, AttestationData},
     phase0::Checkpoint,
 };
 
-type E = MinimalEthSpec;
+mod common;
 
-const GENESIS_TIME: u64 = 1_600_000_000;
-/// The anchor's slot: the first of epoch 2, so the anchor is the finalized checkpoint of
-/// epoch 2 and the checkpoint block of that epoch for its descendants.
-const ANCHOR_SLOT: Slot = 16;
-
-struct Setup {
-    spec: Arc<ChainSpec>,
-    anchor: BuiltBlock<E>,
-    store: ForkChoice<E>,
-}
-
-fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconBlock<E> {
-    match block {
-        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
-        _ => panic!("the harness builds Fulu blocks"),
-    }
-}
-
-fn setup() -> Setup {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let genesis = interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
-        .expect("interop genesis");
-    let genesis = CachedBeaconState::new(genesis);
-    let anchor = build_block(&genesis, ANCHOR_SLOT, &BlockContents::default(), &spec)
-        .expect("block on genesis");
-    let pool = Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .expect("pool"),
-    );
-    let store = ForkChoice::new(
-        anchor.post.clone(),
-        &electra_block(&anchor.block).message,
-        spec.clone(),
-        Config::default(),
-        pool,
-    )
-    .expect("anchor block commits to its state");
-    Setup {
-        spec,
-        anchor,
-        store,
-    }
-}
-
-fn time_at(spec: &ChainSpec, slot: Slot) -> u64 {
-    spec.compute_time_at_slot(GENESIS_TIME, slot)
-}
+use common::{ANCHOR_SLOT, E, Setup, electra_block, setup, time_at};
 
 /// What a handler could change.
 #[derive(Debug, PartialEq)]

@@ -35,18 +35,17 @@ pub fn state_transition<E: EthSpec>(
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
-    let mut working = state.clone();
-    apply_block(
-        &mut working,
+    transition_on_copy(
+        state,
         block,
-        PreState::BeforeBlockSlot,
-        verify,
-        validate_result,
+        Options {
+            pre_state: PreState::BeforeBlockSlot,
+            verify,
+            validate_result,
+        },
         engine,
         spec,
-    )?;
-    *state = working;
-    Ok(())
+    )
 }
 
 /// `state_transition` on a pre-state that may already be at the block's slot: the parent's
@@ -67,16 +66,38 @@ pub fn state_transition_from_advanced<E: EthSpec>(
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
-    let mut working = state.clone();
-    apply_block(
-        &mut working,
+    transition_on_copy(
+        state,
         block,
-        PreState::AtOrBeforeBlockSlot,
-        verify,
-        validate_result,
+        Options {
+            pre_state: PreState::AtOrBeforeBlockSlot,
+            verify,
+            validate_result,
+        },
         engine,
         spec,
-    )?;
+    )
+}
+
+/// How a transition runs: where its pre-state may stand, how signatures are checked, whether
+/// the post-state root is checked.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    pre_state: PreState,
+    verify: VerifySignatures,
+    validate_result: bool,
+}
+
+/// The transition on a copy of `state`, committed to `state` only when it succeeds.
+fn transition_on_copy<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    options: Options,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<(), BlockProcessingError> {
+    let mut working = state.clone();
+    apply_block(&mut working, block, options, engine, spec)?;
     *state = working;
     Ok(())
 }
@@ -116,16 +137,19 @@ fn advance_to_block_slot<E: EthSpec>(
 fn apply_block<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     block: &SignedBeaconBlock<E>,
-    pre_state: PreState,
-    verify: VerifySignatures,
-    validate_result: bool,
+    options: Options,
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
+    let Options {
+        pre_state,
+        verify,
+        validate_result,
+    } = options;
     let signed: &electra::SignedBeaconBlock<E> = match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
         SignedBeaconBlock::Deneb(b) => {
-            return apply_deneb_block(state, b, pre_state, verify, validate_result, engine, spec);
+            return apply_deneb_block(state, b, options, engine, spec);
         }
         other => return Err(Error::UnsupportedFork(other.fork_name()).into()),
     };
@@ -245,12 +269,15 @@ fn process_and_check_root<E: EthSpec>(
 fn apply_deneb_block<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     signed: &deneb::SignedBeaconBlock<E>,
-    pre_state: PreState,
-    verify: VerifySignatures,
-    validate_result: bool,
+    options: Options,
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
+    let Options {
+        pre_state,
+        verify,
+        validate_result,
+    } = options;
     let message = &signed.message;
     advance_to_block_slot(state, message.slot, pre_state, spec)?;
     if state.state.fork_name() != types::ForkName::Deneb {
