@@ -541,6 +541,8 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
     });
 
     let last_slot = blocks.last().map_or(0, |(_, b, _)| b.slot());
+    // Where the import's time beyond the baseline goes: its store batches.
+    let mut writes = Vec::new();
     group.bench_function("range_sync_import_32_blocks_48_blobs_8_columns", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -562,11 +564,23 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                 }
                 total += start.elapsed();
                 assert_eq!(chain.head().slot, last_slot);
+                writes.push(chain.import_store_writes());
             }
             total
         })
     });
     group.finish();
+    if let Some(last) = writes.last() {
+        eprintln!(
+            "store batches of a segment ({} runs; the last): {} with a whole state in {:.2} s, \
+             {} with a summary in {:.2} s",
+            writes.len(),
+            last.whole,
+            last.whole_seconds,
+            last.summary,
+            last.summary_seconds,
+        );
+    }
     reopen_measurement(f, &blocks, &after_reopen, &pool);
     availability_benches(c, f, &blocks, &cells, &pool);
 }

@@ -62,13 +62,14 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// Registers the chain's metrics (`beacon_block_delay_*_seconds`,
-    /// `beacon_block_import_pre_state_total`, `beacon_state_advance_seconds`).
+    /// `beacon_block_import_pre_state_total`, `beacon_state_advance_seconds`,
+    /// `beacon_block_import_store_write_seconds`).
     pub fn register_metrics(
         &self,
         registry: &prometheus::Registry,
     ) -> Result<(), prometheus::Error> {
         self.timelines.lock().register(registry)?;
-        self.state_advance.register(registry)
+        self.import_metrics.register(registry)
     }
 
     /// A gossip-verified block into the availability checker; imported at once when its

@@ -35,7 +35,7 @@ use crate::observed::{
     ObservedValidators,
 };
 use crate::slot_clock::SlotClock;
-use crate::state_advance::StateAdvanceMetrics;
+use crate::state_advance::ImportMetrics;
 use crate::timeline::{Stage, Timelines};
 
 /// Options of the chain.
@@ -275,8 +275,9 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) light_client_server: LightClientServer<E>,
     /// How `open` rebuilt fork choice (`None` for a chain built from an anchor).
     reopened: Option<Reopened>,
-    /// Which pre-state imports started from; how long the head state's advances took.
-    pub(crate) state_advance: StateAdvanceMetrics,
+    /// Which pre-state imports started from; how long the head state's advances and the
+    /// imports' store batches took.
+    pub(crate) import_metrics: ImportMetrics,
 }
 
 /// How [`BeaconChain::open`] rebuilt fork choice.
@@ -438,7 +439,7 @@ impl<E: EthSpec> BeaconChain<E> {
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
             reopened: None,
-            state_advance: StateAdvanceMetrics::new(),
+            import_metrics: ImportMetrics::new(),
         })
     }
 
@@ -619,7 +620,7 @@ impl<E: EthSpec> BeaconChain<E> {
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
             reopened: Some(Reopened { restored, replayed }),
-            state_advance: StateAdvanceMetrics::new(),
+            import_metrics: ImportMetrics::new(),
         })
     }
 
@@ -1023,7 +1024,7 @@ impl<E: EthSpec> BeaconChain<E> {
             (fc.prepare_block(&block), fc.block_processor())
         };
         if let Ok(Some(prepared)) = &prepared {
-            self.state_advance
+            self.import_metrics
                 .observe_import(prepared.pre_state_advanced());
         }
         let processed = match prepared {
@@ -1093,6 +1094,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let state_root = block.state_root();
 
+        let store_write = std::time::Instant::now();
         let mut batch = self.store.begin_batch()?;
         batch.put_block(block_root, &block)?;
         for column in stored_columns {
@@ -1100,11 +1102,14 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         // With each whole state, fork choice as it is now: a restart rebuilds the tree from
         // it and replays only the blocks imported since (see `open`).
-        if batch.put_state(state_root, &post_state.state)? {
+        let whole_state = batch.put_state(state_root, &post_state.state)?;
+        if whole_state {
             let fork_choice = self.fork_choice.lock().to_persisted_bytes();
             batch.put_fork_choice(&fork_choice)?;
         }
         batch.commit()?;
+        self.import_metrics
+            .observe_store_write(whole_state, store_write.elapsed().as_secs_f64());
         self.record_stage(block_root, slot, Stage::Imported);
         self.light_client_server.on_block(&post_state.state, &block);
 

@@ -61,7 +61,7 @@ pub use publication::{
     BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
-pub use state_advance::ImportPreStates;
+pub use state_advance::{ImportPreStates, ImportStoreWrites};
 
 #[cfg(test)]
 mod test_utils;

@@ -12,9 +12,11 @@
 //!
 //! A block on another parent (a reorg, a late block of the slot) starts from its parent's
 //! post-state as before. `beacon_block_import_pre_state_total{pre_state}` counts which pre-state
-//! each import started from; `beacon_state_advance_seconds` times the advances.
+//! each import started from; `beacon_state_advance_seconds` times the advances. Beside them,
+//! `beacon_block_import_store_write_seconds{state}` times each import's store batch (with a
+//! whole state at an epoch's first block, the largest write the node makes).
 
-use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts, Registry};
+use prometheus::{Histogram, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 use state_processing::{CachedBeaconState, StateRef, common::get_current_epoch};
 use types::{EthSpec, Root, Slot, ValidatorIndex};
 
@@ -25,18 +27,25 @@ use crate::chain::{BeaconChain, ChainError};
 /// that is syncing, or to a chain that missed that many proposals in a row.
 pub const MAX_ADVANCE_SLOTS: Slot = 4;
 
-/// The import and advance metrics of one chain.
+/// The import metrics of one chain: which pre-state each import started from, how long the
+/// head state's advances took, how long each import's store batch took.
 #[derive(Debug, Clone)]
-pub(crate) struct StateAdvanceMetrics {
+pub(crate) struct ImportMetrics {
     pre_states: IntCounterVec,
     advance_seconds: Histogram,
+    /// `beacon_block_import_store_write_seconds{state}`: an import's store batch, from its
+    /// start to its commit, by whether it held a whole state (an epoch's first block).
+    store_write_seconds: HistogramVec,
 }
 
 /// Which pre-state an import started from (the `pre_state` label).
 const ADVANCED: &str = "advanced";
 const PARENT: &str = "parent";
+/// Whether an import's store batch held a whole state (the `state` label).
+const WHOLE: &str = "whole";
+const SUMMARY: &str = "summary";
 
-impl StateAdvanceMetrics {
+impl ImportMetrics {
     pub(crate) fn new() -> Self {
         let pre_states = IntCounterVec::new(
             Opts::new(
@@ -57,19 +66,44 @@ impl StateAdvanceMetrics {
             .buckets(vec![0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
         )
         .expect("a valid histogram name, help and buckets");
-        // Both series exist from the start (a scrape shows zero, not nothing).
+        let store_write_seconds = HistogramVec::new(
+            HistogramOpts::new(
+                "beacon_block_import_store_write_seconds",
+                "Time of an import's store batch (block, columns, state, fork choice) from its \
+                 start to its commit, by whether it stored a whole state (whole) or not (summary)",
+            )
+            .buckets(vec![
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ]),
+            &["state"],
+        )
+        .expect("a valid histogram name, help, buckets and label");
+        // Every series exists from the start (a scrape shows zero, not nothing).
         for label in [ADVANCED, PARENT] {
             pre_states.with_label_values(&[label]);
+        }
+        for label in [WHOLE, SUMMARY] {
+            store_write_seconds.with_label_values(&[label]);
         }
         Self {
             pre_states,
             advance_seconds,
+            store_write_seconds,
         }
     }
 
     pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
         registry.register(Box::new(self.pre_states.clone()))?;
-        registry.register(Box::new(self.advance_seconds.clone()))
+        registry.register(Box::new(self.advance_seconds.clone()))?;
+        registry.register(Box::new(self.store_write_seconds.clone()))
+    }
+
+    /// Records an import's store batch of `seconds`, with a whole state or not.
+    pub(crate) fn observe_store_write(&self, whole_state: bool, seconds: f64) {
+        let label = if whole_state { WHOLE } else { SUMMARY };
+        self.store_write_seconds
+            .with_label_values(&[label])
+            .observe(seconds);
     }
 
     /// Counts an import that started from an advanced pre-state or not.
@@ -87,6 +121,19 @@ pub struct ImportPreStates {
     pub advanced: u64,
     /// From the parent's post-state itself.
     pub parent: u64,
+}
+
+/// The imports' store batches ([`BeaconChain::import_store_writes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ImportStoreWrites {
+    /// Batches that stored a whole state (an epoch's first block).
+    pub whole: u64,
+    /// Their seconds in all.
+    pub whole_seconds: f64,
+    /// The other batches (the state as a summary).
+    pub summary: u64,
+    /// Their seconds in all.
+    pub summary_seconds: f64,
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -159,17 +206,37 @@ impl<E: EthSpec> BeaconChain<E> {
         self.fork_choice
             .lock()
             .keep_advanced_state(block_root, state.clone());
-        self.state_advance
+        self.import_metrics
             .advance_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(state)
+    }
+
+    /// The imports' store batches so far, with and without a whole state
+    /// (`beacon_block_import_store_write_seconds`).
+    pub fn import_store_writes(&self) -> ImportStoreWrites {
+        let of = |label| {
+            let h = self
+                .import_metrics
+                .store_write_seconds
+                .with_label_values(&[label]);
+            (h.get_sample_count(), h.get_sample_sum())
+        };
+        let (whole, whole_seconds) = of(WHOLE);
+        let (summary, summary_seconds) = of(SUMMARY);
+        ImportStoreWrites {
+            whole,
+            whole_seconds,
+            summary,
+            summary_seconds,
+        }
     }
 
     /// How many blocks this chain imported from an advanced pre-state and how many from their
     /// parent's post-state (`beacon_block_import_pre_state_total`).
     pub fn import_pre_states(&self) -> ImportPreStates {
         let count = |label| {
-            self.state_advance
+            self.import_metrics
                 .pre_states
                 .with_label_values(&[label])
                 .get()

@@ -989,6 +989,14 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
         "the chain justified on: {:?}",
         head.justified_checkpoint
     );
+    // Every import wrote one store batch: a whole state at each of the two epochs' first
+    // blocks (the second after the missed slot), summaries otherwise.
+    let writes = h.chain.import_store_writes();
+    assert_eq!(
+        (writes.whole, writes.summary),
+        (2, advanced - 2),
+        "{writes:?}"
+    );
 
     // The head advanced to the next slot, but that slot's block builds on the head's parent,
     // whose own advance (when it was head) is still kept: it starts from that one. A block on
