@@ -72,14 +72,7 @@ pub async fn run_slot_timer<E: EthSpec>(
             if !sleep_until_ms(&producer, prepare_at, &mut shutdown).await {
                 return;
             }
-            // A head far behind the clock (syncing) is neither advanced nor prepared on.
-            if advance_head_state(&chain, slot).await {
-                match producer.prepare_payload_for_slot(slot).await {
-                    Ok(Some(_)) => tracing::debug!(slot, "payload prepared"),
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!(slot, error = %e, "payload preparation failed"),
-                }
-            }
+            advance_and_prepare(&producer, slot).await;
         }
         if !sleep_until_ms(
             &producer,
@@ -91,6 +84,19 @@ pub async fn run_slot_timer<E: EthSpec>(
             return;
         }
         on_slot_start(&producer, &metrics, slot);
+    }
+}
+
+/// The head state advanced to `slot`, then the payload of `slot` prepared on it; neither for a
+/// head far behind the clock (a syncing node).
+async fn advance_and_prepare<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot) {
+    if !advance_head_state(producer.chain(), slot).await {
+        return;
+    }
+    match producer.prepare_payload_for_slot(slot).await {
+        Ok(Some(_)) => tracing::debug!(slot, "payload prepared"),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(slot, error = %e, "payload preparation failed"),
     }
 }
 
@@ -205,30 +211,16 @@ pub async fn follow_chain_events<E: EthSpec>(
                 if let Err(e) = update_execution_head(&chain, producer.engine(), None).await {
                     tracing::warn!(error = %e, "forkchoiceUpdated failed");
                 }
-                let slot_ms = chain.spec().slot_duration_ms;
                 if let Some(slot) = late_head_advance(
                     head.slot,
                     chain.now_ms(),
                     chain.compute_time_at_slot_ms(head.slot),
-                    slot_ms,
+                    chain.spec().slot_duration_ms,
                 ) {
                     // Beside the event loop: the advance can take seconds, and the next
                     // heads' forkchoiceUpdated must not wait for it.
                     let producer = producer.clone();
-                    tokio::spawn(async move {
-                        let chain = producer.chain().clone();
-                        if advance_head_state(&chain, slot).await {
-                            match producer.prepare_payload_for_slot(slot).await {
-                                Ok(Some(_)) => {
-                                    tracing::debug!(slot, "payload prepared on a late head")
-                                }
-                                Ok(None) => {}
-                                Err(e) => {
-                                    tracing::warn!(slot, error = %e, "payload preparation failed")
-                                }
-                            }
-                        }
-                    });
+                    tokio::spawn(async move { advance_and_prepare(&producer, slot).await });
                 }
             }
             Ok(ChainEvent::FinalizedCheckpoint { epoch, .. }) => {
