@@ -43,6 +43,17 @@ pub(crate) fn unseal(
     table: &'static str,
     key: impl FnOnce() -> String,
 ) -> Result<(Vec<u8>, ForkName), StoreError> {
+    let fork = check_sealed(&value, table, key)?;
+    value.truncate(value.len() - TRAILER_LEN);
+    Ok((value, fork))
+}
+
+/// Checks the trailer written by [`seal`] and returns the sealed value's fork.
+pub(crate) fn check_sealed(
+    value: &[u8],
+    table: &'static str,
+    key: impl FnOnce() -> String,
+) -> Result<ForkName, StoreError> {
     let corrupt = |reason: String, key: String| StoreError::CorruptValue { table, key, reason };
     let Some(body_len) = value.len().checked_sub(4) else {
         return Err(corrupt(
@@ -61,14 +72,10 @@ pub(crate) fn unseal(
     let Some(fork_at) = body_len.checked_sub(1) else {
         return Err(corrupt("no fork byte".into(), key()));
     };
-    let Some(&fork) = ForkName::ALL.get(usize::from(value[fork_at])) else {
-        return Err(corrupt(
-            format!("unknown fork byte {}", value[fork_at]),
-            key(),
-        ));
-    };
-    value.truncate(fork_at);
-    Ok((value, fork))
+    ForkName::ALL
+        .get(usize::from(value[fork_at]))
+        .copied()
+        .ok_or_else(|| corrupt(format!("unknown fork byte {}", value[fork_at]), key()))
 }
 
 /// Key of a sidecar: block root, then the index big-endian (so a block's sidecars are adjacent

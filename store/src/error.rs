@@ -105,6 +105,22 @@ pub enum StoreError {
     /// No block with this root is stored.
     #[error("block {0} is not in the store")]
     MissingBlock(Root),
+    /// A hot snapshot file could not be written, read or deleted.
+    #[error("hot state file {path}: {source}; if the file is damaged or missing, {PURGE_HINT}")]
+    StateFile {
+        /// The file.
+        path: PathBuf,
+        /// What the file system said.
+        source: std::io::Error,
+    },
+    /// The `hot_states` table references a snapshot file that is not on disk.
+    #[error("the hot state {root} is stored in {path}, which is missing; {PURGE_HINT}")]
+    MissingStateFile {
+        /// The state's root.
+        root: Root,
+        /// Where its file should be.
+        path: PathBuf,
+    },
     /// No state with this root is in the store.
     #[error("state {0} is not in the store")]
     MissingState(Root),

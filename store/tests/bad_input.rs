@@ -9,9 +9,12 @@
 
 mod common;
 
-use common::{Chain, E, SPE, fulu_spec};
+use common::{Chain, E, SPE, SlotReplayer, assert_same_state, fulu_spec};
+use redb::{ReadableDatabase, ReadableTable};
 use ssz::Encode;
-use store::schema::{CURRENT_SCHEMA_VERSION, DATA_SIDECAR_SLOTS, META, SCHEMA_VERSION_KEY};
+use store::schema::{
+    CURRENT_SCHEMA_VERSION, DATA_SIDECAR_SLOTS, HOT_STATES, META, SCHEMA_VERSION_KEY,
+};
 use store::{Store, StoreConfig, StoreError};
 
 fn config() -> StoreConfig {
@@ -172,6 +175,7 @@ fn a_schema_1_database_is_refused_then_migrated_to_the_current_schema() {
     let path = dir.path().join("db");
     populated(&path, 6);
     // Schema 1 is schema 2 without the sidecar slot index.
+    inline_hot_states(&path);
     {
         let db = redb::Database::create(&path).unwrap();
         let txn = db.begin_write().unwrap();
@@ -209,6 +213,128 @@ fn a_schema_1_database_is_refused_then_migrated_to_the_current_schema() {
                 .is_empty()
         );
     }
+}
+
+#[test]
+fn a_schema_2_database_has_its_hot_states_moved_into_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    populated(&path, 3);
+    inline_hot_states(&path);
+    set_schema_version(&path, 2);
+    let files = Store::<E>::state_files_dir_for(&path);
+    assert_eq!(std::fs::read_dir(&files).unwrap().count(), 0);
+
+    let err = Store::<E>::open(&path, fulu_spec(), config())
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(err, StoreError::SchemaTooOld { found: 2, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        Store::<E>::migrate_schema(&path).unwrap(),
+        (2, CURRENT_SCHEMA_VERSION)
+    );
+    let store: Store<E> = Store::open(&path, fulu_spec(), config()).unwrap();
+    assert_eq!(store.orphan_state_files_removed(), 0);
+    assert_eq!(
+        store.hot_snapshot_roots().unwrap(),
+        vec![Chain::state_root(0, 0)]
+    );
+    assert_eq!(std::fs::read_dir(&files).unwrap().count(), 1);
+    let state = store
+        .get_state(&Chain::state_root(0, 0), &mut SlotReplayer::default())
+        .unwrap()
+        .expect("the anchor state");
+    assert_same_state(&state, &Chain::state(0, 0));
+}
+
+#[test]
+fn a_damaged_or_missing_state_file_is_reported_and_orphans_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    populated(&path, 1);
+    let root = Chain::state_root(0, 0);
+    let file = Store::<E>::state_files_dir_for(&path).join(format!("{root}.ssz"));
+    let good = std::fs::read(&file).expect("the anchor state's file");
+
+    // A flipped byte inside the state: the checksum catches it.
+    let mut bad = good.clone();
+    bad[good.len() / 2] ^= 0x40;
+    std::fs::write(&file, &bad).unwrap();
+    let store: Store<E> = Store::open(&path, fulu_spec(), config()).unwrap();
+    let err = store
+        .get_state(&root, &mut SlotReplayer::default())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::CorruptValue { .. }), "{err}");
+    assert_says_purge(&err);
+
+    // Cut short: its length no longer matches the reference.
+    std::fs::write(&file, &good[..good.len() - 100]).unwrap();
+    let err = store
+        .get_state(&root, &mut SlotReplayer::default())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::CorruptValue { .. }), "{err}");
+
+    // Gone while the database still references it.
+    std::fs::remove_file(&file).unwrap();
+    let err = store
+        .get_state(&root, &mut SlotReplayer::default())
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::MissingStateFile { root: r, .. } if r == root),
+        "{err}"
+    );
+    assert_says_purge(&err);
+    drop(store);
+
+    // A file no reference names (a batch that never committed) and a partial write are
+    // removed at open; the referenced file is kept.
+    std::fs::write(&file, &good).unwrap();
+    let dir_path = Store::<E>::state_files_dir_for(&path);
+    let orphan = dir_path.join(format!("{}.ssz", Chain::state_root(8, 0)));
+    std::fs::write(&orphan, &good).unwrap();
+    std::fs::write(
+        dir_path.join(format!("{}.ssz.tmp", Chain::state_root(16, 0))),
+        b"x",
+    )
+    .unwrap();
+    let store: Store<E> = Store::open(&path, fulu_spec(), config()).unwrap();
+    assert_eq!(store.orphan_state_files_removed(), 2);
+    assert!(!orphan.exists());
+    assert!(file.exists());
+    store
+        .get_state(&root, &mut SlotReplayer::default())
+        .unwrap()
+        .expect("the anchor state");
+}
+
+/// Turns the database's hot states back into the layout before schema 3: the sealed bytes in
+/// `hot_states` itself, no files.
+fn inline_hot_states(path: &std::path::Path) {
+    let dir = Store::<E>::state_files_dir_for(path);
+    let db = redb::Database::create(path).unwrap();
+    let roots: Vec<[u8; 32]> = {
+        let txn = db.begin_read().unwrap();
+        let table = txn.open_table(HOT_STATES).unwrap();
+        table
+            .iter()
+            .unwrap()
+            .map(|e| e.unwrap().0.value())
+            .collect()
+    };
+    let txn = db.begin_write().unwrap();
+    {
+        let mut table = txn.open_table(HOT_STATES).unwrap();
+        for root in roots {
+            let file = dir.join(format!("{}.ssz", types::Root::from(root)));
+            let sealed = std::fs::read(&file).unwrap();
+            table.insert(root, sealed.as_slice()).unwrap();
+            std::fs::remove_file(&file).unwrap();
+        }
+    }
+    txn.commit().unwrap();
 }
 
 fn set_schema_version(path: &std::path::Path, version: u64) {

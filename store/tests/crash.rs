@@ -215,9 +215,25 @@ fn check(
     last_committed: u64,
     last_finalized: u64,
     migrating: Option<u64>,
-) -> (u64, u64) {
+) -> (u64, u64, usize) {
     let store: Store<E> = Store::open(path, spec(), config()).expect("reopens after SIGKILL");
     assert_eq!(store.schema_version().unwrap(), CURRENT_SCHEMA_VERSION);
+
+    // The hot snapshot files are exactly those referenced: a file written for a batch the kill
+    // cut short was removed at open, and no committed reference lost its file.
+    let mut on_disk: Vec<types::Root> = std::fs::read_dir(store.state_files_dir())
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let hex = name.strip_suffix(".ssz").expect("no partial writes left");
+            hex.parse().unwrap()
+        })
+        .collect();
+    let mut referenced = store.hot_snapshot_roots().unwrap();
+    on_disk.sort();
+    referenced.sort();
+    assert_eq!(on_disk, referenced);
+    let orphans = store.orphan_state_files_removed();
 
     // The head is the last reported commit or the one after (committed, killed before saying so).
     let head = store.head().unwrap().expect("head");
@@ -307,7 +323,7 @@ fn check(
         .unwrap()
         .expect("cold state at the split");
     common::assert_same_state(&cold, &Chain::state(split_slot, 0));
-    (head.slot, finalized.epoch)
+    (head.slot, finalized.epoch, orphans)
 }
 
 #[test]
@@ -345,6 +361,7 @@ fn sigkill_at_random_points_leaves_a_consistent_database() {
     let (mut committed, mut finalized) = (0u64, 0u64);
     let (mut before_open, mut mid_chain, mut mid_migration) = (0, 0, 0);
     let mut migration_times = Vec::new();
+    let mut orphan_files = 0;
     for kill in 0..KILLS {
         // A slot takes ~30-50 ms here (128 columns, fsync'd commits), opening ~5-40 ms. Two
         // kills in three land anywhere (start-up, open, writes); the third within ~10 ms of the
@@ -368,7 +385,9 @@ fn sigkill_at_random_points_leaves_a_consistent_database() {
         migration_times.extend_from_slice(&progress.migration_times);
         let reported_commit = progress.committed.unwrap_or(committed).max(committed);
         let reported_final = progress.finalized.unwrap_or(finalized).max(finalized);
-        let (head, fin) = check(&path, reported_commit, reported_final, progress.migrating);
+        let (head, fin, orphans) =
+            check(&path, reported_commit, reported_final, progress.migrating);
+        orphan_files += orphans;
         assert!(
             head >= committed && fin >= finalized,
             "kill {kill}: went backwards"
@@ -386,7 +405,8 @@ fn sigkill_at_random_points_leaves_a_consistent_database() {
     println!(
         "{KILLS} kills in {:.1?}: {before_open} before the database was open, {mid_chain} while \
          writing blocks, {mid_migration} inside a finalization migration; head at slot \
-         {committed}, finalized epoch {finalized}, database {:.1} MiB",
+         {committed}, finalized epoch {finalized}, database {:.1} MiB; {orphan_files} orphaned \
+         state files removed at open",
         started.elapsed(),
         size as f64 / (1 << 20) as f64
     );

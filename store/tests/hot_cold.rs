@@ -12,7 +12,7 @@ use common::{Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_o
 use ssz::Encode;
 use store::{Head, Store, StoreConfig, StoreError};
 use types::phase0::Checkpoint;
-use types::{ChainSpec, Slot};
+use types::{ChainSpec, Root, Slot};
 
 /// Cold snapshot every 2 epochs, diff every epoch.
 fn config() -> StoreConfig {
@@ -159,7 +159,15 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
     let abandoned = Chain::block_root(5, 1);
     let undecided = Chain::block_root(25, 2);
 
+    let snapshots = snapshot_files(&store);
+    assert!(snapshots.contains(&Chain::state_root(8, 0)));
     let summary = finalize(&store, 2);
+    // The snapshots before the checkpoint went with their references.
+    let after = snapshot_files(&store);
+    assert!(!after.contains(&Chain::state_root(0, 0)));
+    assert!(!after.contains(&Chain::state_root(8, 0)));
+    assert!(after.contains(&Chain::state_root(16, 0)));
+    assert!(after.contains(&Chain::state_root(24, 0)));
     assert_eq!(summary.blocks_finalized, 16, "blocks 1..=16");
     assert_eq!(summary.blocks_pruned, 1, "the fork at slot 5");
     assert_eq!(summary.cold_snapshots, 1, "slot 16");
@@ -253,6 +261,62 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
         store.block_root_at_slot(24).unwrap(),
         Some(Chain::block_root(24, 0))
     );
+}
+
+/// The hot snapshot files on disk, checked to be exactly those the database references.
+fn snapshot_files(store: &Store<E>) -> std::collections::HashSet<Root> {
+    let on_disk: std::collections::HashSet<Root> = std::fs::read_dir(store.state_files_dir())
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
+            hex.parse().unwrap()
+        })
+        .collect();
+    let referenced = store.hot_snapshot_roots().unwrap().into_iter().collect();
+    assert_eq!(on_disk, referenced);
+    on_disk
+}
+
+#[test]
+fn a_batch_dropped_without_a_commit_leaves_no_state_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    let mut batch = store.begin_batch().unwrap();
+    assert!(
+        batch
+            .put_state(Chain::state_root(8, 0), &Chain::state(8, 0))
+            .unwrap(),
+        "an epoch boundary is stored whole"
+    );
+    assert_eq!(
+        std::fs::read_dir(store.state_files_dir()).unwrap().count(),
+        2,
+        "written before the commit"
+    );
+    drop(batch);
+    assert_eq!(snapshot_files(&store).len(), 1, "only the anchor's");
+
+    // Committed, it stays; stored again, the file is not rewritten.
+    let mut batch = store.begin_batch().unwrap();
+    batch
+        .put_state(Chain::state_root(8, 0), &Chain::state(8, 0))
+        .unwrap();
+    batch.commit().unwrap();
+    let file = store
+        .state_files_dir()
+        .join(format!("{}.ssz", Chain::state_root(8, 0)));
+    let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let mut batch = store.begin_batch().unwrap();
+    batch
+        .put_state(Chain::state_root(8, 0), &Chain::state(8, 0))
+        .unwrap();
+    drop(batch);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        written
+    );
+    assert_eq!(snapshot_files(&store).len(), 2);
 }
 
 #[test]
