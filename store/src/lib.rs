@@ -17,7 +17,9 @@ mod store;
 
 pub use error::StoreError;
 pub use replay::StateTransitionReplayer;
-pub use store::{Head, MigrationSummary, OldestBlock, Split, Store, StoreBatch, StoreConfig};
+pub use store::{
+    Head, MigrationSummary, OldestBlock, Split, Store, StoreBatch, StoreConfig, StoredAs,
+};
 
 use types::{BeaconState, EthSpec, SignedBeaconBlock, Slot};
 

@@ -160,6 +160,71 @@ mod tests {
     }
 
     #[test]
+    fn states_naming_pending_snapshots_replay_across_epochs_to_their_roots() {
+        let spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+        let genesis = interop_genesis_state::<E>(64, 1_600_000_000, Root::repeat_byte(0x42), &spec)
+            .expect("interop genesis");
+        let spe = E::slots_per_epoch();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::<E>::open(&dir.path().join("db"), spec.clone(), StoreConfig::default())
+            .expect("store opens");
+        // Block 1 and its state, stored whole: where replays start.
+        let built = build_block(
+            &CachedBeaconState::new(genesis),
+            1,
+            &BlockContents::default(),
+            &spec,
+        )
+        .expect("valid block");
+        store
+            .put_block(built.block.canonical_root(), &built.block)
+            .expect("block stored");
+        store
+            .put_state(built.state_root, &built.post.state)
+            .expect("stored whole");
+        let mut state = built.post;
+
+        // Two epochs of blocks after it, every epoch snapshot deferred and never written.
+        let mut stored = Vec::new();
+        for slot in 2..=2 * spe + 2 {
+            let built =
+                build_block(&state, slot, &BlockContents::default(), &spec).expect("valid block");
+            let mut batch = store.begin_batch().expect("batch");
+            batch
+                .put_block(built.block.canonical_root(), &built.block)
+                .expect("block stored");
+            let how = batch
+                .put_state_deferring_snapshot(built.state_root, &built.post.state)
+                .expect("state stored");
+            batch.commit().expect("committed");
+            stored.push((slot, built.state_root, how));
+            state = built.post;
+        }
+        let pending: Vec<Slot> = stored
+            .iter()
+            .filter(|(_, _, how)| *how == crate::StoredAs::PendingSnapshot)
+            .map(|(slot, _, _)| *slot)
+            .collect();
+        assert_eq!(pending, [spe, 2 * spe]);
+
+        // Each loads through the pending snapshots from genesis, with the real transition
+        // (two epoch transitions for the last ones), to its own root.
+        let mut replayer = StateTransitionReplayer::new(&spec);
+        for (slot, root, _) in stored.iter().filter(|(s, _, _)| s % spe <= 1) {
+            let replayed = store
+                .get_state(root, &mut replayer)
+                .expect("replay succeeds")
+                .expect("state known");
+            let mut replayed = CachedBeaconState::new(replayed);
+            assert_eq!(
+                replayed.hash_tree_root().expect("root"),
+                *root,
+                "slot {slot}"
+            );
+        }
+    }
+
+    #[test]
     fn advancing_to_the_state_slot_is_a_no_op() {
         let spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
         let genesis = interop_genesis_state::<E>(16, 0, Root::ZERO, &spec).expect("genesis");

@@ -7,6 +7,7 @@
 //! | `hot_block_summaries` | block root | slot, parent root |
 //! | `hot_states` | state root | since schema 3, the reference (length, CRC) of the file `<db>.states/<root>.ssz` holding the sealed SSZ `BeaconState` of an epoch boundary; before, the sealed SSZ itself |
 //! | `hot_state_summaries` | state root | slot, latest block root, epoch-boundary state root |
+//! | `pending_snapshots` | state root | slot, since schema 3: epoch snapshots whose whole state is still to be written |
 //! | `cold_blocks` | block root | SSZ finalized `SignedBeaconBlock`, sealed |
 //! | `cold_block_roots` | slot | canonical finalized block root (slots with a block) |
 //! | `cold_states` | slot | snapshot or diff against a snapshot, sealed |
@@ -42,6 +43,10 @@ pub const HOT_STATES: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::ne
 /// Slot, latest block root and epoch-boundary state root of each hot state, by state root.
 pub const HOT_STATE_SUMMARIES: TableDefinition<'_, [u8; 32], &[u8]> =
     TableDefinition::new("hot_state_summaries");
+/// Epoch snapshots stored as a summary until a background writer stores them whole (since
+/// schema 3): state root → slot (little-endian `u64`).
+pub const PENDING_SNAPSHOTS: TableDefinition<'_, [u8; 32], u64> =
+    TableDefinition::new("pending_snapshots");
 /// Finalized blocks by block root, SSZ, sealed.
 pub const COLD_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("cold_blocks");
 /// The canonical finalized block root at each slot that has a block.
@@ -84,6 +89,7 @@ pub fn create_tables(txn: &WriteTransaction) -> Result<(), StoreError> {
     txn.open_table(META)?;
     create_v1_data_tables(txn)?;
     txn.open_table(DATA_SIDECAR_SLOTS)?;
+    txn.open_table(PENDING_SNAPSHOTS)?;
     Ok(())
 }
 
@@ -184,12 +190,13 @@ fn migrate_v1_to_v2<E: EthSpec>(txn: &WriteTransaction) -> Result<(), StoreError
     Ok(())
 }
 
-/// Schema 3 moves the hot snapshots out of `hot_states` into files beside the database (a
+/// Schema 3 adds `pending_snapshots` (empty) and moves the hot snapshots out of `hot_states` into files beside the database (a
 /// durable write of a 1M-validator state into redb took 1.39 s, into a file 0.22 s): each
 /// value is written to its file, synced, and replaced by the file's reference. The files are
 /// written before the transaction commits, so a crash leaves schema 2 intact (and files that
 /// the next migration rewrites).
 fn migrate_v2_to_v3(txn: &WriteTransaction, state_files: &StateFiles) -> Result<(), StoreError> {
+    txn.open_table(PENDING_SNAPSHOTS)?;
     let mut table = txn.open_table(HOT_STATES)?;
     let mut keys = Vec::new();
     for entry in table.iter()? {

@@ -168,6 +168,18 @@ pub struct Store<E: EthSpec> {
     _preset: PhantomData<E>,
 }
 
+/// How [`StoreBatch::put_state_deferring_snapshot`] stored a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredAs {
+    /// Whole: its epoch's snapshot, written (or stored already).
+    Whole,
+    /// As a summary naming its epoch's snapshot.
+    Summary,
+    /// Its epoch's snapshot, for now a summary naming the snapshot before it: to be written
+    /// whole with [`StoreBatch::write_pending_snapshot`].
+    PendingSnapshot,
+}
+
 /// A set of writes committed together, or not at all.
 pub struct StoreBatch<'a, E: EthSpec> {
     store: &'a Store<E>,
@@ -309,6 +321,81 @@ impl<E: EthSpec> Store<E> {
     /// How many snapshot files that no committed reference named were removed at open.
     pub fn orphan_state_files_removed(&self) -> usize {
         self.orphan_state_files
+    }
+
+    /// Stores the pending snapshot `state_root` whole (see
+    /// [`StoreBatch::put_state_deferring_snapshot`]), with `fork_choice` (its persisted bytes)
+    /// when given; later states of its epoch already name it. The file is written before
+    /// the write transaction begins, so imports keep committing meanwhile. (When a snapshot
+    /// of its epoch was stored before it meanwhile, as the checkpoint state of an epoch whose
+    /// first slot is empty is, it becomes a summary naming that one.) Returns `false`,
+    /// storing nothing, when it is not pending: stored already, or pruned by a finalization.
+    pub fn write_pending_snapshot(
+        &self,
+        state_root: Root,
+        state: &BeaconState<E>,
+        fork_choice: Option<&[u8]>,
+    ) -> Result<bool, StoreError> {
+        let is_pending = |txn: &ReadTransaction| -> Result<bool, StoreError> {
+            Ok(txn
+                .open_table(PENDING_SNAPSHOTS)?
+                .get(state_root.0)?
+                .is_some())
+        };
+        if !is_pending(&self.db.begin_read()?)? {
+            return Ok(false);
+        }
+        let reference = self.write_state_file(state_root, state)?;
+        let mut batch = self.begin_batch()?;
+        let (still_pending, whole) = {
+            let pending = batch.txn.open_table(PENDING_SNAPSHOTS)?;
+            let states = batch.txn.open_table(HOT_STATES)?;
+            (
+                pending.get(state_root.0)?.is_some(),
+                states.get(state_root.0)?.is_some(),
+            )
+        };
+        if !still_pending {
+            if !whole {
+                // Pruned meanwhile: the file goes with the batch.
+                batch.new_state_files.roots.push(state_root);
+            }
+            return Ok(false);
+        }
+        let stored = batch.store_state(state_root, state, false, Some(reference))?;
+        if let Some(bytes) = fork_choice {
+            batch.put_fork_choice(bytes)?;
+        }
+        batch.commit()?;
+        if stored != StoredAs::Whole {
+            // Its epoch's snapshot is another state: the file is not referenced.
+            self.state_files.remove(&state_root)?;
+        }
+        Ok(true)
+    }
+
+    /// Writes `state`'s file (sealed SSZ), synced, and returns its reference.
+    fn write_state_file(
+        &self,
+        state_root: Root,
+        state: &BeaconState<E>,
+    ) -> Result<FileRef, StoreError> {
+        let sealed = seal_ssz(state, state.fork_name());
+        self.state_files.write(&state_root, &sealed)
+    }
+
+    /// The pending snapshots (see [`StoreBatch::put_state_deferring_snapshot`]): state root
+    /// and slot, oldest first.
+    pub fn pending_snapshots(&self) -> Result<Vec<(Root, Slot)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(PENDING_SNAPSHOTS)?;
+        let mut pending = Vec::new();
+        for entry in table.iter()? {
+            let (root, slot) = entry?;
+            pending.push((Root::from(root.value()), slot.value()));
+        }
+        pending.sort_by_key(|(root, slot)| (*slot, *root));
+        Ok(pending)
     }
 
     /// The state roots of the hot states stored whole.
@@ -791,20 +878,38 @@ impl<E: EthSpec> Store<E> {
         }
         {
             let mut states = txn.open_table(HOT_STATES)?;
+            let mut pending = txn.open_table(PENDING_SNAPSHOTS)?;
             let mut summaries = txn.open_table(HOT_STATE_SUMMARIES)?;
-            let mut doomed = Vec::new();
+            let mut doomed = HashSet::new();
+            let mut kept = Vec::new();
             for entry in summaries.iter()? {
                 let (key, value) = entry?;
                 let root = Root::from(key.value());
                 let s = decode_state_summary(value.value(), &root)?;
                 if s.slot < new_slot || !keep.contains(&s.latest_block_root) {
-                    doomed.push(root);
+                    doomed.insert(root);
+                } else {
+                    kept.push((root, s));
                 }
             }
             for root in &doomed {
                 summaries.remove(root.0)?;
+                pending.remove(root.0)?;
                 if states.remove(root.0)?.is_some() {
                     doomed_files.push(*root);
+                }
+            }
+            // A kept state naming a pruned snapshot (one that named an older snapshot while
+            // its own was pending) names the checkpoint state instead: every kept state
+            // descends from it.
+            for (root, s) in kept {
+                if doomed.contains(&s.boundary_state_root) {
+                    let record = Record::default()
+                        .u64(s.slot)
+                        .root(&s.latest_block_root)
+                        .root(&finalized_state_root)
+                        .into_bytes();
+                    summaries.insert(root.0, record.as_slice())?;
                 }
             }
             summary.states_pruned = doomed.len();
@@ -1137,9 +1242,30 @@ impl<E: EthSpec> Store<E> {
         summary: StateSummary,
         replayer: &mut impl StateReplayer<E>,
     ) -> Result<BeaconState<E>, StoreError> {
-        let boundary = summary.boundary_state_root;
+        // The snapshot named, or, while that one is pending, the one its summary names.
+        let states = txn.open_table(HOT_STATES)?;
+        let pending = txn.open_table(PENDING_SNAPSHOTS)?;
+        let state_summaries = txn.open_table(HOT_STATE_SUMMARIES)?;
+        let mut boundary = summary.boundary_state_root;
+        for hops in 0.. {
+            if pending.get(boundary.0)?.is_none() {
+                break;
+            }
+            let named = read_state_summary(&state_summaries, &boundary)?
+                .ok_or(StoreError::MissingState(boundary))?
+                .boundary_state_root;
+            // Each pending snapshot names an older one; a cycle is a damaged table.
+            if named == boundary || hops > slots_per_historical_root::<E>() {
+                return Err(StoreError::CorruptValue {
+                    table: "hot_state_summaries",
+                    key: key_str(&boundary),
+                    reason: "a pending snapshot that names no older snapshot".into(),
+                });
+            }
+            boundary = named;
+        }
         let (bytes, fork) = self
-            .read_hot_snapshot(&txn.open_table(HOT_STATES)?, &boundary)?
+            .read_hot_snapshot(&states, &boundary)?
             .ok_or(StoreError::MissingState(boundary))?;
         let mut state = self.decode_state(&bytes, fork, "hot_states", key_str(&boundary))?;
         drop(bytes);
@@ -1312,47 +1438,110 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         state_root: Root,
         state: &BeaconState<E>,
     ) -> Result<bool, StoreError> {
+        Ok(self.store_state(state_root, state, false, None)? == StoredAs::Whole)
+    }
+
+    /// [`Self::put_state`], except that a state that would be stored whole (its epoch's
+    /// snapshot) is recorded as a pending snapshot: a summary naming the nearest snapshot
+    /// before it on its chain, so it loads by replaying the blocks since, until
+    /// [`Self::write_pending_snapshot`] stores it whole. This keeps the ~135 MiB write of a
+    /// mainnet state out of the batch of the block that reached the epoch boundary.
+    pub fn put_state_deferring_snapshot(
+        &mut self,
+        state_root: Root,
+        state: &BeaconState<E>,
+    ) -> Result<StoredAs, StoreError> {
+        self.store_state(state_root, state, true, None)
+    }
+
+    /// Stores `state` whole, as a pending snapshot (`defer`) or as a summary; `prewritten` is
+    /// the reference of its file when that was written before the batch began.
+    fn store_state(
+        &mut self,
+        state_root: Root,
+        state: &BeaconState<E>,
+        defer: bool,
+        prewritten: Option<FileRef>,
+    ) -> Result<StoredAs, StoreError> {
         let slot = *state.slot();
         let boundary_slot = slot - slot % E::slots_per_epoch();
         let mut states = self.txn.open_table(HOT_STATES)?;
+        let mut pending = self.txn.open_table(PENDING_SNAPSHOTS)?;
+        let mut summaries = self.txn.open_table(HOT_STATE_SUMMARIES)?;
+        // A snapshot: stored whole, or pending.
+        let is_snapshot = |root: &Root| -> Result<bool, StoreError> {
+            Ok(states.get(root.0)?.is_some() || pending.get(root.0)?.is_some())
+        };
+        let root_at = |slot: Slot| -> Root {
+            let index = (slot % slots_per_historical_root::<E>()) as usize;
+            *state
+                .state_roots()
+                .get(index)
+                .expect("state_roots has SLOTS_PER_HISTORICAL_ROOT entries")
+        };
         // The epoch's snapshot: the state at its first slot, or (that slot empty) the first
         // state of the epoch stored whole on this state's chain; the state itself when there
-        // is none. Found through the state's own `state_roots`, newest first: a whole state,
-        // or one whose summary names a snapshot in this epoch.
-        let boundary_state_root = if boundary_slot == slot {
-            state_root
-        } else {
-            let summaries = self.txn.open_table(HOT_STATE_SUMMARIES)?;
-            let mut found = None;
-            for earlier in (boundary_slot..slot).rev() {
-                let index = (earlier % slots_per_historical_root::<E>()) as usize;
-                let root = *state
-                    .state_roots()
-                    .get(index)
-                    .expect("state_roots has SLOTS_PER_HISTORICAL_ROOT entries");
-                if states.get(root.0)?.is_some() {
-                    found = Some(root);
-                    break;
+        // is none. Found through the state's own `state_roots`, newest first: a snapshot, or a
+        // state whose summary names a snapshot in this epoch.
+        let mut epoch_snapshot = None;
+        for earlier in (boundary_slot..slot).rev() {
+            let root = root_at(earlier);
+            if is_snapshot(&root)? {
+                epoch_snapshot = Some(root);
+                break;
+            }
+            if let Some(summary) = read_state_summary(&summaries, &root)?
+                && summary.slot >= boundary_slot
+                && is_snapshot(&summary.boundary_state_root)?
+            {
+                epoch_snapshot = Some(summary.boundary_state_root);
+                break;
+            }
+        }
+
+        let (boundary_state_root, stored) = match epoch_snapshot {
+            Some(snapshot) => (snapshot, StoredAs::Summary),
+            // Stored whole already (same root, same bytes): kept.
+            None if states.get(state_root.0)?.is_some() => (state_root, StoredAs::Whole),
+            None => {
+                // Deferred: the nearest snapshot before it on its chain (the state before it
+                // that is stored, or the snapshot that one names).
+                let mut previous = None;
+                if defer {
+                    let reach = slot.saturating_sub(slots_per_historical_root::<E>());
+                    for earlier in (reach..slot).rev() {
+                        let root = root_at(earlier);
+                        if is_snapshot(&root)? {
+                            previous = Some(root);
+                            break;
+                        }
+                        if let Some(summary) = read_state_summary(&summaries, &root)?
+                            && is_snapshot(&summary.boundary_state_root)?
+                        {
+                            previous = Some(summary.boundary_state_root);
+                            break;
+                        }
+                    }
                 }
-                if let Some(summary) = read_state_summary(&summaries, &root)?
-                    && summary.slot >= boundary_slot
-                    && states.get(summary.boundary_state_root.0)?.is_some()
-                {
-                    found = Some(summary.boundary_state_root);
-                    break;
+                match previous {
+                    Some(previous) => {
+                        pending.insert(state_root.0, slot)?;
+                        (previous, StoredAs::PendingSnapshot)
+                    }
+                    None => {
+                        // A file beside the database, written and synced before this batch's
+                        // transaction references it.
+                        let reference = match prewritten {
+                            Some(reference) => reference,
+                            None => self.store.write_state_file(state_root, state)?,
+                        };
+                        self.new_state_files.roots.push(state_root);
+                        states.insert(state_root.0, reference.to_bytes().as_slice())?;
+                        (state_root, StoredAs::Whole)
+                    }
                 }
             }
-            found.unwrap_or(state_root)
         };
-        // Stored whole as a file beside the database, written and synced before this batch's
-        // transaction references it; a state already stored (same root, same bytes) is kept.
-        if boundary_state_root == state_root && states.get(state_root.0)?.is_none() {
-            let sealed = seal_ssz(state, state.fork_name());
-            let reference = self.store.state_files.write(&state_root, &sealed)?;
-            drop(sealed);
-            self.new_state_files.roots.push(state_root);
-            states.insert(state_root.0, reference.to_bytes().as_slice())?;
-        }
         // The latest block header's state root is filled in at the next slot; until then the
         // block root is the header's root with this state's root in it.
         let mut header = state.latest_block_header().clone();
@@ -1364,10 +1553,11 @@ impl<E: EthSpec> StoreBatch<'_, E> {
             .root(&header.tree_hash_root())
             .root(&boundary_state_root)
             .into_bytes();
-        self.txn
-            .open_table(HOT_STATE_SUMMARIES)?
-            .insert(state_root.0, record.as_slice())?;
-        Ok(boundary_state_root == state_root)
+        summaries.insert(state_root.0, record.as_slice())?;
+        if stored != StoredAs::PendingSnapshot {
+            pending.remove(state_root.0)?;
+        }
+        Ok(stored)
     }
 
     /// Stores a data column sidecar, SSZ-encoding it.

@@ -10,7 +10,7 @@ mod common;
 
 use common::{Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_of};
 use ssz::Encode;
-use store::{Head, Store, StoreConfig, StoreError};
+use store::{Head, Store, StoreConfig, StoreError, StoredAs};
 use types::phase0::Checkpoint;
 use types::{ChainSpec, Root, Slot};
 
@@ -317,6 +317,170 @@ fn a_batch_dropped_without_a_commit_leaves_no_state_file() {
         written
     );
     assert_eq!(snapshot_files(&store).len(), 2);
+}
+
+/// Stores the block and its post-state at each slot, deferring snapshots; how each was stored.
+fn import_deferring(store: &Store<E>, slots: impl IntoIterator<Item = Slot>) -> Vec<StoredAs> {
+    slots
+        .into_iter()
+        .map(|slot| {
+            let block = Chain::block(slot, 0);
+            let mut batch = store.begin_batch().unwrap();
+            batch.put_block(block.canonical_root(), &block).unwrap();
+            let stored = batch
+                .put_state_deferring_snapshot(Chain::state_root(slot, 0), &Chain::state(slot, 0))
+                .unwrap();
+            batch.commit().unwrap();
+            stored
+        })
+        .collect()
+}
+
+#[test]
+fn a_deferred_snapshot_loads_by_replay_until_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=7, 0, 0);
+    let stored = import_deferring(&store, 8..=11);
+    use StoredAs::{PendingSnapshot, Summary, Whole};
+    assert_eq!(stored, [PendingSnapshot, Summary, Summary, Summary]);
+    let root_8 = Chain::state_root(8, 0);
+    assert_eq!(store.pending_snapshots().unwrap(), [(root_8, 8)]);
+    assert_eq!(snapshot_files(&store).len(), 1, "the anchor's only");
+
+    // Until written, the epoch's states load from the anchor's snapshot.
+    for (slot, replayed) in [(8, 8), (11, 11)] {
+        let mut replayer = SlotReplayer::default();
+        let state = store
+            .get_state(&Chain::state_root(slot, 0), &mut replayer)
+            .unwrap()
+            .expect("stored");
+        assert_eq!(*state.slot(), slot);
+        assert_eq!(
+            state.latest_block_header(),
+            &header_of(&Chain::block(slot, 0))
+        );
+        assert_eq!(replayer.applied.len(), replayed);
+    }
+
+    assert!(
+        store
+            .write_pending_snapshot(root_8, &Chain::state(8, 0), Some(b"fork choice"))
+            .unwrap()
+    );
+    assert_eq!(
+        store.fork_choice().unwrap().as_deref(),
+        Some(&b"fork choice"[..])
+    );
+    assert!(store.pending_snapshots().unwrap().is_empty());
+    assert!(snapshot_files(&store).contains(&root_8));
+    let mut replayer = SlotReplayer::default();
+    store
+        .get_state(&Chain::state_root(11, 0), &mut replayer)
+        .unwrap()
+        .expect("stored");
+    assert_eq!(
+        replayer.applied.len(),
+        3,
+        "blocks 9..=11 on the written snapshot"
+    );
+    // Written once: nothing pending any more, and the states after it name it.
+    assert!(
+        !store
+            .write_pending_snapshot(root_8, &Chain::state(8, 0), None)
+            .unwrap()
+    );
+    assert_eq!(import_deferring(&store, [12]), [Summary]);
+    // An epoch's snapshot that is stored whole already is kept as it is.
+    assert_eq!(import_deferring(&store, [8]), [Whole]);
+}
+
+#[test]
+fn a_deferred_snapshot_after_an_empty_first_slot_names_the_checkpoint_state_once_finalized() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=15, 0, 0);
+    // Slot 16 is empty: block 17 is on block 15, and its post-state is the epoch's snapshot,
+    // deferred (naming the slot-8 snapshot through state 15).
+    let mut block_17 = Chain::block(17, 0);
+    let types::SignedBeaconBlock::Fulu(inner) = &mut block_17 else {
+        unreachable!("a Fulu chain")
+    };
+    inner.message.parent_root = Chain::block_root(15, 0);
+    let mut state_17 = Chain::state(17, 0);
+    let mut header = block_17.signed_block_header().message;
+    header.state_root = Root::ZERO;
+    *state_17.latest_block_header_mut() = header;
+    let root_17 = Chain::state_root(17, 0);
+    let mut batch = store.begin_batch().unwrap();
+    batch
+        .put_block(block_17.canonical_root(), &block_17)
+        .unwrap();
+    assert_eq!(
+        batch
+            .put_state_deferring_snapshot(root_17, &state_17)
+            .unwrap(),
+        StoredAs::PendingSnapshot
+    );
+    batch.commit().unwrap();
+
+    // Epoch 2 finalizes on block 15; its checkpoint state (block 15 advanced to slot 16) is
+    // stored whole first, as the chain does. The slot-8 snapshot goes; state 17 now names
+    // the checkpoint state and loads from it.
+    let mut checkpoint_state = Chain::state(16, 0);
+    *checkpoint_state.latest_block_header_mut() = Chain::block(15, 0).signed_block_header().message;
+    let checkpoint_root = Chain::state_root(16, 0);
+    store.put_state(checkpoint_root, &checkpoint_state).unwrap();
+    let summary = store
+        .migrate_to_finalized(
+            &Checkpoint {
+                epoch: 2,
+                root: Chain::block_root(15, 0),
+            },
+            checkpoint_root,
+        )
+        .unwrap();
+    assert!(summary.states_pruned >= 15);
+    assert!(!snapshot_files(&store).contains(&Chain::state_root(8, 0)));
+    assert_eq!(store.pending_snapshots().unwrap(), [(root_17, 17)]);
+    let mut replayer = SlotReplayer::default();
+    let state = store
+        .get_state(&root_17, &mut replayer)
+        .unwrap()
+        .expect("kept");
+    assert_eq!(replayer.applied, [block_17.canonical_root()]);
+    assert_eq!(*state.slot(), 17);
+
+    // Its epoch has a snapshot now (the checkpoint state at slot 16): no longer pending, it
+    // stays a summary naming that one.
+    assert!(
+        store
+            .write_pending_snapshot(root_17, &state_17, None)
+            .unwrap()
+    );
+    assert!(store.pending_snapshots().unwrap().is_empty());
+    assert!(!snapshot_files(&store).contains(&root_17));
+    let mut replayer = SlotReplayer::default();
+    store.get_state(&root_17, &mut replayer).unwrap().unwrap();
+    assert_eq!(replayer.applied, [block_17.canonical_root()]);
+}
+
+#[test]
+fn a_pending_checkpoint_state_is_refused_by_the_migration() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=15, 0, 0);
+    import_deferring(&store, 16..=17);
+    let err = store
+        .migrate_to_finalized(
+            &Checkpoint {
+                epoch: 2,
+                root: Chain::block_root(16, 0),
+            },
+            Chain::state_root(16, 0),
+        )
+        .unwrap_err();
+    assert!(matches!(err, StoreError::MissingFinalizedState(_)), "{err}");
 }
 
 #[test]

@@ -543,6 +543,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
     let last_slot = blocks.last().map_or(0, |(_, b, _)| b.slot());
     // Where the import's time beyond the baseline goes: its store batches.
     let mut writes = Vec::new();
+    let mut flush_waits = Vec::new();
     group.bench_function("range_sync_import_32_blocks_48_blobs_8_columns", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -564,6 +565,11 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                 }
                 total += start.elapsed();
                 assert_eq!(chain.head().slot, last_slot);
+                // The epoch snapshot the segment deferred, still being written by the snapshot
+                // writer (not timed: range sync imports the next segment meanwhile).
+                let flush = Instant::now();
+                chain.flush_snapshot_writes();
+                flush_waits.push(flush.elapsed());
                 writes.push(chain.import_store_writes());
             }
             total
@@ -571,14 +577,23 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
     });
     group.finish();
     if let Some(last) = writes.last() {
+        flush_waits.sort();
         eprintln!(
             "store batches of a segment ({} runs; the last): {} with a whole state in {:.2} s, \
-             {} with a summary in {:.2} s",
+             {} deferring the epoch snapshot in {:.2} s, {} with a summary in {:.2} s; the \
+             snapshot writer wrote {} in {:.2} s off the import path; the wait for it after \
+             the segment's last import: median {:.2?}, max {:.2?}",
             writes.len(),
             last.whole,
             last.whole_seconds,
+            last.deferred,
+            last.deferred_seconds,
             last.summary,
             last.summary_seconds,
+            last.snapshots_written,
+            last.snapshots_seconds,
+            flush_waits[flush_waits.len() / 2],
+            flush_waits[flush_waits.len() - 1],
         );
     }
     reopen_measurement(f, &blocks, &after_reopen, &pool);

@@ -18,7 +18,7 @@ use state_processing::{
     per_block::{AlwaysValid, ExecutionEngine, VerifySignatures},
     per_slot::process_slots,
 };
-use store::{Head as StoreHead, Store};
+use store::{Head as StoreHead, Store, StoredAs};
 use types::{
     ChainSpec, ColumnIndex, Epoch, EthSpec, Root, SignedBeaconBlock, Slot, electra::BeaconBlock,
     phase0::Checkpoint, typenum::Unsigned,
@@ -35,6 +35,7 @@ use crate::observed::{
     ObservedValidators,
 };
 use crate::slot_clock::SlotClock;
+use crate::snapshot_writer::SnapshotWriter;
 use crate::state_advance::ImportMetrics;
 use crate::timeline::{Stage, Timelines};
 
@@ -278,6 +279,8 @@ pub struct BeaconChain<E: EthSpec> {
     /// Which pre-state imports started from; how long the head state's advances and the
     /// imports' store batches took.
     pub(crate) import_metrics: ImportMetrics,
+    /// Writes the epoch snapshots imports deferred (see [`crate::snapshot_writer`]).
+    snapshot_writer: SnapshotWriter<E>,
 }
 
 /// How [`BeaconChain::open`] rebuilt fork choice.
@@ -415,6 +418,9 @@ impl<E: EthSpec> BeaconChain<E> {
             state: anchor,
             execution_optimistic: false,
         };
+        let import_metrics = ImportMetrics::new();
+        let snapshot_writer =
+            SnapshotWriter::new(store.clone(), import_metrics.snapshot_write_seconds.clone());
         Ok(Self {
             spec,
             genesis_time,
@@ -439,7 +445,8 @@ impl<E: EthSpec> BeaconChain<E> {
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
             reopened: None,
-            import_metrics: ImportMetrics::new(),
+            import_metrics,
+            snapshot_writer,
         })
     }
 
@@ -596,6 +603,9 @@ impl<E: EthSpec> BeaconChain<E> {
             finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
             execution_optimistic: head.root != split.block_root,
         };
+        let import_metrics = ImportMetrics::new();
+        let snapshot_writer =
+            SnapshotWriter::new(store.clone(), import_metrics.snapshot_write_seconds.clone());
         Ok(Self {
             spec,
             genesis_time,
@@ -620,7 +630,8 @@ impl<E: EthSpec> BeaconChain<E> {
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
             reopened: Some(Reopened { restored, replayed }),
-            import_metrics: ImportMetrics::new(),
+            import_metrics,
+            snapshot_writer,
         })
     }
 
@@ -1100,16 +1111,23 @@ impl<E: EthSpec> BeaconChain<E> {
         for column in stored_columns {
             batch.put_data_column(block_root, column)?;
         }
-        // With each whole state, fork choice as it is now: a restart rebuilds the tree from
-        // it and replays only the blocks imported since (see `open`).
-        let whole_state = batch.put_state(state_root, &post_state.state)?;
-        if whole_state {
+        // An epoch's snapshot is deferred: the batch stores a summary, and the snapshot writer
+        // stores the whole state after the commit, off the import path. With each whole
+        // state, fork choice as it is now: a restart rebuilds the tree from it and replays
+        // only the blocks imported since (see `open`).
+        let stored = batch.put_state_deferring_snapshot(state_root, &post_state.state)?;
+        if stored == StoredAs::Whole {
             let fork_choice = self.fork_choice.lock().to_persisted_bytes();
             batch.put_fork_choice(&fork_choice)?;
         }
         batch.commit()?;
         self.import_metrics
-            .observe_store_write(whole_state, store_write.elapsed().as_secs_f64());
+            .observe_store_write(stored, store_write.elapsed().as_secs_f64());
+        if stored == StoredAs::PendingSnapshot {
+            let fork_choice = self.fork_choice.lock().to_persisted_bytes();
+            self.snapshot_writer
+                .write(state_root, post_state.state.clone(), fork_choice);
+        }
         self.record_stage(block_root, slot, Stage::Imported);
         self.light_client_server.on_block(&post_state.state, &block);
 
@@ -1211,6 +1229,12 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(snapshot)
     }
 
+    /// Waits until the snapshot writer has written every epoch snapshot imports deferred so
+    /// far (tests, benchmarks and shutdown; dropping the chain waits too).
+    pub fn flush_snapshot_writes(&self) {
+        self.snapshot_writer.flush();
+    }
+
     /// Slots from the old head back to the newest block it shares with the new head (the
     /// `depth` of `chain_reorg`); the old head's slot minus the finalized slot when the old
     /// branch was pruned already.
@@ -1249,6 +1273,10 @@ impl<E: EthSpec> BeaconChain<E> {
         // Its registry's keys are now every live state's: signature checks stop reading them
         // from the states.
         state.set_finalized().map_err(state_error)?;
+        // Whole: written now if it is an epoch snapshot the snapshot writer has not reached
+        // yet (its file outside the write transaction), else stored here.
+        self.store
+            .write_pending_snapshot(state_root, &state.state, None)?;
         let mut batch = self.store.begin_batch()?;
         batch.put_state(state_root, &state.state)?;
         batch.commit()?;

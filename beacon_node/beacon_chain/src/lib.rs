@@ -31,6 +31,7 @@ pub mod observed;
 pub mod production;
 pub mod publication;
 pub mod slot_clock;
+mod snapshot_writer;
 pub mod state_advance;
 pub mod timeline;
 pub mod tracked_mutex;

@@ -13,8 +13,9 @@
 //! A block on another parent (a reorg, a late block of the slot) starts from its parent's
 //! post-state as before. `beacon_block_import_pre_state_total{pre_state}` counts which pre-state
 //! each import started from; `beacon_state_advance_seconds` times the advances. Beside them,
-//! `beacon_block_import_store_write_seconds{state}` times each import's store batch (with a
-//! whole state at an epoch's first block, the largest write the node makes).
+//! `beacon_block_import_store_write_seconds{state}` times each import's store batch (the epoch's
+//! first block defers its snapshot, the largest write the node makes, to the snapshot writer,
+//! timed by `beacon_state_snapshot_write_seconds`).
 
 use prometheus::{Histogram, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
 use state_processing::{CachedBeaconState, StateRef, common::get_current_epoch};
@@ -36,6 +37,9 @@ pub(crate) struct ImportMetrics {
     /// `beacon_block_import_store_write_seconds{state}`: an import's store batch, from its
     /// start to its commit, by whether it held a whole state (an epoch's first block).
     store_write_seconds: HistogramVec,
+    /// `beacon_state_snapshot_write_seconds`: a deferred epoch snapshot written whole by the
+    /// snapshot writer.
+    pub(crate) snapshot_write_seconds: Histogram,
 }
 
 /// Which pre-state an import started from (the `pre_state` label).
@@ -44,6 +48,7 @@ const PARENT: &str = "parent";
 /// Whether an import's store batch held a whole state (the `state` label).
 const WHOLE: &str = "whole";
 const SUMMARY: &str = "summary";
+const DEFERRED: &str = "deferred";
 
 impl ImportMetrics {
     pub(crate) fn new() -> Self {
@@ -70,7 +75,8 @@ impl ImportMetrics {
             HistogramOpts::new(
                 "beacon_block_import_store_write_seconds",
                 "Time of an import's store batch (block, columns, state, fork choice) from its \
-                 start to its commit, by whether it stored a whole state (whole) or not (summary)",
+                 start to its commit, by whether it stored a whole state (whole), deferred its \
+                 epoch snapshot to the snapshot writer (deferred) or stored a summary (summary)",
             )
             .buckets(vec![
                 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
@@ -82,25 +88,40 @@ impl ImportMetrics {
         for label in [ADVANCED, PARENT] {
             pre_states.with_label_values(&[label]);
         }
-        for label in [WHOLE, SUMMARY] {
+        for label in [WHOLE, SUMMARY, DEFERRED] {
             store_write_seconds.with_label_values(&[label]);
         }
+        let snapshot_write_seconds = Histogram::with_opts(
+            HistogramOpts::new(
+                "beacon_state_snapshot_write_seconds",
+                "Time to write an epoch snapshot whole after its import deferred it (the \
+                 encode, the file and its sync, the commit), off the import path",
+            )
+            .buckets(vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
+        )
+        .expect("a valid histogram name, help and buckets");
         Self {
             pre_states,
             advance_seconds,
             store_write_seconds,
+            snapshot_write_seconds,
         }
     }
 
     pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
         registry.register(Box::new(self.pre_states.clone()))?;
         registry.register(Box::new(self.advance_seconds.clone()))?;
-        registry.register(Box::new(self.store_write_seconds.clone()))
+        registry.register(Box::new(self.store_write_seconds.clone()))?;
+        registry.register(Box::new(self.snapshot_write_seconds.clone()))
     }
 
-    /// Records an import's store batch of `seconds`, with a whole state or not.
-    pub(crate) fn observe_store_write(&self, whole_state: bool, seconds: f64) {
-        let label = if whole_state { WHOLE } else { SUMMARY };
+    /// Records an import's store batch of `seconds`, by how it stored the state.
+    pub(crate) fn observe_store_write(&self, stored: store::StoredAs, seconds: f64) {
+        let label = match stored {
+            store::StoredAs::Whole => WHOLE,
+            store::StoredAs::Summary => SUMMARY,
+            store::StoredAs::PendingSnapshot => DEFERRED,
+        };
         self.store_write_seconds
             .with_label_values(&[label])
             .observe(seconds);
@@ -134,6 +155,14 @@ pub struct ImportStoreWrites {
     pub summary: u64,
     /// Their seconds in all.
     pub summary_seconds: f64,
+    /// Batches of epoch snapshots deferred to the snapshot writer (a summary for now).
+    pub deferred: u64,
+    /// Their seconds in all.
+    pub deferred_seconds: f64,
+    /// Deferred snapshots the writer has written whole since.
+    pub snapshots_written: u64,
+    /// Their seconds in all, off the import path.
+    pub snapshots_seconds: f64,
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -224,11 +253,17 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         let (whole, whole_seconds) = of(WHOLE);
         let (summary, summary_seconds) = of(SUMMARY);
+        let (deferred, deferred_seconds) = of(DEFERRED);
+        let snapshots = &self.import_metrics.snapshot_write_seconds;
         ImportStoreWrites {
             whole,
             whole_seconds,
             summary,
             summary_seconds,
+            deferred,
+            deferred_seconds,
+            snapshots_written: snapshots.get_sample_count(),
+            snapshots_seconds: snapshots.get_sample_sum(),
         }
     }
 

@@ -989,14 +989,18 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
         "the chain justified on: {:?}",
         head.justified_checkpoint
     );
-    // Every import wrote one store batch: a whole state at each of the two epochs' first
-    // blocks (the second after the missed slot), summaries otherwise.
+    // Every import wrote one store batch: the two epochs' first blocks (the second after
+    // the missed slot) deferred their epoch snapshots, the others stored summaries; the
+    // snapshot writer then wrote both snapshots whole, and none is left pending.
+    h.chain.flush_snapshot_writes();
     let writes = h.chain.import_store_writes();
     assert_eq!(
-        (writes.whole, writes.summary),
-        (2, advanced - 2),
+        (writes.whole, writes.deferred, writes.summary),
+        (0, 2, advanced - 2),
         "{writes:?}"
     );
+    assert_eq!(writes.snapshots_written, 2, "{writes:?}");
+    assert!(h.chain.store().pending_snapshots().unwrap().is_empty());
 
     // The head advanced to the next slot, but that slot's block builds on the head's parent,
     // whose own advance (when it was head) is still kept: it starts from that one. A block on
