@@ -419,8 +419,11 @@ impl<E: EthSpec> BeaconChain<E> {
             execution_optimistic: false,
         };
         let import_metrics = ImportMetrics::new();
-        let snapshot_writer =
-            SnapshotWriter::new(store.clone(), import_metrics.snapshot_write_seconds.clone());
+        let snapshot_writer = SnapshotWriter::new(
+            store.clone(),
+            spec.clone(),
+            import_metrics.snapshot_write_seconds.clone(),
+        );
         Ok(Self {
             spec,
             genesis_time,
@@ -604,8 +607,16 @@ impl<E: EthSpec> BeaconChain<E> {
             execution_optimistic: head.root != split.block_root,
         };
         let import_metrics = ImportMetrics::new();
-        let snapshot_writer =
-            SnapshotWriter::new(store.clone(), import_metrics.snapshot_write_seconds.clone());
+        let snapshot_writer = SnapshotWriter::new(
+            store.clone(),
+            spec.clone(),
+            import_metrics.snapshot_write_seconds.clone(),
+        );
+        // Epoch snapshots the node stopped before writing: written now, in the background.
+        for (root, slot) in store.pending_snapshots()? {
+            tracing::info!(state_root = %root, slot, "epoch snapshot still pending; writing it");
+            snapshot_writer.materialize(root);
+        }
         Ok(Self {
             spec,
             genesis_time,

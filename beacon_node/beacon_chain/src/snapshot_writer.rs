@@ -8,7 +8,8 @@
 //! node stops first, nothing is lost: the state still loads by replay, the finalization
 //! migration stores a checkpoint state that is still pending whole before it moves the split
 //! (`BeaconChain::migrate_to_finalized`), and a restart replays the blocks after the
-//! fork choice persisted last.
+//! fork choice persisted last, then hands the snapshots still pending to this writer, which
+//! loads each by replay and writes it whole.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
@@ -17,7 +18,7 @@ use std::time::Instant;
 
 use prometheus::Histogram;
 use store::Store;
-use types::{BeaconState, EthSpec, Root};
+use types::{BeaconState, ChainSpec, EthSpec, Root};
 
 enum Job<E: EthSpec> {
     Write {
@@ -25,6 +26,9 @@ enum Job<E: EthSpec> {
         state: BeaconState<E>,
         fork_choice: Vec<u8>,
     },
+    /// A snapshot left pending by a node that stopped before writing it: loaded by replay,
+    /// then written whole (fork choice as persisted).
+    Materialize(Root),
     /// Answered once every write queued before it is done.
     Flush(SyncSender<()>),
 }
@@ -37,11 +41,11 @@ pub(crate) struct SnapshotWriter<E: EthSpec> {
 
 impl<E: EthSpec> SnapshotWriter<E> {
     /// Starts the thread; `seconds` observes each write (`beacon_state_snapshot_write_seconds`).
-    pub(crate) fn new(store: Arc<Store<E>>, seconds: Histogram) -> Self {
+    pub(crate) fn new(store: Arc<Store<E>>, spec: Arc<ChainSpec>, seconds: Histogram) -> Self {
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("snapshot-writer".into())
-            .spawn(move || run(&store, &receiver, &seconds))
+            .spawn(move || run(&store, &spec, &receiver, &seconds))
             .expect("the OS starts a thread");
         Self {
             sender: Some(sender),
@@ -61,6 +65,14 @@ impl<E: EthSpec> SnapshotWriter<E> {
             // The thread died (a panic, logged by the runtime): the state stays pending, which
             // costs replays, not data.
             tracing::error!(%state_root, "snapshot writer stopped; the epoch snapshot stays pending");
+        }
+    }
+
+    /// Queues the pending snapshot `state_root`, which no import will hand over (the node
+    /// stopped before writing it): the writer loads it by replay and writes it whole.
+    pub(crate) fn materialize(&self, state_root: Root) {
+        if let Some(sender) = &self.sender {
+            let _ = sender.send(Job::Materialize(state_root));
         }
     }
 
@@ -86,7 +98,12 @@ impl<E: EthSpec> Drop for SnapshotWriter<E> {
     }
 }
 
-fn run<E: EthSpec>(store: &Store<E>, jobs: &Receiver<Job<E>>, seconds: &Histogram) {
+fn run<E: EthSpec>(
+    store: &Store<E>,
+    spec: &ChainSpec,
+    jobs: &Receiver<Job<E>>,
+    seconds: &Histogram,
+) {
     for job in jobs {
         match job {
             Job::Write {
@@ -104,6 +121,29 @@ fn run<E: EthSpec>(store: &Store<E>, jobs: &Receiver<Job<E>>, seconds: &Histogra
                         %state_root,
                         %error,
                         "writing an epoch snapshot failed; it stays pending (it loads by replay)"
+                    ),
+                }
+            }
+            Job::Materialize(state_root) => {
+                let started = Instant::now();
+                let mut replayer = store::StateTransitionReplayer::new(spec);
+                let written = store
+                    .get_state(&state_root, &mut replayer)
+                    .and_then(|state| match state {
+                        Some(state) => store.write_pending_snapshot(state_root, &state, None),
+                        None => Ok(false),
+                    });
+                match written {
+                    Ok(true) => {
+                        seconds.observe(started.elapsed().as_secs_f64());
+                        tracing::info!(%state_root, "pending epoch snapshot written after a restart");
+                    }
+                    Ok(false) => {}
+                    Err(error) => tracing::error!(
+                        %state_root,
+                        %error,
+                        "writing a pending epoch snapshot after a restart failed; it stays \
+                         pending (it loads by replay)"
                     ),
                 }
             }

@@ -373,6 +373,55 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
 }
 
 #[test]
+fn an_epoch_snapshot_left_pending_by_a_stop_is_written_after_the_restart() {
+    let h = harness();
+    let spe = E::slots_per_epoch();
+    let boundary = (ANCHOR_SLOT / spe + 1) * spe;
+    let mut parent = h.anchor.clone();
+    for slot in ANCHOR_SLOT + 1..boundary {
+        let built = next_block(&h, &parent, slot);
+        gossip_and_import(&h, &built.block);
+        parent = built;
+    }
+    // The epoch's first block stored as its import stores it, the node stopping before the
+    // snapshot writer got to its state.
+    let built = next_block(&h, &parent, boundary);
+    let block_root = built.block.canonical_root();
+    {
+        let mut batch = h.chain.store().begin_batch().unwrap();
+        batch.put_block(block_root, &built.block).unwrap();
+        assert_eq!(
+            batch
+                .put_state_deferring_snapshot(built.state_root, &built.post.state)
+                .unwrap(),
+            store::StoredAs::PendingSnapshot
+        );
+        batch.commit().unwrap();
+    }
+
+    // The restart replays the block on top of the persisted fork choice, loads nothing from
+    // the pending snapshot, and hands it to the writer, which loads it by replay and writes
+    // it whole.
+    let h = reopen(h);
+    assert_eq!(h.chain.head().block_root, block_root);
+    h.chain.flush_snapshot_writes();
+    let store = h.chain.store();
+    assert!(store.pending_snapshots().unwrap().is_empty());
+    assert!(
+        store
+            .hot_snapshot_roots()
+            .unwrap()
+            .contains(&built.state_root)
+    );
+    assert_eq!(h.chain.import_store_writes().snapshots_written, 1);
+    let next = next_block(&h, &built, boundary + 1);
+    assert_eq!(
+        gossip_and_import(&h, &next.block),
+        h.chain.head().block_root
+    );
+}
+
+#[test]
 fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
     use types::electra::{AttestationData, SingleAttestation};
     use types::phase0::Checkpoint;

@@ -342,6 +342,10 @@ impl<E: EthSpec> Client<E> {
         if let Some(network) = self.network {
             network.shutdown();
         }
+        // The epoch snapshot an import deferred, stored whole before the process ends (a
+        // restart would otherwise replay an epoch more to load the states after it).
+        let chain = self.chain.clone();
+        let _ = tokio::task::spawn_blocking(move || chain.flush_snapshot_writes()).await;
         tracing::info!("beacon node stopped");
     }
 }
