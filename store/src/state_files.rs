@@ -7,7 +7,7 @@
 //! table keeps only a small reference to each (its length and checksum).
 //!
 //! The order of writes makes this as crash-safe as one transaction:
-//! 1. the sealed bytes are written to `<root>.ssz.tmp`, synced, renamed to `<root>.ssz`, and the
+//! 1. the sealed bytes are written to `<root>.ssz.tmp<n>`, synced, renamed to `<root>.ssz`, and the
 //!    directory synced, all before the transaction that references the file commits;
 //! 2. a file is deleted only after the transaction that dropped its reference committed.
 //!
@@ -20,6 +20,7 @@ use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use types::Root;
 
@@ -28,8 +29,12 @@ use crate::schema::hex_key;
 
 /// Suffix of a hot snapshot file.
 const SUFFIX: &str = ".ssz";
-/// Suffix of a snapshot file being written.
+/// Suffix of a snapshot file being written (followed by a number unique in the process, so two
+/// writers of the same state, the snapshot writer and a finalization, never share one).
 const TMP_SUFFIX: &str = ".ssz.tmp";
+
+/// Numbers the temporary files of the process.
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// The reference the `hot_states` table keeps for a snapshot file: the file's length and its
 /// last four bytes (the CRC-32 of the sealed value), so a file swapped for another or cut short
@@ -115,9 +120,10 @@ impl StateFiles {
     /// its reference.
     pub(crate) fn write(&self, root: &Root, sealed: &[u8]) -> Result<FileRef, StoreError> {
         let path = self.path(root);
+        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let tmp = self
             .dir
-            .join(format!("{}{TMP_SUFFIX}", hex_key(root.as_slice())));
+            .join(format!("{}{TMP_SUFFIX}{n}", hex_key(root.as_slice())));
         let write = || -> std::io::Result<()> {
             let mut file = File::create(&tmp)?;
             file.write_all(sealed)?;
@@ -179,7 +185,7 @@ impl StateFiles {
             let entry = entry.map_err(|source| io_error(&self.dir, source))?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            let orphan = if name.ends_with(TMP_SUFFIX) {
+            let orphan = if name.contains(TMP_SUFFIX) {
                 true
             } else if let Some(root) = name.strip_suffix(SUFFIX).and_then(parse_root) {
                 !referenced.contains(&root)
@@ -293,7 +299,7 @@ mod tests {
         fs::write(
             files
                 .dir()
-                .join(format!("{}{TMP_SUFFIX}", hex_key(&[3; 32]))),
+                .join(format!("{}{TMP_SUFFIX}7", hex_key(&[3; 32]))),
             b"x",
         )
         .unwrap();
