@@ -183,8 +183,10 @@ pub enum StoredAs {
 /// A set of writes committed together, or not at all.
 pub struct StoreBatch<'a, E: EthSpec> {
     store: &'a Store<E>,
-    txn: WriteTransaction,
+    // Declared before `txn`, so a batch dropped without a commit deletes its files while its
+    // transaction still holds the write lock: no other batch can reference one meanwhile.
     new_state_files: NewStateFiles<'a>,
+    txn: WriteTransaction,
 }
 
 /// The snapshot files a batch wrote: deleted again if the batch is dropped without a commit.
@@ -363,14 +365,15 @@ impl<E: EthSpec> Store<E> {
             return Ok(false);
         }
         let stored = batch.store_state(state_root, state, false, Some(reference))?;
+        if stored != StoredAs::Whole {
+            // Its epoch's snapshot is another state: the file is not referenced (deleted while
+            // this batch holds the write lock).
+            self.state_files.remove(&state_root)?;
+        }
         if let Some(bytes) = fork_choice {
             batch.put_fork_choice(bytes)?;
         }
         batch.commit()?;
-        if stored != StoredAs::Whole {
-            // Its epoch's snapshot is another state: the file is not referenced.
-            self.state_files.remove(&state_root)?;
-        }
         Ok(true)
     }
 
@@ -407,11 +410,11 @@ impl<E: EthSpec> Store<E> {
     pub fn begin_batch(&self) -> Result<StoreBatch<'_, E>, StoreError> {
         Ok(StoreBatch {
             store: self,
-            txn: self.begin_write()?,
             new_state_files: NewStateFiles {
                 files: &self.state_files,
                 roots: Vec::new(),
             },
+            txn: self.begin_write()?,
         })
     }
 
@@ -930,10 +933,21 @@ impl<E: EthSpec> Store<E> {
         write_finalized(&mut meta, finalized)?;
         drop(meta);
         txn.commit()?;
-        // Only now that no committed reference names them; one that cannot be deleted stays
-        // an orphan until the next open.
-        for root in &doomed_files {
-            let _ = self.state_files.remove(root);
+        // Only now that no committed reference names them, and under the write lock, each
+        // checked once more: a batch that committed since may have stored one of these states
+        // again (a late caller storing an old checkpoint state). One that cannot be deleted
+        // stays an orphan until the next open.
+        if !doomed_files.is_empty() {
+            let txn = self.begin_write()?;
+            {
+                let states = txn.open_table(HOT_STATES)?;
+                for root in &doomed_files {
+                    if states.get(root.0)?.is_none() {
+                        let _ = self.state_files.remove(root);
+                    }
+                }
+            }
+            txn.abort()?;
         }
         Ok(summary)
     }

@@ -221,18 +221,7 @@ fn check(
 
     // The hot snapshot files are exactly those referenced: a file written for a batch the kill
     // cut short was removed at open, and no committed reference lost its file.
-    let mut on_disk: Vec<types::Root> = std::fs::read_dir(store.state_files_dir())
-        .unwrap()
-        .map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let hex = name.strip_suffix(".ssz").expect("no partial writes left");
-            hex.parse().unwrap()
-        })
-        .collect();
-    let mut referenced = store.hot_snapshot_roots().unwrap();
-    on_disk.sort();
-    referenced.sort();
-    assert_eq!(on_disk, referenced);
+    common::snapshot_files(&store);
     let orphans = store.orphan_state_files_removed();
 
     // The head is the last reported commit or the one after (committed, killed before saying so).

@@ -8,7 +8,9 @@
 
 mod common;
 
-use common::{Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_of};
+use common::{
+    Chain, E, NUMBER_OF_COLUMNS, SPE, SlotReplayer, fulu_spec, header_of, snapshot_files,
+};
 use ssz::Encode;
 use store::{Head, Store, StoreConfig, StoreError, StoredAs};
 use types::phase0::Checkpoint;
@@ -261,21 +263,6 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
         store.block_root_at_slot(24).unwrap(),
         Some(Chain::block_root(24, 0))
     );
-}
-
-/// The hot snapshot files on disk, checked to be exactly those the database references.
-fn snapshot_files(store: &Store<E>) -> std::collections::HashSet<Root> {
-    let on_disk: std::collections::HashSet<Root> = std::fs::read_dir(store.state_files_dir())
-        .unwrap()
-        .map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
-            hex.parse().unwrap()
-        })
-        .collect();
-    let referenced = store.hot_snapshot_roots().unwrap().into_iter().collect();
-    assert_eq!(on_disk, referenced);
-    on_disk
 }
 
 #[test]
@@ -601,4 +588,77 @@ fn snapshots_only_when_diffs_are_disabled() {
     import(&store, 1..=17, 0, 0);
     let summary = finalize(&store, 2);
     assert_eq!((summary.cold_snapshots, summary.cold_diffs), (2, 0));
+}
+
+#[test]
+fn snapshot_writes_finalizations_and_reads_at_once_leave_every_reference_with_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(&dir, fulu_spec());
+    import(&store, 1..=7, 0, 0);
+    let last = 6 * SPE;
+    let stored = import_deferring(&store, 8..=last);
+    assert_eq!(
+        stored
+            .iter()
+            .filter(|s| **s == StoredAs::PendingSnapshot)
+            .count() as u64,
+        last / SPE,
+        "slots 8, 16, ..., 48"
+    );
+    let pending = store.pending_snapshots().unwrap();
+    std::thread::scope(|scope| {
+        // The snapshot writer, several times over (a late job finds its state stored or
+        // pruned).
+        scope.spawn(|| {
+            for _ in 0..3 {
+                for (root, slot) in &pending {
+                    store
+                        .write_pending_snapshot(*root, &Chain::state(*slot, 0), Some(b"fc"))
+                        .unwrap();
+                }
+            }
+        });
+        // Readers: a state is found or (pruned meanwhile) not found, never a missing file.
+        scope.spawn(|| {
+            for round in 0..200u64 {
+                let slot = 8 + round % (last - 8);
+                match store.get_state(&Chain::state_root(slot, 0), &mut SlotReplayer::default()) {
+                    Ok(_) | Err(StoreError::MissingState(_)) => {}
+                    Err(e) => panic!("reading state {slot}: {e}"),
+                }
+            }
+        });
+        // Finalizations, each storing its checkpoint state first (pending or not) as the chain
+        // does, and once more late: a caller that saw the same finality.
+        for epoch in 1..=4 {
+            let slot = epoch * SPE;
+            let root = Chain::state_root(slot, 0);
+            for _ in 0..2 {
+                store
+                    .write_pending_snapshot(root, &Chain::state(slot, 0), None)
+                    .unwrap();
+                store.put_state(root, &Chain::state(slot, 0)).unwrap();
+                if store.split().unwrap().unwrap().slot < slot {
+                    store
+                        .migrate_to_finalized(
+                            &Checkpoint {
+                                epoch,
+                                root: Chain::block_root(slot, 0),
+                            },
+                            root,
+                        )
+                        .unwrap();
+                }
+            }
+        }
+    });
+    snapshot_files(&store);
+    assert!(store.pending_snapshots().unwrap().is_empty());
+    for slot in 4 * SPE..=last {
+        let state = store
+            .get_state(&Chain::state_root(slot, 0), &mut SlotReplayer::default())
+            .unwrap()
+            .expect("kept");
+        assert_eq!(*state.slot(), slot);
+    }
 }

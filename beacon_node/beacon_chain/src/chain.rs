@@ -281,6 +281,10 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) import_metrics: ImportMetrics,
     /// Writes the epoch snapshots imports deferred (see [`crate::snapshot_writer`]).
     snapshot_writer: SnapshotWriter<E>,
+    /// Held through [`Self::migrate_to_finalized`]: two imports that both saw finality
+    /// advance (or one that saw it late) migrate one after the other, the later one finding
+    /// the split at or past its checkpoint and doing nothing.
+    finalization: Mutex<()>,
 }
 
 /// How [`BeaconChain::open`] rebuilt fork choice.
@@ -450,6 +454,7 @@ impl<E: EthSpec> BeaconChain<E> {
             reopened: None,
             import_metrics,
             snapshot_writer,
+            finalization: Mutex::new(()),
         })
     }
 
@@ -643,6 +648,7 @@ impl<E: EthSpec> BeaconChain<E> {
             reopened: Some(Reopened { restored, replayed }),
             import_metrics,
             snapshot_writer,
+            finalization: Mutex::new(()),
         })
     }
 
@@ -1276,6 +1282,16 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         finalized: &Checkpoint,
     ) -> Result<store::MigrationSummary, ChainError> {
+        let _migrating = self.finalization.lock();
+        let finalized_slot = finalized.epoch * E::slots_per_epoch();
+        if self
+            .store
+            .split()?
+            .is_some_and(|split| split.slot >= finalized_slot)
+        {
+            // Migrated already (by another import that saw the same finality first).
+            return Ok(store::MigrationSummary::default());
+        }
         let mut state = {
             let mut fc = self.fork_choice.lock();
             fc.checkpoint_state(finalized)?.clone()
@@ -1292,7 +1308,6 @@ impl<E: EthSpec> BeaconChain<E> {
         batch.put_state(state_root, &state.state)?;
         batch.commit()?;
         let summary = self.store.migrate_to_finalized(finalized, state_root)?;
-        let finalized_slot = finalized.epoch * E::slots_per_epoch();
         let current_slot = self.slot_at_ms(self.now_ms());
         self.prune_observed(current_slot);
         self.da_checker.lock().prune(finalized_slot);

@@ -217,3 +217,25 @@ pub(crate) fn assert_same_state(a: &BeaconState<E>, b: &BeaconState<E>) {
         b.slot()
     );
 }
+
+/// The roots of the hot snapshot files on disk, sorted, checked to be exactly those the
+/// database references (no partial write left, no orphan, no reference without its file).
+pub(crate) fn snapshot_files(store: &store::Store<E>) -> Vec<Root> {
+    let mut on_disk: Vec<Root> = std::fs::read_dir(store.state_files_dir())
+        .expect("the state files directory")
+        .map(|e| {
+            let name = e
+                .expect("a directory entry")
+                .file_name()
+                .into_string()
+                .expect("a UTF-8 name");
+            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
+            hex.parse().expect("a state root")
+        })
+        .collect();
+    let mut referenced = store.hot_snapshot_roots().expect("readable");
+    on_disk.sort();
+    referenced.sort();
+    assert_eq!(on_disk, referenced);
+    on_disk
+}
