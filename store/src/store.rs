@@ -1493,25 +1493,28 @@ impl<E: EthSpec> StoreBatch<'_, E> {
                 .get(index)
                 .expect("state_roots has SLOTS_PER_HISTORICAL_ROOT entries")
         };
+        // The nearest snapshot on this state's chain in the slots `from..slot`, newest first,
+        // through its own `state_roots`: a snapshot, or the one a stored state's summary names
+        // (a summary at or after `named_from`).
+        let nearest_snapshot = |from: Slot, named_from: Slot| -> Result<Option<Root>, StoreError> {
+            for earlier in (from..slot).rev() {
+                let root = root_at(earlier);
+                if is_snapshot(&root)? {
+                    return Ok(Some(root));
+                }
+                if let Some(summary) = read_state_summary(&summaries, &root)?
+                    && summary.slot >= named_from
+                    && is_snapshot(&summary.boundary_state_root)?
+                {
+                    return Ok(Some(summary.boundary_state_root));
+                }
+            }
+            Ok(None)
+        };
         // The epoch's snapshot: the state at its first slot, or (that slot empty) the first
         // state of the epoch stored whole on this state's chain; the state itself when there
-        // is none. Found through the state's own `state_roots`, newest first: a snapshot, or a
-        // state whose summary names a snapshot in this epoch.
-        let mut epoch_snapshot = None;
-        for earlier in (boundary_slot..slot).rev() {
-            let root = root_at(earlier);
-            if is_snapshot(&root)? {
-                epoch_snapshot = Some(root);
-                break;
-            }
-            if let Some(summary) = read_state_summary(&summaries, &root)?
-                && summary.slot >= boundary_slot
-                && is_snapshot(&summary.boundary_state_root)?
-            {
-                epoch_snapshot = Some(summary.boundary_state_root);
-                break;
-            }
-        }
+        // is none.
+        let epoch_snapshot = nearest_snapshot(boundary_slot, boundary_slot)?;
 
         let (boundary_state_root, stored) = match epoch_snapshot {
             Some(snapshot) => (snapshot, StoredAs::Summary),
@@ -1520,23 +1523,11 @@ impl<E: EthSpec> StoreBatch<'_, E> {
             None => {
                 // Deferred: the nearest snapshot before it on its chain (the state before it
                 // that is stored, or the snapshot that one names).
-                let mut previous = None;
-                if defer {
-                    let reach = slot.saturating_sub(slots_per_historical_root::<E>());
-                    for earlier in (reach..slot).rev() {
-                        let root = root_at(earlier);
-                        if is_snapshot(&root)? {
-                            previous = Some(root);
-                            break;
-                        }
-                        if let Some(summary) = read_state_summary(&summaries, &root)?
-                            && is_snapshot(&summary.boundary_state_root)?
-                        {
-                            previous = Some(summary.boundary_state_root);
-                            break;
-                        }
-                    }
-                }
+                let previous = if defer {
+                    nearest_snapshot(slot.saturating_sub(slots_per_historical_root::<E>()), 0)?
+                } else {
+                    None
+                };
                 match previous {
                     Some(previous) => {
                         pending.insert(state_root.0, slot)?;
