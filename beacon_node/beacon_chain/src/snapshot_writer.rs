@@ -61,6 +61,11 @@ impl<E: EthSpec> SnapshotWriter<E> {
             state,
             fork_choice,
         };
+        self.send(state_root, job);
+    }
+
+    /// Queues `job` for the snapshot of `state_root`.
+    fn send(&self, state_root: Root, job: Job<E>) {
         if self.sender.as_ref().is_none_or(|s| s.send(job).is_err()) {
             // The thread died (a panic, logged by the runtime): the state stays pending, which
             // costs replays, not data.
@@ -71,9 +76,7 @@ impl<E: EthSpec> SnapshotWriter<E> {
     /// Queues the pending snapshot `state_root`, which no import will hand over (the node
     /// stopped before writing it): the writer loads it by replay and writes it whole.
     pub(crate) fn materialize(&self, state_root: Root) {
-        if let Some(sender) = &self.sender {
-            let _ = sender.send(Job::Materialize(state_root));
-        }
+        self.send(state_root, Job::Materialize(state_root));
     }
 
     /// Waits until every write queued so far is done.
@@ -105,27 +108,19 @@ fn run<E: EthSpec>(
     seconds: &Histogram,
 ) {
     for job in jobs {
-        match job {
+        let started = Instant::now();
+        // `Ok(false)`: not pending any more (pruned by a finalization, or stored whole by it
+        // as its checkpoint state).
+        let (state_root, written) = match job {
             Job::Write {
                 state_root,
                 state,
                 fork_choice,
-            } => {
-                let started = Instant::now();
-                // `false`: not pending any more (pruned by a finalization, or stored whole by
-                // it as its checkpoint state).
-                match store.write_pending_snapshot(state_root, &state, Some(&fork_choice)) {
-                    Ok(true) => seconds.observe(started.elapsed().as_secs_f64()),
-                    Ok(false) => {}
-                    Err(error) => tracing::error!(
-                        %state_root,
-                        %error,
-                        "writing an epoch snapshot failed; it stays pending (it loads by replay)"
-                    ),
-                }
-            }
+            } => (
+                state_root,
+                store.write_pending_snapshot(state_root, &state, Some(&fork_choice)),
+            ),
             Job::Materialize(state_root) => {
-                let started = Instant::now();
                 let mut replayer = store::StateTransitionReplayer::new(spec);
                 let written = store
                     .get_state(&state_root, &mut replayer)
@@ -133,23 +128,21 @@ fn run<E: EthSpec>(
                         Some(state) => store.write_pending_snapshot(state_root, &state, None),
                         None => Ok(false),
                     });
-                match written {
-                    Ok(true) => {
-                        seconds.observe(started.elapsed().as_secs_f64());
-                        tracing::info!(%state_root, "pending epoch snapshot written after a restart");
-                    }
-                    Ok(false) => {}
-                    Err(error) => tracing::error!(
-                        %state_root,
-                        %error,
-                        "writing a pending epoch snapshot after a restart failed; it stays \
-                         pending (it loads by replay)"
-                    ),
-                }
+                (state_root, written)
             }
             Job::Flush(done) => {
                 let _ = done.send(());
+                continue;
             }
+        };
+        match written {
+            Ok(true) => seconds.observe(started.elapsed().as_secs_f64()),
+            Ok(false) => {}
+            Err(error) => tracing::error!(
+                %state_root,
+                %error,
+                "writing an epoch snapshot failed; it stays pending (it loads by replay)"
+            ),
         }
     }
 }
