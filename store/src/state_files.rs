@@ -30,7 +30,7 @@ use crate::schema::hex_key;
 /// Suffix of a hot snapshot file.
 const SUFFIX: &str = ".ssz";
 /// Suffix of a snapshot file being written (followed by a number unique in the process, so two
-/// writers of the same state, the snapshot writer and a finalization, never share one).
+/// threads writing the same state at once never share one).
 const TMP_SUFFIX: &str = ".ssz.tmp";
 
 /// Numbers the temporary files of the process.

@@ -607,7 +607,7 @@ fn snapshot_writes_finalizations_and_reads_at_once_leave_every_reference_with_it
     );
     let pending = store.pending_snapshots().unwrap();
     std::thread::scope(|scope| {
-        // The snapshot writer, several times over (a late job finds its state stored or
+        // The store writer, several times over (a late job finds its state stored or
         // pruned).
         scope.spawn(|| {
             for _ in 0..3 {

@@ -568,7 +568,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                 // The epoch snapshot the segment deferred, still being written by the snapshot
                 // writer (not timed: range sync imports the next segment meanwhile).
                 let flush = Instant::now();
-                chain.flush_snapshot_writes();
+                chain.flush_store_writes();
                 flush_waits.push(flush.elapsed());
                 writes.push(chain.import_store_writes());
             }
@@ -581,7 +581,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
         eprintln!(
             "store batches of a segment ({} runs; the last): {} with a whole state in {:.2} s, \
              {} deferring the epoch snapshot in {:.2} s, {} with a summary in {:.2} s; the \
-             snapshot writer wrote {} in {:.2} s off the import path; the wait for it after \
+             store writer wrote {} in {:.2} s off the import path; the wait for it after \
              the segment's last import: median {:.2?}, max {:.2?}",
             writes.len(),
             last.whole,

@@ -35,8 +35,8 @@ use crate::observed::{
     ObservedValidators,
 };
 use crate::slot_clock::SlotClock;
-use crate::snapshot_writer::SnapshotWriter;
 use crate::state_advance::ImportMetrics;
+use crate::store_writer::{StoreWriter, StoreWritesHeld};
 use crate::timeline::{Stage, Timelines};
 
 /// Options of the chain.
@@ -279,12 +279,9 @@ pub struct BeaconChain<E: EthSpec> {
     /// Which pre-state imports started from; how long the head state's advances and the
     /// imports' store batches took.
     pub(crate) import_metrics: ImportMetrics,
-    /// Writes the epoch snapshots imports deferred (see [`crate::snapshot_writer`]).
-    snapshot_writer: SnapshotWriter<E>,
-    /// Held through [`Self::migrate_to_finalized`]: two imports that both saw finality
-    /// advance (or one that saw it late) migrate one after the other, the later one finding
-    /// the split at or past its checkpoint and doing nothing.
-    finalization: Mutex<()>,
+    /// Writes the epoch snapshots imports deferred and runs the store's finalization
+    /// migrations, off the import path (see [`crate::store_writer`]).
+    store_writer: StoreWriter<E>,
 }
 
 /// How [`BeaconChain::open`] rebuilt fork choice.
@@ -294,6 +291,9 @@ pub struct Reopened {
     pub restored: usize,
     /// Blocks imported again (their state transition run) on top.
     pub replayed: usize,
+    /// Whether the store's split lagged fork choice's finalized checkpoint (the node stopped
+    /// before the store writer migrated), so the migration was queued again.
+    pub migration_queued: bool,
 }
 
 /// A vote waiting for its slot: the data and the attesting indices.
@@ -423,11 +423,7 @@ impl<E: EthSpec> BeaconChain<E> {
             execution_optimistic: false,
         };
         let import_metrics = ImportMetrics::new();
-        let snapshot_writer = SnapshotWriter::new(
-            store.clone(),
-            spec.clone(),
-            import_metrics.snapshot_write_seconds.clone(),
-        );
+        let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
         Ok(Self {
             spec,
             genesis_time,
@@ -453,8 +449,7 @@ impl<E: EthSpec> BeaconChain<E> {
             light_client_server,
             reopened: None,
             import_metrics,
-            snapshot_writer,
-            finalization: Mutex::new(()),
+            store_writer,
         })
     }
 
@@ -612,15 +607,25 @@ impl<E: EthSpec> BeaconChain<E> {
             execution_optimistic: head.root != split.block_root,
         };
         let import_metrics = ImportMetrics::new();
-        let snapshot_writer = SnapshotWriter::new(
-            store.clone(),
-            spec.clone(),
-            import_metrics.snapshot_write_seconds.clone(),
-        );
+        let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
         // Epoch snapshots the node stopped before writing: written now, in the background.
         for (root, slot) in store.pending_snapshots()? {
             tracing::info!(state_root = %root, slot, "epoch snapshot still pending; writing it");
-            snapshot_writer.materialize(root);
+            store_writer.materialize(root);
+        }
+        // A finalization whose migration the node stopped before running (its fork choice
+        // persisted or its blocks replayed past the split): queued again.
+        let finalized = fork_choice.finalized_checkpoint().clone();
+        let migration_queued = finalized.epoch * E::slots_per_epoch() > split.slot;
+        if migration_queued {
+            tracing::info!(
+                epoch = finalized.epoch,
+                split_slot = split.slot,
+                "finalization migration still to run; queuing it"
+            );
+            let state = fork_choice.checkpoint_state(&finalized)?.clone();
+            state.set_finalized().map_err(state_error)?;
+            store_writer.finalize(finalized, state);
         }
         Ok(Self {
             spec,
@@ -645,10 +650,13 @@ impl<E: EthSpec> BeaconChain<E> {
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
-            reopened: Some(Reopened { restored, replayed }),
+            reopened: Some(Reopened {
+                restored,
+                replayed,
+                migration_queued,
+            }),
             import_metrics,
-            snapshot_writer,
-            finalization: Mutex::new(()),
+            store_writer,
         })
     }
 
@@ -1128,7 +1136,7 @@ impl<E: EthSpec> BeaconChain<E> {
         for column in stored_columns {
             batch.put_data_column(block_root, column)?;
         }
-        // An epoch's snapshot is deferred: the batch stores a summary, and the snapshot writer
+        // An epoch's snapshot is deferred: the batch stores a summary, and the store writer
         // stores the whole state after the commit, off the import path. With each whole
         // state, fork choice as it is now: a restart rebuilds the tree from it and replays
         // only the blocks imported since (see `open`).
@@ -1142,7 +1150,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .observe_store_write(stored, store_write.elapsed().as_secs_f64());
         if stored == StoredAs::PendingSnapshot {
             let fork_choice = self.fork_choice.lock().to_persisted_bytes();
-            self.snapshot_writer
+            self.store_writer
                 .write(state_root, post_state.state.clone(), fork_choice);
         }
         self.record_stage(block_root, slot, Stage::Imported);
@@ -1241,15 +1249,23 @@ impl<E: EthSpec> BeaconChain<E> {
                 block: finalized.root,
                 epoch: finalized.epoch,
             });
-            self.migrate_to_finalized(&finalized)?;
+            self.on_finalized(&finalized)?;
         }
         Ok(snapshot)
     }
 
-    /// Waits until the snapshot writer has written every epoch snapshot imports deferred so
-    /// far (tests, benchmarks and shutdown; dropping the chain waits too).
-    pub fn flush_snapshot_writes(&self) {
-        self.snapshot_writer.flush();
+    /// Waits until the store writer has done every write queued so far: the epoch snapshots
+    /// imports deferred and the finalization migrations (tests, benchmarks and shutdown;
+    /// dropping the chain waits too).
+    pub fn flush_store_writes(&self) {
+        self.store_writer.flush();
+    }
+
+    /// Keeps the store writer waiting until the returned value is dropped (for a minute at
+    /// most): the epoch snapshots and finalization migrations queued meanwhile wait, as behind
+    /// a slow disk (tests of what the chain serves while its writes lag).
+    pub fn hold_store_writes(&self) -> StoreWritesHeld {
+        self.store_writer.hold()
     }
 
     /// Slots from the old head back to the newest block it shares with the new head (the
@@ -1273,41 +1289,23 @@ impl<E: EthSpec> BeaconChain<E> {
         }
     }
 
-    /// What a new finalized checkpoint lets go, in one place: the store moves the finalized
-    /// chain to the cold database and deletes abandoned forks (the checkpoint state stored
-    /// first, as the migration needs it), the observed caches drop what is now final, the
-    /// unimported-block bookkeeping forgets blocks at or before the checkpoint. Fork choice
-    /// prunes its own tree as blocks arrive.
-    pub fn migrate_to_finalized(
-        &self,
-        finalized: &Checkpoint,
-    ) -> Result<store::MigrationSummary, ChainError> {
-        let _migrating = self.finalization.lock();
+    /// What a new finalized checkpoint lets go, in one place. At once, in memory: the
+    /// checkpoint state's registry becomes the keys every live state shares (signature checks
+    /// stop reading them from the states), the observed caches drop what is now final, the
+    /// data availability checker and the timelines what is at or before the checkpoint, the
+    /// unimported-block bookkeeping and payload statuses the blocks that are gone. Queued for
+    /// the store writer, off the import that finalized (a migration takes seconds at mainnet
+    /// scale): the checkpoint state stored whole and the store's migration, which moves the
+    /// finalized chain to the cold database and deletes abandoned forks (see
+    /// [`crate::store_writer`]). Fork choice prunes its own tree as blocks arrive.
+    pub(crate) fn on_finalized(&self, finalized: &Checkpoint) -> Result<(), ChainError> {
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
-        if self
-            .store
-            .split()?
-            .is_some_and(|split| split.slot >= finalized_slot)
-        {
-            // Migrated already (by another import that saw the same finality first).
-            return Ok(store::MigrationSummary::default());
-        }
-        let mut state = {
+        let state = {
             let mut fc = self.fork_choice.lock();
             fc.checkpoint_state(finalized)?.clone()
         };
-        let state_root = state.hash_tree_root().map_err(state_error)?;
-        // Its registry's keys are now every live state's: signature checks stop reading them
-        // from the states.
         state.set_finalized().map_err(state_error)?;
-        // Whole: written now if it is an epoch snapshot the snapshot writer has not reached
-        // yet (its file outside the write transaction), else stored here.
-        self.store
-            .write_pending_snapshot(state_root, &state.state, None)?;
-        let mut batch = self.store.begin_batch()?;
-        batch.put_state(state_root, &state.state)?;
-        batch.commit()?;
-        let summary = self.store.migrate_to_finalized(finalized, state_root)?;
+        self.store_writer.finalize(finalized.clone(), state);
         let current_slot = self.slot_at_ms(self.now_ms());
         self.prune_observed(current_slot);
         self.da_checker.lock().prune(finalized_slot);
@@ -1325,7 +1323,7 @@ impl<E: EthSpec> BeaconChain<E> {
         self.payload_statuses
             .lock()
             .retain(|root, _| fc.contains_block(root));
-        Ok(summary)
+        Ok(())
     }
 }
 

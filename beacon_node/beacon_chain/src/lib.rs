@@ -31,8 +31,8 @@ pub mod observed;
 pub mod production;
 pub mod publication;
 pub mod slot_clock;
-mod snapshot_writer;
 pub mod state_advance;
+pub mod store_writer;
 pub mod timeline;
 pub mod tracked_mutex;
 

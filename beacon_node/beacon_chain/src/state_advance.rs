@@ -14,10 +14,12 @@
 //! post-state as before. `beacon_block_import_pre_state_total{pre_state}` counts which pre-state
 //! each import started from; `beacon_state_advance_seconds` times the advances. Beside them,
 //! `beacon_block_import_store_write_seconds{state}` times each import's store batch (the epoch's
-//! first block defers its snapshot, the largest write the node makes, to the snapshot writer,
+//! first block defers its snapshot, the largest write the node makes, to the store writer,
 //! timed by `beacon_state_snapshot_write_seconds`).
 
-use prometheus::{Histogram, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry};
+use prometheus::{
+    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry,
+};
 use state_processing::{CachedBeaconState, StateRef, common::get_current_epoch};
 use types::{EthSpec, Root, Slot, ValidatorIndex};
 
@@ -38,8 +40,13 @@ pub(crate) struct ImportMetrics {
     /// start to its commit, by whether it held a whole state (an epoch's first block).
     store_write_seconds: HistogramVec,
     /// `beacon_state_snapshot_write_seconds`: a deferred epoch snapshot written whole by the
-    /// snapshot writer.
-    pub(crate) snapshot_write_seconds: Histogram,
+    /// store writer.
+    snapshot_write_seconds: Histogram,
+    /// `beacon_finalization_migration_seconds`: the store's migration to a new finalized
+    /// checkpoint, on the store writer.
+    migration_seconds: Histogram,
+    /// `beacon_finalization_migration_failures_total`.
+    migration_failures: IntCounter,
 }
 
 /// Which pre-state an import started from (the `pre_state` label).
@@ -76,7 +83,7 @@ impl ImportMetrics {
                 "beacon_block_import_store_write_seconds",
                 "Time of an import's store batch (block, columns, state, fork choice) from its \
                  start to its commit, by whether it stored a whole state (whole), deferred its \
-                 epoch snapshot to the snapshot writer (deferred) or stored a summary (summary)",
+                 epoch snapshot to the store writer (deferred) or stored a summary (summary)",
             )
             .buckets(vec![
                 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
@@ -100,11 +107,29 @@ impl ImportMetrics {
             .buckets(vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
         )
         .expect("a valid histogram name, help and buckets");
+        let migration_seconds = Histogram::with_opts(
+            HistogramOpts::new(
+                "beacon_finalization_migration_seconds",
+                "Time of the store's migration to a new finalized checkpoint (its state stored \
+                 whole, the finalized blocks and states moved to the cold database, abandoned \
+                 forks deleted), off the import path",
+            )
+            .buckets(vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0]),
+        )
+        .expect("a valid histogram name, help and buckets");
+        let migration_failures = IntCounter::new(
+            "beacon_finalization_migration_failures_total",
+            "Migrations of the store to a new finalized checkpoint that failed (logged; the \
+             next finalization migrates over both)",
+        )
+        .expect("a valid counter name and help");
         Self {
             pre_states,
             advance_seconds,
             store_write_seconds,
             snapshot_write_seconds,
+            migration_seconds,
+            migration_failures,
         }
     }
 
@@ -112,7 +137,24 @@ impl ImportMetrics {
         registry.register(Box::new(self.pre_states.clone()))?;
         registry.register(Box::new(self.advance_seconds.clone()))?;
         registry.register(Box::new(self.store_write_seconds.clone()))?;
-        registry.register(Box::new(self.snapshot_write_seconds.clone()))
+        registry.register(Box::new(self.snapshot_write_seconds.clone()))?;
+        registry.register(Box::new(self.migration_seconds.clone()))?;
+        registry.register(Box::new(self.migration_failures.clone()))
+    }
+
+    /// Records an epoch snapshot written whole in `seconds`.
+    pub(crate) fn observe_snapshot_write(&self, seconds: f64) {
+        self.snapshot_write_seconds.observe(seconds);
+    }
+
+    /// Records a finalization migration of `seconds`.
+    pub(crate) fn observe_migration(&self, seconds: f64) {
+        self.migration_seconds.observe(seconds);
+    }
+
+    /// Counts a finalization migration that failed.
+    pub(crate) fn count_migration_failure(&self) {
+        self.migration_failures.inc();
     }
 
     /// Records an import's store batch of `seconds`, by how it stored the state.
@@ -155,7 +197,7 @@ pub struct ImportStoreWrites {
     pub summary: u64,
     /// Their seconds in all.
     pub summary_seconds: f64,
-    /// Batches of epoch snapshots deferred to the snapshot writer (a summary for now).
+    /// Batches of epoch snapshots deferred to the store writer (a summary for now).
     pub deferred: u64,
     /// Their seconds in all.
     pub deferred_seconds: f64,
@@ -163,6 +205,12 @@ pub struct ImportStoreWrites {
     pub snapshots_written: u64,
     /// Their seconds in all, off the import path.
     pub snapshots_seconds: f64,
+    /// Finalization migrations the store writer ran.
+    pub migrations: u64,
+    /// Their seconds in all, off the import path.
+    pub migrations_seconds: f64,
+    /// Finalization migrations that failed.
+    pub migration_failures: u64,
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -264,6 +312,9 @@ impl<E: EthSpec> BeaconChain<E> {
             deferred_seconds,
             snapshots_written: snapshots.get_sample_count(),
             snapshots_seconds: snapshots.get_sample_sum(),
+            migrations: self.import_metrics.migration_seconds.get_sample_count(),
+            migrations_seconds: self.import_metrics.migration_seconds.get_sample_sum(),
+            migration_failures: self.import_metrics.migration_failures.get(),
         }
     }
 

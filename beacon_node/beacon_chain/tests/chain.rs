@@ -332,7 +332,8 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
         "{:?}",
         before.finalized_checkpoint
     );
-    // The store migrated: its split is the finalized checkpoint.
+    // The store migrated (on the store writer): its split is the finalized checkpoint.
+    h.chain.flush_store_writes();
     let split = h.chain.store().split().unwrap().unwrap();
     assert_eq!(split.block_root, before.finalized_checkpoint.root);
 
@@ -372,6 +373,105 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
     assert_eq!(h.chain.head().block_root, root);
 }
 
+/// The import that finalizes does not wait for the store's migration: with the store writer
+/// held (as behind a slow disk), blocks import through several finalizations while the split
+/// stays where it was, and the newly finalized blocks and states are still served from the hot
+/// database. Released, the writer runs one migration, to the latest checkpoint (the earlier
+/// ones skipped). A copy of the database taken while the migration was still to run (what a
+/// kill would leave) reopens with the migration queued again, and imports on.
+#[test]
+fn finalization_migrates_the_store_after_the_import_on_the_store_writer() {
+    let h = harness();
+    let spe = E::slots_per_epoch();
+    let split_before = h.chain.store().split().unwrap().unwrap();
+    let held = h.chain.hold_store_writes();
+    let mut parent = h.anchor.clone();
+    let last = ANCHOR_SLOT + 5 * spe + 3;
+    for slot in ANCHOR_SLOT + 1..=last {
+        let built = next_block(&h, &parent, slot);
+        gossip_and_import(&h, &built.block);
+        parent = built;
+    }
+    let head = h.chain.head();
+    let finalized = head.finalized_checkpoint.clone();
+    assert!(finalized.epoch >= 4, "{finalized:?}");
+    let store = h.chain.store();
+    assert_eq!(store.split().unwrap().unwrap(), split_before);
+    assert_eq!(h.chain.import_store_writes().migrations, 0);
+    // The finalized checkpoint's block and state, not migrated yet, load from the hot
+    // database.
+    let spec = h.spec.clone();
+    let mut replayer = store::StateTransitionReplayer::new(&spec);
+    let checkpoint_block = store.get_block(&finalized.root).unwrap().unwrap();
+    let checkpoint_state = store
+        .get_state(&checkpoint_block.state_root(), &mut replayer)
+        .unwrap()
+        .unwrap();
+    assert_eq!(checkpoint_state.slot(), &checkpoint_block.slot());
+
+    // What a kill now would leave on disk: nothing is being written while the writer is held
+    // and no import runs.
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::copy(h.dir.path().join("db"), copy.path().join("db")).unwrap();
+    let files = Store::<E>::state_files_dir_for(&copy.path().join("db"));
+    std::fs::create_dir_all(&files).unwrap();
+    for entry in std::fs::read_dir(store.state_files_dir()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), files.join(entry.file_name())).unwrap();
+    }
+
+    drop(held);
+    h.chain.flush_store_writes();
+    let split = store.split().unwrap().unwrap();
+    assert_eq!(
+        (split.slot, split.block_root),
+        (finalized.epoch * spe, finalized.root)
+    );
+    let writes = h.chain.import_store_writes();
+    assert_eq!(
+        (writes.migrations, writes.migration_failures),
+        (1, 0),
+        "one migration, over every checkpoint finalized while held: {writes:?}"
+    );
+
+    let reopened = Store::<E>::open(
+        &copy.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(reopened.split().unwrap().unwrap(), split_before);
+    let chain = BeaconChain::open(
+        Arc::new(reopened),
+        spec.clone(),
+        h.clock.clone(),
+        pool(),
+        ChainConfig::default(),
+    )
+    .unwrap();
+    assert!(chain.reopened().unwrap().migration_queued);
+    assert_eq!(chain.head().block_root, head.block_root);
+    chain.flush_store_writes();
+    let split = chain.store().split().unwrap().unwrap();
+    assert_eq!(
+        (split.slot, split.block_root),
+        (finalized.epoch * spe, finalized.root)
+    );
+    assert!(chain.store().pending_snapshots().unwrap().is_empty());
+    let copied = Harness {
+        spec,
+        clock: h.clock.clone(),
+        chain,
+        anchor: h.anchor.clone(),
+        dir: copy,
+    };
+    let next = next_block(&copied, &parent, last + 1);
+    assert_eq!(
+        gossip_and_import(&copied, &next.block),
+        copied.chain.head().block_root
+    );
+}
+
 #[test]
 fn an_epoch_snapshot_left_pending_by_a_stop_is_written_after_the_restart() {
     let h = harness();
@@ -384,7 +484,7 @@ fn an_epoch_snapshot_left_pending_by_a_stop_is_written_after_the_restart() {
         parent = built;
     }
     // The epoch's first block stored as its import stores it, the node stopping before the
-    // snapshot writer got to its state.
+    // store writer got to its state.
     let built = next_block(&h, &parent, boundary);
     let block_root = built.block.canonical_root();
     {
@@ -404,7 +504,7 @@ fn an_epoch_snapshot_left_pending_by_a_stop_is_written_after_the_restart() {
     // it whole.
     let h = reopen(h);
     assert_eq!(h.chain.head().block_root, block_root);
-    h.chain.flush_snapshot_writes();
+    h.chain.flush_store_writes();
     let store = h.chain.store();
     assert!(store.pending_snapshots().unwrap().is_empty());
     assert!(
@@ -1040,8 +1140,8 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     );
     // Every import wrote one store batch: the two epochs' first blocks (the second after
     // the missed slot) deferred their epoch snapshots, the others stored summaries; the
-    // snapshot writer then wrote both snapshots whole, and none is left pending.
-    h.chain.flush_snapshot_writes();
+    // store writer then wrote both snapshots whole, and none is left pending.
+    h.chain.flush_store_writes();
     let writes = h.chain.import_store_writes();
     assert_eq!(
         (writes.whole, writes.deferred, writes.summary),

@@ -23,7 +23,7 @@ use fork_choice::ThreadPoolBuilder;
 use state_harness::{AttestationSpec, BlockContents, build_block};
 use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
 use store::{Store, StoreConfig};
-use types::{ChainSpec, ForkName, MinimalEthSpec, Root, Slot};
+use types::{ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, Slot};
 
 type E = MinimalEthSpec;
 
@@ -118,6 +118,7 @@ fn a_chain_killed_at_random_points_reopens_to_a_consistent_head() {
     let mut last_head: Slot = 0;
     let mut child_imports = 0;
     let mut pending_seen = 0;
+    let mut migrations_requeued = 0;
     for kill in 0..KILLS {
         let mut child = Command::new(&exe)
             .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
@@ -173,7 +174,7 @@ fn a_chain_killed_at_random_points_reopens_to_a_consistent_head() {
             stored.slot <= head.slot,
             "kill {kill}: the store's head is ahead of the reopened head"
         );
-        // An epoch snapshot the kill caught before the snapshot writer stored it stays
+        // An epoch snapshot the kill caught before the store writer stored it stays
         // pending: it loads by replay (the real transition) to its own root.
         for (root, _) in chain.store().pending_snapshots().unwrap() {
             pending_seen += 1;
@@ -187,6 +188,22 @@ fn a_chain_killed_at_random_points_reopens_to_a_consistent_head() {
             let mut state = CachedBeaconState::new(state);
             assert_eq!(state.hash_tree_root().unwrap(), root, "kill {kill}");
         }
+        // A finalization whose migration the kill caught before the store writer ran it is
+        // queued again by the reopen: once the writer is done, the split is the finalized
+        // checkpoint.
+        if chain.reopened().unwrap().migration_queued {
+            migrations_requeued += 1;
+        }
+        chain.flush_store_writes();
+        let split = chain.store().split().unwrap().unwrap();
+        assert_eq!(
+            (split.slot, split.block_root),
+            (
+                head.finalized_checkpoint.epoch * E::slots_per_epoch(),
+                head.finalized_checkpoint.root
+            ),
+            "kill {kill}: the split is not the finalized checkpoint"
+        );
         // Import continues.
         clock.set_ms(spec().compute_time_at_slot(GENESIS_TIME, head.slot) * 1000 + 500);
         let slot = import_next(&chain, &clock);
@@ -202,7 +219,8 @@ fn a_chain_killed_at_random_points_reopens_to_a_consistent_head() {
     );
     eprintln!(
         "{KILLS} kills; the children imported {child_imports} blocks; head at {last_head}; \
-         {pending_seen} pending epoch snapshots found after a kill, each loaded by replay"
+         {pending_seen} pending epoch snapshots found after a kill, each loaded by replay; \
+         {migrations_requeued} finalization migrations queued again by a reopen"
     );
     std::fs::remove_dir_all(&root).unwrap();
 }

@@ -345,7 +345,7 @@ impl<E: EthSpec> Client<E> {
         // The epoch snapshot an import deferred, stored whole before the process ends (a
         // restart would otherwise replay an epoch more to load the states after it).
         let chain = self.chain.clone();
-        let _ = tokio::task::spawn_blocking(move || chain.flush_snapshot_writes()).await;
+        let _ = tokio::task::spawn_blocking(move || chain.flush_store_writes()).await;
         tracing::info!("beacon node stopped");
     }
 }
