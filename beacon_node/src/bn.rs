@@ -123,6 +123,12 @@ pub(crate) struct BnArgs {
     /// of the stored chain in memory; a smaller one costs reads of cold states and blocks.
     #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..=65536))]
     db_cache_mib: u64,
+    /// The memory in MiB the beacon states the node holds may take together (fork choice's
+    /// block post-states, checkpoint and advanced states; what they share counted once),
+    /// measured once per epoch: beyond it the oldest block post-states are let go of and
+    /// loaded back from the database when needed.
+    #[arg(long, value_name = "MIB", default_value_t = (fork_choice::DEFAULT_MAX_STATES_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(64..=1048576))]
+    state_cache_mib: u64,
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, default_value = "info")]
     debug_level: tracing::Level,
@@ -218,6 +224,10 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
         graffiti: Bytes32::ZERO,
         chain: beacon_chain::ChainConfig {
             disable_light_client_server: args.disable_light_client_server,
+            fork_choice: fork_choice::Config {
+                max_states_bytes: usize::try_from(args.state_cache_mib << 20).unwrap_or(usize::MAX),
+                ..fork_choice::Config::default()
+            },
             ..beacon_chain::ChainConfig::default()
         },
         worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),

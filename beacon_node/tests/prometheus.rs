@@ -230,6 +230,8 @@ fn prometheus_scrapes_the_series_operators_watch() {
         "beacon_state_snapshot_write_seconds_count",
         "beacon_finalization_migration_seconds_count",
         "beacon_finalization_migration_failures_total",
+        "beacon_state_cache_bytes",
+        "beacon_state_cache_block_states_limit",
     ];
     // These must grow while Prometheus watches: the head, the blocks imported on the head
     // state the slot timer advanced ahead of them, and the KZG and BLS batches run on the

@@ -544,6 +544,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
     // Where the import's time beyond the baseline goes: its store batches.
     let mut writes = Vec::new();
     let mut flush_waits = Vec::new();
+    let mut memory = Vec::new();
     group.bench_function("range_sync_import_32_blocks_48_blobs_8_columns", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -571,6 +572,11 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                 chain.flush_store_writes();
                 flush_waits.push(flush.elapsed());
                 writes.push(chain.import_store_writes());
+                // The slot timer's memory bound over the states the segment left in fork
+                // choice (not timed with the import).
+                let measuring = Instant::now();
+                let bound = chain.bound_state_memory();
+                memory.push((bound, measuring.elapsed()));
             }
             total
         })
@@ -594,6 +600,26 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
             last.snapshots_seconds,
             flush_waits[flush_waits.len() / 2],
             flush_waits[flush_waits.len() - 1],
+        );
+    }
+    if let Some((bound, _)) = memory.last() {
+        let mut times: Vec<Duration> = memory.iter().map(|(_, t)| *t).collect();
+        times.sort();
+        eprintln!(
+            "fork choice's states after a segment ({} runs; the last): {} block post-states \
+             and the anchor's checkpoint state take {:.0} MiB together (what they share counted \
+             once); measuring them took median {:.2?}, max {:.2?} (the last: copies under \
+             fork choice's lock {:.2?}, the walk without it {:.2?}); bound to {} block \
+             post-states, {} held",
+            memory.len(),
+            bound.measured_states,
+            bound.measured_bytes as f64 / f64::from(1 << 20),
+            times[times.len() / 2],
+            times[times.len() - 1],
+            bound.copying,
+            bound.measuring,
+            bound.block_states_limit,
+            bound.block_states,
         );
     }
     reopen_measurement(f, &blocks, &after_reopen, &pool);

@@ -422,7 +422,7 @@ impl<E: EthSpec> BeaconChain<E> {
             state: anchor,
             execution_optimistic: false,
         };
-        let import_metrics = ImportMetrics::new();
+        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
         let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
         Ok(Self {
             spec,
@@ -606,7 +606,7 @@ impl<E: EthSpec> BeaconChain<E> {
             finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
             execution_optimistic: head.root != split.block_root,
         };
-        let import_metrics = ImportMetrics::new();
+        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
         let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
         // Epoch snapshots the node stopped before writing: written now, in the background.
         for (root, slot) in store.pending_snapshots()? {

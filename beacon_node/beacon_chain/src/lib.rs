@@ -62,7 +62,7 @@ pub use publication::{
     BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
-pub use state_advance::{ImportPreStates, ImportStoreWrites};
+pub use state_advance::{ImportPreStates, ImportStoreWrites, StateMemoryBound};
 
 #[cfg(test)]
 mod test_utils;

@@ -18,7 +18,7 @@
 //! timed by `beacon_state_snapshot_write_seconds`).
 
 use prometheus::{
-    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry,
+    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
 };
 use state_processing::{CachedBeaconState, StateRef, common::get_current_epoch};
 use types::{EthSpec, Root, Slot, ValidatorIndex};
@@ -47,6 +47,11 @@ pub(crate) struct ImportMetrics {
     migration_seconds: Histogram,
     /// `beacon_finalization_migration_failures_total`.
     migration_failures: IntCounter,
+    /// `beacon_state_cache_bytes`: the states fork choice holds, as last measured.
+    state_cache_bytes: IntGauge,
+    /// `beacon_state_cache_block_states_limit`: the most block post-states held, by count and
+    /// by the last memory measurement.
+    state_cache_limit: IntGauge,
 }
 
 /// Which pre-state an import started from (the `pre_state` label).
@@ -58,7 +63,8 @@ const SUMMARY: &str = "summary";
 const DEFERRED: &str = "deferred";
 
 impl ImportMetrics {
-    pub(crate) fn new() -> Self {
+    /// The metrics of a chain whose fork choice holds at most `max_block_states` post-states.
+    pub(crate) fn new(max_block_states: usize) -> Self {
         let pre_states = IntCounterVec::new(
             Opts::new(
                 "beacon_block_import_pre_state_total",
@@ -123,6 +129,20 @@ impl ImportMetrics {
              next finalization migrates over both)",
         )
         .expect("a valid counter name and help");
+        let state_cache_bytes = IntGauge::new(
+            "beacon_state_cache_bytes",
+            "Bytes the states fork choice holds in memory take together (block post-states, \
+             checkpoint and advanced states; what they share counted once), as measured once \
+             per epoch",
+        )
+        .expect("a valid gauge name and help");
+        let state_cache_limit = IntGauge::new(
+            "beacon_state_cache_block_states_limit",
+            "The most block post-states fork choice holds in memory: its count bound, lowered \
+             when the last memory measurement found them over the byte bound",
+        )
+        .expect("a valid gauge name and help");
+        state_cache_limit.set(i64::try_from(max_block_states).unwrap_or(i64::MAX));
         Self {
             pre_states,
             advance_seconds,
@@ -130,6 +150,8 @@ impl ImportMetrics {
             snapshot_write_seconds,
             migration_seconds,
             migration_failures,
+            state_cache_bytes,
+            state_cache_limit,
         }
     }
 
@@ -139,7 +161,9 @@ impl ImportMetrics {
         registry.register(Box::new(self.store_write_seconds.clone()))?;
         registry.register(Box::new(self.snapshot_write_seconds.clone()))?;
         registry.register(Box::new(self.migration_seconds.clone()))?;
-        registry.register(Box::new(self.migration_failures.clone()))
+        registry.register(Box::new(self.migration_failures.clone()))?;
+        registry.register(Box::new(self.state_cache_bytes.clone()))?;
+        registry.register(Box::new(self.state_cache_limit.clone()))
     }
 
     /// Records an epoch snapshot written whole in `seconds`.
@@ -184,6 +208,24 @@ pub struct ImportPreStates {
     pub advanced: u64,
     /// From the parent's post-state itself.
     pub parent: u64,
+}
+
+/// One memory bound of the states fork choice holds ([`BeaconChain::bound_state_memory`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateMemoryBound {
+    /// The bytes the states took together when measured.
+    pub measured_bytes: usize,
+    /// The block post-states measured.
+    pub measured_states: usize,
+    /// The most block post-states held from now on (by count and by memory).
+    pub block_states_limit: usize,
+    /// The block post-states held after the bound.
+    pub block_states: usize,
+    /// How long the states' copies took, under fork choice's lock.
+    pub copying: std::time::Duration,
+    /// How long measuring them and applying the bound took, without the lock but for the
+    /// bound's evictions.
+    pub measuring: std::time::Duration,
 }
 
 /// The imports' store batches ([`BeaconChain::import_store_writes`]).
@@ -287,6 +329,37 @@ impl<E: EthSpec> BeaconChain<E> {
             .advance_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(state)
+    }
+
+    /// Measures the memory of the states fork choice holds and bounds its block post-states
+    /// by `fork_choice.max_states_bytes` (the oldest go, loaded back from the store when a
+    /// block needs one). The copies are taken under fork choice's lock; the walk, hundreds of
+    /// milliseconds at 1,000,000 validators, runs without it. The slot timer calls this once
+    /// per epoch, on a blocking thread. Sets `beacon_state_cache_bytes` and
+    /// `beacon_state_cache_block_states_limit`.
+    pub fn bound_state_memory(&self) -> StateMemoryBound {
+        let started = std::time::Instant::now();
+        let states = self.fork_choice.lock().states_in_memory();
+        let copied = started.elapsed();
+        let memory = states.measure();
+        drop(states);
+        let (limit, block_states) = {
+            let mut fc = self.fork_choice.lock();
+            let limit = fc.bound_block_states(&memory);
+            (limit, fc.block_states_in_memory())
+        };
+        let bytes = memory.total_bytes();
+        let gauge = |value: usize| i64::try_from(value).unwrap_or(i64::MAX);
+        self.import_metrics.state_cache_bytes.set(gauge(bytes));
+        self.import_metrics.state_cache_limit.set(gauge(limit));
+        StateMemoryBound {
+            measured_bytes: bytes,
+            measured_states: memory.kept_block_states + memory.block_state_bytes.len(),
+            block_states_limit: limit,
+            block_states,
+            copying: copied,
+            measuring: started.elapsed() - copied,
+        }
     }
 
     /// The imports' store batches so far, with and without a whole state

@@ -1026,6 +1026,82 @@ fn a_sync_committee_message_of_a_period_the_head_does_not_know_is_ignored() {
     assert!(!h.chain.head_is_behind(time_ms(&h.spec, ANCHOR_SLOT + 8)));
 }
 
+/// Fork choice's states are bounded by memory: measured, a chain's post-states take far less
+/// together than one state each (they share what their blocks did not write); with a byte
+/// bound of half what ten blocks' states took, the oldest go, the count bound stays lowered
+/// for the imports that follow, the states then measured fit, and a block on a post-state let
+/// go of imports with it loaded from the store.
+#[test]
+fn the_states_fork_choice_holds_are_bounded_by_their_memory() {
+    let blocks = |h: &Harness| {
+        let mut chain = vec![h.anchor.clone()];
+        for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + 10 {
+            let block = next_block(h, chain.last().unwrap(), slot);
+            gossip_and_import(h, &block.block);
+            chain.push(block);
+        }
+        chain
+    };
+    let h = harness();
+    let chain = blocks(&h);
+    let all = h.chain.bound_state_memory();
+    assert_eq!((all.measured_states, all.block_states), (11, 11), "{all:?}");
+    assert_eq!(
+        all.block_states_limit,
+        fork_choice::Config::default().max_block_states,
+        "{all:?}"
+    );
+    let one_state = types::memory::differential_sizes([&chain[10].post.state])[0];
+    // Eleven post-states and the anchor's checkpoint state: less than half of twelve states
+    // counted one by one.
+    assert!(
+        all.measured_bytes > one_state && all.measured_bytes * 2 < 12 * one_state,
+        "eleven post-states and a checkpoint state take {} bytes, one alone {one_state}",
+        all.measured_bytes
+    );
+
+    let budget = all.measured_bytes / 2;
+    let config = ChainConfig {
+        fork_choice: fork_choice::Config {
+            max_states_bytes: budget,
+            ..fork_choice::Config::default()
+        },
+        ..ChainConfig::default()
+    };
+    let h = harness_with(ANCHOR_SLOT, config);
+    let chain = blocks(&h);
+    let bounded = h.chain.bound_state_memory();
+    assert_eq!(bounded.measured_bytes, all.measured_bytes);
+    assert!(bounded.block_states_limit < 11, "{bounded:?}");
+    assert!(
+        bounded.block_states <= bounded.block_states_limit,
+        "{bounded:?}"
+    );
+    let mut parent = chain[10].clone();
+    for slot in ANCHOR_SLOT + 11..=ANCHOR_SLOT + 13 {
+        let block = next_block(&h, &parent, slot);
+        gossip_and_import(&h, &block.block);
+        parent = block;
+        assert!(h.chain.fork_choice_block_states() <= bounded.block_states_limit);
+    }
+    let again = h.chain.bound_state_memory();
+    assert!(again.measured_bytes <= budget, "{again:?} over {budget}");
+
+    // A block on the second block, whose post-state the bound let go of, imports on that
+    // state loaded from the store.
+    let fork = build_block(
+        &chain[2].post,
+        ANCHOR_SLOT + 14,
+        &BlockContents::default(),
+        &h.spec,
+    )
+    .unwrap();
+    assert_eq!(
+        gossip_and_import(&h, &fork.block),
+        fork.block.canonical_root()
+    );
+}
+
 #[test]
 fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_from_the_store() {
     const MAX: usize = 4;

@@ -84,7 +84,29 @@ pub async fn run_slot_timer<E: EthSpec>(
             return;
         }
         on_slot_start(&producer, &metrics, slot);
+        if slot % E::slots_per_epoch() == E::slots_per_epoch() / 2 {
+            bound_state_memory(&chain);
+        }
     }
+}
+
+/// Measures the states fork choice holds and bounds them by memory
+/// (`BeaconChain::bound_state_memory`), on a blocking thread the timer does not wait for: once
+/// per epoch, mid-epoch, away from the epoch transition's work.
+fn bound_state_memory<E: EthSpec>(chain: &Arc<BeaconChain<E>>) {
+    let chain = chain.clone();
+    tokio::task::spawn_blocking(move || {
+        let bound = chain.bound_state_memory();
+        tracing::debug!(
+            mib = bound.measured_bytes >> 20,
+            states = bound.measured_states,
+            limit = bound.block_states_limit,
+            held = bound.block_states,
+            copy_ms = bound.copying.as_millis(),
+            walk_ms = bound.measuring.as_millis(),
+            "states in memory measured"
+        );
+    });
 }
 
 /// The head state advanced to `slot`, then the payload of `slot` prepared on it; neither for a

@@ -23,7 +23,8 @@ use state_processing::{
     state_transition::{state_transition, state_transition_from_advanced},
 };
 use types::{
-    ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot, ValidatorIndex,
+    BeaconState, ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot,
+    ValidatorIndex,
     electra::{Attestation, AttestationData, AttesterSlashing, BeaconBlock},
     phase0::Checkpoint,
 };
@@ -87,7 +88,17 @@ pub struct Config {
     /// default only binds while the chain does not finalize: then memory stays bounded and a
     /// block on an old fork costs a state load from the store.
     pub max_block_states: usize,
+    /// The bytes the states fork choice holds in memory may take together (the block
+    /// post-states, the checkpoint and advanced states, what they share counted once), as
+    /// measured by [`ForkChoice::states_in_memory`] and applied by
+    /// [`ForkChoice::bound_block_states`]: the oldest block post-states beyond it go, as beyond
+    /// `max_block_states`. A 1,000,000-validator state takes ~0.3 GB alone and a block's
+    /// post-state adds a few MB to its parent's, an epoch's first one tens of MB.
+    pub max_states_bytes: usize,
 }
+
+/// [`Config::max_states_bytes`] by default: 2 GiB.
+pub const DEFAULT_MAX_STATES_BYTES: usize = 2 << 30;
 
 impl Default for Config {
     fn default() -> Self {
@@ -95,7 +106,73 @@ impl Default for Config {
             verify_signatures: VerifySignatures::Batched,
             prune_threshold: 256,
             max_block_states: 128,
+            max_states_bytes: DEFAULT_MAX_STATES_BYTES,
         }
+    }
+}
+
+/// Copies of the states fork choice holds ([`ForkChoice::states_in_memory`]), to measure
+/// without fork choice's lock: copies share every node with the states they copy.
+pub struct StatesInMemory<E: EthSpec> {
+    /// The states kept whatever their size: the checkpoint states, the advanced states and
+    /// the post-states of the checkpoints' blocks.
+    pub kept: Vec<BeaconState<E>>,
+    /// How many of `kept` are block post-states.
+    pub kept_block_states: usize,
+    /// The other block post-states, newest first (the order the bound keeps them in).
+    pub block_states: Vec<BeaconState<E>>,
+}
+
+impl<E: EthSpec> StatesInMemory<E> {
+    /// Measures the states: what `kept` takes, then what each block post-state adds
+    /// (`types::memory::differential_sizes`; hundreds of milliseconds at 1,000,000 validators).
+    pub fn measure(&self) -> StatesMemory {
+        let sizes = types::memory::differential_sizes(self.kept.iter().chain(&self.block_states));
+        let (kept, block_states) = sizes.split_at(self.kept.len());
+        StatesMemory {
+            kept_bytes: kept.iter().sum(),
+            kept_block_states: self.kept_block_states,
+            block_state_bytes: block_states.to_vec(),
+        }
+    }
+}
+
+/// What the states fork choice holds take in memory ([`StatesInMemory::measure`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatesMemory {
+    /// The bytes of the states kept whatever their size, together.
+    pub kept_bytes: usize,
+    /// How many of those are block post-states.
+    pub kept_block_states: usize,
+    /// The bytes each other block post-state adds, newest first.
+    pub block_state_bytes: Vec<usize>,
+}
+
+impl StatesMemory {
+    /// Every state's bytes together.
+    pub fn total_bytes(&self) -> usize {
+        self.kept_bytes + self.block_state_bytes.iter().sum::<usize>()
+    }
+
+    /// The most block post-states to hold within `budget` bytes: the kept ones, then the
+    /// newest others while they fit. When all fit, as many more as the room left holds at
+    /// their average size (so that a bound measured on few states does not shrink the cache).
+    /// `None` when nothing can be said (no other block post-state measured, all fitting).
+    pub fn block_states_within(&self, budget: usize) -> Option<usize> {
+        let mut used = self.kept_bytes;
+        let mut fitting = 0;
+        for &bytes in &self.block_state_bytes {
+            if used.saturating_add(bytes) > budget {
+                return Some(self.kept_block_states + fitting);
+            }
+            used += bytes;
+            fitting += 1;
+        }
+        if fitting == 0 {
+            return None;
+        }
+        let average = (used - self.kept_bytes).div_ceil(fitting).max(1);
+        Some(self.kept_block_states + fitting + (budget - used) / average)
     }
 }
 
@@ -144,6 +221,9 @@ pub struct ForkChoice<E: EthSpec> {
     /// slot timer advances the head's before each slot), by block root, the latest last (at
     /// most [`MAX_ADVANCED_STATES`]): the pre-state of a block on one at or after its slot.
     advanced_states: Vec<(Root, CachedBeaconState<E>)>,
+    /// The most block post-states the last memory measurement allows
+    /// ([`Self::bound_block_states`]); `None` before one.
+    memory_limit: Option<usize>,
 }
 
 /// The most advanced states kept ([`ForkChoice::keep_advanced_state`]): the head's, and the
@@ -252,6 +332,7 @@ impl<E: EthSpec> ForkChoice<E> {
             invalidated: FxHashSet::default(),
             state_loader: None,
             advanced_states: Vec::new(),
+            memory_limit: None,
         })
     }
 
@@ -265,6 +346,74 @@ impl<E: EthSpec> ForkChoice<E> {
     /// How many block post-states are in memory.
     pub fn block_states_in_memory(&self) -> usize {
         self.block_states.len()
+    }
+
+    /// Copies of the states held in memory, to measure without the lock
+    /// ([`StatesInMemory::measure`]): cheap, each copy shares its state's trees.
+    pub fn states_in_memory(&self) -> StatesInMemory<E> {
+        let pinned = self.pinned_roots(None);
+        let mut kept: Vec<BeaconState<E>> = self
+            .checkpoint_states
+            .values()
+            .chain(self.advanced_states.iter().map(|(_, state)| state))
+            .map(|state| state.state.clone())
+            .collect();
+        let mut kept_block_states = 0;
+        let mut others = Vec::new();
+        for (root, state) in &self.block_states {
+            if pinned.contains(root) {
+                kept.push(state.state.clone());
+                kept_block_states += 1;
+            } else {
+                others.push((self.block_slot(root), state));
+            }
+        }
+        others.sort_unstable_by_key(|(slot, _)| std::cmp::Reverse(*slot));
+        StatesInMemory {
+            kept,
+            kept_block_states,
+            block_states: others
+                .into_iter()
+                .map(|(_, state)| state.state.clone())
+                .collect(),
+        }
+    }
+
+    /// Bounds the block post-states in memory by [`Config::max_states_bytes`], with the
+    /// measurement of [`Self::states_in_memory`]: from now on at most as many as fitted then
+    /// (the oldest going first, as beyond `max_block_states`), until the next measurement.
+    /// Returns the most block post-states held from now on, by count and by memory.
+    pub fn bound_block_states(&mut self, memory: &StatesMemory) -> usize {
+        self.memory_limit = memory.block_states_within(self.config.max_states_bytes);
+        self.evict_block_states(None);
+        self.block_states_limit()
+    }
+
+    /// The most block post-states held: `config.max_block_states`, or fewer when the last
+    /// memory measurement found them over `config.max_states_bytes`.
+    fn block_states_limit(&self) -> usize {
+        self.config
+            .max_block_states
+            .min(self.memory_limit.unwrap_or(usize::MAX))
+            .max(1)
+    }
+
+    /// The slot of block `root` in the tree (0 when it is not).
+    fn block_slot(&self, root: &Root) -> Slot {
+        self.proto
+            .index_of(root)
+            .map_or(0, |i| self.proto.nodes()[i].slot)
+    }
+
+    /// The blocks whose post-states stay in memory: the checkpoints', and `keep`.
+    fn pinned_roots(&self, keep: Option<Root>) -> [Root; 5] {
+        [
+            self.finalized_checkpoint.root,
+            self.justified_checkpoint.root,
+            self.unrealized_justified_checkpoint.root,
+            self.unrealized_finalized_checkpoint.root,
+            keep.unwrap_or(self.finalized_checkpoint.root),
+        ]
     }
 
     /// Keeps `state` in memory as the post-state of block `root` (one the state loader brought
@@ -349,30 +498,21 @@ impl<E: EthSpec> ForkChoice<E> {
         }
     }
 
-    /// Lets go of the oldest post-states (by block slot) beyond `config.max_block_states`, when
-    /// a state loader can bring them back. The checkpoints' blocks stay, and so does `keep`
-    /// (a block just imported, whose post-state its importer reads next).
+    /// Lets go of the oldest post-states (by block slot) beyond `config.max_block_states` and
+    /// the bound the last memory measurement set, when a state loader can bring them back.
+    /// The checkpoints' blocks stay, and so does `keep` (a block just imported, whose
+    /// post-state its importer reads next).
     fn evict_block_states(&mut self, keep: Option<Root>) {
-        let max = self.config.max_block_states.max(1);
+        let max = self.block_states_limit();
         if self.state_loader.is_none() || self.block_states.len() <= max {
             return;
         }
-        let pinned = [
-            self.finalized_checkpoint.root,
-            self.justified_checkpoint.root,
-            self.unrealized_justified_checkpoint.root,
-            self.unrealized_finalized_checkpoint.root,
-            keep.unwrap_or(self.finalized_checkpoint.root),
-        ];
-        let proto = &self.proto;
+        let pinned = self.pinned_roots(keep);
         let mut candidates: Vec<(Slot, Root)> = self
             .block_states
             .keys()
             .filter(|root| !pinned.contains(root))
-            .map(|root| {
-                let slot = proto.index_of(root).map_or(0, |i| proto.nodes()[i].slot);
-                (slot, *root)
-            })
+            .map(|root| (self.block_slot(root), *root))
             .collect();
         candidates.sort_unstable();
         let excess = self.block_states.len() - max;
@@ -1596,5 +1736,35 @@ impl BlockProcessor {
             is_timely,
             payload_hash,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StatesMemory;
+
+    fn memory(kept_bytes: usize, block_state_bytes: &[usize]) -> StatesMemory {
+        StatesMemory {
+            kept_bytes,
+            kept_block_states: 2,
+            block_state_bytes: block_state_bytes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_memory_bound_keeps_the_newest_block_states_that_fit() {
+        let m = memory(100, &[10, 20, 30]);
+        assert_eq!(m.total_bytes(), 160);
+        // The kept two, then the newest while they fit.
+        assert_eq!(m.block_states_within(129), Some(3));
+        assert_eq!(m.block_states_within(130), Some(4));
+        assert_eq!(m.block_states_within(159), Some(4));
+        // Over budget with the kept states alone: only those.
+        assert_eq!(m.block_states_within(50), Some(2));
+        // All fit: as many more as the room holds at their average size (20).
+        assert_eq!(m.block_states_within(160), Some(5));
+        assert_eq!(m.block_states_within(200), Some(7));
+        // Nothing measured beside the kept states: no bound.
+        assert_eq!(memory(100, &[]).block_states_within(1000), None);
     }
 }

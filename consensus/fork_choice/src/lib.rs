@@ -30,8 +30,8 @@ pub use data_availability::{
 pub use error::Error;
 pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
 pub use fork_choice::{
-    AnchorBlock, BlockProcessor, Config, ForkChoice, Head, PreparedBlock, ProcessedBlock,
-    StateLoader,
+    AnchorBlock, BlockProcessor, Config, DEFAULT_MAX_STATES_BYTES, ForkChoice, Head, PreparedBlock,
+    ProcessedBlock, StateLoader, StatesInMemory, StatesMemory,
 };
 pub use persist::Restored;
 pub use proto_array::{ProtoArray, ProtoNode};

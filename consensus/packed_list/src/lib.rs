@@ -18,6 +18,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use milhouse::mem::MemorySize;
 use rayon::prelude::*;
 use ssz::{Decode, DecodeError, Encode};
 use tree_hash::{Hash256, PackedEncoding, TreeHash, TreeHashType};
@@ -476,6 +477,51 @@ impl<T: PackedValue, N: Unsigned> Default for PackedList<T, N> {
     }
 }
 
+/// Memory accounting ([`milhouse::mem::MemoryTracker`]): a page is counted once however many
+/// lists share it (it is identified by its address inside its `Arc`), so a clone costs only
+/// its own page pointers and upper levels, and a written copy the pages it copied.
+impl MemorySize for Page {
+    fn self_pointer(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    fn subtrees(&self) -> Vec<&dyn MemorySize> {
+        Vec::new()
+    }
+
+    fn intrinsic_size(&self) -> usize {
+        // The page and the `Arc`'s two counts, in one allocation.
+        std::mem::size_of::<Self>() + 2 * std::mem::size_of::<usize>()
+    }
+}
+
+impl<T: PackedValue, N: Unsigned> MemorySize for PackedList<T, N> {
+    fn self_pointer(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    fn subtrees(&self) -> Vec<&dyn MemorySize> {
+        self.pages
+            .iter()
+            .map(|page| &**page as &dyn MemorySize)
+            .collect()
+    }
+
+    fn intrinsic_size(&self) -> usize {
+        let upper = unpoison(self.upper.lock());
+        let levels: usize = upper
+            .levels
+            .iter()
+            .map(|level| level.capacity() * CHUNK_LEN)
+            .sum();
+        std::mem::size_of::<Self>()
+            + self.pages.capacity() * std::mem::size_of::<Arc<Page>>()
+            + upper.levels.capacity() * std::mem::size_of::<Vec<Chunk>>()
+            + levels
+            + upper.dirty_pages.capacity() * std::mem::size_of::<u64>()
+    }
+}
+
 impl<T: PackedValue, N: Unsigned> Clone for PackedList<T, N> {
     fn clone(&self) -> Self {
         PackedList {
@@ -631,6 +677,32 @@ mod tests {
         for d in 0..40 {
             assert_eq!(*zero_hash(d), reference_zero_hash(d));
         }
+    }
+
+    /// A clone shares every page: the memory tracker counts only its own pointers and upper
+    /// levels. A write copies one page, which the tracker then counts for the copy alone.
+    #[test]
+    fn memory_is_counted_once_per_shared_page() {
+        let page_size = std::mem::size_of::<Page>() + 2 * std::mem::size_of::<usize>();
+        let list = PackedList::<u64, Limit>::try_from_iter(0..10_000u64).unwrap();
+        let _ = list.tree_hash_root();
+        let pages = 10_000usize.div_ceil(PackedList::<u64, Limit>::PER_PAGE);
+        let mut tracker = milhouse::mem::MemoryTracker::default();
+        let first = tracker.track_item(&list);
+        assert_eq!(first.total_size, first.differential_size);
+        assert!(first.total_size >= pages * page_size, "{first:?}");
+
+        let mut copy = list.clone();
+        let mut tracker_with_copy = tracker.clone();
+        let shared = tracker_with_copy.track_item(&copy);
+        assert!(shared.differential_size < page_size, "{shared:?}");
+
+        copy.set(5_000, 1).unwrap();
+        let written = tracker.track_item(&copy);
+        assert!(
+            written.differential_size >= page_size && written.differential_size < 2 * page_size,
+            "{written:?}"
+        );
     }
 
     /// A flat reference: pack, pad to the limit's depth with zero chunks, mix in the length.

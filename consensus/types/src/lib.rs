@@ -18,6 +18,7 @@ mod eth_spec;
 mod fork_name;
 pub mod fulu;
 pub mod gloas;
+pub mod memory;
 pub mod merkle_proof;
 pub mod phase0;
 pub mod primitives;

@@ -1,0 +1,128 @@
+//! How much memory beacon states take, counting what states share once.
+//!
+//! A state's lists are persistent trees (milhouse's, and [`packed_list::PackedList`]'s pages):
+//! a copy shares every node it did not write, so a node's post-states cost far less together
+//! than one state each. [`differential_sizes`] walks states in order with one
+//! [`MemoryTracker`] and gives each the bytes it adds to the ones before it: the first state
+//! counts whole, a block's post-state after its parent's only the nodes the block wrote.
+//!
+//! Counted: the tree nodes and leaves of every list and vector (for the validators, each
+//! `Validator`), the packed lists' pages and cached upper levels, and the state's own struct
+//! with its two sync committees. Not counted: allocator overhead, and the derived caches a
+//! `CachedBeaconState` carries beside the state (committees, public keys), which states of
+//! the same epoch share.
+//!
+//! Only the forks whose states a node holds in memory (Electra and later: the state transition
+//! runs those) are walked; a state of an earlier fork counts its struct alone.
+
+use milhouse::mem::{MemorySize, MemoryTracker};
+
+use crate::{BeaconState, EthSpec, electra, fulu};
+
+// Values without heap allocations of their own: their size is `size_of`.
+milhouse::impl_memory_size_for_basic_type!(crate::phase0::Validator);
+milhouse::impl_memory_size_for_basic_type!(crate::phase0::Eth1Data);
+milhouse::impl_memory_size_for_basic_type!(crate::capella::HistoricalSummary);
+milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingDeposit);
+milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingPartialWithdrawal);
+milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingConsolidation);
+
+/// `MemorySize` for a fork's state: its lists as subtrees; its struct, and the heap of its two
+/// sync committees' key vectors, as its own size.
+macro_rules! state_memory_size {
+    ($state:ty, [$($list:ident),+ $(,)?]) => {
+        impl<E: EthSpec> MemorySize for $state {
+            fn self_pointer(&self) -> usize {
+                std::ptr::from_ref(self) as usize
+            }
+
+            fn subtrees(&self) -> Vec<&dyn MemorySize> {
+                vec![$(&self.$list as &dyn MemorySize),+]
+            }
+
+            fn intrinsic_size(&self) -> usize {
+                let committees = (self.current_sync_committee.pubkeys.len()
+                    + self.next_sync_committee.pubkeys.len())
+                    * std::mem::size_of::<crate::BLSPubkey>();
+                std::mem::size_of::<Self>() + committees
+            }
+        }
+    };
+}
+
+state_memory_size!(
+    electra::BeaconState<E>,
+    [
+        block_roots,
+        state_roots,
+        historical_roots,
+        eth1_data_votes,
+        validators,
+        balances,
+        randao_mixes,
+        slashings,
+        previous_epoch_participation,
+        current_epoch_participation,
+        inactivity_scores,
+        historical_summaries,
+        pending_deposits,
+        pending_partial_withdrawals,
+        pending_consolidations,
+    ]
+);
+
+state_memory_size!(
+    fulu::BeaconState<E>,
+    [
+        block_roots,
+        state_roots,
+        historical_roots,
+        eth1_data_votes,
+        validators,
+        balances,
+        randao_mixes,
+        slashings,
+        previous_epoch_participation,
+        current_epoch_participation,
+        inactivity_scores,
+        historical_summaries,
+        pending_deposits,
+        pending_partial_withdrawals,
+        pending_consolidations,
+        proposer_lookahead,
+    ]
+);
+
+impl<E: EthSpec> MemorySize for BeaconState<E> {
+    fn self_pointer(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    fn subtrees(&self) -> Vec<&dyn MemorySize> {
+        match self {
+            Self::Electra(state) => vec![state],
+            Self::Fulu(state) => vec![state],
+            _ => Vec::new(),
+        }
+    }
+
+    fn intrinsic_size(&self) -> usize {
+        match self {
+            // The variant's struct is counted by its own `intrinsic_size`.
+            Self::Electra(_) | Self::Fulu(_) => 0,
+            _ => std::mem::size_of::<Self>(),
+        }
+    }
+}
+
+/// The bytes each of `states` adds to the ones before it (see the module's documentation):
+/// the first counts whole, a later one only what it does not share with the earlier ones.
+pub fn differential_sizes<'a, E: EthSpec>(
+    states: impl IntoIterator<Item = &'a BeaconState<E>>,
+) -> Vec<usize> {
+    let mut tracker = MemoryTracker::default();
+    states
+        .into_iter()
+        .map(|state| tracker.track_item(state).differential_size)
+        .collect()
+}
