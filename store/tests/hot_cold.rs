@@ -550,6 +550,30 @@ fn the_store_reopens_with_everything_it_committed() {
     );
 }
 
+/// A head recorded without a sync (`record_head`) is read back at once, and becomes durable
+/// with the next synced commit: the reopened store has it.
+#[test]
+fn a_recorded_head_is_read_at_once_and_kept_by_the_next_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = |slot| Head {
+        block_root: Chain::block_root(slot, 0),
+        state_root: Chain::state_root(slot, 0),
+        slot,
+    };
+    {
+        let store = open_with(&dir, fulu_spec());
+        import(&store, 1..=4, 0, 0);
+        store.record_head(head(3)).unwrap();
+        assert_eq!(store.head().unwrap(), Some(head(3)));
+        // A synced commit of something else.
+        let mut batch = store.begin_batch().unwrap();
+        batch.put_fork_choice(&[1, 2, 3]).unwrap();
+        batch.commit().unwrap();
+    }
+    let store: Store<E> = Store::open(&dir.path().join("db"), fulu_spec(), config()).unwrap();
+    assert_eq!(store.head().unwrap(), Some(head(3)));
+}
+
 #[test]
 fn invalid_configurations_are_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -1214,13 +1214,12 @@ impl<E: EthSpec> BeaconChain<E> {
             finalized_checkpoint: finalized.clone(),
             execution_optimistic,
         });
-        let mut batch = self.store.begin_batch()?;
-        batch.set_head(StoreHead {
+        // Not synced: the next import's batch makes it durable (`Store::record_head`).
+        self.store.record_head(StoreHead {
             block_root: head.root,
             state_root,
             slot: head.slot,
         })?;
-        batch.commit()?;
         *self.head.write() = snapshot.clone();
         self.light_client_server
             .on_head(&self.store, &self.events, head.root);
