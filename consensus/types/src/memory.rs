@@ -27,17 +27,35 @@ milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingDeposit);
 milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingPartialWithdrawal);
 milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingConsolidation);
 
-/// `MemorySize` for a fork's state: its lists as subtrees; its struct, and the heap of its two
-/// sync committees' key vectors, as its own size.
+/// `MemorySize` for a fork's state (Electra or later): its lists as subtrees (the ones every
+/// such fork has, then the fork's own), its struct and the heap of its two sync committees'
+/// key vectors as its own size.
 macro_rules! state_memory_size {
-    ($state:ty, [$($list:ident),+ $(,)?]) => {
+    ($state:ty, [$($own:ident),* $(,)?]) => {
         impl<E: EthSpec> MemorySize for $state {
             fn self_pointer(&self) -> usize {
                 std::ptr::from_ref(self) as usize
             }
 
             fn subtrees(&self) -> Vec<&dyn MemorySize> {
-                vec![$(&self.$list as &dyn MemorySize),+]
+                vec![
+                    &self.block_roots,
+                    &self.state_roots,
+                    &self.historical_roots,
+                    &self.eth1_data_votes,
+                    &self.validators,
+                    &self.balances,
+                    &self.randao_mixes,
+                    &self.slashings,
+                    &self.previous_epoch_participation,
+                    &self.current_epoch_participation,
+                    &self.inactivity_scores,
+                    &self.historical_summaries,
+                    &self.pending_deposits,
+                    &self.pending_partial_withdrawals,
+                    &self.pending_consolidations,
+                    $(&self.$own,)*
+                ]
             }
 
             fn intrinsic_size(&self) -> usize {
@@ -50,48 +68,8 @@ macro_rules! state_memory_size {
     };
 }
 
-state_memory_size!(
-    electra::BeaconState<E>,
-    [
-        block_roots,
-        state_roots,
-        historical_roots,
-        eth1_data_votes,
-        validators,
-        balances,
-        randao_mixes,
-        slashings,
-        previous_epoch_participation,
-        current_epoch_participation,
-        inactivity_scores,
-        historical_summaries,
-        pending_deposits,
-        pending_partial_withdrawals,
-        pending_consolidations,
-    ]
-);
-
-state_memory_size!(
-    fulu::BeaconState<E>,
-    [
-        block_roots,
-        state_roots,
-        historical_roots,
-        eth1_data_votes,
-        validators,
-        balances,
-        randao_mixes,
-        slashings,
-        previous_epoch_participation,
-        current_epoch_participation,
-        inactivity_scores,
-        historical_summaries,
-        pending_deposits,
-        pending_partial_withdrawals,
-        pending_consolidations,
-        proposer_lookahead,
-    ]
-);
+state_memory_size!(electra::BeaconState<E>, []);
+state_memory_size!(fulu::BeaconState<E>, [proposer_lookahead]);
 
 impl<E: EthSpec> MemorySize for BeaconState<E> {
     fn self_pointer(&self) -> usize {
