@@ -15,8 +15,9 @@
 //! **Finalization migrations.** When fork choice finalizes a new checkpoint, the chain prunes
 //! its memory at once and queues the store's part here (`BeaconChain::on_finalized`): the
 //! checkpoint state stored whole, then `Store::migrate_to_finalized`, which copies the newly
-//! finalized blocks and states to the cold database (its diffs take ~0.3-1.7 s at mainnet
-//! scale) and deletes what finality abandoned. Until it runs, the newly finalized blocks and
+//! finalized blocks and states to the cold database (it reads whole states and computes a
+//! cold diff: seconds at mainnet scale, per the store's benchmark) and deletes what finality
+//! abandoned. Until it runs, the newly finalized blocks and
 //! states are served from the hot database, where they still are. A migration follows the
 //! snapshot writes queued before it, so its checkpoint state is usually whole already. A
 //! migration with a later one queued behind it is skipped (the later one moves the split over
