@@ -31,6 +31,7 @@
     reason = "bench setup: a failed step aborts the run"
 )]
 
+use ssz::Encode;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -57,7 +58,7 @@ use state_processing::{
 use store::{Store, StoreConfig};
 use types::{
     BeaconState, BlobScheduleEntry, ChainSpec, DataColumnSidecar, EthSpec, ForkName, KZGCommitment,
-    MainnetEthSpec, SignedBeaconBlock,
+    MainnetEthSpec, SignedBeaconBlock, Slot,
 };
 
 type E = MainnetEthSpec;
@@ -93,16 +94,37 @@ struct Fixture {
     genesis_time: u64,
 }
 
-fn fixture() -> Fixture {
-    let n: usize = std::env::var("ARBOR_BENCH_VALIDATORS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
+/// Mainnet's presets with every fork through Fulu at genesis and room for the segment's blobs.
+fn bench_spec() -> ChainSpec {
     let mut spec = ChainSpec::mainnet().with_forks_at_genesis_through(ForkName::Fulu);
     spec.blob_schedule = vec![BlobScheduleEntry {
         epoch: 0,
         max_blobs_per_block: SEGMENT_BLOBS as u64,
     }];
+    spec
+}
+
+/// The caches a running node keeps warm on its anchor state: committees, the public-key index,
+/// effective balances and every public key decompressed (a node does this once at start-up);
+/// then the state is recorded as finalized.
+fn warm_node_caches(state: &mut CachedBeaconState<E>) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    warm_caches(state).unwrap();
+    let CachedBeaconState { state, caches } = state;
+    let view = StateRef::new(state).unwrap();
+    caches.decompress_all(&view, &pool).unwrap();
+}
+
+fn fixture() -> Fixture {
+    let n: usize = std::env::var("ARBOR_BENCH_VALIDATORS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let spec = bench_spec();
     let keys = interop_pubkeys_cached(n, &target_dir().join("state-harness-keys")).unwrap();
     let spe = E::slots_per_epoch();
     let params = SyntheticParams {
@@ -117,20 +139,8 @@ fn fixture() -> Fixture {
 
     let anchor = build_block(&pre, params.slot + 1, &BlockContents::default(), &spec).unwrap();
     let mut anchor_state = anchor.post.clone();
-    // The caches a running node keeps warm: committees, the public-key index, effective
-    // balances and every public key decompressed (a node does this once at start-up).
     let start = Instant::now();
-    {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        warm_caches(&mut anchor_state).unwrap();
-        let CachedBeaconState { state, caches } = &mut anchor_state;
-        let view = StateRef::new(state).unwrap();
-        caches.decompress_all(&view, &pool).unwrap();
-    }
+    warm_node_caches(&mut anchor_state);
     // The anchor is finalized (from_anchor records it so; the baseline runs before the chain
     // exists and shares the same key cache).
     anchor_state.set_finalized().unwrap();
@@ -175,6 +185,10 @@ fn fixture() -> Fixture {
 }
 
 fn main() {
+    if let Some(dir) = std::env::var_os(MEMORY_CHILD_ENV) {
+        node_memory_child(std::path::Path::new(&dir));
+        return;
+    }
     let f = fixture();
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("import");
@@ -460,21 +474,44 @@ fn segment(f: &Fixture) -> (Vec<SegmentBlock>, Vec<kzg::CellsAndProofs>) {
         .iter()
         .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).unwrap().0))
         .collect();
-    let mut out = Vec::with_capacity(SEGMENT + 1);
-    let mut parent = f.anchor_state.clone();
-    let first_slot = f.anchor_block.slot() + 1;
     // One block more than the segment: the block imported after a reopen.
-    for i in 0..=SEGMENT as u64 {
+    let out = segment_blocks(
+        f,
+        f.anchor_state.clone(),
+        f.anchor_block.slot() + 1,
+        SEGMENT + 1,
+        &commitments,
+        &cells,
+    );
+    eprintln!(
+        "segment: {SEGMENT} blocks with {SEGMENT_BLOBS} blobs and {CUSTODY} columns each built in {:.2?}",
+        start.elapsed()
+    );
+    (out, cells)
+}
+
+/// `count` blocks from `first_slot` on `parent`, each with a full slot of attestations, a full
+/// sync aggregate and the blobs of `commitments`, with their custody columns.
+fn segment_blocks(
+    f: &Fixture,
+    mut parent: CachedBeaconState<E>,
+    first_slot: Slot,
+    count: usize,
+    commitments: &[KZGCommitment],
+    cells: &[kzg::CellsAndProofs],
+) -> Vec<SegmentBlock> {
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count as u64 {
         let slot = first_slot + i;
         let contents = BlockContents {
             attestations: AttestationSpec::slot_in_parts(slot - 1, 8),
             sync_aggregate: SyncParticipation::Full,
-            blob_kzg_commitments: commitments.clone(),
+            blob_kzg_commitments: commitments.to_vec(),
             ..BlockContents::default()
         };
         let built = build_block(&parent, slot, &contents, &f.spec).unwrap();
         let columns: Vec<DataColumnSidecar<E>> =
-            get_data_column_sidecars_from_block(&built.block, &cells)
+            get_data_column_sidecars_from_block(&built.block, cells)
                 .unwrap()
                 .into_iter()
                 .filter(|c| {
@@ -485,19 +522,171 @@ fn segment(f: &Fixture) -> (Vec<SegmentBlock>, Vec<kzg::CellsAndProofs>) {
         out.push((parent, Arc::new(built.block), columns));
         parent = built.post;
     }
-    eprintln!(
-        "segment: {SEGMENT} blocks with {SEGMENT_BLOBS} blobs and {CUSTODY} columns each built in {:.2?}",
-        start.elapsed()
-    );
-    (out, cells)
+    out
 }
 
 /// The resident set size of this process, in MiB (`VmRSS` of `/proc/self/status`).
 fn rss_mib() -> Option<f64> {
+    proc_status_mib("VmRSS:")
+}
+
+/// A memory line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in MiB.
+fn proc_status_mib(key: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// Where the node-memory child finds its anchor and blocks ([`node_memory_measurement`]).
+const MEMORY_CHILD_ENV: &str = "ARBOR_BENCH_MEMORY_CHILD";
+
+/// The node's resident memory after importing two epochs of blocks, measured in a process of
+/// its own so that no fixture is counted: this process writes the anchor state and block and
+/// 64 blocks with their custody columns (the segment, the block after it and 31 more, each
+/// with 48 blobs) as SSZ files; the child (this binary with [`MEMORY_CHILD_ENV`] set) decodes
+/// the anchor, warms its caches as a starting node does, builds the chain on a store of its
+/// own and imports the blocks one by one as range sync hands them over, then reports its
+/// memory. `ARBOR_BENCH_MEMORY=0` skips it.
+fn node_memory_measurement(
+    f: &Fixture,
+    blocks: &[SegmentBlock],
+    next: &SegmentBlock,
+    cells: &[kzg::CellsAndProofs],
+) {
+    if std::env::var("ARBOR_BENCH_MEMORY").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let commitments: Vec<KZGCommitment> = (0..SEGMENT_BLOBS as u8)
+        .map(|seed| KZGCommitment::from(kzg::blob_to_kzg_commitment(&blob(seed)).unwrap().0))
+        .collect();
+    let mut after_next = next.0.clone();
+    state_transition(
+        &mut after_next,
+        &next.1,
+        VerifySignatures::None,
+        true,
+        &AlwaysValid,
+        &f.spec,
+    )
+    .unwrap();
+    let more = segment_blocks(
+        f,
+        after_next,
+        next.1.slot() + 1,
+        2 * SEGMENT - blocks.len() - 1,
+        &commitments,
+        cells,
+    );
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    std::fs::write(
+        dir.path().join("anchor_state.ssz"),
+        f.anchor_state.state.as_ssz_bytes(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("anchor_block.ssz"),
+        f.anchor_block.as_ssz_bytes(),
+    )
+    .unwrap();
+    let all = blocks.iter().chain(std::iter::once(next)).chain(&more);
+    for (i, (_, block, columns)) in all.enumerate() {
+        std::fs::write(
+            dir.path().join(format!("block-{i:03}.ssz")),
+            block.as_ssz_bytes(),
+        )
+        .unwrap();
+        for (j, column) in columns.iter().enumerate() {
+            std::fs::write(
+                dir.path().join(format!("block-{i:03}-column-{j}.ssz")),
+                column.as_ssz_bytes(),
+            )
+            .unwrap();
+        }
+    }
+    drop(more);
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(MEMORY_CHILD_ENV, dir.path())
+        .output()
+        .unwrap();
+    eprint!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "the node-memory child failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The child of [`node_memory_measurement`]: a node's chain on the anchor in `dir`, importing
+/// the blocks there; prints its memory on stdout.
+fn node_memory_child(dir: &std::path::Path) {
+    let spec = Arc::new(bench_spec());
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let state = BeaconState::<E>::from_ssz_bytes(&read("anchor_state.ssz"), &spec).unwrap();
+    let anchor_block =
+        SignedBeaconBlock::<E>::from_ssz_bytes(&read("anchor_block.ssz"), &spec).unwrap();
+    let mut anchor = CachedBeaconState::new(state);
+    anchor.hash_tree_root().unwrap();
+    warm_node_caches(&mut anchor);
+    let genesis_time = *anchor.state.genesis_time();
+    let store_dir = tempfile::tempdir_in(dir).unwrap();
+    let store = Store::<E>::open(
+        &store_dir.path().join("db"),
+        (*spec).clone(),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    let clock = Arc::new(ManualSlotClock::new(0));
+    let chain = BeaconChain::from_anchor(
+        Arc::new(store),
+        anchor,
+        anchor_block,
+        spec.clone(),
+        clock.clone(),
+        machine_pool(),
+        ChainConfig {
+            custody_columns: Some((0..CUSTODY).collect()),
+            ..ChainConfig::default()
+        },
+    )
+    .unwrap();
+    let started = rss_mib().unwrap_or(f64::NAN);
+    let mut imported = 0;
+    while let Ok(bytes) = std::fs::read(dir.join(format!("block-{imported:03}.ssz"))) {
+        let block = SignedBeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).unwrap();
+        let columns: Vec<DataColumnSidecar<E>> = (0..CUSTODY)
+            .map(|j| {
+                DataColumnSidecar::from_ssz_bytes_by_fork(
+                    &read(&format!("block-{imported:03}-column-{j}.ssz")),
+                    ForkName::Fulu,
+                )
+                .unwrap()
+            })
+            .collect();
+        clock.set_ms(spec.compute_time_at_slot(genesis_time, block.slot()) * 1000 + 1000);
+        chain
+            .import_block(
+                Arc::new(block),
+                &columns,
+                &AlwaysValid,
+                PayloadStatus::Valid,
+            )
+            .unwrap();
+        imported += 1;
+    }
+    chain.flush_store_writes();
+    let bound = chain.bound_state_memory();
+    println!(
+        "node memory (a process of its own, no fixture): resident {:.0} MiB with the chain \
+         built on its warmed anchor, {:.0} MiB after importing {imported} blocks with 48 \
+         blobs and {CUSTODY} columns each (peak {:.0} MiB); fork choice holds {} block \
+         post-states, measured at {:.0} MiB",
+        started,
+        rss_mib().unwrap_or(f64::NAN),
+        proc_status_mib("VmHWM:").unwrap_or(f64::NAN),
+        bound.block_states,
+        bound.measured_bytes as f64 / f64::from(1 << 20),
+    );
 }
 
 fn segment_benches(c: &mut Criterion, f: &Fixture) {
@@ -623,6 +812,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
         );
     }
     reopen_measurement(f, &blocks, &after_reopen, &pool);
+    node_memory_measurement(f, &blocks, &after_reopen, &cells);
     availability_benches(c, f, &blocks, &cells, &pool);
 }
 
