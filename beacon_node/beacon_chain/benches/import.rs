@@ -605,17 +605,26 @@ fn node_memory_measurement(
         }
     }
     drop(more);
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(MEMORY_CHILD_ENV, dir.path())
-        .output()
-        .unwrap();
-    eprint!("{}", String::from_utf8_lossy(&output.stdout));
-    assert!(
-        output.status.success(),
-        "the node-memory child failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    // As a node runs by default (redb's page cache 1 GiB, `--db-cache-mib 1024`), then with a
+    // page cache of 256 MiB: how much of the memory is the database's cache.
+    for db_cache_mib in [None, Some(256)] {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child.env(MEMORY_CHILD_ENV, dir.path());
+        if let Some(mib) = db_cache_mib {
+            child.env(MEMORY_DB_CACHE_ENV, mib.to_string());
+        }
+        let output = child.output().unwrap();
+        eprint!("{}", String::from_utf8_lossy(&output.stdout));
+        assert!(
+            output.status.success(),
+            "the node-memory child failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
+
+/// The node-memory child's database page cache in MiB, when not redb's default.
+const MEMORY_DB_CACHE_ENV: &str = "ARBOR_BENCH_MEMORY_DB_CACHE_MIB";
 
 /// The child of [`node_memory_measurement`]: a node's chain on the anchor in `dir`, importing
 /// the blocks there; prints its memory on stdout.
@@ -630,12 +639,15 @@ fn node_memory_child(dir: &std::path::Path) {
     warm_node_caches(&mut anchor);
     let genesis_time = *anchor.state.genesis_time();
     let store_dir = tempfile::tempdir_in(dir).unwrap();
-    let store = Store::<E>::open(
-        &store_dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
+    let db_cache_mib: Option<usize> = std::env::var(MEMORY_DB_CACHE_ENV)
+        .ok()
+        .map(|mib| mib.parse().unwrap());
+    let mut store_config = StoreConfig::default();
+    if let Some(mib) = db_cache_mib {
+        store_config.cache_size_bytes = mib << 20;
+    }
+    let store =
+        Store::<E>::open(&store_dir.path().join("db"), (*spec).clone(), store_config).unwrap();
     let clock = Arc::new(ManualSlotClock::new(0));
     let chain = BeaconChain::from_anchor(
         Arc::new(store),
@@ -677,10 +689,13 @@ fn node_memory_child(dir: &std::path::Path) {
     chain.flush_store_writes();
     let bound = chain.bound_state_memory();
     println!(
-        "node memory (a process of its own, no fixture): resident {:.0} MiB with the chain \
-         built on its warmed anchor, {:.0} MiB after importing {imported} blocks with 48 \
-         blobs and {CUSTODY} columns each (peak {:.0} MiB); fork choice holds {} block \
-         post-states, measured at {:.0} MiB",
+        "node memory (a process of its own, no fixture; database page cache {}): resident \
+         {:.0} MiB with the chain built on its warmed anchor, {:.0} MiB after importing \
+         {imported} blocks with 48 blobs and {CUSTODY} columns each (peak {:.0} MiB); fork \
+         choice holds {} block post-states, measured at {:.0} MiB",
+        db_cache_mib.map_or("1024 MiB (the default)".to_string(), |mib| format!(
+            "{mib} MiB"
+        )),
         started,
         rss_mib().unwrap_or(f64::NAN),
         proc_status_mib("VmHWM:").unwrap_or(f64::NAN),
