@@ -220,8 +220,15 @@ fn benches(c: &mut Criterion) {
     let spec = spec();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    // The defaults: a snapshot every 64 epochs, a diff every epoch, a 1 GiB page cache.
-    let config = StoreConfig::default();
+    // The defaults: a snapshot every 64 epochs, a diff every epoch, a 1 GiB page cache
+    // (`ARBOR_BENCH_DB_CACHE_MIB` sets another page cache, as `arbor bn --db-cache-mib`).
+    let mut config = StoreConfig::default();
+    if let Some(mib) = std::env::var("ARBOR_BENCH_DB_CACHE_MIB")
+        .ok()
+        .and_then(|mib| mib.parse::<usize>().ok())
+    {
+        config.cache_size_bytes = mib << 20;
+    }
     let store: Store<E> = Store::open(&path, spec, config).unwrap();
 
     let start = Instant::now();
