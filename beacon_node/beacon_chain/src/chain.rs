@@ -624,8 +624,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 "finalization migration still to run; queuing it"
             );
             let state = fork_choice.checkpoint_state(&finalized)?.clone();
-            state.set_finalized().map_err(state_error)?;
-            store_writer.finalize(finalized, state);
+            store_writer.finalize(finalized, state)?;
         }
         Ok(Self {
             spec,
@@ -1299,12 +1298,8 @@ impl<E: EthSpec> BeaconChain<E> {
     /// [`crate::store_writer`]). Fork choice prunes its own tree as blocks arrive.
     pub(crate) fn on_finalized(&self, finalized: &Checkpoint) -> Result<(), ChainError> {
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
-        let state = {
-            let mut fc = self.fork_choice.lock();
-            fc.checkpoint_state(finalized)?.clone()
-        };
-        state.set_finalized().map_err(state_error)?;
-        self.store_writer.finalize(finalized.clone(), state);
+        let state = self.fork_choice.lock().checkpoint_state(finalized)?.clone();
+        self.store_writer.finalize(finalized.clone(), state)?;
         let current_slot = self.slot_at_ms(self.now_ms());
         self.prune_observed(current_slot);
         self.da_checker.lock().prune(finalized_slot);

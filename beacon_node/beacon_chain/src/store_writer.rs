@@ -95,6 +95,17 @@ impl<E: EthSpec> StoreWriter<E> {
             state,
             fork_choice,
         };
+        self.send_snapshot(state_root, job);
+    }
+
+    /// Queues the pending snapshot `state_root`, which no import will hand over (the node
+    /// stopped before writing it): the writer loads it by replay and writes it whole.
+    pub(crate) fn materialize(&self, state_root: Root) {
+        self.send_snapshot(state_root, Job::Materialize(state_root));
+    }
+
+    /// Queues `job`, which writes the snapshot `state_root`.
+    fn send_snapshot(&self, state_root: Root, job: Job<E>) {
         if !self.send(job) {
             // The thread died (a panic, logged by the runtime): the state stays pending, which
             // costs replays, not data.
@@ -102,16 +113,17 @@ impl<E: EthSpec> StoreWriter<E> {
         }
     }
 
-    /// Queues the pending snapshot `state_root`, which no import will hand over (the node
-    /// stopped before writing it): the writer loads it by replay and writes it whole.
-    pub(crate) fn materialize(&self, state_root: Root) {
-        if !self.send(Job::Materialize(state_root)) {
-            tracing::error!(%state_root, "store writer stopped; the epoch snapshot stays pending");
-        }
-    }
-
-    /// Queues the store's migration to the finalized `checkpoint`, whose state is `state`.
-    pub(crate) fn finalize(&self, checkpoint: Checkpoint, state: CachedBeaconState<E>) {
+    /// Records `state`, the state of the newly finalized `checkpoint`, as finalized in the
+    /// public-key cache the chain's states share (at once), and queues the store's migration
+    /// to the checkpoint.
+    pub(crate) fn finalize(
+        &self,
+        checkpoint: Checkpoint,
+        state: CachedBeaconState<E>,
+    ) -> Result<(), ChainError> {
+        state
+            .set_finalized()
+            .map_err(|e| ChainError::State(e.to_string()))?;
         let epoch = checkpoint.epoch;
         let job = Job::Finalize {
             checkpoint,
@@ -125,6 +137,7 @@ impl<E: EthSpec> StoreWriter<E> {
                 "store writer stopped; the finalization migration waits"
             );
         }
+        Ok(())
     }
 
     /// Whether `job` was queued (the thread is alive).
