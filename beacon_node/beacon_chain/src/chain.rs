@@ -9,13 +9,13 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use fork_choice::{AnchorBlock, Columns, ForkChoice, ThreadPool};
+use fork_choice::{AnchorBlock, Columns, ForkChoice, ProcessedBlock, ThreadPool};
 use parking_lot::{Mutex, RwLock};
 
 use crate::tracked_mutex::TrackedMutex;
 use state_processing::{
     CachedBeaconState,
-    per_block::{AlwaysValid, ExecutionEngine, VerifySignatures},
+    per_block::{AlwaysValid, ExecutionEngine, SegmentSignatureVerifier, VerifySignatures},
     per_slot::process_slots,
 };
 use store::{Head as StoreHead, Store, StoredAs};
@@ -117,6 +117,9 @@ pub enum ChainError {
     /// state transition ran).
     #[error("the execution client found the payload of block {0} invalid")]
     InvalidPayload(Root),
+    /// A chain segment handed in that cannot be imported as given.
+    #[error("chain segment: {0}")]
+    Segment(String),
 }
 
 /// The execution status of a block's payload, as the gossip rules and optimistic sync read it.
@@ -145,6 +148,27 @@ pub enum UnimportedBlock {
         /// Its slot.
         slot: Slot,
     },
+}
+
+/// A block of a chain segment with the custody columns verified with it
+/// ([`BeaconChain::import_chain_segment`]).
+#[derive(Debug, Clone)]
+pub struct SegmentBlock<E: EthSpec> {
+    /// The block.
+    pub block: Arc<SignedBeaconBlock<E>>,
+    /// Its custody columns (empty for a block without blobs).
+    pub columns: Vec<types::DataColumnSidecar<E>>,
+}
+
+/// What [`BeaconChain::import_chain_segment`] did.
+#[derive(Debug)]
+pub struct SegmentImport {
+    /// The roots of the blocks imported (or already known), in chain order: the segment's
+    /// first `imported.len()` blocks.
+    pub imported: Vec<Root>,
+    /// The position in the segment of the block that failed, and why; the blocks after it
+    /// were not tried.
+    pub failed: Option<(usize, ChainError)>,
 }
 
 /// The head as readers see it: cheap to clone, consistent (block, state and checkpoints of one
@@ -1074,6 +1098,21 @@ impl<E: EthSpec> BeaconChain<E> {
             Ok(None) => Ok(None),
             Err(e) => Err(e),
         };
+        self.complete_import(block, block_root, processed, stored_columns, payload_status)
+    }
+
+    /// The rest of the import once the block is processed (its availability check and state
+    /// transition passed, signatures verified) or failed: the execution client's verdict, fork
+    /// choice's `insert_block` and the block's body, the store batch, the events and the head.
+    fn complete_import(
+        &self,
+        block: Arc<SignedBeaconBlock<E>>,
+        block_root: Root,
+        processed: Result<Option<ProcessedBlock<E>>, fork_choice::Error>,
+        stored_columns: Vec<&types::DataColumnSidecar<E>>,
+        payload_status: impl PayloadStatusSource + Copy,
+    ) -> Result<Root, ChainError> {
+        let slot = block.slot();
         // `engine_newPayload` ran beside the transition: its verdict, before fork choice.
         // (A failed transition returns its own error below and does not wait for a verdict
         // still in flight; one known invalid is what failed it.)
@@ -1162,6 +1201,162 @@ impl<E: EthSpec> BeaconChain<E> {
         });
         self.recompute_head()?;
         Ok(block_root)
+    }
+
+    /// Imports a chain segment (range sync: blocks in chain order, each child of the one before,
+    /// the first on a block fork choice knows) with the signatures of all its blocks verified
+    /// as one batch: each block's availability check (its `columns`' KZG as one batch beside
+    /// the transition) and state transition run on its parent's post-state with the
+    /// signature sets gathered, not checked; the whole segment's sets are then verified in one
+    /// multi-pairing on the signature pool, and the blocks are inserted, stored and made head
+    /// one by one in chain order. `verdicts[i]` is block `i`'s execution engine and payload
+    /// verdict.
+    ///
+    /// Blocks fork choice knows already are passed over. The first block that fails (its
+    /// availability, its transition, a signature of its own, or its insertion) ends the
+    /// segment: the blocks before it are imported, the error is returned with its position.
+    /// A bad signature is attributed to the first block in chain order that holds one.
+    pub fn import_chain_segment<V>(
+        &self,
+        blocks: &[SegmentBlock<E>],
+        verdicts: &[&V],
+    ) -> SegmentImport
+    where
+        V: ExecutionEngine<E> + PayloadStatusSource,
+    {
+        let mut out = SegmentImport {
+            imported: Vec::with_capacity(blocks.len()),
+            failed: None,
+        };
+        if blocks.len() != verdicts.len() {
+            out.failed = Some((
+                0,
+                ChainError::Segment(format!(
+                    "{} blocks with {} payload verdicts",
+                    blocks.len(),
+                    verdicts.len()
+                )),
+            ));
+            return out;
+        }
+        let now = self.now_ms();
+        let processor = {
+            let mut fc = self.fork_choice.lock();
+            fc.on_tick(now / 1000);
+            self.apply_queued_votes(&mut fc);
+            fc.block_processor()
+        };
+        // Processed blocks wait here, in order, until the segment's signatures are verified.
+        // `None` is a block fork choice has already (nothing to insert).
+        let mut processed: Vec<Option<ProcessedBlock<E>>> = Vec::with_capacity(blocks.len());
+        let mut signatures = SegmentSignatureVerifier::new();
+        // Positions in `processed` of the blocks whose sets are in `signatures`, in order.
+        let mut signed_at: Vec<usize> = Vec::with_capacity(blocks.len());
+        let mut failed: Option<(usize, fork_choice::Error)> = None;
+        for (at, (segment_block, verdict)) in blocks.iter().zip(verdicts).enumerate() {
+            let block = &segment_block.block;
+            let parent = processed
+                .iter()
+                .rev()
+                .flatten()
+                .next()
+                .filter(|p| p.block_root() == block.parent_root());
+            let prepared = match parent {
+                Some(parent) => self.fork_choice.lock().prepare_child(parent, block),
+                None => self.fork_choice.lock().prepare_block(block),
+            };
+            let prepared = match prepared {
+                Ok(Some(prepared)) => prepared,
+                Ok(None) => {
+                    processed.push(None);
+                    continue;
+                }
+                Err(e) => {
+                    failed = Some((at, e));
+                    break;
+                }
+            };
+            self.import_metrics
+                .observe_import(prepared.pre_state_advanced());
+            let block_root = prepared.block_root();
+            let timed = TimedEngine {
+                inner: *verdict,
+                chain: self,
+                block_root,
+                slot: block.slot(),
+                record: !verdict.is_pending(),
+            };
+            match processor.process_gathering_signatures(
+                prepared,
+                block,
+                Columns::Retrieved(&segment_block.columns),
+                &timed,
+            ) {
+                Ok((block_processed, sets)) => {
+                    signatures.push_block(sets);
+                    signed_at.push(processed.len());
+                    processed.push(Some(block_processed));
+                }
+                Err(e) => {
+                    failed = Some((at, e));
+                    break;
+                }
+            }
+        }
+        if let Err((signed, source)) = signatures.verify() {
+            let at = signed_at[signed];
+            processed.truncate(at);
+            let block_root = blocks[at].block.canonical_root();
+            failed = Some((
+                at,
+                fork_choice::Error::InvalidBlock {
+                    block: block_root,
+                    source,
+                },
+            ));
+        }
+        for (at, block_processed) in processed.into_iter().enumerate() {
+            let segment_block = &blocks[at];
+            let block_root = match &block_processed {
+                Some(p) => p.block_root(),
+                None => segment_block.block.canonical_root(),
+            };
+            match self.complete_import(
+                segment_block.block.clone(),
+                block_root,
+                Ok(block_processed),
+                segment_block.columns.iter().collect(),
+                verdicts[at],
+            ) {
+                Ok(root) => out.imported.push(root),
+                Err(e) => {
+                    out.failed = Some((at, e));
+                    return out;
+                }
+            }
+        }
+        if let Some((at, e)) = failed {
+            // The failed block goes the way of a failed import (its verdict, its record).
+            let block = &blocks[at].block;
+            let block_root = block.canonical_root();
+            let slot = block.slot();
+            out.failed = Some((
+                at,
+                match self.complete_import(
+                    block.clone(),
+                    block_root,
+                    Err(e),
+                    Vec::new(),
+                    verdicts[at],
+                ) {
+                    Err(e) => e,
+                    Ok(_) => ChainError::Segment(format!(
+                        "block {block_root} at slot {slot} failed and was imported"
+                    )),
+                },
+            ));
+        }
+        out
     }
 
     /// Milliseconds from the start of `slot` to now (negative before it).

@@ -39,7 +39,7 @@ pub mod tracked_mutex;
 pub use block_import::BlockProcessed;
 pub use chain::{
     BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
-    PayloadStatus, Reopened, UnimportedBlock,
+    PayloadStatus, Reopened, SegmentBlock, SegmentImport, UnimportedBlock,
 };
 pub use execution::{
     BlockPayloadVerdict, ExecutionError, PayloadStatusSource, PayloadVerdict, PayloadVerdictSender,

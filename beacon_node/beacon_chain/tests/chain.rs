@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use beacon_chain::{
     BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ChainError, ManualSlotClock,
-    PayloadStatus, PendingPayloadVerdict, UnimportedBlock, Verdict, events::ChainEvent,
-    gossip::BlockGossipError,
+    PayloadStatus, PendingPayloadVerdict, SegmentBlock, UnimportedBlock, Verdict,
+    events::ChainEvent, gossip::BlockGossipError,
 };
 use fork_choice::ThreadPoolBuilder;
 use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
@@ -1256,4 +1256,135 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     let far = head.slot + beacon_chain::state_advance::MAX_ADVANCE_SLOTS + 1;
     assert!(h.chain.advance_head_state(far).unwrap().is_none());
     assert!(h.chain.advance_head_state(far - 1).unwrap().is_some());
+}
+
+/// `blocks` as a segment without columns (the harness's blocks have no blobs).
+fn segment_of(blocks: &[SignedBeaconBlock<E>]) -> Vec<SegmentBlock<E>> {
+    blocks
+        .iter()
+        .map(|block| SegmentBlock {
+            block: Arc::new(block.clone()),
+            columns: Vec::new(),
+        })
+        .collect()
+}
+
+/// `block` with its signature replaced by `signature`.
+fn resigned(block: &SignedBeaconBlock<E>, signature: types::BLSSignature) -> SignedBeaconBlock<E> {
+    let mut block = block.clone();
+    if let SignedBeaconBlock::Fulu(b) = &mut block {
+        b.signature = signature;
+    }
+    block
+}
+
+#[test]
+fn a_segment_imports_with_one_signature_batch_and_a_bad_signature_stops_it_at_its_block() {
+    let h = harness();
+    let mut built: Vec<BuiltBlock<E>> = Vec::new();
+    for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + 10 {
+        let block = next_block(&h, built.last().unwrap_or(&h.anchor), slot);
+        built.push(block);
+    }
+    let genuine: Vec<SignedBeaconBlock<E>> = built.iter().map(|b| b.block.clone()).collect();
+    h.clock.set_ms(time_ms(&h.spec, ANCHOR_SLOT + 10));
+    let valid = BlockPayloadVerdict::Known(PayloadStatus::Valid);
+    let verdicts = |n: usize| vec![&valid; n];
+
+    // Block 6 carries block 5's signature (a valid point, the wrong signer's message) and
+    // block 8 a signature that is no point at all: the batch fails, and the first of them in
+    // chain order is named; the six blocks before it are imported.
+    let mut blocks = genuine.clone();
+    blocks[6] = resigned(&genuine[6], genuine[5].signature());
+    blocks[8] = resigned(&genuine[8], types::BLSSignature::from([0xff; 96]));
+    let forged_root = blocks[6].canonical_root();
+    let result = h
+        .chain
+        .import_chain_segment(&segment_of(&blocks), &verdicts(blocks.len()));
+    assert_eq!(result.imported.len(), 6);
+    assert_eq!(
+        result.imported,
+        genuine[..6]
+            .iter()
+            .map(|b| b.canonical_root())
+            .collect::<Vec<_>>()
+    );
+    let (at, error) = result.failed.expect("a forged signature fails the segment");
+    assert_eq!(at, 6);
+    assert!(
+        matches!(
+            &error,
+            ChainError::ForkChoice(fork_choice::Error::InvalidBlock {
+                block,
+                source: state_processing::per_block::BlockProcessingError::ProposerSignature,
+            }) if *block == forged_root
+        ),
+        "{error}"
+    );
+    assert_eq!(h.chain.head().slot, ANCHOR_SLOT + 6);
+    assert!(matches!(
+        h.chain.unimported_block(&forged_root),
+        Some(UnimportedBlock::Failed { .. })
+    ));
+
+    // From the genuine block 6 on: the malformed signature of block 8 is named, 6 and 7 import.
+    let rest = &blocks[6..];
+    let mut rest = rest.to_vec();
+    rest[0] = genuine[6].clone();
+    let result = h
+        .chain
+        .import_chain_segment(&segment_of(&rest), &verdicts(rest.len()));
+    assert_eq!(result.imported.len(), 2);
+    let (at, error) = result
+        .failed
+        .expect("a malformed signature fails the segment");
+    assert_eq!(at, 2);
+    assert!(
+        matches!(
+            &error,
+            ChainError::ForkChoice(fork_choice::Error::InvalidBlock {
+                source: state_processing::per_block::BlockProcessingError::ProposerSignature,
+                ..
+            })
+        ),
+        "{error}"
+    );
+    assert_eq!(h.chain.head().slot, ANCHOR_SLOT + 8);
+
+    // The whole genuine segment: the eight blocks known are passed over, the last two import,
+    // and the head is the same as the gossip path reaches on its own.
+    let result = h
+        .chain
+        .import_chain_segment(&segment_of(&genuine), &verdicts(genuine.len()));
+    assert!(result.failed.is_none(), "{:?}", result.failed);
+    assert_eq!(result.imported.len(), 10);
+    assert_eq!(h.chain.head().slot, ANCHOR_SLOT + 10);
+    assert_eq!(h.chain.head().block_root, genuine[9].canonical_root());
+    let other = harness();
+    for block in &genuine {
+        gossip_and_import(&other, block);
+    }
+    assert_eq!(other.chain.head().block_root, h.chain.head().block_root);
+    assert_eq!(other.chain.head().state_root, h.chain.head().state_root);
+
+    // Blocks that do not follow one another: the second's parent is unknown to fork choice
+    // and to the segment.
+    let h = harness();
+    h.clock.set_ms(time_ms(&h.spec, ANCHOR_SLOT + 10));
+    let gapped = [genuine[0].clone(), genuine[2].clone()];
+    let result = h
+        .chain
+        .import_chain_segment(&segment_of(&gapped), &verdicts(2));
+    assert_eq!(result.imported.len(), 1);
+    assert!(
+        matches!(
+            result.failed,
+            Some((
+                1,
+                ChainError::ForkChoice(fork_choice::Error::UnknownParent { .. })
+            ))
+        ),
+        "{:?}",
+        result.failed
+    );
 }

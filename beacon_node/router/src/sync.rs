@@ -16,6 +16,7 @@ use std::sync::Arc;
 use beacon_chain::timeline::SeenVia;
 use beacon_chain::{
     BeaconChain, BlockPayloadVerdict, ChainError, PayloadStatus, PendingPayloadVerdict,
+    SegmentBlock, SegmentImport,
 };
 use beacon_processor::{Task, WorkKind};
 use networking::rpc::{
@@ -908,7 +909,12 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
             .or_default()
             .push(column);
     }
-    let mut imported = 0;
+    // The segment's checks block by block (linked, columns present with their inclusion
+    // proofs); the blocks up to the first that fails them are imported as one segment, with
+    // their signatures in one batch, and that failure is the answer.
+    let mut segment: Vec<SegmentBlock<E>> = Vec::with_capacity(blocks.len());
+    let mut segment_verdicts: Vec<&BlockPayloadVerdict> = Vec::with_capacity(blocks.len());
+    let mut refused: Option<SyncError> = None;
     let mut previous: Option<Root> = None;
     for (block, status) in blocks.iter().zip(verdicts) {
         let root = block.canonical_root();
@@ -916,56 +922,65 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
         if let Some(expected) = previous
             && block.parent_root() != expected
         {
-            return Err(SyncError::NotLinked {
+            refused = Some(SyncError::NotLinked {
                 slot,
                 parent: block.parent_root(),
                 expected,
             });
+            break;
         }
         previous = Some(root);
         if is_imported(chain, &root) {
             continue;
         }
         chain.record_block_seen(root, slot, SeenVia::Rpc);
-        let block_columns: Vec<DataColumnSidecar<E>> = if blob_count(block) > 0 {
-            let sent = by_block.remove(&root).unwrap_or_default();
-            let mut have = BTreeSet::new();
-            for column in &sent {
-                let DataColumnSidecar::Fulu(c) = &**column;
-                if !beacon_chain::data_column_sidecars::verify_data_column_sidecar_inclusion_proof(
-                    column,
-                ) {
-                    return Err(SyncError::BadInclusionProof {
-                        block_root: root,
-                        index: c.index,
-                    });
+        let columns = if blob_count(block) > 0 {
+            match segment_columns(router, &mut by_block, root) {
+                Ok(columns) => columns,
+                Err(e) => {
+                    refused = Some(e);
+                    break;
                 }
-                have.insert(c.index);
             }
-            let missing = router.custody.difference(&have).count();
-            if missing > 0 {
-                return Err(SyncError::MissingColumns {
-                    block_root: root,
-                    missing,
-                });
-            }
-            sent.iter().map(|c| (**c).clone()).collect()
         } else {
             Vec::new()
         };
-        match chain.import_block(block.clone(), &block_columns, status, status) {
-            Ok(_) => imported += 1,
-            Err(e @ ChainError::InvalidPayload(_)) => {
-                return Err(SyncError::InvalidBlock {
-                    slot,
-                    reason: e.to_string(),
-                });
-            }
-            Err(ChainError::ForkChoice(e)) => {
+        segment.push(SegmentBlock {
+            block: block.clone(),
+            columns,
+        });
+        segment_verdicts.push(status);
+    }
+    let mut imported = 0;
+    let mut start = 0;
+    loop {
+        let SegmentImport {
+            imported: done,
+            failed,
+        } = chain.import_chain_segment(&segment[start..], &segment_verdicts[start..]);
+        imported += done.len();
+        let Some((at, error)) = failed else {
+            return match refused {
+                Some(e) => Err(e),
+                None => Ok(imported),
+            };
+        };
+        let at = start + at;
+        let slot = segment[at].block.slot();
+        return match error {
+            e @ ChainError::InvalidPayload(_) => Err(SyncError::InvalidBlock {
+                slot,
+                reason: e.to_string(),
+            }),
+            ChainError::ForkChoice(e) => {
                 use fork_choice::Error as F;
-                return match e {
-                    // Finalized meanwhile (by other blocks): nothing to import.
-                    F::NotAfterFinalizedSlot { .. } => continue,
+                match e {
+                    // Finalized meanwhile (by other blocks): nothing to import; the blocks
+                    // after it may still be new.
+                    F::NotAfterFinalizedSlot { .. } => {
+                        start = at + 1;
+                        continue;
+                    }
                     F::UnknownParent { parent, .. } => {
                         Err(SyncError::UnknownParent { slot, parent })
                     }
@@ -976,12 +991,40 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
                         slot,
                         reason: other.to_string(),
                     }),
-                };
+                }
             }
-            Err(other) => return Err(SyncError::Internal(other.to_string())),
-        }
+            other => Err(SyncError::Internal(other.to_string())),
+        };
     }
-    Ok(imported)
+}
+
+/// The custody columns sent for the block `root` of a segment, each with a valid inclusion
+/// proof, none missing.
+fn segment_columns<E: EthSpec>(
+    router: &Router<E>,
+    by_block: &mut HashMap<Root, Columns<E>>,
+    root: Root,
+) -> Result<Vec<DataColumnSidecar<E>>, SyncError> {
+    let sent = by_block.remove(&root).unwrap_or_default();
+    let mut have = BTreeSet::new();
+    for column in &sent {
+        let DataColumnSidecar::Fulu(c) = &**column;
+        if !beacon_chain::data_column_sidecars::verify_data_column_sidecar_inclusion_proof(column) {
+            return Err(SyncError::BadInclusionProof {
+                block_root: root,
+                index: c.index,
+            });
+        }
+        have.insert(c.index);
+    }
+    let missing = router.custody.difference(&have).count();
+    if missing > 0 {
+        return Err(SyncError::MissingColumns {
+            block_root: root,
+            missing,
+        });
+    }
+    Ok(sent.iter().map(|c| (**c).clone()).collect())
 }
 
 #[cfg(test)]

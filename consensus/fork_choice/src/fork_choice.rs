@@ -16,11 +16,14 @@ use state_processing::{
     CachedBeaconState,
     common::{compute_epoch_at_slot, get_current_epoch, is_active_validator},
     per_block::{
-        ExecutionEngine, VerifySignatures, get_indexed_attestation, is_valid_indexed_attestation,
+        BlockSignatureVerifier, ExecutionEngine, VerifySignatures, get_indexed_attestation,
+        is_valid_indexed_attestation,
     },
     per_epoch::process_justification_and_finalization_progressive,
     per_slot::process_slots,
-    state_transition::{state_transition, state_transition_from_advanced},
+    state_transition::{
+        state_transition, state_transition_from_advanced, state_transition_gathering_signatures,
+    },
 };
 use types::{
     BeaconState, ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot,
@@ -840,6 +843,48 @@ impl<E: EthSpec> ForkChoice<E> {
         }))
     }
 
+    /// [`Self::prepare_block`] for a block whose parent is processed but not inserted yet (the
+    /// next block of a range-sync segment whose signatures are verified together before any is
+    /// inserted): the parent's post-state is the pre-state. The checks that need the parent in
+    /// the store (not invalidated, descending from the finalized checkpoint) were the parent's
+    /// own; [`Self::insert_block`] makes them all again once the parent is in. `None` for a
+    /// block already in the store.
+    pub fn prepare_child(
+        &self,
+        parent: &ProcessedBlock<E>,
+        signed_block: &SignedBeaconBlock<E>,
+    ) -> Result<Option<PreparedBlock<E>>, Error> {
+        let block_root = signed_block.canonical_root();
+        if self.contains_block(&block_root) {
+            return Ok(None);
+        }
+        let parent_root = signed_block.parent_root();
+        let slot = signed_block.slot();
+        if parent_root != parent.block_root {
+            return Err(Error::UnknownParent {
+                block: block_root,
+                parent: parent_root,
+            });
+        }
+        let current_slot = self.get_current_slot();
+        if current_slot < slot {
+            return Err(Error::FutureBlock {
+                block_slot: slot,
+                current_slot,
+            });
+        }
+        let is_timely = current_slot == slot
+            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps);
+        Ok(Some(PreparedBlock {
+            block_root,
+            parent_root,
+            slot,
+            pre_state: parent.post_state.clone(),
+            pre_state_advanced: false,
+            is_timely,
+        }))
+    }
+
     /// The checks of `on_block` that the store can change between [`Self::prepare_block`] and
     /// [`Self::insert_block`]: the parent not invalidated, the block after the finalized slot
     /// and descending from the finalized checkpoint.
@@ -1599,6 +1644,11 @@ impl<E: EthSpec> ProcessedBlock<E> {
     pub fn post_state(&self) -> &CachedBeaconState<E> {
         &self.post_state
     }
+
+    /// The block's root.
+    pub fn block_root(&self) -> Root {
+        self.block_root
+    }
 }
 
 /// Stack of the thread that checks a block's data availability beside its state transition.
@@ -1623,6 +1673,34 @@ impl BlockProcessor {
         columns: Columns<'_, E>,
         engine: &impl ExecutionEngine<E>,
     ) -> Result<ProcessedBlock<E>, Error> {
+        self.process_with(prepared, signed_block, columns, engine, false)
+            .map(|(processed, _)| processed)
+    }
+
+    /// As [`Self::process`], with the block's signature sets gathered and handed back, not
+    /// verified (when signatures are batched; with any other [`VerifySignatures`] they are
+    /// checked as configured and the verifier is empty). For a range-sync segment, whose blocks'
+    /// sets are verified together: the caller must verify them before the block is inserted.
+    pub fn process_gathering_signatures<E: EthSpec>(
+        &self,
+        prepared: PreparedBlock<E>,
+        signed_block: &SignedBeaconBlock<E>,
+        columns: Columns<'_, E>,
+        engine: &impl ExecutionEngine<E>,
+    ) -> Result<(ProcessedBlock<E>, BlockSignatureVerifier), Error> {
+        let gather = self.verify_signatures == VerifySignatures::Batched;
+        self.process_with(prepared, signed_block, columns, engine, gather)
+            .map(|(processed, sets)| (processed, sets.unwrap_or_default()))
+    }
+
+    fn process_with<E: EthSpec>(
+        &self,
+        prepared: PreparedBlock<E>,
+        signed_block: &SignedBeaconBlock<E>,
+        columns: Columns<'_, E>,
+        engine: &impl ExecutionEngine<E>,
+        gather: bool,
+    ) -> Result<(ProcessedBlock<E>, Option<BlockSignatureVerifier>), Error> {
         let PreparedBlock {
             block_root,
             parent_root,
@@ -1642,6 +1720,17 @@ impl BlockProcessor {
         let transition = |state: &mut CachedBeaconState<E>| {
             // An advanced pre-state may be at the block's slot already, which the spec's
             // `state_transition` refuses; the block header's checks hold either way.
+            if gather {
+                return state_transition_gathering_signatures(
+                    state,
+                    signed_block,
+                    pre_state_advanced,
+                    true,
+                    engine,
+                    &self.spec,
+                )
+                .map(Some);
+            }
             let transition = if pre_state_advanced {
                 state_transition_from_advanced
             } else {
@@ -1655,6 +1744,7 @@ impl BlockProcessor {
                 engine,
                 &self.spec,
             )
+            .map(|()| None)
         };
         let (available, transitioned) = std::thread::scope(|scope| {
             // The KZG library's stack needs (its trusted setup, 128 KiB blobs) exceed a spawned
@@ -1684,7 +1774,7 @@ impl BlockProcessor {
                     let available = is_data_available(columns, &self.spec, &self.kzg_pool);
                     let transitioned = match available {
                         Ok(()) => transition(&mut state),
-                        Err(_) => Ok(()),
+                        Err(_) => Ok(None),
                     };
                     (available, transitioned)
                 }
@@ -1694,7 +1784,7 @@ impl BlockProcessor {
             block: block_root,
             reason,
         })?;
-        transitioned.map_err(|source| Error::InvalidBlock {
+        let gathered = transitioned.map_err(|source| Error::InvalidBlock {
             block: block_root,
             source,
         })?;
@@ -1726,7 +1816,7 @@ impl BlockProcessor {
             }
             _ => None,
         };
-        Ok(ProcessedBlock {
+        let processed = ProcessedBlock {
             block_root,
             parent_root,
             slot,
@@ -1738,7 +1828,8 @@ impl BlockProcessor {
             unrealized_finalized,
             is_timely,
             payload_hash,
-        })
+        };
+        Ok((processed, gathered))
     }
 }
 

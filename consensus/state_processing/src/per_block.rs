@@ -52,7 +52,7 @@ pub use operations::{
     process_attester_slashing, process_bls_to_execution_change, process_proposer_slashing,
     process_voluntary_exit,
 };
-pub use signature_sets::BlockSignatureVerifier;
+pub use signature_sets::{BlockSignatureVerifier, SegmentSignatureVerifier};
 pub use sync_aggregate::process_sync_aggregate;
 pub use withdrawals::{ExpectedWithdrawals, get_expected_withdrawals, process_withdrawals};
 

@@ -42,6 +42,7 @@ pub fn state_transition<E: EthSpec>(
             pre_state: PreState::BeforeBlockSlot,
             verify,
             validate_result,
+            gather: false,
         },
         engine,
         spec,
@@ -73,19 +74,59 @@ pub fn state_transition_from_advanced<E: EthSpec>(
             pre_state: PreState::AtOrBeforeBlockSlot,
             verify,
             validate_result,
+            gather: false,
         },
         engine,
         spec,
     )
 }
 
+/// `state_transition` (or, with `pre_state_advanced`, [`state_transition_from_advanced`]) with
+/// the block's signature sets gathered, not verified: the caller verifies them, with those of
+/// other blocks (a range-sync segment's blocks in one batch), and must not keep the post-state
+/// when they fail. The proposer's signature over the block is among them.
+///
+/// Signatures are gathered only for Electra and later blocks; a Deneb block's are verified one
+/// by one where the spec checks them, and its verifier comes back empty. On error `state` is
+/// unchanged.
+pub fn state_transition_gathering_signatures<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    pre_state_advanced: bool,
+    validate_result: bool,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<BlockSignatureVerifier, BlockProcessingError> {
+    let mut working = state.clone();
+    let gathered = apply_block(
+        &mut working,
+        block,
+        Options {
+            pre_state: if pre_state_advanced {
+                PreState::AtOrBeforeBlockSlot
+            } else {
+                PreState::BeforeBlockSlot
+            },
+            verify: VerifySignatures::Batched,
+            validate_result,
+            gather: true,
+        },
+        engine,
+        spec,
+    )?;
+    *state = working;
+    Ok(gathered.unwrap_or_default())
+}
+
 /// How a transition runs: where its pre-state may stand, how signatures are checked, whether
-/// the post-state root is checked.
+/// the post-state root is checked, and whether a batch of signatures is handed back to the
+/// caller (`gather`) rather than verified.
 #[derive(Debug, Clone, Copy)]
 struct Options {
     pre_state: PreState,
     verify: VerifySignatures,
     validate_result: bool,
+    gather: bool,
 }
 
 /// The transition on a copy of `state`, committed to `state` only when it succeeds.
@@ -133,23 +174,25 @@ fn advance_to_block_slot<E: EthSpec>(
     Ok(())
 }
 
-/// The transition itself, writing into `state` as it goes.
+/// The transition itself, writing into `state` as it goes. With `options.gather`, the batch of
+/// signature sets is returned unverified (`None` when there is none: Deneb, or no batching).
 fn apply_block<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     block: &SignedBeaconBlock<E>,
     options: Options,
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
-) -> Result<(), BlockProcessingError> {
+) -> Result<Option<BlockSignatureVerifier>, BlockProcessingError> {
     let Options {
         pre_state,
         verify,
         validate_result,
+        gather,
     } = options;
     let signed: &electra::SignedBeaconBlock<E> = match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
         SignedBeaconBlock::Deneb(b) => {
-            return apply_deneb_block(state, b, options, engine, spec);
+            return apply_deneb_block(state, b, options, engine, spec).map(|()| None);
         }
         other => return Err(Error::UnsupportedFork(other.fork_name()).into()),
     };
@@ -191,6 +234,18 @@ fn apply_block<E: EthSpec>(
             }
         }
     };
+    if gather {
+        process_and_check_root(
+            state,
+            message,
+            body_root,
+            verify,
+            validate_result,
+            engine,
+            spec,
+        )?;
+        return Ok(batch);
+    }
     // The batch holds its keys and messages: it needs nothing of the state any more, and is
     // verified on its own thread (and the signature pool) beside the transition and the state
     // root. A bad signature is the block's error even when the transition also failed.
@@ -210,7 +265,7 @@ fn apply_block<E: EthSpec>(
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         }
-        processed
+        processed.map(|()| None)
     })
 }
 
@@ -277,6 +332,7 @@ fn apply_deneb_block<E: EthSpec>(
         pre_state,
         verify,
         validate_result,
+        gather: _,
     } = options;
     let message = &signed.message;
     advance_to_block_slot(state, message.slot, pre_state, spec)?;

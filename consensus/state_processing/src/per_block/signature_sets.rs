@@ -573,6 +573,86 @@ impl BlockSignatureVerifier {
     }
 }
 
+/// The signature sets of several blocks of a chain segment (range sync), verified in one batch:
+/// one multi-pairing for the whole segment instead of one per block, and a failure attributed to
+/// the first block in segment order that holds an invalid set.
+#[derive(Debug, Default)]
+pub struct SegmentSignatureVerifier {
+    blocks: Vec<BlockSignatureVerifier>,
+}
+
+impl SegmentSignatureVerifier {
+    /// An empty verifier.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the next block's gathered sets (block `self.blocks()` of the segment).
+    pub fn push_block(&mut self, block: BlockSignatureVerifier) {
+        self.blocks.push(block);
+    }
+
+    /// How many blocks have been added.
+    pub fn blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// How many sets the blocks hold together.
+    pub fn len(&self) -> usize {
+        self.blocks.iter().map(BlockSignatureVerifier::len).sum()
+    }
+
+    /// Whether no set has been gathered.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.iter().all(BlockSignatureVerifier::is_empty)
+    }
+
+    /// Verifies every block's sets in one batch on [`signature_pool`].
+    pub fn verify(self) -> Result<(), (usize, BlockProcessingError)> {
+        self.verify_on(signature_pool())
+    }
+
+    /// Verifies every block's sets in one batch on `pool`. On failure, the position of the first
+    /// block (in the order they were added) with an invalid set, and that block's error as
+    /// [`BlockSignatureVerifier::verify_on`] names it; the blocks before it are valid. A block
+    /// with a set that cannot verify at all (a malformed key or signature) ends the batch there:
+    /// only the blocks before it are verified.
+    pub fn verify_on(self, pool: &ThreadPool) -> Result<(), (usize, BlockProcessingError)> {
+        let mut blocks = self.blocks;
+        // The first block that cannot verify, and its error: the batch covers those before it.
+        let malformed = blocks.iter().position(|b| b.malformed.is_some()).map(|at| {
+            let error = blocks[at]
+                .malformed
+                .map_or(BlockProcessingError::BatchSignature, |kind| {
+                    kind.invalid(blocks[at].epoch)
+                });
+            blocks.truncate(at);
+            (at, error)
+        });
+        let mut sets = Vec::with_capacity(blocks.iter().map(BlockSignatureVerifier::len).sum());
+        // Per set: its block's position and its kind.
+        let mut owners = Vec::with_capacity(sets.capacity());
+        let mut epochs = Vec::with_capacity(blocks.len());
+        for (at, block) in blocks.into_iter().enumerate() {
+            owners.extend(block.kinds.into_iter().map(|kind| (at, kind)));
+            sets.extend(block.sets);
+            epochs.push(block.epoch);
+        }
+        if !sets.is_empty()
+            && let Err(failed) = bls::verify_signature_sets_attributed(&sets, pool)
+        {
+            return Err(match failed.iter().min() {
+                Some(&i) => {
+                    let (at, kind) = owners[i];
+                    (at, kind.invalid(epochs[at]))
+                }
+                None => (0, BlockProcessingError::BatchSignature),
+            });
+        }
+        malformed.map_or(Ok(()), Err)
+    }
+}
+
 /// The aggregate signature of an attestation over its data, by the attesters its committee bits
 /// and aggregation bits select (`is_valid_indexed_attestation(state,
 /// get_indexed_attestation(state, attestation))` without sorting: the sum of keys does not
