@@ -232,16 +232,19 @@ fn prometheus_scrapes_the_series_operators_watch() {
         "beacon_finalization_migration_failures_total",
         "beacon_state_cache_bytes",
         "beacon_state_cache_block_states_limit",
+        "beacon_block_production_seconds_count",
     ];
     // These must grow while Prometheus watches: the head, the blocks imported on the head
     // state the slot timer advanced ahead of them, and the KZG and BLS batches run on the
-    // columns, attestations and aggregates of the other node's validators.
+    // columns, attestations and aggregates of the other node's validators, and the blocks
+    // produced for the validator clients.
     let moving = [
         "beacon_head_slot",
         r#"beacon_block_import_pre_state_total{pre_state="advanced"}"#,
         "beacon_kzg_batch_verification_seconds_count",
         r#"beacon_bls_batch_verification_seconds_count{kind="attestation"}"#,
         r#"beacon_bls_batch_verification_seconds_count{kind="aggregate"}"#,
+        r#"beacon_block_production_seconds_count{phase="total"}"#,
     ];
     let deadline = Instant::now() + Duration::from_secs(150);
     let mut first: Vec<Option<f64>> = vec![None; moving.len()];

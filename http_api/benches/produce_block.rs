@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use beacon_api::block_contents::BlockContents;
 use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
 use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
 use fork_choice::ThreadPoolBuilder;
@@ -112,7 +113,70 @@ fn committee_aggregates(
 struct Stats {
     name: String,
     samples: Vec<Duration>,
+    /// Per sample, in request order: the server's production phases
+    /// (`beacon_block_production_seconds{phase}`).
+    phases: Vec<[Duration; PHASES.len()]>,
     bytes: usize,
+}
+
+/// The phases of `beacon_block_production_seconds`, in the order printed.
+const PHASES: [&str; 6] = [
+    "state",
+    "pack",
+    "payload",
+    "transition",
+    "state_root",
+    "total",
+];
+
+/// Each phase's sum of `beacon_block_production_seconds` so far.
+fn phase_sums(registry: &prometheus::Registry) -> [f64; PHASES.len()] {
+    let mut sums = [0.0; PHASES.len()];
+    for family in registry.gather() {
+        if family.name() != "beacon_block_production_seconds" {
+            continue;
+        }
+        for metric in family.get_metric() {
+            let phase = metric
+                .get_label()
+                .iter()
+                .find(|l| l.name() == "phase")
+                .map(|l| l.value().to_string());
+            if let Some(i) = PHASES.iter().position(|p| Some(*p) == phase.as_deref()) {
+                sums[i] = metric.get_histogram().get_sample_sum();
+            }
+        }
+    }
+    sums
+}
+
+impl Stats {
+    /// The slowest samples with their positions and the server's phases, beside the median
+    /// sample's: where a slow request's time went.
+    fn print_tail(&self, count: usize) {
+        let mut order: Vec<usize> = (0..self.samples.len()).collect();
+        order.sort_by_key(|&i| self.samples[i]);
+        let Some(&median) = order.get(order.len() / 2) else {
+            return;
+        };
+        let row = |label: String, i: usize| {
+            let phases: Vec<String> = PHASES
+                .iter()
+                .zip(&self.phases[i])
+                .map(|(name, d)| format!("{name} {:.1?}", d))
+                .collect();
+            eprintln!(
+                "  {label}: request {i}, {:.2?} at the client; server: {}",
+                self.samples[i],
+                phases.join(", ")
+            );
+        };
+        eprintln!("{}: the median and the slowest requests", self.name);
+        row("median".into(), median);
+        for (rank, &i) in order.iter().rev().take(count).enumerate() {
+            row(format!("slowest #{}", rank + 1), i);
+        }
+    }
 }
 
 impl Stats {
@@ -157,18 +221,27 @@ fn server_time(registry: &prometheus::Registry) -> (f64, u64) {
 
 async fn measure(
     client: &reqwest::Client,
+    registry: &prometheus::Registry,
     name: &str,
     runs: usize,
     request: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
 ) -> Stats {
     let mut samples = Vec::with_capacity(runs);
+    let mut phases = Vec::with_capacity(runs);
     let mut bytes = 0;
     for _ in 0..runs {
+        let before = phase_sums(registry);
         let start = Instant::now();
         let response = request(client).send().await.unwrap();
         let status = response.status();
         let body = response.bytes().await.unwrap();
         samples.push(start.elapsed());
+        let after = phase_sums(registry);
+        let mut sample = [Duration::ZERO; PHASES.len()];
+        for (i, phase) in sample.iter_mut().enumerate() {
+            *phase = Duration::from_secs_f64((after[i] - before[i]).max(0.0));
+        }
+        phases.push(sample);
         assert!(
             status.is_success(),
             "{name}: {status} {}",
@@ -179,6 +252,7 @@ async fn measure(
     Stats {
         name: name.to_string(),
         samples,
+        phases,
         bytes,
     }
 }
@@ -331,11 +405,12 @@ async fn main() {
         .unwrap();
 
     let registry = prometheus::Registry::new();
+    producer.register_metrics(&registry).unwrap();
     let ctx = Arc::new(
         ApiContext::new(
             chain.clone(),
             op_pool.clone(),
-            producer,
+            producer.clone(),
             Arc::new(NoNetwork::new()),
             registry.clone(),
             ApiConfig {
@@ -360,11 +435,42 @@ async fn main() {
     let client = reqwest::Client::new();
     let url = format!("{base}/eth/v3/validator/blocks/{slot}?randao_reveal={reveal}");
     // Warm-up: the first production (the state advanced ahead, the payload fetched once).
-    let warm = measure(&client, "warm-up", 1, |c| {
+    let warm = measure(&client, &registry, "warm-up", 1, |c| {
         c.get(&url).header("accept", "application/octet-stream")
     })
     .await;
     eprintln!("first production over HTTP: {:.2?}", warm.samples[0]);
+    // The first production of a block starts its blobs' cells in the background (for its
+    // publication, while the validator client signs); every request here produces the same
+    // block again, which finds them. Wait for them, so that the samples do not share the cores
+    // with a computation that belongs to the first production.
+    let body = client
+        .get(&url)
+        .header("accept", "application/octet-stream")
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let block_root = BlockContents::<E>::from_ssz_bytes_by_fork(&body, ForkName::Fulu)
+        .unwrap()
+        .into_block_and_blobs()
+        .0
+        .tree_hash_root();
+    let built = producer
+        .built_blobs(&block_root)
+        .expect("the block's blobs are kept for its publication");
+    let cells_wait = Instant::now();
+    let pool = chain.pool().clone();
+    tokio::task::spawn_blocking(move || built.cells_and_proofs(&pool).map(|_| ()))
+        .await
+        .unwrap()
+        .unwrap();
+    eprintln!(
+        "the first production's background cells were ready {:.2?} later",
+        cells_wait.elapsed()
+    );
 
     println!(
         "\n{n} validators, {BLOBS} blobs, sequential requests on 127.0.0.1 (response read in full)\n"
@@ -381,6 +487,7 @@ async fn main() {
         rows.push(
             measure(
                 &client,
+                &registry,
                 &format!("GET v3/validator/blocks/{{slot}} ({encoding}), {BLOBS} blobs"),
                 runs,
                 |c| c.get(&url).header("accept", accept),
@@ -392,6 +499,9 @@ async fn main() {
             encoding,
             (after.0 - before.0) / (after.1 - before.1).max(1) as f64,
         ));
+    }
+    for row in &rows {
+        row.print_tail(5);
     }
     for row in &mut rows {
         row.print();

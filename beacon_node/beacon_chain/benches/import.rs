@@ -10,9 +10,11 @@
 //!
 //! Then a range-sync segment: 32 blocks (full attestations and sync aggregate, 48 blobs each)
 //! with the 8 custody columns of each, imported into a fresh chain as range sync does
-//! (`import_block` with the columns: the state transition and the columns' KZG batch in fork
-//! choice's availability hook, the store write, the head), against the same work done bare
-//! (`state_transition` and `verify_data_column_sidecars` of each block's columns).
+//! (`import_chain_segment`: each block's state transition with the columns' KZG batch beside
+//! it in fork choice's availability hook, the whole segment's signatures in one batch, then
+//! the store writes and the head), against the same work done bare (`state_transition` and
+//! `verify_data_column_sidecars` of each block's columns), and against the blocks imported
+//! one `import_block` at a time (each block's signatures its own batch).
 //!
 //! Then a supernode's 128 columns of a 48-blob block in random order to availability, in CPU
 //! time, against the raw KZG batch of the same columns.
@@ -38,7 +40,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beacon_chain::{
-    BeaconChain, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus,
+    BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus,
     data_column_sidecars::get_data_column_sidecars_from_block,
 };
 use criterion::{Criterion, SamplingMode};
@@ -745,15 +747,23 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
     });
 
     let last_slot = blocks.last().map_or(0, |(_, b, _)| b.slot());
-    // Where the import's time beyond the baseline goes: its store batches.
-    let mut writes = Vec::new();
-    let mut flush_waits = Vec::new();
-    let mut memory = Vec::new();
-    group.bench_function("range_sync_import_32_blocks_48_blobs_8_columns", |b| {
+    // The segment as range sync hands it to the chain (built once, not timed).
+    let segment: Vec<beacon_chain::SegmentBlock<E>> = blocks
+        .iter()
+        .map(|(_, block, columns)| beacon_chain::SegmentBlock {
+            block: block.clone(),
+            columns: columns.clone(),
+        })
+        .collect();
+    let valid = BlockPayloadVerdict::Known(PayloadStatus::Valid);
+    let verdicts = vec![&valid; segment.len()];
+
+    // The blocks one `import_block` at a time (each block's signatures its own batch, beside
+    // its transition): what range sync did before the segment-wide batch.
+    group.bench_function("import_block_by_block_32_blocks_48_blobs_8_columns", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                // A fresh chain per run (not timed): the segment imports on the anchor.
                 let (chain, clock, _dir) = fresh_chain(
                     f,
                     ChainConfig {
@@ -769,6 +779,36 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                         .unwrap();
                 }
                 total += start.elapsed();
+                assert_eq!(chain.head().slot, last_slot);
+                chain.flush_store_writes();
+            }
+            total
+        })
+    });
+
+    // Where the import's time beyond the baseline goes: its store batches.
+    let mut writes = Vec::new();
+    let mut flush_waits = Vec::new();
+    let mut memory = Vec::new();
+    let mut signature_batches = Vec::new();
+    group.bench_function("range_sync_import_32_blocks_48_blobs_8_columns", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                // A fresh chain per run (not timed): the segment imports on the anchor.
+                let (chain, clock, _dir) = fresh_chain(
+                    f,
+                    ChainConfig {
+                        custody_columns: Some((0..CUSTODY).collect()),
+                        ..ChainConfig::default()
+                    },
+                );
+                clock.set_ms(f.spec.compute_time_at_slot(f.genesis_time, last_slot) * 1000 + 1000);
+                let start = Instant::now();
+                let imported = chain.import_chain_segment(&segment, &verdicts);
+                total += start.elapsed();
+                assert!(imported.failed.is_none(), "{:?}", imported.failed);
+                signature_batches.push(imported.signature_batches);
                 assert_eq!(chain.head().slot, last_slot);
                 // The epoch snapshot the segment deferred, still being written by the snapshot
                 // writer (not timed: range sync imports the next segment meanwhile).
@@ -786,6 +826,10 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
         })
     });
     group.finish();
+    eprintln!(
+        "the segment's signatures were verified in {signature_batches:?} batches (per run; \
+         each batch every block whose transition ended while the one before was verified)"
+    );
     if let Some(last) = writes.last() {
         flush_waits.sort();
         eprintln!(

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use fork_choice::{AnchorBlock, Columns, ForkChoice, ProcessedBlock, ThreadPool};
 use parking_lot::{Mutex, RwLock};
@@ -15,7 +16,10 @@ use parking_lot::{Mutex, RwLock};
 use crate::tracked_mutex::TrackedMutex;
 use state_processing::{
     CachedBeaconState,
-    per_block::{AlwaysValid, ExecutionEngine, SegmentSignatureVerifier, VerifySignatures},
+    per_block::{
+        AlwaysValid, BlockProcessingError, BlockSignatureVerifier, ExecutionEngine,
+        SegmentSignatureVerifier, VerifySignatures,
+    },
     per_slot::process_slots,
 };
 use store::{Head as StoreHead, Store, StoredAs};
@@ -169,6 +173,35 @@ pub struct SegmentImport {
     /// The position in the segment of the block that failed, and why; the blocks after it
     /// were not tried.
     pub failed: Option<(usize, ChainError)>,
+    /// How many batches the blocks' signatures were verified in (each batch every block whose
+    /// transition ended while the batch before was verified).
+    pub signature_batches: usize,
+}
+
+/// The signature sets of a segment's blocks as `receiver` hands them over (each with its
+/// block's position in the segment), verified in batches: every block's sets waiting when the
+/// batch before is done. The number of batches, or the first block in chain order with a bad
+/// signature, its error, and the batches verified; `stop` is set on failure.
+fn verify_segment_signatures(
+    receiver: &std::sync::mpsc::Receiver<(usize, BlockSignatureVerifier)>,
+    stop: &AtomicBool,
+) -> Result<usize, (usize, BlockProcessingError, usize)> {
+    let mut batches = 0;
+    while let Ok((first, sets)) = receiver.recv() {
+        let mut positions = vec![first];
+        let mut batch = SegmentSignatureVerifier::new();
+        batch.push_block(sets);
+        while let Ok((at, sets)) = receiver.try_recv() {
+            positions.push(at);
+            batch.push_block(sets);
+        }
+        batches += 1;
+        if let Err((i, error)) = batch.verify() {
+            stop.store(true, Ordering::Relaxed);
+            return Err((positions[i], error, batches));
+        }
+    }
+    Ok(batches)
 }
 
 /// The head as readers see it: cheap to clone, consistent (block, state and checkpoints of one
@@ -1227,6 +1260,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let mut out = SegmentImport {
             imported: Vec::with_capacity(blocks.len()),
             failed: None,
+            signature_batches: 0,
         };
         if blocks.len() != verdicts.len() {
             out.failed = Some((
@@ -1249,72 +1283,95 @@ impl<E: EthSpec> BeaconChain<E> {
         // Processed blocks wait here, in order, until the segment's signatures are verified.
         // `None` is a block fork choice has already (nothing to insert).
         let mut processed: Vec<Option<ProcessedBlock<E>>> = Vec::with_capacity(blocks.len());
-        let mut signatures = SegmentSignatureVerifier::new();
-        // Positions in `processed` of the blocks whose sets are in `signatures`, in order.
-        let mut signed_at: Vec<usize> = Vec::with_capacity(blocks.len());
         let mut failed: Option<(usize, fork_choice::Error)> = None;
-        for (at, (segment_block, verdict)) in blocks.iter().zip(verdicts).enumerate() {
-            let block = &segment_block.block;
-            let parent = processed
-                .iter()
-                .rev()
-                .flatten()
-                .next()
-                .filter(|p| p.block_root() == block.parent_root());
-            let prepared = match parent {
-                Some(parent) => self.fork_choice.lock().prepare_child(parent, block),
-                None => self.fork_choice.lock().prepare_block(block),
-            };
-            let prepared = match prepared {
-                Ok(Some(prepared)) => prepared,
-                Ok(None) => {
-                    processed.push(None);
-                    continue;
-                }
-                Err(e) => {
-                    failed = Some((at, e));
+        // Each block's sets go to a verifier thread as its transition ends; it verifies, in
+        // one batch, every block's sets that came while it verified the batch before (all of
+        // them when it falls behind), beside the transitions of the blocks after. A bad
+        // signature stops the transitions.
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let receiver = parking_lot::Mutex::new(receiver);
+        let stop = AtomicBool::new(false);
+        let verified = std::thread::scope(|scope| {
+            let verifier = std::thread::Builder::new()
+                .name("segment-signatures".into())
+                .spawn_scoped(scope, || verify_segment_signatures(&receiver.lock(), &stop))
+                .ok();
+            for (at, (segment_block, verdict)) in blocks.iter().zip(verdicts).enumerate() {
+                if stop.load(Ordering::Relaxed) {
                     break;
                 }
-            };
-            self.import_metrics
-                .observe_import(prepared.pre_state_advanced());
-            let block_root = prepared.block_root();
-            let timed = TimedEngine {
-                inner: *verdict,
-                chain: self,
-                block_root,
-                slot: block.slot(),
-                record: !verdict.is_pending(),
-            };
-            match processor.process_gathering_signatures(
-                prepared,
-                block,
-                Columns::Retrieved(&segment_block.columns),
-                &timed,
-            ) {
-                Ok((block_processed, sets)) => {
-                    signatures.push_block(sets);
-                    signed_at.push(processed.len());
-                    processed.push(Some(block_processed));
-                }
-                Err(e) => {
-                    failed = Some((at, e));
-                    break;
+                let block = &segment_block.block;
+                let parent = processed
+                    .iter()
+                    .rev()
+                    .flatten()
+                    .next()
+                    .filter(|p| p.block_root() == block.parent_root());
+                let prepared = match parent {
+                    Some(parent) => self.fork_choice.lock().prepare_child(parent, block),
+                    None => self.fork_choice.lock().prepare_block(block),
+                };
+                let prepared = match prepared {
+                    Ok(Some(prepared)) => prepared,
+                    Ok(None) => {
+                        processed.push(None);
+                        continue;
+                    }
+                    Err(e) => {
+                        failed = Some((at, e));
+                        break;
+                    }
+                };
+                self.import_metrics
+                    .observe_import(prepared.pre_state_advanced());
+                let timed = TimedEngine {
+                    inner: *verdict,
+                    chain: self,
+                    block_root: prepared.block_root(),
+                    slot: block.slot(),
+                    record: !verdict.is_pending(),
+                };
+                match processor.process_gathering_signatures(
+                    prepared,
+                    block,
+                    Columns::Retrieved(&segment_block.columns),
+                    &timed,
+                ) {
+                    Ok((block_processed, sets)) => {
+                        // The receiver lives until the end of the scope: the send holds.
+                        let _ = sender.send((processed.len(), sets));
+                        processed.push(Some(block_processed));
+                    }
+                    Err(e) => {
+                        failed = Some((at, e));
+                        break;
+                    }
                 }
             }
-        }
-        if let Err((signed, source)) = signatures.verify() {
-            let at = signed_at[signed];
-            processed.truncate(at);
-            let block_root = blocks[at].block.canonical_root();
-            failed = Some((
-                at,
-                fork_choice::Error::InvalidBlock {
-                    block: block_root,
-                    source,
-                },
-            ));
-        }
+            drop(sender);
+            match verifier {
+                Some(verifier) => verifier
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                // No thread to be had: every block's sets in one batch, now.
+                None => verify_segment_signatures(&receiver.lock(), &stop),
+            }
+        });
+        out.signature_batches = match verified {
+            Ok(batches) => batches,
+            Err((at, source, batches)) => {
+                processed.truncate(at);
+                let block_root = blocks[at].block.canonical_root();
+                failed = Some((
+                    at,
+                    fork_choice::Error::InvalidBlock {
+                        block: block_root,
+                        source,
+                    },
+                ));
+                batches
+            }
+        };
         for (at, block_processed) in processed.into_iter().enumerate() {
             let segment_block = &blocks[at];
             let block_root = match &block_processed {

@@ -377,7 +377,19 @@ pub struct BlockProducer<E: EthSpec> {
     /// `register_validator`: each validator's latest registration, by public key.
     builder_registrations:
         RwLock<HashMap<types::BLSPubkey, builder_client::ValidatorRegistrationV1>>,
+    /// `beacon_block_production_seconds{phase}`.
+    phase_seconds: prometheus::HistogramVec,
 }
+
+/// The phases of [`ProductionTimings`] as `beacon_block_production_seconds`' `phase` label.
+const PRODUCTION_PHASES: [&str; 6] = [
+    "state",
+    "pack",
+    "payload",
+    "transition",
+    "state_root",
+    "total",
+];
 
 impl<E: EthSpec> std::fmt::Debug for BlockProducer<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -405,6 +417,29 @@ impl<E: EthSpec> BlockProducer<E> {
             payload_ids: Mutex::new(HashMap::new()),
             built: Mutex::new(VecDeque::new()),
             builder_registrations: RwLock::new(HashMap::new()),
+            phase_seconds: production_histogram(),
+        }
+    }
+
+    /// Registers `beacon_block_production_seconds{phase}`: each local block production's
+    /// phases (`state`, `pack`, `payload`, `transition`, `state_root`) and its `total`.
+    pub fn register_metrics(&self, registry: &prometheus::Registry) -> prometheus::Result<()> {
+        registry.register(Box::new(self.phase_seconds.clone()))
+    }
+
+    fn observe(&self, timings: &ProductionTimings) {
+        let values = [
+            timings.state,
+            timings.pack,
+            timings.payload,
+            timings.transition,
+            timings.state_root,
+            timings.total,
+        ];
+        for (phase, value) in PRODUCTION_PHASES.iter().zip(values) {
+            self.phase_seconds
+                .with_label_values(&[phase])
+                .observe(value.as_secs_f64());
         }
     }
 
@@ -949,7 +984,7 @@ impl<E: EthSpec> BlockProducer<E> {
             ForkName::Electra => BeaconBlock::Electra(message),
             _ => BeaconBlock::Fulu(message),
         };
-        Ok(ProducedBlock {
+        let produced = ProducedBlock {
             block,
             kzg_proofs: bundle.proofs,
             blobs,
@@ -966,8 +1001,33 @@ impl<E: EthSpec> BlockProducer<E> {
                 total: template.started.elapsed(),
                 ..timings
             },
-        })
+        };
+        self.observe(&produced.timings);
+        Ok(produced)
     }
+}
+
+/// `beacon_block_production_seconds{phase}`, from 1 ms to 4 s.
+fn production_histogram() -> prometheus::HistogramVec {
+    const BUCKETS: [f64; 12] = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0,
+    ];
+    let vec = prometheus::HistogramVec::new(
+        prometheus::HistogramOpts::new(
+            "beacon_block_production_seconds",
+            "Local block production (produceBlockV3) by phase: the head state advanced to the \
+             slot, the operations packed, the execution payload fetched, the block's \
+             transition, the post-state root, and the total",
+        )
+        .buckets(BUCKETS.to_vec()),
+        &["phase"],
+    )
+    .expect("a valid histogram name, help, label and buckets");
+    // Every phase's series exists from the start: a dashboard sees zeros, not gaps.
+    for phase in PRODUCTION_PHASES {
+        vec.with_label_values(&[phase]);
+    }
+    vec
 }
 
 /// What a block takes from the head before its payload and operations

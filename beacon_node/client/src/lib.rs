@@ -196,6 +196,7 @@ impl<E: EthSpec> Client<E> {
                 ..ProducerConfig::default()
             },
         ));
+        producer.register_metrics(&registry)?;
 
         let (shutdown, shutdown_rx) = watch::channel(false);
         let mut tasks = Vec::new();

@@ -127,7 +127,8 @@ struct BlockInfo {
 #[derive(Debug)]
 struct BuiltPayload {
     timestamp: u64,
-    result_json: Vec<u8>,
+    /// Shared with every answer (about 13 MB at 48 blobs): not copied per request.
+    result_json: Bytes,
 }
 
 type BuildResult = Option<Arc<Result<BuiltPayload, String>>>;
@@ -616,7 +617,7 @@ impl<E: EthSpec> Shared<E> {
         Ok((
             BuiltPayload {
                 timestamp: attributes.timestamp,
-                result_json,
+                result_json: Bytes::from(result_json),
             },
             entries,
         ))
@@ -625,7 +626,7 @@ impl<E: EthSpec> Shared<E> {
     /// `engine_getPayloadV5`: waits for the build, then answers its serialized result.
     ///
     /// [spec]: osaka.md#engine_getpayloadv5
-    async fn get_payload(&self, id: PayloadId) -> Result<Vec<u8>, RpcFailure> {
+    async fn get_payload(&self, id: PayloadId) -> Result<Bytes, RpcFailure> {
         let receiver = lock(&self.chain)
             .payloads
             .get(&u64::from_be_bytes(id.0))
@@ -676,13 +677,14 @@ impl<E: EthSpec> Shared<E> {
         self: &Arc<Self>,
         method: &str,
         params: serde_json::Value,
-    ) -> Result<Vec<u8>, RpcFailure> {
+    ) -> Result<Bytes, RpcFailure> {
         fn parse<T: DeserializeOwned>(params: serde_json::Value) -> Result<T, RpcFailure> {
             serde_json::from_value(params)
                 .map_err(|e| RpcFailure::new(RpcErrorCode::InvalidParams, e.to_string()))
         }
-        fn json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, RpcFailure> {
+        fn json<T: serde::Serialize>(value: &T) -> Result<Bytes, RpcFailure> {
             serde_json::to_vec(value)
+                .map(Bytes::from)
                 .map_err(|e| RpcFailure::new(RpcErrorCode::InternalError, e.to_string()))
         }
         match method {
@@ -765,14 +767,15 @@ fn json_response(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-fn rpc_response(id: &serde_json::Value, outcome: Result<Vec<u8>, RpcFailure>) -> Response {
+fn rpc_response(id: &serde_json::Value, outcome: Result<Bytes, RpcFailure>) -> Response {
     let id = serde_json::to_vec(id).unwrap_or_else(|_| b"null".to_vec());
-    let mut body = Vec::new();
+    let result_len = outcome.as_ref().map_or(0, Bytes::len);
+    // One copy of the result into the answer, in one allocation of its size.
+    let mut body = Vec::with_capacity(result_len + id.len() + 40);
     body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     body.extend_from_slice(&id);
     match outcome {
         Ok(result) => {
-            body.reserve(result.len() + 12);
             body.extend_from_slice(br#","result":"#);
             body.extend_from_slice(&result);
         }

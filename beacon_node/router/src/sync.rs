@@ -957,6 +957,7 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
         let SegmentImport {
             imported: done,
             failed,
+            ..
         } = chain.import_chain_segment(&segment[start..], &segment_verdicts[start..]);
         imported += done.len();
         let Some((at, error)) = failed else {
