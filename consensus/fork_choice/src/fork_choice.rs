@@ -823,16 +823,8 @@ impl<E: EthSpec> ForkChoice<E> {
             Some(state) => (state, true),
             None => (self.load_block_state(&parent_root)?, false),
         };
-        let current_slot = self.get_current_slot();
-        if current_slot < slot {
-            return Err(Error::FutureBlock {
-                block_slot: slot,
-                current_slot,
-            });
-        }
+        let is_timely = self.check_arrival(slot)?;
         self.check_block_place(block_root, parent_root, slot)?;
-        let is_timely = current_slot == slot
-            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps);
         Ok(Some(PreparedBlock {
             block_root,
             parent_root,
@@ -866,15 +858,7 @@ impl<E: EthSpec> ForkChoice<E> {
                 parent: parent_root,
             });
         }
-        let current_slot = self.get_current_slot();
-        if current_slot < slot {
-            return Err(Error::FutureBlock {
-                block_slot: slot,
-                current_slot,
-            });
-        }
-        let is_timely = current_slot == slot
-            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps);
+        let is_timely = self.check_arrival(slot)?;
         Ok(Some(PreparedBlock {
             block_root,
             parent_root,
@@ -883,6 +867,20 @@ impl<E: EthSpec> ForkChoice<E> {
             pre_state_advanced: false,
             is_timely,
         }))
+    }
+
+    /// A block of `slot` arriving now: refused when from the future, else whether it is timely
+    /// (in its own slot, before the attestation deadline).
+    fn check_arrival(&self, slot: Slot) -> Result<bool, Error> {
+        let current_slot = self.get_current_slot();
+        if current_slot < slot {
+            return Err(Error::FutureBlock {
+                block_slot: slot,
+                current_slot,
+            });
+        }
+        Ok(current_slot == slot
+            && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps))
     }
 
     /// The checks of `on_block` that the store can change between [`Self::prepare_block`] and
