@@ -121,7 +121,7 @@ pub(crate) struct BnArgs {
     disable_light_client_server: bool,
     /// The database's page cache in MiB (redb's, in the node's memory): what the node keeps
     /// of the stored chain in memory; a smaller one costs reads of cold states and blocks.
-    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..=65536))]
+    #[arg(long, value_name = "MIB", default_value_t = (client::DEFAULT_DB_CACHE_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(16..=65536))]
     db_cache_mib: u64,
     /// The memory in MiB the beacon states the node holds may take together (fork choice's
     /// block post-states, checkpoint and advanced states; what they share counted once),

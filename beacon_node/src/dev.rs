@@ -91,7 +91,7 @@ pub(crate) struct DevArgs {
     #[arg(long)]
     builder_mock: bool,
     /// Each node's database page cache in MiB (as `arbor bn --db-cache-mib`).
-    #[arg(long, value_name = "MIB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(16..=65536))]
+    #[arg(long, value_name = "MIB", default_value_t = (client::DEFAULT_DB_CACHE_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(16..=65536))]
     db_cache_mib: u64,
 }
 

@@ -220,7 +220,7 @@ fn benches(c: &mut Criterion) {
     let spec = spec();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    // The defaults: a snapshot every 64 epochs, a diff every epoch, a 1 GiB page cache
+    // The defaults: a snapshot every 64 epochs, a diff every epoch, a 256 MiB page cache
     // (`ARBOR_BENCH_DB_CACHE_MIB` sets another page cache, as `arbor bn --db-cache-mib`).
     let mut config = StoreConfig::default();
     if let Some(mib) = std::env::var("ARBOR_BENCH_DB_CACHE_MIB")

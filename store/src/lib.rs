@@ -18,7 +18,8 @@ mod store;
 pub use error::StoreError;
 pub use replay::StateTransitionReplayer;
 pub use store::{
-    Head, MigrationSummary, OldestBlock, Split, Store, StoreBatch, StoreConfig, StoredAs,
+    DEFAULT_CACHE_SIZE_BYTES, Head, MigrationSummary, OldestBlock, Split, Store, StoreBatch,
+    StoreConfig, StoredAs,
 };
 
 use types::{BeaconState, EthSpec, SignedBeaconBlock, Slot};

@@ -70,6 +70,16 @@ pub struct StoreConfig {
     pub quick_repair: bool,
 }
 
+/// [`StoreConfig::cache_size_bytes`] by default: 256 MiB. redb's page cache is the node's
+/// resident memory, and it fills as the database is written and read: with redb's own default
+/// (1 GiB) a node at 1,000,000 validators measured 1,549-1,617 MiB after two epochs, its cache
+/// not yet full (up to ~770 MiB more to come), against 1,293-1,360 MiB with 256 MiB (the
+/// beacon chain's README, "Measured"). The price is paid by reads of cold states (the API's
+/// historical states, the finalization migration's diff base): ~0.17 s more each (README,
+/// "redb against plain files"). Hot snapshots are files, which the kernel's page cache serves
+/// outside the node's memory.
+pub const DEFAULT_CACHE_SIZE_BYTES: usize = 256 << 20;
+
 impl Default for StoreConfig {
     fn default() -> Self {
         Self {
@@ -77,9 +87,7 @@ impl Default for StoreConfig {
             // measurements behind these numbers).
             cold_snapshot_interval: 2048,
             cold_diff_interval: 32,
-            // redb's own default; reading a 1M-validator snapshot through a 256 MiB cache was
-            // 3-4x slower (see the README).
-            cache_size_bytes: 1 << 30,
+            cache_size_bytes: DEFAULT_CACHE_SIZE_BYTES,
             quick_repair: true,
         }
     }

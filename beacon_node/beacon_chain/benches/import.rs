@@ -607,9 +607,9 @@ fn node_memory_measurement(
         }
     }
     drop(more);
-    // As a node runs by default (redb's page cache 1 GiB, `--db-cache-mib 1024`), then with a
-    // page cache of 256 MiB: how much of the memory is the database's cache.
-    for db_cache_mib in [None, Some(256)] {
+    // As a node runs by default (redb's page cache 256 MiB, `--db-cache-mib 256`), then with
+    // redb's own default of 1 GiB: how much of the memory is the database's cache.
+    for db_cache_mib in [None, Some(1024)] {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child.env(MEMORY_CHILD_ENV, dir.path());
         if let Some(mib) = db_cache_mib {
@@ -695,9 +695,13 @@ fn node_memory_child(dir: &std::path::Path) {
          {:.0} MiB with the chain built on its warmed anchor, {:.0} MiB after importing \
          {imported} blocks with 48 blobs and {CUSTODY} columns each (peak {:.0} MiB); fork \
          choice holds {} block post-states, measured at {:.0} MiB",
-        db_cache_mib.map_or("1024 MiB (the default)".to_string(), |mib| format!(
-            "{mib} MiB"
-        )),
+        db_cache_mib.map_or(
+            format!(
+                "{} MiB (the default)",
+                store::DEFAULT_CACHE_SIZE_BYTES >> 20
+            ),
+            |mib| format!("{mib} MiB")
+        ),
         started,
         rss_mib().unwrap_or(f64::NAN),
         proc_status_mib("VmHWM:").unwrap_or(f64::NAN),

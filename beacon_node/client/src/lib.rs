@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 use types::EthSpec;
 
 pub use config::{Anchor, ClientConfig, ExecutionConfig, NetworkOptions};
-pub use store::StoreConfig;
+pub use store::{DEFAULT_CACHE_SIZE_BYTES as DEFAULT_DB_CACHE_BYTES, StoreConfig};
 
 /// Why the node could not start.
 #[derive(Debug, thiserror::Error)]

@@ -559,7 +559,7 @@ impl Sim<'_> {
             // Room for every other node and a garbage peer.
             &(self.nodes.len() + 2).to_string(),
             "--supernode",
-            // A small database page cache (redb's, 1 GiB by default, fills as the database
+            // A small database page cache (256 MiB by default, fills as the database
             // grows): the memory check then sees the node's own growth, not the cache filling.
             "--db-cache-mib",
             "64",
