@@ -41,7 +41,7 @@ pub enum StoreError {
     /// The database has an older schema and must be migrated before use.
     #[error(
         "the database has schema version {found}, older than the current {current}: migrate it \
-         with `arbor db migrate` (Store::migrate_schema), or {PURGE_HINT}"
+         with Store::migrate_schema (`arbor bn` does when it starts: Store::open_migrating), or {PURGE_HINT}"
     )]
     SchemaTooOld {
         /// The schema version recorded in the database.
@@ -113,8 +113,8 @@ pub enum StoreError {
         /// What the file system said.
         source: std::io::Error,
     },
-    /// The `hot_states` table references a snapshot file that is not on disk.
-    #[error("the hot state {root} is stored in {path}, which is missing; {PURGE_HINT}")]
+    /// The `hot_states` or `cold_states` table references a snapshot file that is not on disk.
+    #[error("the state {root} is stored in {path}, which is missing; {PURGE_HINT}")]
     MissingStateFile {
         /// The state's root.
         root: Root,

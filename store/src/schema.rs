@@ -10,7 +10,7 @@
 //! | `pending_snapshots` | state root | slot, since schema 3: epoch snapshots whose whole state is still to be written |
 //! | `cold_blocks` | block root | SSZ finalized `SignedBeaconBlock`, sealed |
 //! | `cold_block_roots` | slot | canonical finalized block root (slots with a block) |
-//! | `cold_states` | slot | snapshot or diff against a snapshot, sealed |
+//! | `cold_states` | slot | snapshot or diff against a snapshot, sealed; since schema 4 a snapshot is the reference (state root, length, CRC) of the file `<db>.cold/<root>.ssz` holding its sealed SSZ, before it was inline (and stays readable) |
 //! | `cold_state_roots` | state root | slot |
 //! | `data_columns` | block root ‖ index | SSZ `DataColumnSidecar`, sealed |
 //! | `blob_sidecars` | block root ‖ index | SSZ `BlobSidecar`, sealed |
@@ -28,7 +28,7 @@ use crate::codec::{self, slot_root_key};
 use crate::state_files::StateFiles;
 
 /// The schema this version of the store writes.
-pub const CURRENT_SCHEMA_VERSION: u64 = 3;
+pub const CURRENT_SCHEMA_VERSION: u64 = 4;
 
 /// Named metadata: schema version, head, finalized checkpoint, split, anchor.
 pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
@@ -52,7 +52,8 @@ pub const COLD_BLOCKS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::n
 /// The canonical finalized block root at each slot that has a block.
 pub const COLD_BLOCK_ROOTS: TableDefinition<'_, u64, [u8; 32]> =
     TableDefinition::new("cold_block_roots");
-/// Finalized states by slot, each a snapshot or a diff against a snapshot, sealed.
+/// Finalized states by slot, each a snapshot (since schema 4, the reference of its file) or a
+/// diff against a snapshot, sealed.
 pub const COLD_STATES: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("cold_states");
 /// The slot of each finalized state, by state root.
 pub const COLD_STATE_ROOTS: TableDefinition<'_, [u8; 32], u64> =
@@ -144,6 +145,11 @@ pub(crate) fn migrate<E: EthSpec>(
         match version {
             1 => migrate_v1_to_v2::<E>(txn)?,
             2 => migrate_v2_to_v3(txn, state_files)?,
+            // Schema 4 writes new cold snapshots to files (`<db>.cold`); the ones stored inline
+            // before stay where they are and readable, so there is nothing to move. The
+            // version says that an older build, which cannot read the file references, must
+            // not open the database.
+            3 => {}
             other => return Err(StoreError::NoMigration { from: other }),
         }
         version += 1;

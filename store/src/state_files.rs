@@ -1,4 +1,4 @@
-//! Hot snapshots as files beside the database.
+//! Hot snapshots and cold snapshots as files beside the database.
 //!
 //! A whole 1,000,000-validator state is ~135 MiB. Stored as a redb value, its durable write took
 //! 1.39 s against 0.22 s for the same bytes in a plain file (README, "redb against plain files"),
@@ -14,6 +14,11 @@
 //! A crash between the steps leaves a file that no committed reference names (an orphan), never
 //! a reference without its file. Orphans and leftover `.tmp` files are removed when the store
 //! opens.
+//!
+//! The cold snapshots (one every `cold_snapshot_interval` slots, since schema 4) live the same
+//! way in a second directory, referenced from `cold_states`: kept out of redb, a 135 MiB
+//! snapshot does not pass through the database's page cache, which is the node's memory, and
+//! the kernel's page cache serves its reads instead.
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -36,7 +41,7 @@ const TMP_SUFFIX: &str = ".ssz.tmp";
 /// Numbers the temporary files of the process.
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// The reference the `hot_states` table keeps for a snapshot file: the file's length and its
+/// The reference the database keeps for a snapshot file: the file's length and its
 /// last four bytes (the CRC-32 of the sealed value), so a file swapped for another or cut short
 /// is caught before it is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,9 +73,14 @@ impl FileRef {
         out
     }
 
-    pub(crate) fn from_bytes(bytes: &[u8], root: &Root) -> Result<Self, StoreError> {
+    /// The reference encoded in `bytes`, found in `table` for the snapshot `root`.
+    pub(crate) fn from_bytes(
+        bytes: &[u8],
+        table: &'static str,
+        root: &Root,
+    ) -> Result<Self, StoreError> {
         let bytes: &[u8; Self::LEN] = bytes.try_into().map_err(|_| StoreError::CorruptValue {
-            table: "hot_states",
+            table,
             key: hex_key(root.as_slice()),
             reason: format!(
                 "a file reference of {} bytes, expected {}",
@@ -85,25 +95,47 @@ impl FileRef {
     }
 }
 
-/// The directory of hot snapshot files.
+/// A directory of snapshot files: the hot ones, or the cold ones.
 #[derive(Debug)]
 pub(crate) struct StateFiles {
     dir: PathBuf,
+    /// The table whose references name the files (for errors).
+    table: &'static str,
 }
 
 impl StateFiles {
-    /// The directory beside the database file at `db_path`: `<db_path>.states`.
+    /// The directory of the hot snapshots beside the database file at `db_path`:
+    /// `<db_path>.states`.
     pub(crate) fn dir_for(db_path: &Path) -> PathBuf {
+        Self::dir_beside(db_path, ".states")
+    }
+
+    /// The directory of the cold snapshots beside the database file at `db_path`:
+    /// `<db_path>.cold`.
+    pub(crate) fn cold_dir_for(db_path: &Path) -> PathBuf {
+        Self::dir_beside(db_path, ".cold")
+    }
+
+    fn dir_beside(db_path: &Path, suffix: &str) -> PathBuf {
         let mut name = OsString::from(db_path.as_os_str());
-        name.push(".states");
+        name.push(suffix);
         PathBuf::from(name)
     }
 
-    /// Opens (creating it if needed) the directory of the database at `db_path`.
+    /// Opens (creating it if needed) the hot snapshots' directory of the database at `db_path`.
     pub(crate) fn open(db_path: &Path) -> Result<Self, StoreError> {
-        let dir = Self::dir_for(db_path);
+        Self::open_dir(Self::dir_for(db_path), "hot_states")
+    }
+
+    /// Opens (creating it if needed) the cold snapshots' directory of the database at
+    /// `db_path`.
+    pub(crate) fn open_cold(db_path: &Path) -> Result<Self, StoreError> {
+        Self::open_dir(Self::cold_dir_for(db_path), "cold_states")
+    }
+
+    fn open_dir(dir: PathBuf, table: &'static str) -> Result<Self, StoreError> {
         fs::create_dir_all(&dir).map_err(|source| io_error(&dir, source))?;
-        Ok(Self { dir })
+        Ok(Self { dir, table })
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -154,7 +186,7 @@ impl StateFiles {
         let found = FileRef::of(&bytes);
         if found != expected {
             return Err(StoreError::CorruptValue {
-                table: "hot_states",
+                table: self.table,
                 key: hex_key(root.as_slice()),
                 reason: format!(
                     "the file {} ({} bytes) does not match its reference ({} bytes)",
@@ -201,7 +233,6 @@ impl StateFiles {
     }
 
     /// The state roots of the snapshot files in the directory.
-    #[cfg(test)]
     pub(crate) fn list(&self) -> Result<Vec<Root>, StoreError> {
         let entries = fs::read_dir(&self.dir).map_err(|source| io_error(&self.dir, source))?;
         let mut roots = Vec::new();
@@ -249,6 +280,7 @@ mod tests {
         let root = Root::from([0xab; 32]);
         let files = StateFiles {
             dir: PathBuf::from("/x"),
+            table: "hot_states",
         };
         let name = files.path(&root);
         let name = name.file_name().unwrap().to_str().unwrap();
@@ -267,7 +299,7 @@ mod tests {
         let reference = files.write(&root, &sealed).unwrap();
         assert_eq!(reference, FileRef::of(&sealed));
         assert_eq!(
-            FileRef::from_bytes(&reference.to_bytes(), &root).unwrap(),
+            FileRef::from_bytes(&reference.to_bytes(), "hot_states", &root).unwrap(),
             reference
         );
         assert_eq!(files.read(&root, reference).unwrap(), Some(sealed.clone()));

@@ -48,6 +48,10 @@ pub use backfill::OldestBlock;
 const COLD_FULL: u8 = 0;
 /// Tag of a cold state stored as a diff against a full one.
 const COLD_DIFF: u8 = 1;
+/// Tag of a cold state stored whole in a file beside the database (since schema 4): the state
+/// root (the file's name) and the file's reference follow. Snapshots stored inline
+/// ([`COLD_FULL`]) by earlier schemas stay readable.
+const COLD_FILE: u8 = 2;
 /// Meta key of the slot of the latest full cold snapshot, the base of new diffs.
 const COLD_SNAPSHOT_KEY: &str = "cold_snapshot_slot";
 /// Byte offset of `state_roots` in an SSZ `BeaconState` of every fork: `genesis_time` (8),
@@ -169,6 +173,8 @@ pub struct Store<E: EthSpec> {
     db: Database,
     /// The hot snapshots, one file each beside the database (see [`crate::state_files`]).
     state_files: StateFiles,
+    /// The cold snapshots, one file each in a directory of their own.
+    cold_files: StateFiles,
     /// Snapshot files no committed reference named, removed when the store opened.
     orphan_state_files: usize,
     spec: ChainSpec,
@@ -201,13 +207,18 @@ pub struct StoreBatch<'a, E: EthSpec> {
 struct NewStateFiles<'a> {
     files: &'a StateFiles,
     roots: Vec<Root>,
+    cold_files: &'a StateFiles,
+    cold_roots: Vec<Root>,
 }
 
 impl Drop for NewStateFiles<'_> {
     fn drop(&mut self) {
+        // A file left behind is an orphan, removed when the store next opens.
         for root in &self.roots {
-            // A file left behind is an orphan, removed when the store next opens.
             let _ = self.files.remove(root);
+        }
+        for root in &self.cold_roots {
+            let _ = self.cold_files.remove(root);
         }
     }
 }
@@ -275,16 +286,40 @@ impl<E: EthSpec> Store<E> {
         // Files written for batches that never committed (or whose references a committed
         // migration dropped before the files were deleted) go now.
         let state_files = StateFiles::open(path)?;
-        let referenced = hot_snapshot_roots(&db.begin_read()?)?;
-        let orphan_state_files = state_files.remove_orphans(&referenced.into_iter().collect())?;
+        let cold_files = StateFiles::open_cold(path)?;
+        let (referenced, cold_referenced) = {
+            let txn = db.begin_read()?;
+            let hot = hot_snapshot_roots(&txn)?;
+            (hot, cold_snapshot_file_roots(&txn, &cold_files.list()?)?)
+        };
+        let orphan_state_files = state_files.remove_orphans(&referenced.into_iter().collect())?
+            + cold_files.remove_orphans(&cold_referenced)?;
         Ok(Self {
             db,
             state_files,
+            cold_files,
             orphan_state_files,
             spec,
             config,
             _preset: PhantomData,
         })
+    }
+
+    /// [`Self::open`], migrating a database of an older schema first ([`Self::migrate_schema`]):
+    /// how a node opens its database after an upgrade. Returns the versions migrated from and
+    /// to, when it migrated.
+    pub fn open_migrating(
+        path: &Path,
+        spec: ChainSpec,
+        config: StoreConfig,
+    ) -> Result<(Self, Option<(u64, u64)>), StoreError> {
+        match Self::open(path, spec.clone(), config.clone()) {
+            Err(StoreError::SchemaTooOld { .. }) => {
+                let migrated = Self::migrate_schema(path)?;
+                Ok((Self::open(path, spec, config)?, Some(migrated)))
+            }
+            opened => Ok((opened?, None)),
+        }
     }
 
     /// Migrates the database at `path` to the current schema; returns the versions it went
@@ -326,6 +361,37 @@ impl<E: EthSpec> Store<E> {
     /// The directory [`Self::open`] keeps the hot snapshots of the database at `path` in.
     pub fn state_files_dir_for(path: &Path) -> PathBuf {
         StateFiles::dir_for(path)
+    }
+
+    /// The directory of the cold snapshot files: `<database path>.cold`.
+    pub fn cold_files_dir(&self) -> &Path {
+        self.cold_files.dir()
+    }
+
+    /// The directory [`Self::open`] keeps the cold snapshots of the database at `path` in.
+    pub fn cold_files_dir_for(path: &Path) -> PathBuf {
+        StateFiles::cold_dir_for(path)
+    }
+
+    /// The slots of the cold states stored whole, each with the root of its state when its
+    /// snapshot is a file (schema 4 on) and `None` when it is inline (written before).
+    pub fn cold_snapshots(&self) -> Result<Vec<(Slot, Option<Root>)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let cold = txn.open_table(COLD_STATES)?;
+        let mut snapshots = Vec::new();
+        for entry in cold.iter()? {
+            let (slot, value) = entry?;
+            let slot = slot.value();
+            let (value, _) = unseal(value.value().to_vec(), "cold_states", || slot.to_string())?;
+            match value.first() {
+                Some(&COLD_FULL) => snapshots.push((slot, None)),
+                Some(&COLD_FILE) => {
+                    snapshots.push((slot, Some(cold_file_reference(&value, slot)?.0)));
+                }
+                _ => {}
+            }
+        }
+        Ok(snapshots)
     }
 
     /// How many snapshot files that no committed reference named were removed at open.
@@ -421,6 +487,8 @@ impl<E: EthSpec> Store<E> {
             new_state_files: NewStateFiles {
                 files: &self.state_files,
                 roots: Vec::new(),
+                cold_files: &self.cold_files,
+                cold_roots: Vec::new(),
             },
             txn: self.begin_write()?,
         })
@@ -507,10 +575,14 @@ impl<E: EthSpec> Store<E> {
             txn.open_table(COLD_BLOCK_ROOTS)?
                 .insert(block.slot(), block_root.0)?;
         }
-        let mut cold_value = vec![COLD_FULL];
-        state.ssz_append(&mut cold_value);
+        let cold_value = self.write_cold_snapshot(
+            &state_root,
+            &seal_ssz(state, state.fork_name()),
+            state.fork_name(),
+        )?;
+        batch.new_state_files.cold_roots.push(state_root);
         txn.open_table(COLD_STATES)?
-            .insert(slot, seal(&cold_value, state.fork_name()).as_slice())?;
+            .insert(slot, cold_value.as_slice())?;
         txn.open_table(COLD_STATE_ROOTS)?
             .insert(state_root.0, slot)?;
         let mut meta = txn.open_table(META)?;
@@ -1093,7 +1165,7 @@ impl<E: EthSpec> Store<E> {
             .collect::<Result<Vec<_>, _>>()?;
         drop(finalized_state);
 
-        // The latest cold snapshot, tagged, as the base of diffs.
+        // The latest cold snapshot's SSZ, as the base of diffs.
         let cold = txn.open_table(COLD_STATES)?;
         let mut base: Option<(Slot, Vec<u8>)> = None;
         let base_slot = txn
@@ -1104,9 +1176,9 @@ impl<E: EthSpec> Store<E> {
             && let Some(value) = cold.get(slot)?.map(|v| v.value().to_vec())
         {
             let (value, _) = unseal(value, "cold_states", || slot.to_string())?;
-            if value.first() == Some(&COLD_FULL) {
-                base = Some((slot, value));
-            }
+            base = self
+                .read_cold_snapshot(&value, slot)?
+                .map(|ssz| (slot, ssz));
         }
 
         let mut prepared = PreparedColdStates {
@@ -1132,9 +1204,9 @@ impl<E: EthSpec> Store<E> {
                 continue;
             };
             if !slot.is_multiple_of(self.config.cold_snapshot_interval)
-                && let Some((base_slot, base_value)) = &base
+                && let Some((base_slot, base_ssz)) = &base
             {
-                let diff = state_diff::compute_diff(&base_value[1..], &ssz_bytes);
+                let diff = state_diff::compute_diff(base_ssz, &ssz_bytes);
                 // A diff that saves little is not worth the dependency on its base.
                 if diff.len() < ssz_bytes.len() / 2 {
                     let mut value = Vec::with_capacity(9 + diff.len());
@@ -1146,14 +1218,13 @@ impl<E: EthSpec> Store<E> {
                     continue;
                 }
             }
-            let mut value = Vec::with_capacity(1 + ssz_bytes.len());
-            value.push(COLD_FULL);
-            value.extend_from_slice(&ssz_bytes);
-            drop(ssz_bytes);
-            prepared.cold_states.push((slot, seal(&value, fork)));
+            // Its file is written now, before the migration's transaction references it; a
+            // migration that does not commit leaves an orphan, removed at the next open.
+            let value = self.write_cold_snapshot(&root, &seal(&ssz_bytes, fork), fork)?;
+            prepared.cold_states.push((slot, value));
             prepared.snapshots += 1;
             prepared.last_snapshot = Some(slot);
-            base = Some((slot, value));
+            base = Some((slot, ssz_bytes));
         }
         Ok(Some(prepared))
     }
@@ -1251,7 +1322,7 @@ impl<E: EthSpec> Store<E> {
         let Some(reference) = table.get(root.0)? else {
             return Ok(None);
         };
-        let reference = FileRef::from_bytes(reference.value(), root)?;
+        let reference = FileRef::from_bytes(reference.value(), "hot_states", root)?;
         if let Some(sealed) = self.state_files.read(root, reference)? {
             return unseal(sealed, "hot_states", || key_str(root)).map(Some);
         }
@@ -1271,6 +1342,48 @@ impl<E: EthSpec> Store<E> {
             })
         } else {
             Ok(None)
+        }
+    }
+
+    /// Writes the sealed snapshot `sealed` of the state `root` to its cold file (durably, before
+    /// the transaction that references it commits) and returns the `cold_states` value that
+    /// references it.
+    fn write_cold_snapshot(
+        &self,
+        root: &Root,
+        sealed: &[u8],
+        fork: ForkName,
+    ) -> Result<Vec<u8>, StoreError> {
+        let reference = self.cold_files.write(root, sealed)?;
+        let mut value = Vec::with_capacity(1 + 32 + FileRef::LEN);
+        value.push(COLD_FILE);
+        value.extend_from_slice(root.as_slice());
+        value.extend_from_slice(&reference.to_bytes());
+        Ok(seal(&value, fork))
+    }
+
+    /// The SSZ of the cold state at `slot` when its unsealed `cold_states` value stores it
+    /// whole (inline, or in its file); `None` when the value is a diff.
+    fn read_cold_snapshot(&self, value: &[u8], slot: Slot) -> Result<Option<Vec<u8>>, StoreError> {
+        match value.first() {
+            Some(&COLD_FULL) => Ok(Some(value[1..].to_vec())),
+            Some(&COLD_FILE) => {
+                let (root, reference) = cold_file_reference(value, slot)?;
+                let sealed = self.cold_files.read(&root, reference)?.ok_or_else(|| {
+                    StoreError::MissingStateFile {
+                        root,
+                        path: self.cold_files.path(&root),
+                    }
+                })?;
+                let (ssz_bytes, _) = unseal(sealed, "cold_states", || slot.to_string())?;
+                Ok(Some(ssz_bytes))
+            }
+            Some(&COLD_DIFF) => Ok(None),
+            other => Err(StoreError::CorruptValue {
+                table: "cold_states",
+                key: slot.to_string(),
+                reason: format!("unknown state encoding {other:?}"),
+            }),
         }
     }
 
@@ -1357,9 +1470,10 @@ impl<E: EthSpec> Store<E> {
             .map(|(k, v)| (k.value(), v.value().to_vec()))
             .ok_or(StoreError::MissingColdState(slot))?;
         let (value, fork) = unseal(value, "cold_states", || grid_slot.to_string())?;
-        let ssz_bytes = match value.first() {
-            Some(&COLD_FULL) => value[1..].to_vec(),
-            Some(&COLD_DIFF) => {
+        let whole = self.read_cold_snapshot(&value, grid_slot)?;
+        let ssz_bytes = match (whole, value.first()) {
+            (Some(ssz_bytes), _) => ssz_bytes,
+            (None, Some(&COLD_DIFF)) => {
                 let base_slot = peek_u64(&value, 1).ok_or_else(|| StoreError::CorruptValue {
                     table: "cold_states",
                     key: grid_slot.to_string(),
@@ -1370,22 +1484,20 @@ impl<E: EthSpec> Store<E> {
                     .map(|v| v.value().to_vec())
                     .ok_or(StoreError::MissingColdState(base_slot))?;
                 let (base, _) = unseal(base, "cold_states", || base_slot.to_string())?;
-                if base.first() != Some(&COLD_FULL) {
-                    return Err(StoreError::CorruptValue {
+                let base = self.read_cold_snapshot(&base, base_slot)?.ok_or_else(|| {
+                    StoreError::CorruptValue {
                         table: "cold_states",
                         key: base_slot.to_string(),
                         reason: "the base of a diff is not a snapshot".into(),
-                    });
-                }
-                state_diff::apply_diff(&base[1..], &value[9..]).map_err(|source| {
-                    StoreError::Diff {
-                        table: "cold_states",
-                        slot: grid_slot,
-                        source,
                     }
+                })?;
+                state_diff::apply_diff(&base, &value[9..]).map_err(|source| StoreError::Diff {
+                    table: "cold_states",
+                    slot: grid_slot,
+                    source,
                 })?
             }
-            other => {
+            (None, other) => {
                 return Err(StoreError::CorruptValue {
                     table: "cold_states",
                     key: grid_slot.to_string(),
@@ -1750,6 +1862,7 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         // The files stay whatever the result: a commit that failed may still have reached the
         // disk, and a file without a committed reference is removed at the next open.
         new_state_files.roots.clear();
+        new_state_files.cold_roots.clear();
         result?;
         Ok(())
     }
@@ -1773,6 +1886,52 @@ fn decode_by_slot<T, E: EthSpec>(
         Ok((slot, value)) if spec.fork_name_at_slot::<E>(slot) == fork => Some((value, fork)),
         _ => None,
     })
+}
+
+/// The state root and file reference of an unsealed [`COLD_FILE`] value of `cold_states`.
+fn cold_file_reference(value: &[u8], slot: Slot) -> Result<(Root, FileRef), StoreError> {
+    let corrupt = || StoreError::CorruptValue {
+        table: "cold_states",
+        key: slot.to_string(),
+        reason: format!(
+            "a file reference of {} bytes, expected {}",
+            value.len().saturating_sub(1),
+            32 + FileRef::LEN
+        ),
+    };
+    if value.len() != 1 + 32 + FileRef::LEN {
+        return Err(corrupt());
+    }
+    let root = Root::from_slice(&value[1..33]);
+    Ok((
+        root,
+        FileRef::from_bytes(&value[33..], "cold_states", &root)?,
+    ))
+}
+
+/// Which of the cold snapshot files `on_disk` (by state root) a committed `cold_states` value
+/// references: the slot of each root (`cold_state_roots`) must hold a [`COLD_FILE`] value that
+/// names it. The others are orphans.
+fn cold_snapshot_file_roots(
+    txn: &ReadTransaction,
+    on_disk: &[Root],
+) -> Result<HashSet<Root>, StoreError> {
+    let roots = txn.open_table(COLD_STATE_ROOTS)?;
+    let cold = txn.open_table(COLD_STATES)?;
+    let mut referenced = HashSet::new();
+    for root in on_disk {
+        let Some(slot) = roots.get(root.0)?.map(|slot| slot.value()) else {
+            continue;
+        };
+        let Some(value) = cold.get(slot)?.map(|v| v.value().to_vec()) else {
+            continue;
+        };
+        let (value, _) = unseal(value, "cold_states", || slot.to_string())?;
+        if value.first() == Some(&COLD_FILE) && cold_file_reference(&value, slot)?.0 == *root {
+            referenced.insert(*root);
+        }
+    }
+    Ok(referenced)
 }
 
 /// The keys of `hot_states`: the roots of the hot states stored whole.

@@ -13,7 +13,7 @@ use common::{Chain, E, SPE, SlotReplayer, assert_same_state, fulu_spec};
 use redb::{ReadableDatabase, ReadableTable};
 use ssz::Encode;
 use store::schema::{
-    CURRENT_SCHEMA_VERSION, DATA_SIDECAR_SLOTS, HOT_STATES, META, SCHEMA_VERSION_KEY,
+    COLD_STATES, CURRENT_SCHEMA_VERSION, DATA_SIDECAR_SLOTS, HOT_STATES, META, SCHEMA_VERSION_KEY,
 };
 use store::{Store, StoreConfig, StoreError};
 
@@ -308,6 +308,122 @@ fn a_damaged_or_missing_state_file_is_reported_and_orphans_are_removed() {
         .get_state(&root, &mut SlotReplayer::default())
         .unwrap()
         .expect("the anchor state");
+}
+
+#[test]
+fn a_damaged_or_missing_cold_snapshot_file_is_reported_and_orphans_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    populated(&path, 1);
+    let root = Chain::state_root(0, 0);
+    let file = Store::<E>::cold_files_dir_for(&path).join(format!("{root}.ssz"));
+    let good = std::fs::read(&file).expect("the anchor's cold snapshot file");
+    let store: Store<E> = Store::open(&path, fulu_spec(), config()).unwrap();
+    assert_eq!(store.cold_snapshots().unwrap(), vec![(0, Some(root))]);
+    let anchor = store
+        .get_cold_state_by_slot(0, &mut SlotReplayer::default())
+        .unwrap()
+        .expect("the anchor's cold state");
+    assert_same_state(&anchor, &Chain::state(0, 0));
+
+    // A flipped byte, then a file cut short: the reference's checksum and length catch them.
+    let mut bad = good.clone();
+    bad[good.len() / 2] ^= 0x40;
+    for damaged in [bad, good[..good.len() - 100].to_vec()] {
+        std::fs::write(&file, &damaged).unwrap();
+        let err = store
+            .get_cold_state_by_slot(0, &mut SlotReplayer::default())
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::CorruptValue {
+                    table: "cold_states",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert_says_purge(&err);
+    }
+
+    // Gone while the database still references it.
+    std::fs::remove_file(&file).unwrap();
+    let err = store
+        .get_cold_state_by_slot(0, &mut SlotReplayer::default())
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::MissingStateFile { root: r, .. } if r == root),
+        "{err}"
+    );
+    assert_says_purge(&err);
+    drop(store);
+
+    // A file no committed value references (a migration that never committed) and a partial
+    // write are removed at open; the referenced file is kept.
+    std::fs::write(&file, &good).unwrap();
+    let cold_dir = Store::<E>::cold_files_dir_for(&path);
+    let orphan = cold_dir.join(format!("{}.ssz", Chain::state_root(16, 0)));
+    std::fs::write(&orphan, &good).unwrap();
+    std::fs::write(cold_dir.join(format!("{root}.ssz.tmp3")), b"x").unwrap();
+    let store: Store<E> = Store::open(&path, fulu_spec(), config()).unwrap();
+    assert_eq!(store.orphan_state_files_removed(), 2);
+    assert!(!orphan.exists());
+    assert!(file.exists());
+    let anchor = store
+        .get_cold_state_by_slot(0, &mut SlotReplayer::default())
+        .unwrap()
+        .expect("the anchor's cold state");
+    assert_same_state(&anchor, &Chain::state(0, 0));
+}
+
+#[test]
+fn a_schema_3_database_keeps_its_inline_cold_snapshot_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    populated(&path, 2);
+    // Schema 3 stored cold snapshots inline: tag 0, the SSZ, the fork and CRC-32 trailer.
+    let file =
+        Store::<E>::cold_files_dir_for(&path).join(format!("{}.ssz", Chain::state_root(0, 0)));
+    let sealed = std::fs::read(&file).unwrap();
+    let (ssz_and_fork, _) = sealed.split_at(sealed.len() - 4);
+    let mut inline = vec![0u8];
+    inline.extend_from_slice(ssz_and_fork);
+    let crc = crc32fast::hash(&inline);
+    inline.extend_from_slice(&crc.to_le_bytes());
+    {
+        let db = redb::Database::create(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(COLD_STATES)
+            .unwrap()
+            .insert(0, inline.as_slice())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    std::fs::remove_file(&file).unwrap();
+    set_schema_version(&path, 3);
+
+    let err = Store::<E>::open(&path, fulu_spec(), config())
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(err, StoreError::SchemaTooOld { found: 3, .. }),
+        "{err}"
+    );
+    // As the node opens it: migrated, then opened; a second open has nothing to migrate.
+    let (store, migrated) = Store::<E>::open_migrating(&path, fulu_spec(), config()).unwrap();
+    assert_eq!(migrated, Some((3, CURRENT_SCHEMA_VERSION)));
+    drop(store);
+    let (store, migrated) = Store::<E>::open_migrating(&path, fulu_spec(), config()).unwrap();
+    assert_eq!(migrated, None);
+    assert_eq!(store.schema_version().unwrap(), CURRENT_SCHEMA_VERSION);
+    assert_eq!(store.cold_snapshots().unwrap(), vec![(0, None)]);
+    let anchor = store
+        .get_cold_state_by_slot(0, &mut SlotReplayer::default())
+        .unwrap()
+        .expect("the anchor's inline cold state");
+    assert_same_state(&anchor, &Chain::state(0, 0));
+    assert_eq!(store.orphan_state_files_removed(), 0);
 }
 
 /// Turns the database's hot states back into the layout before schema 3: the sealed bytes in

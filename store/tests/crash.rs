@@ -222,6 +222,16 @@ fn check(
     // The hot snapshot files are exactly those referenced: a file written for a batch the kill
     // cut short was removed at open, and no committed reference lost its file.
     common::snapshot_files(&store);
+    // So are the cold snapshot files (a migration killed after writing one left an orphan),
+    // and every cold snapshot reads back.
+    common::cold_snapshot_files(&store);
+    for (slot, _) in store.cold_snapshots().unwrap() {
+        let cold = store
+            .get_cold_state_by_slot(slot, &mut SlotReplayer::default())
+            .unwrap()
+            .expect("a cold snapshot");
+        common::assert_same_state(&cold, &Chain::state(slot, 0));
+    }
     let orphans = store.orphan_state_files_removed();
 
     // The head is the last reported commit or the one after (committed, killed before saying so).

@@ -178,6 +178,23 @@ fn finalization_moves_the_chain_to_cold_and_prunes_abandoned_forks() {
         "slot 8, against the anchor snapshot at 0"
     );
     assert_eq!(summary.cold_states_missing, 0);
+    // The cold snapshots (the anchor's and slot 16's) are files; the diff is not.
+    assert_eq!(
+        store.cold_snapshots().unwrap(),
+        vec![
+            (0, Some(Chain::state_root(0, 0))),
+            (16, Some(Chain::state_root(16, 0)))
+        ]
+    );
+    let mut cold = vec![Chain::state_root(0, 0), Chain::state_root(16, 0)];
+    cold.sort();
+    assert_eq!(common::cold_snapshot_files(&store), cold);
+    let mut replayer = SlotReplayer::default();
+    let at_16 = store
+        .get_cold_state_by_slot(16, &mut replayer)
+        .unwrap()
+        .unwrap();
+    common::assert_same_state(&at_16, &Chain::state(16, 0));
 
     let split = store.split().unwrap().unwrap();
     assert_eq!(split.slot, 16);
@@ -612,6 +629,11 @@ fn snapshots_only_when_diffs_are_disabled() {
     import(&store, 1..=17, 0, 0);
     let summary = finalize(&store, 2);
     assert_eq!((summary.cold_snapshots, summary.cold_diffs), (2, 0));
+    assert_eq!(
+        common::cold_snapshot_files(&store).len(),
+        3,
+        "slots 0, 8 and 16"
+    );
 }
 
 #[test]
@@ -677,6 +699,7 @@ fn snapshot_writes_finalizations_and_reads_at_once_leave_every_reference_with_it
         }
     });
     snapshot_files(&store);
+    common::cold_snapshot_files(&store);
     assert!(store.pending_snapshots().unwrap().is_empty());
     for slot in 4 * SPE..=last {
         let state = store

@@ -413,11 +413,21 @@ fn finalization_migrates_the_store_after_the_import_on_the_store_writer() {
     // and no import runs.
     let copy = tempfile::tempdir().unwrap();
     std::fs::copy(h.dir.path().join("db"), copy.path().join("db")).unwrap();
-    let files = Store::<E>::state_files_dir_for(&copy.path().join("db"));
-    std::fs::create_dir_all(&files).unwrap();
-    for entry in std::fs::read_dir(store.state_files_dir()).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), files.join(entry.file_name())).unwrap();
+    for (from, to) in [
+        (
+            store.state_files_dir(),
+            Store::<E>::state_files_dir_for(&copy.path().join("db")),
+        ),
+        (
+            store.cold_files_dir(),
+            Store::<E>::cold_files_dir_for(&copy.path().join("db")),
+        ),
+    ] {
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
     }
 
     drop(held);

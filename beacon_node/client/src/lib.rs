@@ -361,11 +361,14 @@ fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, Cl
             source,
         })?;
     }
-    let store = Arc::new(Store::<E>::open(
-        &db_path,
-        (*config.spec).clone(),
-        config.store.clone(),
-    )?);
+    // A database an earlier release wrote is migrated in place, as an operator upgrading the
+    // node expects.
+    let (store, migrated) =
+        Store::<E>::open_migrating(&db_path, (*config.spec).clone(), config.store.clone())?;
+    if let Some((from, to)) = migrated {
+        tracing::info!(path = %db_path.display(), from, to, "database migrated to the current schema");
+    }
+    let store = Arc::new(store);
     let clock: Arc<dyn SlotClock> = Arc::new(SystemTimeSlotClock);
     let threads = config.worker_threads.max(1);
     let pool = Arc::new(

@@ -239,3 +239,30 @@ pub(crate) fn snapshot_files(store: &store::Store<E>) -> Vec<Root> {
     assert_eq!(on_disk, referenced);
     on_disk
 }
+
+/// The roots of the cold snapshot files on disk, sorted, checked to be exactly those the
+/// database's cold snapshots reference (no orphan, no reference without its file).
+pub(crate) fn cold_snapshot_files(store: &store::Store<E>) -> Vec<Root> {
+    let mut on_disk: Vec<Root> = std::fs::read_dir(store.cold_files_dir())
+        .expect("the cold files directory")
+        .map(|e| {
+            let name = e
+                .expect("a directory entry")
+                .file_name()
+                .into_string()
+                .expect("a UTF-8 name");
+            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
+            hex.parse().expect("a state root")
+        })
+        .collect();
+    let mut referenced: Vec<Root> = store
+        .cold_snapshots()
+        .expect("readable")
+        .into_iter()
+        .filter_map(|(_, root)| root)
+        .collect();
+    on_disk.sort();
+    referenced.sort();
+    assert_eq!(on_disk, referenced);
+    on_disk
+}
