@@ -221,18 +221,7 @@ pub(crate) fn assert_same_state(a: &BeaconState<E>, b: &BeaconState<E>) {
 /// The roots of the hot snapshot files on disk, sorted, checked to be exactly those the
 /// database references (no partial write left, no orphan, no reference without its file).
 pub(crate) fn snapshot_files(store: &store::Store<E>) -> Vec<Root> {
-    let mut on_disk: Vec<Root> = std::fs::read_dir(store.state_files_dir())
-        .expect("the state files directory")
-        .map(|e| {
-            let name = e
-                .expect("a directory entry")
-                .file_name()
-                .into_string()
-                .expect("a UTF-8 name");
-            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
-            hex.parse().expect("a state root")
-        })
-        .collect();
+    let mut on_disk = files_in(store.state_files_dir());
     let mut referenced = store.hot_snapshot_roots().expect("readable");
     on_disk.sort();
     referenced.sort();
@@ -243,18 +232,7 @@ pub(crate) fn snapshot_files(store: &store::Store<E>) -> Vec<Root> {
 /// The roots of the cold snapshot files on disk, sorted, checked to be exactly those the
 /// database's cold snapshots reference (no orphan, no reference without its file).
 pub(crate) fn cold_snapshot_files(store: &store::Store<E>) -> Vec<Root> {
-    let mut on_disk: Vec<Root> = std::fs::read_dir(store.cold_files_dir())
-        .expect("the cold files directory")
-        .map(|e| {
-            let name = e
-                .expect("a directory entry")
-                .file_name()
-                .into_string()
-                .expect("a UTF-8 name");
-            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
-            hex.parse().expect("a state root")
-        })
-        .collect();
+    let mut on_disk = files_in(store.cold_files_dir());
     let mut referenced: Vec<Root> = store
         .cold_snapshots()
         .expect("readable")
@@ -265,4 +243,21 @@ pub(crate) fn cold_snapshot_files(store: &store::Store<E>) -> Vec<Root> {
     referenced.sort();
     assert_eq!(on_disk, referenced);
     on_disk
+}
+
+/// The state roots the files of a snapshot directory are named by; anything else in it (a
+/// `.tmp` left behind) fails the check.
+fn files_in(dir: &std::path::Path) -> Vec<Root> {
+    std::fs::read_dir(dir)
+        .expect("the snapshot files directory")
+        .map(|e| {
+            let name = e
+                .expect("a directory entry")
+                .file_name()
+                .into_string()
+                .expect("a UTF-8 name");
+            let hex = name.strip_suffix(".ssz").expect("only snapshot files");
+            hex.parse().expect("a state root")
+        })
+        .collect()
 }
