@@ -78,9 +78,10 @@ pub struct StoreConfig {
 /// resident memory, and it fills as the database is written and read: with redb's own default
 /// (1 GiB) and the cold snapshots inline, a node at 1,000,000 validators measured 1,549-1,617
 /// MiB after two epochs, its cache not yet full (up to ~770 MiB more to come), against
-/// 1,293-1,360 MiB with 256 MiB (the beacon chain's README, "Measured"). The whole states, hot and cold snapshots, are files
-/// (schema 4), which the kernel's page cache serves outside the node's memory, so the smaller
-/// cache does not slow their reads (README, "redb against plain files").
+/// 1,293-1,360 MiB with 256 MiB (the beacon chain's README, "Measured"). The whole states, hot
+/// and cold snapshots, are files (schema 4), which the kernel's page cache serves outside the
+/// node's memory, so the smaller cache does not slow their reads (README, "redb against plain
+/// files").
 pub const DEFAULT_CACHE_SIZE_BYTES: usize = 256 << 20;
 
 impl Default for StoreConfig {

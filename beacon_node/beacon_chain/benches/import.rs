@@ -666,8 +666,12 @@ fn node_memory_child(dir: &std::path::Path) {
     .unwrap();
     let started = rss_mib().unwrap_or(f64::NAN);
     let mut imported = 0;
+    // The import whose end found the peak raised the most, and by how much.
+    let mut peak_rise = (0.0, 0, 0);
     while let Ok(bytes) = std::fs::read(dir.join(format!("block-{imported:03}.ssz"))) {
+        let peak_before = proc_status_mib("VmHWM:").unwrap_or(f64::NAN);
         let block = SignedBeaconBlock::<E>::from_ssz_bytes(&bytes, &spec).unwrap();
+        let slot = block.slot();
         let columns: Vec<DataColumnSidecar<E>> = (0..CUSTODY)
             .map(|j| {
                 DataColumnSidecar::from_ssz_bytes_by_fork(
@@ -686,15 +690,25 @@ fn node_memory_child(dir: &std::path::Path) {
                 PayloadStatus::Valid,
             )
             .unwrap();
+        let rise = proc_status_mib("VmHWM:").unwrap_or(f64::NAN) - peak_before;
+        if rise > peak_rise.0 {
+            peak_rise = (rise, imported, slot);
+        }
         imported += 1;
     }
     chain.flush_store_writes();
+    let (resident, peak_importing) = (
+        rss_mib().unwrap_or(f64::NAN),
+        proc_status_mib("VmHWM:").unwrap_or(f64::NAN),
+    );
     let bound = chain.bound_state_memory();
     println!(
         "node memory (a process of its own, no fixture; database page cache {}): resident \
-         {:.0} MiB with the chain built on its warmed anchor, {:.0} MiB after importing \
-         {imported} blocks with 48 blobs and {CUSTODY} columns each (peak {:.0} MiB); fork \
-         choice holds {} block post-states, measured at {:.0} MiB",
+         {:.0} MiB with the chain built on its warmed anchor, {resident:.0} MiB after importing \
+         {imported} blocks with 48 blobs and {CUSTODY} columns each (peak {peak_importing:.0} \
+         MiB while importing, {:.0} MiB once fork choice's states were measured, {:.0} MiB \
+         resident after; the peak rose most, by {:.0} MiB, while block {} at slot {} was \
+         imported); fork choice holds {} block post-states, measured at {:.0} MiB",
         db_cache_mib.map_or(
             format!(
                 "{} MiB (the default)",
@@ -703,8 +717,11 @@ fn node_memory_child(dir: &std::path::Path) {
             |mib| format!("{mib} MiB")
         ),
         started,
-        rss_mib().unwrap_or(f64::NAN),
         proc_status_mib("VmHWM:").unwrap_or(f64::NAN),
+        rss_mib().unwrap_or(f64::NAN),
+        peak_rise.0,
+        peak_rise.1,
+        peak_rise.2,
         bound.block_states,
         bound.measured_bytes as f64 / f64::from(1 << 20),
     );
