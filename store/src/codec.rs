@@ -30,6 +30,20 @@ pub(crate) fn seal_ssz(value: &impl ssz::Encode, fork: ForkName) -> Vec<u8> {
     out
 }
 
+/// [`seal`] of a payload the caller owns, in its own buffer: a payload [`unseal`] returned
+/// still has the room, so nothing is copied. [`unseal_owned`] takes the trailer off again.
+pub(crate) fn seal_owned(mut payload: Vec<u8>, fork: ForkName) -> Vec<u8> {
+    append_trailer(&mut payload, fork);
+    payload
+}
+
+/// The payload of a value [`seal_owned`] sealed, in the same buffer (the trailer cut off, not
+/// checked: the caller sealed it).
+pub(crate) fn unseal_owned(mut sealed: Vec<u8>) -> Vec<u8> {
+    sealed.truncate(sealed.len().saturating_sub(TRAILER_LEN));
+    sealed
+}
+
 /// Appends the trailer to the payload in `out`: the fork, then the CRC-32 of both.
 fn append_trailer(out: &mut Vec<u8>, fork: ForkName) {
     out.push(fork as u8);
@@ -173,6 +187,18 @@ impl<'a> RecordReader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owned_payload_is_sealed_in_its_own_buffer_and_unsealed_back() {
+        let payload = vec![7u8; 1000];
+        let (unsealed, _) =
+            unseal(seal(&payload, ForkName::Fulu), "t", String::new).expect("sealed");
+        let buffer = unsealed.as_ptr();
+        let sealed = seal_owned(unsealed, ForkName::Fulu);
+        assert_eq!(sealed, seal(&payload, ForkName::Fulu));
+        assert_eq!(sealed.as_ptr(), buffer, "no new buffer");
+        assert_eq!(unseal_owned(sealed), payload);
+    }
 
     #[test]
     fn sealed_values_round_trip_with_their_fork() {

@@ -1222,11 +1222,12 @@ impl<E: EthSpec> Store<E> {
             }
             // Its file is written now, before the migration's transaction references it; a
             // migration that does not commit leaves an orphan, removed at the next open.
-            let value = self.write_cold_snapshot(&root, &seal(&ssz_bytes, fork), fork)?;
+            let sealed = codec::seal_owned(ssz_bytes, fork);
+            let value = self.write_cold_snapshot(&root, &sealed, fork)?;
             prepared.cold_states.push((slot, value));
             prepared.snapshots += 1;
             prepared.last_snapshot = Some(slot);
-            base = Some((slot, ssz_bytes));
+            base = Some((slot, codec::unseal_owned(sealed)));
         }
         Ok(Some(prepared))
     }
