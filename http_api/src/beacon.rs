@@ -836,7 +836,13 @@ pub(crate) async fn get_debug_state_v2<E: EthSpec>(
                 let bytes = match cached {
                     Some((_, bytes)) => bytes,
                     None => {
-                        let bytes = axum::body::Bytes::from(at.state.state.as_ssz_bytes());
+                        // Written in pieces into a buffer of the exact size: `as_ssz_bytes`
+                        // would hold the ~135 MiB encoding twice at its peak (see
+                        // `BeaconState::ssz_write`).
+                        let state = &at.state.state;
+                        let mut ssz = Vec::with_capacity(state.ssz_bytes_len());
+                        state.ssz_write(&mut ssz).map_err(HttpError::internal)?;
+                        let bytes = axum::body::Bytes::from(ssz);
                         *ctx.caches.state_ssz.lock() = Some((at.root, bytes.clone()));
                         bytes
                     }

@@ -5,6 +5,8 @@
 //! trailer in place, so the bytes served to a peer or an API caller are never re-encoded, and a
 //! damaged value is found before it is decoded or served.
 
+use std::io::Write;
+
 use types::{ForkName, Root, Slot};
 
 use crate::StoreError;
@@ -16,16 +18,6 @@ pub(crate) const TRAILER_LEN: usize = 5;
 pub(crate) fn seal(payload: &[u8], fork: ForkName) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + TRAILER_LEN);
     out.extend_from_slice(payload);
-    append_trailer(&mut out, fork);
-    out
-}
-
-/// [`seal`] of `value`'s SSZ, encoded straight into a buffer with room for the trailer: the
-/// payload is never copied (a mainnet state is ~135 MB; `seal(&value.as_ssz_bytes())` copied
-/// it once more into a second fresh buffer).
-pub(crate) fn seal_ssz(value: &impl ssz::Encode, fork: ForkName) -> Vec<u8> {
-    let mut out = Vec::with_capacity(value.ssz_bytes_len() + TRAILER_LEN);
-    value.ssz_append(&mut out);
     append_trailer(&mut out, fork);
     out
 }
@@ -42,6 +34,47 @@ pub(crate) fn seal_owned(mut payload: Vec<u8>, fork: ForkName) -> Vec<u8> {
 pub(crate) fn unseal_owned(mut sealed: Vec<u8>) -> Vec<u8> {
     sealed.truncate(sealed.len().saturating_sub(TRAILER_LEN));
     sealed
+}
+
+/// [`seal`] as a writer: the payload goes through to `inner` as it is written, the CRC-32
+/// computed on the way, and [`SealingWriter::finish`] writes the trailer. A value encoded in
+/// pieces (a state's `ssz_write`) is sealed without being held whole in memory.
+pub(crate) struct SealingWriter<W: Write> {
+    inner: W,
+    crc: crc32fast::Hasher,
+    len: u64,
+}
+
+impl<W: Write> SealingWriter<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        Self {
+            inner,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+        }
+    }
+
+    /// Writes the trailer for `fork` and returns the writer, the sealed length and the CRC-32
+    /// the trailer ends with (the bytes [`seal`] of the same payload would end with).
+    pub(crate) fn finish(mut self, fork: ForkName) -> std::io::Result<(W, u64, [u8; 4])> {
+        self.write_all(&[fork as u8])?;
+        let crc = self.crc.finalize().to_le_bytes();
+        self.inner.write_all(&crc)?;
+        Ok((self.inner, self.len + 4, crc))
+    }
+}
+
+impl<W: Write> Write for SealingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Appends the trailer to the payload in `out`: the fork, then the CRC-32 of both.
@@ -201,6 +234,21 @@ mod tests {
     }
 
     #[test]
+    fn a_value_sealed_as_it_is_written_is_sealed_as_seal_does() {
+        let payload: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+        for fork in [ForkName::Phase0, ForkName::Fulu] {
+            let mut writer = SealingWriter::new(Vec::new());
+            for piece in payload.chunks(999) {
+                writer.write_all(piece).unwrap();
+            }
+            let (sealed, len, crc) = writer.finish(fork).unwrap();
+            assert_eq!(sealed, seal(&payload, fork));
+            assert_eq!(len, sealed.len() as u64);
+            assert_eq!(crc, sealed[sealed.len() - 4..]);
+        }
+    }
+
+    #[test]
     fn sealed_values_round_trip_with_their_fork() {
         for fork in ForkName::ALL {
             let sealed = seal(b"ssz bytes", fork);
@@ -208,16 +256,6 @@ mod tests {
                 unseal(sealed, "t", String::new).unwrap(),
                 (b"ssz bytes".to_vec(), fork)
             );
-        }
-    }
-
-    #[test]
-    fn a_value_sealed_from_its_encoding_is_sealed_as_its_bytes_are() {
-        let value: Vec<u64> = (0..1000).collect();
-        for fork in [ForkName::Phase0, ForkName::Fulu] {
-            let sealed = seal_ssz(&value, fork);
-            assert_eq!(sealed, seal(&ssz::Encode::as_ssz_bytes(&value), fork));
-            assert_eq!(sealed.capacity(), sealed.len(), "no reallocation");
         }
     }
 

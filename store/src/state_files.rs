@@ -23,13 +23,14 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{ErrorKind, Write};
+use std::io::{BufWriter, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use types::Root;
+use types::{BeaconState, EthSpec, Root};
 
 use crate::StoreError;
+use crate::codec::SealingWriter;
 use crate::schema::hex_key;
 
 /// Suffix of a hot snapshot file.
@@ -37,6 +38,10 @@ const SUFFIX: &str = ".ssz";
 /// Suffix of a snapshot file being written (followed by a number unique in the process, so two
 /// threads writing the same state at once never share one).
 const TMP_SUFFIX: &str = ".ssz.tmp";
+
+/// The buffer between a state's pieces and its file: its writes reach the file in pieces of
+/// this size.
+const WRITE_BUFFER: usize = 1 << 20;
 
 /// Numbers the temporary files of the process.
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -151,24 +156,55 @@ impl StateFiles {
     /// Writes `sealed` durably as the file of `root` (step 1 of the module's order) and returns
     /// its reference.
     pub(crate) fn write(&self, root: &Root, sealed: &[u8]) -> Result<FileRef, StoreError> {
+        self.write_with(root, |file| {
+            file.write_all(sealed)?;
+            Ok(FileRef::of(sealed))
+        })
+    }
+
+    /// Writes `state`'s sealed SSZ durably as the file of `root` (the bytes [`StateFiles::write`]
+    /// of its sealed `as_ssz_bytes` writes) and returns its reference. The state is encoded in pieces
+    /// straight into the file (`BeaconState::ssz_write`), so its ~135 MiB of SSZ at 1,000,000
+    /// validators is never held in memory (encoding it whole held it twice at the peak).
+    pub(crate) fn write_state<E: EthSpec>(
+        &self,
+        root: &Root,
+        state: &BeaconState<E>,
+    ) -> Result<FileRef, StoreError> {
+        self.write_with(root, |file| {
+            let mut out = SealingWriter::new(BufWriter::with_capacity(WRITE_BUFFER, file));
+            state.ssz_write(&mut out)?;
+            let (mut buffered, len, crc) = out.finish(state.fork_name())?;
+            buffered.flush()?;
+            Ok(FileRef { len, crc })
+        })
+    }
+
+    /// Creates `<root>.ssz.tmp<n>`, has `body` write it, then syncs it, renames it to the file
+    /// of `root` and syncs the directory; the temporary file is removed if any step fails.
+    fn write_with(
+        &self,
+        root: &Root,
+        body: impl FnOnce(&mut File) -> std::io::Result<FileRef>,
+    ) -> Result<FileRef, StoreError> {
         let path = self.path(root);
         let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
         let tmp = self
             .dir
             .join(format!("{}{TMP_SUFFIX}{n}", hex_key(root.as_slice())));
-        let write = || -> std::io::Result<()> {
+        let write = || -> std::io::Result<FileRef> {
             let mut file = File::create(&tmp)?;
-            file.write_all(sealed)?;
+            let reference = body(&mut file)?;
             file.sync_all()?;
             drop(file);
             fs::rename(&tmp, &path)?;
-            File::open(&self.dir)?.sync_all()
+            File::open(&self.dir)?.sync_all()?;
+            Ok(reference)
         };
         write().map_err(|source| {
             let _ = fs::remove_file(&tmp);
             io_error(&path, source)
-        })?;
-        Ok(FileRef::of(sealed))
+        })
     }
 
     /// The bytes of `root`'s file, checked against its reference; `None` if there is no file.
@@ -288,6 +324,29 @@ mod tests {
         assert_eq!(parse_root("0xab"), None);
         assert_eq!(parse_root(&format!("0x{}", "zz".repeat(32))), None);
         assert_eq!(parse_root(&"ab".repeat(33)), None);
+    }
+
+    #[test]
+    fn a_state_written_in_pieces_is_the_file_of_its_sealed_encoding() {
+        let bytes: Vec<u8> = (0..1u32 << 16)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let state: types::fulu::BeaconState<types::MinimalEthSpec> =
+            arbitrary::Unstructured::new(&bytes).arbitrary().unwrap();
+        let state = BeaconState::Fulu(state);
+        let dir = tempfile::tempdir().unwrap();
+        let files = StateFiles::open(&dir.path().join("db")).unwrap();
+        let (whole, pieces) = (Root::from([1; 32]), Root::from([2; 32]));
+        let sealed = crate::codec::seal(&ssz::Encode::as_ssz_bytes(&state), state.fork_name());
+        let expected = files.write(&whole, &sealed).unwrap();
+        let reference = files.write_state(&pieces, &state).unwrap();
+        assert_eq!(reference, expected);
+        assert_eq!(files.read(&pieces, reference).unwrap(), Some(sealed));
+        assert_eq!(
+            fs::read_dir(files.dir()).unwrap().count(),
+            2,
+            "the two files and no temporary one"
+        );
     }
 
     #[test]

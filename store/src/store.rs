@@ -32,9 +32,7 @@ use types::{
     SignedBeaconBlock, Slot,
 };
 
-use crate::codec::{
-    self, Record, RecordReader, seal, seal_ssz, sidecar_key, slot_root_key, unseal,
-};
+use crate::codec::{self, Record, RecordReader, seal, sidecar_key, slot_root_key, unseal};
 use crate::schema::{self, *};
 use crate::state_diff;
 use crate::state_files::{FileRef, StateFiles};
@@ -459,8 +457,7 @@ impl<E: EthSpec> Store<E> {
         state_root: Root,
         state: &BeaconState<E>,
     ) -> Result<FileRef, StoreError> {
-        let sealed = seal_ssz(state, state.fork_name());
-        self.state_files.write(&state_root, &sealed)
+        self.state_files.write_state(&state_root, state)
     }
 
     /// The pending snapshots (see [`StoreBatch::put_state_deferring_snapshot`]): state root
@@ -577,11 +574,9 @@ impl<E: EthSpec> Store<E> {
             txn.open_table(COLD_BLOCK_ROOTS)?
                 .insert(block.slot(), block_root.0)?;
         }
-        let cold_value = self.write_cold_snapshot(
-            &state_root,
-            &seal_ssz(state, state.fork_name()),
-            state.fork_name(),
-        )?;
+        let cold_value = self.write_cold_snapshot(&state_root, state.fork_name(), |files| {
+            files.write_state(&state_root, state)
+        })?;
         batch.new_state_files.cold_roots.push(state_root);
         txn.open_table(COLD_STATES)?
             .insert(slot, cold_value.as_slice())?;
@@ -1223,7 +1218,8 @@ impl<E: EthSpec> Store<E> {
             // Its file is written now, before the migration's transaction references it; a
             // migration that does not commit leaves an orphan, removed at the next open.
             let sealed = codec::seal_owned(ssz_bytes, fork);
-            let value = self.write_cold_snapshot(&root, &sealed, fork)?;
+            let value =
+                self.write_cold_snapshot(&root, fork, |files| files.write(&root, &sealed))?;
             prepared.cold_states.push((slot, value));
             prepared.snapshots += 1;
             prepared.last_snapshot = Some(slot);
@@ -1348,16 +1344,16 @@ impl<E: EthSpec> Store<E> {
         }
     }
 
-    /// Writes the sealed snapshot `sealed` of the state `root` to its cold file (durably, before
+    /// Writes the snapshot of the state `root` to its cold file with `write` (durably, before
     /// the transaction that references it commits) and returns the `cold_states` value that
     /// references it.
     fn write_cold_snapshot(
         &self,
         root: &Root,
-        sealed: &[u8],
         fork: ForkName,
+        write: impl FnOnce(&StateFiles) -> Result<FileRef, StoreError>,
     ) -> Result<Vec<u8>, StoreError> {
-        let reference = self.cold_files.write(root, sealed)?;
+        let reference = write(&self.cold_files)?;
         let mut value = Vec::with_capacity(1 + 32 + FileRef::LEN);
         value.push(COLD_FILE);
         value.extend_from_slice(root.as_slice());

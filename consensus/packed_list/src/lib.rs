@@ -400,6 +400,21 @@ impl<T: PackedValue, N: Unsigned> PackedList<T, N> {
         })
     }
 
+    /// Writes the list's SSZ (the values packed, little-endian) to `w`, page by page, without
+    /// building it whole in memory as [`Encode::ssz_append`] does.
+    pub fn ssz_write(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut remaining = self.len * T::SIZE;
+        for page in &self.pages {
+            if remaining == 0 {
+                break;
+            }
+            let take = remaining.min(PAGE_CHUNKS * CHUNK_LEN);
+            w.write_all(&page.bytes()[..take])?;
+            remaining -= take;
+        }
+        Ok(())
+    }
+
     /// The values as a `Vec`.
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().collect()
@@ -917,6 +932,9 @@ mod tests {
             prop_assert_eq!(snapshot.tree_hash_root(), naive_root(&snapshot_values, Limit::to_usize()));
             prop_assert_eq!(list.to_vec(), reference.clone());
             let bytes = list.as_ssz_bytes();
+            let mut written = Vec::new();
+            list.ssz_write(&mut written).unwrap();
+            prop_assert_eq!(&written, &bytes);
             let decoded = PackedList::<u64, Limit>::from_ssz_bytes(&bytes).unwrap();
             prop_assert_eq!(decoded.tree_hash_root(), list.tree_hash_root());
             prop_assert_eq!(decoded, list);

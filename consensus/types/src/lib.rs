@@ -25,6 +25,7 @@ pub mod primitives;
 #[cfg(feature = "serde")]
 mod serde_state;
 pub mod signing;
+mod ssz_write;
 pub mod subnets;
 
 pub use chain_spec::{BlobParameters, BlobScheduleEntry, ChainSpec, ConfigError, Network};

@@ -266,6 +266,9 @@ macro_rules! fork_generic {
         ) -> Result<(), String> {
             $(if type_name == stringify!($name) {
                 check_enum_case::<types::$name<E>>(fork, case_dir)?;
+                if type_name == "BeaconState" {
+                    check_state_written_in_pieces::<E>(fork, case_dir)?;
+                }
                 return check_decode_by_slot::<E>(fork, type_name, case_dir);
             })*
             Ok(())
@@ -308,6 +311,29 @@ fn check_enum_case<T: ForkGeneric>(fork: ForkName, case_dir: &Path) -> Result<()
     }
     if value.tree_hash_root().as_slice() != expected_root.as_slice() {
         return Err("fork-generic hash_tree_root differs from the vector".into());
+    }
+    Ok(())
+}
+
+/// A state written in pieces (`BeaconState::ssz_write`, how the store writes its snapshot
+/// files) is the vector's bytes.
+fn check_state_written_in_pieces<E: EthSpec>(
+    fork: ForkName,
+    case_dir: &Path,
+) -> Result<(), String> {
+    let bytes = read_ssz_snappy(&case_dir.join("serialized.ssz_snappy"))?;
+    let state = types::BeaconState::<E>::from_ssz_bytes_by_fork(&bytes, fork)
+        .map_err(|e| format!("fork-generic decode at {fork} failed: {e:?}"))?;
+    let mut written = Vec::new();
+    state
+        .ssz_write(&mut written)
+        .map_err(|e| format!("ssz_write failed: {e}"))?;
+    if written != bytes {
+        return Err(format!(
+            "the state written in pieces ({} bytes) differs from the vector ({} bytes)",
+            written.len(),
+            bytes.len()
+        ));
     }
     Ok(())
 }
