@@ -665,6 +665,7 @@ fn node_memory_child(dir: &std::path::Path) {
     )
     .unwrap();
     let started = rss_mib().unwrap_or(f64::NAN);
+    let started_peak = proc_status_mib("VmHWM:").unwrap_or(f64::NAN);
     let mut imported = 0;
     // The import whose end found the peak raised the most, and by how much.
     let mut peak_rise = (0.0, 0, 0);
@@ -704,7 +705,8 @@ fn node_memory_child(dir: &std::path::Path) {
     let bound = chain.bound_state_memory();
     println!(
         "node memory (a process of its own, no fixture; database page cache {}): resident \
-         {:.0} MiB with the chain built on its warmed anchor, {resident:.0} MiB after importing \
+         {:.0} MiB with the chain built on its warmed anchor (peak {started_peak:.0} MiB so \
+         far), {resident:.0} MiB after importing \
          {imported} blocks with 48 blobs and {CUSTODY} columns each (peak {peak_importing:.0} \
          MiB while importing, {:.0} MiB once fork choice's states were measured, {:.0} MiB \
          resident after; the peak rose most, by {:.0} MiB, while block {} at slot {} was \
