@@ -3,6 +3,8 @@
 //!
 //! - `decode`: SSZ decode of the whole state.
 //! - `encode`: SSZ encode of the whole state (its size is printed once).
+//! - `encode_in_pieces`: the same bytes written in pieces to a sink (`BeaconState::ssz_write`,
+//!   how the store writes its snapshot files), without building them in memory.
 //! - `hash_tree_root_from_scratch`: the root of a freshly decoded state, which has no cached
 //!   hashes (a clone would share the original's cached ones, so every iteration decodes its own
 //!   state, untimed).
@@ -97,6 +99,10 @@ fn benches(c: &mut Criterion) {
 
     let decoded = BeaconState::<E>::from_ssz_bytes(&bytes).unwrap();
     group.bench_function("encode", |b| b.iter(|| black_box(&decoded).as_ssz_bytes()));
+    let state = types::BeaconState::Fulu(decoded.clone());
+    group.bench_function("encode_in_pieces", |b| {
+        b.iter(|| black_box(&state).ssz_write(&mut std::io::sink()).unwrap())
+    });
 
     group.bench_function("hash_tree_root_from_scratch", |b| {
         b.iter_batched(
