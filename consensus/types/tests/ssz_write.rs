@@ -3,6 +3,10 @@
 //! spec runner checks the same against the vectors of the forks they cover.)
 
 #![cfg(feature = "arbitrary")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
 
 mod common;
 
