@@ -27,7 +27,7 @@ use crate::ApiContext;
 use crate::error::HttpError;
 use crate::query::{Body, PathParams, Query, parse_path};
 use crate::response::{
-    JSON_OR_SSZ, accept, blocking, json, json_bytes, ssz_bytes, ssz_shared, with_version,
+    JSON_OR_SSZ, accept, blocking, json, json_bytes, ssz_bytes, ssz_shared, streamed, with_version,
 };
 use crate::state_id::{
     BlockAt, StateAt, block_at, canonical_block_root_at_slot, read_block, state_at,
@@ -823,38 +823,27 @@ pub(crate) async fn get_debug_state_v2<E: EthSpec>(
     blocking(move || {
         let at = state_at(&ctx, id)?;
         let fork = at.state.state.fork_name();
+        // Written while it is sent (`streamed`): neither encoding of a whole state is held in
+        // memory, however many nodes checkpoint-sync from this one at once.
+        let state = at.state.state.clone();
         let response = match encoding {
-            Encoding::Ssz => {
-                // The last state served in SSZ stays encoded: checkpoint-syncing nodes ask for
-                // the same (finalized) state one after the other.
-                let cached = ctx
-                    .caches
-                    .state_ssz
-                    .lock()
-                    .clone()
-                    .filter(|(root, _)| *root == at.root);
-                let bytes = match cached {
-                    Some((_, bytes)) => bytes,
-                    None => {
-                        // Written in pieces into a buffer of the exact size: `as_ssz_bytes`
-                        // would hold the ~135 MiB encoding twice at its peak (see
-                        // `BeaconState::ssz_write`).
-                        let state = &at.state.state;
-                        let mut ssz = Vec::with_capacity(state.ssz_bytes_len());
-                        state.ssz_write(&mut ssz).map_err(HttpError::internal)?;
-                        let bytes = axum::body::Bytes::from(ssz);
-                        *ctx.caches.state_ssz.lock() = Some((at.root, bytes.clone()));
-                        bytes
-                    }
-                };
-                ssz_shared(bytes)
+            Encoding::Ssz => streamed(
+                Encoding::Ssz.media_type(),
+                Some(state.ssz_bytes_len()),
+                move |out| state.ssz_write(out),
+            ),
+            Encoding::Json => {
+                let (execution_optimistic, finalized) = (at.execution_optimistic, at.finalized);
+                streamed(Encoding::Json.media_type(), None, move |out| {
+                    let answer = ForkVersionedResponse {
+                        version: fork,
+                        execution_optimistic: Some(execution_optimistic),
+                        finalized: Some(finalized),
+                        data: state,
+                    };
+                    serde_json::to_writer(out, &answer).map_err(std::io::Error::other)
+                })
             }
-            Encoding::Json => json(&ForkVersionedResponse {
-                version: fork,
-                execution_optimistic: Some(at.execution_optimistic),
-                finalized: Some(at.finalized),
-                data: at.state.state.clone(),
-            })?,
         };
         Ok(with_version(response, fork))
     })

@@ -74,8 +74,6 @@ pub(crate) struct ApiCaches {
     /// The attestation source of an epoch after the head's: (head block, epoch, checkpoint),
     /// from the head state advanced through the boundary once.
     pub(crate) advanced_source: Mutex<Option<(Root, types::Epoch, types::phase0::Checkpoint)>>,
-    /// The SSZ of the last state served in SSZ, by state root.
-    pub(crate) state_ssz: Mutex<Option<(Root, axum::body::Bytes)>>,
 }
 
 impl std::fmt::Debug for ApiCaches {

@@ -1451,7 +1451,7 @@ async fn json_and_ssz_of_states_and_state_lists_decode_to_the_same_value() {
     let from_ssz = types::BeaconState::<E>::from_ssz_bytes_by_fork(&ssz, ForkName::Fulu).unwrap();
     assert_eq!(json.data, from_ssz);
     assert_eq!(from_ssz.as_ssz_bytes(), n.genesis.state.as_ssz_bytes());
-    // Served again from the bytes kept: the same bytes.
+    // Served again, by root: the same bytes.
     let (_, again) = n
         .client
         .get_debug_beacon_states_ssz(StateId::Root(n.genesis.state.tree_hash_root()))
@@ -1459,6 +1459,24 @@ async fn json_and_ssz_of_states_and_state_lists_decode_to_the_same_value() {
         .unwrap()
         .unwrap();
     assert_eq!(again, ssz);
+    // The SSZ is written while it is sent, with its length announced; the JSON as well
+    // (chunked).
+    let response = n
+        .get(
+            "/eth/v2/debug/beacon/states/genesis",
+            Some("application/octet-stream"),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-length"],
+        ssz.len().to_string().as_str()
+    );
+    assert_eq!(response.headers()["eth-consensus-version"], "fulu");
+    assert_eq!(response.bytes().await.unwrap(), ssz);
+    let response = n.get("/eth/v2/debug/beacon/states/genesis", None).await;
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(response.headers()["eth-consensus-version"], "fulu");
 
     let lookahead_json: serde_json::Value = json_of(
         n.get("/eth/v1/beacon/states/head/proposer_lookahead", None)
