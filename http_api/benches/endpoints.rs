@@ -5,6 +5,10 @@
 //!
 //! A plain harness (not criterion): the issue asks for p99 and max beside the median, and the
 //! large reads (every validator, the whole state) take seconds each.
+//!
+//! First, the server's memory for the debug state in SSZ and in JSON: how far the process's
+//! resident memory rises while one is served and read a piece at a time.
+//! `ARBOR_BENCH_ONLY_MEMORY=1` stops after that.
 #![allow(
     missing_docs,
     clippy::unwrap_used,
@@ -126,6 +130,48 @@ async fn measure(
     }
 }
 
+/// The process's resident memory in MiB (`VmRSS`).
+fn resident_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// How far the process's resident memory rose above where it stood while `request` was
+/// answered and its body read and dropped a piece at a time (sampled every 2 ms): the
+/// server's memory for one request, since the client keeps nothing. Returns the rise in MiB
+/// and the body's length.
+async fn resident_rise(
+    client: &reqwest::Client,
+    request: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+) -> (f64, usize) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let before = resident_mib();
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut most = resident_mib();
+            while !done.load(Ordering::Relaxed) {
+                most = most.max(resident_mib());
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            most
+        })
+    };
+    let mut response = request(client).send().await.unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let mut bytes = 0;
+    while let Some(piece) = response.chunk().await.unwrap() {
+        bytes += piece.len();
+    }
+    done.store(true, Ordering::Relaxed);
+    (sampler.join().unwrap() - before, bytes)
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let n: u64 = std::env::var("ARBOR_BENCH_VALIDATORS")
@@ -217,6 +263,34 @@ async fn main() {
     let client = reqwest::Client::new();
     let epoch = params.slot / spe;
     let url = |path: &str| format!("{base}{path}");
+
+    // The server's memory for one debug-state request, measured first, before the other
+    // requests' freed memory could hide it. Three of each: the first may grow the allocator's
+    // pools, the later ones reuse them.
+    for (what, accept) in [
+        ("SSZ", "application/octet-stream"),
+        ("JSON", "application/json"),
+    ] {
+        let mut rises = Vec::new();
+        let mut length = 0;
+        for _ in 0..3 {
+            let (rise, bytes) = resident_rise(&client, |c| {
+                c.get(url("/eth/v2/debug/beacon/states/head"))
+                    .header("accept", accept)
+            })
+            .await;
+            rises.push(format!("{rise:.0}"));
+            length = bytes;
+        }
+        println!(
+            "GET v2/debug/beacon/states/head ({what}, {:.0} MB): resident memory rose by {} MiB while it was served",
+            length as f64 / 1e6,
+            rises.join(", ")
+        );
+    }
+    if std::env::var("ARBOR_BENCH_ONLY_MEMORY").is_ok_and(|v| v == "1") {
+        return;
+    }
     let all: Vec<String> = (0..n).map(|i| i.to_string()).collect();
     let all_body = serde_json::to_vec(&all).unwrap();
     let some: Vec<String> = (0..n)
@@ -319,17 +393,7 @@ async fn main() {
         .await,
         measure(
             &client,
-            "GET v2/debug/beacon/states/head (SSZ), encoded",
-            1,
-            |c| {
-                c.get(url("/eth/v2/debug/beacon/states/head"))
-                    .header("accept", "application/octet-stream")
-            },
-        )
-        .await,
-        measure(
-            &client,
-            "GET v2/debug/beacon/states/head (SSZ), again: the bytes kept",
+            "GET v2/debug/beacon/states/head (SSZ), written while sent",
             5,
             |c| {
                 c.get(url("/eth/v2/debug/beacon/states/head"))
@@ -404,7 +468,7 @@ async fn main() {
         ),
         measure(
             &client,
-            "debug state (SSZ): served over HTTP, the bytes kept",
+            "debug state (SSZ): served over HTTP, written while sent",
             10,
             |c| {
                 c.get(url("/eth/v2/debug/beacon/states/head"))
@@ -413,12 +477,17 @@ async fn main() {
         )
         .await,
         in_process(
-            "debug state: pre-serialized (a copy of the kept bytes)",
+            "debug state: pre-serialized (a copy of bytes kept)",
             10,
             || state_bytes.clone().len(),
         ),
-        in_process("debug state: re-encoded (the head state's SSZ)", 10, || {
+        in_process("debug state: re-encoded whole (as_ssz_bytes)", 10, || {
             chain.head().state.state.as_ssz_bytes().len()
+        }),
+        in_process("debug state: encoded in pieces (ssz_write)", 10, || {
+            let mut counter = ByteCounter(0);
+            chain.head().state.state.ssz_write(&mut counter).unwrap();
+            counter.0
         }),
     ];
     println!("\nPre-serialized against decoded and re-encoded\n");
@@ -426,6 +495,20 @@ async fn main() {
     println!("|---|---|---|---|---|---|---|");
     for row in &mut side_by_side {
         row.print_with_mean();
+    }
+}
+
+/// A writer that only counts what it is given.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
