@@ -15,17 +15,7 @@ fn differential_sizes_are_the_memory_trackers() {
     let bytes = random_bytes(1 << 16, 11);
     let mut first = fulu_state::<MinimalEthSpec>(&mut Unstructured::new(&bytes)).unwrap();
     for i in 0..5_000u64 {
-        let validator = types::phase0::Validator {
-            pubkey: types::BLSPubkey::repeat_byte(i as u8),
-            withdrawal_credentials: types::Bytes32::repeat_byte(2),
-            effective_balance: 32_000_000_000,
-            slashed: false,
-            activation_eligibility_epoch: i,
-            activation_epoch: i + 1,
-            exit_epoch: u64::MAX,
-            withdrawable_epoch: u64::MAX,
-        };
-        first.validators.push(validator).unwrap();
+        first.validators.push(validator(i)).unwrap();
         first.balances.push(i).unwrap();
     }
     first.validators.apply_updates().unwrap();

@@ -104,17 +104,7 @@ fn a_large_registry_reaches_the_writer_in_small_pieces() {
         unreachable!()
     };
     for i in 0..20_000u64 {
-        let validator = types::phase0::Validator {
-            pubkey: types::BLSPubkey::repeat_byte(i as u8),
-            withdrawal_credentials: types::Bytes32::repeat_byte(1),
-            effective_balance: 32_000_000_000,
-            slashed: i % 3 == 0,
-            activation_eligibility_epoch: i,
-            activation_epoch: i + 1,
-            exit_epoch: u64::MAX,
-            withdrawable_epoch: u64::MAX,
-        };
-        inner.validators.push(validator).unwrap();
+        inner.validators.push(validator(i)).unwrap();
         inner.balances.push(i).unwrap();
         inner.inactivity_scores.push(i).unwrap();
     }

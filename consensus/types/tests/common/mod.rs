@@ -34,3 +34,17 @@ pub(crate) fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
         .map(|i| splitmix64(seed ^ i.wrapping_mul(0x0123_4567_89ab_cdef)) as u8)
         .collect()
 }
+
+/// An active validator whose fields are derived from `i` (for registries of any length).
+pub(crate) fn validator(i: u64) -> types::phase0::Validator {
+    types::phase0::Validator {
+        pubkey: types::BLSPubkey::repeat_byte(i as u8),
+        withdrawal_credentials: types::Bytes32::repeat_byte(1),
+        effective_balance: 32_000_000_000,
+        slashed: i.is_multiple_of(3),
+        activation_eligibility_epoch: i,
+        activation_epoch: i + 1,
+        exit_epoch: u64::MAX,
+        withdrawable_epoch: u64::MAX,
+    }
+}
