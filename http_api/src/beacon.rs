@@ -825,25 +825,23 @@ pub(crate) async fn get_debug_state_v2<E: EthSpec>(
         let fork = at.state.state.fork_name();
         // Written while it is sent (`streamed`): neither encoding of a whole state is held in
         // memory, however many nodes checkpoint-sync from this one at once.
-        let state = at.state.state.clone();
+        let (execution_optimistic, finalized) = (at.execution_optimistic, at.finalized);
+        let state = at.state.state;
         let response = match encoding {
             Encoding::Ssz => streamed(
                 Encoding::Ssz.media_type(),
                 Some(state.ssz_bytes_len()),
                 move |out| state.ssz_write(out),
             ),
-            Encoding::Json => {
-                let (execution_optimistic, finalized) = (at.execution_optimistic, at.finalized);
-                streamed(Encoding::Json.media_type(), None, move |out| {
-                    let answer = ForkVersionedResponse {
-                        version: fork,
-                        execution_optimistic: Some(execution_optimistic),
-                        finalized: Some(finalized),
-                        data: state,
-                    };
-                    serde_json::to_writer(out, &answer).map_err(std::io::Error::other)
-                })
-            }
+            Encoding::Json => streamed(Encoding::Json.media_type(), None, move |out| {
+                let answer = ForkVersionedResponse {
+                    version: fork,
+                    execution_optimistic: Some(execution_optimistic),
+                    finalized: Some(finalized),
+                    data: state,
+                };
+                serde_json::to_writer(out, &answer).map_err(std::io::Error::other)
+            }),
         };
         Ok(with_version(response, fork))
     })

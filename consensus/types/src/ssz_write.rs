@@ -59,11 +59,6 @@ impl<W: Write> Out<'_, W> {
         }
         self.flush_if_full()
     }
-
-    /// A large list's part of its container's variable part, written in pieces.
-    fn large_part<T: WriteInPieces>(&mut self, value: &T) -> io::Result<()> {
-        value.write_in_pieces(self)
-    }
 }
 
 /// The length of `value`'s part of its container's fixed part.
@@ -118,7 +113,7 @@ macro_rules! write_container {
         $out.variable_part($field)?
     };
     (@variable $out:ident, $field:ident large) => {
-        $out.large_part($field)?
+        $field.write_in_pieces(&mut $out)?
     };
 }
 
