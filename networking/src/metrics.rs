@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
-use crate::peer_manager::{ClientKind, PeerManager};
+use crate::peer_manager::{ClientKind, DisconnectReason, PeerManager};
 use crate::service::Validation;
 
 /// The `custody_group_count` label of peers whose custody is not known yet.
@@ -79,6 +79,19 @@ pub(crate) struct Metrics {
     peers_per_client: Vec<IntGauge>,
     peers_per_client_vec: IntGaugeVec,
     peers_per_custody_vec: IntGaugeVec,
+    /// Dials started, by what asked for them.
+    pub(crate) dials: IntCounterVec,
+    /// Disconnects of a peer's last connection, by [`DisconnectReason`].
+    disconnects: Vec<IntCounter>,
+    disconnects_vec: IntCounterVec,
+    /// Discovered peers not dialed because their redial backoff had not passed.
+    pub(crate) redials_held_back: IntCounter,
+    /// Req/resp requests sent, by protocol.
+    pub(crate) requests_sent: IntCounterVec,
+    /// Req/resp requests of ours held back by our own copy of the peer's rate limits.
+    pub(crate) requests_held_back: IntCounterVec,
+    /// Requests of peers answered `RATE_LIMITED`, by protocol.
+    pub(crate) requests_rate_limited: IntCounterVec,
     /// The custody group counts seen so far (at most `NUMBER_OF_CUSTODY_GROUPS` + 1 labels):
     /// one no longer seen is set to 0, not removed, so its series ends at 0.
     custody_labels: Mutex<BTreeSet<Option<u64>>>,
@@ -127,6 +140,50 @@ impl Metrics {
             ),
             &["custody_group_count"],
         )?;
+        let dials = IntCounterVec::new(
+            Opts::new(
+                "libp2p_dials_total",
+                "Dials started, by what asked for them (boot: boot nodes and static peers at \
+                 start; discovery; command: the application or an operator; restarted: a peer \
+                 that restarted, dialed back to greet it afresh).",
+            ),
+            &["source"],
+        )?;
+        let disconnects_vec = IntCounterVec::new(
+            Opts::new(
+                "network_disconnects_total",
+                "Peers whose last connection closed, by why (goodbye_received, remote, idle; \
+                 ours: score, banned, excess, goodbye_sent, restarted).",
+            ),
+            &["reason"],
+        )?;
+        let redials_held_back = IntCounter::new(
+            "network_redials_held_back_total",
+            "Discovered peers not dialed because their redial backoff after a disconnect had \
+             not passed.",
+        )?;
+        let requests_sent = IntCounterVec::new(
+            Opts::new(
+                "network_rpc_requests_sent_total",
+                "Req/resp requests sent to peers, by protocol.",
+            ),
+            &["protocol"],
+        )?;
+        let requests_held_back = IntCounterVec::new(
+            Opts::new(
+                "network_rpc_requests_held_back_total",
+                "Req/resp requests of ours not sent because they would exceed the rate the node \
+                 itself allows a peer, by protocol.",
+            ),
+            &["protocol"],
+        )?;
+        let requests_rate_limited = IntCounterVec::new(
+            Opts::new(
+                "network_rpc_requests_rate_limited_total",
+                "Requests of peers answered RATE_LIMITED, by protocol.",
+            ),
+            &["protocol"],
+        )?;
         let event_backlog = IntGauge::new(
             "network_event_backlog",
             "Control events (never dropped) waiting for room in the event channel.",
@@ -155,6 +212,16 @@ impl Metrics {
             peers_per_client_vec,
             peers_per_custody_vec,
             custody_labels: Mutex::new(BTreeSet::new()),
+            dials,
+            disconnects: DisconnectReason::LABELS
+                .iter()
+                .map(|reason| disconnects_vec.with_label_values(&[*reason]))
+                .collect(),
+            disconnects_vec,
+            redials_held_back,
+            requests_sent,
+            requests_held_back,
+            requests_rate_limited,
         })
     }
 
@@ -180,6 +247,11 @@ impl Metrics {
                 .with_label_values(&[&label])
                 .set(i64::try_from(count).unwrap_or(i64::MAX));
         }
+    }
+
+    /// Counts the end of a peer's last connection.
+    pub(crate) fn disconnected(&self, reason: DisconnectReason) {
+        self.disconnects[reason.index()].inc();
     }
 
     /// Counts one event of `kind` the application will never see.
@@ -211,6 +283,12 @@ impl Metrics {
         registry.register(Box::new(self.event_backlog.clone()))?;
         registry.register(Box::new(self.peers_per_client_vec.clone()))?;
         registry.register(Box::new(self.peers_per_custody_vec.clone()))?;
+        registry.register(Box::new(self.dials.clone()))?;
+        registry.register(Box::new(self.disconnects_vec.clone()))?;
+        registry.register(Box::new(self.redials_held_back.clone()))?;
+        registry.register(Box::new(self.requests_sent.clone()))?;
+        registry.register(Box::new(self.requests_held_back.clone()))?;
+        registry.register(Box::new(self.requests_rate_limited.clone()))?;
         Ok(())
     }
 }
@@ -303,7 +381,7 @@ mod tests {
         );
         assert_eq!((custody("4"), custody("unknown")), (1, 1));
         // `a` leaves: its custody's series drops to 0 instead of vanishing.
-        pm.on_disconnected(&a, now);
+        pm.on_disconnected(&a, crate::peer_manager::DisconnectReason::Remote, now);
         metrics.observe_peers(&pm);
         assert_eq!(
             (client("Teku"), custody("4"), custody("unknown")),

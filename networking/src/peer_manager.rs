@@ -95,6 +95,91 @@ impl Default for PeerManagerConfig {
     }
 }
 
+/// Why the last connection to a peer ended; each is counted (`network_disconnects_total{reason}`)
+/// and sets how long the peer is not dialed again ([`redial_backoff`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisconnectReason {
+    /// The peer sent a Goodbye with this reason code.
+    GoodbyeReceived(u64),
+    /// The connection closed from the other side (or failed) without a Goodbye.
+    Remote,
+    /// Idle: no stream kept it open.
+    Idle,
+    /// Ours: its score fell below [`DISCONNECT_THRESHOLD`].
+    Score,
+    /// Ours: it is banned.
+    Banned,
+    /// Ours: above the peer target, pruned or refused.
+    Excess,
+    /// Ours: the application said Goodbye (irrelevant network, say).
+    GoodbyeSent,
+    /// Ours: it reconnected after a restart and is greeted afresh (dialed back at once).
+    Restarted,
+}
+
+impl DisconnectReason {
+    /// Every label, for the metric.
+    pub const LABELS: [&'static str; 8] = [
+        "goodbye_received",
+        "remote",
+        "idle",
+        "score",
+        "banned",
+        "excess",
+        "goodbye_sent",
+        "restarted",
+    ];
+
+    /// The metric label.
+    pub fn as_str(self) -> &'static str {
+        Self::LABELS[self.index()]
+    }
+
+    /// Position in [`Self::LABELS`].
+    pub fn index(self) -> usize {
+        match self {
+            DisconnectReason::GoodbyeReceived(_) => 0,
+            DisconnectReason::Remote => 1,
+            DisconnectReason::Idle => 2,
+            DisconnectReason::Score => 3,
+            DisconnectReason::Banned => 4,
+            DisconnectReason::Excess => 5,
+            DisconnectReason::GoodbyeSent => 6,
+            DisconnectReason::Restarted => 7,
+        }
+    }
+}
+
+/// The first redial backoff after a disconnect: the gossipsub PRUNE backoff (one minute, the
+/// libp2p default Arbor's gossipsub keeps), so that a reconnection of ours never GRAFTs inside a
+/// backoff the peer may have recorded as the connection ended.
+pub const REDIAL_BACKOFF_BASE: Duration = Duration::from_secs(60);
+/// The longest redial backoff of repeated disconnects.
+pub const REDIAL_BACKOFF_MAX: Duration = Duration::from_secs(30 * 60);
+/// A connection that lasted this long was a good one: the next disconnect starts the backoff
+/// from [`REDIAL_BACKOFF_BASE`] again.
+pub const STABLE_CONNECTION: Duration = Duration::from_secs(10 * 60);
+
+/// How long after its `disconnects`-th disconnect in a row (1 for the first) a peer is not
+/// dialed by discovery: [`REDIAL_BACKOFF_BASE`] doubled with each further one, at most
+/// [`REDIAL_BACKOFF_MAX`]; a Goodbye's reason sets a floor (the peer said when to come back:
+/// too many peers 5 minutes, shutting down or a fault 10 minutes, an irrelevant network 4 hours,
+/// Lodestar's cool-downs but for shutdown, whose restart dials us itself). Inbound connections
+/// are never refused for it, and operators' dials are not held back.
+pub fn redial_backoff(disconnects: u32, reason: DisconnectReason) -> Duration {
+    let doublings = disconnects.saturating_sub(1).min(16);
+    let grown = REDIAL_BACKOFF_BASE
+        .saturating_mul(1 << doublings)
+        .min(REDIAL_BACKOFF_MAX);
+    let floor = match reason {
+        DisconnectReason::GoodbyeReceived(129) => Duration::from_secs(5 * 60),
+        DisconnectReason::GoodbyeReceived(1 | 3) => Duration::from_secs(10 * 60),
+        DisconnectReason::GoodbyeReceived(2) => Duration::from_secs(4 * 60 * 60),
+        _ => Duration::ZERO,
+    };
+    grown.max(floor)
+}
+
 /// What is known of one peer.
 #[derive(Debug, Clone)]
 pub struct PeerInfo {
@@ -112,6 +197,12 @@ pub struct PeerInfo {
     pub agent_version: Option<String>,
     /// The `cgc` of the peer's ENR, when discovery found it.
     pub enr_custody_group_count: Option<u64>,
+    /// When its current connection came up.
+    connected_since: Option<Instant>,
+    /// Disconnects in a row, each after a connection shorter than [`STABLE_CONNECTION`].
+    disconnects: u32,
+    /// Discovery does not dial it before this.
+    redial_not_before: Option<Instant>,
 }
 
 impl PeerInfo {
@@ -286,6 +377,9 @@ impl PeerManager {
             banned_until: None,
             agent_version: None,
             enr_custody_group_count: None,
+            connected_since: None,
+            disconnects: 0,
+            redial_not_before: None,
         })
     }
 
@@ -409,17 +503,48 @@ impl PeerManager {
         if info.connected.is_none() || direction == ConnectionDirection::Outbound {
             info.connected = Some(direction);
         }
+        info.connected_since.get_or_insert(now);
         Admission::Accept
     }
 
-    /// Records that the last connection to `peer` closed.
-    pub fn on_disconnected(&mut self, peer: &PeerId, now: Instant) {
-        if let Some(info) = self.peers.get_mut(peer) {
-            info.connected = None;
-            info.status = None;
-            info.metadata = None;
-        }
+    /// Records that the last connection to `peer` closed, and why: the peer is not dialed
+    /// again before its [`redial_backoff`]. Returns that backoff.
+    pub fn on_disconnected(
+        &mut self,
+        peer: &PeerId,
+        reason: DisconnectReason,
+        now: Instant,
+    ) -> Duration {
+        // Peers refused at admission never entered the table: nothing to remember of them.
+        let Some(info) = self.peers.get_mut(peer) else {
+            return Duration::ZERO;
+        };
+        let stable = info
+            .connected_since
+            .is_some_and(|since| now.saturating_duration_since(since) >= STABLE_CONNECTION);
+        info.disconnects = if stable {
+            1
+        } else {
+            info.disconnects.saturating_add(1)
+        };
+        let backoff = redial_backoff(info.disconnects, reason);
+        info.redial_not_before = Some(now + backoff);
+        info.connected = None;
+        info.connected_since = None;
+        info.status = None;
+        info.metadata = None;
         self.prune_table(now);
+        backoff
+    }
+
+    /// Whether discovery may dial `peer` at `now`: not banned, and past its redial backoff.
+    pub fn may_redial(&self, peer: &PeerId, now: Instant) -> bool {
+        !self.is_banned(peer, now)
+            && self
+                .peers
+                .get(peer)
+                .and_then(|info| info.redial_not_before)
+                .is_none_or(|at| at <= now)
     }
 
     fn prune_table(&mut self, now: Instant) {
@@ -431,10 +556,29 @@ impl PeerManager {
         if disconnected <= MAX_DISCONNECTED_PEERS {
             return;
         }
-        // Forget disconnected peers whose ban has expired (or who were never banned).
+        // Forget disconnected peers whose ban and redial backoff have expired.
         self.peers.retain(|_, info| {
-            info.connected.is_some() || info.banned_until.is_some_and(|until| until > now)
+            info.connected.is_some()
+                || info.banned_until.is_some_and(|until| until > now)
+                || info.redial_not_before.is_some_and(|at| at > now)
         });
+        // Still too many (a churn of more than the bound within a backoff): the backoffs that
+        // end first are forgotten (discovery may dial those a little sooner); bans are kept.
+        let mut backing_off: Vec<(Instant, PeerId)> = self
+            .peers
+            .iter()
+            .filter(|(_, i)| {
+                i.connected.is_none() && i.banned_until.is_none_or(|until| until <= now)
+            })
+            .map(|(peer, i)| (i.redial_not_before.unwrap_or(now), *peer))
+            .collect();
+        if backing_off.len() > MAX_DISCONNECTED_PEERS {
+            backing_off.sort_unstable();
+            let excess = backing_off.len() - MAX_DISCONNECTED_PEERS;
+            for (_, peer) in &backing_off[..excess] {
+                self.peers.remove(peer);
+            }
+        }
     }
 
     /// Penalises `peer` for `action` and says what to do with it.
@@ -564,7 +708,7 @@ mod tests {
             ScoreOutcome::Ban
         );
         assert!(pm.is_banned(&peer, now));
-        pm.on_disconnected(&peer, now);
+        pm.on_disconnected(&peer, DisconnectReason::Banned, now);
         assert_eq!(
             pm.on_connection_established(peer, ConnectionDirection::Inbound, now),
             Admission::Banned
@@ -704,9 +848,65 @@ mod tests {
         assert_eq!(of_a.client, ClientKind::Lighthouse);
         assert_eq!(of_a.custody_group_count, Some(128));
         // A disconnected peer is counted nowhere; its metadata is forgotten, its ENR's `cgc` kept.
-        pm.on_disconnected(&a, now);
+        pm.on_disconnected(&a, DisconnectReason::Remote, now);
         assert_eq!(pm.connected_per_client().iter().sum::<usize>(), 2);
         assert_eq!(pm.peer(&a).unwrap().custody_group_count(), Some(8));
+    }
+
+    #[test]
+    fn redial_backoff_grows_with_repeated_disconnects_and_restarts_after_a_stable_connection() {
+        let mut pm = manager(10);
+        let peer = PeerId::random();
+        let mut now = Instant::now();
+        let mut backoffs = Vec::new();
+        for _ in 0..8 {
+            pm.on_connection_established(peer, ConnectionDirection::Outbound, now);
+            assert!(
+                pm.may_redial(&peer, now),
+                "connected peers are not held back"
+            );
+            now += Duration::from_secs(5);
+            let backoff = pm.on_disconnected(&peer, DisconnectReason::Remote, now);
+            assert!(!pm.may_redial(&peer, now));
+            assert!(!pm.may_redial(&peer, now + backoff - Duration::from_millis(1)));
+            assert!(pm.may_redial(&peer, now + backoff));
+            // Never banned for it: it may connect to us at once.
+            assert!(!pm.is_banned(&peer, now));
+            backoffs.push(backoff.as_secs());
+            now += backoff;
+        }
+        assert_eq!(backoffs, [60, 120, 240, 480, 960, 1800, 1800, 1800]);
+        // A connection that lasted starts the backoff again from the base.
+        pm.on_connection_established(peer, ConnectionDirection::Inbound, now);
+        now += STABLE_CONNECTION;
+        assert_eq!(
+            pm.on_disconnected(&peer, DisconnectReason::Remote, now),
+            REDIAL_BACKOFF_BASE
+        );
+        // Goodbye reasons set floors.
+        assert_eq!(
+            redial_backoff(1, DisconnectReason::GoodbyeReceived(129)),
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            redial_backoff(1, DisconnectReason::GoodbyeReceived(2)),
+            Duration::from_secs(4 * 3600)
+        );
+        assert_eq!(
+            redial_backoff(1, DisconnectReason::GoodbyeReceived(1)),
+            Duration::from_secs(600)
+        );
+        assert_eq!(
+            redial_backoff(6, DisconnectReason::GoodbyeReceived(129)),
+            REDIAL_BACKOFF_MAX
+        );
+        // A peer never admitted leaves nothing behind.
+        let stranger = PeerId::random();
+        assert_eq!(
+            pm.on_disconnected(&stranger, DisconnectReason::Remote, now),
+            Duration::ZERO
+        );
+        assert!(pm.peer(&stranger).is_none());
     }
 
     #[test]
@@ -716,7 +916,7 @@ mod tests {
         for _ in 0..(MAX_DISCONNECTED_PEERS + 50) {
             let peer = PeerId::random();
             pm.on_connection_established(peer, ConnectionDirection::Inbound, now);
-            pm.on_disconnected(&peer, now);
+            pm.on_disconnected(&peer, DisconnectReason::Remote, now);
         }
         assert!(pm.known_count() <= MAX_DISCONNECTED_PEERS + 1);
     }

@@ -37,13 +37,13 @@ use crate::gossip::{
 };
 use crate::metrics::{EventKind, Metrics};
 use crate::peer_manager::{
-    Admission, ConnectedPeer, ConnectionDirection, PeerAction, PeerManager, PeerManagerConfig,
-    ScoreOutcome,
+    Admission, ConnectedPeer, ConnectionDirection, DisconnectReason, PeerAction, PeerManager,
+    PeerManagerConfig, ScoreOutcome,
 };
 use crate::rate_limiter::{RateLimitError, RateLimiter, RateLimiterConfig};
 use crate::rpc::codec::{
-    RpcCodecError, encode_error_chunk, encode_request, encode_response, read_request,
-    read_response_chunk, write_and_close,
+    RpcCodecError, encode_error_chunk, encode_request, read_request, read_response_chunk,
+    write_and_close, write_response,
 };
 use crate::rpc::{MetaData, Protocol, Request, Response, ResponseCode, ResponseItem};
 use crate::topics::{GossipKind, GossipTopic};
@@ -769,6 +769,7 @@ pub async fn start<E: EthSpec>(
     let (discovery_tx, discovery_rx) = mpsc::channel(256);
     let mut discovery = None;
     let mut local_enr = None;
+    let mut boot_dials = 0u64;
     if let Some(port) = config.discovery_port {
         let port = if port == 0 {
             free_udp_port(config.listen_address)?
@@ -803,16 +804,21 @@ pub async fn start<E: EthSpec>(
         for boot in &config.boot_nodes {
             if let Ok(peer) = boot.peer_id() {
                 let addrs = boot.multiaddrs();
-                if !addrs.is_empty() {
-                    let _ = swarm.dial(DialOpts::peer_id(peer).addresses(addrs).build());
+                if !addrs.is_empty()
+                    && swarm
+                        .dial(DialOpts::peer_id(peer).addresses(addrs).build())
+                        .is_ok()
+                {
+                    boot_dials += 1;
                 }
             }
         }
         discovery = Some(disc);
     }
     for addr in &config.static_peers {
-        if let Err(e) = swarm.dial(addr.clone()) {
-            tracing::warn!(%addr, error = %e, "cannot dial static peer");
+        match swarm.dial(addr.clone()) {
+            Ok(()) => boot_dials += 1,
+            Err(e) => tracing::warn!(%addr, error = %e, "cannot dial static peer"),
         }
     }
 
@@ -848,6 +854,10 @@ pub async fn start<E: EthSpec>(
     }
 
     let metrics = Arc::new(Metrics::new()?);
+    metrics
+        .dials
+        .with_label_values(&["boot"])
+        .inc_by(boot_dials);
     let (event_tx, event_rx) = mpsc::channel(config.event_capacity.max(1));
     let (command_tx, command_rx) = mpsc::unbounded_channel();
     let (peer_table, peer_table_rx) = watch::channel(0);
@@ -884,6 +894,7 @@ pub async fn start<E: EthSpec>(
         connection_addrs: HashMap::new(),
         connection_ids: HashMap::new(),
         redial_after_close: HashMap::new(),
+        pending_disconnects: HashMap::new(),
         peer_table,
         slot,
         slots_per_epoch: slots_per_epoch as u32,
@@ -982,15 +993,26 @@ async fn handle_inbound_stream<E: EthSpec>(
     {
         return;
     }
-    let bytes = match tokio::time::timeout(resp_timeout, answer).await {
-        Ok(Ok(response)) => match encode_response(protocol, &response, &fork_context) {
-            Ok(bytes) => bytes,
-            Err(e) => encode_error_chunk(ResponseCode::SERVER_ERROR, &e.to_string()),
-        },
+    let response = match tokio::time::timeout(resp_timeout, answer).await {
+        Ok(Ok(response)) => response,
         // The application dropped or did not answer in time.
-        _ => encode_error_chunk(ResponseCode::SERVER_ERROR, "no response"),
+        _ => Response::error(ResponseCode::SERVER_ERROR, "no response"),
     };
-    let _ = write_and_close(&mut stream, &bytes).await;
+    // Chunk by chunk, each flushed on its own (see `write_chunk`), within the response timeout
+    // so that a peer that stops reading does not hold the stream's task.
+    match tokio::time::timeout(
+        resp_timeout,
+        write_response(&mut stream, protocol, &response, &fork_context),
+    )
+    .await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(RpcCodecError::WrongItem(protocol))) => {
+            tracing::warn!(%peer_id, %protocol, "a response item of the wrong kind was answered with SERVER_ERROR");
+        }
+        Ok(Err(error)) => tracing::debug!(%peer_id, %protocol, %error, "writing a response failed"),
+        Err(_) => tracing::debug!(%peer_id, %protocol, "writing a response timed out"),
+    }
 }
 
 /// Attempts at opening an outbound stream when the transport loses the request.
@@ -1226,6 +1248,8 @@ struct Service<E: EthSpec> {
     /// Restarted peers whose connections are being closed, with the addresses to dial them
     /// back at once the last one has closed (see the `ConnectionEstablished` arm).
     redial_after_close: HashMap<PeerId, Vec<Multiaddr>>,
+    /// Why we are closing a peer's connections, until the last one has closed.
+    pending_disconnects: HashMap<PeerId, DisconnectReason>,
     /// See [`NetworkHandle::peer_table_changes`].
     peer_table: watch::Sender<u64>,
     slot: Duration,
@@ -1457,14 +1481,11 @@ impl<E: EthSpec> Service<E> {
                 self.peer_manager.ban(&peer_id, now);
                 self.ban_now(peer_id);
             }
-            Command::Disconnect(peer_id) => {
-                let _ = self.swarm.disconnect_peer_id(peer_id);
-            }
-            Command::Dial(address) => {
-                if let Err(e) = self.swarm.dial(address.clone()) {
-                    tracing::debug!(%address, error = %e, "dial failed");
-                }
-            }
+            Command::Disconnect(peer_id) => self.disconnect(peer_id, DisconnectReason::GoodbyeSent),
+            Command::Dial(address) => match self.swarm.dial(address.clone()) {
+                Ok(()) => self.metrics.dials.with_label_values(&["command"]).inc(),
+                Err(e) => tracing::debug!(%address, error = %e, "dial failed"),
+            },
             Command::Query(query) => self.on_query(query, now),
             Command::Shutdown => {}
         }
@@ -1530,10 +1551,15 @@ impl<E: EthSpec> Service<E> {
         now: Instant,
     ) {
         let cost = request.max_response_chunks(self.fork_context.spec());
+        let label = protocol_label(request.protocol());
         if let Err(e) = self
             .outbound_limiter
             .allows(&peer_id, request.protocol(), cost, now)
         {
+            self.metrics
+                .requests_held_back
+                .with_label_values(&[label])
+                .inc();
             if let Some(request_id) = request_id {
                 self.emit(NetworkEvent::RequestFailed {
                     peer_id,
@@ -1543,6 +1569,7 @@ impl<E: EthSpec> Service<E> {
             }
             return;
         }
+        self.metrics.requests_sent.with_label_values(&[label]).inc();
         let control = self.control.clone();
         let fork_context = self.fork_context.clone();
         let internal = self.internal_tx.clone();
@@ -1561,10 +1588,19 @@ impl<E: EthSpec> Service<E> {
     fn report(&mut self, peer_id: &PeerId, action: PeerAction, now: Instant) {
         match self.peer_manager.report_peer(peer_id, action, now) {
             ScoreOutcome::None => {}
-            ScoreOutcome::Disconnect => {
-                let _ = self.swarm.disconnect_peer_id(*peer_id);
-            }
+            ScoreOutcome::Disconnect => self.disconnect(*peer_id, DisconnectReason::Score),
             ScoreOutcome::Ban => self.ban_now(*peer_id),
+        }
+    }
+
+    /// Closes every connection of `peer_id`, remembering why until the last has closed (the
+    /// reason counts in `network_disconnects_total` and sets the peer's redial backoff). The
+    /// first reason given stays.
+    fn disconnect(&mut self, peer_id: PeerId, reason: DisconnectReason) {
+        self.pending_disconnects.entry(peer_id).or_insert(reason);
+        if self.swarm.disconnect_peer_id(peer_id).is_err() {
+            // Not connected: no close will come to take the reason.
+            self.pending_disconnects.remove(&peer_id);
         }
     }
 
@@ -1573,7 +1609,7 @@ impl<E: EthSpec> Service<E> {
             .behaviour_mut()
             .gossipsub
             .blacklist_peer(&peer_id);
-        let _ = self.swarm.disconnect_peer_id(peer_id);
+        self.disconnect(peer_id, DisconnectReason::Banned);
         self.emit(NetworkEvent::PeerBanned { peer_id });
     }
 
@@ -1591,6 +1627,10 @@ impl<E: EthSpec> Service<E> {
                 let protocol = request.protocol();
                 let cost = request.max_response_chunks(self.fork_context.spec());
                 if let Err(e) = self.inbound_limiter.allows(&peer_id, protocol, cost, now) {
+                    self.metrics
+                        .requests_rate_limited
+                        .with_label_values(&[protocol_label(protocol)])
+                        .inc();
                     let _ =
                         respond.send(Response::error(ResponseCode::RATE_LIMITED, e.to_string()));
                     self.report(&peer_id, PeerAction::MidTolerance, now);
@@ -1618,7 +1658,7 @@ impl<E: EthSpec> Service<E> {
                     Request::Goodbye(reason) => {
                         drop(respond);
                         self.emit(NetworkEvent::Goodbye { peer_id, reason });
-                        let _ = self.swarm.disconnect_peer_id(peer_id);
+                        self.disconnect(peer_id, DisconnectReason::GoodbyeReceived(reason));
                     }
                     request => {
                         let request_id = InboundRequestId(self.next_inbound_id);
@@ -1649,10 +1689,20 @@ impl<E: EthSpec> Service<E> {
             } => {
                 match &result {
                     // A stream reset or a connection closed mid-response is not malformed data
-                    // (a loaded or restarting peer does it): penalised like a timeout.
-                    Err(RpcError::Codec(RpcCodecError::Io(_)) | RpcError::Timeout) => {
-                        self.report(&peer_id, PeerAction::HighTolerance, now)
+                    // and carries no fault we can tell apart from a disconnect (every request in
+                    // flight fails with it when the peer leaves, and a peer is never penalised
+                    // for leaving): not penalised.
+                    Err(RpcError::Codec(RpcCodecError::Io(error))) => {
+                        tracing::debug!(%peer_id, %error, "request failed on the stream");
                     }
+                    // A timeout of a peer still connected: its fault, lightly.
+                    Err(RpcError::Timeout) => {
+                        if self.swarm.is_connected(&peer_id) {
+                            self.report(&peer_id, PeerAction::HighTolerance, now)
+                        }
+                    }
+                    // A response we could not decode: the request ends at the first bad chunk,
+                    // so this is one penalty per request, never one per chunk.
                     Err(RpcError::Codec(_)) => self.report(&peer_id, PeerAction::LowTolerance, now),
                     Ok(response) => {
                         if let Some(ResponseItem::MetaData(metadata)) = response.items.first()
@@ -1712,6 +1762,13 @@ impl<E: EthSpec> Service<E> {
                     {
                         continue;
                     }
+                    // Not again before its backoff after the last disconnect: an immediate
+                    // redial re-sends Status and MetaData (refused by the peer's rate limits)
+                    // and re-GRAFTs inside its PRUNE backoff.
+                    if !self.peer_manager.may_redial(&peer_id, now) {
+                        self.metrics.redials_held_back.inc();
+                        continue;
+                    }
                     if let Ok(cgc) = enr.custody_group_count() {
                         self.peer_manager
                             .on_enr_custody_group_count(peer_id, cgc, now);
@@ -1719,8 +1776,11 @@ impl<E: EthSpec> Service<E> {
                     let opts = DialOpts::peer_id(peer_id)
                         .addresses(enr.multiaddrs())
                         .build();
-                    if let Err(e) = self.swarm.dial(opts) {
-                        tracing::debug!(%peer_id, error = %e, "dial of discovered peer failed");
+                    match self.swarm.dial(opts) {
+                        Ok(()) => self.metrics.dials.with_label_values(&["discovery"]).inc(),
+                        Err(e) => {
+                            tracing::debug!(%peer_id, error = %e, "dial of discovered peer failed")
+                        }
                     }
                 }
             }
@@ -1755,7 +1815,7 @@ impl<E: EthSpec> Service<E> {
             })
             .collect();
         for peer in self.peer_manager.peers_to_prune(&protected, now) {
-            let _ = self.swarm.disconnect_peer_id(peer);
+            self.disconnect(peer, DisconnectReason::Excess);
         }
         self.inbound_limiter.prune(now);
         self.outbound_limiter.prune(now);
@@ -1807,7 +1867,7 @@ impl<E: EthSpec> Service<E> {
                         .cloned()
                         .unwrap_or_default();
                     self.redial_after_close.insert(peer_id, addrs);
-                    let _ = self.swarm.disconnect_peer_id(peer_id);
+                    self.disconnect(peer_id, DisconnectReason::Restarted);
                     return;
                 }
                 let direction = ConnectionDirection::from(&endpoint);
@@ -1832,9 +1892,8 @@ impl<E: EthSpec> Service<E> {
                         });
                         self.send_request(peer_id, None, Request::MetaData, now);
                     }
-                    Admission::Banned | Admission::Full => {
-                        let _ = self.swarm.disconnect_peer_id(peer_id);
-                    }
+                    Admission::Banned => self.disconnect(peer_id, DisconnectReason::Banned),
+                    Admission::Full => self.disconnect(peer_id, DisconnectReason::Excess),
                 }
             }
             SwarmEvent::ConnectionClosed {
@@ -1842,6 +1901,7 @@ impl<E: EthSpec> Service<E> {
                 connection_id,
                 endpoint,
                 num_established,
+                cause,
                 ..
             } => {
                 if let Some(connections) = self.connection_ids.get_mut(&peer_id) {
@@ -1867,18 +1927,35 @@ impl<E: EthSpec> Service<E> {
                             .condition(PeerCondition::DisconnectedAndNotDialing)
                             .addresses(addrs)
                             .build();
-                        if let Err(e) = self.swarm.dial(opts) {
-                            tracing::debug!(%peer_id, error = %e, "dial of a restarted peer failed");
+                        match self.swarm.dial(opts) {
+                            Ok(()) => self.metrics.dials.with_label_values(&["restarted"]).inc(),
+                            Err(e) => {
+                                tracing::debug!(%peer_id, error = %e, "dial of a restarted peer failed")
+                            }
                         }
                     }
                     let was_connected = self
                         .peer_manager
                         .peer(&peer_id)
                         .is_some_and(|p| p.connected.is_some());
-                    self.peer_manager.on_disconnected(&peer_id, now);
+                    let reason = self
+                        .pending_disconnects
+                        .remove(&peer_id)
+                        .unwrap_or(match cause {
+                            Some(libp2p::swarm::ConnectionError::KeepAliveTimeout) => {
+                                DisconnectReason::Idle
+                            }
+                            _ => DisconnectReason::Remote,
+                        });
+                    if was_connected {
+                        self.metrics.disconnected(reason);
+                    }
+                    let backoff = self.peer_manager.on_disconnected(&peer_id, reason, now);
+                    tracing::debug!(%peer_id, reason = reason.as_str(), ?backoff, "peer disconnected");
                     self.peer_table_changed();
-                    self.inbound_limiter.remove_peer(&peer_id);
-                    self.outbound_limiter.remove_peer(&peer_id);
+                    // The rate limiters keep the peer's buckets (the heartbeat prunes full
+                    // ones): a reconnection neither resets what the peer may ask of us nor lets
+                    // us ask it for Status and MetaData again faster than we allow others.
                     if was_connected {
                         self.emit(NetworkEvent::PeerDisconnected { peer_id });
                     }
@@ -1932,6 +2009,14 @@ impl<E: EthSpec> Service<E> {
             _ => {}
         }
     }
+}
+
+/// A protocol's metric label: its message name and version (`status/2`).
+fn protocol_label(protocol: Protocol) -> &'static str {
+    let id = protocol.protocol_id();
+    id.strip_prefix("/eth2/beacon_chain/req/")
+        .and_then(|rest| rest.strip_suffix("/ssz_snappy"))
+        .unwrap_or(id)
 }
 
 fn endpoint_addr(endpoint: &ConnectedPoint) -> Multiaddr {

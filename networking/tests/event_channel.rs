@@ -19,31 +19,6 @@ use networking::{GossipKind, GossipTopic, NetworkEvent, NetworkEvents, PubsubMes
 use prometheus::Registry;
 use types::ForkName;
 
-/// The value of counter or gauge `name` with `label` (or no label) in `registry`.
-fn metric(registry: &Registry, name: &str, label: Option<(&str, &str)>) -> f64 {
-    let families = registry.gather();
-    let family = families
-        .iter()
-        .find(|f| f.name() == name)
-        .unwrap_or_else(|| panic!("metric {name} is not registered"));
-    let m = family
-        .get_metric()
-        .iter()
-        .find(|m| match label {
-            Some((key, value)) => m
-                .get_label()
-                .iter()
-                .any(|l| l.name() == key && l.value() == value),
-            None => true,
-        })
-        .unwrap_or_else(|| panic!("{name} has no child {label:?}"));
-    if family.get_field_type() == prometheus::proto::MetricType::COUNTER {
-        m.get_counter().get_value()
-    } else {
-        m.get_gauge().get_value()
-    }
-}
-
 /// Waits until `condition` holds, failing the test after [`TIMEOUT`]. The condition is a state
 /// of another task (a counter, the peer table) that no event announces, so it is re-read at
 /// a short interval.

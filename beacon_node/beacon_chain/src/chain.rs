@@ -1169,11 +1169,15 @@ impl<E: EthSpec> BeaconChain<E> {
                 Ok(state) => state,
                 Err(e) => {
                     drop(fc);
-                    if !matches!(
-                        e,
-                        fork_choice::Error::UnknownParent { .. }
-                            | fork_choice::Error::FutureBlock { .. }
-                    ) {
+                    // Failed for good only when the block is at fault: a failure of our own
+                    // store or states leaves it free to import on a later try.
+                    if e.fault() == fork_choice::Fault::Message
+                        && !matches!(
+                            e,
+                            fork_choice::Error::UnknownParent { .. }
+                                | fork_choice::Error::FutureBlock { .. }
+                        )
+                    {
                         self.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
                     }
                     return Err(e.into());

@@ -988,6 +988,11 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
                     F::DataUnavailable { reason, .. } => {
                         Err(SyncError::DataUnavailable { slot, reason })
                     }
+                    // Our store or states failed: not the peer's fault, and the same
+                    // blocks may import on a retry.
+                    other if other.fault() == fork_choice::Fault::Local => {
+                        Err(SyncError::Internal(other.to_string()))
+                    }
                     other => Err(SyncError::InvalidBlock {
                         slot,
                         reason: other.to_string(),

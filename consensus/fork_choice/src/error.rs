@@ -201,3 +201,95 @@ pub enum Error {
     #[error("confirmation byzantine threshold {0} is above its maximum of 25")]
     ByzantineThresholdTooHigh(u64),
 }
+
+/// Whose fault an [`Error`] is: the message fork choice was given (a peer that sent it is to
+/// blame), or the node itself (its store, its states, its own arithmetic: no peer is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The block, attestation or slashing is invalid, or does not fit the chain.
+    Message,
+    /// A failure of ours; the same message may import once it is fixed.
+    Local,
+}
+
+impl Error {
+    /// Whose fault this error is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            Error::UnknownParent { .. }
+            | Error::InvalidatedParent { .. }
+            | Error::FutureBlock { .. }
+            | Error::NotAfterFinalizedSlot { .. }
+            | Error::NotFinalizedDescendant { .. }
+            | Error::DataUnavailable { .. }
+            | Error::InvalidBlock { .. }
+            | Error::TargetEpochOutOfRange { .. }
+            | Error::TargetEpochSlotMismatch { .. }
+            | Error::UnknownTargetBlock(_)
+            | Error::UnknownHeadBlock(_)
+            | Error::AttestsToFutureBlock { .. }
+            | Error::InconsistentTarget { .. }
+            | Error::FutureAttestation { .. }
+            | Error::InvalidAttestation(_)
+            | Error::InvalidIndexedAttestation(_)
+            | Error::NotSlashable => Fault::Message,
+            Error::BoostOnHead(_)
+            | Error::AnchorStateMismatch { .. }
+            | Error::UnknownBlock(_)
+            | Error::StateUnavailable { .. }
+            | Error::UnknownJustifiedBlock(_)
+            | Error::UnknownFinalizedBlock(_)
+            | Error::CorruptPersisted(_)
+            | Error::DuplicateNode(_)
+            | Error::VoteNodeOutOfRange(_)
+            | Error::ValidatorIndexTooLarge(_)
+            | Error::DeltaCount { .. }
+            | Error::InvalidWeight { .. }
+            | Error::DeltaOverflow
+            | Error::State(_)
+            | Error::MissingBlockState(_)
+            | Error::NoPreviousSlot(_)
+            | Error::Shuffle(_)
+            | Error::ByzantineThresholdTooHigh(_) => Fault::Local,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stores_and_states_failures_are_ours_and_an_invalid_block_is_the_messages() {
+        let ours = [
+            Error::StateUnavailable {
+                root: Root::ZERO,
+                reason: "store read failed".into(),
+            },
+            Error::MissingBlockState(Root::ZERO),
+            Error::State("slot processing".into()),
+            Error::CorruptPersisted("bad bytes".into()),
+            Error::DeltaOverflow,
+        ];
+        for e in ours {
+            assert_eq!(e.fault(), Fault::Local, "{e}");
+        }
+        let theirs = [
+            Error::NotFinalizedDescendant {
+                block: Root::ZERO,
+                finalized: Root::ZERO,
+            },
+            Error::FutureBlock {
+                block_slot: 9,
+                current_slot: 1,
+            },
+            Error::InvalidatedParent {
+                block: Root::ZERO,
+                parent: Root::ZERO,
+            },
+        ];
+        for e in theirs {
+            assert_eq!(e.fault(), Fault::Message, "{e}");
+        }
+    }
+}

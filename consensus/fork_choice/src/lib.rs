@@ -27,7 +27,7 @@ pub use data_availability::{
     BlobsError, Columns, SidecarError, is_data_available, verify_blobs_available,
     verify_data_column_sidecar, verify_data_column_sidecars,
 };
-pub use error::Error;
+pub use error::{Error, Fault};
 pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
 pub use fork_choice::{
     AnchorBlock, BlockProcessor, Config, DEFAULT_MAX_STATES_BYTES, ForkChoice, Head, PreparedBlock,

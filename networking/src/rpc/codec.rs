@@ -165,20 +165,22 @@ pub fn encode_error_chunk(code: ResponseCode, message: &str) -> Vec<u8> {
     out
 }
 
-/// Every chunk of a response, error chunk last.
-pub fn encode_response<E: EthSpec>(
+/// Every chunk of a response, each on its own, error chunk last (what [`write_response`]
+/// writes when every item encodes).
+pub fn encode_response_chunks<E: EthSpec>(
     protocol: Protocol,
     response: &Response<E>,
     fork_context: &ForkContext,
-) -> Result<Vec<u8>, RpcCodecError> {
-    let mut out = Vec::new();
-    for item in &response.items {
-        out.extend(encode_response_item(protocol, item, fork_context)?);
-    }
+) -> Result<Vec<Vec<u8>>, RpcCodecError> {
+    let mut chunks = response
+        .items
+        .iter()
+        .map(|item| encode_response_item(protocol, item, fork_context))
+        .collect::<Result<Vec<_>, _>>()?;
     if let Some(error) = &response.error {
-        out.extend(encode_error_chunk(error.code, &error.message));
+        chunks.push(encode_error_chunk(error.code, &error.message));
     }
-    Ok(out)
+    Ok(chunks)
 }
 
 /// Reads bytes into `buf` until it is full; `Ok(false)` when the stream ended before any byte.
@@ -410,7 +412,7 @@ pub async fn read_response<E: EthSpec, R: AsyncRead + Unpin>(
     Ok(response)
 }
 
-/// Writes `bytes` and closes the write side of the stream.
+/// Writes `bytes` and closes the write side of the stream (requests: one payload).
 pub async fn write_and_close<W: AsyncWrite + Unpin>(
     io: &mut W,
     bytes: &[u8],
@@ -418,6 +420,57 @@ pub async fn write_and_close<W: AsyncWrite + Unpin>(
     io.write_all(bytes).await?;
     io.close().await?;
     Ok(())
+}
+
+/// Writes one response chunk and flushes it, so that no write (and so no muxer frame: yamux and
+/// mplex make one frame per write, split at their frame size) holds bytes of two chunks.
+///
+/// The stream is a byte stream and Arbor's own reader accepts any framing, but other clients'
+/// readers do not: Lodestar's decoder hands everything buffered after a chunk's length prefix to
+/// that chunk's snappy decoder, so a frame carrying the end of one chunk and the start of the
+/// next fails there (`SSZ_SNAPPY_ERROR_TOO_MUCH_BYTES_READ`) or loses the second chunk.
+/// Lighthouse, Teku, Prysm, Nimbus and Lodestar all write one chunk per write.
+pub async fn write_chunk<W: AsyncWrite + Unpin>(
+    io: &mut W,
+    chunk: &[u8],
+) -> Result<(), RpcCodecError> {
+    io.write_all(chunk).await?;
+    io.flush().await?;
+    Ok(())
+}
+
+/// Writes a response chunk by chunk ([`write_chunk`]), each item encoded just before it is
+/// written, and closes the stream. An item that cannot be encoded for `protocol` (a bug of ours)
+/// ends the response with a `SERVER_ERROR` chunk after the chunks already written; its error is
+/// returned once the stream is closed.
+pub async fn write_response<E: EthSpec, W: AsyncWrite + Unpin>(
+    io: &mut W,
+    protocol: Protocol,
+    response: &Response<E>,
+    fork_context: &ForkContext,
+) -> Result<(), RpcCodecError> {
+    let mut failed = None;
+    for item in &response.items {
+        match encode_response_item(protocol, item, fork_context) {
+            Ok(chunk) => write_chunk(io, &chunk).await?,
+            Err(e) => {
+                write_chunk(
+                    io,
+                    &encode_error_chunk(ResponseCode::SERVER_ERROR, &e.to_string()),
+                )
+                .await?;
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    if failed.is_none()
+        && let Some(error) = &response.error
+    {
+        write_chunk(io, &encode_error_chunk(error.code, &error.message)).await?;
+    }
+    io.close().await?;
+    failed.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
@@ -718,7 +771,9 @@ mod tests {
         };
         metadata.attnets.set(5, true).unwrap();
         let response = Response::<E>::success(vec![ResponseItem::MetaData(metadata)]);
-        let bytes = encode_response(Protocol::MetaDataV3, &response, &ctx).unwrap();
+        let bytes = encode_response_chunks(Protocol::MetaDataV3, &response, &ctx)
+            .unwrap()
+            .concat();
         let decoded = read_resp(bytes.clone(), &Request::MetaData).unwrap();
         assert_eq!(decoded, response);
         let mut twice = bytes.clone();
@@ -772,6 +827,134 @@ mod tests {
             encode_response_item(Protocol::StatusV2, &item, &ctx()),
             Err(RpcCodecError::WrongItem(Protocol::StatusV2))
         ));
+    }
+
+    /// Records every write and where each flush fell.
+    #[derive(Default)]
+    struct Recorder {
+        writes: Vec<Vec<u8>>,
+        /// Bytes written before each flush.
+        flushed_at: Vec<usize>,
+        closed: bool,
+    }
+
+    impl Recorder {
+        fn written(&self) -> usize {
+            self.writes.iter().map(Vec::len).sum()
+        }
+    }
+
+    impl AsyncWrite for Recorder {
+        fn poll_write(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            // Short writes, as a muxer with little send window makes them: a chunk may take
+            // several writes, but no write may take bytes of two chunks.
+            let n = buf.len().min(1000);
+            self.get_mut().writes.push(buf[..n].to_vec());
+            std::task::Poll::Ready(Ok(n))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            let this = self.get_mut();
+            let at = this.written();
+            this.flushed_at.push(at);
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_close(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.get_mut().closed = true;
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    fn column(index: u64, slot: u64) -> ResponseItem<E> {
+        let mut sidecar: types::fulu::DataColumnSidecar<E> = arbitrary(index as u8);
+        sidecar.index = index;
+        sidecar.signed_block_header.message.slot = slot;
+        ResponseItem::DataColumnSidecar(Arc::new(types::DataColumnSidecar::Fulu(sidecar)))
+    }
+
+    #[test]
+    fn each_response_chunk_is_written_and_flushed_on_its_own() {
+        let ctx = ctx();
+        let mut response = Response::<E>::success((0..4).map(|i| column(i, 3 + i)).collect());
+        response.error = Some(ErrorResponse {
+            code: ResponseCode::RESOURCE_UNAVAILABLE,
+            message: "the rest is pruned".into(),
+        });
+        let chunks = encode_response_chunks(Protocol::DataColumnsByRange, &response, &ctx).unwrap();
+        assert_eq!(chunks.len(), 5);
+        let mut recorder = Recorder::default();
+        block_on(write_response(
+            &mut recorder,
+            Protocol::DataColumnsByRange,
+            &response,
+            &ctx,
+        ))
+        .unwrap();
+        assert!(recorder.closed);
+        // Flushed exactly at the end of each chunk, and never a write across a chunk's end.
+        let ends: Vec<usize> = chunks
+            .iter()
+            .scan(0, |end, c| {
+                *end += c.len();
+                Some(*end)
+            })
+            .collect();
+        assert_eq!(recorder.flushed_at, ends);
+        let mut at = 0;
+        for write in &recorder.writes {
+            let end = at + write.len();
+            assert!(
+                !ends.iter().any(|e| at < *e && *e < end),
+                "a write of bytes {at}..{end} crosses a chunk's end ({ends:?})"
+            );
+            at = end;
+        }
+        assert_eq!(recorder.writes.concat(), chunks.concat());
+        // Arbor's reader takes the same bytes back.
+        let request = Request::<E>::DataColumnsByRange(crate::rpc::DataColumnsByRangeRequest {
+            start_slot: 0,
+            count: 16,
+            columns: (0..4).collect(),
+        });
+        assert_eq!(read_resp(chunks.concat(), &request).unwrap(), response);
+    }
+
+    #[test]
+    fn an_item_that_cannot_be_encoded_ends_the_response_with_a_server_error() {
+        let ctx = ctx();
+        let response =
+            Response::<E>::success(vec![column(0, 1), ResponseItem::Pong(1), column(1, 1)]);
+        let mut recorder = Recorder::default();
+        let result = block_on(write_response(
+            &mut recorder,
+            Protocol::DataColumnsByRange,
+            &response,
+            &ctx,
+        ));
+        assert!(
+            matches!(result, Err(RpcCodecError::WrongItem(_))),
+            "{result:?}"
+        );
+        assert!(recorder.closed);
+        let request = Request::<E>::DataColumnsByRange(crate::rpc::DataColumnsByRangeRequest {
+            start_slot: 0,
+            count: 16,
+            columns: (0..4).collect(),
+        });
+        let read = read_resp(recorder.writes.concat(), &request).unwrap();
+        assert_eq!(read.items, vec![column(0, 1)]);
+        assert_eq!(read.error.map(|e| e.code), Some(ResponseCode::SERVER_ERROR));
     }
 
     /// An arbitrary Fulu value of `T` from `seed`.

@@ -217,3 +217,32 @@ pub(crate) fn local_config() -> NetworkConfig {
         .with_quota(Protocol::MetaDataV3, Quota::n_every(16, 5));
     config
 }
+
+/// The value of counter or gauge `name` with `label` (or no label) in `registry`.
+pub(crate) fn metric(
+    registry: &prometheus::Registry,
+    name: &str,
+    label: Option<(&str, &str)>,
+) -> f64 {
+    let families = registry.gather();
+    let family = families
+        .iter()
+        .find(|f| f.name() == name)
+        .unwrap_or_else(|| panic!("metric {name} is not registered"));
+    let m = family
+        .get_metric()
+        .iter()
+        .find(|m| match label {
+            Some((key, value)) => m
+                .get_label()
+                .iter()
+                .any(|l| l.name() == key && l.value() == value),
+            None => true,
+        })
+        .unwrap_or_else(|| panic!("{name} has no child {label:?}"));
+    if family.get_field_type() == prometheus::proto::MetricType::COUNTER {
+        m.get_counter().get_value()
+    } else {
+        m.get_gauge().get_value()
+    }
+}
