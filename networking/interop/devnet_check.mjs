@@ -507,12 +507,17 @@ const DataColumnsByRootIdentifier = new ContainerType({ blockRoot: Root, columns
 const DataColumnsByRootRequest = new ListCompositeType(DataColumnsByRootIdentifier, 128)
 
 // Lodestar's req/resp response reader. @lodestar/reqresp's package exports do not name its
-// decoder, so it is loaded by its file in the package.
-const reqrespLib = (file) => import(new URL(`./${file}`, import.meta.resolve('@lodestar/reqresp')).href)
-const { responseDecode } = await reqrespLib('encoders/responseDecode.js')
-const { ContextBytesType } = await reqrespLib('types.js')
-const { ResponseError } = await reqrespLib('response/errors.js')
+// decoder, so it is loaded by its file in the package; loaded after loadLodestar (it imports
+// @lodestar/params, which reads the preset once).
 const READER = '@lodestar/reqresp 1.5.1 responseDecode'
+let RR = null
+async function loadReqRespReader () {
+  const lib = (file) => import(new URL(`./${file}`, import.meta.resolve('@lodestar/reqresp')).href)
+  const { responseDecode } = await lib('encoders/responseDecode.js')
+  const { ContextBytesType } = await lib('types.js')
+  const { ResponseError } = await lib('response/errors.js')
+  RR = { responseDecode, ContextBytesType, ResponseError }
+}
 
 /**
  * Reads a response off `stream` with Lodestar's reader, as the stream delivers it, and checks that
@@ -533,6 +538,7 @@ async function readWithLodestar (protocolId, stream, type, contextBytes, maxStre
       yield bytes
     }
   }
+  const { responseDecode, ContextBytesType, ResponseError } = RR
   const protocol = {
     encoding: 'ssz_snappy',
     contextBytes: contextBytes === 0
@@ -767,6 +773,7 @@ async function main () {
   const args = parseArgs(process.argv.slice(2))
   const deadline = Date.now() + args.timeoutMs
   const L = await loadLodestar(args.testnetDir)
+  await loadReqRespReader()
   const checker = new Checker(L)
   report('lodestar_ready', {
     preset: L.P.ACTIVE_PRESET,
