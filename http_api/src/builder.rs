@@ -1,29 +1,34 @@
 //! The builder side of the Beacon API: `registerValidator` forwarded to the relay, the blinded
-//! answer of `produceBlockV3`, and `publishBlindedBlock` (v1) / `publishBlindedBlockV2`, which
-//! unblind through the relay and publish like `publishBlockV2`.
+//! answer of `produceBlockV3`, `publishBlindedBlock` (v1) / `publishBlindedBlockV2`, which
+//! unblind through the relay and publish like `publishBlockV2`, and `getBlindedBlock`, a stored
+//! block with its payload replaced by the payload's header.
 //!
 //! [spec]: apis/validator/register_validator.yaml, apis/validator/block.v3.yaml,
-//! apis/beacon/blocks/blinded_blocks.yaml, apis/beacon/blocks/blinded_blocks.v2.yaml
+//! apis/beacon/blocks/blinded_blocks.yaml, apis/beacon/blocks/blinded_blocks.v2.yaml,
+//! apis/beacon/blocks/blinded_block.yaml
 
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use beacon_api::{Encoding, ProduceBlockV3Metadata, SignedValidatorRegistrationV1};
 use beacon_chain::{
     BlindedPublication, BlindedPublishError, BroadcastValidation, ProducedBlindedBlock,
     PublishOutcome,
 };
-use builder_client::{BuilderError, SignedBlindedBeaconBlock};
+use builder_client::{BlindedBeaconBlock, BuilderError, SignedBlindedBeaconBlock};
 use ssz::{Decode, Encode};
-use types::{EthSpec, ForkName};
+use types::{EthSpec, ForkName, SignedBeaconBlock};
 
 use crate::ApiContext;
 use crate::error::HttpError;
 use crate::production::{broadcast_validation, publish_error};
-use crate::query::{Body, Query};
-use crate::response::{json_bytes, ok_empty, ssz_bytes, with_version};
+use crate::query::{Body, PathParams, Query, parse_path};
+use crate::response::{
+    JSON_OR_SSZ, accept, blocking, json, json_bytes, ok_empty, ssz_bytes, with_version,
+};
+use crate::state_id::{block_at, read_block};
 
 type Ctx<E> = State<Arc<ApiContext<E>>>;
 
@@ -208,4 +213,47 @@ pub(crate) async fn post_blinded_block_v1<E: EthSpec>(
     };
     let block = decode_blinded::<E>(&body, fork)?;
     publish_blinded(&ctx, block, fork, BroadcastValidation::Gossip).await
+}
+
+/// `GET /eth/v1/beacon/blinded_blocks/{block_id}`: the stored block as a
+/// `SignedBlindedBeaconBlock` (its payload replaced by the payload's header; the same root, so
+/// the proposer's signature stays valid), in JSON (`{version, execution_optimistic, finalized,
+/// data}`) or SSZ, with `Eth-Consensus-Version`.
+pub(crate) async fn get_blinded_block<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let id = parse_path("block id", path.at(0)?)?;
+    let encoding = accept(&headers, JSON_OR_SSZ)?;
+    blocking(move || {
+        let at = block_at(&ctx, id)?;
+        let block = read_block(&ctx, &at.root)?;
+        let fork = block.fork_name();
+        let blinded = match &block {
+            SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
+                SignedBlindedBeaconBlock {
+                    message: BlindedBeaconBlock::from_block(&b.message),
+                    signature: b.signature,
+                }
+            }
+            other => {
+                return Err(HttpError::bad_request(format!(
+                    "blocks of fork {} are not served by this node",
+                    other.fork_name()
+                )));
+            }
+        };
+        let response = match encoding {
+            Encoding::Ssz => ssz_bytes(blinded.as_ssz_bytes()),
+            Encoding::Json => json(&serde_json::json!({
+                "version": fork.as_str(),
+                "execution_optimistic": at.execution_optimistic,
+                "finalized": at.finalized,
+                "data": blinded,
+            }))?,
+        };
+        Ok(with_version(response, fork))
+    })
+    .await
 }

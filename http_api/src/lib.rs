@@ -278,6 +278,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             post(builder::post_blinded_block_v1::<E>),
         )
         .route(
+            "/eth/v1/beacon/blinded_blocks/{block_id}",
+            get(builder::get_blinded_block::<E>),
+        )
+        .route(
             "/eth/v2/beacon/blinded_blocks",
             post(builder::post_blinded_block_v2::<E>),
         )

@@ -171,8 +171,20 @@ impl<S: Send + Sync> FromRequest<S> for BatchBody {
 }
 
 impl Body {
-    /// The body as JSON of `T`.
+    /// The body as JSON of `T`, for the routes whose request body the spec gives in JSON only:
+    /// an SSZ body (`application/octet-stream`) is a 415, on which clients that send SSZ first
+    /// (Lodestar's) send the request again in JSON; a 400 would end it there.
     pub(crate) fn json<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
+        if self.encoding == Encoding::Ssz {
+            return Err(HttpError::UnsupportedMediaType(
+                "this endpoint takes a JSON body (application/json) only".into(),
+            ));
+        }
+        self.json_bytes()
+    }
+
+    /// The bytes as JSON of `T`, whatever the content type said (for [`Self::decode`]).
+    fn json_bytes<T: DeserializeOwned>(&self) -> Result<T, HttpError> {
         serde_json::from_slice(&self.bytes)
             .map_err(|e| HttpError::bad_request(format!("invalid JSON body: {e}")))
     }
@@ -196,7 +208,7 @@ impl Body {
     /// The body in either encoding: JSON as `T`, SSZ as `T` (for types the same in both).
     pub(crate) fn decode<T: DeserializeOwned + ssz::Decode>(&self) -> Result<T, HttpError> {
         match self.encoding {
-            Encoding::Json => self.json(),
+            Encoding::Json => self.json_bytes(),
             Encoding::Ssz => self.ssz(),
         }
     }

@@ -75,6 +75,40 @@ fn duty_state<E: EthSpec>(ctx: &ApiContext<E>, epoch: Epoch) -> Result<StateAt<E
     state_at(ctx, beacon_api::StateId::Slot(epoch * spe))
 }
 
+/// A state whose current or next sync committee is the one of `epoch`'s period: the head's when
+/// it is (the usual case), the head's advanced into the period before `epoch`'s when the head is
+/// behind the clock (the first slot of a period before its block: the head state still holds the
+/// previous period's committees), a stored state of that period for a past one. Any epoch in the
+/// clock's current or next period is served; one beyond is refused.
+///
+/// [spec]: altair/validator.md#sync-committee
+fn sync_duty_state<E: EthSpec>(ctx: &ApiContext<E>, epoch: Epoch) -> Result<StateAt<E>, HttpError> {
+    let spe = E::slots_per_epoch();
+    let period = |e: Epoch| e / E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
+    let clock_period = period(clock_epoch(ctx));
+    if period(epoch) > clock_period + 1 {
+        return Err(HttpError::bad_request(format!(
+            "epoch {epoch} is beyond the next sync committee period (the clock is in period {clock_period})"
+        )));
+    }
+    let at = state_at(ctx, beacon_api::StateId::Head)?;
+    let head_period = period(compute_epoch_at_slot::<E>(at.slot()));
+    if period(epoch) > head_period + 1 {
+        // The head is a period or more behind the clock: its state advanced to the first slot
+        // of the period before `epoch`'s, whose next committee is `epoch`'s.
+        let mut advanced = at;
+        let target = (period(epoch) - 1) * E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD * spe;
+        state_processing::per_slot::process_slots(&mut advanced.state, target, ctx.chain.spec())
+            .map_err(|e| HttpError::internal(format!("advancing the head state: {e:?}")))?;
+        advanced.root = advanced.state.hash_tree_root().map_err(state_error)?;
+        return Ok(advanced);
+    }
+    if period(epoch) < head_period {
+        return state_at(ctx, beacon_api::StateId::Slot(epoch * spe));
+    }
+    Ok(at)
+}
+
 /// The root of the block at `slot` as `at` knows it: `block_roots` for past slots, the state's
 /// latest block for its own slot and later; slot 0 for an underflow.
 fn block_root_at<E: EthSpec>(at: &StateAt<E>, slot: Slot) -> Root {
@@ -247,7 +281,7 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
     let epoch = parse_epoch(&path)?;
     let Indices(indices) = body.json()?;
     blocking(move || {
-        let at = state_at(&ctx, beacon_api::StateId::Head)?;
+        let at = sync_duty_state(&ctx, epoch)?;
         let members = sync_committee_indices(&ctx, &at.state, epoch)?;
         // Each member's positions in the committee, in one pass over it.
         let mut positions_of: std::collections::HashMap<u64, Vec<u64>> =

@@ -462,6 +462,188 @@ async fn duties_match_the_state_committees_and_proposers() {
 
 use ssz_types::typenum::Unsigned;
 
+/// `getBlindedBlock`: the stored block with its payload replaced by the payload's header, in SSZ
+/// and JSON, with the version header; its root is the block's and the signature the block's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blinded_blocks_are_the_stored_blocks_with_the_payloads_header() {
+    let n = node().await;
+    let (block, _) = n.import(&n.genesis, 1);
+    let SignedBeaconBlock::Fulu(full) = &block else {
+        panic!("a Fulu block")
+    };
+    let root = block.canonical_root();
+    for id in ["1".to_string(), format!("{root}"), "head".to_string()] {
+        let path = format!("/eth/v1/beacon/blinded_blocks/{id}");
+        let ssz = n.get(&path, Some("application/octet-stream")).await;
+        assert_eq!(ssz.status(), 200, "{path}");
+        assert_eq!(ssz.headers()["eth-consensus-version"], "fulu");
+        let bytes = ssz.bytes().await.unwrap();
+        let blinded =
+            <builder_client::SignedBlindedBeaconBlock<E> as ssz::Decode>::from_ssz_bytes(&bytes)
+                .unwrap();
+        assert_eq!(
+            blinded.message.tree_hash_root(),
+            root,
+            "the full block's root"
+        );
+        assert_eq!(blinded.signature, full.signature);
+        let header = &blinded.message.body.execution_payload_header;
+        let payload = &full.message.body.execution_payload;
+        assert_eq!(header.block_hash, payload.block_hash);
+        assert_eq!(
+            header.transactions_root,
+            payload.transactions.tree_hash_root()
+        );
+        assert_eq!(
+            blinded.message.body.blob_kzg_commitments,
+            full.message.body.blob_kzg_commitments
+        );
+        let json = n.get(&path, Some("application/json")).await;
+        assert_eq!(json.status(), 200);
+        assert_eq!(json.headers()["eth-consensus-version"], "fulu");
+        let value: serde_json::Value =
+            serde_json::from_slice(&json.bytes().await.unwrap()).unwrap();
+        assert_eq!(value["version"], "fulu");
+        assert_eq!(value["finalized"], false);
+        let data: builder_client::SignedBlindedBeaconBlock<E> =
+            serde_json::from_value(value["data"].clone()).unwrap();
+        assert_eq!(data, blinded, "JSON and SSZ are the same block");
+    }
+    let missing = n
+        .get(
+            &format!("/eth/v1/beacon/blinded_blocks/{}", Root::repeat_byte(9)),
+            None,
+        )
+        .await;
+    assert_eq!(missing.status(), 404);
+}
+
+/// A POST route whose request body the spec gives in JSON only answers an SSZ body with 415 (on
+/// which a client that sends SSZ first, as Lodestar's does, sends JSON), not 400; the routes whose
+/// spec takes SSZ do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssz_bodies_on_json_only_routes_are_415_and_taken_where_the_spec_allows_them() {
+    let n = node().await;
+    // The beacon-APIs v4.0.0 POST operations whose requestBody is application/json only.
+    let json_only = [
+        "/eth/v2/beacon/pool/attester_slashings",
+        "/eth/v1/beacon/pool/bls_to_execution_changes",
+        "/eth/v1/beacon/pool/proposer_slashings",
+        "/eth/v1/beacon/pool/sync_committees",
+        "/eth/v1/beacon/pool/voluntary_exits",
+        "/eth/v1/beacon/rewards/attestations/0",
+        "/eth/v1/beacon/rewards/sync_committee/head",
+        "/eth/v1/beacon/states/head/validator_balances",
+        "/eth/v1/beacon/states/head/validator_identities",
+        "/eth/v1/beacon/states/head/validators",
+        "/eth/v1/validator/beacon_committee_subscriptions",
+        "/eth/v1/validator/duties/attester/0",
+        "/eth/v1/validator/duties/sync/0",
+        "/eth/v1/validator/liveness/0",
+        "/eth/v1/validator/prepare_beacon_proposer",
+        "/eth/v1/validator/contribution_and_proofs",
+        "/eth/v1/validator/sync_committee_subscriptions",
+    ];
+    // `List[ValidatorIndex, ...]` of 0 and 1 in SSZ.
+    let ssz_indices: Vec<u8> = [0u64, 1].iter().flat_map(|i| i.to_le_bytes()).collect();
+    for route in json_only {
+        let status = n
+            .http()
+            .post(format!("{}{route}", n.base))
+            .header("content-type", "application/octet-stream")
+            .header("eth-consensus-version", "fulu")
+            .body(ssz_indices.clone())
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_eq!(status.as_u16(), 415, "POST {route} with an SSZ body");
+    }
+    // The same duties in JSON are answered.
+    let status = n
+        .http()
+        .post(format!("{}/eth/v1/validator/duties/attester/0", n.base))
+        .header("content-type", "application/json")
+        .body(r#"["0","1"]"#)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status.as_u16(), 200);
+    // Routes whose spec takes SSZ bodies read them (an empty list of attestations, of
+    // registrations): no 415.
+    for route in [
+        "/eth/v2/beacon/pool/attestations",
+        "/eth/v1/validator/register_validator",
+    ] {
+        let status = n
+            .http()
+            .post(format!("{}{route}", n.base))
+            .header("content-type", "application/octet-stream")
+            .header("eth-consensus-version", "fulu")
+            .body(Vec::<u8>::new())
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert_ne!(status.as_u16(), 415, "POST {route} with an SSZ body");
+    }
+}
+
+/// At the first slot of a sync committee period, before that slot's block, the head state is
+/// still in the previous period: the duties of the clock's next period are served all the same
+/// (from the head state advanced into the clock's period), and a period beyond is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_duties_follow_the_clocks_period_not_the_head_states() {
+    let n = node().await;
+    let spe = <E as EthSpec>::slots_per_epoch();
+    let period_epochs = <E as EthSpec>::EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
+    // The clock at the first slot of period 1 (epoch 8); the head is the genesis block.
+    let first_slot = period_epochs * spe;
+    n.clock.set_ms(time_ms(&n.spec, first_slot));
+    let indices: Vec<u64> = (0..VALIDATORS as u64).collect();
+    // Epoch 16: the clock's next period, two periods after the head state's.
+    let next_period_epoch = 2 * period_epochs;
+    let sync = n
+        .client
+        .post_validator_duties_sync(next_period_epoch, &indices)
+        .await
+        .unwrap();
+    let mut advanced = n.genesis.clone();
+    state_processing::per_slot::process_slots(&mut advanced, first_slot, &n.spec).unwrap();
+    let view = advanced.view().unwrap();
+    let mut positions = 0;
+    for duty in &sync.data {
+        for p in &duty.validator_sync_committee_indices {
+            assert_eq!(
+                view.next_sync_committee.pubkeys[*p as usize], duty.pubkey,
+                "position {p}"
+            );
+            positions += 1;
+        }
+    }
+    assert_eq!(positions, <E as EthSpec>::SyncCommitteeSize::to_usize());
+    // The clock's current period is served too.
+    let current = n
+        .client
+        .post_validator_duties_sync(period_epochs, &indices)
+        .await
+        .unwrap();
+    let positions: usize = current
+        .data
+        .iter()
+        .map(|d| d.validator_sync_committee_indices.len())
+        .sum();
+    assert_eq!(positions, <E as EthSpec>::SyncCommitteeSize::to_usize());
+    // Beyond the clock's next period: refused.
+    let beyond = n
+        .client
+        .post_validator_duties_sync(3 * period_epochs, &indices)
+        .await
+        .unwrap_err();
+    assert_eq!(api_status(&beyond), Some(400));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_single_attestation_is_accepted_and_a_bad_signature_is_an_indexed_error() {
     let n = node().await;
