@@ -148,6 +148,13 @@ pub(crate) fn run(args: BnArgs) -> Result<(), String> {
             .map_err(|e| format!("--testnet-dir {}: config.yaml: {e}", dir.display()))?,
         None => ChainSpec::for_network(args.network),
     };
+    let genesis_time = match &args.testnet_dir {
+        Some(dir) => genesis_time_of(&dir.join("genesis.ssz")),
+        None => Some(args.network.genesis_time()),
+    };
+    if let Some(genesis_time) = genesis_time {
+        refuse_unimplemented_fork(&spec, genesis_time, unix_now())?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -157,6 +164,49 @@ pub(crate) fn run(args: BnArgs) -> Result<(), String> {
     } else {
         runtime.block_on(run_node::<MainnetEthSpec>(args, spec))
     }
+}
+
+/// Seconds since the UNIX epoch.
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The `genesis_time` of a `genesis.ssz` (a `BeaconState` begins with it), if the file is there.
+fn genesis_time_of(path: &std::path::Path) -> Option<u64> {
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut bytes)
+        .ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+/// Refuses to start on a chain whose clock is past a fork this node does not implement (Gloas):
+/// it could follow nothing from that fork on. A fork still ahead is a warning at start.
+pub(crate) fn refuse_unimplemented_fork(
+    spec: &ChainSpec,
+    genesis_time: u64,
+    now: u64,
+) -> Result<(), String> {
+    let Some((version, epoch)) = spec.scheduled_gloas_fork() else {
+        return Ok(());
+    };
+    let slots_per_epoch = if spec.preset_base == "minimal" {
+        MinimalEthSpec::slots_per_epoch()
+    } else {
+        MainnetEthSpec::slots_per_epoch()
+    };
+    let fork_time = spec.compute_time_at_slot(genesis_time, epoch.saturating_mul(slots_per_epoch));
+    if now < fork_time {
+        return Ok(());
+    }
+    Err(format!(
+        "the {} chain forked to Gloas at epoch {epoch} (fork version {version}, UNIX time {fork_time}), and this version of Arbor does not implement Gloas: it cannot follow the chain",
+        spec.config_name
+    ))
 }
 
 fn default_datadir(name: &str) -> Result<PathBuf, String> {
@@ -244,11 +294,11 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
     let node = Client::start(config).await.map_err(|e| e.to_string())?;
     tracing::info!(network = %network_name, datadir = %datadir.display(), "arbor beacon node started");
     if no_boot_nodes {
-        // Arbor ships no bootstrap ENRs for the built-in networks: without them discovery has
-        // no one to ask, and the node has peers only when others dial it.
+        // A network directory without a boot_enr.yaml: discovery has no one to ask, and the
+        // node has peers only when others dial it.
         tracing::warn!(
             network = %network_name,
-            "no boot nodes: pass --boot-nodes with the network's bootstrap ENRs (or a --testnet-dir with a boot_enr.yaml), or the node may find no peers"
+            "no boot nodes: pass --boot-nodes with the network's bootstrap ENRs (or a boot_enr.yaml in the --testnet-dir), or the node may find no peers"
         );
     }
     wait_for_signal().await;
@@ -279,6 +329,15 @@ fn builder_config(args: &BnArgs) -> Option<builder_client::BuilderConfig> {
 /// The peer-to-peer options from the flags.
 fn network_options(args: &BnArgs) -> Result<NetworkOptions, String> {
     let mut texts = args.boot_nodes.clone();
+    // The built-in network's boot nodes when no --boot-nodes and no network directory.
+    if texts.is_empty() && args.testnet_dir.is_none() {
+        texts = args
+            .network
+            .boot_enrs()
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+    }
     // A network directory's `boot_enr.yaml` (a YAML list of ENRs) when no --boot-nodes.
     if texts.is_empty()
         && let Some(dir) = &args.testnet_dir

@@ -126,6 +126,7 @@ fn main() -> ExitCode {
             network,
             config_file,
         } => {
+            let from_file = config_file.is_some();
             let spec = match load_spec(network, config_file) {
                 Ok(spec) => spec,
                 Err(e) => {
@@ -134,6 +135,20 @@ fn main() -> ExitCode {
                 }
             };
             print!("{}", spec.describe());
+            if !from_file {
+                match networking::enr::built_in_boot_nodes(network) {
+                    Ok(enrs) => {
+                        println!("boot nodes ({}):", enrs.len());
+                        for enr in &enrs {
+                            println!("  {}", networking::enr::boot_node_summary(enr));
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
             ExitCode::SUCCESS
         }
         Command::Bn(args) => {

@@ -39,6 +39,53 @@ fn prints_the_fork_schedule_of_a_built_in_network() {
 }
 
 #[test]
+fn lists_the_boot_nodes_of_each_built_in_network() {
+    for (network, count) in [("mainnet", 17), ("sepolia", 9), ("hoodi", 9)] {
+        let (ok, stdout, stderr) = arbor(&["config", "--network", network]);
+        assert!(ok, "{stderr}");
+        assert!(
+            stdout.contains(&format!("boot nodes ({count}):")),
+            "{network}: {stdout}"
+        );
+        let listed: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with("node id 0x"))
+            .collect();
+        assert_eq!(listed.len(), count, "{network}: {stdout}");
+        for line in listed {
+            // Every record names its IPv4 address and its discovery (UDP) port.
+            assert!(!line.contains("ip -"), "{line}");
+            assert!(!line.contains("udp -"), "{line}");
+        }
+    }
+}
+
+/// Sepolia forked to Gloas at epoch 353024 (2026-10-06): a node that does not implement Gloas
+/// refuses to start on it, at once and in one line, before anything else is asked of the user.
+#[test]
+fn bn_refuses_a_chain_past_a_fork_it_does_not_implement() {
+    let dir = std::env::temp_dir().join(format!("arbor-bn-gloas-test-{}", std::process::id()));
+    let datadir = dir.join("data");
+    let (ok, _, stderr) = arbor(&[
+        "bn",
+        "--network",
+        "sepolia",
+        "--datadir",
+        datadir.to_str().expect("utf-8 path"),
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("error: the sepolia chain forked to Gloas at epoch 353024"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!datadir.exists(), "nothing written before the refusal");
+    let (ok, stdout, _) = arbor(&["config", "--network", "sepolia"]);
+    assert!(ok);
+    assert!(stdout.contains("353024"), "{stdout}");
+}
+
+#[test]
 fn loads_a_config_file_and_reports_bad_ones() {
     let config = concat!(
         env!("CARGO_MANIFEST_DIR"),

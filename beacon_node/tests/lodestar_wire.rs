@@ -427,13 +427,28 @@ fn lodestar_accepts_what_an_arbor_devnet_gossips_and_serves() {
         api_summary["ssz_without_optimistic_finalized_headers"],
         api_summary["unchecked"],
     );
-    // Every call of the script answered (a failed one fails the script): 65 reads, 17 of them
-    // in SSZ both ways, 50 JSON/SSZ pairs compared (the rest JSON-only in Lodestar's client), and
+    // Every call of the script answered (a failed one fails the script): 68 reads, 20 of them
+    // in SSZ both ways, 53 JSON/SSZ pairs compared (the rest JSON-only in Lodestar's client), and
     // 2 submission endpoints (attestations in JSON and SSZ, a sync committee message in JSON).
-    assert!(endpoints >= 67, "{api_summary}");
+    assert!(endpoints >= 70, "{api_summary}");
     assert!(submitted_json >= 2 && submitted_ssz >= 1, "{api_summary}");
-    assert!(ssz_answers >= 17, "{api_summary}");
-    assert!(compared >= 50, "{api_summary}");
+    assert!(ssz_answers >= 20, "{api_summary}");
+    assert!(compared >= 53, "{api_summary}");
+    // The blinded block and the Fulu block's blob sidecars, in both encodings.
+    let checked: Vec<&str> = api_summary["endpoints"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for endpoint in [
+        "getBlindedBlock",
+        "getBlobSidecars",
+        "getBlobSidecars(indices)",
+    ] {
+        assert!(
+            checked.contains(&endpoint),
+            "{endpoint} not checked: {api_summary}"
+        );
+    }
 
     // Both connections, one per muxer, carried Status, both by-range protocols and gossip.
     assert_eq!(statuses, 2, "{summary}");

@@ -291,6 +291,10 @@ async fn main() {
     if std::env::var("ARBOR_BENCH_ONLY_MEMORY").is_ok_and(|v| v == "1") {
         return;
     }
+    blob_sidecars_of_48_blobs(&chain, &client, &base, params.slot - 2).await;
+    if std::env::var("ARBOR_BENCH_ONLY_BLOB_SIDECARS").is_ok_and(|v| v == "1") {
+        return;
+    }
     let all: Vec<String> = (0..n).map(|i| i.to_string()).collect();
     let all_body = serde_json::to_vec(&all).unwrap();
     let some: Vec<String> = (0..n)
@@ -495,6 +499,115 @@ async fn main() {
     println!("|---|---|---|---|---|---|---|");
     for row in &mut side_by_side {
         row.print_with_mean();
+    }
+}
+
+/// The deprecated `blob_sidecars` of a Fulu block with 48 blobs, made from its 128 stored
+/// columns (blob from its cells, KZG proof computed, inclusion proof built), against `blobs` of
+/// the same block (the same blobs without proofs) in the same run: time per request and the
+/// server's resident memory while one is answered.
+async fn blob_sidecars_of_48_blobs(
+    chain: &BeaconChain<E>,
+    client: &reqwest::Client,
+    base: &str,
+    slot: u64,
+) {
+    const BLOBS: usize = 48;
+    let start = Instant::now();
+    let blobs: Vec<kzg::Blob> = (0..BLOBS)
+        .map(|b| {
+            let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
+            for (i, fe) in bytes
+                .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
+                .enumerate()
+            {
+                // Canonical field elements: the top byte of each stays zero.
+                for (j, byte) in fe.iter_mut().enumerate().skip(1) {
+                    *byte = (i as u8).wrapping_mul(7) ^ (j as u8) ^ (b as u8);
+                }
+            }
+            *kzg::blob_from_bytes(&bytes).unwrap()
+        })
+        .collect();
+    let mut block = interop_genesis_block::<E>(Root::ZERO);
+    let SignedBeaconBlock::Fulu(inner) = &mut block else {
+        unreachable!("interop_genesis_block is a Fulu block")
+    };
+    inner.message.slot = slot;
+    inner.message.body.blob_kzg_commitments = blobs
+        .iter()
+        .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).unwrap().0))
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    let cells: Vec<kzg::CellsAndProofs> = blobs
+        .iter()
+        .map(|b| kzg::compute_cells_and_kzg_proofs(b).unwrap())
+        .collect();
+    let columns =
+        beacon_chain::data_column_sidecars::get_data_column_sidecars_from_block(&block, &cells)
+            .unwrap();
+    let root = block.canonical_root();
+    let store = chain.store();
+    let mut batch = store.begin_batch().unwrap();
+    batch.put_block(root, &block).unwrap();
+    for column in &columns {
+        batch.put_data_column(root, column).unwrap();
+    }
+    batch.commit().unwrap();
+    eprintln!(
+        "a block of {BLOBS} blobs and its 128 columns stored in {:.2?}",
+        start.elapsed()
+    );
+    let url = |path: &str| format!("{base}{path}");
+    let sidecars = format!("/eth/v1/beacon/blob_sidecars/{root}");
+    let blobs_path = format!("/eth/v1/beacon/blobs/{root}");
+    println!("\nOne Fulu block with {BLOBS} blobs, its 128 columns stored (sequential requests)\n");
+    for (what, accept) in [
+        ("SSZ", "application/octet-stream"),
+        ("JSON", "application/json"),
+    ] {
+        let mut rises = Vec::new();
+        for _ in 0..3 {
+            let (rise, _) =
+                resident_rise(client, |c| c.get(url(&sidecars)).header("accept", accept)).await;
+            rises.push(format!("{rise:.0}"));
+        }
+        println!(
+            "GET blob_sidecars ({what}): resident memory rose by {} MiB while it was served",
+            rises.join(", ")
+        );
+    }
+    println!("\n| endpoint | runs | p50 | p99 | max | bytes |");
+    println!("|---|---|---|---|---|---|");
+    let mut rows = vec![
+        measure(
+            client,
+            "GET blobs (SSZ): the baseline, blobs from cells",
+            10,
+            |c| {
+                c.get(url(&blobs_path))
+                    .header("accept", "application/octet-stream")
+            },
+        )
+        .await,
+        measure(client, "GET blob_sidecars (SSZ)", 10, |c| {
+            c.get(url(&sidecars))
+                .header("accept", "application/octet-stream")
+        })
+        .await,
+        measure(client, "GET blob_sidecars (JSON)", 10, |c| {
+            c.get(url(&sidecars)).header("accept", "application/json")
+        })
+        .await,
+        measure(client, "GET blob_sidecars?indices=0 (SSZ)", 10, |c| {
+            c.get(url(&format!("{sidecars}?indices=0")))
+                .header("accept", "application/octet-stream")
+        })
+        .await,
+    ];
+    for row in &mut rows {
+        row.print();
     }
 }
 

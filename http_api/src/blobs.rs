@@ -1,6 +1,7 @@
 //! `GET /eth/v1/beacon/blobs/{block_id}` (getBlobs): a Fulu block's blobs from its stored data
-//! columns, and `GET /eth/v1/beacon/blob_sidecars/{block_id}` for blocks before Fulu (their
-//! stored sidecars).
+//! columns, and `GET /eth/v1/beacon/blob_sidecars/{block_id}`: for blocks before Fulu their
+//! stored sidecars, for Fulu blocks sidecars made from the columns (blob, KZG proof computed,
+//! inclusion proof built).
 //!
 //! A blob is the first half of its row of the extended matrix: the cells of columns
 //! `0..NUMBER_OF_COLUMNS / 2` concatenated (cells are evaluations in bit-reversed order, whose
@@ -15,8 +16,11 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use beacon_api::{Encoding, ExecutionOptimisticFinalizedResponse, ForkVersionedResponse};
+use ssz::Encode;
+use ssz_types::FixedVector;
 use ssz_types::typenum::Unsigned;
-use types::{EthSpec, KZGCommitment, Root, SignedBeaconBlock};
+use tree_hash::TreeHash;
+use types::{Bytes32, EthSpec, KZGCommitment, KZGProof, Root, SignedBeaconBlock};
 
 use crate::ApiContext;
 use crate::error::HttpError;
@@ -157,8 +161,93 @@ pub(crate) async fn get_blobs<E: EthSpec>(
     .await
 }
 
+/// The blob sidecars `wanted` (positions among the commitments) of a Fulu block, made from its
+/// stored columns as the spec's `BlobSidecar` is made: the blob from its cells
+/// ([`blobs_from_columns`]), its KZG proof computed (`compute_blob_kzg_proof`), the block's
+/// signed header, and the commitment's inclusion proof against the body root (the branch of
+/// element `index` in the commitments list, the list's length, then the list's branch in the
+/// body).
+///
+/// [spec]: deneb/validator.md#sidecar
+fn blob_sidecars_from_columns<E: EthSpec>(
+    ctx: &ApiContext<E>,
+    root: &Root,
+    block: &SignedBeaconBlock<E>,
+    wanted: &[usize],
+) -> Result<Vec<types::electra::BlobSidecar<E>>, HttpError> {
+    let SignedBeaconBlock::Fulu(fulu_block) = block else {
+        return Err(HttpError::internal(format!(
+            "block {root} is not a Fulu block"
+        )));
+    };
+    let body = &fulu_block.message.body;
+    let commitments = &body.blob_kzg_commitments;
+    let body_branch =
+        beacon_chain::data_column_sidecars::compute_kzg_commitments_inclusion_proof(body)
+            .map_err(|e| HttpError::internal(format!("block {root}: {e:?}")))?;
+    let signed_block_header = block.signed_block_header();
+    let blobs = blobs_from_columns(ctx, root, wanted)?;
+    wanted
+        .iter()
+        .zip(blobs)
+        .map(|(&index, bytes)| {
+            let commitment = commitments
+                .get(index)
+                .ok_or_else(|| HttpError::internal(format!("no commitment {index}")))?;
+            let blob = kzg::blob_from_bytes(&bytes)
+                .map_err(|e| HttpError::internal(format!("blob {index} of {root}: {e:?}")))?;
+            let proof = kzg::compute_blob_kzg_proof(&blob, &kzg::KzgCommitment(commitment.0))
+                .map_err(|e| HttpError::internal(format!("KZG proof of blob {index}: {e}")))?;
+            let mut branch = commitment_branch::<E>(commitments, index);
+            branch.extend(body_branch.iter().copied());
+            Ok(types::electra::BlobSidecar {
+                index: index as u64,
+                blob: FixedVector::new(bytes)
+                    .map_err(|_| HttpError::internal("a blob of BYTES_PER_BLOB bytes"))?,
+                kzg_commitment: *commitment,
+                kzg_proof: KZGProof::from(proof.0),
+                signed_block_header: signed_block_header.clone(),
+                kzg_commitment_inclusion_proof: FixedVector::new(branch).map_err(|_| {
+                    HttpError::internal(
+                        "an inclusion proof of KZG_COMMITMENT_INCLUSION_PROOF_DEPTH",
+                    )
+                })?,
+            })
+        })
+        .collect()
+}
+
+/// The Merkle branch of element `index` of the commitments list up to the list's root: its
+/// siblings among `MAX_BLOB_COMMITMENTS_PER_BLOCK` leaves (zero subtrees past the list's end),
+/// then the length the root mixes in.
+fn commitment_branch<E: EthSpec>(commitments: &[KZGCommitment], index: usize) -> Vec<Bytes32> {
+    let depth = E::MaxBlobCommitmentsPerBlock::to_usize()
+        .next_power_of_two()
+        .trailing_zeros() as usize;
+    let mut level: Vec<[u8; 32]> = commitments.iter().map(|c| c.tree_hash_root().0).collect();
+    let mut zero = [0u8; 32];
+    let mut position = index;
+    let mut branch = Vec::with_capacity(depth + 1);
+    for _ in 0..depth {
+        let sibling = position ^ 1;
+        branch.push(Bytes32::from(level.get(sibling).copied().unwrap_or(zero)));
+        level = level
+            .chunks(2)
+            .map(|pair| ethereum_hashing::hash32_concat(&pair[0], pair.get(1).unwrap_or(&zero)))
+            .collect();
+        zero = ethereum_hashing::hash32_concat(&zero, &zero);
+        position /= 2;
+    }
+    let mut length = [0u8; 32];
+    length[..8].copy_from_slice(&(commitments.len() as u64).to_le_bytes());
+    branch.push(Bytes32::from(length));
+    branch
+}
+
 /// `GET /eth/v1/beacon/blob_sidecars/{block_id}?indices=..`: the stored sidecars of a block
-/// before Fulu (Fulu blocks carry columns: `blobs` serves their blobs).
+/// before Fulu; for a Fulu block (which carries columns), the sidecars made from its stored or
+/// recovered columns ([`blob_sidecars_from_columns`]). Deprecated in the spec, still called by
+/// rollup derivation pipelines and explorers.
 pub(crate) async fn get_blob_sidecars<E: EthSpec>(
     State(ctx): Ctx<E>,
     path: PathParams,
@@ -173,10 +262,27 @@ pub(crate) async fn get_blob_sidecars<E: EthSpec>(
         let block = read_block(&ctx, &at.root)?;
         let fork = block.fork_name();
         if fork.fulu_enabled() {
-            return Err(HttpError::bad_request(format!(
-                "block {} is a Fulu block: its blobs are served by /eth/v1/beacon/blobs",
-                at.root
-            )));
+            let wanted: Vec<usize> = (0..commitments_of(&block).len())
+                .filter(|i| indices.is_empty() || indices.contains(&(*i as u64)))
+                .collect();
+            let sidecars = if wanted.is_empty() {
+                Vec::new()
+            } else {
+                blob_sidecars_from_columns(&ctx, &at.root, &block, &wanted)?
+            };
+            let response = match encoding {
+                // Blob sidecars are fixed-size: the list is their bytes in a row.
+                Encoding::Ssz => {
+                    ssz_bytes(sidecars.iter().flat_map(|s| s.as_ssz_bytes()).collect())
+                }
+                Encoding::Json => json(&serde_json::json!({
+                    "version": fork.as_str(),
+                    "execution_optimistic": at.execution_optimistic,
+                    "finalized": at.finalized,
+                    "data": sidecars,
+                }))?,
+            };
+            return Ok(with_version(response, fork));
         }
         let store = ctx.chain.store();
         let stored: Vec<u64> = store

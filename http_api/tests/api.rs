@@ -1118,6 +1118,7 @@ async fn a_block_produced_signed_and_published_becomes_the_head() {
     });
     let blob = contents.blobs[0].to_vec();
     let commitment = contents.block.body.blob_kzg_commitments[0];
+    let signed_header = signed.signed_block_header();
     let signed_contents =
         SignedBlockContents::new(signed, Some((contents.kzg_proofs, contents.blobs))).unwrap();
     n.client
@@ -1186,6 +1187,62 @@ async fn a_block_produced_signed_and_published_becomes_the_head() {
     )
     .await;
     assert_eq!(other["data"].as_array().map(Vec::len), Some(0));
+
+    // The deprecated blob sidecars of the Fulu block, made from its columns: the blob, the block's
+    // commitment, a KZG proof that verifies, the block's header and an inclusion proof that
+    // verifies against its body root; the same in JSON; `indices` filters.
+    let ssz_sidecars = n
+        .get(
+            "/eth/v1/beacon/blob_sidecars/head",
+            Some("application/octet-stream"),
+        )
+        .await;
+    assert_eq!(ssz_sidecars.status(), 200);
+    assert_eq!(ssz_sidecars.headers()["eth-consensus-version"], "fulu");
+    let bytes = ssz_sidecars.bytes().await.unwrap();
+    let sidecar = <types::electra::BlobSidecar<E> as ssz::Decode>::from_ssz_bytes(&bytes).unwrap();
+    assert_eq!(sidecar.index, 0);
+    assert_eq!(sidecar.blob.to_vec(), blob);
+    assert_eq!(sidecar.kzg_commitment, commitment);
+    assert_eq!(sidecar.signed_block_header, signed_header);
+    let kzg_blob = kzg::blob_from_bytes(&blob).unwrap();
+    assert!(
+        kzg::verify_blob_kzg_proof(
+            &kzg_blob,
+            &kzg::KzgCommitment(commitment.0),
+            &kzg::KzgProof(sidecar.kzg_proof.0)
+        )
+        .unwrap()
+    );
+    assert!(
+        beacon_chain::gossip::blob_sidecar::verify_blob_sidecar_inclusion_proof(
+            &types::BlobSidecar::Electra(sidecar.clone())
+        )
+    );
+    let json_sidecars: serde_json::Value = json_of(
+        n.get(&format!("/eth/v1/beacon/blob_sidecars/{block_root}"), None)
+            .await,
+    )
+    .await;
+    assert_eq!(json_sidecars["version"], "fulu");
+    let from_json: Vec<types::electra::BlobSidecar<E>> =
+        serde_json::from_value(json_sidecars["data"].clone()).unwrap();
+    assert_eq!(from_json, vec![sidecar]);
+    let none: serde_json::Value = json_of(
+        n.get("/eth/v1/beacon/blob_sidecars/head?indices=1", None)
+            .await,
+    )
+    .await;
+    assert_eq!(none["data"].as_array().map(Vec::len), Some(0));
+    let tampered = {
+        let mut s = from_json[0].clone();
+        s.index = 1;
+        types::BlobSidecar::Electra(s)
+    };
+    assert!(
+        !beacon_chain::gossip::blob_sidecar::verify_blob_sidecar_inclusion_proof(&tampered),
+        "the control: another index does not verify"
+    );
 
     let url = format!("{}/eth/v2/beacon/blocks", n.base);
     let garbage = n

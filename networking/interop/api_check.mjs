@@ -86,7 +86,8 @@ async function loadLodestar (testnetDir) {
   const chainConfig = C.chainConfigFromJson(configJson)
   const genesis = readFileSync(path.join(testnetDir, 'genesis.ssz'))
   const config = C.createBeaconConfig(chainConfig, genesis.subarray(8, 40))
-  return { P, ssz, ST, config, getClient }
+  const U = await import('@lodestar/utils')
+  return { P, ssz, ST, U, config, getClient }
 }
 
 // The operations whose beacon-APIs response lists application/octet-stream: asked for SSZ they must
@@ -370,8 +371,39 @@ async function run (args) {
   await c.check('getDebugDataColumnSidecars', (init) => api.debug.getDebugDataColumnSidecars({ blockId: headRoot, indices: [0, 1, 127] }, init))
   const columns = await c.check('getDebugDataColumnSidecars(all)', (init) => api.debug.getDebugDataColumnSidecars({ blockId: headRoot }, init))
   if (columns && columns.value.length !== P.NUMBER_OF_COLUMNS) throw new Mismatch('getDebugDataColumnSidecars', `${columns.value.length} columns from a supernode`)
-  c.skip('getBlobSidecars', 'blob sidecars are a Deneb/Electra object: the devnet is Fulu from genesis, where the node serves blobs (getBlobs) and data column sidecars instead, and answers blob_sidecars of a Fulu block with 400')
-  c.skip('getBlindedBlock', 'the route is not in the beacon-APIs release that defines Fulu (blinded blocks are only produced and published)')
+  // The deprecated blob sidecars of a Fulu block, made by the node from its columns: one per
+  // commitment, each blob the one getBlobs served, each inclusion proof verified with Lodestar's
+  // verifyMerkleBranch against the block's body root.
+  const sidecars = await c.check('getBlobSidecars', (init) => api.beacon.getBlobSidecars({ blockId: headRoot }, init))
+  if (sidecars) {
+    if (sidecars.value.length !== commitments.length) throw new Mismatch('getBlobSidecars', `${sidecars.value.length} sidecars for ${commitments.length} commitments`)
+    const bodyRoot = L.config.getForkTypes(block.value.message.slot).BeaconBlockBody.hashTreeRoot(block.value.message.body)
+    for (const [i, s] of sidecars.value.entries()) {
+      if (s.index !== i) throw new Mismatch('getBlobSidecars', `sidecar ${i} has index ${s.index}`)
+      if (!bytesEqual(s.kzgCommitment, commitments[i])) throw new Mismatch('getBlobSidecars', `sidecar ${i}: another commitment than the block's`)
+      if (blobs && !bytesEqual(s.blob, blobs.value[i])) throw new Mismatch('getBlobSidecars', `sidecar ${i}: another blob than getBlobs served`)
+      if (!bytesEqual(s.signedBlockHeader.message.bodyRoot, bodyRoot)) throw new Mismatch('getBlobSidecars', `sidecar ${i}: the header's body root is not the block's`)
+      const leaf = ssz.deneb.KZGCommitment.hashTreeRoot(s.kzgCommitment)
+      if (!L.U.verifyMerkleBranch(leaf, s.kzgCommitmentInclusionProof, P.KZG_COMMITMENT_INCLUSION_PROOF_DEPTH, P.KZG_COMMITMENT_SUBTREE_INDEX0 + i, bodyRoot)) {
+        throw new Mismatch('getBlobSidecars', `sidecar ${i}: the inclusion proof does not verify (Lodestar's verifyMerkleBranch)`)
+      }
+    }
+  }
+  const one = await c.check('getBlobSidecars(indices)', (init) => api.beacon.getBlobSidecars({ blockId: headRoot, indices: [0] }, init))
+  if (one && (one.value.length !== 1 || one.value[0].index !== 0)) throw new Mismatch('getBlobSidecars', `indices=[0] gave ${one.value.length} sidecars`)
+  // The head block blinded: its root is the block's (the signature stays valid), its payload
+  // header the block's payload's.
+  const blinded = await c.check('getBlindedBlock', (init) => api.beacon.getBlindedBlock({ blockId: headRoot }, init))
+  if (blinded) {
+    const fork = L.config.getForkName(blinded.value.message.slot)
+    if (toHex(ssz[fork].BlindedBeaconBlock.hashTreeRoot(blinded.value.message)) !== headRoot) throw new Mismatch('getBlindedBlock', 'its root is not the block\'s')
+    const payload = block.value.message.body.executionPayload
+    const header = blinded.value.message.body.executionPayloadHeader
+    if (!bytesEqual(header.blockHash, payload.blockHash)) throw new Mismatch('getBlindedBlock', 'another payload header than the block\'s payload')
+    if (!bytesEqual(header.transactionsRoot, ssz[fork].ExecutionPayload.fields.transactions.hashTreeRoot(payload.transactions))) {
+      throw new Mismatch('getBlindedBlock', 'the header\'s transactions root is not the payload\'s')
+    }
+  }
 
   // Control: two different blocks must compare different.
   {

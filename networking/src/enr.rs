@@ -264,6 +264,38 @@ pub fn advertised_ip(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// A boot node's record as an operator reads it: node id, IPv4 and its UDP (discovery), TCP
+/// and QUIC ports (`-` where the record has none).
+pub fn boot_node_summary(enr: &Enr) -> String {
+    let port = |p: Option<u16>| p.map_or_else(|| "-".to_string(), |p| p.to_string());
+    let quic = enr.get_decodable::<u16>(QUIC_ENR_KEY).and_then(Result::ok);
+    format!(
+        "node id 0x{}  ip {}  udp {}  tcp {}  quic {}",
+        enr.node_id()
+            .raw()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+        enr.ip4()
+            .map_or_else(|| "-".to_string(), |ip| ip.to_string()),
+        port(enr.udp4()),
+        port(enr.tcp4()),
+        port(quic),
+    )
+}
+
+/// The boot nodes of a built-in network, parsed: the records `network` publishes.
+pub fn built_in_boot_nodes(network: types::Network) -> Result<Vec<Enr>, String> {
+    network
+        .boot_enrs()
+        .iter()
+        .map(|text| {
+            text.parse::<Enr>()
+                .map_err(|e| format!("the built-in {network} boot node {text}: {e}"))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,5 +408,28 @@ mod tests {
             Err(EnrError::Malformed(NFD_ENR_KEY, _))
         ));
         assert_eq!(enr.syncnets(), Err(EnrError::Missing(SYNCNETS_ENR_KEY)));
+    }
+
+    #[test]
+    fn every_built_in_boot_node_parses_and_names_a_udp_port() {
+        for (network, count) in [
+            (types::Network::Mainnet, 17),
+            (types::Network::Sepolia, 9),
+            (types::Network::Hoodi, 9),
+        ] {
+            let enrs = built_in_boot_nodes(network).unwrap();
+            assert_eq!(enrs.len(), count, "{network}");
+            for enr in &enrs {
+                assert!(enr.udp4().is_some() || enr.udp6().is_some(), "{enr}");
+                assert!(enr.peer_id().is_ok(), "{enr}");
+                let summary = boot_node_summary(enr);
+                assert!(summary.starts_with("node id 0x"), "{summary}");
+            }
+            // No two records of one network name the same node.
+            let mut ids: Vec<[u8; 32]> = enrs.iter().map(|e| e.node_id().raw()).collect();
+            ids.sort();
+            ids.dedup();
+            assert_eq!(ids.len(), count, "{network}");
+        }
     }
 }

@@ -317,6 +317,16 @@ def main():
             failed = True
         if proc is not None and proc.poll() is not None:
             raise SystemExit(f"arbor dev exited ({proc.returncode}) during the JSON = SSZ check")
+        # Schemathesis takes a documented 404 for conformance: every operation must be served,
+        # or be in routes.py's list of deliberately unserved ones, with its reason.
+        rc = subprocess.call(
+            [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "routes.py"),
+             url, args.oapi, os.path.join(args.out, "report.md")]
+        )
+        if rc != 0:
+            failed = True
+        if proc is not None and proc.poll() is not None:
+            raise SystemExit(f"arbor dev exited ({proc.returncode}) during the route probe")
         if failed:
             log(f"FAILED: see {os.path.join(args.out, 'report.md')}")
             return 1

@@ -62,6 +62,18 @@ pub enum ClientError {
     /// The genesis state could not be hashed.
     #[error("genesis state: {0}")]
     Genesis(String),
+    /// The chain (its head or the clock) is past a fork this node does not implement.
+    #[error(
+        "the chain is past the Gloas fork at epoch {fork_epoch} (head epoch {head_epoch}, clock epoch {clock_epoch}), and this version of Arbor does not implement Gloas"
+    )]
+    UnimplementedFork {
+        /// `GLOAS_FORK_EPOCH`.
+        fork_epoch: types::Epoch,
+        /// The head's epoch.
+        head_epoch: types::Epoch,
+        /// The clock's epoch.
+        clock_epoch: types::Epoch,
+    },
     /// The engine API client could not be built.
     #[error("execution client: {0}")]
     Execution(#[from] execution_layer::Error),
@@ -147,6 +159,15 @@ impl<E: EthSpec> Client<E> {
             "chain ready"
         );
         if let Some((version, epoch)) = chain.spec().scheduled_gloas_fork() {
+            let head_epoch = chain.head().slot / E::slots_per_epoch();
+            let clock_epoch = chain.slot_at_ms(chain.now_ms()) / E::slots_per_epoch();
+            if head_epoch >= epoch || clock_epoch >= epoch {
+                return Err(ClientError::UnimplementedFork {
+                    fork_epoch: epoch,
+                    head_epoch,
+                    clock_epoch,
+                });
+            }
             tracing::warn!(
                 gloas_fork_epoch = epoch,
                 gloas_fork_version = %version,

@@ -668,6 +668,15 @@ mod tests {
         assert_eq!(sepolia.fork_epoch(ForkName::Electra), Some(222_464));
         assert_eq!(sepolia.fork_epoch(ForkName::Fulu), Some(272_640));
         assert_eq!(sepolia.fulu_fork_version, fixed_bytes!("0x90000075"));
+        // Sepolia forked to Gloas on 2026-10-06 13:53:36 UTC.
+        assert_eq!(
+            sepolia.scheduled_gloas_fork(),
+            Some((fixed_bytes!("0x90000076"), 353_024))
+        );
+        assert_eq!(
+            sepolia.compute_time_at_slot(Network::Sepolia.genesis_time(), 353_024 * 32),
+            1_791_294_816
+        );
         assert_eq!(
             sepolia.blob_schedule,
             [

@@ -74,6 +74,14 @@ impl fmt::Display for Description<'_> {
             let name = fork.as_str();
             writeln!(f, "  {name:<10} {epoch:<22} {}", spec.fork_version(fork))?;
         }
+        if let Some((version, epoch)) = spec.scheduled_gloas_fork() {
+            writeln!(
+                f,
+                "  {:<10} {:<22} {version}  (not implemented by this version of Arbor)",
+                "gloas",
+                epoch.to_string()
+            )?;
+        }
 
         writeln!(f)?;
         writeln!(f, "Blob limits")?;
