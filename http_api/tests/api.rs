@@ -222,6 +222,19 @@ impl Node {
     }
 }
 
+/// Every position of every duty names its validator's key in `committee`, and the duties cover
+/// the whole committee.
+fn assert_sync_duties_are(duties: &[beacon_api::SyncDuty], committee: &[types::BLSPubkey]) {
+    let mut positions = 0;
+    for duty in duties {
+        for p in &duty.validator_sync_committee_indices {
+            assert_eq!(committee[*p as usize], duty.pubkey, "position {p}");
+            positions += 1;
+        }
+    }
+    assert_eq!(positions, committee.len());
+}
+
 fn hex_of(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -440,17 +453,7 @@ async fn duties_match_the_state_committees_and_proposers() {
         .post_validator_duties_sync(0, &indices)
         .await
         .unwrap();
-    let mut positions = 0;
-    for duty in &sync.data {
-        for p in &duty.validator_sync_committee_indices {
-            assert_eq!(
-                view.current_sync_committee.pubkeys[*p as usize], duty.pubkey,
-                "position {p}"
-            );
-            positions += 1;
-        }
-    }
-    assert_eq!(positions, <E as EthSpec>::SyncCommitteeSize::to_usize());
+    assert_sync_duties_are(&sync.data, &view.current_sync_committee.pubkeys);
 
     let future = n
         .client
@@ -612,17 +615,7 @@ async fn sync_duties_follow_the_clocks_period_not_the_head_states() {
     let mut advanced = n.genesis.clone();
     state_processing::per_slot::process_slots(&mut advanced, first_slot, &n.spec).unwrap();
     let view = advanced.view().unwrap();
-    let mut positions = 0;
-    for duty in &sync.data {
-        for p in &duty.validator_sync_committee_indices {
-            assert_eq!(
-                view.next_sync_committee.pubkeys[*p as usize], duty.pubkey,
-                "position {p}"
-            );
-            positions += 1;
-        }
-    }
-    assert_eq!(positions, <E as EthSpec>::SyncCommitteeSize::to_usize());
+    assert_sync_duties_are(&sync.data, &view.next_sync_committee.pubkeys);
     // The clock's current period is served too.
     let current = n
         .client

@@ -18,14 +18,6 @@ fn gossip_kinds() -> Vec<GossipKind> {
     vec![GossipKind::BeaconBlock, GossipKind::DataColumnSidecar(3)]
 }
 
-async fn wait_connected(node: &mut TestNode) -> networking::PeerId {
-    node.wait_for("a connection", |event| match event {
-        NetworkEvent::PeerConnected { peer_id, .. } => Some(*peer_id),
-        _ => None,
-    })
-    .await
-}
-
 async fn wait_subscribed(node: &mut TestNode, kind: GossipKind) {
     node.wait_for("a subscription", |event| match event {
         NetworkEvent::PeerSubscribed { topic, .. } if topic.kind == kind => Some(()),

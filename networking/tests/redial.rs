@@ -21,14 +21,6 @@ use prometheus::Registry;
 const HELD_BACK: &str = "network_redials_held_back_total";
 const DISCONNECTS: &str = "network_disconnects_total";
 
-async fn wait_connected(node: &mut TestNode) -> PeerId {
-    node.wait_for("a connection", |event| match event {
-        NetworkEvent::PeerConnected { peer_id, .. } => Some(*peer_id),
-        _ => None,
-    })
-    .await
-}
-
 async fn wait_disconnected(node: &mut TestNode, peer: PeerId) {
     node.wait_for("a disconnection", |event| match event {
         NetworkEvent::PeerDisconnected { peer_id } if *peer_id == peer => Some(()),

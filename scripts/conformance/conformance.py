@@ -42,6 +42,26 @@ EXCLUDED = {
 
 # Checks of valid input (positive mode): no 5xx, a status code the operation documents, its
 # content type and headers, and the body against the schema of that status.
+# Where the v4.0.0 document itself lags behind the forks it defines, with what the node does and
+# why: each applied to the bundled document before the passes, and listed in the report.
+SPEC_LAGS = [
+    (
+        ("/eth/v1/beacon/blob_sidecars/{block_id}", "get", "200", "version"),
+        ["deneb", "electra", "fulu"],
+        "getBlobSidecars' `version` enum stops at `electra` (the route was deprecated before Fulu "
+        "and never updated), yet the route is still in the release that defines Fulu and clients "
+        "serve Fulu blocks' sidecars from their columns (Lodestar does since its PR #8506): the node names the "
+        "block's fork, `fulu`, as `Eth-Consensus-Version` and `version` do everywhere else",
+    ),
+]
+
+
+def apply_spec_lags(doc):
+    for (path, method, status, field), enum, _ in SPEC_LAGS:
+        schema = doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+        schema["properties"][field]["enum"] = enum
+
+
 CHECKS = ",".join(
     [
         "not_a_server_error",
@@ -269,6 +289,11 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with open(args.oapi) as f:
         doc = json.load(f)
+    apply_spec_lags(doc)
+    patched = os.path.join(args.out, "beacon-node-oapi.lags-applied.json")
+    with open(patched, "w") as f:
+        json.dump(doc, f)
+    args.oapi = patched
 
     proc = None
     try:
@@ -358,6 +383,11 @@ def write_report(args, doc, outcome, url):
                 first = fmsg.strip().splitlines()[0] if fmsg.strip() else ""
                 lines.append(f"  - {first[:300]}")
         lines.append("")
+    lines.append("## The document's own lags (applied before the passes)")
+    lines.append("")
+    for (path, method, status, field), enum, why in SPEC_LAGS:
+        lines.append(f"- `{method.upper()} {path}` {status} `{field}`: enum {enum}. {why}")
+    lines.append("")
     lines.append("## Left out")
     lines.append("")
     for (method, path), why in EXCLUDED.items():

@@ -246,3 +246,12 @@ pub(crate) fn metric(
         m.get_gauge().get_value()
     }
 }
+
+/// The next peer that connects to `node`.
+pub(crate) async fn wait_connected(node: &mut TestNode) -> networking::PeerId {
+    node.wait_for("a connection", |event| match event {
+        NetworkEvent::PeerConnected { peer_id, .. } => Some(*peer_id),
+        _ => None,
+    })
+    .await
+}
