@@ -16,6 +16,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use beacon_api::{Encoding, ExecutionOptimisticFinalizedResponse, ForkVersionedResponse};
+use rayon::prelude::*;
 use ssz::Encode;
 use ssz_types::FixedVector;
 use ssz_types::typenum::Unsigned;
@@ -187,34 +188,40 @@ fn blob_sidecars_from_columns<E: EthSpec>(
             .map_err(|e| HttpError::internal(format!("block {root}: {e:?}")))?;
     let signed_block_header = block.signed_block_header();
     let blobs = blobs_from_columns(ctx, root, wanted)?;
-    wanted
-        .iter()
-        .zip(blobs)
-        .map(|(&index, bytes)| {
-            let commitment = commitments
-                .get(index)
-                .ok_or_else(|| HttpError::internal(format!("no commitment {index}")))?;
-            let blob = kzg::blob_from_bytes(&bytes)
-                .map_err(|e| HttpError::internal(format!("blob {index} of {root}: {e:?}")))?;
-            let proof = kzg::compute_blob_kzg_proof(&blob, &kzg::KzgCommitment(commitment.0))
-                .map_err(|e| HttpError::internal(format!("KZG proof of blob {index}: {e}")))?;
-            let mut branch = commitment_branch::<E>(commitments, index);
-            branch.extend(body_branch.iter().copied());
-            Ok(types::electra::BlobSidecar {
-                index: index as u64,
-                blob: FixedVector::new(bytes)
-                    .map_err(|_| HttpError::internal("a blob of BYTES_PER_BLOB bytes"))?,
-                kzg_commitment: *commitment,
-                kzg_proof: KZGProof::from(proof.0),
-                signed_block_header: signed_block_header.clone(),
-                kzg_commitment_inclusion_proof: FixedVector::new(branch).map_err(|_| {
-                    HttpError::internal(
-                        "an inclusion proof of KZG_COMMITMENT_INCLUSION_PROOF_DEPTH",
-                    )
-                })?,
+    // A blob's KZG proof is the costly part (an MSM over the blob: ~60 ms each here): the blobs
+    // are proven in parallel on the chain's data-parallel pool, where KZG work runs.
+    ctx.chain.pool().install(|| {
+        wanted
+            .par_iter()
+            .zip(blobs.into_par_iter())
+            .map(|(&index, bytes)| {
+                let commitment = commitments
+                    .get(index)
+                    .ok_or_else(|| HttpError::internal(format!("no commitment {index}")))?;
+                let blob = kzg::blob_from_bytes(&bytes)
+                    .map_err(|e| HttpError::internal(format!("blob {index} of {root}: {e:?}")))?;
+                let proof = kzg::compute_blob_kzg_proof(&blob, &kzg::KzgCommitment(commitment.0))
+                    .map_err(|e| {
+                    HttpError::internal(format!("KZG proof of blob {index}: {e}"))
+                })?;
+                let mut branch = commitment_branch::<E>(commitments, index);
+                branch.extend(body_branch.iter().copied());
+                Ok(types::electra::BlobSidecar {
+                    index: index as u64,
+                    blob: FixedVector::new(bytes)
+                        .map_err(|_| HttpError::internal("a blob of BYTES_PER_BLOB bytes"))?,
+                    kzg_commitment: *commitment,
+                    kzg_proof: KZGProof::from(proof.0),
+                    signed_block_header: signed_block_header.clone(),
+                    kzg_commitment_inclusion_proof: FixedVector::new(branch).map_err(|_| {
+                        HttpError::internal(
+                            "an inclusion proof of KZG_COMMITMENT_INCLUSION_PROOF_DEPTH",
+                        )
+                    })?,
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
 }
 
 /// The Merkle branch of element `index` of the commitments list up to the list's root: its
