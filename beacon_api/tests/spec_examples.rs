@@ -180,120 +180,45 @@ fn hex_lowercase(value: Value) -> Value {
     }
 }
 
+/// One row an operation: `method "file under apis/" => the Rust type of its 200 answer`.
+macro_rules! round_trips {
+    ($doc:expr; $($method:ident $api:literal => $ty:ty,)*) => {{
+        let mut checked = 0;
+        $(
+            round_trip::<$ty>($doc, $api, stringify!($method));
+            checked += 1;
+        )*
+        checked
+    }};
+}
+
 #[test]
 fn the_specs_response_examples_round_trip_through_the_typed_responses() {
     let mut doc = Document {
         files: HashMap::new(),
     };
-    let mut checked = 0;
-    let mut check = |f: fn(&mut Document, &str, &str), api: &str, method: &str| {
-        f(&mut doc, api, method);
-        checked += 1;
+    let checked = round_trips! { &mut doc;
+        get "beacon/genesis.yaml" => GenericResponse<GenesisData>,
+        get "beacon/states/root.yaml" => ExecutionOptimisticFinalizedResponse<RootData>,
+        get "beacon/states/finality_checkpoints.yaml" => ExecutionOptimisticFinalizedResponse<FinalityCheckpointsData>,
+        get "beacon/states/validator.yaml" => ExecutionOptimisticFinalizedResponse<ValidatorData>,
+        get "beacon/states/validator_balances.yaml" => ExecutionOptimisticFinalizedResponse<Vec<ValidatorBalanceData>>,
+        get "beacon/states/committee.yaml" => ExecutionOptimisticFinalizedResponse<Vec<CommitteeData>>,
+        get "beacon/states/randao.yaml" => ExecutionOptimisticFinalizedResponse<RandaoData>,
+        get "beacon/blocks/header.yaml" => ExecutionOptimisticFinalizedResponse<BlockHeaderData>,
+        post "validator/duties/attester.yaml" => DutiesResponse<Vec<beacon_api::AttesterDuty>>,
+        get "validator/duties/proposer.yaml" => DutiesResponse<Vec<beacon_api::ProposerDuty>>,
+        post "validator/duties/sync.yaml" => SyncDutiesResponse,
+        post "validator/liveness.yaml" => GenericResponse<Vec<LivenessResponseData>>,
+        get "node/version.yaml" => GenericResponse<VersionData>,
+        get "node/syncing.yaml" => GenericResponse<SyncingData>,
+        get "node/peer_count.yaml" => GenericResponse<PeerCountData>,
+        get "node/identity.yaml" => GenericResponse<IdentityData>,
+        get "config/deposit_contract.yaml" => GenericResponse<DepositContractData>,
+        get "beacon/states/fork.yaml" => ExecutionOptimisticFinalizedResponse<types::phase0::Fork>,
+        get "beacon/states/sync_committees.yaml" => ExecutionOptimisticFinalizedResponse<SyncCommitteeByValidatorIndices>,
+        get "config/fork_schedule.yaml" => GenericResponse<Vec<types::phase0::Fork>>,
+        get "validator/attestation_data.yaml" => GenericResponse<types::phase0::AttestationData>,
     };
-    check(
-        round_trip::<GenericResponse<GenesisData>>,
-        "beacon/genesis.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<RootData>>,
-        "beacon/states/root.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<FinalityCheckpointsData>>,
-        "beacon/states/finality_checkpoints.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<ValidatorData>>,
-        "beacon/states/validator.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<Vec<ValidatorBalanceData>>>,
-        "beacon/states/validator_balances.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<Vec<CommitteeData>>>,
-        "beacon/states/committee.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<RandaoData>>,
-        "beacon/states/randao.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<BlockHeaderData>>,
-        "beacon/blocks/header.yaml",
-        "get",
-    );
-    check(
-        round_trip::<DutiesResponse<Vec<beacon_api::AttesterDuty>>>,
-        "validator/duties/attester.yaml",
-        "post",
-    );
-    check(
-        round_trip::<DutiesResponse<Vec<beacon_api::ProposerDuty>>>,
-        "validator/duties/proposer.yaml",
-        "get",
-    );
-    check(
-        round_trip::<SyncDutiesResponse>,
-        "validator/duties/sync.yaml",
-        "post",
-    );
-    check(
-        round_trip::<GenericResponse<Vec<LivenessResponseData>>>,
-        "validator/liveness.yaml",
-        "post",
-    );
-    check(
-        round_trip::<GenericResponse<VersionData>>,
-        "node/version.yaml",
-        "get",
-    );
-    check(
-        round_trip::<GenericResponse<SyncingData>>,
-        "node/syncing.yaml",
-        "get",
-    );
-    check(
-        round_trip::<GenericResponse<PeerCountData>>,
-        "node/peer_count.yaml",
-        "get",
-    );
-    check(
-        round_trip::<GenericResponse<IdentityData>>,
-        "node/identity.yaml",
-        "get",
-    );
-    check(
-        round_trip::<GenericResponse<DepositContractData>>,
-        "config/deposit_contract.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<types::phase0::Fork>>,
-        "beacon/states/fork.yaml",
-        "get",
-    );
-    check(
-        round_trip::<ExecutionOptimisticFinalizedResponse<SyncCommitteeByValidatorIndices>>,
-        "beacon/states/sync_committees.yaml",
-        "get",
-    );
-    check(
-        round_trip::<GenericResponse<Vec<types::phase0::Fork>>>,
-        "config/fork_schedule.yaml",
-        "get",
-    );
-    check(
-        round_trip::<GenericResponse<types::phase0::AttestationData>>,
-        "validator/attestation_data.yaml",
-        "get",
-    );
     assert_eq!(checked, 21);
 }
