@@ -174,7 +174,7 @@ fn unix_now() -> u64 {
 }
 
 /// The `genesis_time` of a `genesis.ssz` (a `BeaconState` begins with it), if the file is there.
-fn genesis_time_of(path: &std::path::Path) -> Option<u64> {
+fn genesis_time_of(path: &Path) -> Option<u64> {
     use std::io::Read;
     let mut bytes = [0u8; 8];
     std::fs::File::open(path)

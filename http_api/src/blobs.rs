@@ -187,6 +187,7 @@ fn blob_sidecars_from_columns<E: EthSpec>(
         beacon_chain::data_column_sidecars::compute_kzg_commitments_inclusion_proof(body)
             .map_err(|e| HttpError::internal(format!("block {root}: {e:?}")))?;
     let signed_block_header = block.signed_block_header();
+    let tree = CommitmentsTree::new::<E>(commitments);
     let blobs = blobs_from_columns(ctx, root, wanted)?;
     // A blob's KZG proof is the costly part (an MSM over the blob: ~60 ms each here): the blobs
     // are proven in parallel on the chain's data-parallel pool, where KZG work runs.
@@ -204,7 +205,7 @@ fn blob_sidecars_from_columns<E: EthSpec>(
                     .map_err(|e| {
                     HttpError::internal(format!("KZG proof of blob {index}: {e}"))
                 })?;
-                let mut branch = commitment_branch::<E>(commitments, index);
+                let mut branch = tree.branch(index);
                 branch.extend(body_branch.iter().copied());
                 Ok(types::electra::BlobSidecar {
                     index: index as u64,
@@ -224,31 +225,66 @@ fn blob_sidecars_from_columns<E: EthSpec>(
     })
 }
 
-/// The Merkle branch of element `index` of the commitments list up to the list's root: its
-/// siblings among `MAX_BLOB_COMMITMENTS_PER_BLOCK` leaves (zero subtrees past the list's end),
-/// then the length the root mixes in.
-fn commitment_branch<E: EthSpec>(commitments: &[KZGCommitment], index: usize) -> Vec<Bytes32> {
-    let depth = E::MaxBlobCommitmentsPerBlock::to_usize()
-        .next_power_of_two()
-        .trailing_zeros() as usize;
-    let mut level: Vec<[u8; 32]> = commitments.iter().map(|c| c.tree_hash_root().0).collect();
-    let mut zero = [0u8; 32];
-    let mut position = index;
-    let mut branch = Vec::with_capacity(depth + 1);
-    for _ in 0..depth {
-        let sibling = position ^ 1;
-        branch.push(Bytes32::from(level.get(sibling).copied().unwrap_or(zero)));
-        level = level
-            .chunks(2)
-            .map(|pair| ethereum_hashing::hash32_concat(&pair[0], pair.get(1).unwrap_or(&zero)))
-            .collect();
-        zero = ethereum_hashing::hash32_concat(&zero, &zero);
-        position /= 2;
+/// The Merkle tree of a block's commitments list below its length mix-in, built once for all
+/// of the block's sidecars: each level's nodes as far as the list reaches, the zero subtrees
+/// past its end left implicit (`types::merkle_proof::compute_merkle_proof` walks containers and
+/// would pad the list to all `MAX_BLOB_COMMITMENTS_PER_BLOCK` leaves).
+struct CommitmentsTree {
+    /// `levels[0]`: the commitments' roots; each next level their parents.
+    levels: Vec<Vec<[u8; 32]>>,
+    /// The root of an all-zero subtree at each level.
+    zeros: Vec<[u8; 32]>,
+    len: usize,
+}
+
+impl CommitmentsTree {
+    fn new<E: EthSpec>(commitments: &[KZGCommitment]) -> Self {
+        let depth = E::MaxBlobCommitmentsPerBlock::to_usize()
+            .next_power_of_two()
+            .trailing_zeros() as usize;
+        let mut levels = vec![
+            commitments
+                .iter()
+                .map(|c| c.tree_hash_root().0)
+                .collect::<Vec<_>>(),
+        ];
+        let mut zeros = vec![[0u8; 32]];
+        for d in 0..depth {
+            let zero = zeros[d];
+            let above = levels[d]
+                .chunks(2)
+                .map(|pair| ethereum_hashing::hash32_concat(&pair[0], pair.get(1).unwrap_or(&zero)))
+                .collect();
+            levels.push(above);
+            zeros.push(ethereum_hashing::hash32_concat(&zero, &zero));
+        }
+        Self {
+            levels,
+            zeros,
+            len: commitments.len(),
+        }
     }
-    let mut length = [0u8; 32];
-    length[..8].copy_from_slice(&(commitments.len() as u64).to_le_bytes());
-    branch.push(Bytes32::from(length));
-    branch
+
+    /// The branch of element `index` up to the list's root (its sibling at each level below
+    /// the root), then the length the root mixes in.
+    fn branch(&self, index: usize) -> Vec<Bytes32> {
+        let depth = self.zeros.len() - 1;
+        let mut branch: Vec<Bytes32> = (0..depth)
+            .map(|d| {
+                let sibling = (index >> d) ^ 1;
+                Bytes32::from(
+                    self.levels[d]
+                        .get(sibling)
+                        .copied()
+                        .unwrap_or(self.zeros[d]),
+                )
+            })
+            .collect();
+        let mut length = [0u8; 32];
+        length[..8].copy_from_slice(&(self.len as u64).to_le_bytes());
+        branch.push(Bytes32::from(length));
+        branch
+    }
 }
 
 /// `GET /eth/v1/beacon/blob_sidecars/{block_id}?indices=..`: the stored sidecars of a block

@@ -537,14 +537,12 @@ impl PeerManager {
         backoff
     }
 
-    /// Whether discovery may dial `peer` at `now`: not banned, and past its redial backoff.
+    /// Whether `peer`'s redial backoff has passed at `now` (a ban is checked apart).
     pub fn may_redial(&self, peer: &PeerId, now: Instant) -> bool {
-        !self.is_banned(peer, now)
-            && self
-                .peers
-                .get(peer)
-                .and_then(|info| info.redial_not_before)
-                .is_none_or(|at| at <= now)
+        self.peers
+            .get(peer)
+            .and_then(|info| info.redial_not_before)
+            .is_none_or(|at| at <= now)
     }
 
     fn prune_table(&mut self, now: Instant) {

@@ -166,11 +166,6 @@ impl RateLimiter {
         }
     }
 
-    /// Forgets a peer's buckets (on disconnect).
-    pub fn remove_peer(&mut self, peer: &PeerId) {
-        self.buckets.retain(|(p, _), _| p != peer);
-    }
-
     /// Drops buckets that have been full for a while, bounding memory.
     pub fn prune(&mut self, now: Instant) {
         let config = &self.config;

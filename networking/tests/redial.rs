@@ -53,19 +53,20 @@ async fn a_disconnected_peer_is_not_redialed_before_its_backoff() {
     wait_disconnected(&mut a, b_peer).await;
     wait_disconnected(&mut b, a_peer).await;
 
-    // Several heartbeats (500 ms each) and discovery rounds: each side finds the other again and
-    // holds the dial back.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while metric(&registry_a, HELD_BACK, None) < 1.0 || metric(&registry_b, HELD_BACK, None) < 1.0 {
+    // Discovery rounds (one per 500 ms heartbeat): each side finds the other again and holds
+    // the dial back, three times over (each of them an immediate redial before the backoff),
+    // polled until then within the bound.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let held_back = |r: &Registry| metric(r, HELD_BACK, None);
+    while held_back(&registry_a) < 3.0 || held_back(&registry_b) < 3.0 {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "discovery never found the other node again: held back a {}, b {}",
-            metric(&registry_a, HELD_BACK, None),
-            metric(&registry_b, HELD_BACK, None)
+            "discovery did not find the other node again: held back a {}, b {}",
+            held_back(&registry_a),
+            held_back(&registry_b)
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
     for (node, other) in [(&mut a, b_peer), (&mut b, a_peer)] {
         assert!(
             node.handle.connected_peers().await.is_empty(),

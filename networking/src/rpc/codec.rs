@@ -165,24 +165,6 @@ pub fn encode_error_chunk(code: ResponseCode, message: &str) -> Vec<u8> {
     out
 }
 
-/// Every chunk of a response, each on its own, error chunk last (what [`write_response`]
-/// writes when every item encodes).
-pub fn encode_response_chunks<E: EthSpec>(
-    protocol: Protocol,
-    response: &Response<E>,
-    fork_context: &ForkContext,
-) -> Result<Vec<Vec<u8>>, RpcCodecError> {
-    let mut chunks = response
-        .items
-        .iter()
-        .map(|item| encode_response_item(protocol, item, fork_context))
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(error) = &response.error {
-        chunks.push(encode_error_chunk(error.code, &error.message));
-    }
-    Ok(chunks)
-}
-
 /// Reads bytes into `buf` until it is full; `Ok(false)` when the stream ended before any byte.
 async fn read_exact_or_eof<R: AsyncRead + Unpin>(
     io: &mut R,
@@ -827,6 +809,24 @@ mod tests {
             encode_response_item(Protocol::StatusV2, &item, &ctx()),
             Err(RpcCodecError::WrongItem(Protocol::StatusV2))
         ));
+    }
+
+    /// Every chunk of a response, each on its own, error chunk last (what [`write_response`]
+    /// writes when every item encodes).
+    fn encode_response_chunks<E: EthSpec>(
+        protocol: Protocol,
+        response: &Response<E>,
+        fork_context: &ForkContext,
+    ) -> Result<Vec<Vec<u8>>, RpcCodecError> {
+        let mut chunks = response
+            .items
+            .iter()
+            .map(|item| encode_response_item(protocol, item, fork_context))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(error) = &response.error {
+            chunks.push(encode_error_chunk(error.code, &error.message));
+        }
+        Ok(chunks)
     }
 
     /// Records every write and where each flush fell.
