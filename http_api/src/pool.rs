@@ -434,6 +434,9 @@ pub(crate) async fn post_attester_slashing_v2<E: EthSpec>(
             .chain
             .verify_attester_slashing_for_gossip(slashing)
             .map_err(operation_error)?;
+        if let Err(e) = ctx.chain.on_attester_slashing(&verified) {
+            tracing::warn!(error = %e, "attester slashing not applied to fork choice");
+        }
         if let Err(e) = ctx.pool.insert_attester_slashing(verified.slashing.clone()) {
             tracing::debug!(error = ?e, "attester slashing not pooled");
         }

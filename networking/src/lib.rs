@@ -45,6 +45,7 @@
 //!   mplex) or QUIC (`/ip4/…/udp/…/quic-v1`), gossipsub `/meshsub/1.1.0` and `/meshsub/1.2.0`, and
 //!   the req/resp protocol ids of [`rpc::Protocol::protocol_id`].
 
+pub mod dial_gate;
 pub mod discovery;
 pub mod enr;
 pub mod fork_context;

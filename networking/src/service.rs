@@ -25,6 +25,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use types::{ChainSpec, Epoch, EthSpec, ForkDigest, ForkName, Root};
 
+use crate::dial_gate::DialGate;
 use crate::discovery::{Discovery, DiscoveryEvent, eligible, free_udp_port};
 use crate::enr::{
     ATTNETS_ENR_KEY, CGC_ENR_KEY, ETH2_ENR_KEY, EnrForkId, Eth2Enr, LocalEnrFields, NFD_ENR_KEY,
@@ -619,7 +620,29 @@ struct Behaviour {
     gossipsub: GossipBehaviour,
     identify: identify::Behaviour,
     stream: libp2p_stream::Behaviour,
+    dial_gate: DialGate,
 }
+
+/// Dials through the [`DialGate`]: the one way the service dials (any other dial to a named
+/// peer is denied). A dial to a named peer is remembered in `dials` until it connects or fails.
+fn dial(
+    swarm: &mut Swarm<Behaviour>,
+    dials: &mut DialsUnderWay,
+    opts: DialOpts,
+) -> Result<(), libp2p::swarm::DialError> {
+    let peer = opts.get_peer_id();
+    let connection_id = opts.connection_id();
+    swarm.behaviour_mut().dial_gate.open_for(peer);
+    let dialed = swarm.dial(opts);
+    swarm.behaviour_mut().dial_gate.close();
+    if let (Ok(()), Some(peer)) = (&dialed, peer) {
+        dials.entry(peer).or_default().push(connection_id);
+    }
+    dialed
+}
+
+/// Our dials still under way, by peer.
+type DialsUnderWay = HashMap<PeerId, Vec<libp2p::swarm::ConnectionId>>;
 
 /// Messages from the spawned stream tasks to the service loop.
 enum Internal<E: EthSpec> {
@@ -676,6 +699,7 @@ pub async fn start<E: EthSpec>(
             gossipsub,
             identify,
             stream: libp2p_stream::Behaviour::new(),
+            dial_gate: DialGate::default(),
         })
     };
 
@@ -770,6 +794,7 @@ pub async fn start<E: EthSpec>(
     let mut discovery = None;
     let mut local_enr = None;
     let mut boot_dials = 0u64;
+    let mut dials_under_way = DialsUnderWay::new();
     if let Some(port) = config.discovery_port {
         let port = if port == 0 {
             free_udp_port(config.listen_address)?
@@ -805,9 +830,12 @@ pub async fn start<E: EthSpec>(
             if let Ok(peer) = boot.peer_id() {
                 let addrs = boot.multiaddrs();
                 if !addrs.is_empty()
-                    && swarm
-                        .dial(DialOpts::peer_id(peer).addresses(addrs).build())
-                        .is_ok()
+                    && dial(
+                        &mut swarm,
+                        &mut dials_under_way,
+                        DialOpts::peer_id(peer).addresses(addrs).build(),
+                    )
+                    .is_ok()
                 {
                     boot_dials += 1;
                 }
@@ -816,7 +844,7 @@ pub async fn start<E: EthSpec>(
         discovery = Some(disc);
     }
     for addr in &config.static_peers {
-        match swarm.dial(addr.clone()) {
+        match dial(&mut swarm, &mut dials_under_way, addr.clone().into()) {
             Ok(()) => boot_dials += 1,
             Err(e) => tracing::warn!(%addr, error = %e, "cannot dial static peer"),
         }
@@ -895,6 +923,8 @@ pub async fn start<E: EthSpec>(
         connection_ids: HashMap::new(),
         redial_after_close: HashMap::new(),
         pending_disconnects: HashMap::new(),
+        dials_under_way,
+        stale_dials: HashSet::new(),
         peer_table,
         slot,
         slots_per_epoch: slots_per_epoch as u32,
@@ -963,6 +993,12 @@ async fn handle_inbound_stream<E: EthSpec>(
     .await;
     let request = match read {
         Ok(Ok(request)) => request,
+        // The stream failed under the request (the connection closed, most often as the peer
+        // left): not malformed input, and no answer can reach the peer.
+        Ok(Err(RpcCodecError::Io(error))) => {
+            tracing::debug!(%peer_id, %protocol, %error, "inbound request stream failed");
+            return;
+        }
         Ok(Err(error)) => {
             let message = error.to_string();
             let _ = write_and_close(
@@ -1250,6 +1286,12 @@ struct Service<E: EthSpec> {
     redial_after_close: HashMap<PeerId, Vec<Multiaddr>>,
     /// Why we are closing a peer's connections, until the last one has closed.
     pending_disconnects: HashMap<PeerId, DisconnectReason>,
+    /// Our dials still under way, by peer.
+    dials_under_way: DialsUnderWay,
+    /// Dials that were under way when their peer's last connection closed: started before
+    /// that disconnect, they must not undo it (and its redial backoff) when they complete; a
+    /// connection one of them establishes is closed at once, never announced.
+    stale_dials: HashSet<libp2p::swarm::ConnectionId>,
     /// See [`NetworkHandle::peer_table_changes`].
     peer_table: watch::Sender<u64>,
     slot: Duration,
@@ -1482,7 +1524,11 @@ impl<E: EthSpec> Service<E> {
                 self.ban_now(peer_id);
             }
             Command::Disconnect(peer_id) => self.disconnect(peer_id, DisconnectReason::GoodbyeSent),
-            Command::Dial(address) => match self.swarm.dial(address.clone()) {
+            Command::Dial(address) => match dial(
+                &mut self.swarm,
+                &mut self.dials_under_way,
+                address.clone().into(),
+            ) {
                 Ok(()) => self.metrics.dials.with_label_values(&["command"]).inc(),
                 Err(e) => tracing::debug!(%address, error = %e, "dial failed"),
             },
@@ -1601,6 +1647,16 @@ impl<E: EthSpec> Service<E> {
         if self.swarm.disconnect_peer_id(peer_id).is_err() {
             // Not connected: no close will come to take the reason.
             self.pending_disconnects.remove(&peer_id);
+        }
+    }
+
+    /// Forgets a dial that connected or failed.
+    fn dial_ended(&mut self, peer_id: PeerId, connection_id: libp2p::swarm::ConnectionId) {
+        if let Some(dials) = self.dials_under_way.get_mut(&peer_id) {
+            dials.retain(|id| *id != connection_id);
+            if dials.is_empty() {
+                self.dials_under_way.remove(&peer_id);
+            }
         }
     }
 
@@ -1776,7 +1832,7 @@ impl<E: EthSpec> Service<E> {
                     let opts = DialOpts::peer_id(peer_id)
                         .addresses(enr.multiaddrs())
                         .build();
-                    match self.swarm.dial(opts) {
+                    match dial(&mut self.swarm, &mut self.dials_under_way, opts) {
                         Ok(()) => self.metrics.dials.with_label_values(&["discovery"]).inc(),
                         Err(e) => {
                             tracing::debug!(%peer_id, error = %e, "dial of discovered peer failed")
@@ -1838,6 +1894,12 @@ impl<E: EthSpec> Service<E> {
                 num_established,
                 ..
             } => {
+                self.dial_ended(peer_id, connection_id);
+                if self.stale_dials.remove(&connection_id) {
+                    tracing::debug!(%peer_id, "a dial started before the peer's disconnect connected: closed");
+                    self.swarm.close_connection(connection_id);
+                    return;
+                }
                 let address = endpoint_addr(&endpoint);
                 self.connection_addrs
                     .entry(peer_id)
@@ -1920,6 +1982,9 @@ impl<E: EthSpec> Service<E> {
                     }
                 }
                 if num_established == 0 {
+                    if let Some(dials) = self.dials_under_way.remove(&peer_id) {
+                        self.stale_dials.extend(dials);
+                    }
                     if let Some(addrs) = self.redial_after_close.remove(&peer_id)
                         && !self.peer_manager.is_banned(&peer_id, now)
                     {
@@ -1927,7 +1992,7 @@ impl<E: EthSpec> Service<E> {
                             .condition(PeerCondition::DisconnectedAndNotDialing)
                             .addresses(addrs)
                             .build();
-                        match self.swarm.dial(opts) {
+                        match dial(&mut self.swarm, &mut self.dials_under_way, opts) {
                             Ok(()) => self.metrics.dials.with_label_values(&["restarted"]).inc(),
                             Err(e) => {
                                 tracing::debug!(%peer_id, error = %e, "dial of a restarted peer failed")
@@ -1947,19 +2012,27 @@ impl<E: EthSpec> Service<E> {
                             }
                             _ => DisconnectReason::Remote,
                         });
-                    if was_connected {
-                        self.metrics.disconnected(reason);
+                    if !was_connected {
+                        // Refused at admission, or a stale dial's connection: nothing changed.
+                        return;
                     }
+                    self.metrics.disconnected(reason);
                     let backoff = self.peer_manager.on_disconnected(&peer_id, reason, now);
                     tracing::debug!(%peer_id, reason = reason.as_str(), ?backoff, "peer disconnected");
                     self.peer_table_changed();
                     // The rate limiters keep the peer's buckets (the heartbeat prunes full
                     // ones): a reconnection neither resets what the peer may ask of us nor lets
                     // us ask it for Status and MetaData again faster than we allow others.
-                    if was_connected {
-                        self.emit(NetworkEvent::PeerDisconnected { peer_id });
-                    }
+                    self.emit(NetworkEvent::PeerDisconnected { peer_id });
                 }
+            }
+            SwarmEvent::OutgoingConnectionError {
+                peer_id: Some(peer_id),
+                connection_id,
+                ..
+            } => {
+                self.dial_ended(peer_id, connection_id);
+                self.stale_dials.remove(&connection_id);
             }
             SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(event)) => self.on_gossip(event, now),
             SwarmEvent::Behaviour(BehaviourEvent::Identify(identify::Event::Received {

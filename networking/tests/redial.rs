@@ -4,6 +4,9 @@
 //! counters say why (`network_disconnects_total{reason}`, `network_redials_held_back_total`).
 //! Before the backoff, a disconnected peer was dialed again at the next discovery result, within
 //! a second here, and sent Status and MetaData again at once.
+//!
+//! Nor does anything else dial it: a request to a peer that has just disconnected fails instead
+//! of reconnecting it (the stream layer would dial it, past the backoff and any ban).
 
 #![allow(
     clippy::unwrap_used,
@@ -15,6 +18,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use networking::peer_manager::DisconnectReason;
+use networking::rpc::Request;
 use networking::{NetworkEvent, PeerId};
 use prometheus::Registry;
 
@@ -81,9 +86,84 @@ async fn a_disconnected_peer_is_not_redialed_before_its_backoff() {
         metric(&registry_a, DISCONNECTS, Some(("reason", "goodbye_sent"))),
         1.0
     );
+    // b's ended from a's side, once or, when a dial of a's from before its disconnect
+    // completed afterwards and a closed it at once, twice.
+    let remote = metric(&registry_b, DISCONNECTS, Some(("reason", "remote")));
+    assert!(
+        (1.0..=2.0).contains(&remote),
+        "b saw {remote} remote disconnects"
+    );
+    for reason in DisconnectReason::LABELS
+        .into_iter()
+        .filter(|r| *r != "remote")
+    {
+        assert_eq!(
+            metric(&registry_b, DISCONNECTS, Some(("reason", reason))),
+            0.0,
+            "{reason}"
+        );
+    }
+    a.handle.shutdown();
+    b.handle.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_to_a_disconnected_peer_fails_without_dialing_it() {
+    let no_discovery = || {
+        let mut config = local_config();
+        config.quic_port = None;
+        config.discovery_port = None;
+        config
+    };
+    let mut a = TestNode::start(no_discovery()).await;
+    let mut config_b = no_discovery();
+    config_b.static_peers = vec![a.handle.tcp_addr().unwrap()];
+    let mut b = TestNode::start(config_b).await;
+    let registry_a = Registry::new();
+    a.handle.register_metrics(&registry_a).unwrap();
+
+    let b_peer = wait_connected(&mut a).await;
+    let a_peer = wait_connected(&mut b).await;
+    // a learns b's listening address from identify, so a dial of b could succeed.
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while !a
+        .handle
+        .connected_peer_details()
+        .await
+        .iter()
+        .any(|p| p.peer_id == b_peer && p.agent_version.is_some())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "identify never answered"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    a.handle.disconnect(b_peer);
+    wait_disconnected(&mut a, b_peer).await;
+    wait_disconnected(&mut b, a_peer).await;
+
+    let id = a
+        .handle
+        .send_request(b_peer, Request::Status(status(&spec(), 8)));
+    let error = a
+        .wait_for("the request's end", |event| match event {
+            NetworkEvent::RequestFailed {
+                request_id, error, ..
+            } if *request_id == id => Some(error.to_string()),
+            NetworkEvent::ResponseReceived { request_id, .. } if *request_id == id => {
+                panic!("the request reached the disconnected peer")
+            }
+            _ => None,
+        })
+        .await;
+    // The dial the stream layer asked for was denied (its error reads only "Dial error").
+    assert!(error.contains("cannot open stream"), "{error}");
+    assert!(a.handle.connected_peers().await.is_empty());
+    assert!(b.handle.connected_peers().await.is_empty());
     assert_eq!(
-        metric(&registry_b, DISCONNECTS, Some(("reason", "remote"))),
-        1.0
+        metric(&registry_a, "libp2p_dials_total", Some(("source", "boot"))),
+        0.0
     );
     a.handle.shutdown();
     b.handle.shutdown();

@@ -33,6 +33,7 @@ use crate::events::{ChainEvent, EventBus};
 use crate::execution::{
     BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PendingPayloadVerdict,
 };
+use crate::gossip::operations::VerifiedAttesterSlashing;
 use crate::light_client_server::LightClientServer;
 use crate::observed::{
     ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
@@ -1016,6 +1017,20 @@ impl<E: EthSpec> BeaconChain<E> {
         for (data, indices) in due {
             let _ = fc.on_verified_attestation(&data, &indices);
         }
+    }
+
+    /// A verified attester slashing (gossip or the API) as the chain takes it: the validators in
+    /// both attestations are equivocating, their votes leave fork choice (`on_attester_slashing`),
+    /// and the head is recomputed, since their weight may have carried it. Pooling it for blocks
+    /// and publishing it stay with the caller.
+    pub fn on_attester_slashing(
+        &self,
+        verified: &VerifiedAttesterSlashing<E>,
+    ) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
+        self.fork_choice
+            .lock()
+            .on_verified_attester_slashing(&verified.slashable_indices)?;
+        self.recompute_head()
     }
 
     /// Fork choice's `store.time` (seconds).

@@ -531,14 +531,9 @@ fn an_epoch_snapshot_left_pending_by_a_stop_is_written_after_the_restart() {
     );
 }
 
-#[test]
-fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
-    use types::electra::{AttestationData, SingleAttestation};
-    use types::phase0::Checkpoint;
-    use types::signing::{DOMAIN_BEACON_ATTESTER, compute_domain, compute_signing_root};
-
-    let h = harness();
-    // Fork A at slot 17, fork B at slot 18 (skipping 17): B, timely in its slot, is boosted.
+/// Fork A at slot 17 and fork B at slot 18 (skipping 17), both on the anchor and imported:
+/// B, timely in its slot, is boosted and the head.
+fn two_forks(h: &Harness) -> (Root, Root) {
     let a = build_block(
         &h.anchor.post,
         ANCHOR_SLOT + 1,
@@ -546,7 +541,7 @@ fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
         &h.spec,
     )
     .unwrap();
-    let a_root = gossip_and_import(&h, &a.block);
+    let a_root = gossip_and_import(h, &a.block);
     let b = build_block(
         &h.anchor.post,
         ANCHOR_SLOT + 2,
@@ -554,11 +549,18 @@ fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
         &h.spec,
     )
     .unwrap();
-    let b_root = gossip_and_import(&h, &b.block);
+    let b_root = gossip_and_import(h, &b.block);
     assert_eq!(h.chain.head().block_root, b_root);
+    (a_root, b_root)
+}
 
-    // Slot 18's committee votes for A.
-    let slot = ANCHOR_SLOT + 2;
+/// The first committee of `slot` (epoch 2, target the anchor) and the data of a vote of it for
+/// `head`.
+fn committee_and_vote(
+    h: &Harness,
+    slot: Slot,
+    head: Root,
+) -> (Vec<u64>, u64, types::electra::AttestationData) {
     let epoch = slot / E::slots_per_epoch();
     let mut state = h.chain.head().state.clone();
     let (committee, committees_per_slot) = {
@@ -569,27 +571,44 @@ fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
             committees.committees_per_slot(),
         )
     };
-    let data = AttestationData {
+    let data = types::electra::AttestationData {
         slot,
         index: 0,
-        beacon_block_root: a_root,
+        beacon_block_root: head,
         source: state.state.current_justified_checkpoint().clone(),
-        target: Checkpoint {
+        target: types::phase0::Checkpoint {
             epoch,
             root: h.anchor.block.canonical_root(),
         },
     };
+    (committee, committees_per_slot, data)
+}
+
+/// The signing root of an attestation's `data`.
+fn attestation_signing_root(h: &Harness, data: &types::electra::AttestationData) -> Root {
+    use types::signing::{DOMAIN_BEACON_ATTESTER, compute_domain, compute_signing_root};
+    let epoch = data.target.epoch;
     let domain = compute_domain(
         DOMAIN_BEACON_ATTESTER,
         h.spec.compute_fork_version(epoch),
         h.chain.genesis_validators_root(),
     );
-    let signing_root = compute_signing_root(&data, domain);
+    compute_signing_root(data, domain)
+}
+
+/// `voters` (of the first committee of `slot`) vote for `head` one second after `slot` starts
+/// (the clock set there): gossip-verified and given to fork choice. Returns how many fork
+/// choice took at once and how many wait for the next slot.
+fn gossip_votes(h: &Harness, slot: Slot, head: Root, voters: usize) -> (usize, usize) {
+    use types::electra::SingleAttestation;
+    let (committee, committees_per_slot, data) = committee_and_vote(h, slot, head);
+    let signing_root = attestation_signing_root(h, &data);
     let subnet =
         types::subnets::compute_subnet_for_attestation::<E>(&h.spec, committees_per_slot, slot, 0)
             .unwrap();
     let attestations: Vec<_> = committee
         .iter()
+        .take(voters)
         .map(|&i| {
             let signature =
                 state_harness::interop_secret_key(i as usize).sign(signing_root.as_slice());
@@ -612,13 +631,25 @@ fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
         .into_iter()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(verified.len(), committee.len());
+    assert_eq!(verified.len(), voters.min(committee.len()));
     let (applied, queued, refused) = h
         .chain
         .apply_votes_to_fork_choice(verified.iter().map(|v| v.fork_choice_vote()));
+    assert_eq!(refused, 0);
+    (applied, queued)
+}
+
+#[test]
+fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
+    let h = harness();
+    let (a_root, b_root) = two_forks(&h);
+
+    // Slot 18's committee votes for A.
+    let slot = ANCHOR_SLOT + 2;
+    let committee = committee_and_vote(&h, slot, a_root).0.len();
     assert_eq!(
-        (applied, queued, refused),
-        (0, committee.len(), 0),
+        gossip_votes(&h, slot, a_root, committee),
+        (0, committee),
         "they wait for slot 19"
     );
     h.chain.recompute_head().unwrap();
@@ -629,6 +660,59 @@ fn gossip_attestations_move_the_head_once_their_slot_has_passed() {
     h.chain.on_tick();
     h.chain.recompute_head().unwrap();
     assert_eq!(h.chain.head().block_root, a_root);
+}
+
+/// Slot 18's committee carries fork A over fork B (which slot 19's committee, one voter short,
+/// backs); a gossip attester slashing of slot 18's committee (a double vote: A and B at the
+/// same target) takes their weight out of fork choice and B becomes the head at once.
+#[test]
+fn a_gossip_attester_slashing_takes_its_validators_weight_out_of_fork_choice() {
+    use types::electra::{AttesterSlashing, IndexedAttestation};
+
+    let h = harness();
+    let (a_root, b_root) = two_forks(&h);
+    let slot_a = ANCHOR_SLOT + 2;
+    let (committee, _, vote_a) = committee_and_vote(&h, slot_a, a_root);
+    gossip_votes(&h, slot_a, a_root, committee.len());
+    let b_voters = committee_and_vote(&h, slot_a + 1, b_root).0.len() - 1;
+    assert!(b_voters > 0 && b_voters < committee.len());
+    gossip_votes(&h, slot_a + 1, b_root, b_voters);
+    h.clock.set_ms(time_ms(&h.spec, slot_a + 2));
+    h.chain.on_tick();
+    h.chain.recompute_head().unwrap();
+    assert_eq!(
+        h.chain.head().block_root,
+        a_root,
+        "the larger committee wins"
+    );
+
+    let mut indices = committee.clone();
+    indices.sort_unstable();
+    let signed = |data: types::electra::AttestationData| {
+        let root = attestation_signing_root(&h, &data);
+        let key = state_harness::aggregate_interop_secret_key(indices.iter().copied()).unwrap();
+        IndexedAttestation::<E> {
+            attesting_indices: ssz_types::VariableList::new(indices.clone()).unwrap(),
+            data,
+            signature: types::BLSSignature::from(key.sign(root.as_slice()).serialize()),
+        }
+    };
+    let vote_b = types::electra::AttestationData {
+        beacon_block_root: b_root,
+        ..vote_a.clone()
+    };
+    let slashing = AttesterSlashing {
+        attestation_1: signed(vote_a),
+        attestation_2: signed(vote_b),
+    };
+    let verified = h
+        .chain
+        .verify_attester_slashing_for_gossip(slashing)
+        .unwrap();
+    assert_eq!(verified.slashable_indices, indices);
+    let head = h.chain.on_attester_slashing(&verified).unwrap();
+    assert_eq!(head.block_root, b_root);
+    assert_eq!(h.chain.head().block_root, b_root);
 }
 
 /// A finalized checkpoint whose epoch starts with missed slots names a block of the epoch before

@@ -303,6 +303,9 @@ pub(crate) fn route_gossip<E: EthSpec>(
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
                         r.notify(AcceptedGossip::AttesterSlashing(&verified.slashing));
+                        if let Err(e) = r.chain.on_attester_slashing(&verified) {
+                            tracing::warn!(error = %e, "attester slashing not applied to fork choice");
+                        }
                         if let Err(e) = r.pool.insert_attester_slashing(verified.slashing) {
                             tracing::debug!(error = %e, "attester slashing not pooled");
                         }

@@ -1168,7 +1168,17 @@ impl<E: EthSpec> ForkChoice<E> {
             .copied()
             .filter(|i| second.contains(i))
             .collect();
-        for index in both {
+        self.on_verified_attester_slashing(&both)
+    }
+
+    /// The end of `on_attester_slashing` for a slashing already found valid (on gossip or by
+    /// the API, against the head state): the validators in both of its attestations, given,
+    /// are equivocating and their votes stop counting.
+    pub fn on_verified_attester_slashing(
+        &mut self,
+        equivocating: &[ValidatorIndex],
+    ) -> Result<(), Error> {
+        for &index in equivocating {
             self.votes.set_equivocating(index)?;
             self.equivocating_indices.insert(index);
         }
