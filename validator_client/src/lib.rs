@@ -31,8 +31,8 @@ use std::time::Duration;
 
 use beacon_api::events::HeadEvent;
 use beacon_api::{BeaconEvent, BeaconNodeHttpClient, EventTopic, GenesisData, Timeouts};
+use bls::interop_secret_key;
 use parking_lot::{Mutex, RwLock};
-use state_processing::genesis::interop_secret_key;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, error, info, warn};

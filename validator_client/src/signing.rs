@@ -298,7 +298,7 @@ pub fn hash_tree_root<T: TreeHash>(value: &T) -> Root {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use state_processing::genesis::interop_secret_key;
+    use bls::interop_secret_key;
     use types::{MainnetEthSpec, MinimalEthSpec};
 
     fn context() -> SigningContext {

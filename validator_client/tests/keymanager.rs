@@ -9,10 +9,10 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use bls::interop_secret_key;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use slashing_protection::{NotSafe, SlashingDatabase};
-use state_processing::genesis::interop_secret_key;
 use types::{BLSPubkey, ChainSpec, ForkName, Root};
 use validator_client::keymanager::{KEYMANAGER_DIR, KeymanagerConfig, serve};
 use validator_client::signing::{SigningContext, ValidatorKey};

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
+use bls::interop_secret_key;
 use slashing_protection::{NotSafe, SlashingDatabase};
-use state_processing::genesis::interop_secret_key;
 use types::phase0::{AttestationData, Checkpoint};
 use types::{BeaconBlock, ChainSpec, ForkName, MinimalEthSpec, Root, Slot};
 use validator_client::signing::{SigningContext, ValidatorKey};

@@ -258,7 +258,7 @@ pub fn is_valid_light_client_header<E: EthSpec>(spec: &ChainSpec, header: &Heade
         return header.execution == empty_execution_payload_header()
             && header.execution_branch.iter().all(|node| node.is_zero());
     }
-    state_processing::common::is_valid_merkle_branch(
+    types::merkle_proof::is_valid_merkle_branch(
         get_lc_execution_root(spec, header),
         &header.execution_branch,
         floorlog2(EXECUTION_PAYLOAD_GINDEX) as usize,
@@ -388,7 +388,7 @@ pub fn is_valid_normalized_merkle_branch(
     if branch[..num_extra].iter().any(|node| !node.is_zero()) {
         return false;
     }
-    state_processing::common::is_valid_merkle_branch(leaf, &branch[num_extra..], depth, index, root)
+    types::merkle_proof::is_valid_merkle_branch(leaf, &branch[num_extra..], depth, index, root)
 }
 
 /// `initialize_light_client_store(trusted_block_root, bootstrap)`.

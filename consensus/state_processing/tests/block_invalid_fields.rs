@@ -4,8 +4,8 @@
 //!
 //! The blocks are valid blocks of the minimal/fulu `sanity/blocks` vectors, changed one field at
 //! a time and signed again with the spec tests' keys (validator `i` has secret key `i + 1`), so
-//! that only the changed field is wrong. Reads `$ARBOR_SPEC_TESTS` (through `ef_tests`, which
-//! runs the vectors themselves) and fails when the vectors are absent.
+//! that only the changed field is wrong. Reads `$ARBOR_SPEC_TESTS` (the directory `ef_tests`
+//! runs the vectors from) and fails when the vectors are absent.
 
 #![allow(
     clippy::unwrap_used,
@@ -13,7 +13,6 @@
 )]
 
 use bls::SecretKey;
-use ef_tests::files::read_ssz_snappy;
 use state_processing::{
     CachedBeaconState,
     common::get_domain,
@@ -39,13 +38,20 @@ struct Case {
     blocks: Vec<electra::SignedBeaconBlock<E>>,
 }
 
-/// The file's SSZ bytes; the vectors are this test's fixed input, so an unreadable one panics.
+/// The file's SSZ bytes (snappy's block format); the vectors are this test's fixed input, so an
+/// unreadable one panics.
 fn read(path: &std::path::Path) -> Vec<u8> {
-    read_ssz_snappy(path).unwrap_or_else(|e| panic!("{e}"))
+    let compressed = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    snap::raw::Decoder::new()
+        .decompress_vec(&compressed)
+        .unwrap_or_else(|e| panic!("{}: bad snappy block: {e}", path.display()))
 }
 
 fn load_case(name: &str) -> Option<Case> {
-    let root = ef_tests::root_from_env().unwrap_or_else(|e| panic!("{e}"));
+    let root = std::env::var_os("ARBOR_SPEC_TESTS")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("missing vectors: ARBOR_SPEC_TESTS is not set"));
     let dir = root
         .join("tests/minimal/fulu/sanity/blocks/pyspec_tests")
         .join(name);

@@ -37,6 +37,30 @@ pub trait ProofTree {
     }
 }
 
+/// `is_valid_merkle_branch(leaf, branch, depth, index, root)`.
+///
+/// [spec]: phase0/beacon-chain.md#is_valid_merkle_branch
+pub fn is_valid_merkle_branch(
+    leaf: Root,
+    branch: &[Root],
+    depth: usize,
+    index: u64,
+    root: Root,
+) -> bool {
+    if branch.len() < depth {
+        return false;
+    }
+    let mut value = leaf;
+    for (i, node) in branch.iter().take(depth).enumerate() {
+        value = Root::from(if (index >> i) & 1 == 1 {
+            ethereum_hashing::hash32_concat(node.as_slice(), value.as_slice())
+        } else {
+            ethereum_hashing::hash32_concat(value.as_slice(), node.as_slice())
+        });
+    }
+    value == root
+}
+
 /// `floorlog2(x)` for `x >= 1` (0 for 0).
 pub fn floorlog2(x: u64) -> u32 {
     63 - x.max(1).leading_zeros()

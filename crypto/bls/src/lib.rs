@@ -18,6 +18,7 @@
 mod batch;
 mod error;
 mod hash_to_curve;
+mod interop;
 mod keys;
 mod signature;
 mod verify;
@@ -27,6 +28,7 @@ pub use batch::{
 };
 pub use error::{Error, PointKind};
 pub use hash_to_curve::{G2Coordinates, hash_to_g2};
+pub use interop::interop_secret_key;
 pub use keys::{
     AggregatePublicKey, PUBLIC_KEY_BYTES_LEN, PublicKey, PublicKeyBytes, SECRET_KEY_BYTES_LEN,
     SecretKey,

@@ -11,7 +11,6 @@ use types::{
 use crate::{
     common::{
         COMPOUNDING_WITHDRAWAL_PREFIX, ETH1_ADDRESS_WITHDRAWAL_PREFIX,
-        math::hash,
         misc::{get_max_effective_balance, pubkey_bytes},
     },
     view::StateRef,
@@ -67,33 +66,9 @@ pub fn is_slashable_attestation_data(
         || (data_1.source.epoch < data_2.source.epoch && data_2.target.epoch < data_1.target.epoch)
 }
 
-/// `is_valid_merkle_branch(leaf, branch, depth, index, root)`.
-///
-/// [spec]: phase0/beacon-chain.md#is_valid_merkle_branch
-pub fn is_valid_merkle_branch(
-    leaf: Root,
-    branch: &[Root],
-    depth: usize,
-    index: u64,
-    root: Root,
-) -> bool {
-    if branch.len() < depth {
-        return false;
-    }
-    let mut value = leaf;
-    let mut buf = [0u8; 64];
-    for (i, node) in branch.iter().take(depth).enumerate() {
-        if (index >> i) & 1 == 1 {
-            buf[..32].copy_from_slice(node.as_slice());
-            buf[32..].copy_from_slice(value.as_slice());
-        } else {
-            buf[..32].copy_from_slice(value.as_slice());
-            buf[32..].copy_from_slice(node.as_slice());
-        }
-        value = hash(&buf);
-    }
-    value == root
-}
+/// `is_valid_merkle_branch(leaf, branch, depth, index, root)` (with the SSZ Merkle proofs, in
+/// `types`).
+pub use types::merkle_proof::is_valid_merkle_branch;
 
 /// `has_eth1_withdrawal_credential(validator)`: an `0x01` credential.
 #[inline]
