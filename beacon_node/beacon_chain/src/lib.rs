@@ -26,6 +26,7 @@ pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
 pub mod gossip;
+pub mod historical_blocks;
 pub mod light_client_server;
 pub mod observed;
 pub mod production;

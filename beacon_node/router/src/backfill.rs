@@ -5,15 +5,10 @@
 //! Backfill runs while range sync is idle (the head synced) and downloads batches of
 //! `BeaconBlocksByRange` (and `DataColumnSidecarsByRange` for the custody columns of slots in
 //! the window) from peers whose Status says they hold the slots, several batches ahead, and
-//! processes them newest first on the processor's backfill pool. The blocks are finalized, so
-//! no state transition runs: a batch is authenticated by its hash chain (its newest block must
-//! be the parent the store expects, the stored oldest block's `parent_root`, and each block the
-//! parent of the next), its proposer signatures are checked in one batch against the head
-//! state's registry (validators are never removed, so it holds every earlier proposer), and its
-//! columns by their inclusion proofs and one batch of KZG proofs. Blocks, columns and the
-//! store's oldest-block record are written in one store batch: a restart resumes from the
-//! record. A peer whose batch does not chain or verify is penalised and the batch fetched from
-//! another.
+//! processes them newest first on the processor's backfill pool, where the chain imports each
+//! (`BeaconChain::import_historical_block_batch`: hash chain, proposer signatures, custody
+//! columns, one store batch). A peer whose batch does not chain or verify is penalised and the
+//! batch fetched from another; a failure of ours (the store, the head state) blames nobody.
 //!
 //! A peer may leave out blocks at the old end of its range (slots it claims empty); the next
 //! batch then does not chain to the expected parent through no fault of its own peer. Such a
@@ -24,25 +19,21 @@
 //! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
 //! phase0/weak-subjectivity.md
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use beacon_chain::historical_blocks::{HistoricalBatch, HistoricalBlockError, HistoricalFault};
 use beacon_processor::{Task, WorkKind};
-use bls::{PublicKey, Signature, SignatureSet};
 use networking::rpc::{
     BlocksByRangeRequest, DataColumnsByRangeRequest, Request, Response, StatusMessage,
 };
 use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
 use store::OldestBlock;
 use tokio::sync::watch;
-use tree_hash::TreeHash;
-use types::signing::{DOMAIN_BEACON_PROPOSER, compute_domain, compute_signing_root};
-use types::{
-    ChainSpec, DataColumnSidecar, Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot,
-};
+use types::{ChainSpec, DataColumnSidecar, Epoch, EthSpec, ForkName, SignedBeaconBlock, Slot};
 
 use crate::gossip::submit;
-use crate::sync::{SyncError, blob_count, check_blocks, check_columns};
+use crate::sync::{SyncError, check_blocks, check_columns};
 use crate::{Internal, Processor, Router, RouterConfig, SyncState};
 
 /// The first slot backfill fetches blocks for: genesis with `genesis_backfill`, else the start
@@ -80,63 +71,15 @@ pub fn column_window_start_slot<E: EthSpec>(
 }
 
 /// Why a backfill batch was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum BackfillError {
     /// The response itself was refused (range, order, item types, columns not asked for).
     #[error(transparent)]
     Response(#[from] SyncError),
-    /// A block that is not the parent the chain expects there.
-    #[error("block at slot {slot} has root {root}, the chain expects {expected}")]
-    NotChained {
-        /// The block's slot.
-        slot: Slot,
-        /// Its root.
-        root: Root,
-        /// The root the next block names as its parent.
-        expected: Root,
-        /// Whether it is the batch's newest block (which may fail through a gap left by the
-        /// batch after it).
-        newest: bool,
-    },
-    /// A batch down to genesis whose oldest block is not the genesis block.
-    #[error("the batch from slot 0 ends at slot {slot}, not at the genesis block")]
-    MissingGenesis {
-        /// The slot of its oldest block.
-        slot: Slot,
-    },
-    /// A proposer signature fails (or cannot be checked: unknown proposer, malformed
-    /// signature).
-    #[error("proposer signatures of the batch fail: {0}")]
-    BadSignature(String),
-    /// A block with blobs in the column window without all of our custody columns.
-    #[error("block {block_root}: {missing} custody columns missing")]
-    MissingColumns {
-        /// The block.
-        block_root: Root,
-        /// How many custody columns were not sent.
-        missing: usize,
-    },
-    /// A column of a block outside the batch or the window.
-    #[error("column {index} of block {block_root} was not asked for")]
-    UnexpectedColumn {
-        /// The block the column names.
-        block_root: Root,
-        /// Its index.
-        index: u64,
-    },
-    /// A column's inclusion proof or KZG proofs fail.
-    #[error("column {index} of block {block_root} invalid: {reason}")]
-    BadColumn {
-        /// The block.
-        block_root: Root,
-        /// The column index.
-        index: u64,
-        /// What failed.
-        reason: String,
-    },
-    /// The store could not be written or read.
-    #[error("store: {0}")]
-    Store(String),
+    /// The chain did not import the batch: its blocks or columns do not verify (the peer's
+    /// fault), or our store or head state failed (nobody's).
+    #[error(transparent)]
+    Import(#[from] HistoricalBlockError),
     /// The processor dropped the batch (shutting down, queue full).
     #[error("the processor dropped the batch")]
     Dropped,
@@ -149,28 +92,28 @@ impl BackfillError {
     fn blames(&self, covers: bool, full_custody: bool) -> bool {
         match self {
             BackfillError::Response(e) => e.blames(full_custody),
-            BackfillError::NotChained { newest, .. } => covers || !newest,
-            BackfillError::MissingColumns { .. } => full_custody,
-            BackfillError::Store(_) | BackfillError::Dropped => false,
-            BackfillError::MissingGenesis { .. }
-            | BackfillError::BadSignature(_)
-            | BackfillError::UnexpectedColumn { .. }
-            | BackfillError::BadColumn { .. } => true,
+            BackfillError::Import(HistoricalBlockError::NotChained { newest, .. }) => {
+                covers || !newest
+            }
+            BackfillError::Import(HistoricalBlockError::MissingColumns { .. }) => full_custody,
+            BackfillError::Import(e) => e.fault() == HistoricalFault::Data,
+            BackfillError::Dropped => false,
         }
     }
 
     fn label(&self) -> &'static str {
+        use HistoricalBlockError as H;
         match self {
             BackfillError::Response(SyncError::ErrorResponse { .. }) => "error_response",
             BackfillError::Response(_) => "malformed",
-            BackfillError::NotChained { .. } | BackfillError::MissingGenesis { .. } => {
-                "not_chained"
-            }
-            BackfillError::BadSignature(_) => "bad_signature",
-            BackfillError::MissingColumns { .. }
-            | BackfillError::UnexpectedColumn { .. }
-            | BackfillError::BadColumn { .. } => "bad_columns",
-            BackfillError::Store(_) => "internal",
+            BackfillError::Import(H::NotChained { .. } | H::MissingGenesis { .. }) => "not_chained",
+            BackfillError::Import(
+                H::UnknownProposer { .. } | H::MalformedSignature { .. } | H::BadSignatures { .. },
+            ) => "bad_signature",
+            BackfillError::Import(
+                H::MissingColumns { .. } | H::UnexpectedColumn { .. } | H::BadColumn { .. },
+            ) => "bad_columns",
+            BackfillError::Import(H::HeadState(_) | H::Store(_)) => "internal",
             BackfillError::Dropped => "dropped",
         }
     }
@@ -521,7 +464,12 @@ impl<E: EthSpec> BackfillSync<E> {
             return;
         };
         // Our own failures spend no attempt and mark no peer.
-        if !matches!(error, BackfillError::Store(_) | BackfillError::Dropped) {
+        let ours = match &error {
+            BackfillError::Import(e) => e.fault() == HistoricalFault::Local,
+            BackfillError::Dropped => true,
+            BackfillError::Response(_) => false,
+        };
+        if !ours {
             batch.attempts += 1;
             if blamed || matches!(error, BackfillError::Response(_)) {
                 batch.failed_peers.insert(peer);
@@ -533,7 +481,10 @@ impl<E: EthSpec> BackfillSync<E> {
         // the batch chains to their oldest block.
         let mut gap = None;
         if !blamed
-            && matches!(error, BackfillError::NotChained { .. })
+            && matches!(
+                error,
+                BackfillError::Import(HistoricalBlockError::NotChained { .. })
+            )
             && let Some(oldest_slot) = oldest_slot
         {
             let max = self.router.chain.spec().max_request_blocks_deneb.max(1);
@@ -765,9 +716,8 @@ struct BatchInput {
     columns_from: Option<Slot>,
 }
 
-/// Checks a downloaded batch (hash chain, proposer signatures, custody columns) and stores its
-/// blocks, columns and the new oldest block in one store batch. Returns how many blocks were
-/// stored and the oldest block after the batch.
+/// Imports a downloaded batch through the chain (hash chain, proposer signatures, custody
+/// columns, one store batch). Returns how many blocks were stored and the oldest block after.
 fn process_backfill_batch<E: EthSpec>(
     router: &Router<E>,
     input: BatchInput,
@@ -780,192 +730,23 @@ fn process_backfill_batch<E: EthSpec>(
         start,
         columns_from,
     } = input;
-    // Blocks at or after the oldest stored one are held already (an overlapping retry).
-    let blocks: Blocks<E> = blocks
-        .into_iter()
-        .filter(|b| b.slot() < oldest.slot)
-        .collect();
-    let roots = verify_hash_chain(&blocks, &oldest)?;
-    let new_oldest = match blocks.first().zip(roots.first()) {
-        Some((block, root)) => OldestBlock {
-            slot: block.slot(),
-            root: *root,
-            parent_root: block.parent_root(),
-        },
-        None => oldest,
+    let batch = HistoricalBatch {
+        blocks,
+        columns,
+        oldest,
+        start,
+        columns_from,
     };
-    // Slot 0 always holds the genesis block: a batch from slot 0 that chains must end there.
-    if start == 0 && !new_oldest.is_genesis() {
-        return Err(BackfillError::MissingGenesis {
-            slot: new_oldest.slot,
-        });
-    }
-    verify_proposer_signatures(router, &blocks, &roots, pool)?;
-    let columns = verify_custody_columns(router, &blocks, &roots, columns, columns_from, pool)?;
-
-    let store = router.chain.store();
-    let store_error = |e: store::StoreError| BackfillError::Store(e.to_string());
-    let mut batch = store.begin_batch().map_err(store_error)?;
-    for (block, root) in blocks.iter().zip(&roots).rev() {
-        batch
-            .put_backfilled_block(*root, block)
-            .map_err(store_error)?;
-    }
-    for (root, column) in &columns {
-        batch.put_data_column(*root, column).map_err(store_error)?;
-    }
-    if new_oldest != oldest {
-        batch.set_oldest_block(new_oldest).map_err(store_error)?;
-    }
-    batch.commit().map_err(store_error)?;
-    Ok((blocks.len(), new_oldest))
-}
-
-/// The roots of `blocks` (ascending), checked to chain down from `oldest`: the newest block is
-/// `oldest`'s parent and each block the parent of the next.
-fn verify_hash_chain<E: EthSpec>(
-    blocks: &[Arc<SignedBeaconBlock<E>>],
-    oldest: &OldestBlock,
-) -> Result<Vec<Root>, BackfillError> {
-    let mut roots = vec![Root::ZERO; blocks.len()];
-    let mut expected = oldest.parent_root;
-    for (i, block) in blocks.iter().enumerate().rev() {
-        let root = block.canonical_root();
-        if root != expected {
-            return Err(BackfillError::NotChained {
-                slot: block.slot(),
-                root,
-                expected,
-                newest: i + 1 == blocks.len(),
-            });
-        }
-        roots[i] = root;
-        expected = block.parent_root();
-    }
-    Ok(roots)
-}
-
-/// The proposer signatures of `blocks` (but the genesis block's, which has none) in one batch,
-/// with the keys of the head state's registry and the domain of each block's epoch.
-///
-/// [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function (`verify_block_signature`)
-fn verify_proposer_signatures<E: EthSpec>(
-    router: &Router<E>,
-    blocks: &[Arc<SignedBeaconBlock<E>>],
-    roots: &[Root],
-    pool: &bls::ThreadPool,
-) -> Result<(), BackfillError> {
-    let chain = &router.chain;
-    let spec = chain.spec();
-    let genesis_validators_root = chain.genesis_validators_root();
-    let head = chain.head();
-    let view = head
-        .state
-        .view()
-        .map_err(|e| BackfillError::Store(format!("head state: {e:?}")))?;
-    let mut sets = Vec::with_capacity(blocks.len());
-    for (block, root) in blocks.iter().zip(roots) {
-        if block.slot() == 0 {
-            continue;
-        }
-        let proposer = block.proposer_index();
-        let key: PublicKey = head.state.caches.pubkey(&view, proposer).map_err(|e| {
-            BackfillError::BadSignature(format!("block at slot {}: {e:?}", block.slot()))
-        })?;
-        let signature = Signature::deserialize(block.signature().as_slice()).map_err(|_| {
-            BackfillError::BadSignature(format!(
-                "block at slot {}: malformed signature",
-                block.slot()
-            ))
-        })?;
-        let epoch = block.slot() / E::slots_per_epoch();
-        let domain = compute_domain(
-            DOMAIN_BEACON_PROPOSER,
-            spec.compute_fork_version(epoch),
-            genesis_validators_root,
-        );
-        let message = compute_signing_root(root, domain);
-        sets.push(SignatureSet::new(signature, vec![key], message.0));
-    }
-    if sets.is_empty() || bls::verify_signature_sets(&sets, pool) {
-        Ok(())
-    } else {
-        Err(BackfillError::BadSignature(format!(
-            "{} blocks from slot {}",
-            sets.len(),
-            blocks.first().map_or(0, |b| b.slot())
-        )))
-    }
-}
-
-/// The custody columns of the blocks with blobs from `columns_from` on: every custody column
-/// present, none of another block, inclusion and KZG proofs verified in one batch. Returns the
-/// columns to store with their block roots.
-fn verify_custody_columns<E: EthSpec>(
-    router: &Router<E>,
-    blocks: &[Arc<SignedBeaconBlock<E>>],
-    roots: &[Root],
-    columns: Columns<E>,
-    columns_from: Option<Slot>,
-    pool: &bls::ThreadPool,
-) -> Result<Vec<(Root, DataColumnSidecar<E>)>, BackfillError> {
-    let wanted: HashSet<Root> = blocks
-        .iter()
-        .zip(roots)
-        .filter(|(b, _)| columns_from.is_some_and(|from| b.slot() >= from) && blob_count(b) > 0)
-        .map(|(_, root)| *root)
-        .collect();
-    let mut have: HashMap<Root, BTreeSet<u64>> = HashMap::new();
-    let mut kept = Vec::with_capacity(columns.len());
-    for column in columns {
-        let DataColumnSidecar::Fulu(c) = &*column;
-        let block_root = c.signed_block_header.message.tree_hash_root();
-        if !wanted.contains(&block_root) || !have.entry(block_root).or_default().insert(c.index) {
-            return Err(BackfillError::UnexpectedColumn {
-                block_root,
-                index: c.index,
-            });
-        }
-        kept.push(column);
-    }
-    for root in &wanted {
-        let missing = have.get(root).map_or(router.custody.len(), |got| {
-            router.custody.difference(got).count()
-        });
-        if missing > 0 {
-            return Err(BackfillError::MissingColumns {
-                block_root: *root,
-                missing,
-            });
-        }
-    }
-    if kept.is_empty() {
-        return Ok(Vec::new());
-    }
-    let outcome = beacon_chain::data_column_verification::verify_data_column_sidecars_standalone(
-        kept.clone(),
-        router.chain.spec(),
-        pool,
-    );
-    if let Some((position, error)) = outcome.failed.first() {
-        let DataColumnSidecar::Fulu(c) = &*kept[*position];
-        return Err(BackfillError::BadColumn {
-            block_root: c.signed_block_header.message.tree_hash_root(),
-            index: c.index,
-            reason: error.to_string(),
-        });
-    }
-    Ok(outcome
-        .verified
-        .into_iter()
-        .map(|(_, column)| (column.block_root(), (**column.sidecar()).clone()))
-        .collect())
+    Ok(router
+        .chain
+        .import_historical_block_batch(batch, &router.custody, pool)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use types::MinimalEthSpec as E;
+    use types::Root;
 
     #[test]
     fn the_target_is_the_block_request_horizon_or_genesis() {
@@ -1014,12 +795,12 @@ mod tests {
 
     #[test]
     fn a_gap_left_by_the_next_batch_is_not_blamed_until_the_batch_reaches_it() {
-        let newest = BackfillError::NotChained {
+        let newest = BackfillError::Import(HistoricalBlockError::NotChained {
             slot: 7,
             root: Root::ZERO,
             expected: Root::repeat_byte(1),
             newest: true,
-        };
+        });
         assert!(
             !newest.blames(false, true),
             "through a gap it did not reach"
@@ -1028,20 +809,25 @@ mod tests {
             newest.blames(true, true),
             "its range reached the oldest block"
         );
-        let inner = BackfillError::NotChained {
+        let inner = BackfillError::Import(HistoricalBlockError::NotChained {
             slot: 6,
             root: Root::ZERO,
             expected: Root::repeat_byte(1),
             newest: false,
-        };
+        });
         assert!(inner.blames(false, true), "its own blocks do not link");
-        let missing = BackfillError::MissingColumns {
+        let missing = BackfillError::Import(HistoricalBlockError::MissingColumns {
             block_root: Root::ZERO,
             missing: 3,
-        };
+        });
         assert!(missing.blames(true, true));
         assert!(!missing.blames(true, false));
-        assert!(!BackfillError::Store("disk".into()).blames(true, true));
-        assert!(BackfillError::BadSignature("x".into()).blames(false, false));
+        let store = store::StoreError::MissingBlock(Root::ZERO);
+        assert!(!BackfillError::Import(HistoricalBlockError::Store(store)).blames(true, true));
+        let signatures = HistoricalBlockError::BadSignatures {
+            count: 2,
+            from_slot: 5,
+        };
+        assert!(BackfillError::Import(signatures).blames(false, false));
     }
 }
