@@ -643,22 +643,22 @@ impl<E: EthSpec> BackfillSync<E> {
         let covers = batch.end >= oldest.slot;
         batch.state = BatchState::Processing { peer, covers };
         let batch_id = batch.id;
-        let start = batch.start;
-        let columns_from = batch.columns_from;
+        let input = HistoricalBatch {
+            blocks,
+            columns,
+            oldest,
+            start: batch.start,
+            columns_from: batch.columns_from,
+        };
         let on_run = self.router.clone();
         let on_drop = self.router.clone();
         let task = Task::new(WorkKind::BackfillSegment, move |ctx| {
-            let result = process_backfill_batch(
-                &on_run,
-                BatchInput {
-                    oldest,
-                    start,
-                    columns_from,
-                },
-                blocks,
-                columns,
-                ctx.pool(),
-            );
+            // The chain imports it (hash chain, proposer signatures, custody columns, one
+            // store batch); its error says whom to blame.
+            let result = on_run
+                .chain
+                .import_historical_block_batch(input, &on_run.custody, ctx.pool())
+                .map_err(BackfillError::Import);
             on_run.send_internal(Internal::BackfillProcessed(BatchOutcome {
                 batch_id,
                 result,
@@ -703,43 +703,6 @@ impl<E: EthSpec> BackfillSync<E> {
         }
         self.drive(processor);
     }
-}
-
-/// What a batch is checked against.
-#[derive(Debug, Clone, Copy)]
-struct BatchInput {
-    /// The oldest block stored: the batch's newest block must be its parent.
-    oldest: OldestBlock,
-    /// The batch's first slot.
-    start: Slot,
-    /// The first slot whose columns were fetched.
-    columns_from: Option<Slot>,
-}
-
-/// Imports a downloaded batch through the chain (hash chain, proposer signatures, custody
-/// columns, one store batch). Returns how many blocks were stored and the oldest block after.
-fn process_backfill_batch<E: EthSpec>(
-    router: &Router<E>,
-    input: BatchInput,
-    blocks: Blocks<E>,
-    columns: Columns<E>,
-    pool: &bls::ThreadPool,
-) -> Result<(usize, OldestBlock), BackfillError> {
-    let BatchInput {
-        oldest,
-        start,
-        columns_from,
-    } = input;
-    let batch = HistoricalBatch {
-        blocks,
-        columns,
-        oldest,
-        start,
-        columns_from,
-    };
-    Ok(router
-        .chain
-        .import_historical_block_batch(batch, &router.custody, pool)?)
 }
 
 #[cfg(test)]
