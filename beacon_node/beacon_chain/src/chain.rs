@@ -1711,19 +1711,12 @@ impl<E: EthSpec> fork_choice::StateLoader<E> for StoreStateLoader<E> {
         &self,
         block_root: &Root,
         caches: &state_processing::Caches,
-    ) -> Result<Option<CachedBeaconState<E>>, String> {
-        let Some(block) = self
-            .store
-            .get_block(block_root)
-            .map_err(|e| e.to_string())?
-        else {
+    ) -> Result<Option<CachedBeaconState<E>>, fork_choice::StateLoaderError> {
+        let Some(block) = self.store.get_block(block_root)? else {
             return Ok(None);
         };
         let mut replayer = store::StateTransitionReplayer::new(&self.spec);
-        let state = self
-            .store
-            .get_state(&block.state_root(), &mut replayer)
-            .map_err(|e| e.to_string())?;
+        let state = self.store.get_state(&block.state_root(), &mut replayer)?;
         Ok(state.map(|state| CachedBeaconState::with_caches_of(state, caches)))
     }
 }

@@ -985,9 +985,10 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
                     F::UnknownParent { parent, .. } => {
                         Err(SyncError::UnknownParent { slot, parent })
                     }
-                    F::DataUnavailable { reason, .. } => {
-                        Err(SyncError::DataUnavailable { slot, reason })
-                    }
+                    F::DataUnavailable { source, .. } => Err(SyncError::DataUnavailable {
+                        slot,
+                        reason: source.to_string(),
+                    }),
                     // Our store or states failed: not the peer's fault, and the same
                     // blocks may import on a retry.
                     other if other.fault() == fork_choice::Fault::Local => {

@@ -141,6 +141,26 @@ pub enum SidecarError {
     },
 }
 
+/// Why [`is_data_available`] does not hold for a block.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AvailabilityError {
+    /// The data was not retrieved ([`Columns::Missing`]).
+    #[error("data not retrieved")]
+    NotRetrieved,
+    /// The retrieved blobs of a Deneb or Electra block do not make it available.
+    #[error("blobs unavailable: {0}")]
+    Blobs(#[source] BlobsError),
+    /// Column sidecars failed [`verify_data_column_sidecars`].
+    #[error("{invalid} column sidecar(s) invalid, first: {first}")]
+    InvalidColumns {
+        /// How many sidecars failed.
+        invalid: usize,
+        /// Why the first (by position among the retrieved sidecars) failed.
+        #[source]
+        first: SidecarError,
+    },
+}
+
 /// `verify_data_column_sidecar(sidecar)`: index in range, at least one and at most the
 /// epoch's maximum of commitments, and as many cells and proofs as commitments.
 ///
@@ -275,7 +295,7 @@ pub fn is_data_available<E: EthSpec>(
     columns: Columns<'_, E>,
     spec: &ChainSpec,
     pool: &ThreadPool,
-) -> Result<(), String> {
+) -> Result<(), AvailabilityError> {
     let sidecars = match columns {
         Columns::Retrieved(sidecars) => sidecars,
         Columns::Blobs {
@@ -284,17 +304,18 @@ pub fn is_data_available<E: EthSpec>(
             commitments,
         } => {
             return verify_blobs_available::<E>(blobs, proofs, commitments)
-                .map_err(|e| format!("blobs unavailable: {e}"));
+                .map_err(AvailabilityError::Blobs);
         }
-        Columns::Missing => return Err("data not retrieved".into()),
+        Columns::Missing => return Err(AvailabilityError::NotRetrieved),
     };
     let sidecars: Vec<&DataColumnSidecar<E>> = sidecars.iter().collect();
     verify_data_column_sidecars(&sidecars, spec, pool).map_err(|failures| {
-        format!(
-            "{} column sidecar(s) invalid, first: {}",
-            failures.len(),
-            failures[0].1
-        )
+        let invalid = failures.len();
+        let (_, first) = failures
+            .into_iter()
+            .next()
+            .expect("verify_data_column_sidecars fails with at least one failure");
+        AvailabilityError::InvalidColumns { invalid, first }
     })
 }
 

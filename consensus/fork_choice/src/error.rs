@@ -1,7 +1,15 @@
 //! Why the fork choice rejected a message or could not answer.
 
-use state_processing::per_block::{BlockProcessingError, IndexedAttestationInvalid};
+use state_processing::{
+    per_block::{AttestationInvalid, BlockProcessingError, IndexedAttestationInvalid},
+    per_epoch::EpochProcessingError,
+    per_slot::SlotProcessingError,
+};
 use types::{Epoch, Root, Slot, ValidatorIndex};
+
+use crate::data_availability::AvailabilityError;
+use crate::fork_choice::StateLoaderError;
+use crate::persist::PersistedDecodeError;
 
 /// Every way fork choice rejects input or fails; a rejected message leaves the store unchanged.
 #[derive(Debug, thiserror::Error)]
@@ -48,12 +56,13 @@ pub enum Error {
         finalized: Root,
     },
     /// `on_block`: `is_data_available` failed.
-    #[error("block {block:?}: data not available: {reason}")]
+    #[error("block {block:?}: data not available: {source}")]
     DataUnavailable {
         /// Root of the rejected block.
         block: Root,
         /// What the availability check reported.
-        reason: String,
+        #[source]
+        source: AvailabilityError,
     },
     /// `on_block`: the state transition rejected the block.
     #[error("block {block:?}: invalid: {source}")]
@@ -116,7 +125,7 @@ pub enum Error {
     },
     /// `on_attestation` / `on_attester_slashing`: the attestation is not valid in its state.
     #[error("invalid attestation: {0}")]
-    InvalidAttestation(String),
+    InvalidAttestation(#[source] AttestationInvalid),
     /// `on_attestation` / `on_attester_slashing`: the indexed attestation is not valid.
     #[error("invalid indexed attestation: {0}")]
     InvalidIndexedAttestation(#[from] IndexedAttestationInvalid),
@@ -139,12 +148,13 @@ pub enum Error {
     UnknownBlock(Root),
     /// The post-state of a block in the tree is neither in memory nor to be had from the state
     /// loader (a store read that failed, a state the store lost).
-    #[error("the post-state of block {root:?} is unavailable: {reason}")]
+    #[error("the post-state of block {root:?} is unavailable: {source}")]
     StateUnavailable {
         /// The block.
         root: Root,
         /// Why it could not be had.
-        reason: String,
+        #[source]
+        source: StateUnavailableCause,
     },
     /// The justified checkpoint's block is not in the tree.
     #[error("justified block {0:?} is unknown")]
@@ -154,7 +164,7 @@ pub enum Error {
     UnknownFinalizedBlock(Root),
     /// Persisted fork choice that cannot be read back.
     #[error("persisted fork choice: {0}")]
-    CorruptPersisted(String),
+    CorruptPersisted(#[from] PersistedDecodeError),
     /// A block was inserted twice into the proto-array.
     #[error("block {0:?} is already in the tree")]
     DuplicateNode(Root),
@@ -187,7 +197,13 @@ pub enum Error {
     DeltaOverflow,
     /// A state-processing helper failed on a state held by the store.
     #[error("state processing: {0}")]
-    State(String),
+    State(#[source] state_processing::Error),
+    /// Advancing a state held by the store through empty slots failed.
+    #[error("slot processing: {0}")]
+    SlotProcessing(#[source] SlotProcessingError),
+    /// Epoch processing (the pulled-up checkpoints) failed on a state held by the store.
+    #[error("epoch processing: {0}")]
+    EpochProcessing(#[source] EpochProcessingError),
     /// Fast confirmation: a block of the tree has no post-state in the store.
     #[error("block {0:?} has no post-state in the store")]
     MissingBlockState(Root),
@@ -200,6 +216,20 @@ pub enum Error {
     /// Fast confirmation: a `CONFIRMATION_BYZANTINE_THRESHOLD` above its maximum value, 25.
     #[error("confirmation byzantine threshold {0} is above its maximum of 25")]
     ByzantineThresholdTooHigh(u64),
+}
+
+/// Why [`Error::StateUnavailable`]: the post-state of a block of the tree could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum StateUnavailableCause {
+    /// It is not in memory and no state loader is set.
+    #[error("not in memory and no state loader")]
+    NoLoader,
+    /// The state loader does not have it.
+    #[error("not in the store")]
+    NotInStore,
+    /// The state loader failed (a store read, a replay).
+    #[error("the state loader failed: {0}")]
+    Loader(#[source] StateLoaderError),
 }
 
 /// Whose fault an [`Error`] is: the message fork choice was given (a peer that sent it is to
@@ -247,6 +277,8 @@ impl Error {
             | Error::InvalidWeight { .. }
             | Error::DeltaOverflow
             | Error::State(_)
+            | Error::SlotProcessing(_)
+            | Error::EpochProcessing(_)
             | Error::MissingBlockState(_)
             | Error::NoPreviousSlot(_)
             | Error::Shuffle(_)
@@ -264,16 +296,37 @@ mod tests {
         let ours = [
             Error::StateUnavailable {
                 root: Root::ZERO,
-                reason: "store read failed".into(),
+                source: StateUnavailableCause::Loader("store read failed".into()),
+            },
+            Error::StateUnavailable {
+                root: Root::ZERO,
+                source: StateUnavailableCause::NotInStore,
             },
             Error::MissingBlockState(Root::ZERO),
-            Error::State("slot processing".into()),
-            Error::CorruptPersisted("bad bytes".into()),
+            Error::State(state_processing::Error::ArithmeticOverflow(
+                "slot processing",
+            )),
+            Error::SlotProcessing(SlotProcessingError::SlotNotAfterState {
+                state_slot: 2,
+                target: 1,
+            }),
+            Error::EpochProcessing(EpochProcessingError::NoProposerLookahead(
+                types::ForkName::Deneb,
+            )),
+            Error::CorruptPersisted(PersistedDecodeError::TrailingBytes(1)),
             Error::DeltaOverflow,
         ];
         for e in ours {
             assert_eq!(e.fault(), Fault::Local, "{e}");
         }
+        // A state loader's error stays the source, below the cause.
+        let loader = Error::StateUnavailable {
+            root: Root::ZERO,
+            source: StateUnavailableCause::Loader("store read failed".into()),
+        };
+        let cause = std::error::Error::source(&loader).expect("the cause");
+        let inner = cause.source().expect("the loader's error");
+        assert_eq!(inner.to_string(), "store read failed");
         let theirs = [
             Error::NotFinalizedDescendant {
                 block: Root::ZERO,
@@ -287,6 +340,11 @@ mod tests {
                 block: Root::ZERO,
                 parent: Root::ZERO,
             },
+            Error::DataUnavailable {
+                block: Root::ZERO,
+                source: AvailabilityError::NotRetrieved,
+            },
+            Error::InvalidAttestation(AttestationInvalid::NonZeroDataIndex(1)),
         ];
         for e in theirs {
             assert_eq!(e.fault(), Fault::Message, "{e}");

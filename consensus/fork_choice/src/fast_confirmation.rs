@@ -54,10 +54,6 @@ pub const COMMITTEE_WEIGHT_ESTIMATION_ADJUSTMENT_FACTOR: u64 = 5;
 /// Byzantine validators, its default and its maximum value.
 pub const CONFIRMATION_BYZANTINE_THRESHOLD: u64 = 25;
 
-fn state_error(e: impl std::fmt::Display) -> Error {
-    Error::State(e.to_string())
-}
-
 /// `FastConfirmationStore`: the variables the rule tracks between slots.
 ///
 /// [spec]: phase0/fast-confirmation.md#fastconfirmationstore
@@ -172,7 +168,7 @@ impl FastConfirmationStore {
         let state = store
             .block_state(&self.confirmed_root)
             .ok_or(Error::MissingBlockState(self.confirmed_root))?;
-        let view = state.view().map_err(state_error)?;
+        let view = state.view().map_err(Error::State)?;
         Ok(view.latest_execution_payload_header.block_hash)
     }
 }
@@ -484,7 +480,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             .store
             .block_state(&self.head)
             .ok_or(Error::MissingBlockState(self.head))?;
-        let view = state.view().map_err(state_error)?;
+        let view = state.view().map_err(Error::State)?;
         let seed = get_seed(&view, epoch, DOMAIN_BEACON_ATTESTER);
         if let Some(found) = self
             .derived
@@ -544,7 +540,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             return Ok(found.clone());
         }
         let state = self.store.checkpoint_state(checkpoint)?;
-        let view = state.view().map_err(state_error)?;
+        let view = state.view().map_err(Error::State)?;
         let source = Arc::new(BalanceSource::from_view(&view));
         self.derived.checkpoint_sources.insert(k, source.clone());
         Ok(source)
@@ -591,14 +587,15 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
             .store
             .block_state(&self.head)
             .ok_or(Error::MissingBlockState(self.head))?;
-        let head_epoch = get_current_epoch(&head_state.view().map_err(state_error)?);
+        let head_epoch = get_current_epoch(&head_state.view().map_err(Error::State)?);
         let source = if head_epoch < self.current_epoch {
             let mut pulled_up: CachedBeaconState<E> = head_state.clone();
             let start = compute_start_slot_at_epoch::<E>(self.current_epoch);
-            process_slots(&mut pulled_up, start, self.store.spec()).map_err(state_error)?;
-            BalanceSource::from_view(&pulled_up.view().map_err(state_error)?)
+            process_slots(&mut pulled_up, start, self.store.spec())
+                .map_err(Error::SlotProcessing)?;
+            BalanceSource::from_view(&pulled_up.view().map_err(Error::State)?)
         } else {
-            BalanceSource::from_view(&head_state.view().map_err(state_error)?)
+            BalanceSource::from_view(&head_state.view().map_err(Error::State)?)
         };
         let source = Arc::new(source);
         self.derived.pulled_up_head_state = Some((k, source.clone()));

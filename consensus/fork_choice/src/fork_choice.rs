@@ -34,7 +34,7 @@ use types::{
 
 use crate::{
     data_availability::{Columns, is_data_available},
-    error::Error,
+    error::{Error, StateUnavailableCause},
     proto_array::{ProtoArray, ProtoNode},
     votes::VoteTracker,
 };
@@ -191,8 +191,12 @@ pub trait StateLoader<E: EthSpec>: Send + Sync {
         &self,
         block_root: &Root,
         caches: &state_processing::Caches,
-    ) -> Result<Option<CachedBeaconState<E>>, String>;
+    ) -> Result<Option<CachedBeaconState<E>>, StateLoaderError>;
 }
+
+/// Why a [`StateLoader`] failed: its own error (a store read, a replay), boxed, kept as the
+/// source of [`crate::StateUnavailableCause::Loader`].
+pub type StateLoaderError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The fork-choice store: the spec's `Store` with the block tree as a proto-array.
 ///
@@ -241,10 +245,6 @@ fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
     (checkpoint.epoch, checkpoint.root)
 }
 
-fn state_error(e: impl std::fmt::Display) -> Error {
-    Error::State(e.to_string())
-}
-
 impl<E: EthSpec> ForkChoice<E> {
     /// `get_forkchoice_store(anchor_state, anchor_block)`.
     ///
@@ -257,7 +257,7 @@ impl<E: EthSpec> ForkChoice<E> {
         kzg_pool: Arc<ThreadPool>,
     ) -> Result<Self, Error> {
         let mut anchor_state = anchor_state;
-        let state_root = anchor_state.hash_tree_root().map_err(state_error)?;
+        let state_root = anchor_state.hash_tree_root().map_err(Error::State)?;
         if anchor_block.state_root != state_root {
             return Err(Error::AnchorStateMismatch {
                 block: anchor_block.state_root,
@@ -291,7 +291,7 @@ impl<E: EthSpec> ForkChoice<E> {
         kzg_pool: Arc<ThreadPool>,
     ) -> Result<Self, Error> {
         let anchor_root = anchor_block.root;
-        let view = anchor_state.view().map_err(state_error)?;
+        let view = anchor_state.view().map_err(Error::State)?;
         let anchor_epoch = get_current_epoch(&view);
         let genesis_time = *view.genesis_time;
         let slot = *view.slot;
@@ -488,18 +488,18 @@ impl<E: EthSpec> ForkChoice<E> {
         else {
             return Err(Error::StateUnavailable {
                 root: *root,
-                reason: "not in memory and no state loader".into(),
+                source: StateUnavailableCause::NoLoader,
             });
         };
         match loader.load_block_state(root, &kept.caches) {
             Ok(Some(state)) => Ok(Cow::Owned(state)),
             Ok(None) => Err(Error::StateUnavailable {
                 root: *root,
-                reason: "not in the store".into(),
+                source: StateUnavailableCause::NotInStore,
             }),
-            Err(reason) => Err(Error::StateUnavailable {
+            Err(e) => Err(Error::StateUnavailable {
                 root: *root,
-                reason,
+                source: StateUnavailableCause::Loader(e),
             }),
         }
     }
@@ -1017,7 +1017,7 @@ impl<E: EthSpec> ForkChoice<E> {
             let mut state = self.load_block_state(&target.root)?;
             let start = target.epoch * E::slots_per_epoch();
             if *state.state.slot() < start {
-                process_slots(&mut state, start, &self.spec).map_err(state_error)?;
+                process_slots(&mut state, start, &self.spec).map_err(Error::SlotProcessing)?;
             }
             self.checkpoint_states.insert(k, state);
         }
@@ -1096,10 +1096,10 @@ impl<E: EthSpec> ForkChoice<E> {
         let target = attestation.data.target.clone();
         let indices = {
             let state = self.checkpoint_state(&target)?;
-            let (view, caches) = state.view_mut().map_err(state_error)?;
+            let (view, caches) = state.view_mut().map_err(Error::State)?;
             let view = view.as_ref();
             let indexed = get_indexed_attestation(&view, caches, attestation)
-                .map_err(|e| Error::InvalidAttestation(e.to_string()))?;
+                .map_err(Error::InvalidAttestation)?;
             is_valid_indexed_attestation(&view, caches, &indexed, verify)?;
             indexed.attesting_indices.to_vec()
         };
@@ -1158,7 +1158,7 @@ impl<E: EthSpec> ForkChoice<E> {
             return Err(Error::UnknownJustifiedBlock(root));
         }
         let state = self.block_state_or_load(&root)?;
-        let view = state.view().map_err(state_error)?;
+        let view = state.view().map_err(Error::State)?;
         is_valid_indexed_attestation(&view, &state.caches, a1, self.config.verify_signatures)?;
         is_valid_indexed_attestation(&view, &state.caches, a2, self.config.verify_signatures)?;
         let second: FxHashSet<ValidatorIndex> = a2.attesting_indices.iter().copied().collect();
@@ -1192,7 +1192,7 @@ impl<E: EthSpec> ForkChoice<E> {
             return Ok(());
         }
         let state = self.checkpoint_state(&justified)?;
-        let view = state.view().map_err(state_error)?;
+        let view = state.view().map_err(Error::State)?;
         let epoch = get_current_epoch(&view);
         let mut effective = Vec::with_capacity(view.validators.len());
         let mut total: Gwei = 0;
@@ -1331,21 +1331,21 @@ impl<E: EthSpec> ForkChoice<E> {
                         &mut loaded
                     }
                 };
-                let (view, caches) = state.view_mut().map_err(state_error)?;
+                let (view, caches) = state.view_mut().map_err(Error::State)?;
                 caches
                     .committees_at_slot(&view.as_ref(), node.slot)
-                    .map_err(state_error)?
+                    .map_err(Error::State)?
             };
             self.checkpoint_state(&justified)?;
             let justified_state = self
                 .checkpoint_states
                 .get(&key(&justified))
                 .ok_or(Error::UnknownJustifiedBlock(justified.root))?;
-            let view = justified_state.view().map_err(state_error)?;
+            let view = justified_state.view().map_err(Error::State)?;
             for index in 0..committees.committees_per_slot() {
                 let committee = committees
                     .get_beacon_committee(node.slot, index)
-                    .map_err(state_error)?;
+                    .map_err(Error::State)?;
                 for &i in committee {
                     if self.equivocating_indices.contains(&i)
                         && let Some(v) = view.validators.get(i as usize)
@@ -1469,12 +1469,13 @@ impl<E: EthSpec> ForkChoice<E> {
         let proposing_reorg_slot = {
             let mut advanced = self.load_block_state(&head_node.parent_root)?;
             if *advanced.state.slot() < proposal_slot {
-                process_slots(&mut advanced, proposal_slot, &self.spec).map_err(state_error)?;
+                process_slots(&mut advanced, proposal_slot, &self.spec)
+                    .map_err(Error::SlotProcessing)?;
             }
-            let (view, caches) = advanced.view_mut().map_err(state_error)?;
+            let (view, caches) = advanced.view_mut().map_err(Error::State)?;
             let proposer =
                 state_processing::common::get_beacon_proposer_index(&view.as_ref(), caches)
-                    .map_err(state_error)?;
+                    .map_err(Error::State)?;
             validator_is_connected(proposer)
         };
         let parent_slot_ok = parent_slot + 1 == head_node.slot;
@@ -1788,9 +1789,9 @@ impl BlockProcessor {
                 }
             }
         });
-        available.map_err(|reason| Error::DataUnavailable {
+        available.map_err(|source| Error::DataUnavailable {
             block: block_root,
-            reason,
+            source,
         })?;
         let gathered = transitioned.map_err(|source| Error::InvalidBlock {
             block: block_root,
@@ -1801,18 +1802,19 @@ impl BlockProcessor {
         // The target balances come from the state's caches, kept block by block: no walk of
         // the registry per block (built on the post-state itself when its lineage has none,
         // so that its descendants inherit them).
-        state.progressive_balances().map_err(state_error)?;
+        state.progressive_balances().map_err(Error::State)?;
         let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up).map_err(state_error)?;
+        process_justification_and_finalization_progressive(&mut pulled_up)
+            .map_err(Error::EpochProcessing)?;
         let (justified, finalized) = {
-            let view = state.view().map_err(state_error)?;
+            let view = state.view().map_err(Error::State)?;
             (
                 view.current_justified_checkpoint.clone(),
                 view.finalized_checkpoint.clone(),
             )
         };
         let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(state_error)?;
+            let view = pulled_up.view().map_err(Error::State)?;
             (
                 view.current_justified_checkpoint.clone(),
                 view.finalized_checkpoint.clone(),

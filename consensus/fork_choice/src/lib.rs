@@ -24,16 +24,16 @@ pub mod proto_array;
 pub mod votes;
 
 pub use data_availability::{
-    BlobsError, Columns, SidecarError, is_data_available, verify_blobs_available,
-    verify_data_column_sidecar, verify_data_column_sidecars,
+    AvailabilityError, BlobsError, Columns, SidecarError, is_data_available,
+    verify_blobs_available, verify_data_column_sidecar, verify_data_column_sidecars,
 };
-pub use error::{Error, Fault};
+pub use error::{Error, Fault, StateUnavailableCause};
 pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
 pub use fork_choice::{
     AnchorBlock, BlockProcessor, Config, DEFAULT_MAX_STATES_BYTES, ForkChoice, Head, PreparedBlock,
-    ProcessedBlock, StateLoader, StatesInMemory, StatesMemory,
+    ProcessedBlock, StateLoader, StateLoaderError, StatesInMemory, StatesMemory,
 };
-pub use persist::Restored;
+pub use persist::{PersistedDecodeError, Restored};
 pub use proto_array::{ProtoArray, ProtoNode};
 pub use votes::VoteTracker;
 

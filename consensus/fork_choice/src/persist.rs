@@ -33,6 +33,55 @@ const VERSION: u8 = 1;
 const HAS_PAYLOAD_HASH: u8 = 1;
 const INVALIDATED: u8 = 2;
 
+/// Why persisted fork choice bytes do not read back (layout in the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PersistedDecodeError {
+    /// A field runs past the end of the bytes.
+    #[error("{len} bytes end before offset {offset} + {wanted}")]
+    Truncated {
+        /// Length of the bytes.
+        len: usize,
+        /// Where the field starts.
+        offset: usize,
+        /// Bytes the field needs.
+        wanted: usize,
+    },
+    /// A count of items that the rest of the bytes cannot hold.
+    #[error("{count} items of {item_len} bytes in the {rest} bytes left")]
+    CountTooLarge {
+        /// The count read.
+        count: u64,
+        /// The least bytes each item takes.
+        item_len: usize,
+        /// Bytes left after the count.
+        rest: u64,
+    },
+    /// A vote reference width other than 1, 2 or 4 bytes.
+    #[error("reference width {0}")]
+    ReferenceWidth(u8),
+    /// A validator's vote reference beyond the target table.
+    #[error("validator {validator} refers to target {reference} of {targets}")]
+    ReferenceOutOfRange {
+        /// The validator index.
+        validator: usize,
+        /// Its reference (`t + 1` for target `t`).
+        reference: u32,
+        /// Targets in the table.
+        targets: usize,
+    },
+    /// A layout version this code does not read.
+    #[error("layout version {found}, this node reads {expected}")]
+    Version {
+        /// The version written.
+        found: u8,
+        /// The version this code reads.
+        expected: u8,
+    },
+    /// Bytes left over after the votes.
+    #[error("{0} bytes after the votes")]
+    TrailingBytes(usize),
+}
+
 /// What [`ForkChoice::restore_persisted`] put back.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Restored {
@@ -75,11 +124,12 @@ impl<'a> Reader<'a> {
             .checked_add(n)
             .filter(|end| *end <= self.bytes.len());
         let Some(end) = end else {
-            return Err(Error::CorruptPersisted(format!(
-                "{} bytes end before offset {} + {n}",
-                self.bytes.len(),
-                self.at
-            )));
+            return Err(PersistedDecodeError::Truncated {
+                len: self.bytes.len(),
+                offset: self.at,
+                wanted: n,
+            }
+            .into());
         };
         let out = &self.bytes[self.at..end];
         self.at = end;
@@ -112,9 +162,12 @@ impl<'a> Reader<'a> {
     fn count(&mut self, len: u64, item_len: usize) -> Result<usize, Error> {
         let rest = (self.bytes.len() - self.at) as u64;
         if len.saturating_mul(item_len as u64) > rest {
-            return Err(Error::CorruptPersisted(format!(
-                "{len} items of {item_len} bytes in the {rest} bytes left"
-            )));
+            return Err(PersistedDecodeError::CountTooLarge {
+                count: len,
+                item_len,
+                rest,
+            }
+            .into());
         }
         Ok(len as usize)
     }
@@ -230,7 +283,7 @@ fn decode_latest_messages<'a>(r: &mut Reader<'a>) -> Result<LatestMessages<'a>, 
     let validators = r.u64()?;
     let width = r.u8()?;
     if !matches!(width, 1 | 2 | 4) {
-        return Err(Error::CorruptPersisted(format!("reference width {width}")));
+        return Err(PersistedDecodeError::ReferenceWidth(width).into());
     }
     let width = usize::from(width);
     let validators = r.count(validators, width)?;
@@ -242,11 +295,12 @@ fn decode_latest_messages<'a>(r: &mut Reader<'a>) -> Result<LatestMessages<'a>, 
     };
     if let Some(i) = (0..validators).find(|i| latest.reference(*i) as usize > latest.targets.len())
     {
-        return Err(Error::CorruptPersisted(format!(
-            "validator {i} refers to target {} of {}",
-            latest.reference(i),
-            latest.targets.len()
-        )));
+        return Err(PersistedDecodeError::ReferenceOutOfRange {
+            validator: i,
+            reference: latest.reference(i),
+            targets: latest.targets.len(),
+        }
+        .into());
     }
     Ok(latest)
 }
@@ -321,9 +375,11 @@ impl<E: EthSpec> ForkChoice<E> {
         let mut r = Reader { bytes, at: 0 };
         let version = r.u8()?;
         if version != VERSION {
-            return Err(Error::CorruptPersisted(format!(
-                "layout version {version}, this node reads {VERSION}"
-            )));
+            return Err(PersistedDecodeError::Version {
+                found: version,
+                expected: VERSION,
+            }
+            .into());
         }
         let justified = r.checkpoint()?;
         let finalized = r.checkpoint()?;
@@ -371,10 +427,7 @@ impl<E: EthSpec> ForkChoice<E> {
         }
         let latest = decode_latest_messages(&mut r)?;
         if r.at != bytes.len() {
-            return Err(Error::CorruptPersisted(format!(
-                "{} bytes after the votes",
-                bytes.len() - r.at
-            )));
+            return Err(PersistedDecodeError::TrailingBytes(bytes.len() - r.at).into());
         }
 
         let mut restored = Restored::default();

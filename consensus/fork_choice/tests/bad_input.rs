@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use fork_choice::{Columns, Config, Error, ForkChoice, Head, ThreadPoolBuilder};
+use fork_choice::{AvailabilityError, Columns, Config, Error, ForkChoice, Head, ThreadPoolBuilder};
 use ssz_types::{BitList, BitVector};
 use state_harness::{AttestationSpec, BlockContents, build_block};
 use state_processing::per_block::AlwaysValid;
@@ -118,7 +118,16 @@ fn rejects_bad_blocks_without_changing_the_store() {
     let err = s
         .store
         .on_block(&next.block, Columns::Missing, &AlwaysValid);
-    assert!(matches!(err, Err(Error::DataUnavailable { .. })), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Err(Error::DataUnavailable {
+                source: AvailabilityError::NotRetrieved,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
     assert_eq!(snapshot(&mut s.store), before);
 
     // Invalid: a state root that is not the post-state's.

@@ -5,7 +5,9 @@
 
 use std::{collections::HashMap, sync::Arc};
 
-use fork_choice::{Columns, Config, Error, ForkChoice, StateLoader, ThreadPoolBuilder};
+use fork_choice::{
+    Columns, Config, Error, ForkChoice, PersistedDecodeError, StateLoader, ThreadPoolBuilder,
+};
 use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
 use state_processing::{
     CachedBeaconState,
@@ -28,7 +30,7 @@ impl StateLoader<E> for Loader {
         &self,
         block_root: &Root,
         _caches: &state_processing::Caches,
-    ) -> Result<Option<CachedBeaconState<E>>, String> {
+    ) -> Result<Option<CachedBeaconState<E>>, fork_choice::StateLoaderError> {
         Ok(self.0.get(block_root).cloned())
     }
 }
@@ -258,5 +260,26 @@ fn damaged_bytes_are_a_typed_error_and_change_nothing() {
             "case {i}: {err:?}"
         );
     }
+    // The cause is kept, typed: the last three cases.
+    let last = damaged.len() - 3;
+    assert!(matches!(
+        store.restore_persisted(&damaged[last], |_| true),
+        Err(Error::CorruptPersisted(PersistedDecodeError::Version {
+            found: 9,
+            expected: 1
+        }))
+    ));
+    assert!(matches!(
+        store.restore_persisted(&damaged[last + 1], |_| true),
+        Err(Error::CorruptPersisted(
+            PersistedDecodeError::TrailingBytes(1)
+        ))
+    ));
+    assert!(matches!(
+        store.restore_persisted(&damaged[last + 2], |_| true),
+        Err(Error::CorruptPersisted(
+            PersistedDecodeError::ReferenceOutOfRange { .. }
+        ))
+    ));
     assert_eq!(view(&mut store), before);
 }
