@@ -27,6 +27,7 @@ pub mod execution;
 pub mod fork_choice_dump;
 pub mod gossip;
 pub mod historical_blocks;
+pub mod internal_error;
 pub mod light_client_server;
 pub mod observed;
 pub mod production;
@@ -48,6 +49,7 @@ pub use execution::{
 };
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
 pub use gossip::Verdict;
+pub use internal_error::InternalError;
 pub use light_client_server::{
     LightClientServer, LightClientServerError, MAX_REQUEST_LIGHT_CLIENT_UPDATES,
 };

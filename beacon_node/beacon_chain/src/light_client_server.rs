@@ -36,6 +36,7 @@ use crate::events::{ChainEvent, EventBus};
 use crate::gossip::light_client::{
     FinalityRank, ForwardedLightClientUpdates, finality_rank, optimistic_rank,
 };
+use crate::internal_error::InternalError;
 use crate::{BeaconChain, ChainError};
 
 /// `MAX_REQUEST_LIGHT_CLIENT_UPDATES`: the most updates one by-range request returns.
@@ -81,19 +82,20 @@ fn prune_bootstraps<E: EthSpec>(
     batch: &mut store::StoreBatch<'_, E>,
     keep_from: Slot,
 ) -> Result<(), LightClientServerError> {
-    let corrupt = |what: &str| LightClientServerError::Store(format!("light-client data: {what}"));
-    let kept_from = match store.get_light_client_data(BOOTSTRAPS_KEPT_FROM_KEY)? {
-        Some(bytes) => u64::from_ssz_bytes(&bytes)
-            .map_err(|e| corrupt(&format!("{BOOTSTRAPS_KEPT_FROM_KEY}: {e:?}")))?,
-        None => keep_from,
-    };
+    let kept_from = decode_record(
+        store.get_light_client_data(BOOTSTRAPS_KEPT_FROM_KEY)?,
+        BOOTSTRAPS_KEPT_FROM_KEY,
+    )?
+    .unwrap_or(keep_from);
     if keep_from < kept_from {
         return Ok(());
     }
     for slot in kept_from..keep_from {
         let key = bootstrap_slot_key(slot);
         if let Some(root) = store.get_light_client_data(&key)? {
-            let root = Root::try_from(root.as_slice()).map_err(|_| corrupt(&key))?;
+            let root = Root::try_from(root.as_slice()).map_err(|_| {
+                corrupt_record(&key, format!("{} bytes, not a 32-byte root", root.len()))
+            })?;
             batch.put_light_client_data(&bootstrap_key(&root), None)?;
             batch.put_light_client_data(&key, None)?;
         }
@@ -104,6 +106,27 @@ fn prune_bootstraps<E: EthSpec>(
     }
     batch.put_light_client_data(BOOTSTRAPS_KEPT_FROM_KEY, Some(&keep_from.as_ssz_bytes()))?;
     Ok(())
+}
+
+/// The store's [`store::StoreError::CorruptValue`] for the light-client record under `key` (in
+/// the `light_client/` key space of `meta`).
+fn corrupt_record(key: &str, reason: String) -> store::StoreError {
+    store::StoreError::CorruptValue {
+        table: "meta",
+        key: format!("{}{key}", store::schema::LIGHT_CLIENT_PREFIX),
+        reason,
+    }
+}
+
+/// The SSZ value of the light-client record under `key`, as [`Store::get_light_client_data`]
+/// read it; bytes that do not decode are a corrupt record.
+fn decode_record<T: Decode>(
+    bytes: Option<Vec<u8>>,
+    key: &str,
+) -> Result<Option<T>, store::StoreError> {
+    bytes
+        .map(|b| T::from_ssz_bytes(&b).map_err(|e| corrupt_record(key, format!("{e:?}"))))
+        .transpose()
 }
 
 /// Bytes of the current sync committee branch in a stored bootstrap record.
@@ -160,14 +183,16 @@ pub enum LightClientServerError {
     /// The collector refused the block or head.
     #[error("light-client data: {0}")]
     Collect(#[from] LightClientError),
-    /// The store failed to write the data.
+    /// The store failed to read or write the data, or a record read back does not decode:
+    /// always a [`store::StoreError`] ([`InternalError::downcast_ref`] gives it back), shared
+    /// so that the error stays `Clone` for [`LightClientServer::last_error`].
     #[error("light-client data store: {0}")]
-    Store(String),
+    Store(#[source] InternalError),
 }
 
 impl From<store::StoreError> for LightClientServerError {
     fn from(e: store::StoreError) -> Self {
-        Self::Store(e.to_string())
+        Self::Store(InternalError::new(e))
     }
 }
 
@@ -326,8 +351,7 @@ impl<E: EthSpec> LightClientServer<E> {
             // After a restart the collector has not seen the blocks before the last whole
             // state (`BeaconChain::open` restores fork choice without them): a better update
             // derived from them earlier stays, and so does one where the collector has none.
-            let stored = decode::<Update<E>>(store.get_light_client_data(&key)?, &key)
-                .map_err(|e| LightClientServerError::Store(e.to_string()))?;
+            let stored = decode_record::<Update<E>>(store.get_light_client_data(&key)?, &key)?;
             if let Some(stored) = &stored
                 && best.is_none_or(|best| is_better_update(stored, best))
             {

@@ -28,8 +28,8 @@ use state_processing::{
     CachedBeaconState,
     common::{balance, get_beacon_proposer_index, get_current_epoch, get_randao_mix},
     per_block::{
-        AlwaysValid, VerifySignatures, get_expected_withdrawals, process_block,
-        signature_sets::randao_reveal_signature_set,
+        AlwaysValid, BlockProcessingError, VerifySignatures, get_expected_withdrawals,
+        process_block, signature_sets::randao_reveal_signature_set,
     },
 };
 use tree_hash::TreeHash;
@@ -39,14 +39,14 @@ use types::{
     electra::{BeaconBlockBody, ExecutionPayload, ExecutionRequests, Withdrawal},
 };
 
-use crate::chain::{BeaconChain, HeadSnapshot};
+use crate::chain::{BeaconChain, ChainError, HeadSnapshot};
 use crate::execution::{ExecutionError, forkchoice_state_of};
 
 mod builder;
 pub mod builder_metrics;
 pub use builder::{
-    BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
-    ProducedBlockV3,
+    BidRequestError, BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome,
+    ProducedBlindedBlock, ProducedBlockV3,
 };
 
 /// The blobs of a block, in the order of its commitments (the `blobs` of the Fulu
@@ -110,12 +110,13 @@ pub enum ProductionError {
         fork: ForkName,
     },
     /// Advancing the head state to the slot failed.
-    #[error("advancing the head state to slot {slot}: {error}")]
+    #[error("advancing the head state to slot {slot}: {source}")]
     Slots {
         /// The slot.
         slot: Slot,
-        /// What failed.
-        error: String,
+        /// What failed (boxed: a `ChainError` is large).
+        #[source]
+        source: Box<ChainError>,
     },
     /// A state helper failed.
     #[error("state: {0}")]
@@ -154,16 +155,28 @@ pub enum ProductionError {
         /// `get_blob_parameters(epoch).max_blobs_per_block`.
         max: u64,
     },
-    /// The blobs bundle's lists do not fit together.
-    #[error("blobs bundle: {0}")]
-    BlobsBundle(String),
+    /// The blobs bundle's lists do not fit together: not one commitment and
+    /// `CELLS_PER_EXT_BLOB` cell proofs per blob, or more blobs than a block holds
+    /// (`execution_layer::verify_blobs_bundle_shape`).
+    #[error(
+        "blobs bundle: {blobs} blobs, {commitments} commitments and {proofs} cell proofs do not \
+         fit together"
+    )]
+    BlobsBundle {
+        /// Blobs in the bundle.
+        blobs: usize,
+        /// Commitments in the bundle.
+        commitments: usize,
+        /// Cell proofs in the bundle.
+        proofs: usize,
+    },
     /// The operation pool could not pack for the state.
     #[error("operation pool: {0}")]
     OperationPool(#[from] OpPoolError),
     /// The packing's thread ended without an answer (it panicked, or the runtime is shutting
     /// down).
     #[error("packing the operations stopped: {0}")]
-    Packing(String),
+    Packing(#[source] tokio::task::JoinError),
     /// A list of the body is longer than the block allows.
     #[error("{what}: {count} exceed the block's limit")]
     TooMany {
@@ -175,7 +188,7 @@ pub enum ProductionError {
     /// The state transition refused the block built (a packed operation or the payload is not
     /// valid on the state).
     #[error("the block built fails the state transition: {0}")]
-    BlockProcessing(String),
+    BlockProcessing(#[source] BlockProcessingError),
 }
 
 /// A block built by [`BlockProducer::produce_block_v3`], with what the v3 response carries.
@@ -257,12 +270,13 @@ enum CellsState {
 
 /// A blob whose cells could not be computed (not canonical field elements).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("blob {index}: {reason}")]
+#[error("blob {index}: {source}")]
 pub struct CellsError {
     /// The blob's position.
     pub index: usize,
     /// Why.
-    pub reason: String,
+    #[source]
+    pub source: kzg::Error,
 }
 
 impl<E: EthSpec> BuiltBlobs<E> {
@@ -342,10 +356,7 @@ pub fn compute_cells_and_proofs<E: EthSpec>(
         .zip(proofs.par_chunks_exact(kzg::CELLS_PER_EXT_BLOB))
         .enumerate()
         .map(|(index, (blob, proofs))| {
-            let invalid = |e: kzg::Error| CellsError {
-                index,
-                reason: e.to_string(),
-            };
+            let invalid = |source: kzg::Error| CellsError { index, source };
             let blob = kzg::blob_from_bytes(blob).map_err(invalid)?;
             let cells = kzg::compute_cells(&blob).map_err(invalid)?;
             let proofs = Box::new(std::array::from_fn(|i| kzg::KzgProof(proofs[i].0)));
@@ -507,7 +518,7 @@ impl<E: EthSpec> BlockProducer<E> {
             .advanced_state(head_root, head_state, slot)
             .map_err(|e| ProductionError::Slots {
                 slot,
-                error: e.to_string(),
+                source: Box::new(e),
             })
     }
 
@@ -760,7 +771,7 @@ impl<E: EthSpec> BlockProducer<E> {
             (state, operations, started.elapsed())
         })
         .await
-        .map_err(|e| ProductionError::Packing(e.to_string()))?;
+        .map_err(ProductionError::Packing)?;
         Ok((state, operations?, elapsed))
     }
 
@@ -829,8 +840,14 @@ impl<E: EthSpec> BlockProducer<E> {
         if count as u64 > max {
             return Err(ProductionError::TooManyBlobs { count, max });
         }
-        execution_layer::verify_blobs_bundle_shape::<E>(&response.blobs_bundle)
-            .map_err(ProductionError::BlobsBundle)?;
+        let bundle = &response.blobs_bundle;
+        execution_layer::verify_blobs_bundle_shape::<E>(bundle).map_err(|_| {
+            ProductionError::BlobsBundle {
+                blobs: bundle.blobs.len(),
+                commitments: bundle.commitments.len(),
+                proofs: bundle.proofs.len(),
+            }
+        })?;
         Ok(LocalPayload {
             response,
             payload_id,
@@ -905,7 +922,7 @@ impl<E: EthSpec> BlockProducer<E> {
                 &AlwaysValid,
                 self.chain.spec(),
             )
-            .map_err(|e| ProductionError::BlockProcessing(format!("{e:?}")))?;
+            .map_err(ProductionError::BlockProcessing)?;
             before_root(&mut view);
         }
         let after = balance(&state.view()?, proposer)?;

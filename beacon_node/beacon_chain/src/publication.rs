@@ -38,6 +38,7 @@ use crate::data_column_verification::{
 };
 use crate::execution::{BlockPayloadVerdict, ExecutionError, update_execution_head};
 use crate::gossip::{BlockGossipError, GossipVerifiedBlock, domain_at, head_pubkey, verify_one};
+use crate::internal_error::InternalError;
 use crate::production::{BlobData, BlockProducer, compute_cells_and_proofs};
 use crate::timeline::{AvailableVia, SeenVia};
 
@@ -77,9 +78,9 @@ pub enum PublishOutcome {
     Imported,
     /// The chain had imported this block already: nothing was broadcast again.
     AlreadyImported,
-    /// Broadcast (gossip level), then the import refused it or the execution client found its
-    /// payload invalid.
-    BroadcastNotImported(String),
+    /// Broadcast (gossip level), then the import refused it (a [`ChainError`]) or the execution
+    /// client found its payload invalid ([`PublishError::PayloadInvalid`]).
+    BroadcastNotImported(InternalError),
     /// Broadcast; the chain still waits for some of its columns.
     Pending(BlockProcessed),
 }
@@ -154,12 +155,13 @@ pub enum PublishError {
         expected: usize,
     },
     /// A blob is not a list of canonical field elements.
-    #[error("blob {index}: {reason}")]
+    #[error("blob {index}: {source}")]
     InvalidBlob {
         /// The blob's position.
         index: usize,
         /// Why.
-        reason: String,
+        #[source]
+        source: kzg::Error,
     },
     /// The columns could not be built.
     #[error("data columns: {0}")]
@@ -291,8 +293,8 @@ impl<E: EthSpec> BlockProducer<E> {
             // Its descendants are refused as the descendants of any invalid block are.
             chain.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
             if level == BroadcastValidation::Gossip {
-                published.outcome = PublishOutcome::BroadcastNotImported(format!(
-                    "the execution client found the payload of {block_root} invalid"
+                published.outcome = PublishOutcome::BroadcastNotImported(InternalError::new(
+                    PublishError::PayloadInvalid(block_root),
                 ));
                 return Ok(published);
             }
@@ -301,7 +303,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let processed = match imported {
             Ok(processed) => processed,
             Err(e) if level == BroadcastValidation::Gossip => {
-                published.outcome = PublishOutcome::BroadcastNotImported(e.to_string());
+                published.outcome = PublishOutcome::BroadcastNotImported(InternalError::new(e));
                 return Ok(published);
             }
             Err(e) => return Err(e.into()),
@@ -387,7 +389,7 @@ impl<E: EthSpec> BlockProducer<E> {
         }
         .map_err(|e| PublishError::InvalidBlob {
             index: e.index,
-            reason: e.reason,
+            source: e.source,
         })?;
         let sidecars: Vec<Arc<DataColumnSidecar<E>>> =
             get_data_column_sidecars_from_block(block, &cells_and_proofs)?

@@ -641,7 +641,9 @@ async fn every_builder_failure_falls_back_to_the_local_payload() {
     let before = bid_counts();
     let headers = metric("beacon_builder_get_header_seconds", &[]);
     match expect_local(produce(&h, None).await) {
-        BuilderOutcome::Failed(reason) => assert!(reason.contains("no answer within"), "{reason}"),
+        BuilderOutcome::Failed(reason) => {
+            assert!(reason.to_string().contains("no answer within"), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(bid_changes(&before), vec![("timeout", 1)]);

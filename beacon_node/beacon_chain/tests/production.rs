@@ -870,7 +870,7 @@ async fn the_execution_clients_verdict_decides_import_and_production() {
     .await
     .unwrap();
     assert!(
-        matches!(&published.outcome, PublishOutcome::BroadcastNotImported(why) if why.contains("invalid")),
+        matches!(&published.outcome, PublishOutcome::BroadcastNotImported(why) if why.to_string().contains("invalid")),
         "{:?}",
         published.outcome
     );

@@ -13,6 +13,7 @@ use super::Verdict;
 use super::data_column::DataColumnGossipError;
 use crate::chain::BeaconChain;
 use crate::data_column_sidecars::BLOB_KZG_COMMITMENTS_GINDEX;
+use crate::internal_error::InternalError;
 
 /// Why a blob sidecar is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -157,9 +158,8 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(BlobSidecarGossipError::IndexOutOfRange { index, max });
         }
         let expected = subnets::compute_subnet_for_blob_sidecar(self.spec(), index, electra)
-            .map_err(|e| {
-                BlobSidecarGossipError::Header(DataColumnGossipError::Internal(e.to_string()))
-            })?;
+            .map_err(InternalError::new)
+            .map_err(|e| BlobSidecarGossipError::Header(DataColumnGossipError::Internal(e)))?;
         if expected != subnet_id {
             return Err(BlobSidecarGossipError::WrongSubnet {
                 index,

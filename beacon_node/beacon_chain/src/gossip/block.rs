@@ -12,6 +12,7 @@ use types::{EthSpec, Root, SignedBeaconBlock, Slot, ValidatorIndex, signing};
 use super::{Verdict, domain_at, head_pubkey, validator_count, verify_one};
 use crate::chain::{BeaconChain, PayloadStatus, UnimportedBlock, electra_message};
 use crate::events::ChainEvent;
+use crate::internal_error::InternalError;
 
 /// Why a gossip block is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -112,9 +113,10 @@ pub enum BlockGossipError {
     /// [REJECT] A block of a fork before Electra (the chain does not process those).
     #[error("a {0} block")]
     UnsupportedFork(types::ForkName),
-    /// [IGNORE] The node could not compute what a rule needs (a state helper failed).
+    /// [IGNORE] The node could not compute what a rule needs (fork choice could not give the
+    /// parent's post-state or checkpoint block, a state helper failed).
     #[error("internal: {0}")]
-    Internal(String),
+    Internal(#[source] InternalError),
 }
 
 impl BlockGossipError {
@@ -158,7 +160,7 @@ pub(crate) fn expected_proposer<E: EthSpec>(
     parent_state: &CachedBeaconState<E>,
     slot: Slot,
     spec: &types::ChainSpec,
-) -> Result<ValidatorIndex, String> {
+) -> Result<ValidatorIndex, InternalError> {
     let spe = E::slots_per_epoch();
     let state_slot = *parent_state.state.slot();
     let state_epoch = state_slot / spe;
@@ -173,10 +175,10 @@ pub(crate) fn expected_proposer<E: EthSpec>(
     }
     let mut state = parent_state.clone();
     if slot > state_slot {
-        process_slots(&mut state, slot, spec).map_err(|e| e.to_string())?;
+        process_slots(&mut state, slot, spec).map_err(InternalError::new)?;
     }
-    let (view, caches) = state.view_mut().map_err(|e| e.to_string())?;
-    get_beacon_proposer_index(&view.as_ref(), caches).map_err(|e| e.to_string())
+    let (view, caches) = state.view_mut().map_err(InternalError::new)?;
+    get_beacon_proposer_index(&view.as_ref(), caches).map_err(InternalError::new)
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -256,7 +258,7 @@ impl<E: EthSpec> BeaconChain<E> {
             let parent_state = if fc.contains_block(&parent) {
                 let state = fc
                     .load_block_state(&parent)
-                    .map_err(|e| BlockGossipError::Internal(e.to_string()))?;
+                    .map_err(|e| BlockGossipError::Internal(InternalError::new(e)))?;
                 Some(state)
             } else {
                 None
@@ -282,7 +284,7 @@ impl<E: EthSpec> BeaconChain<E> {
                         .ok_or(BlockGossipError::ParentUnknown { parent })?;
                     let checkpoint_block = fc
                         .get_checkpoint_block(&parent, finalized.epoch)
-                        .map_err(|e| BlockGossipError::Internal(e.to_string()))?;
+                        .map_err(|e| BlockGossipError::Internal(InternalError::new(e)))?;
                     (state, parent_slot, checkpoint_block)
                 }
             }

@@ -25,6 +25,7 @@ use crate::data_column_sidecars::{
     verify_data_column_sidecar_inclusion_proof, verify_kzg_commitments_inclusion_proof,
 };
 use crate::events::ChainEvent;
+use crate::internal_error::InternalError;
 
 /// Why a data column sidecar is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -98,9 +99,10 @@ pub enum DataColumnGossipError {
         /// The header's proposer.
         found: ValidatorIndex,
     },
-    /// [IGNORE] The node could not compute what a rule needs.
+    /// [IGNORE] The node could not compute what a rule needs (fork choice could not give the
+    /// parent's post-state or checkpoint block, a state helper or a subnet computation failed).
     #[error("internal: {0}")]
-    Internal(String),
+    Internal(#[source] InternalError),
 }
 
 impl DataColumnGossipError {
@@ -296,7 +298,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let checkpoint_block = fc
             .get_checkpoint_block(&parent, finalized.epoch)
-            .map_err(|e| DataColumnGossipError::Internal(e.to_string()))?;
+            .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?;
         if checkpoint_block != finalized.root {
             return Err(DataColumnGossipError::NotFinalizedDescendant);
         }
@@ -316,7 +318,7 @@ impl<E: EthSpec> BeaconChain<E> {
             }
             // A parent whose post-state fork choice let go of is loaded back from the store.
             fc.load_block_state(&header.parent_root)
-                .map_err(|e| DataColumnGossipError::Internal(e.to_string()))?
+                .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?
         };
         let expected = expected_proposer(&parent_state, header.slot, self.spec())
             .map_err(DataColumnGossipError::Internal)?;
@@ -354,7 +356,7 @@ impl<E: EthSpec> BeaconChain<E> {
         verify_data_column_sidecar(&sidecar, self.spec())
             .map_err(DataColumnGossipError::InvalidSidecar)?;
         let expected = subnets::compute_subnet_for_data_column_sidecar(self.spec(), index)
-            .map_err(|e| DataColumnGossipError::Internal(e.to_string()))?;
+            .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?;
         if expected != subnet_id {
             return Err(DataColumnGossipError::WrongSubnet {
                 index,

@@ -20,6 +20,7 @@ use types::{EthSpec, LightClientFinalityUpdate, LightClientOptimisticUpdate, Slo
 
 use super::Verdict;
 use crate::chain::BeaconChain;
+use crate::internal_error::InternalError;
 
 /// `BASIS_POINTS`.
 ///
@@ -72,9 +73,10 @@ pub enum LightClientGossipError {
     /// [IGNORE] The update is not the one this node computed.
     #[error("the update does not match the locally computed one")]
     NotLocalUpdate,
-    /// [IGNORE] The node's own update could not be read.
+    /// [IGNORE] The node's own update could not be read (a `ChainError` reading it, or a
+    /// `LightClientError` bringing it to the latest format).
     #[error("internal: {0}")]
-    Internal(String),
+    Internal(#[source] InternalError),
 }
 
 impl LightClientGossipError {
@@ -218,8 +220,8 @@ pub fn get_slot_component_duration_ms(slot_duration_ms: u64, basis_points: u64) 
     basis_points.saturating_mul(slot_duration_ms) / BASIS_POINTS
 }
 
-fn internal(e: impl std::fmt::Display) -> LightClientGossipError {
-    LightClientGossipError::Internal(e.to_string())
+fn internal(e: impl std::error::Error + Send + Sync + 'static) -> LightClientGossipError {
+    LightClientGossipError::Internal(InternalError::new(e))
 }
 
 impl<E: EthSpec> BeaconChain<E> {

@@ -43,7 +43,8 @@ pub use operations::{
     VerifiedProposerSlashing, VerifiedVoluntaryExit,
 };
 pub use sync_committee::{
-    SyncCommitteeGossipError, VerifiedSyncCommitteeMessage, VerifiedSyncContribution,
+    SyncCommitteeGossipError, SyncCommitteeStateError, VerifiedSyncCommitteeMessage,
+    VerifiedSyncContribution,
 };
 
 /// What gossipsub is told about a message (and what the peer's score learns).

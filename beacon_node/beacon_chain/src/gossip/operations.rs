@@ -99,7 +99,7 @@ pub enum OperationGossipError {
     WrongWithdrawalKey(ValidatorIndex),
     /// [IGNORE] The head state could not be read.
     #[error("internal: {0}")]
-    Internal(String),
+    Internal(#[source] state_processing::Error),
 }
 
 impl OperationGossipError {
@@ -137,10 +137,6 @@ pub struct VerifiedAttesterSlashing<E: EthSpec> {
 #[derive(Debug, Clone)]
 pub struct VerifiedBlsToExecutionChange(pub SignedBLSToExecutionChange);
 
-fn internal(e: impl std::fmt::Display) -> OperationGossipError {
-    OperationGossipError::Internal(e.to_string())
-}
-
 impl<E: EthSpec> BeaconChain<E> {
     /// `validate_voluntary_exit_gossip(seen, store, signed_voluntary_exit, current_time_ms)`:
     /// the exit's epoch is judged against the wall clock (with the clock disparity), the
@@ -166,7 +162,7 @@ impl<E: EthSpec> BeaconChain<E> {
             });
         }
         let head = self.head();
-        let view = head.state.view().map_err(internal)?;
+        let view = head.state.view().map_err(OperationGossipError::Internal)?;
         let validator = view
             .validators
             .get(index as usize)
@@ -234,7 +230,7 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(OperationGossipError::HeadersEqual);
         }
         let head = self.head();
-        let view = head.state.view().map_err(internal)?;
+        let view = head.state.view().map_err(OperationGossipError::Internal)?;
         let validator = view
             .validators
             .get(index as usize)
@@ -309,7 +305,7 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(OperationGossipError::DataNotSlashable);
         }
         let head = self.head();
-        let view = head.state.view().map_err(internal)?;
+        let view = head.state.view().map_err(OperationGossipError::Internal)?;
         let count = view.validators.len() as u64;
         let check = |n: u8, attestation: &IndexedAttestation<E>| {
             if attestation.attesting_indices.iter().any(|&i| i >= count) {
@@ -377,7 +373,7 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(OperationGossipError::AlreadySeen(index));
         }
         let head = self.head();
-        let view = head.state.view().map_err(internal)?;
+        let view = head.state.view().map_err(OperationGossipError::Internal)?;
         let validator = view
             .validators
             .get(index as usize)

@@ -17,6 +17,7 @@ use types::{
 use super::{Verdict, domain_at, is_sync_committee_aggregator, verify_one};
 use crate::chain::BeaconChain;
 use crate::events::{ChainEvent, PresetMessage};
+use crate::internal_error::InternalError;
 
 /// Why a sync committee message or contribution is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,9 +75,31 @@ pub enum SyncCommitteeGossipError {
         /// The head state's slot.
         state_slot: u64,
     },
-    /// [IGNORE] The head state could not be read.
+    /// [IGNORE] The head state could not be read, or its sync committee does not fit the
+    /// registry or the subnets (a state helper, a subnet computation, a
+    /// [`SyncCommitteeStateError`]).
     #[error("internal: {0}")]
-    Internal(String),
+    Internal(#[source] InternalError),
+}
+
+/// A sync committee of the head state that does not fit what the rules read from it: the
+/// node's state, not the message, is at fault (a cause of [`SyncCommitteeGossipError::Internal`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SyncCommitteeStateError {
+    /// A member's key is not the key of a validator of the registry.
+    #[error("the key of sync committee member {position} is of no validator")]
+    UnknownMemberKey {
+        /// The member's position in the committee.
+        position: usize,
+    },
+    /// The committee has fewer members than its subcommittees take.
+    #[error("a sync committee of {members} members has no subcommittee {subcommittee}")]
+    TooShort {
+        /// The committee's members.
+        members: usize,
+        /// The subcommittee asked for.
+        subcommittee: u64,
+    },
 }
 
 impl SyncCommitteeGossipError {
@@ -110,8 +133,8 @@ pub struct VerifiedSyncContribution<E: EthSpec> {
     pub contribution: SignedContributionAndProof<E>,
 }
 
-fn internal(e: impl std::fmt::Display) -> SyncCommitteeGossipError {
-    SyncCommitteeGossipError::Internal(e.to_string())
+fn internal(e: impl std::error::Error + Send + Sync + 'static) -> SyncCommitteeGossipError {
+    SyncCommitteeGossipError::Internal(InternalError::new(e))
 }
 
 /// The sync committee whose members sign at `slot`, as validator indices in committee order.
@@ -153,10 +176,11 @@ fn sync_committee_members<E: EthSpec>(
     let mut caches = state.caches.clone();
     let indices: Arc<[ValidatorIndex]> = keys
         .iter()
-        .map(|k| {
+        .enumerate()
+        .map(|(position, k)| {
             caches
                 .validator_index(&view, &bls::PublicKeyBytes(k.0))
-                .ok_or_else(|| internal("a sync committee key of no validator"))
+                .ok_or_else(|| internal(SyncCommitteeStateError::UnknownMemberKey { position }))
         })
         .collect::<Result<Vec<_>, _>>()?
         .into();
@@ -279,9 +303,12 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let size = members.len() / subnets::SYNC_COMMITTEE_SUBNET_COUNT as usize;
         let start = subcommittee as usize * size;
-        let subcommittee_members = members
-            .get(start..start + size)
-            .ok_or_else(|| internal("sync committee shorter than its subnets"))?;
+        let subcommittee_members = members.get(start..start + size).ok_or_else(|| {
+            internal(SyncCommitteeStateError::TooShort {
+                members: members.len(),
+                subcommittee,
+            })
+        })?;
         if !subcommittee_members.contains(&aggregator) {
             return Err(SyncCommitteeGossipError::AggregatorNotInSubcommittee(
                 aggregator,

@@ -55,6 +55,7 @@ use super::builder_metrics::{
 };
 use super::{BlockProducer, BlockTemplate, ProducedBlock, ProductionError, WEI_PER_GWEI};
 use crate::gossip::{domain_at, head_pubkey, verify_one};
+use crate::internal_error::InternalError;
 use crate::publication::{BlockBroadcaster, BroadcastValidation, PublishError, PublishedBlock};
 
 /// The relay a producer asks for headers, and how it unblinds.
@@ -101,18 +102,34 @@ pub enum BuilderOutcome {
     NotRegistered,
     /// The relay had no bid (204).
     NoBid,
-    /// The relay failed (transport, status, timeout, decoding).
-    Failed(String),
+    /// The relay failed (transport, status, timeout, decoding: a [`BuilderError`]), or could
+    /// not be asked (a [`BidRequestError`]).
+    Failed(InternalError),
     /// The bid did not pass its checks.
     InvalidBid(BidError),
-    /// The blinded block could not be built on the bid.
-    BlindedBlockFailed(String),
+    /// The blinded block could not be built on the bid (a [`ProductionError`]).
+    BlindedBlockFailed(InternalError),
     /// The local payload was worth as much as the boosted bid (or its execution client asked
     /// for it).
     LocalChosen {
         /// The bid's value.
         builder_value: U256,
     },
+}
+
+/// Why the relay could not be asked for a bid for a block (a cause of
+/// [`BuilderOutcome::Failed`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BidRequestError {
+    /// The head state has no key for the slot's proposer.
+    #[error("no key for proposer {0}")]
+    NoProposerKey(ValidatorIndex),
+    /// The state's expected withdrawals are more than a payload holds (no withdrawals root).
+    #[error("{0} expected withdrawals, more than a payload holds")]
+    TooManyWithdrawals(usize),
+    /// A state helper failed.
+    #[error("state: {0}")]
+    State(#[from] state_processing::Error),
 }
 
 /// What `produceBlockV3` built: a full block (with why the builder was not used) or a
@@ -341,7 +358,7 @@ impl<E: EthSpec> BlockProducer<E> {
                 let block = self.local_block(template, state, operations, local, timings)?;
                 Ok(ProducedBlockV3::Full {
                     block,
-                    outcome: BuilderOutcome::BlindedBlockFailed(e.to_string()),
+                    outcome: BuilderOutcome::BlindedBlockFailed(InternalError::new(e)),
                 })
             }
         }
@@ -355,23 +372,27 @@ impl<E: EthSpec> BlockProducer<E> {
         template: &BlockTemplate<E>,
         state: &CachedBeaconState<E>,
     ) -> Result<(BidExpectations, BLSPubkey), BuilderOutcome> {
-        let failed = |e: state_processing::Error| BuilderOutcome::Failed(e.to_string());
+        let failed = |e: BidRequestError| BuilderOutcome::Failed(InternalError::new(e));
         let proposer = template.proposer_index;
         let pubkey = head_pubkey(state, proposer)
             .map(|key| BLSPubkey::from(key.compress().0))
-            .ok_or_else(|| BuilderOutcome::Failed(format!("no key for proposer {proposer}")))?;
+            .ok_or_else(|| failed(BidRequestError::NoProposerKey(proposer)))?;
         let registration = self.builder_registrations.read().get(&pubkey).cloned();
         let Some(registration) = registration else {
             return Err(BuilderOutcome::NotRegistered);
         };
-        let view = state.view().map_err(failed)?;
+        let view = state.view().map_err(|e| failed(e.into()))?;
         let spec = self.chain.spec();
         let expected = BidExpectations {
             parent_hash: template.parent_hash,
             timestamp: template.attributes.timestamp,
             prev_randao: template.attributes.prev_randao,
             withdrawals_root: withdrawals_root::<E>(&template.expected_withdrawals).ok_or_else(
-                || BuilderOutcome::Failed("more expected withdrawals than a payload holds".into()),
+                || {
+                    failed(BidRequestError::TooManyWithdrawals(
+                        template.expected_withdrawals.len(),
+                    ))
+                },
             )?,
             parent_gas_limit: view.latest_execution_payload_header.gas_limit,
             registered_gas_limit: Some(registration.gas_limit),
@@ -413,7 +434,7 @@ impl<E: EthSpec> BlockProducer<E> {
                     BidOutcome::Error
                 };
                 count_bid(outcome, "");
-                return Err(BuilderOutcome::Failed(e.to_string()));
+                return Err(BuilderOutcome::Failed(InternalError::new(e)));
             }
         };
         count_bid(BidOutcome::Received, "");
