@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use beacon_chain::InternalError;
 use beacon_chain::historical_blocks::{HistoricalBatch, HistoricalBlockError, HistoricalFault};
 use beacon_processor::{Task, WorkKind};
 use networking::rpc::{
@@ -105,6 +106,7 @@ impl BackfillError {
         use HistoricalBlockError as H;
         match self {
             BackfillError::Response(SyncError::ErrorResponse { .. }) => "error_response",
+            BackfillError::Response(SyncError::RequestFailed(_)) => "request_failed",
             BackfillError::Response(_) => "malformed",
             BackfillError::Import(H::NotChained { .. } | H::MissingGenesis { .. }) => "not_chained",
             BackfillError::Import(
@@ -598,7 +600,7 @@ impl<E: EthSpec> BackfillSync<E> {
         &mut self,
         peer: PeerId,
         request_id: OutboundRequestId,
-        error: &RpcError,
+        error: RpcError,
         processor: &Processor<E>,
     ) {
         let Some((batch_id, _)) = self.requests.remove(&request_id) else {
@@ -613,10 +615,7 @@ impl<E: EthSpec> BackfillSync<E> {
             }
             return;
         }
-        let error = BackfillError::Response(SyncError::ErrorResponse {
-            code: 0,
-            message: error.to_string(),
-        });
+        let error = BackfillError::Response(SyncError::RequestFailed(InternalError::new(error)));
         self.fail_batch(batch_id, peer, false, &error);
         self.drive(processor);
     }

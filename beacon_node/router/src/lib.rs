@@ -553,10 +553,10 @@ impl<E: EthSpec> EventLoop<E> {
                     self.lookups.on_request_failed(peer_id, request_id, &error);
                 } else if self.backfill.owns(&request_id) {
                     self.backfill
-                        .on_request_failed(peer_id, request_id, &error, &self.processor);
+                        .on_request_failed(peer_id, request_id, error, &self.processor);
                 } else {
                     self.sync
-                        .on_request_failed(peer_id, request_id, &error, &self.processor);
+                        .on_request_failed(peer_id, request_id, error, &self.processor);
                 }
             }
         }

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use beacon_chain::timeline::SeenVia;
 use beacon_chain::{
-    BeaconChain, BlockPayloadVerdict, ChainError, PayloadStatus, PendingPayloadVerdict,
-    SegmentBlock, SegmentImport,
+    BeaconChain, BlockPayloadVerdict, ChainError, InternalError, PayloadStatus,
+    PendingPayloadVerdict, SegmentBlock, SegmentImport,
 };
 use beacon_processor::{Task, WorkKind};
 use networking::rpc::{
@@ -117,24 +117,30 @@ pub enum SyncError {
         missing: usize,
     },
     /// The chain found a column invalid (KZG proofs, shape).
-    #[error("block at slot {slot}: data unavailable: {reason}")]
+    #[error("block at slot {slot}: data unavailable")]
     DataUnavailable {
         /// The block's slot.
         slot: Slot,
-        /// What the availability check said.
-        reason: String,
+        /// What the availability check said (fork choice's `AvailabilityError`).
+        #[source]
+        source: InternalError,
     },
     /// The chain refused the block (signatures, state transition, payload, finality).
-    #[error("block at slot {slot} invalid: {reason}")]
+    #[error("block at slot {slot} invalid")]
     InvalidBlock {
         /// The block's slot.
         slot: Slot,
-        /// What the chain said.
-        reason: String,
+        /// What the chain said (a `ChainError` or a `fork_choice::Error`).
+        #[source]
+        source: InternalError,
     },
+    /// The request got no usable answer (timeout, stream failure, malformed response):
+    /// networking penalised what was the peer's fault already.
+    #[error("the request failed")]
+    RequestFailed(#[source] InternalError),
     /// The import failed for a reason of ours (store, state helpers).
-    #[error("internal: {0}")]
-    Internal(String),
+    #[error("internal")]
+    Internal(#[source] InternalError),
     /// The processor dropped the segment (shutting down, queue full).
     #[error("the processor dropped the segment")]
     Dropped,
@@ -162,9 +168,10 @@ impl SyncError {
 
     fn blame(&self) -> Blame {
         match self {
-            SyncError::Internal(_) | SyncError::Dropped | SyncError::ErrorResponse { .. } => {
-                Blame::Nobody
-            }
+            SyncError::Internal(_)
+            | SyncError::Dropped
+            | SyncError::ErrorResponse { .. }
+            | SyncError::RequestFailed(_) => Blame::Nobody,
             _ => Blame::Peer,
         }
     }
@@ -172,6 +179,7 @@ impl SyncError {
     fn label(&self) -> &'static str {
         match self {
             SyncError::ErrorResponse { .. } => "error_response",
+            SyncError::RequestFailed(_) => "request_failed",
             SyncError::BlockOutOfRange { .. }
             | SyncError::NotAscending { .. }
             | SyncError::UnexpectedColumn { .. }
@@ -677,7 +685,7 @@ impl<E: EthSpec> RangeSync<E> {
         &mut self,
         peer: PeerId,
         request_id: OutboundRequestId,
-        error: &RpcError,
+        error: RpcError,
         processor: &Processor<E>,
     ) {
         let Some((batch_id, _)) = self.requests.remove(&request_id) else {
@@ -698,10 +706,7 @@ impl<E: EthSpec> RangeSync<E> {
         self.fail_batch(
             batch_id,
             peer,
-            &SyncError::ErrorResponse {
-                code: 0,
-                message: error.to_string(),
-            },
+            &SyncError::RequestFailed(InternalError::new(error)),
         );
         self.drive(processor);
     }
@@ -971,7 +976,7 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
         return match error {
             e @ ChainError::InvalidPayload(_) => Err(SyncError::InvalidBlock {
                 slot,
-                reason: e.to_string(),
+                source: InternalError::new(e),
             }),
             ChainError::ForkChoice(e) => {
                 use fork_choice::Error as F;
@@ -987,20 +992,20 @@ pub(crate) fn process_chain_segment<E: EthSpec>(
                     }
                     F::DataUnavailable { source, .. } => Err(SyncError::DataUnavailable {
                         slot,
-                        reason: source.to_string(),
+                        source: InternalError::new(source),
                     }),
                     // Our store or states failed: not the peer's fault, and the same
                     // blocks may import on a retry.
                     other if other.fault() == fork_choice::Fault::Local => {
-                        Err(SyncError::Internal(other.to_string()))
+                        Err(SyncError::Internal(InternalError::new(other)))
                     }
                     other => Err(SyncError::InvalidBlock {
                         slot,
-                        reason: other.to_string(),
+                        source: InternalError::new(other),
                     }),
                 }
             }
-            other => Err(SyncError::Internal(other.to_string())),
+            other => Err(SyncError::Internal(InternalError::new(other))),
         };
     }
 }
@@ -1153,11 +1158,11 @@ mod tests {
             },
             SyncError::DataUnavailable {
                 slot: 1,
-                reason: "kzg".into(),
+                source: InternalError::new(fork_choice::AvailabilityError::NotRetrieved),
             },
             SyncError::InvalidBlock {
                 slot: 1,
-                reason: "signature".into(),
+                source: InternalError::new(ChainError::InvalidPayload(Root::ZERO)),
             },
             SyncError::UnknownParent {
                 slot: 1,
@@ -1174,7 +1179,8 @@ mod tests {
             "a peer that does not custody every column is not blamed for missing ones"
         );
         let not_the_peers = [
-            SyncError::Internal("store".into()),
+            SyncError::Internal(InternalError::new(ChainError::EmptyStore)),
+            SyncError::RequestFailed(InternalError::new(RpcError::Timeout)),
             SyncError::Dropped,
             SyncError::ErrorResponse {
                 code: 3,
