@@ -15,10 +15,11 @@
 use std::sync::Arc;
 
 use state_processing::per_block::ExecutionEngine;
-use types::{EthSpec, Root, Slot};
+use types::{EthSpec, ForkName, Root, Slot};
 
 use crate::chain::{BeaconChain, ChainError, UnimportedBlock};
 use crate::data_availability_checker::{Availability, AvailableBlock, MissingComponents};
+use crate::data_column_sidecars::DataColumnSidecarError;
 use crate::data_column_verification::KzgVerifiedDataColumn;
 use crate::execution::PayloadStatusSource;
 use crate::gossip::{GossipVerifiedBlock, GossipVerifiedDataColumn};
@@ -40,6 +41,60 @@ pub struct Reconstructed<E: EthSpec> {
     pub published: Vec<Arc<types::DataColumnSidecar<E>>>,
     /// What became of the block.
     pub outcome: Vec<BlockProcessed>,
+}
+
+/// Why a pending block's missing columns could not be reconstructed
+/// ([`BeaconChain::reconstruct_data_columns`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReconstructionError {
+    /// Fewer than half the columns are held: the blobs cannot be recovered.
+    #[error("{held} columns held, reconstruction needs {needed}")]
+    TooFewColumns {
+        /// Columns held for the block.
+        held: usize,
+        /// Columns reconstruction needs (half of them).
+        needed: usize,
+    },
+    /// A held cell is unreadable, or the cells and proofs could not be recovered.
+    #[error("recovering the cells: {0}")]
+    Kzg(#[source] kzg::Error),
+    /// The sidecars could not be built from the recovered cells and proofs.
+    #[error("building the sidecars: {0}")]
+    Sidecars(#[source] DataColumnSidecarError),
+}
+
+/// Why the execution client's blobs of a pending block could not be turned into its columns
+/// ([`BeaconChain::process_execution_blobs`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecutionBlobsError {
+    /// The block is not in the availability checker (imported, evicted or never seen).
+    #[error("the block is not waiting for its columns")]
+    NotPending,
+    /// Blocks before Fulu have no data columns to build.
+    #[error("a {0} block has no data columns")]
+    NotFulu(ForkName),
+    /// One blob is needed per blob commitment of the block.
+    #[error("{blobs} blobs for {commitments} commitments")]
+    BlobCount {
+        /// Blobs given.
+        blobs: usize,
+        /// Blob commitments of the block.
+        commitments: usize,
+    },
+    /// A blob came with the wrong number of cell proofs (`CELLS_PER_EXT_BLOB` are needed).
+    #[error("{proofs} cell proofs, not {expected}")]
+    CellProofCount {
+        /// Cell proofs given for the blob.
+        proofs: usize,
+        /// `CELLS_PER_EXT_BLOB`.
+        expected: usize,
+    },
+    /// A blob's cells could not be computed.
+    #[error("computing the cells: {0}")]
+    Kzg(#[source] kzg::Error),
+    /// The sidecars could not be built from the cells and proofs.
+    #[error("building the sidecars: {0}")]
+    Sidecars(#[source] DataColumnSidecarError),
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -87,7 +142,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .da_checker
             .lock()
             .put_block(block_root, block)
-            .map_err(|e| ChainError::Availability(e.to_string()))?;
+            .map_err(ChainError::Availability)?;
         self.forget_evicted(evicted);
         match availability {
             Availability::Available(available) => self
@@ -140,7 +195,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .da_checker
             .lock()
             .put_columns(columns)
-            .map_err(|e| ChainError::Availability(e.to_string()))?;
+            .map_err(ChainError::Availability)?;
         self.forget_evicted(evicted);
         let mut out: Vec<BlockProcessed> = imported_roots
             .into_iter()
@@ -240,12 +295,16 @@ impl<E: EthSpec> BeaconChain<E> {
                 outcome: vec![BlockProcessed::Imported(*root)],
             });
         }
+        let reconstruction = |source| ChainError::Reconstruction {
+            block_root: *root,
+            source,
+        };
         let half = <E::NumberOfColumns as types::typenum::Unsigned>::to_usize() / 2;
         if held.len() < half {
-            return Err(ChainError::Availability(format!(
-                "{} columns of {root} held, reconstruction needs {half}",
-                held.len()
-            )));
+            return Err(reconstruction(ReconstructionError::TooFewColumns {
+                held: held.len(),
+                needed: half,
+            }));
         }
         let sidecars: Vec<&types::fulu::DataColumnSidecar<E>> = held
             .iter()
@@ -277,14 +336,14 @@ impl<E: EthSpec> BeaconChain<E> {
                     .collect::<Result<Vec<_>, _>>()
             })
         }
-        .map_err(|e| ChainError::Availability(format!("reconstruction of {root}: {e}")))?;
+        .map_err(|e| reconstruction(ReconstructionError::Kzg(e)))?;
         let all = crate::data_column_sidecars::get_data_column_sidecars::<E>(
             &first.signed_block_header,
             &first.kzg_commitments,
             &first.kzg_commitments_inclusion_proof,
             &recovered,
         )
-        .map_err(|e| ChainError::Availability(format!("reconstruction of {root}: {e}")))?;
+        .map_err(|e| reconstruction(ReconstructionError::Sidecars(e)))?;
         let missing: Vec<Arc<types::DataColumnSidecar<E>>> = all
             .into_iter()
             .filter(|c| {
@@ -347,21 +406,24 @@ impl<E: EthSpec> BeaconChain<E> {
         engine: &impl ExecutionEngine<E>,
         payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Reconstructed<E>, ChainError> {
-        let error = |why: String| ChainError::Availability(format!("blobs of {root}: {why}"));
+        let error = |source| ChainError::ExecutionBlobs {
+            block_root: *root,
+            source,
+        };
         let block = self
             .da_checker
             .lock()
             .block(root)
-            .ok_or_else(|| error("the block is not waiting for its columns".into()))?;
+            .ok_or_else(|| error(ExecutionBlobsError::NotPending))?;
         let commitments = match &*block {
             types::SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
-            other => return Err(error(format!("a {} block", other.fork_name()))),
+            other => return Err(error(ExecutionBlobsError::NotFulu(other.fork_name()))),
         };
         if blobs.len() != commitments {
-            return Err(error(format!(
-                "{} blobs for {commitments} commitments",
-                blobs.len()
-            )));
+            return Err(error(ExecutionBlobsError::BlobCount {
+                blobs: blobs.len(),
+                commitments,
+            }));
         }
         let cells_and_proofs: Vec<kzg::CellsAndProofs> = {
             use rayon::prelude::*;
@@ -369,17 +431,17 @@ impl<E: EthSpec> BeaconChain<E> {
                 blobs
                     .par_iter()
                     .map(|(blob, proofs)| {
-                        let cells = kzg::compute_cells(blob).map_err(|e| e.to_string())?;
-                        let proofs: Box<[kzg::KzgProof; kzg::CELLS_PER_EXT_BLOB]> = proofs
-                            .clone()
-                            .into_boxed_slice()
-                            .try_into()
-                            .map_err(|p: Box<[kzg::KzgProof]>| {
-                                format!("{} cell proofs, not {}", p.len(), kzg::CELLS_PER_EXT_BLOB)
-                            })?;
+                        let cells = kzg::compute_cells(blob).map_err(ExecutionBlobsError::Kzg)?;
+                        let proofs: Box<[kzg::KzgProof; kzg::CELLS_PER_EXT_BLOB]> =
+                            proofs.clone().into_boxed_slice().try_into().map_err(
+                                |p: Box<[kzg::KzgProof]>| ExecutionBlobsError::CellProofCount {
+                                    proofs: p.len(),
+                                    expected: kzg::CELLS_PER_EXT_BLOB,
+                                },
+                            )?;
                         Ok(kzg::CellsAndProofs { cells, proofs })
                     })
-                    .collect::<Result<Vec<_>, String>>()
+                    .collect::<Result<Vec<_>, ExecutionBlobsError>>()
             })
         }
         .map_err(error)?;
@@ -388,7 +450,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 &block,
                 &cells_and_proofs,
             )
-            .map_err(|e| error(e.to_string()))?
+            .map_err(|e| error(ExecutionBlobsError::Sidecars(e)))?
             .into_iter()
             .map(Arc::new)
             .collect();

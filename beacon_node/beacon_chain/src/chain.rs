@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fork_choice::{AnchorBlock, Columns, ForkChoice, ProcessedBlock, ThreadPool};
+use light_client::LightClientError;
 use parking_lot::{Mutex, RwLock};
 
 use crate::tracked_mutex::TrackedMutex;
@@ -20,15 +21,16 @@ use state_processing::{
         AlwaysValid, BlockProcessingError, BlockSignatureVerifier, ExecutionEngine,
         SegmentSignatureVerifier, VerifySignatures,
     },
-    per_slot::process_slots,
+    per_slot::{SlotProcessingError, process_slots},
 };
 use store::{Head as StoreHead, Store, StoredAs};
 use types::{
-    ChainSpec, ColumnIndex, Epoch, EthSpec, Root, SignedBeaconBlock, Slot, electra::BeaconBlock,
-    phase0::Checkpoint, typenum::Unsigned,
+    ChainSpec, ColumnIndex, Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot,
+    electra::BeaconBlock, phase0::Checkpoint, typenum::Unsigned,
 };
 
-use crate::data_availability_checker::DataAvailabilityChecker;
+use crate::block_import::{ExecutionBlobsError, ReconstructionError};
+use crate::data_availability_checker::{AvailabilityError, DataAvailabilityChecker};
 use crate::events::{ChainEvent, EventBus};
 use crate::execution::{
     BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PendingPayloadVerdict,
@@ -106,15 +108,96 @@ pub enum ChainError {
     /// Fork choice refused or failed.
     #[error("fork choice: {0}")]
     ForkChoice(#[from] fork_choice::Error),
-    /// A state helper failed.
+    /// A state helper failed: hashing a state, reading its fields, recording it as finalized.
     #[error("state: {0}")]
-    State(String),
+    State(#[source] state_processing::Error),
+    /// Advancing a state through empty slots (an anchor to its epoch boundary, a head or
+    /// parent state to the next block's slot) failed.
+    #[error("advancing a state to slot {slot}: {source}")]
+    SlotProcessing {
+        /// The slot the state was advanced to.
+        slot: Slot,
+        /// The failure.
+        #[source]
+        source: SlotProcessingError,
+    },
+    /// Filling the caches of an advanced state (committees, balances) failed.
+    #[error("filling the caches of an advanced state: {0}")]
+    StateCaches(#[source] state_processing::Error),
+    /// The head state cannot be advanced to a slot that is not after the head's.
+    #[error("slot {slot} is not after the head's slot {head_slot}")]
+    NotAfterHead {
+        /// The slot asked for.
+        slot: Slot,
+        /// The head block's slot.
+        head_slot: Slot,
+    },
+    /// A block's state cannot be advanced back to a slot before its own.
+    #[error("cannot advance the state of block {block_root} at slot {state_slot} to slot {slot}")]
+    StatePastSlot {
+        /// The block whose state it is.
+        block_root: Root,
+        /// The state's slot.
+        state_slot: Slot,
+        /// The earlier slot asked for.
+        slot: Slot,
+    },
     /// The anchor block and state do not belong together.
     #[error("anchor: {0}")]
-    Anchor(String),
+    Anchor(#[source] AnchorError),
+    /// A block or state that reopening the chain needs is not in the store.
+    #[error("{what} {root} is missing from the store")]
+    NotInStore {
+        /// What is missing.
+        what: StoredItem,
+        /// Its root.
+        root: Root,
+    },
     /// The availability checker refused a component.
     #[error("availability: {0}")]
-    Availability(String),
+    Availability(#[source] AvailabilityError),
+    /// A pending block's missing columns could not be reconstructed.
+    #[error("reconstruction of the columns of {block_root}: {source}")]
+    Reconstruction {
+        /// The block.
+        block_root: Root,
+        /// The failure.
+        #[source]
+        source: ReconstructionError,
+    },
+    /// The execution client's blobs of a pending block could not be turned into its columns.
+    #[error("the execution client's blobs of {block_root}: {source}")]
+    ExecutionBlobs {
+        /// The block.
+        block_root: Root,
+        /// The failure.
+        #[source]
+        source: ExecutionBlobsError,
+    },
+    /// A published block waits in the availability checker for its columns and the
+    /// publication gave none.
+    #[error("block {block_root} waits for its columns and none were given")]
+    NoColumnsGiven {
+        /// The block.
+        block_root: Root,
+    },
+    /// The blocking task of a publication's import ended without an answer (cancelled at
+    /// shutdown).
+    #[error("the import task ended: {0}")]
+    ImportTask(#[source] tokio::task::JoinError),
+    /// Light-client data could not be derived or put in the format of its fork.
+    #[error("light-client data: {0}")]
+    LightClient(#[source] LightClientError),
+    /// A stored light-client bootstrap's sync committee period has no stored sync committee.
+    #[error(
+        "the stored light-client bootstrap of {block_root} has no sync committee of period {period}"
+    )]
+    MissingSyncCommittee {
+        /// The bootstrap's block.
+        block_root: Root,
+        /// The sync committee period of the bootstrap's header.
+        period: u64,
+    },
     /// The store holds no chain to reopen.
     #[error("the store has no head: start from a genesis or checkpoint state")]
     EmptyStore,
@@ -124,7 +207,97 @@ pub enum ChainError {
     InvalidPayload(Root),
     /// A chain segment handed in that cannot be imported as given.
     #[error("chain segment: {0}")]
-    Segment(String),
+    Segment(#[source] SegmentError),
+}
+
+/// Why an anchor block and state cannot start a chain ([`BeaconChain::from_anchor`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnchorError {
+    /// The anchor block is of a fork before Electra, which the chain does not start from.
+    #[error("the anchor block is a {0} block, before Electra")]
+    BeforeElectra(ForkName),
+    /// The anchor state is at a slot before its block's.
+    #[error(
+        "the anchor state is at slot {state_slot}, before its block {block_root} at slot {block_slot}"
+    )]
+    StateBeforeBlock {
+        /// The anchor state's slot.
+        state_slot: Slot,
+        /// The anchor block's root.
+        block_root: Root,
+        /// The anchor block's slot.
+        block_slot: Slot,
+    },
+    /// The anchor state is at its block's slot but is not the state the block names.
+    #[error(
+        "block {block_root} names state {block_state_root} but the state's root is {state_root}"
+    )]
+    StateRootMismatch {
+        /// The anchor block's root.
+        block_root: Root,
+        /// The state root the block names.
+        block_state_root: Root,
+        /// The anchor state's root.
+        state_root: Root,
+    },
+    /// The anchor state is after its block's slot but its latest block header is another
+    /// block: it is not the block's post-state advanced through empty slots.
+    #[error(
+        "the anchor state at slot {state_slot} does not descend from block {block_root} \
+         (its latest block header is another block)"
+    )]
+    NotDescendant {
+        /// The anchor state's slot.
+        state_slot: Slot,
+        /// The anchor block's root.
+        block_root: Root,
+    },
+}
+
+/// What [`ChainError::NotInStore`] found missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredItem {
+    /// The state at the store's split (the finalized checkpoint's).
+    SplitState,
+    /// The block at the store's split.
+    SplitBlock,
+    /// An unfinalized block the store's index of hot blocks names.
+    HotBlock,
+    /// The head block fork choice chose.
+    HeadBlock,
+}
+
+impl std::fmt::Display for StoredItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::SplitState => "split state",
+            Self::SplitBlock => "split block",
+            Self::HotBlock => "hot block",
+            Self::HeadBlock => "head block",
+        })
+    }
+}
+
+/// Why a chain segment cannot be imported as given ([`BeaconChain::import_chain_segment`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SegmentError {
+    /// One payload verdict is needed per block.
+    #[error("{blocks} blocks with {verdicts} payload verdicts")]
+    VerdictCount {
+        /// Blocks in the segment.
+        blocks: usize,
+        /// Payload verdicts given.
+        verdicts: usize,
+    },
+    /// A block whose transition or signatures failed went through the import of a failed
+    /// block as imported (a bug: its failure is lost).
+    #[error("block {block_root} at slot {slot} failed and was imported")]
+    FailedBlockImported {
+        /// The block.
+        block_root: Root,
+        /// Its slot.
+        slot: Slot,
+    },
 }
 
 /// The execution status of a block's payload, as the gossip rules and optimistic sync read it.
@@ -374,10 +547,6 @@ impl<E: EthSpec> std::fmt::Debug for BeaconChain<E> {
     }
 }
 
-fn state_error(e: impl std::fmt::Display) -> ChainError {
-    ChainError::State(e.to_string())
-}
-
 /// Checks that `state` is `block`'s post-state, or that state advanced through empty slots: its
 /// latest block header (with the state root that the next slot fills in) is the block.
 fn check_anchor_state<E: EthSpec>(
@@ -387,18 +556,20 @@ fn check_anchor_state<E: EthSpec>(
 ) -> Result<(), ChainError> {
     let state_slot = *state.state.slot();
     if state_slot < block.slot {
-        return Err(ChainError::Anchor(format!(
-            "the anchor state is at slot {state_slot}, before its block {block_root} at slot {}",
-            block.slot
-        )));
+        return Err(ChainError::Anchor(AnchorError::StateBeforeBlock {
+            state_slot,
+            block_root,
+            block_slot: block.slot,
+        }));
     }
-    let state_root = state.hash_tree_root().map_err(state_error)?;
+    let state_root = state.hash_tree_root().map_err(ChainError::State)?;
     if state_slot == block.slot {
         if block.state_root != state_root {
-            return Err(ChainError::Anchor(format!(
-                "block {block_root} names state {} but the state's root is {state_root}",
-                block.state_root
-            )));
+            return Err(ChainError::Anchor(AnchorError::StateRootMismatch {
+                block_root,
+                block_state_root: block.state_root,
+                state_root,
+            }));
         }
         return Ok(());
     }
@@ -406,10 +577,10 @@ fn check_anchor_state<E: EthSpec>(
     if header.state_root != block.state_root
         || tree_hash::TreeHash::tree_hash_root(header) != block_root
     {
-        return Err(ChainError::Anchor(format!(
-            "the anchor state at slot {state_slot} does not descend from block {block_root} \
-             (its latest block header is another block)"
-        )));
+        return Err(ChainError::Anchor(AnchorError::NotDescendant {
+            state_slot,
+            block_root,
+        }));
     }
     Ok(())
 }
@@ -433,8 +604,9 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<Self, ChainError> {
         let mut anchor = anchor_state;
         let block_root = anchor_block.canonical_root();
-        let message = electra_message(&anchor_block)
-            .ok_or_else(|| ChainError::Anchor("the anchor block is before Electra".into()))?;
+        let message = electra_message(&anchor_block).ok_or_else(|| {
+            ChainError::Anchor(AnchorError::BeforeElectra(anchor_block.fork_name()))
+        })?;
         check_anchor_state(&mut anchor, block_root, message)?;
         // The light-client server derives the anchor's bootstrap from the block's post-state;
         // an advanced state still gives it the anchor's finalized ancestry.
@@ -443,10 +615,15 @@ impl<E: EthSpec> BeaconChain<E> {
         let state_slot = *anchor.state.slot();
         if !state_slot.is_multiple_of(spe) {
             let boundary = state_slot.div_ceil(spe) * spe;
-            process_slots(&mut anchor, boundary, &spec).map_err(state_error)?;
+            process_slots(&mut anchor, boundary, &spec).map_err(|source| {
+                ChainError::SlotProcessing {
+                    slot: boundary,
+                    source,
+                }
+            })?;
         }
-        let state_root = anchor.hash_tree_root().map_err(state_error)?;
-        anchor.set_finalized().map_err(state_error)?;
+        let state_root = anchor.hash_tree_root().map_err(ChainError::State)?;
+        anchor.set_finalized().map_err(ChainError::State)?;
         store.init_anchor(state_root, &anchor.state, block_root, &anchor_block)?;
         let light_client_server = LightClientServer::new(
             !config.disable_light_client_server,
@@ -532,14 +709,19 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<Self, ChainError> {
         let split = store.split()?.ok_or(ChainError::EmptyStore)?;
         let mut replayer = store::StateTransitionReplayer::new(&spec);
-        let state = store
-            .get_state(&split.state_root, &mut replayer)?
-            .ok_or_else(|| {
-                ChainError::Anchor(format!("split state {} missing", split.state_root))
+        let state =
+            store
+                .get_state(&split.state_root, &mut replayer)?
+                .ok_or(ChainError::NotInStore {
+                    what: StoredItem::SplitState,
+                    root: split.state_root,
+                })?;
+        let anchor_block = store
+            .get_block(&split.block_root)?
+            .ok_or(ChainError::NotInStore {
+                what: StoredItem::SplitBlock,
+                root: split.block_root,
             })?;
-        let anchor_block = store.get_block(&split.block_root)?.ok_or_else(|| {
-            ChainError::Anchor(format!("split block {} missing", split.block_root))
-        })?;
         let light_client_server = LightClientServer::new(
             !config.disable_light_client_server,
             &spec,
@@ -548,7 +730,7 @@ impl<E: EthSpec> BeaconChain<E> {
             &anchor_block,
         );
         let state = CachedBeaconState::new(state);
-        state.set_finalized().map_err(state_error)?;
+        state.set_finalized().map_err(ChainError::State)?;
         let genesis = *state.state.genesis_time();
         // The clock is past every stored block on a running node; a clock that is not (a
         // node restarted with a wrong clock, a test) must not make stored blocks "future".
@@ -606,9 +788,10 @@ impl<E: EthSpec> BeaconChain<E> {
             {
                 continue;
             }
-            let block = store
-                .get_block(&root)?
-                .ok_or_else(|| ChainError::Anchor(format!("hot block {root} missing")))?;
+            let block = store.get_block(&root)?.ok_or(ChainError::NotInStore {
+                what: StoredItem::HotBlock,
+                root,
+            })?;
             on_block_with_body(&mut fork_choice, &block, &[], &AlwaysValid)?;
             if let Some(state) = fork_choice.block_state(&root) {
                 light_client_server.on_block(&state.state, &block);
@@ -641,9 +824,10 @@ impl<E: EthSpec> BeaconChain<E> {
         // choice): the light-client server gets it with the state loaded for the head anyway,
         // so that the next block's updates attest to it.
         if head.root != split.block_root && fork_choice.block_state(&head.root).is_none() {
-            let block = store
-                .get_block(&head.root)?
-                .ok_or_else(|| ChainError::Anchor(format!("head block {} missing", head.root)))?;
+            let block = store.get_block(&head.root)?.ok_or(ChainError::NotInStore {
+                what: StoredItem::HeadBlock,
+                root: head.root,
+            })?;
             light_client_server.on_block(&head_state.state, &block);
         }
         // Nobody can subscribe to the chain's events before it exists: none to publish to.
@@ -1284,11 +1468,10 @@ impl<E: EthSpec> BeaconChain<E> {
         if blocks.len() != verdicts.len() {
             out.failed = Some((
                 0,
-                ChainError::Segment(format!(
-                    "{} blocks with {} payload verdicts",
-                    blocks.len(),
-                    verdicts.len()
-                )),
+                ChainError::Segment(SegmentError::VerdictCount {
+                    blocks: blocks.len(),
+                    verdicts: verdicts.len(),
+                }),
             ));
             return out;
         }
@@ -1426,9 +1609,9 @@ impl<E: EthSpec> BeaconChain<E> {
                     verdicts[at],
                 ) {
                     Err(e) => e,
-                    Ok(_) => ChainError::Segment(format!(
-                        "block {block_root} at slot {slot} failed and was imported"
-                    )),
+                    Ok(_) => {
+                        ChainError::Segment(SegmentError::FailedBlockImported { block_root, slot })
+                    }
                 },
             ));
         }
@@ -1600,7 +1783,7 @@ fn head_state_root<E: EthSpec>(state: &mut CachedBeaconState<E>) -> Result<Root,
     if root != Root::ZERO {
         return Ok(root);
     }
-    state.hash_tree_root().map_err(state_error)
+    state.hash_tree_root().map_err(ChainError::State)
 }
 
 /// The execution engine of an import, recording when it answered in the block's timeline.

@@ -38,10 +38,11 @@ pub mod store_writer;
 pub mod timeline;
 pub mod tracked_mutex;
 
-pub use block_import::BlockProcessed;
+pub use block_import::{BlockProcessed, ExecutionBlobsError, ReconstructionError};
 pub use chain::{
-    BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
-    PayloadStatus, Reopened, SegmentBlock, SegmentImport, UnimportedBlock,
+    AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
+    PayloadStatus, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
+    UnimportedBlock,
 };
 pub use execution::{
     BlockPayloadVerdict, ExecutionError, PayloadStatusSource, PayloadVerdict, PayloadVerdictSender,

@@ -275,8 +275,7 @@ impl<E: EthSpec> LightClientServer<E> {
                     // An unreadable record only loses the head start; the data is derived again.
                     if let Ok(Some(update)) = store
                         .get_light_client_data(&key)
-                        .map_err(ChainError::from)
-                        .and_then(|bytes| decode::<Update<E>>(bytes, &key))
+                        .and_then(|bytes| decode_record::<Update<E>>(bytes, &key))
                     {
                         collector.set_anchor_best_update(update);
                     }
@@ -416,18 +415,10 @@ impl<E: EthSpec> LightClientServer<E> {
     }
 }
 
-/// Decodes a persisted latest-format value.
-fn decode<T: Decode>(bytes: Option<Vec<u8>>, key: &str) -> Result<Option<T>, ChainError> {
-    bytes
-        .map(|b| {
-            T::from_ssz_bytes(&b)
-                .map_err(|e| ChainError::State(format!("light-client data {key}: {e:?}")))
-        })
-        .transpose()
-}
-
+/// The light-client library's answer (a value in the format of its fork, a derived
+/// bootstrap) as the chain's.
 fn forked<T>(result: Result<T, LightClientError>) -> Result<T, ChainError> {
-    result.map_err(|e| ChainError::State(format!("light-client data: {e}")))
+    result.map_err(ChainError::LightClient)
 }
 
 impl<E: EthSpec> BeaconChain<E> {
@@ -515,17 +506,18 @@ impl<E: EthSpec> BeaconChain<E> {
         let Some(record) = self.store().get_light_client_data(&key)? else {
             return Ok(None);
         };
-        let bad =
-            |e: ssz::DecodeError| ChainError::State(format!("light-client data {key}: {e:?}"));
+        // Bytes that do not decode are a corrupt record, as for the server's own reads.
+        let bad = |e: ssz::DecodeError| ChainError::Store(corrupt_record(&key, format!("{e:?}")));
         // The header's slot (its first field after the branch) names the committee's period.
         let header: Header<E> =
             Decode::from_ssz_bytes(record.get(BRANCH_BYTES..).unwrap_or(&[])).map_err(bad)?;
         let period = compute_sync_committee_period_at_slot::<E>(header.beacon.slot);
         let committee_key = sync_committee_key(period);
         let Some(committee) = self.store().get_light_client_data(&committee_key)? else {
-            return Err(ChainError::State(format!(
-                "light-client data {key}: no sync committee of period {period}"
-            )));
+            return Err(ChainError::MissingSyncCommittee {
+                block_root: *block_root,
+                period,
+            });
         };
         from_bootstrap_record(&record, &committee)
             .map(Some)
@@ -549,7 +541,7 @@ impl<E: EthSpec> BeaconChain<E> {
             // from blocks the collector has not seen).
             let key = update_key(period);
             let stored: Option<Update<E>> =
-                decode(self.store().get_light_client_data(&key)?, &key)?;
+                decode_record(self.store().get_light_client_data(&key)?, &key)?;
             let update = match (
                 self.light_client_server
                     .read_collector(|c| c.best_update(period).cloned()),
@@ -586,7 +578,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .read_collector(|c| c.finality_update().cloned())
         {
             Some(u) => Some(u),
-            None => decode(
+            None => decode_record(
                 self.store().get_light_client_data(FINALITY_UPDATE_KEY)?,
                 FINALITY_UPDATE_KEY,
             )?,
@@ -611,7 +603,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .read_collector(|c| c.optimistic_update())
         {
             Some(u) => Some(u),
-            None => decode(
+            None => decode_record(
                 self.store().get_light_client_data(OPTIMISTIC_UPDATE_KEY)?,
                 OPTIMISTIC_UPDATE_KEY,
             )?,

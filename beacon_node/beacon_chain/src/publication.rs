@@ -282,7 +282,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let imported = match import.await {
             Ok(imported) => imported,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => Err(ChainError::State(format!("the import task ended: {e}"))),
+            Err(e) => Err(ChainError::ImportTask(e)),
         };
         let status = answer.unwrap_or(PayloadStatus::NotValidated);
         published.payload_status = Some(status);
@@ -440,11 +440,9 @@ fn import_published<E: EthSpec>(
     };
     match verified {
         Some(block) => chain.process_gossip_block(block, verdict, verdict),
-        None => outcomes.pop().ok_or_else(|| {
-            ChainError::Availability(format!(
-                "block {block_root} waits for its columns and none were given"
-            ))
-        }),
+        None => outcomes
+            .pop()
+            .ok_or(ChainError::NoColumnsGiven { block_root }),
     }
 }
 

@@ -276,10 +276,10 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<Option<(Root, CachedBeaconState<E>)>, ChainError> {
         let head = self.head();
         if slot <= head.slot {
-            return Err(ChainError::State(format!(
-                "slot {slot} is not after the head's slot {}",
-                head.slot
-            )));
+            return Err(ChainError::NotAfterHead {
+                slot,
+                head_slot: head.slot,
+            });
         }
         if slot - head.slot > MAX_ADVANCE_SLOTS {
             return Ok(None);
@@ -300,9 +300,11 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<CachedBeaconState<E>, ChainError> {
         let state_slot = *block_state.state.slot();
         if slot < state_slot {
-            return Err(ChainError::State(format!(
-                "cannot advance the state of block {block_root} at slot {state_slot} to slot {slot}"
-            )));
+            return Err(ChainError::StatePastSlot {
+                block_root,
+                state_slot,
+                slot,
+            });
         }
         // A state at the slot already (an anchor state advanced past its block): as it is.
         if slot == state_slot {
@@ -317,10 +319,8 @@ impl<E: EthSpec> BeaconChain<E> {
         let started = std::time::Instant::now();
         let mut state = kept.unwrap_or_else(|| block_state.clone());
         state_processing::per_slot::process_slots(&mut state, slot, self.spec())
-            .map_err(|e| ChainError::State(format!("advancing to slot {slot}: {e:?}")))?;
-        state
-            .hash_tree_root()
-            .map_err(|e| ChainError::State(format!("hashing the state advanced to {slot}: {e}")))?;
+            .map_err(|source| ChainError::SlotProcessing { slot, source })?;
+        state.hash_tree_root().map_err(ChainError::State)?;
         warm_caches(&mut state)?;
         self.fork_choice
             .lock()
@@ -412,18 +412,21 @@ impl<E: EthSpec> BeaconChain<E> {
 /// sync committee's indices) on an advanced state once, so that every copy of it shares them
 /// instead of rebuilding them (at 1,000,000 validators they cost about a second).
 pub(crate) fn warm_caches<E: EthSpec>(state: &mut CachedBeaconState<E>) -> Result<(), ChainError> {
-    let error = |e: &dyn std::fmt::Display| ChainError::State(format!("filling caches: {e}"));
     let CachedBeaconState { state, caches } = state;
-    let view = StateRef::new(state).map_err(|e| error(&e))?;
+    let view = StateRef::new(state).map_err(ChainError::StateCaches)?;
     let epoch = get_current_epoch(&view);
-    caches.committees(&view, epoch).map_err(|e| error(&e))?;
+    caches
+        .committees(&view, epoch)
+        .map_err(ChainError::StateCaches)?;
     caches
         .committees(&view, epoch.saturating_sub(1))
-        .map_err(|e| error(&e))?;
+        .map_err(ChainError::StateCaches)?;
     // The next epoch's committees need its seed, known one epoch ahead: best effort.
     let _ = caches.committees(&view, epoch + 1);
     caches.effective_balances(&view);
-    caches.progressive_balances(&view).map_err(|e| error(&e))?;
+    caches
+        .progressive_balances(&view)
+        .map_err(ChainError::StateCaches)?;
     caches.index_pubkeys(&view);
     let members: Vec<types::BLSPubkey> = view.current_sync_committee.pubkeys.to_vec();
     if caches.sync_committee_indices(&members).is_none() {

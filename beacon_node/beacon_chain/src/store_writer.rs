@@ -121,9 +121,7 @@ impl<E: EthSpec> StoreWriter<E> {
         checkpoint: Checkpoint,
         state: CachedBeaconState<E>,
     ) -> Result<(), ChainError> {
-        state
-            .set_finalized()
-            .map_err(|e| ChainError::State(e.to_string()))?;
+        state.set_finalized().map_err(ChainError::State)?;
         let epoch = checkpoint.epoch;
         let job = Job::Finalize {
             checkpoint,
@@ -274,9 +272,7 @@ fn migrate_to_finalized<E: EthSpec>(
     if store.split()?.is_some_and(|split| split.slot >= slot) {
         return Ok(None);
     }
-    let state_root = state
-        .hash_tree_root()
-        .map_err(|e| ChainError::State(format!("hashing the checkpoint state: {e}")))?;
+    let state_root = state.hash_tree_root().map_err(ChainError::State)?;
     store.write_pending_snapshot(state_root, &state.state, None)?;
     let mut batch = store.begin_batch()?;
     batch.put_state(state_root, &state.state)?;

@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use beacon_chain::{
-    BeaconChain, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus, Verdict,
+    BeaconChain, BlockProcessed, ChainConfig, ChainError, ExecutionBlobsError, ManualSlotClock,
+    PayloadStatus, ReconstructionError, Verdict,
     data_column_sidecars::get_data_column_sidecars_from_block, gossip::DataColumnGossipError,
     timeline::AvailableVia,
 };
@@ -326,11 +327,21 @@ fn a_reconstruction_after_the_last_column_arrived_does_nothing() {
         .unwrap();
     assert!(published.is_empty());
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
-    // An unknown block is still an error.
+    // An unknown block is still an error: no columns held to reconstruct from.
+    let unknown = Root::repeat_byte(7);
+    let err = s
+        .chain
+        .reconstruct_data_columns(&unknown, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap_err();
     assert!(
-        s.chain
-            .reconstruct_data_columns(&Root::repeat_byte(7), &AlwaysValid, PayloadStatus::Valid)
-            .is_err()
+        matches!(
+            err,
+            ChainError::Reconstruction {
+                block_root,
+                source: ReconstructionError::TooFewColumns { held: 0, needed: 64 },
+            } if block_root == unknown
+        ),
+        "{err:?}"
     );
 }
 
@@ -357,10 +368,22 @@ fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
     // A short proof list is refused with a typed error, the block still pending.
     let mut short = from_el.clone();
     short[1].1.pop();
+    let err = s
+        .chain
+        .process_execution_blobs(&root, &short, &AlwaysValid, PayloadStatus::Valid)
+        .unwrap_err();
     assert!(
-        s.chain
-            .process_execution_blobs(&root, &short, &AlwaysValid, PayloadStatus::Valid)
-            .is_err()
+        matches!(
+            err,
+            ChainError::ExecutionBlobs {
+                block_root,
+                source: ExecutionBlobsError::CellProofCount {
+                    proofs: 127,
+                    expected: 128
+                },
+            } if block_root == root
+        ),
+        "{err:?}"
     );
     let made = s
         .chain

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use beacon_chain::{
-    BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ChainError, ManualSlotClock,
-    PayloadStatus, PendingPayloadVerdict, SegmentBlock, UnimportedBlock, Verdict,
-    events::ChainEvent, gossip::BlockGossipError,
+    AnchorError, BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ChainError,
+    ManualSlotClock, PayloadStatus, PendingPayloadVerdict, SegmentBlock, SegmentError,
+    UnimportedBlock, Verdict, events::ChainEvent, gossip::BlockGossipError,
 };
 use fork_choice::ThreadPoolBuilder;
 use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
@@ -798,15 +798,38 @@ fn a_checkpoint_state_advanced_to_its_epoch_is_taken_and_another_blocks_is_refus
 
     let err = open(other.post.clone(), &block.block).unwrap_err();
     assert!(
-        matches!(err, beacon_chain::ChainError::Anchor(_)),
+        matches!(
+            err,
+            ChainError::Anchor(AnchorError::StateBeforeBlock {
+                state_slot: 12,
+                block_slot: 13,
+                ..
+            })
+        ),
         "{err:?}"
     );
     let mut other_advanced = other.post.clone();
     state_processing::per_slot::process_slots(&mut other_advanced, 16, &spec).unwrap();
     let err = open(other_advanced, &block.block).unwrap_err();
     assert!(
-        matches!(err, beacon_chain::ChainError::Anchor(_)),
+        matches!(
+            err,
+            ChainError::Anchor(AnchorError::NotDescendant { state_slot: 16, block_root })
+                if block_root == block.block.canonical_root()
+        ),
         "{err:?}"
+    );
+    // The cause is kept as the error's source.
+    let source = std::error::Error::source(&err).map(ToString::to_string);
+    assert_eq!(
+        source,
+        Some(
+            AnchorError::NotDescendant {
+                state_slot: 16,
+                block_root: block.block.canonical_root()
+            }
+            .to_string()
+        )
     );
 }
 
@@ -1346,7 +1369,11 @@ fn the_head_state_advanced_ahead_of_a_slot_is_the_pre_state_of_its_block() {
     // An advance to a slot not after the head's is refused; a head too far behind the clock
     // (a syncing node) is not advanced.
     let head = h.chain.head();
-    assert!(h.chain.advance_head_state(head.slot).is_err());
+    let err = h.chain.advance_head_state(head.slot).unwrap_err();
+    assert!(
+        matches!(err, ChainError::NotAfterHead { slot, head_slot } if slot == head.slot && head_slot == head.slot),
+        "{err:?}"
+    );
     let far = head.slot + beacon_chain::state_advance::MAX_ADVANCE_SLOTS + 1;
     assert!(h.chain.advance_head_state(far).unwrap().is_none());
     assert!(h.chain.advance_head_state(far - 1).unwrap().is_some());
@@ -1478,6 +1505,26 @@ fn a_segment_imports_with_one_signature_batch_and_a_bad_signature_stops_it_at_it
             Some((
                 1,
                 ChainError::ForkChoice(fork_choice::Error::UnknownParent { .. })
+            ))
+        ),
+        "{:?}",
+        result.failed
+    );
+
+    // A verdict missing: nothing is tried, the counts are named.
+    let result = h
+        .chain
+        .import_chain_segment(&segment_of(&gapped), &verdicts(1));
+    assert!(result.imported.is_empty());
+    assert!(
+        matches!(
+            result.failed,
+            Some((
+                0,
+                ChainError::Segment(SegmentError::VerdictCount {
+                    blocks: 2,
+                    verdicts: 1
+                })
             ))
         ),
         "{:?}",
