@@ -1644,6 +1644,10 @@ impl<E: EthSpec> Service<E> {
     /// first reason given stays.
     fn disconnect(&mut self, peer_id: PeerId, reason: DisconnectReason) {
         self.pending_disconnects.entry(peer_id).or_insert(reason);
+        // Our dials of the peer still under way would reconnect it.
+        if let Some(dials) = self.dials_under_way.remove(&peer_id) {
+            self.stale_dials.extend(dials);
+        }
         if self.swarm.disconnect_peer_id(peer_id).is_err() {
             // Not connected: no close will come to take the reason.
             self.pending_disconnects.remove(&peer_id);
@@ -1895,8 +1899,13 @@ impl<E: EthSpec> Service<E> {
                 ..
             } => {
                 self.dial_ended(peer_id, connection_id);
-                if self.stale_dials.remove(&connection_id) {
-                    tracing::debug!(%peer_id, "a dial started before the peer's disconnect connected: closed");
+                // A dial started before the peer's disconnect, or any connection that comes
+                // up while we are closing the peer's connections: part of what the disconnect
+                // closes (else it would keep the peer connected and undo the disconnect).
+                if self.stale_dials.remove(&connection_id)
+                    || self.pending_disconnects.contains_key(&peer_id)
+                {
+                    tracing::debug!(%peer_id, "a connection made during or after its disconnect: closed");
                     self.swarm.close_connection(connection_id);
                     return;
                 }
