@@ -65,6 +65,8 @@ pub enum Admission {
     Banned,
     /// Above the peer limit.
     Full,
+    /// A peer we disconnected on purpose, back inside its backoff.
+    Backoff,
 }
 
 /// Tuning of the peer manager.
@@ -135,6 +137,17 @@ impl DisconnectReason {
         Self::LABELS[self.index()]
     }
 
+    /// We sent the peer away (too many peers, a Goodbye of ours) and do not want it back before
+    /// its backoff, so its inbound connections are refused until then too. Not a misbehaving
+    /// peer (score, ban): its scoring goes on if it comes back, up to a ban, which refuses it
+    /// everywhere. Not a restart (we dial it back ourselves and take its own dial).
+    pub fn is_deliberate(self) -> bool {
+        matches!(
+            self,
+            DisconnectReason::Excess | DisconnectReason::GoodbyeSent
+        )
+    }
+
     /// Position in [`Self::LABELS`].
     pub fn index(self) -> usize {
         match self {
@@ -165,7 +178,8 @@ pub const STABLE_CONNECTION: Duration = Duration::from_secs(10 * 60);
 /// [`REDIAL_BACKOFF_MAX`]; a Goodbye's reason sets a floor (the peer said when to come back:
 /// too many peers 5 minutes, shutting down or a fault 10 minutes, an irrelevant network 4 hours,
 /// Lodestar's cool-downs but for shutdown, whose restart dials us itself). Inbound connections
-/// are never refused for it, and operators' dials are not held back.
+/// are refused for it only after we sent the peer away ([`DisconnectReason::is_deliberate`]);
+/// operators' dials are not held back.
 pub fn redial_backoff(disconnects: u32, reason: DisconnectReason) -> Duration {
     let doublings = disconnects.saturating_sub(1).min(16);
     let grown = REDIAL_BACKOFF_BASE
@@ -203,6 +217,8 @@ pub struct PeerInfo {
     disconnects: u32,
     /// Discovery does not dial it before this.
     redial_not_before: Option<Instant>,
+    /// Inbound connections are refused before this: set when we disconnected it on purpose.
+    refuse_inbound_before: Option<Instant>,
 }
 
 impl PeerInfo {
@@ -380,6 +396,7 @@ impl PeerManager {
             connected_since: None,
             disconnects: 0,
             redial_not_before: None,
+            refuse_inbound_before: None,
         })
     }
 
@@ -493,6 +510,17 @@ impl PeerManager {
         if self.is_banned(&peer, now) {
             return Admission::Banned;
         }
+        let already_connected = self.peers.get(&peer).is_some_and(|i| i.connected.is_some());
+        if direction == ConnectionDirection::Inbound
+            && !already_connected
+            && self
+                .peers
+                .get(&peer)
+                .and_then(|i| i.refuse_inbound_before)
+                .is_some_and(|until| until > now)
+        {
+            return Admission::Backoff;
+        }
         let already = self.peers.get(&peer).is_some_and(|i| i.connected.is_some());
         if !already && self.connected_count() >= self.max_peers() {
             return Admission::Full;
@@ -529,6 +557,7 @@ impl PeerManager {
         };
         let backoff = redial_backoff(info.disconnects, reason);
         info.redial_not_before = Some(now + backoff);
+        info.refuse_inbound_before = reason.is_deliberate().then_some(now + backoff);
         info.connected = None;
         info.connected_since = None;
         info.status = None;
@@ -849,6 +878,45 @@ mod tests {
         pm.on_disconnected(&a, DisconnectReason::Remote, now);
         assert_eq!(pm.connected_per_client().iter().sum::<usize>(), 2);
         assert_eq!(pm.peer(&a).unwrap().custody_group_count(), Some(8));
+    }
+
+    #[test]
+    fn a_peer_we_disconnected_on_purpose_is_refused_inbound_until_its_backoff_passes() {
+        let mut pm = manager(10);
+        let now = Instant::now();
+        for reason in [DisconnectReason::GoodbyeSent, DisconnectReason::Excess] {
+            let peer = PeerId::random();
+            pm.on_connection_established(peer, ConnectionDirection::Inbound, now);
+            let backoff = pm.on_disconnected(&peer, reason, now);
+            assert_eq!(
+                pm.on_connection_established(peer, ConnectionDirection::Inbound, now),
+                Admission::Backoff,
+                "{reason:?}"
+            );
+            let later = now + backoff;
+            assert_eq!(
+                pm.on_connection_established(peer, ConnectionDirection::Inbound, later),
+                Admission::Accept
+            );
+        }
+        // A peer that left us, or restarted, may come back at once; one disconnected for its
+        // score too (to be scored on, up to a ban).
+        for reason in [
+            DisconnectReason::Score,
+            DisconnectReason::Remote,
+            DisconnectReason::GoodbyeReceived(1),
+            DisconnectReason::Idle,
+            DisconnectReason::Restarted,
+        ] {
+            let peer = PeerId::random();
+            pm.on_connection_established(peer, ConnectionDirection::Outbound, now);
+            pm.on_disconnected(&peer, reason, now);
+            assert_eq!(
+                pm.on_connection_established(peer, ConnectionDirection::Inbound, now),
+                Admission::Accept,
+                "{reason:?}"
+            );
+        }
     }
 
     #[test]

@@ -1965,6 +1965,12 @@ impl<E: EthSpec> Service<E> {
                     }
                     Admission::Banned => self.disconnect(peer_id, DisconnectReason::Banned),
                     Admission::Full => self.disconnect(peer_id, DisconnectReason::Excess),
+                    // Its backoff after we sent it away has not passed (or its dial crossed our
+                    // disconnect): closed, not announced, not counted.
+                    Admission::Backoff => {
+                        tracing::debug!(%peer_id, "inbound connection inside the backoff of a deliberate disconnect: closed");
+                        self.disconnect(peer_id, DisconnectReason::Excess)
+                    }
                 }
             }
             SwarmEvent::ConnectionClosed {
