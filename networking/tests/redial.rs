@@ -124,21 +124,22 @@ async fn a_request_to_a_disconnected_peer_fails_without_dialing_it() {
 
     let b_peer = wait_connected(&mut a).await;
     let a_peer = wait_connected(&mut b).await;
-    // a learns b's listening address from identify, so a dial of b could succeed.
-    let deadline = tokio::time::Instant::now() + TIMEOUT;
-    while !a
-        .handle
-        .connected_peer_details()
-        .await
-        .iter()
-        .any(|p| p.peer_id == b_peer && p.agent_version.is_some())
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "identify never answered"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // a learns b's listening address from identify, so a dial of b could succeed: waited for
+    // on the peer table's change notifications (identify's answer is one).
+    let mut table = a.handle.peer_table_changes();
+    tokio::time::timeout(TIMEOUT, async {
+        while !a
+            .handle
+            .connected_peer_details()
+            .await
+            .iter()
+            .any(|p| p.peer_id == b_peer && p.agent_version.is_some())
+        {
+            table.changed().await.expect("the network service runs");
+        }
+    })
+    .await
+    .expect("identify answered");
     a.handle.disconnect(b_peer);
     wait_disconnected(&mut a, b_peer).await;
     wait_disconnected(&mut b, a_peer).await;

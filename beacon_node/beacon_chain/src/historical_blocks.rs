@@ -351,9 +351,9 @@ fn verify_hash_chain<E: EthSpec>(
     Ok(roots)
 }
 
-/// How many blobs a block commits to (none before Fulu's blocks here: backfill stores earlier
-/// forks' blocks without columns).
-fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
+/// How many blobs a block commits to (0 for blocks before Fulu: they have no columns to fetch
+/// or check).
+pub fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
     match block {
         SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
         _ => 0,

@@ -281,12 +281,7 @@ pub(crate) fn is_imported<E: EthSpec>(chain: &BeaconChain<E>, root: &Root) -> bo
     chain.is_block_known(root) && chain.unimported_block(root).is_none()
 }
 
-pub(crate) fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
-    match block {
-        SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
-        _ => 0,
-    }
-}
+pub(crate) use beacon_chain::historical_blocks::blob_count;
 
 impl<E: EthSpec> RangeSync<E> {
     pub(crate) fn new(
