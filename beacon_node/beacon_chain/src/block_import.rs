@@ -127,6 +127,60 @@ impl<E: EthSpec> BeaconChain<E> {
         self.import_metrics.register(registry)
     }
 
+    /// A gossip-verified block's import, owned by the chain: `engine_newPayload` is sent for
+    /// it (beside the import, [`Self::verify_payload_beside_import`]) unless it was already,
+    /// then the block goes into the availability checker ([`Self::process_gossip_block`] with
+    /// the verdict) and is imported when its custody columns are here. A payload the execution
+    /// client found invalid already is never made available: its columns cannot import it
+    /// later either.
+    pub fn import_gossip_block(
+        self: &Arc<Self>,
+        block: GossipVerifiedBlock<E>,
+    ) -> Result<BlockProcessed, ChainError> {
+        let root = block.block_root;
+        let slot = block.block.slot();
+        if !self.has_payload_verdict(&root) {
+            self.verify_payload_beside_import(root, block.block.clone());
+        }
+        // Columns that complete the block later read the same verdict.
+        let verdict = self.payload_verdict(&root);
+        if verdict.get() == Some(crate::chain::PayloadStatus::Invalidated) {
+            self.set_payload_status(root, crate::chain::PayloadStatus::Invalidated);
+            self.record_unimported_block(root, UnimportedBlock::Failed { slot });
+            return Err(ChainError::InvalidPayload(root));
+        }
+        self.process_gossip_block(block, &verdict, &verdict)
+    }
+
+    /// Gossip-verified columns of block `root` into the availability checker, with the
+    /// block's own payload verdict (in flight or known); the block, when they complete it, is
+    /// imported. A block not here yet is imported by its own arrival.
+    pub fn import_gossip_data_columns(
+        &self,
+        root: &Root,
+        columns: Vec<GossipVerifiedDataColumn<E>>,
+    ) -> Result<Vec<BlockProcessed>, ChainError> {
+        let verdict = self.payload_verdict(root);
+        self.process_gossip_data_columns(columns, &verdict, &verdict)
+    }
+
+    /// [`Self::reconstruct_data_columns`] with the block's own payload verdict.
+    pub fn reconstruct_missing_columns(&self, root: &Root) -> Result<Reconstructed<E>, ChainError> {
+        let verdict = self.payload_verdict(root);
+        self.reconstruct_data_columns(root, &verdict, &verdict)
+    }
+
+    /// [`Self::process_execution_blobs`] (the blobs from [`Self::blobs_from_execution_layer`])
+    /// with the block's own payload verdict.
+    pub fn import_execution_blobs(
+        &self,
+        root: &Root,
+        blobs: &[crate::execution::ExecutionBlob],
+    ) -> Result<Reconstructed<E>, ChainError> {
+        let verdict = self.payload_verdict(root);
+        self.process_execution_blobs(root, blobs, &verdict, &verdict)
+    }
+
     /// A gossip-verified block into the availability checker; imported at once when its
     /// custody columns are already here (or it has no blobs).
     pub fn process_gossip_block(

@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fork_choice::{AnchorBlock, Columns, ForkChoice, ProcessedBlock, ThreadPool};
+use fork_choice::{AnchorBlock, Columns, Fault, ForkChoice, ProcessedBlock, ThreadPool};
 use light_client::LightClientError;
 use parking_lot::{Mutex, RwLock};
 
@@ -208,6 +208,40 @@ pub enum ChainError {
     /// A chain segment handed in that cannot be imported as given.
     #[error("chain segment: {0}")]
     Segment(#[source] SegmentError),
+}
+
+impl ChainError {
+    /// Whose fault this error is: the block, column or message the chain was given
+    /// ([`Fault::Message`]: a peer that sent it is to blame), or the node's own store, states,
+    /// execution client or bookkeeping ([`Fault::Local`]: no peer is, and the same input may
+    /// import on a retry). Gossip, req/resp and sync read this, not the variants.
+    pub fn fault(&self) -> Fault {
+        match self {
+            ChainError::ForkChoice(e) => e.fault(),
+            // The execution client's verdict on the payload the block carries.
+            ChainError::InvalidPayload(_)
+            // A block of a fork whose blobs come as sidecars, or one already finalized.
+            | ChainError::Availability(AvailabilityError::BlobSidecarFork { .. })
+            // A publication that gave a block with blobs and no columns.
+            | ChainError::NoColumnsGiven { .. } => Fault::Message,
+            ChainError::Availability(AvailabilityError::Finalized { .. })
+            | ChainError::Store(_)
+            | ChainError::State(_)
+            | ChainError::SlotProcessing { .. }
+            | ChainError::StateCaches(_)
+            | ChainError::NotAfterHead { .. }
+            | ChainError::StatePastSlot { .. }
+            | ChainError::Anchor(_)
+            | ChainError::NotInStore { .. }
+            | ChainError::Reconstruction { .. }
+            | ChainError::ExecutionBlobs { .. }
+            | ChainError::ImportTask(_)
+            | ChainError::LightClient(_)
+            | ChainError::MissingSyncCommittee { .. }
+            | ChainError::EmptyStore
+            | ChainError::Segment(_) => Fault::Local,
+        }
+    }
 }
 
 /// Why an anchor block and state cannot start a chain ([`BeaconChain::from_anchor`]).
@@ -491,6 +525,8 @@ pub struct BeaconChain<E: EthSpec> {
     /// `engine_newPayload` calls in flight, by block root, with the block's slot for pruning:
     /// imports of the block wait for the answer after their state transition.
     pending_verdicts: Mutex<HashMap<Root, (Slot, Arc<PendingPayloadVerdict>)>>,
+    /// The execution client, once attached ([`BeaconChain::attach_execution_layer`]).
+    pub(crate) execution_layer: std::sync::OnceLock<crate::execution::ExecutionLayer>,
     /// [`ChainConfig::payload_verdict_wait`].
     payload_verdict_wait: std::time::Duration,
     events: EventBus,
@@ -513,6 +549,8 @@ pub struct BeaconChain<E: EthSpec> {
     /// Writes the epoch snapshots imports deferred and runs the store's finalization
     /// migrations, off the import path (see [`crate::store_writer`]).
     store_writer: StoreWriter<E>,
+    /// What the API's state queries keep between requests (see [`crate::api_states`]).
+    pub(crate) api_state_caches: crate::api_states::ApiStateCaches,
 }
 
 /// How [`BeaconChain::open`] rebuilt fork choice.
@@ -671,6 +709,7 @@ impl<E: EthSpec> BeaconChain<E> {
             unimported: Mutex::new(HashMap::new()),
             payload_statuses: Mutex::new(HashMap::new()),
             pending_verdicts: Mutex::new(HashMap::new()),
+            execution_layer: std::sync::OnceLock::new(),
             payload_verdict_wait: config.payload_verdict_wait,
             events: EventBus::default(),
             pool,
@@ -685,6 +724,7 @@ impl<E: EthSpec> BeaconChain<E> {
             reopened: None,
             import_metrics,
             store_writer,
+            api_state_caches: Default::default(),
         })
     }
 
@@ -880,6 +920,7 @@ impl<E: EthSpec> BeaconChain<E> {
             unimported: Mutex::new(HashMap::new()),
             payload_statuses: Mutex::new(payload_statuses),
             pending_verdicts: Mutex::new(HashMap::new()),
+            execution_layer: std::sync::OnceLock::new(),
             payload_verdict_wait: config.payload_verdict_wait,
             events: EventBus::default(),
             pool,
@@ -898,6 +939,7 @@ impl<E: EthSpec> BeaconChain<E> {
             }),
             import_metrics,
             store_writer,
+            api_state_caches: Default::default(),
         })
     }
 
@@ -1019,6 +1061,12 @@ impl<E: EthSpec> BeaconChain<E> {
         self.fork_choice.lock().contains_block(root) || self.unimported.lock().contains_key(root)
     }
 
+    /// Whether the block `root` is imported (in fork choice with its post-state), not merely
+    /// seen.
+    pub fn is_block_imported(&self, root: &Root) -> bool {
+        self.fork_choice.lock().contains_block(root) && !self.unimported.lock().contains_key(root)
+    }
+
     /// Records a block seen without a post-state (failed or pending).
     pub fn record_unimported_block(&self, root: Root, block: UnimportedBlock) {
         self.unimported.lock().insert(root, block);
@@ -1037,6 +1085,12 @@ impl<E: EthSpec> BeaconChain<E> {
         let (sender, pending) = PendingPayloadVerdict::channel();
         self.pending_verdicts.lock().insert(root, (slot, pending));
         sender
+    }
+
+    /// Whether `engine_newPayload` for block `root` is in flight or answered.
+    pub fn has_payload_verdict(&self, root: &Root) -> bool {
+        self.pending_verdicts.lock().contains_key(root)
+            || self.payload_statuses.lock().contains_key(root)
     }
 
     /// The verdict on block `root`'s payload for its import: the one in flight
@@ -1909,5 +1963,39 @@ pub(crate) fn electra_message<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Optio
     match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => Some(&b.message),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_store_and_states_are_our_fault_and_an_invalid_payload_is_the_blocks() {
+        let ours = [
+            ChainError::Store(store::StoreError::MissingSchemaVersion),
+            ChainError::NotInStore {
+                what: StoredItem::SplitState,
+                root: Root::ZERO,
+            },
+            ChainError::EmptyStore,
+            ChainError::ForkChoice(fork_choice::Error::MissingBlockState(Root::ZERO)),
+        ];
+        for e in ours {
+            assert_eq!(e.fault(), Fault::Local, "{e}");
+        }
+        let theirs = [
+            ChainError::InvalidPayload(Root::ZERO),
+            ChainError::NoColumnsGiven {
+                block_root: Root::ZERO,
+            },
+            ChainError::ForkChoice(fork_choice::Error::FutureBlock {
+                block_slot: 9,
+                current_slot: 1,
+            }),
+        ];
+        for e in theirs {
+            assert_eq!(e.fault(), Fault::Message, "{e}");
+        }
     }
 }

@@ -50,7 +50,31 @@ pub enum ExecutionError {
     /// A state helper failed.
     #[error("state: {0}")]
     State(#[from] state_processing::Error),
+    /// The execution client gave a blob that is not one (`engine_getBlobsV2`).
+    #[error("a malformed blob from the execution client: {0}")]
+    MalformedBlob(#[source] kzg::Error),
+    /// No execution client is attached to the chain ([`BeaconChain::attach_execution_layer`]).
+    #[error("no execution client is attached")]
+    NotAttached,
 }
+
+/// The execution client as the chain talks to it: the engine API client, and the runtime its
+/// calls run on (the chain's own work is synchronous, on the processor's pools).
+#[derive(Debug, Clone)]
+pub struct ExecutionLayer {
+    /// The engine API client.
+    pub engine: Arc<EngineApiClient>,
+    /// The runtime the engine calls are spawned on.
+    pub runtime: tokio::runtime::Handle,
+}
+
+/// [`BeaconChain::attach_execution_layer`] was called a second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an execution client is attached to the chain already")]
+pub struct AlreadyAttached;
+
+/// A blob and its cell proofs from the execution client (`engine_getBlobsV2`).
+pub type ExecutionBlob = (kzg::Blob, Vec<kzg::KzgProof>);
 
 /// The spec's `NewPayloadRequest` of a block: its payload, the versioned hashes of its blob
 /// commitments, its parent root and its execution requests.
@@ -154,6 +178,132 @@ impl<E: EthSpec> BeaconChain<E> {
             tracing::warn!(block_root = %root, error = %e, "the payload verdict not applied");
         }
         answer.map(|_| status)
+    }
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// Gives the chain its execution client: from then on the chain sends `engine_newPayload`
+    /// for the blocks it is given to import ([`Self::verify_payload_beside_import`]) and asks
+    /// for blobs ([`Self::blobs_from_execution_layer`]). Once; a chain without one imports
+    /// every payload optimistically (tests, tools).
+    pub fn attach_execution_layer(
+        &self,
+        engine: Arc<EngineApiClient>,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<(), AlreadyAttached> {
+        self.execution_layer
+            .set(ExecutionLayer { engine, runtime })
+            .map_err(|_| AlreadyAttached)
+    }
+
+    /// The attached execution client.
+    pub fn execution_layer(&self) -> Option<&ExecutionLayer> {
+        self.execution_layer.get()
+    }
+
+    /// Sends `engine_newPayload` for `block` (root `root`), which is about to be imported, on
+    /// the execution client's runtime: the import runs its state transition meanwhile and waits
+    /// for the verdict before fork choice ([`Self::payload_verdict`]). Without an execution
+    /// client nothing is sent and the payload imports not validated.
+    pub fn verify_payload_beside_import(
+        self: &Arc<Self>,
+        root: Root,
+        block: Arc<SignedBeaconBlock<E>>,
+    ) {
+        let Some(execution) = self.execution_layer.get() else {
+            return;
+        };
+        let sender = self.expect_payload_verdict(root, block.slot());
+        let chain = self.clone();
+        let engine = execution.engine.clone();
+        execution.runtime.spawn(async move {
+            // A failure is logged there and leaves the payload not validated.
+            let _ = chain
+                .notify_new_payload_beside_import(&engine, root, &block, sender)
+                .await;
+        });
+    }
+
+    /// [`Self::verify_payload_beside_import`] for a segment of blocks about to be imported in
+    /// order: `engine_newPayload` for each block not imported yet, oldest first, one after
+    /// the other on the runtime. Returns each block's verdict (in flight, or known for a block
+    /// imported already or with no execution client), for the segment's import.
+    pub fn verify_payloads_beside_import(
+        self: &Arc<Self>,
+        blocks: &Arc<Vec<Arc<SignedBeaconBlock<E>>>>,
+    ) -> Vec<BlockPayloadVerdict> {
+        let execution = self.execution_layer.get();
+        let mut verdicts = Vec::with_capacity(blocks.len());
+        let mut senders = Vec::with_capacity(blocks.len());
+        for (index, block) in blocks.iter().enumerate() {
+            let root = block.canonical_root();
+            if self.is_block_imported(&root) {
+                verdicts.push(BlockPayloadVerdict::Known(PayloadStatus::Valid));
+            } else if execution.is_none() {
+                verdicts.push(BlockPayloadVerdict::Known(PayloadStatus::NotValidated));
+            } else {
+                let (sender, pending) = PendingPayloadVerdict::channel();
+                senders.push((index, root, sender));
+                verdicts.push(BlockPayloadVerdict::Pending(pending));
+            }
+        }
+        if let Some(execution) = execution
+            && !senders.is_empty()
+        {
+            let chain = self.clone();
+            let engine = execution.engine.clone();
+            let blocks = blocks.clone();
+            execution.runtime.spawn(async move {
+                for (index, root, sender) in senders {
+                    let _ = chain
+                        .notify_new_payload_beside_import(&engine, root, &blocks[index], sender)
+                        .await;
+                }
+            });
+        }
+        verdicts
+    }
+
+    /// The blobs of `block`'s commitments from the execution client's pool
+    /// (`engine_getBlobsV2`): `None` when it lacks any of them or the block has none.
+    ///
+    /// [spec]: fulu/p2p-interface.md#distributed-blob-publishing-using-blobs-retrieved-from-local-execution-layer-client
+    pub async fn blobs_from_execution_layer(
+        &self,
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<Option<Vec<ExecutionBlob>>, ExecutionError> {
+        let execution = self
+            .execution_layer
+            .get()
+            .ok_or(ExecutionError::NotAttached)?;
+        let hashes: Vec<VersionedHash> = match block {
+            SignedBeaconBlock::Fulu(inner) => inner
+                .message
+                .body
+                .blob_kzg_commitments
+                .iter()
+                .map(kzg_commitment_to_versioned_hash)
+                .collect(),
+            _ => return Ok(None),
+        };
+        if hashes.is_empty() {
+            return Ok(None);
+        }
+        let Some(items) = execution.engine.get_blobs_v2::<E>(&hashes).await? else {
+            return Ok(None);
+        };
+        items
+            .into_iter()
+            .map(|item| {
+                let blob =
+                    kzg::blob_from_bytes(&item.blob[..]).map_err(ExecutionError::MalformedBlob)?;
+                Ok((
+                    *blob,
+                    item.proofs.iter().map(|p| kzg::KzgProof(p.0)).collect(),
+                ))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
     }
 }
 

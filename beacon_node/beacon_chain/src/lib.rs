@@ -45,9 +45,12 @@ pub use chain::{
     UnimportedBlock,
 };
 pub use execution::{
-    BlockPayloadVerdict, ExecutionError, PayloadStatusSource, PayloadVerdict, PayloadVerdictSender,
-    PendingPayloadVerdict, notify_new_payload, update_execution_head,
+    AlreadyAttached, BlockPayloadVerdict, ExecutionBlob, ExecutionError, ExecutionLayer,
+    PayloadStatusSource, PayloadVerdict, PayloadVerdictSender, PendingPayloadVerdict,
+    notify_new_payload, update_execution_head,
 };
+/// Whose fault an error is ([`ChainError::fault`], [`fork_choice::Error::fault`]).
+pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
 pub use gossip::Verdict;
 pub use internal_error::InternalError;

@@ -965,6 +965,80 @@ async fn the_execution_clients_verdict_decides_import_and_production() {
     );
 }
 
+/// A gossip block handed to the chain is checked by the chain's own execution client
+/// (`engine_newPayload` beside the import): no caller fetches or hands back a verdict. An
+/// INVALID answer fails the import and the block is remembered as failed; a VALID one imports
+/// it with a validated payload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_chain_asks_its_own_execution_client_for_a_gossip_blocks_verdict() {
+    let h = harness().await;
+    // Blocks without blobs: available at once, so the import reaches the verdict.
+    h.mock.set_blobs_per_payload(0);
+    let chain = h.producer.chain().clone();
+    chain
+        .attach_execution_layer(
+            engine(h.mock.url(), &h.jwt),
+            tokio::runtime::Handle::current(),
+        )
+        .unwrap();
+    assert!(
+        chain
+            .attach_execution_layer(
+                engine(h.mock.url(), &h.jwt),
+                tokio::runtime::Handle::current()
+            )
+            .is_err(),
+        "attached once only"
+    );
+    let import = |signed: SignedBeaconBlock<E>| {
+        let chain = chain.clone();
+        // The import blocks its thread while it waits for the verdict: off the runtime.
+        tokio::task::spawn_blocking(move || {
+            let verified = chain
+                .verify_block_for_gossip(Arc::new(signed), chain.now_ms())
+                .unwrap();
+            chain.import_gossip_block(verified)
+        })
+    };
+
+    let invalid = produce(&h, 1).await;
+    let BeaconBlock::Fulu(message) = &invalid.block else {
+        panic!("a Fulu block")
+    };
+    h.mock.set_payload_status(
+        message.body.execution_payload.block_hash,
+        mock_execution_layer::MockPayloadStatus::Invalid {
+            latest_valid_hash: Some(h.mock.genesis_block_hash()),
+        },
+    );
+    let err = import(sign(&h, &invalid)).await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, beacon_chain::ChainError::InvalidPayload(root) if root == invalid.block_root),
+        "{err}"
+    );
+    assert_eq!(err.fault(), beacon_chain::Fault::Message);
+    assert_eq!(
+        chain.payload_status(&invalid.block_root),
+        beacon_chain::PayloadStatus::Invalidated
+    );
+    assert_eq!(chain.head().slot, 0);
+
+    // The next slot's (gossip takes one block per proposer and slot), on genesis again.
+    let valid = produce(&h, 2).await;
+    let outcome = import(sign(&h, &valid)).await.unwrap().unwrap();
+    assert_eq!(
+        outcome,
+        beacon_chain::BlockProcessed::Imported(valid.block_root)
+    );
+    assert_eq!(
+        chain.payload_status(&valid.block_root),
+        beacon_chain::PayloadStatus::Valid
+    );
+    let head = chain.head();
+    assert_eq!(head.block_root, valid.block_root);
+    assert!(!head.execution_optimistic);
+}
+
 #[test]
 fn a_payload_verdict_answers_the_state_transition() {
     use state_processing::per_block::ExecutionEngine;
