@@ -145,8 +145,13 @@ impl<E: EthSpec> BeaconChain<E> {
         // Columns that complete the block later read the same verdict.
         let verdict = self.payload_verdict(&root);
         if verdict.get() == Some(crate::chain::PayloadStatus::Invalidated) {
-            self.set_payload_status(root, crate::chain::PayloadStatus::Invalidated);
-            self.record_unimported_block(root, UnimportedBlock::Failed { slot });
+            self.record_unimported_block(
+                root,
+                UnimportedBlock::Failed {
+                    slot,
+                    payload: crate::chain::PayloadStatus::Invalidated,
+                },
+            );
             return Err(ChainError::InvalidPayload(root));
         }
         self.process_gossip_block(block, &verdict, &verdict)

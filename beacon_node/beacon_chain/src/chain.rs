@@ -334,18 +334,10 @@ pub enum SegmentError {
     },
 }
 
-/// The execution status of a block's payload, as the gossip rules and optimistic sync read it.
-///
-/// [spec]: sync/optimistic.md
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PayloadStatus {
-    /// The execution client found the payload valid.
-    Valid,
-    /// The execution client found the payload (or an ancestor's) invalid.
-    Invalidated,
-    /// Not validated yet: imported optimistically.
-    NotValidated,
-}
+/// The execution status of a block's payload, as the gossip rules and optimistic sync read
+/// it: fork choice keeps it on its nodes ([`fork_choice::ExecutionStatus`]); a block that
+/// failed before fork choice took it keeps it in its [`UnimportedBlock::Failed`] record.
+pub use fork_choice::ExecutionStatus as PayloadStatus;
 
 /// A block the node has seen but holds no post-state for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -354,6 +346,9 @@ pub enum UnimportedBlock {
     Failed {
         /// Its slot.
         slot: Slot,
+        /// What the execution client said of its payload (invalidated when that is why it
+        /// failed).
+        payload: PayloadStatus,
     },
     /// It is queued for import (waiting for its columns or a worker).
     Pending {
@@ -521,7 +516,6 @@ pub struct BeaconChain<E: EthSpec> {
     head: RwLock<Arc<HeadSnapshot<E>>>,
     pub(crate) observed: Mutex<Observed<E>>,
     pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
-    payload_statuses: Mutex<HashMap<Root, PayloadStatus>>,
     /// `engine_newPayload` calls in flight, by block root, with the block's slot for pruning:
     /// imports of the block wait for the answer after their state transition.
     pending_verdicts: Mutex<HashMap<Root, (Slot, Arc<PendingPayloadVerdict>)>>,
@@ -707,7 +701,6 @@ impl<E: EthSpec> BeaconChain<E> {
             head: RwLock::new(Arc::new(head)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
-            payload_statuses: Mutex::new(HashMap::new()),
             pending_verdicts: Mutex::new(HashMap::new()),
             execution_layer: std::sync::OnceLock::new(),
             payload_verdict_wait: config.payload_verdict_wait,
@@ -843,20 +836,6 @@ impl<E: EthSpec> BeaconChain<E> {
             "blocks imported again since the persisted fork choice"
         );
         fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
-        let payload_statuses: HashMap<Root, PayloadStatus> = fork_choice
-            .proto_array()
-            .nodes()
-            .iter()
-            .filter(|node| node.root != split.block_root)
-            .map(|node| {
-                let status = if fork_choice.is_invalidated(&node.root) {
-                    PayloadStatus::Invalidated
-                } else {
-                    PayloadStatus::NotValidated
-                };
-                (node.root, status)
-            })
-            .collect();
 
         let head = fork_choice.get_head()?;
         let mut head_state = fork_choice.load_block_state(&head.root)?;
@@ -918,7 +897,6 @@ impl<E: EthSpec> BeaconChain<E> {
             head: RwLock::new(Arc::new(snapshot)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
-            payload_statuses: Mutex::new(payload_statuses),
             pending_verdicts: Mutex::new(HashMap::new()),
             execution_layer: std::sync::OnceLock::new(),
             payload_verdict_wait: config.payload_verdict_wait,
@@ -1090,7 +1068,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// Whether `engine_newPayload` for block `root` is in flight or answered.
     pub fn has_payload_verdict(&self, root: &Root) -> bool {
         self.pending_verdicts.lock().contains_key(root)
-            || self.payload_statuses.lock().contains_key(root)
+            || self.payload_status(root) != PayloadStatus::NotValidated
     }
 
     /// The verdict on block `root`'s payload for its import: the one in flight
@@ -1139,9 +1117,18 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(())
     }
 
-    /// Records the execution status of block `root`'s payload.
+    /// Records the execution status of block `root`'s payload as given (no ancestor or
+    /// descendant follows it: the spec tests label each block): on its fork-choice node, or in
+    /// the record of a block that failed. Nothing is recorded for a block that is neither
+    /// (pending, or unknown): its status is the verdict its import will read.
     pub fn set_payload_status(&self, root: Root, status: PayloadStatus) {
-        self.payload_statuses.lock().insert(root, status);
+        if self.fork_choice.lock().set_execution_status(&root, status) {
+            return;
+        }
+        if let Some(UnimportedBlock::Failed { payload, .. }) = self.unimported.lock().get_mut(&root)
+        {
+            *payload = status;
+        }
     }
 
     /// The execution client called the payload of block `root` VALID (a `forkchoiceUpdated`
@@ -1152,31 +1139,7 @@ impl<E: EthSpec> BeaconChain<E> {
     ///
     /// [spec]: sync/optimistic.md#helpers (`latest_valid_ancestor`: a VALID payload's ancestors are valid)
     pub fn on_valid_execution_block(&self, root: Root) {
-        let ancestry: Vec<Root> = {
-            let fork_choice = self.fork_choice.lock();
-            let proto = fork_choice.proto_array();
-            let mut roots = Vec::new();
-            let mut index = proto.index_of(&root);
-            while let Some(node) = index.and_then(|i| proto.node(i)) {
-                roots.push(node.root);
-                index = node.parent;
-            }
-            roots
-        };
-        {
-            let mut statuses = self.payload_statuses.lock();
-            for ancestor in &ancestry {
-                match statuses.get(ancestor) {
-                    Some(PayloadStatus::Valid) => break,
-                    // An invalidated block below a VALID one cannot be: leave the record for
-                    // whoever invalidated it rather than overwrite it.
-                    Some(PayloadStatus::Invalidated) => break,
-                    _ => {
-                        statuses.insert(*ancestor, PayloadStatus::Valid);
-                    }
-                }
-            }
-        }
+        let ancestry = self.fork_choice.lock().on_valid_payload(&root);
         let head = self.head();
         if head.execution_optimistic && ancestry.contains(&head.block_root) {
             let mut current = self.head.write();
@@ -1190,11 +1153,13 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// The execution status of block `root`'s payload; `NotValidated` when none was recorded.
     pub fn payload_status(&self, root: &Root) -> PayloadStatus {
-        self.payload_statuses
-            .lock()
-            .get(root)
-            .copied()
-            .unwrap_or(PayloadStatus::NotValidated)
+        if let Some(status) = self.fork_choice.lock().execution_status(root) {
+            return status;
+        }
+        match self.unimported.lock().get(root) {
+            Some(UnimportedBlock::Failed { payload, .. }) => *payload,
+            _ => PayloadStatus::NotValidated,
+        }
     }
 
     /// Records a partial data column header validated for block `root` (one derived from a
@@ -1293,16 +1258,9 @@ impl<E: EthSpec> BeaconChain<E> {
         from: &Root,
         latest_valid_hash: Option<Root>,
     ) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
-        let invalidated = self
-            .fork_choice
+        self.fork_choice
             .lock()
             .invalidate_payloads(from, latest_valid_hash);
-        {
-            let mut statuses = self.payload_statuses.lock();
-            for root in invalidated {
-                statuses.insert(root, PayloadStatus::Invalidated);
-            }
-        }
         self.recompute_head()
     }
 
@@ -1408,8 +1366,13 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         if payload_status == PayloadStatus::Invalidated {
             self.pending_verdicts.lock().remove(&block_root);
-            self.set_payload_status(block_root, payload_status);
-            self.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
+            self.record_unimported_block(
+                block_root,
+                UnimportedBlock::Failed {
+                    slot,
+                    payload: payload_status,
+                },
+            );
             return Err(ChainError::InvalidPayload(block_root));
         }
         let post_state = {
@@ -1418,6 +1381,13 @@ impl<E: EthSpec> BeaconChain<E> {
                 Some(processed) => fc.insert_block(processed),
                 None => Ok(block_root),
             });
+            // A verdict that came after the wait may have been applied already
+            // (`on_payload_verdict`, once the block was in fork choice): not validated does
+            // not overwrite it. A payload is VALID only on a valid chain: ancestors imported
+            // while the execution client was syncing are valid now too.
+            if inserted.is_ok() && payload_status == PayloadStatus::Valid {
+                fc.on_valid_payload(&block_root);
+            }
             match inserted.map(|root| apply_block_body(&mut fc, &block, root)) {
                 Ok(state) => state,
                 Err(e) => {
@@ -1431,7 +1401,13 @@ impl<E: EthSpec> BeaconChain<E> {
                                 | fork_choice::Error::FutureBlock { .. }
                         )
                     {
-                        self.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
+                        self.record_unimported_block(
+                            block_root,
+                            UnimportedBlock::Failed {
+                                slot,
+                                payload: payload_status,
+                            },
+                        );
                     }
                     return Err(e.into());
                 }
@@ -1439,23 +1415,6 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         self.unimported.lock().remove(&block_root);
         self.pending_verdicts.lock().remove(&block_root);
-        {
-            // A verdict that came after the wait may have been applied already
-            // (`on_payload_verdict`, once the block was in fork choice): not validated does
-            // not overwrite it.
-            let mut statuses = self.payload_statuses.lock();
-            let recorded = statuses.entry(block_root).or_insert(payload_status);
-            if payload_status != PayloadStatus::NotValidated {
-                *recorded = payload_status;
-            }
-        }
-        // A payload is VALID only on a valid chain: ancestors imported while the execution
-        // client was syncing (not validated) are valid now too.
-        if payload_status == PayloadStatus::Valid
-            && self.payload_status(&block.parent_root()) == PayloadStatus::NotValidated
-        {
-            self.on_valid_execution_block(block.parent_root());
-        }
         let state_root = block.state_root();
 
         let store_write = std::time::Instant::now();
@@ -1813,18 +1772,13 @@ impl<E: EthSpec> BeaconChain<E> {
         self.da_checker.lock().prune(finalized_slot);
         self.timelines.lock().prune(current_slot);
         self.unimported.lock().retain(|_, b| match b {
-            UnimportedBlock::Failed { slot } | UnimportedBlock::Pending { slot } => {
+            UnimportedBlock::Failed { slot, .. } | UnimportedBlock::Pending { slot } => {
                 *slot > finalized_slot
             }
         });
         self.pending_verdicts
             .lock()
             .retain(|_, (slot, _)| *slot > finalized_slot);
-        // Lock order: fork choice, then the payload statuses (as everywhere).
-        let fc = self.fork_choice.lock();
-        self.payload_statuses
-            .lock()
-            .retain(|root, _| fc.contains_block(root));
         Ok(())
     }
 }

@@ -85,15 +85,15 @@ impl<E: types::EthSpec> BeaconChain<E> {
 
     /// A copy of the fork-choice store: checkpoints and every block it holds.
     pub fn fork_choice_dump(&self) -> ForkChoiceDump {
-        let (mut dump, invalidated) = {
+        let (mut dump, statuses) = {
             let fc = self.fork_choice.lock();
-            let mut invalidated = Vec::new();
+            let mut statuses = Vec::new();
             let nodes = fc
                 .proto_array()
                 .nodes()
                 .iter()
                 .map(|node| {
-                    invalidated.push(fc.is_invalidated(&node.root));
+                    statuses.push(node.execution_status);
                     let finalized_epoch = node.finalized_epoch;
                     ForkChoiceNode {
                         slot: node.slot,
@@ -118,23 +118,19 @@ impl<E: types::EthSpec> BeaconChain<E> {
                 proposer_boost_root: fc.proposer_boost_root(),
                 nodes,
             };
-            (dump, invalidated)
+            (dump, statuses)
         };
         let finalized_root = dump.finalized_checkpoint.root;
-        for (node, invalid) in dump.nodes.iter_mut().zip(invalidated) {
-            node.validity = if invalid {
-                PayloadValidity::Invalid
-            } else {
-                match self.payload_status(&node.block_root) {
-                    PayloadStatus::Valid => PayloadValidity::Valid,
-                    PayloadStatus::Invalidated => PayloadValidity::Invalid,
-                    // The finalized block counts as valid, as everywhere in the API
-                    // (`execution_optimistic` is false for finalized data).
-                    PayloadStatus::NotValidated if node.block_root == finalized_root => {
-                        PayloadValidity::Valid
-                    }
-                    PayloadStatus::NotValidated => PayloadValidity::Optimistic,
+        for (node, status) in dump.nodes.iter_mut().zip(statuses) {
+            node.validity = match status {
+                PayloadStatus::Valid => PayloadValidity::Valid,
+                PayloadStatus::Invalidated => PayloadValidity::Invalid,
+                // The finalized block counts as valid, as everywhere in the API
+                // (`execution_optimistic` is false for finalized data).
+                PayloadStatus::NotValidated if node.block_root == finalized_root => {
+                    PayloadValidity::Valid
                 }
+                PayloadStatus::NotValidated => PayloadValidity::Optimistic,
             };
         }
         dump

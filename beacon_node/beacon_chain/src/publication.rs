@@ -291,7 +291,13 @@ impl<E: EthSpec> BlockProducer<E> {
         // payload is never broadcast there.
         if status == PayloadStatus::Invalidated {
             // Its descendants are refused as the descendants of any invalid block are.
-            chain.record_unimported_block(block_root, UnimportedBlock::Failed { slot });
+            chain.record_unimported_block(
+                block_root,
+                UnimportedBlock::Failed {
+                    slot,
+                    payload: PayloadStatus::Invalidated,
+                },
+            );
             if level == BroadcastValidation::Gossip {
                 published.outcome = PublishOutcome::BroadcastNotImported(InternalError::new(
                     PublishError::PayloadInvalid(block_root),

@@ -972,7 +972,8 @@ fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
     assert_eq!(
         h.chain.unimported_block(&invalid_root),
         Some(UnimportedBlock::Failed {
-            slot: ANCHOR_SLOT + 2
+            slot: ANCHOR_SLOT + 2,
+            payload: PayloadStatus::Invalidated,
         })
     );
     let child = next_block(&h, &invalid, ANCHOR_SLOT + 3);

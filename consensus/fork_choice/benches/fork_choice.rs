@@ -10,7 +10,7 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use fork_choice::persist::{decode_latest_messages_from, encode_latest_messages};
-use fork_choice::{ProtoArray, ProtoNode, VoteTracker};
+use fork_choice::{ExecutionStatus, ProtoArray, ProtoNode, VoteTracker};
 use std::hint::black_box;
 use types::{Root, phase0::Checkpoint};
 
@@ -56,6 +56,7 @@ fn tree() -> ProtoArray {
                 finalized_epoch: 0,
                 timely: true,
                 weight: 0,
+                execution_status: ExecutionStatus::NotValidated,
             })
             .expect("fresh roots");
     }

@@ -35,7 +35,7 @@ use types::{
 use crate::{
     data_availability::{Columns, is_data_available},
     error::{Error, StateUnavailableCause},
-    proto_array::{ProtoArray, ProtoNode},
+    proto_array::{ExecutionStatus, ProtoArray, ProtoNode},
     votes::VoteTracker,
 };
 
@@ -222,9 +222,6 @@ pub struct ForkChoice<E: EthSpec> {
     applied_boost: Option<(Root, Gwei)>,
     /// Each block's execution payload block hash (optimistic sync walks them).
     payload_hashes: FxHashMap<Root, Root>,
-    /// Blocks whose payload (or an ancestor's) the execution client found invalid, and their
-    /// descendants: not viable for the head, and nothing may build on them.
-    invalidated: FxHashSet<Root>,
     /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all.
     state_loader: Option<Arc<dyn StateLoader<E>>>,
     /// Blocks' post-states advanced through empty slots ahead of the next block (the node's
@@ -311,6 +308,7 @@ impl<E: EthSpec> ForkChoice<E> {
             finalized_epoch: view.finalized_checkpoint.epoch,
             timely: false,
             weight: 0,
+            execution_status: ExecutionStatus::NotValidated,
         })?;
         let mut block_states = FxHashMap::default();
         block_states.insert(anchor_root, anchor_state.clone());
@@ -335,7 +333,6 @@ impl<E: EthSpec> ForkChoice<E> {
             balances: JustifiedBalances::default(),
             applied_boost: None,
             payload_hashes: FxHashMap::default(),
-            invalidated: FxHashSet::default(),
             state_loader: None,
             advanced_states: Vec::new(),
             memory_limit: None,
@@ -552,21 +549,28 @@ impl<E: EthSpec> ForkChoice<E> {
             if node.parent.is_none() {
                 break;
             }
-            if self.invalidated.insert(node.root) {
-                newly.push(node.root);
+            let (root, parent) = (node.root, node.parent);
+            if node.execution_status != ExecutionStatus::Invalidated {
+                self.proto
+                    .set_execution_status(i, ExecutionStatus::Invalidated);
+                newly.push(root);
             }
             if !lvh_known {
                 break;
             }
-            index = node.parent;
+            index = parent;
         }
         // Descendants, in one forward pass (parents come before children).
-        for node in self.proto.nodes() {
+        for i in 0..self.proto.nodes().len() {
+            let node = &self.proto.nodes()[i];
             if let Some(parent) = node.parent
-                && self.invalidated.contains(&self.proto.nodes()[parent].root)
-                && self.invalidated.insert(node.root)
+                && self.proto.nodes()[parent].execution_status == ExecutionStatus::Invalidated
+                && node.execution_status != ExecutionStatus::Invalidated
             {
-                newly.push(node.root);
+                let root = node.root;
+                self.proto
+                    .set_execution_status(i, ExecutionStatus::Invalidated);
+                newly.push(root);
             }
         }
         newly
@@ -574,7 +578,44 @@ impl<E: EthSpec> ForkChoice<E> {
 
     /// Whether block `root`'s payload (or an ancestor's) was found invalid.
     pub fn is_invalidated(&self, root: &Root) -> bool {
-        self.invalidated.contains(root)
+        self.execution_status(root) == Some(ExecutionStatus::Invalidated)
+    }
+
+    /// The execution status of block `root`'s payload; `None` for a block not in the tree.
+    pub fn execution_status(&self, root: &Root) -> Option<ExecutionStatus> {
+        self.proto.get(root).map(|node| node.execution_status)
+    }
+
+    /// Labels block `root`'s payload with `status` as given, no ancestor or descendant
+    /// following it (spec tests label each block; the node's own verdicts go through
+    /// [`Self::on_valid_payload`] and [`Self::invalidate_payloads`]). False for a block not in
+    /// the tree.
+    pub fn set_execution_status(&mut self, root: &Root, status: ExecutionStatus) -> bool {
+        match self.proto.index_of(root) {
+            Some(index) => self.proto.set_execution_status(index, status),
+            None => false,
+        }
+    }
+
+    /// The execution client called block `root`'s payload VALID: it and its ancestors not
+    /// validated yet are valid (a payload is valid only on a valid chain), up to the first one
+    /// validated (or invalidated) already. Returns the blocks validated now, the block first.
+    ///
+    /// [spec]: sync/optimistic.md#helpers (`latest_valid_ancestor`)
+    pub fn on_valid_payload(&mut self, root: &Root) -> Vec<Root> {
+        let mut validated = Vec::new();
+        let mut index = self.proto.index_of(root);
+        while let Some(i) = index {
+            let node = &self.proto.nodes()[i];
+            if node.execution_status != ExecutionStatus::NotValidated {
+                break;
+            }
+            let (root, parent) = (node.root, node.parent);
+            self.proto.set_execution_status(i, ExecutionStatus::Valid);
+            validated.push(root);
+            index = parent;
+        }
+        validated
     }
 
     /// How signatures are checked.
@@ -892,7 +933,7 @@ impl<E: EthSpec> ForkChoice<E> {
         parent_root: Root,
         slot: Slot,
     ) -> Result<(), Error> {
-        if self.invalidated.contains(&parent_root) {
+        if self.is_invalidated(&parent_root) {
             return Err(Error::InvalidatedParent {
                 block: block_root,
                 parent: parent_root,
@@ -971,6 +1012,7 @@ impl<E: EthSpec> ForkChoice<E> {
             finalized_epoch,
             timely: is_timely,
             weight: 0,
+            execution_status: ExecutionStatus::NotValidated,
         })?;
         self.block_states.insert(block_root, post_state);
         self.evict_block_states(Some(block_root));
@@ -1274,12 +1316,11 @@ impl<E: EthSpec> ForkChoice<E> {
     /// [spec]: phase0/fork-choice.md#get_head
     pub fn get_head(&mut self) -> Result<Head, Error> {
         self.update_weights()?;
-        let head = self.proto.find_head_excluding(
+        let head = self.proto.find_head(
             &self.justified_checkpoint,
             &self.finalized_checkpoint,
             self.get_current_store_epoch(),
             E::slots_per_epoch(),
-            &self.invalidated,
         )?;
         let node = &self.proto.nodes()[head];
         Ok(Head {
@@ -1524,15 +1565,11 @@ impl<E: EthSpec> ForkChoice<E> {
         &mut self,
         node: ProtoNode,
         payload_hash: Option<Root>,
-        invalidated: bool,
     ) -> Result<(), Error> {
         let root = node.root;
         self.proto.insert(node)?;
         if let Some(hash) = payload_hash {
             self.payload_hashes.insert(root, hash);
-        }
-        if invalidated {
-            self.invalidated.insert(root);
         }
         Ok(())
     }
@@ -1593,8 +1630,6 @@ impl<E: EthSpec> ForkChoice<E> {
             .retain(|root, _| proto.index_of(root).is_some());
         self.payload_hashes
             .retain(|root, _| proto.index_of(root).is_some());
-        self.invalidated
-            .retain(|root| proto.index_of(root).is_some());
         self.advanced_states
             .retain(|(root, _)| proto.index_of(root).is_some());
         let finalized_epoch = self.finalized_checkpoint.epoch;

@@ -34,7 +34,7 @@ pub use fork_choice::{
     ProcessedBlock, StateLoader, StateLoaderError, StatesInMemory, StatesMemory,
 };
 pub use persist::{PersistedDecodeError, Restored};
-pub use proto_array::{ProtoArray, ProtoNode};
+pub use proto_array::{ExecutionStatus, ProtoArray, ProtoNode};
 pub use votes::VoteTracker;
 
 /// The pool type `on_block`'s KZG verification runs on.

@@ -25,7 +25,7 @@ use types::{Epoch, EthSpec, Root, ValidatorIndex, phase0::Checkpoint};
 
 use crate::error::Error;
 use crate::fork_choice::ForkChoice;
-use crate::proto_array::ProtoNode;
+use crate::proto_array::{ExecutionStatus, ProtoNode};
 use crate::votes::{NO_NODE, VoteTracker};
 
 /// The layout version this code writes and reads.
@@ -305,12 +305,11 @@ fn decode_latest_messages<'a>(r: &mut Reader<'a>) -> Result<LatestMessages<'a>, 
     Ok(latest)
 }
 
-/// One node as read back: the tree's node (no parent index, weight or timeliness yet), its
-/// payload hash and whether it was invalidated.
+/// One node as read back: the tree's node (no parent index, weight or timeliness yet; its
+/// execution status invalidated or not validated) and its payload hash.
 struct PersistedNode {
     node: ProtoNode,
     payload_hash: Option<Root>,
-    invalidated: bool,
 }
 
 /// Bytes of a node without its payload hash.
@@ -341,7 +340,7 @@ impl<E: EthSpec> ForkChoice<E> {
             if hash.is_some() {
                 flags |= HAS_PAYLOAD_HASH;
             }
-            if self.is_invalidated(&node.root) {
+            if node.execution_status == ExecutionStatus::Invalidated {
                 flags |= INVALIDATED;
             }
             w.u8(flags);
@@ -414,9 +413,13 @@ impl<E: EthSpec> ForkChoice<E> {
                     finalized_epoch,
                     timely: false,
                     weight: 0,
+                    execution_status: if flags & INVALIDATED != 0 {
+                        ExecutionStatus::Invalidated
+                    } else {
+                        ExecutionStatus::NotValidated
+                    },
                 },
                 payload_hash,
-                invalidated: flags & INVALIDATED != 0,
             });
         }
         let equivocating_count = r.u32()?;
@@ -441,7 +444,7 @@ impl<E: EthSpec> ForkChoice<E> {
             {
                 continue;
             }
-            self.insert_restored_node(node.clone(), persisted.payload_hash, persisted.invalidated)?;
+            self.insert_restored_node(node.clone(), persisted.payload_hash)?;
             restored.blocks.push(node.root);
         }
         let known = |c: &Checkpoint| self.contains_block(&c.root);

@@ -7,7 +7,7 @@
 //!
 //! [spec]: phase0/fork-choice.md#get_head
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use types::{Epoch, GENESIS_EPOCH, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 
 use crate::error::Error;
@@ -37,6 +37,24 @@ pub struct ProtoNode {
     pub timely: bool,
     /// Votes (and proposer boost) for this block and its descendants.
     pub weight: u64,
+    /// What the execution client said of the block's payload (optimistic sync).
+    pub execution_status: ExecutionStatus,
+}
+
+/// The execution status of a block's payload, as optimistic sync names it: what the
+/// execution client said of it, or that it has not said yet.
+///
+/// [spec]: sync/optimistic.md#helpers
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecutionStatus {
+    /// VALID: the payload (and so its ancestors') is valid.
+    Valid,
+    /// INVALIDATED: the payload, or an ancestor's, is invalid; the block has left the block
+    /// tree (its descendants too).
+    Invalidated,
+    /// NOT_VALIDATED: imported optimistically (the execution client was syncing or did not
+    /// answer in time).
+    NotValidated,
 }
 
 /// The tree of blocks since the finalized block.
@@ -55,6 +73,17 @@ impl ProtoArray {
     /// The nodes, in insertion order.
     pub fn nodes(&self) -> &[ProtoNode] {
         &self.nodes
+    }
+
+    /// Sets the execution status of the node at `index`; false when there is none.
+    pub(crate) fn set_execution_status(&mut self, index: usize, status: ExecutionStatus) -> bool {
+        match self.nodes.get_mut(index) {
+            Some(node) => {
+                node.execution_status = status;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Number of blocks held.
@@ -156,37 +185,18 @@ impl ProtoArray {
 
     /// `get_head(store)` over the held tree: the spec's viability filter (`filter_block_tree`)
     /// for `justified`/`finalized` at `current_epoch`, then from `justified.root` the heaviest
-    /// viable child at each step (ties to the greater root).
+    /// viable child at each step (ties to the greater root). A block whose payload is
+    /// invalidated (and so its descendants) is not in the block tree: optimistic sync takes it
+    /// out.
     ///
-    /// [spec]: phase0/fork-choice.md#get_head
+    /// [spec]: phase0/fork-choice.md#get_head,
+    /// sync/optimistic.md#transitioning-from-valid---invalidated-or-optimistic---invalidated
     pub fn find_head(
         &self,
         justified: &Checkpoint,
         finalized: &Checkpoint,
         current_epoch: Epoch,
         slots_per_epoch: u64,
-    ) -> Result<usize, Error> {
-        self.find_head_excluding(
-            justified,
-            finalized,
-            current_epoch,
-            slots_per_epoch,
-            &FxHashSet::default(),
-        )
-    }
-
-    /// [`Self::find_head`] with the blocks in `invalid` (payloads the execution client found
-    /// invalid, and their descendants) not viable: the optimistic sync spec takes them out of
-    /// the block tree.
-    ///
-    /// [spec]: sync/optimistic.md#transitioning-from-valid---invalidated-or-optimistic---invalidated
-    pub fn find_head_excluding(
-        &self,
-        justified: &Checkpoint,
-        finalized: &Checkpoint,
-        current_epoch: Epoch,
-        slots_per_epoch: u64,
-        invalid: &FxHashSet<Root>,
     ) -> Result<usize, Error> {
         let start = self
             .index_of(&justified.root)
@@ -215,7 +225,7 @@ impl ProtoArray {
             let node = &self.nodes[index];
             // An invalidated block (its descendants are too) has left the block tree: its
             // parent is judged as the leaf it is now.
-            if invalid.contains(&node.root) {
+            if node.execution_status == ExecutionStatus::Invalidated {
                 continue;
             }
             if !has_children[index] {
@@ -319,6 +329,7 @@ mod tests {
             finalized_epoch: 0,
             timely: true,
             weight: 0,
+            execution_status: ExecutionStatus::NotValidated,
         }
     }
 
@@ -446,17 +457,16 @@ mod tests {
         array.insert(node(2, Some(1), 2)).expect("fresh");
         array.apply_deltas(&mut [0, 0, 10]).expect("valid");
         let justified = cp(0, root(0));
-        let mut invalid = FxHashSet::default();
-        invalid.insert(root(2));
-        let head = array
-            .find_head_excluding(&justified, &justified, 0, 8, &invalid)
-            .expect("held");
+        assert_eq!(
+            array.find_head(&justified, &justified, 0, 8).expect("held"),
+            2
+        );
+        assert!(array.set_execution_status(2, ExecutionStatus::Invalidated));
+        let head = array.find_head(&justified, &justified, 0, 8).expect("held");
         assert_eq!(head, 1);
         // With a sibling of the invalidated block, the sibling.
         array.insert(node(3, Some(1), 2)).expect("fresh");
-        let head = array
-            .find_head_excluding(&justified, &justified, 0, 8, &invalid)
-            .expect("held");
+        let head = array.find_head(&justified, &justified, 0, 8).expect("held");
         assert_eq!(head, 3);
     }
 }

@@ -1,7 +1,7 @@
 //! The proto-array with vote deltas against the spec's `get_head` written naively: over rounds
 //! of moved votes, equivocations, balance changes and pruning, both pick the same head.
 
-use fork_choice::{ProtoArray, ProtoNode, VoteTracker};
+use fork_choice::{ExecutionStatus, ProtoArray, ProtoNode, VoteTracker};
 use types::{Root, phase0::Checkpoint};
 
 fn root(i: usize) -> Root {
@@ -97,6 +97,7 @@ fn deltas_keep_the_head_equal_to_the_naive_get_head() {
                     finalized_epoch: 0,
                     timely: true,
                     weight: 0,
+                    execution_status: ExecutionStatus::NotValidated,
                 })
                 .expect("fresh root");
             naive.parents.push((r, parent));

@@ -154,7 +154,13 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             chain.record_unimported_block(root, UnimportedBlock::Pending { slot: block.slot() });
         } else if entry.failed {
             // Seen, failed its import: known, with no post-state.
-            chain.record_unimported_block(root, UnimportedBlock::Failed { slot: block.slot() });
+            chain.record_unimported_block(
+                root,
+                UnimportedBlock::Failed {
+                    slot: block.slot(),
+                    payload: status,
+                },
+            );
         } else {
             // Time moves to the block's slot so that fork choice takes it.
             clock.set_ms(
