@@ -15,6 +15,8 @@
 //! - [`light_client_server`]: light-client bootstraps and updates derived from imported blocks.
 //! - [`production`], [`publication`], [`execution`]: block production (`produceBlockV3`) and
 //!   publication (`publishBlockV2`), and the execution client around import.
+//! - `harness` (feature `test-utils`): one chain on a mock execution client for the tests and
+//!   benches of this and other crates.
 
 pub mod batch_metrics;
 pub mod block_import;
@@ -26,6 +28,8 @@ pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
 pub mod gossip;
+#[cfg(feature = "test-utils")]
+pub mod harness;
 pub mod historical_blocks;
 pub mod internal_error;
 pub mod light_client_server;

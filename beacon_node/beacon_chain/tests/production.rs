@@ -9,38 +9,30 @@
 )]
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use beacon_chain::harness::{ChainHarness, HarnessConfig};
 use beacon_chain::{
-    BeaconChain, BlockBroadcaster, BlockProducer, BroadcastValidation, ChainConfig,
-    ManualSlotClock, ProducedBlock, ProducerConfig, ProductionError, PublishError, PublishOutcome,
-    gossip::BlockGossipError,
+    BlockBroadcaster, BlockProducer, BroadcastValidation, ProducedBlock, ProducerConfig,
+    ProductionError, PublishError, PublishOutcome, gossip::BlockGossipError,
 };
-use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
-use fork_choice::ThreadPoolBuilder;
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
-use operation_pool::OperationPool;
+use execution_layer::EngineApiClient;
 use ssz_types::{BitList, BitVector};
 use state_harness::{aggregate_interop_secret_key, interop_secret_key};
 use state_processing::{
     CachedBeaconState, StateRef,
     common::{
-        balance, compute_epoch_at_slot, get_beacon_proposer_index, get_block_root,
-        get_block_root_at_slot, get_current_epoch, get_domain,
+        balance, compute_epoch_at_slot, get_block_root, get_block_root_at_slot, get_current_epoch,
+        get_domain,
     },
-    genesis::{interop_genesis_block, interop_genesis_state},
+    genesis::interop_genesis_block,
     per_block::{AlwaysValid, VerifySignatures},
-    per_slot::process_slots,
     state_transition::state_transition,
 };
-use store::{Store, StoreConfig};
 use types::{
     Address, BLSSignature, BeaconBlock, ChainSpec, DataColumnSidecar, EthSpec, ForkName,
     MinimalEthSpec, Root, SignedBeaconBlock, Slot, ValidatorIndex,
     electra::{Attestation, AttestationData, Checkpoint},
-    signing::{
-        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_RANDAO, compute_signing_root,
-    },
+    signing::{DOMAIN_BEACON_ATTESTER, DOMAIN_RANDAO, compute_signing_root},
 };
 
 type E = MinimalEthSpec;
@@ -79,24 +71,11 @@ impl Recorder {
     }
 }
 
-struct Harness {
-    spec: Arc<ChainSpec>,
-    clock: Arc<ManualSlotClock>,
-    producer: BlockProducer<E>,
-    mock: MockExecutionLayer<E>,
-    jwt: JwtSecret,
-    _dir: tempfile::TempDir,
-}
+/// The crate's harness: a Fulu chain from an interop genesis on the mock execution client.
+type Harness = ChainHarness<E>;
 
-fn engine(url: String, jwt: &JwtSecret) -> Arc<EngineApiClient> {
-    // The mock computes cell proofs on a shared machine: give getPayload time.
-    let timeouts = Timeouts {
-        get_payload: Duration::from_secs(120),
-        new_payload: Duration::from_secs(60),
-        forkchoice_updated: Duration::from_secs(60),
-        ..Timeouts::default()
-    };
-    Arc::new(EngineApiClient::new(url, jwt.clone(), timeouts).unwrap())
+fn engine(h: &Harness) -> Arc<EngineApiClient> {
+    h.engine().unwrap()
 }
 
 async fn harness() -> Harness {
@@ -104,61 +83,20 @@ async fn harness() -> Harness {
 }
 
 async fn harness_with(spec: ChainSpec) -> Harness {
-    let spec = Arc::new(spec);
-    let jwt = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt.clone(),
-            spec: (*spec).clone(),
-            genesis_time: GENESIS_TIME,
-            seed: 7,
-            chain_id: 1337,
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .await
-    .unwrap();
-    mock.set_blobs_per_payload(BLOBS);
-    let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
-            .unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let genesis_block = interop_genesis_block::<E>(genesis.hash_tree_root().unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0)));
-    let chain = BeaconChain::from_anchor(
-        Arc::new(store),
-        genesis,
-        genesis_block,
-        spec.clone(),
-        clock.clone(),
-        Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap()),
-        ChainConfig::default(),
-    )
-    .unwrap();
-    let producer = BlockProducer::new(
-        Arc::new(chain),
-        Arc::new(OperationPool::new()),
-        engine(mock.url(), &jwt),
-        ProducerConfig {
+    HarnessConfig {
+        spec,
+        validators: VALIDATORS,
+        genesis_time: GENESIS_TIME,
+        blobs_per_payload: BLOBS,
+        producer: ProducerConfig {
             default_fee_recipient: FEE_RECIPIENT,
             ..ProducerConfig::default()
         },
-    );
-    Harness {
-        spec,
-        clock,
-        producer,
-        mock,
-        jwt,
-        _dir: dir,
+        ..HarnessConfig::default()
     }
+    .build()
+    .await
+    .unwrap()
 }
 
 /// One second into `slot`, in milliseconds since the UNIX epoch.
@@ -172,45 +110,17 @@ fn sig(s: bls::Signature) -> BLSSignature {
 
 /// The head state advanced to `slot`.
 fn advanced(h: &Harness, slot: Slot) -> CachedBeaconState<E> {
-    let mut state = h.producer.chain().head().state.clone();
-    if slot > *state.state.slot() {
-        process_slots(&mut state, slot, &h.spec).unwrap();
-    }
-    state
+    h.advanced_state(slot).unwrap()
 }
 
 /// The proposer of `slot` on the head, and its RANDAO reveal.
 fn proposer_and_reveal(h: &Harness, slot: Slot) -> (ValidatorIndex, BLSSignature) {
-    let mut state = advanced(h, slot);
-    let (view, caches) = state.view_mut().unwrap();
-    let view = view.as_ref();
-    let proposer = get_beacon_proposer_index(&view, caches).unwrap();
-    let epoch = get_current_epoch(&view);
-    let root = compute_signing_root(&epoch, get_domain(&view, DOMAIN_RANDAO, None));
-    (
-        proposer,
-        sig(interop_secret_key(proposer as usize).sign(root.as_slice())),
-    )
+    h.proposer_and_reveal(slot).unwrap()
 }
 
 /// Signs `block` with the key of `signer`.
 fn sign_as(h: &Harness, block: &BeaconBlock<E>, signer: ValidatorIndex) -> SignedBeaconBlock<E> {
-    let state = h.producer.chain().head().state.clone();
-    let view = state.view().unwrap();
-    let (BeaconBlock::Fulu(message) | BeaconBlock::Electra(message)) = block else {
-        panic!("an Electra-layout block")
-    };
-    let domain = get_domain(
-        &view,
-        DOMAIN_BEACON_PROPOSER,
-        Some(compute_epoch_at_slot::<E>(message.slot)),
-    );
-    let root = compute_signing_root(message, domain);
-    let signature = sig(interop_secret_key(signer as usize).sign(root.as_slice()));
-    SignedBeaconBlock::Fulu(types::electra::SignedBeaconBlock {
-        message: message.clone(),
-        signature,
-    })
+    h.sign_block(block, signer).unwrap()
 }
 
 fn sign(h: &Harness, produced: &ProducedBlock<E>) -> SignedBeaconBlock<E> {
@@ -219,12 +129,7 @@ fn sign(h: &Harness, produced: &ProducedBlock<E>) -> SignedBeaconBlock<E> {
 
 /// Moves the clock to `slot` and produces a block there with a valid reveal.
 async fn produce(h: &Harness, slot: Slot) -> ProducedBlock<E> {
-    h.clock.set_ms(time_ms(&h.spec, slot));
-    let (_, reveal) = proposer_and_reveal(h, slot);
-    h.producer
-        .produce_block_v3(slot, reveal, None, false, None)
-        .await
-        .unwrap()
+    h.produce(slot, None).await.unwrap()
 }
 
 async fn publish(
@@ -726,7 +631,7 @@ async fn a_block_built_elsewhere_has_its_cell_proofs_verified() {
     let other = BlockProducer::new(
         h.producer.chain().clone(),
         h.producer.pool().clone(),
-        engine(h.mock.url(), &h.jwt),
+        engine(&h),
         ProducerConfig::default(),
     );
     let recorder = Recorder::default();
@@ -975,18 +880,10 @@ async fn the_chain_asks_its_own_execution_client_for_a_gossip_blocks_verdict() {
     // Blocks without blobs: available at once, so the import reaches the verdict.
     h.mock.set_blobs_per_payload(0);
     let chain = h.producer.chain().clone();
-    chain
-        .attach_execution_layer(
-            engine(h.mock.url(), &h.jwt),
-            tokio::runtime::Handle::current(),
-        )
-        .unwrap();
+    // The harness attached the mock: once only.
     assert!(
         chain
-            .attach_execution_layer(
-                engine(h.mock.url(), &h.jwt),
-                tokio::runtime::Handle::current()
-            )
+            .attach_execution_layer(engine(&h), tokio::runtime::Handle::current())
             .is_err(),
         "attached once only"
     );
