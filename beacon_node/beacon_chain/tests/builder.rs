@@ -16,11 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use beacon_chain::execution::forkchoice_state_of;
+use beacon_chain::harness::{ChainHarness, HarnessConfig};
 use beacon_chain::{
-    BeaconChain, BlindedPublication, BlindedPublishError, BlockBroadcaster, BlockProducer,
-    BroadcastValidation, BuilderOptions, BuilderOutcome, ChainConfig, ManualSlotClock,
-    ProducedBlindedBlock, ProducedBlockV3, ProducerConfig, ProductionError, PublishOutcome,
-    production::builder_metrics,
+    BlindedPublication, BlindedPublishError, BlockBroadcaster, BlockProducer, BroadcastValidation,
+    BuilderOptions, BuilderOutcome, ProducedBlindedBlock, ProducedBlockV3, ProducerConfig,
+    ProductionError, PublishOutcome, production::builder_metrics,
 };
 use builder_client::mock_relay::{MockRelay, RelayBehaviour};
 use builder_client::{
@@ -29,21 +29,17 @@ use builder_client::{
     builder_domain,
 };
 use execution_layer::{EngineApiClient, JwtSecret, PayloadAttributes, Timeouts};
-use fork_choice::ThreadPoolBuilder;
-use mock_execution_layer::{GetPayloadFault, MockConfig, MockExecutionLayer};
+use mock_execution_layer::GetPayloadFault;
 use operation_pool::OperationPool;
 use state_harness::interop_secret_key;
 use state_processing::{
-    CachedBeaconState,
     common::{
         compute_epoch_at_slot, get_beacon_proposer_index, get_current_epoch, get_domain,
         get_randao_mix,
     },
-    genesis::{interop_genesis_block, interop_genesis_state},
     per_block::get_expected_withdrawals,
     per_slot::process_slots,
 };
-use store::{Store, StoreConfig};
 use types::{
     Address, BLSPubkey, BLSSignature, ChainSpec, DataColumnSidecar, ForkName, MinimalEthSpec,
     SignedBeaconBlock, Slot, U256, ValidatorIndex,
@@ -78,12 +74,12 @@ impl BlockBroadcaster<E> for Recorder {
 }
 
 struct Harness {
+    /// The crate's chain harness (its producer has no relay).
+    base: ChainHarness<E>,
     spec: Arc<ChainSpec>,
+    /// Production with the relay.
     producer: BlockProducer<E>,
     relay: MockRelay<E>,
-    mock: MockExecutionLayer<E>,
-    jwt: JwtSecret,
-    _dir: tempfile::TempDir,
     _serial: tokio::sync::MutexGuard<'static, ()>,
 }
 
@@ -179,52 +175,25 @@ fn bid_changes(before: &[(&'static str, &'static str, u64)]) -> Vec<(&'static st
 /// unblinding) with a payload ready for slot 2 paying the builder fee recipient.
 async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
     let serial = SERIAL.lock().await;
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let jwt = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt.clone(),
-            spec: (*spec).clone(),
-            genesis_time: GENESIS_TIME,
-            seed: 11,
-            chain_id: 1337,
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
+    let base = HarnessConfig {
+        validators: VALIDATORS,
+        genesis_time: GENESIS_TIME,
+        blobs_per_payload: BLOBS,
+        seed: 11,
+        ..HarnessConfig::default()
+    }
+    .build::<E>()
     .await
     .unwrap();
-    mock.set_blobs_per_payload(BLOBS);
-    let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
-            .unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let genesis_block = interop_genesis_block::<E>(genesis.hash_tree_root().unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
+    let spec = base.spec.clone();
+    let (mock, jwt, chain, clock) = (&base.mock, &base.jwt, &base.chain, &base.clock);
     let time_ms =
         |slot: u64| spec.compute_time_at_slot(GENESIS_TIME, Slot::from(slot)) * 1000 + 1000;
-    let clock = Arc::new(ManualSlotClock::new(time_ms(1)));
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            genesis,
-            genesis_block,
-            spec.clone(),
-            clock.clone(),
-            Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap()),
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
+    clock.set_ms(time_ms(1));
     let relay = MockRelay::<E>::start(
         (*spec).clone(),
         bls::SecretKey::random(),
-        engine(mock.url(), &jwt),
+        engine(mock.url(), jwt),
     )
     .await
     .unwrap();
@@ -239,7 +208,7 @@ async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
     let producer = BlockProducer::new(
         chain.clone(),
         Arc::new(OperationPool::new()),
-        engine(mock.url(), &jwt),
+        engine(mock.url(), jwt),
         ProducerConfig {
             default_fee_recipient: LOCAL_FEE_RECIPIENT,
             builder: Some(BuilderOptions {
@@ -298,18 +267,16 @@ async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
     relay
         .prepare_payload(
             slot,
-            forkchoice_state_of(&chain, &head).unwrap(),
+            forkchoice_state_of(chain, &head).unwrap(),
             &attributes,
         )
         .await
         .unwrap();
     Harness {
+        base,
         spec,
         producer,
         relay,
-        mock,
-        jwt,
-        _dir: dir,
         _serial: serial,
     }
 }
@@ -772,7 +739,9 @@ async fn a_failing_local_execution_client_with_a_valid_bid_gives_the_blinded_blo
         BuilderOutcome::LocalChosen { .. }
     ));
 
-    h.mock.set_get_payload_fault(Some(GetPayloadFault::Error));
+    h.base
+        .mock
+        .set_get_payload_fault(Some(GetPayloadFault::Error));
     let before = bid_counts();
     let produced = expect_blinded(produce(&h, None).await);
     assert_eq!(bid_changes(&before), vec![("received", 1), ("chosen", 1)]);
@@ -835,11 +804,12 @@ async fn a_local_execution_client_past_its_timeout_with_a_valid_bid_gives_the_bl
     let impatient = BlockProducer::new(
         h.producer.chain().clone(),
         h.producer.pool().clone(),
-        engine_with(h.mock.url(), &h.jwt, Duration::from_millis(300)),
+        engine_with(h.base.mock.url(), &h.base.jwt, Duration::from_millis(300)),
         h.producer.config().clone(),
     );
     register_with(&impatient, &h.spec, proposer).await;
-    h.mock
+    h.base
+        .mock
         .set_get_payload_fault(Some(GetPayloadFault::Delay(Duration::from_secs(30))));
     let (_, reveal) = proposer_and_reveal(&h);
     let produced = impatient
@@ -851,7 +821,7 @@ async fn a_local_execution_client_past_its_timeout_with_a_valid_bid_gives_the_bl
     assert!(produced.local_payload_error.is_some());
 
     // The reverse: the relay fails, the execution client answers again: the local block.
-    h.mock.set_get_payload_fault(None);
+    h.base.mock.set_get_payload_fault(None);
     register(&h, proposer).await;
     h.relay.set_behaviour(RelayBehaviour::Error(500));
     assert!(matches!(
