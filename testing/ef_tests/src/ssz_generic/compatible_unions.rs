@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
+use progressive_ssz::compatible_union;
 use serde_yaml::{Mapping, Value};
 
 use super::case::{Suite, check};
-use super::compatible_union::compatible_union;
 use super::progressive_containers::{
     ProgressiveSingleFieldContainerTestStruct, ProgressiveSingleListContainerTestStruct,
     ProgressiveVarTestStruct,

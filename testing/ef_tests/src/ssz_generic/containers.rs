@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use progressive_ssz::{ProgressiveBitList, ProgressiveList};
 use ssz::{BitList, BitVector};
 use ssz_derive::{Decode, Encode};
 use ssz_types::{FixedVector, VariableList};
@@ -10,7 +11,6 @@ use tree_hash_derive::TreeHash;
 use typenum::{Sum, U1, U2, U4, U5, U6, U8, U128, U256, U257, U1024};
 
 use super::case::{Suite, check};
-use super::progressive::{ProgressiveBitList, ProgressiveList};
 use super::yaml::container_to_yaml;
 
 /// `SingleFieldTestStruct`.

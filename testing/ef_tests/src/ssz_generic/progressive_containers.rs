@@ -3,18 +3,19 @@
 
 use std::path::Path;
 
+use progressive_ssz::{ProgressiveBitList, ProgressiveList, progressive_container};
+use serde::{Deserialize, Serialize};
 use ssz_types::VariableList;
 use typenum::{U10, U123};
 
 use super::case::{Suite, check};
 use super::containers::{SmallTestStruct, VarTestStruct};
-use super::progressive::{ProgressiveBitList, ProgressiveList, progressive_container};
 use super::yaml::container_to_yaml;
 
 progressive_container! {
     active_fields: [1],
-    /// `ProgressiveSingleFieldContainerTestStruct`.
-    #[derive(Debug, Clone, PartialEq)]
+    /// `ProgressiveSingleFieldContainerTestStruct` (serde: an option of the compatible unions).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub(super) struct ProgressiveSingleFieldContainerTestStruct {
         a: u8,
     }
@@ -23,8 +24,8 @@ container_to_yaml!(ProgressiveSingleFieldContainerTestStruct { "A" => a });
 
 progressive_container! {
     active_fields: [0, 0, 0, 0, 1],
-    /// `ProgressiveSingleListContainerTestStruct`.
-    #[derive(Debug, Clone, PartialEq)]
+    /// `ProgressiveSingleListContainerTestStruct` (serde: an option of the compatible unions).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub(super) struct ProgressiveSingleListContainerTestStruct {
         c: ProgressiveBitList,
     }
@@ -33,8 +34,8 @@ container_to_yaml!(ProgressiveSingleListContainerTestStruct { "C" => c });
 
 progressive_container! {
     active_fields: [1, 0, 1, 0, 1],
-    /// `ProgressiveVarTestStruct`.
-    #[derive(Debug, Clone, PartialEq)]
+    /// `ProgressiveVarTestStruct` (serde: an option of the compatible unions).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
     pub(super) struct ProgressiveVarTestStruct {
         a: u8,
         b: VariableList<u16, U123>,

@@ -2,12 +2,11 @@
 //! `debug/encode.py`), so that a decoded value can be compared with the file.
 
 use alloy_primitives::{U128, U256};
+use progressive_ssz::{ProgressiveBitList, ProgressiveList};
 use serde_yaml::Value;
 use ssz::{BitList, BitVector, Encode};
 use ssz_types::{FixedVector, VariableList};
 use typenum::Unsigned;
-
-use super::progressive::{ProgressiveBitList, ProgressiveList};
 
 /// A value in the YAML form of the spec tests' `value.yaml`.
 pub(crate) trait ToYaml {
