@@ -44,10 +44,6 @@ pub(crate) struct CachedBlock {
     json: axum::body::Bytes,
 }
 
-fn state_error(e: impl std::fmt::Debug) -> HttpError {
-    HttpError::internal(format!("state: {e:?}"))
-}
-
 fn envelope<T: Serialize>(at: &StateAt<impl EthSpec>, data: T) -> Result<Response, HttpError> {
     json(&ExecutionOptimisticFinalizedResponse {
         execution_optimistic: at.execution_optimistic,
@@ -291,7 +287,7 @@ pub(crate) fn committees_of<E: EthSpec>(
     state: &state_processing::CachedBeaconState<E>,
     epoch: Epoch,
 ) -> Result<Arc<state_processing::CommitteeCache>, HttpError> {
-    let view = state.view().map_err(state_error)?;
+    let view = state.view()?;
     let current = get_current_epoch(&view);
     if epoch.saturating_add(1) < current || epoch > current.saturating_add(1) {
         return Err(HttpError::bad_request(format!(
@@ -300,7 +296,7 @@ pub(crate) fn committees_of<E: EthSpec>(
     }
     ctx.caches
         .committees(&view, &state.caches, epoch)
-        .map_err(state_error)
+        .map_err(HttpError::from)
 }
 
 /// `GET /eth/v1/beacon/states/{state_id}/committees?epoch=..&index=..&slot=..`.
@@ -342,7 +338,7 @@ pub(crate) async fn get_committees<E: EthSpec>(
                 if index.is_some_and(|x| x != i) {
                     continue;
                 }
-                let members = committees.get_beacon_committee(s, i).map_err(state_error)?;
+                let members = committees.get_beacon_committee(s, i)?;
                 data.push(CommitteeData {
                     index: i,
                     slot: s,
@@ -391,7 +387,7 @@ pub(crate) fn sync_committee_indices<E: EthSpec>(
     state: &state_processing::CachedBeaconState<E>,
     epoch: Epoch,
 ) -> Result<Vec<ValidatorIndex>, HttpError> {
-    let view = state.view().map_err(state_error)?;
+    let view = state.view()?;
     let period = |e: Epoch| e / E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
     let current = period(get_current_epoch(&view));
     let committee = if period(epoch) == current {
@@ -416,7 +412,7 @@ pub(crate) async fn get_randao<E: EthSpec>(
     query: Query,
 ) -> Result<Response, HttpError> {
     let at = path_state(&ctx, &path).await?;
-    let view = at.state.view().map_err(state_error)?;
+    let view = at.state.view()?;
     let current = get_current_epoch(&view);
     let epoch: Epoch = query.parse("epoch")?.unwrap_or(current);
     let n = E::EpochsPerHistoricalVector::to_u64();
@@ -462,7 +458,7 @@ macro_rules! pending_list_endpoint {
         ) -> Result<Response, HttpError> {
             let encoding = accept(&headers, JSON_OR_SSZ)?;
             let at = path_state(&ctx, &path).await?;
-            let view = at.state.view().map_err(state_error)?;
+            let view = at.state.view()?;
             let list = view.$field.ok_or_else(|| {
                 HttpError::bad_request(format!(
                     "the state's fork {} has no {}",
@@ -500,7 +496,7 @@ pub(crate) async fn get_proposer_lookahead<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let encoding = accept(&headers, JSON_OR_SSZ)?;
     let at = path_state(&ctx, &path).await?;
-    let view = at.state.view().map_err(state_error)?;
+    let view = at.state.view()?;
     let lookahead = view.proposer_lookahead.ok_or_else(|| {
         HttpError::bad_request(format!(
             "the state's fork {} has no proposer_lookahead",
@@ -531,7 +527,7 @@ pub(crate) async fn get_headers<E: EthSpec>(
         let head = ctx.chain.head();
         let root = match (slot, parent_root) {
             (Some(slot), _) => canonical_block_root_at_slot(&ctx, &head, slot)?,
-            (None, Some(parent)) => canonical_child(&ctx, &head, parent)?,
+            (None, Some(parent)) => ctx.chain.canonical_child(&head, parent)?,
             (None, None) => Some(head.block_root),
         };
         let mut data = Vec::new();
@@ -553,23 +549,6 @@ pub(crate) async fn get_headers<E: EthSpec>(
         })
     })
     .await
-}
-
-/// The canonical block whose parent is `parent` (the first canonical block after it).
-fn canonical_child<E: EthSpec>(
-    ctx: &ApiContext<E>,
-    head: &beacon_chain::HeadSnapshot<E>,
-    parent: Root,
-) -> Result<Option<Root>, HttpError> {
-    let Some(parent_block) = ctx.chain.store().get_block(&parent)? else {
-        return Ok(None);
-    };
-    for slot in parent_block.slot() + 1..=head.slot {
-        if let Some(root) = canonical_block_root_at_slot(ctx, head, slot)? {
-            return Ok(Some(root));
-        }
-    }
-    Ok(None)
 }
 
 /// `GET /eth/v1/beacon/headers/{block_id}`.
@@ -908,29 +887,16 @@ struct ChainHead {
 /// blocks no other hot block builds on), or the finalized block when none is newer.
 pub(crate) async fn get_debug_heads<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
     blocking(move || {
-        let hot = ctx.chain.store().hot_blocks()?;
-        let parents: std::collections::HashSet<Root> = hot.iter().map(|(_, _, p)| *p).collect();
-        let head = ctx.chain.head();
-        let mut data: Vec<ChainHead> = hot
-            .iter()
-            .filter(|(_, root, _)| !parents.contains(root))
-            .map(|(slot, root, _)| ChainHead {
-                root: *root,
-                slot: *slot,
-                execution_optimistic: if *root == head.block_root {
-                    head.execution_optimistic
-                } else {
-                    ctx.chain.payload_status(root) == beacon_chain::PayloadStatus::NotValidated
-                },
+        let data: Vec<ChainHead> = ctx
+            .chain
+            .block_tree_leaves()?
+            .into_iter()
+            .map(|leaf| ChainHead {
+                root: leaf.root,
+                slot: leaf.slot,
+                execution_optimistic: leaf.execution_optimistic,
             })
             .collect();
-        if data.is_empty() {
-            data.push(ChainHead {
-                root: head.block_root,
-                slot: head.slot,
-                execution_optimistic: head.execution_optimistic,
-            });
-        }
         json(&GenericResponse { data })
     })
     .await

@@ -71,9 +71,6 @@ pub(crate) struct ApiCaches {
     /// Only its public-key index is used: `validator_index` checks each answer against the
     /// state asked about, so one index serves every state of the chain.
     key_index: Mutex<Option<Caches>>,
-    /// The attestation source of an epoch after the head's: (head block, epoch, checkpoint),
-    /// from the head state advanced through the boundary once.
-    pub(crate) advanced_source: Mutex<Option<(Root, types::Epoch, types::phase0::Checkpoint)>>,
 }
 
 impl std::fmt::Debug for ApiCaches {

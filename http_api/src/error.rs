@@ -97,9 +97,48 @@ impl From<NegotiationError> for HttpError {
     }
 }
 
+/// A state helper that failed on a state the node holds (reading its fields, its committees):
+/// the node's failure.
+impl From<state_processing::Error> for HttpError {
+    fn from(e: state_processing::Error) -> Self {
+        Self::Internal(format!("state: {e}"))
+    }
+}
+
 impl From<store::StoreError> for HttpError {
     fn from(e: store::StoreError) -> Self {
         Self::Internal(format!("store: {e}"))
+    }
+}
+
+/// A failed state query answered by whose fault it is: 404 for a state or block the node does
+/// not hold (or a slot after the head), 400 for an epoch out of range, 500 for the node's own
+/// failures (the store, a state transition of a held state).
+impl From<beacon_chain::StateQueryError> for HttpError {
+    fn from(e: beacon_chain::StateQueryError) -> Self {
+        use beacon_chain::StateQueryError as Q;
+        match e {
+            Q::SlotAfterHead { .. }
+            | Q::NoStateAtSlot { .. }
+            | Q::NoBlockForSlot { .. }
+            | Q::NoStateWithRoot { .. }
+            | Q::NoBlock { .. } => Self::NotFound(e.to_string()),
+            Q::BeyondNextSyncPeriod { .. } => Self::BadRequest(e.to_string()),
+            Q::Chain(_) | Q::StoredBlockSlot { .. } | Q::BlockReplay { .. } => {
+                Self::Internal(e.to_string())
+            }
+        }
+    }
+}
+
+/// Blobs that could not be made from stored columns: 404 when the node holds too few of the
+/// block's columns, 500 for its own failures.
+impl From<beacon_chain::StoredBlobsError> for HttpError {
+    fn from(e: beacon_chain::StoredBlobsError) -> Self {
+        match e {
+            beacon_chain::StoredBlobsError::TooFewColumns { .. } => Self::NotFound(e.to_string()),
+            _ => Self::Internal(e.to_string()),
+        }
     }
 }
 

@@ -34,10 +34,6 @@ struct SyncCommitteeReward {
     reward: String,
 }
 
-fn state_error(e: impl std::fmt::Debug) -> HttpError {
-    HttpError::internal(format!("state: {e:?}"))
-}
-
 /// `POST /eth/v1/beacon/rewards/sync_committee/{block_id}` with an optional list of ids.
 pub(crate) async fn post_sync_committee_rewards<E: EthSpec>(
     State(ctx): Ctx<E>,
@@ -66,23 +62,13 @@ pub(crate) async fn post_sync_committee_rewards<E: EthSpec>(
             ));
         }
         // The pre-state: the parent's post-state through the empty slots to the block's.
-        let parent = read_block(&ctx, &message.parent_root)?;
-        let mut pre = state_at(&ctx, beacon_api::StateId::Root(parent.state_root()))?;
-        if pre.slot() < message.slot {
-            state_processing::per_slot::process_slots(
-                &mut pre.state,
-                message.slot,
-                ctx.chain.spec(),
-            )
-            .map_err(|e| HttpError::internal(format!("advancing the pre-state: {e:?}")))?;
-        }
+        let pre = ctx.chain.block_pre_state(message)?;
         let epoch = message.slot / E::slots_per_epoch();
-        let members = sync_committee_indices(&ctx, &pre.state, epoch)?;
-        let view = pre.state.view().map_err(state_error)?;
+        let members = sync_committee_indices(&ctx, &pre, epoch)?;
+        let view = pre.view()?;
         let total_active_balance =
-            committees_of(&ctx, &pre.state, get_current_epoch(&view))?.total_active_balance();
-        let total_base_rewards = get_base_reward_per_increment::<E>(total_active_balance)
-            .map_err(state_error)?
+            committees_of(&ctx, &pre, get_current_epoch(&view))?.total_active_balance();
+        let total_base_rewards = get_base_reward_per_increment::<E>(total_active_balance)?
             .saturating_mul(total_active_balance / E::EFFECTIVE_BALANCE_INCREMENT);
         let max_participant_rewards = total_base_rewards.saturating_mul(SYNC_REWARD_WEIGHT)
             / WEIGHT_DENOMINATOR
@@ -104,7 +90,7 @@ pub(crate) async fn post_sync_committee_rewards<E: EthSpec>(
                 .filter_map(|id| match id {
                     ValidatorId::Index(i) => Some(*i),
                     ValidatorId::PublicKey(key) => {
-                        ctx.caches.validator_index(&view, &pre.state.caches, key)
+                        ctx.caches.validator_index(&view, &pre.caches, key)
                     }
                 })
                 .collect()
@@ -144,10 +130,10 @@ struct BlockRewards {
     attester_slashings: u64,
 }
 
-/// `GET /eth/v1/beacon/rewards/blocks/{block_id}`: the block run on its pre-state (signatures
-/// not checked: it was imported); the total is the proposer's balance change with its
-/// withdrawals added back, the sync aggregate and slashing parts by the spec's formulas, the
-/// attestations the rest.
+/// `GET /eth/v1/beacon/rewards/blocks/{block_id}`: the block replayed on its pre-state by the
+/// chain (signatures not checked: it was imported); the total is the proposer's balance change
+/// with its withdrawals added back, the sync aggregate and slashing parts by the spec's
+/// formulas, the attestations the rest.
 ///
 /// [spec]: apis/beacon/rewards/blocks.yaml
 pub(crate) async fn get_block_rewards<E: EthSpec>(
@@ -171,23 +157,14 @@ pub(crate) async fn get_block_rewards<E: EthSpec>(
                 "the genesis block earned no rewards",
             ));
         }
-        let parent = read_block(&ctx, &message.parent_root)?;
-        let mut pre = state_at(&ctx, beacon_api::StateId::Root(parent.state_root()))?;
-        if pre.slot() < message.slot {
-            state_processing::per_slot::process_slots(
-                &mut pre.state,
-                message.slot,
-                ctx.chain.spec(),
-            )
-            .map_err(|e| HttpError::internal(format!("advancing the pre-state: {e:?}")))?;
-        }
+        let replay = ctx.chain.replay_block(at.root, message)?;
         let proposer = message.proposer_index;
         let (sync_aggregate, proposer_slashings, attester_slashings, before) = {
-            let view = pre.state.view().map_err(state_error)?;
+            let view = replay.pre_state.view()?;
             let total_active_balance =
-                committees_of(&ctx, &pre.state, get_current_epoch(&view))?.total_active_balance();
-            let total_base_rewards = get_base_reward_per_increment::<E>(total_active_balance)
-                .map_err(state_error)?
+                committees_of(&ctx, &replay.pre_state, get_current_epoch(&view))?
+                    .total_active_balance();
+            let total_base_rewards = get_base_reward_per_increment::<E>(total_active_balance)?
                 .saturating_mul(total_active_balance / E::EFFECTIVE_BALANCE_INCREMENT);
             let participant_reward = total_base_rewards.saturating_mul(SYNC_REWARD_WEIGHT)
                 / WEIGHT_DENOMINATOR
@@ -235,7 +212,7 @@ pub(crate) async fn get_block_rewards<E: EthSpec>(
                 proposer_reward.saturating_mul(participants),
                 proposer_slashings,
                 attester_slashings,
-                balance(&view, proposer).map_err(state_error)?,
+                balance(&view, proposer)?,
             )
         };
         let withdrawn: u64 = message
@@ -246,20 +223,7 @@ pub(crate) async fn get_block_rewards<E: EthSpec>(
             .filter(|w| w.validator_index == proposer)
             .map(|w| w.amount)
             .sum();
-        {
-            let (mut view, caches) = pre.state.view_mut().map_err(state_error)?;
-            state_processing::per_block::process_block(
-                &mut view,
-                caches,
-                message,
-                state_processing::per_block::VerifySignatures::None,
-                &state_processing::per_block::AlwaysValid,
-                ctx.chain.spec(),
-            )
-            .map_err(|e| HttpError::internal(format!("replaying block {}: {e:?}", at.root)))?;
-        }
-        let after =
-            balance(&pre.state.view().map_err(state_error)?, proposer).map_err(state_error)?;
+        let after = balance(&replay.post_state.view()?, proposer)?;
         let total = after.saturating_add(withdrawn).saturating_sub(before);
         json(&ExecutionOptimisticFinalizedResponse {
             execution_optimistic: at.execution_optimistic,
@@ -343,7 +307,7 @@ pub(crate) async fn post_attestation_rewards<E: EthSpec>(
             )));
         }
         let at = state_at(&ctx, beacon_api::StateId::Slot(slot))?;
-        let view = at.state.view().map_err(state_error)?;
+        let view = at.state.view()?;
         let spec = ctx.chain.spec();
         let epoch_error = |e| HttpError::internal(format!("epoch processing: {e:?}"));
         let flag_deltas: Vec<(Vec<u64>, Vec<u64>)> = (0..PARTICIPATION_FLAG_WEIGHTS.len())
@@ -395,7 +359,7 @@ pub(crate) async fn post_attestation_rewards<E: EthSpec>(
             committees_of(&ctx, &at.state, get_current_epoch(&view))?.total_active_balance();
         let increment = E::EFFECTIVE_BALANCE_INCREMENT;
         let per_increment =
-            get_base_reward_per_increment::<E>(total_active_balance).map_err(state_error)?;
+            get_base_reward_per_increment::<E>(total_active_balance)?;
         let active_increments = total_active_balance / increment;
         let mut participating = [0u64; 3];
         for (i, flags) in view.previous_epoch_participation.iter().enumerate() {

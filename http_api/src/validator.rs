@@ -33,10 +33,6 @@ use crate::state_id::{StateAt, latest_block_root_of, state_at};
 
 type Ctx<E> = State<Arc<ApiContext<E>>>;
 
-fn state_error(e: impl std::fmt::Debug) -> HttpError {
-    HttpError::internal(format!("state: {e:?}"))
-}
-
 /// A list of quoted validator indices (the duties bodies).
 #[derive(Deserialize)]
 #[serde(transparent)]
@@ -45,68 +41,7 @@ struct Indices(#[serde(with = "beacon_api::json::quoted_u64_vec")] Vec<Validator
 /// The clock's epoch (with the gossip clock disparity, so a request just before an epoch
 /// boundary may ask for the next one).
 fn clock_epoch<E: EthSpec>(ctx: &ApiContext<E>) -> Epoch {
-    let now = ctx
-        .chain
-        .now_ms()
-        .saturating_add(ctx.chain.spec().maximum_gossip_clock_disparity);
-    ctx.chain.slot_at_ms(now) / E::slots_per_epoch()
-}
-
-/// A state from which the duties of `epoch` can be read: the head's when `epoch` is within one
-/// epoch of it, the head's advanced when the head is behind, a stored state when `epoch` is
-/// older.
-fn duty_state<E: EthSpec>(ctx: &ApiContext<E>, epoch: Epoch) -> Result<StateAt<E>, HttpError> {
-    let spe = E::slots_per_epoch();
-    let head = ctx.chain.head();
-    let head_epoch = head.slot / spe;
-    let at = state_at(ctx, beacon_api::StateId::Head)?;
-    if epoch <= head_epoch + 1 && epoch + 1 >= head_epoch {
-        return Ok(at);
-    }
-    if epoch > head_epoch + 1 {
-        // The head is more than an epoch behind: its state advanced through the empty slots.
-        let mut advanced = at;
-        let target = (epoch - 1) * spe;
-        state_processing::per_slot::process_slots(&mut advanced.state, target, ctx.chain.spec())
-            .map_err(|e| HttpError::internal(format!("advancing the head state: {e:?}")))?;
-        advanced.root = advanced.state.hash_tree_root().map_err(state_error)?;
-        return Ok(advanced);
-    }
-    state_at(ctx, beacon_api::StateId::Slot(epoch * spe))
-}
-
-/// A state whose current or next sync committee is the one of `epoch`'s period: the head's when
-/// it is (the usual case), the head's advanced into the period before `epoch`'s when the head is
-/// behind the clock (the first slot of a period before its block: the head state still holds the
-/// previous period's committees), a stored state of that period for a past one. Any epoch in the
-/// clock's current or next period is served; one beyond is refused.
-///
-/// [spec]: altair/validator.md#sync-committee
-fn sync_duty_state<E: EthSpec>(ctx: &ApiContext<E>, epoch: Epoch) -> Result<StateAt<E>, HttpError> {
-    let spe = E::slots_per_epoch();
-    let period = |e: Epoch| e / E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD;
-    let clock_period = period(clock_epoch(ctx));
-    if period(epoch) > clock_period + 1 {
-        return Err(HttpError::bad_request(format!(
-            "epoch {epoch} is beyond the next sync committee period (the clock is in period {clock_period})"
-        )));
-    }
-    let at = state_at(ctx, beacon_api::StateId::Head)?;
-    let head_period = period(compute_epoch_at_slot::<E>(at.slot()));
-    if period(epoch) > head_period + 1 {
-        // The head is a period or more behind the clock: its state advanced to the first slot
-        // of the period before `epoch`'s, whose next committee is `epoch`'s.
-        let mut advanced = at;
-        let target = (period(epoch) - 1) * E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD * spe;
-        state_processing::per_slot::process_slots(&mut advanced.state, target, ctx.chain.spec())
-            .map_err(|e| HttpError::internal(format!("advancing the head state: {e:?}")))?;
-        advanced.root = advanced.state.hash_tree_root().map_err(state_error)?;
-        return Ok(advanced);
-    }
-    if period(epoch) < head_period {
-        return state_at(ctx, beacon_api::StateId::Slot(epoch * spe));
-    }
-    Ok(at)
+    ctx.chain.epoch_with_future_tolerance()
 }
 
 /// The root of the block at `slot` as `at` knows it: `block_roots` for past slots, the state's
@@ -156,14 +91,11 @@ pub(crate) async fn post_attester_duties<E: EthSpec>(
                 limit - 1
             )));
         }
-        let at = duty_state(&ctx, epoch)?;
+        let at = ctx.chain.duty_state(epoch)?;
         // Within one epoch of the state (`committees_of`'s rule), then from the index.
         committees_of(&ctx, &at.state, epoch)?;
-        let view = at.state.view().map_err(state_error)?;
-        let index = ctx
-            .caches
-            .duty_index(&view, &at.state.caches, epoch)
-            .map_err(state_error)?;
+        let view = at.state.view()?;
+        let index = ctx.caches.duty_index(&view, &at.state.caches, epoch)?;
         let per_slot = index.committees_per_slot;
         let data: Vec<AttesterDuty> = indices
             .iter()
@@ -195,7 +127,7 @@ fn proposers<E: EthSpec>(
     state: &CachedBeaconState<E>,
     epoch: Epoch,
 ) -> Result<Vec<ValidatorIndex>, HttpError> {
-    let view = state.view().map_err(state_error)?;
+    let view = state.view()?;
     let current = get_current_epoch(&view);
     let spe = E::slots_per_epoch() as usize;
     if let Some(lookahead) = view.proposer_lookahead
@@ -211,7 +143,7 @@ fn proposers<E: EthSpec>(
         return state_processing::fulu::proposer_lookahead::get_beacon_proposer_indices(
             &view, epoch,
         )
-        .map_err(state_error);
+        .map_err(HttpError::from);
     }
     Err(HttpError::internal(format!(
         "no proposer lookahead for epoch {epoch} in a state of epoch {current}"
@@ -241,7 +173,7 @@ pub(crate) async fn get_proposer_duties<E: EthSpec>(
             // slot (a later state's lookahead starts at its own epoch).
             state_at(&ctx, beacon_api::StateId::Slot(epoch * spe))?
         } else {
-            duty_state(&ctx, epoch)?
+            ctx.chain.duty_state(epoch)?
         };
         let indices = proposers(&at.state, epoch)?;
         let validators = at.state.state.validators();
@@ -281,7 +213,7 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
     let epoch = parse_epoch(&path)?;
     let Indices(indices) = body.json()?;
     blocking(move || {
-        let at = sync_duty_state(&ctx, epoch)?;
+        let at = ctx.chain.sync_duty_state(epoch)?;
         let members = sync_committee_indices(&ctx, &at.state, epoch)?;
         // Each member's positions in the committee, in one pass over it.
         let mut positions_of: std::collections::HashMap<u64, Vec<u64>> =
@@ -347,34 +279,8 @@ fn attestation_data<E: EthSpec>(
             )));
         }
     }
-    let source = if epoch > head_epoch {
-        // The head state as of the attestation's epoch: justification may move at the
-        // boundary. Advanced once per head and epoch.
-        let cached = ctx
-            .caches
-            .advanced_source
-            .lock()
-            .clone()
-            .filter(|(root, e, _)| *root == head.latest_block_root && *e == epoch);
-        match cached {
-            Some((_, _, source)) => source,
-            None => {
-                let mut advanced = head.state.clone();
-                state_processing::per_slot::process_slots(
-                    &mut advanced,
-                    epoch * spe,
-                    ctx.chain.spec(),
-                )
-                .map_err(|e| HttpError::internal(format!("advancing the head state: {e:?}")))?;
-                let source = advanced.state.current_justified_checkpoint().clone();
-                *ctx.caches.advanced_source.lock() =
-                    Some((head.latest_block_root, epoch, source.clone()));
-                source
-            }
-        }
-    } else {
-        head.state.state.current_justified_checkpoint().clone()
-    };
+    // The head state as of the attestation's epoch: justification may move at the boundary.
+    let source = ctx.chain.justified_source_at(&head, epoch)?;
     Ok(AttestationData {
         slot,
         index: 0,
@@ -572,7 +478,7 @@ pub(crate) async fn post_liveness<E: EthSpec>(
             )));
         }
         let head = state_at(&ctx, beacon_api::StateId::Head)?;
-        let view = head.state.view().map_err(state_error)?;
+        let view = head.state.view()?;
         let head_epoch = get_current_epoch(&view);
         let participation = if epoch == head_epoch {
             Some(view.current_epoch_participation)

@@ -9,6 +9,8 @@
 //! - [`data_column_sidecars`], [`data_column_verification`], [`data_availability_checker`]:
 //!   sidecar construction and inclusion proofs, KZG batches, availability of blocks.
 //! - [`events`], [`slot_clock`]: the event bus and the clock.
+//! - [`api_states`], [`stored_blobs`]: the states and blocks the Beacon API reads (by slot, by
+//!   root, for duties), a stored block replayed for its rewards, blobs from stored columns.
 //! - [`state_advance`]: the head state advanced ahead of the next slot, the pre-state of the
 //!   slot's block and of production.
 //! - [`timeline`], [`batch_metrics`]: block timelines and delays; KZG and BLS batch timings.
@@ -18,6 +20,7 @@
 //! - `harness` (feature `test-utils`): one chain on a mock execution client for the tests and
 //!   benches of this and other crates.
 
+pub mod api_states;
 pub mod batch_metrics;
 pub mod block_import;
 pub mod chain;
@@ -39,9 +42,13 @@ pub mod publication;
 pub mod slot_clock;
 pub mod state_advance;
 pub mod store_writer;
+pub mod stored_blobs;
 pub mod timeline;
 pub mod tracked_mutex;
 
+pub use api_states::{
+    BlockReplay, BlockTreeLeaf, QueriedBlock, QueriedState, StateQueryError, latest_block_root_of,
+};
 pub use block_import::{BlockProcessed, ExecutionBlobsError, ReconstructionError};
 pub use chain::{
     AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
@@ -74,6 +81,7 @@ pub use publication::{
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
 pub use state_advance::{ImportPreStates, ImportStoreWrites, StateMemoryBound};
+pub use stored_blobs::StoredBlobsError;
 
 #[cfg(test)]
 mod test_utils;
