@@ -33,7 +33,7 @@ use crate::block_import::{ExecutionBlobsError, ReconstructionError};
 use crate::data_availability_checker::{AvailabilityError, DataAvailabilityChecker};
 use crate::events::{ChainEvent, EventBus};
 use crate::execution::{
-    BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PendingPayloadVerdict,
+    BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PayloadVerdicts,
 };
 use crate::gossip::operations::VerifiedAttesterSlashing;
 use crate::light_client_server::LightClientServer;
@@ -516,13 +516,8 @@ pub struct BeaconChain<E: EthSpec> {
     head: RwLock<Arc<HeadSnapshot<E>>>,
     pub(crate) observed: Mutex<Observed<E>>,
     pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
-    /// `engine_newPayload` calls in flight, by block root, with the block's slot for pruning:
-    /// imports of the block wait for the answer after their state transition.
-    pending_verdicts: Mutex<HashMap<Root, (Slot, Arc<PendingPayloadVerdict>)>>,
-    /// The execution client, once attached ([`BeaconChain::attach_execution_layer`]).
-    pub(crate) execution_layer: std::sync::OnceLock<crate::execution::ExecutionLayer>,
-    /// [`ChainConfig::payload_verdict_wait`].
-    payload_verdict_wait: std::time::Duration,
+    /// The execution client and its verdicts in flight ([`PayloadVerdicts`]).
+    pub(crate) payload_verdicts: PayloadVerdicts,
     events: EventBus,
     pool: Arc<ThreadPool>,
     /// The sync committee's member keys and their validator indices (one committee a period).
@@ -701,9 +696,7 @@ impl<E: EthSpec> BeaconChain<E> {
             head: RwLock::new(Arc::new(head)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
-            pending_verdicts: Mutex::new(HashMap::new()),
-            execution_layer: std::sync::OnceLock::new(),
-            payload_verdict_wait: config.payload_verdict_wait,
+            payload_verdicts: PayloadVerdicts::new(config.payload_verdict_wait),
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
@@ -897,9 +890,7 @@ impl<E: EthSpec> BeaconChain<E> {
             head: RwLock::new(Arc::new(snapshot)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
-            pending_verdicts: Mutex::new(HashMap::new()),
-            execution_layer: std::sync::OnceLock::new(),
-            payload_verdict_wait: config.payload_verdict_wait,
+            payload_verdicts: PayloadVerdicts::new(config.payload_verdict_wait),
             events: EventBus::default(),
             pool,
             sync_committee_cache: Mutex::new(None),
@@ -1060,22 +1051,20 @@ impl<E: EthSpec> BeaconChain<E> {
     /// answer ([`Self::payload_verdict`]). A verdict is forgotten once its block is imported,
     /// or with the block's slot on finalization.
     pub fn expect_payload_verdict(&self, root: Root, slot: Slot) -> PayloadVerdictSender {
-        let (sender, pending) = PendingPayloadVerdict::channel();
-        self.pending_verdicts.lock().insert(root, (slot, pending));
-        sender
+        self.payload_verdicts.expect(root, slot)
     }
 
     /// Whether `engine_newPayload` for block `root` is in flight or answered.
     pub fn has_payload_verdict(&self, root: &Root) -> bool {
-        self.pending_verdicts.lock().contains_key(root)
+        self.payload_verdicts.in_flight(root).is_some()
             || self.payload_status(root) != PayloadStatus::NotValidated
     }
 
     /// The verdict on block `root`'s payload for its import: the one in flight
     /// ([`Self::expect_payload_verdict`]), else the recorded status ([`Self::payload_status`]).
     pub fn payload_verdict(&self, root: &Root) -> BlockPayloadVerdict {
-        if let Some((_, pending)) = self.pending_verdicts.lock().get(root) {
-            return BlockPayloadVerdict::Pending(pending.clone());
+        if let Some(pending) = self.payload_verdicts.in_flight(root) {
+            return BlockPayloadVerdict::Pending(pending);
         }
         BlockPayloadVerdict::Known(self.payload_status(root))
     }
@@ -1362,10 +1351,10 @@ impl<E: EthSpec> BeaconChain<E> {
         // still in flight; one known invalid is what failed it.)
         let payload_status = match processed {
             Err(_) if payload_status.is_pending() => PayloadStatus::NotValidated,
-            _ => payload_status.payload_status(self.payload_verdict_wait),
+            _ => payload_status.payload_status(self.payload_verdicts.wait()),
         };
         if payload_status == PayloadStatus::Invalidated {
-            self.pending_verdicts.lock().remove(&block_root);
+            self.payload_verdicts.forget(&block_root);
             self.record_unimported_block(
                 block_root,
                 UnimportedBlock::Failed {
@@ -1414,7 +1403,7 @@ impl<E: EthSpec> BeaconChain<E> {
             }
         };
         self.unimported.lock().remove(&block_root);
-        self.pending_verdicts.lock().remove(&block_root);
+        self.payload_verdicts.forget(&block_root);
         let state_root = block.state_root();
 
         let store_write = std::time::Instant::now();
@@ -1776,9 +1765,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 *slot > finalized_slot
             }
         });
-        self.pending_verdicts
-            .lock()
-            .retain(|_, (slot, _)| *slot > finalized_slot);
+        self.payload_verdicts.prune(finalized_slot);
         Ok(())
     }
 }

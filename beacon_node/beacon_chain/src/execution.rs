@@ -68,6 +68,73 @@ pub struct ExecutionLayer {
     pub runtime: tokio::runtime::Handle,
 }
 
+/// The execution client's verdicts on the payloads of blocks being imported: the client
+/// itself once attached, the `engine_newPayload` calls in flight by block root (with the
+/// block's slot, for pruning), and how long an import waits for one after its state
+/// transition. A component of [`BeaconChain`] with its own lock.
+#[derive(Debug)]
+pub struct PayloadVerdicts {
+    execution_layer: std::sync::OnceLock<ExecutionLayer>,
+    pending: parking_lot::Mutex<
+        std::collections::HashMap<Root, (types::Slot, Arc<PendingPayloadVerdict>)>,
+    >,
+    wait: Duration,
+}
+
+impl PayloadVerdicts {
+    /// No execution client yet, nothing in flight; imports wait at most `wait` for a verdict.
+    pub fn new(wait: Duration) -> Self {
+        Self {
+            execution_layer: std::sync::OnceLock::new(),
+            pending: parking_lot::Mutex::new(std::collections::HashMap::new()),
+            wait,
+        }
+    }
+
+    /// How long an import waits for a verdict in flight after its state transition.
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// The execution client, when attached.
+    pub fn execution_layer(&self) -> Option<&ExecutionLayer> {
+        self.execution_layer.get()
+    }
+
+    fn attach(&self, execution: ExecutionLayer) -> Result<(), AlreadyAttached> {
+        self.execution_layer
+            .set(execution)
+            .map_err(|_| AlreadyAttached)
+    }
+
+    /// A verdict for block `root` (at `slot`) is now in flight; returns its sender.
+    pub fn expect(&self, root: Root, slot: types::Slot) -> PayloadVerdictSender {
+        let (sender, pending) = PendingPayloadVerdict::channel();
+        self.pending.lock().insert(root, (slot, pending));
+        sender
+    }
+
+    /// The verdict in flight for block `root`.
+    pub fn in_flight(&self, root: &Root) -> Option<Arc<PendingPayloadVerdict>> {
+        self.pending
+            .lock()
+            .get(root)
+            .map(|(_, pending)| pending.clone())
+    }
+
+    /// Forgets the verdict in flight for block `root` (its import is over).
+    pub fn forget(&self, root: &Root) {
+        self.pending.lock().remove(root);
+    }
+
+    /// Forgets the verdicts of blocks at or below `finalized_slot`.
+    pub fn prune(&self, finalized_slot: types::Slot) {
+        self.pending
+            .lock()
+            .retain(|_, (slot, _)| *slot > finalized_slot);
+    }
+}
+
 /// [`BeaconChain::attach_execution_layer`] was called a second time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("an execution client is attached to the chain already")]
@@ -191,14 +258,13 @@ impl<E: EthSpec> BeaconChain<E> {
         engine: Arc<EngineApiClient>,
         runtime: tokio::runtime::Handle,
     ) -> Result<(), AlreadyAttached> {
-        self.execution_layer
-            .set(ExecutionLayer { engine, runtime })
-            .map_err(|_| AlreadyAttached)
+        self.payload_verdicts
+            .attach(ExecutionLayer { engine, runtime })
     }
 
     /// The attached execution client.
     pub fn execution_layer(&self) -> Option<&ExecutionLayer> {
-        self.execution_layer.get()
+        self.payload_verdicts.execution_layer()
     }
 
     /// Sends `engine_newPayload` for `block` (root `root`), which is about to be imported, on
@@ -210,7 +276,7 @@ impl<E: EthSpec> BeaconChain<E> {
         root: Root,
         block: Arc<SignedBeaconBlock<E>>,
     ) {
-        let Some(execution) = self.execution_layer.get() else {
+        let Some(execution) = self.payload_verdicts.execution_layer() else {
             return;
         };
         let sender = self.expect_payload_verdict(root, block.slot());
@@ -232,7 +298,7 @@ impl<E: EthSpec> BeaconChain<E> {
         self: &Arc<Self>,
         blocks: &Arc<Vec<Arc<SignedBeaconBlock<E>>>>,
     ) -> Vec<BlockPayloadVerdict> {
-        let execution = self.execution_layer.get();
+        let execution = self.payload_verdicts.execution_layer();
         let mut verdicts = Vec::with_capacity(blocks.len());
         let mut senders = Vec::with_capacity(blocks.len());
         for (index, block) in blocks.iter().enumerate() {
@@ -273,8 +339,8 @@ impl<E: EthSpec> BeaconChain<E> {
         block: &SignedBeaconBlock<E>,
     ) -> Result<Option<Vec<ExecutionBlob>>, ExecutionError> {
         let execution = self
-            .execution_layer
-            .get()
+            .payload_verdicts
+            .execution_layer()
             .ok_or(ExecutionError::NotAttached)?;
         let hashes: Vec<VersionedHash> = match block {
             SignedBeaconBlock::Fulu(inner) => inner
