@@ -75,7 +75,7 @@ async fn path_state<E: EthSpec>(
 ) -> Result<StateAt<E>, HttpError> {
     let id = state_id(path)?;
     let ctx = ctx.clone();
-    blocking(move || state_at(&ctx, id)).await
+    blocking(ctx.workers(), move || state_at(&ctx, id)).await
 }
 
 /// `GET /eth/v1/beacon/genesis`.
@@ -211,7 +211,7 @@ async fn validators_response<E: EthSpec>(
     statuses: Vec<ValidatorStatusFilter>,
 ) -> Result<Response, HttpError> {
     let id = state_id(&path)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let data = validators_data(&ctx, &at, &ids, &statuses);
         envelope(&at, data)
@@ -226,7 +226,7 @@ pub(crate) async fn get_validator<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let id = state_id(&path)?;
     let validator: ValidatorId = parse_path("validator id", path.at(1)?)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let data = validators_data(&ctx, &at, &[validator], &[])
             .pop()
@@ -266,7 +266,7 @@ async fn balances_response<E: EthSpec>(
     ids: Vec<ValidatorId>,
 ) -> Result<Response, HttpError> {
     let id = state_id(&path)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let balances = at.state.state.balances();
         let data: Vec<ValidatorBalanceData> = select_indices(&ctx, &at, &ids)
@@ -309,7 +309,7 @@ pub(crate) async fn get_committees<E: EthSpec>(
     let epoch: Option<Epoch> = query.parse("epoch")?;
     let index: Option<u64> = query.parse("index")?;
     let slot: Option<Slot> = query.parse("slot")?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let epoch = epoch.unwrap_or(at.slot() / E::slots_per_epoch());
         let spe = E::slots_per_epoch();
@@ -359,7 +359,7 @@ pub(crate) async fn get_sync_committees<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let id = state_id(&path)?;
     let epoch: Option<Epoch> = query.parse("epoch")?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let state_epoch = at.slot() / E::slots_per_epoch();
         let epoch = epoch.unwrap_or(state_epoch);
@@ -523,7 +523,7 @@ pub(crate) async fn get_headers<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let slot: Option<Slot> = query.parse("slot")?;
     let parent_root: Option<Root> = query.parse("parent_root")?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let head = ctx.chain.head();
         let root = match (slot, parent_root) {
             (Some(slot), _) => canonical_block_root_at_slot(&ctx, &head, slot)?,
@@ -557,7 +557,7 @@ pub(crate) async fn get_header<E: EthSpec>(
     path: PathParams,
 ) -> Result<Response, HttpError> {
     let id = block_id(&path)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         block_envelope(&at, header_data(&block, &at))
@@ -571,7 +571,7 @@ pub(crate) async fn get_block_root<E: EthSpec>(
     path: PathParams,
 ) -> Result<Response, HttpError> {
     let id = block_id(&path)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         block_envelope(&at, RootData { root: at.root })
     })
@@ -649,7 +649,7 @@ pub(crate) async fn get_block_v2<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let id = block_id(&path)?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let (fork, bytes) = block_encodings(&ctx, at.root, encoding)?;
         let response = match encoding {
@@ -702,7 +702,7 @@ pub(crate) async fn get_block_attestations_v2<E: EthSpec>(
     path: PathParams,
 ) -> Result<Response, HttpError> {
     let id = block_id(&path)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         let fork = block.fork_name();
@@ -750,7 +750,7 @@ pub(crate) async fn get_data_column_sidecars<E: EthSpec>(
             "column index {bad} out of range ({columns} columns)"
         )));
     }
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let store = ctx.chain.store();
         let stored = store.data_column_indices(&at.root)?;
@@ -799,7 +799,7 @@ pub(crate) async fn get_debug_state_v2<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let id = state_id(&path)?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let fork = at.state.state.fork_name();
         // Written while it is sent (`streamed`): neither encoding of a whole state is held in
@@ -852,7 +852,7 @@ pub(crate) async fn post_validator_identities<E: EthSpec>(
         body.json()?
     };
     let id = state_id(&path)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
         let validators = at.state.state.validators();
         let data: Vec<ValidatorIdentity> = select_indices(&ctx, &at, &ids)
@@ -886,7 +886,7 @@ struct ChainHead {
 /// `GET /eth/v2/debug/beacon/heads`: the leaves of the unfinalized block tree (the store's hot
 /// blocks no other hot block builds on), or the finalized block when none is newer.
 pub(crate) async fn get_debug_heads<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let data: Vec<ChainHead> = ctx
             .chain
             .block_tree_leaves()?

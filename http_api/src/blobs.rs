@@ -54,7 +54,7 @@ pub(crate) async fn get_blobs<E: EthSpec>(
     let id: beacon_api::BlockId = parse_path("block id", path.at(0)?)?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
     let hashes: Vec<Root> = query.list("versioned_hashes")?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         if !block.fork_name().fulu_enabled() {
@@ -107,7 +107,7 @@ pub(crate) async fn get_blob_sidecars<E: EthSpec>(
     let id: beacon_api::BlockId = parse_path("block id", path.at(0)?)?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
     let indices: Vec<u64> = query.list("indices")?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         let fork = block.fork_name();

@@ -226,7 +226,7 @@ pub(crate) async fn get_blinded_block<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let id = parse_path("block id", path.at(0)?)?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         let fork = block.fork_name();

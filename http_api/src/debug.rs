@@ -63,7 +63,7 @@ struct ForkChoiceJson {
 /// block it holds (the proto-array: parents before children) with its weight, its post-state's
 /// justified and finalized epochs, and its payload's validity and block hash.
 pub(crate) async fn get_fork_choice<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let dump = ctx.chain.fork_choice_dump();
         let head_root = ctx.chain.head().block_root;
         let nodes = dump

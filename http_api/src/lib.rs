@@ -35,6 +35,7 @@ mod state_id;
 mod status_page;
 mod sync_messages;
 mod validator;
+mod workers;
 
 use std::collections::HashMap;
 use std::future::{Future, IntoFuture};
@@ -58,6 +59,7 @@ pub use metrics::ApiMetrics;
 pub use network::{
     NetworkApi, NoNetwork, PeerDetails, PublishCounts, PublishedOperation, SubnetSubscription,
 };
+pub use workers::{ApiPriority, ApiWorkers, WorkersRefused};
 
 /// Options of the API server.
 #[derive(Debug, Clone)]
@@ -143,6 +145,8 @@ pub struct ApiContext<E: EthSpec> {
     pub(crate) sync_messages: sync_messages::SyncMessages,
     /// Committees, sync committee members and the key index, kept between requests.
     pub(crate) caches: caches::ApiCaches,
+    /// The node's CPU workers, once set ([`Self::set_workers`]).
+    workers: std::sync::OnceLock<Arc<dyn ApiWorkers>>,
 }
 
 impl<E: EthSpec> std::fmt::Debug for ApiContext<E> {
@@ -179,7 +183,20 @@ impl<E: EthSpec> ApiContext<E> {
             head_block: Mutex::new(None),
             sync_messages: sync_messages::SyncMessages::default(),
             caches: caches::ApiCaches::default(),
+            workers: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Runs the API's CPU work on `workers` (the beacon processor's API kinds) from now on;
+    /// until then, and without them, it runs on tokio's blocking pool. Once: a second call
+    /// is refused.
+    pub fn set_workers(&self, workers: Arc<dyn ApiWorkers>) -> Result<(), Arc<dyn ApiWorkers>> {
+        self.workers.set(workers)
+    }
+
+    /// The node's CPU workers, when set.
+    pub(crate) fn workers(&self) -> Option<Arc<dyn ApiWorkers>> {
+        self.workers.get().cloned()
     }
 
     /// Adds a gossip-verified sync committee message (of `subnet`) to the contributions

@@ -74,7 +74,7 @@ pub(crate) async fn get_light_client_bootstrap<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let root: Root = parse_path("block_root", path.at(0)?)?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let bootstrap = ctx
             .chain
             .light_client_bootstrap(&root)
@@ -101,7 +101,7 @@ pub(crate) async fn get_light_client_updates<E: EthSpec>(
     let start_period: u64 = query.required("start_period")?;
     let count: u64 = query.required("count")?;
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let updates = ctx
             .chain
             .light_client_updates_by_range(start_period, count)
@@ -160,7 +160,7 @@ pub(crate) async fn get_light_client_finality_update<E: EthSpec>(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let update = ctx
             .chain
             .light_client_finality_update()
@@ -182,7 +182,7 @@ pub(crate) async fn get_light_client_optimistic_update<E: EthSpec>(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let encoding = accept(&headers, JSON_OR_SSZ)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let update = ctx
             .chain
             .light_client_optimistic_update()

@@ -29,7 +29,7 @@ use crate::beacon::{committees_of, sync_committee_indices};
 use crate::error::HttpError;
 use crate::network::PublishedOperation;
 use crate::query::{BatchBody, Body, Query};
-use crate::response::{blocking, json, ok_empty, with_version};
+use crate::response::{blocking_duty, json, ok_empty, with_version};
 
 type Ctx<E> = State<Arc<ApiContext<E>>>;
 
@@ -91,7 +91,7 @@ pub(crate) async fn post_attestations_v2<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     electra_fork(&body).map_err(HttpError::into_batch)?;
     let attestations: Vec<SingleAttestation> = list_body(&body).map_err(HttpError::into_batch)?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let head = ctx.chain.head();
         let spec = ctx.chain.spec();
         let mut failures = Vec::new();
@@ -120,32 +120,20 @@ pub(crate) async fn post_attestations_v2<E: EthSpec>(
         let results = ctx
             .chain
             .verify_single_attestations_for_gossip(batch, ctx.chain.now_ms());
-        let mut votes = Vec::new();
+        let mut accepted = Vec::new();
         for ((result, i), subnet) in results.into_iter().zip(positions).zip(subnets) {
             match result {
                 Ok(verified) => {
                     let attestation = verified.attestation.clone();
-                    votes.push(verified.fork_choice_vote());
-                    let target = attestation.data.target.epoch;
-                    match committees_of(&ctx, &head.state, target) {
-                        Ok(committees) => {
-                            if let Err(e) = ctx
-                                .pool
-                                .insert_single_attestation(&attestation, &committees)
-                            {
-                                tracing::debug!(error = ?e, "attestation not pooled");
-                            }
-                        }
-                        Err(e) => tracing::debug!(error = ?e, "attestation not pooled"),
-                    }
-                    ctx.record_live(target, [attestation.attester_index]);
+                    ctx.record_live(attestation.data.target.epoch, [attestation.attester_index]);
                     ctx.network.publish_attestation(attestation, subnet);
+                    accepted.push(verified);
                 }
                 Err(e) if is_repeat(&e) => {}
                 Err(e) => failures.push(failure(i, e)),
             }
         }
-        ctx.chain.apply_votes_to_fork_choice(votes);
+        ctx.chain.accept_single_attestations(&ctx.pool, &accepted);
         failures.sort_by_key(|f| f.index);
         batch_result("attestations", failures)
     })
@@ -159,7 +147,7 @@ pub(crate) async fn get_attestations_v2<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let slot: Option<Slot> = query.parse("slot")?;
     let committee_index: Option<u64> = query.parse("committee_index")?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let fork = ctx
             .chain
             .spec()
@@ -197,35 +185,29 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
     electra_fork(&body).map_err(HttpError::into_batch)?;
     let aggregates: Vec<SignedAggregateAndProof<E>> =
         list_body(&body).map_err(HttpError::into_batch)?;
-    blocking(move || {
-        let head = ctx.chain.head();
+    blocking_duty(ctx.workers(), move || {
         let results = ctx
             .chain
             .verify_aggregates_for_gossip(aggregates, ctx.chain.now_ms());
         let mut failures = Vec::new();
-        let mut votes = Vec::new();
+        let mut accepted = Vec::new();
         for (i, result) in results.into_iter().enumerate() {
             match result {
                 Ok(verified) => {
-                    votes.push(verified.fork_choice_vote());
-                    let aggregate = &verified.signed_aggregate.message.aggregate;
-                    if let Ok(committees) =
-                        committees_of(&ctx, &head.state, aggregate.data.target.epoch)
-                        && let Err(e) = ctx.pool.insert_attestation(aggregate, &committees)
-                    {
-                        tracing::debug!(error = ?e, "aggregate not pooled");
-                    }
+                    let message = &verified.signed_aggregate.message;
                     ctx.record_live(
-                        aggregate.data.target.epoch,
-                        [verified.signed_aggregate.message.aggregator_index],
+                        message.aggregate.data.target.epoch,
+                        [message.aggregator_index],
                     );
-                    ctx.network.publish_aggregate(verified.signed_aggregate);
+                    ctx.network
+                        .publish_aggregate(verified.signed_aggregate.clone());
+                    accepted.push(verified);
                 }
                 Err(e) if is_repeat(&e) => {}
                 Err(e) => failures.push(failure(i, e)),
             }
         }
-        ctx.chain.apply_votes_to_fork_choice(votes);
+        ctx.chain.accept_aggregates(&ctx.pool, &accepted);
         batch_result("aggregates", failures)
     })
     .await
@@ -294,7 +276,7 @@ pub(crate) async fn post_sync_committees<E: EthSpec>(
     BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
     let messages: Vec<SyncCommitteeMessage> = body.json().map_err(HttpError::into_batch)?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let mut failures = Vec::new();
         for (i, message) in messages.into_iter().enumerate() {
             let mut subnets: Vec<u64> = match sync_positions(&ctx, &message) {
@@ -346,7 +328,7 @@ pub(crate) async fn post_contribution_and_proofs<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let contributions: Vec<SignedContributionAndProof<E>> =
         body.json().map_err(HttpError::into_batch)?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let mut failures = Vec::new();
         for (i, signed) in contributions.into_iter().enumerate() {
             match ctx
@@ -385,7 +367,7 @@ pub(crate) async fn post_voluntary_exit<E: EthSpec>(
     body: Body,
 ) -> Result<Response, HttpError> {
     let exit: SignedVoluntaryExit = body.json()?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let verified = ctx
             .chain
             .verify_voluntary_exit_for_gossip(exit, ctx.chain.now_ms())
@@ -405,7 +387,7 @@ pub(crate) async fn post_proposer_slashing<E: EthSpec>(
     body: Body,
 ) -> Result<Response, HttpError> {
     let slashing: ProposerSlashing = body.json()?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let verified = ctx
             .chain
             .verify_proposer_slashing_for_gossip(slashing)
@@ -429,7 +411,7 @@ pub(crate) async fn post_attester_slashing_v2<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     electra_fork(&body)?;
     let slashing: AttesterSlashing<E> = body.json()?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let verified = ctx
             .chain
             .verify_attester_slashing_for_gossip(slashing)
@@ -453,7 +435,7 @@ pub(crate) async fn post_bls_to_execution_changes<E: EthSpec>(
     BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
     let changes: Vec<SignedBLSToExecutionChange> = body.json().map_err(HttpError::into_batch)?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let mut failures = Vec::new();
         for (i, change) in changes.into_iter().enumerate() {
             match ctx

@@ -136,7 +136,8 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
     };
     let fork = produced.fork;
     let contents = block_contents(produced.block, produced.kzg_proofs, produced.blobs)?;
-    tokio::task::spawn_blocking(move || -> Result<Response, HttpError> {
+    let workers = ctx.workers();
+    crate::workers::run_blocking(workers, crate::ApiPriority::P0, move || -> Result<Response, HttpError> {
         let mut response = match encoding {
             Encoding::Ssz => ssz_bytes(contents.as_ssz_bytes()),
             Encoding::Json => {
@@ -163,7 +164,6 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
         Ok(response)
     })
     .await
-    .map_err(|e| HttpError::internal(format!("worker failed: {e}")))?
 }
 
 pub(crate) fn broadcast_validation(

@@ -6,7 +6,10 @@ use beacon_api::{Encoding, negotiate};
 use serde::Serialize;
 use types::ForkName;
 
+use std::sync::Arc;
+
 use crate::error::HttpError;
+use crate::workers::{ApiPriority, ApiWorkers, run_blocking};
 
 /// Both encodings, JSON preferred on a tie.
 pub(crate) const JSON_OR_SSZ: &[Encoding] = &[Encoding::Json, Encoding::Ssz];
@@ -148,14 +151,23 @@ impl std::io::Write for PieceWriter {
     }
 }
 
-/// Runs `f` on tokio's blocking pool (state reads, duties over the registry, signature checks),
-/// so the runtime's workers keep serving other requests meanwhile.
+/// Runs `f` (state reads, duties over the registry, signature checks) on the node's CPU
+/// workers at the API's normal priority ([`ApiPriority::P1`]; tokio's blocking pool without
+/// workers), so the runtime's workers keep serving other requests meanwhile.
 pub(crate) async fn blocking<T: Send + 'static>(
+    workers: Option<Arc<dyn ApiWorkers>>,
     f: impl FnOnce() -> Result<T, HttpError> + Send + 'static,
 ) -> Result<T, HttpError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| HttpError::internal(format!("worker failed: {e}")))?
+    run_blocking(workers, ApiPriority::P1, f).await
+}
+
+/// [`blocking`] for a validator client's duty on the clock (attestation data, duties,
+/// publication of its messages): [`ApiPriority::P0`].
+pub(crate) async fn blocking_duty<T: Send + 'static>(
+    workers: Option<Arc<dyn ApiWorkers>>,
+    f: impl FnOnce() -> Result<T, HttpError> + Send + 'static,
+) -> Result<T, HttpError> {
+    run_blocking(workers, ApiPriority::P0, f).await
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub(crate) async fn post_sync_committee_rewards<E: EthSpec>(
     } else {
         body.json()?
     };
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         let (SignedBeaconBlock::Electra(signed) | SignedBeaconBlock::Fulu(signed)) = &block else {
@@ -142,7 +142,7 @@ pub(crate) async fn get_block_rewards<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     use state_processing::common::{PROPOSER_WEIGHT, balance};
     let id: BlockId = parse_path("block id", path.at(0)?)?;
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let at = block_at(&ctx, id)?;
         let block = read_block(&ctx, &at.root)?;
         let (SignedBeaconBlock::Electra(signed) | SignedBeaconBlock::Fulu(signed)) = &block else {
@@ -292,7 +292,7 @@ pub(crate) async fn post_attestation_rewards<E: EthSpec>(
     } else {
         body.json()?
     };
-    blocking(move || {
+    blocking(ctx.workers(), move || {
         let spe = E::slots_per_epoch();
         let slot = epoch
             .checked_add(2)

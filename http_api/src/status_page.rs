@@ -128,7 +128,7 @@ pub(crate) async fn get_block_timeline<E: EthSpec>(
     path: PathParams,
 ) -> Result<Response, HttpError> {
     let id: BlockId = parse_path("block id", path.at(0)?)?;
-    let data = blocking(move || timeline_of(&ctx, id)).await?;
+    let data = blocking(ctx.workers(), move || timeline_of(&ctx, id)).await?;
     json(&GenericResponse { data })
 }
 
@@ -358,7 +358,7 @@ fn status<E: EthSpec>(ctx: &ApiContext<E>) -> Result<StatusData, HttpError> {
 /// `GET /arbor/v1/status`: the clock, the last blocks with their blob counts, stored columns
 /// and timelines, the beacon processor's queues, and the peers by client and custody.
 pub(crate) async fn get_status<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
-    let data = blocking(move || status(&ctx)).await?;
+    let data = blocking(ctx.workers(), move || status(&ctx)).await?;
     json(&GenericResponse { data })
 }
 

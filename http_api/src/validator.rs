@@ -28,7 +28,9 @@ use crate::beacon::{committees_of, sync_committee_indices};
 use crate::error::HttpError;
 use crate::network::SubnetSubscription;
 use crate::query::{Body, PathParams, Query, parse_path};
-use crate::response::{JSON_OR_SSZ, accept, blocking, json, ok_empty, ssz_bytes, with_version};
+use crate::response::{
+    JSON_OR_SSZ, accept, blocking_duty, json, ok_empty, ssz_bytes, with_version,
+};
 use crate::state_id::{StateAt, latest_block_root_of, state_at};
 
 type Ctx<E> = State<Arc<ApiContext<E>>>;
@@ -83,7 +85,7 @@ pub(crate) async fn post_attester_duties<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let epoch = parse_epoch(&path)?;
     let Indices(indices) = body.json()?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let limit = clock_epoch(&ctx) + 1;
         if epoch > limit {
             return Err(HttpError::bad_request(format!(
@@ -156,7 +158,7 @@ pub(crate) async fn get_proposer_duties<E: EthSpec>(
     path: PathParams,
 ) -> Result<Response, HttpError> {
     let epoch = parse_epoch(&path)?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let limit = clock_epoch(&ctx) + 1;
         if epoch > limit {
             return Err(HttpError::bad_request(format!(
@@ -212,7 +214,7 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let epoch = parse_epoch(&path)?;
     let Indices(indices) = body.json()?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let at = ctx.chain.sync_duty_state(epoch)?;
         let members = sync_committee_indices(&ctx, &at.state, epoch)?;
         // Each member's positions in the committee, in one pass over it.
@@ -302,7 +304,7 @@ pub(crate) async fn get_attestation_data<E: EthSpec>(
     let encoding = accept(&headers, JSON_OR_SSZ)?;
     let slot: Slot = query.required("slot")?;
     let committee_index: u64 = query.required("committee_index")?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let data = attestation_data(&ctx, slot, committee_index)?;
         match encoding {
             Encoding::Ssz => Ok(ssz_bytes(data.as_ssz_bytes())),
@@ -328,7 +330,7 @@ pub(crate) async fn get_aggregate_attestation_v2<E: EthSpec>(
             "committee index {committee_index} out of range"
         )));
     }
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let best = ctx
             .pool
             .attestations()
@@ -470,7 +472,7 @@ pub(crate) async fn post_liveness<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let epoch = parse_epoch(&path)?;
     let Indices(indices) = body.json()?;
-    blocking(move || {
+    blocking_duty(ctx.workers(), move || {
         let current = clock_epoch(&ctx);
         if epoch > current || epoch + 1 < current {
             return Err(HttpError::bad_request(format!(

@@ -17,10 +17,13 @@
 //! - [`light_client_server`]: light-client bootstraps and updates derived from imported blocks.
 //! - [`production`], [`publication`], [`execution`]: block production (`produceBlockV3`) and
 //!   publication (`publishBlockV2`), and the execution client around import.
+//! - [`attestation_acceptance`]: a verified attestation's vote into fork choice and the
+//!   attestation into the operation pool, for gossip and the API alike.
 //! - `harness` (feature `test-utils`): one chain on a mock execution client for the tests and
 //!   benches of this and other crates.
 
 pub mod api_states;
+pub mod attestation_acceptance;
 pub mod batch_metrics;
 pub mod block_import;
 pub mod chain;

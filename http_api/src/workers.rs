@@ -1,0 +1,140 @@
+//! Where the API's CPU work runs: on the node's CPU pools, through the beacon processor's API
+//! kinds (`api_request_p0` for the validator client's duties, `api_request_p1` for the rest),
+//! so that requests share the node's one thread budget and queue behind gossip blocks but ahead
+//! of backfill. A server without a processor (no p2p side: tools, tests) runs the work on
+//! tokio's blocking pool instead.
+
+use std::sync::Arc;
+
+use crate::error::HttpError;
+
+/// The priority of an API request's CPU work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiPriority {
+    /// Validator duties on the clock (production, attestation data, duties, publication):
+    /// the processor's `api_request_p0`.
+    P0,
+    /// Everything else: the processor's `api_request_p1`.
+    P1,
+}
+
+/// A job refused by the workers: the queue of its kind is full, or the node is stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the node's workers did not take the request (queue full or stopping)")]
+pub struct WorkersRefused;
+
+/// The node's CPU workers as the API uses them.
+pub trait ApiWorkers: Send + Sync + 'static {
+    /// Queues `job` at `priority`. A job queued and later dropped unrun (shutdown) is
+    /// dropped: its caller sees its answer channel close.
+    fn submit(
+        &self,
+        priority: ApiPriority,
+        job: Box<dyn FnOnce() + Send + 'static>,
+    ) -> Result<(), WorkersRefused>;
+}
+
+/// Runs `f` on `workers` at `priority` (tokio's blocking pool without workers) and returns its
+/// answer. A refused or dropped job is a 503: the node is overloaded or stopping, not the
+/// request at fault.
+pub(crate) async fn run_blocking<T: Send + 'static>(
+    workers: Option<Arc<dyn ApiWorkers>>,
+    priority: ApiPriority,
+    f: impl FnOnce() -> Result<T, HttpError> + Send + 'static,
+) -> Result<T, HttpError> {
+    let Some(workers) = workers else {
+        return tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| HttpError::internal(format!("worker failed: {e}")))?;
+    };
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    workers
+        .submit(
+            priority,
+            Box::new(move || {
+                // The request may have gone away meanwhile: nothing to answer.
+                let _ = sender.send(f());
+            }),
+        )
+        .map_err(|e| HttpError::Unavailable(e.to_string()))?;
+    receiver.await.map_err(|_| {
+        HttpError::Unavailable(
+            "the request's work was dropped unrun (the node is stopping or overloaded)".into(),
+        )
+    })?
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Runs each job at once on a thread of its own, recording its priority; or refuses it; or
+    /// drops it unrun.
+    #[derive(Default)]
+    struct Fake {
+        refuse: bool,
+        drop_unrun: bool,
+        seen: Mutex<Vec<ApiPriority>>,
+    }
+
+    impl ApiWorkers for Fake {
+        fn submit(
+            &self,
+            priority: ApiPriority,
+            job: Box<dyn FnOnce() + Send + 'static>,
+        ) -> Result<(), WorkersRefused> {
+            if self.refuse {
+                return Err(WorkersRefused);
+            }
+            self.seen.lock().expect("not poisoned").push(priority);
+            if !self.drop_unrun {
+                std::thread::spawn(job);
+            }
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn the_work_runs_on_the_workers_at_its_priority() {
+        let fake = Arc::new(Fake::default());
+        let workers: Arc<dyn ApiWorkers> = fake.clone();
+        let on = std::thread::current().id();
+        let ran_on = run_blocking(Some(workers.clone()), ApiPriority::P0, move || {
+            Ok(std::thread::current().id())
+        })
+        .await
+        .expect("an answer");
+        assert_ne!(ran_on, on);
+        let answer = run_blocking(Some(workers), ApiPriority::P1, || Ok(7)).await;
+        assert_eq!(answer, Ok(7));
+        assert_eq!(
+            *fake.seen.lock().expect("not poisoned"),
+            vec![ApiPriority::P0, ApiPriority::P1]
+        );
+    }
+
+    #[tokio::test]
+    async fn refused_or_dropped_work_is_a_503_and_no_workers_is_the_blocking_pool() {
+        let refusing: Arc<dyn ApiWorkers> = Arc::new(Fake {
+            refuse: true,
+            ..Fake::default()
+        });
+        let answer = run_blocking(Some(refusing), ApiPriority::P1, || Ok(1)).await;
+        assert!(
+            matches!(answer, Err(HttpError::Unavailable(_))),
+            "{answer:?}"
+        );
+        let dropping: Arc<dyn ApiWorkers> = Arc::new(Fake {
+            drop_unrun: true,
+            ..Fake::default()
+        });
+        let answer = run_blocking(Some(dropping), ApiPriority::P1, || Ok(1)).await;
+        assert!(
+            matches!(answer, Err(HttpError::Unavailable(_))),
+            "{answer:?}"
+        );
+        assert_eq!(run_blocking(None, ApiPriority::P0, || Ok(2)).await, Ok(2));
+    }
+}
