@@ -76,8 +76,8 @@ pub use production::{
     ProducedBlockV3,
 };
 pub use production::{
-    BlobData, Blobs, BlockProducer, ProducedBlock, ProducerConfig, ProductionError,
-    ProductionTimings,
+    BlobData, Blobs, BlockProducer, PayloadFieldMismatch, ProducedBlock, ProducerConfig,
+    ProductionError, ProductionTimings,
 };
 pub use publication::{
     BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,

@@ -138,15 +138,8 @@ pub enum ProductionError {
     NoPayloadId(execution_layer::PayloadStatus),
     /// The payload is not the one asked for (a field differs from the attributes or the
     /// parent).
-    #[error("the execution payload's {field} is {found}, expected {expected}")]
-    PayloadMismatch {
-        /// The field.
-        field: &'static str,
-        /// What the attributes (or the parent) fix.
-        expected: String,
-        /// What the payload carries.
-        found: String,
-    },
+    #[error("the execution payload is not the one asked for: {0}")]
+    PayloadMismatch(PayloadFieldMismatch),
     /// The blobs bundle has more blobs than the slot's epoch allows.
     #[error("{count} blobs in the bundle, the epoch allows {max}")]
     TooManyBlobs {
@@ -814,9 +807,21 @@ impl<E: EthSpec> BlockProducer<E> {
 
         let payload = &response.execution_payload;
         let attributes = &template.attributes;
-        check_field("parent_hash", template.parent_hash, payload.parent_hash)?;
-        check_field("timestamp", attributes.timestamp, payload.timestamp)?;
-        check_field("prev_randao", attributes.prev_randao, payload.prev_randao)?;
+        check_field(
+            template.parent_hash,
+            payload.parent_hash,
+            |expected, found| PayloadFieldMismatch::ParentHash { expected, found },
+        )?;
+        check_field(
+            attributes.timestamp,
+            payload.timestamp,
+            |expected, found| PayloadFieldMismatch::Timestamp { expected, found },
+        )?;
+        check_field(
+            attributes.prev_randao,
+            payload.prev_randao,
+            |expected, found| PayloadFieldMismatch::PrevRandao { expected, found },
+        )?;
         let expected_withdrawals = &template.expected_withdrawals;
         if payload.withdrawals.len() != expected_withdrawals.len()
             || payload
@@ -825,11 +830,12 @@ impl<E: EthSpec> BlockProducer<E> {
                 .zip(expected_withdrawals)
                 .any(|(a, b)| a != b)
         {
-            return Err(ProductionError::PayloadMismatch {
-                field: "withdrawals",
-                expected: format!("{} expected withdrawals", expected_withdrawals.len()),
-                found: format!("{} different withdrawals", payload.withdrawals.len()),
-            });
+            return Err(ProductionError::PayloadMismatch(
+                PayloadFieldMismatch::Withdrawals {
+                    expected: expected_withdrawals.len(),
+                    found: payload.withdrawals.len(),
+                },
+            ));
         }
         let max = self
             .chain
@@ -1077,20 +1083,53 @@ struct LocalPayload<E: EthSpec> {
     elapsed: Duration,
 }
 
-/// A payload field that must equal what the attributes or the parent fix.
-fn check_field<T: PartialEq + std::fmt::Display>(
-    field: &'static str,
+/// The field of a built payload that differs from what the attributes or the parent fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadFieldMismatch {
+    /// `parent_hash` is not the head's block hash.
+    #[error("parent_hash is {found}, expected {expected}")]
+    ParentHash {
+        /// The head's execution block hash.
+        expected: types::Hash32,
+        /// The payload's.
+        found: types::Hash32,
+    },
+    /// `timestamp` is not the slot's.
+    #[error("timestamp is {found}, expected {expected}")]
+    Timestamp {
+        /// The slot's time.
+        expected: u64,
+        /// The payload's.
+        found: u64,
+    },
+    /// `prev_randao` is not the state's RANDAO mix.
+    #[error("prev_randao is {found}, expected {expected}")]
+    PrevRandao {
+        /// The state's mix.
+        expected: types::Bytes32,
+        /// The payload's.
+        found: types::Bytes32,
+    },
+    /// `withdrawals` are not the state's expected withdrawals.
+    #[error("{found} withdrawals differ from the {expected} expected")]
+    Withdrawals {
+        /// How many the state expects.
+        expected: usize,
+        /// How many the payload carries.
+        found: usize,
+    },
+}
+
+/// `Ok` when `expected == found`, else the mismatch `mismatch` makes of them.
+fn check_field<T: PartialEq>(
     expected: T,
     found: T,
+    mismatch: impl FnOnce(T, T) -> PayloadFieldMismatch,
 ) -> Result<(), ProductionError> {
     if expected == found {
         return Ok(());
     }
-    Err(ProductionError::PayloadMismatch {
-        field,
-        expected: expected.to_string(),
-        found: found.to_string(),
-    })
+    Err(ProductionError::PayloadMismatch(mismatch(expected, found)))
 }
 
 /// A body list from a vector, or a typed error when it is longer than the block allows.
