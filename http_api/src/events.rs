@@ -196,19 +196,9 @@ fn render_chain<E: EthSpec>(
             depth,
             old_head_block,
             new_head_block,
+            old_head_state,
+            new_head_state,
         } => {
-            let state_of = |root: &Root| {
-                let head = ctx.chain.head();
-                if head.block_root == *root {
-                    return Some(head.state_root);
-                }
-                ctx.chain
-                    .store()
-                    .get_block(root)
-                    .ok()
-                    .flatten()
-                    .map(|b| b.state_root())
-            };
             let head = ctx.chain.head();
             render(
                 EventTopic::ChainReorg,
@@ -217,23 +207,20 @@ fn render_chain<E: EthSpec>(
                     depth: *depth,
                     old_head_block: *old_head_block,
                     new_head_block: *new_head_block,
-                    old_head_state: state_of(old_head_block).unwrap_or_default(),
-                    new_head_state: state_of(new_head_block).unwrap_or_default(),
+                    old_head_state: *old_head_state,
+                    new_head_state: *new_head_state,
                     epoch: slot / spe,
                     execution_optimistic: head.block_root == *new_head_block
                         && head.execution_optimistic,
                 },
             )
         }
-        ChainEvent::FinalizedCheckpoint { block, epoch } => {
-            let state = ctx
-                .chain
-                .store()
-                .get_block(block)
-                .ok()
-                .flatten()
-                .map(|b| b.state_root())
-                .unwrap_or_default();
+        ChainEvent::FinalizedCheckpoint {
+            block,
+            state,
+            epoch,
+        } => {
+            let state = *state;
             render(
                 EventTopic::FinalizedCheckpoint,
                 &FinalizedCheckpointEvent {

@@ -1688,6 +1688,8 @@ impl<E: EthSpec> BeaconChain<E> {
                     depth: self.reorg_depth(&old, head.root, head.slot),
                     old_head_block: old.block_root,
                     new_head_block: head.root,
+                    old_head_state: old.state_root,
+                    new_head_state: state_root,
                 });
             }
             self.events.publish(ChainEvent::Head {
@@ -1699,10 +1701,23 @@ impl<E: EthSpec> BeaconChain<E> {
             });
         }
         if finalized.epoch > old.finalized_checkpoint.epoch {
-            self.events.publish(ChainEvent::FinalizedCheckpoint {
-                block: finalized.root,
-                epoch: finalized.epoch,
-            });
+            // The finalized block is stored (imported, or the anchor).
+            match self.store.get_block(&finalized.root) {
+                Ok(Some(block)) => self.events.publish(ChainEvent::FinalizedCheckpoint {
+                    block: finalized.root,
+                    state: block.state_root(),
+                    epoch: finalized.epoch,
+                }),
+                Ok(None) => tracing::error!(
+                    block_root = %finalized.root,
+                    "the finalized block is not in the store: no finalized_checkpoint event"
+                ),
+                Err(e) => tracing::error!(
+                    block_root = %finalized.root,
+                    error = %e,
+                    "the finalized block is unreadable: no finalized_checkpoint event"
+                ),
+            }
             self.on_finalized(&finalized)?;
         }
         Ok(snapshot)

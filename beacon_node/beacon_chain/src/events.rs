@@ -57,11 +57,17 @@ pub enum ChainEvent {
         old_head_block: Root,
         /// The new head.
         new_head_block: Root,
+        /// The old head's state root.
+        old_head_state: Root,
+        /// The new head's state root.
+        new_head_state: Root,
     },
     /// A new finalized checkpoint (`finalized_checkpoint`).
     FinalizedCheckpoint {
         /// Its block root.
         block: Root,
+        /// That block's state root.
+        state: Root,
         /// Its epoch.
         epoch: Epoch,
     },
