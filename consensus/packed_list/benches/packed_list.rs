@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use packed_list::PackedList;
-use packed_list::bench_hashing::{hash_pair_fast, hash_pair_portable, hash_pairs_x2};
+use packed_list::hashing::{hash_pair_fast, hash_pair_portable, hash_pairs_x2};
 use splitmix::splitmix64;
 use ssz::{Decode, Encode};
 use tree_hash::TreeHash;

@@ -28,9 +28,12 @@ mod sha256x2;
 
 use sha256x2::{hash_pair_fast, hash_pairs_x2};
 
-/// The two-chunk SHA-256 variants, for the benchmarks only: not part of the API.
-#[doc(hidden)]
-pub mod bench_hashing {
+/// SHA-256 of two 32-byte chunks (a Merkle node from its children): one pair through SHA-NI
+/// with the padding block's schedule precomputed (`hash_pair_fast`), two independent pairs
+/// interleaved at about the cost of one (`hash_pairs_x2`), and the portable path through the
+/// compression function (`hash_pair_portable`). Other persistent trees (`progressive_tree`)
+/// hash with them too.
+pub mod hashing {
     pub use crate::sha256x2::{hash_pair_fast, hash_pair_portable, hash_pairs_x2};
 }
 

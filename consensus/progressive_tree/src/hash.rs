@@ -3,8 +3,7 @@
 //! The two-chunk SHA-256 is `packed_list`'s: SHA-NI with the constant padding block's schedule
 //! precomputed, and two independent messages interleaved (a pair costs about one hash), or
 //! `sha2`'s compression function elsewhere (`packed_list`'s README: 100,000 hashes take 3.9 ms
-//! on two lanes against 6.2 ms through `sha2::compress256`). `packed_list` exports it only as
-//! the hidden `bench_hashing` module; it should become a public module there.
+//! on two lanes against 6.2 ms through `sha2::compress256`), exported as `packed_list::hashing`.
 //!
 //! [spec]: ssz/simple-serialize.md#merkleization
 
@@ -17,9 +16,9 @@ pub(crate) const CHUNK_LEN: usize = 32;
 pub(crate) type Chunk = [u8; CHUNK_LEN];
 
 /// `sha256(left ++ right)`.
-pub(crate) use packed_list::bench_hashing::hash_pair_fast as hash_pair;
+pub(crate) use packed_list::hashing::hash_pair_fast as hash_pair;
 /// Two independent `sha256(left ++ right)`s, interleaved: about the cost of one.
-pub(crate) use packed_list::bench_hashing::hash_pairs_x2;
+pub(crate) use packed_list::hashing::hash_pairs_x2;
 
 /// `ZERO_HASHES[h]`: the root of a tree of `2^h` zero chunks.
 static ZERO_HASHES: LazyLock<[Chunk; 65]> = LazyLock::new(|| {
