@@ -1077,6 +1077,9 @@ pub struct PartialDataColumnGroupID {
 
 /// `PartialDataColumnPartsMetadata`: which cells of a column a peer has and which it requests.
 ///
+/// Both bitlists are progressive in 1.7.0b4 (the `ssz_static` roots say so); the 1.7.0a13 text
+/// left Fulu's `BitList[MAX_BLOB_COMMITMENTS_PER_BLOCK]` in place.
+///
 /// [spec]: fulu/partial-columns/p2p-interface.md#new-partialdatacolumnpartsmetadata (with
 /// Gloas's progressive bitlists)
 #[derive(Debug, Clone, PartialEq, Encode, Decode, TreeHash)]
@@ -1087,4 +1090,88 @@ pub struct PartialDataColumnPartsMetadata {
     pub available: ProgressiveBitList,
     /// One bit per blob of the block: set where the peer wants that cell of the column.
     pub requests: ProgressiveBitList,
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::*;
+    use crate::MinimalEthSpec;
+
+    #[test]
+    fn builder_json_quotes_integers_and_hexes_bytes() {
+        let builder = Builder {
+            pubkey: BLSPubkey::repeat_byte(0xaa),
+            version: 0,
+            execution_address: ExecutionAddress::repeat_byte(0x11),
+            balance: 32_000_000_000,
+            deposit_epoch: 5,
+            withdrawable_epoch: u64::MAX,
+        };
+        let json = serde_json::to_value(&builder).expect("serializable");
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "pubkey": format!("0x{}", "aa".repeat(48)),
+                "version": "0",
+                "execution_address": format!("0x{}", "11".repeat(20)),
+                "balance": "32000000000",
+                "deposit_epoch": "5",
+                "withdrawable_epoch": "18446744073709551615",
+            })
+        );
+        assert_eq!(
+            serde_json::from_value::<Builder>(json).expect("own JSON"),
+            builder
+        );
+    }
+
+    #[test]
+    fn progressive_fields_json_round_trips() {
+        let attestation = IndexedAttestation {
+            attesting_indices: ProgressiveList::new(vec![1, 5, 9]),
+            data: AttestationData {
+                slot: 3,
+                index: 1,
+                beacon_block_root: Root::repeat_byte(1),
+                source: Checkpoint {
+                    epoch: 0,
+                    root: Root::ZERO,
+                },
+                target: Checkpoint {
+                    epoch: 1,
+                    root: Root::repeat_byte(2),
+                },
+            },
+            signature: BLSSignature::repeat_byte(3),
+        };
+        let json = serde_json::to_value(&attestation).expect("serializable");
+        assert_eq!(
+            json["attesting_indices"],
+            serde_json::json!(["1", "5", "9"])
+        );
+        assert_eq!(
+            serde_json::from_value::<IndexedAttestation>(json).expect("own JSON"),
+            attestation
+        );
+
+        let sidecar = DataColumnSidecar::<MinimalEthSpec> {
+            index: 7,
+            column: ProgressiveList::new(vec![
+                Cell::<MinimalEthSpec>::new(vec![0xcd; 2048]).expect("a cell is 2048 bytes"),
+            ]),
+            kzg_proofs: ProgressiveList::new(vec![KZGProof::repeat_byte(0xef)]),
+            slot: 9,
+            beacon_block_root: Root::repeat_byte(4),
+        };
+        let json = serde_json::to_value(&sidecar).expect("serializable");
+        assert_eq!(
+            json["column"],
+            serde_json::json!([format!("0x{}", "cd".repeat(2048))])
+        );
+        assert_eq!(json["slot"], serde_json::json!("9"));
+        assert_eq!(
+            serde_json::from_value::<DataColumnSidecar<MinimalEthSpec>>(json).expect("own JSON"),
+            sidecar
+        );
+    }
 }
