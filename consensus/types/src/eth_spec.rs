@@ -5,8 +5,9 @@
 use std::fmt::Debug;
 
 use typenum::{
-    U1, U2, U4, U8, U16, U17, U32, U64, U128, U256, U512, U1024, U2048, U4096, U8192, U65536,
-    U131072, U262144, U1048576, U16777216, U134217728, U1073741824, U1099511627776, Unsigned,
+    U1, U2, U4, U8, U16, U17, U24, U32, U64, U96, U128, U256, U512, U1024, U2048, U4096, U8192,
+    U65536, U131072, U262144, U1048576, U16777216, U134217728, U1073741824, U1099511627776,
+    Unsigned,
 };
 
 /// What every SSZ limit of a preset is: a `typenum` unsigned integer that is also a plain value
@@ -136,6 +137,13 @@ pub trait EthSpec:
     type NumberOfColumns: PresetUnsigned;
     /// `(MIN_SEED_LOOKAHEAD + 1) * SLOTS_PER_EPOCH`: the Fulu proposer lookahead.
     type ProposerLookaheadSlots: PresetUnsigned;
+    // gloas
+    /// PTC_SIZE: the validators in one slot's payload timeliness committee.
+    type PtcSize: PresetUnsigned;
+    /// `(2 + MIN_SEED_LOOKAHEAD) * SLOTS_PER_EPOCH`: the slots of PTCs kept in `ptc_window`.
+    type PtcWindowSlots: PresetUnsigned;
+    /// `2 * SLOTS_PER_EPOCH`: the slots of builder payments kept in `builder_pending_payments`.
+    type BuilderPendingPaymentsLength: PresetUnsigned;
 
     // Non-SSZ preset values.
     /// TARGET_COMMITTEE_SIZE: the committee size the committee count per slot aims for.
@@ -208,6 +216,21 @@ pub trait EthSpec:
     const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64;
     /// MAX_PENDING_DEPOSITS_PER_EPOCH: the most pending deposits one epoch processes.
     const MAX_PENDING_DEPOSITS_PER_EPOCH: u64;
+    /// MAX_PAYLOAD_ATTESTATIONS: the most payload attestations in one Gloas block.
+    const MAX_PAYLOAD_ATTESTATIONS: u64;
+    /// MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD: the most builder deposit requests in one payload.
+    const MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD: u64;
+    /// MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD: the most builder exit requests in one payload.
+    const MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD: u64;
+    /// MAX_BUILDERS_PER_WITHDRAWALS_SWEEP: builders one withdrawals sweep visits.
+    const MAX_BUILDERS_PER_WITHDRAWALS_SWEEP: u64;
+    /// MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE: the largest Gloas `SignedAggregateAndProof`, in
+    /// bytes (its lists are unbounded since EIP-7688).
+    const MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE: u64;
+    /// MAX_ATTESTER_SLASHING_SIZE: the largest Gloas `AttesterSlashing`, in bytes.
+    const MAX_ATTESTER_SLASHING_SIZE: u64;
+    /// MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE: the largest `SignedExecutionPayloadBid`, in bytes.
+    const MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE: u64;
 
     /// `SLOTS_PER_EPOCH` as a value.
     fn slots_per_epoch() -> u64 {
@@ -269,6 +292,9 @@ impl EthSpec for MainnetEthSpec {
     type CellsPerExtBlob = U128;
     type NumberOfColumns = U128;
     type ProposerLookaheadSlots = U64;
+    type PtcSize = U512;
+    type PtcWindowSlots = U96;
+    type BuilderPendingPaymentsLength = U64;
 
     const TARGET_COMMITTEE_SIZE: u64 = 128;
     const SHUFFLE_ROUND_COUNT: u8 = 90;
@@ -305,6 +331,13 @@ impl EthSpec for MainnetEthSpec {
     const WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: u64 = 4096;
     const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64 = 8;
     const MAX_PENDING_DEPOSITS_PER_EPOCH: u64 = 16;
+    const MAX_PAYLOAD_ATTESTATIONS: u64 = 4;
+    const MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD: u64 = 64;
+    const MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD: u64 = 16;
+    const MAX_BUILDERS_PER_WITHDRAWALS_SWEEP: u64 = 16_384;
+    const MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE: u64 = 16_829;
+    const MAX_ATTESTER_SLASHING_SIZE: u64 = 2_097_616;
+    const MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE: u64 = 196_932;
 }
 
 impl EthSpec for MinimalEthSpec {
@@ -353,6 +386,9 @@ impl EthSpec for MinimalEthSpec {
     type CellsPerExtBlob = U128;
     type NumberOfColumns = U128;
     type ProposerLookaheadSlots = U16;
+    type PtcSize = U16;
+    type PtcWindowSlots = U24;
+    type BuilderPendingPaymentsLength = U16;
 
     const TARGET_COMMITTEE_SIZE: u64 = 4;
     const SHUFFLE_ROUND_COUNT: u8 = 10;
@@ -389,6 +425,13 @@ impl EthSpec for MinimalEthSpec {
     const WHISTLEBLOWER_REWARD_QUOTIENT_ELECTRA: u64 = 4096;
     const MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP: u64 = 2;
     const MAX_PENDING_DEPOSITS_PER_EPOCH: u64 = 16;
+    const MAX_PAYLOAD_ATTESTATIONS: u64 = 4;
+    const MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD: u64 = 64;
+    const MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD: u64 = 16;
+    const MAX_BUILDERS_PER_WITHDRAWALS_SWEEP: u64 = 16;
+    const MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE: u64 = 1_462;
+    const MAX_ATTESTER_SLASHING_SIZE: u64 = 131_536;
+    const MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE: u64 = 196_932;
 }
 
 #[cfg(test)]
@@ -604,6 +647,29 @@ mod tests {
             ),
             ("CELLS_PER_EXT_BLOB", E::CellsPerExtBlob::to_u64()),
             ("NUMBER_OF_COLUMNS", E::NumberOfColumns::to_u64()),
+            ("PTC_SIZE", E::PtcSize::to_u64()),
+            ("MAX_PAYLOAD_ATTESTATIONS", E::MAX_PAYLOAD_ATTESTATIONS),
+            (
+                "MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD",
+                E::MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD,
+            ),
+            (
+                "MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD",
+                E::MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD,
+            ),
+            (
+                "MAX_BUILDERS_PER_WITHDRAWALS_SWEEP",
+                E::MAX_BUILDERS_PER_WITHDRAWALS_SWEEP,
+            ),
+            (
+                "MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE",
+                E::MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE,
+            ),
+            ("MAX_ATTESTER_SLASHING_SIZE", E::MAX_ATTESTER_SLASHING_SIZE),
+            (
+                "MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE",
+                E::MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE,
+            ),
         ])
     }
 
@@ -638,16 +704,26 @@ mod tests {
             E::ProposerLookaheadSlots::to_u64(),
             (E::MIN_SEED_LOOKAHEAD + 1) * slots
         );
+        assert_eq!(
+            E::PtcWindowSlots::to_u64(),
+            (2 + E::MIN_SEED_LOOKAHEAD) * slots
+        );
+        assert_eq!(E::BuilderPendingPaymentsLength::to_u64(), 2 * slots);
     }
 
-    /// Compares every key of the spec's preset files for phase0..fulu with this crate's values.
+    /// Compares every key of the spec's preset files for phase0..gloas with this crate's values.
     fn check_against_spec_presets<E: EthSpec>() {
         let ours = preset_values::<E>();
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/spec-tests/presets")
             .join(E::PRESET_BASE);
         let mut seen = 0;
-        for fork in crate::ForkName::ALL {
+        // Gloas has its presets (and containers) but is not a `ForkName` yet.
+        let forks = crate::ForkName::ALL
+            .iter()
+            .map(ToString::to_string)
+            .chain(["gloas".to_owned()]);
+        for fork in forks {
             let path = dir.join(format!("{fork}.yaml"));
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("preset file {} must exist: {e}", path.display()));

@@ -1,11 +1,14 @@
 //! Serde helpers for the state's persistent lists in the Beacon API's JSON conventions (feature
-//! `serde`): milhouse vectors as JSON arrays, and `u64` and `u8` lists as quoted decimals.
+//! `serde`): milhouse vectors as JSON arrays, and `u64` and `u8` lists as quoted decimals; and
+//! for Gloas's progressive lists whose elements' own serde does not follow those conventions.
 
 use milhouse::{UpdateMap, Value, Vector};
 use packed_list::PackedList;
+use progressive_ssz::ProgressiveList;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_utils::{quoted_u8, quoted_u64};
+use ssz_types::FixedVector;
 use ssz_types::typenum::Unsigned;
 
 /// A milhouse vector as a JSON array of its elements.
@@ -95,5 +98,90 @@ pub(crate) mod quoted_u8_packed_list {
         let values = Vec::<quoted_u8::MaybeQuoted<u8>>::deserialize(d)?;
         PackedList::new(values.into_iter().map(|q| q.value).collect())
             .map_err(|e| D::Error::custom(format!("{e:?}")))
+    }
+}
+
+/// A progressive list of `u8` (Gloas participation flags) as a JSON array of quoted decimals.
+pub(crate) mod quoted_u8_progressive_list {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer>(
+        list: &ProgressiveList<u8>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(|&value| quoted_u8::Quoted { value }))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<ProgressiveList<u8>, D::Error> {
+        let values = Vec::<quoted_u8::MaybeQuoted<u8>>::deserialize(d)?;
+        Ok(values.into_iter().map(|q| q.value).collect())
+    }
+}
+
+/// A vector of vectors of `u64` (Gloas `ptc_window`) as a JSON array of arrays of quoted
+/// decimals.
+pub(crate) mod quoted_u64_vector_of_vectors {
+    use super::*;
+
+    /// One inner vector, serialized as an array of quoted decimals.
+    struct Row<'a>(&'a [u64]);
+
+    impl Serialize for Row<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(self.0.iter().map(|&value| quoted_u64::Quoted { value }))
+        }
+    }
+
+    pub(crate) fn serialize<N: Unsigned, M: Unsigned, S: Serializer>(
+        v: &FixedVector<FixedVector<u64, N>, M>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|row| Row(row)))
+    }
+
+    pub(crate) fn deserialize<'de, N: Unsigned, M: Unsigned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<FixedVector<FixedVector<u64, N>, M>, D::Error> {
+        let rows = Vec::<Vec<quoted_u64::MaybeQuoted<u64>>>::deserialize(d)?;
+        let rows = rows
+            .into_iter()
+            .map(|row| {
+                FixedVector::new(row.into_iter().map(|q| q.value).collect())
+                    .map_err(|e| D::Error::custom(format!("{e:?}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        FixedVector::new(rows).map_err(|e| D::Error::custom(format!("{e:?}")))
+    }
+}
+
+/// A progressive list of byte vectors (Gloas cells) as a JSON array of `0x` hex strings.
+pub(crate) mod hex_fixed_vec_progressive_list {
+    use super::*;
+
+    pub(crate) fn serialize<N: Unsigned, S: Serializer>(
+        list: &ProgressiveList<FixedVector<u8, N>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            list.iter()
+                .map(|bytes| format!("0x{}", hex::encode(&bytes[..]))),
+        )
+    }
+
+    pub(crate) fn deserialize<'de, N: Unsigned, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<ProgressiveList<FixedVector<u8, N>>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|text| {
+                let digits = text
+                    .strip_prefix("0x")
+                    .ok_or_else(|| D::Error::custom("hex string without 0x prefix"))?;
+                let bytes = hex::decode(digits).map_err(D::Error::custom)?;
+                FixedVector::new(bytes).map_err(|e| D::Error::custom(format!("{e:?}")))
+            })
+            .collect()
     }
 }

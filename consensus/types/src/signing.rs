@@ -57,6 +57,23 @@ pub const DOMAIN_CONTRIBUTION_AND_PROOF: DomainType = FixedBytes([0x09, 0x00, 0x
 ///
 /// [spec]: capella/beacon-chain.md#domain-types
 pub const DOMAIN_BLS_TO_EXECUTION_CHANGE: DomainType = FixedBytes([0x0a, 0x00, 0x00, 0x00]);
+/// `DOMAIN_BEACON_BUILDER`: builders' signatures over bids and payload envelopes.
+///
+/// [spec]: gloas/beacon-chain.md#domains
+pub const DOMAIN_BEACON_BUILDER: DomainType = FixedBytes([0x0b, 0x00, 0x00, 0x00]);
+/// `DOMAIN_PTC_ATTESTER`: payload timeliness committee members' signatures.
+///
+/// [spec]: gloas/beacon-chain.md#domains
+pub const DOMAIN_PTC_ATTESTER: DomainType = FixedBytes([0x0c, 0x00, 0x00, 0x00]);
+/// `DOMAIN_PROPOSER_PREFERENCES`: proposers' signatures over their preferences.
+///
+/// [spec]: gloas/beacon-chain.md#domains
+pub const DOMAIN_PROPOSER_PREFERENCES: DomainType = FixedBytes([0x0d, 0x00, 0x00, 0x00]);
+/// `DOMAIN_BUILDER_DEPOSIT`: a builder deposit's proof of possession, computed with
+/// `compute_domain`'s defaults (genesis fork version, zero root).
+///
+/// [spec]: gloas/beacon-chain.md#domains
+pub const DOMAIN_BUILDER_DEPOSIT: DomainType = FixedBytes([0x0e, 0x00, 0x00, 0x00]);
 /// `DOMAIN_APPLICATION_BUILDER`: builder API registrations and bids (`DOMAIN_APPLICATION_MASK`
 /// with application 0), computed with `GENESIS_FORK_VERSION` and a zero root.
 ///

@@ -379,6 +379,48 @@ bad_input_tests!(fulu: [
     PartialDataColumnSidecar,
 ]);
 
+bad_input_tests!(gloas: [
+    SignedBeaconBlock,
+    BeaconBlock,
+    BeaconState { generate: crate::gloas_state },
+    Attestation,
+    SignedAggregateAndProof,
+    SignedExecutionPayloadEnvelope,
+    PayloadAttestation,
+    DataColumnSidecar,
+    PartialDataColumnSidecar,
+    LightClientUpdate,
+    LightClientBootstrap,
+    LightClientFinalityUpdate,
+    LightClientOptimisticUpdate,
+]);
+
+/// Gloas's top-level decoders that do not depend on the preset: the gossip bid, payload
+/// attestation message, proposer preferences and attester slashing.
+#[test]
+fn gloas_preset_free_decoders() {
+    check_type::<types::gloas::SignedExecutionPayloadBid>(
+        "gloas::SignedExecutionPayloadBid",
+        |u| u.arbitrary(),
+        4096,
+    );
+    check_type::<types::gloas::PayloadAttestationMessage>(
+        "gloas::PayloadAttestationMessage",
+        |u| u.arbitrary(),
+        1024,
+    );
+    check_type::<types::gloas::SignedProposerPreferences>(
+        "gloas::SignedProposerPreferences",
+        |u| u.arbitrary(),
+        1024,
+    );
+    check_type::<types::gloas::AttesterSlashing>(
+        "gloas::AttesterSlashing",
+        |u| u.arbitrary(),
+        8192,
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The fork-generic enums: `from_ssz_bytes_by_fork` at each fork, and at the wrong forks.
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ state_generator!(
     deneb_state => deneb,
     electra_state => electra,
     fulu_state => fulu,
+    gloas_state => gloas,
 );
 
 /// `len` deterministic pseudo-random bytes.
