@@ -177,6 +177,9 @@ pub struct Store<E: EthSpec> {
     orphan_state_files: usize,
     spec: ChainSpec,
     config: StoreConfig,
+    /// [`Self::refuse_writes`].
+    #[cfg(feature = "test-utils")]
+    refuse_writes: std::sync::atomic::AtomicBool,
     _preset: PhantomData<E>,
 }
 
@@ -299,6 +302,8 @@ impl<E: EthSpec> Store<E> {
             orphan_state_files,
             spec,
             config,
+            #[cfg(feature = "test-utils")]
+            refuse_writes: std::sync::atomic::AtomicBool::new(false),
             _preset: PhantomData,
         })
     }
@@ -479,6 +484,15 @@ impl<E: EthSpec> Store<E> {
         hot_snapshot_roots(&self.db.begin_read()?)
     }
 
+    /// Test hook (`test-utils` feature): while `refuse` is true every write of the open store
+    /// (a batch, a migration, a prune) fails with an I/O error before it starts, as on a full
+    /// or failing disk; reads go on.
+    #[cfg(feature = "test-utils")]
+    pub fn refuse_writes(&self, refuse: bool) {
+        self.refuse_writes
+            .store(refuse, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Starts a batch of writes.
     pub fn begin_batch(&self) -> Result<StoreBatch<'_, E>, StoreError> {
         Ok(StoreBatch {
@@ -494,6 +508,15 @@ impl<E: EthSpec> Store<E> {
     }
 
     fn begin_write(&self) -> Result<WriteTransaction, StoreError> {
+        #[cfg(feature = "test-utils")]
+        if self
+            .refuse_writes
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(StoreError::Database(redb::Error::Io(
+                std::io::Error::other("writes refused by Store::refuse_writes"),
+            )));
+        }
         let mut txn = self.db.begin_write()?;
         txn.set_quick_repair(self.config.quick_repair);
         Ok(txn)

@@ -77,6 +77,9 @@ pub enum ClientError {
     /// The engine API client could not be built.
     #[error("execution client: {0}")]
     Execution(#[from] execution_layer::Error),
+    /// The chain had an execution client attached already.
+    #[error("execution client: {0}")]
+    ExecutionAttached(#[from] beacon_chain::AlreadyAttached),
     /// The CPU pool could not be started.
     #[error("worker pool: {0}")]
     Pool(String),
@@ -194,6 +197,9 @@ impl<E: EthSpec> Client<E> {
             }
         }
 
+        // The chain sends newPayload and getBlobs for the blocks it imports itself.
+        chain.attach_execution_layer(engine.clone(), tokio::runtime::Handle::current())?;
+
         let pool = Arc::new(OperationPool::new());
         let builder = match &config.builder {
             Some(relay) => Some(beacon_chain::production::BuilderOptions {
@@ -231,7 +237,6 @@ impl<E: EthSpec> Client<E> {
                         identity,
                         &chain,
                         &pool,
-                        &engine,
                         &registry,
                         &shutdown_rx,
                         node_metrics.peers.clone(),
@@ -264,6 +269,13 @@ impl<E: EthSpec> Client<E> {
                 let ctx = Arc::new(ctx);
                 if let Some(router) = &router {
                     router.set_gossip_sink(Arc::new(ApiGossipSink(ctx.clone())));
+                    // The API's CPU work on the processor's API kinds: one thread budget.
+                    if ctx
+                        .set_workers(Arc::new(ProcessorWorkers(router.processor().clone())))
+                        .is_err()
+                    {
+                        tracing::warn!("the API's workers were set already");
+                    }
                 }
                 let router = http_api::router(ctx);
                 tasks.push(spawn_server(
@@ -554,7 +566,6 @@ async fn start_p2p<E: EthSpec>(
     identity: P2pIdentity,
     chain: &Arc<BeaconChain<E>>,
     pool: &Arc<OperationPool<E>>,
-    engine: &Arc<EngineApiClient>,
     registry: &prometheus::Registry,
     shutdown: &watch::Receiver<bool>,
     peers_gauge: prometheus::IntGauge,
@@ -605,7 +616,6 @@ async fn start_p2p<E: EthSpec>(
     let router = router::spawn_router(
         chain.clone(),
         pool.clone(),
-        engine.clone(),
         handle.clone(),
         events,
         router::RouterConfig {
@@ -640,6 +650,26 @@ async fn start_p2p<E: EthSpec>(
 /// subnet, not only those posted to this node), and the senders of attestations, aggregates,
 /// contributions and sync messages are recorded live for `liveness` (doppelganger checks ask
 /// about validators running elsewhere).
+/// The beacon processor as the API's CPU workers: `api_request_p0` and `api_request_p1` tasks.
+struct ProcessorWorkers<E: EthSpec>(router::Processor<E>);
+
+impl<E: EthSpec> http_api::ApiWorkers for ProcessorWorkers<E> {
+    fn submit(
+        &self,
+        priority: http_api::ApiPriority,
+        job: Box<dyn FnOnce() + Send + 'static>,
+    ) -> Result<(), http_api::WorkersRefused> {
+        let kind = match priority {
+            http_api::ApiPriority::P0 => beacon_processor::WorkKind::ApiRequestP0,
+            http_api::ApiPriority::P1 => beacon_processor::WorkKind::ApiRequestP1,
+        };
+        // A task dropped unrun (a full queue) drops `job`, which closes its answer channel.
+        self.0
+            .submit(beacon_processor::Task::new(kind, move |_| job()))
+            .map_err(|_| http_api::WorkersRefused)
+    }
+}
+
 struct ApiGossipSink<E: EthSpec>(Arc<http_api::ApiContext<E>>);
 
 impl<E: EthSpec> router::GossipSink<E> for ApiGossipSink<E> {

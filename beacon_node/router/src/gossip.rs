@@ -13,7 +13,7 @@ use std::sync::Arc;
 use beacon_chain::gossip::BlockGossipError;
 use beacon_chain::gossip::GossipVerifiedBlock;
 use beacon_chain::timeline::SeenVia;
-use beacon_chain::{BlockProcessed, PayloadStatus, PayloadVerdictSender, UnimportedBlock, Verdict};
+use beacon_chain::{BlockProcessed, Verdict};
 use beacon_processor::{BatchItem, DropReason, SubmitError, Task, WorkKind};
 use libp2p::gossipsub::MessageId;
 use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
@@ -383,25 +383,9 @@ pub(crate) fn route_gossip<E: EthSpec>(
     }
 }
 
-/// `engine_newPayload` for block `root`'s payload while its import runs
-/// ([`beacon_chain::BeaconChain::notify_new_payload_beside_import`]; a failure is logged there
-/// and leaves the payload not validated).
-pub(crate) async fn ask_engine<E: EthSpec>(
-    router: &Router<E>,
-    root: Root,
-    block: &SignedBeaconBlock<E>,
-    sender: PayloadVerdictSender,
-) {
-    let _ = router
-        .chain
-        .notify_new_payload_beside_import(&router.engine, root, block, sender)
-        .await;
-}
-
-/// Gossip validation of a block; an accepted one goes to `engine_newPayload` on the runtime and,
-/// at the same time, to the processor for import: the state transition runs while the
-/// execution client checks the payload, and the import waits for its verdict before fork
-/// choice (`BeaconChain::expect_payload_verdict`).
+/// Gossip validation of a block; an accepted one goes to the processor for its import by the
+/// chain ([`BeaconChain::import_gossip_block`], which sends `engine_newPayload` beside the
+/// state transition).
 fn process_gossip_block<E: EthSpec>(
     router: &Arc<Router<E>>,
     processor: &Processor<E>,
@@ -416,13 +400,8 @@ fn process_gossip_block<E: EthSpec>(
         Ok(verified) => {
             report(router, "beacon_block", message_id, source, Verdict::Accept);
             let root = verified.block_root;
-            let slot = verified.block.slot();
-            let sender = chain.expect_payload_verdict(root, slot);
-            let for_engine = router.clone();
-            let block = verified.block.clone();
-            router.runtime.spawn(async move {
-                ask_engine(&for_engine, root, &block, sender).await;
-            });
+            // The execution client checks the payload while the import waits in the queue.
+            chain.verify_payload_beside_import(root, verified.block.clone());
             let on_drop = router.clone();
             let for_task = router.clone();
             let for_processor = processor.clone();
@@ -453,27 +432,17 @@ fn process_gossip_block<E: EthSpec>(
     }
 }
 
-/// Imports a gossip-verified block: into the availability checker, imported when its custody
-/// columns are there (or it has none), with the engine's verdict on its payload (waited for
-/// after the state transition when still in flight).
+/// Imports a gossip-verified block; one that waits for its columns may have its blobs in the
+/// execution client's pool.
 fn import_gossip_block<E: EthSpec>(
     router: &Arc<Router<E>>,
     processor: &Processor<E>,
     verified: GossipVerifiedBlock<E>,
 ) {
-    let chain = &router.chain;
     let root = verified.block_root;
     let slot = verified.block.slot();
     let block = verified.block.clone();
-    // Columns that complete the block later read the same verdict (`payload_verdict`).
-    let verdict = chain.payload_verdict(&root);
-    if verdict.get() == Some(PayloadStatus::Invalidated) {
-        // Never made available: its columns cannot import it later either.
-        chain.set_payload_status(root, PayloadStatus::Invalidated);
-        chain.record_unimported_block(root, UnimportedBlock::Failed { slot });
-        return;
-    }
-    match chain.process_gossip_block(verified, &verdict, &verdict) {
+    match router.chain.import_gossip_block(verified) {
         Ok(BlockProcessed::Imported(root)) => {
             tracing::info!(block_root = %root, slot, "gossip block imported");
         }
@@ -486,9 +455,10 @@ fn import_gossip_block<E: EthSpec>(
 }
 
 /// A block waiting for its columns: the execution client may hold its blobs
-/// (`engine_getBlobsV2`). When it holds all of them, the columns are computed from them
-/// (`process_execution_blobs`, on the `gossip_block` kind: it completes a gossip block's
-/// import) and those of the subnets the node follows are published.
+/// ([`BeaconChain::blobs_from_execution_layer`]). When it holds all of them, the chain computes
+/// the columns from them ([`BeaconChain::import_execution_blobs`], on the `gossip_block` kind:
+/// it completes a gossip block's import) and those of the subnets the node follows are
+/// published.
 ///
 /// [spec]: fulu/p2p-interface.md#distributed-blob-publishing-using-blobs-retrieved-from-local-execution-layer-client
 fn fetch_blobs_from_engine<E: EthSpec>(
@@ -497,24 +467,14 @@ fn fetch_blobs_from_engine<E: EthSpec>(
     root: Root,
     block: Arc<SignedBeaconBlock<E>>,
 ) {
-    let SignedBeaconBlock::Fulu(inner) = &*block else {
-        return;
-    };
-    let hashes: Vec<types::VersionedHash> = inner
-        .message
-        .body
-        .blob_kzg_commitments
-        .iter()
-        .map(state_processing::per_block::kzg_commitment_to_versioned_hash)
-        .collect();
-    if hashes.is_empty() {
+    if beacon_chain::historical_blocks::blob_count(&block) == 0 {
         return;
     }
     let router = router.clone();
     let processor = processor.clone();
     router.clone().runtime.spawn(async move {
-        let items = match router.engine.get_blobs_v2::<E>(&hashes).await {
-            Ok(Some(items)) => items,
+        let blobs = match router.chain.blobs_from_execution_layer(&block).await {
+            Ok(Some(blobs)) => blobs,
             Ok(None) => {
                 tracing::debug!(block_root = %root, "the execution client lacks some blobs");
                 return;
@@ -524,36 +484,15 @@ fn fetch_blobs_from_engine<E: EthSpec>(
                 return;
             }
         };
-        let mut blobs = Vec::with_capacity(items.len());
-        for item in items {
-            match kzg::blob_from_bytes(&item.blob[..]) {
-                Ok(blob) => blobs.push((
-                    *blob,
-                    item.proofs.iter().map(|p| kzg::KzgProof(p.0)).collect(),
-                )),
-                Err(e) => {
-                    tracing::warn!(block_root = %root, error = %e, "a malformed blob from the execution client");
-                    return;
-                }
-            }
-        }
         let on_run = router.clone();
         let task = Task::new(WorkKind::GossipBlock, move |_| {
-            let chain = &on_run.chain;
-            let verdict = chain.payload_verdict(&root);
-            match chain.process_execution_blobs(&root, &blobs, &verdict, &verdict) {
+            match on_run.chain.import_execution_blobs(&root, &blobs) {
                 Ok(made) => {
-                    for column in made.published {
-                        let types::DataColumnSidecar::Fulu(c) = &*column;
-                        if !on_run.custody.contains(&c.index) {
-                            continue;
-                        }
-                        if let Ok(subnet) = types::subnets::compute_subnet_for_data_column_sidecar(chain.spec(), c.index) {
-                            on_run
-                                .network
-                                .publish(PubsubMessage::DataColumnSidecar(subnet, column.clone()));
-                        }
-                    }
+                    let custody = made
+                        .published
+                        .into_iter()
+                        .filter(|column| on_run.custody.contains(&column_index(column)));
+                    publish_columns(&on_run, custody);
                 }
                 // Completed meanwhile by gossip columns, or evicted.
                 Err(e) => tracing::debug!(block_root = %root, error = %e, "the engine's blobs not used"),
@@ -562,6 +501,30 @@ fn fetch_blobs_from_engine<E: EthSpec>(
         .on_drop(move |reason| tracing::debug!(block_root = %root, ?reason, "the engine's blobs dropped"));
         submit(&processor, task);
     });
+}
+
+/// A column sidecar's index.
+fn column_index<E: EthSpec>(column: &types::DataColumnSidecar<E>) -> u64 {
+    let types::DataColumnSidecar::Fulu(inner) = column;
+    inner.index
+}
+
+/// Publishes `columns` on their subnets.
+fn publish_columns<E: EthSpec>(
+    router: &Router<E>,
+    columns: impl IntoIterator<Item = Arc<types::DataColumnSidecar<E>>>,
+) {
+    for column in columns {
+        match types::subnets::compute_subnet_for_data_column_sidecar(
+            router.chain.spec(),
+            column_index(&column),
+        ) {
+            Ok(subnet) => router
+                .network
+                .publish(PubsubMessage::DataColumnSidecar(subnet, column)),
+            Err(e) => tracing::warn!(error = %e, "no subnet for a column"),
+        }
+    }
 }
 
 /// Schedules the reconstruction of `root`'s missing columns (after a sixth of a slot, in case
@@ -577,25 +540,8 @@ pub(crate) fn schedule_reconstruction<E: EthSpec>(
     let runtime = router.runtime.clone();
     let router = router.clone();
     let task = Task::new(WorkKind::ColumnReconstruction, move |_| {
-        let chain = &router.chain;
-        let verdict = chain.payload_verdict(&root);
-        match chain.reconstruct_data_columns(&root, &verdict, &verdict) {
-            Ok(reconstructed) => {
-                for column in reconstructed.published {
-                    let types::DataColumnSidecar::Fulu(inner) = &*column;
-                    match types::subnets::compute_subnet_for_data_column_sidecar(
-                        chain.spec(),
-                        inner.index,
-                    ) {
-                        Ok(subnet) => router
-                            .network
-                            .publish(PubsubMessage::DataColumnSidecar(subnet, column.clone())),
-                        Err(e) => {
-                            tracing::warn!(error = %e, "no subnet for a reconstructed column")
-                        }
-                    }
-                }
-            }
+        match router.chain.reconstruct_missing_columns(&root) {
+            Ok(reconstructed) => publish_columns(&router, reconstructed.published),
             Err(e) => tracing::warn!(block_root = %root, error = %e, "reconstruction failed"),
         }
     })

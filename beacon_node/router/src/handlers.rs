@@ -1,18 +1,18 @@
 //! The chain's batch handlers for the processor's batchable kinds: gossip attestations and
 //! aggregates (one BLS batch per call) and data columns (one KZG batch per call, across
-//! blocks). Every message gets its own verdict; accepted votes go to fork choice and into the
-//! operation pool; columns go to the availability checker and may schedule reconstruction.
+//! blocks). Every message gets its own verdict; accepted attestations go to the chain
+//! (`accept_single_attestations`, `accept_aggregates`: fork choice and the operation pool);
+//! columns go to the availability checker and may schedule reconstruction.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use beacon_chain::gossip::{AttestationGossipError, GossipVerifiedDataColumn};
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
 use networking::PeerId;
-use state_processing::CommitteeCache;
 use types::{
-    DataColumnSidecar, Epoch, EthSpec, Root,
+    DataColumnSidecar, EthSpec, Root,
     electra::{SignedAggregateAndProof, SingleAttestation},
 };
 
@@ -49,22 +49,6 @@ impl<E: EthSpec> ChainHandlers<E> {
     }
 }
 
-/// The committees of `epoch` from the head state, for the operation pool (which places an
-/// attester in its aggregate by its committee position). Memoised per batch.
-fn committees_for<E: EthSpec>(
-    router: &Router<E>,
-    epoch: Epoch,
-    memo: &mut HashMap<Epoch, Option<Arc<CommitteeCache>>>,
-) -> Option<Arc<CommitteeCache>> {
-    memo.entry(epoch)
-        .or_insert_with(|| {
-            let mut state = router.chain.head().state.clone();
-            let (view, caches) = state.view_mut().ok()?;
-            caches.committees(&view.as_ref(), epoch).ok()
-        })
-        .clone()
-}
-
 impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
     type Attestation = GossipItem<SingleAttestation>;
     type Aggregate = GossipItem<SignedAggregateAndProof<E>>;
@@ -78,8 +62,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             .map(|item| ((item.message_id, item.source), (item.message, item.subnet)))
             .unzip();
         let results = chain.verify_single_attestations_for_gossip(inputs, chain.now_ms());
-        let mut votes = Vec::new();
-        let mut memo = HashMap::new();
+        let mut accepted = Vec::new();
         for ((message_id, source), result) in ids.into_iter().zip(results) {
             match result {
                 Ok(verified) => {
@@ -90,23 +73,8 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                         source,
                         beacon_chain::Verdict::Accept,
                     );
-                    votes.push(verified.fork_choice_vote());
-                    let attestation = &verified.attestation;
-                    router.notify(AcceptedGossip::SingleAttestation(attestation));
-                    match committees_for(router, attestation.data.target.epoch, &mut memo) {
-                        Some(committees) => {
-                            if let Err(e) = router
-                                .pool
-                                .insert_single_attestation(attestation, &committees)
-                            {
-                                tracing::debug!(error = %e, "attestation not pooled");
-                            }
-                        }
-                        None => tracing::debug!(
-                            epoch = attestation.data.target.epoch,
-                            "no committees for the attestation's epoch: not pooled"
-                        ),
-                    }
+                    router.notify(AcceptedGossip::SingleAttestation(&verified.attestation));
+                    accepted.push(verified);
                 }
                 Err(e) => {
                     tracing::trace!(error = %e, "gossip attestation refused");
@@ -126,9 +94,9 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                 }
             }
         }
-        if !votes.is_empty() {
-            let (applied, queued, refused) = chain.apply_votes_to_fork_choice(votes);
-            tracing::trace!(applied, queued, refused, "attestation votes");
+        if !accepted.is_empty() {
+            let accepted = chain.accept_single_attestations(&router.pool, &accepted);
+            tracing::trace!(?accepted, "gossip attestations accepted");
         }
     }
 
@@ -140,8 +108,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             .map(|item| ((item.message_id, item.source), item.message))
             .unzip();
         let results = chain.verify_aggregates_for_gossip(inputs, chain.now_ms());
-        let mut votes = Vec::new();
-        let mut memo = HashMap::new();
+        let mut accepted = Vec::new();
         for ((message_id, source), result) in ids.into_iter().zip(results) {
             match result {
                 Ok(verified) => {
@@ -152,20 +119,8 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                         source,
                         beacon_chain::Verdict::Accept,
                     );
-                    votes.push(verified.fork_choice_vote());
                     router.notify(AcceptedGossip::Aggregate(&verified.signed_aggregate));
-                    let aggregate = &verified.signed_aggregate.message.aggregate;
-                    match committees_for(router, aggregate.data.target.epoch, &mut memo) {
-                        Some(committees) => {
-                            if let Err(e) = router.pool.insert_attestation(aggregate, &committees) {
-                                tracing::debug!(error = %e, "aggregate not pooled");
-                            }
-                        }
-                        None => tracing::debug!(
-                            epoch = aggregate.data.target.epoch,
-                            "no committees for the aggregate's epoch: not pooled"
-                        ),
-                    }
+                    accepted.push(verified);
                 }
                 Err(e) => {
                     tracing::trace!(error = %e, "gossip aggregate refused");
@@ -185,9 +140,9 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
                 }
             }
         }
-        if !votes.is_empty() {
-            let (applied, queued, refused) = chain.apply_votes_to_fork_choice(votes);
-            tracing::trace!(applied, queued, refused, "aggregate votes");
+        if !accepted.is_empty() {
+            let accepted = chain.accept_aggregates(&router.pool, &accepted);
+            tracing::trace!(?accepted, "gossip aggregates accepted");
         }
     }
 
@@ -228,10 +183,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             }
         }
         for (root, columns) in by_block {
-            // The block's own newPayload verdict (in flight or known); a block not there yet
-            // is imported by its own arrival.
-            let verdict = chain.payload_verdict(&root);
-            match chain.process_gossip_data_columns(columns, &verdict, &verdict) {
+            match chain.import_gossip_data_columns(&root, columns) {
                 Ok(outcomes) => {
                     for outcome in outcomes {
                         if let beacon_chain::BlockProcessed::Imported(imported) = outcome {

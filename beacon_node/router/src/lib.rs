@@ -13,28 +13,23 @@
 //!   and the light-client server's bootstraps and updates; every new peer is sent our Status,
 //!   and a peer on another network (fork digest or a conflicting finalized checkpoint) is sent
 //!   Goodbye(irrelevant network) and disconnected.
-//! - **Lookups** ([`lookup`]): a gossip block of an unknown parent has its ancestry fetched by
-//!   root, with the columns of those with blobs, and imported.
-//! - **Range sync** ([`sync`]): when a peer's head is ahead of ours, blocks by range in batches
-//!   with our custody columns by range, imported in order as chain segments, a bad batch
-//!   retried from another peer and its server penalised.
-//! - **Backfill** ([`backfill`]): after a checkpoint sync, the blocks before the anchor (and
-//!   the custody columns in the column window) fetched newest first by range while the head is
-//!   synced, checked by their hash chain and proposer signatures, and stored with the store's
-//!   oldest-block record, down to the block-request horizon or genesis.
+//! - **Sync** (the `sync` crate's [`sync::SyncManager`], owned by the event loop): the
+//!   relevant peers' Status and metadata, the responses to sync's requests (range sync,
+//!   backfill, lookups), the unknown parents and blocks gossip and attestations name, and the
+//!   outcomes of sync's imports are handed to it; it submits its imports to the router's
+//!   processor.
 //!
 //! ```no_run
 //! # async fn run<E: types::EthSpec>(
 //! #     chain: std::sync::Arc<beacon_chain::BeaconChain<E>>,
 //! #     pool: std::sync::Arc<operation_pool::OperationPool<E>>,
-//! #     engine: std::sync::Arc<execution_layer::EngineApiClient>,
 //! #     network: networking::NetworkHandle<E>,
 //! #     events: networking::NetworkEvents<E>,
 //! # ) -> Result<(), router::RouterError> {
 //! let registry = prometheus::Registry::new();
 //! let (stop, shutdown) = tokio::sync::watch::channel(false);
 //! let router = router::spawn_router(
-//!     chain, pool, engine, network, events,
+//!     chain, pool, network, events,
 //!     router::RouterConfig::default(),
 //!     beacon_processor::BeaconProcessorConfig::default(),
 //!     &registry,
@@ -46,14 +41,11 @@
 //! # Ok(()) }
 //! ```
 
-pub mod backfill;
 pub mod gossip;
 pub mod handlers;
-pub mod lookup;
 mod metrics;
 pub mod rpc;
 pub mod status;
-pub mod sync;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -62,7 +54,6 @@ use std::time::Duration;
 
 use beacon_chain::BeaconChain;
 use beacon_processor::{BeaconProcessor, BeaconProcessorConfig, ShutdownMode};
-use execution_layer::EngineApiClient;
 use networking::rpc::{Request, Response, ResponseItem, StatusMessage};
 use networking::{NetworkEvent, NetworkEvents, NetworkHandle, OutboundRequestId, PeerId};
 use operation_pool::OperationPool;
@@ -112,6 +103,19 @@ pub struct RouterConfig {
     pub tick_interval: Duration,
     /// How often each peer is sent our Status again (its head moves).
     pub status_interval: Duration,
+}
+
+impl RouterConfig {
+    /// Sync's share of the configuration.
+    fn sync_config(&self) -> sync::SyncConfig {
+        sync::SyncConfig {
+            batch_slots: self.sync_batch_slots,
+            tolerance_slots: self.sync_tolerance_slots,
+            batches_ahead: self.sync_batches_ahead,
+            max_batch_attempts: self.sync_max_batch_attempts,
+            genesis_backfill: self.genesis_backfill,
+        }
+    }
 }
 
 impl Default for RouterConfig {
@@ -172,14 +176,8 @@ pub(crate) enum Internal<E: EthSpec> {
         /// The block root.
         root: Root,
     },
-    /// A lookup's blocks were imported or failed.
-    LookupProcessed(lookup::LookupOutcome),
     /// A supernode holds half of a block's columns: reconstruct the rest.
     Reconstruct(Root),
-    /// A range-sync segment was imported or failed.
-    SegmentProcessed(sync::SegmentOutcome),
-    /// A backfill batch was stored or failed.
-    BackfillProcessed(backfill::BatchOutcome),
 }
 
 /// An accepted gossip message, for what the node does with it beyond the chain and the pool.
@@ -221,11 +219,11 @@ pub trait GossipSink<E: EthSpec>: Send + Sync + 'static {
 pub struct Router<E: EthSpec> {
     chain: Arc<BeaconChain<E>>,
     pool: Arc<OperationPool<E>>,
-    engine: Arc<EngineApiClient>,
     network: NetworkHandle<E>,
     metrics: Metrics,
     custody: BTreeSet<u64>,
-    earliest_available_slot: AtomicU64,
+    /// Shared with sync's backfill, which lowers it.
+    earliest_available_slot: Arc<AtomicU64>,
     runtime: tokio::runtime::Handle,
     internal: mpsc::UnboundedSender<Internal<E>>,
     sink: std::sync::OnceLock<Arc<dyn GossipSink<E>>>,
@@ -264,12 +262,6 @@ impl<E: EthSpec> Router<E> {
     /// The slot of the earliest block the node serves (Status, blocks and columns by range).
     pub fn earliest_available_slot(&self) -> Slot {
         self.earliest_available_slot.load(Ordering::Relaxed)
-    }
-
-    /// Backfill stored blocks back to `slot`.
-    pub(crate) fn lower_earliest_available_slot(&self, slot: Slot) {
-        self.earliest_available_slot
-            .fetch_min(slot, Ordering::Relaxed);
     }
 
     /// Tells the gossip sink (if any) of an accepted message.
@@ -347,7 +339,6 @@ impl<E: EthSpec> RouterHandle<E> {
 pub fn spawn_router<E: EthSpec>(
     chain: Arc<BeaconChain<E>>,
     pool: Arc<OperationPool<E>>,
-    engine: Arc<EngineApiClient>,
     network: NetworkHandle<E>,
     events: NetworkEvents<E>,
     config: RouterConfig,
@@ -373,11 +364,10 @@ pub fn spawn_router<E: EthSpec>(
     let router = Arc::new(Router {
         chain,
         pool,
-        engine,
         network,
         metrics,
         custody,
-        earliest_available_slot: AtomicU64::new(earliest_available_slot),
+        earliest_available_slot: Arc::new(AtomicU64::new(earliest_available_slot)),
         runtime,
         internal: internal_tx,
         sink: std::sync::OnceLock::new(),
@@ -385,13 +375,23 @@ pub fn spawn_router<E: EthSpec>(
     subscribe(&router);
     let processor = BeaconProcessor::new(processor_config, ChainHandlers::new(router.clone()))?;
     processor.register_metrics(registry)?;
-    let (sync_tx, sync_rx) = watch::channel(SyncState::Synced);
+    let submit_to = processor.clone();
+    let (sync, sync_outcomes) = sync::SyncManager::new(
+        sync::SyncServices {
+            chain: router.chain.clone(),
+            network: router.network.clone(),
+            custody_columns: router.custody.clone(),
+            earliest_available_slot: router.earliest_available_slot.clone(),
+            submit: Box::new(move |task| gossip::submit(&submit_to, task)),
+        },
+        &config.sync_config(),
+        registry,
+    )?;
+    let sync_rx = sync.sync_state();
     let event_loop = EventLoop {
         router: router.clone(),
         processor: processor.clone(),
-        backfill: backfill::BackfillSync::new(router.clone(), &config, sync_rx.clone()),
-        sync: sync::RangeSync::new(router.clone(), &config, sync_tx),
-        lookups: lookup::BlockLookups::new(router.clone()),
+        sync,
         status_requests: HashMap::new(),
         goodbyes: HashMap::new(),
         last_status: HashMap::new(),
@@ -404,7 +404,7 @@ pub fn spawn_router<E: EthSpec>(
             shutdown.clone(),
         ));
     }
-    let task = tokio::spawn(event_loop.run(events, internal_rx, shutdown));
+    let task = tokio::spawn(event_loop.run(events, internal_rx, sync_outcomes, shutdown));
     Ok(RouterHandle {
         router,
         processor,
@@ -450,13 +450,11 @@ fn subscribe<E: EthSpec>(router: &Router<E>) {
     }
 }
 
-/// The router's task: owns the request bookkeeping and range sync.
+/// The router's task: owns the request bookkeeping and sync.
 struct EventLoop<E: EthSpec> {
     router: Arc<Router<E>>,
     processor: Processor<E>,
-    sync: sync::RangeSync<E>,
-    backfill: backfill::BackfillSync<E>,
-    lookups: lookup::BlockLookups<E>,
+    sync: sync::SyncManager<E>,
     /// Status requests we sent, by id.
     status_requests: HashMap<OutboundRequestId, PeerId>,
     /// Goodbyes we sent: the peer is disconnected when the request completes.
@@ -473,6 +471,7 @@ impl<E: EthSpec> EventLoop<E> {
         mut self,
         mut events: NetworkEvents<E>,
         mut internal: mpsc::UnboundedReceiver<Internal<E>>,
+        mut sync_outcomes: mpsc::UnboundedReceiver<sync::SyncOutcome>,
         mut shutdown: watch::Receiver<bool>,
     ) {
         let mut tick = tokio::time::interval(self.config.tick_interval);
@@ -484,6 +483,7 @@ impl<E: EthSpec> EventLoop<E> {
                     None => break,
                 },
                 Some(message) = internal.recv() => self.on_internal(message),
+                Some(outcome) = sync_outcomes.recv() => self.sync.on_outcome(outcome),
                 _ = tick.tick() => self.on_tick(),
                 changed = shutdown.changed() => {
                     if changed.is_err() || *shutdown.borrow() {
@@ -501,19 +501,14 @@ impl<E: EthSpec> EventLoop<E> {
             NetworkEvent::PeerDisconnected { peer_id } | NetworkEvent::PeerBanned { peer_id } => {
                 self.last_status.remove(&peer_id);
                 self.sync.remove_peer(&peer_id);
-                self.backfill.remove_peer(&peer_id);
-                self.lookups.remove_peer(&peer_id);
             }
             NetworkEvent::Goodbye { peer_id, reason } => {
                 tracing::debug!(%peer_id, reason, "peer said goodbye");
                 self.last_status.remove(&peer_id);
                 self.sync.remove_peer(&peer_id);
-                self.backfill.remove_peer(&peer_id);
             }
             NetworkEvent::PeerMetaData { peer_id, metadata } => {
                 self.sync
-                    .set_custody_group_count(peer_id, metadata.custody_group_count);
-                self.backfill
                     .set_custody_group_count(peer_id, metadata.custody_group_count);
             }
             NetworkEvent::PeerSubscribed { .. } => {}
@@ -549,14 +544,8 @@ impl<E: EthSpec> EventLoop<E> {
                     self.router.network.disconnect(peer_id);
                 } else if self.status_requests.remove(&request_id).is_some() {
                     tracing::debug!(%peer_id, %error, "status request failed");
-                } else if self.lookups.owns(&request_id) {
-                    self.lookups.on_request_failed(peer_id, request_id, &error);
-                } else if self.backfill.owns(&request_id) {
-                    self.backfill
-                        .on_request_failed(peer_id, request_id, error, &self.processor);
                 } else {
-                    self.sync
-                        .on_request_failed(peer_id, request_id, error, &self.processor);
+                    self.sync.on_request_failed(peer_id, request_id, error);
                 }
             }
         }
@@ -581,42 +570,18 @@ impl<E: EthSpec> EventLoop<E> {
             }
             return;
         }
-        if self.lookups.owns(&request_id) {
-            self.lookups
-                .on_response(peer_id, request_id, response, &self.processor);
-            return;
-        }
-        if self.backfill.owns(&request_id) {
-            self.backfill
-                .on_response(peer_id, request_id, response, &self.processor);
-            return;
-        }
-        self.sync
-            .on_response(peer_id, request_id, response, &self.processor);
+        self.sync.on_response(peer_id, request_id, response);
     }
 
     fn on_internal(&mut self, message: Internal<E>) {
         match message {
             Internal::PeerStatus { peer_id, status } => self.on_peer_status(peer_id, status),
             Internal::UnknownParent { peer_id, block } => {
-                self.lookups.on_unknown_parent(peer_id, block)
+                self.sync.on_unknown_parent(peer_id, block)
             }
-            Internal::UnknownBlock { peer_id, root } => {
-                self.lookups.on_unknown_block(peer_id, root)
-            }
-            Internal::LookupProcessed(outcome) => {
-                let sync = &self.sync;
-                self.lookups
-                    .on_processed(outcome, |peer| sync.is_full_custody(peer))
-            }
+            Internal::UnknownBlock { peer_id, root } => self.sync.on_unknown_block(peer_id, root),
             Internal::Reconstruct(root) => {
                 gossip::schedule_reconstruction(&self.router, &self.processor, root)
-            }
-            Internal::SegmentProcessed(outcome) => {
-                self.sync.on_segment_processed(outcome, &self.processor)
-            }
-            Internal::BackfillProcessed(outcome) => {
-                self.backfill.on_batch_processed(outcome, &self.processor)
             }
         }
     }
@@ -638,8 +603,7 @@ impl<E: EthSpec> EventLoop<E> {
         for peer_id in due {
             self.send_status(peer_id);
         }
-        self.sync.on_tick(&self.processor);
-        self.backfill.on_tick(&self.processor);
+        self.sync.on_tick();
     }
 
     fn send_status(&mut self, peer_id: PeerId) {
@@ -656,13 +620,11 @@ impl<E: EthSpec> EventLoop<E> {
     fn on_peer_status(&mut self, peer_id: PeerId, status: StatusMessage) {
         match check_peer_status(&self.router, &status) {
             Ok(()) => {
-                self.sync.add_peer(peer_id, status, &self.processor);
-                self.backfill.add_peer(peer_id, status, &self.processor);
+                self.sync.add_peer(peer_id, status);
             }
             Err(irrelevant) => {
                 tracing::debug!(%peer_id, reason = %irrelevant, "irrelevant peer: goodbye");
                 self.sync.remove_peer(&peer_id);
-                self.backfill.remove_peer(&peer_id);
                 self.last_status.remove(&peer_id);
                 let id = self
                     .router

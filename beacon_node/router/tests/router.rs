@@ -197,7 +197,10 @@ async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_
         "the block with an invalid payload recorded as failed",
         || {
             let failed = b.chain.unimported_block(&bad_root)
-                == Some(beacon_chain::UnimportedBlock::Failed { slot: slot + 1 });
+                == Some(beacon_chain::UnimportedBlock::Failed {
+                    slot: slot + 1,
+                    payload: beacon_chain::PayloadStatus::Invalidated,
+                });
             async move { failed }
         },
     )

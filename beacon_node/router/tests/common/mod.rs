@@ -317,6 +317,9 @@ impl Node {
         // and blocks are imported optimistically, as behind a syncing execution client.
         el.set_syncing(true);
         let engine = Arc::new(EngineApiClient::new(el.url(), secret, Timeouts::default()).unwrap());
+        chain
+            .attach_execution_layer(engine, tokio::runtime::Handle::current())
+            .unwrap();
 
         let mut config = local_network_config(&spec, how.current_slot);
         config.static_peers = how.static_peers;
@@ -335,7 +338,6 @@ impl Node {
         let router = router::spawn_router(
             chain.clone(),
             pool.clone(),
-            engine,
             network.clone(),
             events,
             RouterConfig {

@@ -11,17 +11,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use beacon_processor::{Task, WorkKind};
+use beacon_processor::WorkKind;
 use networking::rpc::{Request, Response, ResponseItem};
-use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
+use networking::{OutboundRequestId, PeerId, RpcError};
 use types::fulu::DataColumnsByRootIdentifier;
 use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock};
 
-use crate::gossip::submit;
-use crate::sync::{
-    SyncError, ask_engine_beside_import, blob_count, is_imported, process_chain_segment,
-};
-use crate::{Internal, Processor, Router};
+use crate::batch::BatchDownloader;
+use crate::segment::{blob_count, submit_segment};
+use crate::{Outcome, SyncContext, SyncError};
 
 /// How many ancestors a lookup fetches by root before it leaves the gap to range sync.
 pub const MAX_LOOKUP_DEPTH: usize = 32;
@@ -55,9 +53,9 @@ struct Lookup<E: EthSpec> {
     state: LookupState,
 }
 
-/// The lookups of the router's event loop.
+/// The lookups running.
 pub(crate) struct BlockLookups<E: EthSpec> {
-    router: Arc<Router<E>>,
+    ctx: Arc<SyncContext<E>>,
     lookups: HashMap<u64, Lookup<E>>,
     next_id: u64,
     /// Our outstanding requests, by the lookup they serve.
@@ -72,9 +70,9 @@ fn label_of(result: &Result<usize, SyncError>) -> &'static str {
 }
 
 impl<E: EthSpec> BlockLookups<E> {
-    pub(crate) fn new(router: Arc<Router<E>>) -> Self {
+    pub(crate) fn new(ctx: Arc<SyncContext<E>>) -> Self {
         Self {
-            router,
+            ctx,
             lookups: HashMap::new(),
             next_id: 0,
             requests: HashMap::new(),
@@ -82,11 +80,7 @@ impl<E: EthSpec> BlockLookups<E> {
     }
 
     fn count(&self, result: &'static str) {
-        self.router
-            .metrics
-            .lookups
-            .with_label_values(&[result])
-            .inc();
+        self.ctx.metrics.lookups.with_label_values(&[result]).inc();
     }
 
     /// A gossip block of `peer` whose parent is unknown: a lookup of the parent starts (or the
@@ -118,7 +112,7 @@ impl<E: EthSpec> BlockLookups<E> {
     /// A block root `peer` referred to (an attestation's head block) that the chain has not
     /// imported: it is looked up (with its ancestry and columns) unless a lookup has it.
     pub(crate) fn on_unknown_block(&mut self, peer: PeerId, root: Root) {
-        if is_imported(&self.router.chain, &root) {
+        if self.ctx.chain.is_block_imported(&root) {
             return;
         }
         for lookup in self.lookups.values_mut() {
@@ -142,7 +136,7 @@ impl<E: EthSpec> BlockLookups<E> {
         let id = self.next_id;
         self.next_id += 1;
         let request = self
-            .router
+            .ctx
             .network
             .send_request(peer, Request::BlocksByRoot(vec![root]));
         self.requests.insert(request, id);
@@ -184,7 +178,7 @@ impl<E: EthSpec> BlockLookups<E> {
         };
         lookup.state = LookupState::Block;
         let request = self
-            .router
+            .ctx
             .network
             .send_request(peer, Request::BlocksByRoot(vec![lookup.root]));
         self.requests.insert(request, id);
@@ -208,7 +202,6 @@ impl<E: EthSpec> BlockLookups<E> {
         peer: PeerId,
         request_id: OutboundRequestId,
         response: Response<E>,
-        processor: &Processor<E>,
     ) {
         let Some(id) = self.requests.remove(&request_id) else {
             return;
@@ -229,22 +222,20 @@ impl<E: EthSpec> BlockLookups<E> {
                     return;
                 };
                 if block.canonical_root() != root {
-                    self.router
-                        .network
-                        .report_peer(peer, PeerAction::LowTolerance);
+                    BatchDownloader::report(&self.ctx, peer, true);
                     self.retry_block(id, peer);
                     return;
                 }
                 let parent = block.parent_root();
                 lookup.pending.push(block);
-                if is_imported(&self.router.chain, &parent) {
-                    self.fetch_columns(id, peer, processor);
+                if self.ctx.chain.is_block_imported(&parent) {
+                    self.fetch_columns(id, peer);
                 } else if lookup.pending.len() > MAX_LOOKUP_DEPTH {
                     self.drop_lookup(id, "deeper than a lookup goes: left to range sync");
                 } else {
                     lookup.root = parent;
                     let request = self
-                        .router
+                        .ctx
                         .network
                         .send_request(peer, Request::BlocksByRoot(vec![parent]));
                     self.requests.insert(request, id);
@@ -259,7 +250,7 @@ impl<E: EthSpec> BlockLookups<E> {
                         _ => None,
                     })
                     .collect();
-                self.process(id, from, columns, processor);
+                self.process(id, from, columns);
             }
             LookupState::Processing { .. } => {}
         }
@@ -267,11 +258,11 @@ impl<E: EthSpec> BlockLookups<E> {
 
     /// Asks `peer` for the custody columns of every pending block with blobs, or goes straight
     /// to the import when none has blobs.
-    fn fetch_columns(&mut self, id: u64, peer: PeerId, processor: &Processor<E>) {
+    fn fetch_columns(&mut self, id: u64, peer: PeerId) {
         let Some(lookup) = self.lookups.get_mut(&id) else {
             return;
         };
-        let custody: Vec<u64> = self.router.custody.iter().copied().collect();
+        let custody: Vec<u64> = self.ctx.custody.iter().copied().collect();
         let ids: Vec<DataColumnsByRootIdentifier<E>> = lookup
             .pending
             .iter()
@@ -284,46 +275,31 @@ impl<E: EthSpec> BlockLookups<E> {
             })
             .collect();
         if ids.is_empty() {
-            self.process(id, peer, Vec::new(), processor);
+            self.process(id, peer, Vec::new());
             return;
         }
         lookup.state = LookupState::Columns { peer };
         let request = self
-            .router
+            .ctx
             .network
             .send_request(peer, Request::DataColumnsByRoot(ids));
         self.requests.insert(request, id);
     }
 
     /// `engine_newPayload` for each block, oldest first, then the import as one segment.
-    fn process(
-        &mut self,
-        id: u64,
-        peer: PeerId,
-        columns: Vec<Arc<DataColumnSidecar<E>>>,
-        processor: &Processor<E>,
-    ) {
+    fn process(&mut self, id: u64, peer: PeerId, columns: Vec<Arc<DataColumnSidecar<E>>>) {
         let Some(lookup) = self.lookups.get_mut(&id) else {
             return;
         };
         lookup.state = LookupState::Processing { peer };
         let blocks: Vec<_> = lookup.pending.iter().rev().cloned().collect();
-        let router = self.router.clone();
-        let blocks = Arc::new(blocks);
-        let verdicts = ask_engine_beside_import(&router, &blocks);
-        let on_run = router.clone();
-        let on_drop = router;
-        let task = Task::new(WorkKind::RpcBlock, move |_| {
-            let result = process_chain_segment(&on_run, &blocks, columns, &verdicts);
-            on_run.send_internal(Internal::LookupProcessed(LookupOutcome { id, result }));
-        })
-        .on_drop(move |_| {
-            on_drop.send_internal(Internal::LookupProcessed(LookupOutcome {
-                id,
-                result: Err(SyncError::Dropped),
-            }));
-        });
-        submit(processor, task);
+        submit_segment(
+            &self.ctx,
+            WorkKind::RpcBlock,
+            blocks,
+            columns,
+            move |result| Outcome::Lookup(LookupOutcome { id, result }),
+        );
     }
 
     /// A lookup's blocks were imported, or failed (the peer penalised when at fault).
@@ -342,15 +318,11 @@ impl<E: EthSpec> BlockLookups<E> {
         self.count(label_of(&outcome.result));
         match outcome.result {
             Ok(imported) => {
-                tracing::info!(imported, head = %self.router.chain.head().block_root, "lookup imported its blocks");
+                tracing::info!(imported, head = %self.ctx.chain.head().block_root, "lookup imported its blocks");
             }
             Err(error) => {
                 tracing::debug!(%peer, %error, "lookup failed");
-                if error.blames(full_custody(&peer)) {
-                    self.router
-                        .network
-                        .report_peer(peer, PeerAction::LowTolerance);
-                }
+                BatchDownloader::report(&self.ctx, peer, error.blames(full_custody(&peer)));
             }
         }
     }
