@@ -14,7 +14,7 @@ use beacon_api::{
     ValidatorId, ValidatorStatusFilter, ValidatorsRequestBody,
 };
 use beacon_chain::{
-    BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, PayloadStatus, ProducerConfig,
+    BeaconChain, BlockProducer, ChainConfig, ExecutionStatus, ManualSlotClock, ProducerConfig,
 };
 use execution_layer::{EngineApiClient, JwtSecret};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
@@ -177,7 +177,7 @@ impl Node {
             .verify_block_for_gossip(Arc::new(built.block.clone()), now)
             .unwrap();
         chain
-            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
             .unwrap();
         (built.block, built.post)
     }
@@ -827,7 +827,7 @@ async fn head_and_block_events_arrive_after_an_import_and_blocks_are_served() {
     let (child, _) = n.import(&post, 3);
     n.ctx
         .chain
-        .set_payload_status(root, PayloadStatus::NotValidated);
+        .set_payload_status(root, ExecutionStatus::NotValidated);
     let header = n
         .client
         .get_beacon_headers_block_id(BlockId::Slot(1))
@@ -1596,7 +1596,7 @@ async fn sync_committee_rewards_follow_the_aggregate_bits() {
         .verify_block_for_gossip(Arc::new(built.block.clone()), now)
         .unwrap();
     chain
-        .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+        .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
 
     let response = n
@@ -1790,7 +1790,7 @@ async fn attestation_rewards_of_a_fully_attested_epoch_are_the_ideal_ones() {
             .unwrap();
         n.ctx
             .chain
-            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
             .unwrap();
         parent = built.post;
     }
@@ -1870,7 +1870,7 @@ async fn finality_reaches_the_event_stream_and_the_finalized_ids() {
             .unwrap();
         n.ctx
             .chain
-            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
             .unwrap();
         blocks.push(built.block.clone());
         parent = built.post;
@@ -1953,7 +1953,7 @@ async fn finality_reaches_the_event_stream_and_the_finalized_ids() {
             .unwrap();
         n.ctx
             .chain
-            .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+            .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
             .unwrap();
         parent = built.post;
     }
@@ -2142,13 +2142,13 @@ async fn fork_choice_lists_the_store_blocks_with_weights_and_validity() {
         attestations: vec![state_harness::AttestationSpec::whole_slot(1)],
         ..BlockContents::default()
     };
-    let b2 = import(&post1, 2, &votes, PayloadStatus::Valid);
+    let b2 = import(&post1, 2, &votes, ExecutionStatus::Valid);
     // A fork off block 1 at slot 3, imported with its payload not validated.
     let b3 = import(
         &post1,
         3,
         &BlockContents::default(),
-        PayloadStatus::NotValidated,
+        ExecutionStatus::NotValidated,
     );
     n.ctx.chain.recompute_head().unwrap();
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use beacon_api::{BeaconEvent, BeaconNodeHttpClient, EventTopic, ForkVersionedResponse, Timeouts};
 use beacon_chain::{
-    BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, PayloadStatus, ProducerConfig,
+    BeaconChain, BlockProducer, ChainConfig, ExecutionStatus, ManualSlotClock, ProducerConfig,
 };
 use execution_layer::{EngineApiClient, JwtSecret};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
@@ -94,7 +94,7 @@ async fn node(blocks: Slot) -> Node {
                 Arc::new(built.block),
                 &[],
                 &AlwaysValid,
-                PayloadStatus::Valid,
+                ExecutionStatus::Valid,
             )
             .unwrap();
         parent = built.post;
@@ -161,7 +161,7 @@ impl Node {
                 Arc::new(built.block),
                 &[],
                 &AlwaysValid,
-                PayloadStatus::Valid,
+                ExecutionStatus::Valid,
             )
             .unwrap();
         self.head_state = built.post;

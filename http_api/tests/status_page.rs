@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use beacon_chain::timeline::SeenVia;
 use beacon_chain::{
-    BeaconChain, BlockProcessed, BlockProducer, ChainConfig, ManualSlotClock, PayloadStatus,
+    BeaconChain, BlockProcessed, BlockProducer, ChainConfig, ExecutionStatus, ManualSlotClock,
     ProducerConfig,
 };
 use execution_layer::{EngineApiClient, JwtSecret};
@@ -154,7 +154,7 @@ impl Node {
             .verify_block_for_gossip(Arc::new(built.block.clone()), now)
             .unwrap();
         let processed = chain
-            .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+            .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
             .unwrap();
         assert!(matches!(processed, BlockProcessed::Imported(r) if r == root));
         chain.recompute_head().unwrap();

@@ -40,8 +40,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beacon_chain::{
-    BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ManualSlotClock, PayloadStatus,
-    data_column_sidecars::get_data_column_sidecars_from_block,
+    BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ExecutionStatus,
+    ManualSlotClock, data_column_sidecars::get_data_column_sidecars_from_block,
 };
 use criterion::{Criterion, SamplingMode};
 use fork_choice::ThreadPoolBuilder;
@@ -250,7 +250,7 @@ fn main() {
                     .verify_block_for_gossip(Arc::new(block.clone()), now)
                     .unwrap();
                 let outcome = chain
-                    .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+                    .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
                     .unwrap();
                 total += start.elapsed();
                 assert!(matches!(outcome, BlockProcessed::Imported(_)));
@@ -290,7 +290,7 @@ fn main() {
                         let verdict = chain.payload_verdict(&verified.block_root);
                         let engine = std::thread::spawn(move || {
                             std::thread::sleep(Duration::from_millis(ENGINE_MS));
-                            sender.send(PayloadStatus::Valid);
+                            sender.send(ExecutionStatus::Valid);
                         });
                         let outcome = chain
                             .process_gossip_block(verified, &verdict, &verdict)
@@ -300,7 +300,7 @@ fn main() {
                     } else {
                         std::thread::sleep(Duration::from_millis(ENGINE_MS));
                         chain
-                            .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+                            .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
                             .unwrap()
                     };
                     total += start.elapsed();
@@ -688,7 +688,7 @@ fn node_memory_child(dir: &std::path::Path) {
                 Arc::new(block),
                 &columns,
                 &AlwaysValid,
-                PayloadStatus::Valid,
+                ExecutionStatus::Valid,
             )
             .unwrap();
         let rise = proc_status_mib("VmHWM:").unwrap_or(f64::NAN) - peak_before;
@@ -778,7 +778,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
             columns: columns.clone(),
         })
         .collect();
-    let valid = BlockPayloadVerdict::Known(PayloadStatus::Valid);
+    let valid = BlockPayloadVerdict::Known(ExecutionStatus::Valid);
     let verdicts = vec![&valid; segment.len()];
 
     // The blocks one `import_block` at a time (each block's signatures its own batch, beside
@@ -798,7 +798,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                 let start = Instant::now();
                 for (_, block, columns) in &blocks {
                     chain
-                        .import_block(block.clone(), columns, &AlwaysValid, PayloadStatus::Valid)
+                        .import_block(block.clone(), columns, &AlwaysValid, ExecutionStatus::Valid)
                         .unwrap();
                 }
                 total += start.elapsed();
@@ -1024,7 +1024,7 @@ fn availability_benches(
                         .map(|r| r.unwrap())
                         .collect();
                     let outcomes = chain
-                        .process_gossip_data_columns(verified, &AlwaysValid, PayloadStatus::Valid)
+                        .process_gossip_data_columns(verified, &AlwaysValid, ExecutionStatus::Valid)
                         .unwrap();
                     assert!(
                         outcomes
@@ -1037,7 +1037,7 @@ fn availability_benches(
                 // The block completes its columns: available at once, then imported.
                 let verified = chain.verify_block_for_gossip(block, now).unwrap();
                 let outcome = chain
-                    .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+                    .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
                     .unwrap();
                 assert!(
                     matches!(outcome, BlockProcessed::Imported(_)),
@@ -1088,7 +1088,7 @@ fn reopen_measurement(
     .unwrap();
     for (_, block, columns) in blocks {
         chain
-            .import_block(block.clone(), columns, &AlwaysValid, PayloadStatus::Valid)
+            .import_block(block.clone(), columns, &AlwaysValid, ExecutionStatus::Valid)
             .unwrap();
     }
     let after = rss_mib();
@@ -1106,7 +1106,12 @@ fn reopen_measurement(
     let opened = start.elapsed();
     assert_eq!(chain.head().block_root, head);
     chain
-        .import_block(next.1.clone(), &next.2, &AlwaysValid, PayloadStatus::Valid)
+        .import_block(
+            next.1.clone(),
+            &next.2,
+            &AlwaysValid,
+            ExecutionStatus::Valid,
+        )
         .unwrap();
     let ready = start.elapsed();
     eprintln!(

@@ -22,7 +22,7 @@ use types::phase0::Checkpoint;
 use types::typenum::Unsigned;
 use types::{Epoch, EthSpec, Root, Slot};
 
-use crate::chain::{BeaconChain, ChainError, HeadSnapshot, PayloadStatus};
+use crate::chain::{BeaconChain, ChainError, ExecutionStatus, HeadSnapshot};
 
 /// A state of the chain as a query found it, with what the API's response envelopes say about
 /// it.
@@ -274,7 +274,7 @@ impl<E: EthSpec> BeaconChain<E> {
             && (canonical || slot + slots_per_historical_root::<E>() < head.slot);
         let latest_block_root = latest_block_root_of(&state, root);
         let execution_optimistic =
-            !finalized && self.payload_status(&latest_block_root) == PayloadStatus::NotValidated;
+            !finalized && self.payload_status(&latest_block_root) == ExecutionStatus::NotValidated;
         Ok(QueriedState {
             state: CachedBeaconState::with_caches_of(state, &head.state.caches),
             root,
@@ -516,7 +516,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let execution_optimistic = if root == head.block_root {
             head.execution_optimistic
         } else {
-            !finalized && self.payload_status(&root) == PayloadStatus::NotValidated
+            !finalized && self.payload_status(&root) == ExecutionStatus::NotValidated
         };
         Ok(Some(QueriedBlock {
             root,
@@ -559,7 +559,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 execution_optimistic: if *root == head.block_root {
                     head.execution_optimistic
                 } else {
-                    self.payload_status(root) == PayloadStatus::NotValidated
+                    self.payload_status(root) == ExecutionStatus::NotValidated
                 },
             })
             .collect();
@@ -594,7 +594,7 @@ impl<E: EthSpec> BeaconChain<E> {
             let latest_block_root = latest_block_root_at(head, slot)
                 .unwrap_or_else(|| latest_block_root_of(&state.state, root));
             let execution_optimistic = !finalized
-                && self.payload_status(&latest_block_root) == PayloadStatus::NotValidated;
+                && self.payload_status(&latest_block_root) == ExecutionStatus::NotValidated;
             return Ok(QueriedState {
                 state,
                 root,

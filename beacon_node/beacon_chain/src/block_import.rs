@@ -144,12 +144,12 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         // Columns that complete the block later read the same verdict.
         let verdict = self.payload_verdict(&root);
-        if verdict.get() == Some(crate::chain::PayloadStatus::Invalidated) {
+        if verdict.get() == Some(crate::chain::ExecutionStatus::Invalidated) {
             self.record_unimported_block(
                 root,
                 UnimportedBlock::Failed {
                     slot,
-                    payload: crate::chain::PayloadStatus::Invalidated,
+                    payload: crate::chain::ExecutionStatus::Invalidated,
                 },
             );
             return Err(ChainError::InvalidPayload(root));

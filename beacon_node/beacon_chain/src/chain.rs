@@ -337,7 +337,7 @@ pub enum SegmentError {
 /// The execution status of a block's payload, as the gossip rules and optimistic sync read
 /// it: fork choice keeps it on its nodes ([`fork_choice::ExecutionStatus`]); a block that
 /// failed before fork choice took it keeps it in its [`UnimportedBlock::Failed`] record.
-pub use fork_choice::ExecutionStatus as PayloadStatus;
+pub use fork_choice::ExecutionStatus;
 
 /// A block the node has seen but holds no post-state for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,7 +348,7 @@ pub enum UnimportedBlock {
         slot: Slot,
         /// What the execution client said of its payload (invalidated when that is why it
         /// failed).
-        payload: PayloadStatus,
+        payload: ExecutionStatus,
     },
     /// It is queued for import (waiting for its columns or a worker).
     Pending {
@@ -1057,7 +1057,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// Whether `engine_newPayload` for block `root` is in flight or answered.
     pub fn has_payload_verdict(&self, root: &Root) -> bool {
         self.payload_verdicts.in_flight(root).is_some()
-            || self.payload_status(root) != PayloadStatus::NotValidated
+            || self.payload_status(root) != ExecutionStatus::NotValidated
     }
 
     /// The verdict on block `root`'s payload for its import: the one in flight
@@ -1081,22 +1081,22 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         root: Root,
         parent_root: Root,
-        status: PayloadStatus,
+        status: ExecutionStatus,
         latest_valid_hash: Option<Root>,
     ) -> Result<(), ChainError> {
         let imported = self.fork_choice.lock().contains_block(&root);
         let current = self.payload_status(&root);
         match status {
-            PayloadStatus::Valid if imported && current == PayloadStatus::NotValidated => {
+            ExecutionStatus::Valid if imported && current == ExecutionStatus::NotValidated => {
                 self.on_valid_execution_block(root);
             }
-            PayloadStatus::Invalidated if imported && current != PayloadStatus::Invalidated => {
+            ExecutionStatus::Invalidated if imported && current != ExecutionStatus::Invalidated => {
                 self.invalidate_payloads(&root, latest_valid_hash)?;
             }
-            PayloadStatus::Invalidated
+            ExecutionStatus::Invalidated
                 if !imported
                     && latest_valid_hash.is_some()
-                    && self.payload_status(&parent_root) == PayloadStatus::NotValidated
+                    && self.payload_status(&parent_root) == ExecutionStatus::NotValidated
                     && self.fork_choice.lock().contains_block(&parent_root) =>
             {
                 self.invalidate_payloads(&parent_root, latest_valid_hash)?;
@@ -1110,7 +1110,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// descendant follows it: the spec tests label each block): on its fork-choice node, or in
     /// the record of a block that failed. Nothing is recorded for a block that is neither
     /// (pending, or unknown): its status is the verdict its import will read.
-    pub fn set_payload_status(&self, root: Root, status: PayloadStatus) {
+    pub fn set_payload_status(&self, root: Root, status: ExecutionStatus) {
         if self.fork_choice.lock().set_execution_status(&root, status) {
             return;
         }
@@ -1141,13 +1141,13 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// The execution status of block `root`'s payload; `NotValidated` when none was recorded.
-    pub fn payload_status(&self, root: &Root) -> PayloadStatus {
+    pub fn payload_status(&self, root: &Root) -> ExecutionStatus {
         if let Some(status) = self.fork_choice.lock().execution_status(root) {
             return status;
         }
         match self.unimported.lock().get(root) {
             Some(UnimportedBlock::Failed { payload, .. }) => *payload,
-            _ => PayloadStatus::NotValidated,
+            _ => ExecutionStatus::NotValidated,
         }
     }
 
@@ -1350,10 +1350,10 @@ impl<E: EthSpec> BeaconChain<E> {
         // (A failed transition returns its own error below and does not wait for a verdict
         // still in flight; one known invalid is what failed it.)
         let payload_status = match processed {
-            Err(_) if payload_status.is_pending() => PayloadStatus::NotValidated,
+            Err(_) if payload_status.is_pending() => ExecutionStatus::NotValidated,
             _ => payload_status.payload_status(self.payload_verdicts.wait()),
         };
-        if payload_status == PayloadStatus::Invalidated {
+        if payload_status == ExecutionStatus::Invalidated {
             self.payload_verdicts.forget(&block_root);
             self.record_unimported_block(
                 block_root,
@@ -1374,7 +1374,7 @@ impl<E: EthSpec> BeaconChain<E> {
             // (`on_payload_verdict`, once the block was in fork choice): not validated does
             // not overwrite it. A payload is VALID only on a valid chain: ancestors imported
             // while the execution client was syncing are valid now too.
-            if inserted.is_ok() && payload_status == PayloadStatus::Valid {
+            if inserted.is_ok() && payload_status == ExecutionStatus::Valid {
                 fc.on_valid_payload(&block_root);
             }
             match inserted.map(|root| apply_block_body(&mut fc, &block, root)) {
@@ -1435,7 +1435,7 @@ impl<E: EthSpec> BeaconChain<E> {
         self.events.publish(ChainEvent::Block {
             slot,
             block: block_root,
-            execution_optimistic: payload_status == PayloadStatus::NotValidated,
+            execution_optimistic: payload_status == ExecutionStatus::NotValidated,
         });
         self.recompute_head()?;
         Ok(block_root)
@@ -1659,7 +1659,7 @@ impl<E: EthSpec> BeaconChain<E> {
             return Ok(old);
         }
         let state_root = head_state_root(&mut state)?;
-        let execution_optimistic = self.payload_status(&head.root) == PayloadStatus::NotValidated;
+        let execution_optimistic = self.payload_status(&head.root) == ExecutionStatus::NotValidated;
         let snapshot = Arc::new(HeadSnapshot {
             block_root: head.root,
             slot: head.slot,

@@ -29,7 +29,7 @@ use types::{
     electra::{ExecutionPayload, ExecutionRequests, NewPayloadRequest},
 };
 
-use crate::chain::{BeaconChain, HeadSnapshot, PayloadStatus, electra_message};
+use crate::chain::{BeaconChain, ExecutionStatus, HeadSnapshot, electra_message};
 
 /// Why the execution client could not be asked, or gave no usable answer.
 #[derive(Debug, thiserror::Error)]
@@ -173,13 +173,15 @@ pub fn new_payload_request<E: EthSpec>(
 /// (optimistic import).
 ///
 /// [spec]: sync/optimistic.md#how-to-optimistically-import-blocks
-pub fn payload_status_of(status: &EnginePayloadStatus) -> PayloadStatus {
+pub fn payload_status_of(status: &EnginePayloadStatus) -> ExecutionStatus {
     match status {
-        EnginePayloadStatus::Valid => PayloadStatus::Valid,
+        EnginePayloadStatus::Valid => ExecutionStatus::Valid,
         EnginePayloadStatus::Invalid { .. } | EnginePayloadStatus::InvalidBlockHash { .. } => {
-            PayloadStatus::Invalidated
+            ExecutionStatus::Invalidated
         }
-        EnginePayloadStatus::Syncing | EnginePayloadStatus::Accepted => PayloadStatus::NotValidated,
+        EnginePayloadStatus::Syncing | EnginePayloadStatus::Accepted => {
+            ExecutionStatus::NotValidated
+        }
     }
 }
 
@@ -194,11 +196,11 @@ pub async fn notify_new_payload_status<E: EthSpec>(
     Ok(engine.new_payload_v4(&request).await?)
 }
 
-/// [`notify_new_payload_status`] read as the chain's [`PayloadStatus`] ([`payload_status_of`]).
+/// [`notify_new_payload_status`] read as the chain's [`ExecutionStatus`] ([`payload_status_of`]).
 pub async fn notify_new_payload<E: EthSpec>(
     engine: &EngineApiClient,
     block: &SignedBeaconBlock<E>,
-) -> Result<PayloadStatus, ExecutionError> {
+) -> Result<ExecutionStatus, ExecutionError> {
     notify_new_payload_status(engine, block)
         .await
         .map(|s| payload_status_of(&s))
@@ -217,7 +219,7 @@ impl<E: EthSpec> BeaconChain<E> {
         root: Root,
         block: &SignedBeaconBlock<E>,
         sender: PayloadVerdictSender,
-    ) -> Result<PayloadStatus, ExecutionError> {
+    ) -> Result<ExecutionStatus, ExecutionError> {
         let answer = notify_new_payload_status(engine, block).await;
         let (status, latest_valid_hash) = match &answer {
             Ok(answer) => {
@@ -231,11 +233,11 @@ impl<E: EthSpec> BeaconChain<E> {
             }
             Err(e) => {
                 tracing::warn!(slot = block.slot(), error = %e, "newPayload failed: importing optimistically");
-                (PayloadStatus::NotValidated, None)
+                (ExecutionStatus::NotValidated, None)
             }
         };
         self.record_block_executed(root, block.slot());
-        if status == PayloadStatus::Invalidated {
+        if status == ExecutionStatus::Invalidated {
             tracing::warn!(block_root = %root, slot = block.slot(), "the execution client found the payload invalid");
         }
         sender.send(status);
@@ -304,9 +306,9 @@ impl<E: EthSpec> BeaconChain<E> {
         for (index, block) in blocks.iter().enumerate() {
             let root = block.canonical_root();
             if self.is_block_imported(&root) {
-                verdicts.push(BlockPayloadVerdict::Known(PayloadStatus::Valid));
+                verdicts.push(BlockPayloadVerdict::Known(ExecutionStatus::Valid));
             } else if execution.is_none() {
-                verdicts.push(BlockPayloadVerdict::Known(PayloadStatus::NotValidated));
+                verdicts.push(BlockPayloadVerdict::Known(ExecutionStatus::NotValidated));
             } else {
                 let (sender, pending) = PendingPayloadVerdict::channel();
                 senders.push((index, root, sender));
@@ -377,11 +379,11 @@ impl<E: EthSpec> BeaconChain<E> {
 /// [`ExecutionEngine`]: a valid or not-yet-validated payload passes (optimistic import), an
 /// invalidated one fails `process_execution_payload`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PayloadVerdict(pub PayloadStatus);
+pub struct PayloadVerdict(pub ExecutionStatus);
 
 impl PayloadVerdict {
     fn is_acceptable(self) -> bool {
-        self.0 != PayloadStatus::Invalidated
+        self.0 != ExecutionStatus::Invalidated
     }
 }
 
@@ -408,7 +410,7 @@ pub trait PayloadStatusSource {
     /// The verdict, waiting at most `wait` for it when the execution client has not answered
     /// yet; past that the payload counts as not validated (the block imports optimistically,
     /// and the answer is applied when it comes: [`BeaconChain::on_payload_verdict`]).
-    fn payload_status(&self, wait: Duration) -> PayloadStatus;
+    fn payload_status(&self, wait: Duration) -> ExecutionStatus;
 
     /// Whether the verdict is still in flight (the state transition then only knows whether
     /// it has come back invalid already).
@@ -417,14 +419,14 @@ pub trait PayloadStatusSource {
     }
 }
 
-impl PayloadStatusSource for PayloadStatus {
-    fn payload_status(&self, _: Duration) -> PayloadStatus {
+impl PayloadStatusSource for ExecutionStatus {
+    fn payload_status(&self, _: Duration) -> ExecutionStatus {
         *self
     }
 }
 
 impl<T: PayloadStatusSource + ?Sized> PayloadStatusSource for &T {
-    fn payload_status(&self, wait: Duration) -> PayloadStatus {
+    fn payload_status(&self, wait: Duration) -> ExecutionStatus {
         (**self).payload_status(wait)
     }
 
@@ -438,7 +440,7 @@ impl<T: PayloadStatusSource + ?Sized> PayloadStatusSource for &T {
 /// [`PayloadVerdictSender`].
 #[derive(Debug, Default)]
 pub struct PendingPayloadVerdict {
-    status: Mutex<Option<PayloadStatus>>,
+    status: Mutex<Option<ExecutionStatus>>,
     answered: Condvar,
     /// Imports waiting for the answer now.
     waiting: AtomicUsize,
@@ -452,12 +454,12 @@ impl PendingPayloadVerdict {
     }
 
     /// The answer, when it came.
-    pub fn get(&self) -> Option<PayloadStatus> {
+    pub fn get(&self) -> Option<ExecutionStatus> {
         *self.status.lock()
     }
 
     /// The answer, waiting at most `limit` for it.
-    pub fn wait(&self, limit: Duration) -> Option<PayloadStatus> {
+    pub fn wait(&self, limit: Duration) -> Option<ExecutionStatus> {
         let deadline = Instant::now() + limit;
         let mut status = self.status.lock();
         self.waiting.fetch_add(1, Ordering::SeqCst);
@@ -475,7 +477,7 @@ impl PendingPayloadVerdict {
         self.waiting.load(Ordering::SeqCst)
     }
 
-    fn set(&self, status: PayloadStatus) {
+    fn set(&self, status: ExecutionStatus) {
         let mut current = self.status.lock();
         if current.is_none() {
             *current = Some(status);
@@ -492,14 +494,14 @@ pub struct PayloadVerdictSender(Arc<PendingPayloadVerdict>);
 
 impl PayloadVerdictSender {
     /// The execution client's verdict.
-    pub fn send(self, status: PayloadStatus) {
+    pub fn send(self, status: ExecutionStatus) {
         self.0.set(status);
     }
 }
 
 impl Drop for PayloadVerdictSender {
     fn drop(&mut self) {
-        self.0.set(PayloadStatus::NotValidated);
+        self.0.set(ExecutionStatus::NotValidated);
     }
 }
 
@@ -507,14 +509,14 @@ impl Drop for PayloadVerdictSender {
 #[derive(Debug, Clone)]
 pub enum BlockPayloadVerdict {
     /// The execution client answered (or the block was never sent to it).
-    Known(PayloadStatus),
+    Known(ExecutionStatus),
     /// `engine_newPayload` is in flight.
     Pending(Arc<PendingPayloadVerdict>),
 }
 
 impl BlockPayloadVerdict {
     /// The answer when known, without waiting.
-    pub fn get(&self) -> Option<PayloadStatus> {
+    pub fn get(&self) -> Option<ExecutionStatus> {
         match self {
             Self::Known(status) => Some(*status),
             Self::Pending(pending) => pending.get(),
@@ -523,10 +525,10 @@ impl BlockPayloadVerdict {
 }
 
 impl PayloadStatusSource for BlockPayloadVerdict {
-    fn payload_status(&self, wait: Duration) -> PayloadStatus {
+    fn payload_status(&self, wait: Duration) -> ExecutionStatus {
         match self {
             Self::Known(status) => *status,
-            Self::Pending(pending) => pending.wait(wait).unwrap_or(PayloadStatus::NotValidated),
+            Self::Pending(pending) => pending.wait(wait).unwrap_or(ExecutionStatus::NotValidated),
         }
     }
 
@@ -539,7 +541,7 @@ impl PayloadStatusSource for BlockPayloadVerdict {
 /// flight is applied after the transition, before fork choice.
 impl<E: EthSpec> ExecutionEngine<E> for BlockPayloadVerdict {
     fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
-        Ok(self.get() != Some(PayloadStatus::Invalidated))
+        Ok(self.get() != Some(ExecutionStatus::Invalidated))
     }
 
     fn verify_new_payload_parts(
@@ -549,7 +551,7 @@ impl<E: EthSpec> ExecutionEngine<E> for BlockPayloadVerdict {
         _: Root,
         _: &ExecutionRequests<E>,
     ) -> Result<bool, String> {
-        Ok(self.get() != Some(PayloadStatus::Invalidated))
+        Ok(self.get() != Some(ExecutionStatus::Invalidated))
     }
 }
 

@@ -7,7 +7,7 @@
 
 use types::{Epoch, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 
-use crate::chain::{BeaconChain, PayloadStatus};
+use crate::chain::{BeaconChain, ExecutionStatus};
 
 /// The validity of a block's execution payload, as the Beacon API names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,14 +123,14 @@ impl<E: types::EthSpec> BeaconChain<E> {
         let finalized_root = dump.finalized_checkpoint.root;
         for (node, status) in dump.nodes.iter_mut().zip(statuses) {
             node.validity = match status {
-                PayloadStatus::Valid => PayloadValidity::Valid,
-                PayloadStatus::Invalidated => PayloadValidity::Invalid,
+                ExecutionStatus::Valid => PayloadValidity::Valid,
+                ExecutionStatus::Invalidated => PayloadValidity::Invalid,
                 // The finalized block counts as valid, as everywhere in the API
                 // (`execution_optimistic` is false for finalized data).
-                PayloadStatus::NotValidated if node.block_root == finalized_root => {
+                ExecutionStatus::NotValidated if node.block_root == finalized_root => {
                     PayloadValidity::Valid
                 }
-                PayloadStatus::NotValidated => PayloadValidity::Optimistic,
+                ExecutionStatus::NotValidated => PayloadValidity::Optimistic,
             };
         }
         dump

@@ -54,8 +54,8 @@ pub use api_states::{
 };
 pub use block_import::{BlockProcessed, ExecutionBlobsError, ReconstructionError};
 pub use chain::{
-    AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT, HeadSnapshot,
-    PayloadStatus, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
+    AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT,
+    ExecutionStatus, HeadSnapshot, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
     UnimportedBlock,
 };
 pub use execution::{

@@ -31,7 +31,7 @@ use types::{
 };
 
 use crate::block_import::BlockProcessed;
-use crate::chain::{BeaconChain, ChainError, PayloadStatus, UnimportedBlock, electra_message};
+use crate::chain::{BeaconChain, ChainError, ExecutionStatus, UnimportedBlock, electra_message};
 use crate::data_column_sidecars::{DataColumnSidecarError, get_data_column_sidecars_from_block};
 use crate::data_column_verification::{
     KzgVerifiedDataColumn, verify_data_column_sidecars_standalone,
@@ -98,7 +98,7 @@ pub struct PublishedBlock<E: EthSpec> {
     /// blobs are the ones this node's execution client built).
     pub kzg_verified: bool,
     /// The execution client's verdict on the payload, when it was asked.
-    pub payload_status: Option<PayloadStatus>,
+    pub payload_status: Option<ExecutionStatus>,
     /// `engine_forkchoiceUpdatedV3` after the import failed (the head moved in the chain, not
     /// yet at the execution client); `None` when it succeeded or was not sent.
     pub execution_head_error: Option<String>,
@@ -284,18 +284,18 @@ impl<E: EthSpec> BlockProducer<E> {
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(e) => Err(ChainError::ImportTask(e)),
         };
-        let status = answer.unwrap_or(PayloadStatus::NotValidated);
+        let status = answer.unwrap_or(ExecutionStatus::NotValidated);
         published.payload_status = Some(status);
         // The consensus levels wait for the execution client's answer even when the import
         // went on without it (optimistically, past the chain's verdict wait): an invalid
         // payload is never broadcast there.
-        if status == PayloadStatus::Invalidated {
+        if status == ExecutionStatus::Invalidated {
             // Its descendants are refused as the descendants of any invalid block are.
             chain.record_unimported_block(
                 block_root,
                 UnimportedBlock::Failed {
                     slot,
-                    payload: PayloadStatus::Invalidated,
+                    payload: ExecutionStatus::Invalidated,
                 },
             );
             if level == BroadcastValidation::Gossip {

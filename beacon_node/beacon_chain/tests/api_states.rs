@@ -10,7 +10,8 @@
 use std::sync::Arc;
 
 use beacon_chain::{
-    BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, StateQueryError, latest_block_root_of,
+    BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock, StateQueryError,
+    latest_block_root_of,
 };
 use fork_choice::ThreadPoolBuilder;
 use state_harness::{BlockContents, BuiltBlock, build_block};
@@ -89,7 +90,7 @@ fn import_at(h: &Harness, parent: &BuiltBlock<E>, slot: Slot) -> BuiltBlock<E> {
         .verify_block_for_gossip(Arc::new(built.block.clone()), now)
         .unwrap();
     h.chain
-        .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+        .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
     built
 }

@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use beacon_chain::{
-    BeaconChain, BlockProcessed, ChainConfig, ChainError, ExecutionBlobsError, ManualSlotClock,
-    PayloadStatus, ReconstructionError, Verdict,
+    BeaconChain, BlockProcessed, ChainConfig, ChainError, ExecutionBlobsError, ExecutionStatus,
+    ManualSlotClock, ReconstructionError, Verdict,
     data_column_sidecars::get_data_column_sidecars_from_block, gossip::DataColumnGossipError,
     timeline::AvailableVia,
 };
@@ -172,7 +172,7 @@ fn gossip_block(s: &Setup, block: &SignedBeaconBlock<E>, t: u64) -> BlockProcess
         .verify_block_for_gossip(Arc::new(block.clone()), t)
         .unwrap();
     s.chain
-        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap()
 }
 
@@ -190,7 +190,7 @@ fn gossip_columns(
         .map(Result::unwrap)
         .collect();
     s.chain
-        .process_gossip_data_columns(verified, &AlwaysValid, PayloadStatus::Valid)
+        .process_gossip_data_columns(verified, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap()
 }
 
@@ -236,7 +236,7 @@ fn a_bad_column_is_attributed_and_the_good_copies_make_the_block_available() {
     let good: Vec<_> = results.into_iter().filter_map(Result::ok).collect();
     let outcome = s
         .chain
-        .process_gossip_data_columns(good, &AlwaysValid, PayloadStatus::Valid)
+        .process_gossip_data_columns(good, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
     assert!(matches!(&outcome[..], [BlockProcessed::Pending(m)] if m.missing_columns == vec![48]));
 
@@ -273,7 +273,7 @@ fn a_supernode_with_half_the_columns_reconstructs_and_publishes_the_rest() {
 
     let beacon_chain::block_import::Reconstructed { published, outcome } = s
         .chain
-        .reconstruct_data_columns(&root, &AlwaysValid, PayloadStatus::Valid)
+        .reconstruct_data_columns(&root, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
     assert_eq!(published.len(), 63, "the even columns but column 0");
@@ -323,7 +323,7 @@ fn a_reconstruction_after_the_last_column_arrived_does_nothing() {
 
     let beacon_chain::block_import::Reconstructed { published, outcome } = s
         .chain
-        .reconstruct_data_columns(&root, &AlwaysValid, PayloadStatus::Valid)
+        .reconstruct_data_columns(&root, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
     assert!(published.is_empty());
     assert_eq!(outcome, vec![BlockProcessed::Imported(root)]);
@@ -331,7 +331,7 @@ fn a_reconstruction_after_the_last_column_arrived_does_nothing() {
     let unknown = Root::repeat_byte(7);
     let err = s
         .chain
-        .reconstruct_data_columns(&unknown, &AlwaysValid, PayloadStatus::Valid)
+        .reconstruct_data_columns(&unknown, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap_err();
     assert!(
         matches!(
@@ -370,7 +370,7 @@ fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
     short[1].1.pop();
     let err = s
         .chain
-        .process_execution_blobs(&root, &short, &AlwaysValid, PayloadStatus::Valid)
+        .process_execution_blobs(&root, &short, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap_err();
     assert!(
         matches!(
@@ -387,7 +387,7 @@ fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
     );
     let made = s
         .chain
-        .process_execution_blobs(&root, &from_el, &AlwaysValid, PayloadStatus::Valid)
+        .process_execution_blobs(&root, &from_el, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
     assert_eq!(made.outcome, vec![BlockProcessed::Imported(root)]);
     assert_eq!(made.published.len(), 128);

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use beacon_chain::{
     AnchorError, BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ChainError,
-    ManualSlotClock, PayloadStatus, PendingPayloadVerdict, SegmentBlock, SegmentError,
+    ExecutionStatus, ManualSlotClock, PendingPayloadVerdict, SegmentBlock, SegmentError,
     UnimportedBlock, Verdict, events::ChainEvent, gossip::BlockGossipError,
 };
 use fork_choice::ThreadPoolBuilder;
@@ -149,7 +149,7 @@ fn gossip_verify(
 fn gossip_and_import(h: &Harness, block: &SignedBeaconBlock<E>) -> Root {
     let verified = gossip_verify(h, block).unwrap();
     h.chain
-        .import_block(verified.block, &[], &AlwaysValid, PayloadStatus::Valid)
+        .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
         .unwrap()
 }
 
@@ -359,13 +359,13 @@ fn a_reopened_chain_has_the_same_head_and_finality_and_imports_on() {
     let ancestor = parent.block.parent_root();
     assert_eq!(
         h.chain.payload_status(&ancestor),
-        beacon_chain::PayloadStatus::NotValidated
+        beacon_chain::ExecutionStatus::NotValidated
     );
     h.chain.on_valid_execution_block(after.block_root);
     assert!(!h.chain.head().execution_optimistic);
     assert_eq!(
         h.chain.payload_status(&ancestor),
-        beacon_chain::PayloadStatus::Valid
+        beacon_chain::ExecutionStatus::Valid
     );
 
     let next = next_block(&h, &parent, last + 1);
@@ -854,7 +854,7 @@ fn a_valid_payload_validates_its_optimistic_ancestors() {
                 verified.block,
                 &[],
                 &AlwaysValid,
-                PayloadStatus::NotValidated,
+                ExecutionStatus::NotValidated,
             )
             .unwrap();
         assert!(h.chain.head().execution_optimistic, "slot {slot}");
@@ -864,9 +864,9 @@ fn a_valid_payload_validates_its_optimistic_ancestors() {
     let next = next_block(&h, &parent, ANCHOR_SLOT + 4);
     let root = gossip_and_import(&h, &next.block);
     assert!(!h.chain.head().execution_optimistic);
-    assert_eq!(h.chain.payload_status(&root), PayloadStatus::Valid);
+    assert_eq!(h.chain.payload_status(&root), ExecutionStatus::Valid);
     for ancestor in &optimistic {
-        assert_eq!(h.chain.payload_status(ancestor), PayloadStatus::Valid);
+        assert_eq!(h.chain.payload_status(ancestor), ExecutionStatus::Valid);
     }
 }
 
@@ -943,25 +943,26 @@ fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
         },
     );
     let first = next_block(&h, &h.anchor, ANCHOR_SLOT + 1);
-    let outcome =
-        import_with_verdict_in_flight(&h, &first.block, |sender| sender.send(PayloadStatus::Valid))
-            .unwrap();
+    let outcome = import_with_verdict_in_flight(&h, &first.block, |sender| {
+        sender.send(ExecutionStatus::Valid)
+    })
+    .unwrap();
     let BlockProcessed::Imported(first_root) = outcome else {
         panic!("not imported: {outcome:?}");
     };
     assert_eq!(h.chain.head().block_root, first_root);
     assert!(!h.chain.head().execution_optimistic);
-    assert_eq!(h.chain.payload_status(&first_root), PayloadStatus::Valid);
+    assert_eq!(h.chain.payload_status(&first_root), ExecutionStatus::Valid);
     // The verdict is forgotten once its block is imported.
     assert!(matches!(
         h.chain.payload_verdict(&first_root),
-        BlockPayloadVerdict::Known(PayloadStatus::Valid)
+        BlockPayloadVerdict::Known(ExecutionStatus::Valid)
     ));
 
     let invalid = next_block(&h, &first, ANCHOR_SLOT + 2);
     let invalid_root = invalid.block.canonical_root();
     let err = import_with_verdict_in_flight(&h, &invalid.block, |sender| {
-        sender.send(PayloadStatus::Invalidated)
+        sender.send(ExecutionStatus::Invalidated)
     })
     .unwrap_err();
     assert!(
@@ -973,7 +974,7 @@ fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
         h.chain.unimported_block(&invalid_root),
         Some(UnimportedBlock::Failed {
             slot: ANCHOR_SLOT + 2,
-            payload: PayloadStatus::Invalidated,
+            payload: ExecutionStatus::Invalidated,
         })
     );
     let child = next_block(&h, &invalid, ANCHOR_SLOT + 3);
@@ -994,7 +995,7 @@ fn a_gossip_block_is_transitioned_while_its_payload_verdict_is_in_flight() {
     assert!(h.chain.head().execution_optimistic);
     assert_eq!(
         h.chain.payload_status(&sibling_root),
-        PayloadStatus::NotValidated
+        ExecutionStatus::NotValidated
     );
 }
 
@@ -1026,30 +1027,30 @@ fn a_verdict_slower_than_the_wait_is_applied_after_an_optimistic_import() {
     assert!(h.chain.head().execution_optimistic);
     assert_eq!(
         h.chain.payload_status(&first_root),
-        PayloadStatus::NotValidated
+        ExecutionStatus::NotValidated
     );
-    sender.send(PayloadStatus::Valid);
+    sender.send(ExecutionStatus::Valid);
     h.chain
         .on_payload_verdict(
             first_root,
             first.block.parent_root(),
-            PayloadStatus::Valid,
+            ExecutionStatus::Valid,
             None,
         )
         .unwrap();
-    assert_eq!(h.chain.payload_status(&first_root), PayloadStatus::Valid);
+    assert_eq!(h.chain.payload_status(&first_root), ExecutionStatus::Valid);
     assert!(!h.chain.head().execution_optimistic);
 
     let second = next_block(&h, &first, ANCHOR_SLOT + 2);
     let (second_root, sender) = import(&second.block);
     assert_eq!(h.chain.head().block_root, second_root);
-    sender.send(PayloadStatus::Invalidated);
+    sender.send(ExecutionStatus::Invalidated);
     h.chain
-        .on_payload_verdict(second_root, first_root, PayloadStatus::Invalidated, None)
+        .on_payload_verdict(second_root, first_root, ExecutionStatus::Invalidated, None)
         .unwrap();
     assert_eq!(
         h.chain.payload_status(&second_root),
-        PayloadStatus::Invalidated
+        ExecutionStatus::Invalidated
     );
     assert_eq!(h.chain.head().block_root, first_root);
 }
@@ -1410,7 +1411,7 @@ fn a_segment_imports_with_one_signature_batch_and_a_bad_signature_stops_it_at_it
     }
     let genuine: Vec<SignedBeaconBlock<E>> = built.iter().map(|b| b.block.clone()).collect();
     h.clock.set_ms(time_ms(&h.spec, ANCHOR_SLOT + 10));
-    let valid = BlockPayloadVerdict::Known(PayloadStatus::Valid);
+    let valid = BlockPayloadVerdict::Known(ExecutionStatus::Valid);
     let verdicts = |n: usize| vec![&valid; n];
 
     // Block 6 carries block 5's signature (a valid point, the wrong signer's message) and

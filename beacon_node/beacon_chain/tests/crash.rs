@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, SlotClock};
+use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock, SlotClock};
 use fork_choice::ThreadPoolBuilder;
 use state_harness::{AttestationSpec, BlockContents, build_block};
 use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
@@ -86,7 +86,7 @@ fn import_next(chain: &BeaconChain<E>, clock: &ManualSlotClock) -> Slot {
         .verify_block_for_gossip(Arc::new(built.block), now)
         .unwrap();
     chain
-        .process_gossip_block(verified, &AlwaysValid, PayloadStatus::Valid)
+        .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
         .unwrap();
     slot
 }

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
 use fork_choice::ThreadPoolBuilder;
 use light_client::fork::{
     upgrade_lc_bootstrap_to_latest, upgrade_lc_finality_update_to_latest,
@@ -137,7 +137,7 @@ fn import_next(
             Arc::new(built.block.clone()),
             &[],
             &AlwaysValid,
-            PayloadStatus::Valid,
+            ExecutionStatus::Valid,
         )
         .unwrap();
     built
@@ -284,7 +284,7 @@ fn a_disabled_server_collects_nothing() {
             Arc::new(built.block),
             &[],
             &AlwaysValid,
-            PayloadStatus::Valid,
+            ExecutionStatus::Valid,
         )
         .unwrap();
     assert!(!chain.light_client_server().is_running());

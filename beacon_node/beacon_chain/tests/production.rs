@@ -259,7 +259,7 @@ async fn a_produced_block_with_blobs_is_published_imported_and_its_columns_broad
     assert_eq!(published.block_root, produced.block_root);
     assert_eq!(
         published.payload_status,
-        Some(beacon_chain::PayloadStatus::Valid)
+        Some(beacon_chain::ExecutionStatus::Valid)
     );
     assert_eq!(published.execution_head_error, None);
     assert_eq!(recorder.counts(), (1, 128));
@@ -763,7 +763,7 @@ async fn the_execution_clients_verdict_decides_import_and_production() {
         beacon_chain::notify_new_payload(h.producer.engine(), &signed)
             .await
             .unwrap(),
-        beacon_chain::PayloadStatus::Invalidated
+        beacon_chain::ExecutionStatus::Invalidated
     );
     let published = publish(
         &h,
@@ -842,7 +842,7 @@ async fn the_execution_clients_verdict_decides_import_and_production() {
     assert_eq!(published.outcome, PublishOutcome::Imported);
     assert_eq!(
         published.payload_status,
-        Some(beacon_chain::PayloadStatus::NotValidated)
+        Some(beacon_chain::ExecutionStatus::NotValidated)
     );
     let head = chain.head();
     assert_eq!(head.block_root, produced.block_root);
@@ -916,7 +916,7 @@ async fn the_chain_asks_its_own_execution_client_for_a_gossip_blocks_verdict() {
     assert_eq!(err.fault(), beacon_chain::Fault::Message);
     assert_eq!(
         chain.payload_status(&invalid.block_root),
-        beacon_chain::PayloadStatus::Invalidated
+        beacon_chain::ExecutionStatus::Invalidated
     );
     assert_eq!(chain.head().slot, 0);
 
@@ -929,7 +929,7 @@ async fn the_chain_asks_its_own_execution_client_for_a_gossip_blocks_verdict() {
     );
     assert_eq!(
         chain.payload_status(&valid.block_root),
-        beacon_chain::PayloadStatus::Valid
+        beacon_chain::ExecutionStatus::Valid
     );
     let head = chain.head();
     assert_eq!(head.block_root, valid.block_root);
@@ -947,9 +947,9 @@ fn a_payload_verdict_answers_the_state_transition() {
     ))
     .unwrap();
     for (status, valid) in [
-        (beacon_chain::PayloadStatus::Valid, true),
-        (beacon_chain::PayloadStatus::NotValidated, true),
-        (beacon_chain::PayloadStatus::Invalidated, false),
+        (beacon_chain::ExecutionStatus::Valid, true),
+        (beacon_chain::ExecutionStatus::NotValidated, true),
+        (beacon_chain::ExecutionStatus::Invalidated, false),
     ] {
         let verdict = beacon_chain::PayloadVerdict(status);
         assert_eq!(

@@ -24,7 +24,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
 use common::*;
 use criterion::Criterion;
 use fork_choice::ThreadPoolBuilder;
@@ -125,7 +125,7 @@ fn main() {
                             Arc::new(built.block.clone()),
                             &columns,
                             &AlwaysValid,
-                            PayloadStatus::Valid,
+                            ExecutionStatus::Valid,
                         )
                         .unwrap();
                 }

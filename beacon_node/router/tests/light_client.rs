@@ -311,7 +311,7 @@ async fn gossip_updates_equal_to_ours_are_accepted_and_our_new_ones_published_on
             Arc::new(next.block.clone()),
             &[],
             &state_processing::per_block::AlwaysValid,
-            beacon_chain::PayloadStatus::Valid,
+            beacon_chain::ExecutionStatus::Valid,
         )
         .unwrap();
     a.wait_until("b's published update, ignored by a", || {

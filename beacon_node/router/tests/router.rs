@@ -199,7 +199,7 @@ async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_
             let failed = b.chain.unimported_block(&bad_root)
                 == Some(beacon_chain::UnimportedBlock::Failed {
                     slot: slot + 1,
-                    payload: beacon_chain::PayloadStatus::Invalidated,
+                    payload: beacon_chain::ExecutionStatus::Invalidated,
                 });
             async move { failed }
         },
@@ -208,7 +208,7 @@ async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_
     assert_eq!(b.chain.head().block_root, next.block.canonical_root());
     assert_eq!(
         b.chain.payload_status(&bad_root),
-        beacon_chain::PayloadStatus::Invalidated
+        beacon_chain::ExecutionStatus::Invalidated
     );
     a.stop().await;
     b.stop().await;
@@ -633,7 +633,7 @@ async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_i
             Arc::new(parent.block.clone()),
             &columns,
             &state_processing::per_block::AlwaysValid,
-            beacon_chain::PayloadStatus::Valid,
+            beacon_chain::ExecutionStatus::Valid,
         )
         .unwrap();
     a.chain
@@ -641,7 +641,7 @@ async fn a_gossip_block_of_an_unknown_parent_is_looked_up_with_its_columns_and_i
             Arc::new(child.block.clone()),
             &[],
             &state_processing::per_block::AlwaysValid,
-            beacon_chain::PayloadStatus::Valid,
+            beacon_chain::ExecutionStatus::Valid,
         )
         .unwrap();
     a.network
@@ -910,7 +910,7 @@ async fn an_attestation_for_an_unknown_block_has_the_block_looked_up() {
             Arc::new(next.block.clone()),
             &[],
             &state_processing::per_block::AlwaysValid,
-            beacon_chain::PayloadStatus::Valid,
+            beacon_chain::ExecutionStatus::Valid,
         )
         .unwrap();
     let (subnet, committee, attestation) =

@@ -10,7 +10,7 @@ use state_processing::{
 use types::{EthSpec, Root, SignedBeaconBlock, Slot, ValidatorIndex, signing};
 
 use super::{Verdict, domain_at, head_pubkey, validator_count, verify_one};
-use crate::chain::{BeaconChain, PayloadStatus, UnimportedBlock, electra_message};
+use crate::chain::{BeaconChain, ExecutionStatus, UnimportedBlock, electra_message};
 use crate::events::ChainEvent;
 use crate::internal_error::InternalError;
 
@@ -270,7 +270,7 @@ impl<E: EthSpec> BeaconChain<E> {
                         (_, Some(UnimportedBlock::Pending { .. })) => {
                             BlockGossipError::ParentUnknown { parent }
                         }
-                        (PayloadStatus::NotValidated, _) => {
+                        (ExecutionStatus::NotValidated, _) => {
                             BlockGossipError::ParentInvalidOptimistic { parent }
                         }
                         _ => BlockGossipError::ParentInvalidProcessed { parent },
@@ -289,7 +289,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 }
             }
         };
-        if parent_status == PayloadStatus::Invalidated {
+        if parent_status == ExecutionStatus::Invalidated {
             return Err(BlockGossipError::ParentPayloadInvalid { parent });
         }
         if slot <= parent_slot {

@@ -370,7 +370,7 @@ mod tests {
     use types::{ChainSpec, ForkName, MinimalEthSpec, Root};
 
     use super::*;
-    use crate::{ChainConfig, ManualSlotClock, PayloadStatus};
+    use crate::{ChainConfig, ExecutionStatus, ManualSlotClock};
 
     type E = MinimalEthSpec;
 
@@ -424,7 +424,7 @@ mod tests {
                     Arc::new(built.block),
                     &[],
                     &AlwaysValid,
-                    PayloadStatus::Valid,
+                    ExecutionStatus::Valid,
                 )
                 .unwrap();
             parent = built.post;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use beacon_chain::events::ChainEvent;
-use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
 use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
 use fork_choice::ThreadPoolBuilder;
 use mock_execution_layer::{MockConfig, MockExecutionLayer};
@@ -295,7 +295,7 @@ impl Node {
                     Arc::new(built.block.clone()),
                     &columns,
                     &AlwaysValid,
-                    PayloadStatus::Valid,
+                    ExecutionStatus::Valid,
                 )
                 .unwrap();
         }

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use beacon_chain::{
-    BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus, UnimportedBlock, Verdict,
+    BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock, UnimportedBlock, Verdict,
 };
 use serde::Deserialize;
 use ssz::Decode;
@@ -145,9 +145,9 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         })?;
         let root = block.canonical_root();
         let status = match entry.payload_status.as_deref() {
-            None | Some("VALID") => PayloadStatus::Valid,
-            Some("INVALIDATED") => PayloadStatus::Invalidated,
-            Some("NOT_VALIDATED") => PayloadStatus::NotValidated,
+            None | Some("VALID") => ExecutionStatus::Valid,
+            Some("INVALIDATED") => ExecutionStatus::Invalidated,
+            Some("NOT_VALIDATED") => ExecutionStatus::NotValidated,
             Some(other) => return Err(format!("unknown payload_status {other}")),
         };
         if entry.pending {
@@ -172,7 +172,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             // invalid (the import refuses a payload known invalid): imported not validated,
             // then labelled below.
             let imported_as = match status {
-                PayloadStatus::Invalidated => PayloadStatus::NotValidated,
+                ExecutionStatus::Invalidated => ExecutionStatus::NotValidated,
                 other => other,
             };
             chain

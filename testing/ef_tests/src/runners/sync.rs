@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock, PayloadStatus};
+use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
 use serde_yaml::{Mapping, Value};
 use state_processing::{
     CachedBeaconState,
@@ -164,13 +164,19 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
                 .ok_or_else(|| at(format!("no payload status for {hash}")))?;
             let block = Arc::new(block);
             let result = match &answer {
-                Answer::Valid => chain.import_block(block, &[], &AlwaysValid, PayloadStatus::Valid),
+                Answer::Valid => {
+                    chain.import_block(block, &[], &AlwaysValid, ExecutionStatus::Valid)
+                }
                 Answer::Syncing => {
-                    chain.import_block(block, &[], &AlwaysValid, PayloadStatus::NotValidated)
+                    chain.import_block(block, &[], &AlwaysValid, ExecutionStatus::NotValidated)
                 }
                 Answer::Invalid(lvh) => {
-                    let result =
-                        chain.import_block(block, &[], &AlwaysInvalid, PayloadStatus::Invalidated);
+                    let result = chain.import_block(
+                        block,
+                        &[],
+                        &AlwaysInvalid,
+                        ExecutionStatus::Invalidated,
+                    );
                     chain
                         .invalidate_payloads(&parent, *lvh)
                         .map_err(|e| at(format!("invalidation: {e}")))?;
