@@ -3,7 +3,7 @@
 //! re-encodes to the same bytes, and hashes to `roots.yaml`'s `root`.
 //!
 //! The vectors come from `../shared/spec-tests/gloas/minimal-gloas.tar.xz`, which the spec-test
-//! harness (`testing/ef_tests`) does not read yet. `make gloas-vectors` (a prerequisite of
+//! harness (`testing/ef_tests`) reads too. `make gloas-vectors` (a prerequisite of
 //! `make test`) unpacks it into `target/gloas-vectors`; `$ARBOR_GLOAS_VECTORS` points elsewhere.
 //! Missing vectors fail the test, and so does a type directory this file does not map to a type:
 //! nothing is skipped.

@@ -1,7 +1,8 @@
-//! Walks `tests/<config>/<fork>/<runner>/<handler>/<suite>/<case>/`, runs every case whose runner
-//! is registered, and collects a [`Report`].
+//! Walks `tests/<config>/<fork>/<runner>/<handler>/<suite>/<case>/` (of the main vectors and of
+//! the Gloas ones), runs every case whose runner is registered, and collects a [`Report`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,12 +11,15 @@ use std::time::Instant;
 use types::ForkName;
 
 use crate::allow_list::{ALLOW_LIST, AllowedGap, allowed};
-use crate::case::{CaseContext, CaseResult, Runner};
+use crate::case::{CaseContext, CaseResult, PendingFork, Runner};
 use crate::files::{read_yaml, track_reads};
 use crate::report::{CaseNote, Report};
 
 /// The environment variable naming the vector directory (the one that holds `tests/`).
 pub const ROOT_ENV: &str = "ARBOR_SPEC_TESTS";
+/// The environment variable naming the Gloas vector directory (the one that holds `tests/`),
+/// unpacked apart from the others by `make gloas-vectors`.
+pub const GLOAS_ROOT_ENV: &str = "ARBOR_GLOAS_VECTORS";
 
 /// Directory levels below `tests/`: config, fork, runner, handler, suite, case.
 const DEPTH: usize = 6;
@@ -47,7 +51,25 @@ pub enum HarnessError {
     TestsDirMissing(PathBuf),
     /// `tests/` holds no case directory at all.
     #[error("no case directories under {0}")]
-    NoCases(PathBuf),
+    NoCases(String),
+    /// The Gloas vector directory (`ARBOR_GLOAS_VECTORS`, or `target/gloas-vectors`) has no
+    /// `tests/`.
+    #[error(
+        "the Gloas vectors are missing: {0} has no tests/ directory. Run `make gloas-vectors` \
+         (it unpacks ../shared/spec-tests/gloas/minimal-gloas.tar.xz into target/gloas-vectors) \
+         or set {GLOAS_ROOT_ENV} to the directory holding tests/"
+    )]
+    GloasVectorsMissing(PathBuf),
+    /// Two vector roots hold the same `config/fork` directory.
+    #[error("{fork} lies under both {first} and {second}: each fork's vectors belong to one root")]
+    ForkInTwoRoots {
+        /// `config/fork`.
+        fork: String,
+        /// The first `tests/` directory holding it.
+        first: PathBuf,
+        /// The second.
+        second: PathBuf,
+    },
     /// A directory could not be listed.
     #[error("cannot list {path}: {source}")]
     ReadDir {
@@ -121,6 +143,21 @@ pub fn root_from_env() -> Result<PathBuf, HarnessError> {
     Ok(root)
 }
 
+/// The Gloas vector directory: `$ARBOR_GLOAS_VECTORS`, else the workspace's
+/// `target/gloas-vectors` (where `make gloas-vectors` unpacks them), checked to hold `tests/`.
+pub fn gloas_root_from_env() -> Result<PathBuf, HarnessError> {
+    let root = std::env::var_os(GLOAS_ROOT_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/gloas-vectors")
+        });
+    if !root.join("tests").is_dir() {
+        return Err(HarnessError::GloasVectorsMissing(root));
+    }
+    Ok(root)
+}
+
 /// `root/tests`, or why it is not usable.
 fn tests_dir(root: &Path) -> Result<PathBuf, HarnessError> {
     if !root.is_dir() {
@@ -139,19 +176,53 @@ pub fn run(
     runners: &[Box<dyn Runner>],
     options: &Options,
 ) -> Result<Report, HarnessError> {
+    run_roots(&[root.to_path_buf()], runners, options)
+}
+
+/// Runs every selected case under each root's `tests/` (the main vectors and the Gloas ones) as
+/// one run with one report; a `config/fork` directory may lie in one root only.
+pub fn run_roots(
+    roots: &[PathBuf],
+    runners: &[Box<dyn Runner>],
+    options: &Options,
+) -> Result<Report, HarnessError> {
     let started = Instant::now();
-    let tests = tests_dir(root)?;
-    let entries = walk(&tests)?;
+    let mut tests_dirs = Vec::with_capacity(roots.len());
+    let mut entries = Vec::new();
+    // `config/fork` → the tests/ directory holding it.
+    let mut forks: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for root in roots {
+        let tests = tests_dir(root)?;
+        for entry in walk(&tests)? {
+            let fork_dir = entry.components[..RUNNER_LEVEL].join("/");
+            match forks.get(&fork_dir) {
+                Some(first) if *first != tests => {
+                    return Err(HarnessError::ForkInTwoRoots {
+                        fork: fork_dir,
+                        first: first.clone(),
+                        second: tests,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    forks.insert(fork_dir, tests.clone());
+                }
+            }
+            entries.push(entry);
+        }
+        tests_dirs.push(tests);
+    }
     if entries.iter().all(|e| e.kind != EntryKind::Case) {
-        return Err(HarnessError::NoCases(tests));
+        let dirs: Vec<String> = tests_dirs.iter().map(|d| d.display().to_string()).collect();
+        return Err(HarnessError::NoCases(dirs.join(", ")));
     }
 
     let mut report = Report {
-        tests_dir: tests,
+        tests_dirs,
         filters: options.filters.clone(),
         ..Report::default()
     };
-    let mut jobs: Vec<(&dyn Runner, CaseContext)> = Vec::new();
+    let mut jobs: Vec<Job<'_>> = Vec::new();
 
     for entry in entries {
         let id = entry
@@ -170,8 +241,8 @@ pub fn run(
             .find(|r| r.name() == entry.components[RUNNER_LEVEL]);
         let Some(runner) = runner else {
             if entry.kind == EntryKind::Case {
-                if allowed(&options.allowed, &group).is_some() {
-                    *report.not_covered.entry(group).or_default() += 1;
+                if let Some(gap) = allowed(&options.allowed, &id) {
+                    report.note_not_covered(gap);
                 } else {
                     report.groups.entry(group).or_default().failed += 1;
                     report.unvisited.push(CaseNote {
@@ -184,10 +255,8 @@ pub fn run(
             }
             continue;
         };
-        let counts = report.groups.entry(group).or_default();
-
         if entry.kind == EntryKind::Stray {
-            counts.failed += 1;
+            report.groups.entry(group).or_default().failed += 1;
             report.unvisited.push(CaseNote {
                 case: id,
                 message: "not a directory where the layout expects one".to_string(),
@@ -195,29 +264,41 @@ pub fn run(
             continue;
         }
         let [config, fork, runner_name, handler, suite, case] = entry.components;
-        let fork = match fork.parse::<ForkName>() {
-            Ok(fork) => fork,
-            Err(e) => {
-                counts.failed += 1;
-                report.failed.push(CaseNote {
-                    case: id,
-                    message: format!("{e}: types::ForkName does not know this fork"),
-                });
-                continue;
-            }
-        };
-        jobs.push((
-            runner.as_ref(),
-            CaseContext {
+        let path = entry.path;
+        let case = match fork.parse::<ForkName>() {
+            Ok(fork) => JobCase::Released(CaseContext {
                 config,
                 fork,
                 runner: runner_name,
                 handler,
                 suite,
                 case,
-                path: entry.path,
+                path,
+            }),
+            Err(e) => match PendingFork::from_dir(&fork) {
+                Some(fork) => JobCase::Pending(CaseContext {
+                    config,
+                    fork,
+                    runner: runner_name,
+                    handler,
+                    suite,
+                    case,
+                    path,
+                }),
+                None => {
+                    report.groups.entry(group).or_default().failed += 1;
+                    report.failed.push(CaseNote {
+                        case: id,
+                        message: format!("{e}: types::ForkName does not know this fork"),
+                    });
+                    continue;
+                }
             },
-        ));
+        };
+        jobs.push(Job {
+            runner: runner.as_ref(),
+            case,
+        });
     }
 
     let threads = options
@@ -228,22 +309,22 @@ pub fn run(
     let results = run_parallel(&jobs, threads);
     report.threads = threads;
 
-    for ((_, case), outcome) in jobs.iter().zip(results) {
-        let group = format!("{}/{}/{}", case.config, case.fork, case.runner);
-        let counts = report.groups.entry(group).or_default();
+    for (job, outcome) in jobs.iter().zip(results) {
+        let case_id = job.case.id();
+        let group = job.case.group();
         let note = |message: String| CaseNote {
-            case: case.id(),
+            case: case_id.clone(),
             message,
         };
         // The accessed-files check: a pass that left a file unread fails, unless the allow list
         // names the file (`<case id>/<file>`).
         let mut result = outcome.result;
-        let (allowed_unread, unread): (Vec<String>, Vec<String>) =
-            outcome.unread.into_iter().partition(|file| {
-                allowed(&options.allowed, &format!("{}/{file}", case.id())).is_some()
-            });
+        let (allowed_unread, unread): (Vec<String>, Vec<String>) = outcome
+            .unread
+            .into_iter()
+            .partition(|file| allowed(&options.allowed, &format!("{case_id}/{file}")).is_some());
         for file in allowed_unread {
-            let id = format!("{}/{file}", case.id());
+            let id = format!("{case_id}/{file}");
             if let Some(gap) = allowed(&options.allowed, &id) {
                 *report
                     .unread_allowed
@@ -259,13 +340,14 @@ pub fn run(
             ));
         }
         match result {
-            CaseResult::Passed => counts.passed += 1,
+            CaseResult::Passed => report.groups.entry(group).or_default().passed += 1,
             CaseResult::Failed(message) => {
-                counts.failed += 1;
+                report.groups.entry(group).or_default().failed += 1;
                 report.failed.push(note(message));
             }
             CaseResult::Skipped(reason) => {
-                if allowed(&options.allowed, &case.id()).is_some() {
+                let counts = report.groups.entry(group).or_default();
+                if allowed(&options.allowed, &case_id).is_some() {
                     counts.skipped += 1;
                     report.skipped.push(note(reason));
                 } else {
@@ -276,10 +358,15 @@ pub fn run(
                     )));
                 }
             }
-            CaseResult::NotRun(why) => {
-                counts.failed += 1;
-                report.unvisited.push(note(why));
-            }
+            // A handler its runner does not run (yet): listed with the allow list's reason when
+            // the list names it, a failure otherwise.
+            CaseResult::NotRun(why) => match allowed(&options.allowed, &case_id) {
+                Some(gap) => report.note_not_covered(gap),
+                None => {
+                    report.groups.entry(group).or_default().failed += 1;
+                    report.unvisited.push(note(why));
+                }
+            },
         }
     }
 
@@ -294,18 +381,51 @@ pub fn run(
     Ok(report)
 }
 
+/// A case to run and the runner that runs it.
+struct Job<'a> {
+    runner: &'a dyn Runner,
+    case: JobCase,
+}
+
+/// A case of a fork [`ForkName`] knows, or of a [`PendingFork`].
+enum JobCase {
+    Released(CaseContext),
+    Pending(CaseContext<PendingFork>),
+}
+
+impl JobCase {
+    fn id(&self) -> String {
+        match self {
+            JobCase::Released(case) => case.id(),
+            JobCase::Pending(case) => case.id(),
+        }
+    }
+
+    /// `config/fork/runner`.
+    fn group(&self) -> String {
+        match self {
+            JobCase::Released(case) => format!("{}/{}/{}", case.config, case.fork, case.runner),
+            JobCase::Pending(case) => format!("{}/{}/{}", case.config, case.fork, case.runner),
+        }
+    }
+}
+
 /// Runs the jobs on `threads` scoped workers pulling from a shared index; results come back in
 /// job order. A panicking case becomes a failed case.
-fn run_parallel(jobs: &[(&dyn Runner, CaseContext)], threads: usize) -> Vec<Outcome> {
+fn run_parallel(jobs: &[Job<'_>], threads: usize) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let work = || {
         let mut done = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((runner, case)) = jobs.get(i) else {
+            let Some(job) = jobs.get(i) else {
                 break;
             };
-            done.push((i, run_one(*runner, case)));
+            let outcome = match &job.case {
+                JobCase::Released(case) => run_one(case, || job.runner.run_case(case)),
+                JobCase::Pending(case) => run_one(case, || job.runner.run_pending_fork_case(case)),
+            };
+            done.push((i, outcome));
         }
         done
     };
@@ -364,12 +484,15 @@ struct Outcome {
 
 /// Runs one case, turning a panic into a failure; for a pass, lists the case's files it did
 /// not read.
-fn run_one(runner: &dyn Runner, case: &CaseContext) -> Outcome {
+fn run_one<F: fmt::Display>(
+    case: &CaseContext<F>,
+    run_case: impl FnOnce() -> CaseResult,
+) -> Outcome {
     let (result, read) = track_reads(|| {
         if let Err(e) = check_manifest(case) {
             return CaseResult::Failed(e);
         }
-        catch_unwind(AssertUnwindSafe(|| runner.run_case(case))).unwrap_or_else(|payload| {
+        catch_unwind(AssertUnwindSafe(run_case)).unwrap_or_else(|payload| {
             let message = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
@@ -409,7 +532,7 @@ struct Manifest {
 }
 
 /// Reads the case's `manifest.yaml`, if it has one, and checks it names the case's directory.
-fn check_manifest(case: &CaseContext) -> Result<(), String> {
+fn check_manifest<F: fmt::Display>(case: &CaseContext<F>) -> Result<(), String> {
     let path = case.file("manifest.yaml");
     if !path.is_file() {
         return Ok(());

@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::allow_list::AllowedGap;
+
 /// At most this many failed (and, separately, unvisited) cases are printed one by one.
 const MAX_LISTED: usize = 50;
 
@@ -28,15 +30,26 @@ pub struct CaseNote {
     pub message: String,
 }
 
+/// The cases an allow-list entry left unrun, with the entry's reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotCovered {
+    /// Why the gap is accepted, and what closes it (the entry's reason).
+    pub reason: String,
+    /// Cases left unrun under the entry.
+    pub cases: usize,
+}
+
 /// The result of a whole run.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// The `tests/` directory that was walked.
-    pub tests_dir: PathBuf,
+    /// The `tests/` directories that were walked.
+    pub tests_dirs: Vec<PathBuf>,
     /// Counts per covered `config/fork/runner`, in directory order.
     pub groups: BTreeMap<String, Counts>,
-    /// Case counts of the `config/fork/runner` directories no runner covers yet (informational).
-    pub not_covered: BTreeMap<String, usize>,
+    /// Cases no runner ran (no runner for their directory, or none for their handler or fork)
+    /// that the allow list names, by the entry's path: never silent, each printed with its
+    /// reason.
+    pub not_covered: BTreeMap<String, NotCovered>,
     /// Skipped cases with their reasons.
     pub skipped: Vec<CaseNote>,
     /// Failed cases (unvisited ones are in [`Report::unvisited`], not here).
@@ -56,6 +69,18 @@ pub struct Report {
 }
 
 impl Report {
+    /// Counts one case left unrun under the allow-list entry `gap`.
+    pub fn note_not_covered(&mut self, gap: &AllowedGap) {
+        let entry = self
+            .not_covered
+            .entry(gap.path.to_string())
+            .or_insert_with(|| NotCovered {
+                reason: gap.reason.to_string(),
+                cases: 0,
+            });
+        entry.cases += 1;
+    }
+
     /// Totals over every covered runner; `failed` includes the unvisited cases.
     pub fn totals(&self) -> Counts {
         self.groups
@@ -77,7 +102,12 @@ impl Report {
     pub fn render(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail; the results are ignored through `let _`.
-        let _ = writeln!(out, "spec tests under {}", self.tests_dir.display());
+        let dirs: Vec<String> = self
+            .tests_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        let _ = writeln!(out, "spec tests under {}", dirs.join(", "));
         if !self.filters.is_empty() {
             let _ = writeln!(out, "only cases matching: {}", self.filters.join(", "));
         }
@@ -92,12 +122,20 @@ impl Report {
         if self.not_covered.is_empty() {
             let _ = writeln!(out, "not covered yet: none");
         } else {
-            let list: Vec<String> = self
-                .not_covered
-                .iter()
-                .map(|(group, n)| format!("{group} ({})", cases(*n)))
-                .collect();
-            let _ = writeln!(out, "not covered yet: {}", list.join(", "));
+            let total: usize = self.not_covered.values().map(|n| n.cases).sum();
+            let _ = writeln!(
+                out,
+                "not covered yet ({}, on the allow list testing/ef_tests/src/allow_list.rs):",
+                cases(total)
+            );
+            for (path, gap) in &self.not_covered {
+                let _ = writeln!(
+                    out,
+                    "  {path} ({}): {}",
+                    cases(gap.cases),
+                    indent(&gap.reason)
+                );
+            }
         }
 
         if !self.skipped.is_empty() {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ef_tests::{
     AllowedGap, CaseContext, CaseResult, Counts, HarnessError, Options, Report, Runner, run,
-    runners,
+    run_roots, runners,
 };
 use ssz::Encode;
 use tree_hash::TreeHash;
@@ -373,13 +373,103 @@ fn an_uncovered_runner_on_the_allow_list_is_listed_but_does_not_fail() {
     let tmp = tree_with_an_uncovered_runner();
     let report = tmp.run_with(&allowing("minimal/phase0/future_runner"));
     assert!(report.is_success(), "{}", report.render());
-    assert_eq!(report.not_covered["minimal/phase0/future_runner"], 2);
+    assert_eq!(report.not_covered["minimal/phase0/future_runner"].cases, 2);
     assert!(!report.groups.contains_key("minimal/phase0/future_runner"));
+    let text = report.render();
+    assert!(
+        text.contains("  minimal/phase0/future_runner (2 cases): a test's accepted gap\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_pending_fork_case_runs_through_its_runners_pending_fork_table() {
+    let tmp = TempDir::new();
+    let good = checkpoint_case(3, true);
+    let bad = checkpoint_case(4, false);
+    tmp.case(
+        "minimal/gloas/ssz_static/Checkpoint/ssz_one/case_0",
+        &as_files(&good),
+    )
+    .case(
+        "minimal/gloas/ssz_static/Checkpoint/ssz_one/case_1",
+        &as_files(&bad),
+    )
+    .case(
+        "minimal/gloas/ssz_static/HistoricalBatch/ssz_one/case_0",
+        &as_files(&good),
+    );
+    let report = tmp.run();
+    // HistoricalBatch is not a Gloas container: unvisited.
+    assert_eq!(report.groups["minimal/gloas/ssz_static"], counts(1, 2, 0));
+    assert_eq!(report.failed.len(), 1);
+    assert!(report.failed[0].case.ends_with("case_1"));
+    assert_eq!(report.unvisited.len(), 1);
+    assert!(report.unvisited[0].message.contains("types::gloas"));
+}
+
+#[test]
+fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it() {
+    let tmp = TempDir::new();
+    tmp.case(
+        "minimal/gloas/operations/attestation/pyspec_tests/a",
+        &[("pre.ssz_snappy", b"")],
+    );
+    let report = tmp.run_with(&Options {
+        allowed: Vec::new(),
+        ..Options::default()
+    });
+    assert!(!report.is_success());
+    assert_eq!(report.groups["minimal/gloas/operations"], counts(0, 1, 0));
+    assert!(
+        report.unvisited[0]
+            .message
+            .contains("runs no gloas case yet"),
+        "{}",
+        report.unvisited[0].message
+    );
+
+    // The default list names it: listed with its reason, not a failure.
+    let report = tmp.run();
+    assert!(report.is_success(), "{}", report.render());
+    let gap = &report.not_covered["minimal/gloas/operations"];
+    assert_eq!(gap.cases, 1);
+    assert!(gap.reason.contains("issue 42"), "{}", gap.reason);
     assert!(
         report
             .render()
-            .contains("not covered yet: minimal/phase0/future_runner (2 cases)\n")
+            .contains("  minimal/gloas/operations (1 case): Gloas state transition: issue 42"),
+        "{}",
+        report.render()
     );
+}
+
+#[test]
+fn two_roots_run_as_one_but_may_not_share_a_fork() {
+    let main = TempDir::new();
+    let gloas = TempDir::new();
+    let good = checkpoint_case(5, true);
+    main.case(
+        "minimal/fulu/ssz_static/Checkpoint/ssz_one/case_0",
+        &as_files(&good),
+    );
+    gloas.case(
+        "minimal/gloas/ssz_static/Checkpoint/ssz_one/case_0",
+        &as_files(&good),
+    );
+    let roots = [main.0.clone(), gloas.0.clone()];
+    let report = run_roots(&roots, &runners::all(), &Options::default()).expect("runs");
+    assert!(report.is_success(), "{}", report.render());
+    assert_eq!(report.groups["minimal/fulu/ssz_static"], counts(1, 0, 0));
+    assert_eq!(report.groups["minimal/gloas/ssz_static"], counts(1, 0, 0));
+    assert_eq!(report.tests_dirs.len(), 2);
+
+    gloas.case(
+        "minimal/fulu/ssz_static/Checkpoint/ssz_one/case_1",
+        &as_files(&good),
+    );
+    let err = run_roots(&roots, &runners::all(), &Options::default()).expect_err("shared fork");
+    assert!(matches!(err, HarnessError::ForkInTwoRoots { ref fork, .. } if fork == "minimal/fulu"));
 }
 
 #[test]

@@ -45,9 +45,9 @@ use types::{
     LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock, gloas,
 };
 
-use super::merkle_proof::run_single_merkle_proof;
+use super::merkle_proof::{run_pending_fork_single_merkle_proof, run_single_merkle_proof};
 use super::state_case::{EngineVerdict, read_state, with_preset};
-use crate::case::{CaseContext, CaseResult, Preset, Runner};
+use crate::case::{CaseContext, CaseResult, PendingFork, Preset, Runner};
 use crate::files::{decode_hex, decode_hex32, read_ssz_snappy, read_text, read_yaml};
 
 /// Runs `<config>/<fork>/light_client/<handler>/<suite>/<case>/`.
@@ -66,6 +66,16 @@ impl Runner for LightClient {
             "update_ranking" => with_preset!(case, run_update_ranking(case)),
             "data_collection" => with_preset!(case, run_data_collection(case)),
             other => CaseResult::NotRun(format!("no light_client handler for {other}")),
+        }
+    }
+
+    fn run_pending_fork_case(&self, case: &CaseContext<PendingFork>) -> CaseResult {
+        match case.handler.as_str() {
+            "single_merkle_proof" => run_pending_fork_single_merkle_proof(case),
+            other => CaseResult::NotRun(format!(
+                "the light_client runner runs no {} {other} case yet",
+                case.fork
+            )),
         }
     }
 }

@@ -152,7 +152,7 @@ pub(crate) fn check_outcome<E: EthSpec, Err: std::fmt::Display>(
 /// Fails when the case directory holds a file the runner does not read, so that a file added to
 /// the vectors is never ignored silently. `expected` names files; a name ending in `_*` stands
 /// for `<name>_<i>.ssz_snappy`. `manifest.yaml` and `meta.yaml` are always expected.
-pub(crate) fn check_known_files(case: &CaseContext, expected: &[&str]) -> Result<(), String> {
+pub(crate) fn check_known_files<F>(case: &CaseContext<F>, expected: &[&str]) -> Result<(), String> {
     let entries = std::fs::read_dir(&case.path)
         .map_err(|e| format!("cannot list {}: {e}", case.path.display()))?;
     let mut unknown = Vec::new();
