@@ -461,7 +461,7 @@ impl<E: EthSpec> BeaconChain<E> {
     pub fn process_execution_blobs(
         &self,
         root: &Root,
-        blobs: &[(kzg::Blob, Vec<kzg::KzgProof>)],
+        blobs: &[crate::execution::ExecutionBlob],
         engine: &impl ExecutionEngine<E>,
         payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Reconstructed<E>, ChainError> {

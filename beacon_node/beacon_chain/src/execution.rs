@@ -140,8 +140,9 @@ impl PayloadVerdicts {
 #[error("an execution client is attached to the chain already")]
 pub struct AlreadyAttached;
 
-/// A blob and its cell proofs from the execution client (`engine_getBlobsV2`).
-pub type ExecutionBlob = (kzg::Blob, Vec<kzg::KzgProof>);
+/// A blob and its cell proofs from the execution client (`engine_getBlobsV2`). Boxed: a blob
+/// is 128 KiB, too much to move around a runtime worker's stack.
+pub type ExecutionBlob = (Box<kzg::Blob>, Vec<kzg::KzgProof>);
 
 /// The spec's `NewPayloadRequest` of a block: its payload, the versioned hashes of its blob
 /// commitments, its parent root and its execution requests.
@@ -360,19 +361,23 @@ impl<E: EthSpec> BeaconChain<E> {
         let Some(items) = execution.engine.get_blobs_v2::<E>(&hashes).await? else {
             return Ok(None);
         };
-        items
-            .into_iter()
-            .map(|item| {
-                let blob =
-                    kzg::blob_from_bytes(&item.blob[..]).map_err(ExecutionError::MalformedBlob)?;
-                Ok((
-                    *blob,
-                    item.proofs.iter().map(|p| kzg::KzgProof(p.0)).collect(),
-                ))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        decode_execution_blobs(&items).map(Some)
     }
+}
+
+/// The execution client's blobs and cell proofs as KZG values, each blob boxed: a blob is
+/// 128 KiB, and tuples of them moved through an iterator chain inside a future overflowed a
+/// runtime worker's stack in an unoptimised build.
+fn decode_execution_blobs<E: EthSpec>(
+    items: &[execution_layer::BlobAndProof<E>],
+) -> Result<Vec<ExecutionBlob>, ExecutionError> {
+    let mut blobs = Vec::with_capacity(items.len());
+    for item in items {
+        let blob = kzg::blob_from_bytes(&item.blob[..]).map_err(ExecutionError::MalformedBlob)?;
+        let proofs = item.proofs.iter().map(|p| kzg::KzgProof(p.0)).collect();
+        blobs.push((blob, proofs));
+    }
+    Ok(blobs)
 }
 
 /// The execution client's verdict, obtained before the import, as the state transition's

@@ -355,14 +355,14 @@ fn the_execution_clients_blobs_fill_in_when_no_column_comes() {
     let root = built.block.canonical_root();
     gossip_block(&s, &built.block, t);
     // What `engine_getBlobsV2` returns: each blob with its 128 cell proofs.
-    let from_el: Vec<(kzg::Blob, Vec<kzg::KzgProof>)> = (0..n)
+    let from_el: Vec<beacon_chain::ExecutionBlob> = (0..n)
         .map(|i| {
             let b = blob(i);
             let proofs = kzg::compute_cells_and_kzg_proofs(&b)
                 .unwrap()
                 .proofs
                 .to_vec();
-            (b, proofs)
+            (Box::new(b), proofs)
         })
         .collect();
     // A short proof list is refused with a typed error, the block still pending.
