@@ -48,10 +48,14 @@ pub(crate) async fn run_blocking<T: Send + 'static>(
             .map_err(|e| HttpError::internal(format!("worker failed: {e}")))?;
     };
     let (sender, receiver) = tokio::sync::oneshot::channel();
+    // The job runs on a worker thread outside the runtime; what it calls may use the runtime
+    // (a streamed body's writer task, a spawned task), so it runs inside its context.
+    let runtime = tokio::runtime::Handle::current();
     workers
         .submit(
             priority,
             Box::new(move || {
+                let _context = runtime.enter();
                 // The request may have gone away meanwhile: nothing to answer.
                 let _ = sender.send(f());
             }),
@@ -113,6 +117,19 @@ mod tests {
             *fake.seen.lock().expect("not poisoned"),
             vec![ApiPriority::P0, ApiPriority::P1]
         );
+    }
+
+    /// A job on a worker thread (outside the runtime) may use the runtime, as a streamed
+    /// body does (`tokio::task::spawn_blocking` for its writer).
+    #[tokio::test]
+    async fn a_job_on_the_workers_runs_in_the_runtimes_context() {
+        let workers: Arc<dyn ApiWorkers> = Arc::new(Fake::default());
+        let answer = run_blocking(Some(workers), ApiPriority::P1, || {
+            drop(tokio::task::spawn_blocking(|| ()));
+            Ok(tokio::runtime::Handle::try_current().is_ok())
+        })
+        .await;
+        assert_eq!(answer, Ok(true));
     }
 
     #[tokio::test]
