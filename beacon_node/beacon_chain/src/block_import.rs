@@ -139,7 +139,9 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<BlockProcessed, ChainError> {
         let root = block.block_root;
         let slot = block.block.slot();
-        if !self.has_payload_verdict(&root) {
+        // The router starts it as the block passes gossip validation, while the import waits
+        // in the queue; a caller that did not gets it started here.
+        if self.payload_verdicts.in_flight(&root).is_none() {
             self.verify_payload_beside_import(root, block.block.clone());
         }
         // Columns that complete the block later read the same verdict.

@@ -1054,12 +1054,6 @@ impl<E: EthSpec> BeaconChain<E> {
         self.payload_verdicts.expect(root, slot)
     }
 
-    /// Whether `engine_newPayload` for block `root` is in flight or answered.
-    pub fn has_payload_verdict(&self, root: &Root) -> bool {
-        self.payload_verdicts.in_flight(root).is_some()
-            || self.payload_status(root) != ExecutionStatus::NotValidated
-    }
-
     /// The verdict on block `root`'s payload for its import: the one in flight
     /// ([`Self::expect_payload_verdict`]), else the recorded status ([`Self::payload_status`]).
     pub fn payload_verdict(&self, root: &Root) -> BlockPayloadVerdict {
