@@ -299,6 +299,10 @@ pub enum StoredItem {
     HotBlock,
     /// The head block fork choice chose.
     HeadBlock,
+    /// A block fork choice has, whose post-state is being loaded.
+    ForkChoiceBlock,
+    /// The post-state of a block fork choice has.
+    BlockState,
 }
 
 impl std::fmt::Display for StoredItem {
@@ -308,6 +312,8 @@ impl std::fmt::Display for StoredItem {
             Self::SplitBlock => "split block",
             Self::HotBlock => "hot block",
             Self::HeadBlock => "head block",
+            Self::ForkChoiceBlock => "fork-choice block",
+            Self::BlockState => "block post-state",
         })
     }
 }
@@ -671,7 +677,12 @@ impl<E: EthSpec> BeaconChain<E> {
             config.fork_choice.clone(),
             pool.clone(),
         )?;
-        fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(&store, &spec)));
+        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
+        fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(
+            &store,
+            &spec,
+            &import_metrics,
+        )));
         let genesis_time = *anchor.state.genesis_time();
         let genesis_validators_root = *anchor.state.genesis_validators_root();
         let head = HeadSnapshot {
@@ -684,7 +695,6 @@ impl<E: EthSpec> BeaconChain<E> {
             state: anchor,
             execution_optimistic: false,
         };
-        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
         let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
         Ok(Self {
             spec,
@@ -763,6 +773,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let hot_blocks = store.hot_blocks()?;
         let latest = hot_blocks.last().map_or(0, |(slot, _, _)| *slot);
         let now = (clock.now_ms() / 1000).max(spec.compute_time_at_slot(genesis, latest));
+        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
         let anchored = || -> Result<ForkChoice<E>, ChainError> {
             let mut fork_choice = ForkChoice::from_checkpoint_state(
                 state.clone(),
@@ -776,7 +787,11 @@ impl<E: EthSpec> BeaconChain<E> {
                 config.fork_choice.clone(),
                 pool.clone(),
             )?;
-            fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(&store, &spec)));
+            fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(
+                &store,
+                &spec,
+                &import_metrics,
+            )));
             fork_choice.on_tick(now);
             Ok(fork_choice)
         };
@@ -818,7 +833,17 @@ impl<E: EthSpec> BeaconChain<E> {
                 what: StoredItem::HotBlock,
                 root,
             })?;
-            on_block_with_body(&mut fork_choice, &block, &[], &AlwaysValid)?;
+            // The store takes a block before fork choice does: one fork choice then refused
+            // (its parent invalidated, finality moved past it) is stored but was never
+            // imported, and is not now.
+            match on_block_with_body(&mut fork_choice, &block, &[], &AlwaysValid) {
+                Ok(_) => {}
+                Err(e) if e.fault() == fork_choice::Fault::Message => {
+                    tracing::warn!(block_root = %root, slot, error = %e, "a stored block fork choice refuses is not imported again");
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
             if let Some(state) = fork_choice.block_state(&root) {
                 light_client_server.on_block(&state.state, &block);
             }
@@ -860,7 +885,6 @@ impl<E: EthSpec> BeaconChain<E> {
             finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
             execution_optimistic: head.root != split.block_root,
         };
-        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
         let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
         // Epoch snapshots the node stopped before writing: written now, in the background.
         for (root, slot) in store.pending_snapshots()? {
@@ -1303,6 +1327,18 @@ impl<E: EthSpec> BeaconChain<E> {
         // Fork choice's `on_block` in three steps, the costly middle one (the availability
         // check and the state transition) without fork choice's lock, so that gossip
         // validation and the API keep reading fork choice meanwhile.
+        // The parent's post-state, loaded here when fork choice let go of it, not under its
+        // lock in `prepare_block` (a block on an old fork).
+        let parent_root = block.parent_root();
+        let parent_in_memory = {
+            let fc = self.fork_choice.lock();
+            !fc.contains_block(&parent_root)
+                || fc.advanced_state(&parent_root, slot).is_some()
+                || fc.block_state(&parent_root).is_some()
+        };
+        if !parent_in_memory && let Err(e) = self.block_state_outside_lock(&parent_root) {
+            tracing::debug!(%parent_root, error = %e, "parent state not loaded outside the fork-choice lock");
+        }
         let (prepared, processor) = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
@@ -1358,6 +1394,44 @@ impl<E: EthSpec> BeaconChain<E> {
             );
             return Err(ChainError::InvalidPayload(block_root));
         }
+        // The block goes to the store before fork choice takes it: a block fork choice has is
+        // always stored, so a store that fails here leaves nothing behind but the failure of
+        // our own (the block is not recorded as failed and imports on a later try). A block
+        // stored whose insertion fork choice then refuses stays in the hot database until the
+        // finalization migration deletes it with its abandoned fork (`Store::migrate_to_finalized`);
+        // a restart does not import it again (`open` passes over what fork choice refuses).
+        if let Ok(None) = processed {
+            // Fork choice has the block already (imported on another path meanwhile), and so
+            // does the store: only a verdict that came since is news.
+            if payload_status == ExecutionStatus::Valid {
+                self.fork_choice.lock().on_valid_payload(&block_root);
+            }
+            self.unimported.lock().remove(&block_root);
+            self.payload_verdicts.forget(&block_root);
+            return Ok(block_root);
+        }
+        let stored = match &processed {
+            Ok(Some(processed)) => Some(self.store_imported_block(
+                block_root,
+                &block,
+                &stored_columns,
+                processed.post_state(),
+            )?),
+            _ => None,
+        };
+        if let Ok(Some(processed)) = &processed {
+            // What fork choice reads of states under its lock while it takes the block: the
+            // attestations' target states, and the justified balances of the checkpoints the
+            // block may make justified (now, or when its epoch ends).
+            let targets = electra_message(&block)
+                .into_iter()
+                .flat_map(|message| message.body.attestations.iter())
+                .map(|attestation| attestation.data.target.clone());
+            self.prefetch_checkpoint_states(targets.chain([
+                processed.justified().clone(),
+                processed.unrealized_justified().clone(),
+            ]));
+        }
         let post_state = {
             let mut fc = self.fork_choice.lock();
             let inserted = processed.and_then(|processed| match processed {
@@ -1398,30 +1472,27 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         self.unimported.lock().remove(&block_root);
         self.payload_verdicts.forget(&block_root);
-        let state_root = block.state_root();
-
-        let store_write = std::time::Instant::now();
-        let mut batch = self.store.begin_batch()?;
-        batch.put_block(block_root, &block)?;
-        for column in stored_columns {
-            batch.put_data_column(block_root, column)?;
-        }
-        // An epoch's snapshot is deferred: the batch stores a summary, and the store writer
-        // stores the whole state after the commit, off the import path. With each whole
-        // state, fork choice as it is now: a restart rebuilds the tree from it and replays
-        // only the blocks imported since (see `open`).
-        let stored = batch.put_state_deferring_snapshot(state_root, &post_state.state)?;
-        if stored == StoredAs::Whole {
-            let fork_choice = self.fork_choice.lock().to_persisted_bytes();
-            batch.put_fork_choice(&fork_choice)?;
-        }
-        batch.commit()?;
-        self.import_metrics
-            .observe_store_write(stored, store_write.elapsed().as_secs_f64());
-        if stored == StoredAs::PendingSnapshot {
-            let fork_choice = self.fork_choice.lock().to_persisted_bytes();
-            self.store_writer
-                .write(state_root, post_state.state.clone(), fork_choice);
+        // With each whole state, fork choice as it is now, the block in it: a restart rebuilds
+        // the tree from it and replays only the blocks imported since (see `open`). An epoch's
+        // snapshot is deferred: the store writer stores the whole state, off the import path.
+        match stored {
+            Some(StoredAs::Whole) => {
+                let fork_choice = self.fork_choice.lock().to_persisted_bytes();
+                if let Err(e) = self.store.begin_batch().and_then(|mut batch| {
+                    batch.put_fork_choice(&fork_choice)?;
+                    batch.commit()
+                }) {
+                    // The block and its state are stored: a restart replays them on the fork
+                    // choice persisted before.
+                    tracing::error!(%block_root, error = %e, "fork choice not persisted beside the block's state");
+                }
+            }
+            Some(StoredAs::PendingSnapshot) => {
+                let fork_choice = self.fork_choice.lock().to_persisted_bytes();
+                self.store_writer
+                    .write(block.state_root(), post_state.state.clone(), fork_choice);
+            }
+            Some(StoredAs::Summary) | None => {}
         }
         self.record_stage(block_root, slot, Stage::Imported);
         self.light_client_server.on_block(&post_state.state, &block);
@@ -1433,6 +1504,126 @@ impl<E: EthSpec> BeaconChain<E> {
         });
         self.recompute_head()?;
         Ok(block_root)
+    }
+
+    /// The post-state of block `root`: fork choice's copy when it holds one, else loaded from
+    /// the store (its epoch snapshot and the blocks since, replayed) **without fork choice's
+    /// lock** and then kept in fork choice, whose next reader finds it in memory.
+    pub(crate) fn block_state_outside_lock(
+        &self,
+        root: &Root,
+    ) -> Result<CachedBeaconState<E>, ChainError> {
+        if let Some(state) = self.fork_choice.lock().block_state(root).cloned() {
+            return Ok(state);
+        }
+        let block = self.store.get_block(root)?.ok_or(ChainError::NotInStore {
+            what: StoredItem::ForkChoiceBlock,
+            root: *root,
+        })?;
+        let mut replayer = store::StateTransitionReplayer::new(&self.spec);
+        let state = self
+            .store
+            .get_state(&block.state_root(), &mut replayer)?
+            .ok_or(ChainError::NotInStore {
+                what: StoredItem::BlockState,
+                root: *root,
+            })?;
+        // The chain's public keys, shared with the head state's caches.
+        let state = CachedBeaconState::with_caches_of(state, &self.head().state.caches);
+        self.import_metrics.observe_state_load_outside_lock();
+        self.fork_choice
+            .lock()
+            .keep_block_state(*root, state.clone());
+        Ok(state)
+    }
+
+    /// Computes, without fork choice's lock, the checkpoint states fork choice is about to
+    /// need and does not hold (`store_target_checkpoint_state`: a target block's post-state,
+    /// loaded when fork choice let go of it, advanced to its epoch's first slot), and keeps
+    /// them there. A block's attestations need their targets', a new justified checkpoint its
+    /// balances'. What cannot be computed here is left to fork choice, which then fails (or
+    /// loads) on its own terms.
+    fn prefetch_checkpoint_states(&self, targets: impl IntoIterator<Item = Checkpoint>) {
+        let missing: Vec<Checkpoint> = {
+            let fc = self.fork_choice.lock();
+            let finalized_epoch = fc.finalized_checkpoint().epoch;
+            let mut missing: Vec<Checkpoint> = targets
+                .into_iter()
+                .filter(|target| {
+                    target.epoch >= finalized_epoch
+                        && fc.contains_block(&target.root)
+                        && !fc.has_checkpoint_state(target)
+                })
+                .collect();
+            missing.sort_unstable_by_key(|target| (target.epoch, target.root));
+            missing.dedup();
+            missing
+        };
+        for target in missing {
+            if let Err(e) = self.checkpoint_state_outside_lock(&target) {
+                tracing::debug!(
+                    epoch = target.epoch,
+                    root = %target.root,
+                    error = %e,
+                    "checkpoint state not prepared outside the fork-choice lock"
+                );
+            }
+        }
+    }
+
+    /// `store.checkpoint_states[target]` (`store_target_checkpoint_state`): fork choice's copy
+    /// when it holds one, else computed **without fork choice's lock** (the target block's
+    /// post-state, loaded when fork choice let go of it, advanced to the epoch's first slot)
+    /// and kept there.
+    pub(crate) fn checkpoint_state_outside_lock(
+        &self,
+        target: &Checkpoint,
+    ) -> Result<CachedBeaconState<E>, ChainError> {
+        let kept = self
+            .fork_choice
+            .lock()
+            .kept_checkpoint_state(target)
+            .cloned();
+        if let Some(state) = kept {
+            return Ok(state);
+        }
+        let start = target.epoch * E::slots_per_epoch();
+        let mut state = self.block_state_outside_lock(&target.root)?;
+        if *state.state.slot() < start {
+            process_slots(&mut state, start, &self.spec).map_err(|source| {
+                ChainError::SlotProcessing {
+                    slot: start,
+                    source,
+                }
+            })?;
+        }
+        self.fork_choice
+            .lock()
+            .keep_checkpoint_state(target, state.clone());
+        Ok(state)
+    }
+
+    /// One store batch with a processed block, its columns and its post-state (an epoch's
+    /// snapshot deferred: the batch stores a summary naming the snapshot before it), before
+    /// fork choice takes the block. Returns how the state was stored.
+    fn store_imported_block(
+        &self,
+        block_root: Root,
+        block: &SignedBeaconBlock<E>,
+        columns: &[&types::DataColumnSidecar<E>],
+        post_state: &CachedBeaconState<E>,
+    ) -> Result<StoredAs, ChainError> {
+        let store_write = std::time::Instant::now();
+        let mut batch = self.store.begin_batch()?;
+        batch.put_block(block_root, block)?;
+        for column in columns {
+            batch.put_data_column(block_root, column)?;
+        }
+        let stored = batch.put_state_deferring_snapshot(block.state_root(), &post_state.state)?;
+        batch.commit()?;
+        self.import_metrics
+            .observe_store_write(stored, store_write.elapsed().as_secs_f64());
+        Ok(stored)
     }
 
     /// Imports a chain segment (range sync: blocks in chain order, each child of the one before,
@@ -1630,10 +1821,10 @@ impl<E: EthSpec> BeaconChain<E> {
     /// does not descend from the old one) and records it in the store.
     pub fn recompute_head(&self) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
         let old = self.head();
-        let (head, mut state, justified, finalized, old_is_ancestor) = {
+        let (head, state, justified, finalized, old_is_ancestor) = {
             let mut fc = self.fork_choice.lock();
             let head = fc.get_head()?;
-            let state = fc.load_block_state(&head.root)?;
+            let state = fc.block_state(&head.root).cloned();
             let old_is_ancestor = fc
                 .get_ancestor(&head.root, old.slot)
                 .is_ok_and(|a| a == old.block_root);
@@ -1652,6 +1843,12 @@ impl<E: EthSpec> BeaconChain<E> {
         {
             return Ok(old);
         }
+        // A head whose post-state fork choice let go of (a re-org to an old fork): loaded
+        // without the lock.
+        let mut state = match state {
+            Some(state) => state,
+            None => self.block_state_outside_lock(&head.root)?,
+        };
         let state_root = head_state_root(&mut state)?;
         let execution_optimistic = self.payload_status(&head.root) == ExecutionStatus::NotValidated;
         let snapshot = Arc::new(HeadSnapshot {
@@ -1763,7 +1960,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// [`crate::store_writer`]). Fork choice prunes its own tree as blocks arrive.
     pub(crate) fn on_finalized(&self, finalized: &Checkpoint) -> Result<(), ChainError> {
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
-        let state = self.fork_choice.lock().checkpoint_state(finalized)?.clone();
+        let state = self.checkpoint_state_outside_lock(finalized)?;
         self.store_writer.finalize(finalized.clone(), state)?;
         let current_slot = self.slot_at_ms(self.now_ms());
         self.prune_observed(current_slot);
@@ -1877,18 +2074,22 @@ fn apply_block_body<E: EthSpec>(
 
 /// Brings back a block's post-state that fork choice let go of (`max_block_states`): the
 /// store's hot state of the block (its epoch-boundary snapshot and the blocks after it,
-/// replayed), its caches sharing the chain's public keys. Runs under the fork-choice lock: a
-/// block on an old fork, or an attestation to an old target, waits for the replay.
+/// replayed), its caches sharing the chain's public keys. Runs under the fork-choice lock, so
+/// the chain loads what it foresees fork choice needing beforehand, without the lock
+/// ([`BeaconChain::block_state_outside_lock`]); each load here is counted
+/// (`beacon_state_cache_loads_total{lock="under"}`).
 struct StoreStateLoader<E: EthSpec> {
     store: Arc<Store<E>>,
     spec: Arc<ChainSpec>,
+    metrics: ImportMetrics,
 }
 
 impl<E: EthSpec> StoreStateLoader<E> {
-    fn new(store: &Arc<Store<E>>, spec: &Arc<ChainSpec>) -> Self {
+    fn new(store: &Arc<Store<E>>, spec: &Arc<ChainSpec>, metrics: &ImportMetrics) -> Self {
         Self {
             store: Arc::clone(store),
             spec: Arc::clone(spec),
+            metrics: metrics.clone(),
         }
     }
 }
@@ -1902,6 +2103,7 @@ impl<E: EthSpec> fork_choice::StateLoader<E> for StoreStateLoader<E> {
         let Some(block) = self.store.get_block(block_root)? else {
             return Ok(None);
         };
+        self.metrics.observe_state_load_under_lock();
         let mut replayer = store::StateTransitionReplayer::new(&self.spec);
         let state = self.store.get_state(&block.state_root(), &mut replayer)?;
         Ok(state.map(|state| CachedBeaconState::with_caches_of(state, caches)))

@@ -52,6 +52,19 @@ pub(crate) struct ImportMetrics {
     /// `beacon_state_cache_block_states_limit`: the most block post-states held, by count and
     /// by the last memory measurement.
     state_cache_limit: IntGauge,
+    /// `beacon_state_cache_loads_total{lock}`: block post-states loaded from the store because
+    /// fork choice had let go of them, by the chain without fork choice's lock (`outside`) or
+    /// by fork choice itself under its lock (`under`: a need the chain did not foresee).
+    state_loads: IntCounterVec,
+}
+
+/// Block post-states loaded from the store ([`BeaconChain::state_loads`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateLoads {
+    /// Loaded by the chain without fork choice's lock.
+    pub outside_lock: u64,
+    /// Loaded by fork choice under its lock (or while the chain reopened, before it ran).
+    pub under_lock: u64,
 }
 
 /// Which pre-state an import started from (the `pre_state` label).
@@ -61,6 +74,9 @@ const PARENT: &str = "parent";
 const WHOLE: &str = "whole";
 const SUMMARY: &str = "summary";
 const DEFERRED: &str = "deferred";
+/// Where a block post-state was loaded from the store (the `lock` label).
+const OUTSIDE_LOCK: &str = "outside";
+const UNDER_LOCK: &str = "under";
 
 impl ImportMetrics {
     /// The metrics of a chain whose fork choice holds at most `max_block_states` post-states.
@@ -143,6 +159,19 @@ impl ImportMetrics {
         )
         .expect("a valid gauge name and help");
         state_cache_limit.set(i64::try_from(max_block_states).unwrap_or(i64::MAX));
+        let state_loads = IntCounterVec::new(
+            Opts::new(
+                "beacon_state_cache_loads_total",
+                "Block post-states loaded from the store (an epoch snapshot and the blocks \
+                 since, replayed) because fork choice had let go of them: by the chain without \
+                 fork choice's lock (outside), or by fork choice under its lock (under)",
+            ),
+            &["lock"],
+        )
+        .expect("a valid counter name, help and label");
+        for label in [OUTSIDE_LOCK, UNDER_LOCK] {
+            state_loads.with_label_values(&[label]);
+        }
         Self {
             pre_states,
             advance_seconds,
@@ -152,6 +181,7 @@ impl ImportMetrics {
             migration_failures,
             state_cache_bytes,
             state_cache_limit,
+            state_loads,
         }
     }
 
@@ -163,7 +193,18 @@ impl ImportMetrics {
         registry.register(Box::new(self.migration_seconds.clone()))?;
         registry.register(Box::new(self.migration_failures.clone()))?;
         registry.register(Box::new(self.state_cache_bytes.clone()))?;
-        registry.register(Box::new(self.state_cache_limit.clone()))
+        registry.register(Box::new(self.state_cache_limit.clone()))?;
+        registry.register(Box::new(self.state_loads.clone()))
+    }
+
+    /// Counts a block post-state the chain loaded from the store without fork choice's lock.
+    pub(crate) fn observe_state_load_outside_lock(&self) {
+        self.state_loads.with_label_values(&[OUTSIDE_LOCK]).inc();
+    }
+
+    /// Counts a block post-state fork choice loaded from the store under its lock.
+    pub(crate) fn observe_state_load_under_lock(&self) {
+        self.state_loads.with_label_values(&[UNDER_LOCK]).inc();
     }
 
     /// Records an epoch snapshot written whole in `seconds`.
@@ -388,6 +429,21 @@ impl<E: EthSpec> BeaconChain<E> {
             migrations: self.import_metrics.migration_seconds.get_sample_count(),
             migrations_seconds: self.import_metrics.migration_seconds.get_sample_sum(),
             migration_failures: self.import_metrics.migration_failures.get(),
+        }
+    }
+
+    /// How many block post-states this chain loaded from the store, without fork choice's lock
+    /// and under it (`beacon_state_cache_loads_total`).
+    pub fn state_loads(&self) -> StateLoads {
+        let count = |label| {
+            self.import_metrics
+                .state_loads
+                .with_label_values(&[label])
+                .get()
+        };
+        StateLoads {
+            outside_lock: count(OUTSIDE_LOCK),
+            under_lock: count(UNDER_LOCK),
         }
     }
 

@@ -1255,8 +1255,17 @@ fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_fr
         &h.spec,
     )
     .unwrap();
+    let loads = h.chain.state_loads();
     let root = gossip_and_import(&h, &fork.block);
     assert_eq!(root, fork.block.canonical_root());
+    // The load ran without fork choice's lock (gossip's proposer check loaded the state and
+    // kept it; the import found it in memory); fork choice loaded nothing under its lock.
+    let after = h.chain.state_loads();
+    assert!(
+        after.outside_lock > loads.outside_lock,
+        "{loads:?} -> {after:?}"
+    );
+    assert_eq!(after.under_lock, loads.under_lock, "{loads:?} -> {after:?}");
     let dump = h.chain.fork_choice_dump();
     let node = dump
         .nodes

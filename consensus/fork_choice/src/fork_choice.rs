@@ -1068,6 +1068,32 @@ impl<E: EthSpec> ForkChoice<E> {
             .ok_or(Error::UnknownBlock(target.root))
     }
 
+    /// Whether the checkpoint state of `target` is in memory
+    /// ([`Self::checkpoint_state`] computes it otherwise, under its caller's lock).
+    pub fn has_checkpoint_state(&self, target: &Checkpoint) -> bool {
+        self.checkpoint_states.contains_key(&key(target))
+    }
+
+    /// The checkpoint state of `target` when it is in memory.
+    pub fn kept_checkpoint_state(&self, target: &Checkpoint) -> Option<&CachedBeaconState<E>> {
+        self.checkpoint_states.get(&key(target))
+    }
+
+    /// Keeps `state`, the post-state of block `target.root` advanced to the first slot of
+    /// `target.epoch` (computed by the caller without fork choice's lock), as the checkpoint
+    /// state of `target`, so that [`Self::checkpoint_state`] neither loads nor advances one.
+    /// Ignored for a block not in the tree, a checkpoint before the finalized epoch, a state
+    /// at another slot, or one kept already.
+    pub fn keep_checkpoint_state(&mut self, target: &Checkpoint, state: CachedBeaconState<E>) {
+        if !self.contains_block(&target.root)
+            || target.epoch < self.finalized_checkpoint.epoch
+            || *state.state.slot() != target.epoch * E::slots_per_epoch()
+        {
+            return;
+        }
+        self.checkpoint_states.entry(key(target)).or_insert(state);
+    }
+
     /// `validate_on_attestation(store, attestation, is_from_block)`.
     ///
     /// [spec]: phase0/fork-choice.md#validate_on_attestation
@@ -1692,6 +1718,16 @@ impl<E: EthSpec> ProcessedBlock<E> {
     /// The block's root.
     pub fn block_root(&self) -> Root {
         self.block_root
+    }
+
+    /// The post-state's justified checkpoint.
+    pub fn justified(&self) -> &Checkpoint {
+        &self.justified
+    }
+
+    /// The justified checkpoint of the post-state's pulled-up tip (`compute_pulled_up_tip`).
+    pub fn unrealized_justified(&self) -> &Checkpoint {
+        &self.unrealized_justified
     }
 }
 

@@ -207,19 +207,14 @@ impl<E: EthSpec> BeaconChain<E> {
             epoch: target.epoch,
             root: target.root,
         };
-        let mut state = {
-            let mut fc = self.fork_choice.lock();
-            if fc.contains_block(&target.root) {
-                Some(
-                    fc.checkpoint_state(target)
-                        .map_err(|_| unavailable())?
-                        .clone(),
-                )
-            } else {
-                None
-            }
-        }
-        .unwrap_or_else(|| self.head().state.clone());
+        let known = self.fork_choice.lock().contains_block(&target.root);
+        let mut state = if known {
+            // Computed (loaded, advanced) without fork choice's lock when it holds none.
+            self.checkpoint_state_outside_lock(target)
+                .map_err(|_| unavailable())?
+        } else {
+            self.head().state.clone()
+        };
         let committees = {
             let (view, caches) = state.view_mut().map_err(|_| unavailable())?;
             caches

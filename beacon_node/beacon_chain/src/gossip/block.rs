@@ -252,43 +252,38 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(BlockGossipError::IncorrectTimestamp { expected, found });
         }
         let parent_status = self.payload_status(&parent);
-        let (parent_state, parent_slot, checkpoint_block) = {
+        let place = {
             let fc = self.fork_choice.lock();
-            // A parent whose post-state fork choice let go of is loaded back from the store.
-            let parent_state = if fc.contains_block(&parent) {
-                let state = fc
-                    .load_block_state(&parent)
+            if fc.contains_block(&parent) {
+                let parent_slot = fc
+                    .proto_array()
+                    .get(&parent)
+                    .map(|n| n.slot)
+                    .ok_or(BlockGossipError::ParentUnknown { parent })?;
+                let checkpoint_block = fc
+                    .get_checkpoint_block(&parent, finalized.epoch)
                     .map_err(|e| BlockGossipError::Internal(InternalError::new(e)))?;
-                Some(state)
+                Some((parent_slot, checkpoint_block))
             } else {
                 None
-            };
-            match parent_state {
-                None => {
-                    drop(fc);
-                    return Err(match (parent_status, self.unimported_block(&parent)) {
-                        (_, Some(UnimportedBlock::Pending { .. })) => {
-                            BlockGossipError::ParentUnknown { parent }
-                        }
-                        (ExecutionStatus::NotValidated, _) => {
-                            BlockGossipError::ParentInvalidOptimistic { parent }
-                        }
-                        _ => BlockGossipError::ParentInvalidProcessed { parent },
-                    });
-                }
-                Some(state) => {
-                    let parent_slot = fc
-                        .proto_array()
-                        .get(&parent)
-                        .map(|n| n.slot)
-                        .ok_or(BlockGossipError::ParentUnknown { parent })?;
-                    let checkpoint_block = fc
-                        .get_checkpoint_block(&parent, finalized.epoch)
-                        .map_err(|e| BlockGossipError::Internal(InternalError::new(e)))?;
-                    (state, parent_slot, checkpoint_block)
-                }
             }
         };
+        let Some((parent_slot, checkpoint_block)) = place else {
+            return Err(match (parent_status, self.unimported_block(&parent)) {
+                (_, Some(UnimportedBlock::Pending { .. })) => {
+                    BlockGossipError::ParentUnknown { parent }
+                }
+                (ExecutionStatus::NotValidated, _) => {
+                    BlockGossipError::ParentInvalidOptimistic { parent }
+                }
+                _ => BlockGossipError::ParentInvalidProcessed { parent },
+            });
+        };
+        // A parent whose post-state fork choice let go of is loaded back from the store,
+        // without fork choice's lock.
+        let parent_state = self
+            .block_state_outside_lock(&parent)
+            .map_err(|e| BlockGossipError::Internal(InternalError::new(e)))?;
         if parent_status == ExecutionStatus::Invalidated {
             return Err(BlockGossipError::ParentPayloadInvalid { parent });
         }

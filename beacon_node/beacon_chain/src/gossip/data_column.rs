@@ -311,15 +311,14 @@ impl<E: EthSpec> BeaconChain<E> {
         signed_header: &SignedBeaconBlockHeader,
     ) -> Result<(), DataColumnGossipError> {
         let header = &signed_header.message;
-        let parent_state = {
-            let fc = self.fork_choice.lock();
-            if !fc.contains_block(&header.parent_root) {
-                return Err(DataColumnGossipError::ParentUnknown(header.parent_root));
-            }
-            // A parent whose post-state fork choice let go of is loaded back from the store.
-            fc.load_block_state(&header.parent_root)
-                .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?
-        };
+        if !self.fork_choice.lock().contains_block(&header.parent_root) {
+            return Err(DataColumnGossipError::ParentUnknown(header.parent_root));
+        }
+        // A parent whose post-state fork choice let go of is loaded back from the store,
+        // without fork choice's lock.
+        let parent_state = self
+            .block_state_outside_lock(&header.parent_root)
+            .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?;
         let expected = expected_proposer(&parent_state, header.slot, self.spec())
             .map_err(DataColumnGossipError::Internal)?;
         if header.proposer_index != expected {
