@@ -8,31 +8,10 @@ use std::sync::Arc;
 
 use crate::error::HttpError;
 
-/// The priority of an API request's CPU work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiPriority {
-    /// Validator duties on the clock (production, attestation data, duties, publication):
-    /// the processor's `api_request_p0`.
-    P0,
-    /// Everything else: the processor's `api_request_p1`.
-    P1,
-}
-
-/// A job refused by the workers: the queue of its kind is full, or the node is stopping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the node's workers did not take the request (queue full or stopping)")]
-pub struct WorkersRefused;
-
-/// The node's CPU workers as the API uses them.
-pub trait ApiWorkers: Send + Sync + 'static {
-    /// Queues `job` at `priority`. A job queued and later dropped unrun (shutdown) is
-    /// dropped: its caller sees its answer channel close.
-    fn submit(
-        &self,
-        priority: ApiPriority,
-        job: Box<dyn FnOnce() + Send + 'static>,
-    ) -> Result<(), WorkersRefused>;
-}
+pub use beacon_chain::workers::{
+    WorkPriority as ApiPriority, Workers as ApiWorkers, WorkersRefused,
+};
+use beacon_chain::workers::{WorkersUnavailable, run_on_workers};
 
 /// Runs `f` on `workers` at `priority` (tokio's blocking pool without workers) and returns its
 /// answer. A refused or dropped job is a 503: the node is overloaded or stopping, not the
@@ -42,30 +21,14 @@ pub(crate) async fn run_blocking<T: Send + 'static>(
     priority: ApiPriority,
     f: impl FnOnce() -> Result<T, HttpError> + Send + 'static,
 ) -> Result<T, HttpError> {
-    let Some(workers) = workers else {
-        return tokio::task::spawn_blocking(f)
-            .await
-            .map_err(|e| HttpError::internal(format!("worker failed: {e}")))?;
-    };
-    let (sender, receiver) = tokio::sync::oneshot::channel();
-    // The job runs on a worker thread outside the runtime; what it calls may use the runtime
-    // (a streamed body's writer task, a spawned task), so it runs inside its context.
-    let runtime = tokio::runtime::Handle::current();
-    workers
-        .submit(
-            priority,
-            Box::new(move || {
-                let _context = runtime.enter();
-                // The request may have gone away meanwhile: nothing to answer.
-                let _ = sender.send(f());
-            }),
-        )
-        .map_err(|e| HttpError::Unavailable(e.to_string()))?;
-    receiver.await.map_err(|_| {
-        HttpError::Unavailable(
-            "the request's work was dropped unrun (the node is stopping or overloaded)".into(),
-        )
-    })?
+    run_on_workers(workers, priority, f)
+        .await
+        .map_err(|e| match e {
+            WorkersUnavailable::Panicked => HttpError::internal(format!("worker failed: {e}")),
+            WorkersUnavailable::Refused(_) | WorkersUnavailable::Dropped => {
+                HttpError::Unavailable(e.to_string())
+            }
+        })?
 }
 
 #[cfg(test)]

@@ -246,12 +246,12 @@ fn main() {
     };
     let engine = || Arc::new(EngineApiClient::new(mock.url(), jwt.clone(), timeouts).unwrap());
     let op_pool = Arc::new(OperationPool::<E>::new());
-    let producer = BlockProducer::new(
+    let producer = Arc::new(BlockProducer::new(
         chain.clone(),
         op_pool.clone(),
         engine(),
         ProducerConfig::default(),
-    );
+    ));
 
     // A full pool: every committee of the 8 slots before the block, as network aggregates.
     let start = Instant::now();
@@ -332,7 +332,7 @@ fn main() {
         ),
         submit: SubmitVersion::V1,
     };
-    let with_builder = BlockProducer::new(
+    let with_builder = Arc::new(BlockProducer::new(
         chain.clone(),
         op_pool.clone(),
         engine(),
@@ -340,7 +340,7 @@ fn main() {
             builder: Some(builder_options.clone()),
             ..ProducerConfig::default()
         },
-    );
+    ));
     with_builder.prepare_beacon_proposer([(proposer, Address::repeat_byte(0xfe))]);
     rt.block_on(with_builder.prepare_payload_for_slot(slot))
         .unwrap()
@@ -455,12 +455,12 @@ fn main() {
             black_box(columns)
         })
     });
-    let elsewhere = BlockProducer::new(
+    let elsewhere = Arc::new(BlockProducer::new(
         chain.clone(),
         op_pool.clone(),
         engine(),
         ProducerConfig::default(),
-    );
+    ));
     group.bench_function("columns_kzg_verified_48_blobs", |b| {
         b.iter(|| {
             let (columns, verified) = elsewhere
@@ -541,7 +541,7 @@ fn main() {
         )
         .unwrap(),
     );
-    let publisher = BlockProducer::new(
+    let publisher = Arc::new(BlockProducer::new(
         chain2.clone(),
         op_pool.clone(),
         engine(),
@@ -549,7 +549,7 @@ fn main() {
             builder: Some(builder_options),
             ..ProducerConfig::default()
         },
-    );
+    ));
     let signed_blinded = SignedBlindedBeaconBlock {
         signature: BLSSignature::from(
             interop_secret_key(blinded.proposer_index as usize)

@@ -131,7 +131,7 @@ pub struct ChainHarness<E: EthSpec> {
     /// The chain.
     pub chain: Arc<BeaconChain<E>>,
     /// Block production on the chain, with its own pool and engine client.
-    pub producer: BlockProducer<E>,
+    pub producer: Arc<BlockProducer<E>>,
     /// The execution client.
     pub mock: MockExecutionLayer<E>,
     /// The mock's JWT secret.
@@ -213,12 +213,12 @@ impl HarnessConfig {
             // A fresh chain has none: this cannot fail.
             let _ = chain.attach_execution_layer(engine.clone(), tokio::runtime::Handle::current());
         }
-        let producer = BlockProducer::new(
+        let producer = Arc::new(BlockProducer::new(
             chain.clone(),
             Arc::new(OperationPool::new()),
             engine,
             self.producer,
-        );
+        ));
         Ok(ChainHarness {
             spec,
             clock,

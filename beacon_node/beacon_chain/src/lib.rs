@@ -48,6 +48,7 @@ pub mod store_writer;
 pub mod stored_blobs;
 pub mod timeline;
 pub mod tracked_mutex;
+pub mod workers;
 
 pub use api_states::{
     BlockReplay, BlockTreeLeaf, QueriedBlock, QueriedState, StateQueryError, latest_block_root_of,
@@ -83,7 +84,7 @@ pub use publication::{
     BlockBroadcaster, BroadcastValidation, PublishError, PublishOutcome, PublishedBlock,
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
-pub use state_advance::{ImportPreStates, ImportStoreWrites, StateMemoryBound};
+pub use state_advance::{ImportPreStates, ImportStoreWrites, StateLoads, StateMemoryBound};
 pub use stored_blobs::StoredBlobsError;
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ use types::{
 
 use crate::chain::{BeaconChain, ChainError, HeadSnapshot};
 use crate::execution::{ExecutionError, forkchoice_state_of};
+use crate::workers::{WorkPriority, run_on_workers};
 
 mod builder;
 pub mod builder_metrics;
@@ -166,10 +167,11 @@ pub enum ProductionError {
     /// The operation pool could not pack for the state.
     #[error("operation pool: {0}")]
     OperationPool(#[from] OpPoolError),
-    /// The packing's thread ended without an answer (it panicked, or the runtime is shutting
-    /// down).
-    #[error("packing the operations stopped: {0}")]
-    Packing(#[source] tokio::task::JoinError),
+    /// The node's workers gave no answer for a part of the production (the packing, the
+    /// state's advance, the transition): refused (queue full), dropped (stopping), or
+    /// panicked.
+    #[error("production's work on the node's workers: {0}")]
+    Workers(#[source] crate::workers::WorkersUnavailable),
     /// A list of the body is longer than the block allows.
     #[error("{what}: {count} exceed the block's limit")]
     TooMany {
@@ -383,6 +385,9 @@ pub struct BlockProducer<E: EthSpec> {
         RwLock<HashMap<types::BLSPubkey, builder_client::ValidatorRegistrationV1>>,
     /// `beacon_block_production_seconds{phase}`.
     phase_seconds: prometheus::HistogramVec,
+    /// The node's CPU workers production's CPU work runs on (the processor's `api_request_p0`
+    /// kind, set by the client); tokio's blocking pool until they are set.
+    workers: std::sync::OnceLock<Arc<dyn crate::workers::Workers>>,
 }
 
 /// The phases of [`ProductionTimings`] as `beacon_block_production_seconds`' `phase` label.
@@ -422,7 +427,32 @@ impl<E: EthSpec> BlockProducer<E> {
             built: Mutex::new(VecDeque::new()),
             builder_registrations: RwLock::new(HashMap::new()),
             phase_seconds: production_histogram(),
+            workers: std::sync::OnceLock::new(),
         }
+    }
+
+    /// From now on production's CPU work (the head state's advance, the packing, the
+    /// transition and the state root) runs on `workers` at [`WorkPriority::P0`], a validator's
+    /// duty on the clock. Set once; a second call hands `workers` back.
+    pub fn set_workers(
+        &self,
+        workers: Arc<dyn crate::workers::Workers>,
+    ) -> Result<(), Arc<dyn crate::workers::Workers>> {
+        self.workers.set(workers)
+    }
+
+    /// Runs `f` on the producer on the node's workers (tokio's blocking pool before they are
+    /// set): CPU work of a production, off the async worker that awaits the execution client.
+    pub(crate) async fn on_workers<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&Self) -> Result<T, ProductionError> + Send + 'static,
+    ) -> Result<T, ProductionError> {
+        let this = Arc::clone(self);
+        run_on_workers(self.workers.get().cloned(), WorkPriority::P0, move || {
+            f(&this)
+        })
+        .await
+        .map_err(ProductionError::Workers)?
     }
 
     /// Registers `beacon_block_production_seconds{phase}`: each local block production's
@@ -662,7 +692,7 @@ impl<E: EthSpec> BlockProducer<E> {
     ///
     /// [spec]: phase0/validator.md#block-proposal, fulu/validator.md#block-and-sidecar-proposal
     pub async fn produce_block_v3(
-        &self,
+        self: &Arc<Self>,
         slot: Slot,
         randao_reveal: BLSSignature,
         graffiti: Option<Bytes32>,
@@ -671,15 +701,34 @@ impl<E: EthSpec> BlockProducer<E> {
     ) -> Result<ProducedBlock<E>, ProductionError> {
         // No builder: the local payload wins at any boost factor.
         let _ = builder_boost_factor;
-        let (template, state) =
-            self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
+        let (template, state) = self
+            .on_workers(move |producer| {
+                producer.block_template(slot, randao_reveal, graffiti, skip_randao_verification)
+            })
+            .await?;
         // The operations are packed while the execution client's payload is fetched and
         // decoded.
         let (payload, packed) = tokio::join!(self.local_payload(&template), self.pack(state));
         let (state, operations, pack_time) = packed?;
         let mut timings = template.timings;
         timings.pack = pack_time;
-        self.local_block(template, state, operations, payload?, timings)
+        self.local_block_on_workers(template, state, operations, payload?, timings)
+            .await
+    }
+
+    /// [`Self::local_block`] (the transition and the state root) on the node's workers.
+    async fn local_block_on_workers(
+        self: &Arc<Self>,
+        template: BlockTemplate<E>,
+        state: CachedBeaconState<E>,
+        operations: BlockOperations<E>,
+        local: LocalPayload<E>,
+        timings: ProductionTimings,
+    ) -> Result<ProducedBlock<E>, ProductionError> {
+        self.on_workers(move |producer| {
+            producer.local_block(template, state, operations, local, timings)
+        })
+        .await
     }
 
     /// What a block at `slot` takes from the head before its payload and operations: the
@@ -750,22 +799,20 @@ impl<E: EthSpec> BlockProducer<E> {
     }
 
     /// The operations packed from the pool for `state`, and how long that took. The packing
-    /// runs on a blocking thread, so the execution client's answer (about 13 MB of JSON at 48
+    /// runs on the node's workers, so the execution client's answer (about 13 MB of JSON at 48
     /// blobs) is read and decoded meanwhile, not after it; the state comes back beside.
     async fn pack(
-        &self,
+        self: &Arc<Self>,
         mut state: CachedBeaconState<E>,
     ) -> Result<(CachedBeaconState<E>, BlockOperations<E>, Duration), ProductionError> {
-        let pool = self.pool.clone();
-        let chain = self.chain.clone();
-        let (state, operations, elapsed) = tokio::task::spawn_blocking(move || {
+        self.on_workers(move |producer| {
             let started = Instant::now();
-            let operations = pool.get_block_operations(&mut state, chain.spec());
-            (state, operations, started.elapsed())
+            let operations = producer
+                .pool
+                .get_block_operations(&mut state, producer.chain.spec())?;
+            Ok((state, operations, started.elapsed()))
         })
         .await
-        .map_err(ProductionError::Packing)?;
-        Ok((state, operations?, elapsed))
     }
 
     /// The local execution client's payload for the template: the build started ahead (or
@@ -1055,7 +1102,7 @@ fn production_histogram() -> prometheus::HistogramVec {
 
 /// What a block takes from the head before its payload and operations
 /// ([`BlockProducer::block_template`]).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct BlockTemplate<E: EthSpec> {
     head: Arc<HeadSnapshot<E>>,
     fork: ForkName,

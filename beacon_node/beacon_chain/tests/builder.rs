@@ -78,7 +78,7 @@ struct Harness {
     base: ChainHarness<E>,
     spec: Arc<ChainSpec>,
     /// Production with the relay.
-    producer: BlockProducer<E>,
+    producer: Arc<BlockProducer<E>>,
     relay: MockRelay<E>,
     _serial: tokio::sync::MutexGuard<'static, ()>,
 }
@@ -205,7 +205,7 @@ async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
         },
     )
     .unwrap();
-    let producer = BlockProducer::new(
+    let producer = Arc::new(BlockProducer::new(
         chain.clone(),
         Arc::new(OperationPool::new()),
         engine(mock.url(), jwt),
@@ -217,7 +217,7 @@ async fn harness(submit: SubmitVersion, get_header: Duration) -> Harness {
             }),
             ..ProducerConfig::default()
         },
-    );
+    ));
 
     // Slot 1: a local block, published and imported.
     let (_, reveal) = reveal_at(&producer, &spec, Slot::from(1u64));
@@ -801,12 +801,12 @@ async fn a_local_execution_client_past_its_timeout_with_a_valid_bid_gives_the_bl
     let h = harness(SubmitVersion::V1, Duration::from_secs(5)).await;
     let (proposer, _) = proposer_and_reveal(&h);
     // A producer on the same chain and relay whose getPayload gives up after 300 ms.
-    let impatient = BlockProducer::new(
+    let impatient = Arc::new(BlockProducer::new(
         h.producer.chain().clone(),
         h.producer.pool().clone(),
         engine_with(h.base.mock.url(), &h.base.jwt, Duration::from_millis(300)),
         h.producer.config().clone(),
-    );
+    ));
     register_with(&impatient, &h.spec, proposer).await;
     h.base
         .mock

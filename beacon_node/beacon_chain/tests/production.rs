@@ -628,12 +628,12 @@ async fn a_block_built_elsewhere_has_its_cell_proofs_verified() {
     let produced = produce(&h, 1).await;
     let signed = Arc::new(sign(&h, &produced));
     // A second producer on the same chain did not build this block.
-    let other = BlockProducer::new(
+    let other = Arc::new(BlockProducer::new(
         h.producer.chain().clone(),
         h.producer.pool().clone(),
         engine(&h),
         ProducerConfig::default(),
-    );
+    ));
     let recorder = Recorder::default();
     let mut proofs = produced.kzg_proofs.clone();
     proofs.swap(0, kzg::CELLS_PER_EXT_BLOB);
@@ -957,4 +957,125 @@ fn a_payload_verdict_answers_the_state_transition() {
             Ok(valid)
         );
     }
+}
+
+/// The store takes a block before fork choice does: a store that fails during the import
+/// leaves the block out of fork choice (no block fork choice has but the store lacks, which
+/// nothing would fetch again), the failure is ours (no penalty for whoever sent it), the
+/// block is not recorded as failed, and it imports once the store writes again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_failing_during_an_import_leaves_the_block_out_of_fork_choice_and_free_to_import() {
+    let h = harness().await;
+    h.mock.set_blobs_per_payload(0);
+    let chain = h.producer.chain().clone();
+    let produced = produce(&h, 1).await;
+    let block = Arc::new(sign(&h, &produced));
+    let import = |block: Arc<SignedBeaconBlock<E>>| {
+        let chain = chain.clone();
+        tokio::task::spawn_blocking(move || {
+            chain.import_block(
+                block,
+                &[],
+                &AlwaysValid,
+                beacon_chain::ExecutionStatus::Valid,
+            )
+        })
+    };
+
+    chain.store().refuse_writes(true);
+    let err = import(block.clone()).await.unwrap().unwrap_err();
+    assert_eq!(err.fault(), beacon_chain::Fault::Local, "{err}");
+    assert!(
+        !chain.is_block_known(&produced.block_root),
+        "fork choice took (or recorded as failed) a block the store did not take"
+    );
+    assert!(
+        chain
+            .store()
+            .get_block(&produced.block_root)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(chain.head().slot, 0);
+
+    chain.store().refuse_writes(false);
+    let root = import(block).await.unwrap().unwrap();
+    assert_eq!(root, produced.block_root);
+    assert!(chain.is_block_imported(&root));
+    assert!(chain.store().get_block(&root).unwrap().is_some());
+    assert_eq!(chain.head().block_root, root);
+}
+
+/// What [`RecordingWorkers`] were handed.
+#[derive(Default)]
+struct Recorded {
+    seen: Mutex<Vec<beacon_chain::workers::WorkPriority>>,
+    threads: Mutex<Vec<std::thread::ThreadId>>,
+}
+
+/// Records the work handed to it and runs each job on a thread of its own.
+struct RecordingWorkers(Arc<Recorded>);
+
+impl beacon_chain::workers::Workers for RecordingWorkers {
+    fn submit(
+        &self,
+        priority: beacon_chain::workers::WorkPriority,
+        job: Box<dyn FnOnce() + Send + 'static>,
+    ) -> Result<(), beacon_chain::workers::WorkersRefused> {
+        self.0.seen.lock().unwrap().push(priority);
+        let recorded = self.0.clone();
+        std::thread::spawn(move || {
+            recorded
+                .threads
+                .lock()
+                .unwrap()
+                .push(std::thread::current().id());
+            job();
+        });
+        Ok(())
+    }
+}
+
+/// Block production's CPU work (the head state's advance, the packing, the transition and the
+/// state root) runs on the node's workers at the duties' priority once they are set, not on
+/// the async worker that awaits the execution client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_productions_cpu_work_runs_on_the_nodes_workers() {
+    let h = harness().await;
+    h.mock.set_blobs_per_payload(0);
+    let workers = Arc::new(Recorded::default());
+    assert!(
+        h.producer
+            .set_workers(Arc::new(RecordingWorkers(workers.clone())))
+            .is_ok()
+    );
+    assert!(
+        h.producer
+            .set_workers(Arc::new(RecordingWorkers(workers.clone())))
+            .is_err(),
+        "set once only"
+    );
+    let produced = produce(&h, 1).await;
+    assert_eq!(produced.slot, 1);
+    // The template, the packing and the block: three jobs, each at P0.
+    assert_eq!(
+        *workers.seen.lock().unwrap(),
+        vec![beacon_chain::workers::WorkPriority::P0; 3]
+    );
+    assert_eq!(workers.threads.lock().unwrap().len(), 3);
+    // The block is whole: it imports.
+    let chain = h.producer.chain().clone();
+    let block = Arc::new(sign(&h, &produced));
+    let root = tokio::task::spawn_blocking(move || {
+        chain.import_block(
+            block,
+            &[],
+            &AlwaysValid,
+            beacon_chain::ExecutionStatus::Valid,
+        )
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(root, produced.block_root);
 }

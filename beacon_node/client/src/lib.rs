@@ -269,12 +269,14 @@ impl<E: EthSpec> Client<E> {
                 let ctx = Arc::new(ctx);
                 if let Some(router) = &router {
                     router.set_gossip_sink(Arc::new(ApiGossipSink(ctx.clone())));
-                    // The API's CPU work on the processor's API kinds: one thread budget.
-                    if ctx
-                        .set_workers(Arc::new(ProcessorWorkers(router.processor().clone())))
-                        .is_err()
-                    {
+                    // The API's CPU work, and block production's, on the processor's API
+                    // kinds: one thread budget.
+                    let workers = Arc::new(ProcessorWorkers(router.processor().clone()));
+                    if ctx.set_workers(workers.clone()).is_err() {
                         tracing::warn!("the API's workers were set already");
+                    }
+                    if ctx.producer.set_workers(workers).is_err() {
+                        tracing::warn!("block production's workers were set already");
                     }
                 }
                 let router = http_api::router(ctx);

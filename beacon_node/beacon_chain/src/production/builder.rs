@@ -256,7 +256,7 @@ impl<E: EthSpec> BlockProducer<E> {
     /// verified bid makes the block, at any `builder_boost_factor` but 0 (which asks no
     /// builder). Fails when neither gives a payload, with the execution client's error.
     pub async fn produce_block_v3_with_builder(
-        &self,
+        self: &Arc<Self>,
         slot: Slot,
         randao_reveal: BLSSignature,
         graffiti: Option<Bytes32>,
@@ -282,8 +282,11 @@ impl<E: EthSpec> BlockProducer<E> {
                 return Ok(ProducedBlockV3::Full { block, outcome });
             }
         };
-        let (template, state) =
-            self.block_template(slot, randao_reveal, graffiti, skip_randao_verification)?;
+        let (template, state) = self
+            .on_workers(move |producer| {
+                producer.block_template(slot, randao_reveal, graffiti, skip_randao_verification)
+            })
+            .await?;
         let request = self.bid_request(builder, &template, &state);
         // Both requests go out on the first polls; the packing runs beside them.
         let (local, bid, packed) = tokio::join!(
@@ -305,13 +308,20 @@ impl<E: EthSpec> BlockProducer<E> {
         let (local, bid) = match (local, bid) {
             (Ok(local), Ok(bid)) => (local, bid),
             (Ok(local), Err(outcome)) => {
-                let block = self.local_block(template, state, operations, local, timings)?;
+                let block = self
+                    .local_block_on_workers(template, state, operations, local, timings)
+                    .await?;
                 return Ok(ProducedBlockV3::Full { block, outcome });
             }
             (Err(error), Ok(bid)) => {
                 // The execution client failed; the verified bid still makes the block.
                 let local = Err(error.to_string());
-                return match self.blinded_block_on_bid(&template, state, operations, bid, local) {
+                let blinded = self
+                    .on_workers(move |producer| {
+                        Ok(producer.blinded_block_on_bid(&template, state, operations, bid, local))
+                    })
+                    .await?;
+                return match blinded {
                     Ok(blinded) => {
                         count_bid(BidOutcome::Chosen, "");
                         Ok(ProducedBlockV3::Blinded(blinded))
@@ -334,7 +344,9 @@ impl<E: EthSpec> BlockProducer<E> {
         if choice == PayloadChoice::Local {
             count_bid(BidOutcome::LocalChosen, "");
             let builder_value = bid.value;
-            let block = self.local_block(template, state, operations, local, timings)?;
+            let block = self
+                .local_block_on_workers(template, state, operations, local, timings)
+                .await?;
             return Ok(ProducedBlockV3::Full {
                 block,
                 outcome: BuilderOutcome::LocalChosen { builder_value },
@@ -342,20 +354,25 @@ impl<E: EthSpec> BlockProducer<E> {
         }
         // The blinded block's transition runs on a copy: the local block needs the state
         // should the blinded one fail.
-        match self.blinded_block_on_bid(
-            &template,
-            state.clone(),
-            operations.clone(),
-            bid,
-            Ok(local.response.block_value),
-        ) {
+        let blinded = {
+            let (template, state, operations) =
+                (template.clone(), state.clone(), operations.clone());
+            let local_value = Ok(local.response.block_value);
+            self.on_workers(move |producer| {
+                Ok(producer.blinded_block_on_bid(&template, state, operations, bid, local_value))
+            })
+            .await?
+        };
+        match blinded {
             Ok(blinded) => {
                 count_bid(BidOutcome::Chosen, "");
                 Ok(ProducedBlockV3::Blinded(blinded))
             }
             Err(e) => {
                 count_bid(BidOutcome::Error, "");
-                let block = self.local_block(template, state, operations, local, timings)?;
+                let block = self
+                    .local_block_on_workers(template, state, operations, local, timings)
+                    .await?;
                 Ok(ProducedBlockV3::Full {
                     block,
                     outcome: BuilderOutcome::BlindedBlockFailed(InternalError::new(e)),
