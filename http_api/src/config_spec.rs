@@ -102,6 +102,17 @@ pub fn config_spec<E: EthSpec>(spec: &ChainSpec) -> ConfigSpec {
         "VALIDATOR_CUSTODY_REQUIREMENT" => spec.validator_custody_requirement,
         "BALANCE_PER_ADDITIONAL_CUSTODY_GROUP" => spec.balance_per_additional_custody_group,
         "MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS" => spec.min_epochs_for_data_column_sidecars_requests,
+        "MIN_BUILDER_WITHDRAWABILITY_DELAY" => spec.min_builder_withdrawability_delay,
+        "ATTESTATION_DUE_BPS_GLOAS" => spec.attestation_due_bps_gloas,
+        "AGGREGATE_DUE_BPS_GLOAS" => spec.aggregate_due_bps_gloas,
+        "SYNC_MESSAGE_DUE_BPS_GLOAS" => spec.sync_message_due_bps_gloas,
+        "CONTRIBUTION_DUE_BPS_GLOAS" => spec.contribution_due_bps_gloas,
+        "PAYLOAD_DUE_BPS" => spec.payload_due_bps,
+        "PAYLOAD_ATTESTATION_DUE_BPS" => spec.payload_attestation_due_bps,
+        "CHURN_LIMIT_QUOTIENT_GLOAS" => spec.churn_limit_quotient_gloas,
+        "CONSOLIDATION_CHURN_LIMIT_QUOTIENT" => spec.consolidation_churn_limit_quotient,
+        "MAX_PER_EPOCH_ACTIVATION_CHURN_LIMIT_GLOAS" => spec.max_per_epoch_activation_churn_limit_gloas,
+        "MAX_REQUEST_PAYLOADS" => spec.max_request_payloads,
     }
     bytes! {
         "TERMINAL_BLOCK_HASH" => spec.terminal_block_hash,
@@ -193,6 +204,14 @@ pub fn config_spec<E: EthSpec>(spec: &ChainSpec) -> ConfigSpec {
         "KZG_COMMITMENTS_INCLUSION_PROOF_DEPTH" => E::KzgCommitmentsInclusionProofDepth::to_u64(),
         "CELLS_PER_EXT_BLOB" => E::CellsPerExtBlob::to_u64(),
         "NUMBER_OF_COLUMNS" => E::NumberOfColumns::to_u64(),
+        "PTC_SIZE" => E::PtcSize::to_u64(),
+        "MAX_PAYLOAD_ATTESTATIONS" => E::MAX_PAYLOAD_ATTESTATIONS,
+        "MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD" => E::MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD,
+        "MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD" => E::MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD,
+        "MAX_BUILDERS_PER_WITHDRAWALS_SWEEP" => E::MAX_BUILDERS_PER_WITHDRAWALS_SWEEP,
+        "MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE" => E::MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE,
+        "MAX_ATTESTER_SLASHING_SIZE" => E::MAX_ATTESTER_SLASHING_SIZE,
+        "MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE" => E::MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE,
         // Constants of the validator guide and the p2p spec.
         "TARGET_AGGREGATORS_PER_COMMITTEE" => beacon_chain::gossip::TARGET_AGGREGATORS_PER_COMMITTEE,
         "TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE" => beacon_chain::gossip::TARGET_AGGREGATORS_PER_SYNC_SUBCOMMITTEE,
@@ -210,10 +229,15 @@ pub fn config_spec<E: EthSpec>(spec: &ChainSpec) -> ConfigSpec {
         "DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF" => signing::DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
         "DOMAIN_CONTRIBUTION_AND_PROOF" => signing::DOMAIN_CONTRIBUTION_AND_PROOF,
         "DOMAIN_BLS_TO_EXECUTION_CHANGE" => signing::DOMAIN_BLS_TO_EXECUTION_CHANGE,
+        "DOMAIN_BEACON_BUILDER" => signing::DOMAIN_BEACON_BUILDER,
+        "DOMAIN_PTC_ATTESTER" => signing::DOMAIN_PTC_ATTESTER,
+        "DOMAIN_PROPOSER_PREFERENCES" => signing::DOMAIN_PROPOSER_PREFERENCES,
+        "DOMAIN_BUILDER_DEPOSIT" => signing::DOMAIN_BUILDER_DEPOSIT,
         "DOMAIN_APPLICATION_MASK" => signing::DOMAIN_APPLICATION_MASK,
         "BLS_WITHDRAWAL_PREFIX" => [0x00u8],
         "ETH1_ADDRESS_WITHDRAWAL_PREFIX" => [0x01u8],
         "COMPOUNDING_WITHDRAWAL_PREFIX" => [0x02u8],
+        "BUILDER_WITHDRAWAL_PREFIX" => [types::gloas::BUILDER_WITHDRAWAL_PREFIX],
     }
     let schedule: Vec<Value> = spec
         .blob_schedule
@@ -226,5 +250,232 @@ pub fn config_spec<E: EthSpec>(spec: &ChainSpec) -> ConfigSpec {
         })
         .collect();
     map.insert("BLOB_SCHEDULE".into(), Value::Array(schedule));
+    let gas_limits: Vec<Value> = spec
+        .gas_limit_schedule
+        .iter()
+        .map(|entry| {
+            serde_json::json!({
+                "EPOCH": entry.epoch.to_string(),
+                "GAS_LIMIT": entry.gas_limit.to_string(),
+            })
+        })
+        .collect();
+    map.insert("GAS_LIMIT_SCHEDULE".into(), Value::Array(gas_limits));
     ConfigSpec(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use types::{MainnetEthSpec, MinimalEthSpec};
+
+    /// The consensus-specs 1.7.0b4 configs and presets the spec tests were made with.
+    fn spec_tests_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec-tests")
+    }
+
+    /// Keys of `configs/*.yaml` that `config/spec` leaves out: forks and features after Gloas
+    /// (Heze, EIP-8321, EIP-8198), and the optional fast confirmation rule, whose threshold
+    /// Arbor fixes at the spec's value (`fork_choice::fast_confirmation`). The loader keeps them,
+    /// as written, in `ChainSpec::extra`.
+    const NOT_SERVED: [&str; 13] = [
+        "HEZE_FORK_VERSION",
+        "HEZE_FORK_EPOCH",
+        "INCLUSION_LIST_DUE_BPS",
+        "MAX_REQUEST_INCLUSION_LIST",
+        "MIN_SLOTS_FOR_INCLUSION_LISTS_REQUESTS",
+        "MAX_TRANSACTIONS_BYTES_PER_INCLUSION_LIST",
+        "EIP8321_FORK_VERSION",
+        "EIP8321_FORK_EPOCH",
+        "EIP8198_FORK_VERSION",
+        "EIP8198_FORK_EPOCH",
+        "SLOT_DURATION_MS_EIP8198",
+        "MIN_BLOB_DATA_RETENTION_MS",
+        "CONFIRMATION_BYZANTINE_THRESHOLD",
+    ];
+
+    /// A value of a config or preset file as `config/spec` serves it: a scalar as its text
+    /// (comment, quotes and hex case dropped), a list of records as records of texts.
+    #[derive(Debug, PartialEq, Eq)]
+    enum FileValue {
+        Scalar(String),
+        Records(Vec<BTreeMap<String, String>>),
+    }
+
+    /// The top-level keys of a spec config or preset file with their values, in file order.
+    /// The files write one `KEY: value` a line, and lists of records (`BLOB_SCHEDULE`,
+    /// `GAS_LIMIT_SCHEDULE`) as `- FIELD: value` lines indented below their key, or `[]`.
+    fn read_spec_file(path: &Path) -> Vec<(String, FileValue)> {
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let clean = |value: &str| {
+            let value = value.split(" #").next().unwrap_or_default().trim();
+            value.trim_matches('\'').trim_matches('"').to_lowercase()
+        };
+        let mut entries: Vec<(String, FileValue)> = Vec::new();
+        for line in text.lines() {
+            let content = line.split('#').next().unwrap_or_default().trim_end();
+            if content.trim().is_empty() {
+                continue;
+            }
+            let (key, value) = content
+                .trim_start()
+                .trim_start_matches("- ")
+                .split_once(':')
+                .unwrap_or_else(|| panic!("{}: {line:?}", path.display()));
+            if !line.starts_with(' ') {
+                let value = clean(value);
+                let value = match value.as_str() {
+                    "" | "[]" => FileValue::Records(Vec::new()),
+                    _ => FileValue::Scalar(value),
+                };
+                entries.push((key.to_string(), value));
+                continue;
+            }
+            let Some((_, FileValue::Records(records))) = entries.last_mut() else {
+                panic!(
+                    "{}: an indented line outside a list: {line:?}",
+                    path.display()
+                );
+            };
+            if content.trim_start().starts_with("- ") {
+                records.push(BTreeMap::new());
+            }
+            let record = records.last_mut().expect("a record starts with '- '");
+            record.insert(key.trim().to_string(), clean(value));
+        }
+        entries
+    }
+
+    /// `served` as a [`FileValue`], for comparing with a file's.
+    fn served_value(served: &Value) -> FileValue {
+        match served {
+            Value::String(text) => FileValue::Scalar(text.to_lowercase()),
+            Value::Array(records) => FileValue::Records(
+                records
+                    .iter()
+                    .map(|record| {
+                        record
+                            .as_object()
+                            .expect("a record")
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().expect("text").to_lowercase()))
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            other => panic!("config/spec serves {other}"),
+        }
+    }
+
+    /// Checks that `served` has every key of `file` (but `skip`) with the file's value.
+    fn assert_serves_file(served: &ConfigSpec, file: &Path, skip: &[&str]) -> usize {
+        let mut checked = 0;
+        for (key, value) in read_spec_file(file) {
+            if skip.contains(&key.as_str()) {
+                assert!(
+                    !served.0.contains_key(&key),
+                    "{key} is served now: drop it from NOT_SERVED"
+                );
+                continue;
+            }
+            let Some(got) = served.0.get(&key) else {
+                panic!("{}: {key} is not served", file.display());
+            };
+            assert_eq!(served_value(got), value, "{}: {key}", file.display());
+            checked += 1;
+        }
+        checked
+    }
+
+    /// `config/spec` of the spec's mainnet and minimal configs serves every key of the config
+    /// file (phase0 to Gloas, `NOT_SERVED` aside) and of each fork's preset file, phase0 to
+    /// Gloas, with the files' values.
+    #[test]
+    fn serves_every_key_of_the_spec_config_and_presets_with_their_values() {
+        let dir = spec_tests_dir();
+        for preset in ["mainnet", "minimal"] {
+            let config = dir.join(format!("configs/{preset}.yaml"));
+            let spec = ChainSpec::from_config_file(&config).expect("the spec's config loads");
+            let served = match preset {
+                "mainnet" => config_spec::<MainnetEthSpec>(&spec),
+                _ => config_spec::<MinimalEthSpec>(&spec),
+            };
+            let file_keys = read_spec_file(&config);
+            for key in NOT_SERVED {
+                assert!(
+                    file_keys.iter().any(|(k, _)| k == key),
+                    "{key} is not in {preset}.yaml any more: drop it from NOT_SERVED"
+                );
+            }
+            let checked = assert_serves_file(&served, &config, &NOT_SERVED);
+            assert_eq!(checked + NOT_SERVED.len(), file_keys.len());
+            for key in [
+                "MAX_REQUEST_PAYLOADS",
+                "PAYLOAD_ATTESTATION_DUE_BPS",
+                "GAS_LIMIT_SCHEDULE",
+            ] {
+                assert!(served.0.contains_key(key), "{preset}: {key}");
+            }
+
+            for fork in [
+                "phase0",
+                "altair",
+                "bellatrix",
+                "capella",
+                "deneb",
+                "electra",
+                "fulu",
+                "gloas",
+            ] {
+                let file = dir.join(format!("presets/{preset}/{fork}.yaml"));
+                let checked = assert_serves_file(&served, &file, &[]);
+                assert!(checked > 0, "{}: no keys read", file.display());
+            }
+        }
+    }
+
+    #[test]
+    fn serves_the_gloas_config_and_preset_values() {
+        let minimal = config_spec::<MinimalEthSpec>(&ChainSpec::minimal());
+        for (key, value) in [
+            ("MIN_BUILDER_WITHDRAWABILITY_DELAY", 2),
+            ("ATTESTATION_DUE_BPS_GLOAS", 2500),
+            ("AGGREGATE_DUE_BPS_GLOAS", 5000),
+            ("SYNC_MESSAGE_DUE_BPS_GLOAS", 2500),
+            ("CONTRIBUTION_DUE_BPS_GLOAS", 5000),
+            ("PAYLOAD_DUE_BPS", 5000),
+            ("PAYLOAD_ATTESTATION_DUE_BPS", 7500),
+            ("CHURN_LIMIT_QUOTIENT_GLOAS", 16),
+            ("CONSOLIDATION_CHURN_LIMIT_QUOTIENT", 32),
+            (
+                "MAX_PER_EPOCH_ACTIVATION_CHURN_LIMIT_GLOAS",
+                128_000_000_000,
+            ),
+            ("MAX_REQUEST_PAYLOADS", 128),
+            ("PTC_SIZE", 16),
+            ("MAX_BUILDERS_PER_WITHDRAWALS_SWEEP", 16),
+            ("MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE", 1462),
+        ] {
+            assert_eq!(minimal.get_u64(key), Some(value), "{key}");
+        }
+        assert_eq!(minimal.get_str("DOMAIN_PTC_ATTESTER"), Some("0x0c000000"));
+        assert_eq!(minimal.get_str("BUILDER_WITHDRAWAL_PREFIX"), Some("0xb0"));
+
+        let mut spec = ChainSpec::mainnet();
+        spec.gas_limit_schedule = vec![types::chain_spec::GasLimitScheduleEntry {
+            epoch: 500_000,
+            gas_limit: 60_000_000,
+        }];
+        let mainnet = config_spec::<MainnetEthSpec>(&spec);
+        assert_eq!(mainnet.get_u64("PTC_SIZE"), Some(512));
+        assert_eq!(mainnet.get_u64("CHURN_LIMIT_QUOTIENT_GLOAS"), Some(32_768));
+        assert_eq!(
+            mainnet.0.get("GAS_LIMIT_SCHEDULE"),
+            Some(&serde_json::json!([{"EPOCH": "500000", "GAS_LIMIT": "60000000"}]))
+        );
+    }
 }

@@ -269,6 +269,16 @@ async fn genesis_config_and_node_endpoints_answer_the_spec_shape() {
     assert_eq!(spec.get_str("PRESET_BASE"), Some("minimal"));
     assert_eq!(spec.get_str("DOMAIN_BEACON_ATTESTER"), Some("0x01000000"));
     assert_eq!(spec.get_u64("FULU_FORK_EPOCH"), Some(0));
+    // Gloas config and preset keys (every key of the spec's files: config_spec's unit tests).
+    assert_eq!(
+        spec.get_u64("MAX_REQUEST_PAYLOADS"),
+        Some(n.spec.max_request_payloads)
+    );
+    assert_eq!(spec.get_u64("PTC_SIZE"), Some(16));
+    assert_eq!(
+        spec.0.get("GAS_LIMIT_SCHEDULE"),
+        Some(&serde_json::json!([]))
+    );
 
     let schedule = n.client.get_config_fork_schedule().await.unwrap().data;
     assert_eq!(schedule.len(), ForkName::ALL.len());

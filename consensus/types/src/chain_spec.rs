@@ -9,6 +9,7 @@
 //! fork's beacon-chain.md and p2p-interface.md.
 
 mod describe;
+mod gloas_config;
 mod network;
 mod parse;
 
@@ -18,6 +19,7 @@ use std::sync::LazyLock;
 
 use alloy_primitives::U256;
 
+pub use gloas_config::{GasLimitScheduleEntry, GloasConfigDefaults};
 pub use network::{
     HOODI_CONFIG_YAML, MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML, Network, SEPOLIA_CONFIG_YAML,
     UnknownNetwork,
@@ -102,7 +104,7 @@ pub struct BlobScheduleEntry {
 /// [spec]: fulu/beacon-chain.md#blobparameters
 pub type BlobParameters = BlobScheduleEntry;
 
-/// The runtime chain configuration: every key of a consensus `config.yaml` for phase0 to fulu.
+/// The runtime chain configuration: every key of a consensus `config.yaml` for phase0 to Gloas.
 ///
 /// Fields are named after the keys in snake case. Epochs use `FAR_FUTURE_EPOCH` (`u64::MAX`)
 /// for "not scheduled", as the config files do; [`ChainSpec::fork_epoch`] turns that into `None`.
@@ -286,9 +288,38 @@ pub struct ChainSpec {
     /// `MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS`.
     pub min_epochs_for_data_column_sidecars_requests: Epoch,
 
+    // Gloas. A config written before Gloas lacks these keys; each then takes the value of the
+    // spec's `configs/mainnet.yaml`, or of `configs/minimal.yaml` when `PRESET_BASE` is
+    // `minimal` ([`GloasConfigDefaults::for_preset_base`]).
+    /// `MIN_BUILDER_WITHDRAWABILITY_DELAY` (epochs): a builder's exit to its withdrawable epoch.
+    pub min_builder_withdrawability_delay: Epoch,
+    /// `ATTESTATION_DUE_BPS_GLOAS` (basis points of a slot).
+    pub attestation_due_bps_gloas: u64,
+    /// `AGGREGATE_DUE_BPS_GLOAS` (basis points of a slot).
+    pub aggregate_due_bps_gloas: u64,
+    /// `SYNC_MESSAGE_DUE_BPS_GLOAS` (basis points of a slot).
+    pub sync_message_due_bps_gloas: u64,
+    /// `CONTRIBUTION_DUE_BPS_GLOAS` (basis points of a slot).
+    pub contribution_due_bps_gloas: u64,
+    /// `PAYLOAD_DUE_BPS` (basis points of a slot): when the builder reveals the payload.
+    pub payload_due_bps: u64,
+    /// `PAYLOAD_ATTESTATION_DUE_BPS` (basis points of a slot): when the PTC votes.
+    pub payload_attestation_due_bps: u64,
+    /// `CHURN_LIMIT_QUOTIENT_GLOAS` (EIP-8061: the exit churn's quotient).
+    pub churn_limit_quotient_gloas: u64,
+    /// `CONSOLIDATION_CHURN_LIMIT_QUOTIENT` (EIP-8061).
+    pub consolidation_churn_limit_quotient: u64,
+    /// `MAX_PER_EPOCH_ACTIVATION_CHURN_LIMIT_GLOAS` (EIP-8061: the activation churn's cap).
+    pub max_per_epoch_activation_churn_limit_gloas: Gwei,
+    /// `MAX_REQUEST_PAYLOADS`: the most envelopes one req/resp request asks for.
+    pub max_request_payloads: u64,
+
     /// `BLOB_SCHEDULE`, sorted by epoch (ascending), no two entries with the same epoch; empty
     /// when absent.
     pub blob_schedule: Vec<BlobScheduleEntry>,
+    /// `GAS_LIMIT_SCHEDULE` (EIP-8261, advisory), sorted by epoch (ascending), no two entries
+    /// with the same epoch; empty when absent.
+    pub gas_limit_schedule: Vec<GasLimitScheduleEntry>,
 
     /// Every key Arbor does not read (later forks, feature branches, client extensions), with its
     /// value as written; lists and mappings re-rendered as YAML.
@@ -721,23 +752,270 @@ mod tests {
         assert_eq!(mainnet.scheduled_gloas_fork(), None);
         assert_eq!(extra("EIP8321_FORK_VERSION"), Some("0xe8321000"));
         assert_eq!(extra("HEZE_FORK_EPOCH"), Some("18446744073709551615"));
-        assert_eq!(extra("GAS_LIMIT_SCHEDULE"), Some("[]"));
         assert_eq!(extra("CONFIRMATION_BYZANTINE_THRESHOLD"), Some("25"));
         for known in [
             "FULU_FORK_EPOCH",
             "GLOAS_FORK_VERSION",
             "GLOAS_FORK_EPOCH",
             "BLOB_SCHEDULE",
+            "GAS_LIMIT_SCHEDULE",
+            "MAX_REQUEST_PAYLOADS",
             "SLOT_DURATION_MS",
             "PRESET_BASE",
         ] {
             assert_eq!(extra(known), None, "{known} is read, not extra");
         }
         let hoodi = ChainSpec::for_network(Network::Hoodi);
+        assert_eq!(hoodi.extra.get("MAX_REQUEST_PAYLOADS"), None);
+        assert_eq!(hoodi.max_request_payloads, 128);
+    }
+
+    /// The keys of the spec config `yaml` that Gloas adds: those under a `# Gloas` heading
+    /// (up to the next heading or blank line) and `GAS_LIMIT_SCHEDULE` (under *Scheduling*, EIP-8261).
+    fn gloas_keys_of(yaml: &str) -> Vec<String> {
+        let mut keys = Vec::new();
+        let mut in_gloas = false;
+        for line in yaml.lines() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                in_gloas = false;
+            } else if let Some(comment) = line.strip_prefix('#') {
+                // A heading names a fork or section; other comments describe a value.
+                // (minimal.yaml marks its own values `[customized]`, headings included).
+                let comment = comment.trim_start();
+                let comment = comment.strip_prefix("[customized] ").unwrap_or(comment);
+                if comment.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                    in_gloas = comment.starts_with("Gloas");
+                }
+            } else if let Some((key, _)) = line.split_once(':')
+                && !line.starts_with(' ')
+                && (in_gloas || key == "GAS_LIMIT_SCHEDULE")
+            {
+                keys.push(key.to_string());
+            }
+        }
+        keys
+    }
+
+    /// Every Gloas key of the spec's configs is read into a typed field (none lands in
+    /// `extra`), with the values `configs/mainnet.yaml` and `configs/minimal.yaml` write.
+    #[test]
+    fn reads_every_gloas_key_of_the_spec_configs() {
+        for file in ["mainnet.yaml", "minimal.yaml"] {
+            let yaml = std::fs::read_to_string(shared_config_path(file)).unwrap();
+            let keys = gloas_keys_of(&yaml);
+            assert_eq!(keys.len(), 14, "{file}: {keys:?}");
+            let spec = ChainSpec::from_config_yaml(&yaml).unwrap();
+            for key in &keys {
+                assert!(!spec.extra.contains_key(key), "{file}: {key} is not read");
+            }
+        }
+
+        let mainnet = ChainSpec::from_config_file(&shared_config_path("mainnet.yaml")).unwrap();
+        assert_eq!(mainnet.min_builder_withdrawability_delay, 64);
+        assert_eq!(mainnet.attestation_due_bps_gloas, 2500);
+        assert_eq!(mainnet.aggregate_due_bps_gloas, 5000);
+        assert_eq!(mainnet.sync_message_due_bps_gloas, 2500);
+        assert_eq!(mainnet.contribution_due_bps_gloas, 5000);
+        assert_eq!(mainnet.payload_due_bps, 5000);
+        assert_eq!(mainnet.payload_attestation_due_bps, 7500);
+        assert_eq!(mainnet.churn_limit_quotient_gloas, 32_768);
+        assert_eq!(mainnet.consolidation_churn_limit_quotient, 65_536);
         assert_eq!(
-            hoodi.extra.get("MAX_REQUEST_PAYLOADS").map(String::as_str),
-            Some("128")
+            mainnet.max_per_epoch_activation_churn_limit_gloas,
+            256_000_000_000
         );
+        assert_eq!(mainnet.max_request_payloads, 128);
+        assert_eq!(mainnet.gas_limit_schedule, []);
+
+        let minimal = ChainSpec::from_config_file(&shared_config_path("minimal.yaml")).unwrap();
+        assert_eq!(minimal.min_builder_withdrawability_delay, 2);
+        assert_eq!(minimal.attestation_due_bps_gloas, 2500);
+        assert_eq!(minimal.aggregate_due_bps_gloas, 5000);
+        assert_eq!(minimal.sync_message_due_bps_gloas, 2500);
+        assert_eq!(minimal.contribution_due_bps_gloas, 5000);
+        assert_eq!(minimal.payload_due_bps, 5000);
+        assert_eq!(minimal.payload_attestation_due_bps, 7500);
+        assert_eq!(minimal.churn_limit_quotient_gloas, 16);
+        assert_eq!(minimal.consolidation_churn_limit_quotient, 32);
+        assert_eq!(
+            minimal.max_per_epoch_activation_churn_limit_gloas,
+            128_000_000_000
+        );
+        assert_eq!(minimal.max_request_payloads, 128);
+        assert_eq!(minimal.gas_limit_schedule, []);
+    }
+
+    /// A config written before Gloas (no Gloas keys but the fork's, as Sepolia's and Hoodi's)
+    /// takes the spec's values for its preset: without its Gloas keys, each spec config reads
+    /// as itself.
+    #[test]
+    fn absent_gloas_keys_take_the_spec_values_of_the_preset() {
+        for (yaml, built_in, defaults) in [
+            (
+                MAINNET_CONFIG_YAML,
+                ChainSpec::mainnet(),
+                GloasConfigDefaults::MAINNET,
+            ),
+            (
+                MINIMAL_CONFIG_YAML,
+                ChainSpec::minimal(),
+                GloasConfigDefaults::MINIMAL,
+            ),
+        ] {
+            let mut without = yaml.to_string();
+            for key in gloas_keys_of(yaml) {
+                if !key.starts_with("GLOAS_FORK_") {
+                    without = replace_key(&without, &key, None);
+                }
+            }
+            let old = ChainSpec::from_config_yaml(&without).unwrap();
+            assert_eq!(old, built_in, "{}", built_in.config_name);
+            assert_eq!(
+                GloasConfigDefaults::for_preset_base(&built_in.preset_base),
+                defaults
+            );
+        }
+        for network in [Network::Sepolia, Network::Hoodi] {
+            let spec = ChainSpec::for_network(network);
+            let mainnet = ChainSpec::mainnet();
+            assert_eq!(spec.payload_attestation_due_bps, 7500, "{network}");
+            assert_eq!(
+                spec.churn_limit_quotient_gloas, mainnet.churn_limit_quotient_gloas,
+                "{network}"
+            );
+            assert_eq!(
+                spec.min_builder_withdrawability_delay,
+                mainnet.min_builder_withdrawability_delay
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_a_bad_gloas_value_naming_the_key() {
+        let scalar_keys: Vec<String> = gloas_keys_of(MAINNET_CONFIG_YAML)
+            .into_iter()
+            .filter(|key| !key.starts_with("GLOAS_FORK_") && key != "GAS_LIMIT_SCHEDULE")
+            .collect();
+        assert_eq!(scalar_keys.len(), 11, "{scalar_keys:?}");
+        for key in &scalar_keys {
+            for value in ["-1", "0x40", "2.5", "18446744073709551616", "many"] {
+                match mainnet_with(key, value) {
+                    Err(ConfigError::InvalidValue {
+                        key: k, value: v, ..
+                    }) => {
+                        assert_eq!((k.as_str(), v.as_str()), (key.as_str(), value));
+                    }
+                    other => panic!("{key}: {value} gave {other:?}"),
+                }
+            }
+            assert!(
+                matches!(
+                    mainnet_with(key, "[1]"),
+                    Err(ConfigError::InvalidValue { key: k, .. }) if k == *key
+                ),
+                "{key}: a list"
+            );
+        }
+        for divisor in [
+            "CHURN_LIMIT_QUOTIENT_GLOAS",
+            "CONSOLIDATION_CHURN_LIMIT_QUOTIENT",
+        ] {
+            assert_eq!(
+                mainnet_with(divisor, "0").unwrap_err().to_string(),
+                format!("invalid value \"0\" for {divisor}: expected a positive integer")
+            );
+        }
+        // A key that is present wins over the default, also in a config that lacks the others.
+        let spec = mainnet_with("PAYLOAD_ATTESTATION_DUE_BPS", "8000").unwrap();
+        assert_eq!(spec.payload_attestation_due_bps, 8000);
+        let old = ChainSpec::from_config_yaml(&replace_key(
+            MINIMAL_CONFIG_YAML,
+            "MAX_REQUEST_PAYLOADS",
+            None,
+        ))
+        .unwrap();
+        assert_eq!(
+            old.max_request_payloads,
+            GloasConfigDefaults::MINIMAL.max_request_payloads
+        );
+    }
+
+    #[test]
+    fn reads_the_gas_limit_schedule_and_rejects_bad_ones() {
+        let with_schedule = |schedule: &str| {
+            let start = MAINNET_CONFIG_YAML.find("GAS_LIMIT_SCHEDULE:").unwrap();
+            let end = MAINNET_CONFIG_YAML[start..].find('\n').unwrap() + start;
+            let yaml = format!(
+                "{}GAS_LIMIT_SCHEDULE:{schedule}\n{}",
+                &MAINNET_CONFIG_YAML[..start],
+                &MAINNET_CONFIG_YAML[end..]
+            );
+            ChainSpec::from_config_yaml(&yaml)
+        };
+        let spec = with_schedule(
+            "\n  - EPOCH: 512\n    GAS_LIMIT: 150000000\n  - EPOCH: 256\n    GAS_LIMIT: '100000000'",
+        )
+        .unwrap();
+        assert_eq!(
+            spec.gas_limit_schedule,
+            [
+                GasLimitScheduleEntry {
+                    epoch: 256,
+                    gas_limit: 100_000_000
+                },
+                GasLimitScheduleEntry {
+                    epoch: 512,
+                    gas_limit: 150_000_000
+                },
+            ]
+        );
+        assert_eq!(spec.get_scheduled_gas_limit(255), None);
+        assert_eq!(spec.get_scheduled_gas_limit(256), Some(100_000_000));
+        assert_eq!(spec.get_scheduled_gas_limit(511), Some(100_000_000));
+        assert_eq!(spec.get_scheduled_gas_limit(u64::MAX), Some(150_000_000));
+        assert_eq!(ChainSpec::mainnet().get_scheduled_gas_limit(0), None);
+
+        // Absent: empty.
+        let without = replace_key(MAINNET_CONFIG_YAML, "GAS_LIMIT_SCHEDULE", None);
+        assert_eq!(
+            ChainSpec::from_config_yaml(&without)
+                .unwrap()
+                .gas_limit_schedule,
+            []
+        );
+        assert!(matches!(
+            with_schedule("\n  - EPOCH: 1\n    GAS_LIMIT: 2\n  - EPOCH: 1\n    GAS_LIMIT: 3"),
+            Err(ConfigError::Inconsistent(message))
+                if message == "GAS_LIMIT_SCHEDULE has more than one entry for epoch 1"
+        ));
+        assert_eq!(
+            with_schedule("\n  - EPOCH: 1"),
+            Err(ConfigError::MissingKey(
+                "GAS_LIMIT_SCHEDULE[0].GAS_LIMIT".into()
+            ))
+        );
+        for (schedule, key) in [
+            (
+                "\n  - EPOCH: 1\n    GAS_LIMIT: -2",
+                "GAS_LIMIT_SCHEDULE[0].GAS_LIMIT",
+            ),
+            (
+                "\n  - EPOCH: x\n    GAS_LIMIT: 2",
+                "GAS_LIMIT_SCHEDULE[0].EPOCH",
+            ),
+            ("\n  - 7", "GAS_LIMIT_SCHEDULE[0]"),
+            (" 7", "GAS_LIMIT_SCHEDULE"),
+            (" {EPOCH: 1}", "GAS_LIMIT_SCHEDULE"),
+        ] {
+            assert!(
+                matches!(
+                    with_schedule(schedule),
+                    Err(ConfigError::InvalidValue { key: k, .. }) if k == key
+                ),
+                "{schedule:?}"
+            );
+        }
     }
 
     #[test]

@@ -14,7 +14,10 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_yaml::Value;
 
-use super::{BlobScheduleEntry, ChainSpec, ConfigError, FAR_FUTURE_EPOCH};
+use super::{
+    BlobScheduleEntry, ChainSpec, ConfigError, FAR_FUTURE_EPOCH, GasLimitScheduleEntry,
+    GloasConfigDefaults,
+};
 use crate::primitives::{Gwei, Version};
 
 /// `NUMBER_OF_COLUMNS`, a preset value that is 128 in both presets; only used to default the
@@ -34,6 +37,8 @@ const EXPECTED_ADDRESS: &str = "0x followed by 40 hex digits";
 const EXPECTED_SCALAR: &str = "a single value, not a list or mapping";
 const EXPECTED_BLOB_SCHEDULE: &str = "a list of {EPOCH, MAX_BLOBS_PER_BLOCK} entries";
 const EXPECTED_BLOB_SCHEDULE_ENTRY: &str = "a mapping with EPOCH and MAX_BLOBS_PER_BLOCK";
+const EXPECTED_GAS_LIMIT_SCHEDULE: &str = "a list of {EPOCH, GAS_LIMIT} entries";
+const EXPECTED_GAS_LIMIT_SCHEDULE_ENTRY: &str = "a mapping with EPOCH and GAS_LIMIT";
 
 /// The keys of one config file: scalars as the text written, other values as parsed YAML.
 #[derive(Debug, Default, Clone)]
@@ -240,7 +245,47 @@ impl RawConfig {
         let min_epochs_for_data_column_sidecars_requests =
             self.u64("MIN_EPOCHS_FOR_DATA_COLUMN_SIDECARS_REQUESTS")?;
 
+        // Gloas: a config written before Gloas lacks these keys and takes the spec's values
+        // for its preset; a key that is present must hold a valid value.
+        let gloas = GloasConfigDefaults::for_preset_base(&preset_base);
+        let min_builder_withdrawability_delay = self.u64_or(
+            "MIN_BUILDER_WITHDRAWABILITY_DELAY",
+            gloas.min_builder_withdrawability_delay,
+        )?;
+        let attestation_due_bps_gloas =
+            self.u64_or("ATTESTATION_DUE_BPS_GLOAS", gloas.attestation_due_bps_gloas)?;
+        let aggregate_due_bps_gloas =
+            self.u64_or("AGGREGATE_DUE_BPS_GLOAS", gloas.aggregate_due_bps_gloas)?;
+        let sync_message_due_bps_gloas = self.u64_or(
+            "SYNC_MESSAGE_DUE_BPS_GLOAS",
+            gloas.sync_message_due_bps_gloas,
+        )?;
+        let contribution_due_bps_gloas = self.u64_or(
+            "CONTRIBUTION_DUE_BPS_GLOAS",
+            gloas.contribution_due_bps_gloas,
+        )?;
+        let payload_due_bps = self.u64_or("PAYLOAD_DUE_BPS", gloas.payload_due_bps)?;
+        let payload_attestation_due_bps = self.u64_or(
+            "PAYLOAD_ATTESTATION_DUE_BPS",
+            gloas.payload_attestation_due_bps,
+        )?;
+        let churn_limit_quotient_gloas = self.nonzero_u64_or(
+            "CHURN_LIMIT_QUOTIENT_GLOAS",
+            gloas.churn_limit_quotient_gloas,
+        )?;
+        let consolidation_churn_limit_quotient = self.nonzero_u64_or(
+            "CONSOLIDATION_CHURN_LIMIT_QUOTIENT",
+            gloas.consolidation_churn_limit_quotient,
+        )?;
+        let max_per_epoch_activation_churn_limit_gloas: Gwei = self.u64_or(
+            "MAX_PER_EPOCH_ACTIVATION_CHURN_LIMIT_GLOAS",
+            gloas.max_per_epoch_activation_churn_limit_gloas,
+        )?;
+        let max_request_payloads =
+            self.u64_or("MAX_REQUEST_PAYLOADS", gloas.max_request_payloads)?;
+
         let blob_schedule = self.blob_schedule()?;
+        let gas_limit_schedule = self.gas_limit_schedule()?;
 
         if slot_duration_ms == 0 {
             return Err(invalid(
@@ -334,7 +379,19 @@ impl RawConfig {
             validator_custody_requirement,
             balance_per_additional_custody_group,
             min_epochs_for_data_column_sidecars_requests,
+            min_builder_withdrawability_delay,
+            attestation_due_bps_gloas,
+            aggregate_due_bps_gloas,
+            sync_message_due_bps_gloas,
+            contribution_due_bps_gloas,
+            payload_due_bps,
+            payload_attestation_due_bps,
+            churn_limit_quotient_gloas,
+            consolidation_churn_limit_quotient,
+            max_per_epoch_activation_churn_limit_gloas,
+            max_request_payloads,
             blob_schedule,
+            gas_limit_schedule,
             extra,
         };
         spec.check_fork_order()?;
@@ -378,6 +435,19 @@ impl RawConfig {
         self.take_scalar(key)?
             .map(|text| parse_u64(key, &text))
             .transpose()
+    }
+
+    /// A key that configs written before its fork lack: `default` when absent.
+    fn u64_or(&mut self, key: &'static str, default: u64) -> Result<u64, ConfigError> {
+        Ok(self.optional_u64(key)?.unwrap_or(default))
+    }
+
+    /// As [`RawConfig::u64_or`], for a key that must not be 0 (a divisor).
+    fn nonzero_u64_or(&mut self, key: &'static str, default: u64) -> Result<u64, ConfigError> {
+        match self.u64_or(key, default)? {
+            0 => Err(invalid(key, 0, "a positive integer")),
+            value => Ok(value),
+        }
     }
 
     /// A key newer configs omit because the spec now computes it as `a * b`.
@@ -425,26 +495,76 @@ impl RawConfig {
     ///
     /// [spec]: fulu/beacon-chain.md#blob-schedule
     fn blob_schedule(&mut self) -> Result<Vec<BlobScheduleEntry>, ConfigError> {
-        const KEY: &str = "BLOB_SCHEDULE";
-        if let Some(text) = self.scalars.remove(KEY) {
-            return Err(invalid(KEY, text, EXPECTED_BLOB_SCHEDULE));
+        let entries = self.schedule(
+            "BLOB_SCHEDULE",
+            "MAX_BLOBS_PER_BLOCK",
+            EXPECTED_BLOB_SCHEDULE,
+            EXPECTED_BLOB_SCHEDULE_ENTRY,
+        )?;
+        if let Some(epoch) = first_repeated_epoch(&entries) {
+            return Err(ConfigError::DuplicateBlobScheduleEpoch(epoch));
         }
-        let entries = match self.structured.remove(KEY) {
+        Ok(entries
+            .into_iter()
+            .map(|(epoch, max_blobs_per_block)| BlobScheduleEntry {
+                epoch,
+                max_blobs_per_block,
+            })
+            .collect())
+    }
+
+    /// `GAS_LIMIT_SCHEDULE` (EIP-8261), sorted by epoch; absent means empty. Two entries for
+    /// one epoch would make the scheduled gas limit ambiguous, so they are rejected as in
+    /// `BLOB_SCHEDULE`.
+    ///
+    /// [spec]: gloas/beacon-chain.md#gas-limit-schedule
+    fn gas_limit_schedule(&mut self) -> Result<Vec<GasLimitScheduleEntry>, ConfigError> {
+        const KEY: &str = "GAS_LIMIT_SCHEDULE";
+        let entries = self.schedule(
+            KEY,
+            "GAS_LIMIT",
+            EXPECTED_GAS_LIMIT_SCHEDULE,
+            EXPECTED_GAS_LIMIT_SCHEDULE_ENTRY,
+        )?;
+        if let Some(epoch) = first_repeated_epoch(&entries) {
+            return Err(ConfigError::Inconsistent(format!(
+                "{KEY} has more than one entry for epoch {epoch}"
+            )));
+        }
+        Ok(entries
+            .into_iter()
+            .map(|(epoch, gas_limit)| GasLimitScheduleEntry { epoch, gas_limit })
+            .collect())
+    }
+
+    /// A list of `{EPOCH, <value>}` records under `key`, as `(epoch, value)` sorted by epoch;
+    /// absent means empty. Errors name the entry and field (`KEY[1].EPOCH`).
+    fn schedule(
+        &mut self,
+        key: &'static str,
+        value: &'static str,
+        expected: &'static str,
+        expected_entry: &'static str,
+    ) -> Result<Vec<(u64, u64)>, ConfigError> {
+        if let Some(text) = self.scalars.remove(key) {
+            return Err(invalid(key, text, expected));
+        }
+        let entries = match self.structured.remove(key) {
             None => return Ok(Vec::new()),
             Some(Value::Sequence(entries)) => entries,
-            Some(other) => return Err(invalid(KEY, render(&other), EXPECTED_BLOB_SCHEDULE)),
+            Some(other) => return Err(invalid(key, render(&other), expected)),
         };
         let mut schedule = Vec::with_capacity(entries.len());
         for (index, entry) in entries.iter().enumerate() {
             let Value::Mapping(fields) = entry else {
                 return Err(invalid(
-                    format!("{KEY}[{index}]"),
+                    format!("{key}[{index}]"),
                     render(entry),
-                    EXPECTED_BLOB_SCHEDULE_ENTRY,
+                    expected_entry,
                 ));
             };
             let field = |name: &str| -> Result<u64, ConfigError> {
-                let key = format!("{KEY}[{index}].{name}");
+                let key = format!("{key}[{index}].{name}");
                 match fields.get(name) {
                     None => Err(ConfigError::MissingKey(key)),
                     Some(Value::Number(n)) => {
@@ -454,19 +574,9 @@ impl RawConfig {
                     Some(other) => Err(invalid(key, render(other), EXPECTED_U64)),
                 }
             };
-            schedule.push(BlobScheduleEntry {
-                epoch: field("EPOCH")?,
-                max_blobs_per_block: field("MAX_BLOBS_PER_BLOCK")?,
-            });
+            schedule.push((field("EPOCH")?, field(value)?));
         }
-        schedule.sort_by_key(|entry| entry.epoch);
-        for window in schedule.windows(2) {
-            if let [a, b] = window
-                && a.epoch == b.epoch
-            {
-                return Err(ConfigError::DuplicateBlobScheduleEpoch(a.epoch));
-            }
-        }
+        schedule.sort_by_key(|(epoch, _)| *epoch);
         Ok(schedule)
     }
 
@@ -668,6 +778,14 @@ impl<'de> Visitor<'de> for ScalarsSeed<'_> {
         }
         Ok(scalars)
     }
+}
+
+/// The first epoch that two entries of a sorted schedule share.
+fn first_repeated_epoch(schedule: &[(u64, u64)]) -> Option<u64> {
+    schedule.windows(2).find_map(|pair| match pair {
+        [(a, _), (b, _)] if a == b => Some(*a),
+        _ => None,
+    })
 }
 
 /// A decimal `u64`: ASCII digits only (no sign, no separators, no hex).
