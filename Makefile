@@ -16,7 +16,7 @@ endif
 # fails without them rather than skipping the differential test.
 ORACLE_DIR ?= $(CURDIR)/target/lodestar-oracle
 
-.PHONY: build release run test spec-tests spec-vectors gloas-vectors oracle lint fmt bench fuzz clean test-interop simulate test-conformance
+.PHONY: build release run test spec-tests spec-vectors gloas-vectors oracle lodestar-roots lint fmt bench fuzz clean test-interop simulate test-conformance
 
 build:
 	$(CARGO) build --workspace
@@ -79,13 +79,21 @@ oracle:
 	@test -x "$(SHARED)/oracles/lodestar/install.sh" || { echo "error: $(SHARED)/oracles/lodestar/install.sh not found" >&2; exit 1; }
 	@ORACLE_DIR="$(ORACLE_DIR)" "$(SHARED)/oracles/lodestar/install.sh"
 
+# Gloas hash tree roots checked by another implementation (testing/lodestar_roots): npm
+# @lodestar/types 1.50.0, pinned in testing/lodestar_roots/js, installed into target/ (or
+# $LODESTAR_ROOTS_DIR). Needs node >= 20 and npm; `make test` fails without them.
+LODESTAR_ROOTS_DIR ?= $(CURDIR)/target/lodestar-roots
+
+lodestar-roots:
+	@testing/lodestar_roots/js/install.sh "$(LODESTAR_ROOTS_DIR)" >/dev/null
+
 # The consensus spec-test harness alone: one line per config/fork/runner.
 spec-tests: spec-vectors gloas-vectors
 	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_GLOAS_VECTORS="$(GLOAS_VECTORS_DIR)" $(CARGO) test --package ef_tests --test spec_tests -- --nocapture
 
 # Everything: unit, property and spec tests of every crate.
-test: spec-vectors gloas-vectors oracle
-	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_GLOAS_VECTORS="$(GLOAS_VECTORS_DIR)" ARBOR_LODESTAR_ORACLE="$(ORACLE_DIR)" $(CARGO) test --workspace --all-features --no-fail-fast
+test: spec-vectors gloas-vectors oracle lodestar-roots
+	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_GLOAS_VECTORS="$(GLOAS_VECTORS_DIR)" ARBOR_LODESTAR_ORACLE="$(ORACLE_DIR)" ARBOR_LODESTAR_ROOTS="$(LODESTAR_ROOTS_DIR)" $(CARGO) test --workspace --all-features --no-fail-fast
 
 # Networking against an independent implementation: installs the js-libp2p peer
 # (networking/interop, from npm, into target/interop-js; needs node >= 20 and npm) and runs it
