@@ -380,7 +380,7 @@ impl<E: EthSpec> Store<E> {
     /// snapshot is a file (schema 4 on) and `None` when it is inline (written before). Walks
     /// every cold state's value (diffs included): for checks and tools, not for a hot path.
     pub fn cold_snapshots(&self) -> Result<Vec<(Slot, Option<Root>)>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let cold = txn.open_table(COLD_STATES)?;
         let mut snapshots = Vec::new();
         for entry in cold.iter()? {
@@ -423,7 +423,7 @@ impl<E: EthSpec> Store<E> {
                 .get(state_root.0)?
                 .is_some())
         };
-        if !is_pending(&self.db.begin_read()?)? {
+        if !is_pending(&self.read_txn()?)? {
             return Ok(false);
         }
         let reference = self.write_state_file(state_root, state)?;
@@ -468,7 +468,7 @@ impl<E: EthSpec> Store<E> {
     /// The pending snapshots (see [`StoreBatch::put_state_deferring_snapshot`]): state root
     /// and slot, oldest first.
     pub fn pending_snapshots(&self) -> Result<Vec<(Root, Slot)>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let table = txn.open_table(PENDING_SNAPSHOTS)?;
         let mut pending = Vec::new();
         for entry in table.iter()? {
@@ -481,7 +481,7 @@ impl<E: EthSpec> Store<E> {
 
     /// The state roots of the hot states stored whole.
     pub fn hot_snapshot_roots(&self) -> Result<Vec<Root>, StoreError> {
-        hot_snapshot_roots(&self.db.begin_read()?)
+        hot_snapshot_roots(&self.read_txn()?)
     }
 
     /// Test hook (`test-utils` feature): while `refuse` is true every write of the open store
@@ -507,6 +507,21 @@ impl<E: EthSpec> Store<E> {
         })
     }
 
+    /// A read transaction: never under the fork-choice lock ([`lock_guard::forbid`] panics in
+    /// a debug build).
+    #[track_caller]
+    fn read_txn(&self) -> Result<redb::ReadTransaction, StoreError> {
+        lock_guard::forbid("a store read");
+        Ok(self.db.begin_read()?)
+    }
+
+    /// A write transaction: never under the fork-choice lock, as [`Self::read_txn`].
+    #[track_caller]
+    fn write_txn(&self) -> Result<WriteTransaction, StoreError> {
+        lock_guard::forbid("a store write");
+        Ok(self.db.begin_write()?)
+    }
+
     fn begin_write(&self) -> Result<WriteTransaction, StoreError> {
         #[cfg(feature = "test-utils")]
         if self
@@ -517,7 +532,7 @@ impl<E: EthSpec> Store<E> {
                 std::io::Error::other("writes refused by Store::refuse_writes"),
             )));
         }
-        let mut txn = self.db.begin_write()?;
+        let mut txn = self.write_txn()?;
         txn.set_quick_repair(self.config.quick_repair);
         Ok(txn)
     }
@@ -636,14 +651,14 @@ impl<E: EthSpec> Store<E> {
 
     /// The schema version recorded in the database.
     pub fn schema_version(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         schema::read_schema_version(&txn.open_table(META)?)?.ok_or(StoreError::MissingSchemaVersion)
     }
 
     /// The head last recorded with [`StoreBatch::set_head`] or [`Self::record_head`] (a crash
     /// may lose one recorded with the latter since the last synced commit).
     pub fn head(&self) -> Result<Option<Head>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let meta = txn.open_table(META)?;
         let Some(v) = meta.get(HEAD_KEY)? else {
             return Ok(None);
@@ -658,7 +673,7 @@ impl<E: EthSpec> Store<E> {
 
     /// The finalized checkpoint of the latest migration (or the anchor).
     pub fn finalized_checkpoint(&self) -> Result<Option<Checkpoint>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let meta = txn.open_table(META)?;
         let Some(v) = meta.get(FINALIZED_KEY)? else {
             return Ok(None);
@@ -672,14 +687,14 @@ impl<E: EthSpec> Store<E> {
 
     /// The hot/cold boundary.
     pub fn split(&self) -> Result<Option<Split>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         read_split(&txn.open_table(META)?)
     }
 
     /// The fork choice last recorded with [`StoreBatch::put_fork_choice`], its checksum
     /// checked.
     pub fn fork_choice(&self) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let meta = txn.open_table(META)?;
         let Some(value) = meta.get(FORK_CHOICE_KEY)? else {
             return Ok(None);
@@ -706,7 +721,7 @@ impl<E: EthSpec> Store<E> {
     /// The light-client server's value under `key` (in the `light_client/` key space of `meta`),
     /// as it wrote it.
     pub fn get_light_client_data(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let meta = txn.open_table(META)?;
         let key = format!("{LIGHT_CLIENT_PREFIX}{key}");
         Ok(meta.get(key.as_str())?.map(|v| v.value().to_vec()))
@@ -716,13 +731,13 @@ impl<E: EthSpec> Store<E> {
     ///
     /// [spec]: phase0/p2p-interface.md#beaconblocksbyroot
     pub fn get_block_ssz(&self, block_root: &Root) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         Ok(read_block_sealed(&txn, block_root)?.map(|(bytes, _, _)| bytes))
     }
 
     /// A block, decoded with the fork of its slot.
     pub fn get_block(&self, block_root: &Root) -> Result<Option<SignedBeaconBlock<E>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         read_block_sealed(&txn, block_root)?
             .map(|(bytes, fork, table)| self.decode_block(&bytes, fork, table, block_root))
             .transpose()
@@ -731,7 +746,7 @@ impl<E: EthSpec> Store<E> {
     /// The canonical block root of a finalized slot, `None` for an empty slot or one not yet
     /// finalized.
     pub fn block_root_at_slot(&self, slot: Slot) -> Result<Option<Root>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         Ok(txn
             .open_table(COLD_BLOCK_ROOTS)?
             .get(slot)?
@@ -816,7 +831,7 @@ impl<E: EthSpec> Store<E> {
     /// slot then root: what a restarting node imports again into fork choice on top of the
     /// split.
     pub fn hot_blocks(&self) -> Result<Vec<(Slot, Root, Root)>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let summaries = read_all_block_summaries(&txn.open_table(HOT_BLOCK_SUMMARIES)?)?;
         let mut blocks: Vec<(Slot, Root, Root)> = summaries
             .into_iter()
@@ -833,7 +848,7 @@ impl<E: EthSpec> Store<E> {
         state_root: &Root,
         replayer: &mut impl StateReplayer<E>,
     ) -> Result<Option<BeaconState<E>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         if let Some(summary) =
             read_state_summary(&txn.open_table(HOT_STATE_SUMMARIES)?, state_root)?
         {
@@ -857,7 +872,7 @@ impl<E: EthSpec> Store<E> {
         slot: Slot,
         replayer: &mut impl StateReplayer<E>,
     ) -> Result<Option<BeaconState<E>>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         match read_split(&txn.open_table(META)?)? {
             Some(split) if slot <= split.slot => {
                 self.load_cold_state(&txn, slot, replayer).map(Some)
@@ -1137,7 +1152,7 @@ impl<E: EthSpec> Store<E> {
     ) -> Result<Option<PreparedColdStates>, StoreError> {
         let history = slots_per_historical_root::<E>();
         let new_slot = finalized.epoch * E::slots_per_epoch();
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let split = read_split(&txn.open_table(META)?)?.ok_or(StoreError::NoAnchor)?;
         if new_slot < split.slot {
             return Err(StoreError::FinalizationReverted {
@@ -1258,7 +1273,7 @@ impl<E: EthSpec> Store<E> {
         block_root: &Root,
         index: u64,
     ) -> Result<Option<(Vec<u8>, ForkName)>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let value = txn
             .open_table(table)?
             .get(sidecar_key(block_root, index))?
@@ -1273,7 +1288,7 @@ impl<E: EthSpec> Store<E> {
         table: redb::TableDefinition<'_, [u8; 40], &[u8]>,
         block_root: &Root,
     ) -> Result<Vec<u64>, StoreError> {
-        let txn = self.db.begin_read()?;
+        let txn = self.read_txn()?;
         let table = txn.open_table(table)?;
         let indices = table
             .range(sidecar_key(block_root, 0)..=sidecar_key(block_root, u64::MAX))?

@@ -10,7 +10,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fork_choice::{AnchorBlock, Columns, Fault, ForkChoice, ProcessedBlock, ThreadPool};
+use fork_choice::{
+    AnchorBlock, Columns, Fault, ForkChoice, PreparedBlock, ProcessedBlock, ThreadPool,
+};
 use light_client::LightClientError;
 use parking_lot::{Mutex, RwLock};
 
@@ -678,11 +680,8 @@ impl<E: EthSpec> BeaconChain<E> {
             pool.clone(),
         )?;
         let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
-        fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(
-            &store,
-            &spec,
-            &import_metrics,
-        )));
+        // The chain loads the states fork choice needs, without its lock.
+        fork_choice.stop_loading_states();
         let genesis_time = *anchor.state.genesis_time();
         let genesis_validators_root = *anchor.state.genesis_validators_root();
         let head = HeadSnapshot {
@@ -904,6 +903,9 @@ impl<E: EthSpec> BeaconChain<E> {
             let state = fork_choice.checkpoint_state(&finalized)?.clone();
             store_writer.finalize(finalized, state)?;
         }
+        // From here on fork choice sits behind its lock: the chain loads the states it needs
+        // without the lock (`block_state_outside_lock`), fork choice none.
+        fork_choice.stop_loading_states();
         Ok(Self {
             spec,
             genesis_time,
@@ -1327,24 +1329,13 @@ impl<E: EthSpec> BeaconChain<E> {
         // Fork choice's `on_block` in three steps, the costly middle one (the availability
         // check and the state transition) without fork choice's lock, so that gossip
         // validation and the API keep reading fork choice meanwhile.
-        // The parent's post-state, loaded here when fork choice let go of it, not under its
-        // lock in `prepare_block` (a block on an old fork).
-        let parent_root = block.parent_root();
-        let parent_in_memory = {
-            let fc = self.fork_choice.lock();
-            !fc.contains_block(&parent_root)
-                || fc.advanced_state(&parent_root, slot).is_some()
-                || fc.block_state(&parent_root).is_some()
-        };
-        if !parent_in_memory && let Err(e) = self.block_state_outside_lock(&parent_root) {
-            tracing::debug!(%parent_root, error = %e, "parent state not loaded outside the fork-choice lock");
-        }
-        let (prepared, processor) = {
+        let processor = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
             self.apply_queued_votes(&mut fc);
-            (fc.prepare_block(&block), fc.block_processor())
+            fc.block_processor()
         };
+        let prepared = self.prepare_block(&block);
         if let Ok(Some(prepared)) = &prepared {
             self.import_metrics
                 .observe_import(prepared.pre_state_advanced());
@@ -1603,6 +1594,37 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(state)
     }
 
+    /// Fork choice's `prepare_block` with the parent's post-state loaded, when fork choice let
+    /// go of it, **without fork choice's lock** first (fork choice loads none: a block on an
+    /// old fork, a range-sync segment on a block long imported). Another import may let go of
+    /// it again before the lock is taken: then loaded once more.
+    pub(crate) fn prepare_block(
+        &self,
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<Option<PreparedBlock<E>>, fork_choice::Error> {
+        let parent_root = block.parent_root();
+        let slot = block.slot();
+        for _ in 0..3 {
+            let prepared = {
+                let fc = self.fork_choice.lock();
+                let missing = fc.contains_block(&parent_root)
+                    && fc.advanced_state(&parent_root, slot).is_none()
+                    && fc.block_state(&parent_root).is_none();
+                (!missing).then(|| fc.prepare_block(block))
+            };
+            match prepared {
+                Some(Err(fork_choice::Error::StateUnavailable { .. })) | None => {}
+                Some(prepared) => return prepared,
+            }
+            if let Err(e) = self.block_state_outside_lock(&parent_root) {
+                tracing::debug!(%parent_root, error = %e, "parent state not loaded");
+                break;
+            }
+        }
+        // Fork choice says what is missing, typed (a state it cannot have is our fault).
+        self.fork_choice.lock().prepare_block(block)
+    }
+
     /// One store batch with a processed block, its columns and its post-state (an epoch's
     /// snapshot deferred: the batch stores a summary naming the snapshot before it), before
     /// fork choice takes the block. Returns how the state was stored.
@@ -1698,7 +1720,7 @@ impl<E: EthSpec> BeaconChain<E> {
                     .filter(|p| p.block_root() == block.parent_root());
                 let prepared = match parent {
                     Some(parent) => self.fork_choice.lock().prepare_child(parent, block),
-                    None => self.fork_choice.lock().prepare_block(block),
+                    None => self.prepare_block(block),
                 };
                 let prepared = match prepared {
                     Ok(Some(prepared)) => prepared,

@@ -4,7 +4,9 @@
 //! a stack dump then shows only the waiters. A waiter of a [`TrackedMutex`] that has waited
 //! longer than the mutex's `stall_after` logs the holder's thread and the source location of
 //! its `lock()` (and how long it has held it), counts the stall, and goes on waiting. Taking
-//! the lock costs one more uncontended lock and a `#[track_caller]` location.
+//! the lock costs one more uncontended lock and a `#[track_caller]` location. Its holder runs
+//! no parallel section and no store transaction: a debug build panics when it does
+//! ([`lock_guard`]).
 
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,10 +34,13 @@ pub struct TrackedMutex<T> {
     stalls: AtomicU64,
 }
 
-/// The guard of a [`TrackedMutex`]; forgets the holder when dropped.
+/// The guard of a [`TrackedMutex`]; forgets the holder when dropped. While it lives, the
+/// holding thread may run no parallel section and touch no store ([`lock_guard`], checked in
+/// debug builds).
 pub struct TrackedGuard<'a, T> {
     guard: MutexGuard<'a, T>,
     holder: &'a Mutex<Option<Holder>>,
+    _held: lock_guard::Held,
 }
 
 impl<T> TrackedMutex<T> {
@@ -98,6 +103,7 @@ impl<T> TrackedMutex<T> {
         TrackedGuard {
             guard,
             holder: &self.holder,
+            _held: lock_guard::hold(self.name),
         }
     }
 
@@ -179,5 +185,37 @@ mod tests {
         holder.join().expect("the holder ends");
         assert_eq!(waiter.join().expect("the waiter ends"), 2);
         assert!(mutex.holder().is_none(), "the record goes with the guard");
+    }
+
+    /// The holder runs no parallel section and touches no store: a debug build panics when it
+    /// does, and not once the guard is dropped or on another thread.
+    #[cfg(debug_assertions)]
+    #[test]
+    fn the_holder_may_not_run_a_parallel_section_or_touch_a_store() {
+        let mutex = TrackedMutex::new("fork choice", Duration::from_secs(1), ());
+        let guard = mutex.lock();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool");
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            bls::install_isolated(&pool, || 1)
+        }));
+        let message = caught
+            .expect_err("a parallel section under the lock panics")
+            .downcast::<String>()
+            .expect("a formatted message");
+        assert!(
+            message.contains("a parallel section while the fork choice lock is held"),
+            "{message}"
+        );
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| bls::install_isolated(&pool, || 1))
+                .join()
+                .expect("another thread holds nothing")
+        });
+        drop(guard);
+        assert_eq!(bls::install_isolated(&pool, || 2), 2);
     }
 }

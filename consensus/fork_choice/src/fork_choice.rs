@@ -222,8 +222,12 @@ pub struct ForkChoice<E: EthSpec> {
     applied_boost: Option<(Root, Gwei)>,
     /// Each block's execution payload block hash (optimistic sync walks them).
     payload_hashes: FxHashMap<Root, Root>,
-    /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all.
+    /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all,
+    /// unless [`Self::stop_loading_states`] was called.
     state_loader: Option<Arc<dyn StateLoader<E>>>,
+    /// Post-states are let go of beyond the bounds although no loader brings them back: their
+    /// owner loads them itself ([`Self::stop_loading_states`]).
+    bounded_without_loader: bool,
     /// Blocks' post-states advanced through empty slots ahead of the next block (the node's
     /// slot timer advances the head's before each slot), by block root, the latest last (at
     /// most [`MAX_ADVANCED_STATES`]): the pre-state of a block on one at or after its slot.
@@ -334,6 +338,7 @@ impl<E: EthSpec> ForkChoice<E> {
             applied_boost: None,
             payload_hashes: FxHashMap::default(),
             state_loader: None,
+            bounded_without_loader: false,
             advanced_states: Vec::new(),
             memory_limit: None,
         })
@@ -343,6 +348,17 @@ impl<E: EthSpec> ForkChoice<E> {
     /// others back through `loader` when they are needed.
     pub fn set_state_loader(&mut self, loader: Arc<dyn StateLoader<E>>) {
         self.state_loader = Some(loader);
+        self.evict_block_states(None);
+    }
+
+    /// From now on loads no state: the owner of a store behind a lock loads what the store is
+    /// about to need without the lock and hands it over ([`Self::keep_block_state`],
+    /// [`Self::keep_checkpoint_state`]); a state not in memory is then
+    /// [`Error::StateUnavailable`] with [`crate::StateUnavailableCause::NoLoader`], for the owner to
+    /// load and retry. The post-states stay bounded as with a loader.
+    pub fn stop_loading_states(&mut self) {
+        self.state_loader = None;
+        self.bounded_without_loader = true;
         self.evict_block_states(None);
     }
 
@@ -507,7 +523,8 @@ impl<E: EthSpec> ForkChoice<E> {
     /// post-state its importer reads next).
     fn evict_block_states(&mut self, keep: Option<Root>) {
         let max = self.block_states_limit();
-        if self.state_loader.is_none() || self.block_states.len() <= max {
+        let bounded = self.state_loader.is_some() || self.bounded_without_loader;
+        if !bounded || self.block_states.len() <= max {
             return;
         }
         let pinned = self.pinned_roots(keep);

@@ -54,7 +54,12 @@ impl SignatureSet {
 /// lock, such as block import holding fork choice, would run a queued job that wants the same
 /// lock on its own stack, and deadlock). Such a caller hands `op` to a fresh thread that installs
 /// it and blocks on that thread instead.
+///
+/// Never under the fork-choice lock: a debug build panics when the caller holds it
+/// ([`lock_guard::forbid`]).
+#[track_caller]
 pub fn install_isolated<R: Send>(pool: &ThreadPool, op: impl FnOnce() -> R + Send) -> R {
+    lock_guard::forbid("a parallel section");
     let on_foreign_worker =
         rayon::current_thread_index().is_some() && pool.current_thread_index().is_none();
     if !on_foreign_worker {
