@@ -11,13 +11,18 @@
 //! - [`ProgressivePackedList`] holds basic values (balances, participation flags, inactivity
 //!   scores), packed several to a chunk.
 //!
-//! Both store their chunks in pages of up to 16 elements or 64 chunks behind `Arc`s, under
-//! `Arc`'d branches with cached hashes (see `tree.rs`): a clone shares everything, a write
-//! copies only the page and branches on its path that a clone still shares, and a root
-//! re-hashes only the paths written since the last one, large subtrees in parallel.
+//! Both store their chunks in pages of up to 16 elements or 64 chunks behind `Arc`s, and a
+//! root re-hashes only the pages written since the last one and the nodes above them. The
+//! element pages sit under `Arc`'d branches with cached hashes (see `tree.rs`): a clone shares
+//! everything, a write copies only the page and branches on its path that a clone still shares,
+//! and large dirty subtrees hash in parallel. The packed pages sit in one flat vector with the
+//! levels above them cached beside it (see `flat.rs`, the layout of `packed_list::PackedList`):
+//! a write is one page lookup by index (tens of thousands per block for participation flags), a
+//! clone copies a pointer per page and the cached levels, and written pages hash in parallel.
 //!
 //! [spec]: ssz/simple-serialize.md#merkleization (merkleize_progressive, EIP-7916)
 
+mod flat;
 mod hash;
 mod list;
 mod packed;

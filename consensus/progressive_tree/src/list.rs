@@ -111,6 +111,17 @@ impl<T: TreeHash + Clone + Send + Sync> ProgressiveTreeList<T> {
         self.len += 1;
     }
 
+    /// Removes and returns the last element, if any. `O(log n)`, plus a copy of one page and
+    /// its path where they are shared with a clone.
+    pub fn pop(&mut self) -> Option<T> {
+        let last = self.len.checked_sub(1)?;
+        let position = locate::<ElementPage<T>>(last);
+        let value = self.tree.page_mut(position, ElementPage::new).pop();
+        self.len = last;
+        self.tree.truncate(last);
+        value
+    }
+
     /// Removes the first `count` elements, as the spec's `list = list[count:]` does.
     ///
     /// Every remaining element moves to another chunk position, so every node of the tree

@@ -10,21 +10,22 @@ use ssz::{Decode, DecodeError, Encode};
 use tree_hash::{Hash256, PackedEncoding, TreeHash, TreeHashType};
 
 use crate::Error;
+use crate::flat::{Flat, Slot, locate_chunk};
 use crate::hash::CHUNK_LEN;
 use crate::page::PackedPage;
-use crate::tree::{Position, Progressive, locate};
 
 /// An SSZ `ProgressiveList[T]` of basic values (`uint8` … `uint64`), packed `32 / size_of(T)`
 /// to a chunk, persistent and with cached Merkle hashes.
 ///
-/// The SSZ encoding is the pages' bytes, so encoding and decoding are copies. Cloning is
-/// `O(log n)` pointer copies; the first write to a page shared with a clone copies that page
-/// (2 KiB) and the branches above it.
+/// The SSZ encoding is the pages' bytes, so encoding and decoding are copies. The pages sit in
+/// one flat vector (as in `packed_list::PackedList`): a read or write finds its page by index,
+/// the first write to a page shared with a clone copies that page (2 KiB), and cloning copies
+/// one pointer per page and the cached levels above the pages (≈ 64 bytes per page).
 ///
 /// [spec]: ssz/simple-serialize.md#progressivelisttype (EIP-7916)
 pub struct ProgressivePackedList<T> {
     len: usize,
-    tree: Progressive<PackedPage>,
+    tree: Flat<PackedPage>,
     _marker: PhantomData<fn() -> T>,
 }
 
@@ -36,7 +37,7 @@ impl<T: PackedValue> ProgressivePackedList<T> {
     pub fn empty() -> Self {
         ProgressivePackedList {
             len: 0,
-            tree: Progressive::default(),
+            tree: Flat::default(),
             _marker: PhantomData,
         }
     }
@@ -46,7 +47,7 @@ impl<T: PackedValue> ProgressivePackedList<T> {
     fn from_byte_slices<'a>(len: usize, mut slices: impl Iterator<Item = &'a [u8]>) -> Self {
         let mut remaining = len * T::SIZE;
         let mut current: &[u8] = &[];
-        let tree = Progressive::build(|width| {
+        let tree = Flat::build(|width| {
             if remaining == 0 {
                 return None;
             }
@@ -86,32 +87,32 @@ impl<T: PackedValue> ProgressivePackedList<T> {
     }
 
     /// Where value `index` lives: its page position and its byte offset within the page.
-    fn locate(index: usize) -> (Position, usize) {
-        let position = locate::<PackedPage>(index / Self::PER_CHUNK);
-        let offset = position.chunk * CHUNK_LEN + index % Self::PER_CHUNK * T::SIZE;
-        (position, offset)
+    fn locate(index: usize) -> (Slot, usize) {
+        let slot = locate_chunk::<PackedPage>(index / Self::PER_CHUNK);
+        let offset = slot.chunk * CHUNK_LEN + index % Self::PER_CHUNK * T::SIZE;
+        (slot, offset)
     }
 
-    /// The value at `index`, if any. `O(log n)`.
+    /// The value at `index`, if any. `O(1)`.
     pub fn get(&self, index: usize) -> Option<T> {
         if index >= self.len {
             return None;
         }
-        let (position, offset) = Self::locate(index);
-        let bytes = self.tree.page(position)?.bytes();
+        let (slot, offset) = Self::locate(index);
+        let bytes = self.tree.page(slot)?.bytes();
         Some(T::read_le(&bytes[offset..offset + T::SIZE]))
     }
 
     /// Writes `value` at `index` without a bounds check.
     fn write(&mut self, index: usize, value: T) {
-        let (position, offset) = Self::locate(index);
-        let page = self.tree.page_mut(position, PackedPage::new);
+        let (slot, offset) = Self::locate(index);
+        let page = self.tree.page_mut(slot, PackedPage::new);
         value.write_le(&mut page.bytes_mut()[offset..offset + T::SIZE]);
-        page.mark(position.chunk);
+        page.mark(slot.chunk);
     }
 
-    /// Sets the value at `index`. `O(log n)`, plus a copy of one page and its path where they
-    /// are shared with a clone.
+    /// Sets the value at `index`. `O(1)`, plus a copy of its page where it is shared with a
+    /// clone.
     pub fn set(&mut self, index: usize, value: T) -> Result<(), Error> {
         if index >= self.len {
             return Err(Error::OutOfBounds {
@@ -125,17 +126,40 @@ impl<T: PackedValue> ProgressivePackedList<T> {
 
     /// Replaces the value at `index` with `f` of it.
     pub fn update(&mut self, index: usize, f: impl FnOnce(T) -> T) -> Result<(), Error> {
-        let value = self.get(index).ok_or(Error::OutOfBounds {
-            index,
-            len: self.len,
-        })?;
-        self.set(index, f(value))
+        if index >= self.len {
+            return Err(Error::OutOfBounds {
+                index,
+                len: self.len,
+            });
+        }
+        // One lookup for the read and the write.
+        let (slot, offset) = Self::locate(index);
+        let page = self.tree.page_mut(slot, PackedPage::new);
+        let bytes = &mut page.bytes_mut()[offset..offset + T::SIZE];
+        f(T::read_le(bytes)).write_le(bytes);
+        page.mark(slot.chunk);
+        Ok(())
     }
 
-    /// Appends `value`. `O(log n)`.
+    /// Appends `value`. `O(1)`.
     pub fn push(&mut self, value: T) {
         self.len += 1;
         self.write(self.len - 1, value);
+    }
+
+    /// Removes and returns the last value, if any. `O(1)`, plus a copy of its page where it is
+    /// shared with a clone.
+    pub fn pop(&mut self) -> Option<T> {
+        let last = self.len.checked_sub(1)?;
+        let value = self.get(last)?;
+        let (slot, offset) = Self::locate(last);
+        let page = self.tree.page_mut(slot, PackedPage::new);
+        // Bytes past the end stay zero: the chunk hashes as the spec pads it.
+        page.bytes_mut()[offset..offset + T::SIZE].fill(0);
+        page.mark(slot.chunk);
+        self.len = last;
+        self.tree.truncate(last.div_ceil(Self::PER_CHUNK));
+        Some(value)
     }
 
     /// Removes the first `count` values, as the spec's `list = list[count:]` does.
@@ -230,7 +254,7 @@ impl<T: PackedValue> FromIterator<T> for ProgressivePackedList<T> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let mut iter = iter.into_iter().peekable();
         let mut len = 0;
-        let tree = Progressive::build(|width| {
+        let tree = Flat::build(|width| {
             iter.peek()?;
             let mut page = PackedPage::new(width);
             for (slot, value) in page.bytes_mut().chunks_exact_mut(T::SIZE).zip(&mut iter) {
@@ -323,8 +347,8 @@ impl<T: PackedValue> TreeHash for ProgressivePackedList<T> {
     }
 }
 
-/// Memory accounting ([`milhouse::mem::MemoryTracker`]): pages and branches are counted once
-/// however many lists share them, so a clone costs only its own few words.
+/// Memory accounting ([`milhouse::mem::MemoryTracker`]): pages are counted once however many
+/// lists share them, so a clone costs only its own page pointers and cached upper levels.
 impl<T: PackedValue> MemorySize for ProgressivePackedList<T> {
     fn self_pointer(&self) -> usize {
         std::ptr::from_ref(self) as usize

@@ -230,6 +230,17 @@ impl<T> ElementPage<T> {
         cache.dirty |= 1 << j;
     }
 
+    /// Removes and returns the last element; its slot hashes as a zero chunk again.
+    pub(crate) fn pop(&mut self) -> Option<T> {
+        let value = self.values.pop()?;
+        let j = self.values.len();
+        let cache = unpoison(self.cache.get_mut());
+        cache.leaves[j] = [0; CHUNK_LEN];
+        cache.stale &= !(1 << j);
+        cache.dirty |= 1 << j;
+        Some(value)
+    }
+
     /// The elements with their cached roots (`None` where stale).
     pub(crate) fn values_with_roots(&self) -> impl Iterator<Item = (&T, Option<Chunk>)> {
         let cache = unpoison(self.cache.lock()).clone();

@@ -352,6 +352,20 @@ impl<P: Page> Progressive<P> {
         }
     }
 
+    /// Drops the subtrees that hold none of the first `chunks` chunks, after a `pop` emptied
+    /// the last one: the chain must end at the last subtree in use, or its root would differ
+    /// from `merkleize_progressive` of the chunks.
+    pub(crate) fn truncate(&mut self, chunks: usize) {
+        let keep = match chunks.checked_sub(1) {
+            Some(last) => locate::<P>(last).subtree + 1,
+            None => 0,
+        };
+        if self.subtrees.len() > keep {
+            self.subtrees.truncate(keep);
+            self.root.take();
+        }
+    }
+
     /// The pages, in chunk order.
     pub(crate) fn pages(&self) -> Vec<&P> {
         let mut pages = Vec::new();

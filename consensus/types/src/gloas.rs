@@ -13,6 +13,7 @@
 use progressive_ssz::{
     ProgressiveBitList, ProgressiveByteList, ProgressiveList, progressive_container,
 };
+pub use progressive_tree::{ProgressivePackedList, ProgressiveTreeList};
 use ssz_derive::{Decode, Encode};
 use ssz_types::{BitVector, FixedVector, VariableList, typenum};
 use tree_hash_derive::TreeHash;
@@ -787,6 +788,15 @@ progressive_container! {
     active_fields: [1; 46],
     /// `BeaconState`: the whole consensus state at a slot.
     ///
+    /// Its progressive lists are persistent trees (`progressive_tree`): container elements in
+    /// [`ProgressiveTreeList`]s, basic values packed in [`ProgressivePackedList`]s. A clone
+    /// shares them, a write copies one page (and, for containers, the branches above it), and
+    /// a root re-hashes only what was written since the last one (large dirty parts in
+    /// parallel), as milhouse's and `packed_list`'s trees do for the Fulu state. The vectors
+    /// are milhouse trees, `builder_pending_payments` and `ptc_window` included, so that an
+    /// unchanged field costs nothing in a state root. `ssz_write` writes the state in pieces
+    /// and `memory::gloas_differential_sizes` measures states that share nodes.
+    ///
     /// [spec]: gloas/beacon-chain.md#beaconstate
     #[derive(Debug, Clone, PartialEq)]
     #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -828,14 +838,23 @@ progressive_container! {
         pub eth1_deposit_index: u64,
         /// Every validator ever deposited, by registry index; entries are never removed.
         /// [Modified in Gloas:EIP7688]
-        pub validators: ProgressiveList<Validator>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub validators: ProgressiveTreeList<Validator>,
         /// Each validator's actual balance, by registry index.
         /// [Modified in Gloas:EIP7688]
         #[cfg_attr(
-            feature = "serde",
-            serde(with = "progressive_ssz::serde_utils::quoted_u64_list")
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_packed_list)
         )]
-        pub balances: ProgressiveList<Gwei>,
+        #[cfg_attr(
+            feature = "serde",
+            serde(with = "crate::serde_state::quoted_u64_progressive_packed_list")
+        )]
+        pub balances: ProgressivePackedList<Gwei>,
         /// Ring buffer of the RANDAO mixes of the last `EPOCHS_PER_HISTORICAL_VECTOR` epochs.
         #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
         #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::vector"))]
@@ -851,17 +870,25 @@ progressive_container! {
         /// Each validator's participation flags for the previous epoch.
         /// [Modified in Gloas:EIP7688]
         #[cfg_attr(
-            feature = "serde",
-            serde(with = "crate::serde_state::quoted_u8_progressive_list")
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_packed_list)
         )]
-        pub previous_epoch_participation: ProgressiveList<ParticipationFlags>,
+        #[cfg_attr(
+            feature = "serde",
+            serde(with = "crate::serde_state::quoted_u8_progressive_packed_list")
+        )]
+        pub previous_epoch_participation: ProgressivePackedList<ParticipationFlags>,
         /// Each validator's participation flags for the current epoch.
         /// [Modified in Gloas:EIP7688]
         #[cfg_attr(
-            feature = "serde",
-            serde(with = "crate::serde_state::quoted_u8_progressive_list")
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_packed_list)
         )]
-        pub current_epoch_participation: ProgressiveList<ParticipationFlags>,
+        #[cfg_attr(
+            feature = "serde",
+            serde(with = "crate::serde_state::quoted_u8_progressive_packed_list")
+        )]
+        pub current_epoch_participation: ProgressivePackedList<ParticipationFlags>,
         /// Which of the last four epochs are justified, bit 0 the most recent.
         pub justification_bits: BitVector<typenum::U4>,
         /// The justified checkpoint before the latest justification update.
@@ -874,10 +901,14 @@ progressive_container! {
         /// penalties.
         /// [Modified in Gloas:EIP7688]
         #[cfg_attr(
-            feature = "serde",
-            serde(with = "progressive_ssz::serde_utils::quoted_u64_list")
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_packed_list)
         )]
-        pub inactivity_scores: ProgressiveList<u64>,
+        #[cfg_attr(
+            feature = "serde",
+            serde(with = "crate::serde_state::quoted_u64_progressive_packed_list")
+        )]
+        pub inactivity_scores: ProgressivePackedList<u64>,
         /// The sync committee of the current sync committee period.
         pub current_sync_committee: SyncCommittee<E>,
         /// The sync committee of the next period, fixed one period ahead.
@@ -916,13 +947,28 @@ progressive_container! {
         pub earliest_consolidation_epoch: Epoch,
         /// Deposits waiting for deposit churn, oldest first.
         /// [Modified in Gloas:EIP7688]
-        pub pending_deposits: ProgressiveList<PendingDeposit>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub pending_deposits: ProgressiveTreeList<PendingDeposit>,
         /// Execution-layer partial withdrawals waiting until they are withdrawable.
         /// [Modified in Gloas:EIP7688]
-        pub pending_partial_withdrawals: ProgressiveList<PendingPartialWithdrawal>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub pending_partial_withdrawals: ProgressiveTreeList<PendingPartialWithdrawal>,
         /// Consolidations waiting until their source validator is withdrawable.
         /// [Modified in Gloas:EIP7688]
-        pub pending_consolidations: ProgressiveList<PendingConsolidation>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub pending_consolidations: ProgressiveTreeList<PendingConsolidation>,
         /// Proposer of each slot of the current epoch and the next `MIN_SEED_LOOKAHEAD` epochs.
         #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
         #[cfg_attr(
@@ -932,7 +978,12 @@ progressive_container! {
         pub proposer_lookahead: milhouse::Vector<ValidatorIndex, E::ProposerLookaheadSlots>,
         /// The builder registry, by builder index; exited builders' slots are reused.
         /// [New in Gloas:EIP7732]
-        pub builders: ProgressiveList<Builder>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub builders: ProgressiveTreeList<Builder>,
         /// The builder at which the next builder withdrawal sweep starts.
         /// [New in Gloas:EIP7732]
         #[cfg_attr(feature = "serde", serde(with = "serde_utils::quoted_u64"))]
@@ -944,25 +995,50 @@ progressive_container! {
         /// Payments of the bids of the previous and current epoch, by slot, waiting for their
         /// quorum.
         /// [New in Gloas:EIP7732]
+        ///
+        /// A persistent tree with cached hashes (as the state's other vectors), so that a
+        /// state root does not re-hash it whole.
+        #[cfg_attr(feature = "arbitrary", arbitrary(with = crate::arbitrary::milhouse_vector))]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::vector"))]
         pub builder_pending_payments:
-            FixedVector<BuilderPendingPayment, E::BuilderPendingPaymentsLength>,
+            milhouse::Vector<BuilderPendingPayment, E::BuilderPendingPaymentsLength>,
         /// Builder payments that reached their quorum, waiting to be withdrawn.
         /// [New in Gloas:EIP7732]
-        pub builder_pending_withdrawals: ProgressiveList<BuilderPendingWithdrawal>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub builder_pending_withdrawals: ProgressiveTreeList<BuilderPendingWithdrawal>,
         /// The bid of the latest block.
         /// [New in Gloas:EIP7732]
         pub latest_execution_payload_bid: ExecutionPayloadBid,
         /// The withdrawals the next payload must carry, fixed when the block was processed.
         /// [New in Gloas:EIP7732]
-        pub payload_expected_withdrawals: ProgressiveList<Withdrawal>,
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::progressive_tree_list)
+        )]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_state::progressive_tree_list"))]
+        pub payload_expected_withdrawals: ProgressiveTreeList<Withdrawal>,
         /// The payload timeliness committee of each slot of the previous, current and next
         /// `MIN_SEED_LOOKAHEAD` epochs.
         /// [New in Gloas:EIP7732]
+        ///
+        /// Persistent trees with cached hashes, outer and inner: hashed whole it is some 12,000
+        /// hashes (2 ms) on every state root; cached, nothing until an epoch rotates it.
+        #[cfg_attr(
+            feature = "arbitrary",
+            arbitrary(with = crate::arbitrary::milhouse_vector_of_vectors)
+        )]
         #[cfg_attr(
             feature = "serde",
             serde(with = "crate::serde_state::quoted_u64_vector_of_vectors")
         )]
-        pub ptc_window: FixedVector<FixedVector<ValidatorIndex, E::PtcSize>, E::PtcWindowSlots>,
+        pub ptc_window: milhouse::Vector<
+            milhouse::Vector<ValidatorIndex, E::PtcSize>,
+            E::PtcWindowSlots,
+        >,
     }
 }
 

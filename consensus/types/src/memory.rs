@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use milhouse::mem::MemorySize;
 use rustc_hash::FxBuildHasher;
 
-use crate::{BeaconState, EthSpec, electra, fulu};
+use crate::{BeaconState, EthSpec, electra, fulu, gloas};
 
 // Values without heap allocations of their own: their size is `size_of`.
 milhouse::impl_memory_size_for_basic_type!(crate::phase0::Validator);
@@ -29,6 +29,7 @@ milhouse::impl_memory_size_for_basic_type!(crate::capella::HistoricalSummary);
 milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingDeposit);
 milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingPartialWithdrawal);
 milhouse::impl_memory_size_for_basic_type!(crate::electra::PendingConsolidation);
+milhouse::impl_memory_size_for_basic_type!(crate::gloas::BuilderPendingPayment);
 
 /// `MemorySize` for a fork's state (Electra or later): its lists as subtrees (the ones every
 /// such fork has, then the fork's own), its struct and the heap of its two sync committees'
@@ -94,6 +95,61 @@ impl<E: EthSpec> MemorySize for BeaconState<E> {
             _ => std::mem::size_of::<Self>(),
         }
     }
+}
+
+/// `MemorySize` for a Gloas state: its milhouse trees (the PTC window and the builder pending
+/// payments among them) and its tree-backed progressive lists (`progressive_tree`, whose pages
+/// and branches are counted once however many states share them) as subtrees; its struct and
+/// its two sync committees' key vectors as its own size.
+impl<E: EthSpec> MemorySize for gloas::BeaconState<E> {
+    fn self_pointer(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    fn subtrees(&self) -> Vec<&dyn MemorySize> {
+        vec![
+            &self.block_roots,
+            &self.state_roots,
+            &self.historical_roots,
+            &self.eth1_data_votes,
+            &self.validators,
+            &self.balances,
+            &self.randao_mixes,
+            &self.slashings,
+            &self.previous_epoch_participation,
+            &self.current_epoch_participation,
+            &self.inactivity_scores,
+            &self.historical_summaries,
+            &self.pending_deposits,
+            &self.pending_partial_withdrawals,
+            &self.pending_consolidations,
+            &self.proposer_lookahead,
+            &self.builders,
+            &self.builder_pending_withdrawals,
+            &self.payload_expected_withdrawals,
+            &self.builder_pending_payments,
+            &self.ptc_window,
+        ]
+    }
+
+    fn intrinsic_size(&self) -> usize {
+        let committees = (self.current_sync_committee.pubkeys.len()
+            + self.next_sync_committee.pubkeys.len())
+            * std::mem::size_of::<crate::BLSPubkey>();
+        std::mem::size_of::<Self>() + committees
+    }
+}
+
+/// [`differential_sizes`] for Gloas states (not a `BeaconState` variant yet): the bytes each
+/// adds to the ones before it.
+pub fn gloas_differential_sizes<'a, E: EthSpec>(
+    states: impl IntoIterator<Item = &'a gloas::BeaconState<E>>,
+) -> Vec<usize> {
+    let mut counted = Counted::default();
+    states
+        .into_iter()
+        .map(|state| counted.differential_size(state))
+        .collect()
 }
 
 /// The bytes each of `states` adds to the ones before it (see the module's documentation):

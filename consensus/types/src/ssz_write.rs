@@ -97,6 +97,29 @@ impl<T: packed_list::PackedValue, N: Unsigned> WriteInPieces for packed_list::Pa
     }
 }
 
+impl<T> WriteInPieces for progressive_tree::ProgressiveTreeList<T>
+where
+    T: tree_hash::TreeHash + Encode + Clone + Send + Sync,
+{
+    fn write_in_pieces<W: Write>(&self, out: &mut Out<'_, W>) -> io::Result<()> {
+        if !<T as Encode>::is_ssz_fixed_len() {
+            return out.variable_part(self);
+        }
+        for item in self.iter() {
+            item.ssz_append(&mut out.buf);
+            out.flush_if_full()?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: packed_list::PackedValue> WriteInPieces for progressive_tree::ProgressivePackedList<T> {
+    fn write_in_pieces<W: Write>(&self, out: &mut Out<'_, W>) -> io::Result<()> {
+        out.flush()?;
+        self.ssz_write(out.w)
+    }
+}
+
 /// Writes the container `$value` of type `$ty`, whose fields are listed in the spec's order;
 /// a field followed by `large` is written in pieces ([`WriteInPieces`]). Destructuring without
 /// `..` makes a field missing from the list a compile error; the order is checked against the
@@ -115,6 +138,36 @@ macro_rules! write_container {
     (@variable $out:ident, $field:ident large) => {
         $field.write_in_pieces(&mut $out)?
     };
+}
+
+impl<E: EthSpec> crate::gloas::BeaconState<E> {
+    /// Writes the state's SSZ (the bytes `as_ssz_bytes` returns) to `w` in pieces, as
+    /// [`BeaconState::ssz_write`] does: a progressive container serializes as a container of
+    /// its fields, and its tree-backed lists are written element by element or page by page.
+    pub fn ssz_write<W: Write>(&self, w: &mut W) -> io::Result<()> {
+        let mut out = Out {
+            w,
+            buf: Vec::with_capacity(2 * CHUNK),
+        };
+        write_container!(out, self, crate::gloas::BeaconState {
+            genesis_time, genesis_validators_root, slot, fork, latest_block_header,
+            block_roots, state_roots, historical_roots, eth1_data, eth1_data_votes,
+            eth1_deposit_index, validators large, balances large, randao_mixes, slashings,
+            previous_epoch_participation large, current_epoch_participation large,
+            justification_bits, previous_justified_checkpoint, current_justified_checkpoint,
+            finalized_checkpoint, inactivity_scores large, current_sync_committee,
+            next_sync_committee, latest_block_hash, next_withdrawal_index,
+            next_withdrawal_validator_index, historical_summaries,
+            deposit_requests_start_index, deposit_balance_to_consume, exit_balance_to_consume,
+            earliest_exit_epoch, consolidation_balance_to_consume,
+            earliest_consolidation_epoch, pending_deposits large,
+            pending_partial_withdrawals large, pending_consolidations large,
+            proposer_lookahead, builders large, next_withdrawal_builder_index,
+            execution_payload_availability, builder_pending_payments,
+            builder_pending_withdrawals large, latest_execution_payload_bid,
+            payload_expected_withdrawals large, ptc_window,
+        })
+    }
 }
 
 impl<E: EthSpec> BeaconState<E> {

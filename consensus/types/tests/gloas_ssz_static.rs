@@ -254,6 +254,95 @@ fn minimal_gloas_ssz_static() {
     run_all("SSZ and root", &for_each_gloas_type!(ssz_checks));
 }
 
+/// Every `BeaconState` case through the state's tree-backed progressive lists: written in pieces
+/// (`ssz_write`) it is the vector's bytes; a clone written in every kind of list (sets, pushes,
+/// pops, `pop_front`) hashes incrementally to the root of its own encoding decoded afresh, while
+/// the original keeps its root; and the clone's extra memory is only what it wrote.
+#[test]
+fn minimal_gloas_states_write_in_pieces_and_rehash_incrementally() {
+    let dir = vector_root().join("tests/minimal/gloas/ssz_static/BeaconState");
+    let mut cases = 0;
+    for suite in subdirectories(&dir) {
+        for case in subdirectories(&suite) {
+            let compressed = std::fs::read(case.join("serialized.ssz_snappy")).unwrap();
+            let bytes = snap::raw::Decoder::new()
+                .decompress_vec(&compressed)
+                .unwrap();
+            let state = gloas::BeaconState::<E>::from_ssz_bytes(&bytes).unwrap();
+            let mut written = Vec::new();
+            state.ssz_write(&mut written).unwrap();
+            assert_eq!(written, bytes, "{}: ssz_write", case.display());
+            let root = state.tree_hash_root();
+
+            let mut post = state.clone();
+            // Random vectors: every list has its own length, values anywhere in range.
+            if let Some(last) = post.validators.len().checked_sub(1) {
+                post.validators
+                    .update(last / 2, |v| v.effective_balance ^= 1)
+                    .unwrap();
+            }
+            if let Some(last) = post.balances.len().checked_sub(1) {
+                post.balances.update(last, |b| b ^ 7).unwrap();
+            }
+            if !post.current_epoch_participation.is_empty() {
+                post.current_epoch_participation.set(0, 0b111).unwrap();
+            }
+            post.balances.push(32);
+            post.previous_epoch_participation.push(1);
+            post.current_epoch_participation.push(2);
+            post.inactivity_scores.push(3);
+            if let Some(v) = post.validators.get(0).cloned() {
+                post.validators.push(v);
+            }
+            if let Some(b) = post.builders.get(0).cloned() {
+                post.builders.push(b);
+            }
+            post.builder_pending_withdrawals.pop();
+            post.payload_expected_withdrawals.pop();
+            post.pending_deposits
+                .pop_front(post.pending_deposits.len().min(1))
+                .unwrap();
+            post.pending_partial_withdrawals.pop();
+            if let Some(c) = post.pending_consolidations.get(0).cloned() {
+                post.pending_consolidations.push(c);
+            }
+            let post_bytes = post.as_ssz_bytes();
+            let fresh = gloas::BeaconState::<E>::from_ssz_bytes(&post_bytes).unwrap();
+            assert_eq!(
+                post.tree_hash_root(),
+                fresh.tree_hash_root(),
+                "{}: incremental root",
+                case.display()
+            );
+            let mut written = Vec::new();
+            post.ssz_write(&mut written).unwrap();
+            assert_eq!(
+                written,
+                post_bytes,
+                "{}: ssz_write after writes",
+                case.display()
+            );
+            assert_eq!(
+                state.tree_hash_root(),
+                root,
+                "{}: a clone's writes leaked",
+                case.display()
+            );
+
+            let sizes = types::memory::gloas_differential_sizes([&state, &post]);
+            let whole = types::memory::gloas_differential_sizes([&fresh])[0];
+            assert!(
+                sizes[0] > 0 && sizes[1] < whole,
+                "{}: {sizes:?} vs {whole}",
+                case.display()
+            );
+            cases += 1;
+        }
+    }
+    println!("minimal/gloas/ssz_static/BeaconState: {cases} states written and re-hashed");
+    assert!(cases > 0, "no BeaconState case ran");
+}
+
 /// The `serde` half: `value.yaml` against the SSZ value, and Arbor's JSON round trip.
 #[cfg(feature = "serde")]
 mod json {
