@@ -203,6 +203,12 @@ impl<E: EthSpec> BeaconState<E> {
                 pending_partial_withdrawals large, pending_consolidations large,
                 proposer_lookahead,
             }),
+            // The Gloas state's lists are progressive lists without a piecewise writer yet (the
+            // tree-backed ones bring it): written whole, through one buffer.
+            Self::Gloas(state) => {
+                out.w.write_all(&state.as_ssz_bytes())?;
+                out.w.flush()
+            }
         }
     }
 }
