@@ -2,7 +2,9 @@
 //! and data columns, written both as values and as SSZ bytes, read back both as the exact bytes
 //! and decoded with the fork of their slot.
 //!
-//! The chain configuration puts fork `i` at epoch `i`, so a value's slot alone selects its fork.
+//! The chain configuration puts fork `i` at epoch `i` (Gloas included: the store keeps Gloas
+//! blocks and states though the node does not process them), so a value's slot alone selects
+//! its fork.
 
 #![allow(
     clippy::unwrap_used,
@@ -43,7 +45,7 @@ macro_rules! arbitrary_by_fork {
 fn block_at(fork: ForkName, slot: Slot, seed: u64) -> SignedBeaconBlock<E> {
     let mut block = arbitrary_by_fork!(SignedBeaconBlock, fork, 6 * 1024, seed, {
         Phase0 => phase0, Altair => altair, Bellatrix => bellatrix, Capella => capella,
-        Deneb => deneb, Electra => electra, Fulu => fulu,
+        Deneb => deneb, Electra => electra, Fulu => fulu, Gloas => gloas,
     });
     match &mut block {
         SignedBeaconBlock::Phase0(b) => b.message.slot = slot,
@@ -53,6 +55,7 @@ fn block_at(fork: ForkName, slot: Slot, seed: u64) -> SignedBeaconBlock<E> {
         SignedBeaconBlock::Deneb(b) => b.message.slot = slot,
         SignedBeaconBlock::Electra(b) => b.message.slot = slot,
         SignedBeaconBlock::Fulu(b) => b.message.slot = slot,
+        SignedBeaconBlock::Gloas(b) => b.message.slot = slot,
     }
     block
 }
@@ -60,7 +63,7 @@ fn block_at(fork: ForkName, slot: Slot, seed: u64) -> SignedBeaconBlock<E> {
 fn state_at(fork: ForkName, slot: Slot, seed: u64) -> BeaconState<E> {
     let mut state = arbitrary_by_fork!(BeaconState, fork, 24 * 1024, seed, {
         Phase0 => phase0, Altair => altair, Bellatrix => bellatrix, Capella => capella,
-        Deneb => deneb, Electra => electra, Fulu => fulu,
+        Deneb => deneb, Electra => electra, Fulu => fulu, Gloas => gloas,
     });
     *state.slot_mut() = slot;
     state

@@ -676,6 +676,16 @@ macro_rules! cloned_by_fork {
     };
 }
 
+impl<E: EthSpec> DataColumnSidecar<E> {
+    /// The slot of the sidecar's block (Fulu's signed block header; Gloas's own `slot` field).
+    pub fn slot(&self) -> Slot {
+        match self {
+            Self::Fulu(sidecar) => sidecar.signed_block_header.message.slot,
+            Self::Gloas(sidecar) => sidecar.slot,
+        }
+    }
+}
+
 impl<E: EthSpec> BeaconState<E> {
     /// A clone of `latest_execution_payload_header` (Bellatrix to Fulu; Gloas's state holds the
     /// latest bid, [`BeaconState::latest_execution_payload_bid`]).

@@ -110,7 +110,13 @@ fn config_spec(spec: &ChainSpec) -> serde_json::Value {
     for fork in ForkName::ALL {
         let name = match fork {
             ForkName::Phase0 => "GENESIS".to_string(),
-            other => other.as_str().to_uppercase(),
+            ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Electra
+            | ForkName::Fulu
+            | ForkName::Gloas => fork.as_str().to_uppercase(),
         };
         map.insert(
             format!("{name}_FORK_VERSION"),
