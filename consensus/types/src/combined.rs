@@ -684,6 +684,15 @@ impl<E: EthSpec> DataColumnSidecar<E> {
             Self::Gloas(sidecar) => sidecar.slot,
         }
     }
+
+    /// The root of the sidecar's block (Fulu: of its signed block header; Gloas: its
+    /// `beacon_block_root` field).
+    pub fn block_root(&self) -> Root {
+        match self {
+            Self::Fulu(sidecar) => sidecar.signed_block_header.message.tree_hash_root(),
+            Self::Gloas(sidecar) => sidecar.beacon_block_root,
+        }
+    }
 }
 
 impl<E: EthSpec> BeaconState<E> {

@@ -192,8 +192,7 @@ impl<E: EthSpec> BeaconChain<E> {
         current_time_ms: u64,
     ) -> Result<GossipVerifiedBlock<E>, BlockGossipError> {
         self.prune_observed(self.slot_at_ms(current_time_ms));
-        let message =
-            electra_message(&block).ok_or(BlockGossipError::UnsupportedFork(block.fork_name()))?;
+        let message = electra_message(&block).map_err(BlockGossipError::UnsupportedFork)?;
         let slot = message.slot;
         let proposer = message.proposer_index;
         if self.is_future_slot(slot, current_time_ms) {
