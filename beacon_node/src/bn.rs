@@ -191,9 +191,10 @@ pub(crate) fn refuse_unimplemented_fork(
     genesis_time: u64,
     now: u64,
 ) -> Result<(), String> {
-    let Some((version, epoch)) = spec.scheduled_gloas_fork() else {
+    let Some((fork, epoch)) = spec.first_unimplemented_fork() else {
         return Ok(());
     };
+    let version = spec.fork_version(fork);
     let slots_per_epoch = if spec.preset_base == "minimal" {
         MinimalEthSpec::slots_per_epoch()
     } else {
@@ -204,7 +205,7 @@ pub(crate) fn refuse_unimplemented_fork(
         return Ok(());
     }
     Err(format!(
-        "the {} chain forked to Gloas at epoch {epoch} (fork version {version}, UNIX time {fork_time}), and this version of Arbor does not implement Gloas: it cannot follow the chain",
+        "the {} chain forked to {fork:?} at epoch {epoch} (fork version {version}, UNIX time {fork_time}), and this version of Arbor does not implement {fork:?}: it cannot follow the chain",
         spec.config_name
     ))
 }

@@ -315,7 +315,14 @@ async fn validators_are_found_by_index_key_and_status() {
     assert_eq!(all.len(), VALIDATORS);
     assert!(all.iter().enumerate().all(|(i, v)| v.index == i as u64));
 
-    let key5 = n.genesis.state.validators().get(5).unwrap().pubkey;
+    let key5 = n
+        .genesis
+        .state
+        .validators()
+        .expect("a state before Gloas")
+        .get(5)
+        .unwrap()
+        .pubkey;
     let some = n
         .client
         .get_beacon_states_validators(
@@ -368,7 +375,12 @@ async fn validators_are_found_by_index_key_and_status() {
     assert_eq!(posted.len(), 1);
     assert_eq!(
         posted[0].balance,
-        n.genesis.state.balances().get(7).unwrap()
+        n.genesis
+            .state
+            .balances()
+            .expect("a state before Gloas")
+            .get(7)
+            .unwrap()
     );
 
     let one = n.get("/eth/v1/beacon/states/head/validators/4", None).await;
@@ -420,6 +432,7 @@ async fn duties_match_the_state_committees_and_proposers() {
                 n.genesis
                     .state
                     .validators()
+                    .expect("a state before Gloas")
                     .get(duty.validator_index as usize)
                     .unwrap()
                     .pubkey
@@ -1279,7 +1292,14 @@ async fn identities_and_selections_answer_as_the_spec_says() {
     assert_eq!(data.len(), 2, "an unknown index is left out");
     assert_eq!(data[0]["index"], "1");
     assert_eq!(data[1]["activation_epoch"], "0");
-    let key2 = n.genesis.state.validators().get(2).unwrap().pubkey;
+    let key2 = n
+        .genesis
+        .state
+        .validators()
+        .expect("a state before Gloas")
+        .get(2)
+        .unwrap()
+        .pubkey;
     assert_eq!(data[1]["pubkey"], key2.to_string());
 
     let ssz = n
@@ -2173,7 +2193,13 @@ async fn fork_choice_lists_the_store_blocks_with_weights_and_validity() {
     };
     let hash_of = |block: &SignedBeaconBlock<E>| match block {
         SignedBeaconBlock::Fulu(b) => b.message.body.execution_payload.block_hash.to_string(),
-        _ => panic!("a Fulu block"),
+        SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_)
+        | SignedBeaconBlock::Gloas(_) => panic!("a Fulu block"),
     };
     let genesis = node_of(n.genesis_root);
     assert_eq!(genesis["slot"], "0");
