@@ -133,6 +133,38 @@ fn states_of_every_fork_round_trip() {
     }
 }
 
+/// A Gloas block and state (progressive containers) are kept and read back by the fork of
+/// their slot, though the node does not process Gloas: a spec with `GLOAS_FORK_EPOCH` set.
+#[test]
+fn a_gloas_block_and_state_round_trip_by_the_fork_of_their_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let slot = slot_in(ForkName::Gloas, 2);
+    assert_eq!(
+        staggered_spec().fork_name_at_slot::<E>(slot),
+        ForkName::Gloas
+    );
+
+    let block = block_at(ForkName::Gloas, slot, 4242);
+    let root = block.canonical_root();
+    let mut batch = store.begin_batch().unwrap();
+    batch.put_block_ssz(root, &block.as_ssz_bytes()).unwrap();
+    batch.commit().unwrap();
+    let loaded = store.get_block(&root).unwrap().expect("stored");
+    assert!(matches!(loaded, SignedBeaconBlock::Gloas(_)));
+    assert_eq!(loaded, block);
+
+    let state = state_at(ForkName::Gloas, slot_in(ForkName::Gloas, 0), 4243);
+    let state_root = synthetic_root(11, *state.slot(), 0);
+    store.put_state(state_root, &state).unwrap();
+    let loaded = store
+        .get_state(&state_root, &mut SlotReplayer::default())
+        .unwrap()
+        .expect("stored");
+    assert!(matches!(loaded, BeaconState::Gloas(_)));
+    assert_eq!(loaded, state);
+}
+
 #[test]
 fn the_persisted_fork_choice_is_replaced_and_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
