@@ -123,7 +123,8 @@ fn config_spec(spec: &ChainSpec) -> serde_json::Value {
             json!(spec.fork_version(fork).to_string()),
         );
         if fork != ForkName::Phase0 {
-            map.insert(format!("{name}_FORK_EPOCH"), json!("0"));
+            let epoch = spec.fork_epoch(fork).unwrap_or(types::FAR_FUTURE_EPOCH);
+            map.insert(format!("{name}_FORK_EPOCH"), json!(epoch.to_string()));
         }
     }
     map.insert("BLOB_SCHEDULE".into(), json!([]));
