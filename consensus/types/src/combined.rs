@@ -748,6 +748,76 @@ mod tests {
         };
     }
 
+    /// A value of `T` from `len` bytes of a fixed pattern.
+    #[cfg(feature = "arbitrary")]
+    fn generated<T: for<'a> arbitrary::Arbitrary<'a>>(len: usize) -> T {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+        arbitrary::Unstructured::new(&bytes)
+            .arbitrary()
+            .expect("enough bytes")
+    }
+
+    /// The partial accessors: the payload and blob commitments are the Fulu body's, the bid the
+    /// Gloas body's, and each is `None` at the other fork.
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn partial_accessors_answer_by_fork() {
+        type E = MinimalEthSpec;
+        let fulu = SignedBeaconBlock::<E>::Fulu(generated(64 * 1024));
+        let gloas = SignedBeaconBlock::<E>::Gloas(generated(64 * 1024));
+        let SignedBeaconBlock::Fulu(inner) = &fulu else {
+            unreachable!("built as Fulu")
+        };
+        assert_eq!(
+            fulu.blob_kzg_commitments(),
+            Some(&inner.message.body.blob_kzg_commitments[..])
+        );
+        assert_eq!(
+            fulu.execution_block_hash(),
+            Some(inner.message.body.execution_payload.block_hash)
+        );
+        assert_eq!(
+            fulu.execution_payload(),
+            Some(ExecutionPayload::Fulu(
+                inner.message.body.execution_payload.clone()
+            ))
+        );
+        assert!(fulu.execution_requests().is_some());
+        assert!(fulu.signed_execution_payload_bid().is_none());
+
+        let SignedBeaconBlock::Gloas(inner) = &gloas else {
+            unreachable!("built as Gloas")
+        };
+        assert_eq!(gloas.blob_kzg_commitments(), None);
+        assert_eq!(gloas.execution_block_hash(), None);
+        assert_eq!(gloas.execution_payload(), None);
+        assert!(gloas.execution_requests().is_none());
+        assert_eq!(
+            gloas.signed_execution_payload_bid(),
+            Some(&inner.message.body.signed_execution_payload_bid)
+        );
+        assert_eq!(
+            gloas.sync_aggregate(),
+            Some(&inner.message.body.sync_aggregate)
+        );
+
+        let state = BeaconState::<E>::Gloas(generated(256 * 1024));
+        assert!(state.validators().is_none() && state.balances().is_none());
+        assert!(state.latest_execution_payload_header().is_none());
+        assert!(state.latest_execution_payload_bid().is_some());
+        // A Gloas state decodes by the fork of its slot under a spec that schedules Gloas.
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas);
+        spec.gloas_fork_version = Some(crate::Version::new([7, 0, 0, 1]));
+        assert_eq!(
+            BeaconState::<E>::from_ssz_bytes(&state.as_ssz_bytes(), &spec).unwrap(),
+            state
+        );
+        assert_eq!(
+            SignedBeaconBlock::<E>::from_ssz_bytes(&gloas.as_ssz_bytes(), &spec).unwrap(),
+            gloas
+        );
+    }
+
     #[test]
     fn fork_enums_cover_every_fork() {
         let mut all = Vec::new();
