@@ -210,6 +210,15 @@ macro_rules! contents_types {
                     ForkName::Bellatrix => Self::Bellatrix(Decode::from_ssz_bytes(bytes)?),
                     ForkName::Capella => Self::Capella(Decode::from_ssz_bytes(bytes)?),
                     $(ForkName::$with_blobs => Self::$with_blobs(Decode::from_ssz_bytes(bytes)?),)+
+                    // A Gloas block carries a bid; its payload and blobs come apart, in an
+                    // envelope (block production and publication at Gloas: issue 45).
+                    ForkName::Gloas => {
+                        return Err(DecodeError::BytesInvalid(format!(
+                            "{} at fork {} is not supported",
+                            stringify!($name),
+                            ForkName::Gloas
+                        )));
+                    }
                 };
                 contents
                     .check_proof_count()
@@ -250,6 +259,13 @@ macro_rules! contents_types {
                     ForkName::Bellatrix => Self::Bellatrix(Deserialize::deserialize(deserializer)?),
                     ForkName::Capella => Self::Capella(Deserialize::deserialize(deserializer)?),
                     $(ForkName::$with_blobs => Self::$with_blobs(Deserialize::deserialize(deserializer)?),)+
+                    ForkName::Gloas => {
+                        return Err(D::Error::custom(format!(
+                            "{} at fork {} is not supported",
+                            stringify!($name),
+                            ForkName::Gloas
+                        )));
+                    }
                 };
                 contents.check_proof_count().map_err(D::Error::custom)?;
                 Ok(contents)

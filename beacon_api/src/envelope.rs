@@ -196,9 +196,10 @@ impl<T: ForkVersionedJson> ForkVersionedJson for Vec<T> {
     }
 }
 
-/// Implements [`ForkVersionedJson`] for a fork enum of `types` by delegating to the variant.
+/// Implements [`ForkVersionedJson`] for a fork enum of `types` by delegating to the variant;
+/// invoked by `types::fork_variants!`, the one table of the fork enums' forks and types.
 macro_rules! fork_versioned_enum {
-    ($($name:ident { $($variant:ident => $ty:ty),+ $(,)? })+) => {$(
+    ($(;)? $name:ident { $($variant:ident => $ty:ty),+ $(,)? }) => {
         impl<E: EthSpec> ForkVersionedJson for types::$name<E> {
             fn serialize_data<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 match self {
@@ -220,126 +221,10 @@ macro_rules! fork_versioned_enum {
                 }
             }
         }
-    )+};
+    };
 }
 
-fork_versioned_enum! {
-    BeaconState {
-        Phase0 => types::phase0::BeaconState<E>,
-        Altair => types::altair::BeaconState<E>,
-        Bellatrix => types::bellatrix::BeaconState<E>,
-        Capella => types::capella::BeaconState<E>,
-        Deneb => types::deneb::BeaconState<E>,
-        Electra => types::electra::BeaconState<E>,
-        Fulu => types::fulu::BeaconState<E>,
-    }
-    SignedBeaconBlock {
-        Phase0 => types::phase0::SignedBeaconBlock<E>,
-        Altair => types::altair::SignedBeaconBlock<E>,
-        Bellatrix => types::bellatrix::SignedBeaconBlock<E>,
-        Capella => types::capella::SignedBeaconBlock<E>,
-        Deneb => types::deneb::SignedBeaconBlock<E>,
-        Electra => types::electra::SignedBeaconBlock<E>,
-        Fulu => types::fulu::SignedBeaconBlock<E>,
-    }
-    BeaconBlock {
-        Phase0 => types::phase0::BeaconBlock<E>,
-        Altair => types::altair::BeaconBlock<E>,
-        Bellatrix => types::bellatrix::BeaconBlock<E>,
-        Capella => types::capella::BeaconBlock<E>,
-        Deneb => types::deneb::BeaconBlock<E>,
-        Electra => types::electra::BeaconBlock<E>,
-        Fulu => types::fulu::BeaconBlock<E>,
-    }
-    BeaconBlockBody {
-        Phase0 => types::phase0::BeaconBlockBody<E>,
-        Altair => types::altair::BeaconBlockBody<E>,
-        Bellatrix => types::bellatrix::BeaconBlockBody<E>,
-        Capella => types::capella::BeaconBlockBody<E>,
-        Deneb => types::deneb::BeaconBlockBody<E>,
-        Electra => types::electra::BeaconBlockBody<E>,
-        Fulu => types::fulu::BeaconBlockBody<E>,
-    }
-    ExecutionPayload {
-        Bellatrix => types::bellatrix::ExecutionPayload<E>,
-        Capella => types::capella::ExecutionPayload<E>,
-        Deneb => types::deneb::ExecutionPayload<E>,
-        Electra => types::electra::ExecutionPayload<E>,
-        Fulu => types::fulu::ExecutionPayload<E>,
-    }
-    ExecutionPayloadHeader {
-        Bellatrix => types::bellatrix::ExecutionPayloadHeader<E>,
-        Capella => types::capella::ExecutionPayloadHeader<E>,
-        Deneb => types::deneb::ExecutionPayloadHeader<E>,
-        Electra => types::electra::ExecutionPayloadHeader<E>,
-        Fulu => types::fulu::ExecutionPayloadHeader<E>,
-    }
-    Attestation {
-        Phase0 => types::phase0::Attestation<E>,
-        Altair => types::altair::Attestation<E>,
-        Bellatrix => types::bellatrix::Attestation<E>,
-        Capella => types::capella::Attestation<E>,
-        Deneb => types::deneb::Attestation<E>,
-        Electra => types::electra::Attestation<E>,
-        Fulu => types::fulu::Attestation<E>,
-    }
-    AttesterSlashing {
-        Phase0 => types::phase0::AttesterSlashing<E>,
-        Altair => types::altair::AttesterSlashing<E>,
-        Bellatrix => types::bellatrix::AttesterSlashing<E>,
-        Capella => types::capella::AttesterSlashing<E>,
-        Deneb => types::deneb::AttesterSlashing<E>,
-        Electra => types::electra::AttesterSlashing<E>,
-        Fulu => types::fulu::AttesterSlashing<E>,
-    }
-    BlobSidecar {
-        Deneb => types::deneb::BlobSidecar<E>,
-        Electra => types::electra::BlobSidecar<E>,
-    }
-    DataColumnSidecar {
-        Fulu => types::fulu::DataColumnSidecar<E>,
-    }
-    LightClientHeader {
-        Altair => types::altair::LightClientHeader,
-        Bellatrix => types::bellatrix::LightClientHeader,
-        Capella => types::capella::LightClientHeader<E>,
-        Deneb => types::deneb::LightClientHeader<E>,
-        Electra => types::electra::LightClientHeader<E>,
-        Fulu => types::fulu::LightClientHeader<E>,
-    }
-    LightClientBootstrap {
-        Altair => types::altair::LightClientBootstrap<E>,
-        Bellatrix => types::bellatrix::LightClientBootstrap<E>,
-        Capella => types::capella::LightClientBootstrap<E>,
-        Deneb => types::deneb::LightClientBootstrap<E>,
-        Electra => types::electra::LightClientBootstrap<E>,
-        Fulu => types::fulu::LightClientBootstrap<E>,
-    }
-    LightClientUpdate {
-        Altair => types::altair::LightClientUpdate<E>,
-        Bellatrix => types::bellatrix::LightClientUpdate<E>,
-        Capella => types::capella::LightClientUpdate<E>,
-        Deneb => types::deneb::LightClientUpdate<E>,
-        Electra => types::electra::LightClientUpdate<E>,
-        Fulu => types::fulu::LightClientUpdate<E>,
-    }
-    LightClientFinalityUpdate {
-        Altair => types::altair::LightClientFinalityUpdate<E>,
-        Bellatrix => types::bellatrix::LightClientFinalityUpdate<E>,
-        Capella => types::capella::LightClientFinalityUpdate<E>,
-        Deneb => types::deneb::LightClientFinalityUpdate<E>,
-        Electra => types::electra::LightClientFinalityUpdate<E>,
-        Fulu => types::fulu::LightClientFinalityUpdate<E>,
-    }
-    LightClientOptimisticUpdate {
-        Altair => types::altair::LightClientOptimisticUpdate<E>,
-        Bellatrix => types::bellatrix::LightClientOptimisticUpdate<E>,
-        Capella => types::capella::LightClientOptimisticUpdate<E>,
-        Deneb => types::deneb::LightClientOptimisticUpdate<E>,
-        Electra => types::electra::LightClientOptimisticUpdate<E>,
-        Fulu => types::fulu::LightClientOptimisticUpdate<E>,
-    }
-}
+types::fork_variants!(@each fork_versioned_enum);
 
 /// Implements [`ForkVersionedJson`] for a container whose shape is the same at every fork it is
 /// served at (the version still travels beside it, as the endpoint requires).

@@ -331,7 +331,7 @@ mod tests {
             (r#""bytes":"0x00ff10""#, r#""bytes":"00zz""#),
             (r#""extra":"0xcafe""#, r#""extra":"0xcafecafe00""#),
             (r#""bits":"0x0d""#, r#""bits":"0x00""#),
-            (r#""fork":"fulu""#, r#""fork":"gloas""#),
+            (r#""fork":"fulu""#, r#""fork":"heze""#),
             (r#""root":"0x01"#, r#""root":"0x0101"#),
         ] {
             let json = SAMPLE_JSON.replace(from, to);

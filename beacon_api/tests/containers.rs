@@ -89,7 +89,7 @@ fn aggregate_attestation_v2_is_read_by_its_version() {
     assert_eq!(phase0.data.fork_name(), ForkName::Phase0);
 
     let mut unknown = fixture("aggregate_attestation.json");
-    unknown["version"] = Value::from("gloas");
+    unknown["version"] = Value::from("heze");
     assert!(serde_json::from_value::<ForkVersionedResponse<Attestation<E>>>(unknown).is_err());
 }
 

@@ -191,9 +191,10 @@ pub(crate) fn refuse_unimplemented_fork(
     genesis_time: u64,
     now: u64,
 ) -> Result<(), String> {
-    let Some((version, epoch)) = spec.scheduled_gloas_fork() else {
+    let Some((fork, epoch)) = spec.first_unimplemented_fork() else {
         return Ok(());
     };
+    let version = spec.fork_version(fork);
     let slots_per_epoch = if spec.preset_base == "minimal" {
         MinimalEthSpec::slots_per_epoch()
     } else {
@@ -204,7 +205,7 @@ pub(crate) fn refuse_unimplemented_fork(
         return Ok(());
     }
     Err(format!(
-        "the {} chain forked to Gloas at epoch {epoch} (fork version {version}, UNIX time {fork_time}), and this version of Arbor does not implement Gloas: it cannot follow the chain",
+        "the {} chain forked to {fork:?} at epoch {epoch} (fork version {version}, UNIX time {fork_time}), and this version of Arbor does not implement {fork:?}: it cannot follow the chain",
         spec.config_name
     ))
 }
@@ -532,4 +533,26 @@ fn state_root_of<E: EthSpec>(state: &BeaconState<E>) -> Result<types::Root, Stri
     cached
         .hash_tree_root()
         .map_err(|e| format!("checkpoint state: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain past a scheduled fork Arbor does not run is refused with an error naming the
+    /// fork; one before it starts (the client then warns that it will stop at that epoch).
+    #[test]
+    fn a_chain_past_gloas_is_refused_and_one_before_it_starts() {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(types::ForkName::Fulu);
+        assert_eq!(refuse_unimplemented_fork(&spec, 0, u64::MAX), Ok(()));
+        spec.gloas_fork_epoch = 10;
+        let fork_time = spec.compute_time_at_slot(1_000, 10 * MinimalEthSpec::slots_per_epoch());
+        assert_eq!(
+            refuse_unimplemented_fork(&spec, 1_000, fork_time - 1),
+            Ok(())
+        );
+        let err = refuse_unimplemented_fork(&spec, 1_000, fork_time).unwrap_err();
+        assert!(err.contains("forked to Gloas at epoch 10"), "{err}");
+        assert!(err.contains("does not implement Gloas"), "{err}");
+    }
 }

@@ -724,7 +724,19 @@ fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
             b.message.body.blob_kzg_commitments.len()
         }
-        _ => 0,
+        // A Gloas block commits to its blobs through the bid.
+        SignedBeaconBlock::Gloas(b) => b
+            .message
+            .body
+            .signed_execution_payload_bid
+            .message
+            .blob_kzg_commitments
+            .len(),
+        SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_) => 0,
     }
 }
 

@@ -233,7 +233,7 @@ impl LightClientFollower {
             .block_on(client.get_beacon_light_client_optimistic_update::<E>())
             .unwrap()
         {
-            let update = upgrade_lc_optimistic_update_to_latest(&update.data);
+            let update = upgrade_lc_optimistic_update_to_latest(&update.data).unwrap();
             match process_light_client_optimistic_update(spec, store, &update, current_slot, gvr) {
                 Ok(()) => self.optimistic_updates += 1,
                 Err(e) => self.errors.push(format!(

@@ -310,6 +310,7 @@ async fn main() {
                 .state
                 .state
                 .validators()
+                .expect("a state before Gloas")
                 .get(i as usize)
                 .unwrap()
                 .pubkey

@@ -130,20 +130,42 @@ fn select_indices<E: EthSpec>(
     ctx: &ApiContext<E>,
     at: &StateAt<E>,
     ids: &[ValidatorId],
-) -> Vec<ValidatorIndex> {
-    let count = at.state.state.validators().len() as u64;
+) -> Result<Vec<ValidatorIndex>, HttpError> {
+    let count = validators_of(at)?.len() as u64;
     if ids.is_empty() {
-        return (0..count).collect();
+        return Ok((0..count).collect());
     }
     let Ok(view) = at.state.view() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    ids.iter()
+    Ok(ids
+        .iter()
         .filter_map(|id| match id {
             ValidatorId::Index(i) => (*i < count).then_some(*i),
             ValidatorId::PublicKey(key) => ctx.caches.validator_index(&view, &at.state.caches, key),
         })
-        .collect()
+        .collect())
+}
+
+/// The state's validator registry; 501 for a fork whose registry the API does not read
+/// (Gloas's progressive lists).
+pub(crate) fn validators_of<E: EthSpec>(
+    at: &StateAt<E>,
+) -> Result<&types::phase0::ValidatorRegistry<E>, HttpError> {
+    at.state
+        .state
+        .validators()
+        .ok_or_else(|| HttpError::unsupported_fork(at.state.state.fork_name()))
+}
+
+/// The state's balances; 501 for a fork whose balances the API does not read (Gloas's).
+fn balances_of<E: EthSpec>(
+    at: &StateAt<E>,
+) -> Result<&packed_list::PackedList<u64, E::ValidatorRegistryLimit>, HttpError> {
+    at.state
+        .state
+        .balances()
+        .ok_or_else(|| HttpError::unsupported_fork(at.state.state.fork_name()))
 }
 
 fn validators_data<E: EthSpec>(
@@ -151,11 +173,11 @@ fn validators_data<E: EthSpec>(
     at: &StateAt<E>,
     ids: &[ValidatorId],
     statuses: &[ValidatorStatusFilter],
-) -> Vec<ValidatorData> {
+) -> Result<Vec<ValidatorData>, HttpError> {
     let epoch = at.slot() / E::slots_per_epoch();
-    let validators = at.state.state.validators();
-    let balances = at.state.state.balances();
-    select_indices(ctx, at, ids)
+    let validators = validators_of(at)?;
+    let balances = balances_of(at)?;
+    Ok(select_indices(ctx, at, ids)?
         .into_iter()
         .filter_map(|index| {
             let validator = validators.get(index as usize)?;
@@ -170,7 +192,7 @@ fn validators_data<E: EthSpec>(
                 validator: validator.clone(),
             })
         })
-        .collect()
+        .collect())
 }
 
 /// `GET /eth/v1/beacon/states/{state_id}/validators?id=..&status=..`.
@@ -213,7 +235,7 @@ async fn validators_response<E: EthSpec>(
     let id = state_id(&path)?;
     blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
-        let data = validators_data(&ctx, &at, &ids, &statuses);
+        let data = validators_data(&ctx, &at, &ids, &statuses)?;
         envelope(&at, data)
     })
     .await
@@ -228,7 +250,7 @@ pub(crate) async fn get_validator<E: EthSpec>(
     let validator: ValidatorId = parse_path("validator id", path.at(1)?)?;
     blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
-        let data = validators_data(&ctx, &at, &[validator], &[])
+        let data = validators_data(&ctx, &at, &[validator], &[])?
             .pop()
             .ok_or_else(|| HttpError::not_found(format!("validator {validator} not found")))?;
         envelope(&at, data)
@@ -268,8 +290,8 @@ async fn balances_response<E: EthSpec>(
     let id = state_id(&path)?;
     blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
-        let balances = at.state.state.balances();
-        let data: Vec<ValidatorBalanceData> = select_indices(&ctx, &at, &ids)
+        let balances = balances_of(&at)?;
+        let data: Vec<ValidatorBalanceData> = select_indices(&ctx, &at, &ids)?
             .into_iter()
             .map(|index| ValidatorBalanceData {
                 index,
@@ -687,7 +709,12 @@ fn block_attestations<E: EthSpec>(
             .cloned()
             .map(types::Attestation::Fulu)
             .collect(),
-        other => {
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Gloas(_)) => {
             return Err(HttpError::bad_request(format!(
                 "blocks of fork {} are not served by this node",
                 other.fork_name()
@@ -854,8 +881,8 @@ pub(crate) async fn post_validator_identities<E: EthSpec>(
     let id = state_id(&path)?;
     blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
-        let validators = at.state.state.validators();
-        let data: Vec<ValidatorIdentity> = select_indices(&ctx, &at, &ids)
+        let validators = validators_of(&at)?;
+        let data: Vec<ValidatorIdentity> = select_indices(&ctx, &at, &ids)?
             .into_iter()
             .filter_map(|index| {
                 let v = validators.get(index as usize)?;

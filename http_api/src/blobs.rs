@@ -40,7 +40,18 @@ pub(crate) fn commitments_of<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Vec<KZ
             b.message.body.blob_kzg_commitments.to_vec()
         }
         SignedBeaconBlock::Deneb(b) => b.message.body.blob_kzg_commitments.to_vec(),
-        _ => Vec::new(),
+        // A Gloas block commits to its blobs through the bid.
+        SignedBeaconBlock::Gloas(b) => b
+            .message
+            .body
+            .signed_execution_payload_bid
+            .message
+            .blob_kzg_commitments
+            .to_vec(),
+        SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_) => Vec::new(),
     }
 }
 

@@ -237,7 +237,12 @@ pub(crate) async fn get_blinded_block<E: EthSpec>(
                     signature: b.signature,
                 }
             }
-            other => {
+            other @ (SignedBeaconBlock::Phase0(_)
+            | SignedBeaconBlock::Altair(_)
+            | SignedBeaconBlock::Bellatrix(_)
+            | SignedBeaconBlock::Capella(_)
+            | SignedBeaconBlock::Deneb(_)
+            | SignedBeaconBlock::Gloas(_)) => {
                 return Err(HttpError::bad_request(format!(
                     "blocks of fork {} are not served by this node",
                     other.fork_name()

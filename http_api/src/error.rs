@@ -60,6 +60,14 @@ impl HttpError {
         Self::Internal(message.to_string())
     }
 
+    /// 501 for data of a fork this node does not serve (Gloas: the Beacon API at Gloas is
+    /// issue 45).
+    pub fn unsupported_fork(fork: types::ForkName) -> Self {
+        Self::NotImplemented(format!(
+            "fork {fork} is not supported by this version of Arbor"
+        ))
+    }
+
     /// The error as a batch endpoint answers it: a request refused as a whole (a body that does
     /// not parse, a missing version header) is a 400 with an empty `failures` list, since the
     /// spec's 400 body of a batch submission (`IndexedErrorMessage`) requires the list.

@@ -249,7 +249,7 @@ fn render_chain<E: EthSpec>(
             .light_client_optimistic_update()
             .ok()
             .flatten()
-            .filter(|u| light_client_optimistic_update_rank(u) == *attested_slot)
+            .filter(|u| light_client_optimistic_update_rank(u) == Some(*attested_slot))
             .and_then(|u| render_light_client_optimistic_update(&u)),
         ChainEvent::DataColumnSidecar {
             block_root,

@@ -147,7 +147,11 @@ fn attested_slot<E: EthSpec>(update: &LightClientUpdate<E>) -> Result<u64, HttpE
         LightClientUpdate::Electra(u) | LightClientUpdate::Fulu(u) => {
             Ok(u.attested_header.beacon.slot)
         }
-        other => Err(HttpError::internal(format!(
+        other @ (LightClientUpdate::Altair(_)
+        | LightClientUpdate::Bellatrix(_)
+        | LightClientUpdate::Capella(_)
+        | LightClientUpdate::Deneb(_)
+        | LightClientUpdate::Gloas(_)) => Err(HttpError::internal(format!(
             "light-client data of fork {} cannot be served",
             other.fork_name()
         ))),

@@ -58,7 +58,12 @@ fn block_contents<E: EthSpec>(
             kzg_proofs,
             blobs,
         }),
-        other => {
+        other @ (BeaconBlock::Phase0(_)
+        | BeaconBlock::Altair(_)
+        | BeaconBlock::Bellatrix(_)
+        | BeaconBlock::Capella(_)
+        | BeaconBlock::Deneb(_)
+        | BeaconBlock::Gloas(_)) => {
             return Err(HttpError::internal(format!(
                 "produced a {} block",
                 other.fork_name()

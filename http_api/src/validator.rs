@@ -178,7 +178,7 @@ pub(crate) async fn get_proposer_duties<E: EthSpec>(
             ctx.chain.duty_state(epoch)?
         };
         let indices = proposers(&at.state, epoch)?;
-        let validators = at.state.state.validators();
+        let validators = crate::beacon::validators_of(&at)?;
         let data: Vec<ProposerDuty> = indices
             .into_iter()
             .enumerate()
@@ -226,7 +226,7 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
                 .or_default()
                 .push(position as u64);
         }
-        let validators = at.state.state.validators();
+        let validators = crate::beacon::validators_of(&at)?;
         let data = indices
             .iter()
             .filter_map(|index| {

@@ -368,7 +368,14 @@ async fn new_light_client_updates_are_sent_as_versioned_events() {
         let update = node.chain.light_client_finality_update().unwrap().unwrap();
         match update {
             types::LightClientFinalityUpdate::Fulu(u) => u.finalized_header.beacon.slot,
-            other => panic!("a Fulu chain's update is Fulu: {other:?}"),
+            other @ (types::LightClientFinalityUpdate::Altair(_)
+            | types::LightClientFinalityUpdate::Bellatrix(_)
+            | types::LightClientFinalityUpdate::Capella(_)
+            | types::LightClientFinalityUpdate::Deneb(_)
+            | types::LightClientFinalityUpdate::Electra(_)
+            | types::LightClientFinalityUpdate::Gloas(_)) => {
+                panic!("a Fulu chain's update is Fulu: {other:?}")
+            }
         }
     };
     let mut slot = 5;

@@ -76,7 +76,13 @@ impl GossipKind {
             }
             ForkName::Electra => kinds
                 .extend((0..spec.blob_sidecar_subnet_count_electra).map(GossipKind::BlobSidecar)),
-            _ => {}
+            // Before Deneb no blobs; from Fulu data columns (below) replace blob sidecars.
+            ForkName::Phase0
+            | ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Fulu
+            | ForkName::Gloas => {}
         }
         if fork.fulu_enabled() {
             kinds.extend(

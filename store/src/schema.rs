@@ -178,11 +178,9 @@ fn migrate_v1_to_v2<E: EthSpec>(txn: &WriteTransaction) -> Result<(), StoreError
                 reason: format!("{e:?}"),
             };
             let slot: Slot = if name == "data_columns" {
-                match DataColumnSidecar::<E>::from_ssz_bytes_by_fork(&payload, fork)
+                DataColumnSidecar::<E>::from_ssz_bytes_by_fork(&payload, fork)
                     .map_err(corrupt)?
-                {
-                    DataColumnSidecar::Fulu(c) => c.signed_block_header.message.slot,
-                }
+                    .slot()
             } else {
                 match BlobSidecar::<E>::from_ssz_bytes_by_fork(&payload, fork).map_err(corrupt)? {
                     BlobSidecar::Deneb(b) => b.signed_block_header.message.slot,

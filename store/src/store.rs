@@ -1745,8 +1745,7 @@ impl<E: EthSpec> StoreBatch<'_, E> {
         block_root: Root,
         column: &DataColumnSidecar<E>,
     ) -> Result<(), StoreError> {
-        let DataColumnSidecar::Fulu(inner) = column;
-        let slot = inner.signed_block_header.message.slot;
+        let slot = column.slot();
         self.insert_sidecar(
             DATA_COLUMNS,
             block_root,
@@ -1767,16 +1766,10 @@ impl<E: EthSpec> StoreBatch<'_, E> {
             bytes,
             &self.store.spec,
             DataColumnSidecar::<E>::FORKS,
-            |b, f| {
-                DataColumnSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|c| {
-                    let DataColumnSidecar::Fulu(inner) = &c;
-                    (inner.signed_block_header.message.slot, c)
-                })
-            },
+            |b, f| DataColumnSidecar::<E>::from_ssz_bytes_by_fork(b, f).map(|c| (c.slot(), c)),
         )
         .ok_or_else(|| invalid("data column SSZ", "does not decode at the fork of its slot"))?;
-        let DataColumnSidecar::Fulu(inner) = &column;
-        let slot = inner.signed_block_header.message.slot;
+        let slot = column.slot();
         self.insert_sidecar(DATA_COLUMNS, block_root, column.index(), slot, bytes, fork)
     }
 

@@ -2,7 +2,9 @@
 //! and data columns, written both as values and as SSZ bytes, read back both as the exact bytes
 //! and decoded with the fork of their slot.
 //!
-//! The chain configuration puts fork `i` at epoch `i`, so a value's slot alone selects its fork.
+//! The chain configuration puts fork `i` at epoch `i` (Gloas included: the store keeps Gloas
+//! blocks and states though the node does not process them), so a value's slot alone selects
+//! its fork.
 
 #![allow(
     clippy::unwrap_used,
@@ -43,7 +45,7 @@ macro_rules! arbitrary_by_fork {
 fn block_at(fork: ForkName, slot: Slot, seed: u64) -> SignedBeaconBlock<E> {
     let mut block = arbitrary_by_fork!(SignedBeaconBlock, fork, 6 * 1024, seed, {
         Phase0 => phase0, Altair => altair, Bellatrix => bellatrix, Capella => capella,
-        Deneb => deneb, Electra => electra, Fulu => fulu,
+        Deneb => deneb, Electra => electra, Fulu => fulu, Gloas => gloas,
     });
     match &mut block {
         SignedBeaconBlock::Phase0(b) => b.message.slot = slot,
@@ -53,6 +55,7 @@ fn block_at(fork: ForkName, slot: Slot, seed: u64) -> SignedBeaconBlock<E> {
         SignedBeaconBlock::Deneb(b) => b.message.slot = slot,
         SignedBeaconBlock::Electra(b) => b.message.slot = slot,
         SignedBeaconBlock::Fulu(b) => b.message.slot = slot,
+        SignedBeaconBlock::Gloas(b) => b.message.slot = slot,
     }
     block
 }
@@ -60,7 +63,7 @@ fn block_at(fork: ForkName, slot: Slot, seed: u64) -> SignedBeaconBlock<E> {
 fn state_at(fork: ForkName, slot: Slot, seed: u64) -> BeaconState<E> {
     let mut state = arbitrary_by_fork!(BeaconState, fork, 24 * 1024, seed, {
         Phase0 => phase0, Altair => altair, Bellatrix => bellatrix, Capella => capella,
-        Deneb => deneb, Electra => electra, Fulu => fulu,
+        Deneb => deneb, Electra => electra, Fulu => fulu, Gloas => gloas,
     });
     *state.slot_mut() = slot;
     state
@@ -128,6 +131,38 @@ fn states_of_every_fork_round_trip() {
         assert_eq!(loaded.fork_name(), fork);
         common::assert_same_state(&loaded, &state);
     }
+}
+
+/// A Gloas block and state (progressive containers) are kept and read back by the fork of
+/// their slot, though the node does not process Gloas: a spec with `GLOAS_FORK_EPOCH` set.
+#[test]
+fn a_gloas_block_and_state_round_trip_by_the_fork_of_their_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let slot = slot_in(ForkName::Gloas, 2);
+    assert_eq!(
+        staggered_spec().fork_name_at_slot::<E>(slot),
+        ForkName::Gloas
+    );
+
+    let block = block_at(ForkName::Gloas, slot, 4242);
+    let root = block.canonical_root();
+    let mut batch = store.begin_batch().unwrap();
+    batch.put_block_ssz(root, &block.as_ssz_bytes()).unwrap();
+    batch.commit().unwrap();
+    let loaded = store.get_block(&root).unwrap().expect("stored");
+    assert!(matches!(loaded, SignedBeaconBlock::Gloas(_)));
+    assert_eq!(loaded, block);
+
+    let state = state_at(ForkName::Gloas, slot_in(ForkName::Gloas, 0), 4243);
+    let state_root = synthetic_root(11, *state.slot(), 0);
+    store.put_state(state_root, &state).unwrap();
+    let loaded = store
+        .get_state(&state_root, &mut SlotReplayer::default())
+        .unwrap()
+        .expect("stored");
+    assert!(matches!(loaded, BeaconState::Gloas(_)));
+    assert_eq!(loaded, state);
 }
 
 #[test]

@@ -177,7 +177,14 @@ async fn aggregate<E: EthSpec>(
         };
         let aggregate = match aggregate {
             types::Attestation::Electra(a) | types::Attestation::Fulu(a) => a,
-            other => return Err(AttestError::UnsupportedFork(other.fork_name())),
+            other @ (types::Attestation::Phase0(_)
+            | types::Attestation::Altair(_)
+            | types::Attestation::Bellatrix(_)
+            | types::Attestation::Capella(_)
+            | types::Attestation::Deneb(_)
+            | types::Attestation::Gloas(_)) => {
+                return Err(AttestError::UnsupportedFork(other.fork_name()));
+            }
         };
         let started = Instant::now();
         for duty in duties {

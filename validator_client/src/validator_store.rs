@@ -412,5 +412,8 @@ fn into_signed_block<E: EthSpec>(
         BeaconBlock::Fulu(message) => {
             SignedBeaconBlock::Fulu(types::fulu::SignedBeaconBlock { message, signature })
         }
+        BeaconBlock::Gloas(message) => {
+            SignedBeaconBlock::Gloas(types::gloas::SignedBeaconBlock { message, signature })
+        }
     }
 }

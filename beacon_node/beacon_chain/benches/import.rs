@@ -516,10 +516,7 @@ fn segment_blocks(
             get_data_column_sidecars_from_block(&built.block, cells)
                 .unwrap()
                 .into_iter()
-                .filter(|c| {
-                    let DataColumnSidecar::Fulu(c) = c;
-                    c.index < CUSTODY
-                })
+                .filter(|c| c.index() < CUSTODY)
                 .collect();
         out.push((parent, Arc::new(built.block), columns));
         parent = built.post;
@@ -1004,11 +1001,10 @@ fn availability_benches(
                         batch
                             .iter()
                             .map(|c| {
-                                let DataColumnSidecar::Fulu(inner) = &**c;
                                 let subnet =
                                     types::subnets::compute_subnet_for_data_column_sidecar(
                                         &f.spec,
-                                        inner.index,
+                                        c.index(),
                                     )
                                     .unwrap();
                                 (c.clone(), subnet)

@@ -369,11 +369,13 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let sidecars: Vec<&types::fulu::DataColumnSidecar<E>> = held
             .iter()
-            .map(|s| {
-                let types::DataColumnSidecar::Fulu(s) = &**s;
-                s
+            .map(|s| match &**s {
+                types::DataColumnSidecar::Fulu(s) => Ok(s),
+                types::DataColumnSidecar::Gloas(_) => {
+                    Err(ChainError::UnsupportedFork(s.fork_name()))
+                }
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         let first = sidecars[0];
         let indices: Vec<u64> = sidecars.iter().map(|s| s.index).collect();
         let blobs = first.kzg_commitments.len();
@@ -407,10 +409,7 @@ impl<E: EthSpec> BeaconChain<E> {
         .map_err(|e| reconstruction(ReconstructionError::Sidecars(e)))?;
         let missing: Vec<Arc<types::DataColumnSidecar<E>>> = all
             .into_iter()
-            .filter(|c| {
-                let types::DataColumnSidecar::Fulu(c) = c;
-                !indices.contains(&c.index)
-            })
+            .filter(|c| !indices.contains(&c.index()))
             .map(Arc::new)
             .collect();
         let verified = missing
@@ -440,13 +439,17 @@ impl<E: EthSpec> BeaconChain<E> {
         let mut observed = self.observed.lock();
         columns
             .into_iter()
-            .filter(|c| {
-                let types::DataColumnSidecar::Fulu(c) = &**c;
-                let header = &c.signed_block_header.message;
-                !observed
-                    .data_columns
-                    .observe(header.slot, (header.proposer_index, c.index))
-                    .unwrap_or(true)
+            .filter(|c| match &**c {
+                types::DataColumnSidecar::Fulu(c) => {
+                    let header = &c.signed_block_header.message;
+                    !observed
+                        .data_columns
+                        .observe(header.slot, (header.proposer_index, c.index))
+                        .unwrap_or(true)
+                }
+                // Reconstruction and the execution client's blobs make Fulu sidecars only; a
+                // Gloas one is not published from here (issue 44).
+                types::DataColumnSidecar::Gloas(_) => false,
             })
             .collect()
     }
@@ -478,7 +481,15 @@ impl<E: EthSpec> BeaconChain<E> {
             .ok_or_else(|| error(ExecutionBlobsError::NotPending))?;
         let commitments = match &*block {
             types::SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
-            other => return Err(error(ExecutionBlobsError::NotFulu(other.fork_name()))),
+            other @ (types::SignedBeaconBlock::Phase0(_)
+            | types::SignedBeaconBlock::Altair(_)
+            | types::SignedBeaconBlock::Bellatrix(_)
+            | types::SignedBeaconBlock::Capella(_)
+            | types::SignedBeaconBlock::Deneb(_)
+            | types::SignedBeaconBlock::Electra(_)
+            | types::SignedBeaconBlock::Gloas(_)) => {
+                return Err(error(ExecutionBlobsError::NotFulu(other.fork_name())));
+            }
         };
         if blobs.len() != commitments {
             return Err(error(ExecutionBlobsError::BlobCount {

@@ -104,6 +104,9 @@ pub const DEFAULT_PAYLOAD_VERDICT_WAIT: std::time::Duration = std::time::Duratio
 /// Why the chain could not do what it was asked (not a gossip verdict: those are per topic).
 #[derive(Debug, thiserror::Error)]
 pub enum ChainError {
+    /// A block, column or state of a fork the chain does not process (Gloas: issues 42 to 45).
+    #[error("fork {0} is not supported by this version of Arbor")]
+    UnsupportedFork(ForkName),
     /// The store failed.
     #[error("store: {0}")]
     Store(#[from] store::StoreError),
@@ -227,6 +230,9 @@ impl ChainError {
             // A publication that gave a block with blobs and no columns.
             | ChainError::NoColumnsGiven { .. } => Fault::Message,
             ChainError::Availability(AvailabilityError::Finalized { .. })
+            | ChainError::Availability(AvailabilityError::UnsupportedFork(_))
+            // A fork this node does not run: not the peer's fault.
+            | ChainError::UnsupportedFork(_)
             | ChainError::Store(_)
             | ChainError::State(_)
             | ChainError::SlotProcessing { .. }
@@ -639,9 +645,8 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<Self, ChainError> {
         let mut anchor = anchor_state;
         let block_root = anchor_block.canonical_root();
-        let message = electra_message(&anchor_block).ok_or_else(|| {
-            ChainError::Anchor(AnchorError::BeforeElectra(anchor_block.fork_name()))
-        })?;
+        let message = electra_message(&anchor_block)
+            .map_err(|fork| ChainError::Anchor(AnchorError::BeforeElectra(fork)))?;
         check_anchor_state(&mut anchor, block_root, message)?;
         // The light-client server derives the anchor's bootstrap from the block's post-state;
         // an advanced state still gives it the anchor's finalized ancestry.
@@ -1436,7 +1441,7 @@ impl<E: EthSpec> BeaconChain<E> {
             if inserted.is_ok() && payload_status == ExecutionStatus::Valid {
                 fc.on_valid_payload(&block_root);
             }
-            match inserted.map(|root| apply_block_body(&mut fc, &block, root)) {
+            match inserted.and_then(|root| apply_block_body(&mut fc, &block, root)) {
                 Ok(state) => state,
                 Err(e) => {
                     drop(fc);
@@ -2067,7 +2072,7 @@ fn on_block_with_body<E: EthSpec>(
     engine: &impl ExecutionEngine<E>,
 ) -> Result<CachedBeaconState<E>, fork_choice::Error> {
     let block_root = fc.on_block(block, Columns::Retrieved(columns), engine)?;
-    Ok(apply_block_body(fc, block, block_root))
+    apply_block_body(fc, block, block_root)
 }
 
 /// The block's attestations and attester slashings into fork choice, after its `on_block`;
@@ -2076,8 +2081,10 @@ fn apply_block_body<E: EthSpec>(
     fc: &mut ForkChoice<E>,
     block: &SignedBeaconBlock<E>,
     block_root: Root,
-) -> CachedBeaconState<E> {
-    if let Some(message) = electra_message(block) {
+) -> Result<CachedBeaconState<E>, fork_choice::Error> {
+    // Never skip a block's votes: a block of another layout is an error naming its fork.
+    let message = electra_message(block).map_err(fork_choice::Error::UnsupportedFork)?;
+    {
         // Their signatures were verified by the state transition just now: not again.
         let verify = fc.verify_signatures();
         fc.set_verify_signatures(VerifySignatures::None);
@@ -2089,9 +2096,10 @@ fn apply_block_body<E: EthSpec>(
         }
         fc.set_verify_signatures(verify);
     }
-    fc.block_state(&block_root)
+    Ok(fc
+        .block_state(&block_root)
         .cloned()
-        .expect("on_block keeps the post-state of the block it accepted in memory")
+        .expect("on_block keeps the post-state of the block it accepted in memory"))
 }
 
 /// Brings back a block's post-state that fork choice let go of (`max_block_states`): the
@@ -2132,11 +2140,19 @@ impl<E: EthSpec> fork_choice::StateLoader<E> for StoreStateLoader<E> {
     }
 }
 
-/// The Electra-layout message of a block (Electra and Fulu share it).
-pub(crate) fn electra_message<E: EthSpec>(block: &SignedBeaconBlock<E>) -> Option<&BeaconBlock<E>> {
+/// The Electra-layout message of a block (Electra and Fulu share it), or the fork of a block
+/// whose layout the chain does not process (before Electra, or Gloas: issues 42 to 45).
+pub(crate) fn electra_message<E: EthSpec>(
+    block: &SignedBeaconBlock<E>,
+) -> Result<&BeaconBlock<E>, ForkName> {
     match block {
-        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => Some(&b.message),
-        _ => None,
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => Ok(&b.message),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Gloas(_)) => Err(other.fork_name()),
     }
 }
 

@@ -49,6 +49,10 @@ pub enum Availability<E: EthSpec> {
 /// A component the checker cannot take.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AvailabilityError {
+    /// A block of a fork whose data availability is not checked here (Gloas's blobs come with
+    /// its payload envelope: issue 44).
+    #[error("data availability of fork {0} blocks is not supported")]
+    UnsupportedFork(ForkName),
     /// Blocks before Fulu carry blobs in blob sidecars, which this checker does not hold.
     #[error("a {fork} block with {blobs} blobs needs blob sidecars, not data columns")]
     BlobSidecarFork {
@@ -157,7 +161,14 @@ impl<E: EthSpec> DataAvailabilityChecker<E> {
             SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
             SignedBeaconBlock::Deneb(b) => b.message.body.blob_kzg_commitments.len(),
             SignedBeaconBlock::Electra(b) => b.message.body.blob_kzg_commitments.len(),
-            _ => 0,
+            SignedBeaconBlock::Phase0(_)
+            | SignedBeaconBlock::Altair(_)
+            | SignedBeaconBlock::Bellatrix(_)
+            | SignedBeaconBlock::Capella(_) => 0,
+            // Gloas's blobs come with the payload envelope, not the block (issue 44).
+            SignedBeaconBlock::Gloas(_) => {
+                return Err(AvailabilityError::UnsupportedFork(block.fork_name()));
+            }
         };
         let fork = block.fork_name();
         if blobs > 0 && fork != ForkName::Fulu {

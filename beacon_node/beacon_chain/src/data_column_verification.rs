@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use fork_choice::{SidecarError, verify_data_column_sidecars};
 use rayon::ThreadPool;
-use tree_hash::TreeHash;
 use types::{ChainSpec, ColumnIndex, DataColumnSidecar, EthSpec, Root, Slot};
 
 use crate::data_column_sidecars::verify_data_column_sidecar_inclusion_proof;
@@ -18,6 +17,9 @@ use crate::data_column_sidecars::verify_data_column_sidecar_inclusion_proof;
 /// on gossip.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DataColumnError {
+    /// A sidecar of a fork whose data columns the chain does not verify (Gloas: issue 44).
+    #[error("data column sidecars of fork {0} are not supported")]
+    UnsupportedFork(types::ForkName),
     /// `verify_data_column_sidecar` or `verify_data_column_sidecar_kzg_proofs` failed.
     #[error(transparent)]
     Sidecar(#[from] SidecarError),
@@ -55,14 +57,12 @@ impl<E: EthSpec> KzgVerifiedDataColumn<E> {
 
     /// The column index.
     pub fn index(&self) -> ColumnIndex {
-        let DataColumnSidecar::Fulu(s) = &*self.sidecar;
-        s.index
+        self.sidecar.index()
     }
 
     /// The block's slot, from the sidecar's header.
     pub fn slot(&self) -> Slot {
-        let DataColumnSidecar::Fulu(s) = &*self.sidecar;
-        s.signed_block_header.message.slot
+        self.sidecar.slot()
     }
 
     /// The root of the block the sidecar belongs to (its header's root).
@@ -95,11 +95,21 @@ pub fn verify_data_column_sidecars_standalone<E: EthSpec>(
     let mut failed = Vec::new();
     let mut candidates = Vec::with_capacity(sidecars.len());
     for (position, sidecar) in sidecars.into_iter().enumerate() {
+        match &*sidecar {
+            DataColumnSidecar::Fulu(_) => {}
+            DataColumnSidecar::Gloas(_) => {
+                failed.push((
+                    position,
+                    DataColumnError::UnsupportedFork(sidecar.fork_name()),
+                ));
+                continue;
+            }
+        }
         if verify_data_column_sidecar_inclusion_proof(&sidecar) {
             candidates.push((position, sidecar));
         } else {
-            let DataColumnSidecar::Fulu(s) = &*sidecar;
-            failed.push((position, DataColumnError::InclusionProof { index: s.index }));
+            let index = sidecar.index();
+            failed.push((position, DataColumnError::InclusionProof { index }));
         }
     }
 
@@ -119,8 +129,7 @@ pub fn verify_data_column_sidecars_standalone<E: EthSpec>(
         .zip(bad)
         .filter(|(_, bad)| !bad)
         .map(|((position, sidecar), _)| {
-            let DataColumnSidecar::Fulu(s) = &*sidecar;
-            let block_root = s.signed_block_header.message.tree_hash_root();
+            let block_root = sidecar.block_root();
             (
                 position,
                 KzgVerifiedDataColumn {
@@ -158,12 +167,18 @@ mod tests {
         let (root_b, b) = sidecars_of(1, 2);
         // Column 5 of both blocks, column 6 of a; b's column 5 gets a wrong proof, a's column 6 a
         // commitment list its header does not commit to.
-        let DataColumnSidecar::Fulu(a5) = &*a[5];
+        let DataColumnSidecar::Fulu(a5) = &*a[5] else {
+            panic!("the tests make Fulu sidecars");
+        };
         let mut bad_proof = (*b[5]).clone();
-        let DataColumnSidecar::Fulu(s) = &mut bad_proof;
+        let DataColumnSidecar::Fulu(s) = &mut bad_proof else {
+            panic!("the tests make Fulu sidecars");
+        };
         s.kzg_proofs[0] = a5.kzg_proofs[0];
         let mut bad_inclusion = (*a[6]).clone();
-        let DataColumnSidecar::Fulu(s) = &mut bad_inclusion;
+        let DataColumnSidecar::Fulu(s) = &mut bad_inclusion else {
+            panic!("the tests make Fulu sidecars");
+        };
         s.kzg_commitments.swap(0, 1);
 
         let batch = vec![
@@ -195,7 +210,9 @@ mod tests {
     fn a_malformed_sidecar_is_refused_before_kzg() {
         let (_, a) = sidecars_of(2, 3);
         let mut short = (*a[0]).clone();
-        let DataColumnSidecar::Fulu(s) = &mut short;
+        let DataColumnSidecar::Fulu(s) = &mut short else {
+            panic!("the tests make Fulu sidecars");
+        };
         s.kzg_proofs = VariableList::new(s.kzg_proofs[..1].to_vec()).expect("one proof");
         // The proofs are not part of the inclusion proof; the shape check catches them.
         let outcome =

@@ -151,8 +151,7 @@ pub type ExecutionBlob = (Box<kzg::Blob>, Vec<kzg::KzgProof>);
 pub fn new_payload_request<E: EthSpec>(
     block: &SignedBeaconBlock<E>,
 ) -> Result<NewPayloadRequest<E>, ExecutionError> {
-    let message =
-        electra_message(block).ok_or(ExecutionError::UnsupportedFork(block.fork_name()))?;
+    let message = electra_message(block).map_err(ExecutionError::UnsupportedFork)?;
     let body = &message.body;
     let hashes: Vec<VersionedHash> = body
         .blob_kzg_commitments
@@ -353,7 +352,15 @@ impl<E: EthSpec> BeaconChain<E> {
                 .iter()
                 .map(kzg_commitment_to_versioned_hash)
                 .collect(),
-            _ => return Ok(None),
+            SignedBeaconBlock::Phase0(_)
+            | SignedBeaconBlock::Altair(_)
+            | SignedBeaconBlock::Bellatrix(_)
+            | SignedBeaconBlock::Capella(_)
+            | SignedBeaconBlock::Deneb(_)
+            | SignedBeaconBlock::Electra(_) => return Ok(None),
+            SignedBeaconBlock::Gloas(_) => {
+                return Err(ExecutionError::UnsupportedFork(block.fork_name()));
+            }
         };
         if hashes.is_empty() {
             return Ok(None);

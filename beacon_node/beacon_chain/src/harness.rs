@@ -298,7 +298,15 @@ impl<E: EthSpec> ChainHarness<E> {
         };
         Ok(match block {
             BeaconBlock::Electra(_) => SignedBeaconBlock::Electra(signed),
-            _ => SignedBeaconBlock::Fulu(signed),
+            BeaconBlock::Fulu(_) => SignedBeaconBlock::Fulu(signed),
+            other @ (BeaconBlock::Phase0(_)
+            | BeaconBlock::Altair(_)
+            | BeaconBlock::Bellatrix(_)
+            | BeaconBlock::Capella(_)
+            | BeaconBlock::Deneb(_)
+            | BeaconBlock::Gloas(_)) => {
+                return Err(HarnessError::UnsupportedFork(other.fork_name()));
+            }
         })
     }
 

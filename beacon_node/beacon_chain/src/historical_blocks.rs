@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use bls::{PublicKey, Signature, SignatureSet};
 use store::{OldestBlock, StoreError};
-use tree_hash::TreeHash;
 use types::signing::{DOMAIN_BEACON_PROPOSER, compute_domain, compute_signing_root};
 use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock, Slot};
 
@@ -285,14 +284,9 @@ impl<E: EthSpec> BeaconChain<E> {
         let mut have: HashMap<Root, BTreeSet<u64>> = HashMap::new();
         let mut kept = Vec::with_capacity(columns.len());
         for column in columns {
-            let DataColumnSidecar::Fulu(c) = &*column;
-            let block_root = c.signed_block_header.message.tree_hash_root();
-            if !wanted.contains(&block_root) || !have.entry(block_root).or_default().insert(c.index)
-            {
-                return Err(HistoricalBlockError::UnexpectedColumn {
-                    block_root,
-                    index: c.index,
-                });
+            let (block_root, index) = (column.block_root(), column.index());
+            if !wanted.contains(&block_root) || !have.entry(block_root).or_default().insert(index) {
+                return Err(HistoricalBlockError::UnexpectedColumn { block_root, index });
             }
             kept.push(column);
         }
@@ -312,10 +306,9 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let outcome = verify_data_column_sidecars_standalone(kept.clone(), self.spec(), pool);
         if let Some((position, error)) = outcome.failed.into_iter().next() {
-            let DataColumnSidecar::Fulu(c) = &*kept[position];
             return Err(HistoricalBlockError::BadColumn {
-                block_root: c.signed_block_header.message.tree_hash_root(),
-                index: c.index,
+                block_root: kept[position].block_root(),
+                index: kept[position].index(),
                 source: error,
             });
         }
@@ -351,11 +344,24 @@ fn verify_hash_chain<E: EthSpec>(
     Ok(roots)
 }
 
-/// How many blobs a block commits to (0 for blocks before Fulu: they have no columns to fetch
-/// or check).
+/// How many blobs a block commits to, counted for the columns to fetch and check: 0 for blocks
+/// before Fulu (they have no columns); a Gloas block's bid's commitments (its columns are then
+/// refused as `UnsupportedFork` when verified).
 pub fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
     match block {
         SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
-        _ => 0,
+        SignedBeaconBlock::Gloas(b) => b
+            .message
+            .body
+            .signed_execution_payload_bid
+            .message
+            .blob_kzg_commitments
+            .len(),
+        SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_) => 0,
     }
 }

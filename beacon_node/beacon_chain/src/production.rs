@@ -103,7 +103,7 @@ pub enum ProductionError {
     #[error("the head {0} is optimistic (its payload is not validated): no block on it")]
     OptimisticHead(Root),
     /// This producer builds Electra-layout blocks (Electra and Fulu) only.
-    #[error("slot {slot} is in {fork}: blocks are produced from Electra on")]
+    #[error("slot {slot} is in {fork}: blocks are produced for Electra and Fulu only")]
     UnsupportedFork {
         /// The slot.
         slot: Slot,
@@ -678,10 +678,16 @@ impl<E: EthSpec> BlockProducer<E> {
 
     fn check_fork(&self, slot: Slot) -> Result<ForkName, ProductionError> {
         let fork = self.chain.spec().fork_name_at_slot::<E>(slot);
-        if fork < ForkName::Electra {
-            return Err(ProductionError::UnsupportedFork { slot, fork });
+        match fork {
+            ForkName::Electra | ForkName::Fulu => Ok(fork),
+            // Gloas blocks carry a bid (block production at Gloas: issue 45).
+            ForkName::Phase0
+            | ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Gloas => Err(ProductionError::UnsupportedFork { slot, fork }),
         }
-        Ok(fork)
     }
 
     /// `produceBlockV3`: a block at `slot` on the head with a local payload. The RANDAO reveal
@@ -1052,7 +1058,18 @@ impl<E: EthSpec> BlockProducer<E> {
 
         let block = match template.fork {
             ForkName::Electra => BeaconBlock::Electra(message),
-            _ => BeaconBlock::Fulu(message),
+            ForkName::Fulu => BeaconBlock::Fulu(message),
+            fork @ (ForkName::Phase0
+            | ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Gloas) => {
+                return Err(ProductionError::UnsupportedFork {
+                    slot: template.slot,
+                    fork,
+                });
+            }
         };
         let produced = ProducedBlock {
             block,

@@ -194,10 +194,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let chain = self.chain();
         let commitments = electra_message(&block)
             .map(|m| m.body.blob_kzg_commitments.len())
-            .ok_or(PublishError::UnsupportedFork {
-                fork: block.fork_name(),
-                blobs: 0,
-            })?;
+            .map_err(|fork| PublishError::UnsupportedFork { fork, blobs: 0 })?;
         if commitments > 0 && block.fork_name() < ForkName::Fulu {
             return Err(PublishError::UnsupportedFork {
                 fork: block.fork_name(),
@@ -361,10 +358,7 @@ impl<E: EthSpec> BlockProducer<E> {
     ) -> Result<(Columns<E>, bool), PublishError> {
         let commitments = electra_message(block)
             .map(|m| m.body.blob_kzg_commitments.len())
-            .ok_or(PublishError::UnsupportedFork {
-                fork: block.fork_name(),
-                blobs: 0,
-            })?;
+            .map_err(|fork| PublishError::UnsupportedFork { fork, blobs: 0 })?;
         let blobs = check_blobs::<E>(commitments, blobs)?;
         self.build_columns(block, block.canonical_root(), blobs)
     }
@@ -413,10 +407,7 @@ impl<E: EthSpec> BlockProducer<E> {
                 .failed
                 .iter()
                 .filter_map(|(position, _)| sidecars.get(*position))
-                .map(|s| {
-                    let DataColumnSidecar::Fulu(s) = &**s;
-                    s.index
-                })
+                .map(|s| s.index())
                 .collect();
             return Err(PublishError::InvalidColumns(bad));
         }

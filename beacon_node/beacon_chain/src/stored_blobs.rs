@@ -24,6 +24,9 @@ use crate::data_column_sidecars::{
 /// failure of the node (its store, or data it stored).
 #[derive(Debug, thiserror::Error)]
 pub enum StoredBlobsError {
+    /// A stored column of a fork whose blobs are not recovered here (Gloas: issue 44).
+    #[error("blobs cannot be recovered from data columns of fork {0}")]
+    UnsupportedFork(types::ForkName),
     /// Fewer than half of the block's columns are stored: its blobs cannot be recovered.
     #[error("block {block_root}: {stored} of {columns} columns stored, the blobs need half")]
     TooFewColumns {
@@ -196,8 +199,12 @@ impl<E: EthSpec> BeaconChain<E> {
                         block_root: *block_root,
                         index: *i,
                     })?;
-            let types::DataColumnSidecar::Fulu(column) = column;
-            sidecars.push(column);
+            match column {
+                types::DataColumnSidecar::Fulu(column) => sidecars.push(column),
+                types::DataColumnSidecar::Gloas(_) => {
+                    return Err(StoredBlobsError::UnsupportedFork(types::ForkName::Gloas));
+                }
+            }
         }
         let mut blobs = Vec::with_capacity(wanted.len());
         for &row in wanted {

@@ -195,7 +195,9 @@ fn gossip_columns(
 }
 
 fn column_index(c: &DataColumnSidecar<E>) -> u64 {
-    let DataColumnSidecar::Fulu(c) = c;
+    let DataColumnSidecar::Fulu(c) = c else {
+        panic!("the tests make Fulu sidecars");
+    };
     c.index
 }
 
@@ -216,7 +218,9 @@ fn a_bad_column_is_attributed_and_the_good_copies_make_the_block_available() {
         .map(|&i| (sidecars[i as usize].clone(), i))
         .collect();
     let mut bad = (*from_a[3].0).clone();
-    let DataColumnSidecar::Fulu(inner) = &mut bad;
+    let DataColumnSidecar::Fulu(inner) = &mut bad else {
+        panic!("the tests make Fulu sidecars");
+    };
     let other = inner.kzg_proofs[1];
     inner.kzg_proofs[0] = KZGProof::from(other.0);
     from_a[3].0 = Arc::new(bad);

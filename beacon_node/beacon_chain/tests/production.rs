@@ -939,12 +939,12 @@ async fn the_chain_asks_its_own_execution_client_for_a_gossip_blocks_verdict() {
 #[test]
 fn a_payload_verdict_answers_the_state_transition() {
     use state_processing::per_block::ExecutionEngine;
-    let request = beacon_chain::execution::new_payload_request::<E>(&SignedBeaconBlock::Fulu(
-        match interop_genesis_block::<E>(Root::ZERO) {
-            SignedBeaconBlock::Fulu(b) => b,
-            _ => unreachable!("the interop genesis block is Fulu"),
-        },
-    ))
+    let request = beacon_chain::execution::new_payload_request::<E>(&SignedBeaconBlock::Fulu({
+        let SignedBeaconBlock::Fulu(b) = interop_genesis_block::<E>(Root::ZERO) else {
+            unreachable!("the interop genesis block is Fulu")
+        };
+        b
+    }))
     .unwrap();
     for (status, valid) in [
         (beacon_chain::ExecutionStatus::Valid, true),

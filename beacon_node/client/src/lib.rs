@@ -64,10 +64,12 @@ pub enum ClientError {
     Genesis(String),
     /// The chain (its head or the clock) is past a fork this node does not implement.
     #[error(
-        "the chain is past the Gloas fork at epoch {fork_epoch} (head epoch {head_epoch}, clock epoch {clock_epoch}), and this version of Arbor does not implement Gloas"
+        "the chain is past the {fork:?} fork at epoch {fork_epoch} (head epoch {head_epoch}, clock epoch {clock_epoch}), and this version of Arbor does not implement {fork:?}"
     )]
     UnimplementedFork {
-        /// `GLOAS_FORK_EPOCH`.
+        /// The first scheduled fork Arbor does not run (Gloas).
+        fork: types::ForkName,
+        /// Its `*_FORK_EPOCH`.
         fork_epoch: types::Epoch,
         /// The head's epoch.
         head_epoch: types::Epoch,
@@ -161,21 +163,24 @@ impl<E: EthSpec> Client<E> {
             finalized_epoch = chain.finalized_checkpoint().epoch,
             "chain ready"
         );
-        if let Some((version, epoch)) = chain.spec().scheduled_gloas_fork() {
+        if let Some((fork, epoch)) = chain.spec().first_unimplemented_fork() {
+            let version = chain.spec().fork_version(fork);
             let head_epoch = chain.head().slot / E::slots_per_epoch();
             let clock_epoch = chain.slot_at_ms(chain.now_ms()) / E::slots_per_epoch();
             if head_epoch >= epoch || clock_epoch >= epoch {
                 return Err(ClientError::UnimplementedFork {
+                    fork,
                     fork_epoch: epoch,
                     head_epoch,
                     clock_epoch,
                 });
             }
             tracing::warn!(
-                gloas_fork_epoch = epoch,
-                gloas_fork_version = %version,
-                "the network schedules Gloas, which this node does not run: it will not follow \
-                 the chain from that epoch"
+                %fork,
+                fork_epoch = epoch,
+                fork_version = %version,
+                "the network schedules a fork this node does not run: it will stop following \
+                 the chain at that epoch (its slots are refused with an error naming the fork)"
             );
         }
 

@@ -216,14 +216,24 @@ fn naive_by_bit_count(decoded: &[Decoded], block_slot: u64, current: u64) -> Vec
 /// The proposer's reward for `attestations` on `state`.
 fn proposer_reward(state: &CachedBeaconState<E>, attestations: &[Attestation<E>]) -> u64 {
     let mut scratch = state.clone();
-    let before: u64 = scratch.state.balances().iter().sum();
+    let before: u64 = scratch
+        .state
+        .balances()
+        .expect("a state before Gloas")
+        .iter()
+        .sum();
     {
         let (mut view, caches) = scratch.view_mut().unwrap();
         for a in attestations {
             process_attestation(&mut view, caches, a, VerifySignatures::None).unwrap();
         }
     }
-    let after: u64 = scratch.state.balances().iter().sum();
+    let after: u64 = scratch
+        .state
+        .balances()
+        .expect("a state before Gloas")
+        .iter()
+        .sum();
     after - before
 }
 

@@ -161,7 +161,12 @@ fn insert(
 /// returns the proposer's reward for them.
 fn apply_verified(state: &CachedBeaconState<E>, attestations: &[Attestation<E>]) -> u64 {
     let mut scratch = state.clone();
-    let total_before: u64 = scratch.state.balances().iter().sum();
+    let total_before: u64 = scratch
+        .state
+        .balances()
+        .expect("a state before Gloas")
+        .iter()
+        .sum();
     {
         let (mut view, caches) = scratch.view_mut().expect("view");
         for a in attestations {
@@ -169,7 +174,12 @@ fn apply_verified(state: &CachedBeaconState<E>, attestations: &[Attestation<E>])
                 .expect("a packed attestation is valid and its signature verifies");
         }
     }
-    let total_after: u64 = scratch.state.balances().iter().sum();
+    let total_after: u64 = scratch
+        .state
+        .balances()
+        .expect("a state before Gloas")
+        .iter()
+        .sum();
     total_after - total_before
 }
 

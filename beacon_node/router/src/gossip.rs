@@ -505,8 +505,7 @@ fn fetch_blobs_from_engine<E: EthSpec>(
 
 /// A column sidecar's index.
 fn column_index<E: EthSpec>(column: &types::DataColumnSidecar<E>) -> u64 {
-    let types::DataColumnSidecar::Fulu(inner) = column;
-    inner.index
+    column.index()
 }
 
 /// Publishes `columns` on their subnets.

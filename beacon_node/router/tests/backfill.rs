@@ -178,7 +178,9 @@ fn serve_chain(
             columns
                 .iter()
                 .filter(|c| {
-                    let DataColumnSidecar::Fulu(c) = &***c;
+                    let DataColumnSidecar::Fulu(c) = &***c else {
+                        panic!("the tests make Fulu sidecars");
+                    };
                     let slot = c.signed_block_header.message.slot;
                     slot >= req.start_slot
                         && slot < req.start_slot + req.count
@@ -540,8 +542,12 @@ async fn a_peer_serving_a_backfilled_column_with_a_bad_proof_is_penalised() {
     // inclusion proof holds, its KZG proof does not.
     let mut columns = all_columns(&blocks);
     let mut bad = (*columns[7]).clone();
-    let DataColumnSidecar::Fulu(inner) = &mut bad;
-    let DataColumnSidecar::Fulu(donor) = &*columns[8];
+    let DataColumnSidecar::Fulu(inner) = &mut bad else {
+        panic!("the tests make Fulu sidecars");
+    };
+    let DataColumnSidecar::Fulu(donor) = &*columns[8] else {
+        panic!("the tests make Fulu sidecars");
+    };
     inner.kzg_proofs[0] = donor.kzg_proofs[0];
     columns[7] = Arc::new(bad);
     let status = router::status::local_status(a.router.as_ref().unwrap().router());

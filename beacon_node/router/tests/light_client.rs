@@ -280,7 +280,14 @@ async fn gossip_updates_equal_to_ours_are_accepted_and_our_new_ones_published_on
         types::LightClientOptimisticUpdate::Fulu(u) => {
             u.sync_aggregate.sync_committee_bits.set(1, false).unwrap();
         }
-        fork => panic!("a Fulu chain's update is Fulu: {fork:?}"),
+        fork @ (types::LightClientOptimisticUpdate::Altair(_)
+        | types::LightClientOptimisticUpdate::Bellatrix(_)
+        | types::LightClientOptimisticUpdate::Capella(_)
+        | types::LightClientOptimisticUpdate::Deneb(_)
+        | types::LightClientOptimisticUpdate::Electra(_)
+        | types::LightClientOptimisticUpdate::Gloas(_)) => {
+            panic!("a Fulu chain's update is Fulu: {fork:?}")
+        }
     }
     a.network
         .publish(PubsubMessage::LightClientOptimisticUpdate(Arc::new(

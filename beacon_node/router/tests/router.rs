@@ -498,8 +498,12 @@ async fn bad_columns_then_an_honest_peer(forged: bool) {
     let bad_columns = if forged {
         let mut bad_columns = columns.clone();
         let mut bad = (*bad_columns[7]).clone();
-        let types::DataColumnSidecar::Fulu(inner) = &mut bad;
-        let types::DataColumnSidecar::Fulu(donor) = &*columns[8];
+        let types::DataColumnSidecar::Fulu(inner) = &mut bad else {
+            panic!("the tests make Fulu sidecars");
+        };
+        let types::DataColumnSidecar::Fulu(donor) = &*columns[8] else {
+            panic!("the tests make Fulu sidecars");
+        };
         inner.kzg_proofs[0] = donor.kzg_proofs[0];
         bad_columns[7] = Arc::new(bad);
         bad_columns
@@ -518,7 +522,9 @@ async fn bad_columns_then_an_honest_peer(forged: bool) {
             bad_columns
                 .iter()
                 .filter(|c| {
-                    let types::DataColumnSidecar::Fulu(c) = &***c;
+                    let types::DataColumnSidecar::Fulu(c) = &***c else {
+                        panic!("the tests make Fulu sidecars");
+                    };
                     let slot = c.signed_block_header.message.slot;
                     slot >= req.start_slot
                         && slot < req.start_slot + req.count

@@ -534,7 +534,12 @@ pub(crate) fn check_columns<E: EthSpec>(
         let ResponseItem::DataColumnSidecar(column) = item else {
             return Err(SyncError::WrongItem);
         };
-        let DataColumnSidecar::Fulu(c) = &*column;
+        let c = match &*column {
+            DataColumnSidecar::Fulu(c) => c,
+            DataColumnSidecar::Gloas(_) => {
+                return Err(SyncError::UnsupportedFork(column.fork_name()));
+            }
+        };
         let slot = c.signed_block_header.message.slot;
         if slot < start || slot >= end || !custody.contains(&c.index) {
             return Err(SyncError::UnexpectedColumn {

@@ -42,6 +42,9 @@ pub enum SyncState {
 /// Why a range-sync batch was refused: what the peer sent, or why it could not be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SyncError {
+    /// A column of a fork this node does not sync (Gloas: issue 44).
+    #[error("data columns of fork {0} are not supported")]
+    UnsupportedFork(types::ForkName),
     /// The peer answered with an error chunk (its code and message).
     #[error("the peer answered {}: {}", .0.code.0, .0.message)]
     ErrorResponse(ErrorResponse),
@@ -162,6 +165,8 @@ impl SyncError {
         match self {
             SyncError::Internal(_)
             | SyncError::Dropped
+            // A fork this node does not run: no peer's fault.
+            | SyncError::UnsupportedFork(_)
             | SyncError::ErrorResponse(_)
             | SyncError::RequestFailed(_) => Blame::Nobody,
             _ => Blame::Peer,
@@ -184,6 +189,7 @@ impl SyncError {
             SyncError::InvalidBlock { .. } => "invalid_block",
             SyncError::Internal(_) => "internal",
             SyncError::Dropped => "dropped",
+            SyncError::UnsupportedFork(_) => "unsupported_fork",
         }
     }
 }

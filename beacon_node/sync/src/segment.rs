@@ -9,7 +9,6 @@ use std::sync::Arc;
 use beacon_chain::timeline::SeenVia;
 use beacon_chain::{BlockPayloadVerdict, ChainError, InternalError, SegmentBlock, SegmentImport};
 use beacon_processor::{Task, WorkKind};
-use tree_hash::TreeHash;
 use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock};
 
 use crate::batch::Columns;
@@ -19,8 +18,7 @@ pub(crate) use beacon_chain::historical_blocks::blob_count;
 
 /// The root of the block a column belongs to (its signed header's message).
 fn block_root_of_column<E: EthSpec>(column: &DataColumnSidecar<E>) -> Root {
-    let DataColumnSidecar::Fulu(c) = column;
-    c.signed_block_header.message.tree_hash_root()
+    column.block_root()
 }
 
 /// Imports `blocks` (oldest first) with `columns` as one segment on the processor's `kind`,
@@ -171,7 +169,12 @@ fn segment_columns<E: EthSpec>(
     let sent = by_block.remove(&root).unwrap_or_default();
     let mut have = BTreeSet::new();
     for column in &sent {
-        let DataColumnSidecar::Fulu(c) = &**column;
+        let c = match &**column {
+            DataColumnSidecar::Fulu(c) => c,
+            DataColumnSidecar::Gloas(_) => {
+                return Err(SyncError::UnsupportedFork(column.fork_name()));
+            }
+        };
         if !beacon_chain::data_column_sidecars::verify_data_column_sidecar_inclusion_proof(column) {
             return Err(SyncError::BadInclusionProof {
                 block_root: root,

@@ -32,7 +32,14 @@ type E = MainnetEthSpec;
 fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconBlock<E> {
     match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
-        _ => panic!("the harness builds Fulu blocks"),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Gloas(_)) => {
+            panic!("the harness builds Fulu blocks, not {}", other.fork_name())
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 
 use rayon::ThreadPool;
 use types::{
-    Blob, ChainSpec, ColumnIndex, DataColumnSidecar, EthSpec, KZGCommitment, KZGProof,
+    Blob, ChainSpec, ColumnIndex, DataColumnSidecar, EthSpec, ForkName, KZGCommitment, KZGProof,
     typenum::Unsigned,
 };
 
@@ -97,6 +97,10 @@ pub fn verify_blobs_available<E: EthSpec>(
 /// Why a data column sidecar is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SidecarError {
+    /// A sidecar of a fork whose data columns are not verified here (Gloas's sidecar carries no
+    /// block header: issue 44).
+    #[error("data column sidecars of fork {0} are not supported")]
+    UnsupportedFork(ForkName),
     /// `sidecar.index >= NUMBER_OF_COLUMNS`.
     #[error("column index {index} out of range")]
     IndexOutOfRange {
@@ -169,7 +173,10 @@ pub fn verify_data_column_sidecar<E: EthSpec>(
     sidecar: &DataColumnSidecar<E>,
     spec: &ChainSpec,
 ) -> Result<(), SidecarError> {
-    let DataColumnSidecar::Fulu(sidecar) = sidecar;
+    let sidecar = match sidecar {
+        DataColumnSidecar::Fulu(sidecar) => sidecar,
+        DataColumnSidecar::Gloas(_) => return Err(SidecarError::UnsupportedFork(ForkName::Gloas)),
+    };
     let index = sidecar.index;
     if index >= E::NumberOfColumns::to_u64() {
         return Err(SidecarError::IndexOutOfRange { index });
@@ -207,7 +214,10 @@ struct KzgColumn {
 }
 
 fn kzg_column<E: EthSpec>(sidecar: &DataColumnSidecar<E>) -> Result<KzgColumn, SidecarError> {
-    let DataColumnSidecar::Fulu(sidecar) = sidecar;
+    let sidecar = match sidecar {
+        DataColumnSidecar::Fulu(sidecar) => sidecar,
+        DataColumnSidecar::Gloas(_) => return Err(SidecarError::UnsupportedFork(ForkName::Gloas)),
+    };
     let cells = sidecar
         .column
         .iter()

@@ -195,6 +195,10 @@ pub enum Error {
     /// A delta overflowed.
     #[error("delta overflow")]
     DeltaOverflow,
+    /// A block or state of a fork whose fork choice Arbor does not run (Gloas: its payload
+    /// status per block comes with issue 43).
+    #[error("fork choice does not support fork {0}")]
+    UnsupportedFork(types::ForkName),
     /// A state-processing helper failed on a state held by the store.
     #[error("state processing: {0}")]
     State(#[source] state_processing::Error),
@@ -282,7 +286,9 @@ impl Error {
             | Error::MissingBlockState(_)
             | Error::NoPreviousSlot(_)
             | Error::Shuffle(_)
-            | Error::ByzantineThresholdTooHigh(_) => Fault::Local,
+            | Error::ByzantineThresholdTooHigh(_)
+            // A fork this node does not run: not the peer's fault.
+            | Error::UnsupportedFork(_) => Fault::Local,
         }
     }
 }

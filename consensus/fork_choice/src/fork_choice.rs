@@ -1912,7 +1912,15 @@ impl BlockProcessor {
             SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
                 Some(b.message.body.execution_payload.block_hash)
             }
-            _ => None,
+            // The spec tests' Deneb blocks are not tracked by payload hash (as before Gloas).
+            SignedBeaconBlock::Phase0(_)
+            | SignedBeaconBlock::Altair(_)
+            | SignedBeaconBlock::Bellatrix(_)
+            | SignedBeaconBlock::Capella(_)
+            | SignedBeaconBlock::Deneb(_) => None,
+            SignedBeaconBlock::Gloas(_) => {
+                return Err(Error::UnsupportedFork(types::ForkName::Gloas));
+            }
         };
         let processed = ProcessedBlock {
             block_root,

@@ -38,7 +38,14 @@ impl StateLoader<E> for Loader {
 fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconBlock<E> {
     match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
-        _ => panic!("the harness builds Fulu blocks"),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Gloas(_)) => {
+            panic!("the harness builds Fulu blocks, not {}", other.fork_name())
+        }
     }
 }
 

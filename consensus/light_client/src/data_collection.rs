@@ -202,7 +202,14 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
                 b.message.body.sync_aggregate.clone()
             }
-            other => return Err(LightClientError::UnsupportedFork(other.fork_name())),
+            other @ (SignedBeaconBlock::Phase0(_)
+            | SignedBeaconBlock::Altair(_)
+            | SignedBeaconBlock::Bellatrix(_)
+            | SignedBeaconBlock::Capella(_)
+            | SignedBeaconBlock::Deneb(_)
+            | SignedBeaconBlock::Gloas(_)) => {
+                return Err(LightClientError::UnsupportedFork(other.fork_name()));
+            }
         };
         self.blocks.insert(
             bid.root,

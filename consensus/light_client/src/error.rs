@@ -92,8 +92,9 @@ pub enum LightClientError {
         /// The update's finalized period.
         update_period: u64,
     },
-    /// The full node side covers this fork's blocks and states (Electra and Fulu) only.
-    #[error("light-client data of fork {0} cannot be derived here")]
+    /// The full node side covers this fork's blocks and states (Electra and Fulu) only, and the
+    /// Electra-format store takes no Gloas data (`gloas.rs` has Gloas's own).
+    #[error("light-client data of fork {0} is not supported here")]
     UnsupportedFork(ForkName),
     /// The state is not the post-state of the block.
     #[error("the state at slot {state_slot} is not the post-state of block {block_root}")]

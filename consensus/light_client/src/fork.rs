@@ -104,8 +104,10 @@ pub fn upgrade_lc_header_to_deneb<E: EthSpec>(
 
 /// Any fork's `LightClientHeader` in the latest format (`upgrade_lc_header_to_*` in turn;
 /// Electra's header is Deneb's).
-pub fn upgrade_lc_header_to_latest<E: EthSpec>(header: &types::LightClientHeader<E>) -> Header<E> {
-    match header {
+pub fn upgrade_lc_header_to_latest<E: EthSpec>(
+    header: &types::LightClientHeader<E>,
+) -> Result<Header<E>, LightClientError> {
+    Ok(match header {
         types::LightClientHeader::Altair(h) | types::LightClientHeader::Bellatrix(h) => {
             upgrade_lc_header_to_deneb(&upgrade_lc_header_to_capella::<E>(h))
         }
@@ -113,7 +115,10 @@ pub fn upgrade_lc_header_to_latest<E: EthSpec>(header: &types::LightClientHeader
         types::LightClientHeader::Deneb(h)
         | types::LightClientHeader::Electra(h)
         | types::LightClientHeader::Fulu(h) => h.clone(),
-    }
+        types::LightClientHeader::Gloas(_) => {
+            return Err(LightClientError::UnsupportedFork(types::ForkName::Gloas));
+        }
+    })
 }
 
 /// A header of the given fork's format in the latest format.
@@ -153,6 +158,9 @@ pub fn upgrade_lc_bootstrap_to_latest<E: EthSpec>(
         types::LightClientBootstrap::Capella(b) => up!(capella, b),
         types::LightClientBootstrap::Deneb(b) => up!(deneb, b),
         types::LightClientBootstrap::Electra(b) | types::LightClientBootstrap::Fulu(b) => b.clone(),
+        types::LightClientBootstrap::Gloas(_) => {
+            return Err(LightClientError::UnsupportedFork(types::ForkName::Gloas));
+        }
     })
 }
 
@@ -187,6 +195,9 @@ pub fn upgrade_lc_update_to_latest<E: EthSpec>(
         types::LightClientUpdate::Capella(u) => up!(capella, u),
         types::LightClientUpdate::Deneb(u) => up!(deneb, u),
         types::LightClientUpdate::Electra(u) | types::LightClientUpdate::Fulu(u) => u.clone(),
+        types::LightClientUpdate::Gloas(_) => {
+            return Err(LightClientError::UnsupportedFork(types::ForkName::Gloas));
+        }
     })
 }
 
@@ -218,6 +229,9 @@ pub fn upgrade_lc_finality_update_to_latest<E: EthSpec>(
         types::LightClientFinalityUpdate::Deneb(u) => up!(deneb, u),
         types::LightClientFinalityUpdate::Electra(u)
         | types::LightClientFinalityUpdate::Fulu(u) => u.clone(),
+        types::LightClientFinalityUpdate::Gloas(_) => {
+            return Err(LightClientError::UnsupportedFork(types::ForkName::Gloas));
+        }
     })
 }
 
@@ -227,7 +241,7 @@ pub fn upgrade_lc_finality_update_to_latest<E: EthSpec>(
 /// [spec]: electra/light-client/fork.md#upgrading-light-client-data
 pub fn upgrade_lc_optimistic_update_to_latest<E: EthSpec>(
     update: &types::LightClientOptimisticUpdate<E>,
-) -> OptimisticUpdate<E> {
+) -> Result<OptimisticUpdate<E>, LightClientError> {
     macro_rules! up {
         ($fmt:ident, $u:expr) => {
             OptimisticUpdate {
@@ -237,12 +251,15 @@ pub fn upgrade_lc_optimistic_update_to_latest<E: EthSpec>(
             }
         };
     }
-    match update {
+    Ok(match update {
         types::LightClientOptimisticUpdate::Altair(u) => up!(altair, u),
         types::LightClientOptimisticUpdate::Bellatrix(u) => up!(altair, u),
         types::LightClientOptimisticUpdate::Capella(u) => up!(capella, u),
         types::LightClientOptimisticUpdate::Deneb(u)
         | types::LightClientOptimisticUpdate::Electra(u)
         | types::LightClientOptimisticUpdate::Fulu(u) => u.clone(),
-    }
+        types::LightClientOptimisticUpdate::Gloas(_) => {
+            return Err(LightClientError::UnsupportedFork(types::ForkName::Gloas));
+        }
+    })
 }

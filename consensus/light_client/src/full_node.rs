@@ -57,7 +57,12 @@ impl<'a, E: EthSpec> StateView<'a, E> {
         match state {
             BeaconState::Electra(s) => Ok(view!(s)),
             BeaconState::Fulu(s) => Ok(view!(s)),
-            other => Err(LightClientError::UnsupportedFork(other.fork_name())),
+            other @ (BeaconState::Phase0(_)
+            | BeaconState::Altair(_)
+            | BeaconState::Bellatrix(_)
+            | BeaconState::Capella(_)
+            | BeaconState::Deneb(_)
+            | BeaconState::Gloas(_)) => Err(LightClientError::UnsupportedFork(other.fork_name())),
         }
     }
 }
@@ -68,7 +73,12 @@ fn electra_block<E: EthSpec>(
 ) -> Result<&electra::SignedBeaconBlock<E>, LightClientError> {
     match block {
         SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => Ok(b),
-        other => Err(LightClientError::UnsupportedFork(other.fork_name())),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Gloas(_)) => Err(LightClientError::UnsupportedFork(other.fork_name())),
     }
 }
 
@@ -277,7 +287,12 @@ pub fn into_forked_bootstrap<E: EthSpec>(
     match fork {
         ForkName::Electra => Ok(types::LightClientBootstrap::Electra(bootstrap)),
         ForkName::Fulu => Ok(types::LightClientBootstrap::Fulu(bootstrap)),
-        other => Err(LightClientError::UnsupportedFork(other)),
+        other @ (ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Gloas) => Err(LightClientError::UnsupportedFork(other)),
     }
 }
 
@@ -289,7 +304,12 @@ pub fn into_forked_update<E: EthSpec>(
     match fork {
         ForkName::Electra => Ok(types::LightClientUpdate::Electra(update)),
         ForkName::Fulu => Ok(types::LightClientUpdate::Fulu(update)),
-        other => Err(LightClientError::UnsupportedFork(other)),
+        other @ (ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Gloas) => Err(LightClientError::UnsupportedFork(other)),
     }
 }
 
@@ -301,7 +321,12 @@ pub fn into_forked_finality_update<E: EthSpec>(
     match fork {
         ForkName::Electra => Ok(types::LightClientFinalityUpdate::Electra(update)),
         ForkName::Fulu => Ok(types::LightClientFinalityUpdate::Fulu(update)),
-        other => Err(LightClientError::UnsupportedFork(other)),
+        other @ (ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Gloas) => Err(LightClientError::UnsupportedFork(other)),
     }
 }
 
@@ -313,6 +338,11 @@ pub fn into_forked_optimistic_update<E: EthSpec>(
     match fork {
         ForkName::Electra => Ok(types::LightClientOptimisticUpdate::Electra(update)),
         ForkName::Fulu => Ok(types::LightClientOptimisticUpdate::Fulu(update)),
-        other => Err(LightClientError::UnsupportedFork(other)),
+        other @ (ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Gloas) => Err(LightClientError::UnsupportedFork(other)),
     }
 }

@@ -81,20 +81,16 @@ pub(crate) fn fork_active(spec: &ChainSpec, fork: ForkName, epoch: Epoch) -> boo
 
 /// Whether Gloas is active at `epoch` (`epoch >= GLOAS_FORK_EPOCH`).
 pub(crate) fn gloas_active(spec: &ChainSpec, epoch: Epoch) -> bool {
-    spec.scheduled_gloas_fork()
-        .is_some_and(|(_, start)| epoch >= start)
+    fork_active(spec, ForkName::Gloas, epoch)
 }
 
 /// `compute_fork_version(epoch)` as Gloas modifies it: `GLOAS_FORK_VERSION` from
-/// `GLOAS_FORK_EPOCH`, else the version of the fork in force. (`ChainSpec`'s own stops at
-/// Fulu, the newest fork the node runs.)
+/// `GLOAS_FORK_EPOCH`, else the version of the fork in force ([`ChainSpec::compute_fork_version`],
+/// whose schedule includes Gloas).
 ///
 /// [spec]: gloas/beacon-chain.md#modified-compute_fork_version
 pub fn compute_fork_version(spec: &ChainSpec, epoch: Epoch) -> types::Version {
-    match spec.scheduled_gloas_fork() {
-        Some((version, start)) if epoch >= start => version,
-        _ => spec.compute_fork_version(epoch),
-    }
+    spec.compute_fork_version(epoch)
 }
 
 /// `compute_sync_committee_period_at_slot(slot)`.

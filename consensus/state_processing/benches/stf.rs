@@ -182,17 +182,14 @@ fn fixture() -> Fixture {
     };
     let start = Instant::now();
     let built = build_block(&pre, slot, &contents, &spec).expect("build the benchmark block");
+    let SignedBeaconBlock::Fulu(fulu_block) = &built.block else {
+        panic!("the benchmark builds a Fulu block");
+    };
     eprintln!(
         "block at slot {slot} built in {:.2?}: {} attestations, {} withdrawals, {} bytes",
         start.elapsed(),
-        match &built.block {
-            SignedBeaconBlock::Fulu(b) => b.message.body.attestations.len(),
-            _ => 0,
-        },
-        match &built.block {
-            SignedBeaconBlock::Fulu(b) => b.message.body.execution_payload.withdrawals.len(),
-            _ => 0,
-        },
+        fulu_block.message.body.attestations.len(),
+        fulu_block.message.body.execution_payload.withdrawals.len(),
         built.block.as_ssz_bytes().len()
     );
 

@@ -323,8 +323,11 @@ pub fn is_valid_genesis_state<E: EthSpec>(state: &BeaconState<E>, spec: &ChainSp
     if *state.genesis_time() < spec.min_genesis_time {
         return false;
     }
-    let active = state
-        .validators()
+    let Some(validators) = state.validators() else {
+        // A genesis state of a fork whose registry Arbor does not read (Gloas).
+        return false;
+    };
+    let active = validators
         .iter()
         .filter(|v| is_active_validator(v, GENESIS_EPOCH))
         .count() as u64;

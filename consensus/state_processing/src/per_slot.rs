@@ -47,9 +47,12 @@ pub enum SlotProcessingError {
         #[source]
         source: Error,
     },
-    /// A state of a fork this crate does not process reached an epoch boundary or a fork
-    /// boundary it cannot cross.
-    #[error("states of fork {0} cannot be advanced across an epoch here (Deneb and later can)")]
+    /// A state of a fork this crate does not process reached an epoch boundary, or the slots
+    /// reach a fork this crate does not run (Gloas: its state transition is not implemented).
+    #[error(
+        "fork {0} is not implemented by this state transition (Deneb to Fulu states are \
+         processed; slots of a later fork are refused)"
+    )]
     UnsupportedFork(ForkName),
     /// Hashing or a state-tree operation failed.
     #[error(transparent)]
@@ -76,6 +79,12 @@ pub fn process_slots<E: EthSpec>(
             state_slot,
             target: slot,
         });
+    }
+    // Crossing into a fork Arbor does not run fails before any slot is processed, naming the
+    // fork (never Fulu's processing of a Gloas slot).
+    let target_fork = spec.fork_name_at_slot::<E>(slot);
+    if !target_fork.is_implemented() {
+        return Err(SlotProcessingError::UnsupportedFork(target_fork));
     }
     let slots_per_epoch = E::SlotsPerEpoch::to_u64();
     while *state.state.slot() < slot {
@@ -122,7 +131,13 @@ fn upgrade_state_to_electra<E: EthSpec>(
     let pre = match &state.state {
         BeaconState::Deneb(pre) => pre.clone(),
         BeaconState::Electra(_) | BeaconState::Fulu(_) => return Ok(()),
-        other => return Err(SlotProcessingError::UnsupportedFork(other.fork_name())),
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Gloas(_)) => {
+            return Err(SlotProcessingError::UnsupportedFork(other.fork_name()));
+        }
     };
     let post = upgrade_to_electra(pre, spec).map_err(|source| SlotProcessingError::Upgrade {
         fork: ForkName::Electra,
@@ -145,7 +160,14 @@ fn upgrade_state_to_fulu<E: EthSpec>(
     let pre = match &state.state {
         BeaconState::Electra(pre) => pre.clone(),
         BeaconState::Fulu(_) => return Ok(()),
-        other => return Err(SlotProcessingError::UnsupportedFork(other.fork_name())),
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Gloas(_)) => {
+            return Err(SlotProcessingError::UnsupportedFork(other.fork_name()));
+        }
     };
     let post = upgrade_to_fulu(pre, spec).map_err(|source| SlotProcessingError::Upgrade {
         fork: ForkName::Fulu,

@@ -194,7 +194,13 @@ fn apply_block<E: EthSpec>(
         SignedBeaconBlock::Deneb(b) => {
             return apply_deneb_block(state, b, options, engine, spec).map(|()| None);
         }
-        other => return Err(Error::UnsupportedFork(other.fork_name()).into()),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Gloas(_)) => {
+            return Err(Error::UnsupportedFork(other.fork_name()).into());
+        }
     };
     let message = &signed.message;
     advance_to_block_slot(state, message.slot, pre_state, spec)?;

@@ -74,7 +74,11 @@ macro_rules! state_views {
                         $($efield: Some(&mut s.$efield),)*
                         proposer_lookahead: Some(&mut s.proposer_lookahead),
                     }),
-                    other => Err(Error::UnsupportedFork(other.fork_name())),
+                    other @ (BeaconState::Phase0(_)
+                    | BeaconState::Altair(_)
+                    | BeaconState::Bellatrix(_)
+                    | BeaconState::Capella(_)
+                    | BeaconState::Gloas(_)) => Err(Error::UnsupportedFork(other.fork_name())),
                 }
             }
 
@@ -111,7 +115,11 @@ macro_rules! state_views {
                         $($efield: Some(&s.$efield),)*
                         proposer_lookahead: Some(&s.proposer_lookahead),
                     }),
-                    other => Err(Error::UnsupportedFork(other.fork_name())),
+                    other @ (BeaconState::Phase0(_)
+                    | BeaconState::Altair(_)
+                    | BeaconState::Bellatrix(_)
+                    | BeaconState::Capella(_)
+                    | BeaconState::Gloas(_)) => Err(Error::UnsupportedFork(other.fork_name())),
                 }
             }
         }

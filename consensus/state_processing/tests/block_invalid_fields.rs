@@ -67,11 +67,12 @@ fn load_case(name: &str) -> Option<Case> {
         if !path.exists() {
             break;
         }
-        match SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&read(&path), ForkName::Fulu).unwrap()
-        {
-            SignedBeaconBlock::Fulu(b) => blocks.push(b),
-            other => panic!("not a Fulu block: {:?}", other.fork_name()),
-        }
+        let block =
+            SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&read(&path), ForkName::Fulu).unwrap();
+        let SignedBeaconBlock::Fulu(b) = block else {
+            panic!("not a Fulu block: {:?}", block.fork_name());
+        };
+        blocks.push(b);
     }
     Some(Case { pre, blocks })
 }

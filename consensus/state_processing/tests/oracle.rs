@@ -435,9 +435,11 @@ fn block_with_deposits_exits_withdrawals_and_consolidations() {
 
     let withdrawals: usize = blocks
         .iter()
-        .map(|b| match b {
-            SignedBeaconBlock::Fulu(b) => b.message.body.execution_payload.withdrawals.len(),
-            _ => 0,
+        .map(|b| {
+            let SignedBeaconBlock::Fulu(b) = b else {
+                panic!("the oracle's blocks are Fulu blocks, not {}", b.fork_name());
+            };
+            b.message.body.execution_payload.withdrawals.len()
         })
         .sum();
     assert!(withdrawals > 0, "the payloads carry withdrawals");

@@ -32,6 +32,11 @@ use crate::primitives::{
 };
 use crate::signing::compute_fork_data_root;
 use crate::{EthSpec, ForkName};
+
+/// The version [`ChainSpec::fork_version`] gives a fork the config has no version for (Gloas in
+/// a config written before it): such a fork is never scheduled, so this version is never in
+/// force.
+pub const UNKNOWN_FORK_VERSION: Version = Version::new([0xff; 4]);
 use parse::RawConfig;
 
 /// Why a `config.yaml` could not be loaded.
@@ -157,9 +162,11 @@ pub struct ChainSpec {
     pub fulu_fork_version: Version,
     /// `FULU_FORK_EPOCH`.
     pub fulu_fork_epoch: Epoch,
-    /// `GLOAS_FORK_VERSION`; `None` in a config written before Gloas. Arbor does not run Gloas
-    /// (`ForkName` ends at Fulu): the light client reads it to verify data signed after the
-    /// fork ([`ChainSpec::scheduled_gloas_fork`]).
+    /// `GLOAS_FORK_VERSION`; `None` in a config written before Gloas (whose `GLOAS_FORK_EPOCH`
+    /// is then `FAR_FUTURE_EPOCH`: parsing refuses an epoch without its version). The fork
+    /// schedule ([`ChainSpec::fork_epoch`], [`ChainSpec::compute_fork_version`], the digests)
+    /// includes Gloas when the config schedules it; Arbor does not run Gloas
+    /// ([`ForkName::LATEST_IMPLEMENTED`]).
     pub gloas_fork_version: Option<Version>,
     /// `GLOAS_FORK_EPOCH`; `FAR_FUTURE_EPOCH` when the config does not have it.
     pub gloas_fork_epoch: Epoch,
@@ -392,20 +399,21 @@ impl ChainSpec {
             ForkName::Deneb => self.deneb_fork_epoch,
             ForkName::Electra => self.electra_fork_epoch,
             ForkName::Fulu => self.fulu_fork_epoch,
+            // A config without `GLOAS_FORK_VERSION` cannot schedule Gloas.
+            ForkName::Gloas if self.gloas_fork_version.is_none() => FAR_FUTURE_EPOCH,
+            ForkName::Gloas => self.gloas_fork_epoch,
         };
         (epoch != FAR_FUTURE_EPOCH).then_some(epoch)
     }
 
-    /// The version and epoch of the Gloas fork when the config schedules it (its epoch is not
-    /// `FAR_FUTURE_EPOCH`). The forks of `ForkName` stop at Fulu, the newest Arbor runs, so
-    /// [`ChainSpec::compute_fork_version`] does not return Gloas's version; light-client code
-    /// that follows a chain past Gloas asks here.
-    pub fn scheduled_gloas_fork(&self) -> Option<(Version, Epoch)> {
-        if self.gloas_fork_epoch == FAR_FUTURE_EPOCH {
-            return None;
-        }
-        self.gloas_fork_version
-            .map(|version| (version, self.gloas_fork_epoch))
+    /// The first fork the config schedules that Arbor does not run (after
+    /// [`ForkName::LATEST_IMPLEMENTED`]), with its epoch: the node cannot follow the chain from
+    /// that epoch on.
+    pub fn first_unimplemented_fork(&self) -> Option<(ForkName, Epoch)> {
+        ForkName::ALL
+            .into_iter()
+            .filter(|fork| !fork.is_implemented())
+            .find_map(|fork| self.fork_epoch(fork).map(|epoch| (fork, epoch)))
     }
 
     /// This spec with every fork up to and including `last` active from genesis and every later
@@ -425,12 +433,15 @@ impl ChainSpec {
                 ForkName::Deneb => self.deneb_fork_epoch = epoch,
                 ForkName::Electra => self.electra_fork_epoch = epoch,
                 ForkName::Fulu => self.fulu_fork_epoch = epoch,
+                ForkName::Gloas => self.gloas_fork_epoch = epoch,
             }
         }
         self
     }
 
-    /// The `*_FORK_VERSION` of `fork` (`GENESIS_FORK_VERSION` for phase0).
+    /// The `*_FORK_VERSION` of `fork` (`GENESIS_FORK_VERSION` for phase0). A config without
+    /// `GLOAS_FORK_VERSION` (which then never schedules Gloas) gives [`UNKNOWN_FORK_VERSION`]
+    /// for Gloas.
     pub fn fork_version(&self, fork: ForkName) -> Version {
         match fork {
             ForkName::Phase0 => self.genesis_fork_version,
@@ -440,6 +451,7 @@ impl ChainSpec {
             ForkName::Deneb => self.deneb_fork_version,
             ForkName::Electra => self.electra_fork_version,
             ForkName::Fulu => self.fulu_fork_version,
+            ForkName::Gloas => self.gloas_fork_version.unwrap_or(UNKNOWN_FORK_VERSION),
         }
     }
 
@@ -477,7 +489,7 @@ impl ChainSpec {
 
     /// `compute_fork_version(epoch)`: the version of the fork in force at `epoch`.
     ///
-    /// [spec]: fulu/beacon-chain.md#modified-compute_fork_version
+    /// [spec]: gloas/beacon-chain.md#modified-compute_fork_version
     pub fn compute_fork_version(&self, epoch: Epoch) -> Version {
         self.fork_version(self.fork_name_at_epoch(epoch))
     }
@@ -522,7 +534,7 @@ impl ChainSpec {
             ForkName::Phase0 | ForkName::Altair | ForkName::Bellatrix | ForkName::Capella => 0,
             ForkName::Deneb => self.max_blobs_per_block,
             ForkName::Electra => self.max_blobs_per_block_electra,
-            ForkName::Fulu => self.get_blob_parameters(epoch).max_blobs_per_block,
+            ForkName::Fulu | ForkName::Gloas => self.get_blob_parameters(epoch).max_blobs_per_block,
         }
     }
 
@@ -539,8 +551,7 @@ impl ChainSpec {
     }
 
     /// [`ChainSpec::compute_fork_digest`] with `fork_version` in place of the version in force
-    /// at `epoch`: for a fork `ForkName` does not have (Gloas, whose light-client data is
-    /// verified), which keeps Fulu's blob-parameter mask.
+    /// at `epoch` (Gloas keeps Fulu's blob-parameter mask).
     pub fn compute_fork_digest_of_version(
         &self,
         fork_version: Version,
@@ -586,13 +597,6 @@ impl ChainSpec {
                     previous_epoch: epoch(previous),
                 });
             }
-        }
-        let fulu = epoch(ForkName::Fulu);
-        if self.gloas_fork_epoch < fulu {
-            return Err(ConfigError::Inconsistent(format!(
-                "GLOAS_FORK_EPOCH {} is before FULU_FORK_EPOCH {fulu}",
-                self.gloas_fork_epoch
-            )));
         }
         Ok(())
     }
@@ -700,10 +704,26 @@ mod tests {
         assert_eq!(sepolia.fork_epoch(ForkName::Fulu), Some(272_640));
         assert_eq!(sepolia.fulu_fork_version, fixed_bytes!("0x90000075"));
         // Sepolia forked to Gloas on 2026-10-06 13:53:36 UTC.
+        assert_eq!(sepolia.fork_epoch(ForkName::Gloas), Some(353_024));
         assert_eq!(
-            sepolia.scheduled_gloas_fork(),
-            Some((fixed_bytes!("0x90000076"), 353_024))
+            sepolia.fork_version(ForkName::Gloas),
+            fixed_bytes!("0x90000076")
         );
+        assert_eq!(
+            sepolia.first_unimplemented_fork(),
+            Some((ForkName::Gloas, 353_024))
+        );
+        assert_eq!(
+            sepolia.compute_fork_version(353_024),
+            fixed_bytes!("0x90000076")
+        );
+        assert_eq!(
+            sepolia.compute_fork_version(353_023),
+            sepolia.fulu_fork_version
+        );
+        let gloas_fork = sepolia.fork_at_epoch(353_024);
+        assert_eq!(gloas_fork.previous_version, sepolia.fulu_fork_version);
+        assert_eq!(gloas_fork.epoch, 353_024);
         assert_eq!(
             sepolia.compute_time_at_slot(Network::Sepolia.genesis_time(), 353_024 * 32),
             1_791_294_816
@@ -749,7 +769,8 @@ mod tests {
         let mainnet = ChainSpec::mainnet();
         let extra = |key: &str| mainnet.extra.get(key).map(String::as_str);
         assert_eq!(mainnet.gloas_fork_version, Some(fixed_bytes!("0x07000000")));
-        assert_eq!(mainnet.scheduled_gloas_fork(), None);
+        assert_eq!(mainnet.fork_epoch(ForkName::Gloas), None);
+        assert_eq!(mainnet.first_unimplemented_fork(), None);
         assert_eq!(extra("EIP8321_FORK_VERSION"), Some("0xe8321000"));
         assert_eq!(extra("HEZE_FORK_EPOCH"), Some("18446744073709551615"));
         assert_eq!(extra("CONFIRMATION_BYZANTINE_THRESHOLD"), Some("25"));
@@ -1486,7 +1507,7 @@ BLOB_SCHEDULE:
     fn reads_gloas_scheduled_after_fulu_or_absent() {
         let minimal = ChainSpec::minimal();
         let version = minimal.gloas_fork_version.expect("minimal.yaml has it");
-        assert_eq!(minimal.scheduled_gloas_fork(), None);
+        assert_eq!(minimal.fork_epoch(ForkName::Gloas), None);
         let forks = "ALTAIR_FORK_EPOCH: 0\nBELLATRIX_FORK_EPOCH: 0\nCAPELLA_FORK_EPOCH: 0\n\
                      DENEB_FORK_EPOCH: 0\nELECTRA_FORK_EPOCH: 0\nFULU_FORK_EPOCH: 1\n";
         let with = |gloas: &str| {
@@ -1496,10 +1517,19 @@ BLOB_SCHEDULE:
             )
         };
         let spec = with("GLOAS_FORK_EPOCH: 3").unwrap();
-        assert_eq!(spec.scheduled_gloas_fork(), Some((version, 3)));
+        assert_eq!(spec.fork_epoch(ForkName::Gloas), Some(3));
+        assert_eq!(spec.fork_version(ForkName::Gloas), version);
+        assert_eq!(spec.fork_name_at_epoch(2), ForkName::Fulu);
+        assert_eq!(spec.fork_name_at_epoch(3), ForkName::Gloas);
+        assert_eq!(spec.compute_fork_version(3), version);
         assert!(matches!(
             with("GLOAS_FORK_EPOCH: 0"),
-            Err(ConfigError::Inconsistent(message)) if message.contains("GLOAS_FORK_EPOCH 0")
+            Err(ConfigError::ForkOrder {
+                fork: ForkName::Gloas,
+                epoch: 0,
+                previous: ForkName::Fulu,
+                previous_epoch: 1,
+            })
         ));
         // A config written before Gloas: not scheduled, and an epoch needs its version.
         let without: String = MINIMAL_CONFIG_YAML
@@ -1510,6 +1540,8 @@ BLOB_SCHEDULE:
         let old = ChainSpec::from_config_yaml(&without).unwrap();
         assert_eq!(old.gloas_fork_version, None);
         assert_eq!(old.gloas_fork_epoch, FAR_FUTURE_EPOCH);
+        assert_eq!(old.fork_epoch(ForkName::Gloas), None);
+        assert_eq!(old.fork_version(ForkName::Gloas), UNKNOWN_FORK_VERSION);
         assert!(matches!(
             ChainSpec::from_config_yaml_with_overrides(
                 &without,

@@ -4,28 +4,68 @@
 //! Untrusted bytes are decoded by fork: either the caller knows the fork (gossip topics and
 //! req/resp context bytes carry the fork digest), or, for blocks and states, the fork is read
 //! from the slot in the bytes and the chain's fork schedule.
+//!
+//! One table, [`fork_variants!`], lists each enum's forks and per-fork types; this module and
+//! the Beacon API's JSON (`beacon_api::envelope`) expand it. A field that not every fork has
+//! (the execution payload and blob commitments, which leave the Gloas body for the bid and the
+//! envelope; the bid itself) has a *partial* accessor returning `Option`, generated with each
+//! fork named on the side it falls on, so a new fork is a compile error here, and callers
+//! outside `types` name every fork instead of matching with a catch-all arm.
 
 use ssz::{Decode, DecodeError, Encode};
 use tree_hash::{Hash256, PackedEncoding, TreeHash, TreeHashType};
 
 use crate::{
-    BLSSignature, ChainSpec, EthSpec, ForkName, Root, Slot, ValidatorIndex, altair, bellatrix,
-    capella, deneb, electra, fulu, phase0,
+    BLSSignature, ChainSpec, EthSpec, ForkName, KZGCommitment, Root, Slot, ValidatorIndex, altair,
+    electra, gloas, phase0,
 };
 
 /// Declares a fork-generic enum over the per-fork containers of the same name, with SSZ
 /// encoding and tree hashing delegated to the variant, decoding by fork, and accessors for the
 /// fields every variant shares.
+///
+/// It is invoked through [`fork_variants!`], which appends `Name { Variant => type, … }`. A
+/// `partial` accessor names the forks that have the field (`[…]` first) and those that do not
+/// (second), and returns `Option`; `partial_mut` is the same for a `&mut` accessor.
 macro_rules! fork_enum {
     (
         $(#[$meta:meta])*
-        $name:ident $variants:tt
         $(fields { $($field:ident, $field_mut:ident : $fty:ty = $fname:ident;)* })?
         $(getters { $($getter:ident : $gty:ty = |$b:ident| $body:expr;)* })?
+        $(partial { $($pgetter:ident : $pty:ty = |$pb:ident| $pbody:expr,
+            [$($pin:ident),*], [$($pout:ident),*];)* })?
+        $(partial_mut { $($mgetter:ident : $mty:ty = |$mb:ident| $mbody:expr,
+            [$($min:ident),*], [$($mout:ident),*];)* })?
+        ;
+        $name:ident $variants:tt
     ) => {
         fork_enum!(@base [$(#[$meta])*] $name $variants);
         $($(fork_enum!(@field $name $variants $field $field_mut $fty, $fname);)*)?
         $($(fork_enum!(@getter $name $variants $getter $gty, $b, $body);)*)?
+        $($(
+            impl<E: EthSpec> $name<E> {
+                #[doc = concat!("`", stringify!($pbody), "` at the forks that have it (",
+                    $(stringify!($pin), " ",)* "), `None` at the others.")]
+                pub fn $pgetter(&self) -> Option<$pty> {
+                    match self {
+                        $(Self::$pin($pb) => Some($pbody),)*
+                        $(Self::$pout(_) => None,)*
+                    }
+                }
+            }
+        )*)?
+        $($(
+            impl<E: EthSpec> $name<E> {
+                #[doc = concat!("`", stringify!($mbody), "` at the forks that have it (",
+                    $(stringify!($min), " ",)* "), `None` at the others.")]
+                pub fn $mgetter(&mut self) -> Option<$mty> {
+                    match self {
+                        $(Self::$min($mb) => Some($mbody),)*
+                        $(Self::$mout(_) => None,)*
+                    }
+                }
+            }
+        )*)?
     };
 
     (@base [$($attr:tt)*] $name:ident { $($variant:ident => $ty:ty),+ $(,)? }) => {
@@ -149,17 +189,238 @@ fn read_u64_at(bytes: &[u8], offset: usize) -> Result<u64, DecodeError> {
         })
 }
 
-fork_enum! {
+/// The table of the fork enums: `fork_variants!(Name, callback, args…)` invokes
+/// `callback! { args… ; Name { Variant => type, … } }` with the forks at which container `Name`
+/// exists, oldest first, and each fork's type. [`fork_enum!`] (here) and the Beacon API's JSON
+/// expand it; `fork_variants!(@each callback)` invokes `callback` once per enum, with no
+/// arguments. The `fork_enums_cover_every_fork` test fails when a fork of [`ForkName::ALL`]
+/// misses from an enum that does not end at an older fork on purpose.
+#[macro_export]
+macro_rules! fork_variants {
+    (@each $callback:ident) => {
+        $crate::fork_variants!(BeaconState, $callback);
+        $crate::fork_variants!(SignedBeaconBlock, $callback);
+        $crate::fork_variants!(BeaconBlock, $callback);
+        $crate::fork_variants!(BeaconBlockBody, $callback);
+        $crate::fork_variants!(ExecutionPayload, $callback);
+        $crate::fork_variants!(ExecutionPayloadHeader, $callback);
+        $crate::fork_variants!(Attestation, $callback);
+        $crate::fork_variants!(AttesterSlashing, $callback);
+        $crate::fork_variants!(BlobSidecar, $callback);
+        $crate::fork_variants!(DataColumnSidecar, $callback);
+        $crate::fork_variants!(LightClientHeader, $callback);
+        $crate::fork_variants!(LightClientBootstrap, $callback);
+        $crate::fork_variants!(LightClientUpdate, $callback);
+        $crate::fork_variants!(LightClientFinalityUpdate, $callback);
+        $crate::fork_variants!(LightClientOptimisticUpdate, $callback);
+    };
+    (BeaconState, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            BeaconState {
+                Phase0 => $crate::phase0::BeaconState<E>,
+                Altair => $crate::altair::BeaconState<E>,
+                Bellatrix => $crate::bellatrix::BeaconState<E>,
+                Capella => $crate::capella::BeaconState<E>,
+                Deneb => $crate::deneb::BeaconState<E>,
+                Electra => $crate::electra::BeaconState<E>,
+                Fulu => $crate::fulu::BeaconState<E>,
+                Gloas => $crate::gloas::BeaconState<E>,
+            }
+        }
+    };
+    (SignedBeaconBlock, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            SignedBeaconBlock {
+                Phase0 => $crate::phase0::SignedBeaconBlock<E>,
+                Altair => $crate::altair::SignedBeaconBlock<E>,
+                Bellatrix => $crate::bellatrix::SignedBeaconBlock<E>,
+                Capella => $crate::capella::SignedBeaconBlock<E>,
+                Deneb => $crate::deneb::SignedBeaconBlock<E>,
+                Electra => $crate::electra::SignedBeaconBlock<E>,
+                Fulu => $crate::fulu::SignedBeaconBlock<E>,
+                Gloas => $crate::gloas::SignedBeaconBlock<E>,
+            }
+        }
+    };
+    (BeaconBlock, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            BeaconBlock {
+                Phase0 => $crate::phase0::BeaconBlock<E>,
+                Altair => $crate::altair::BeaconBlock<E>,
+                Bellatrix => $crate::bellatrix::BeaconBlock<E>,
+                Capella => $crate::capella::BeaconBlock<E>,
+                Deneb => $crate::deneb::BeaconBlock<E>,
+                Electra => $crate::electra::BeaconBlock<E>,
+                Fulu => $crate::fulu::BeaconBlock<E>,
+                Gloas => $crate::gloas::BeaconBlock<E>,
+            }
+        }
+    };
+    (BeaconBlockBody, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            BeaconBlockBody {
+                Phase0 => $crate::phase0::BeaconBlockBody<E>,
+                Altair => $crate::altair::BeaconBlockBody<E>,
+                Bellatrix => $crate::bellatrix::BeaconBlockBody<E>,
+                Capella => $crate::capella::BeaconBlockBody<E>,
+                Deneb => $crate::deneb::BeaconBlockBody<E>,
+                Electra => $crate::electra::BeaconBlockBody<E>,
+                Fulu => $crate::fulu::BeaconBlockBody<E>,
+                Gloas => $crate::gloas::BeaconBlockBody<E>,
+            }
+        }
+    };
+    (ExecutionPayload, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            ExecutionPayload {
+                Bellatrix => $crate::bellatrix::ExecutionPayload<E>,
+                Capella => $crate::capella::ExecutionPayload<E>,
+                Deneb => $crate::deneb::ExecutionPayload<E>,
+                Electra => $crate::electra::ExecutionPayload<E>,
+                Fulu => $crate::fulu::ExecutionPayload<E>,
+                Gloas => $crate::gloas::ExecutionPayload<E>,
+            }
+        }
+    };
+    (ExecutionPayloadHeader, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            ExecutionPayloadHeader {
+                Bellatrix => $crate::bellatrix::ExecutionPayloadHeader<E>,
+                Capella => $crate::capella::ExecutionPayloadHeader<E>,
+                Deneb => $crate::deneb::ExecutionPayloadHeader<E>,
+                Electra => $crate::electra::ExecutionPayloadHeader<E>,
+                Fulu => $crate::fulu::ExecutionPayloadHeader<E>,
+            }
+        }
+    };
+    (Attestation, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            Attestation {
+                Phase0 => $crate::phase0::Attestation<E>,
+                Altair => $crate::altair::Attestation<E>,
+                Bellatrix => $crate::bellatrix::Attestation<E>,
+                Capella => $crate::capella::Attestation<E>,
+                Deneb => $crate::deneb::Attestation<E>,
+                Electra => $crate::electra::Attestation<E>,
+                Fulu => $crate::fulu::Attestation<E>,
+                Gloas => $crate::gloas::Attestation<E>,
+            }
+        }
+    };
+    (AttesterSlashing, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            AttesterSlashing {
+                Phase0 => $crate::phase0::AttesterSlashing<E>,
+                Altair => $crate::altair::AttesterSlashing<E>,
+                Bellatrix => $crate::bellatrix::AttesterSlashing<E>,
+                Capella => $crate::capella::AttesterSlashing<E>,
+                Deneb => $crate::deneb::AttesterSlashing<E>,
+                Electra => $crate::electra::AttesterSlashing<E>,
+                Fulu => $crate::fulu::AttesterSlashing<E>,
+                Gloas => $crate::gloas::AttesterSlashing,
+            }
+        }
+    };
+    (BlobSidecar, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            BlobSidecar {
+                Deneb => $crate::deneb::BlobSidecar<E>,
+                Electra => $crate::electra::BlobSidecar<E>,
+            }
+        }
+    };
+    (DataColumnSidecar, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            DataColumnSidecar {
+                Fulu => $crate::fulu::DataColumnSidecar<E>,
+                Gloas => $crate::gloas::DataColumnSidecar<E>,
+            }
+        }
+    };
+    (LightClientHeader, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            LightClientHeader {
+                Altair => $crate::altair::LightClientHeader,
+                Bellatrix => $crate::bellatrix::LightClientHeader,
+                Capella => $crate::capella::LightClientHeader<E>,
+                Deneb => $crate::deneb::LightClientHeader<E>,
+                Electra => $crate::electra::LightClientHeader<E>,
+                Fulu => $crate::fulu::LightClientHeader<E>,
+                Gloas => $crate::gloas::LightClientHeader,
+            }
+        }
+    };
+    (LightClientBootstrap, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            LightClientBootstrap {
+                Altair => $crate::altair::LightClientBootstrap<E>,
+                Bellatrix => $crate::bellatrix::LightClientBootstrap<E>,
+                Capella => $crate::capella::LightClientBootstrap<E>,
+                Deneb => $crate::deneb::LightClientBootstrap<E>,
+                Electra => $crate::electra::LightClientBootstrap<E>,
+                Fulu => $crate::fulu::LightClientBootstrap<E>,
+                Gloas => $crate::gloas::LightClientBootstrap<E>,
+            }
+        }
+    };
+    (LightClientUpdate, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            LightClientUpdate {
+                Altair => $crate::altair::LightClientUpdate<E>,
+                Bellatrix => $crate::bellatrix::LightClientUpdate<E>,
+                Capella => $crate::capella::LightClientUpdate<E>,
+                Deneb => $crate::deneb::LightClientUpdate<E>,
+                Electra => $crate::electra::LightClientUpdate<E>,
+                Fulu => $crate::fulu::LightClientUpdate<E>,
+                Gloas => $crate::gloas::LightClientUpdate<E>,
+            }
+        }
+    };
+    (LightClientFinalityUpdate, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            LightClientFinalityUpdate {
+                Altair => $crate::altair::LightClientFinalityUpdate<E>,
+                Bellatrix => $crate::bellatrix::LightClientFinalityUpdate<E>,
+                Capella => $crate::capella::LightClientFinalityUpdate<E>,
+                Deneb => $crate::deneb::LightClientFinalityUpdate<E>,
+                Electra => $crate::electra::LightClientFinalityUpdate<E>,
+                Fulu => $crate::fulu::LightClientFinalityUpdate<E>,
+                Gloas => $crate::gloas::LightClientFinalityUpdate<E>,
+            }
+        }
+    };
+    (LightClientOptimisticUpdate, $callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)? ;
+            LightClientOptimisticUpdate {
+                Altair => $crate::altair::LightClientOptimisticUpdate<E>,
+                Bellatrix => $crate::bellatrix::LightClientOptimisticUpdate<E>,
+                Capella => $crate::capella::LightClientOptimisticUpdate<E>,
+                Deneb => $crate::deneb::LightClientOptimisticUpdate<E>,
+                Electra => $crate::electra::LightClientOptimisticUpdate<E>,
+                Fulu => $crate::fulu::LightClientOptimisticUpdate<E>,
+                Gloas => $crate::gloas::LightClientOptimisticUpdate<E>,
+            }
+        }
+    };
+}
+
+crate::fork_variants! { BeaconState, fork_enum,
     /// A `BeaconState` of any fork.
-    BeaconState {
-        Phase0 => phase0::BeaconState<E>,
-        Altair => altair::BeaconState<E>,
-        Bellatrix => bellatrix::BeaconState<E>,
-        Capella => capella::BeaconState<E>,
-        Deneb => deneb::BeaconState<E>,
-        Electra => electra::BeaconState<E>,
-        Fulu => fulu::BeaconState<E>,
-    }
     fields {
         genesis_time, genesis_time_mut: u64 = genesis_time;
         genesis_validators_root, genesis_validators_root_mut: Root = genesis_validators_root;
@@ -172,14 +433,25 @@ fork_enum! {
         eth1_data, eth1_data_mut: phase0::Eth1Data = eth1_data;
         eth1_data_votes, eth1_data_votes_mut: milhouse::List<phase0::Eth1Data, E::SlotsPerEth1VotingPeriod> = eth1_data_votes;
         eth1_deposit_index, eth1_deposit_index_mut: u64 = eth1_deposit_index;
-        validators, validators_mut: phase0::ValidatorRegistry<E> = validators;
-        balances, balances_mut: packed_list::PackedList<u64, E::ValidatorRegistryLimit> = balances;
         randao_mixes, randao_mixes_mut: milhouse::Vector<Root, E::EpochsPerHistoricalVector> = randao_mixes;
         slashings, slashings_mut: milhouse::Vector<u64, E::EpochsPerSlashingsVector> = slashings;
         justification_bits, justification_bits_mut: ssz_types::BitVector<ssz_types::typenum::U4> = justification_bits;
         previous_justified_checkpoint, previous_justified_checkpoint_mut: phase0::Checkpoint = previous_justified_checkpoint;
         current_justified_checkpoint, current_justified_checkpoint_mut: phase0::Checkpoint = current_justified_checkpoint;
         finalized_checkpoint, finalized_checkpoint_mut: phase0::Checkpoint = finalized_checkpoint;
+    }
+    partial {
+        // Gloas holds the registry and the balances as progressive lists (issue 42 runs them).
+        validators: &phase0::ValidatorRegistry<E> = |s| &s.validators, [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu], [Gloas];
+        balances: &packed_list::PackedList<u64, E::ValidatorRegistryLimit> = |s| &s.balances,
+            [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu], [Gloas];
+        latest_execution_payload_bid: &gloas::ExecutionPayloadBid =
+            |s| &s.latest_execution_payload_bid,
+            [Gloas], [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu];
+    }
+    partial_mut {
+        balances_mut: &mut packed_list::PackedList<u64, E::ValidatorRegistryLimit> =
+            |s| &mut s.balances, [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu], [Gloas];
     }
 }
 
@@ -195,17 +467,8 @@ impl<E: EthSpec> BeaconState<E> {
     }
 }
 
-fork_enum! {
+crate::fork_variants! { SignedBeaconBlock, fork_enum,
     /// A `SignedBeaconBlock` of any fork.
-    SignedBeaconBlock {
-        Phase0 => phase0::SignedBeaconBlock<E>,
-        Altair => altair::SignedBeaconBlock<E>,
-        Bellatrix => bellatrix::SignedBeaconBlock<E>,
-        Capella => capella::SignedBeaconBlock<E>,
-        Deneb => deneb::SignedBeaconBlock<E>,
-        Electra => electra::SignedBeaconBlock<E>,
-        Fulu => fulu::SignedBeaconBlock<E>,
-    }
     getters {
         slot: Slot = |b| b.message.slot;
         proposer_index: ValidatorIndex = |b| b.message.proposer_index;
@@ -214,6 +477,19 @@ fork_enum! {
         signature: BLSSignature = |b| b.signature;
         canonical_root: Root = |b| b.message.tree_hash_root();
         body_root: Root = |b| b.message.body.tree_hash_root();
+    }
+    partial {
+        execution_block_hash: Root = |b| b.message.body.execution_payload.block_hash,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas];
+        blob_kzg_commitments: &[KZGCommitment] = |b| &b.message.body.blob_kzg_commitments[..],
+            [Deneb, Electra, Fulu], [Phase0, Altair, Bellatrix, Capella, Gloas];
+        execution_requests: &electra::ExecutionRequests<E> = |b| &b.message.body.execution_requests,
+            [Electra, Fulu], [Phase0, Altair, Bellatrix, Capella, Deneb, Gloas];
+        sync_aggregate: &altair::SyncAggregate<E> = |b| &b.message.body.sync_aggregate,
+            [Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas], [Phase0];
+        signed_execution_payload_bid: &gloas::SignedExecutionPayloadBid =
+            |b| &b.message.body.signed_execution_payload_bid,
+            [Gloas], [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu];
     }
 }
 
@@ -255,22 +531,26 @@ impl<E: EthSpec> SignedBeaconBlock<E> {
     }
 }
 
-fork_enum! {
+crate::fork_variants! { BeaconBlock, fork_enum,
     /// A `BeaconBlock` of any fork.
-    BeaconBlock {
-        Phase0 => phase0::BeaconBlock<E>,
-        Altair => altair::BeaconBlock<E>,
-        Bellatrix => bellatrix::BeaconBlock<E>,
-        Capella => capella::BeaconBlock<E>,
-        Deneb => deneb::BeaconBlock<E>,
-        Electra => electra::BeaconBlock<E>,
-        Fulu => fulu::BeaconBlock<E>,
-    }
     getters {
         slot: Slot = |b| b.slot;
         proposer_index: ValidatorIndex = |b| b.proposer_index;
         parent_root: Root = |b| b.parent_root;
         state_root: Root = |b| b.state_root;
+    }
+    partial {
+        execution_block_hash: Root = |b| b.body.execution_payload.block_hash,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas];
+        blob_kzg_commitments: &[KZGCommitment] = |b| &b.body.blob_kzg_commitments[..],
+            [Deneb, Electra, Fulu], [Phase0, Altair, Bellatrix, Capella, Gloas];
+        execution_requests: &electra::ExecutionRequests<E> = |b| &b.body.execution_requests,
+            [Electra, Fulu], [Phase0, Altair, Bellatrix, Capella, Deneb, Gloas];
+        sync_aggregate: &altair::SyncAggregate<E> = |b| &b.body.sync_aggregate,
+            [Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas], [Phase0];
+        signed_execution_payload_bid: &gloas::SignedExecutionPayloadBid =
+            |b| &b.body.signed_execution_payload_bid,
+            [Gloas], [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu];
     }
 }
 
@@ -282,33 +562,31 @@ impl<E: EthSpec> BeaconBlock<E> {
     }
 }
 
-fork_enum! {
+crate::fork_variants! { BeaconBlockBody, fork_enum,
     /// A `BeaconBlockBody` of any fork.
-    BeaconBlockBody {
-        Phase0 => phase0::BeaconBlockBody<E>,
-        Altair => altair::BeaconBlockBody<E>,
-        Bellatrix => bellatrix::BeaconBlockBody<E>,
-        Capella => capella::BeaconBlockBody<E>,
-        Deneb => deneb::BeaconBlockBody<E>,
-        Electra => electra::BeaconBlockBody<E>,
-        Fulu => fulu::BeaconBlockBody<E>,
-    }
     fields {
         randao_reveal, randao_reveal_mut: BLSSignature = randao_reveal;
         eth1_data, eth1_data_mut: phase0::Eth1Data = eth1_data;
         graffiti, graffiti_mut: Root = graffiti;
     }
+    partial {
+        execution_block_hash: Root = |b| b.execution_payload.block_hash,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas];
+        blob_kzg_commitments: &[KZGCommitment] = |b| &b.blob_kzg_commitments[..],
+            [Deneb, Electra, Fulu], [Phase0, Altair, Bellatrix, Capella, Gloas];
+        execution_requests: &electra::ExecutionRequests<E> = |b| &b.execution_requests,
+            [Electra, Fulu], [Phase0, Altair, Bellatrix, Capella, Deneb, Gloas];
+        sync_aggregate: &altair::SyncAggregate<E> = |b| &b.sync_aggregate,
+            [Altair, Bellatrix, Capella, Deneb, Electra, Fulu, Gloas], [Phase0];
+        signed_execution_payload_bid: &gloas::SignedExecutionPayloadBid =
+            |b| &b.signed_execution_payload_bid,
+            [Gloas], [Phase0, Altair, Bellatrix, Capella, Deneb, Electra, Fulu];
+    }
 }
 
-fork_enum! {
-    /// An `ExecutionPayload` of any fork since the merge.
-    ExecutionPayload {
-        Bellatrix => bellatrix::ExecutionPayload<E>,
-        Capella => capella::ExecutionPayload<E>,
-        Deneb => deneb::ExecutionPayload<E>,
-        Electra => electra::ExecutionPayload<E>,
-        Fulu => fulu::ExecutionPayload<E>,
-    }
+crate::fork_variants! { ExecutionPayload, fork_enum,
+    /// An `ExecutionPayload` of any fork since the merge (from Gloas, the payload of an
+    /// `ExecutionPayloadEnvelope`).
     getters {
         parent_hash: Root = |b| b.parent_hash;
         block_hash: Root = |b| b.block_hash;
@@ -319,15 +597,9 @@ fork_enum! {
     }
 }
 
-fork_enum! {
-    /// An `ExecutionPayloadHeader` of any fork since the merge.
-    ExecutionPayloadHeader {
-        Bellatrix => bellatrix::ExecutionPayloadHeader<E>,
-        Capella => capella::ExecutionPayloadHeader<E>,
-        Deneb => deneb::ExecutionPayloadHeader<E>,
-        Electra => electra::ExecutionPayloadHeader<E>,
-        Fulu => fulu::ExecutionPayloadHeader<E>,
-    }
+crate::fork_variants! { ExecutionPayloadHeader, fork_enum,
+    /// An `ExecutionPayloadHeader` of any fork from the merge to Fulu (Gloas's state holds the
+    /// latest bid instead).
     getters {
         parent_hash: Root = |b| b.parent_hash;
         block_hash: Root = |b| b.block_hash;
@@ -336,123 +608,237 @@ fork_enum! {
     }
 }
 
-fork_enum! {
+crate::fork_variants! { Attestation, fork_enum,
     /// An `Attestation` of any fork: committee index in the data before Electra, committee bits
     /// from Electra on.
-    Attestation {
-        Phase0 => phase0::Attestation<E>,
-        Altair => altair::Attestation<E>,
-        Bellatrix => bellatrix::Attestation<E>,
-        Capella => capella::Attestation<E>,
-        Deneb => deneb::Attestation<E>,
-        Electra => electra::Attestation<E>,
-        Fulu => fulu::Attestation<E>,
-    }
     fields {
         data, data_mut: phase0::AttestationData = data;
         signature, signature_mut: BLSSignature = signature;
     }
 }
 
-fork_enum! {
+crate::fork_variants! { AttesterSlashing, fork_enum,
     /// An `AttesterSlashing` of any fork.
-    AttesterSlashing {
-        Phase0 => phase0::AttesterSlashing<E>,
-        Altair => altair::AttesterSlashing<E>,
-        Bellatrix => bellatrix::AttesterSlashing<E>,
-        Capella => capella::AttesterSlashing<E>,
-        Deneb => deneb::AttesterSlashing<E>,
-        Electra => electra::AttesterSlashing<E>,
-        Fulu => fulu::AttesterSlashing<E>,
-    }
 }
 
-fork_enum! {
+crate::fork_variants! { BlobSidecar, fork_enum,
     /// A `BlobSidecar` (Deneb and Electra; Fulu carries data columns instead).
-    BlobSidecar {
-        Deneb => deneb::BlobSidecar<E>,
-        Electra => electra::BlobSidecar<E>,
-    }
 }
 
-fork_enum! {
+crate::fork_variants! { DataColumnSidecar, fork_enum,
     /// A `DataColumnSidecar` (PeerDAS, from Fulu).
-    DataColumnSidecar {
-        Fulu => fulu::DataColumnSidecar<E>,
-    }
     getters {
         index: u64 = |b| b.index;
     }
 }
 
-fork_enum! {
+crate::fork_variants! { LightClientHeader, fork_enum,
     /// A `LightClientHeader` of any fork since Altair.
-    LightClientHeader {
-        Altair => altair::LightClientHeader,
-        Bellatrix => bellatrix::LightClientHeader,
-        Capella => capella::LightClientHeader<E>,
-        Deneb => deneb::LightClientHeader<E>,
-        Electra => electra::LightClientHeader<E>,
-        Fulu => fulu::LightClientHeader<E>,
-    }
     fields {
         beacon, beacon_mut: phase0::BeaconBlockHeader = beacon;
     }
 }
 
-fork_enum! {
+crate::fork_variants! { LightClientBootstrap, fork_enum,
     /// A `LightClientBootstrap` of any fork since Altair.
-    LightClientBootstrap {
-        Altair => altair::LightClientBootstrap<E>,
-        Bellatrix => bellatrix::LightClientBootstrap<E>,
-        Capella => capella::LightClientBootstrap<E>,
-        Deneb => deneb::LightClientBootstrap<E>,
-        Electra => electra::LightClientBootstrap<E>,
-        Fulu => fulu::LightClientBootstrap<E>,
-    }
 }
 
-fork_enum! {
+crate::fork_variants! { LightClientUpdate, fork_enum,
     /// A `LightClientUpdate` of any fork since Altair.
-    LightClientUpdate {
-        Altair => altair::LightClientUpdate<E>,
-        Bellatrix => bellatrix::LightClientUpdate<E>,
-        Capella => capella::LightClientUpdate<E>,
-        Deneb => deneb::LightClientUpdate<E>,
-        Electra => electra::LightClientUpdate<E>,
-        Fulu => fulu::LightClientUpdate<E>,
-    }
     getters {
         signature_slot: Slot = |b| b.signature_slot;
     }
 }
 
-fork_enum! {
+crate::fork_variants! { LightClientFinalityUpdate, fork_enum,
     /// A `LightClientFinalityUpdate` of any fork since Altair.
-    LightClientFinalityUpdate {
-        Altair => altair::LightClientFinalityUpdate<E>,
-        Bellatrix => bellatrix::LightClientFinalityUpdate<E>,
-        Capella => capella::LightClientFinalityUpdate<E>,
-        Deneb => deneb::LightClientFinalityUpdate<E>,
-        Electra => electra::LightClientFinalityUpdate<E>,
-        Fulu => fulu::LightClientFinalityUpdate<E>,
-    }
     getters {
         signature_slot: Slot = |b| b.signature_slot;
     }
 }
 
-fork_enum! {
+crate::fork_variants! { LightClientOptimisticUpdate, fork_enum,
     /// A `LightClientOptimisticUpdate` of any fork since Altair.
-    LightClientOptimisticUpdate {
-        Altair => altair::LightClientOptimisticUpdate<E>,
-        Bellatrix => bellatrix::LightClientOptimisticUpdate<E>,
-        Capella => capella::LightClientOptimisticUpdate<E>,
-        Deneb => deneb::LightClientOptimisticUpdate<E>,
-        Electra => electra::LightClientOptimisticUpdate<E>,
-        Fulu => fulu::LightClientOptimisticUpdate<E>,
-    }
     getters {
         signature_slot: Slot = |b| b.signature_slot;
+    }
+}
+
+/// `Some(variant(inner.clone()))` per fork of `$enum`'s partial owned accessors (the variants'
+/// types can be one type re-exported, so there is no `From`).
+macro_rules! cloned_by_fork {
+    ($value:expr, $source:ident => $target:ident, |$b:ident| $field:expr,
+        [$($in:ident),*], [$($out:ident),*]) => {
+        match $value {
+            $($source::$in($b) => Some($target::$in($field.clone())),)*
+            $($source::$out(_) => None,)*
+        }
+    };
+}
+
+impl<E: EthSpec> DataColumnSidecar<E> {
+    /// The slot of the sidecar's block (Fulu's signed block header; Gloas's own `slot` field).
+    pub fn slot(&self) -> Slot {
+        match self {
+            Self::Fulu(sidecar) => sidecar.signed_block_header.message.slot,
+            Self::Gloas(sidecar) => sidecar.slot,
+        }
+    }
+
+    /// The root of the sidecar's block (Fulu: of its signed block header; Gloas: its
+    /// `beacon_block_root` field).
+    pub fn block_root(&self) -> Root {
+        match self {
+            Self::Fulu(sidecar) => sidecar.signed_block_header.message.tree_hash_root(),
+            Self::Gloas(sidecar) => sidecar.beacon_block_root,
+        }
+    }
+}
+
+impl<E: EthSpec> BeaconState<E> {
+    /// A clone of `latest_execution_payload_header` (Bellatrix to Fulu; Gloas's state holds the
+    /// latest bid, [`BeaconState::latest_execution_payload_bid`]).
+    pub fn latest_execution_payload_header(&self) -> Option<ExecutionPayloadHeader<E>> {
+        cloned_by_fork!(self, Self => ExecutionPayloadHeader, |s| s.latest_execution_payload_header,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas])
+    }
+}
+
+impl<E: EthSpec> BeaconBlockBody<E> {
+    /// A clone of the body's `execution_payload` (Bellatrix to Fulu; from Gloas the payload
+    /// comes apart from the block, in an envelope, and the body carries its bid).
+    pub fn execution_payload(&self) -> Option<ExecutionPayload<E>> {
+        cloned_by_fork!(self, Self => ExecutionPayload, |b| b.execution_payload,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas])
+    }
+}
+
+impl<E: EthSpec> BeaconBlock<E> {
+    /// A clone of the body's `execution_payload` (see [`BeaconBlockBody::execution_payload`]).
+    pub fn execution_payload(&self) -> Option<ExecutionPayload<E>> {
+        cloned_by_fork!(self, Self => ExecutionPayload, |b| b.body.execution_payload,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas])
+    }
+}
+
+impl<E: EthSpec> SignedBeaconBlock<E> {
+    /// A clone of the body's `execution_payload` (see [`BeaconBlockBody::execution_payload`]).
+    pub fn execution_payload(&self) -> Option<ExecutionPayload<E>> {
+        cloned_by_fork!(self, Self => ExecutionPayload, |b| b.message.body.execution_payload,
+            [Bellatrix, Capella, Deneb, Electra, Fulu], [Phase0, Altair, Gloas])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MinimalEthSpec;
+
+    /// The enums that end before the newest fork on purpose, with the fork they end at.
+    const ENDED: &[(&str, ForkName)] = &[
+        // Fulu carries data columns instead.
+        ("BlobSidecar", ForkName::Electra),
+        // Gloas's state holds the latest bid instead.
+        ("ExecutionPayloadHeader", ForkName::Fulu),
+    ];
+
+    macro_rules! forks_of {
+        ($(;)? $name:ident { $($variant:ident => $ty:ty),+ $(,)? }) => {
+            (stringify!($name), $name::<MinimalEthSpec>::FORKS)
+        };
+    }
+
+    /// A value of `T` from `len` bytes of a fixed pattern.
+    #[cfg(feature = "arbitrary")]
+    fn generated<T: for<'a> arbitrary::Arbitrary<'a>>(len: usize) -> T {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+        arbitrary::Unstructured::new(&bytes)
+            .arbitrary()
+            .expect("enough bytes")
+    }
+
+    /// The partial accessors: the payload and blob commitments are the Fulu body's, the bid the
+    /// Gloas body's, and each is `None` at the other fork.
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn partial_accessors_answer_by_fork() {
+        type E = MinimalEthSpec;
+        let fulu = SignedBeaconBlock::<E>::Fulu(generated(64 * 1024));
+        let gloas = SignedBeaconBlock::<E>::Gloas(generated(64 * 1024));
+        let SignedBeaconBlock::Fulu(inner) = &fulu else {
+            unreachable!("built as Fulu")
+        };
+        assert_eq!(
+            fulu.blob_kzg_commitments(),
+            Some(&inner.message.body.blob_kzg_commitments[..])
+        );
+        assert_eq!(
+            fulu.execution_block_hash(),
+            Some(inner.message.body.execution_payload.block_hash)
+        );
+        assert_eq!(
+            fulu.execution_payload(),
+            Some(ExecutionPayload::Fulu(
+                inner.message.body.execution_payload.clone()
+            ))
+        );
+        assert!(fulu.execution_requests().is_some());
+        assert!(fulu.signed_execution_payload_bid().is_none());
+
+        let SignedBeaconBlock::Gloas(inner) = &gloas else {
+            unreachable!("built as Gloas")
+        };
+        assert_eq!(gloas.blob_kzg_commitments(), None);
+        assert_eq!(gloas.execution_block_hash(), None);
+        assert_eq!(gloas.execution_payload(), None);
+        assert!(gloas.execution_requests().is_none());
+        assert_eq!(
+            gloas.signed_execution_payload_bid(),
+            Some(&inner.message.body.signed_execution_payload_bid)
+        );
+        assert_eq!(
+            gloas.sync_aggregate(),
+            Some(&inner.message.body.sync_aggregate)
+        );
+
+        let state = BeaconState::<E>::Gloas(generated(256 * 1024));
+        assert!(state.validators().is_none() && state.balances().is_none());
+        assert!(state.latest_execution_payload_header().is_none());
+        assert!(state.latest_execution_payload_bid().is_some());
+        // A Gloas state decodes by the fork of its slot under a spec that schedules Gloas.
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas);
+        spec.gloas_fork_version = Some(crate::Version::new([7, 0, 0, 1]));
+        assert_eq!(
+            BeaconState::<E>::from_ssz_bytes(&state.as_ssz_bytes(), &spec).unwrap(),
+            state
+        );
+        assert_eq!(
+            SignedBeaconBlock::<E>::from_ssz_bytes(&gloas.as_ssz_bytes(), &spec).unwrap(),
+            gloas
+        );
+    }
+
+    #[test]
+    fn fork_enums_cover_every_fork() {
+        let mut all = Vec::new();
+        macro_rules! collect {
+            ($(;)? $name:ident $variants:tt) => {
+                all.push(forks_of!($name $variants));
+            };
+        }
+        crate::fork_variants!(@each collect);
+        assert_eq!(all.len(), 15);
+        for (name, forks) in all {
+            let first = forks[0] as usize;
+            let last = ENDED
+                .iter()
+                .find(|(ended, _)| *ended == name)
+                .map_or(ForkName::LATEST, |(_, fork)| *fork);
+            assert_eq!(
+                forks,
+                &ForkName::ALL[first..=last as usize],
+                "{name} must have a variant for every fork from its first to {last}"
+            );
+        }
     }
 }

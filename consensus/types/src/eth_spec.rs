@@ -718,12 +718,7 @@ mod tests {
             .join("../../../shared/spec-tests/presets")
             .join(E::PRESET_BASE);
         let mut seen = 0;
-        // Gloas has its presets (and containers) but is not a `ForkName` yet.
-        let forks = crate::ForkName::ALL
-            .iter()
-            .map(ToString::to_string)
-            .chain(["gloas".to_owned()]);
-        for fork in forks {
+        for fork in crate::ForkName::ALL {
             let path = dir.join(format!("{fork}.yaml"));
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("preset file {} must exist: {e}", path.display()));

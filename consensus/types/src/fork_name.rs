@@ -3,25 +3,62 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A consensus fork, named as the spec names its directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ForkName {
-    /// The genesis fork: the proof-of-stake beacon chain, validators, attestations and slashings.
-    Phase0,
-    /// Sync committees, participation flags and the light client protocol.
-    Altair,
-    /// The merge: execution payloads enter the beacon block.
-    Bellatrix,
-    /// Withdrawals and BLS-to-execution credential changes.
-    Capella,
-    /// Blob sidecars and their KZG commitments (EIP-4844).
-    Deneb,
-    /// Execution-layer requests, consolidations, compounding validators and committee-bit
-    /// attestations.
-    Electra,
-    /// PeerDAS data columns and the proposer lookahead.
-    Fulu,
+/// The one list of the forks Arbor knows, oldest first: `$callback!` is invoked with
+/// `Variant module "name" "doc";` per fork. `ForkName` (its variants, [`ForkName::ALL`],
+/// [`ForkName::as_str`]) is generated from it, so adding a fork is one edit here, then the
+/// compile errors of every exhaustive `match` on `ForkName` and on the fork enums of
+/// [`crate::combined`] (and the `fork_enums_cover_every_fork` test there).
+#[macro_export]
+macro_rules! for_each_fork {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            $($($args)*)?
+            Phase0 phase0 "phase0"
+                "The genesis fork: the proof-of-stake beacon chain, validators, attestations and slashings.";
+            Altair altair "altair"
+                "Sync committees, participation flags and the light client protocol.";
+            Bellatrix bellatrix "bellatrix"
+                "The merge: execution payloads enter the beacon block.";
+            Capella capella "capella"
+                "Withdrawals and BLS-to-execution credential changes.";
+            Deneb deneb "deneb"
+                "Blob sidecars and their KZG commitments (EIP-4844).";
+            Electra electra "electra"
+                "Execution-layer requests, consolidations, compounding validators and committee-bit attestations.";
+            Fulu fulu "fulu"
+                "PeerDAS data columns and the proposer lookahead.";
+            Gloas gloas "gloas"
+                "Enshrined proposer-builder separation (EIP-7732) and progressive SSZ (EIP-7688). Arbor knows its containers and its place in the fork schedule, but does not run it yet: processing a Gloas slot is an error that names the fork.";
+        }
+    };
 }
+
+macro_rules! declare_fork_name {
+    ($($variant:ident $module:ident $name:literal $doc:literal;)+) => {
+        /// A consensus fork, named as the spec names its directory.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum ForkName {
+            $(
+                #[doc = $doc]
+                $variant,
+            )+
+        }
+
+        impl ForkName {
+            /// Every fork Arbor knows, oldest first.
+            pub const ALL: [ForkName; [$(ForkName::$variant),+].len()] = [$(ForkName::$variant),+];
+
+            /// The spec's lower-case name (`phase0`, …, `gloas`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ForkName::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+for_each_fork!(declare_fork_name);
 
 /// An unknown fork name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,31 +66,19 @@ pub enum ForkName {
 pub struct UnknownForkName(pub String);
 
 impl ForkName {
-    /// Every fork, oldest first.
-    pub const ALL: [ForkName; 7] = [
-        ForkName::Phase0,
-        ForkName::Altair,
-        ForkName::Bellatrix,
-        ForkName::Capella,
-        ForkName::Deneb,
-        ForkName::Electra,
-        ForkName::Fulu,
-    ];
+    /// The newest fork Arbor *knows*: its containers decode and hash, a config may schedule it,
+    /// and the fork enums of [`crate::combined`] have a variant for it. It does **not** say Arbor
+    /// runs it: see [`ForkName::LATEST_IMPLEMENTED`].
+    pub const LATEST: ForkName = ForkName::ALL[ForkName::ALL.len() - 1];
 
-    /// The newest fork Arbor implements.
-    pub const LATEST: ForkName = ForkName::Fulu;
+    /// The newest fork whose state transition, fork choice, networking and block production
+    /// Arbor runs. A chain past it is refused at start, and a slot of a later fork is a typed
+    /// error naming the fork (Gloas: issues 42–45 deliver it).
+    pub const LATEST_IMPLEMENTED: ForkName = ForkName::Fulu;
 
-    /// The spec's lower-case name (`phase0`, …, `fulu`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            ForkName::Phase0 => "phase0",
-            ForkName::Altair => "altair",
-            ForkName::Bellatrix => "bellatrix",
-            ForkName::Capella => "capella",
-            ForkName::Deneb => "deneb",
-            ForkName::Electra => "electra",
-            ForkName::Fulu => "fulu",
-        }
+    /// Whether Arbor runs this fork (it is not after [`ForkName::LATEST_IMPLEMENTED`]).
+    pub fn is_implemented(self) -> bool {
+        self <= Self::LATEST_IMPLEMENTED
     }
 
     /// The fork before this one, if any.
@@ -91,6 +116,10 @@ impl ForkName {
     pub fn fulu_enabled(self) -> bool {
         self >= ForkName::Fulu
     }
+    /// Whether this fork is Gloas or later, so Gloas's rules apply.
+    pub fn gloas_enabled(self) -> bool {
+        self >= ForkName::Gloas
+    }
 }
 
 impl fmt::Display for ForkName {
@@ -121,8 +150,14 @@ mod tests {
             assert_eq!(fork as usize, i);
         }
         assert_eq!(ForkName::Phase0.previous(), None);
-        assert_eq!(ForkName::Fulu.next(), None);
-        assert_eq!(ForkName::Electra.next(), Some(ForkName::Fulu));
-        assert!("gloas".parse::<ForkName>().is_err());
+        assert_eq!(ForkName::Gloas.next(), None);
+        assert_eq!(ForkName::Fulu.next(), Some(ForkName::Gloas));
+        assert_eq!(ForkName::Gloas.previous(), Some(ForkName::Fulu));
+        assert_eq!("gloas".parse::<ForkName>(), Ok(ForkName::Gloas));
+        assert_eq!(ForkName::Gloas.to_string(), "gloas");
+        assert!("heze".parse::<ForkName>().is_err());
+        assert!(ForkName::Gloas.gloas_enabled() && !ForkName::Fulu.gloas_enabled());
+        assert_eq!(ForkName::LATEST, ForkName::Gloas);
+        assert!(ForkName::Fulu.is_implemented() && !ForkName::Gloas.is_implemented());
     }
 }

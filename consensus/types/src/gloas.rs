@@ -4,8 +4,9 @@
 //! block access list (EIP-7928), the payload's slot number (EIP-7843), builder requests
 //! (EIP-8282), and the Gloas light-client containers.
 //!
-//! Arbor does not run Gloas yet (there is no `ForkName::Gloas`): these are the containers alone,
-//! checked against the spec tests' `ssz_static` vectors.
+//! Arbor does not run Gloas yet (`ForkName::Gloas` exists, but it is after
+//! `ForkName::LATEST_IMPLEMENTED`): these are the containers, checked against the spec tests'
+//! `ssz_static` vectors, and the Gloas variants of the fork enums of `combined`.
 //!
 //! [spec]: gloas/beacon-chain.md#containers, gloas/p2p-interface.md#containers,
 //! gloas/partial-columns/p2p-interface.md#containers, gloas/light-client/sync-protocol.md#containers

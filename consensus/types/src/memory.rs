@@ -84,15 +84,24 @@ impl<E: EthSpec> MemorySize for BeaconState<E> {
         match self {
             Self::Electra(state) => vec![state],
             Self::Fulu(state) => vec![state],
-            _ => Vec::new(),
+            Self::Gloas(state) => vec![state],
+            Self::Phase0(_)
+            | Self::Altair(_)
+            | Self::Bellatrix(_)
+            | Self::Capella(_)
+            | Self::Deneb(_) => Vec::new(),
         }
     }
 
     fn intrinsic_size(&self) -> usize {
         match self {
             // The variant's struct is counted by its own `intrinsic_size`.
-            Self::Electra(_) | Self::Fulu(_) => 0,
-            _ => std::mem::size_of::<Self>(),
+            Self::Electra(_) | Self::Fulu(_) | Self::Gloas(_) => 0,
+            Self::Phase0(_)
+            | Self::Altair(_)
+            | Self::Bellatrix(_)
+            | Self::Capella(_)
+            | Self::Deneb(_) => std::mem::size_of::<Self>(),
         }
     }
 }
@@ -140,8 +149,7 @@ impl<E: EthSpec> MemorySize for gloas::BeaconState<E> {
     }
 }
 
-/// [`differential_sizes`] for Gloas states (not a `BeaconState` variant yet): the bytes each
-/// adds to the ones before it.
+/// [`differential_sizes`] for bare Gloas states: the bytes each adds to the ones before it.
 pub fn gloas_differential_sizes<'a, E: EthSpec>(
     states: impl IntoIterator<Item = &'a gloas::BeaconState<E>>,
 ) -> Vec<usize> {

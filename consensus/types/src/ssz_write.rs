@@ -256,6 +256,12 @@ impl<E: EthSpec> BeaconState<E> {
                 pending_partial_withdrawals large, pending_consolidations large,
                 proposer_lookahead,
             }),
+            // Its tree-backed progressive lists are written element by element or page by
+            // page, as Fulu's lists.
+            Self::Gloas(state) => {
+                out.flush()?;
+                state.ssz_write(out.w)
+            }
         }
     }
 }

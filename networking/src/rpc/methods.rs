@@ -579,6 +579,7 @@ impl<E: EthSpec> ResponseItem<E> {
             },
             ResponseItem::DataColumnSidecar(sidecar) => match sidecar.as_ref() {
                 DataColumnSidecar::Fulu(s) => s.signed_block_header.message.slot,
+                DataColumnSidecar::Gloas(s) => s.slot,
             },
             // The light-client containers take the fork of their (attested) header, not of the
             // signature slot.
@@ -643,6 +644,7 @@ fn light_client_bootstrap_slot<E: EthSpec>(bootstrap: &LightClientBootstrap<E>) 
         LightClientBootstrap::Deneb(b) => b.header.beacon.slot,
         LightClientBootstrap::Electra(b) => b.header.beacon.slot,
         LightClientBootstrap::Fulu(b) => b.header.beacon.slot,
+        LightClientBootstrap::Gloas(b) => b.header.beacon.slot,
     }
 }
 
@@ -655,6 +657,7 @@ pub fn light_client_update_attested_slot<E: EthSpec>(update: &LightClientUpdate<
         LightClientUpdate::Deneb(u) => u.attested_header.beacon.slot,
         LightClientUpdate::Electra(u) => u.attested_header.beacon.slot,
         LightClientUpdate::Fulu(u) => u.attested_header.beacon.slot,
+        LightClientUpdate::Gloas(u) => u.attested_header.beacon.slot,
     }
 }
 
@@ -672,6 +675,7 @@ pub fn light_client_finality_update_attested_slot<E: EthSpec>(
         LightClientFinalityUpdate::Deneb(u) => u.attested_header.beacon.slot,
         LightClientFinalityUpdate::Electra(u) => u.attested_header.beacon.slot,
         LightClientFinalityUpdate::Fulu(u) => u.attested_header.beacon.slot,
+        LightClientFinalityUpdate::Gloas(u) => u.attested_header.beacon.slot,
     }
 }
 
@@ -689,6 +693,7 @@ pub fn light_client_optimistic_update_attested_slot<E: EthSpec>(
         LightClientOptimisticUpdate::Deneb(u) => u.attested_header.beacon.slot,
         LightClientOptimisticUpdate::Electra(u) => u.attested_header.beacon.slot,
         LightClientOptimisticUpdate::Fulu(u) => u.attested_header.beacon.slot,
+        LightClientOptimisticUpdate::Gloas(u) => u.attested_header.beacon.slot,
     }
 }
 

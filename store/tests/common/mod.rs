@@ -61,6 +61,7 @@ pub(crate) fn staggered_spec() -> ChainSpec {
     spec.deneb_fork_epoch = 4;
     spec.electra_fork_epoch = 5;
     spec.fulu_fork_epoch = 6;
+    spec.gloas_fork_epoch = 7;
     spec
 }
 

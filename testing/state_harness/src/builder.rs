@@ -400,7 +400,15 @@ pub fn sign_block<E: EthSpec>(
     let signed = SignedBeaconBlock { message, signature };
     match spec.fork_name_at_slot::<E>(slot) {
         ForkName::Electra => types::SignedBeaconBlock::Electra(signed),
-        _ => types::SignedBeaconBlock::Fulu(signed),
+        ForkName::Fulu => types::SignedBeaconBlock::Fulu(signed),
+        fork @ (ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Gloas) => {
+            panic!("the harness builds Electra and Fulu blocks, not {fork} blocks")
+        }
     }
 }
 

@@ -110,14 +110,21 @@ fn config_spec(spec: &ChainSpec) -> serde_json::Value {
     for fork in ForkName::ALL {
         let name = match fork {
             ForkName::Phase0 => "GENESIS".to_string(),
-            other => other.as_str().to_uppercase(),
+            ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Electra
+            | ForkName::Fulu
+            | ForkName::Gloas => fork.as_str().to_uppercase(),
         };
         map.insert(
             format!("{name}_FORK_VERSION"),
             json!(spec.fork_version(fork).to_string()),
         );
         if fork != ForkName::Phase0 {
-            map.insert(format!("{name}_FORK_EPOCH"), json!("0"));
+            let epoch = spec.fork_epoch(fork).unwrap_or(types::FAR_FUTURE_EPOCH);
+            map.insert(format!("{name}_FORK_EPOCH"), json!(epoch.to_string()));
         }
     }
     map.insert("BLOB_SCHEDULE".into(), json!([]));

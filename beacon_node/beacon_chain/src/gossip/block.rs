@@ -110,7 +110,9 @@ pub enum BlockGossipError {
         /// The block's proposer.
         found: ValidatorIndex,
     },
-    /// [REJECT] A block of a fork before Electra (the chain does not process those).
+    /// A block of a fork the chain does not process: [REJECT] one before Electra (no such block
+    /// belongs on a current topic), [IGNORE] one of a fork this node does not run yet (Gloas:
+    /// the peer is not at fault).
     #[error("a {0} block")]
     UnsupportedFork(types::ForkName),
     /// [IGNORE] The node could not compute what a rule needs (fork choice could not give the
@@ -130,6 +132,7 @@ impl BlockGossipError {
             | Self::ParentInvalidProcessed { .. }
             | Self::ParentPayloadInvalid { .. }
             | Self::Internal(_) => Verdict::Ignore,
+            Self::UnsupportedFork(fork) if !fork.is_implemented() => Verdict::Ignore,
             Self::ProposerIndexOutOfRange { .. }
             | Self::InvalidSignature
             | Self::IncorrectTimestamp { .. }
@@ -192,8 +195,7 @@ impl<E: EthSpec> BeaconChain<E> {
         current_time_ms: u64,
     ) -> Result<GossipVerifiedBlock<E>, BlockGossipError> {
         self.prune_observed(self.slot_at_ms(current_time_ms));
-        let message =
-            electra_message(&block).ok_or(BlockGossipError::UnsupportedFork(block.fork_name()))?;
+        let message = electra_message(&block).map_err(BlockGossipError::UnsupportedFork)?;
         let slot = message.slot;
         let proposer = message.proposer_index;
         if self.is_future_slot(slot, current_time_ms) {
@@ -326,5 +328,22 @@ impl<E: EthSpec> BeaconChain<E> {
             block: block_root,
         });
         Ok(GossipVerifiedBlock { block, block_root })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_of_a_fork_not_run_is_ignored_and_one_before_electra_rejected() {
+        assert_eq!(
+            BlockGossipError::UnsupportedFork(types::ForkName::Gloas).verdict(),
+            Verdict::Ignore
+        );
+        assert_eq!(
+            BlockGossipError::UnsupportedFork(types::ForkName::Deneb).verdict(),
+            Verdict::Reject
+        );
     }
 }

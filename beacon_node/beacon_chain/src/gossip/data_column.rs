@@ -30,6 +30,9 @@ use crate::internal_error::InternalError;
 /// Why a data column sidecar is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DataColumnGossipError {
+    /// [IGNORE] A sidecar of a fork whose gossip this node does not validate (Gloas: issue 44).
+    #[error("data column sidecars of fork {0} are not supported")]
+    UnsupportedFork(types::ForkName),
     /// [IGNORE] A sidecar of this proposer, slot and index was seen.
     #[error("sidecar {index} of proposer {proposer} at slot {slot} was seen")]
     AlreadySeen {
@@ -113,6 +116,7 @@ impl DataColumnGossipError {
             | Self::FutureSlot(_)
             | Self::NotAfterFinalizedSlot { .. }
             | Self::ParentUnknown(_)
+            | Self::UnsupportedFork(_)
             | Self::Internal(_) => Verdict::Ignore,
             _ => Verdict::Reject,
         }
@@ -336,7 +340,12 @@ impl<E: EthSpec> BeaconChain<E> {
         subnet_id: u64,
         current_time_ms: u64,
     ) -> Result<PendingColumn<E>, DataColumnGossipError> {
-        let DataColumnSidecar::Fulu(inner) = &*sidecar;
+        let inner = match &*sidecar {
+            DataColumnSidecar::Fulu(inner) => inner,
+            DataColumnSidecar::Gloas(_) => {
+                return Err(DataColumnGossipError::UnsupportedFork(sidecar.fork_name()));
+            }
+        };
         let header = &inner.signed_block_header.message;
         let (slot, proposer, index) = (header.slot, header.proposer_index, inner.index);
         if self
@@ -378,7 +387,14 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         pending: PendingColumn<E>,
     ) -> Result<GossipVerifiedDataColumn<E>, DataColumnGossipError> {
-        let DataColumnSidecar::Fulu(inner) = &*pending.sidecar;
+        let inner = match &*pending.sidecar {
+            DataColumnSidecar::Fulu(inner) => inner,
+            DataColumnSidecar::Gloas(_) => {
+                return Err(DataColumnGossipError::UnsupportedFork(
+                    pending.sidecar.fork_name(),
+                ));
+            }
+        };
         let _ = pending.parent;
         self.check_sidecar_proposer(&inner.signed_block_header)?;
         let header = &inner.signed_block_header.message;

@@ -149,11 +149,14 @@ pub fn light_client_finality_update_rank<E: EthSpec>(
         .map(|latest| finality_rank(&latest))
 }
 
-/// `attested_header.beacon.slot` of an optimistic update of any fork.
+/// `attested_header.beacon.slot` of an optimistic update of any fork (`None` for one the
+/// latest format does not take: Gloas's).
 pub fn light_client_optimistic_update_rank<E: EthSpec>(
     update: &LightClientOptimisticUpdate<E>,
-) -> Slot {
-    optimistic_rank(&upgrade_lc_optimistic_update_to_latest(update))
+) -> Option<Slot> {
+    upgrade_lc_optimistic_update_to_latest(update)
+        .ok()
+        .map(|latest| optimistic_rank(&latest))
 }
 
 /// The newest finality and optimistic updates forwarded on the network (accepted from gossip or
@@ -307,7 +310,9 @@ impl<E: EthSpec> BeaconChain<E> {
         update: Arc<LightClientOptimisticUpdate<E>>,
         current_time_ms: u64,
     ) -> Result<VerifiedLightClientOptimisticUpdate<E>, LightClientGossipError> {
-        let latest = upgrade_lc_optimistic_update_to_latest(&update);
+        // An update the latest format does not take (Gloas's) is not ours either.
+        let latest = upgrade_lc_optimistic_update_to_latest(&update)
+            .map_err(|_| LightClientGossipError::NotLocalUpdate)?;
         let attested_slot = optimistic_rank(&latest);
         // [IGNORE] The attested header is after every one forwarded.
         self.light_client_server
@@ -350,7 +355,7 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         update: &LightClientOptimisticUpdate<E>,
     ) -> Result<(), LightClientGossipError> {
-        let latest = upgrade_lc_optimistic_update_to_latest(update);
+        let latest = upgrade_lc_optimistic_update_to_latest(update).map_err(internal)?;
         self.light_client_server
             .forwarded
             .lock()
@@ -509,7 +514,14 @@ mod tests {
             types::LightClientOptimisticUpdate::Fulu(u) => {
                 u.sync_aggregate.sync_committee_bits.set(0, false).unwrap();
             }
-            fork => panic!("a Fulu chain's update is Fulu: {fork:?}"),
+            fork @ (types::LightClientOptimisticUpdate::Altair(_)
+            | types::LightClientOptimisticUpdate::Bellatrix(_)
+            | types::LightClientOptimisticUpdate::Capella(_)
+            | types::LightClientOptimisticUpdate::Deneb(_)
+            | types::LightClientOptimisticUpdate::Electra(_)
+            | types::LightClientOptimisticUpdate::Gloas(_)) => {
+                panic!("a Fulu chain's update is Fulu: {fork:?}")
+            }
         }
         assert_eq!(
             chain.validate_light_client_optimistic_update(Arc::new(other), due),
@@ -540,7 +552,14 @@ mod tests {
             types::LightClientFinalityUpdate::Fulu(u) => {
                 u.finality_branch[1] = Root::repeat_byte(0x11)
             }
-            fork => panic!("a Fulu chain's update is Fulu: {fork:?}"),
+            fork @ (types::LightClientFinalityUpdate::Altair(_)
+            | types::LightClientFinalityUpdate::Bellatrix(_)
+            | types::LightClientFinalityUpdate::Capella(_)
+            | types::LightClientFinalityUpdate::Deneb(_)
+            | types::LightClientFinalityUpdate::Electra(_)
+            | types::LightClientFinalityUpdate::Gloas(_)) => {
+                panic!("a Fulu chain's update is Fulu: {fork:?}")
+            }
         }
         assert_eq!(
             chain.validate_light_client_finality_update(Arc::new(other), due),

@@ -133,7 +133,9 @@ pub(crate) fn head_pubkey<E: EthSpec>(
     head.caches.pubkey(&view, index).ok()
 }
 
-/// The number of validators in `state`.
+/// The number of validators in `state`; 0 (every index unknown) for a Gloas state, whose
+/// registry the chain does not read (a Gloas state never becomes the head: its state
+/// transition is refused).
 pub(crate) fn validator_count<E: EthSpec>(state: &CachedBeaconState<E>) -> u64 {
-    state.state.validators().len() as u64
+    state.state.validators().map_or(0, |v| v.len() as u64)
 }

@@ -206,7 +206,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let head = self.head();
         let index = message.validator_index;
         let members = sync_committee_members(self, &head.state, message.slot)?;
-        if index >= head.state.state.validators().len() as u64 {
+        if index >= crate::gossip::validator_count(&head.state) {
             return Err(SyncCommitteeGossipError::UnknownValidator(index));
         }
         let positions = members
@@ -298,7 +298,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let head = self.head();
         let members = sync_committee_members(self, &head.state, slot)?;
-        if aggregator >= head.state.state.validators().len() as u64 {
+        if aggregator >= crate::gossip::validator_count(&head.state) {
             return Err(SyncCommitteeGossipError::UnknownValidator(aggregator));
         }
         let size = members.len() / subnets::SYNC_COMMITTEE_SUBNET_COUNT as usize;

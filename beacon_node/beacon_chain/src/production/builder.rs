@@ -558,7 +558,7 @@ impl<E: EthSpec> BlockProducer<E> {
         broadcaster: &dyn BlockBroadcaster<E>,
     ) -> Result<BlindedPublication<E>, BlindedPublishError> {
         let builder = self.builder().ok_or(BlindedPublishError::NoBuilder)?;
-        if fork < ForkName::Electra {
+        if fork < ForkName::Electra || !fork.is_implemented() {
             return Err(BlindedPublishError::UnsupportedFork(fork));
         }
         let block_root = block.message.tree_hash_root();
@@ -610,7 +610,15 @@ impl<E: EthSpec> BlockProducer<E> {
         };
         let full = match fork {
             ForkName::Electra => SignedBeaconBlock::Electra(full),
-            _ => SignedBeaconBlock::Fulu(full),
+            ForkName::Fulu => SignedBeaconBlock::Fulu(full),
+            fork @ (ForkName::Phase0
+            | ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Gloas) => {
+                return Err(BlindedPublishError::UnsupportedFork(fork));
+            }
         };
         let published = self
             .publish_block(

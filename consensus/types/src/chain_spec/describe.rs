@@ -72,15 +72,16 @@ impl fmt::Display for Description<'_> {
                 None => "not scheduled".to_string(),
             };
             let name = fork.as_str();
-            writeln!(f, "  {name:<10} {epoch:<22} {}", spec.fork_version(fork))?;
-        }
-        if let Some((version, epoch)) = spec.scheduled_gloas_fork() {
-            writeln!(
-                f,
-                "  {:<10} {:<22} {version}  (not implemented by this version of Arbor)",
-                "gloas",
-                epoch.to_string()
-            )?;
+            let version = spec.fork_version(fork);
+            match (fork.is_implemented(), spec.fork_epoch(fork)) {
+                (true, _) => writeln!(f, "  {name:<10} {epoch:<22} {version}")?,
+                // A fork Arbor does not run shows only when the config schedules it.
+                (false, Some(_)) => writeln!(
+                    f,
+                    "  {name:<10} {epoch:<22} {version}  (not implemented by this version of Arbor)"
+                )?,
+                (false, None) => {}
+            }
         }
 
         writeln!(f)?;

@@ -84,7 +84,12 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     })?;
     let anchor_block = match anchor_block {
         BeaconBlock::Electra(b) | BeaconBlock::Fulu(b) => b,
-        other => {
+        other @ (BeaconBlock::Phase0(_)
+        | BeaconBlock::Altair(_)
+        | BeaconBlock::Bellatrix(_)
+        | BeaconBlock::Capella(_)
+        | BeaconBlock::Deneb(_)
+        | BeaconBlock::Gloas(_)) => {
             return Err(format!(
                 "anchor block of fork {} is not supported",
                 other.fork_name()

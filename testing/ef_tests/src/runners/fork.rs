@@ -67,7 +67,15 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             spec.fulu_fork_epoch = epoch;
             upgrade_to_fulu(pre, &spec).map(BeaconState::Fulu)
         }
-        other => return Err(format!("pre decoded as {}", other.fork_name())),
+        // Every fork named: a pre-state that no upgrade above takes.
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Electra(_)
+        | BeaconState::Fulu(_)
+        | BeaconState::Gloas(_)) => return Err(format!("pre decoded as {}", other.fork_name())),
     };
 
     match (upgraded, post) {

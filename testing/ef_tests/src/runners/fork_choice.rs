@@ -137,7 +137,12 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     })?;
     let anchor_block = match anchor_block {
         BeaconBlock::Electra(b) | BeaconBlock::Fulu(b) => b,
-        other => {
+        other @ (BeaconBlock::Phase0(_)
+        | BeaconBlock::Altair(_)
+        | BeaconBlock::Bellatrix(_)
+        | BeaconBlock::Capella(_)
+        | BeaconBlock::Deneb(_)
+        | BeaconBlock::Gloas(_)) => {
             return Err(format!(
                 "anchor block of fork {} is not supported",
                 other.fork_name()
@@ -234,7 +239,12 @@ pub(crate) fn run_step<E: EthSpec>(
             let commitments: &[KZGCommitment] = match &block {
                 SignedBeaconBlock::Deneb(b) => &b.message.body.blob_kzg_commitments,
                 SignedBeaconBlock::Electra(b) => &b.message.body.blob_kzg_commitments,
-                other => {
+                other @ (SignedBeaconBlock::Phase0(_)
+                | SignedBeaconBlock::Altair(_)
+                | SignedBeaconBlock::Bellatrix(_)
+                | SignedBeaconBlock::Capella(_)
+                | SignedBeaconBlock::Fulu(_)
+                | SignedBeaconBlock::Gloas(_)) => {
                     return Err(format!(
                         "block of fork {} has no blobs to retrieve",
                         other.fork_name()
@@ -265,7 +275,12 @@ pub(crate) fn run_step<E: EthSpec>(
                     &b.message.body.attestations,
                     &b.message.body.attester_slashings,
                 ),
-                other => {
+                other @ (SignedBeaconBlock::Phase0(_)
+                | SignedBeaconBlock::Altair(_)
+                | SignedBeaconBlock::Bellatrix(_)
+                | SignedBeaconBlock::Capella(_)
+                | SignedBeaconBlock::Deneb(_)
+                | SignedBeaconBlock::Gloas(_)) => {
                     return Err(format!(
                         "block of fork {} is not supported",
                         other.fork_name()

@@ -155,11 +155,20 @@ enum SyncFork {
 /// The format of data whose digest is `digest`.
 fn sync_fork_of_digest(spec: &ChainSpec, gvr: Root, digest: &str) -> Option<SyncFork> {
     if let Some(fork) = fork_of_digest(spec, gvr, digest) {
-        return Some(SyncFork::Known(fork));
+        return Some(match fork {
+            ForkName::Gloas => SyncFork::Gloas,
+            ForkName::Phase0
+            | ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Electra
+            | ForkName::Fulu => SyncFork::Known(fork),
+        });
     }
     let bytes = decode_hex(digest).ok()?;
-    let (version, epoch) = spec.scheduled_gloas_fork()?;
-    let gloas = spec.compute_fork_digest_of_version(version, gvr, epoch);
+    let epoch = spec.fork_epoch(ForkName::Gloas)?;
+    let gloas = spec.compute_fork_digest(gvr, epoch);
     (gloas.as_slice() == bytes.as_slice()).then_some(SyncFork::Gloas)
 }
 
@@ -524,7 +533,14 @@ fn check_data_collection<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         SignedBeaconBlock::Fulu(block) if case.fork == ForkName::Electra => {
             SignedBeaconBlock::Electra(block)
         }
-        block => block,
+        block @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_)
+        | SignedBeaconBlock::Fulu(_)
+        | SignedBeaconBlock::Gloas(_)) => block,
     };
     let mut collector =
         LightClientDataCollector::new(spec.clone(), &anchor_state.state, &anchor_block)
@@ -650,7 +666,7 @@ fn check_new_head<E: EthSpec>(
         let value = read_by_fork(case, name, fork_of(digest)?, |b, f| {
             LightClientOptimisticUpdate::<E>::from_ssz_bytes_by_fork(b, f)
         })?;
-        Ok(upgrade_lc_optimistic_update_to_latest(&value))
+        upgrade_lc_optimistic_update_to_latest(&value).map_err(|e| e.to_string())
     });
     compare(
         "latest optimistic update",

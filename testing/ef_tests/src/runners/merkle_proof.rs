@@ -68,7 +68,17 @@ fn run_for_preset<E: EthSpec>(case: &CaseContext) -> CaseResult {
         (ForkName::Fulu, "BeaconState") => {
             CaseResult::from_check(check::<fulu::BeaconState<E>>(case))
         }
-        (fork, other) => CaseResult::NotRun(format!(
+        (
+            fork @ (ForkName::Phase0
+            | ForkName::Altair
+            | ForkName::Bellatrix
+            | ForkName::Capella
+            | ForkName::Deneb
+            | ForkName::Electra
+            | ForkName::Fulu
+            | ForkName::Gloas),
+            other,
+        ) => CaseResult::NotRun(format!(
             "no single_merkle_proof support for type {other} at {fork}"
         )),
     }

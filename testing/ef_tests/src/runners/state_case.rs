@@ -438,9 +438,15 @@ mod tests {
         let want = got.state.clone();
         assert_eq!(compare_states(&mut got, &want), Ok(()));
 
-        let balance = got.state.balances().get(3).expect("16 validators");
+        let balance = got
+            .state
+            .balances()
+            .expect("a state before Gloas")
+            .get(3)
+            .expect("16 validators");
         got.state
             .balances_mut()
+            .expect("a state before Gloas")
             .set(3, balance + 1)
             .expect("in range");
         *got.state.slot_mut() += 1;

@@ -101,7 +101,12 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             message,
             signature: Default::default(),
         }),
-        other => return Err(format!("a {} anchor block", other.fork_name())),
+        other @ (BeaconBlock::Phase0(_)
+        | BeaconBlock::Altair(_)
+        | BeaconBlock::Bellatrix(_)
+        | BeaconBlock::Capella(_)
+        | BeaconBlock::Deneb(_)
+        | BeaconBlock::Gloas(_)) => return Err(format!("a {} anchor block", other.fork_name())),
     };
     let genesis_ms = anchor_state.genesis_time().saturating_mul(1000);
     let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
@@ -156,7 +161,14 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
                     b.message.body.execution_payload.block_hash,
                     b.message.parent_root,
                 ),
-                other => return Err(at(format!("a {} block", other.fork_name()))),
+                other @ (SignedBeaconBlock::Phase0(_)
+                | SignedBeaconBlock::Altair(_)
+                | SignedBeaconBlock::Bellatrix(_)
+                | SignedBeaconBlock::Capella(_)
+                | SignedBeaconBlock::Deneb(_)
+                | SignedBeaconBlock::Gloas(_)) => {
+                    return Err(at(format!("a {} block", other.fork_name())));
+                }
             };
             let answer = answers
                 .get(&hash)

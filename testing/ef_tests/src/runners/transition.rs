@@ -62,7 +62,13 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let mut spec = chain_spec(case, pre_fork)?;
     match post_fork {
         ForkName::Electra => spec.electra_fork_epoch = fork_epoch,
-        _ => spec.fulu_fork_epoch = fork_epoch,
+        ForkName::Fulu => spec.fulu_fork_epoch = fork_epoch,
+        ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Gloas => return Err(format!("no transition runner into {post_fork}")),
     }
 
     let pre = read_state::<E>(case, "pre", pre_fork)?;
