@@ -58,9 +58,8 @@ const STATE_CANDIDATES: u64 = 8;
 /// lower.
 const TARGET_CHUNKS: u64 = 22;
 
-/// Declares the Gloas types of the spec's `ssz_static` list (the same list as the spec-test
-/// harness's, testing/ef_tests/src/runners/ssz_static.rs, `Gloas => gloas [...]`; a `<E>` marks a
-/// preset-generic one) and generates [`write_all`], which writes the cases of each.
+/// Given the Gloas types of the spec's `ssz_static` list (`types::for_each_gloas_ssz_static_type`;
+/// a `<E>` marks a preset-generic one), generates [`write_all`], which writes the cases of each.
 macro_rules! gloas_types {
     ($($ty:ident $(<$e:ident>)?),* $(,)?) => {
         /// The type names.
@@ -73,81 +72,7 @@ macro_rules! gloas_types {
     };
 }
 
-gloas_types![
-    AggregateAndProof<E>,
-    Attestation<E>,
-    AttestationData,
-    AttesterSlashing,
-    BLSToExecutionChange,
-    BeaconBlock<E>,
-    BeaconBlockBody<E>,
-    BeaconBlockHeader,
-    BeaconState<E>,
-    Builder,
-    BuilderDepositRequest,
-    BuilderExitRequest,
-    BuilderPendingPayment,
-    BuilderPendingWithdrawal,
-    Checkpoint,
-    ConsolidationRequest,
-    ContributionAndProof<E>,
-    DataColumnSidecar<E>,
-    DataColumnsByRootIdentifier<E>,
-    Deposit,
-    DepositData,
-    DepositMessage,
-    DepositRequest,
-    Eth1Block,
-    Eth1Data,
-    ExecutionPayload<E>,
-    ExecutionPayloadBid,
-    ExecutionPayloadEnvelope<E>,
-    ExecutionRequests,
-    Fork,
-    ForkData,
-    HistoricalSummary,
-    IndexedAttestation,
-    IndexedPayloadAttestation<E>,
-    LightClientBootstrap<E>,
-    LightClientFinalityUpdate<E>,
-    LightClientHeader,
-    LightClientOptimisticUpdate<E>,
-    LightClientUpdate<E>,
-    MatrixEntry<E>,
-    NewPayloadRequest<E>,
-    PartialDataColumnGroupID,
-    PartialDataColumnPartsMetadata,
-    PartialDataColumnSidecar<E>,
-    PayloadAttestation<E>,
-    PayloadAttestationData,
-    PayloadAttestationMessage,
-    PendingConsolidation,
-    PendingDeposit,
-    PendingPartialWithdrawal,
-    PowBlock,
-    ProposerPreferences,
-    ProposerSlashing,
-    SignedAggregateAndProof<E>,
-    SignedBLSToExecutionChange,
-    SignedBeaconBlock<E>,
-    SignedBeaconBlockHeader,
-    SignedContributionAndProof<E>,
-    SignedExecutionPayloadBid,
-    SignedExecutionPayloadEnvelope<E>,
-    SignedProposerPreferences,
-    SignedVoluntaryExit,
-    SigningData,
-    SingleAttestation,
-    SyncAggregate<E>,
-    SyncAggregatorSelectionData,
-    SyncCommittee<E>,
-    SyncCommitteeContribution<E>,
-    SyncCommitteeMessage,
-    Validator,
-    VoluntaryExit,
-    Withdrawal,
-    WithdrawalRequest,
-];
+types::for_each_gloas_ssz_static_type!(gloas_types);
 
 /// The cases of one preset, written into `dir` as `<n>.ssz` and `cases.json`.
 struct Cases {
