@@ -232,6 +232,7 @@ fn prometheus_scrapes_the_series_operators_watch() {
         "beacon_finalization_migration_failures_total",
         "beacon_state_cache_bytes",
         "beacon_state_cache_block_states_limit",
+        "beacon_state_cache_loads_total",
         "beacon_block_production_seconds_count",
     ];
     // These must grow while Prometheus watches: the head, the blocks imported on the head

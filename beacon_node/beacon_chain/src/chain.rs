@@ -2104,9 +2104,10 @@ fn apply_block_body<E: EthSpec>(
 
 /// Brings back a block's post-state that fork choice let go of (`max_block_states`): the
 /// store's hot state of the block (its epoch-boundary snapshot and the blocks after it,
-/// replayed), its caches sharing the chain's public keys. Runs under the fork-choice lock, so
-/// the chain loads what it foresees fork choice needing beforehand, without the lock
-/// ([`BeaconChain::block_state_outside_lock`]); each load here is counted
+/// replayed), its caches sharing the chain's public keys. Fork choice has it only while
+/// [`BeaconChain::open`] replays the blocks since the persisted fork choice (no lock exists
+/// yet); the running chain loads without fork choice's lock
+/// ([`BeaconChain::block_state_outside_lock`]). Each load here is counted
 /// (`beacon_state_cache_loads_total{lock="under"}`).
 struct StoreStateLoader<E: EthSpec> {
     store: Arc<Store<E>>,

@@ -54,7 +54,7 @@ pub(crate) struct ImportMetrics {
     state_cache_limit: IntGauge,
     /// `beacon_state_cache_loads_total{lock}`: block post-states loaded from the store because
     /// fork choice had let go of them, by the chain without fork choice's lock (`outside`) or
-    /// by fork choice itself under its lock (`under`: a need the chain did not foresee).
+    /// by fork choice's own loader (`under`: only while the chain reopens and replays).
     state_loads: IntCounterVec,
 }
 
@@ -164,7 +164,8 @@ impl ImportMetrics {
                 "beacon_state_cache_loads_total",
                 "Block post-states loaded from the store (an epoch snapshot and the blocks \
                  since, replayed) because fork choice had let go of them: by the chain without \
-                 fork choice's lock (outside), or by fork choice under its lock (under)",
+                 fork choice's lock (outside), or by fork choice's own loader while the node \
+                 reopens its database (under)",
             ),
             &["lock"],
         )
