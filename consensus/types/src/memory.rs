@@ -106,48 +106,19 @@ impl<E: EthSpec> MemorySize for BeaconState<E> {
     }
 }
 
-/// `MemorySize` for a Gloas state: its milhouse trees (the PTC window and the builder pending
-/// payments among them) and its tree-backed progressive lists (`progressive_tree`, whose pages
-/// and branches are counted once however many states share them) as subtrees; its struct and
-/// its two sync committees' key vectors as its own size.
-impl<E: EthSpec> MemorySize for gloas::BeaconState<E> {
-    fn self_pointer(&self) -> usize {
-        std::ptr::from_ref(self) as usize
-    }
-
-    fn subtrees(&self) -> Vec<&dyn MemorySize> {
-        vec![
-            &self.block_roots,
-            &self.state_roots,
-            &self.historical_roots,
-            &self.eth1_data_votes,
-            &self.validators,
-            &self.balances,
-            &self.randao_mixes,
-            &self.slashings,
-            &self.previous_epoch_participation,
-            &self.current_epoch_participation,
-            &self.inactivity_scores,
-            &self.historical_summaries,
-            &self.pending_deposits,
-            &self.pending_partial_withdrawals,
-            &self.pending_consolidations,
-            &self.proposer_lookahead,
-            &self.builders,
-            &self.builder_pending_withdrawals,
-            &self.payload_expected_withdrawals,
-            &self.builder_pending_payments,
-            &self.ptc_window,
-        ]
-    }
-
-    fn intrinsic_size(&self) -> usize {
-        let committees = (self.current_sync_committee.pubkeys.len()
-            + self.next_sync_committee.pubkeys.len())
-            * std::mem::size_of::<crate::BLSPubkey>();
-        std::mem::size_of::<Self>() + committees
-    }
-}
+// The Gloas state's progressive lists are `progressive_tree` lists: their pages and branches
+// are counted once however many states share them, as milhouse's nodes are.
+state_memory_size!(
+    gloas::BeaconState<E>,
+    [
+        proposer_lookahead,
+        builders,
+        builder_pending_withdrawals,
+        payload_expected_withdrawals,
+        builder_pending_payments,
+        ptc_window,
+    ]
+);
 
 /// [`differential_sizes`] for bare Gloas states: the bytes each adds to the ones before it.
 pub fn gloas_differential_sizes<'a, E: EthSpec>(
