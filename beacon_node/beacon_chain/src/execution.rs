@@ -579,9 +579,7 @@ fn payload_block_hash<E: EthSpec>(
     }
     // The anchor has no payload of its own in fork choice: its state's latest header.
     match fc.block_state(root) {
-        Some(state) => Ok(Some(
-            state.view()?.latest_execution_payload_header.block_hash,
-        )),
+        Some(state) => Ok(Some(state.view()?.payload_header()?.block_hash)),
         None => Ok(None),
     }
 }
@@ -603,11 +601,7 @@ pub fn forkchoice_state_of<E: EthSpec>(
     chain: &BeaconChain<E>,
     head: &HeadSnapshot<E>,
 ) -> Result<ForkchoiceState, ExecutionError> {
-    let head_block_hash = head
-        .state
-        .view()?
-        .latest_execution_payload_header
-        .block_hash;
+    let head_block_hash = head.state.view()?.payload_header()?.block_hash;
     let safe_block_hash =
         payload_block_hash(chain, &head.justified_checkpoint.root)?.unwrap_or(Hash32::ZERO);
     let finalized_block_hash =

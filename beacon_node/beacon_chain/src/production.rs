@@ -605,7 +605,7 @@ impl<E: EthSpec> BlockProducer<E> {
         attributes: &PayloadAttributes,
         withdrawals: Vec<Withdrawal>,
     ) -> Result<(), ProductionError> {
-        let parent_payload = &head.state.view()?.latest_execution_payload_header;
+        let parent_payload = head.state.view()?.payload_header()?;
         self.chain
             .events()
             .publish(crate::events::ChainEvent::PayloadAttributes(Arc::new(
@@ -781,7 +781,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let fee_recipient = self.fee_recipient(proposer_index);
         let (attributes, expected_withdrawals) =
             self.payload_attributes(&state, slot, parent_root, fee_recipient)?;
-        let parent_hash = state.view()?.latest_execution_payload_header.block_hash;
+        let parent_hash = state.view()?.payload_header()?.block_hash;
         let template = BlockTemplate {
             head,
             fork,

@@ -38,7 +38,6 @@
 use std::{cmp::Reverse, collections::BinaryHeap};
 
 use rustc_hash::FxHashMap;
-use ssz::Encode;
 use state_processing::{
     Caches, EffectiveBalances, StateRef,
     common::{PARTICIPATION_FLAG_WEIGHTS, get_current_epoch, get_previous_epoch, has_flag},

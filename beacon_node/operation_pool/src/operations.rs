@@ -202,7 +202,7 @@ impl<E: EthSpec> OperationStorage<E> {
             self.attester_slashings.values().collect();
         while attester_slashings.len() < E::MaxAttesterSlashingsElectra::to_usize() {
             let epoch = get_current_epoch(&view.as_ref());
-            let validators = &*view.validators;
+            let validators = view.validators.as_ref();
             let best = remaining
                 .iter()
                 .enumerate()

@@ -169,7 +169,13 @@ impl FastConfirmationStore {
             .block_state(&self.confirmed_root)
             .ok_or(Error::MissingBlockState(self.confirmed_root))?;
         let view = state.view().map_err(Error::State)?;
-        Ok(view.latest_execution_payload_header.block_hash)
+        // Gloas takes the confirmed block's bid's `parent_block_hash` (fork choice, issue 43);
+        // until then a Gloas state is refused here, loudly.
+        view.latest_execution_payload_header
+            .map(|header| header.block_hash)
+            .ok_or(Error::State(state_processing::Error::UnsupportedFork(
+                view.fork_name,
+            )))
     }
 }
 

@@ -158,6 +158,25 @@ impl<T: TreeHash + Clone + Send + Sync> ProgressiveTreeList<T> {
             .flat_map(|page| page.values().iter())
     }
 
+    /// The elements from `start` on, in order; whole pages before `start` are skipped without
+    /// visiting their elements. `start == len` gives an empty iterator; past it, an error.
+    pub fn iter_from(&self, start: usize) -> Result<impl Iterator<Item = &T> + '_, Error> {
+        if start > self.len {
+            return Err(self.out_of_bounds(start));
+        }
+        let mut skip = start;
+        let mut pages = self.tree.pages().into_iter().peekable();
+        while let Some(page) = pages.peek() {
+            let held = page.values().len();
+            if skip < held {
+                break;
+            }
+            skip -= held;
+            pages.next();
+        }
+        Ok(pages.flat_map(|page| page.values().iter()).skip(skip))
+    }
+
     /// The elements as a `Vec`.
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().cloned().collect()

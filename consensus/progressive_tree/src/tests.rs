@@ -186,6 +186,26 @@ fn writes_after_a_clone_do_not_leak_into_it() {
 }
 
 #[test]
+fn iter_from_starts_at_the_index_across_page_and_subtree_boundaries() {
+    let values: Vec<Item> = (0..1400).map(Item::new).collect();
+    let list = ProgressiveTreeList::from(values.clone());
+    for start in [
+        0, 1, 4, 5, 15, 16, 17, 20, 21, 84, 85, 341, 1000, 1399, 1400,
+    ] {
+        let got: Vec<Item> = list.iter_from(start).unwrap().cloned().collect();
+        assert_eq!(got, values[start..], "from {start}");
+    }
+    assert!(list.iter_from(1401).is_err());
+    assert_eq!(
+        ProgressiveTreeList::<Item>::empty()
+            .iter_from(0)
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+#[test]
 fn out_of_bounds_and_bad_bytes_are_errors() {
     let mut list = ProgressiveTreeList::from(vec![Item::new(1), Item::new(2)]);
     assert_eq!(

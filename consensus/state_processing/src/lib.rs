@@ -25,6 +25,7 @@ pub mod electra;
 pub mod error;
 pub mod fulu;
 pub mod genesis;
+pub mod gloas;
 pub mod parallel;
 pub mod per_block;
 pub mod per_epoch;

@@ -238,7 +238,7 @@ fn pubkey_cache_is_never_wrong_across_forks() {
     let key_b = secret_key(200).public_key().compress();
     // Each fork appends a different validator at index 10.
     for (cached, key) in [(&mut a, key_a), (&mut b, key_b)] {
-        let (view, caches) = cached.view_mut().unwrap();
+        let (mut view, caches) = cached.view_mut().unwrap();
         caches.index_pubkeys(&view.as_ref());
         let mut v = validator(0, true);
         v.pubkey = key.0.into();
@@ -281,7 +281,7 @@ fn pubkey_cache_trusts_the_finalized_registry_and_only_it() {
     let key_b = secret_key(200).public_key().compress();
     let key_b2 = secret_key(201).public_key().compress();
     for (cached, keys) in [(&mut a, vec![key_a]), (&mut b, vec![key_b, key_b2])] {
-        let (view, caches) = cached.view_mut().unwrap();
+        let (mut view, caches) = cached.view_mut().unwrap();
         caches.index_pubkeys(&view.as_ref());
         for (offset, key) in keys.into_iter().enumerate() {
             let mut v = validator(0, true);
@@ -303,7 +303,7 @@ fn pubkey_cache_trusts_the_finalized_registry_and_only_it() {
     // B's chain is finalized with 11 validators (B's registry before its second deposit).
     let mut finalized = CachedBeaconState::with_caches_of(state(10, 8), &a.caches);
     {
-        let (view, _) = finalized.view_mut().unwrap();
+        let (mut view, _) = finalized.view_mut().unwrap();
         let mut v = validator(0, true);
         v.pubkey = key_b.0.into();
         view.validators.push(v).unwrap();
@@ -350,7 +350,7 @@ fn pubkey_cache_finds_one_key_at_different_indices_on_different_forks() {
     let other = secret_key(301).public_key().compress();
     // Fork a: the key at 10. Fork b: another key at 10, the key at 11. Fork c: neither.
     let push = |cached: &mut CachedBeaconState<E>, keys: &[PublicKeyBytes]| {
-        let (view, caches) = cached.view_mut().unwrap();
+        let (mut view, caches) = cached.view_mut().unwrap();
         caches.index_pubkeys(&view.as_ref());
         for key in keys {
             let index = view.validators.len() as u64;

@@ -693,7 +693,13 @@ fn build_execution_payload<E: EthSpec>(
     slot: Slot,
     spec: &ChainSpec,
 ) -> Result<ExecutionPayload<E>, HarnessError> {
-    let parent = state.latest_execution_payload_header;
+    let parent =
+        state
+            .latest_execution_payload_header
+            .ok_or(state_processing::Error::MissingField {
+                field: "latest_execution_payload_header",
+                fork: state.fork_name,
+            })?;
     let epoch: Epoch = get_current_epoch(state);
     let withdrawals = get_expected_withdrawals(state)?;
     let mut preimage = [0u8; 40];

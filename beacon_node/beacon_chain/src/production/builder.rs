@@ -411,7 +411,10 @@ impl<E: EthSpec> BlockProducer<E> {
                     ))
                 },
             )?,
-            parent_gas_limit: view.latest_execution_payload_header.gas_limit,
+            parent_gas_limit: view
+                .payload_header()
+                .map_err(|e| failed(e.into()))?
+                .gas_limit,
             registered_gas_limit: Some(registration.gas_limit),
             max_blobs: if template.fork >= ForkName::Fulu {
                 spec.get_blob_parameters(template.epoch).max_blobs_per_block
@@ -524,7 +527,10 @@ impl<E: EthSpec> BlockProducer<E> {
         let body_root = blinded_body.tree_hash_root();
         let reward = self.transition(&mut state, &message, |view| {
             // What the real payload's transactions change: the cached header and the body root.
-            *view.latest_execution_payload_header = header;
+            // (This flow builds pre-Gloas blocks, whose states all hold a header.)
+            if let Some(cached) = view.latest_execution_payload_header.as_deref_mut() {
+                *cached = header;
+            }
             view.latest_block_header.body_root = body_root;
         })?;
         let state_root = state.hash_tree_root()?;

@@ -299,10 +299,10 @@ pub fn validator<'a, E: EthSpec>(
 
 /// The validator at `index`, mutably, or [`Error::UnknownValidator`].
 #[inline]
-pub fn validator_mut<E: EthSpec>(
-    validators: &mut types::phase0::ValidatorRegistry<E>,
+pub fn validator_mut<'v, E: EthSpec>(
+    validators: &'v mut crate::view::ValidatorsMut<'_, E>,
     index: ValidatorIndex,
-) -> Result<&mut Validator, Error> {
+) -> Result<&'v mut Validator, Error> {
     let len = validators.len();
     validators
         .get_mut(index as usize)

@@ -38,7 +38,7 @@ pub fn compute_activation_exit_epoch<E: EthSpec>(epoch: Epoch) -> Epoch {
 ///
 /// [spec]: electra/beacon-chain.md#modified-compute_proposer_index
 pub fn compute_proposer_index<E: EthSpec>(
-    validators: &types::phase0::ValidatorRegistry<E>,
+    validators: crate::view::ValidatorsRef<'_, E>,
     indices: &[ValidatorIndex],
     seed: &Root,
 ) -> Result<ValidatorIndex, Error> {

@@ -218,7 +218,7 @@ pub fn initiate_validator_exit_with_total<E: EthSpec>(
         total_active_balance,
         spec,
     )?;
-    let v = validator_mut::<E>(state.validators, index)?;
+    let v = validator_mut::<E>(&mut state.validators, index)?;
     v.exit_epoch = exit_queue_epoch;
     v.withdrawable_epoch = add(
         exit_queue_epoch,

@@ -72,7 +72,7 @@ fn sample_by_effective_balance<E: EthSpec>(
 ///
 /// [spec]: phase0/beacon-chain.md#compute_proposer_index
 pub fn compute_proposer_index<E: EthSpec>(
-    validators: &types::phase0::ValidatorRegistry<E>,
+    validators: crate::view::ValidatorsRef<'_, E>,
     indices: &[ValidatorIndex],
     seed: &Root,
 ) -> Result<ValidatorIndex, Error> {
@@ -164,7 +164,7 @@ pub fn initiate_validator_exit<E: EthSpec>(
     if exit_queue_churn >= get_validator_churn_limit(&state.as_ref(), spec) {
         exit_queue_epoch = add(exit_queue_epoch, 1, "exit queue epoch")?;
     }
-    let v = validator_mut::<E>(state.validators, index)?;
+    let v = validator_mut::<E>(&mut state.validators, index)?;
     v.exit_epoch = exit_queue_epoch;
     v.withdrawable_epoch = add(
         exit_queue_epoch,

@@ -102,7 +102,7 @@ pub fn process_execution_payload<E: EthSpec>(
     if !valid {
         return Err(ExecutionPayloadInvalid::RejectedByEngine);
     }
-    cache_execution_payload_header(state, payload);
+    cache_execution_payload_header(state, payload)?;
     Ok(())
 }
 

@@ -73,7 +73,7 @@ pub fn process_registry_updates<E: EthSpec>(
     for index in 0..state.validators.len() as u64 {
         let v = validator(&state.as_ref(), index).map_err(step(STEP))?;
         if is_eligible_for_activation_queue::<E>(v) {
-            validator_mut::<E>(state.validators, index)
+            validator_mut::<E>(&mut state.validators, index)
                 .map_err(step(STEP))?
                 .activation_eligibility_epoch =
                 add(current_epoch, 1, "eligibility epoch").map_err(step(STEP))?;
@@ -96,7 +96,7 @@ pub fn process_registry_updates<E: EthSpec>(
     let churn = get_validator_activation_churn_limit(&state.as_ref(), spec);
     let activation_epoch = compute_activation_exit_epoch::<E>(current_epoch);
     for &(_, index) in activation_queue.iter().take(churn as usize) {
-        validator_mut::<E>(state.validators, index)
+        validator_mut::<E>(&mut state.validators, index)
             .map_err(step(STEP))?
             .activation_epoch = activation_epoch;
     }
@@ -172,7 +172,7 @@ pub fn process_effective_balance_updates<E: EthSpec>(
     let next_epoch = current_epoch.saturating_add(1);
     let (mut total_current, mut total_next) = (0u128, 0u128);
     for (index, balance) in state.balances.iter().enumerate() {
-        let v = validator_mut::<E>(state.validators, index as u64).map_err(step(STEP))?;
+        let v = validator_mut::<E>(&mut state.validators, index as u64).map_err(step(STEP))?;
         if let Some(new) =
             updated_effective_balance::<E>(balance, v.effective_balance, E::MAX_EFFECTIVE_BALANCE)
         {

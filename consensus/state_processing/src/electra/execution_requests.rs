@@ -53,19 +53,15 @@ pub fn process_deposit_request<E: EthSpec>(
         }
     }
     let slot = *state.slot;
-    electra_field(
-        state.pending_deposits.as_deref_mut(),
-        "pending_deposits",
-        fork,
-    )?
-    .push(PendingDeposit {
-        pubkey: deposit_request.pubkey,
-        withdrawal_credentials: deposit_request.withdrawal_credentials,
-        amount: deposit_request.amount,
-        signature: deposit_request.signature,
-        slot,
-    })
-    .map_err(|_| Error::ListFull("pending_deposits"))?;
+    electra_field(state.pending_deposits.as_mut(), "pending_deposits", fork)?
+        .push(PendingDeposit {
+            pubkey: deposit_request.pubkey,
+            withdrawal_credentials: deposit_request.withdrawal_credentials,
+            amount: deposit_request.amount,
+            signature: deposit_request.signature,
+            slot,
+        })
+        .map_err(|_| Error::ListFull("pending_deposits"))?;
     Ok(())
 }
 
@@ -88,7 +84,7 @@ pub fn process_withdrawal_request<E: EthSpec>(
     let amount = withdrawal_request.amount;
     let is_full_exit_request = amount == FULL_EXIT_REQUEST_AMOUNT;
     let pending_partial_withdrawals = electra_field(
-        state.pending_partial_withdrawals.as_deref(),
+        state.pending_partial_withdrawals.as_ref(),
         "pending_partial_withdrawals",
         state.fork_name,
     )?;
@@ -153,7 +149,7 @@ pub fn process_withdrawal_request<E: EthSpec>(
             "withdrawable epoch",
         )?;
         crate::view::electra_field(
-            state.pending_partial_withdrawals.as_deref_mut(),
+            state.pending_partial_withdrawals.as_mut(),
             "pending_partial_withdrawals",
             state.fork_name,
         )?
@@ -222,7 +218,7 @@ pub fn process_consolidation_request<E: EthSpec>(
         return Ok(());
     }
     let pending_consolidations = electra_field(
-        state.pending_consolidations.as_deref(),
+        state.pending_consolidations.as_ref(),
         "pending_consolidations",
         state.fork_name,
     )?;
@@ -282,7 +278,7 @@ pub fn process_consolidation_request<E: EthSpec>(
         source_effective_balance,
         spec,
     )?;
-    let source = validator_mut::<E>(state.validators, source_index)?;
+    let source = validator_mut::<E>(&mut state.validators, source_index)?;
     source.exit_epoch = exit_epoch;
     source.withdrawable_epoch = add(
         exit_epoch,
@@ -290,7 +286,7 @@ pub fn process_consolidation_request<E: EthSpec>(
         "withdrawable epoch",
     )?;
     crate::view::electra_field(
-        state.pending_consolidations.as_deref_mut(),
+        state.pending_consolidations.as_mut(),
         "pending_consolidations",
         state.fork_name,
     )?

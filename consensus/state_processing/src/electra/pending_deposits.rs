@@ -73,7 +73,7 @@ pub(crate) fn process_pending_deposits_with_total<E: EthSpec>(
     let finalized_slot = compute_start_slot_at_epoch::<E>(state.finalized_checkpoint.epoch);
 
     while let Some(deposit) =
-        electra_field(state.pending_deposits.as_deref(), "pending_deposits", fork)
+        electra_field(state.pending_deposits.as_ref(), "pending_deposits", fork)
             .step(STEP)?
             .get(next_deposit_index)
             .cloned()
@@ -124,12 +124,8 @@ pub(crate) fn process_pending_deposits_with_total<E: EthSpec>(
     }
 
     // `state.pending_deposits = state.pending_deposits[next_deposit_index:] + deposits_to_postpone`
-    let pending_deposits = electra_field(
-        state.pending_deposits.as_deref_mut(),
-        "pending_deposits",
-        fork,
-    )
-    .step(STEP)?;
+    let pending_deposits =
+        electra_field(state.pending_deposits.as_mut(), "pending_deposits", fork).step(STEP)?;
     if next_deposit_index > 0 {
         pending_deposits.pop_front(next_deposit_index).step(STEP)?;
     }
@@ -196,7 +192,7 @@ pub fn process_pending_consolidations<E: EthSpec>(
     let mut next_pending_consolidation = 0;
     let fork = state.fork_name;
     while let Some(pending) = electra_field(
-        state.pending_consolidations.as_deref(),
+        state.pending_consolidations.as_ref(),
         "pending_consolidations",
         fork,
     )
@@ -228,7 +224,7 @@ pub fn process_pending_consolidations<E: EthSpec>(
     }
     if next_pending_consolidation > 0 {
         electra_field(
-            state.pending_consolidations.as_deref_mut(),
+            state.pending_consolidations.as_mut(),
             "pending_consolidations",
             fork,
         )

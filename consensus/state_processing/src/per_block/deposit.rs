@@ -88,7 +88,7 @@ pub fn apply_deposit<E: EthSpec>(
         add_validator_to_registry(state, caches, *pubkey, *withdrawal_credentials, 0)?;
     }
     crate::view::electra_field(
-        state.pending_deposits.as_deref_mut(),
+        state.pending_deposits.as_mut(),
         "pending_deposits",
         state.fork_name,
     )?

@@ -14,6 +14,7 @@ use types::{
 
 use super::ExecutionPayloadInvalid;
 use crate::{
+    Error,
     common::{get_current_epoch, get_randao_mix, hash},
     view::StateMut,
 };
@@ -170,7 +171,7 @@ pub fn process_execution_payload<E: EthSpec>(
     if !valid {
         return Err(ExecutionPayloadInvalid::RejectedByEngine);
     }
-    cache_execution_payload_header(state, payload);
+    cache_execution_payload_header(state, payload)?;
     Ok(())
 }
 
@@ -181,7 +182,8 @@ pub(crate) fn check_execution_payload<E: EthSpec>(
     payload: &ExecutionPayload<E>,
     spec: &ChainSpec,
 ) -> Result<(), ExecutionPayloadInvalid> {
-    let expected_parent = state.latest_execution_payload_header.block_hash;
+    let expected_parent =
+        payload_header(state.latest_execution_payload_header.as_deref(), state)?.block_hash;
     if payload.parent_hash != expected_parent {
         return Err(ExecutionPayloadInvalid::ParentHashMismatch {
             payload: payload.parent_hash,
@@ -211,8 +213,17 @@ pub(crate) fn check_execution_payload<E: EthSpec>(
 pub(crate) fn cache_execution_payload_header<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     payload: &ExecutionPayload<E>,
-) {
-    *state.latest_execution_payload_header = ExecutionPayloadHeader {
+) -> Result<(), Error> {
+    let fork = state.fork_name;
+    let header =
+        state
+            .latest_execution_payload_header
+            .as_deref_mut()
+            .ok_or(Error::MissingField {
+                field: "latest_execution_payload_header",
+                fork,
+            })?;
+    *header = ExecutionPayloadHeader {
         parent_hash: payload.parent_hash,
         fee_recipient: payload.fee_recipient,
         state_root: payload.state_root,
@@ -231,4 +242,17 @@ pub(crate) fn cache_execution_payload_header<E: EthSpec>(
         blob_gas_used: payload.blob_gas_used,
         excess_blob_gas: payload.excess_blob_gas,
     };
+    Ok(())
+}
+
+/// `state.latest_execution_payload_header`, which every fork before Gloas has (Gloas removed it:
+/// its blocks carry a bid, processed by `gloas::process_execution_payload_bid`).
+fn payload_header<'h, E: EthSpec>(
+    header: Option<&'h ExecutionPayloadHeader<E>>,
+    state: &StateMut<'_, E>,
+) -> Result<&'h ExecutionPayloadHeader<E>, Error> {
+    header.ok_or(Error::MissingField {
+        field: "latest_execution_payload_header",
+        fork: state.fork_name,
+    })
 }

@@ -33,7 +33,7 @@ pub fn slash_validator<E: EthSpec>(
     let epoch = get_current_epoch(&state.as_ref());
     let previous_epoch = get_previous_epoch(&state.as_ref());
     initiate_validator_exit(state, caches, slashed_index, spec)?;
-    let v = validator_mut::<E>(state.validators, slashed_index)?;
+    let v = validator_mut::<E>(&mut state.validators, slashed_index)?;
     // The target balances lose the validator where it counted (the exit just initiated is
     // beyond the next epoch, so its activity in these two is as it was).
     if let Some(mut progressive) = caches.take_progressive_balances(epoch) {
@@ -100,7 +100,7 @@ pub fn switch_to_compounding_validator<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     index: ValidatorIndex,
 ) -> Result<(), Error> {
-    let v = validator_mut::<E>(state.validators, index)?;
+    let v = validator_mut::<E>(&mut state.validators, index)?;
     v.withdrawal_credentials.0[0] = COMPOUNDING_WITHDRAWAL_PREFIX;
     queue_excess_active_balance(state, index)
 }
@@ -128,7 +128,7 @@ pub fn queue_excess_active_balance<E: EthSpec>(
             slot: GENESIS_SLOT,
         };
         crate::view::electra_field(
-            state.pending_deposits.as_deref_mut(),
+            state.pending_deposits.as_mut(),
             "pending_deposits",
             state.fork_name,
         )?

@@ -243,7 +243,7 @@ pub fn process_bls_to_execution_change<E: EthSpec>(
             return Err(BlsToExecutionChangeInvalid::InvalidSignature);
         }
     }
-    let v = validator_mut::<E>(state.validators, index)?;
+    let v = validator_mut::<E>(&mut state.validators, index)?;
     let mut credentials = [0u8; 32];
     credentials[0] = ETH1_ADDRESS_WITHDRAWAL_PREFIX;
     credentials[12..].copy_from_slice(change.to_execution_address.as_slice());

@@ -213,7 +213,7 @@ pub fn process_withdrawals<E: EthSpec>(
     // `update_pending_partial_withdrawals`.
     if expected.processed_partial_withdrawals_count > 0 {
         crate::view::electra_field(
-            state.pending_partial_withdrawals.as_deref_mut(),
+            state.pending_partial_withdrawals.as_mut(),
             "pending_partial_withdrawals",
             state.fork_name,
         )?

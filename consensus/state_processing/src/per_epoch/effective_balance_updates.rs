@@ -83,7 +83,7 @@ pub(super) fn process_effective_balance_updates_with_context<E: EthSpec>(
             let new =
                 updated_effective_balance::<E>(balance, effective_balance, max_effective_balance);
             if let Some(new) = new {
-                validator_mut::<E>(state.validators, index as u64)
+                validator_mut::<E>(&mut state.validators, index as u64)
                     .step(STEP)?
                     .effective_balance = new;
                 ctx.effective_balances[index] = new;
@@ -102,7 +102,7 @@ pub(super) fn process_effective_balance_updates_with_context<E: EthSpec>(
             if let Some(new) =
                 updated_effective_balance::<E>(balance, v.effective_balance, max_effective_balance)
             {
-                validator_mut::<E>(state.validators, index as u64)
+                validator_mut::<E>(&mut state.validators, index as u64)
                     .step(STEP)?
                     .effective_balance = new;
             }

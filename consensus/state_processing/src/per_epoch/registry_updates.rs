@@ -44,7 +44,7 @@ pub(super) fn process_registry_updates_with_context<E: EthSpec>(
     for &index in &ctx.registry_candidates {
         let v = validator(&state.as_ref(), index).step(STEP)?;
         if is_eligible_for_activation_queue::<E>(v) {
-            validator_mut::<E>(state.validators, index)
+            validator_mut::<E>(&mut state.validators, index)
                 .step(STEP)?
                 .activation_eligibility_epoch =
                 add(current_epoch, 1, "eligibility epoch").step(STEP)?;
@@ -54,7 +54,7 @@ pub(super) fn process_registry_updates_with_context<E: EthSpec>(
             initiate_validator_exit_with_total(state, index, ctx.total_active_balance, spec)
                 .step(STEP)?;
         } else if is_eligible_for_activation(&state.as_ref(), v) {
-            validator_mut::<E>(state.validators, index)
+            validator_mut::<E>(&mut state.validators, index)
                 .step(STEP)?
                 .activation_epoch = activation_epoch;
         }

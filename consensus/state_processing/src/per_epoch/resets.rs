@@ -3,7 +3,6 @@
 //!
 //! [spec]: capella/beacon-chain.md#epoch-processing, altair/beacon-chain.md#participation-flags-updates
 
-use packed_list::PackedList;
 use tree_hash::TreeHash;
 use types::{EthSpec, capella::HistoricalSummary, typenum::Unsigned};
 
@@ -109,16 +108,10 @@ pub fn process_historical_summaries_update<E: EthSpec>(
 pub fn process_participation_flag_updates<E: EthSpec>(
     state: &mut StateMut<'_, E>,
 ) -> Result<(), EpochProcessingError> {
-    let zeros =
-        zero_flags::<E>(state.validators.len()).step("process_participation_flag_updates")?;
-    *state.previous_epoch_participation =
-        std::mem::replace(state.current_epoch_participation, zeros);
+    let n = state.validators.len();
+    state
+        .current_epoch_participation
+        .rotate_into(&mut state.previous_epoch_participation, n)
+        .step("process_participation_flag_updates")?;
     Ok(())
-}
-
-/// A participation list of `n` empty flag sets, built from zero bytes in one copy per page.
-fn zero_flags<E: EthSpec>(n: usize) -> Result<PackedList<u8, E::ValidatorRegistryLimit>, Error> {
-    use ssz::Decode;
-    PackedList::from_ssz_bytes(&vec![0u8; n])
-        .map_err(|_| Error::ListFull("current_epoch_participation"))
 }

@@ -200,7 +200,7 @@ pub(super) fn process_inactivity_updates_and_rewards_and_penalties_with_context<
     let bias = spec.inactivity_score_bias;
     let recovery_rate = spec.inactivity_score_recovery_rate;
 
-    let previous_participation = &*state.previous_epoch_participation;
+    let previous_participation = state.previous_epoch_participation.as_ref();
     for (index, (&status, flags)) in ctx
         .status
         .iter()

@@ -310,7 +310,6 @@ fn field_diffs<E: EthSpec>(got: &StateRef<'_, E>, want: &StateRef<'_, E>) -> Vec
         finalized_checkpoint,
         current_sync_committee,
         next_sync_committee,
-        latest_execution_payload_header,
         next_withdrawal_index,
         next_withdrawal_validator_index
     );
@@ -328,7 +327,8 @@ fn field_diffs<E: EthSpec>(got: &StateRef<'_, E>, want: &StateRef<'_, E>) -> Vec
         inactivity_scores,
         historical_summaries
     );
-    // The fields Electra adds: compared where both states have them.
+    // The fields Electra adds (and the payload header Gloas removes): compared where both
+    // states have them.
     macro_rules! electra_scalars {
         ($($f:ident),*) => {$(
             match (got.$f, want.$f) {
@@ -356,6 +356,7 @@ fn field_diffs<E: EthSpec>(got: &StateRef<'_, E>, want: &StateRef<'_, E>) -> Vec
         )*};
     }
     electra_scalars!(
+        latest_execution_payload_header,
         deposit_requests_start_index,
         deposit_balance_to_consume,
         exit_balance_to_consume,

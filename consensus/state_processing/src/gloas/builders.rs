@@ -1,0 +1,1 @@
+//! (Gloas, in progress.)
