@@ -33,6 +33,14 @@ impl PendingFork {
     }
 }
 
+impl From<PendingFork> for ForkName {
+    fn from(fork: PendingFork) -> Self {
+        match fork {
+            PendingFork::Gloas => ForkName::Gloas,
+        }
+    }
+}
+
 impl fmt::Display for PendingFork {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -80,6 +88,23 @@ impl<F: fmt::Display> CaseContext<F> {
             "minimal" => Ok(Preset::Minimal),
             "mainnet" => Ok(Preset::Mainnet),
             other => Err(format!("config `{other}` has no preset")),
+        }
+    }
+}
+
+impl CaseContext<PendingFork> {
+    /// The same case with its fork as the [`ForkName`] it is: for the runners whose code runs a
+    /// pending fork's states already (the state transition runs Gloas states, though the node
+    /// does not run the fork yet).
+    pub fn released(&self) -> CaseContext {
+        CaseContext {
+            config: self.config.clone(),
+            fork: self.fork.into(),
+            runner: self.runner.clone(),
+            handler: self.handler.clone(),
+            suite: self.suite.clone(),
+            case: self.case.clone(),
+            path: self.path.clone(),
         }
     }
 }

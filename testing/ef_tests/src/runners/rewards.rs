@@ -14,7 +14,7 @@ use types::EthSpec;
 
 use super::epoch_processing::check_fused_equals_steps;
 use super::state_case::{chain_spec, check_known_files, read_ssz, read_state, with_preset};
-use crate::case::{CaseContext, CaseResult, Runner};
+use crate::case::{CaseContext, CaseResult, PendingFork, Runner};
 
 /// `TIMELY_SOURCE_FLAG_INDEX`, `TIMELY_TARGET_FLAG_INDEX`, `TIMELY_HEAD_FLAG_INDEX` with their
 /// files.
@@ -38,6 +38,11 @@ impl Runner for Rewards {
             "basic" | "leak" | "random" | "inactivity_scores" => with_preset!(case, run(case)),
             other => CaseResult::NotRun(format!("no rewards handler for {other}")),
         }
+    }
+
+    /// Gloas cases run through the same code: the state transition runs Gloas states.
+    fn run_pending_fork_case(&self, case: &CaseContext<PendingFork>) -> CaseResult {
+        self.run_case(&case.released())
     }
 }
 

@@ -25,7 +25,7 @@ use super::state_case::{
     EngineVerdict, Meta, chain_spec, check_known_files, check_outcome, read_post, read_state,
     with_preset,
 };
-use crate::case::{CaseContext, CaseResult, Runner};
+use crate::case::{CaseContext, CaseResult, PendingFork, Runner};
 use crate::files::{read_ssz_snappy, read_yaml};
 
 /// Runs `<config>/<fork>/sanity/{blocks,slots}/pyspec_tests/<case>/`.
@@ -43,6 +43,11 @@ impl Runner for Sanity {
             "slots" => with_preset!(case, run_slots(case)),
             other => CaseResult::NotRun(format!("no sanity handler for {other}")),
         }
+    }
+
+    /// Gloas cases run through the same code: the state transition runs Gloas states.
+    fn run_pending_fork_case(&self, case: &CaseContext<PendingFork>) -> CaseResult {
+        self.run_case(&case.released())
     }
 }
 

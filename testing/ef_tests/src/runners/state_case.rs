@@ -380,6 +380,36 @@ fn field_diffs<E: EthSpec>(got: &StateRef<'_, E>, want: &StateRef<'_, E>) -> Vec
         (Some(_), None) | (None, Some(_)) => out.push("proposer_lookahead presence".to_string()),
         _ => {}
     }
+    // The fields Gloas adds.
+    match (got.gloas, want.gloas) {
+        (Some(g), Some(w)) => {
+            macro_rules! gloas_fields {
+                ($($f:ident),*) => {$(
+                    if g.$f.tree_hash_root() != w.$f.tree_hash_root() {
+                        out.push(format!(
+                            "{}: got {}, expected {}",
+                            stringify!($f),
+                            short(g.$f),
+                            short(w.$f)
+                        ));
+                    }
+                )*};
+            }
+            gloas_fields!(
+                latest_block_hash,
+                next_withdrawal_builder_index,
+                execution_payload_availability,
+                builder_pending_payments,
+                latest_execution_payload_bid,
+                ptc_window,
+                builders,
+                builder_pending_withdrawals,
+                payload_expected_withdrawals
+            );
+        }
+        (Some(_), None) | (None, Some(_)) => out.push("gloas fields presence".to_string()),
+        (None, None) => {}
+    }
     if out.is_empty() {
         out.push("(every field root matches: the container layout differs)".to_string());
     }
