@@ -28,6 +28,14 @@ pub enum Error {
         /// The length of the list it was looked up in (the registry or a list parallel to it).
         len: usize,
     },
+    /// A builder index at or beyond the builder registry's length [New in Gloas].
+    #[error("builder index {index} is out of range (registry has {len})")]
+    UnknownBuilder {
+        /// The builder index looked up.
+        index: u64,
+        /// `len(state.builders)`.
+        len: usize,
+    },
     /// Arithmetic that would overflow or underflow `u64`, or divide by zero.
     #[error("arithmetic overflow in {0}")]
     ArithmeticOverflow(&'static str),

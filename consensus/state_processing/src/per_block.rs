@@ -24,7 +24,7 @@ mod mutators;
 mod operations;
 pub mod signature_sets;
 mod sync_aggregate;
-mod withdrawals;
+pub(crate) mod withdrawals;
 
 pub use crate::electra::execution_requests::{
     is_valid_switch_to_compounding_request, process_consolidation_request, process_deposit_request,
@@ -37,7 +37,8 @@ pub use attestation::{
 pub use deposit::{apply_deposit, process_deposit};
 pub use errors::{
     AttestationInvalid, AttesterSlashingInvalid, BlockProcessingError, BlsToExecutionChangeInvalid,
-    DepositInvalid, ExecutionPayloadInvalid, HeaderInvalid, IndexedAttestationInvalid,
+    DepositInvalid, ExecutionPayloadBidInvalid, ExecutionPayloadInvalid, HeaderInvalid,
+    IndexedAttestationInvalid, ParentExecutionPayloadInvalid, PayloadAttestationInvalid,
     ProposerSlashingInvalid, RandaoInvalid, SyncAggregateInvalid, VoluntaryExitInvalid,
     WithdrawalsInvalid,
 };

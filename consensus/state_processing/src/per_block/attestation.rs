@@ -62,9 +62,76 @@ pub(crate) fn attestation_committees<E: EthSpec>(
     }
     // [New in Electra:EIP7549]; before, `data.index` is the committee.
     if state.fork_name.electra_enabled() && data.index != 0 {
-        return Err(AttestationInvalid::NonZeroDataIndex(data.index));
+        // [Modified in Gloas:EIP7732]: `data.index < 2` signals the payload's presence.
+        if !state.fork_name.gloas_enabled() {
+            return Err(AttestationInvalid::NonZeroDataIndex(data.index));
+        }
+        if data.index >= 2 {
+            return Err(AttestationInvalid::DataIndexOutOfRange(data.index));
+        }
     }
     Ok(caches.committees(state, data.target.epoch)?)
+}
+
+/// What the attester walk reads of an attestation: Electra's and Gloas's (a progressive
+/// container with a progressive bitlist) have the same fields.
+pub(crate) trait AggregateAttestation<E: EthSpec> {
+    /// `attestation.data`.
+    fn data(&self) -> &AttestationData;
+    /// `len(attestation.aggregation_bits)`.
+    fn aggregation_bits_len(&self) -> usize;
+    /// The aggregation bits' bytes, without a delimiter bit.
+    fn aggregation_bits_bytes(&self) -> &[u8];
+    /// The committee bits' bytes.
+    fn committee_bits_bytes(&self) -> &[u8];
+    /// `attestation.signature`.
+    fn signature(&self) -> &types::BLSSignature;
+}
+
+impl<E: EthSpec> AggregateAttestation<E> for Attestation<E> {
+    #[inline]
+    fn data(&self) -> &AttestationData {
+        &self.data
+    }
+    #[inline]
+    fn aggregation_bits_len(&self) -> usize {
+        self.aggregation_bits.len()
+    }
+    #[inline]
+    fn aggregation_bits_bytes(&self) -> &[u8] {
+        self.aggregation_bits.as_slice()
+    }
+    #[inline]
+    fn committee_bits_bytes(&self) -> &[u8] {
+        self.committee_bits.as_slice()
+    }
+    #[inline]
+    fn signature(&self) -> &types::BLSSignature {
+        &self.signature
+    }
+}
+
+impl<E: EthSpec> AggregateAttestation<E> for types::gloas::Attestation<E> {
+    #[inline]
+    fn data(&self) -> &AttestationData {
+        &self.data
+    }
+    #[inline]
+    fn aggregation_bits_len(&self) -> usize {
+        self.aggregation_bits.len()
+    }
+    #[inline]
+    fn aggregation_bits_bytes(&self) -> &[u8] {
+        self.aggregation_bits.as_bytes()
+    }
+    #[inline]
+    fn committee_bits_bytes(&self) -> &[u8] {
+        self.committee_bits.as_slice()
+    }
+    #[inline]
+    fn signature(&self) -> &types::BLSSignature {
+        &self.signature
+    }
 }
 
 /// Whether bit `i` of an SSZ bitfield's bytes is set.
@@ -79,18 +146,18 @@ fn bit(bytes: &[u8], i: usize) -> bool {
 ///
 /// The attesters of one committee come in committee order, committees in index order: the order
 /// of `get_attesting_indices`'s walk, not sorted.
-pub(crate) fn for_each_attester<E: EthSpec>(
+pub(crate) fn for_each_attester<E: EthSpec, A: AggregateAttestation<E>>(
     committees: &CommitteeCache,
-    attestation: &Attestation<E>,
+    attestation: &A,
     mut f: impl FnMut(ValidatorIndex),
 ) -> Result<(), AttestationInvalid> {
-    let data = &attestation.data;
-    let bits_len = attestation.aggregation_bits.len();
-    let bytes = attestation.aggregation_bits.as_slice();
+    let data = attestation.data();
+    let bits_len = attestation.aggregation_bits_len();
+    let bytes = attestation.aggregation_bits_bytes();
     let count = committees.committees_per_slot();
     // First pass: the checks, so that `f` only ever sees a valid attestation's attesters.
     let mut offset = 0usize;
-    for committee_index in committee_indices(attestation) {
+    for committee_index in committee_indices::<E, A>(attestation) {
         if committee_index >= count {
             return Err(AttestationInvalid::CommitteeIndexOutOfRange {
                 index: committee_index,
@@ -112,7 +179,7 @@ pub(crate) fn for_each_attester<E: EthSpec>(
         });
     }
     let mut offset = 0usize;
-    for committee_index in committee_indices(attestation) {
+    for committee_index in committee_indices::<E, A>(attestation) {
         let committee = committees.get_beacon_committee(data.slot, committee_index)?;
         for (i, &index) in committee.iter().enumerate() {
             if bit(bytes, offset + i) {
@@ -125,8 +192,10 @@ pub(crate) fn for_each_attester<E: EthSpec>(
 }
 
 /// `get_committee_indices(attestation.committee_bits)`, without allocating.
-fn committee_indices<E: EthSpec>(attestation: &Attestation<E>) -> impl Iterator<Item = u64> + '_ {
-    let bytes = attestation.committee_bits.as_slice();
+fn committee_indices<E: EthSpec, A: AggregateAttestation<E>>(
+    attestation: &A,
+) -> impl Iterator<Item = u64> + '_ {
+    let bytes = attestation.committee_bits_bytes();
     (0..E::MaxCommitteesPerSlot::to_usize())
         .filter(move |&i| bit(bytes, i))
         .map(|i| i as u64)
@@ -140,7 +209,16 @@ pub fn get_attesting_indices<E: EthSpec>(
     caches: &mut Caches,
     attestation: &Attestation<E>,
 ) -> Result<Vec<ValidatorIndex>, AttestationInvalid> {
-    let committees = caches.committees(state, attestation.data.target.epoch)?;
+    get_attesting_indices_of(state, caches, attestation)
+}
+
+/// [`get_attesting_indices`] for an attestation of any fork.
+pub(crate) fn get_attesting_indices_of<E: EthSpec, A: AggregateAttestation<E>>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    attestation: &A,
+) -> Result<Vec<ValidatorIndex>, AttestationInvalid> {
+    let committees = caches.committees(state, attestation.data().target.epoch)?;
     let mut indices = Vec::new();
     for_each_attester(&committees, attestation, |index| indices.push(index))?;
     indices.sort_unstable();
@@ -170,13 +248,24 @@ pub fn get_indexed_attestation<E: EthSpec>(
 pub(crate) fn check_indexed_attestation_indices<E: EthSpec>(
     indexed: &IndexedAttestation<E>,
 ) -> Result<(), IndexedAttestationInvalid> {
-    check_attesting_indices(&indexed.attesting_indices)
+    check_attesting_indices::<E>(&indexed.attesting_indices)
 }
 
 /// [`check_indexed_attestation_indices`] on the indices of an indexed attestation of any fork.
-fn check_attesting_indices(indices: &[ValidatorIndex]) -> Result<(), IndexedAttestationInvalid> {
+pub(crate) fn check_attesting_indices<E: EthSpec>(
+    indices: &[ValidatorIndex],
+) -> Result<(), IndexedAttestationInvalid> {
     if indices.is_empty() {
         return Err(IndexedAttestationInvalid::Empty);
+    }
+    // [New in Gloas:EIP7688]: the list is progressive. An Electra list's type bounds it to the
+    // same maximum, so the check never fails there.
+    let max = E::MaxValidatorsPerCommittee::to_u64() * E::MaxCommitteesPerSlot::to_u64();
+    if indices.len() as u64 > max {
+        return Err(IndexedAttestationInvalid::TooManyIndices {
+            count: indices.len(),
+            max,
+        });
     }
     if let Some(position) = indices.windows(2).position(|w| w[0] >= w[1]) {
         return Err(IndexedAttestationInvalid::NotSortedUnique {
@@ -215,7 +304,7 @@ pub(crate) fn is_valid_indexed_attestation_parts<E: EthSpec>(
     signature: &types::BLSSignature,
     verify: VerifySignatures,
 ) -> Result<(), IndexedAttestationInvalid> {
-    check_attesting_indices(attesting_indices)?;
+    check_attesting_indices::<E>(attesting_indices)?;
     if verify.is_enabled() {
         let set = signature_sets::indexed_attestation_signature_set(
             state,
@@ -310,12 +399,26 @@ pub fn process_attestation<E: EthSpec>(
 /// and rewards the proposer for the flags newly set.
 ///
 /// [spec]: deneb/beacon-chain.md#modified-process_attestation
+#[inline]
 pub(crate) fn apply_participation<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     data: &AttestationData,
     flags: u8,
     for_each_attester: impl FnOnce(&mut dyn FnMut(ValidatorIndex)) -> Result<(), AttestationInvalid>,
+) -> Result<(), AttestationInvalid> {
+    apply_participation_with(state, caches, data, flags, for_each_attester, |_| {})
+}
+
+/// [`apply_participation`], calling `on_new_flag` with the effective balance of each attester
+/// that gets a new flag (Gloas adds it to the builder payment's weight; a no-op before).
+pub(crate) fn apply_participation_with<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    data: &AttestationData,
+    flags: u8,
+    for_each_attester: impl FnOnce(&mut dyn FnMut(ValidatorIndex)) -> Result<(), AttestationInvalid>,
+    mut on_new_flag: impl FnMut(u64),
 ) -> Result<(), AttestationInvalid> {
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let base_reward_per_increment = get_base_reward_per_increment::<E>(total_active_balance)?;
@@ -373,6 +476,8 @@ pub(crate) fn apply_participation<E: EthSpec>(
                             .effective_balance
                     }
                 };
+                // [New in Gloas:EIP7732]: the attester's weight for the builder's payment.
+                on_new_flag(effective_balance);
                 if sets_target
                     && !has_flag(old, TIMELY_TARGET_FLAG_INDEX)
                     && let Some(p) = progressive.as_mut()

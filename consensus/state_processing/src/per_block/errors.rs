@@ -108,6 +108,31 @@ pub enum BlockProcessingError {
         /// What failed.
         reason: Error,
     },
+    /// `process_parent_execution_payload` failed [New in Gloas:EIP7732].
+    #[error("parent execution payload: {0}")]
+    ParentExecutionPayload(#[from] ParentExecutionPayloadInvalid),
+    /// `process_execution_payload_bid` failed [New in Gloas:EIP7732].
+    #[error("execution payload bid: {0}")]
+    ExecutionPayloadBid(#[from] ExecutionPayloadBidInvalid),
+    /// `process_operations`: an operation list is longer than its maximum [New in
+    /// Gloas:EIP7688] (the lists are progressive, so their type no longer bounds them).
+    #[error("block has {count} {operation}, at most {max} allowed")]
+    TooManyOperations {
+        /// The body field, e.g. `attestations`.
+        operation: &'static str,
+        /// Its length in the block.
+        count: usize,
+        /// The preset's maximum.
+        max: u64,
+    },
+    /// The payload attestation at `index` of the body is invalid [New in Gloas:EIP7732].
+    #[error("payload attestation {index}: {reason}")]
+    PayloadAttestation {
+        /// Position in `body.payload_attestations`.
+        index: usize,
+        /// The failed check.
+        reason: PayloadAttestationInvalid,
+    },
     /// `process_sync_aggregate` failed.
     #[error("sync aggregate: {0}")]
     SyncAggregate(#[from] SyncAggregateInvalid),
@@ -320,6 +345,15 @@ pub enum IndexedAttestationInvalid {
     /// `len(indices) == 0`.
     #[error("no attesting indices")]
     Empty,
+    /// `len(indices) <= MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT` [New in
+    /// Gloas:EIP7688].
+    #[error("{count} attesting indices, at most {max} allowed")]
+    TooManyIndices {
+        /// `len(indices)`.
+        count: usize,
+        /// `MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT`.
+        max: u64,
+    },
     /// `indices == sorted(set(indices))`, first broken at position `position`.
     #[error("attesting indices are not sorted and unique (at position {position})")]
     NotSortedUnique {
@@ -390,6 +424,12 @@ pub enum AttestationInvalid {
     /// `data.index == 0`.
     #[error("data.index is {0}, not 0")]
     NonZeroDataIndex(u64),
+    /// `data.index < 2` [Modified in Gloas:EIP7732]: the index signals the payload.
+    #[error("data.index is {0}, not 0 or 1")]
+    DataIndexOutOfRange(u64),
+    /// `data.index == 0` for a same-slot attestation [New in Gloas:EIP7732].
+    #[error("same-slot attestation has data.index {0}, not 0")]
+    SameSlotNonZeroIndex(u64),
     /// `committee_index < get_committee_count_per_slot(state, data.target.epoch)`.
     #[error("committee index {index} is out of range ({count} committees per slot)")]
     CommitteeIndexOutOfRange {
@@ -534,6 +574,176 @@ pub enum SyncAggregateInvalid {
         /// The number of bits set in `sync_committee_bits`.
         participants: usize,
     },
+    /// A helper failed.
+    #[error(transparent)]
+    State(#[from] Error),
+}
+
+/// A failed check of `process_parent_execution_payload` / `apply_parent_execution_payload`.
+///
+/// [spec]: gloas/beacon-chain.md#new-process_parent_execution_payload
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParentExecutionPayloadInvalid {
+    /// `requests == ExecutionRequests()` when the parent's payload is empty (the bid builds on
+    /// the grandparent's block hash).
+    #[error("the parent's payload is empty but the block carries its execution requests")]
+    RequestsNotEmpty,
+    /// `hash_tree_root(requests) == parent_bid.execution_requests_root`.
+    #[error("parent execution requests root {computed} is not the parent bid's {committed}")]
+    RequestsRootMismatch {
+        /// `hash_tree_root(block.body.parent_execution_requests)`.
+        computed: Root,
+        /// `state.latest_execution_payload_bid.execution_requests_root`.
+        committed: Root,
+    },
+    /// A request list is longer than its `MAX_*_REQUESTS_PER_PAYLOAD`.
+    #[error("{count} {kind} requests, at most {max} allowed")]
+    TooManyRequests {
+        /// The list, e.g. `withdrawals`.
+        kind: &'static str,
+        /// Its length.
+        count: usize,
+        /// The preset's maximum.
+        max: u64,
+    },
+    /// Processing the request at `index` of list `kind` failed (requests are never invalid;
+    /// only a full state list or a broken state fails them).
+    #[error("{kind} request {index}: {reason}")]
+    Request {
+        /// The list, e.g. `builder_deposits`.
+        kind: &'static str,
+        /// Position in the list.
+        index: usize,
+        /// What failed.
+        reason: Error,
+    },
+    /// A helper failed.
+    #[error(transparent)]
+    State(#[from] Error),
+}
+
+/// A failed check of `process_execution_payload_bid`.
+///
+/// [spec]: gloas/beacon-chain.md#new-process_execution_payload_bid
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecutionPayloadBidInvalid {
+    /// `amount == 0` for a self-build.
+    #[error("self-build bid has value {0}, not 0")]
+    SelfBuildNonZeroValue(Gwei),
+    /// `signed_bid.signature == bls.G2_POINT_AT_INFINITY` for a self-build.
+    #[error("self-build bid signature is not the point at infinity")]
+    SelfBuildSignatureNotInfinity,
+    /// `state.builders[builder_index]` exists.
+    #[error("builder index {index} is out of range (registry has {len})")]
+    UnknownBuilder {
+        /// `bid.builder_index`.
+        index: u64,
+        /// `len(state.builders)`.
+        len: usize,
+    },
+    /// `is_active_builder(state, builder_index)`.
+    #[error("builder {0} is not active")]
+    BuilderNotActive(u64),
+    /// `state.builders[builder_index].version == PAYLOAD_BUILDER_VERSION`.
+    #[error("builder {index} has version {version}, not a payload builder")]
+    NotPayloadBuilder {
+        /// `bid.builder_index`.
+        index: u64,
+        /// The builder's version.
+        version: u8,
+    },
+    /// `can_builder_cover_bid(state, builder_index, amount)`.
+    #[error("builder {index} cannot cover a bid of {amount} Gwei")]
+    InsufficientBuilderBalance {
+        /// `bid.builder_index`.
+        index: u64,
+        /// `bid.value`.
+        amount: Gwei,
+    },
+    /// `verify_execution_payload_bid_signature(state, signed_bid)`.
+    #[error("the bid signature is invalid")]
+    InvalidSignature,
+    /// `len(bid.blob_kzg_commitments) <= max_blobs_per_block`.
+    #[error("{count} blob commitments exceed the limit of {max}")]
+    TooManyBlobCommitments {
+        /// `len(bid.blob_kzg_commitments)`.
+        count: usize,
+        /// The blob schedule's `max_blobs_per_block` at the current epoch.
+        max: u64,
+    },
+    /// `bid.slot == state.slot`.
+    #[error("bid slot {bid} is not the state slot {state}")]
+    SlotMismatch {
+        /// `bid.slot`.
+        bid: Slot,
+        /// `state.slot`.
+        state: Slot,
+    },
+    /// `state.slot > GENESIS_SLOT`.
+    #[error("a bid at the genesis slot")]
+    GenesisSlot,
+    /// `bid.parent_block_hash == state.latest_block_hash`.
+    #[error("bid parent block hash {bid} is not the latest block hash {expected}")]
+    ParentBlockHashMismatch {
+        /// `bid.parent_block_hash`.
+        bid: Root,
+        /// `state.latest_block_hash`.
+        expected: Root,
+    },
+    /// `bid.parent_block_root == get_block_root_at_slot(state, state.slot - 1)`.
+    #[error("bid parent block root {bid} is not the previous slot's root {expected}")]
+    ParentBlockRootMismatch {
+        /// `bid.parent_block_root`.
+        bid: Root,
+        /// `get_block_root_at_slot(state, state.slot - 1)`.
+        expected: Root,
+    },
+    /// `bid.prev_randao == get_randao_mix(state, get_current_epoch(state))`.
+    #[error("bid prev_randao {bid} is not the current randao mix {expected}")]
+    PrevRandaoMismatch {
+        /// `bid.prev_randao`.
+        bid: Root,
+        /// `get_randao_mix(state, get_current_epoch(state))`.
+        expected: Root,
+    },
+    /// A helper failed.
+    #[error(transparent)]
+    State(#[from] Error),
+}
+
+/// A failed check of `process_payload_attestation`.
+///
+/// [spec]: gloas/beacon-chain.md#new-process_payload_attestation
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadAttestationInvalid {
+    /// `data.beacon_block_root == state.latest_block_header.parent_root`.
+    #[error("payload attestation for block {got}, not the parent block {expected}")]
+    BlockRootMismatch {
+        /// `data.beacon_block_root`.
+        got: Root,
+        /// `state.latest_block_header.parent_root`.
+        expected: Root,
+    },
+    /// `data.slot + 1 == state.slot`.
+    #[error("payload attestation of slot {slot} in a block of slot {state_slot}")]
+    SlotMismatch {
+        /// `data.slot`.
+        slot: Slot,
+        /// `state.slot`.
+        state_slot: Slot,
+    },
+    /// `len(indices) == 0` in `is_valid_indexed_payload_attestation`.
+    #[error("no attesting indices")]
+    Empty,
+    /// `indices == sorted(indices)` in `is_valid_indexed_payload_attestation`.
+    #[error("attesting indices are not sorted (at position {position})")]
+    NotSorted {
+        /// Position of the first index smaller than the one before it.
+        position: usize,
+    },
+    /// The aggregate signature is invalid.
+    #[error("the aggregate signature is invalid")]
+    InvalidSignature,
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),

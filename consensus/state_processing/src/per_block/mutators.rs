@@ -89,6 +89,22 @@ pub fn slash_validator<E: EthSpec>(
         whistleblower_index,
         whistleblower_reward - proposer_reward,
     )?;
+    // [New in Gloas:EIP7732] (1.7.0b4): the builder payments of the slashed validator's
+    // proposals are dropped.
+    if let Some(gloas) = state.gloas.as_mut() {
+        let payments = &mut *gloas.builder_pending_payments;
+        let proposed: Vec<usize> = payments
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.proposer_index == slashed_index)
+            .map(|(i, _)| i)
+            .collect();
+        for i in proposed {
+            if let Some(payment) = payments.get_mut(i) {
+                *payment = crate::gloas::builders::empty_payment();
+            }
+        }
+    }
     Ok(())
 }
 

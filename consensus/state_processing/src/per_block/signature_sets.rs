@@ -244,6 +244,50 @@ pub fn sync_aggregate_signature_set<E: EthSpec>(
     Ok(Some(SignatureSet::new(signature, keys, message.0)))
 }
 
+/// A bid's signature by its builder (`verify_execution_payload_bid_signature`), or `None` for a
+/// self-build (whose signature must be the point at infinity, which `process_execution_payload_bid`
+/// checks, not a pairing) [New in Gloas:EIP7732].
+///
+/// [spec]: gloas/beacon-chain.md#new-verify_execution_payload_bid_signature
+pub fn execution_payload_bid_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    signed_bid: &types::gloas::SignedExecutionPayloadBid,
+) -> Result<Option<SignatureSet>, SignatureSetError> {
+    let builder_index = signed_bid.message.builder_index;
+    if builder_index == types::gloas::BUILDER_INDEX_SELF_BUILD {
+        return Ok(None);
+    }
+    let builder = crate::gloas::builders::builder(&state.gloas()?, builder_index)?;
+    let key = PublicKeyBytes(builder.pubkey.0)
+        .decompress()
+        .map_err(|_| SignatureSetError::Malformed)?;
+    let domain = get_domain(state, types::signing::DOMAIN_BEACON_BUILDER, None);
+    let message = compute_signing_root(&signed_bid.message, domain);
+    single(&signed_bid.signature, key, message).map(Some)
+}
+
+/// The aggregate signature of a payload attestation by the PTC members `indices` (sorted, from
+/// `get_indexed_payload_attestation`) [New in Gloas:EIP7732].
+///
+/// [spec]: gloas/beacon-chain.md#new-is_valid_indexed_payload_attestation
+pub fn payload_attestation_signature_set<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    indices: &[ValidatorIndex],
+    data: &types::gloas::PayloadAttestationData,
+    signature: &BLSSignature,
+) -> Result<SignatureSet, SignatureSetError> {
+    let signature = decode_signature(signature)?;
+    let keys = caches.pubkeys(state, indices)?;
+    let domain = get_domain(
+        state,
+        types::signing::DOMAIN_PTC_ATTESTER,
+        Some(compute_epoch_at_slot::<E>(data.slot)),
+    );
+    let message = compute_signing_root(data, domain);
+    Ok(SignatureSet::new(signature, keys, message.0))
+}
+
 /// Which signature of a block a set checks, to name it when it fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignatureKind {
@@ -284,6 +328,13 @@ pub enum SignatureKind {
     SyncAggregate {
         /// The number of bits set in `sync_committee_bits`.
         participants: usize,
+    },
+    /// The builder's signature over the block's bid [New in Gloas].
+    ExecutionPayloadBid,
+    /// The payload attestation at `index` [New in Gloas].
+    PayloadAttestation {
+        /// Position in `body.payload_attestations`.
+        index: usize,
     },
 }
 
@@ -327,6 +378,15 @@ impl SignatureKind {
             SignatureKind::SyncAggregate { participants } => {
                 SyncAggregateInvalid::InvalidSignature { participants }.into()
             }
+            SignatureKind::ExecutionPayloadBid => {
+                super::ExecutionPayloadBidInvalid::InvalidSignature.into()
+            }
+            SignatureKind::PayloadAttestation { index } => {
+                BlockProcessingError::PayloadAttestation {
+                    index,
+                    reason: super::PayloadAttestationInvalid::InvalidSignature,
+                }
+            }
         }
     }
 
@@ -365,6 +425,15 @@ impl SignatureKind {
                 }
             }
             SignatureKind::SyncAggregate { .. } => SyncAggregateInvalid::State(e).into(),
+            SignatureKind::ExecutionPayloadBid => {
+                super::ExecutionPayloadBidInvalid::State(e).into()
+            }
+            SignatureKind::PayloadAttestation { index } => {
+                BlockProcessingError::PayloadAttestation {
+                    index,
+                    reason: super::PayloadAttestationInvalid::State(e),
+                }
+            }
         }
     }
 }
@@ -529,6 +598,119 @@ impl BlockSignatureVerifier {
         Ok(())
     }
 
+    /// Adds every signature set of a Gloas block's body [New in Gloas]: those of
+    /// [`Self::include_body`] (attestations and attester slashings of the Gloas types), the bid's
+    /// (unless a self-build) and the payload attestations'. `state` is the state the block
+    /// applies to (after `process_slots`): the parent payload's builder requests cannot change
+    /// what these are checked against (a builder added or re-added by them is not active, so its
+    /// bid fails whatever its signature).
+    pub fn include_gloas_body<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &mut Caches,
+        block: &types::gloas::BeaconBlock<E>,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        let body = &block.body;
+        self.epoch = get_current_epoch(state);
+        let proposer = get_beacon_proposer_index(state, caches)
+            .map_err(|e| BlockProcessingError::Randao(RandaoInvalid::State(e)))?;
+        self.push(
+            SignatureKind::Randao,
+            randao_reveal_signature_set(state, caches, proposer, &body.randao_reveal),
+        )?;
+        for (index, slashing) in body.proposer_slashings.iter().enumerate() {
+            self.include_proposer_slashing(state, caches, index, slashing)?;
+        }
+        for (index, slashing) in body.attester_slashings.iter().enumerate() {
+            for (which, indexed) in [(1, &slashing.attestation_1), (2, &slashing.attestation_2)] {
+                let kind = SignatureKind::AttesterSlashing {
+                    index,
+                    attestation: which,
+                };
+                if let Err(reason) =
+                    attestation::check_attesting_indices::<E>(&indexed.attesting_indices)
+                {
+                    return Err(BlockProcessingError::AttesterSlashing {
+                        index,
+                        reason: AttesterSlashingInvalid::InvalidAttestation { which, reason },
+                    });
+                }
+                let set = indexed_attestation_signature_set(
+                    state,
+                    caches,
+                    indexed.attesting_indices.iter().copied(),
+                    &indexed.data,
+                    &indexed.signature,
+                );
+                self.push(kind, set)?;
+            }
+        }
+        for (index, att) in body.attestations.iter().enumerate() {
+            let set = match attestation_signature_set_of(state, caches, att) {
+                Ok(set) => Ok(set),
+                Err(AttestationInvalid::IndexedAttestation(
+                    IndexedAttestationInvalid::InvalidSignature,
+                )) => Err(SignatureSetError::Malformed),
+                Err(reason) => return Err(BlockProcessingError::Attestation { index, reason }),
+            };
+            self.push(SignatureKind::Attestation { index }, set)?;
+        }
+        for (index, exit) in body.voluntary_exits.iter().enumerate() {
+            self.push(
+                SignatureKind::VoluntaryExit { index },
+                voluntary_exit_signature_set(state, caches, exit, spec),
+            )?;
+        }
+        for (index, change) in body.bls_to_execution_changes.iter().enumerate() {
+            self.push(
+                SignatureKind::BlsToExecutionChange { index },
+                bls_to_execution_change_signature_set(state, change, spec),
+            )?;
+        }
+        // The bid: a self-build's infinity signature is checked by processing, not here.
+        match execution_payload_bid_signature_set(state, &body.signed_execution_payload_bid) {
+            Ok(Some(set)) => self.push(SignatureKind::ExecutionPayloadBid, Ok(set))?,
+            Ok(None) => {}
+            // An unknown builder: processing names the failed check.
+            Err(SignatureSetError::State(Error::UnknownBuilder { .. })) => {}
+            Err(e) => self.push(SignatureKind::ExecutionPayloadBid, Err(e))?,
+        }
+        for (index, payload_attestation) in body.payload_attestations.iter().enumerate() {
+            // The checks that do not need a pairing come first, in processing; an attestation
+            // whose PTC cannot be read fails there too.
+            let Ok(indexed) = crate::gloas::per_block::get_indexed_payload_attestation(
+                state,
+                payload_attestation,
+            ) else {
+                continue;
+            };
+            if indexed.attesting_indices.is_empty() {
+                continue;
+            }
+            self.push(
+                SignatureKind::PayloadAttestation { index },
+                payload_attestation_signature_set(
+                    state,
+                    caches,
+                    &indexed.attesting_indices,
+                    &indexed.data,
+                    &indexed.signature,
+                ),
+            )?;
+        }
+
+        let members = super::sync_aggregate::sync_committee_indices(state, caches)?;
+        let participants = body.sync_aggregate.sync_committee_bits.num_set_bits();
+        let kind = SignatureKind::SyncAggregate { participants };
+        match sync_aggregate_signature_set(state, caches, &body.sync_aggregate, &members) {
+            Ok(Some(set)) => self.push(kind, Ok(set))?,
+            Ok(None) => {}
+            Err(e) => self.push(kind, Err(e))?,
+        }
+        Ok(())
+    }
+
     fn include_proposer_slashing<E: EthSpec>(
         &mut self,
         state: &StateRef<'_, E>,
@@ -665,17 +847,26 @@ pub fn attestation_signature_set<E: EthSpec>(
     caches: &mut Caches,
     att: &Attestation<E>,
 ) -> Result<SignatureSet, AttestationInvalid> {
+    attestation_signature_set_of(state, caches, att)
+}
+
+/// [`attestation_signature_set`] for an attestation of any fork.
+pub(crate) fn attestation_signature_set_of<E: EthSpec, A: attestation::AggregateAttestation<E>>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    att: &A,
+) -> Result<SignatureSet, AttestationInvalid> {
     const MALFORMED: AttestationInvalid =
         AttestationInvalid::IndexedAttestation(IndexedAttestationInvalid::InvalidSignature);
-    let committees = attestation::attestation_committees(state, caches, &att.data)?;
+    let committees = attestation::attestation_committees(state, caches, att.data())?;
     // The structural checks first (they name the invalid field), then the signature's encoding
     // (cheap), then the keys.
     attestation::for_each_attester(&committees, att, |_| {})?;
-    let signature = decode_signature(&att.signature).map_err(|_| MALFORMED)?;
+    let signature = decode_signature(att.signature()).map_err(|_| MALFORMED)?;
     // Keys are read in index order: the cache's entries in memory order, and where the state's
     // tree is read (validators added since the finalized state), neighbouring registry entries
     // share most of their path, which halves the cost of the reads on a large registry.
-    let mut indices = Vec::with_capacity(att.aggregation_bits.len());
+    let mut indices = Vec::with_capacity(att.aggregation_bits_len());
     attestation::for_each_attester(&committees, att, |index| indices.push(index))?;
     indices.sort_unstable();
     let keys = caches
@@ -684,7 +875,7 @@ pub fn attestation_signature_set<E: EthSpec>(
             SignatureSetError::Malformed => MALFORMED,
             SignatureSetError::State(e) => AttestationInvalid::State(e),
         })?;
-    let domain = get_domain(state, DOMAIN_BEACON_ATTESTER, Some(att.data.target.epoch));
-    let message = compute_signing_root(&att.data, domain);
+    let domain = get_domain(state, DOMAIN_BEACON_ATTESTER, Some(att.data().target.epoch));
+    let message = compute_signing_root(att.data(), domain);
     Ok(SignatureSet::new(signature, keys, message.0))
 }

@@ -34,12 +34,12 @@ pub struct ExpectedWithdrawals {
 }
 
 /// The execution address of `0x01`/`0x02` credentials.
-fn withdrawal_address(validator: &Validator) -> ExecutionAddress {
+pub(crate) fn withdrawal_address(validator: &Validator) -> ExecutionAddress {
     ExecutionAddress::from_slice(&validator.withdrawal_credentials[12..])
 }
 
 /// `get_balance_after_withdrawals(state, validator_index, withdrawals)`.
-fn get_balance_after_withdrawals<E: EthSpec>(
+pub(crate) fn get_balance_after_withdrawals<E: EthSpec>(
     state: &StateRef<'_, E>,
     validator_index: ValidatorIndex,
     withdrawals: &[Withdrawal],
@@ -67,50 +67,80 @@ fn is_eligible_for_partial_withdrawals<E: EthSpec>(validator: &Validator, balanc
 pub fn get_expected_withdrawals<E: EthSpec>(
     state: &StateRef<'_, E>,
 ) -> Result<ExpectedWithdrawals, Error> {
-    let epoch = get_current_epoch(state);
     let max_withdrawals = E::MaxWithdrawalsPerPayload::to_usize();
     let mut withdrawal_index: WithdrawalIndex = *state.next_withdrawal_index;
     let mut withdrawals: Vec<Withdrawal> = Vec::with_capacity(max_withdrawals);
+    let processed_partial_withdrawals_count =
+        get_pending_partial_withdrawals(state, &mut withdrawal_index, &mut withdrawals)?;
+    let processed_validators_sweep_count =
+        get_validators_sweep_withdrawals(state, &mut withdrawal_index, &mut withdrawals)?;
+    Ok(ExpectedWithdrawals {
+        withdrawals,
+        processed_partial_withdrawals_count,
+        processed_validators_sweep_count,
+    })
+}
 
-    // `get_pending_partial_withdrawals`.
-    let partials_limit = (E::MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP as usize)
+/// `get_pending_partial_withdrawals(state, withdrawal_index, prior_withdrawals)`: appends the
+/// due pending partial withdrawals to `withdrawals` (which holds the prior ones) and returns how
+/// many queue entries were processed.
+///
+/// [spec]: electra/beacon-chain.md#new-get_pending_partial_withdrawals
+pub(crate) fn get_pending_partial_withdrawals<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    withdrawal_index: &mut WithdrawalIndex,
+    withdrawals: &mut Vec<Withdrawal>,
+) -> Result<u64, Error> {
+    let epoch = get_current_epoch(state);
+    let max_withdrawals = E::MaxWithdrawalsPerPayload::to_usize();
+    let partials_limit = (withdrawals.len()
+        + E::MAX_PENDING_PARTIALS_PER_WITHDRAWALS_SWEEP as usize)
         .min(max_withdrawals.saturating_sub(1));
     let mut processed_partial_withdrawals_count = 0u64;
     // [New in Electra:EIP7251]; a Deneb state has no pending partial withdrawals.
-    let electra = state.fork_name.electra_enabled();
-    let pending_partial_withdrawals = if electra {
-        Some(crate::view::electra_field(
-            state.pending_partial_withdrawals,
-            "pending_partial_withdrawals",
-            state.fork_name,
-        )?)
-    } else {
-        None
-    };
-    for pending in pending_partial_withdrawals
-        .into_iter()
-        .flat_map(|list| list.iter())
-    {
+    if !state.fork_name.electra_enabled() {
+        return Ok(0);
+    }
+    let pending_partial_withdrawals = crate::view::electra_field(
+        state.pending_partial_withdrawals,
+        "pending_partial_withdrawals",
+        state.fork_name,
+    )?;
+    for pending in pending_partial_withdrawals.iter() {
         if pending.withdrawable_epoch > epoch || withdrawals.len() >= partials_limit {
             break;
         }
         let index = pending.validator_index;
         let validator = crate::common::validator(state, index)?;
-        let balance = get_balance_after_withdrawals(state, index, &withdrawals)?;
+        let balance = get_balance_after_withdrawals(state, index, withdrawals)?;
         if is_eligible_for_partial_withdrawals::<E>(validator, balance) {
             withdrawals.push(Withdrawal {
-                index: withdrawal_index,
+                index: *withdrawal_index,
                 validator_index: index,
                 address: withdrawal_address(validator),
                 amount: (balance - E::MIN_ACTIVATION_BALANCE).min(pending.amount),
             });
-            withdrawal_index += 1;
+            *withdrawal_index += 1;
         }
         processed_partial_withdrawals_count += 1;
     }
+    Ok(processed_partial_withdrawals_count)
+}
 
-    // `get_validators_sweep_withdrawals`: at most `MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP`
-    // validators from `next_withdrawal_validator_index`, wrapping around the registry.
+/// `get_validators_sweep_withdrawals(state, withdrawal_index, prior_withdrawals)`: at most
+/// `MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP` validators from `next_withdrawal_validator_index`,
+/// wrapping around the registry, appended to `withdrawals` (which holds the prior ones); returns
+/// how many validators were visited.
+///
+/// [spec]: electra/beacon-chain.md#modified-get_validators_sweep_withdrawals
+pub(crate) fn get_validators_sweep_withdrawals<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    withdrawal_index: &mut WithdrawalIndex,
+    withdrawals: &mut Vec<Withdrawal>,
+) -> Result<u64, Error> {
+    let epoch = get_current_epoch(state);
+    let max_withdrawals = E::MaxWithdrawalsPerPayload::to_usize();
+    let electra = state.fork_name.electra_enabled();
     let len = state.validators.len();
     let validators_limit = len.min(E::MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP as usize);
     let start = *state.next_withdrawal_validator_index as usize;
@@ -135,7 +165,7 @@ pub fn get_expected_withdrawals<E: EthSpec>(
                 break;
             }
             let index = index as ValidatorIndex;
-            let balance = get_balance_after_withdrawals(state, index, &withdrawals)?;
+            let balance = get_balance_after_withdrawals(state, index, withdrawals)?;
             let (fully, partially, max_effective_balance) = if electra {
                 (
                     is_fully_withdrawable_validator(validator, balance, epoch),
@@ -151,30 +181,25 @@ pub fn get_expected_withdrawals<E: EthSpec>(
             };
             if fully {
                 withdrawals.push(Withdrawal {
-                    index: withdrawal_index,
+                    index: *withdrawal_index,
                     validator_index: index,
                     address: withdrawal_address(validator),
                     amount: balance,
                 });
-                withdrawal_index += 1;
+                *withdrawal_index += 1;
             } else if partially {
                 withdrawals.push(Withdrawal {
-                    index: withdrawal_index,
+                    index: *withdrawal_index,
                     validator_index: index,
                     address: withdrawal_address(validator),
                     amount: balance - max_effective_balance,
                 });
-                withdrawal_index += 1;
+                *withdrawal_index += 1;
             }
             processed_validators_sweep_count += 1;
         }
     }
-
-    Ok(ExpectedWithdrawals {
-        withdrawals,
-        processed_partial_withdrawals_count,
-        processed_validators_sweep_count,
-    })
+    Ok(processed_validators_sweep_count)
 }
 
 /// `process_withdrawals(state, payload)`: the payload's withdrawals must be exactly the expected
@@ -220,17 +245,31 @@ pub fn process_withdrawals<E: EthSpec>(
         .pop_front(expected.processed_partial_withdrawals_count as usize)
         .map_err(Error::from)?;
     }
-    // `update_next_withdrawal_validator_index`.
+    update_next_withdrawal_validator_index(state, withdrawals);
+    Ok(())
+}
+
+/// `update_next_withdrawal_validator_index(state, withdrawals)`: the next sweep starts after the
+/// last withdrawal's validator when the payload is full, `MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP`
+/// further otherwise.
+///
+/// [spec]: capella/beacon-chain.md#new-update_next_withdrawal_validator_index
+#[inline]
+pub(crate) fn update_next_withdrawal_validator_index<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    withdrawals: &[Withdrawal],
+) {
     let len = state.validators.len() as u64;
     if len > 0 {
-        *state.next_withdrawal_validator_index = if withdrawals.len()
-            == E::MaxWithdrawalsPerPayload::to_usize()
-        {
+        *state.next_withdrawal_validator_index = match withdrawals.last() {
             // The next sweep starts after the last withdrawal's validator.
-            (withdrawals[withdrawals.len() - 1].validator_index + 1) % len
-        } else {
-            (*state.next_withdrawal_validator_index + E::MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP) % len
+            Some(last) if withdrawals.len() == E::MaxWithdrawalsPerPayload::to_usize() => {
+                (last.validator_index + 1) % len
+            }
+            _ => {
+                (*state.next_withdrawal_validator_index + E::MAX_VALIDATORS_PER_WITHDRAWALS_SWEEP)
+                    % len
+            }
         };
     }
-    Ok(())
 }

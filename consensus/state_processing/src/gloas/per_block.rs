@@ -1,1 +1,0 @@
-//! (Gloas, in progress.)
