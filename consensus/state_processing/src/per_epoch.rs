@@ -63,6 +63,10 @@ pub use sync_committee::{
 
 use crate::electra::pending_deposits::process_pending_deposits_with_total;
 use crate::fulu::proposer_lookahead::process_proposer_lookahead_with_context;
+pub use crate::gloas::per_epoch::{process_builder_pending_payments, process_ptc_window};
+use crate::gloas::per_epoch::{
+    process_builder_pending_payments_with_total, process_ptc_window_with_context,
+};
 use effective_balance_updates::process_effective_balance_updates_with_context;
 pub(crate) use effective_balance_updates::updated_effective_balance;
 use justification_and_finalization::process_justification_and_finalization_with_context;
@@ -118,9 +122,12 @@ impl<T, E2: Into<Error>> StepResult<T> for Result<T, E2> {
     }
 }
 
-/// `process_epoch(state)`: every epoch step in the spec's order, from one walk of the registry.
+/// `process_epoch(state)`: every epoch step in the spec's order, from one walk of the registry;
+/// a Gloas state also runs `process_builder_pending_payments` after the pending
+/// consolidations and ends with `process_ptc_window` [Modified in Gloas].
 ///
-/// [spec]: fulu/beacon-chain.md#modified-process_epoch
+/// [spec]: fulu/beacon-chain.md#modified-process_epoch,
+/// gloas/beacon-chain.md#modified-process_epoch
 pub fn process_epoch<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
@@ -140,6 +147,10 @@ pub fn process_epoch<E: EthSpec>(
     process_eth1_data_reset(state)?;
     process_pending_deposits_with_total(state, caches, ctx.total_active_balance, spec)?;
     process_pending_consolidations(state)?;
+    // [New in Gloas:EIP7732]
+    if state.gloas.is_some() {
+        process_builder_pending_payments_with_total(state, ctx.total_active_balance)?;
+    }
     process_effective_balance_updates_with_context(state, caches, &mut ctx)?;
     process_slashings_reset(state)?;
     process_randao_mixes_reset(state)?;
@@ -148,6 +159,10 @@ pub fn process_epoch<E: EthSpec>(
     process_sync_committee_updates_with_context(state, caches, &ctx)?;
     if state.proposer_lookahead.is_some() {
         process_proposer_lookahead_with_context(state, &ctx)?;
+    }
+    // [New in Gloas:EIP7732]
+    if state.gloas.is_some() {
+        process_ptc_window_with_context(state, &ctx)?;
     }
     // Hand the walk's effective balances (current after the updates) to the next epoch's
     // blocks, which would otherwise walk the registry again for them. Validators that deposits

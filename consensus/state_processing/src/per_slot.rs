@@ -1,6 +1,6 @@
 //! Slot processing: `process_slots` and `process_slot`, with the epoch transition at each epoch
-//! boundary (Deneb's or Electra's) and the upgrades to Electra at `ELECTRA_FORK_EPOCH` and to
-//! Fulu at `FULU_FORK_EPOCH`.
+//! boundary (Deneb's or Electra's) and the upgrades to Electra at `ELECTRA_FORK_EPOCH`, to
+//! Fulu at `FULU_FORK_EPOCH` and to Gloas at `GLOAS_FORK_EPOCH`.
 //!
 //! [spec]: fulu/fork.md#modified-process_slots (and electra/fork.md#upgrading-the-state,
 //! phase0/beacon-chain.md#state-transition)
@@ -12,8 +12,11 @@ use crate::{
     common::compute_epoch_at_slot,
     deneb,
     per_epoch::{EpochProcessingError, process_epoch},
-    upgrade::{upgrade_to_electra, upgrade_to_fulu},
+    upgrade::{upgrade_to_electra, upgrade_to_fulu, upgrade_to_gloas},
 };
+
+/// The last fork whose slots this state transition processes.
+const LATEST_PROCESSED_FORK: ForkName = ForkName::Gloas;
 use tree_hash::TreeHash;
 
 /// Why slots could not be processed.
@@ -48,9 +51,9 @@ pub enum SlotProcessingError {
         source: Error,
     },
     /// A state of a fork this crate does not process reached an epoch boundary, or the slots
-    /// reach a fork this crate does not run (Gloas: its state transition is not implemented).
+    /// reach a fork this crate does not run (one after Gloas).
     #[error(
-        "fork {0} is not implemented by this state transition (Deneb to Fulu states are \
+        "fork {0} is not implemented by this state transition (Deneb to Gloas states are \
          processed; slots of a later fork are refused)"
     )]
     UnsupportedFork(ForkName),
@@ -61,8 +64,8 @@ pub enum SlotProcessingError {
 
 /// `process_slots(state, slot)`: advances `state` to `slot`, running `process_slot` for every
 /// slot, `process_epoch` at the end of every epoch (Deneb's for a Deneb state),
-/// `upgrade_to_electra` on entering `ELECTRA_FORK_EPOCH` and `upgrade_to_fulu` on entering
-/// `FULU_FORK_EPOCH`.
+/// `upgrade_to_electra` on entering `ELECTRA_FORK_EPOCH`, `upgrade_to_fulu` on entering
+/// `FULU_FORK_EPOCH` and `upgrade_to_gloas` on entering `GLOAS_FORK_EPOCH`.
 ///
 /// On error the state is left part-way; callers that need the state as it was work on a clone
 /// (clones are cheap).
@@ -80,10 +83,10 @@ pub fn process_slots<E: EthSpec>(
             target: slot,
         });
     }
-    // Crossing into a fork Arbor does not run fails before any slot is processed, naming the
-    // fork (never Fulu's processing of a Gloas slot).
+    // Crossing into a fork this state transition does not run fails before any slot is
+    // processed, naming the fork (never an earlier fork's processing of a later fork's slot).
     let target_fork = spec.fork_name_at_slot::<E>(slot);
-    if !target_fork.is_implemented() {
+    if target_fork > LATEST_PROCESSED_FORK {
         return Err(SlotProcessingError::UnsupportedFork(target_fork));
     }
     let slots_per_epoch = E::SlotsPerEpoch::to_u64();
@@ -116,6 +119,9 @@ pub fn process_slots<E: EthSpec>(
             if epoch == spec.fulu_fork_epoch {
                 upgrade_state_to_fulu(state, spec)?;
             }
+            if spec.fork_epoch(ForkName::Gloas) == Some(epoch) {
+                upgrade_state_to_gloas(state, spec)?;
+            }
         }
     }
     Ok(())
@@ -130,12 +136,11 @@ fn upgrade_state_to_electra<E: EthSpec>(
     let slot = *state.state.slot();
     let pre = match &state.state {
         BeaconState::Deneb(pre) => pre.clone(),
-        BeaconState::Electra(_) | BeaconState::Fulu(_) => return Ok(()),
+        BeaconState::Electra(_) | BeaconState::Fulu(_) | BeaconState::Gloas(_) => return Ok(()),
         other @ (BeaconState::Phase0(_)
         | BeaconState::Altair(_)
         | BeaconState::Bellatrix(_)
-        | BeaconState::Capella(_)
-        | BeaconState::Gloas(_)) => {
+        | BeaconState::Capella(_)) => {
             return Err(SlotProcessingError::UnsupportedFork(other.fork_name()));
         }
     };
@@ -151,7 +156,8 @@ fn upgrade_state_to_electra<E: EthSpec>(
     Ok(())
 }
 
-/// Replaces an Electra state by its Fulu upgrade; a state already at Fulu is left alone.
+/// Replaces an Electra state by its Fulu upgrade; a state already at Fulu or later is left
+/// alone.
 fn upgrade_state_to_fulu<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     spec: &ChainSpec,
@@ -159,13 +165,12 @@ fn upgrade_state_to_fulu<E: EthSpec>(
     let slot = *state.state.slot();
     let pre = match &state.state {
         BeaconState::Electra(pre) => pre.clone(),
-        BeaconState::Fulu(_) => return Ok(()),
+        BeaconState::Fulu(_) | BeaconState::Gloas(_) => return Ok(()),
         other @ (BeaconState::Phase0(_)
         | BeaconState::Altair(_)
         | BeaconState::Bellatrix(_)
         | BeaconState::Capella(_)
-        | BeaconState::Deneb(_)
-        | BeaconState::Gloas(_)) => {
+        | BeaconState::Deneb(_)) => {
             return Err(SlotProcessingError::UnsupportedFork(other.fork_name()));
         }
     };
@@ -179,10 +184,40 @@ fn upgrade_state_to_fulu<E: EthSpec>(
     Ok(())
 }
 
+/// Replaces a Fulu state by its Gloas upgrade; a state already at Gloas is left alone.
+fn upgrade_state_to_gloas<E: EthSpec>(
+    state: &mut CachedBeaconState<E>,
+    spec: &ChainSpec,
+) -> Result<(), SlotProcessingError> {
+    let slot = *state.state.slot();
+    let pre = match &state.state {
+        BeaconState::Fulu(pre) => pre.clone(),
+        BeaconState::Gloas(_) => return Ok(()),
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Electra(_)) => {
+            return Err(SlotProcessingError::UnsupportedFork(other.fork_name()));
+        }
+    };
+    let post = upgrade_to_gloas(pre, spec).map_err(|source| SlotProcessingError::Upgrade {
+        fork: ForkName::Gloas,
+        slot,
+        source,
+    })?;
+    // The registry (now a progressive list, with the same validators), the RANDAO mixes and
+    // so every committee and effective balance are unchanged: the caches stay.
+    state.state = BeaconState::Gloas(post);
+    Ok(())
+}
+
 /// `process_slot(state)`: records the root of the state (and of the latest block header) for
-/// the slot that ends.
+/// the slot that ends; from Gloas on, also clears the next slot's bit of
+/// `execution_payload_availability` [Modified in Gloas:EIP7732].
 ///
-/// [spec]: phase0/beacon-chain.md#process_slot
+/// [spec]: phase0/beacon-chain.md#process_slot, gloas/beacon-chain.md#modified-process_slot
 pub fn process_slot<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
 ) -> Result<(), SlotProcessingError> {
@@ -199,6 +234,13 @@ pub fn process_slot<E: EthSpec>(
     // Cache the block root.
     let previous_block_root = state.state.latest_block_header().tree_hash_root();
     set_root(state.state.block_roots_mut(), index, previous_block_root)?;
+    // [New in Gloas:EIP7732] Unset the next payload availability.
+    if let BeaconState::Gloas(s) = &mut state.state {
+        let next = ((s.slot + 1) % n) as usize;
+        s.execution_payload_availability
+            .set(next, false)
+            .map_err(|e| Error::Tree(format!("execution_payload_availability: {e:?}")))?;
+    }
     Ok(())
 }
 

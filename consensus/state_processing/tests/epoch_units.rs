@@ -115,28 +115,22 @@ fn process_slots_refuses_a_slot_not_after_the_state() {
     assert_eq!(cached.hash_tree_root().unwrap(), before);
 }
 
-/// Crossing into Gloas, which this state transition does not run, fails loudly with an error
-/// naming the fork, before any slot is processed: never Fulu's processing of a Gloas slot.
+/// Crossing into Gloas upgrades the state at the fork epoch's first slot (`upgrade_to_gloas`),
+/// and the Gloas state then goes on through slots and epochs.
 #[test]
-fn process_slots_refuses_to_cross_into_gloas() {
+fn process_slots_crosses_into_gloas() {
     let mut spec = fulu_spec();
     spec.gloas_fork_epoch = 2;
-    let mut cached = genesis(64);
-    let before = cached.hash_tree_root().unwrap();
+    let cached = genesis(64);
     let gloas_start = 2 * E::slots_per_epoch();
-    // The last Fulu slot is processed as before.
     let mut fulu = cached.clone();
     process_slots(&mut fulu, gloas_start - 1, &spec).unwrap();
-    let err = process_slots(&mut cached, gloas_start, &spec).unwrap_err();
-    assert_eq!(err, SlotProcessingError::UnsupportedFork(ForkName::Gloas));
-    assert!(err.to_string().contains("gloas"), "{err}");
-    assert_eq!(
-        cached.hash_tree_root().unwrap(),
-        before,
-        "the state is untouched"
-    );
-    let err = process_slots(&mut fulu, gloas_start + 3, &spec).unwrap_err();
-    assert_eq!(err, SlotProcessingError::UnsupportedFork(ForkName::Gloas));
+    assert_eq!(fulu.state.fork_name(), ForkName::Fulu);
+    let mut gloas = fulu.clone();
+    process_slots(&mut gloas, gloas_start, &spec).unwrap();
+    assert_eq!(gloas.state.fork_name(), ForkName::Gloas);
+    process_slots(&mut gloas, gloas_start + 2 * E::slots_per_epoch() + 3, &spec).unwrap();
+    assert_eq!(gloas.state.fork_name(), ForkName::Gloas);
 }
 
 #[test]

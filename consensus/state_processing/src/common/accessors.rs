@@ -9,7 +9,7 @@
 
 use typenum::Unsigned as _;
 use types::{
-    ChainSpec, Domain, DomainType, Epoch, EthSpec, Gwei, Root, Slot, ValidatorIndex,
+    ChainSpec, Domain, DomainType, Epoch, EthSpec, ForkName, Gwei, Root, Slot, ValidatorIndex,
     electra::Validator, signing::compute_domain,
 };
 
@@ -261,6 +261,51 @@ pub fn get_consolidation_churn_limit<E: EthSpec>(
 ) -> Gwei {
     get_balance_churn_limit::<E>(total_active_balance, spec)
         - get_activation_exit_churn_limit::<E>(total_active_balance, spec)
+}
+
+/// `get_activation_churn_limit(state)` [New in Gloas:EIP8061]: the per-epoch churn for
+/// activations (pending deposits), `total_active_balance // CHURN_LIMIT_QUOTIENT_GLOAS` but at
+/// least `MIN_PER_EPOCH_CHURN_LIMIT_ELECTRA`, rounded down to an increment and capped at
+/// `MAX_PER_EPOCH_ACTIVATION_CHURN_LIMIT_GLOAS`.
+///
+/// [spec]: gloas/beacon-chain.md#new-get_activation_churn_limit
+pub fn get_activation_churn_limit<E: EthSpec>(
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Gwei {
+    spec.max_per_epoch_activation_churn_limit_gloas
+        .min(get_exit_churn_limit::<E>(total_active_balance, spec))
+}
+
+/// `get_exit_churn_limit(state)` [New in Gloas:EIP8061]: the per-epoch churn for exits,
+/// `total_active_balance // CHURN_LIMIT_QUOTIENT_GLOAS` but at least
+/// `MIN_PER_EPOCH_CHURN_LIMIT_ELECTRA`, rounded down to an increment; uncapped.
+///
+/// [spec]: gloas/beacon-chain.md#new-get_exit_churn_limit
+pub fn get_exit_churn_limit<E: EthSpec>(total_active_balance: Gwei, spec: &ChainSpec) -> Gwei {
+    let churn = spec
+        .min_per_epoch_churn_limit_electra
+        .max(total_active_balance / spec.churn_limit_quotient_gloas.max(1));
+    churn - churn % E::EFFECTIVE_BALANCE_INCREMENT
+}
+
+/// `get_consolidation_churn_limit(state)` on a state of `fork`: Electra's (the balance churn
+/// less the activation and exit churn) before Gloas, and from Gloas on `total_active_balance
+/// // CONSOLIDATION_CHURN_LIMIT_QUOTIENT` rounded down to an increment [Modified in
+/// Gloas:EIP8061], independent of the other churns.
+///
+/// [spec]: gloas/beacon-chain.md#modified-get_consolidation_churn_limit
+pub fn get_consolidation_churn_limit_at_fork<E: EthSpec>(
+    fork: ForkName,
+    total_active_balance: Gwei,
+    spec: &ChainSpec,
+) -> Gwei {
+    if fork.gloas_enabled() {
+        let churn = total_active_balance / spec.consolidation_churn_limit_quotient.max(1);
+        churn - churn % E::EFFECTIVE_BALANCE_INCREMENT
+    } else {
+        get_consolidation_churn_limit::<E>(total_active_balance, spec)
+    }
 }
 
 /// `get_pending_balance_to_withdraw(state, validator_index)` [New in Electra:EIP7251].

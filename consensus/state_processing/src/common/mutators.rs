@@ -12,8 +12,8 @@ use crate::{
     Caches, Error,
     common::{
         accessors::{
-            get_activation_exit_churn_limit, get_consolidation_churn_limit, get_current_epoch,
-            validator, validator_mut,
+            get_activation_exit_churn_limit, get_consolidation_churn_limit_at_fork,
+            get_current_epoch, get_exit_churn_limit, validator, validator_mut,
         },
         misc::{compute_activation_exit_epoch, get_validator_from_deposit, pubkey_bytes},
     },
@@ -57,9 +57,11 @@ pub fn decrease_balance<E: EthSpec>(
     Ok(())
 }
 
-/// `compute_exit_epoch_and_update_churn(state, exit_balance)` [New in Electra:EIP7251].
+/// `compute_exit_epoch_and_update_churn(state, exit_balance)` [New in Electra:EIP7251]
+/// [Modified in Gloas:EIP8061] (the exit churn, `get_exit_churn_limit`, is uncapped).
 ///
-/// [spec]: electra/beacon-chain.md#new-compute_exit_epoch_and_update_churn
+/// [spec]: electra/beacon-chain.md#new-compute_exit_epoch_and_update_churn,
+/// gloas/beacon-chain.md#modified-compute_exit_epoch_and_update_churn
 pub fn compute_exit_epoch_and_update_churn<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
@@ -93,7 +95,12 @@ pub fn compute_exit_epoch_and_update_churn_with_total<E: EthSpec>(
     )?;
     let mut earliest_exit_epoch =
         (*state_earliest_exit_epoch).max(compute_activation_exit_epoch::<E>(current));
-    let per_epoch_churn = get_activation_exit_churn_limit::<E>(total_active_balance, spec);
+    // Exits take the uncapped exit churn from Gloas on [Modified in Gloas:EIP8061].
+    let per_epoch_churn = if fork.gloas_enabled() {
+        get_exit_churn_limit::<E>(total_active_balance, spec)
+    } else {
+        get_activation_exit_churn_limit::<E>(total_active_balance, spec)
+    };
     // A new epoch for exits starts with a whole epoch's churn.
     let mut exit_balance_to_consume = if *state_earliest_exit_epoch < earliest_exit_epoch {
         per_epoch_churn
@@ -117,7 +124,7 @@ pub fn compute_exit_epoch_and_update_churn_with_total<E: EthSpec>(
 }
 
 /// `compute_consolidation_epoch_and_update_churn(state, consolidation_balance)` [New in
-/// Electra:EIP7251].
+/// Electra:EIP7251], with Gloas's consolidation churn on a Gloas state.
 ///
 /// [spec]: electra/beacon-chain.md#new-compute_consolidation_epoch_and_update_churn
 pub fn compute_consolidation_epoch_and_update_churn<E: EthSpec>(
@@ -141,8 +148,9 @@ pub fn compute_consolidation_epoch_and_update_churn<E: EthSpec>(
     )?;
     let mut earliest_consolidation_epoch =
         (*state_earliest_consolidation_epoch).max(compute_activation_exit_epoch::<E>(current));
+    // [Modified in Gloas:EIP8061]: an independent consolidation churn.
     let per_epoch_consolidation_churn =
-        get_consolidation_churn_limit::<E>(total_active_balance, spec);
+        get_consolidation_churn_limit_at_fork::<E>(fork, total_active_balance, spec);
     let mut consolidation_balance_to_consume =
         if *state_earliest_consolidation_epoch < earliest_consolidation_epoch {
             per_epoch_consolidation_churn

@@ -11,8 +11,8 @@ use crate::{
     Caches, Error,
     common::{
         add_validator_to_registry, compute_start_slot_at_epoch, decrease_balance,
-        get_activation_exit_churn_limit, get_current_epoch, increase_balance,
-        is_valid_deposit_signature, pubkey_bytes, validator,
+        get_activation_churn_limit, get_activation_exit_churn_limit, get_current_epoch,
+        increase_balance, is_valid_deposit_signature, pubkey_bytes, validator,
     },
     error::add,
     view::{StateMut, electra_field},
@@ -60,9 +60,15 @@ pub(crate) fn process_pending_deposits_with_total<E: EthSpec>(
                 fork,
             )
             .step(STEP)?;
+    // Deposits take the activation-only churn from Gloas on [Modified in Gloas:EIP8061].
+    let churn_limit = if fork.gloas_enabled() {
+        get_activation_churn_limit::<E>(total_active_balance, spec)
+    } else {
+        get_activation_exit_churn_limit::<E>(total_active_balance, spec)
+    };
     let available_for_processing = add(
         deposit_balance_to_consume,
-        get_activation_exit_churn_limit::<E>(total_active_balance, spec),
+        churn_limit,
         "available for processing",
     )
     .step(STEP)?;

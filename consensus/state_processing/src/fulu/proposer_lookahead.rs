@@ -6,7 +6,10 @@
 use rayon::prelude::*;
 use types::{Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER};
 
-use crate::per_epoch::{EpochContext, EpochProcessingError, StepResult, context::ACTIVE_LOOKAHEAD};
+use crate::per_epoch::{
+    EpochContext, EpochProcessingError, StepResult,
+    context::{ACTIVE_LOOKAHEAD, SLASHED},
+};
 use crate::{
     Error,
     common::{
@@ -38,7 +41,11 @@ pub(crate) fn process_proposer_lookahead_with_context<E: EthSpec>(
     ctx: &EpochContext,
 ) -> Result<(), EpochProcessingError> {
     let epoch = ctx.current_epoch.saturating_add(E::MIN_SEED_LOOKAHEAD + 1);
-    let active = ctx.indices_with(ACTIVE_LOOKAHEAD);
+    let mut active = ctx.indices_with(ACTIVE_LOOKAHEAD);
+    // [Modified in Gloas:EIP8045]: slashed validators do not propose.
+    if state.fork_name.gloas_enabled() {
+        active.retain(|&index| ctx.status[index as usize] & SLASHED == 0);
+    }
     let seed = get_seed(&state.as_ref(), epoch, DOMAIN_BEACON_PROPOSER);
     let balances = &ctx.effective_balances;
     let proposers = compute_proposer_indices_with_balances::<E>(epoch, &seed, &active, |index| {
@@ -88,14 +95,24 @@ fn shift_in<E: EthSpec>(
 }
 
 /// `get_beacon_proposer_indices(state, epoch)` [New in Fulu:EIP7917]: the proposers of every
-/// slot of `epoch`.
+/// slot of `epoch`, drawn from the active validators, less the slashed ones on a Gloas state
+/// [Modified in Gloas:EIP8045].
 ///
-/// [spec]: fulu/beacon-chain.md#new-get_beacon_proposer_indices
+/// [spec]: fulu/beacon-chain.md#new-get_beacon_proposer_indices,
+/// gloas/beacon-chain.md#modified-get_beacon_proposer_indices
 pub fn get_beacon_proposer_indices<E: EthSpec>(
     state: &StateRef<'_, E>,
     epoch: Epoch,
 ) -> Result<Vec<ValidatorIndex>, Error> {
-    let indices = get_active_validator_indices(state, epoch);
+    let mut indices = get_active_validator_indices(state, epoch);
+    if state.fork_name.gloas_enabled() {
+        indices.retain(|&index| {
+            state
+                .validators
+                .get(index as usize)
+                .is_some_and(|v| !v.slashed)
+        });
+    }
     let seed = get_seed(state, epoch, DOMAIN_BEACON_PROPOSER);
     compute_proposer_indices(state, epoch, &seed, &indices)
 }

@@ -65,13 +65,19 @@ fn step<E: EthSpec>(handler: &str) -> Option<Step<E>> {
         "participation_flag_updates" => |s, _, _| per_epoch::process_participation_flag_updates(s),
         "sync_committee_updates" => |s, c, _| per_epoch::process_sync_committee_updates(s, c),
         "proposer_lookahead" => |s, _, _| per_epoch::process_proposer_lookahead(s),
+        // [New in Gloas]
+        "builder_pending_payments" => |s, c, _| per_epoch::process_builder_pending_payments(s, c),
+        "ptc_window" => |s, _, _| per_epoch::process_ptc_window(s),
+        // `process_pending_deposits` under Gloas's activation churn (EIP-8061).
+        "pending_deposits_churn" => per_epoch::process_pending_deposits,
         _ => return None,
     };
     Some(step)
 }
 
-/// Every step of `process_epoch`, in the spec's order.
-const ALL_STEPS: [&str; 15] = [
+/// Every step of `process_epoch`, in the spec's order; `builder_pending_payments` and
+/// `ptc_window` run on Gloas states only, `proposer_lookahead` from Fulu on.
+const ALL_STEPS: [&str; 17] = [
     "justification_and_finalization",
     "inactivity_updates",
     "rewards_and_penalties",
@@ -80,6 +86,7 @@ const ALL_STEPS: [&str; 15] = [
     "eth1_data_reset",
     "pending_deposits",
     "pending_consolidations",
+    "builder_pending_payments",
     "effective_balance_updates",
     "slashings_reset",
     "randao_mixes_reset",
@@ -87,11 +94,12 @@ const ALL_STEPS: [&str; 15] = [
     "participation_flag_updates",
     "sync_committee_updates",
     "proposer_lookahead",
+    "ptc_window",
 ];
 
 /// Checks that the fused `process_epoch` on `pre` equals the steps of [`ALL_STEPS`] run one by
-/// one (`proposer_lookahead` only where the state has one, as `process_epoch` does): the same
-/// post-state root, or both failing.
+/// one (`proposer_lookahead` only where the state has one, the Gloas steps only on a Gloas
+/// state, as `process_epoch` does): the same post-state root, or both failing.
 pub(super) fn check_fused_equals_steps<E: EthSpec>(
     pre: &BeaconState<E>,
     spec: &ChainSpec,
@@ -101,14 +109,14 @@ pub(super) fn check_fused_equals_steps<E: EthSpec>(
         per_epoch::process_epoch(view, caches, spec)
     });
     let mut stepwise = CachedBeaconState::new(pre.clone());
-    let has_lookahead = stepwise
+    let view = stepwise
         .view()
-        .map_err(|e| format!("pre state has no view: {e}"))?
-        .proposer_lookahead
-        .is_some();
+        .map_err(|e| format!("pre state has no view: {e}"))?;
+    let (has_lookahead, is_gloas) = (view.proposer_lookahead.is_some(), view.gloas.is_some());
     let stepwise_result = ALL_STEPS
         .into_iter()
         .filter(|&name| name != "proposer_lookahead" || has_lookahead)
+        .filter(|&name| !matches!(name, "builder_pending_payments" | "ptc_window") || is_gloas)
         .try_for_each(|name| {
             let step = step::<E>(name).expect("ALL_STEPS names known steps");
             apply(&mut stepwise, |view, caches| step(view, caches, spec))
@@ -146,15 +154,18 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
 }
 
 fn check<E: EthSpec>(case: &CaseContext, step: Step<E>) -> Result<(), String> {
-    check_known_files(
-        case,
-        &[
-            "pre.ssz_snappy",
-            "post.ssz_snappy",
-            "pre_epoch.ssz_snappy",
-            "post_epoch.ssz_snappy",
-        ],
-    )?;
+    // Some Gloas cases restate the preset's config, with every fork at genesis, in
+    // `config.yaml` (as some Gloas operations cases do).
+    let mut known = vec![
+        "pre.ssz_snappy",
+        "post.ssz_snappy",
+        "pre_epoch.ssz_snappy",
+        "post_epoch.ssz_snappy",
+    ];
+    if case.fork == types::ForkName::Gloas {
+        known.push("config.yaml");
+    }
+    check_known_files(case, &known)?;
     // Pending deposits' signatures are checked whatever the setting (an invalid one only
     // skips the deposit), so a case whose signatures are not real (setting 2) cannot pass.
     let meta = Meta::read(case)?;
