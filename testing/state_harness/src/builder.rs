@@ -186,7 +186,7 @@ pub struct BuiltBlock<E: EthSpec> {
     pub state_root: Root,
 }
 
-fn sig(signature: bls::Signature) -> BLSSignature {
+pub(crate) fn sig(signature: bls::Signature) -> BLSSignature {
     BLSSignature::from(signature.serialize())
 }
 
@@ -413,7 +413,7 @@ pub fn sign_block<E: EthSpec>(
 }
 
 /// The checkpoint an attestation of `slot` votes as target, and the source that goes with it.
-fn ffg_vote<E: EthSpec>(
+pub(crate) fn ffg_vote<E: EthSpec>(
     state: &StateRef<'_, E>,
     slot: Slot,
 ) -> Result<(Checkpoint, Checkpoint), HarnessError> {
@@ -507,7 +507,7 @@ fn build_attestation<E: EthSpec>(
     }))
 }
 
-fn build_sync_aggregate<E: EthSpec>(
+pub(crate) fn build_sync_aggregate<E: EthSpec>(
     state: &StateRef<'_, E>,
     caches: &mut state_processing::Caches,
     participation: SyncParticipation,
@@ -549,7 +549,7 @@ fn build_sync_aggregate<E: EthSpec>(
     })
 }
 
-fn build_proposer_slashing<E: EthSpec>(
+pub(crate) fn build_proposer_slashing<E: EthSpec>(
     state: &StateRef<'_, E>,
     proposer_index: ValidatorIndex,
     block_slot: Slot,
@@ -578,7 +578,7 @@ fn build_proposer_slashing<E: EthSpec>(
     })
 }
 
-fn build_attester_slashing<E: EthSpec>(
+pub(crate) fn build_attester_slashing<E: EthSpec>(
     state: &StateRef<'_, E>,
     indices: &[ValidatorIndex],
     block_slot: Slot,
@@ -612,7 +612,7 @@ fn build_attester_slashing<E: EthSpec>(
     })
 }
 
-fn build_execution_requests<E: EthSpec>(
+pub(crate) fn build_execution_requests<E: EthSpec>(
     state: &StateRef<'_, E>,
     contents: &BlockContents,
     spec: &ChainSpec,

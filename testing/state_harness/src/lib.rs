@@ -9,11 +9,14 @@
 //!   whole slots of committees, a sync aggregate, exits, slashings, BLS-to-execution changes,
 //!   deposit, withdrawal and consolidation requests, a payload that matches the state), runs the
 //!   block through `state_processing` to get the post-state root, and signs it.
+//! - [`gloas`]: [`gloas::build_gloas_block`], the same for a Gloas block: a self-build bid, the
+//!   parent payload's execution requests, Gloas attestations and payload attestations.
 //! - [`synthetic`]: a Fulu state with any number of validators (1,000,000 for the benches) whose
 //!   public keys are real interop keys, so signatures over it verify.
 //! - [`oracle`]: runs `stf.mjs` / `genesis.mjs` of the Lodestar oracle and reads their JSON lines.
 
 pub mod builder;
+pub mod gloas;
 pub mod keys;
 pub mod oracle;
 pub mod synthetic;
@@ -21,6 +24,9 @@ mod withdrawals;
 
 pub use builder::{
     AttestationSpec, BlockContents, BuiltBlock, DepositRequestSpec, SyncParticipation, build_block,
+};
+pub use gloas::{
+    GloasBlockContents, ParentPayload, build_gloas_block, gloas_parent_execution_requests,
 };
 pub use keys::{aggregate_interop_secret_key, interop_pubkey, interop_secret_key};
 pub use withdrawals::get_expected_withdrawals;
