@@ -22,7 +22,7 @@ use crate::{
     common::{
         FULL_EXIT_REQUEST_AMOUNT, UNSET_DEPOSIT_REQUESTS_START_INDEX, balance,
         compute_consolidation_epoch_and_update_churn, compute_exit_epoch_and_update_churn,
-        get_consolidation_churn_limit, get_current_epoch, get_pending_balance_to_withdraw,
+        get_consolidation_churn_limit_at_fork, get_current_epoch, get_pending_balance_to_withdraw,
         has_compounding_withdrawal_credential, has_eth1_withdrawal_credential,
         has_execution_withdrawal_credential, initiate_validator_exit, is_active_validator,
         pubkey_bytes, validator, validator_mut,
@@ -226,7 +226,10 @@ pub fn process_consolidation_request<E: EthSpec>(
         return Ok(());
     }
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
-    if get_consolidation_churn_limit::<E>(total_active_balance, spec) <= E::MIN_ACTIVATION_BALANCE {
+    // [Modified in Gloas:EIP8061]: the consolidation churn is independent of the others.
+    if get_consolidation_churn_limit_at_fork::<E>(state.fork_name, total_active_balance, spec)
+        <= E::MIN_ACTIVATION_BALANCE
+    {
         return Ok(());
     }
     let state_ref = state.as_ref();

@@ -690,6 +690,9 @@ pub enum ExecutionPayloadBidInvalid {
         /// `state.latest_block_hash`.
         expected: Root,
     },
+    /// `bid.block_hash != bid.parent_block_hash` [New in 1.7.0b4].
+    #[error("bid block hash {0} is its parent block hash")]
+    BlockHashIsParent(Root),
     /// `bid.parent_block_root == get_block_root_at_slot(state, state.slot - 1)`.
     #[error("bid parent block root {bid} is not the previous slot's root {expected}")]
     ParentBlockRootMismatch {

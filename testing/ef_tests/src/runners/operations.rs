@@ -14,7 +14,7 @@ use serde::Deserialize;
 use ssz::Decode;
 use state_processing::per_block::{self, VerifySignatures};
 use state_processing::{CachedBeaconState, Caches, StateMut};
-use types::{ChainSpec, EthSpec, electra, phase0};
+use types::{ChainSpec, EthSpec, ForkName, electra, gloas, phase0};
 
 use super::state_case::{
     EngineVerdict, Meta, chain_spec, check_known_files, check_outcome, read_post, read_ssz,
@@ -71,7 +71,7 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
         Ok(spec) => spec,
         Err(e) => return CaseResult::Failed(e),
     };
-    let meta = match Meta::read(case) {
+    let (meta, parent_slot) = match read_meta(case) {
         Ok(meta) => meta,
         Err(e) => return CaseResult::Failed(e),
     };
@@ -79,7 +79,12 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
         Ok(verify) => verify,
         Err(e) => return CaseResult::Failed(e),
     };
-    let operation = match operation::<E>(case, &spec) {
+    let operation = if case.fork == ForkName::Gloas {
+        gloas_operation::<E>(case, &spec, parent_slot)
+    } else {
+        operation::<E>(case, &spec)
+    };
+    let operation = match operation {
         Ok(Some(operation)) => operation,
         Ok(None) => {
             return CaseResult::NotRun(format!("no operations handler for {}", case.handler));
@@ -120,15 +125,54 @@ fn apply_and_compare<E: EthSpec>(
     Ok(())
 }
 
-/// Reads the operation, `<name>.ssz_snappy`, as `T`, after checking that the case holds no file
-/// besides the states, the operation and (for `execution_payload`) `execution.yaml`.
-fn input<T: Decode>(case: &CaseContext, name: &str) -> Result<T, String> {
-    let file = format!("{name}.ssz_snappy");
-    let mut expected = vec!["pre.ssz_snappy", "post.ssz_snappy", file.as_str()];
+/// `meta.yaml` of an operations case: the state-transition keys, and Gloas's `parent_slot`
+/// (the parent block's slot that `process_attestation` takes).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OperationsMeta {
+    bls_setting: Option<u8>,
+    parent_slot: Option<u64>,
+}
+
+/// The case's [`Meta`] and its `parent_slot` (Gloas attestations).
+fn read_meta(case: &CaseContext) -> Result<(Meta, Option<u64>), String> {
+    if case.fork != ForkName::Gloas {
+        return Ok((Meta::read(case)?, None));
+    }
+    let path = case.file("meta.yaml");
+    let meta: OperationsMeta = if path.exists() {
+        read_yaml(&path)?
+    } else {
+        OperationsMeta::default()
+    };
+    Ok((
+        Meta {
+            bls_setting: meta.bls_setting,
+            ..Meta::default()
+        },
+        meta.parent_slot,
+    ))
+}
+
+/// The files a case may hold besides the operation: the states, (for `execution_payload`)
+/// `execution.yaml`, and (for some Gloas cases) the case's `config.yaml`, which restates the
+/// preset's config with every fork at genesis.
+fn known_files<'n>(case: &CaseContext, mut expected: Vec<&'n str>) -> Result<(), String> {
+    expected.extend(["pre.ssz_snappy", "post.ssz_snappy"]);
     if case.handler == "execution_payload" {
         expected.push("execution.yaml");
     }
-    check_known_files(case, &expected)?;
+    if case.fork == ForkName::Gloas {
+        expected.push("config.yaml");
+    }
+    check_known_files(case, &expected)
+}
+
+/// Reads the operation, `<name>.ssz_snappy`, as `T`, after checking that the case holds no file
+/// besides the states, the operation and those [`known_files`] allows.
+fn input<T: Decode>(case: &CaseContext, name: &str) -> Result<T, String> {
+    let file = format!("{name}.ssz_snappy");
+    known_files(case, vec![file.as_str()])?;
     read_ssz(case, name)
 }
 
@@ -216,6 +260,93 @@ fn operation<'a, E: EthSpec>(
         "withdrawals" => {
             let payload: electra::ExecutionPayload<E> = input(case, "execution_payload")?;
             unsigned(move |s, _| text(per_block::process_withdrawals(s, &payload)))
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(operation))
+}
+
+/// A Gloas handler's operation (the Gloas types, the Gloas functions where the spec modifies
+/// them), read from the case and ready to apply; `None` for an unknown handler.
+fn gloas_operation<'a, E: EthSpec>(
+    case: &CaseContext,
+    spec: &'a ChainSpec,
+    parent_slot: Option<u64>,
+) -> Result<Option<Operation<'a, E>>, String> {
+    use state_processing::gloas::per_block as gloas_block;
+    let operation = match case.handler.as_str() {
+        "attestation" => {
+            let op: gloas::Attestation<E> = input(case, "attestation")?;
+            let parent_slot =
+                parent_slot.ok_or("meta.yaml has no parent_slot for a Gloas attestation")?;
+            signed(move |s, c, v| text(gloas_block::process_attestation(s, c, &op, parent_slot, v)))
+        }
+        "attester_slashing" => {
+            let op: gloas::AttesterSlashing = input(case, "attester_slashing")?;
+            signed(move |s, c, v| text(gloas_block::process_attester_slashing(s, c, &op, v, spec)))
+        }
+        "block_header" => {
+            let block: gloas::BeaconBlock<E> = input(case, "block")?;
+            unsigned(move |s, c| text(gloas_block::process_block_header(s, c, &block)))
+        }
+        "bls_to_execution_change" => {
+            let op: gloas::SignedBLSToExecutionChange = input(case, "address_change")?;
+            signed(move |s, _, v| text(per_block::process_bls_to_execution_change(s, &op, v, spec)))
+        }
+        "builder_deposit_request" => {
+            let op: gloas::BuilderDepositRequest = input(case, "builder_deposit_request")?;
+            unsigned(move |s, _| text(gloas_block::process_builder_deposit_request(s, &op, spec)))
+        }
+        "builder_exit_request" => {
+            let op: gloas::BuilderExitRequest = input(case, "builder_exit_request")?;
+            unsigned(move |s, _| text(gloas_block::process_builder_exit_request(s, &op, spec)))
+        }
+        "consolidation_request" => {
+            let op: gloas::ConsolidationRequest = input(case, "consolidation_request")?;
+            unsigned(move |s, c| text(per_block::process_consolidation_request(s, c, &op, spec)))
+        }
+        "deposit_request" => {
+            let op: gloas::DepositRequest = input(case, "deposit_request")?;
+            unsigned(move |s, _| text(per_block::process_deposit_request(s, &op)))
+        }
+        "execution_payload_bid" => {
+            let op: gloas::SignedExecutionPayloadBid = input(case, "execution_payload_bid")?;
+            signed(move |s, c, v| {
+                text(gloas_block::process_execution_payload_bid(s, c, &op, v, spec).map(|_| ()))
+            })
+        }
+        "parent_execution_payload" => {
+            let block: gloas::BeaconBlock<E> = input(case, "block")?;
+            unsigned(move |s, c| {
+                text(gloas_block::process_parent_execution_payload(
+                    s, c, &block, spec,
+                ))
+            })
+        }
+        "payload_attestation" => {
+            let op: gloas::PayloadAttestation<E> = input(case, "payload_attestation")?;
+            signed(move |s, c, v| text(gloas_block::process_payload_attestation(s, c, &op, v)))
+        }
+        "proposer_slashing" => {
+            let op: gloas::ProposerSlashing = input(case, "proposer_slashing")?;
+            signed(move |s, c, v| text(per_block::process_proposer_slashing(s, c, &op, v, spec)))
+        }
+        "sync_aggregate" => {
+            let op: gloas::SyncAggregate<E> = input(case, "sync_aggregate")?;
+            signed(move |s, c, v| text(per_block::process_sync_aggregate(s, c, &op, v)))
+        }
+        "voluntary_exit" | "voluntary_exit_churn" => {
+            let op: gloas::SignedVoluntaryExit = input(case, "voluntary_exit")?;
+            signed(move |s, c, v| text(per_block::process_voluntary_exit(s, c, &op, v, spec)))
+        }
+        "withdrawal_request" => {
+            let op: gloas::WithdrawalRequest = input(case, "withdrawal_request")?;
+            unsigned(move |s, c| text(per_block::process_withdrawal_request(s, c, &op, spec)))
+        }
+        "withdrawals" => {
+            // Gloas's `process_withdrawals(state)` takes no payload.
+            known_files(case, vec![])?;
+            unsigned(move |s, _| text(gloas_block::process_withdrawals(s)))
         }
         _ => return Ok(None),
     };

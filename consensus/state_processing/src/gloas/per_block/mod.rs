@@ -123,6 +123,24 @@ pub fn process_block_with_body_root<E: EthSpec>(
     Ok(())
 }
 
+/// `process_block_header(state, block)` for a Gloas block.
+///
+/// [spec]: phase0/beacon-chain.md#block-header
+pub fn process_block_header<E: EthSpec>(
+    state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
+    block: &BeaconBlock<E>,
+) -> Result<(), crate::per_block::HeaderInvalid> {
+    process_block_header_fields(
+        state,
+        caches,
+        block.slot,
+        block.proposer_index,
+        block.parent_root,
+        block.body.tree_hash_root(),
+    )
+}
+
 /// `process_parent_execution_payload(state, block)`: when the block builds on its parent's
 /// payload (the bid's parent hash is the parent bid's block hash), the parent's requests must be
 /// the ones its bid committed to, and they are applied; when the parent's payload is empty, the
@@ -361,6 +379,12 @@ pub fn process_execution_payload_bid<E: EthSpec>(
             bid: bid.parent_block_hash,
             expected: latest_block_hash,
         });
+    }
+    // [New in 1.7.0b4]: the bid's block is a new one.
+    if bid.block_hash == bid.parent_block_hash {
+        return Err(ExecutionPayloadBidInvalid::BlockHashIsParent(
+            bid.block_hash,
+        ));
     }
     let parent_root = get_block_root_at_slot(&state_ref, state_slot - 1)?;
     if bid.parent_block_root != parent_root {
