@@ -12,7 +12,10 @@ use tree_hash::TreeHash;
 use types::{
     BeaconState, ChainSpec, EthSpec, ExecutionAddress, FAR_FUTURE_EPOCH, ValidatorIndex, electra,
     fulu, gloas,
-    gloas::{Builder, BuilderPendingPayment, ExecutionPayloadBid, PAYLOAD_BUILDER_VERSION},
+    gloas::{
+        BUILDER_INDEX_SELF_BUILD, Builder, BuilderPendingPayment, ExecutionPayloadBid,
+        PAYLOAD_BUILDER_VERSION,
+    },
     signing::{DOMAIN_DEPOSIT, compute_signing_root},
     typenum::Unsigned,
 };
@@ -258,8 +261,9 @@ fn verify_deposit_signatures(
 
 /// `upgrade_to_gloas(pre)` [New in Gloas]: the Fulu state under the Gloas fork version, its
 /// registry and queues as progressive lists (EIP-7688), the payload header replaced by
-/// `latest_block_hash` and a bid carrying the header's block hash and gas limit, every slot's
-/// payload available, the PTC window filled, and the queued builder deposits onboarded.
+/// `latest_block_hash` and a self-build bid made from the header (its parent hash, block hash,
+/// prev_randao and gas limit) and the latest block header (its parent root and slot), every
+/// slot's payload available, the PTC window filled, and the queued builder deposits onboarded.
 ///
 /// [spec]: gloas/fork.md#upgrading-the-state
 pub fn upgrade_to_gloas<E: EthSpec>(
@@ -273,15 +277,19 @@ pub fn upgrade_to_gloas<E: EthSpec>(
         return Err(Error::UnsupportedFork(wrapped.fork_name()));
     };
     let header = &pre.latest_execution_payload_header;
+    // The bid of the last pre-fork block, as if self-built: what the first Gloas block's bid
+    // and withdrawals check against (`parent_block_hash == latest_block_hash`, the parent
+    // block's root and slot). 1.7.0b4's vectors fill every field the header has; the spec
+    // snapshot read here set only the block hash, the gas limit and the requests root.
     let latest_execution_payload_bid = ExecutionPayloadBid {
-        parent_block_hash: Default::default(),
-        parent_block_root: Default::default(),
+        parent_block_hash: header.parent_hash,
+        parent_block_root: pre.latest_block_header.parent_root,
         block_hash: header.block_hash,
-        prev_randao: Default::default(),
+        prev_randao: header.prev_randao,
         fee_recipient: Default::default(),
         gas_limit: header.gas_limit,
-        builder_index: 0,
-        slot: 0,
+        builder_index: BUILDER_INDEX_SELF_BUILD,
+        slot: pre.latest_block_header.slot,
         value: 0,
         execution_payment: 0,
         blob_kzg_commitments: Default::default(),

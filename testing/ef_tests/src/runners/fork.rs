@@ -7,7 +7,7 @@
 
 use state_processing::CachedBeaconState;
 use state_processing::common::compute_epoch_at_slot;
-use state_processing::upgrade::{upgrade_to_electra, upgrade_to_fulu};
+use state_processing::upgrade::{upgrade_to_electra, upgrade_to_fulu, upgrade_to_gloas};
 use types::{BeaconState, EthSpec, ForkName};
 
 use super::state_case::{
@@ -28,7 +28,10 @@ impl Runner for Fork {
         if case.handler != "fork" {
             return CaseResult::NotRun(format!("no fork handler for {}", case.handler));
         }
-        if !matches!(case.fork, ForkName::Electra | ForkName::Fulu) {
+        if !matches!(
+            case.fork,
+            ForkName::Electra | ForkName::Fulu | ForkName::Gloas
+        ) {
             return CaseResult::NotRun(format!("no upgrade into {} is implemented", case.fork));
         }
         with_preset!(case, run(case))
@@ -71,6 +74,10 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         BeaconState::Electra(pre) if fork == ForkName::Fulu => {
             spec.fulu_fork_epoch = epoch;
             upgrade_to_fulu(pre, &spec).map(BeaconState::Fulu)
+        }
+        BeaconState::Fulu(pre) if fork == ForkName::Gloas => {
+            spec.gloas_fork_epoch = epoch;
+            upgrade_to_gloas(pre, &spec).map(BeaconState::Gloas)
         }
         // Every fork named: a pre-state that no upgrade above takes.
         other @ (BeaconState::Phase0(_)
