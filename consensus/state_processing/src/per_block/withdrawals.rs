@@ -242,8 +242,7 @@ pub fn process_withdrawals<E: EthSpec>(
             "pending_partial_withdrawals",
             state.fork_name,
         )?
-        .pop_front(expected.processed_partial_withdrawals_count as usize)
-        .map_err(Error::from)?;
+        .pop_front(expected.processed_partial_withdrawals_count as usize)?;
     }
     update_next_withdrawal_validator_index(state, withdrawals);
     Ok(())

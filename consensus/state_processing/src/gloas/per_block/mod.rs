@@ -370,7 +370,7 @@ pub fn process_execution_payload_bid<E: EthSpec>(
             state: state_slot,
         });
     }
-    if state_slot <= GENESIS_SLOT {
+    if state_slot == GENESIS_SLOT {
         return Err(ExecutionPayloadBidInvalid::GenesisSlot);
     }
     let latest_block_hash = *state_ref.gloas()?.latest_block_hash;
