@@ -8,7 +8,7 @@
 //! [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
 
 use tree_hash::TreeHash;
-use types::{ChainSpec, EthSpec, SignedBeaconBlock, deneb, electra};
+use types::{ChainSpec, EthSpec, ForkName, SignedBeaconBlock, deneb, electra};
 
 use crate::{
     CachedBeaconState, Error,
@@ -183,35 +183,121 @@ fn apply_block<E: EthSpec>(
     engine: &impl ExecutionEngine<E>,
     spec: &ChainSpec,
 ) -> Result<Option<BlockSignatureVerifier>, BlockProcessingError> {
+    let fork = block.fork_name();
+    match block {
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
+            apply_message(state, fork, &b.message, &b.signature, options, engine, spec)
+        }
+        SignedBeaconBlock::Deneb(b) => {
+            apply_deneb_block(state, b, options, engine, spec).map(|()| None)
+        }
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Gloas(_)) => Err(Error::UnsupportedFork(other.fork_name()).into()),
+    }
+}
+
+/// What the transition needs of a block message, whatever its fork: its header fields, its
+/// body's signature sets and its processing. Electra's message serves Electra and Fulu blocks.
+trait BlockMessage<E: EthSpec> {
+    fn slot(&self) -> types::Slot;
+    fn proposer_index(&self) -> types::ValidatorIndex;
+    fn state_root(&self) -> types::Root;
+    fn parent_root(&self) -> types::Root;
+    fn body_root(&self) -> types::Root;
+    /// The body's signature sets, into `verifier`.
+    fn include_body(
+        &self,
+        verifier: &mut BlockSignatureVerifier,
+        state: &crate::StateRef<'_, E>,
+        caches: &mut crate::Caches,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError>;
+    /// `process_block`, the body's root given.
+    fn process(
+        &self,
+        state: &mut crate::StateMut<'_, E>,
+        caches: &mut crate::Caches,
+        body_root: types::Root,
+        verify: VerifySignatures,
+        engine: &impl ExecutionEngine<E>,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError>;
+}
+
+impl<E: EthSpec> BlockMessage<E> for electra::BeaconBlock<E> {
+    fn slot(&self) -> types::Slot {
+        self.slot
+    }
+    fn proposer_index(&self) -> types::ValidatorIndex {
+        self.proposer_index
+    }
+    fn state_root(&self) -> types::Root {
+        self.state_root
+    }
+    fn parent_root(&self) -> types::Root {
+        self.parent_root
+    }
+    fn body_root(&self) -> types::Root {
+        self.body.tree_hash_root()
+    }
+    fn include_body(
+        &self,
+        verifier: &mut BlockSignatureVerifier,
+        state: &crate::StateRef<'_, E>,
+        caches: &mut crate::Caches,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        verifier.include_body(state, caches, self, spec)
+    }
+    fn process(
+        &self,
+        state: &mut crate::StateMut<'_, E>,
+        caches: &mut crate::Caches,
+        body_root: types::Root,
+        verify: VerifySignatures,
+        engine: &impl ExecutionEngine<E>,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        process_block_with_body_root(state, caches, self, body_root, verify, engine, spec)
+    }
+}
+
+/// The transition of one block message and its proposer's signature.
+fn apply_message<E: EthSpec, M: BlockMessage<E>>(
+    state: &mut CachedBeaconState<E>,
+    block_fork: ForkName,
+    message: &M,
+    signature: &types::BLSSignature,
+    options: Options,
+    engine: &impl ExecutionEngine<E>,
+    spec: &ChainSpec,
+) -> Result<Option<BlockSignatureVerifier>, BlockProcessingError> {
     let Options {
         pre_state,
         verify,
         validate_result,
         gather,
     } = options;
-    let signed: &electra::SignedBeaconBlock<E> = match block {
-        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => b,
-        SignedBeaconBlock::Deneb(b) => {
-            return apply_deneb_block(state, b, options, engine, spec).map(|()| None);
-        }
-        other @ (SignedBeaconBlock::Phase0(_)
-        | SignedBeaconBlock::Altair(_)
-        | SignedBeaconBlock::Bellatrix(_)
-        | SignedBeaconBlock::Capella(_)
-        | SignedBeaconBlock::Gloas(_)) => {
-            return Err(Error::UnsupportedFork(other.fork_name()).into());
-        }
-    };
-    let message = &signed.message;
-    advance_to_block_slot(state, message.slot, pre_state, spec)?;
-    if block.fork_name() != state.state.fork_name() {
+    advance_to_block_slot(state, message.slot(), pre_state, spec)?;
+    if block_fork != state.state.fork_name() {
         return Err(BlockProcessingError::ForkMismatch {
-            block: block.fork_name(),
+            block: block_fork,
             state: state.state.fork_name(),
         });
     }
 
-    let body_root = message.body.tree_hash_root();
+    let body_root = message.body_root();
+    let header_root = electra::BeaconBlockHeader {
+        slot: message.slot(),
+        proposer_index: message.proposer_index(),
+        parent_root: message.parent_root(),
+        state_root: message.state_root(),
+        body_root,
+    }
+    .tree_hash_root();
     let (verify, batch) = {
         let (view, caches) = state.view_mut()?;
         match verify {
@@ -220,9 +306,9 @@ fn apply_block<E: EthSpec>(
                 verify_proposer_signature(
                     &view.as_ref(),
                     caches,
-                    message.proposer_index,
-                    block_root(message, body_root),
-                    &signed.signature,
+                    message.proposer_index(),
+                    header_root,
+                    signature,
                 )?;
                 (VerifySignatures::Individually, None)
             }
@@ -231,11 +317,11 @@ fn apply_block<E: EthSpec>(
                 verifier.include_block_proposal(
                     &view.as_ref(),
                     caches,
-                    message.proposer_index,
-                    block_root(message, body_root),
-                    &signed.signature,
+                    message.proposer_index(),
+                    header_root,
+                    signature,
                 )?;
-                verifier.include_body(&view.as_ref(), caches, message, spec)?;
+                message.include_body(&mut verifier, &view.as_ref(), caches, spec)?;
                 (VerifySignatures::None, Some(verifier))
             }
         }
@@ -304,9 +390,9 @@ fn verify_proposer_signature<E: EthSpec>(
 
 /// `process_block` on a state at the block's slot, then (with `validate_result`) the check of
 /// the block's state root.
-fn process_and_check_root<E: EthSpec>(
+fn process_and_check_root<E: EthSpec, M: BlockMessage<E>>(
     state: &mut CachedBeaconState<E>,
-    message: &electra::BeaconBlock<E>,
+    message: &M,
     body_root: types::Root,
     verify: VerifySignatures,
     validate_result: bool,
@@ -314,12 +400,12 @@ fn process_and_check_root<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<(), BlockProcessingError> {
     let (mut view, caches) = state.view_mut()?;
-    process_block_with_body_root(&mut view, caches, message, body_root, verify, engine, spec)?;
+    message.process(&mut view, caches, body_root, verify, engine, spec)?;
     if validate_result {
         let computed = state.hash_tree_root()?;
-        if message.state_root != computed {
+        if message.state_root() != computed {
             return Err(BlockProcessingError::StateRoot {
-                block: message.state_root,
+                block: message.state_root(),
                 computed,
             });
         }
@@ -377,17 +463,4 @@ fn apply_deneb_block<E: EthSpec>(
         }
     }
     Ok(())
-}
-
-/// `hash_tree_root(block)` from the block's fields and its body's root (which processing needs
-/// too, so the body is hashed once).
-fn block_root<E: EthSpec>(block: &electra::BeaconBlock<E>, body_root: types::Root) -> types::Root {
-    electra::BeaconBlockHeader {
-        slot: block.slot,
-        proposer_index: block.proposer_index,
-        parent_root: block.parent_root,
-        state_root: block.state_root,
-        body_root,
-    }
-    .tree_hash_root()
 }
