@@ -407,18 +407,19 @@ pub(crate) fn apply_participation<E: EthSpec>(
     flags: u8,
     for_each_attester: impl FnOnce(&mut dyn FnMut(ValidatorIndex)) -> Result<(), AttestationInvalid>,
 ) -> Result<(), AttestationInvalid> {
-    apply_participation_with(state, caches, data, flags, for_each_attester, |_| {})
+    apply_participation_with(state, caches, data, flags, for_each_attester, |_, _| {})
 }
 
-/// [`apply_participation`], calling `on_new_flag` with the effective balance of each attester
-/// that gets a new flag (Gloas adds it to the builder payment's weight; a no-op before).
+/// [`apply_participation`], calling `on_new_flag` with the previous flags and the effective
+/// balance of each attester that gets a new flag (Gloas adds it to the builder payment's weight;
+/// a no-op before).
 pub(crate) fn apply_participation_with<E: EthSpec>(
     state: &mut StateMut<'_, E>,
     caches: &mut Caches,
     data: &AttestationData,
     flags: u8,
     for_each_attester: impl FnOnce(&mut dyn FnMut(ValidatorIndex)) -> Result<(), AttestationInvalid>,
-    mut on_new_flag: impl FnMut(u64),
+    mut on_new_flag: impl FnMut(u8, u64),
 ) -> Result<(), AttestationInvalid> {
     let total_active_balance = caches.get_total_active_balance(&state.as_ref())?;
     let base_reward_per_increment = get_base_reward_per_increment::<E>(total_active_balance)?;
@@ -477,7 +478,7 @@ pub(crate) fn apply_participation_with<E: EthSpec>(
                     }
                 };
                 // [New in Gloas:EIP7732]: the attester's weight for the builder's payment.
-                on_new_flag(effective_balance);
+                on_new_flag(old, effective_balance);
                 if sets_target
                     && !has_flag(old, TIMELY_TARGET_FLAG_INDEX)
                     && let Some(p) = progressive.as_mut()

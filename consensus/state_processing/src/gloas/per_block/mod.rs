@@ -694,8 +694,10 @@ pub fn process_attestation<E: EthSpec>(
         data,
         flags,
         |f| attestation::for_each_attester(&committees, attestation, f),
-        |effective_balance| {
-            if adds_weight {
+        |old_flags, effective_balance| {
+            // [Modified in 1.7.0b4]: only an attester with no flag yet, so that an equivocating
+            // attester (another target, say) adds its weight once.
+            if adds_weight && old_flags == 0 {
                 weight = weight.saturating_add(effective_balance);
             }
         },
