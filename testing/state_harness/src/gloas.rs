@@ -614,6 +614,96 @@ mod tests {
         );
     }
 
+    /// Applies `block` to `pre` with its signatures checked in one batch; the post-state root
+    /// must be the block's.
+    fn apply_verified(
+        pre: &CachedBeaconState<E>,
+        block: &types::SignedBeaconBlock<E>,
+        spec: &ChainSpec,
+    ) {
+        let types::SignedBeaconBlock::Gloas(signed) = block else {
+            panic!("a Gloas block");
+        };
+        let mut state = pre.clone();
+        process_slots(&mut state, signed.message.slot, spec).expect("slots");
+        {
+            let CachedBeaconState { state: raw, caches } = &mut state;
+            let view = StateRef::new(raw).expect("view");
+            let mut verifier = BlockSignatureVerifier::new();
+            verifier
+                .include_block_proposal(
+                    &view,
+                    caches,
+                    signed.message.proposer_index,
+                    signed.message.tree_hash_root(),
+                    &signed.signature,
+                )
+                .expect("proposal set");
+            verifier.verify().expect("the proposal signature verifies");
+        }
+        let (mut view, caches) = state.view_mut().expect("view");
+        state_processing::gloas::per_block::process_block(
+            &mut view,
+            caches,
+            &signed.message,
+            VerifySignatures::Batched,
+            spec,
+        )
+        .expect("the block applies");
+        drop(view);
+        assert_eq!(
+            state.hash_tree_root().expect("root"),
+            signed.message.state_root
+        );
+    }
+
+    #[test]
+    fn a_child_builds_on_a_full_or_an_empty_parent() {
+        let (pre, spec, params) = upgraded(2_048);
+        let first = build_gloas_block(
+            &pre,
+            params.slot + 1,
+            &GloasBlockContents {
+                payload_attestations: 2,
+                ..GloasBlockContents::default()
+            },
+            &spec,
+        )
+        .expect("the first block");
+        let types::SignedBeaconBlock::Gloas(parent) = &first.block else {
+            panic!("a Gloas block");
+        };
+        let parent_bid = &parent.message.body.signed_execution_payload_bid.message;
+        let slot = params.slot + 2;
+        for parent_payload in [ParentPayload::Full, ParentPayload::Empty] {
+            let contents = GloasBlockContents {
+                base: BlockContents {
+                    attestations: AttestationSpec::slot_in_parts(params.slot + 1, 1),
+                    ..BlockContents::default()
+                },
+                payload_attestations: 4,
+                parent_payload,
+            };
+            let child = build_gloas_block(&first.post, slot, &contents, &spec).expect("a child");
+            let types::SignedBeaconBlock::Gloas(signed) = &child.block else {
+                panic!("a Gloas block");
+            };
+            let bid = &signed.message.body.signed_execution_payload_bid.message;
+            match parent_payload {
+                // On the parent's payload: its promised hash.
+                ParentPayload::Full => assert_eq!(bid.parent_block_hash, parent_bid.block_hash),
+                // Beside it: the hash the parent built on.
+                ParentPayload::Empty => {
+                    assert_eq!(bid.parent_block_hash, parent_bid.parent_block_hash)
+                }
+            }
+            assert_ne!(bid.block_hash, bid.parent_block_hash);
+            // The attestation votes for the parent, proposed at its own slot: index 0.
+            assert_eq!(signed.message.body.attestations[0].data.index, 0);
+            apply_verified(&first.post, &child.block, &spec);
+        }
+    }
+
     #[test]
     fn requests_the_parent_bid_did_not_commit_to_are_refused() {
         let (pre, spec, params) = upgraded(256);
