@@ -8,7 +8,7 @@
 //! [spec]: phase0/beacon-chain.md#beacon-chain-state-transition-function
 
 use tree_hash::TreeHash;
-use types::{ChainSpec, EthSpec, ForkName, SignedBeaconBlock, deneb, electra};
+use types::{ChainSpec, EthSpec, ForkName, SignedBeaconBlock, deneb, electra, gloas};
 
 use crate::{
     CachedBeaconState, Error,
@@ -191,11 +191,13 @@ fn apply_block<E: EthSpec>(
         SignedBeaconBlock::Deneb(b) => {
             apply_deneb_block(state, b, options, engine, spec).map(|()| None)
         }
+        SignedBeaconBlock::Gloas(b) => {
+            apply_message(state, fork, &b.message, &b.signature, options, engine, spec)
+        }
         other @ (SignedBeaconBlock::Phase0(_)
         | SignedBeaconBlock::Altair(_)
         | SignedBeaconBlock::Bellatrix(_)
-        | SignedBeaconBlock::Capella(_)
-        | SignedBeaconBlock::Gloas(_)) => Err(Error::UnsupportedFork(other.fork_name()).into()),
+        | SignedBeaconBlock::Capella(_)) => Err(Error::UnsupportedFork(other.fork_name()).into()),
     }
 }
 
@@ -262,6 +264,48 @@ impl<E: EthSpec> BlockMessage<E> for electra::BeaconBlock<E> {
         spec: &ChainSpec,
     ) -> Result<(), BlockProcessingError> {
         process_block_with_body_root(state, caches, self, body_root, verify, engine, spec)
+    }
+}
+
+/// A Gloas block: it executes no payload (its bid commits to one, which an envelope delivers
+/// and fork choice verifies), so the execution engine is not asked here.
+impl<E: EthSpec> BlockMessage<E> for gloas::BeaconBlock<E> {
+    fn slot(&self) -> types::Slot {
+        self.slot
+    }
+    fn proposer_index(&self) -> types::ValidatorIndex {
+        self.proposer_index
+    }
+    fn state_root(&self) -> types::Root {
+        self.state_root
+    }
+    fn parent_root(&self) -> types::Root {
+        self.parent_root
+    }
+    fn body_root(&self) -> types::Root {
+        self.body.tree_hash_root()
+    }
+    fn include_body(
+        &self,
+        verifier: &mut BlockSignatureVerifier,
+        state: &crate::StateRef<'_, E>,
+        caches: &mut crate::Caches,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        verifier.include_gloas_body(state, caches, self, spec)
+    }
+    fn process(
+        &self,
+        state: &mut crate::StateMut<'_, E>,
+        caches: &mut crate::Caches,
+        body_root: types::Root,
+        verify: VerifySignatures,
+        _engine: &impl ExecutionEngine<E>,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        crate::gloas::per_block::process_block_with_body_root(
+            state, caches, self, body_root, verify, spec,
+        )
     }
 }
 

@@ -12,10 +12,11 @@ use state_processing::CachedBeaconState;
 use state_processing::per_block::{ExecutionEngine, VerifySignatures};
 use state_processing::view::StateRef;
 use tree_hash::TreeHash;
+use types::chain_spec::{MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML};
 use types::{BeaconState, ChainSpec, EthSpec, ForkName, electra};
 
 use crate::case::{CaseContext, Preset};
-use crate::files::{read_ssz_snappy, read_yaml};
+use crate::files::{read_ssz_snappy, read_text, read_yaml};
 
 /// Calls `$f::<E>($args)` with `E` the case's preset (`MinimalEthSpec` or `MainnetEthSpec`),
 /// returning `CaseResult::Failed` for a config without a preset.
@@ -31,13 +32,27 @@ macro_rules! with_preset {
 pub(crate) use with_preset;
 
 /// The config of the case's preset with every fork up to and including `fork` at genesis: how
-/// the pyspec runs a fork's tests.
+/// the pyspec runs a fork's tests. A case that carries its own `config.yaml` (some Gloas cases
+/// do) runs under that config, read over the preset's; it must schedule the same forks at
+/// genesis, or the case is not one these runners understand.
 pub(crate) fn chain_spec(case: &CaseContext, fork: ForkName) -> Result<ChainSpec, String> {
-    let base = match case.preset()? {
-        Preset::Minimal => ChainSpec::minimal(),
-        Preset::Mainnet => ChainSpec::mainnet(),
+    let (base, base_yaml) = match case.preset()? {
+        Preset::Minimal => (ChainSpec::minimal(), MINIMAL_CONFIG_YAML),
+        Preset::Mainnet => (ChainSpec::mainnet(), MAINNET_CONFIG_YAML),
     };
-    Ok(base.with_forks_at_genesis_through(fork))
+    let path = case.file("config.yaml");
+    if !path.exists() {
+        return Ok(base.with_forks_at_genesis_through(fork));
+    }
+    let spec = ChainSpec::from_config_yaml_with_overrides(base_yaml, &read_text(&path)?)
+        .map_err(|e| format!("config.yaml: {e}"))?;
+    let at_genesis = spec.fork_name_at_epoch(types::GENESIS_EPOCH);
+    if at_genesis != fork {
+        return Err(format!(
+            "config.yaml schedules {at_genesis} at genesis, not the case's fork {fork}"
+        ));
+    }
+    Ok(spec)
 }
 
 /// `meta.yaml` of the state-transition formats; every key is optional.
@@ -174,9 +189,12 @@ pub(crate) fn check_known_files<F>(case: &CaseContext<F>, expected: &[&str]) -> 
     }
 }
 
+/// `manifest.yaml` and `meta.yaml` are read by the harness and [`Meta::read`], `config.yaml` by
+/// [`chain_spec`], whichever runner reads the rest.
 fn is_expected(name: &str, expected: &[&str]) -> bool {
     name == "manifest.yaml"
         || name == "meta.yaml"
+        || name == "config.yaml"
         || expected.iter().any(|&want| match want.strip_suffix('*') {
             Some(prefix) => name
                 .strip_prefix(prefix)

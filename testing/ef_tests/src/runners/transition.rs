@@ -32,7 +32,7 @@ impl Runner for Transition {
         if case.handler != "core" {
             return CaseResult::NotRun(format!("no transition handler for {}", case.handler));
         }
-        if !matches!(case.fork, ForkName::Electra | ForkName::Fulu) {
+        if !matches!(case.fork, ForkName::Electra | ForkName::Fulu | ForkName::Gloas) {
             return CaseResult::NotRun(format!("no transition into {} is implemented", case.fork));
         }
         with_preset!(case, run(case))
@@ -68,12 +68,12 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     match post_fork {
         ForkName::Electra => spec.electra_fork_epoch = fork_epoch,
         ForkName::Fulu => spec.fulu_fork_epoch = fork_epoch,
+        ForkName::Gloas => spec.gloas_fork_epoch = fork_epoch,
         ForkName::Phase0
         | ForkName::Altair
         | ForkName::Bellatrix
         | ForkName::Capella
-        | ForkName::Deneb
-        | ForkName::Gloas => return Err(format!("no transition runner into {post_fork}")),
+        | ForkName::Deneb => return Err(format!("no transition runner into {post_fork}")),
     }
 
     let pre = read_state::<E>(case, "pre", pre_fork)?;
