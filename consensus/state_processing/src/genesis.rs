@@ -1,6 +1,6 @@
 //! Genesis: the phase0 `initialize_beacon_state_from_eth1` and `is_valid_genesis_state` that the
-//! genesis spec tests check, and an interop genesis at Fulu with the standard deterministic
-//! interop keys, for devnets and benchmarks.
+//! genesis spec tests check, and an interop genesis at Fulu or Gloas with the standard
+//! deterministic interop keys, for devnets and benchmarks.
 //!
 //! [spec]: phase0/beacon-chain.md#genesis
 
@@ -13,7 +13,7 @@ use ssz_types::{BitVector, FixedVector, VariableList};
 use tree_hash::TreeHash;
 use types::{
     BLSPubkey, BLSSignature, BeaconState, ChainSpec, EthSpec, FAR_FUTURE_EPOCH, ForkName,
-    GENESIS_EPOCH, GENESIS_SLOT, Gwei, Root, U256, deneb, electra, fulu, phase0,
+    GENESIS_EPOCH, GENESIS_SLOT, Gwei, Root, U256, deneb, electra, fulu, gloas, phase0,
     signing::{DOMAIN_DEPOSIT, compute_signing_root},
 };
 
@@ -341,9 +341,10 @@ pub fn is_valid_genesis_state<E: EthSpec>(state: &BeaconState<E>, spec: &ChainSp
 /// from too).
 pub use bls::interop_secret_key;
 
-/// A Fulu genesis state of `validator_count` validators with the interop keys
+/// A Fulu (or Gloas) genesis state of `validator_count` validators with the interop keys
 /// ([`interop_secret_key`]), each with 32 ETH, active from genesis. The chain spec must
-/// schedule Fulu at genesis.
+/// schedule Fulu at genesis; where it schedules Gloas at genesis too, the state is a Gloas one
+/// (`gloas_genesis_from_fulu`).
 ///
 /// Public keys are derived in parallel; see [`interop_genesis_state_from_pubkeys`] for what the
 /// state holds.
@@ -376,10 +377,10 @@ pub fn interop_genesis_state_from_pubkeys<E: EthSpec>(
     spec: &ChainSpec,
 ) -> Result<BeaconState<E>, GenesisError> {
     let fork = spec.fork_name_at_epoch(GENESIS_EPOCH);
-    if fork != ForkName::Fulu {
+    if !matches!(fork, ForkName::Fulu | ForkName::Gloas) {
         return Err(GenesisError::UnsupportedGenesisFork(
             fork,
-            "the interop genesis is built at Fulu: schedule FULU_FORK_EPOCH at 0",
+            "the interop genesis is built at Fulu or Gloas: schedule FULU_FORK_EPOCH at 0",
         ));
     }
     let n = pubkeys.len();
@@ -496,7 +497,104 @@ pub fn interop_genesis_state_from_pubkeys<E: EthSpec>(
     state.current_sync_committee = sync_committee.clone();
     state.next_sync_committee = sync_committee;
     state.proposer_lookahead = Vector::new(lookahead)?;
+    if fork == ForkName::Gloas {
+        return Ok(BeaconState::Gloas(gloas_genesis_from_fulu(
+            state,
+            eth1_block_hash,
+            spec,
+        )?));
+    }
     Ok(BeaconState::Fulu(state))
+}
+
+/// The Gloas genesis state made from the Fulu one the same validators give, as the spec's test
+/// helper `create_genesis_state` builds it at Gloas: the Fulu state upgraded
+/// (`upgrade_to_gloas`: the fork versions, the progressive lists, `latest_block_hash` =
+/// the execution genesis block hash, every payload available, the PTC window), then the genesis
+/// bid (an empty block hash, the execution genesis block as its parent, the root of empty
+/// requests) and a latest block header that commits to a body carrying that bid.
+///
+/// [spec]: tests/core/pyspec/eth_consensus_specs/test/helpers/genesis.py (`create_genesis_state`)
+fn gloas_genesis_from_fulu<E: EthSpec>(
+    state: fulu::BeaconState<E>,
+    eth1_block_hash: Root,
+    spec: &ChainSpec,
+) -> Result<gloas::BeaconState<E>, GenesisError> {
+    let mut state = crate::gloas::fork::upgrade_to_gloas(state, spec)?;
+    state.latest_block_hash = eth1_block_hash;
+    state.latest_execution_payload_bid = gloas::ExecutionPayloadBid {
+        parent_block_hash: eth1_block_hash,
+        parent_block_root: Root::ZERO,
+        block_hash: Root::ZERO,
+        prev_randao: Root::ZERO,
+        fee_recipient: types::Address::ZERO,
+        gas_limit: 0,
+        builder_index: 0,
+        slot: GENESIS_SLOT,
+        value: 0,
+        execution_payment: 0,
+        blob_kzg_commitments: Default::default(),
+        execution_requests_root: gloas::ExecutionRequests::default().tree_hash_root(),
+    };
+    state.latest_block_header = phase0::BeaconBlockHeader {
+        slot: GENESIS_SLOT,
+        proposer_index: 0,
+        parent_root: Root::ZERO,
+        state_root: Root::ZERO,
+        body_root: gloas_genesis_body::<E>(&state.latest_execution_payload_bid).tree_hash_root(),
+    };
+    Ok(state)
+}
+
+/// The Gloas genesis block's body: `BeaconBlockBody()` whose signed bid's message is the
+/// genesis state's bid.
+fn gloas_genesis_body<E: EthSpec>(bid: &gloas::ExecutionPayloadBid) -> gloas::BeaconBlockBody<E> {
+    gloas::BeaconBlockBody {
+        randao_reveal: BLSSignature::ZERO,
+        eth1_data: zero_eth1_data(),
+        graffiti: Root::ZERO,
+        proposer_slashings: Default::default(),
+        attester_slashings: Default::default(),
+        attestations: Default::default(),
+        deposits: Default::default(),
+        voluntary_exits: Default::default(),
+        sync_aggregate: electra::SyncAggregate {
+            sync_committee_bits: BitVector::new(),
+            sync_committee_signature: BLSSignature::ZERO,
+        },
+        bls_to_execution_changes: Default::default(),
+        signed_execution_payload_bid: gloas::SignedExecutionPayloadBid {
+            message: bid.clone(),
+            signature: BLSSignature::ZERO,
+        },
+        payload_attestations: Default::default(),
+        parent_execution_requests: Default::default(),
+    }
+}
+
+/// The genesis block of an interop genesis state of either fork: [`interop_genesis_block`] for
+/// a Fulu state; for a Gloas state, the same empty block whose body carries the state's genesis
+/// bid (the spec's `create_signed_genesis_block`), the body its `latest_block_header` commits
+/// to. `state_root` is the genesis state's root.
+///
+/// [spec]: phase0/fork-choice.md#get_forkchoice_store
+pub fn interop_genesis_block_of<E: EthSpec>(
+    state: &BeaconState<E>,
+    state_root: Root,
+) -> types::SignedBeaconBlock<E> {
+    match state {
+        BeaconState::Gloas(state) => types::SignedBeaconBlock::Gloas(gloas::SignedBeaconBlock {
+            message: gloas::BeaconBlock {
+                slot: GENESIS_SLOT,
+                proposer_index: 0,
+                parent_root: Root::ZERO,
+                state_root,
+                body: gloas_genesis_body::<E>(&state.latest_execution_payload_bid),
+            },
+            signature: BLSSignature::ZERO,
+        }),
+        _ => interop_genesis_block::<E>(state_root),
+    }
 }
 
 /// An `ExecutionPayloadHeader()` with every field zero or empty.

@@ -9,7 +9,7 @@ use types::{EthSpec, Gwei, ValidatorIndex, typenum::Unsigned};
 
 use crate::{
     Caches, Error,
-    common::{get_active_validator_indices, get_current_epoch, validator},
+    common::{get_active_validator_indices, get_current_epoch},
     gloas::{
         builders::{empty_payment, get_builder_payment_quorum_threshold},
         ptc::{compute_epoch_ptcs, compute_shuffling},
@@ -90,10 +90,12 @@ pub fn process_ptc_window<E: EthSpec>(
     let epoch = get_current_epoch(&view).saturating_add(E::MIN_SEED_LOOKAHEAD + 1);
     let active = get_active_validator_indices(&view, epoch);
     let shuffling = compute_shuffling(&view, epoch, &active).step(PTC_WINDOW)?;
-    let ptcs = compute_epoch_ptcs(&view, epoch, &shuffling, |index| {
-        Ok(validator(&view, index)?.effective_balance)
-    })
-    .step(PTC_WINDOW)?;
+    let balances: Vec<Gwei> = view
+        .validators
+        .iter()
+        .map(|v| v.effective_balance)
+        .collect();
+    let ptcs = compute_epoch_ptcs(&view, epoch, &shuffling, &balances).step(PTC_WINDOW)?;
     shift_in(state, ptcs)
 }
 
@@ -107,17 +109,8 @@ pub(crate) fn process_ptc_window_with_context<E: EthSpec>(
     let epoch = ctx.current_epoch.saturating_add(E::MIN_SEED_LOOKAHEAD + 1);
     let active = ctx.indices_with(ACTIVE_LOOKAHEAD);
     let shuffling = compute_shuffling(&view, epoch, &active).step(PTC_WINDOW)?;
-    let balances = &ctx.effective_balances;
-    let ptcs = compute_epoch_ptcs(&view, epoch, &shuffling, |index| {
-        balances
-            .get(index as usize)
-            .copied()
-            .ok_or(Error::UnknownValidator {
-                index,
-                len: balances.len(),
-            })
-    })
-    .step(PTC_WINDOW)?;
+    let ptcs =
+        compute_epoch_ptcs(&view, epoch, &shuffling, &ctx.effective_balances).step(PTC_WINDOW)?;
     shift_in(state, ptcs)
 }
 

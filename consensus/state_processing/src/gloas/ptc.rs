@@ -191,51 +191,291 @@ fn compute_ptc_from_shuffling<E: EthSpec>(
 }
 
 /// `compute_ptc(state, slot)` for every slot of `epoch`, from the epoch's committee
-/// `shuffling`, drawn in parallel (one slot per task).
+/// `shuffling` and every validator's effective balance (`effective_balances`, by index), drawn
+/// in parallel (one slot per task).
+///
+/// The draws read the balances in the shuffled order, at random: where every balance is a
+/// whole number of increments below 2^16 of them (always, in a state the spec produced), they
+/// are read from a table of increments four times smaller than the balances, and compared
+/// exactly as the spec does, scaled down by the increment.
 pub(crate) fn compute_epoch_ptcs<E: EthSpec>(
     state: &StateRef<'_, E>,
     epoch: Epoch,
     shuffling: &[ValidatorIndex],
-    effective_balance: impl Fn(ValidatorIndex) -> Result<Gwei, Error> + Sync,
+    effective_balances: &[Gwei],
 ) -> Result<Vec<Vec<ValidatorIndex>>, Error> {
     if shuffling.is_empty() {
         return Err(Error::NoActiveValidators(epoch));
     }
     let seed = get_seed(state, epoch, DOMAIN_PTC_ATTESTER);
     let start_slot = compute_start_slot_at_epoch::<E>(epoch);
+    let increments = balance_increments::<E>(effective_balances);
     crate::parallel::isolated(|| {
         (0..E::slots_per_epoch())
             .into_par_iter()
             .map(|i| {
-                compute_ptc_from_shuffling::<E>(
-                    shuffling,
-                    &seed,
-                    start_slot.saturating_add(i),
-                    &effective_balance,
-                )
+                let slot = start_slot.saturating_add(i);
+                match &increments {
+                    Some(increments) => select_ptc_by_increments::<E>(
+                        slot_committees::<E>(shuffling, slot),
+                        &ptc_seed_at_slot(&seed, slot),
+                        increments,
+                    ),
+                    None => compute_ptc_from_shuffling::<E>(shuffling, &seed, slot, |index| {
+                        effective_balances.get(index as usize).copied().ok_or(
+                            Error::UnknownValidator {
+                                index,
+                                len: effective_balances.len(),
+                            },
+                        )
+                    }),
+                }
             })
             .collect()
     })
 }
 
-/// The committee shuffling of `epoch`: `get_active_validator_indices(state, epoch)` in
-/// `compute_committee` order under `get_seed(state, epoch, DOMAIN_BEACON_ATTESTER)`.
+/// Every effective balance in increments, if each is a whole number of them below 2^16 and
+/// `MAX_EFFECTIVE_BALANCE_ELECTRA` is too.
+fn balance_increments<E: EthSpec>(effective_balances: &[Gwei]) -> Option<Vec<u16>> {
+    let increment = E::EFFECTIVE_BALANCE_INCREMENT;
+    if increment == 0 || !E::MAX_EFFECTIVE_BALANCE_ELECTRA.is_multiple_of(increment) {
+        return None;
+    }
+    effective_balances
+        .iter()
+        .map(|&balance| {
+            if balance.is_multiple_of(increment) {
+                u16::try_from(balance / increment).ok()
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// [`compute_balance_weighted_selection`] of `PTC_SIZE` in order (no shuffling) with the
+/// balances in increments: `eb * MAX_RANDOM_VALUE >= MAX_EFFECTIVE_BALANCE_ELECTRA *
+/// random_value` divided through by the increment, which both sides are multiples of.
+fn select_ptc_by_increments<E: EthSpec>(
+    candidates: &[ValidatorIndex],
+    seed: &Root,
+    increments: &[u16],
+) -> Result<Vec<ValidatorIndex>, Error> {
+    const WHAT: &str = "compute_balance_weighted_selection";
+    if candidates.is_empty() {
+        return Err(Error::NoCandidates(WHAT));
+    }
+    let max_increments = E::MAX_EFFECTIVE_BALANCE_ELECTRA / E::EFFECTIVE_BALANCE_INCREMENT;
+    let size = E::PtcSize::to_usize();
+    let mut selected = Vec::with_capacity(size);
+    let mut block: u64 = 0;
+    'draws: loop {
+        let random_bytes = random_bytes_at(seed, block);
+        let first = (block as usize * 16) % candidates.len();
+        for (offset, pair) in random_bytes.chunks_exact(2).enumerate() {
+            // `next_index = i % total` with `i = block * 16 + offset`.
+            let mut next = first + offset;
+            if next >= candidates.len() {
+                next %= candidates.len();
+            }
+            let candidate = candidates[next];
+            let increments = *increments
+                .get(candidate as usize)
+                .ok_or(Error::UnknownValidator {
+                    index: candidate,
+                    len: increments.len(),
+                })? as u64;
+            let random_value = u16::from_le_bytes([pair[0], pair[1]]) as u64;
+            if increments * MAX_RANDOM_VALUE >= max_increments * random_value {
+                selected.push(candidate);
+                if selected.len() == size {
+                    break 'draws;
+                }
+            }
+        }
+        block = block
+            .checked_add(1)
+            .ok_or(Error::ArithmeticOverflow(WHAT))?;
+    }
+    Ok(selected)
+}
+
+/// The committee shuffling of `epoch`: `active_indices` (`get_active_validator_indices(state,
+/// epoch)`) in `compute_committee` order under `get_seed(state, epoch, DOMAIN_BEACON_ATTESTER)`,
+/// as [`crate::CommitteeCache`] holds it (`shuffling[i] == active_indices[
+/// compute_shuffled_index(i, n, seed)]`).
+///
+/// Epoch processing needs the shuffling of an epoch no cache holds (two ahead) on every epoch,
+/// so it is computed here with the rounds' swaps split across threads, on 32-bit indices.
 pub(crate) fn compute_shuffling<E: EthSpec>(
     state: &StateRef<'_, E>,
     epoch: Epoch,
     active_indices: &[ValidatorIndex],
 ) -> Result<Vec<ValidatorIndex>, Error> {
     let seed = get_seed(state, epoch, DOMAIN_BEACON_ATTESTER);
-    Ok(swap_or_not_shuffle::shuffle_list(
-        active_indices.iter().map(|&i| i as usize).collect(),
-        E::SHUFFLE_ROUND_COUNT,
-        &seed.0,
-        true,
-    )
-    .ok_or(Error::ArithmeticOverflow("shuffle_list"))?
-    .into_iter()
-    .map(|i| i as ValidatorIndex)
-    .collect())
+    shuffle_list_forwards::<E>(active_indices, &seed.0)
+}
+
+/// `active_indices` shuffled in the spec's order under `seed`: the parallel 32-bit shuffle
+/// where every index fits in 32 bits, `swap_or_not_shuffle::shuffle_list` otherwise.
+fn shuffle_list_forwards<E: EthSpec>(
+    active_indices: &[ValidatorIndex],
+    seed: &[u8; 32],
+) -> Result<Vec<ValidatorIndex>, Error> {
+    let narrow: Option<Vec<u32>> = active_indices
+        .iter()
+        .map(|&i| u32::try_from(i).ok())
+        .collect();
+    match narrow {
+        Some(mut list) if (list.len() as u64) < (1 << 32) => {
+            parallel_shuffle::shuffle_forwards(&mut list, seed, E::SHUFFLE_ROUND_COUNT);
+            Ok(list.into_iter().map(ValidatorIndex::from).collect())
+        }
+        _ => Ok(swap_or_not_shuffle::shuffle_list(
+            active_indices.iter().map(|&i| i as usize).collect(),
+            E::SHUFFLE_ROUND_COUNT,
+            seed,
+            true,
+        )
+        .ok_or(Error::ArithmeticOverflow("shuffle_list"))?
+        .into_iter()
+        .map(|i| i as ValidatorIndex)
+        .collect()),
+    }
+}
+
+/// The swap-or-not list shuffle (`swap_or_not_shuffle::shuffle_list` with `forwards`), its
+/// rounds run one after the other as the spec's composition requires, each round's swaps split
+/// into ranges that threads take: round `r` swaps the pairs `(x, (pivot - x) mod n)` whose
+/// source bit at the upper member is set, and the pairs of one round are disjoint.
+mod parallel_shuffle {
+    use ethereum_hashing::hash_fixed;
+    use rayon::prelude::*;
+
+    /// Pairs per task: large enough that a task's hashing and swaps outweigh rayon's overhead.
+    const CHUNK: usize = 1 << 15;
+
+    /// Shuffles `list` in place in the spec's order (`output[i] == input[
+    /// compute_shuffled_index(i, n, seed)]`): the rounds in descending order.
+    pub(super) fn shuffle_forwards(list: &mut [u32], seed: &[u8; 32], rounds: u8) {
+        let n = list.len();
+        if n < 2 {
+            return;
+        }
+        let parallel = n >= 2 * CHUNK;
+        let run = |list: &mut [u32]| {
+            for round in (0..rounds).rev() {
+                apply_round(list, seed, round, parallel);
+            }
+        };
+        if parallel {
+            crate::parallel::isolated(|| run(list));
+        } else {
+            run(list);
+        }
+    }
+
+    /// One round: the pairs of `[0, pivot]` (mirrored about `pivot / 2`) and those of
+    /// `(pivot, n)` (mirrored about `(pivot + n) / 2`), each visited from its upper member `j`,
+    /// whose source bit decides.
+    fn apply_round(list: &mut [u32], seed: &[u8; 32], round: u8, parallel: bool) {
+        let n = list.len();
+        let pivot = compute_pivot(seed, round, n);
+        // `j` in `[pivot / 2 + 1, pivot]`, `i = pivot - j`.
+        let start = pivot / 2 + 1;
+        let pairs = pivot + 1 - start;
+        let (lower, upper) = list.split_at_mut(start);
+        swap_mirrored(
+            &mut lower[..pairs],
+            &mut upper[..pairs],
+            start,
+            seed,
+            round,
+            parallel,
+        );
+        // `j` in `[(pivot + n) / 2 + 1, n)`, `i = pivot + n - j`.
+        let mirror = pivot + n;
+        let start = mirror / 2 + 1;
+        if start < n {
+            let pairs = n - start;
+            let (lower, upper) = list.split_at_mut(start);
+            let lower_start = mirror - (n - 1);
+            swap_mirrored(
+                &mut lower[lower_start..lower_start + pairs],
+                &mut upper[..pairs],
+                start,
+                seed,
+                round,
+                parallel,
+            );
+        }
+    }
+
+    /// For every `k`, swaps `upper[k]` (position `j = first_upper + k`) with
+    /// `lower[len - 1 - k]` (position `mirror - j`) when the round's source bit at `j` is set.
+    fn swap_mirrored(
+        lower: &mut [u32],
+        upper: &mut [u32],
+        first_upper: usize,
+        seed: &[u8; 32],
+        round: u8,
+        parallel: bool,
+    ) {
+        debug_assert_eq!(lower.len(), upper.len());
+        if parallel && upper.len() > CHUNK {
+            upper
+                .par_chunks_mut(CHUNK)
+                .zip(lower.par_rchunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(t, (upper, lower))| {
+                    swap_range(lower, upper, first_upper + t * CHUNK, seed, round)
+                });
+        } else {
+            swap_range(lower, upper, first_upper, seed, round);
+        }
+    }
+
+    /// The sequential body of [`swap_mirrored`] over one range: one hash per 256 positions,
+    /// and swaps without branching on the (random) bit.
+    fn swap_range(lower: &mut [u32], upper: &mut [u32], first: usize, seed: &[u8; 32], round: u8) {
+        let end = first + upper.len();
+        let mut position = first;
+        let mut pairs = upper.iter_mut().zip(lower.iter_mut().rev());
+        while position < end {
+            // The positions up to the next multiple of 256 share one source hash.
+            let block_end = (position / 256 + 1) * 256;
+            let source = hash_fixed(&source_input(seed, round, position));
+            for (b, a) in pairs.by_ref().take(block_end - position) {
+                let bit = (source[(position % 256) / 8] >> (position % 8)) & 1;
+                let mask = u32::from(bit).wrapping_neg();
+                let swap = (*a ^ *b) & mask;
+                *a ^= swap;
+                *b ^= swap;
+                position += 1;
+            }
+        }
+    }
+
+    /// `bytes_to_uint64(hash(seed + uint_to_bytes(uint8(round)))[0:8]) % index_count`.
+    fn compute_pivot(seed: &[u8; 32], round: u8, index_count: usize) -> usize {
+        let mut input = [0u8; 33];
+        input[..32].copy_from_slice(seed);
+        input[32] = round;
+        let digest = hash_fixed(&input);
+        let mut first_eight = [0u8; 8];
+        first_eight.copy_from_slice(&digest[..8]);
+        (u64::from_le_bytes(first_eight) % index_count as u64) as usize
+    }
+
+    /// `seed + uint_to_bytes(uint8(round)) + uint_to_bytes(uint32(position // 256))`.
+    fn source_input(seed: &[u8; 32], round: u8, position: usize) -> [u8; 37] {
+        let mut input = [0u8; 37];
+        input[..32].copy_from_slice(seed);
+        input[32] = round;
+        input[33..].copy_from_slice(&((position / 256) as u32).to_le_bytes());
+        input
+    }
 }
 
 /// `compute_ptc(state, slot)` [New in Gloas:EIP7732]: the payload timeliness committee of
@@ -289,15 +529,189 @@ pub(crate) fn compute_ptcs_of_epochs<E: EthSpec>(
     for epoch in first..first.saturating_add(count) {
         let active = get_active_validator_indices(state, epoch);
         let shuffling = compute_shuffling(state, epoch, &active)?;
-        ptcs.extend(compute_epoch_ptcs(state, epoch, &shuffling, |index| {
-            balances
-                .get(index as usize)
-                .copied()
-                .ok_or(Error::UnknownValidator {
-                    index,
-                    len: balances.len(),
-                })
-        })?);
+        ptcs.extend(compute_epoch_ptcs(state, epoch, &shuffling, &balances)?);
     }
     Ok(ptcs)
+}
+
+#[cfg(test)]
+mod tests {
+    use types::{MainnetEthSpec, MinimalEthSpec};
+
+    use super::*;
+
+    #[test]
+    fn parallel_shuffle_matches_shuffle_list() {
+        for n in [0usize, 1, 2, 3, 7, 100, 257, 1000, 70_001, 200_003] {
+            for rounds in [10u8, 90] {
+                let seed = [n as u8 ^ rounds; 32];
+                let input: Vec<usize> = (0..n).map(|i| i * 3 + 1).collect();
+                let expected =
+                    swap_or_not_shuffle::shuffle_list(input.clone(), rounds, &seed, true)
+                        .expect("a short list");
+                let mut list: Vec<u32> = input.iter().map(|&i| i as u32).collect();
+                parallel_shuffle::shuffle_forwards(&mut list, &seed, rounds);
+                let got: Vec<usize> = list.into_iter().map(|i| i as usize).collect();
+                assert_eq!(got, expected, "n {n}, rounds {rounds}");
+            }
+        }
+    }
+
+    /// The spec's loop, one hash per draw, as a reference for the in-order selection.
+    fn naive_selection(
+        indices: &[ValidatorIndex],
+        seed: &Root,
+        size: usize,
+        balance: impl Fn(ValidatorIndex) -> Gwei,
+    ) -> Vec<ValidatorIndex> {
+        let mut selected = Vec::new();
+        let mut i = 0u64;
+        while selected.len() < size {
+            let candidate = indices[(i % indices.len() as u64) as usize];
+            if compute_balance_weighted_acceptance::<MinimalEthSpec>(balance(candidate), seed, i) {
+                selected.push(candidate);
+            }
+            i += 1;
+        }
+        selected
+    }
+
+    #[test]
+    fn in_order_selection_matches_the_spec_loop() {
+        let balance = |index: ValidatorIndex| (1 + index % 7 * 300) * 1_000_000_000;
+        let indices: Vec<ValidatorIndex> = (0..300).map(|i| i * 5 + 2).collect();
+        for s in 0..4u8 {
+            let seed = Root::repeat_byte(s * 17 + 1);
+            for size in [1, 16, 512] {
+                let got = compute_balance_weighted_selection::<MinimalEthSpec>(
+                    &indices,
+                    &seed,
+                    size,
+                    false,
+                    |i| Ok(balance(i)),
+                )
+                .expect("candidates");
+                assert_eq!(got, naive_selection(&indices, &seed, size, balance));
+            }
+        }
+        assert_eq!(
+            compute_balance_weighted_selection::<MinimalEthSpec>(
+                &[],
+                &Root::ZERO,
+                1,
+                false,
+                |_| { Ok(0) }
+            ),
+            Err(Error::NoCandidates("compute_balance_weighted_selection"))
+        );
+    }
+
+    /// The draws by increments are the draws by balances.
+    #[test]
+    fn selection_by_increments_matches_selection_by_balances() {
+        let balances: Vec<Gwei> = (0..5000)
+            .map(|i| (1 + i % 9 * 250) * 1_000_000_000)
+            .collect();
+        let increments = balance_increments::<MinimalEthSpec>(&balances).expect("whole");
+        let candidates: Vec<ValidatorIndex> = (0..5000).rev().step_by(3).collect();
+        for s in 0..8u8 {
+            let seed = Root::repeat_byte(s);
+            let by_balances = compute_balance_weighted_selection::<MinimalEthSpec>(
+                &candidates,
+                &seed,
+                <MinimalEthSpec as EthSpec>::PtcSize::to_usize(),
+                false,
+                |i| Ok(balances[i as usize]),
+            )
+            .expect("candidates");
+            let by_increments =
+                select_ptc_by_increments::<MinimalEthSpec>(&candidates, &seed, &increments)
+                    .expect("candidates");
+            assert_eq!(by_balances, by_increments);
+        }
+        // A balance that is not a whole number of increments takes the exact path.
+        assert!(balance_increments::<MinimalEthSpec>(&[1_500_000_000]).is_none());
+    }
+
+    /// The slot's committees, concatenated, are one range of the shuffling.
+    #[test]
+    fn slot_committees_concatenate_the_committees_of_the_slot() {
+        let shuffling: Vec<ValidatorIndex> = (0..10_000).collect();
+        let cps = get_committee_count_per_slot_from_active_count::<MainnetEthSpec>(10_000);
+        let count = cps * 32;
+        let n = 10_000u64;
+        for slot in [0u64, 5, 31, 32 + 7] {
+            let mut expected = Vec::new();
+            for index in 0..cps {
+                let i = (slot % 32) * cps + index;
+                expected.extend_from_slice(
+                    &shuffling[(n * i / count) as usize..(n * (i + 1) / count) as usize],
+                );
+            }
+            assert_eq!(
+                slot_committees::<MainnetEthSpec>(&shuffling, slot),
+                &expected[..]
+            );
+        }
+    }
+
+    /// The cost of one epoch's PTCs at mainnet scale: the shuffle and the draws
+    /// (`cargo test --release -p state_processing ptc_epoch_timing -- --ignored --nocapture`).
+    #[test]
+    #[ignore = "timing, not a check"]
+    fn ptc_epoch_timing() {
+        let n = 1_000_000u64;
+        let active: Vec<ValidatorIndex> = (0..n).collect();
+        let balances: Vec<Gwei> = (0..n).map(|i| (32 + i % 3) * 1_000_000_000).collect();
+        let seed = Root::repeat_byte(7);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let single = swap_or_not_shuffle::shuffle_list(
+                active.iter().map(|&i| i as usize).collect(),
+                90,
+                &seed.0,
+                true,
+            )
+            .expect("shuffles");
+            let t_single = t.elapsed();
+            let t = std::time::Instant::now();
+            let shuffling = shuffle_list_forwards::<MainnetEthSpec>(&active, &seed.0).expect("ok");
+            let t_parallel = t.elapsed();
+            assert_eq!(shuffling.len(), single.len());
+            let t = std::time::Instant::now();
+            let ptcs: Vec<Vec<ValidatorIndex>> = crate::parallel::isolated(|| {
+                (0..32u64)
+                    .into_par_iter()
+                    .map(|slot| {
+                        compute_ptc_from_shuffling::<MainnetEthSpec>(&shuffling, &seed, slot, |i| {
+                            Ok(balances[i as usize])
+                        })
+                        .expect("draws")
+                    })
+                    .collect()
+            });
+            let t_draws = t.elapsed();
+            let t = std::time::Instant::now();
+            let increments = balance_increments::<MainnetEthSpec>(&balances).expect("whole");
+            let fast: Vec<Vec<ValidatorIndex>> = crate::parallel::isolated(|| {
+                (0..32u64)
+                    .into_par_iter()
+                    .map(|slot| {
+                        select_ptc_by_increments::<MainnetEthSpec>(
+                            slot_committees::<MainnetEthSpec>(&shuffling, slot),
+                            &ptc_seed_at_slot(&seed, slot),
+                            &increments,
+                        )
+                        .expect("draws")
+                    })
+                    .collect()
+            });
+            let t_fast = t.elapsed();
+            assert_eq!(ptcs, fast);
+            eprintln!(
+                "shuffle_list {t_single:?}, parallel 32-bit shuffle {t_parallel:?}, 32 PTCs \
+                 {t_draws:?}, by increments {t_fast:?}"
+            );
+        }
+    }
 }
