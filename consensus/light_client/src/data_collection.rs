@@ -13,26 +13,26 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use ssz_types::FixedVector;
 use tree_hash::TreeHash;
 use types::merkle_proof::ProofTree;
 use types::{
     BeaconState, ChainSpec, Epoch, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, Slot,
-    altair, electra,
+    altair,
 };
 
-use crate::fork::normalize_merkle_branch;
-use crate::full_node::{
-    StateView, block_to_light_client_header, create_light_client_optimistic_update,
-};
+use crate::format::{LcData, LcHeader, normalized_branch};
+use crate::full_node::StateView;
 use crate::sync_protocol::{
-    CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA, FINALIZED_ROOT_GINDEX_ELECTRA,
-    MIN_SYNC_COMMITTEE_PARTICIPANTS, NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA,
-    compute_start_slot_at_sync_committee_period, compute_sync_committee_period_at_slot,
-    current_sync_committee_gindex_at_slot, empty_header, finalized_root_gindex_at_slot,
-    is_better_update, next_sync_committee_gindex_at_slot,
+    MIN_SYNC_COMMITTEE_PARTICIPANTS, compute_start_slot_at_sync_committee_period,
+    compute_sync_committee_period_at_slot, current_sync_committee_gindex_at_slot,
+    finalized_root_gindex_at_slot, is_better_update, next_sync_committee_gindex_at_slot,
 };
-use crate::{Bootstrap, FinalityUpdate, Header, LightClientError, OptimisticUpdate, Update};
+use crate::{LightClientError, Update};
+
+/// The collector of Electra-format data (which Electra and Fulu serve): the node's.
+pub type LightClientDataCollector<E> = DataCollector<E, Update<E>>;
+/// The collector of Gloas-format data.
+pub type GloasLightClientDataCollector<E> = DataCollector<E, types::gloas::LightClientUpdate<E>>;
 
 /// A block by slot and root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,25 +45,26 @@ pub struct BlockId {
 
 /// What the collector keeps of a block it has seen.
 #[derive(Debug, Clone)]
-struct BlockEntry<E: EthSpec> {
+struct BlockEntry<E: EthSpec, H> {
     slot: Slot,
     parent_root: Root,
-    header: Header<E>,
+    header: H,
     sync_aggregate: altair::SyncAggregate<E>,
 }
 
 /// What a block's post-state contributes to later light-client data, with the best and latest
 /// data on the branch ending at the block.
+/// Branches are normalized to the format's depth.
 #[derive(Debug, Clone)]
-struct CachedData<E: EthSpec> {
+struct CachedData<E: EthSpec, U> {
     /// Shared between the blocks of a period (the bulk of the data, the same for all of them).
     current_sync_committee: Arc<altair::SyncCommittee<E>>,
-    current_sync_committee_branch: electra::CurrentSyncCommitteeBranch,
-    next_sync_committee_branch: electra::NextSyncCommitteeBranch,
+    current_sync_committee_branch: Vec<Root>,
+    next_sync_committee_branch: Vec<Root>,
     finalized_checkpoint: types::phase0::Checkpoint,
     finalized_slot: Slot,
-    finality_branch: electra::FinalityBranch,
-    current_period_best_update: Option<Update<E>>,
+    finality_branch: Vec<Root>,
+    current_period_best_update: Option<U>,
     latest_signature_slot: Slot,
 }
 
@@ -78,24 +79,25 @@ pub struct HeadChange {
     pub finalized: bool,
 }
 
-/// The full node's light-client data: see the module documentation.
+/// The full node's light-client data in the format of `U` (the format's `LightClientUpdate`):
+/// see the module documentation.
 #[derive(Debug, Clone)]
-pub struct LightClientDataCollector<E: EthSpec> {
+pub struct DataCollector<E: EthSpec, U: LcData<E>> {
     spec: ChainSpec,
-    blocks: HashMap<Root, BlockEntry<E>>,
-    cache: HashMap<Root, CachedData<E>>,
-    latest: Option<FinalityUpdate<E>>,
+    blocks: HashMap<Root, BlockEntry<E, U::Header>>,
+    cache: HashMap<Root, CachedData<E, U>>,
+    latest: Option<U::FinalityUpdate>,
     tail_slot: Slot,
     historical_tail_slot: Slot,
     finalized_block_roots: BTreeMap<Slot, Root>,
     latest_finalized_epoch: Epoch,
     latest_finalized: BlockId,
-    bootstraps: HashMap<Root, Bootstrap<E>>,
-    best_updates: BTreeMap<u64, Update<E>>,
+    bootstraps: HashMap<Root, U::Bootstrap>,
+    best_updates: BTreeMap<u64, U>,
     /// The anchor block and the best update of its period signed at or before it, which the
     /// branches from the anchor start from (see [`Self::set_anchor_best_update`]).
     anchor: BlockId,
-    anchor_best_update: Option<Update<E>>,
+    anchor_best_update: Option<U>,
     /// The sync committee of the latest cached block, shared with the next if it is the same.
     last_sync_committee: Option<Arc<altair::SyncCommittee<E>>>,
 }
@@ -126,7 +128,14 @@ fn participants<E: EthSpec>(aggregate: &altair::SyncAggregate<E>) -> u64 {
     aggregate.sync_committee_bits.num_set_bits() as u64
 }
 
-impl<E: EthSpec> LightClientDataCollector<E> {
+/// The attested and finalized parts of an update, before the sync aggregate joins them.
+struct FinalityParts<H> {
+    attested_header: H,
+    finalized_header: H,
+    finality_branch: Vec<Root>,
+}
+
+impl<E: EthSpec, U: LcData<E>> DataCollector<E, U> {
     /// Starts from an anchor (the genesis or a checkpoint block and its post-state): it is
     /// finalized and gets a bootstrap.
     pub fn new(
@@ -202,12 +211,12 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
                 b.message.body.sync_aggregate.clone()
             }
+            SignedBeaconBlock::Gloas(b) => b.message.body.sync_aggregate.clone(),
             other @ (SignedBeaconBlock::Phase0(_)
             | SignedBeaconBlock::Altair(_)
             | SignedBeaconBlock::Bellatrix(_)
             | SignedBeaconBlock::Capella(_)
-            | SignedBeaconBlock::Deneb(_)
-            | SignedBeaconBlock::Gloas(_)) => {
+            | SignedBeaconBlock::Deneb(_)) => {
                 return Err(LightClientError::UnsupportedFork(other.fork_name()));
             }
         };
@@ -216,7 +225,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             BlockEntry {
                 slot: bid.slot,
                 parent_root: block.parent_root(),
-                header: block_to_light_client_header(block)?,
+                header: U::block_to_light_client_header(&self.spec, block)?,
                 sync_aggregate,
             },
         );
@@ -228,14 +237,14 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         &mut self,
         state: &BeaconState<E>,
         root: Root,
-        current_period_best_update: Option<Update<E>>,
+        current_period_best_update: Option<U>,
         latest_signature_slot: Slot,
     ) -> Result<(), LightClientError> {
         let view = StateView::new(state)?;
         // The state's field roots once for the three proofs.
         let tree = FieldRoots {
             roots: view.tree.field_roots(),
-            inner: view.tree,
+            inner: &*view.tree,
         };
         let proof = |gindex: u64| -> Result<Vec<Root>, LightClientError> {
             Ok(types::merkle_proof::compute_merkle_proof(&tree, gindex)?.1)
@@ -256,20 +265,17 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             root,
             CachedData {
                 current_sync_committee,
-                current_sync_committee_branch: normalize_merkle_branch(
+                current_sync_committee_branch: normalized_branch(
                     &current,
-                    CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA,
-                )?,
-                next_sync_committee_branch: normalize_merkle_branch(
-                    &next,
-                    NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA,
-                )?,
+                    U::CURRENT_SYNC_COMMITTEE_GINDEX,
+                ),
+                next_sync_committee_branch: normalized_branch(&next, U::NEXT_SYNC_COMMITTEE_GINDEX),
                 finalized_checkpoint: view.finalized_checkpoint.clone(),
                 finalized_slot: view
                     .finalized_checkpoint
                     .epoch
                     .saturating_mul(E::slots_per_epoch()),
-                finality_branch: normalize_merkle_branch(&finality, FINALIZED_ROOT_GINDEX_ELECTRA)?,
+                finality_branch: normalized_branch(&finality, U::FINALIZED_ROOT_GINDEX),
                 current_period_best_update,
                 latest_signature_slot,
             },
@@ -277,7 +283,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
         Ok(())
     }
 
-    fn cached(&self, root: Root) -> Result<&CachedData<E>, LightClientError> {
+    fn cached(&self, root: Root) -> Result<&CachedData<E, U>, LightClientError> {
         self.cache
             .get(&root)
             .ok_or(LightClientError::MissingBlockData { root })
@@ -309,13 +315,11 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             .map(|(&slot, &root)| BlockId { slot, root })
     }
 
-    /// The finality update that `sync_aggregate` at `signature_slot` makes of `attested`.
+    /// The finality update of `attested` (its parts; a sync aggregate signs them).
     fn create_lc_finality_update_from_lc_data(
         &mut self,
         attested: BlockId,
-        signature_slot: Slot,
-        sync_aggregate: &altair::SyncAggregate<E>,
-    ) -> Result<FinalityUpdate<E>, LightClientError> {
+    ) -> Result<FinalityParts<U::Header>, LightClientError> {
         let attested_header = self
             .blocks
             .get(&attested.root)
@@ -325,8 +329,9 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             .header
             .clone();
         let finalized_slot = self.cached(attested.root)?.finalized_slot;
-        let mut finalized_header = empty_header();
-        let mut finality_branch = FixedVector::from_elem(Root::ZERO);
+        let mut finalized_header = U::Header::empty();
+        let zero_branch = || normalized_branch(&[], U::FINALIZED_ROOT_GINDEX);
+        let mut finality_branch = zero_branch();
         if let Some(finalized) = self.block_id_at_finalized_slot(finalized_slot) {
             let data =
                 self.cache
@@ -341,16 +346,14 @@ impl<E: EthSpec> LightClientDataCollector<E> {
                 match self.blocks.get(&finalized.root) {
                     Some(block) => finalized_header = block.header.clone(),
                     // The finalized block was pruned: no finality to prove.
-                    None => finality_branch = FixedVector::from_elem(Root::ZERO),
+                    None => finality_branch = zero_branch(),
                 }
             }
         }
-        Ok(FinalityUpdate {
+        Ok(FinalityParts {
             attested_header,
             finalized_header,
             finality_branch,
-            sync_aggregate: sync_aggregate.clone(),
-            signature_slot,
         })
     }
 
@@ -395,7 +398,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
                 let best = self.anchor_best_update.clone().filter(|best| {
                     block.parent_root() == self.anchor.root
                         && compute_sync_committee_period_at_slot::<E>(
-                            best.attested_header.beacon.slot,
+                            best.attested_header().beacon().slot,
                         ) == compute_sync_committee_period_at_slot::<E>(bid.slot)
                 });
                 return self.cache_lc_data(state, bid.root, best, GENESIS_SLOT);
@@ -427,20 +430,16 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             return self.cache_lc_data(state, bid.root, best, latest_signature_slot);
         }
         let next_sync_committee = StateView::new(state)?.next_sync_committee.clone();
-        let finality =
-            self.create_lc_finality_update_from_lc_data(attested, signature_slot, &sync_aggregate)?;
-        let update = Update {
-            attested_header: finality.attested_header,
+        let finality = self.create_lc_finality_update_from_lc_data(attested)?;
+        let update = U::new_update(
+            finality.attested_header,
             next_sync_committee,
-            next_sync_committee_branch: self
-                .cached(attested.root)?
-                .next_sync_committee_branch
-                .clone(),
-            finalized_header: finality.finalized_header,
-            finality_branch: finality.finality_branch,
-            sync_aggregate: finality.sync_aggregate,
+            &self.cached(attested.root)?.next_sync_committee_branch,
+            finality.finalized_header,
+            &finality.finality_branch,
+            sync_aggregate,
             signature_slot,
-        };
+        )?;
         if best
             .as_ref()
             .is_none_or(|best| is_better_update(&update, best))
@@ -476,10 +475,10 @@ impl<E: EthSpec> LightClientDataCollector<E> {
     /// earlier run of the node, from its store): the branches from the anchor start from it.
     /// Only an update signed at or before the anchor is taken: the anchor is finalized, so such
     /// an update is canonical, while later ones are derived again from the blocks after it.
-    pub fn set_anchor_best_update(&mut self, update: Update<E>) {
+    pub fn set_anchor_best_update(&mut self, update: U) {
         let period = compute_sync_committee_period_at_slot::<E>(self.anchor.slot);
-        if update.signature_slot > self.anchor.slot
-            || compute_sync_committee_period_at_slot::<E>(update.attested_header.beacon.slot)
+        if update.signature_slot() > self.anchor.slot
+            || compute_sync_committee_period_at_slot::<E>(update.attested_header().beacon().slot)
                 != period
         {
             return;
@@ -503,11 +502,11 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             .header
             .clone();
         let data = self.cached(bid.root)?;
-        let bootstrap = Bootstrap {
+        let bootstrap = U::new_bootstrap(
             header,
-            current_sync_committee: (*data.current_sync_committee).clone(),
-            current_sync_committee_branch: data.current_sync_committee_branch.clone(),
-        };
+            (*data.current_sync_committee).clone(),
+            &data.current_sync_committee_branch,
+        )?;
         self.bootstraps.insert(bid.root, bootstrap);
         Ok(())
     }
@@ -590,8 +589,8 @@ impl<E: EthSpec> LightClientDataCollector<E> {
                 _ => break,
             }
             let best = self.cached(bid.root)?.current_period_best_update.clone();
-            let best =
-                best.filter(|b| participants(&b.sync_aggregate) >= MIN_SYNC_COMMITTEE_PARTICIPANTS);
+            let best = best
+                .filter(|b| participants(b.sync_aggregate()) >= MIN_SYNC_COMMITTEE_PARTICIPANTS);
             let changed = match best {
                 Some(best) => self.best_updates.insert(period, best.clone()) != Some(best),
                 None => self.best_updates.remove(&period).is_some(),
@@ -626,10 +625,13 @@ impl<E: EthSpec> LightClientDataCollector<E> {
             .ok_or(LightClientError::MissingBlockData {
                 root: signature.root,
             })?;
-        self.latest = Some(self.create_lc_finality_update_from_lc_data(
-            attested,
+        let finality = self.create_lc_finality_update_from_lc_data(attested)?;
+        self.latest = Some(U::new_finality_update(
+            finality.attested_header,
+            finality.finalized_header,
+            &finality.finality_branch,
+            sync_aggregate,
             signature_slot,
-            &sync_aggregate,
         )?);
         Ok(())
     }
@@ -674,7 +676,7 @@ impl<E: EthSpec> LightClientDataCollector<E> {
     }
 
     /// The bootstrap of `block_root`, if it is a finalized epoch boundary block (or the anchor).
-    pub fn bootstrap(&self, block_root: &Root) -> Option<&Bootstrap<E>> {
+    pub fn bootstrap(&self, block_root: &Root) -> Option<&U::Bootstrap> {
         self.bootstraps.get(block_root)
     }
 
@@ -682,32 +684,22 @@ impl<E: EthSpec> LightClientDataCollector<E> {
     /// from there), bounding what the collector holds.
     pub fn prune_bootstraps_before(&mut self, slot: Slot) {
         self.bootstraps
-            .retain(|_, bootstrap| bootstrap.header.beacon.slot >= slot);
+            .retain(|_, bootstrap| U::bootstrap_slot(bootstrap) >= slot);
     }
 
     /// The best update of sync committee `period` on the canonical chain.
-    pub fn best_update(&self, period: u64) -> Option<&Update<E>> {
+    pub fn best_update(&self, period: u64) -> Option<&U> {
         self.best_updates.get(&period)
     }
 
     /// The latest finality update.
-    pub fn finality_update(&self) -> Option<&FinalityUpdate<E>> {
+    pub fn finality_update(&self) -> Option<&U::FinalityUpdate> {
         self.latest.as_ref()
     }
 
     /// The latest optimistic update (the latest finality update's attested part).
-    pub fn optimistic_update(&self) -> Option<OptimisticUpdate<E>> {
-        self.latest.as_ref().map(|latest| {
-            create_light_client_optimistic_update(&Update {
-                attested_header: latest.attested_header.clone(),
-                next_sync_committee: crate::sync_protocol::empty_sync_committee(),
-                next_sync_committee_branch: FixedVector::from_elem(Root::ZERO),
-                finalized_header: latest.finalized_header.clone(),
-                finality_branch: latest.finality_branch.clone(),
-                sync_aggregate: latest.sync_aggregate.clone(),
-                signature_slot: latest.signature_slot,
-            })
-        })
+    pub fn optimistic_update(&self) -> Option<U::OptimisticUpdate> {
+        self.latest.as_ref().map(U::optimistic_update_of)
     }
 
     /// The latest finalized checkpoint across all branches: its epoch and block.

@@ -9,7 +9,10 @@
 use std::fmt::Debug;
 
 use ssz_types::FixedVector;
-use types::{ChainSpec, EthSpec, Root, Slot, altair, electra, gloas, phase0};
+use types::{ChainSpec, EthSpec, Root, SignedBeaconBlock, Slot, altair, electra, gloas, phase0};
+
+use crate::LightClientError;
+use crate::fork::fixed;
 
 /// A `LightClientHeader` of one format.
 pub trait LcHeader<E: EthSpec>: Clone + PartialEq + Debug {
@@ -29,9 +32,9 @@ pub trait LcUpdate<E: EthSpec>: Clone + PartialEq + Debug {
     /// The format's `LightClientHeader`.
     type Header: LcHeader<E>;
     /// The format's `LightClientFinalityUpdate`.
-    type FinalityUpdate;
+    type FinalityUpdate: Clone + PartialEq + Debug;
     /// The format's `LightClientOptimisticUpdate`.
-    type OptimisticUpdate;
+    type OptimisticUpdate: Clone + PartialEq + Debug;
 
     /// `update.attested_header`.
     fn attested_header(&self) -> &Self::Header;
@@ -172,3 +175,165 @@ macro_rules! impl_format {
 
 impl_format!(electra, electra::LightClientHeader<E>);
 impl_format!(gloas, gloas::LightClientHeader);
+
+/// The light-client data of one format as a full node derives it from blocks and states (what
+/// [`DataCollector`](crate::data_collection::DataCollector) collects): the format's header of a
+/// block, its branch depths, and its containers built from their parts. Branches are given
+/// normalized to the format's depth (see [`normalized_branch`]).
+pub trait LcData<E: EthSpec>: LcUpdate<E> {
+    /// The format's `LightClientBootstrap`.
+    type Bootstrap: Clone + PartialEq + Debug;
+    /// The generalized index whose depth the format's `CurrentSyncCommitteeBranch` has.
+    const CURRENT_SYNC_COMMITTEE_GINDEX: u64;
+    /// The generalized index whose depth the format's `NextSyncCommitteeBranch` has.
+    const NEXT_SYNC_COMMITTEE_GINDEX: u64;
+    /// The generalized index whose depth the format's `FinalityBranch` has.
+    const FINALIZED_ROOT_GINDEX: u64;
+
+    /// `block_to_light_client_header(block)` of the format's fork.
+    fn block_to_light_client_header(
+        spec: &ChainSpec,
+        block: &SignedBeaconBlock<E>,
+    ) -> Result<Self::Header, LightClientError>;
+
+    /// `LightClientBootstrap(header, current_sync_committee, current_sync_committee_branch)`.
+    fn new_bootstrap(
+        header: Self::Header,
+        current_sync_committee: altair::SyncCommittee<E>,
+        current_sync_committee_branch: &[Root],
+    ) -> Result<Self::Bootstrap, LightClientError>;
+
+    /// `bootstrap.header.beacon.slot`.
+    fn bootstrap_slot(bootstrap: &Self::Bootstrap) -> Slot;
+
+    /// `LightClientUpdate(…)` of its fields.
+    #[allow(clippy::too_many_arguments)]
+    fn new_update(
+        attested_header: Self::Header,
+        next_sync_committee: altair::SyncCommittee<E>,
+        next_sync_committee_branch: &[Root],
+        finalized_header: Self::Header,
+        finality_branch: &[Root],
+        sync_aggregate: altair::SyncAggregate<E>,
+        signature_slot: Slot,
+    ) -> Result<Self, LightClientError>;
+
+    /// `LightClientFinalityUpdate(…)` of its fields.
+    fn new_finality_update(
+        attested_header: Self::Header,
+        finalized_header: Self::Header,
+        finality_branch: &[Root],
+        sync_aggregate: altair::SyncAggregate<E>,
+        signature_slot: Slot,
+    ) -> Result<Self::FinalityUpdate, LightClientError>;
+
+    /// `create_light_client_optimistic_update` of the update a finality update is part of.
+    fn optimistic_update_of(update: &Self::FinalityUpdate) -> Self::OptimisticUpdate;
+}
+
+/// `normalize_merkle_branch(branch, gindex)` as nodes: `branch` padded at the front with zero
+/// nodes to the depth of `gindex`.
+///
+/// [spec]: electra/light-client/fork.md#normalize_merkle_branch
+pub fn normalized_branch(branch: &[Root], gindex: u64) -> Vec<Root> {
+    let depth = types::merkle_proof::floorlog2(gindex) as usize;
+    let mut nodes = vec![Root::ZERO; depth.saturating_sub(branch.len())];
+    nodes.extend_from_slice(branch);
+    nodes
+}
+
+/// `LcData` for a fork module's containers.
+macro_rules! impl_data {
+    ($fork:ident, $current:expr, $next:expr, $finalized:expr, $header_of_block:expr) => {
+        impl<E: EthSpec> LcData<E> for $fork::LightClientUpdate<E> {
+            type Bootstrap = $fork::LightClientBootstrap<E>;
+            const CURRENT_SYNC_COMMITTEE_GINDEX: u64 = $current;
+            const NEXT_SYNC_COMMITTEE_GINDEX: u64 = $next;
+            const FINALIZED_ROOT_GINDEX: u64 = $finalized;
+
+            fn block_to_light_client_header(
+                spec: &ChainSpec,
+                block: &SignedBeaconBlock<E>,
+            ) -> Result<Self::Header, LightClientError> {
+                $header_of_block(spec, block)
+            }
+
+            fn new_bootstrap(
+                header: Self::Header,
+                current_sync_committee: altair::SyncCommittee<E>,
+                current_sync_committee_branch: &[Root],
+            ) -> Result<Self::Bootstrap, LightClientError> {
+                Ok($fork::LightClientBootstrap {
+                    header,
+                    current_sync_committee,
+                    current_sync_committee_branch: fixed(current_sync_committee_branch.to_vec())?,
+                })
+            }
+
+            fn bootstrap_slot(bootstrap: &Self::Bootstrap) -> Slot {
+                bootstrap.header.beacon.slot
+            }
+
+            fn new_update(
+                attested_header: Self::Header,
+                next_sync_committee: altair::SyncCommittee<E>,
+                next_sync_committee_branch: &[Root],
+                finalized_header: Self::Header,
+                finality_branch: &[Root],
+                sync_aggregate: altair::SyncAggregate<E>,
+                signature_slot: Slot,
+            ) -> Result<Self, LightClientError> {
+                Ok(Self {
+                    attested_header,
+                    next_sync_committee,
+                    next_sync_committee_branch: fixed(next_sync_committee_branch.to_vec())?,
+                    finalized_header,
+                    finality_branch: fixed(finality_branch.to_vec())?,
+                    sync_aggregate,
+                    signature_slot,
+                })
+            }
+
+            fn new_finality_update(
+                attested_header: Self::Header,
+                finalized_header: Self::Header,
+                finality_branch: &[Root],
+                sync_aggregate: altair::SyncAggregate<E>,
+                signature_slot: Slot,
+            ) -> Result<Self::FinalityUpdate, LightClientError> {
+                Ok($fork::LightClientFinalityUpdate {
+                    attested_header,
+                    finalized_header,
+                    finality_branch: fixed(finality_branch.to_vec())?,
+                    sync_aggregate,
+                    signature_slot,
+                })
+            }
+
+            fn optimistic_update_of(update: &Self::FinalityUpdate) -> Self::OptimisticUpdate {
+                $fork::LightClientOptimisticUpdate {
+                    attested_header: update.attested_header.clone(),
+                    sync_aggregate: update.sync_aggregate.clone(),
+                    signature_slot: update.signature_slot,
+                }
+            }
+        }
+    };
+}
+
+impl_data!(
+    electra,
+    crate::sync_protocol::CURRENT_SYNC_COMMITTEE_GINDEX_ELECTRA,
+    crate::sync_protocol::NEXT_SYNC_COMMITTEE_GINDEX_ELECTRA,
+    crate::sync_protocol::FINALIZED_ROOT_GINDEX_ELECTRA,
+    |_spec: &ChainSpec, block: &SignedBeaconBlock<E>| {
+        crate::full_node::block_to_light_client_header(block)
+    }
+);
+impl_data!(
+    gloas,
+    crate::sync_protocol::CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS,
+    crate::sync_protocol::NEXT_SYNC_COMMITTEE_GINDEX_GLOAS,
+    crate::sync_protocol::FINALIZED_ROOT_GINDEX_GLOAS,
+    crate::gloas::block_to_light_client_header::<E>
+);

@@ -23,10 +23,10 @@ use crate::sync_protocol::{
 };
 use crate::{Bootstrap, FinalityUpdate, Header, LightClientError, OptimisticUpdate, Update};
 
-/// The parts of an Electra or Fulu state that light-client data is derived from.
+/// The parts of an Electra, Fulu or Gloas state that light-client data is derived from.
 pub struct StateView<'a, E: EthSpec> {
     /// The state as a Merkle tree to prove fields of.
-    pub tree: &'a dyn ProofTree,
+    pub tree: Box<dyn ProofTree + 'a>,
     /// `state.slot`.
     pub slot: Slot,
     /// `state.latest_block_header`.
@@ -39,13 +39,27 @@ pub struct StateView<'a, E: EthSpec> {
     pub finalized_checkpoint: &'a phase0::Checkpoint,
 }
 
+/// A classic container's tree, borrowed.
+struct Borrowed<'a>(&'a dyn ProofTree);
+
+impl ProofTree for Borrowed<'_> {
+    fn field_roots(&self) -> Vec<Root> {
+        self.0.field_roots()
+    }
+
+    fn field(&self, index: usize) -> Option<&dyn ProofTree> {
+        self.0.field(index)
+    }
+}
+
 impl<'a, E: EthSpec> StateView<'a, E> {
-    /// The view of an Electra or Fulu state.
+    /// The view of an Electra, Fulu or Gloas state (a Gloas state's progressive tree is built
+    /// from its field roots here).
     pub fn new(state: &'a BeaconState<E>) -> Result<Self, LightClientError> {
         macro_rules! view {
-            ($s:expr) => {
+            ($s:expr, $tree:expr) => {
                 StateView {
-                    tree: $s,
+                    tree: $tree,
                     slot: $s.slot,
                     latest_block_header: &$s.latest_block_header,
                     current_sync_committee: &$s.current_sync_committee,
@@ -55,14 +69,16 @@ impl<'a, E: EthSpec> StateView<'a, E> {
             };
         }
         match state {
-            BeaconState::Electra(s) => Ok(view!(s)),
-            BeaconState::Fulu(s) => Ok(view!(s)),
+            BeaconState::Electra(s) => Ok(view!(s, Box::new(Borrowed(s)))),
+            BeaconState::Fulu(s) => Ok(view!(s, Box::new(Borrowed(s)))),
+            BeaconState::Gloas(s) => {
+                Ok(view!(s, Box::new(crate::progressive::gloas_state_tree(s))))
+            }
             other @ (BeaconState::Phase0(_)
             | BeaconState::Altair(_)
             | BeaconState::Bellatrix(_)
             | BeaconState::Capella(_)
-            | BeaconState::Deneb(_)
-            | BeaconState::Gloas(_)) => Err(LightClientError::UnsupportedFork(other.fork_name())),
+            | BeaconState::Deneb(_)) => Err(LightClientError::UnsupportedFork(other.fork_name())),
         }
     }
 }
@@ -168,7 +184,7 @@ pub fn create_light_client_bootstrap<E: EthSpec>(
         header: block_to_light_client_header(block)?,
         current_sync_committee: view.current_sync_committee.clone(),
         current_sync_committee_branch: branch(
-            view.tree,
+            &*view.tree,
             current_sync_committee_gindex_at_slot::<E>(spec, view.slot),
         )?,
     })
@@ -219,7 +235,7 @@ pub fn create_light_client_update<E: EthSpec>(
     if update_attested_period == update_signature_period {
         update.next_sync_committee = attested.next_sync_committee.clone();
         update.next_sync_committee_branch = branch(
-            attested.tree,
+            &*attested.tree,
             next_sync_committee_gindex_at_slot::<E>(spec, attested.slot),
         )?;
     }
@@ -241,7 +257,7 @@ pub fn create_light_client_update<E: EthSpec>(
             });
         }
         update.finality_branch = branch(
-            attested.tree,
+            &*attested.tree,
             finalized_root_gindex_at_slot::<E>(spec, attested.slot),
         )?;
     }

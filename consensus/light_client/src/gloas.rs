@@ -11,10 +11,16 @@
 use ssz_types::FixedVector;
 use tree_hash::TreeHash;
 use types::merkle_proof::{ProofTree, compute_merkle_proof, floorlog2, get_subtree_index};
-use types::{ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, capella, electra, gloas};
+use types::{
+    ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, capella, electra, gloas,
+    phase0,
+};
 
 use crate::LightClientError;
-use crate::fork::normalize_merkle_branch;
+use crate::fork::{
+    normalize_merkle_branch, upgrade_lc_bootstrap_to_latest, upgrade_lc_finality_update_to_latest,
+    upgrade_lc_optimistic_update_to_latest, upgrade_lc_update_to_latest,
+};
 use crate::sync_protocol::{
     CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS, EXECUTION_PAYLOAD_GINDEX, FINALIZED_ROOT_GINDEX_GLOAS,
     LightClientStore, NEXT_SYNC_COMMITTEE_GINDEX_GLOAS, capella_execution_payload_header,
@@ -172,6 +178,44 @@ pub fn upgrade_lc_header_to_gloas<E: EthSpec>(
     })
 }
 
+/// `block_to_light_client_header(block)` of Gloas: a Gloas block's header with its bid's
+/// `parent_block_hash` proven at `EXECUTION_BLOCK_HASH_GINDEX_GLOAS`; an earlier block's header
+/// with its payload's block hash proven through the payload (normalized to Gloas's depth), or
+/// no execution data before Capella.
+///
+/// [spec]: gloas/light-client/full-node.md#modified-block_to_light_client_header
+pub fn block_to_light_client_header<E: EthSpec>(
+    spec: &ChainSpec,
+    block: &SignedBeaconBlock<E>,
+) -> Result<gloas::LightClientHeader, LightClientError> {
+    let SignedBeaconBlock::Gloas(block) = block else {
+        // Before Gloas the execution payload header's proof within the body carries the hash
+        // to the body root: the earlier fork's header upgraded is the same header.
+        return upgrade_lc_header_to_gloas(
+            spec,
+            &crate::full_node::block_to_light_client_header(block)?,
+        );
+    };
+    let message = &block.message;
+    let body = crate::progressive::gloas_body_tree(&message.body);
+    let (_, branch) = compute_merkle_proof(&body, EXECUTION_BLOCK_HASH_GINDEX_GLOAS)?;
+    Ok(gloas::LightClientHeader {
+        beacon: phase0::BeaconBlockHeader {
+            slot: message.slot,
+            proposer_index: message.proposer_index,
+            parent_root: message.parent_root,
+            state_root: message.state_root,
+            body_root: body.root(),
+        },
+        execution_block_hash: message
+            .body
+            .signed_execution_payload_bid
+            .message
+            .parent_block_hash,
+        execution_branch: crate::fork::fixed(branch)?,
+    })
+}
+
 /// `upgrade_lc_bootstrap_to_gloas(pre)`.
 ///
 /// [spec]: gloas/light-client/fork.md#upgrading-light-client-data
@@ -244,6 +288,56 @@ pub fn upgrade_lc_optimistic_update_to_gloas<E: EthSpec>(
         sync_aggregate: pre.sync_aggregate.clone(),
         signature_slot: pre.signature_slot,
     })
+}
+
+/// Any fork's `LightClientBootstrap` in Gloas's format: Gloas's as it is, an earlier fork's
+/// upgraded to the latest pre-Gloas format, then to Gloas's.
+pub fn upgrade_lc_bootstrap_to_gloas_format<E: EthSpec>(
+    spec: &ChainSpec,
+    bootstrap: &types::LightClientBootstrap<E>,
+) -> Result<gloas::LightClientBootstrap<E>, LightClientError> {
+    match bootstrap {
+        types::LightClientBootstrap::Gloas(b) => Ok(b.clone()),
+        other => upgrade_lc_bootstrap_to_gloas(spec, &upgrade_lc_bootstrap_to_latest(other)?),
+    }
+}
+
+/// Any fork's `LightClientUpdate` in Gloas's format.
+pub fn upgrade_lc_update_to_gloas_format<E: EthSpec>(
+    spec: &ChainSpec,
+    update: &types::LightClientUpdate<E>,
+) -> Result<gloas::LightClientUpdate<E>, LightClientError> {
+    match update {
+        types::LightClientUpdate::Gloas(u) => Ok(u.clone()),
+        other => upgrade_lc_update_to_gloas(spec, &upgrade_lc_update_to_latest(other)?),
+    }
+}
+
+/// Any fork's `LightClientFinalityUpdate` in Gloas's format.
+pub fn upgrade_lc_finality_update_to_gloas_format<E: EthSpec>(
+    spec: &ChainSpec,
+    update: &types::LightClientFinalityUpdate<E>,
+) -> Result<gloas::LightClientFinalityUpdate<E>, LightClientError> {
+    match update {
+        types::LightClientFinalityUpdate::Gloas(u) => Ok(u.clone()),
+        other => {
+            upgrade_lc_finality_update_to_gloas(spec, &upgrade_lc_finality_update_to_latest(other)?)
+        }
+    }
+}
+
+/// Any fork's `LightClientOptimisticUpdate` in Gloas's format.
+pub fn upgrade_lc_optimistic_update_to_gloas_format<E: EthSpec>(
+    spec: &ChainSpec,
+    update: &types::LightClientOptimisticUpdate<E>,
+) -> Result<gloas::LightClientOptimisticUpdate<E>, LightClientError> {
+    match update {
+        types::LightClientOptimisticUpdate::Gloas(u) => Ok(u.clone()),
+        other => upgrade_lc_optimistic_update_to_gloas(
+            spec,
+            &upgrade_lc_optimistic_update_to_latest(other)?,
+        ),
+    }
 }
 
 /// `upgrade_lc_store_to_gloas(pre)`: an Electra-format store in Gloas's format, which it must be

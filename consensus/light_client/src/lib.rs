@@ -24,11 +24,14 @@ pub mod fork;
 pub mod format;
 pub mod full_node;
 pub mod gloas;
+mod progressive;
 pub mod sync_protocol;
 
-pub use data_collection::{BlockId, LightClientDataCollector};
+pub use data_collection::{
+    BlockId, DataCollector, GloasLightClientDataCollector, LightClientDataCollector,
+};
 pub use error::LightClientError;
-pub use format::{LcBootstrap, LcHeader, LcUpdate};
+pub use format::{LcBootstrap, LcData, LcHeader, LcUpdate};
 pub use full_node::{
     block_to_light_client_header, create_light_client_bootstrap,
     create_light_client_finality_update, create_light_client_optimistic_update,

@@ -29,10 +29,12 @@ use light_client::fork::{
     upgrade_lc_optimistic_update_to_latest, upgrade_lc_update_to_latest,
 };
 use light_client::gloas::{
-    upgrade_lc_bootstrap_to_gloas, upgrade_lc_store_to_gloas, upgrade_lc_update_to_gloas,
+    upgrade_lc_bootstrap_to_gloas, upgrade_lc_bootstrap_to_gloas_format,
+    upgrade_lc_finality_update_to_gloas_format, upgrade_lc_optimistic_update_to_gloas_format,
+    upgrade_lc_store_to_gloas, upgrade_lc_update_to_gloas, upgrade_lc_update_to_gloas_format,
 };
 use light_client::sync_protocol::LightClientStore;
-use light_client::{LcHeader, LcUpdate, LightClientDataCollector, Update};
+use light_client::{DataCollector, LcData, LcHeader, LcUpdate, LightClientError, Update};
 use serde::Deserialize;
 use serde_yaml::Value;
 use state_processing::CachedBeaconState;
@@ -41,7 +43,7 @@ use state_processing::state_transition::state_transition;
 use tree_hash::TreeHash;
 use types::chain_spec::{MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML};
 use types::{
-    ChainSpec, EthSpec, ForkName, LightClientBootstrap, LightClientFinalityUpdate,
+    BeaconState, ChainSpec, EthSpec, ForkName, LightClientBootstrap, LightClientFinalityUpdate,
     LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock, gloas,
 };
 
@@ -463,7 +465,131 @@ fn run_update_ranking<E: EthSpec>(case: &CaseContext) -> CaseResult {
 }
 
 fn run_data_collection<E: EthSpec>(case: &CaseContext) -> CaseResult {
-    CaseResult::from_check(check_data_collection::<E>(case))
+    // Gloas's data is collected in its own format; every earlier fork's in Electra's.
+    if case.fork == ForkName::Gloas {
+        CaseResult::from_check(check_data_collection::<E, gloas::LightClientUpdate<E>>(
+            case,
+        ))
+    } else {
+        CaseResult::from_check(check_data_collection::<E, Update<E>>(case))
+    }
+}
+
+/// A format a collector collects in, and the vector's data (of any fork) read into it.
+trait CollectedFormat<E: EthSpec>: LcData<E> {
+    fn bootstrap(
+        spec: &ChainSpec,
+        value: &LightClientBootstrap<E>,
+    ) -> Result<Self::Bootstrap, LightClientError>;
+    fn update(spec: &ChainSpec, value: &LightClientUpdate<E>) -> Result<Self, LightClientError>;
+    fn finality_update(
+        spec: &ChainSpec,
+        value: &LightClientFinalityUpdate<E>,
+    ) -> Result<Self::FinalityUpdate, LightClientError>;
+    fn optimistic_update(
+        spec: &ChainSpec,
+        value: &LightClientOptimisticUpdate<E>,
+    ) -> Result<Self::OptimisticUpdate, LightClientError>;
+}
+
+impl<E: EthSpec> CollectedFormat<E> for Update<E> {
+    fn bootstrap(
+        _: &ChainSpec,
+        value: &LightClientBootstrap<E>,
+    ) -> Result<Self::Bootstrap, LightClientError> {
+        upgrade_lc_bootstrap_to_latest(value)
+    }
+    fn update(_: &ChainSpec, value: &LightClientUpdate<E>) -> Result<Self, LightClientError> {
+        upgrade_lc_update_to_latest(value)
+    }
+    fn finality_update(
+        _: &ChainSpec,
+        value: &LightClientFinalityUpdate<E>,
+    ) -> Result<Self::FinalityUpdate, LightClientError> {
+        upgrade_lc_finality_update_to_latest(value)
+    }
+    fn optimistic_update(
+        _: &ChainSpec,
+        value: &LightClientOptimisticUpdate<E>,
+    ) -> Result<Self::OptimisticUpdate, LightClientError> {
+        upgrade_lc_optimistic_update_to_latest(value)
+    }
+}
+
+impl<E: EthSpec> CollectedFormat<E> for gloas::LightClientUpdate<E> {
+    fn bootstrap(
+        spec: &ChainSpec,
+        value: &LightClientBootstrap<E>,
+    ) -> Result<Self::Bootstrap, LightClientError> {
+        upgrade_lc_bootstrap_to_gloas_format(spec, value)
+    }
+    fn update(spec: &ChainSpec, value: &LightClientUpdate<E>) -> Result<Self, LightClientError> {
+        upgrade_lc_update_to_gloas_format(spec, value)
+    }
+    fn finality_update(
+        spec: &ChainSpec,
+        value: &LightClientFinalityUpdate<E>,
+    ) -> Result<Self::FinalityUpdate, LightClientError> {
+        upgrade_lc_finality_update_to_gloas_format(spec, value)
+    }
+    fn optimistic_update(
+        spec: &ChainSpec,
+        value: &LightClientOptimisticUpdate<E>,
+    ) -> Result<Self::OptimisticUpdate, LightClientError> {
+        upgrade_lc_optimistic_update_to_gloas_format(spec, value)
+    }
+}
+
+/// `create_signed_genesis_block(spec, state)`: the empty-bodied block the initial state commits
+/// to (from Gloas, its body's bid is the state's `latest_execution_payload_bid`).
+fn create_signed_genesis_block<E: EthSpec>(
+    fork: ForkName,
+    state: &BeaconState<E>,
+    state_root: Root,
+) -> SignedBeaconBlock<E> {
+    let BeaconState::Gloas(gloas_state) = state else {
+        return match state_processing::genesis::interop_genesis_block::<E>(state_root) {
+            SignedBeaconBlock::Fulu(block) if fork == ForkName::Electra => {
+                SignedBeaconBlock::Electra(block)
+            }
+            block => block,
+        };
+    };
+    let zero_signature = types::BLSSignature::ZERO;
+    SignedBeaconBlock::Gloas(gloas::SignedBeaconBlock {
+        message: gloas::BeaconBlock {
+            slot: types::GENESIS_SLOT,
+            proposer_index: 0,
+            parent_root: Root::ZERO,
+            state_root,
+            body: gloas::BeaconBlockBody {
+                randao_reveal: zero_signature,
+                eth1_data: gloas::Eth1Data {
+                    deposit_root: Root::ZERO,
+                    deposit_count: 0,
+                    block_hash: Root::ZERO,
+                },
+                graffiti: Root::ZERO,
+                proposer_slashings: Default::default(),
+                attester_slashings: Default::default(),
+                attestations: Default::default(),
+                deposits: Default::default(),
+                voluntary_exits: Default::default(),
+                sync_aggregate: gloas::SyncAggregate {
+                    sync_committee_bits: Default::default(),
+                    sync_committee_signature: zero_signature,
+                },
+                bls_to_execution_changes: Default::default(),
+                signed_execution_payload_bid: gloas::SignedExecutionPayloadBid {
+                    message: gloas_state.latest_execution_payload_bid.clone(),
+                    signature: zero_signature,
+                },
+                payload_attestations: Default::default(),
+                parent_execution_requests: Default::default(),
+            },
+        },
+        signature: zero_signature,
+    })
 }
 
 /// `meta.yaml` of an `update_ranking` case.
@@ -475,14 +601,31 @@ struct RankingMeta {
 
 fn check_update_ranking<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let meta: RankingMeta = read_yaml(&case.file("meta.yaml"))?;
-    let updates = (0..meta.updates_count)
-        .map(|i| {
-            let update = read_by_fork(case, &format!("updates_{i}"), case.fork, |b, f| {
+    let names = (0..meta.updates_count).map(|i| format!("updates_{i}"));
+    if case.fork == ForkName::Gloas {
+        // Gloas's updates are ranked in their own format.
+        let updates = names
+            .map(|name| {
+                read_by_fork(case, &name, case.fork, |b, _| {
+                    <gloas::LightClientUpdate<E> as ssz::Decode>::from_ssz_bytes(b)
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        return check_ranked::<E, _>(&updates);
+    }
+    let updates = names
+        .map(|name| {
+            let update = read_by_fork(case, &name, case.fork, |b, f| {
                 LightClientUpdate::<E>::from_ssz_bytes_by_fork(b, f)
             })?;
             upgrade_lc_update_to_latest(&update).map_err(|e| e.to_string())
         })
         .collect::<Result<Vec<Update<E>>, String>>()?;
+    check_ranked::<E, _>(&updates)
+}
+
+/// `updates` are in descending precedence: no update ranks above one listed before it.
+fn check_ranked<E: EthSpec, U: LcUpdate<E>>(updates: &[U]) -> Result<(), String> {
     for (i, better) in updates.iter().enumerate() {
         for (j, worse) in updates.iter().enumerate().skip(i + 1) {
             if light_client::is_better_update(worse, better) {
@@ -521,7 +664,9 @@ fn compare<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-fn check_data_collection<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
+fn check_data_collection<E: EthSpec, U: CollectedFormat<E>>(
+    case: &CaseContext,
+) -> Result<(), String> {
     let spec = case_spec(case)?;
     let steps: Vec<Value> = read_yaml(&case.file("steps.yaml"))?;
     let state = read_state::<E>(case, "initial_state", case.fork)?;
@@ -530,22 +675,9 @@ fn check_data_collection<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let state_root = anchor_state
         .hash_tree_root()
         .map_err(|e| format!("initial_state root: {e}"))?;
-    // `create_signed_genesis_block`: the empty-bodied block the initial state commits to.
-    let anchor_block = match state_processing::genesis::interop_genesis_block::<E>(state_root) {
-        SignedBeaconBlock::Fulu(block) if case.fork == ForkName::Electra => {
-            SignedBeaconBlock::Electra(block)
-        }
-        block @ (SignedBeaconBlock::Phase0(_)
-        | SignedBeaconBlock::Altair(_)
-        | SignedBeaconBlock::Bellatrix(_)
-        | SignedBeaconBlock::Capella(_)
-        | SignedBeaconBlock::Deneb(_)
-        | SignedBeaconBlock::Electra(_)
-        | SignedBeaconBlock::Fulu(_)
-        | SignedBeaconBlock::Gloas(_)) => block,
-    };
+    let anchor_block = create_signed_genesis_block(case.fork, &anchor_state.state, state_root);
     let mut collector =
-        LightClientDataCollector::new(spec.clone(), &anchor_state.state, &anchor_block)
+        DataCollector::<E, U>::new(spec.clone(), &anchor_state.state, &anchor_block)
             .map_err(|e| format!("collector from initial_state: {e}"))?;
     let mut states: HashMap<Root, CachedBeaconState<E>> = HashMap::new();
     states.insert(anchor_block.canonical_root(), anchor_state);
@@ -583,7 +715,7 @@ fn check_data_collection<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             let checks = s
                 .get("checks")
                 .ok_or_else(|| format!("step {index}: no checks"))?;
-            check_new_head(case, &collector, checks, &fork_of)
+            check_new_head(case, &spec, &collector, checks, &fork_of)
                 .map_err(|e| format!("step {index} (head {head}): {e}"))?;
         } else {
             return Err(format!("step {index}: unknown step {step:?}"));
@@ -592,9 +724,10 @@ fn check_data_collection<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     Ok(())
 }
 
-fn check_new_head<E: EthSpec>(
+fn check_new_head<E: EthSpec, U: CollectedFormat<E>>(
     case: &CaseContext,
-    collector: &LightClientDataCollector<E>,
+    spec: &ChainSpec,
+    collector: &DataCollector<E, U>,
     checks: &Value,
     fork_of: &dyn Fn(&str) -> Result<ForkName, String>,
 ) -> Result<(), String> {
@@ -621,7 +754,7 @@ fn check_new_head<E: EthSpec>(
             let value = read_by_fork(case, name, fork_of(digest)?, |b, f| {
                 LightClientBootstrap::<E>::from_ssz_bytes_by_fork(b, f)
             })?;
-            upgrade_lc_bootstrap_to_latest(&value).map_err(|e| e.to_string())
+            U::bootstrap(spec, &value).map_err(|e| e.to_string())
         });
         compare(
             &format!("bootstrap of {root}"),
@@ -641,7 +774,7 @@ fn check_new_head<E: EthSpec>(
             let value = read_by_fork(case, name, fork_of(digest)?, |b, f| {
                 LightClientUpdate::<E>::from_ssz_bytes_by_fork(b, f)
             })?;
-            upgrade_lc_update_to_latest(&value).map_err(|e| e.to_string())
+            U::update(spec, &value).map_err(|e| e.to_string())
         });
         compare(
             &format!("best update of period {period}"),
@@ -655,7 +788,7 @@ fn check_new_head<E: EthSpec>(
         let value = read_by_fork(case, name, fork_of(digest)?, |b, f| {
             LightClientFinalityUpdate::<E>::from_ssz_bytes_by_fork(b, f)
         })?;
-        upgrade_lc_finality_update_to_latest(&value).map_err(|e| e.to_string())
+        U::finality_update(spec, &value).map_err(|e| e.to_string())
     });
     compare(
         "latest finality update",
@@ -668,7 +801,7 @@ fn check_new_head<E: EthSpec>(
         let value = read_by_fork(case, name, fork_of(digest)?, |b, f| {
             LightClientOptimisticUpdate::<E>::from_ssz_bytes_by_fork(b, f)
         })?;
-        upgrade_lc_optimistic_update_to_latest(&value).map_err(|e| e.to_string())
+        U::optimistic_update(spec, &value).map_err(|e| e.to_string())
     });
     compare(
         "latest optimistic update",
