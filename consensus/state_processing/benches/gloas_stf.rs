@@ -22,7 +22,10 @@
 //!   signatures: builder onboarding), a few builder top-ups and validator top-ups among them.
 //!
 //! At the end a table of the medians (from `target/criterion/<group>/<bench>/new/estimates.json`)
-//! and the Gloas/Fulu ratios against the issue's bounds (1.3× and 2 s) is printed.
+//! and the Gloas/Fulu ratios against the issue's bounds (1.3× and 2 s) is printed, then the same
+//! three ratios measured interleaved: `ARBOR_BENCH_PAIRS` (default 15) runs of each side,
+//! alternating Fulu and Gloas (and which goes first), so that a machine whose load changes
+//! during the run (criterion measures all of Fulu, then all of Gloas) weighs on both alike.
 //!
 //! `cargo bench -p state_processing --bench gloas_stf`
 
@@ -586,6 +589,90 @@ fn summary(f: &Fixture, since: SystemTime) {
     );
 }
 
+/// `pairs` runs of `fulu` and of `gloas`, alternating (Fulu first in even pairs, Gloas first in
+/// odd ones): the medians of each side (ms) and the median of the pairs' Gloas/Fulu ratios.
+fn interleaved(
+    pairs: usize,
+    mut fulu: impl FnMut() -> Duration,
+    mut gloas: impl FnMut() -> Duration,
+) -> (f64, f64, f64) {
+    let mut f = Vec::with_capacity(pairs);
+    let mut g = Vec::with_capacity(pairs);
+    for pair in 0..pairs {
+        let (a, b) = if pair % 2 == 0 {
+            let a = fulu();
+            (a, gloas())
+        } else {
+            let b = gloas();
+            (fulu(), b)
+        };
+        f.push(a.as_secs_f64() * 1e3);
+        g.push(b.as_secs_f64() * 1e3);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut ratios: Vec<f64> = f.iter().zip(&g).map(|(f, g)| g / f).collect();
+    (median(&mut f), median(&mut g), median(&mut ratios))
+}
+
+fn interleaved_summary(f: &Fixture) {
+    let pairs: usize = std::env::var("ARBOR_BENCH_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15)
+        .max(1);
+    let block = |side: &Side| {
+        let mut state = side.pre.clone();
+        let start = Instant::now();
+        transition(&mut state, side);
+        let elapsed = start.elapsed();
+        drop(black_box(state));
+        elapsed
+    };
+    let sigs = |side: &Side| {
+        let state = side.at_block_slot.clone();
+        let start = Instant::now();
+        let state = signatures(state, side);
+        let elapsed = start.elapsed();
+        drop(black_box(state));
+        elapsed
+    };
+    let epoch = |side: &Side| {
+        let mut state = side.epoch_pre.clone();
+        let start = Instant::now();
+        {
+            let (mut view, caches) = state.view_mut().unwrap();
+            process_epoch(&mut view, caches, &side.spec).expect("epoch processing succeeds");
+        }
+        let elapsed = start.elapsed();
+        drop(black_box(state));
+        elapsed
+    };
+    println!(
+        "\nthe same, interleaved: {pairs} runs of each, Fulu and Gloas alternating (ms; ratio: \
+         the median of the pairs' ratios):"
+    );
+    println!(
+        "{:<24} {:>10} {:>10} {:>8} {:>8} {:>6}",
+        "", "Fulu", "Gloas", "ratio", "bound", "ok"
+    );
+    let rows: [(&str, &dyn Fn(&Side) -> Duration); 3] = [
+        ("block_no_signatures", &block),
+        ("signatures_batched", &sigs),
+        ("process_epoch", &epoch),
+    ];
+    for (name, run) in rows {
+        let (fulu, gloas, ratio) = interleaved(pairs, || run(&f.fulu), || run(&f.gloas));
+        println!(
+            "{name:<24} {fulu:>10.2} {gloas:>10.2} {:>8} {RATIO_BOUND:>7.1}x {:>6}",
+            format!("{ratio:.2}x"),
+            if ratio <= RATIO_BOUND { "yes" } else { "NO" },
+        );
+    }
+}
+
 fn main() {
     let fixture = fixture();
     let since = SystemTime::now();
@@ -595,4 +682,5 @@ fn main() {
     upgrade_benches(&mut c, &fixture);
     c.final_summary();
     summary(&fixture, since);
+    interleaved_summary(&fixture);
 }
