@@ -83,6 +83,30 @@ impl CommitteeCache {
         })
     }
 
+    /// The committees of `epoch` from its active validators (ascending), their shuffling
+    /// (`compute_committee` order under `seed`, the epoch's attester seed) and their total
+    /// effective balance, computed elsewhere: Gloas epoch processing shuffles the epoch two
+    /// ahead for the PTC window, and hands the result on [`Caches::keep_committees`].
+    pub(crate) fn from_shuffling<E: EthSpec>(
+        epoch: Epoch,
+        seed: Root,
+        active_indices: Vec<ValidatorIndex>,
+        shuffling: Vec<ValidatorIndex>,
+        total_active_balance: Gwei,
+    ) -> Self {
+        Self {
+            epoch,
+            seed,
+            committees_per_slot: get_committee_count_per_slot_from_active_count::<E>(
+                active_indices.len(),
+            ),
+            active_indices,
+            shuffling,
+            slots_per_epoch: E::slots_per_epoch(),
+            total_active_balance: total_active_balance.max(E::EFFECTIVE_BALANCE_INCREMENT),
+        }
+    }
+
     /// The epoch these committees belong to.
     pub fn epoch(&self) -> Epoch {
         self.epoch
@@ -301,6 +325,30 @@ impl Caches {
             });
         self.committees[slot] = Some(cache.clone());
         Ok(cache)
+    }
+
+    /// Keeps `cache`, the committees of an epoch beyond the state's next one (Gloas epoch
+    /// processing's, two ahead), in place of a cached epoch before `oldest_needed`, which the
+    /// state is about to leave behind; kept nowhere when every slot holds a needed epoch. The
+    /// cache is found by epoch and seed, as every other.
+    pub(crate) fn keep_committees(&mut self, cache: Arc<CommitteeCache>, oldest_needed: Epoch) {
+        let slot = self
+            .committees
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|c| c.epoch == cache.epoch))
+            .or_else(|| self.committees.iter().position(Option::is_none))
+            .or_else(|| {
+                self.committees
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| c.as_ref().map(|c| (i, c.epoch)))
+                    .filter(|&(_, epoch)| epoch < oldest_needed)
+                    .min_by_key(|&(_, epoch)| epoch)
+                    .map(|(i, _)| i)
+            });
+        if let Some(slot) = slot {
+            self.committees[slot] = Some(cache);
+        }
     }
 
     /// Records `total` as the total active balance of `epoch`'s cached committees, if any.

@@ -162,7 +162,7 @@ pub fn process_epoch<E: EthSpec>(
     }
     // [New in Gloas:EIP7732]
     if state.gloas.is_some() {
-        process_ptc_window_with_context(state, &ctx)?;
+        process_ptc_window_with_context(state, caches, &ctx)?;
     }
     // Hand the walk's effective balances (current after the updates) to the next epoch's
     // blocks, which would otherwise walk the registry again for them. Validators that deposits

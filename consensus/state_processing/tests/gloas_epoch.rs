@@ -3,7 +3,7 @@
 //! the payload-availability bits `process_slot` clears, and `get_ptc`'s range.
 
 use state_processing::{
-    CachedBeaconState, Caches, Error, StateRef,
+    CachedBeaconState, Caches, CommitteeCache, Error, StateRef,
     genesis::{interop_genesis_block_of, interop_genesis_state},
     gloas::ptc::{compute_ptc, get_ptc},
     per_slot::process_slots,
@@ -108,6 +108,24 @@ fn epoch_processing_rotates_the_ptc_window() {
                 get_ptc(&view, slot - E::slots_per_epoch() - 1),
                 Err(Error::EpochOutOfRange { .. })
             ));
+        }
+    }
+}
+
+/// Epoch processing keeps the shuffling it makes for the PTC window (two epochs ahead) as that
+/// epoch's committees: when the state gets there, the cached committees (and their total
+/// active balance) are those built afresh.
+#[test]
+fn committees_kept_by_epoch_processing_equal_fresh_ones() {
+    let spec = gloas_spec();
+    let mut cached = gloas_genesis(64);
+    for epoch in 1..=4u64 {
+        process_slots(&mut cached, epoch * E::slots_per_epoch() + 1, &spec).expect("slots");
+        let view = StateRef::new(&cached.state).expect("a view");
+        for e in [epoch - 1, epoch, epoch + 1] {
+            let kept = cached.caches.committees(&view, e).expect("committees");
+            let fresh = CommitteeCache::new(&view, e).expect("committees");
+            assert_eq!(*kept, fresh, "epoch {e} at state epoch {epoch}");
         }
     }
 }

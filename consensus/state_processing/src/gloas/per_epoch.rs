@@ -5,11 +5,11 @@
 //!
 //! [spec]: gloas/beacon-chain.md#epoch-processing
 
-use types::{EthSpec, Gwei, ValidatorIndex, typenum::Unsigned};
+use types::{EthSpec, Gwei, ValidatorIndex, signing::DOMAIN_BEACON_ATTESTER, typenum::Unsigned};
 
 use crate::{
-    Caches, Error,
-    common::{get_active_validator_indices, get_current_epoch},
+    Caches, CommitteeCache, Error,
+    common::{get_active_validator_indices, get_current_epoch, get_seed},
     gloas::{
         builders::{empty_payment, get_builder_payment_quorum_threshold},
         ptc::{compute_epoch_ptcs, compute_shuffling},
@@ -101,8 +101,14 @@ pub fn process_ptc_window<E: EthSpec>(
 
 /// The spec's `process_ptc_window`, with the lookahead epoch's active validators and the
 /// (updated) effective balances taken from the registry summary `ctx`.
+///
+/// The epoch's committee shuffling, which this computes anyway, is kept in `caches` for the
+/// blocks of that epoch: no block has to shuffle the registry again. Its active validators are
+/// those of that epoch already (activations and exits decided from now on land later), and its
+/// total active balance is brought up to date by the next epoch's effective-balance updates.
 pub(crate) fn process_ptc_window_with_context<E: EthSpec>(
     state: &mut StateMut<'_, E>,
+    caches: &mut Caches,
     ctx: &EpochContext,
 ) -> Result<(), EpochProcessingError> {
     let view = state.as_ref();
@@ -111,6 +117,26 @@ pub(crate) fn process_ptc_window_with_context<E: EthSpec>(
     let shuffling = compute_shuffling(&view, epoch, &active).step(PTC_WINDOW)?;
     let ptcs =
         compute_epoch_ptcs(&view, epoch, &shuffling, &ctx.effective_balances).step(PTC_WINDOW)?;
+    let total_active_balance = active
+        .iter()
+        .map(|&index| {
+            ctx.effective_balances
+                .get(index as usize)
+                .copied()
+                .unwrap_or(0)
+        })
+        .fold(0u64, u64::saturating_add);
+    let seed = get_seed(&view, epoch, DOMAIN_BEACON_ATTESTER);
+    caches.keep_committees(
+        std::sync::Arc::new(CommitteeCache::from_shuffling::<E>(
+            epoch,
+            seed,
+            active,
+            shuffling,
+            total_active_balance,
+        )),
+        ctx.current_epoch,
+    );
     shift_in(state, ptcs)
 }
 
