@@ -236,7 +236,7 @@ pub fn process_slot<E: EthSpec>(
     set_root(state.state.block_roots_mut(), index, previous_block_root)?;
     // [New in Gloas:EIP7732] Unset the next payload availability.
     if let BeaconState::Gloas(s) = &mut state.state {
-        let next = ((s.slot + 1) % n) as usize;
+        let next = (crate::error::add(s.slot, 1, "slot")? % n) as usize;
         s.execution_payload_availability
             .set(next, false)
             .map_err(|e| Error::Tree(format!("execution_payload_availability: {e:?}")))?;
