@@ -32,7 +32,10 @@ impl Runner for Transition {
         if case.handler != "core" {
             return CaseResult::NotRun(format!("no transition handler for {}", case.handler));
         }
-        if !matches!(case.fork, ForkName::Electra | ForkName::Fulu | ForkName::Gloas) {
+        if !matches!(
+            case.fork,
+            ForkName::Electra | ForkName::Fulu | ForkName::Gloas
+        ) {
             return CaseResult::NotRun(format!("no transition into {} is implemented", case.fork));
         }
         with_preset!(case, run(case))
@@ -77,6 +80,8 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     }
 
     let pre = read_state::<E>(case, "pre", pre_fork)?;
+    // A case without `post` must be refused: by one of its blocks.
+    let valid = case.file("post.ssz_snappy").exists();
     let mut state = CachedBeaconState::new(pre);
     for i in 0..count {
         let file = format!("blocks_{i}.ssz_snappy");
@@ -97,21 +102,32 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
                 meta.fork_block
             ));
         }
-        state_transition(
+        let result = state_transition(
             &mut state,
             &block,
             verify,
             true,
             &EngineVerdict(true),
             &spec,
-        )
-        .map_err(|e| {
-            format!(
-                "block {i} (slot {}, {}): {e}",
-                block.slot(),
-                block.fork_name()
-            )
-        })?;
+        );
+        match result {
+            Ok(()) => {}
+            // The refusal an invalid case expects; the blocks after it are not applied.
+            Err(_) if !valid => return Ok(()),
+            Err(e) => {
+                return Err(format!(
+                    "block {i} (slot {}, {}): {e}",
+                    block.slot(),
+                    block.fork_name()
+                ));
+            }
+        }
+    }
+    if !valid {
+        return Err(format!(
+            "every one of the {count} blocks applied, but the case has no post state (one must \
+             be refused)"
+        ));
     }
     let post = read_state_by_slot::<E>(case, "post", &spec)?;
     compare_states(&mut state, &post)
