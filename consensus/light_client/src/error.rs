@@ -92,8 +92,9 @@ pub enum LightClientError {
         /// The update's finalized period.
         update_period: u64,
     },
-    /// The full node side covers this fork's blocks and states (Electra and Fulu) only, and the
-    /// Electra-format store takes no Gloas data (`gloas.rs` has Gloas's own).
+    /// The full node side covers this fork's blocks and states only (Electra's format: Electra
+    /// and Fulu; Gloas's format: from Electra on), and the Electra-format store takes no Gloas
+    /// data (`gloas.rs` has Gloas's own).
     #[error("light-client data of fork {0} is not supported here")]
     UnsupportedFork(ForkName),
     /// The state is not the post-state of the block.

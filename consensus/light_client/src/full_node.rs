@@ -2,9 +2,11 @@
 //! their post-states.
 //!
 //! Derivation covers Electra and Fulu blocks and states (the forks whose state proofs `types`
-//! opens); earlier forks' give [`LightClientError::UnsupportedFork`]. Results are in the latest
+//! opens); earlier forks' give [`LightClientError::UnsupportedFork`]. Results are in Electra's
 //! format; [`into_forked_bootstrap`] and its siblings wrap them in the fork's container for the
-//! wire (Electra's and Fulu's formats are one).
+//! wire (Electra's and Fulu's formats are one). [`StateView`] also opens Gloas states, whose
+//! Gloas-format data [`crate::gloas::block_to_light_client_header`] and the collector
+//! ([`crate::GloasLightClientDataCollector`]) derive.
 //!
 //! [spec]: altair/light-client/full-node.md, capella/ and deneb/light-client/full-node.md
 

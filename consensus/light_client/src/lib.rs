@@ -12,7 +12,7 @@
 //! - [`full_node`]: deriving bootstraps and updates from blocks and states
 //!   (`altair/light-client/full-node.md` with the Capella and Deneb changes).
 //! - [`data_collection`]: a full node's collection of the best and latest light-client data from
-//!   imported blocks as fork choice moves the head and finality.
+//!   imported blocks as fork choice moves the head and finality, in Electra's format or Gloas's.
 //!
 //! A store holds Electra's format (which Fulu keeps: what this node serves) until it is upgraded
 //! to Gloas's; data of earlier forks goes through [`fork`] (and [`gloas`]) first, as the spec's

@@ -11,11 +11,15 @@
 //!   `upgrade_store` step names Gloas's version (`upgrade_lc_store_to_gloas`); Gloas data is
 //!   told by its digest under `GLOAS_FORK_VERSION`.
 //! - `update_ranking`: `updates_<i>` are in descending precedence; no update may rank above one
-//!   listed before it (`is_better_update`).
+//!   listed before it (`is_better_update`). Gloas's updates are ranked in Gloas's format, the
+//!   others' in Electra's.
 //! - `data_collection`: blocks from `initial_state` run through `state_transition`; each post-state
 //!   feeds a `LightClientDataCollector`, and at each `new_head` its finalized checkpoint,
 //!   bootstraps, best updates per period and latest finality and optimistic updates must equal
-//!   the vector's (absent where the vector lists none).
+//!   the vector's (absent where the vector lists none). A Gloas case collects Gloas-format data
+//!   (`GloasLightClientDataCollector`, from the `create_signed_genesis_block` anchor whose body
+//!   carries the state's bid); the vector's data of any fork is upgraded to the collector's
+//!   format to compare.
 //!
 //! Every file of a case is read (the harness's accessed-files check fails a case that leaves one
 //! unread).
