@@ -617,6 +617,9 @@ fn interleaved(
     (median(&mut f), median(&mut g), median(&mut ratios))
 }
 
+/// One timed run of a measure on one side.
+type Run = dyn Fn(&Side) -> Duration;
+
 fn interleaved_summary(f: &Fixture) {
     let pairs: usize = std::env::var("ARBOR_BENCH_PAIRS")
         .ok()
@@ -658,7 +661,7 @@ fn interleaved_summary(f: &Fixture) {
         "{:<24} {:>10} {:>10} {:>8} {:>8} {:>6}",
         "", "Fulu", "Gloas", "ratio", "bound", "ok"
     );
-    let rows: [(&str, &dyn Fn(&Side) -> Duration); 3] = [
+    let rows: [(&str, &Run); 3] = [
         ("block_no_signatures", &block),
         ("signatures_batched", &sigs),
         ("process_epoch", &epoch),

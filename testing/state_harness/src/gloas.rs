@@ -85,7 +85,7 @@ pub struct GloasBlockContents {
 /// blob_data_available)`, the four combinations for `k` in `0..4` (so that each is a distinct
 /// aggregate, as a block's payload attestations are).
 pub fn payload_vote(k: usize) -> (bool, bool) {
-    (k % 2 == 0, k / 2 % 2 == 0)
+    (k.is_multiple_of(2), (k / 2).is_multiple_of(2))
 }
 
 fn block_error(slot: Slot, error: impl Into<String>) -> HarnessError {
@@ -641,16 +641,17 @@ mod tests {
                 .expect("proposal set");
             verifier.verify().expect("the proposal signature verifies");
         }
-        let (mut view, caches) = state.view_mut().expect("view");
-        state_processing::gloas::per_block::process_block(
-            &mut view,
-            caches,
-            &signed.message,
-            VerifySignatures::Batched,
-            spec,
-        )
-        .expect("the block applies");
-        drop(view);
+        {
+            let (mut view, caches) = state.view_mut().expect("view");
+            state_processing::gloas::per_block::process_block(
+                &mut view,
+                caches,
+                &signed.message,
+                VerifySignatures::Batched,
+                spec,
+            )
+            .expect("the block applies");
+        }
         assert_eq!(
             state.hash_tree_root().expect("root"),
             signed.message.state_root
