@@ -212,19 +212,7 @@ impl<E: EthSpec, U: LcData<E>> DataCollector<E, U> {
         block: &SignedBeaconBlock<E>,
         bid: BlockId,
     ) -> Result<(), LightClientError> {
-        let sync_aggregate = match block {
-            SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
-                b.message.body.sync_aggregate.clone()
-            }
-            SignedBeaconBlock::Gloas(b) => b.message.body.sync_aggregate.clone(),
-            other @ (SignedBeaconBlock::Phase0(_)
-            | SignedBeaconBlock::Altair(_)
-            | SignedBeaconBlock::Bellatrix(_)
-            | SignedBeaconBlock::Capella(_)
-            | SignedBeaconBlock::Deneb(_)) => {
-                return Err(LightClientError::UnsupportedFork(other.fork_name()));
-            }
-        };
+        let sync_aggregate = crate::full_node::sync_aggregate_of(block)?.clone();
         self.blocks.insert(
             bid.root,
             BlockEntry {

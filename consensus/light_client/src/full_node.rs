@@ -12,15 +12,16 @@
 
 use ssz_types::FixedVector;
 use tree_hash::TreeHash;
-use types::merkle_proof::{ProofTree, compute_merkle_proof};
+use types::merkle_proof::{ProofTree, compute_merkle_proof, floorlog2};
 use types::{
     BeaconState, ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, Slot, altair,
     deneb, electra, phase0,
 };
 
+use crate::format::{LcData, LcHeader, normalized_branch};
 use crate::sync_protocol::{
     EXECUTION_PAYLOAD_GINDEX, MIN_SYNC_COMMITTEE_PARTICIPANTS,
-    compute_sync_committee_period_at_slot, current_sync_committee_gindex_at_slot, empty_header,
+    compute_sync_committee_period_at_slot, current_sync_committee_gindex_at_slot,
     empty_sync_committee, finalized_root_gindex_at_slot, next_sync_committee_gindex_at_slot,
 };
 use crate::{Bootstrap, FinalityUpdate, Header, LightClientError, OptimisticUpdate, Update};
@@ -98,6 +99,41 @@ fn electra_block<E: EthSpec>(
         | SignedBeaconBlock::Deneb(_)
         | SignedBeaconBlock::Gloas(_)) => Err(LightClientError::UnsupportedFork(other.fork_name())),
     }
+}
+
+/// `block.message.body.sync_aggregate` of an Electra, Fulu or Gloas block.
+pub(crate) fn sync_aggregate_of<E: EthSpec>(
+    block: &SignedBeaconBlock<E>,
+) -> Result<&altair::SyncAggregate<E>, LightClientError> {
+    match block {
+        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
+            Ok(&b.message.body.sync_aggregate)
+        }
+        SignedBeaconBlock::Gloas(b) => Ok(&b.message.body.sync_aggregate),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)) => Err(LightClientError::UnsupportedFork(other.fork_name())),
+    }
+}
+
+/// The proof of the node at `gindex` of `tree`, normalized to the depth of `format_gindex`
+/// (the format's branch for that field).
+fn normalized_proof(
+    tree: &dyn ProofTree,
+    gindex: u64,
+    format_gindex: u64,
+) -> Result<Vec<Root>, LightClientError> {
+    let (_, nodes) = compute_merkle_proof(tree, gindex)?;
+    if nodes.len() > floorlog2(format_gindex) as usize {
+        // A deeper tree than the format's (a Gloas state for Electra's format).
+        return Err(LightClientError::BranchLength {
+            expected: floorlog2(format_gindex) as usize,
+            got: nodes.len(),
+        });
+    }
+    Ok(normalized_branch(&nodes, format_gindex))
 }
 
 /// The leaf's branch at `gindex` of `tree`, as a fixed vector.
@@ -180,16 +216,24 @@ pub fn create_light_client_bootstrap<E: EthSpec>(
     state: &BeaconState<E>,
     block: &SignedBeaconBlock<E>,
 ) -> Result<Bootstrap<E>, LightClientError> {
+    create_light_client_bootstrap_in::<E, Update<E>>(spec, state, block)
+}
+
+/// `create_light_client_bootstrap` in the format of `U`.
+pub(crate) fn create_light_client_bootstrap_in<E: EthSpec, U: LcData<E>>(
+    spec: &ChainSpec,
+    state: &BeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+) -> Result<U::Bootstrap, LightClientError> {
     let view = StateView::new(state)?;
     check_post_state(state, &view, block)?;
-    Ok(Bootstrap {
-        header: block_to_light_client_header(block)?,
-        current_sync_committee: view.current_sync_committee.clone(),
-        current_sync_committee_branch: branch(
-            &*view.tree,
-            current_sync_committee_gindex_at_slot::<E>(spec, view.slot),
-        )?,
-    })
+    let header = U::block_to_light_client_header(spec, block)?;
+    let branch = normalized_proof(
+        &*view.tree,
+        current_sync_committee_gindex_at_slot::<E>(spec, view.slot),
+        U::CURRENT_SYNC_COMMITTEE_GINDEX,
+    )?;
+    U::new_bootstrap(header, view.current_sync_committee.clone(), &branch)
 }
 
 /// `create_light_client_update(state, block, attested_state, attested_block, finalized_block)`:
@@ -204,8 +248,26 @@ pub fn create_light_client_update<E: EthSpec>(
     attested_block: &SignedBeaconBlock<E>,
     finalized_block: Option<&SignedBeaconBlock<E>>,
 ) -> Result<Update<E>, LightClientError> {
-    let signature_block = electra_block(block)?;
-    let sync_aggregate = &signature_block.message.body.sync_aggregate;
+    create_light_client_update_in::<E, Update<E>>(
+        spec,
+        state,
+        block,
+        attested_state,
+        attested_block,
+        finalized_block,
+    )
+}
+
+/// `create_light_client_update` in the format of `U`.
+pub(crate) fn create_light_client_update_in<E: EthSpec, U: LcData<E>>(
+    spec: &ChainSpec,
+    state: &BeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    attested_state: &BeaconState<E>,
+    attested_block: &SignedBeaconBlock<E>,
+    finalized_block: Option<&SignedBeaconBlock<E>>,
+) -> Result<U, LightClientError> {
+    let sync_aggregate = sync_aggregate_of(block)?;
     let participants = sync_aggregate.sync_committee_bits.num_set_bits() as u64;
     if participants < MIN_SYNC_COMMITTEE_PARTICIPANTS {
         return Err(LightClientError::TooFewParticipants { participants });
@@ -224,28 +286,29 @@ pub fn create_light_client_update<E: EthSpec>(
     }
     let update_attested_period = compute_sync_committee_period_at_slot::<E>(attested_block.slot());
 
-    let mut update = Update {
-        attested_header: block_to_light_client_header(attested_block)?,
-        next_sync_committee: empty_sync_committee(),
-        next_sync_committee_branch: FixedVector::from_elem(Root::ZERO),
-        finalized_header: empty_header(),
-        finality_branch: FixedVector::from_elem(Root::ZERO),
-        sync_aggregate: sync_aggregate.clone(),
-        signature_slot: block.slot(),
-    };
+    let attested_header = U::block_to_light_client_header(spec, attested_block)?;
     // The next sync committee helps only when the current one signs.
-    if update_attested_period == update_signature_period {
-        update.next_sync_committee = attested.next_sync_committee.clone();
-        update.next_sync_committee_branch = branch(
-            &*attested.tree,
-            next_sync_committee_gindex_at_slot::<E>(spec, attested.slot),
-        )?;
-    }
+    let (next_sync_committee, next_sync_committee_branch) =
+        if update_attested_period == update_signature_period {
+            let branch = normalized_proof(
+                &*attested.tree,
+                next_sync_committee_gindex_at_slot::<E>(spec, attested.slot),
+                U::NEXT_SYNC_COMMITTEE_GINDEX,
+            )?;
+            (attested.next_sync_committee.clone(), branch)
+        } else {
+            (
+                empty_sync_committee(),
+                normalized_branch(&[], U::NEXT_SYNC_COMMITTEE_GINDEX),
+            )
+        };
     // Finality whenever the finalized block is at hand.
+    let mut finalized_header = <U::Header as LcHeader<E>>::empty();
+    let mut finality_branch = normalized_branch(&[], U::FINALIZED_ROOT_GINDEX);
     if let Some(finalized_block) = finalized_block {
         if finalized_block.slot() != GENESIS_SLOT {
-            update.finalized_header = block_to_light_client_header(finalized_block)?;
-            let got = update.finalized_header.beacon.tree_hash_root();
+            finalized_header = U::block_to_light_client_header(spec, finalized_block)?;
+            let got = finalized_header.beacon().tree_hash_root();
             if got != attested.finalized_checkpoint.root {
                 return Err(LightClientError::FinalizedRootMismatch {
                     expected: attested.finalized_checkpoint.root,
@@ -258,12 +321,21 @@ pub fn create_light_client_update<E: EthSpec>(
                 got: Root::ZERO,
             });
         }
-        update.finality_branch = branch(
+        finality_branch = normalized_proof(
             &*attested.tree,
             finalized_root_gindex_at_slot::<E>(spec, attested.slot),
+            U::FINALIZED_ROOT_GINDEX,
         )?;
     }
-    Ok(update)
+    U::new_update(
+        attested_header,
+        next_sync_committee,
+        &next_sync_committee_branch,
+        finalized_header,
+        &finality_branch,
+        sync_aggregate.clone(),
+        block.slot(),
+    )
 }
 
 /// `create_light_client_finality_update(update)`.

@@ -12,8 +12,8 @@ use ssz_types::FixedVector;
 use tree_hash::TreeHash;
 use types::merkle_proof::{ProofTree, compute_merkle_proof, floorlog2, get_subtree_index};
 use types::{
-    ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, capella, electra, gloas,
-    phase0,
+    BeaconState, ChainSpec, EthSpec, ForkName, GENESIS_SLOT, Root, SignedBeaconBlock, capella,
+    electra, gloas, phase0,
 };
 
 use crate::LightClientError;
@@ -214,6 +214,70 @@ pub fn block_to_light_client_header<E: EthSpec>(
             .parent_block_hash,
         execution_branch: crate::fork::fixed(branch)?,
     })
+}
+
+/// `create_light_client_bootstrap(state, block)` of Gloas: the bootstrap in Gloas's format
+/// (of a Gloas block, or an earlier one whose header is upgraded).
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_bootstrap
+pub fn create_light_client_bootstrap<E: EthSpec>(
+    spec: &ChainSpec,
+    state: &BeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+) -> Result<gloas::LightClientBootstrap<E>, LightClientError> {
+    crate::full_node::create_light_client_bootstrap_in::<E, gloas::LightClientUpdate<E>>(
+        spec, state, block,
+    )
+}
+
+/// `create_light_client_update(state, block, attested_state, attested_block, finalized_block)`
+/// of Gloas: the update in Gloas's format.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_update
+pub fn create_light_client_update<E: EthSpec>(
+    spec: &ChainSpec,
+    state: &BeaconState<E>,
+    block: &SignedBeaconBlock<E>,
+    attested_state: &BeaconState<E>,
+    attested_block: &SignedBeaconBlock<E>,
+    finalized_block: Option<&SignedBeaconBlock<E>>,
+) -> Result<gloas::LightClientUpdate<E>, LightClientError> {
+    crate::full_node::create_light_client_update_in(
+        spec,
+        state,
+        block,
+        attested_state,
+        attested_block,
+        finalized_block,
+    )
+}
+
+/// `create_light_client_finality_update(update)` of Gloas.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_finality_update
+pub fn create_light_client_finality_update<E: EthSpec>(
+    update: &gloas::LightClientUpdate<E>,
+) -> gloas::LightClientFinalityUpdate<E> {
+    gloas::LightClientFinalityUpdate {
+        attested_header: update.attested_header.clone(),
+        finalized_header: update.finalized_header.clone(),
+        finality_branch: update.finality_branch.clone(),
+        sync_aggregate: update.sync_aggregate.clone(),
+        signature_slot: update.signature_slot,
+    }
+}
+
+/// `create_light_client_optimistic_update(update)` of Gloas.
+///
+/// [spec]: altair/light-client/full-node.md#create_light_client_optimistic_update
+pub fn create_light_client_optimistic_update<E: EthSpec>(
+    update: &gloas::LightClientUpdate<E>,
+) -> gloas::LightClientOptimisticUpdate<E> {
+    gloas::LightClientOptimisticUpdate {
+        attested_header: update.attested_header.clone(),
+        sync_aggregate: update.sync_aggregate.clone(),
+        signature_slot: update.signature_slot,
+    }
 }
 
 /// `upgrade_lc_bootstrap_to_gloas(pre)`.

@@ -9,7 +9,7 @@
 )]
 
 use light_client::full_node::StateView;
-use light_client::gloas::block_to_light_client_header;
+use light_client::gloas::{self, block_to_light_client_header};
 use light_client::sync_protocol::{
     CURRENT_SYNC_COMMITTEE_GINDEX_GLOAS, FINALIZED_ROOT_GINDEX_GLOAS,
     NEXT_SYNC_COMMITTEE_GINDEX_GLOAS, is_valid_normalized_merkle_branch,
@@ -154,4 +154,35 @@ fn gloas_data_proves_against_gloas_blocks_and_states_and_syncs_a_gloas_store() {
     assert_eq!(store.optimistic_header, finality.attested_header);
     let optimistic = collector.optimistic_update().unwrap();
     assert_eq!(optimistic.attested_header, finality.attested_header);
+
+    // The full node's functions derive the same data from the blocks and states.
+    assert_eq!(
+        &gloas::create_light_client_bootstrap(&spec, &genesis.post.state, &genesis.block).unwrap(),
+        bootstrap
+    );
+    let parent = &blocks[blocks.len() - 2];
+    let derived = gloas::create_light_client_update(
+        &spec,
+        &head.post.state,
+        &head.block,
+        &parent.post.state,
+        &parent.block,
+        Some(&genesis.block),
+    )
+    .unwrap();
+    assert_eq!(
+        &gloas::create_light_client_finality_update(&derived),
+        finality
+    );
+    assert_eq!(
+        gloas::create_light_client_optimistic_update(&derived),
+        optimistic
+    );
+    // Electra's format takes no Gloas block.
+    assert!(matches!(
+        light_client::create_light_client_bootstrap(&spec, &head.post.state, &head.block),
+        Err(light_client::LightClientError::UnsupportedFork(
+            ForkName::Gloas
+        ))
+    ));
 }

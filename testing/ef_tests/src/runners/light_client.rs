@@ -47,7 +47,7 @@ use state_processing::state_transition::state_transition;
 use tree_hash::TreeHash;
 use types::chain_spec::{MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML};
 use types::{
-    BeaconState, ChainSpec, EthSpec, ForkName, LightClientBootstrap, LightClientFinalityUpdate,
+    ChainSpec, EthSpec, ForkName, LightClientBootstrap, LightClientFinalityUpdate,
     LightClientOptimisticUpdate, LightClientUpdate, Root, SignedBeaconBlock, gloas,
 };
 
@@ -544,58 +544,6 @@ impl<E: EthSpec> CollectedFormat<E> for gloas::LightClientUpdate<E> {
     }
 }
 
-/// `create_signed_genesis_block(spec, state)`: the empty-bodied block the initial state commits
-/// to (from Gloas, its body's bid is the state's `latest_execution_payload_bid`).
-fn create_signed_genesis_block<E: EthSpec>(
-    fork: ForkName,
-    state: &BeaconState<E>,
-    state_root: Root,
-) -> SignedBeaconBlock<E> {
-    let BeaconState::Gloas(gloas_state) = state else {
-        return match state_processing::genesis::interop_genesis_block::<E>(state_root) {
-            SignedBeaconBlock::Fulu(block) if fork == ForkName::Electra => {
-                SignedBeaconBlock::Electra(block)
-            }
-            block => block,
-        };
-    };
-    let zero_signature = types::BLSSignature::ZERO;
-    SignedBeaconBlock::Gloas(gloas::SignedBeaconBlock {
-        message: gloas::BeaconBlock {
-            slot: types::GENESIS_SLOT,
-            proposer_index: 0,
-            parent_root: Root::ZERO,
-            state_root,
-            body: gloas::BeaconBlockBody {
-                randao_reveal: zero_signature,
-                eth1_data: gloas::Eth1Data {
-                    deposit_root: Root::ZERO,
-                    deposit_count: 0,
-                    block_hash: Root::ZERO,
-                },
-                graffiti: Root::ZERO,
-                proposer_slashings: Default::default(),
-                attester_slashings: Default::default(),
-                attestations: Default::default(),
-                deposits: Default::default(),
-                voluntary_exits: Default::default(),
-                sync_aggregate: gloas::SyncAggregate {
-                    sync_committee_bits: Default::default(),
-                    sync_committee_signature: zero_signature,
-                },
-                bls_to_execution_changes: Default::default(),
-                signed_execution_payload_bid: gloas::SignedExecutionPayloadBid {
-                    message: gloas_state.latest_execution_payload_bid.clone(),
-                    signature: zero_signature,
-                },
-                payload_attestations: Default::default(),
-                parent_execution_requests: Default::default(),
-            },
-        },
-        signature: zero_signature,
-    })
-}
-
 /// `meta.yaml` of an `update_ranking` case.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -679,7 +627,24 @@ fn check_data_collection<E: EthSpec, U: CollectedFormat<E>>(
     let state_root = anchor_state
         .hash_tree_root()
         .map_err(|e| format!("initial_state root: {e}"))?;
-    let anchor_block = create_signed_genesis_block(case.fork, &anchor_state.state, state_root);
+    // `create_signed_genesis_block`: the empty-bodied block the initial state commits to (from
+    // Gloas, carrying the state's bid).
+    let anchor_block = match state_processing::genesis::interop_genesis_block_of::<E>(
+        &anchor_state.state,
+        state_root,
+    ) {
+        SignedBeaconBlock::Fulu(block) if case.fork == ForkName::Electra => {
+            SignedBeaconBlock::Electra(block)
+        }
+        block @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_)
+        | SignedBeaconBlock::Fulu(_)
+        | SignedBeaconBlock::Gloas(_)) => block,
+    };
     let mut collector =
         DataCollector::<E, U>::new(spec.clone(), &anchor_state.state, &anchor_block)
             .map_err(|e| format!("collector from initial_state: {e}"))?;
