@@ -63,6 +63,14 @@ pub enum Error {
         /// `get_committee_count_per_slot` at the committee's epoch.
         count: u64,
     },
+    /// A payload timeliness committee asked for a slot before the Gloas fork, which has none.
+    #[error("epoch {epoch} is before the Gloas fork (epoch {fork_epoch}): it has no PTC")]
+    PtcBeforeFork {
+        /// The epoch of the slot asked for.
+        epoch: Epoch,
+        /// The epoch of the state's fork (Gloas).
+        fork_epoch: Epoch,
+    },
     /// No active validators: committees and proposers cannot be computed.
     #[error("there are no active validators at epoch {0}")]
     NoActiveValidators(Epoch),

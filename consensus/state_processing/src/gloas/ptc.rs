@@ -25,7 +25,7 @@ use crate::{
 /// `get_ptc(state, slot)` [New in Gloas:EIP7732]: the payload timeliness committee of `slot`,
 /// read from `state.ptc_window`, which holds the previous, the current and the next
 /// `MIN_SEED_LOOKAHEAD` epochs. A slot outside that window is [`Error::EpochOutOfRange`] (the
-/// spec's asserts).
+/// spec's asserts), a slot before the Gloas fork [`Error::PtcBeforeFork`].
 ///
 /// [spec]: gloas/beacon-chain.md#new-get_ptc
 pub fn get_ptc<E: EthSpec>(
@@ -40,6 +40,16 @@ pub fn get_ptc<E: EthSpec>(
         epoch,
         current: state_epoch,
     };
+    // The previous epoch's PTCs are zeros right after `upgrade_to_gloas` (validator 0 would
+    // be the whole committee of every pre-fork slot): no slot before the fork has a PTC. A
+    // Gloas state's `fork.epoch` is the Gloas fork's epoch (consensus-specs #5652, in the
+    // 1.7.0b4 vectors as `transition_rejects_pre_gloas_payload_attestation`).
+    if epoch < state.fork.epoch {
+        return Err(Error::PtcBeforeFork {
+            epoch,
+            fork_epoch: state.fork.epoch,
+        });
+    }
     let position = if epoch < state_epoch {
         // assert epoch + 1 == state_epoch
         if epoch + 1 != state_epoch {
