@@ -217,7 +217,7 @@ impl Partial {
             .iter_from(start)
             .map_err(|e| EpochProcessingError::Step {
                 step: "process_epoch",
-                source: e.into(),
+                source: e,
             })?
             .take(end - start);
         for (index, validator) in (start..end).zip(validators) {
