@@ -129,7 +129,12 @@ fn process_slots_crosses_into_gloas() {
     let mut gloas = fulu.clone();
     process_slots(&mut gloas, gloas_start, &spec).unwrap();
     assert_eq!(gloas.state.fork_name(), ForkName::Gloas);
-    process_slots(&mut gloas, gloas_start + 2 * E::slots_per_epoch() + 3, &spec).unwrap();
+    process_slots(
+        &mut gloas,
+        gloas_start + 2 * E::slots_per_epoch() + 3,
+        &spec,
+    )
+    .unwrap();
     assert_eq!(gloas.state.fork_name(), ForkName::Gloas);
 }
 
