@@ -74,9 +74,10 @@ impl<'a, E: EthSpec> StateView<'a, E> {
         match state {
             BeaconState::Electra(s) => Ok(view!(s, Box::new(Borrowed(s)))),
             BeaconState::Fulu(s) => Ok(view!(s, Box::new(Borrowed(s)))),
-            BeaconState::Gloas(s) => {
-                Ok(view!(s, Box::new(crate::progressive::gloas_state_tree(s))))
-            }
+            BeaconState::Gloas(s) => Ok(view!(
+                s,
+                Box::new(types::merkle_proof::progressive::gloas_state_tree(s))
+            )),
             other @ (BeaconState::Phase0(_)
             | BeaconState::Altair(_)
             | BeaconState::Bellatrix(_)

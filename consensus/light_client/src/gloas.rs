@@ -197,7 +197,7 @@ pub fn block_to_light_client_header<E: EthSpec>(
         );
     };
     let message = &block.message;
-    let body = crate::progressive::gloas_body_tree(&message.body);
+    let body = types::merkle_proof::progressive::gloas_body_tree(&message.body);
     let (_, branch) = compute_merkle_proof(&body, EXECUTION_BLOCK_HASH_GINDEX_GLOAS)?;
     Ok(gloas::LightClientHeader {
         beacon: phase0::BeaconBlockHeader {

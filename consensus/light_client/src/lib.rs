@@ -24,7 +24,6 @@ pub mod fork;
 pub mod format;
 pub mod full_node;
 pub mod gloas;
-mod progressive;
 pub mod sync_protocol;
 
 pub use data_collection::{

@@ -4,6 +4,8 @@
 //!
 //! [spec]: ssz/merkle-proofs.md#generalized-merkle-tree-index
 
+pub mod progressive;
+
 use tree_hash::TreeHash;
 
 use crate::{EthSpec, Root, capella, deneb, electra, fulu, phase0};
