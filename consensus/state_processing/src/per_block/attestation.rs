@@ -243,15 +243,8 @@ pub fn get_indexed_attestation<E: EthSpec>(
     })
 }
 
-/// The structural half of `is_valid_indexed_attestation`: the indices are non-empty, sorted and
-/// unique.
-pub(crate) fn check_indexed_attestation_indices<E: EthSpec>(
-    indexed: &IndexedAttestation<E>,
-) -> Result<(), IndexedAttestationInvalid> {
-    check_attesting_indices::<E>(&indexed.attesting_indices)
-}
-
-/// [`check_indexed_attestation_indices`] on the indices of an indexed attestation of any fork.
+/// The structural half of `is_valid_indexed_attestation`, on the indices of an indexed
+/// attestation of any fork: they are non-empty, sorted and unique.
 pub(crate) fn check_attesting_indices<E: EthSpec>(
     indices: &[ValidatorIndex],
 ) -> Result<(), IndexedAttestationInvalid> {

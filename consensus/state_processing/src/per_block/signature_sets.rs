@@ -526,76 +526,145 @@ impl BlockSignatureVerifier {
         spec: &ChainSpec,
     ) -> Result<(), BlockProcessingError> {
         let body = &block.body;
-        self.epoch = get_current_epoch(state);
-        // The randao reveal is checked against the slot's real proposer, as in the spec (the
-        // header check that it is the block's proposer comes later, in processing).
-        let proposer = get_beacon_proposer_index(state, caches)
-            .map_err(|e| BlockProcessingError::Randao(RandaoInvalid::State(e)))?;
-        self.push(
-            SignatureKind::Randao,
-            randao_signature_set(state, caches, proposer, body),
-        )?;
-
+        self.include_randao(state, caches, &body.randao_reveal)?;
         for (index, slashing) in body.proposer_slashings.iter().enumerate() {
             self.include_proposer_slashing(state, caches, index, slashing)?;
         }
         for (index, slashing) in body.attester_slashings.iter().enumerate() {
             for (which, indexed) in [(1, &slashing.attestation_1), (2, &slashing.attestation_2)] {
-                let kind = SignatureKind::AttesterSlashing {
-                    index,
-                    attestation: which,
-                };
-                // The structural checks (non-empty, sorted, unique) come first, as in the spec.
-                if let Err(reason) = attestation::check_indexed_attestation_indices(indexed) {
-                    return Err(BlockProcessingError::AttesterSlashing {
-                        index,
-                        reason: AttesterSlashingInvalid::InvalidAttestation { which, reason },
-                    });
-                }
-                let set = indexed_attestation_signature_set(
+                self.include_slashing_attestation(
                     state,
                     caches,
-                    indexed.attesting_indices.iter().copied(),
+                    (index, which),
+                    &indexed.attesting_indices,
                     &indexed.data,
                     &indexed.signature,
-                );
-                self.push(kind, set)?;
+                )?;
             }
         }
         for (index, att) in body.attestations.iter().enumerate() {
-            let set = match attestation_signature_set(state, caches, att) {
-                Ok(set) => Ok(set),
-                // Reported after the other operations' structural checks, like every
-                // signature that cannot verify.
-                Err(AttestationInvalid::IndexedAttestation(
-                    IndexedAttestationInvalid::InvalidSignature,
-                )) => Err(SignatureSetError::Malformed),
-                Err(reason) => return Err(BlockProcessingError::Attestation { index, reason }),
-            };
-            self.push(SignatureKind::Attestation { index }, set)?;
+            let set = attestation_signature_set(state, caches, att);
+            self.include_attestation(index, set)?;
         }
-        for (index, exit) in body.voluntary_exits.iter().enumerate() {
+        self.include_exits_and_changes(
+            state,
+            caches,
+            &body.voluntary_exits,
+            &body.bls_to_execution_changes,
+            spec,
+        )?;
+        self.include_sync_aggregate(state, caches, &body.sync_aggregate)
+    }
+
+    /// The randao reveal, checked against the slot's real proposer as in the spec (the header
+    /// check that it is the block's proposer comes later, in processing).
+    fn include_randao<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &mut Caches,
+        randao_reveal: &BLSSignature,
+    ) -> Result<(), BlockProcessingError> {
+        self.epoch = get_current_epoch(state);
+        let proposer = get_beacon_proposer_index(state, caches)
+            .map_err(|e| BlockProcessingError::Randao(RandaoInvalid::State(e)))?;
+        self.push(
+            SignatureKind::Randao,
+            randao_reveal_signature_set(state, caches, proposer, randao_reveal),
+        )
+    }
+
+    /// One indexed attestation of attester slashing `index` (`which`: 1 or 2), after the
+    /// structural checks of its indices (non-empty, sorted, unique), which come first as in the
+    /// spec.
+    fn include_slashing_attestation<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &Caches,
+        (index, which): (usize, u8),
+        attesting_indices: &[ValidatorIndex],
+        data: &AttestationData,
+        signature: &BLSSignature,
+    ) -> Result<(), BlockProcessingError> {
+        if let Err(reason) = attestation::check_attesting_indices::<E>(attesting_indices) {
+            return Err(BlockProcessingError::AttesterSlashing {
+                index,
+                reason: AttesterSlashingInvalid::InvalidAttestation { which, reason },
+            });
+        }
+        let set = indexed_attestation_signature_set(
+            state,
+            caches,
+            attesting_indices.iter().copied(),
+            data,
+            signature,
+        );
+        self.push(
+            SignatureKind::AttesterSlashing {
+                index,
+                attestation: which,
+            },
+            set,
+        )
+    }
+
+    /// Attestation `index`'s set, or why it has none.
+    fn include_attestation(
+        &mut self,
+        index: usize,
+        set: Result<SignatureSet, AttestationInvalid>,
+    ) -> Result<(), BlockProcessingError> {
+        let set = match set {
+            Ok(set) => Ok(set),
+            // Reported after the other operations' structural checks, like every signature that
+            // cannot verify.
+            Err(AttestationInvalid::IndexedAttestation(
+                IndexedAttestationInvalid::InvalidSignature,
+            )) => Err(SignatureSetError::Malformed),
+            Err(reason) => return Err(BlockProcessingError::Attestation { index, reason }),
+        };
+        self.push(SignatureKind::Attestation { index }, set)
+    }
+
+    /// The voluntary exits and the BLS-to-execution changes, which every body from Capella on
+    /// carries in the same types.
+    fn include_exits_and_changes<'b, E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &Caches,
+        exits: impl IntoIterator<Item = &'b SignedVoluntaryExit>,
+        changes: impl IntoIterator<Item = &'b SignedBLSToExecutionChange>,
+        spec: &ChainSpec,
+    ) -> Result<(), BlockProcessingError> {
+        for (index, exit) in exits.into_iter().enumerate() {
             self.push(
                 SignatureKind::VoluntaryExit { index },
                 voluntary_exit_signature_set(state, caches, exit, spec),
             )?;
         }
-        for (index, change) in body.bls_to_execution_changes.iter().enumerate() {
+        for (index, change) in changes.into_iter().enumerate() {
             self.push(
                 SignatureKind::BlsToExecutionChange { index },
                 bls_to_execution_change_signature_set(state, change, spec),
             )?;
         }
-
-        let members = super::sync_aggregate::sync_committee_indices(state, caches)?;
-        let participants = body.sync_aggregate.sync_committee_bits.num_set_bits();
-        let kind = SignatureKind::SyncAggregate { participants };
-        match sync_aggregate_signature_set(state, caches, &body.sync_aggregate, &members) {
-            Ok(Some(set)) => self.push(kind, Ok(set))?,
-            Ok(None) => {}
-            Err(e) => self.push(kind, Err(e))?,
-        }
         Ok(())
+    }
+
+    /// The sync aggregate, by the current sync committee.
+    fn include_sync_aggregate<E: EthSpec>(
+        &mut self,
+        state: &StateRef<'_, E>,
+        caches: &mut Caches,
+        sync_aggregate: &SyncAggregate<E>,
+    ) -> Result<(), BlockProcessingError> {
+        let members = super::sync_aggregate::sync_committee_indices(state, caches)?;
+        let participants = sync_aggregate.sync_committee_bits.num_set_bits();
+        let kind = SignatureKind::SyncAggregate { participants };
+        match sync_aggregate_signature_set(state, caches, sync_aggregate, &members) {
+            Ok(Some(set)) => self.push(kind, Ok(set)),
+            Ok(None) => Ok(()),
+            Err(e) => self.push(kind, Err(e)),
+        }
     }
 
     /// Adds every signature set of a Gloas block's body [New in Gloas]: those of
@@ -612,62 +681,33 @@ impl BlockSignatureVerifier {
         spec: &ChainSpec,
     ) -> Result<(), BlockProcessingError> {
         let body = &block.body;
-        self.epoch = get_current_epoch(state);
-        let proposer = get_beacon_proposer_index(state, caches)
-            .map_err(|e| BlockProcessingError::Randao(RandaoInvalid::State(e)))?;
-        self.push(
-            SignatureKind::Randao,
-            randao_reveal_signature_set(state, caches, proposer, &body.randao_reveal),
-        )?;
+        self.include_randao(state, caches, &body.randao_reveal)?;
         for (index, slashing) in body.proposer_slashings.iter().enumerate() {
             self.include_proposer_slashing(state, caches, index, slashing)?;
         }
         for (index, slashing) in body.attester_slashings.iter().enumerate() {
             for (which, indexed) in [(1, &slashing.attestation_1), (2, &slashing.attestation_2)] {
-                let kind = SignatureKind::AttesterSlashing {
-                    index,
-                    attestation: which,
-                };
-                if let Err(reason) =
-                    attestation::check_attesting_indices::<E>(&indexed.attesting_indices)
-                {
-                    return Err(BlockProcessingError::AttesterSlashing {
-                        index,
-                        reason: AttesterSlashingInvalid::InvalidAttestation { which, reason },
-                    });
-                }
-                let set = indexed_attestation_signature_set(
+                self.include_slashing_attestation(
                     state,
                     caches,
-                    indexed.attesting_indices.iter().copied(),
+                    (index, which),
+                    &indexed.attesting_indices,
                     &indexed.data,
                     &indexed.signature,
-                );
-                self.push(kind, set)?;
+                )?;
             }
         }
         for (index, att) in body.attestations.iter().enumerate() {
-            let set = match attestation_signature_set_of(state, caches, att) {
-                Ok(set) => Ok(set),
-                Err(AttestationInvalid::IndexedAttestation(
-                    IndexedAttestationInvalid::InvalidSignature,
-                )) => Err(SignatureSetError::Malformed),
-                Err(reason) => return Err(BlockProcessingError::Attestation { index, reason }),
-            };
-            self.push(SignatureKind::Attestation { index }, set)?;
+            let set = attestation_signature_set_of(state, caches, att);
+            self.include_attestation(index, set)?;
         }
-        for (index, exit) in body.voluntary_exits.iter().enumerate() {
-            self.push(
-                SignatureKind::VoluntaryExit { index },
-                voluntary_exit_signature_set(state, caches, exit, spec),
-            )?;
-        }
-        for (index, change) in body.bls_to_execution_changes.iter().enumerate() {
-            self.push(
-                SignatureKind::BlsToExecutionChange { index },
-                bls_to_execution_change_signature_set(state, change, spec),
-            )?;
-        }
+        self.include_exits_and_changes(
+            state,
+            caches,
+            &body.voluntary_exits,
+            &body.bls_to_execution_changes,
+            spec,
+        )?;
         // The bid: a self-build's infinity signature is checked by processing, not here.
         match execution_payload_bid_signature_set(state, &body.signed_execution_payload_bid) {
             Ok(Some(set)) => self.push(SignatureKind::ExecutionPayloadBid, Ok(set))?,
@@ -700,15 +740,7 @@ impl BlockSignatureVerifier {
             )?;
         }
 
-        let members = super::sync_aggregate::sync_committee_indices(state, caches)?;
-        let participants = body.sync_aggregate.sync_committee_bits.num_set_bits();
-        let kind = SignatureKind::SyncAggregate { participants };
-        match sync_aggregate_signature_set(state, caches, &body.sync_aggregate, &members) {
-            Ok(Some(set)) => self.push(kind, Ok(set))?,
-            Ok(None) => {}
-            Err(e) => self.push(kind, Err(e))?,
-        }
-        Ok(())
+        self.include_sync_aggregate(state, caches, &body.sync_aggregate)
     }
 
     fn include_proposer_slashing<E: EthSpec>(
