@@ -276,48 +276,9 @@ pub fn build_block<E: EthSpec>(
             .map(|indices| build_attester_slashing(&view, indices, slot))
             .collect::<Result<Vec<_>, _>>()?;
 
-        let gvr = *view.genesis_validators_root;
-        let exit_domain = compute_domain(DOMAIN_VOLUNTARY_EXIT, spec.capella_fork_version, gvr);
-        let voluntary_exits = contents
-            .voluntary_exits
-            .iter()
-            .map(|&validator_index| {
-                let message = VoluntaryExit {
-                    epoch,
-                    validator_index,
-                };
-                let root = compute_signing_root(&message, exit_domain);
-                SignedVoluntaryExit {
-                    message,
-                    signature: sig(
-                        interop_secret_key(validator_index as usize).sign(root.as_slice())
-                    ),
-                }
-            })
-            .collect::<Vec<_>>();
-
-        let change_domain = compute_domain(
-            DOMAIN_BLS_TO_EXECUTION_CHANGE,
-            spec.genesis_fork_version,
-            gvr,
-        );
-        let bls_to_execution_changes = contents
-            .bls_to_execution_changes
-            .iter()
-            .map(|&(validator_index, to_execution_address)| {
-                let key = interop_secret_key(validator_index as usize);
-                let message = BLSToExecutionChange {
-                    validator_index,
-                    from_bls_pubkey: key.public_key().compress().0.into(),
-                    to_execution_address,
-                };
-                let root = compute_signing_root(&message, change_domain);
-                SignedBLSToExecutionChange {
-                    message,
-                    signature: sig(key.sign(root.as_slice())),
-                }
-            })
-            .collect::<Vec<_>>();
+        let voluntary_exits = build_voluntary_exits(&view, &contents.voluntary_exits, epoch, spec);
+        let bls_to_execution_changes =
+            build_bls_to_execution_changes(&view, &contents.bls_to_execution_changes, spec);
 
         let execution_requests = build_execution_requests(&view, contents, spec)?;
         let execution_payload = build_execution_payload::<E>(&view, slot, spec)?;
@@ -724,4 +685,61 @@ fn build_execution_payload<E: EthSpec>(
         blob_gas_used: 0,
         excess_blob_gas: 0,
     })
+}
+
+/// Signed voluntary exits of `validators` at `epoch` (signed with Capella's fork version, as
+/// EIP-7044 fixes it from Deneb on).
+pub(crate) fn build_voluntary_exits<E: EthSpec>(
+    view: &StateRef<'_, E>,
+    validators: &[ValidatorIndex],
+    epoch: Epoch,
+    spec: &ChainSpec,
+) -> Vec<SignedVoluntaryExit> {
+    let gvr = *view.genesis_validators_root;
+    let exit_domain = compute_domain(DOMAIN_VOLUNTARY_EXIT, spec.capella_fork_version, gvr);
+    validators
+        .iter()
+        .map(|&validator_index| {
+            let message = VoluntaryExit {
+                epoch,
+                validator_index,
+            };
+            let root = compute_signing_root(&message, exit_domain);
+            SignedVoluntaryExit {
+                message,
+                signature: sig(interop_secret_key(validator_index as usize).sign(root.as_slice())),
+            }
+        })
+        .collect()
+}
+
+/// Signed BLS-to-execution changes of `(validator, address)` pairs (signed with the genesis fork
+/// version, as the spec's domain for them is).
+pub(crate) fn build_bls_to_execution_changes<E: EthSpec>(
+    view: &StateRef<'_, E>,
+    changes: &[(ValidatorIndex, Address)],
+    spec: &ChainSpec,
+) -> Vec<SignedBLSToExecutionChange> {
+    let gvr = *view.genesis_validators_root;
+    let change_domain = compute_domain(
+        DOMAIN_BLS_TO_EXECUTION_CHANGE,
+        spec.genesis_fork_version,
+        gvr,
+    );
+    changes
+        .iter()
+        .map(|&(validator_index, to_execution_address)| {
+            let key = interop_secret_key(validator_index as usize);
+            let message = BLSToExecutionChange {
+                validator_index,
+                from_bls_pubkey: key.public_key().compress().0.into(),
+                to_execution_address,
+            };
+            let root = compute_signing_root(&message, change_domain);
+            SignedBLSToExecutionChange {
+                message,
+                signature: sig(key.sign(root.as_slice())),
+            }
+        })
+        .collect()
 }

@@ -28,15 +28,12 @@ use typenum::Unsigned;
 use types::{
     Address, B256, BLSSignature, ChainSpec, EthSpec, Root, Slot, ValidatorIndex,
     gloas::{
-        Attestation, AttestationData, AttesterSlashing, BLSToExecutionChange,
-        BUILDER_INDEX_SELF_BUILD, BeaconBlock, BeaconBlockBody, ExecutionPayloadBid,
-        ExecutionRequests, IndexedAttestation, PayloadAttestation, PayloadAttestationData,
-        SignedBLSToExecutionChange, SignedBeaconBlock, SignedExecutionPayloadBid,
-        SignedVoluntaryExit, VoluntaryExit,
+        Attestation, AttestationData, AttesterSlashing, BUILDER_INDEX_SELF_BUILD, BeaconBlock,
+        BeaconBlockBody, ExecutionPayloadBid, ExecutionRequests, IndexedAttestation,
+        PayloadAttestation, PayloadAttestationData, SignedBeaconBlock, SignedExecutionPayloadBid,
     },
     signing::{
-        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_BLS_TO_EXECUTION_CHANGE,
-        DOMAIN_PTC_ATTESTER, DOMAIN_RANDAO, DOMAIN_VOLUNTARY_EXIT, compute_domain,
+        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_PTC_ATTESTER, DOMAIN_RANDAO,
         compute_signing_root,
     },
 };
@@ -44,8 +41,9 @@ use types::{
 use crate::{
     AttestationSpec, BlockContents, BuiltBlock, HarnessError,
     builder::{
-        G2_POINT_AT_INFINITY, build_attester_slashing, build_execution_requests,
-        build_proposer_slashing, build_sync_aggregate, ffg_vote, sig,
+        G2_POINT_AT_INFINITY, build_attester_slashing, build_bls_to_execution_changes,
+        build_execution_requests, build_proposer_slashing, build_sync_aggregate,
+        build_voluntary_exits, ffg_vote, sig,
     },
     keys::{aggregate_interop_secret_key, interop_secret_key},
 };
@@ -268,48 +266,9 @@ pub fn build_gloas_block<E: EthSpec>(
             })
             .collect::<Result<Vec<_>, HarnessError>>()?;
 
-        let gvr = *view.genesis_validators_root;
-        let exit_domain = compute_domain(DOMAIN_VOLUNTARY_EXIT, spec.capella_fork_version, gvr);
-        let voluntary_exits = base
-            .voluntary_exits
-            .iter()
-            .map(|&validator_index| {
-                let message = VoluntaryExit {
-                    epoch,
-                    validator_index,
-                };
-                let root = compute_signing_root(&message, exit_domain);
-                SignedVoluntaryExit {
-                    message,
-                    signature: sig(
-                        interop_secret_key(validator_index as usize).sign(root.as_slice())
-                    ),
-                }
-            })
-            .collect::<Vec<_>>();
-
-        let change_domain = compute_domain(
-            DOMAIN_BLS_TO_EXECUTION_CHANGE,
-            spec.genesis_fork_version,
-            gvr,
-        );
-        let bls_to_execution_changes = base
-            .bls_to_execution_changes
-            .iter()
-            .map(|&(validator_index, to_execution_address)| {
-                let key = interop_secret_key(validator_index as usize);
-                let message = BLSToExecutionChange {
-                    validator_index,
-                    from_bls_pubkey: key.public_key().compress().0.into(),
-                    to_execution_address,
-                };
-                let root = compute_signing_root(&message, change_domain);
-                SignedBLSToExecutionChange {
-                    message,
-                    signature: sig(key.sign(root.as_slice())),
-                }
-            })
-            .collect::<Vec<_>>();
+        let voluntary_exits = build_voluntary_exits(&view, &base.voluntary_exits, epoch, spec);
+        let bls_to_execution_changes =
+            build_bls_to_execution_changes(&view, &base.bls_to_execution_changes, spec);
 
         // The self-build bid (gloas/validator.md): the proposer's own payload, value 0, the
         // point-at-infinity signature; the promised block hash derived from its parent's and
