@@ -362,7 +362,14 @@ pub fn upgrade_lc_bootstrap_to_gloas_format<E: EthSpec>(
 ) -> Result<gloas::LightClientBootstrap<E>, LightClientError> {
     match bootstrap {
         types::LightClientBootstrap::Gloas(b) => Ok(b.clone()),
-        other => upgrade_lc_bootstrap_to_gloas(spec, &upgrade_lc_bootstrap_to_latest(other)?),
+        other @ (types::LightClientBootstrap::Altair(_)
+        | types::LightClientBootstrap::Bellatrix(_)
+        | types::LightClientBootstrap::Capella(_)
+        | types::LightClientBootstrap::Deneb(_)
+        | types::LightClientBootstrap::Electra(_)
+        | types::LightClientBootstrap::Fulu(_)) => {
+            upgrade_lc_bootstrap_to_gloas(spec, &upgrade_lc_bootstrap_to_latest(other)?)
+        }
     }
 }
 
@@ -373,7 +380,14 @@ pub fn upgrade_lc_update_to_gloas_format<E: EthSpec>(
 ) -> Result<gloas::LightClientUpdate<E>, LightClientError> {
     match update {
         types::LightClientUpdate::Gloas(u) => Ok(u.clone()),
-        other => upgrade_lc_update_to_gloas(spec, &upgrade_lc_update_to_latest(other)?),
+        other @ (types::LightClientUpdate::Altair(_)
+        | types::LightClientUpdate::Bellatrix(_)
+        | types::LightClientUpdate::Capella(_)
+        | types::LightClientUpdate::Deneb(_)
+        | types::LightClientUpdate::Electra(_)
+        | types::LightClientUpdate::Fulu(_)) => {
+            upgrade_lc_update_to_gloas(spec, &upgrade_lc_update_to_latest(other)?)
+        }
     }
 }
 
@@ -384,7 +398,12 @@ pub fn upgrade_lc_finality_update_to_gloas_format<E: EthSpec>(
 ) -> Result<gloas::LightClientFinalityUpdate<E>, LightClientError> {
     match update {
         types::LightClientFinalityUpdate::Gloas(u) => Ok(u.clone()),
-        other => {
+        other @ (types::LightClientFinalityUpdate::Altair(_)
+        | types::LightClientFinalityUpdate::Bellatrix(_)
+        | types::LightClientFinalityUpdate::Capella(_)
+        | types::LightClientFinalityUpdate::Deneb(_)
+        | types::LightClientFinalityUpdate::Electra(_)
+        | types::LightClientFinalityUpdate::Fulu(_)) => {
             upgrade_lc_finality_update_to_gloas(spec, &upgrade_lc_finality_update_to_latest(other)?)
         }
     }
@@ -397,7 +416,12 @@ pub fn upgrade_lc_optimistic_update_to_gloas_format<E: EthSpec>(
 ) -> Result<gloas::LightClientOptimisticUpdate<E>, LightClientError> {
     match update {
         types::LightClientOptimisticUpdate::Gloas(u) => Ok(u.clone()),
-        other => upgrade_lc_optimistic_update_to_gloas(
+        other @ (types::LightClientOptimisticUpdate::Altair(_)
+        | types::LightClientOptimisticUpdate::Bellatrix(_)
+        | types::LightClientOptimisticUpdate::Capella(_)
+        | types::LightClientOptimisticUpdate::Deneb(_)
+        | types::LightClientOptimisticUpdate::Electra(_)
+        | types::LightClientOptimisticUpdate::Fulu(_)) => upgrade_lc_optimistic_update_to_gloas(
             spec,
             &upgrade_lc_optimistic_update_to_latest(other)?,
         ),

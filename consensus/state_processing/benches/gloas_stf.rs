@@ -178,7 +178,12 @@ fn at_end_of_epoch(state: &CachedBeaconState<E>) -> CachedBeaconState<E> {
     match &mut out.state {
         BeaconState::Fulu(s) => s.slot = last(s.slot),
         BeaconState::Gloas(s) => s.slot = last(s.slot),
-        other => panic!("a Fulu or Gloas state, not {}", other.fork_name()),
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Electra(_)) => panic!("a Fulu or Gloas state, not {}", other.fork_name()),
     }
     out.hash_tree_root().unwrap();
     out
@@ -330,7 +335,13 @@ fn fixture() -> Fixture {
     let start = Instant::now();
     let mut upgrade_pre = match &fulu_pre.state {
         BeaconState::Fulu(s) => s.clone(),
-        _ => unreachable!("the Fulu side"),
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Electra(_)
+        | BeaconState::Gloas(_)) => panic!("the Fulu side, not {}", other.fork_name()),
     };
     upgrade_pre.pending_deposits =
         milhouse::List::new(upgrade_deposits(n as u64, params.slot, &fulu_spec)).unwrap();
@@ -426,7 +437,14 @@ fn signatures(mut state: CachedBeaconState<E>, side: &Side) -> CachedBeaconState
                 .include_gloas_body(&view, caches, &b.message, &side.spec)
                 .unwrap();
         }
-        other => panic!("a Fulu or Gloas block, not {}", other.fork_name()),
+        other @ (SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_)) => {
+            panic!("a Fulu or Gloas block, not {}", other.fork_name())
+        }
     }
     black_box(verifier.len());
     verifier

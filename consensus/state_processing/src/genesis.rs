@@ -593,7 +593,13 @@ pub fn interop_genesis_block_of<E: EthSpec>(
             },
             signature: BLSSignature::ZERO,
         }),
-        _ => interop_genesis_block::<E>(state_root),
+        BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Electra(_)
+        | BeaconState::Fulu(_) => interop_genesis_block::<E>(state_root),
     }
 }
 

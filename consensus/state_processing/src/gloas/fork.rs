@@ -364,7 +364,13 @@ pub fn upgrade_to_gloas<E: EthSpec>(
     }
     match wrapped {
         BeaconState::Gloas(post) => Ok(post),
-        other => Err(Error::UnsupportedFork(other.fork_name())),
+        other @ (BeaconState::Phase0(_)
+        | BeaconState::Altair(_)
+        | BeaconState::Bellatrix(_)
+        | BeaconState::Capella(_)
+        | BeaconState::Deneb(_)
+        | BeaconState::Electra(_)
+        | BeaconState::Fulu(_)) => Err(Error::UnsupportedFork(other.fork_name())),
     }
 }
 
