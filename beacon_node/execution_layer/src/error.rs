@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::client::EngineFork;
 use crate::json_structures::RequestsError;
 
 /// A JSON-RPC error code the engine API defines, or another one.
@@ -151,6 +152,23 @@ pub enum Error {
         method: &'static str,
         /// The broken rule.
         source: RequestsError,
+    },
+    /// The method does not belong to the payload's fork: the client chooses the engine method by
+    /// the payload's (or the payload attributes') timestamp against the Amsterdam (Gloas) fork
+    /// time, and refuses the other one, before sending it or, for `getPayload`, on the answer.
+    #[error(
+        "{method} does not serve a payload with timestamp {timestamp}, which is in the {fork:?} \
+         era of the engine API; use {instead}"
+    )]
+    WrongFork {
+        /// The method called.
+        method: &'static str,
+        /// The payload's or the attributes' timestamp.
+        timestamp: u64,
+        /// The engine API era the timestamp is in.
+        fork: EngineFork,
+        /// The method of that era.
+        instead: &'static str,
     },
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]

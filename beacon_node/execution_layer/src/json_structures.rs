@@ -2,17 +2,19 @@
 //! that decoding a response is one pass and converting it is a move.
 //!
 //! [spec]: https://github.com/ethereum/execution-apis/tree/main/src/engine (paris, shanghai, cancun,
-//! prague, osaka)
+//! prague, osaka, amsterdam)
 
+use progressive_ssz::ProgressiveList;
 use serde::{Deserialize, Serialize};
 use ssz::Decode;
 use ssz::Encode;
 use ssz_types::VariableList;
 use types::electra::{ConsolidationRequest, DepositRequest, ExecutionRequests, WithdrawalRequest};
 use types::fulu::{ExecutionPayload, Withdrawal};
+use types::gloas;
 use types::{
-    Address, Blob, Bytes4, EthSpec, ExecutionAddress, Hash32, KZGCommitment, KZGProof, PayloadId,
-    Root, Transaction, U256,
+    Address, Blob, Bytes4, EthSpec, ExecutionAddress, FixedBytes, Hash32, KZGCommitment, KZGProof,
+    PayloadId, Root, Transaction, U256,
 };
 
 use crate::serde_hex;
@@ -467,6 +469,403 @@ pub fn execution_requests_from_list<E: EthSpec>(
             CONSOLIDATION_REQUEST_TYPE => {
                 requests.consolidations =
                     VariableList::<ConsolidationRequest, _>::from_ssz_bytes(data).map_err(bad)?
+            }
+            other => return Err(RequestsError::UnknownType(other)),
+        }
+    }
+    Ok(requests)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Amsterdam (the execution side of Glamsterdam; Gloas on the consensus side).
+// ---------------------------------------------------------------------------------------------
+
+/// `Array of WithdrawalV1` as consensus `Withdrawal`s in a progressive list (Gloas's
+/// `ExecutionPayload.withdrawals`), at most `MAX_WITHDRAWALS_PER_PAYLOAD` when decoded.
+mod progressive_withdrawal_list {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        list: &ProgressiveList<Withdrawal>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(list.iter().map(JsonWithdrawalV1::from))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<ProgressiveList<Withdrawal>, D::Error> {
+        let items: Vec<JsonWithdrawalV1> = Deserialize::deserialize(d)?;
+        Ok(items.into_iter().map(Withdrawal::from).collect())
+    }
+}
+
+/// `ExecutionPayloadV4`, the Amsterdam payload: `ExecutionPayloadV3` plus `blockAccessList`
+/// (EIP-7928, RLP bytes) and `slotNumber` (EIP-7843). Typed as Gloas's `ExecutionPayload`, so
+/// conversion is a move.
+///
+/// [spec]: amsterdam.md#executionpayloadv4
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "E: EthSpec", rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonExecutionPayloadV4<E: EthSpec> {
+    /// Hash of the parent execution block.
+    #[serde(with = "serde_hex::data")]
+    pub parent_hash: Hash32,
+    /// Address that receives the priority fees.
+    #[serde(with = "serde_hex::data")]
+    pub fee_recipient: ExecutionAddress,
+    /// Root of the execution state trie after the block.
+    #[serde(with = "serde_hex::data")]
+    pub state_root: Hash32,
+    /// Root of the receipts trie.
+    #[serde(with = "serde_hex::data")]
+    pub receipts_root: Hash32,
+    /// Bloom filter over the logs of the block's receipts.
+    #[serde(with = "serde_hex::data")]
+    pub logs_bloom: ssz_types::FixedVector<u8, E::BytesPerLogsBloom>,
+    /// The beacon chain's RANDAO mix for the block (`PREVRANDAO`).
+    #[serde(with = "serde_hex::data")]
+    pub prev_randao: Hash32,
+    /// Execution block number.
+    #[serde(with = "serde_hex::quantity")]
+    pub block_number: u64,
+    /// Gas limit of the block.
+    #[serde(with = "serde_hex::quantity")]
+    pub gas_limit: u64,
+    /// Gas used by the block's transactions.
+    #[serde(with = "serde_hex::quantity")]
+    pub gas_used: u64,
+    /// Unix time of the block, in seconds.
+    #[serde(with = "serde_hex::quantity")]
+    pub timestamp: u64,
+    /// Arbitrary data set by the block builder, at most 32 bytes.
+    #[serde(with = "serde_hex::data")]
+    pub extra_data: VariableList<u8, E::MaxExtraDataBytes>,
+    /// EIP-1559 base fee per gas.
+    #[serde(with = "serde_hex::quantity_u256")]
+    pub base_fee_per_gas: U256,
+    /// Hash of this execution block.
+    #[serde(with = "serde_hex::data")]
+    pub block_hash: Hash32,
+    /// The block's transactions, each an opaque EIP-2718 encoding.
+    #[serde(with = "serde_hex::data_progressive_list")]
+    pub transactions: ProgressiveList<gloas::Transaction>,
+    /// Validator and builder withdrawals credited by the block.
+    #[serde(with = "progressive_withdrawal_list")]
+    pub withdrawals: ProgressiveList<Withdrawal>,
+    /// Blob gas used by the block's transactions (EIP-4844).
+    #[serde(with = "serde_hex::quantity")]
+    pub blob_gas_used: u64,
+    /// Running total of blob gas used above the target (EIP-4844).
+    #[serde(with = "serde_hex::quantity")]
+    pub excess_blob_gas: u64,
+    /// The RLP-encoded block access list (EIP-7928); required.
+    #[serde(with = "serde_hex::data")]
+    pub block_access_list: gloas::BlockAccessList,
+    /// The beacon slot of the payload (EIP-7843).
+    #[serde(with = "serde_hex::quantity")]
+    pub slot_number: u64,
+}
+
+impl<E: EthSpec> From<JsonExecutionPayloadV4<E>> for gloas::ExecutionPayload<E> {
+    fn from(p: JsonExecutionPayloadV4<E>) -> Self {
+        Self {
+            parent_hash: p.parent_hash,
+            fee_recipient: p.fee_recipient,
+            state_root: p.state_root,
+            receipts_root: p.receipts_root,
+            logs_bloom: p.logs_bloom,
+            prev_randao: p.prev_randao,
+            block_number: p.block_number,
+            gas_limit: p.gas_limit,
+            gas_used: p.gas_used,
+            timestamp: p.timestamp,
+            extra_data: p.extra_data,
+            base_fee_per_gas: p.base_fee_per_gas,
+            block_hash: p.block_hash,
+            transactions: p.transactions,
+            withdrawals: p.withdrawals,
+            blob_gas_used: p.blob_gas_used,
+            excess_blob_gas: p.excess_blob_gas,
+            block_access_list: p.block_access_list,
+            slot_number: p.slot_number,
+        }
+    }
+}
+
+impl<E: EthSpec> From<gloas::ExecutionPayload<E>> for JsonExecutionPayloadV4<E> {
+    fn from(p: gloas::ExecutionPayload<E>) -> Self {
+        Self {
+            parent_hash: p.parent_hash,
+            fee_recipient: p.fee_recipient,
+            state_root: p.state_root,
+            receipts_root: p.receipts_root,
+            logs_bloom: p.logs_bloom,
+            prev_randao: p.prev_randao,
+            block_number: p.block_number,
+            gas_limit: p.gas_limit,
+            gas_used: p.gas_used,
+            timestamp: p.timestamp,
+            extra_data: p.extra_data,
+            base_fee_per_gas: p.base_fee_per_gas,
+            block_hash: p.block_hash,
+            transactions: p.transactions,
+            withdrawals: p.withdrawals,
+            blob_gas_used: p.blob_gas_used,
+            excess_blob_gas: p.excess_blob_gas,
+            block_access_list: p.block_access_list,
+            slot_number: p.slot_number,
+        }
+    }
+}
+
+/// `PayloadAttributesV4`: `PayloadAttributesV3` plus the payload's `slotNumber` (EIP-7843) and
+/// the `targetGasLimit` the engine must build with.
+///
+/// [spec]: amsterdam.md#payloadattributesv4
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PayloadAttributesV4 {
+    /// The payload's timestamp.
+    #[serde(with = "serde_hex::quantity")]
+    pub timestamp: u64,
+    /// The RANDAO mix to use as `prevRandao`.
+    #[serde(with = "serde_hex::data")]
+    pub prev_randao: Hash32,
+    /// Where the fees go.
+    #[serde(with = "serde_hex::data")]
+    pub suggested_fee_recipient: Address,
+    /// The withdrawals the payload must carry.
+    pub withdrawals: Vec<JsonWithdrawalV1>,
+    /// The root of the beacon block the payload's block builds on.
+    #[serde(with = "serde_hex::data")]
+    pub parent_beacon_block_root: Root,
+    /// The beacon slot of the payload.
+    #[serde(with = "serde_hex::quantity")]
+    pub slot_number: u64,
+    /// The gas limit the engine should build towards.
+    #[serde(with = "serde_hex::quantity")]
+    pub target_gas_limit: u64,
+}
+
+/// The number of bits in a column bitarray (`CELLS_PER_EXT_BLOB`).
+pub const COLUMN_BITS: usize = 128;
+
+/// A 16-byte bitarray of `CELLS_PER_EXT_BLOB` bits naming column (cell) indices: the
+/// `custodyColumns` of `engine_forkchoiceUpdatedV4` (the columns the consensus client custodies,
+/// EIP-8070) and the `indices_bitarray` of `engine_getBlobsV4`. Bit `i` is bit `i % 8` of byte
+/// `i / 8`, as SSZ lays out the consensus `Bitvector[NUMBER_OF_COLUMNS]`.
+///
+/// [spec]: amsterdam.md#engine_forkchoiceupdatedv4, amsterdam.md#engine_getblobsv4
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ColumnIndices(pub FixedBytes<16>);
+
+impl ColumnIndices {
+    /// The set holding `columns`; `None` if one is not below 128.
+    pub fn from_indices(columns: impl IntoIterator<Item = u64>) -> Option<Self> {
+        let mut bytes = [0u8; 16];
+        for column in columns {
+            let column = usize::try_from(column).ok().filter(|c| *c < COLUMN_BITS)?;
+            bytes[column / 8] |= 1 << (column % 8);
+        }
+        Some(Self(FixedBytes(bytes)))
+    }
+
+    /// Whether `column` is in the set.
+    pub fn contains(&self, column: u64) -> bool {
+        usize::try_from(column)
+            .ok()
+            .filter(|c| *c < COLUMN_BITS)
+            .is_some_and(|c| self.0[c / 8] & (1 << (c % 8)) != 0)
+    }
+
+    /// The columns in the set, ascending.
+    pub fn indices(&self) -> Vec<u64> {
+        (0..COLUMN_BITS as u64)
+            .filter(|c| self.contains(*c))
+            .collect()
+    }
+}
+
+impl serde_hex::HexData for ColumnIndices {
+    fn from_hex(s: &str) -> Result<Self, serde_hex::HexError> {
+        FixedBytes::<16>::from_hex(s).map(Self)
+    }
+    fn hex_bytes(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
+/// The response to `engine_getPayloadV6`, as sent.
+///
+/// [spec]: amsterdam.md#engine_getpayloadv6
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(bound = "E: EthSpec", rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonGetPayloadV6Response<E: EthSpec> {
+    /// The built payload.
+    pub execution_payload: JsonExecutionPayloadV4<E>,
+    /// What the payload pays the fee recipient, in wei.
+    #[serde(with = "serde_hex::quantity_u256")]
+    pub block_value: U256,
+    /// `BlobsBundleV2`: blobs, commitments and cell proofs.
+    pub blobs_bundle: BlobsBundle<E>,
+    /// The execution client's suggestion to use this payload rather than a builder's.
+    pub should_override_builder: bool,
+    /// EIP-7685 requests (types 0x00–0x04 in Amsterdam), ascending type, none empty.
+    #[serde(with = "serde_hex::data_vec")]
+    pub execution_requests: Vec<Vec<u8>>,
+}
+
+/// `ExecutionPayloadBodyV2`: a block's transactions, withdrawals and block access list, for
+/// `engine_getPayloadBodiesByHashV2` / `ByRangeV2`.
+///
+/// [spec]: amsterdam.md#executionpayloadbodyv2
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExecutionPayloadBodyV2 {
+    /// The block's transactions, each an opaque EIP-2718 encoding.
+    #[serde(with = "serde_hex::data_vec")]
+    pub transactions: Vec<Vec<u8>>,
+    /// The block's withdrawals; `null` for blocks before Shanghai.
+    pub withdrawals: Option<Vec<JsonWithdrawalV1>>,
+    /// The RLP-encoded block access list; `null` before Amsterdam or once pruned.
+    #[serde(with = "serde_hex::opt_data")]
+    pub block_access_list: Option<Vec<u8>>,
+}
+
+/// `BlobCellsAndProofsV1`: some cells of one blob and their proofs, `null` where the engine
+/// lacks a cell (a cell and its proof are `null` together).
+///
+/// [spec]: amsterdam.md#blobcellsandproofsv1
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlobCellsAndProofsV1 {
+    /// The requested cells, in ascending column order; `null` for a missing cell.
+    #[serde(with = "serde_hex::opt_data_vec")]
+    pub blob_cells: Vec<Option<Vec<u8>>>,
+    /// Their KZG proofs; `null` exactly where the cell is.
+    #[serde(with = "serde_hex::opt_data_vec")]
+    pub proofs: Vec<Option<KZGProof>>,
+}
+
+/// `get_execution_requests_list(execution_requests)` for Gloas's `ExecutionRequests`: the five
+/// typed byte strings `engine_newPayloadV5` takes (0x00–0x04), empty lists left out.
+///
+/// [spec]: gloas/beacon-chain.md (get_execution_requests_list, EIP-8282)
+pub fn get_execution_requests_list_gloas(requests: &gloas::ExecutionRequests) -> Vec<Vec<u8>> {
+    let typed = |request_type: u8, data: Vec<u8>| {
+        let mut out = Vec::with_capacity(1 + data.len());
+        out.push(request_type);
+        out.extend_from_slice(&data);
+        out
+    };
+    let mut list = Vec::with_capacity(5);
+    if !requests.deposits.is_empty() {
+        list.push(typed(
+            DEPOSIT_REQUEST_TYPE,
+            requests.deposits.as_ssz_bytes(),
+        ));
+    }
+    if !requests.withdrawals.is_empty() {
+        list.push(typed(
+            WITHDRAWAL_REQUEST_TYPE,
+            requests.withdrawals.as_ssz_bytes(),
+        ));
+    }
+    if !requests.consolidations.is_empty() {
+        list.push(typed(
+            CONSOLIDATION_REQUEST_TYPE,
+            requests.consolidations.as_ssz_bytes(),
+        ));
+    }
+    if !requests.builder_deposits.is_empty() {
+        list.push(typed(
+            gloas::BUILDER_DEPOSIT_REQUEST_TYPE,
+            requests.builder_deposits.as_ssz_bytes(),
+        ));
+    }
+    if !requests.builder_exits.is_empty() {
+        list.push(typed(
+            gloas::BUILDER_EXIT_REQUEST_TYPE,
+            requests.builder_exits.as_ssz_bytes(),
+        ));
+    }
+    list
+}
+
+/// Decodes one request type's data as a progressive list of at most `limit` requests.
+fn decode_requests<T: Decode>(
+    request_type: u8,
+    data: &[u8],
+    limit: u64,
+) -> Result<ProgressiveList<T>, RequestsError> {
+    let list = ProgressiveList::<T>::from_ssz_bytes(data).map_err(|e| RequestsError::BadData {
+        request_type,
+        reason: format!("{e:?}"),
+    })?;
+    if list.len() as u64 > limit {
+        return Err(RequestsError::BadData {
+            request_type,
+            reason: format!("{} requests exceed the limit of {limit}", list.len()),
+        });
+    }
+    Ok(list)
+}
+
+/// The inverse of [`get_execution_requests_list_gloas`], with the Prague rules (non-empty
+/// elements, strictly ascending types, valid SSZ) and the per-payload limits of the preset.
+///
+/// [spec]: prague.md#engine_newpayloadv4, amsterdam.md#engine_getpayloadv6
+pub fn gloas_execution_requests_from_list<E: EthSpec>(
+    list: &[Vec<u8>],
+) -> Result<gloas::ExecutionRequests, RequestsError> {
+    use ssz_types::typenum::Unsigned;
+    let mut requests = gloas::ExecutionRequests::default();
+    let mut previous: Option<u8> = None;
+    for (index, element) in list.iter().enumerate() {
+        let Some((&request_type, data)) = element.split_first() else {
+            return Err(RequestsError::Empty { index });
+        };
+        if data.is_empty() {
+            return Err(RequestsError::Empty { index });
+        }
+        if previous.is_some_and(|p| request_type <= p) {
+            return Err(RequestsError::OutOfOrder { request_type });
+        }
+        previous = Some(request_type);
+        match request_type {
+            DEPOSIT_REQUEST_TYPE => {
+                requests.deposits = decode_requests(
+                    request_type,
+                    data,
+                    E::MaxDepositRequestsPerPayload::to_u64(),
+                )?
+            }
+            WITHDRAWAL_REQUEST_TYPE => {
+                requests.withdrawals = decode_requests(
+                    request_type,
+                    data,
+                    E::MaxWithdrawalRequestsPerPayload::to_u64(),
+                )?
+            }
+            CONSOLIDATION_REQUEST_TYPE => {
+                requests.consolidations = decode_requests(
+                    request_type,
+                    data,
+                    E::MaxConsolidationRequestsPerPayload::to_u64(),
+                )?
+            }
+            gloas::BUILDER_DEPOSIT_REQUEST_TYPE => {
+                requests.builder_deposits = decode_requests(
+                    request_type,
+                    data,
+                    E::MAX_BUILDER_DEPOSIT_REQUESTS_PER_PAYLOAD,
+                )?
+            }
+            gloas::BUILDER_EXIT_REQUEST_TYPE => {
+                requests.builder_exits =
+                    decode_requests(request_type, data, E::MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD)?
             }
             other => return Err(RequestsError::UnknownType(other)),
         }

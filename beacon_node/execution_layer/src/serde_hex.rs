@@ -12,6 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use alloy_primitives::hex;
+use progressive_ssz::{ProgressiveByteList, ProgressiveList};
 use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserializer, Serializer};
@@ -160,6 +161,15 @@ impl<N: Unsigned> HexData for FixedVector<u8, N> {
             expected: N::to_usize(),
             got: len,
         })
+    }
+    fn hex_bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+impl HexData for ProgressiveByteList {
+    fn from_hex(s: &str) -> Result<Self, HexError> {
+        decode_vec(s, usize::MAX).map(Self::new)
     }
     fn hex_bytes(&self) -> &[u8] {
         self
@@ -322,6 +332,54 @@ pub mod data_list {
     }
 }
 
+/// `Array of DATA` as a progressive list (Gloas's unbounded SSZ lists).
+pub mod data_progressive_list {
+    use super::*;
+
+    /// Serializes as a JSON array of `0x…` strings.
+    pub fn serialize<S: Serializer, T: HexData>(
+        items: &ProgressiveList<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        serialize_seq(items, s)
+    }
+
+    /// Deserializes a JSON array of `0x…` strings.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: HexData>(
+        d: D,
+    ) -> Result<ProgressiveList<T>, D::Error> {
+        deserialize_seq(d, usize::MAX).map(ProgressiveList::new)
+    }
+}
+
+/// `Array of DATA|null`: a vector whose items may be `null`.
+pub mod opt_data_vec {
+    use super::*;
+
+    /// Serializes `None` items as `null`.
+    pub fn serialize<S: Serializer, T: HexData>(
+        items: &[Option<T>],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(items.len()))?;
+        for item in items {
+            seq.serialize_element(&item.as_ref().map(|v| encode(v.hex_bytes())))?;
+        }
+        seq.end()
+    }
+
+    /// Deserializes a JSON array of `0x…` strings and `null`s.
+    pub fn deserialize<'de, D: Deserializer<'de>, T: HexData>(
+        d: D,
+    ) -> Result<Vec<Option<T>>, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(transparent, bound = "T: HexData")]
+        struct Item<T: HexData>(#[serde(with = "super::opt_data")] Option<T>);
+        let items: Vec<Item<T>> = serde::Deserialize::deserialize(d)?;
+        Ok(items.into_iter().map(|i| i.0).collect())
+    }
+}
+
 /// Parses the digits of a `QUANTITY` (after `0x`) of at most `max_digits` digits.
 fn quantity_digits(s: &str, max_digits: usize) -> Result<&str, HexError> {
     let digits = strip_prefix(s)?;
@@ -335,6 +393,11 @@ fn quantity_digits(s: &str, max_digits: usize) -> Result<&str, HexError> {
         return Err(HexError::InvalidQuantity("too large"));
     }
     Ok(digits)
+}
+
+/// A 64-bit `QUANTITY`: `0x` and the digits without leading zeros.
+pub fn encode_quantity(value: u64) -> String {
+    format!("{value:#x}")
 }
 
 /// Parses a 64-bit `QUANTITY`.

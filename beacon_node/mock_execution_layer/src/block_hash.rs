@@ -7,12 +7,14 @@
 //! `parent_hash, ommers_hash (empty list), fee_recipient, state_root, transactions_root,
 //! receipts_root, logs_bloom, difficulty (0), block_number, gas_limit, gas_used, timestamp,
 //! extra_data, prev_randao (mix hash), nonce (8 zero bytes), base_fee_per_gas, withdrawals_root,
-//! blob_gas_used, excess_blob_gas, parent_beacon_block_root, requests_hash`.
+//! blob_gas_used, excess_blob_gas, parent_beacon_block_root, requests_hash` and, from Amsterdam
+//! on, `block_access_list_hash` (EIP-7928: `keccak256` of the RLP-encoded block access list)
+//! and `slot_number` (EIP-7843), appended in that order.
 
 use alloy_primitives::keccak256;
 use sha2::{Digest, Sha256};
 use types::fulu::{ExecutionPayload, Withdrawal};
-use types::{EthSpec, Hash32};
+use types::{EthSpec, Hash32, U256, gloas};
 
 use crate::rlp;
 
@@ -160,32 +162,124 @@ pub fn compute_block_hash<E: EthSpec>(
     parent_beacon_block_root: Hash32,
     execution_requests: &[Vec<u8>],
 ) -> Hash32 {
-    let transactions_root = ordered_trie_root(payload.transactions.iter().map(|t| &t[..]));
     let withdrawals: Vec<Vec<u8>> = payload.withdrawals.iter().map(withdrawal_rlp).collect();
-    let withdrawals_root = ordered_trie_root(withdrawals.iter().map(Vec::as_slice));
-    let mut h = Vec::with_capacity(700);
-    rlp::encode_bytes(&mut h, payload.parent_hash.as_slice());
-    rlp::encode_bytes(&mut h, EMPTY_OMMERS_HASH.as_slice());
-    rlp::encode_bytes(&mut h, payload.fee_recipient.as_slice());
-    rlp::encode_bytes(&mut h, payload.state_root.as_slice());
-    rlp::encode_bytes(&mut h, transactions_root.as_slice());
-    rlp::encode_bytes(&mut h, payload.receipts_root.as_slice());
-    rlp::encode_bytes(&mut h, &payload.logs_bloom);
-    rlp::encode_u64(&mut h, 0);
-    rlp::encode_u64(&mut h, payload.block_number);
-    rlp::encode_u64(&mut h, payload.gas_limit);
-    rlp::encode_u64(&mut h, payload.gas_used);
-    rlp::encode_u64(&mut h, payload.timestamp);
-    rlp::encode_bytes(&mut h, &payload.extra_data);
-    rlp::encode_bytes(&mut h, payload.prev_randao.as_slice());
-    rlp::encode_bytes(&mut h, &[0u8; 8]);
-    rlp::encode_u256(&mut h, &payload.base_fee_per_gas);
-    rlp::encode_bytes(&mut h, withdrawals_root.as_slice());
-    rlp::encode_u64(&mut h, payload.blob_gas_used);
-    rlp::encode_u64(&mut h, payload.excess_blob_gas);
-    rlp::encode_bytes(&mut h, parent_beacon_block_root.as_slice());
-    rlp::encode_bytes(&mut h, requests_hash(execution_requests).as_slice());
-    keccak256(rlp::list(&h))
+    HeaderFields {
+        parent_hash: payload.parent_hash,
+        fee_recipient: payload.fee_recipient.as_slice(),
+        state_root: payload.state_root,
+        transactions_root: ordered_trie_root(payload.transactions.iter().map(|t| &t[..])),
+        receipts_root: payload.receipts_root,
+        logs_bloom: &payload.logs_bloom,
+        block_number: payload.block_number,
+        gas_limit: payload.gas_limit,
+        gas_used: payload.gas_used,
+        timestamp: payload.timestamp,
+        extra_data: &payload.extra_data,
+        prev_randao: payload.prev_randao,
+        base_fee_per_gas: payload.base_fee_per_gas,
+        withdrawals_root: ordered_trie_root(withdrawals.iter().map(Vec::as_slice)),
+        blob_gas_used: payload.blob_gas_used,
+        excess_blob_gas: payload.excess_blob_gas,
+        parent_beacon_block_root,
+        requests_hash: requests_hash(execution_requests),
+        amsterdam: None,
+    }
+    .hash()
+}
+
+/// The block hash of an Amsterdam payload: the Osaka header followed by
+/// `block_access_list_hash = keccak256(block_access_list)` (EIP-7928: the hash of the RLP
+/// bytes as carried) and `slot_number` (EIP-7843), in that order.
+pub fn compute_block_hash_amsterdam<E: EthSpec>(
+    payload: &gloas::ExecutionPayload<E>,
+    parent_beacon_block_root: Hash32,
+    execution_requests: &[Vec<u8>],
+) -> Hash32 {
+    let withdrawals: Vec<Vec<u8>> = payload.withdrawals.iter().map(withdrawal_rlp).collect();
+    HeaderFields {
+        parent_hash: payload.parent_hash,
+        fee_recipient: payload.fee_recipient.as_slice(),
+        state_root: payload.state_root,
+        transactions_root: ordered_trie_root(payload.transactions.iter().map(|t| &t[..])),
+        receipts_root: payload.receipts_root,
+        logs_bloom: &payload.logs_bloom,
+        block_number: payload.block_number,
+        gas_limit: payload.gas_limit,
+        gas_used: payload.gas_used,
+        timestamp: payload.timestamp,
+        extra_data: &payload.extra_data,
+        prev_randao: payload.prev_randao,
+        base_fee_per_gas: payload.base_fee_per_gas,
+        withdrawals_root: ordered_trie_root(withdrawals.iter().map(Vec::as_slice)),
+        blob_gas_used: payload.blob_gas_used,
+        excess_blob_gas: payload.excess_blob_gas,
+        parent_beacon_block_root,
+        requests_hash: requests_hash(execution_requests),
+        amsterdam: Some((
+            keccak256(&payload.block_access_list[..]),
+            payload.slot_number,
+        )),
+    }
+    .hash()
+}
+
+/// `rlp([])`: the block access list of a block without state changes (EIP-7928).
+pub const EMPTY_BLOCK_ACCESS_LIST: [u8; 1] = [0xc0];
+
+/// The header fields a block hash covers, in header order.
+struct HeaderFields<'a> {
+    parent_hash: Hash32,
+    fee_recipient: &'a [u8],
+    state_root: Hash32,
+    transactions_root: Hash32,
+    receipts_root: Hash32,
+    logs_bloom: &'a [u8],
+    block_number: u64,
+    gas_limit: u64,
+    gas_used: u64,
+    timestamp: u64,
+    extra_data: &'a [u8],
+    prev_randao: Hash32,
+    base_fee_per_gas: U256,
+    withdrawals_root: Hash32,
+    blob_gas_used: u64,
+    excess_blob_gas: u64,
+    parent_beacon_block_root: Hash32,
+    requests_hash: Hash32,
+    /// `(block_access_list_hash, slot_number)` from Amsterdam on.
+    amsterdam: Option<(Hash32, u64)>,
+}
+
+impl HeaderFields<'_> {
+    fn hash(&self) -> Hash32 {
+        let mut h = Vec::with_capacity(750);
+        rlp::encode_bytes(&mut h, self.parent_hash.as_slice());
+        rlp::encode_bytes(&mut h, EMPTY_OMMERS_HASH.as_slice());
+        rlp::encode_bytes(&mut h, self.fee_recipient);
+        rlp::encode_bytes(&mut h, self.state_root.as_slice());
+        rlp::encode_bytes(&mut h, self.transactions_root.as_slice());
+        rlp::encode_bytes(&mut h, self.receipts_root.as_slice());
+        rlp::encode_bytes(&mut h, self.logs_bloom);
+        rlp::encode_u64(&mut h, 0);
+        rlp::encode_u64(&mut h, self.block_number);
+        rlp::encode_u64(&mut h, self.gas_limit);
+        rlp::encode_u64(&mut h, self.gas_used);
+        rlp::encode_u64(&mut h, self.timestamp);
+        rlp::encode_bytes(&mut h, self.extra_data);
+        rlp::encode_bytes(&mut h, self.prev_randao.as_slice());
+        rlp::encode_bytes(&mut h, &[0u8; 8]);
+        rlp::encode_u256(&mut h, &self.base_fee_per_gas);
+        rlp::encode_bytes(&mut h, self.withdrawals_root.as_slice());
+        rlp::encode_u64(&mut h, self.blob_gas_used);
+        rlp::encode_u64(&mut h, self.excess_blob_gas);
+        rlp::encode_bytes(&mut h, self.parent_beacon_block_root.as_slice());
+        rlp::encode_bytes(&mut h, self.requests_hash.as_slice());
+        if let Some((block_access_list_hash, slot_number)) = self.amsterdam {
+            rlp::encode_bytes(&mut h, block_access_list_hash.as_slice());
+            rlp::encode_u64(&mut h, slot_number);
+        }
+        keccak256(rlp::list(&h))
+    }
 }
 
 #[cfg(test)]
@@ -270,6 +364,18 @@ mod tests {
         assert_eq!(
             keccak256(rlp::list(&h)),
             hex32("0xd4e56740f876aef8c010b86a40d5f56745a118d0906a34e69aec8c0db1cb8fa3")
+        );
+    }
+
+    /// EIP-7928: the hash of the empty block access list `rlp([])` is the constant the EIP
+    /// names (the same as the empty ommers hash).
+    #[test]
+    fn empty_block_access_list_hash_is_the_eips_constant() {
+        assert_eq!(
+            keccak256(EMPTY_BLOCK_ACCESS_LIST),
+            "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347"
+                .parse::<B256>()
+                .expect("hex")
         );
     }
 

@@ -1,11 +1,17 @@
 //! A mock execution client: an HTTP JSON-RPC server with JWT that implements the engine API
-//! methods Fulu needs, builds payloads that chain (parent hash, number, timestamp, prev_randao,
-//! withdrawals, requests, a real keccak block hash) and, on request, fills them with blob
+//! methods Fulu and Gloas need (Osaka's and Amsterdam's), builds payloads that chain (parent
+//! hash, number, timestamp, prev_randao, withdrawals, requests, from Amsterdam on a block access
+//! list and the slot number, a real keccak block hash) and, on request, fills them with blob
 //! transactions carrying real blobs with KZG commitments and cell proofs.
+//!
+//! Each method serves only the payloads of its era: at or after the Amsterdam (Gloas) fork time
+//! of the `ChainSpec`, `newPayloadV4`, `getPayloadV5` and `forkchoiceUpdatedV3` (with
+//! attributes) answer -38005, and before it the Amsterdam methods do.
 //!
 //! It runs in-process for tests ([`MockExecutionLayer::start`]) and as `arbor mock-el`. Tests
 //! steer it through its setters: a status per block hash, syncing, response delay, malformed
-//! responses, a failing or stalled `getPayload`, going offline and coming back.
+//! responses, a failing or stalled `getPayload`, payloads withheld, delayed or left unvalidated
+//! on chosen slots ([`SlotFault`]), going offline and coming back.
 //!
 //! What it does not do: execute transactions (state and receipts roots are synthetic, derived
 //! from the parent's), price gas (base fee is constant), or apply EIP-7918's blob base fee floor.
@@ -27,19 +33,25 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use execution_layer::client::{
-    CAPABILITIES, ENGINE_EXCHANGE_CAPABILITIES, ENGINE_FORKCHOICE_UPDATED_V3, ENGINE_GET_BLOBS_V2,
-    ENGINE_GET_CLIENT_VERSION_V1, ENGINE_GET_PAYLOAD_V5, ENGINE_NEW_PAYLOAD_V4,
-    MAX_GET_BLOBS_REQUEST,
+    CAPABILITIES, ENGINE_EXCHANGE_CAPABILITIES, ENGINE_FORKCHOICE_UPDATED_V3,
+    ENGINE_FORKCHOICE_UPDATED_V4, ENGINE_GET_BLOBS_V2, ENGINE_GET_BLOBS_V4,
+    ENGINE_GET_CLIENT_VERSION_V1, ENGINE_GET_PAYLOAD_BODIES_BY_HASH_V2,
+    ENGINE_GET_PAYLOAD_BODIES_BY_RANGE_V2, ENGINE_GET_PAYLOAD_V5, ENGINE_GET_PAYLOAD_V6,
+    ENGINE_NEW_PAYLOAD_V4, ENGINE_NEW_PAYLOAD_V5, EngineFork, MAX_GET_BLOBS_REQUEST,
+    MAX_PAYLOAD_BODIES_REQUEST,
 };
 use execution_layer::error::RpcErrorCode;
 use execution_layer::json_structures::{
-    BlobsBundle, ClientVersion, ForkchoiceState, JsonExecutionPayloadV3,
-    JsonForkchoiceUpdatedResponse, JsonGetPayloadV5Response, JsonPayloadStatusKind,
-    JsonPayloadStatusV1, PayloadAttributes, execution_requests_from_list,
-    get_execution_requests_list,
+    BlobCellsAndProofsV1, BlobsBundle, ClientVersion, ColumnIndices, ExecutionPayloadBodyV2,
+    ForkchoiceState, JsonExecutionPayloadV3, JsonExecutionPayloadV4, JsonForkchoiceUpdatedResponse,
+    JsonGetPayloadV5Response, JsonGetPayloadV6Response, JsonPayloadStatusKind, JsonPayloadStatusV1,
+    JsonWithdrawalV1, PayloadAttributes, PayloadAttributesV4, execution_requests_from_list,
+    get_execution_requests_list, get_execution_requests_list_gloas,
+    gloas_execution_requests_from_list,
 };
 use execution_layer::jwt::JwtSecret;
 use execution_layer::serde_hex::{self, HexData};
+use progressive_ssz::ProgressiveByteList;
 use rayon::prelude::*;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -49,12 +61,16 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use types::electra::ExecutionRequests;
 use types::fulu::ExecutionPayload;
+use types::gloas;
 use types::{
     Address, B256, ChainSpec, EthSpec, ForkName, Hash32, KZGProof, PayloadId, U256, VersionedHash,
 };
 
 use crate::blobs::{BlobEntry, GAS_PER_BLOB, MAX_BLOBS_PER_TX};
-use crate::block_hash::{EMPTY_TRIE_ROOT, compute_block_hash, ordered_trie_root};
+use crate::block_hash::{
+    EMPTY_BLOCK_ACCESS_LIST, EMPTY_TRIE_ROOT, compute_block_hash, compute_block_hash_amsterdam,
+    ordered_trie_root,
+};
 
 /// How the mock is set up.
 #[derive(Debug, Clone)]
@@ -101,6 +117,26 @@ struct Behaviour {
     blob_variety: Option<u64>,
     /// How `engine_getPayloadV5` fails, when it does.
     get_payload_fault: Option<GetPayloadFault>,
+    /// What happens to the payloads of chosen slots.
+    slot_faults: BTreeMap<u64, SlotFault>,
+}
+
+/// What the mock does with the payload of a chosen slot (the slot is the payload's
+/// `slotNumber` from Amsterdam on, else the slot its timestamp starts), so that tests and
+/// devnets can see a block whose payload never arrives or arrives late: EMPTY heads in Gloas.
+/// Set with [`MockExecutionLayer::set_slot_fault`] or `arbor mock-el
+/// --{syncing,withhold,delay}-payload-slots`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotFault {
+    /// `getPayload` answers as usual (so a bid can commit to the payload), but `newPayload` of
+    /// that payload answers `SYNCING` and the mock does not take the block: the payload is never
+    /// validated.
+    NewPayloadSyncing,
+    /// `getPayload` answers -38001 (unknown payload): the payload is never revealed, so there is
+    /// nothing to put in an envelope.
+    Withhold,
+    /// `getPayload` answers after this delay (the payload, and so the envelope, comes late).
+    Delay(Duration),
 }
 
 /// How [`MockExecutionLayer::set_get_payload_fault`] makes `engine_getPayloadV5` fail (every
@@ -116,6 +152,7 @@ pub enum GetPayloadFault {
 /// What the mock knows of a block it accepted.
 #[derive(Debug, Clone, Copy)]
 struct BlockInfo {
+    parent_hash: Hash32,
     number: u64,
     timestamp: u64,
     state_root: Hash32,
@@ -123,10 +160,14 @@ struct BlockInfo {
     excess_blob_gas: u64,
 }
 
-/// A built payload: its `engine_getPayloadV5` result, serialized once.
+/// A built payload: its `engine_getPayloadV5` or `V6` result, serialized once.
 #[derive(Debug)]
 struct BuiltPayload {
     timestamp: u64,
+    /// The engine API era of its timestamp: which `getPayload` serves it.
+    fork: EngineFork,
+    /// Its slot (its `slotNumber` from Amsterdam on), for [`SlotFault`]s.
+    slot: u64,
     /// Shared with every answer (about 13 MB at 48 blobs): not copied per request.
     result_json: Bytes,
 }
@@ -145,6 +186,64 @@ struct Chain {
     payloads: BTreeMap<u64, watch::Receiver<BuildResult>>,
     blob_pool: HashMap<VersionedHash, Arc<BlobEntry>>,
     blob_pool_order: VecDeque<Vec<VersionedHash>>,
+    /// The body of every accepted block, for `engine_getPayloadBodiesBy*V2`.
+    bodies: HashMap<Hash32, ExecutionPayloadBodyV2>,
+}
+
+/// What a payload is built with: `PayloadAttributesV3` or `V4`.
+#[derive(Debug, Clone)]
+struct BuildAttributes {
+    timestamp: u64,
+    prev_randao: Hash32,
+    suggested_fee_recipient: Address,
+    withdrawals: Vec<JsonWithdrawalV1>,
+    parent_beacon_block_root: Hash32,
+    /// `slotNumber` and `targetGasLimit` (Amsterdam).
+    amsterdam: Option<(u64, u64)>,
+}
+
+impl From<PayloadAttributes> for BuildAttributes {
+    fn from(a: PayloadAttributes) -> Self {
+        Self {
+            timestamp: a.timestamp,
+            prev_randao: a.prev_randao,
+            suggested_fee_recipient: a.suggested_fee_recipient,
+            withdrawals: a.withdrawals,
+            parent_beacon_block_root: a.parent_beacon_block_root,
+            amsterdam: None,
+        }
+    }
+}
+
+impl From<PayloadAttributesV4> for BuildAttributes {
+    fn from(a: PayloadAttributesV4) -> Self {
+        Self {
+            timestamp: a.timestamp,
+            prev_randao: a.prev_randao,
+            suggested_fee_recipient: a.suggested_fee_recipient,
+            withdrawals: a.withdrawals,
+            parent_beacon_block_root: a.parent_beacon_block_root,
+            amsterdam: Some((a.slot_number, a.target_gas_limit)),
+        }
+    }
+}
+
+/// A payload handed to `newPayloadV4` or `V5`, reduced to what the mock checks and keeps.
+#[derive(Debug)]
+struct IncomingPayload {
+    block_hash: Hash32,
+    /// The hash its fields give.
+    computed_hash: Hash32,
+    parent_hash: Hash32,
+    block_number: u64,
+    timestamp: u64,
+    state_root: Hash32,
+    blob_gas_used: u64,
+    excess_blob_gas: u64,
+    transactions: Vec<Vec<u8>>,
+    withdrawals: Vec<JsonWithdrawalV1>,
+    /// Amsterdam: the block access list and the slot number.
+    amsterdam: Option<(Vec<u8>, u64)>,
 }
 
 struct Shared<E: EthSpec> {
@@ -184,10 +283,104 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[serde(transparent, bound = "T: HexData")]
 struct Data<T: HexData>(#[serde(with = "serde_hex::data")] T);
 
+/// A 64-bit `QUANTITY` inside positional parameters.
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Quantity(#[serde(with = "serde_hex::quantity")] u64);
+
+/// Whether `bytes` is exactly one RLP list (a block access list's outer shape, EIP-7928).
+fn is_rlp_list(bytes: &[u8]) -> bool {
+    matches!(rlp::decode_item(bytes), Ok((rlp::Item::List(_), rest)) if rest.is_empty())
+}
+
+/// An Osaka payload as `newPayloadV4` checks it.
+fn incoming_osaka<E: EthSpec>(
+    payload: ExecutionPayload<E>,
+    parent_beacon_block_root: Hash32,
+    requests: &[Vec<u8>],
+) -> IncomingPayload {
+    IncomingPayload {
+        block_hash: payload.block_hash,
+        computed_hash: compute_block_hash(&payload, parent_beacon_block_root, requests),
+        parent_hash: payload.parent_hash,
+        block_number: payload.block_number,
+        timestamp: payload.timestamp,
+        state_root: payload.state_root,
+        blob_gas_used: payload.blob_gas_used,
+        excess_blob_gas: payload.excess_blob_gas,
+        transactions: payload.transactions.iter().map(|t| t.to_vec()).collect(),
+        withdrawals: payload.withdrawals.iter().map(Into::into).collect(),
+        amsterdam: None,
+    }
+}
+
+/// An Amsterdam payload as `newPayloadV5` checks it.
+fn incoming_amsterdam<E: EthSpec>(
+    payload: gloas::ExecutionPayload<E>,
+    parent_beacon_block_root: Hash32,
+    requests: &[Vec<u8>],
+) -> IncomingPayload {
+    IncomingPayload {
+        block_hash: payload.block_hash,
+        computed_hash: compute_block_hash_amsterdam(&payload, parent_beacon_block_root, requests),
+        parent_hash: payload.parent_hash,
+        block_number: payload.block_number,
+        timestamp: payload.timestamp,
+        state_root: payload.state_root,
+        blob_gas_used: payload.blob_gas_used,
+        excess_blob_gas: payload.excess_blob_gas,
+        transactions: payload.transactions.iter().map(|t| t.to_vec()).collect(),
+        withdrawals: payload.withdrawals.iter().map(Into::into).collect(),
+        amsterdam: Some((payload.block_access_list.into_vec(), payload.slot_number)),
+    }
+}
+
+/// The Amsterdam payload with the fields of an Osaka one, a block access list and a slot.
+fn amsterdam_payload<E: EthSpec>(
+    p: ExecutionPayload<E>,
+    block_access_list: Vec<u8>,
+    slot_number: u64,
+) -> gloas::ExecutionPayload<E> {
+    gloas::ExecutionPayload {
+        parent_hash: p.parent_hash,
+        fee_recipient: p.fee_recipient,
+        state_root: p.state_root,
+        receipts_root: p.receipts_root,
+        logs_bloom: p.logs_bloom,
+        prev_randao: p.prev_randao,
+        block_number: p.block_number,
+        gas_limit: p.gas_limit,
+        gas_used: p.gas_used,
+        timestamp: p.timestamp,
+        extra_data: p.extra_data,
+        base_fee_per_gas: p.base_fee_per_gas,
+        block_hash: p.block_hash,
+        transactions: p
+            .transactions
+            .iter()
+            .map(|t| ProgressiveByteList::new(t.to_vec()))
+            .collect(),
+        withdrawals: p.withdrawals.to_vec().into(),
+        blob_gas_used: p.blob_gas_used,
+        excess_blob_gas: p.excess_blob_gas,
+        block_access_list: ProgressiveByteList::new(block_access_list),
+        slot_number,
+    }
+}
+
 /// `engine_newPayloadV4`'s positional parameters: payload, versioned hashes, parent beacon block
 /// root, requests.
 type NewPayloadV4Params<E> = (
     JsonExecutionPayloadV3<E>,
+    Vec<Data<VersionedHash>>,
+    Data<Hash32>,
+    Vec<Data<Vec<u8>>>,
+);
+
+/// `engine_newPayloadV5`'s positional parameters: the same with an `ExecutionPayloadV4` (whose
+/// `blockAccessList` is required: without it the parameters do not parse, -32602).
+type NewPayloadV5Params<E> = (
+    JsonExecutionPayloadV4<E>,
     Vec<Data<VersionedHash>>,
     Data<Hash32>,
     Vec<Data<Vec<u8>>>,
@@ -246,21 +439,46 @@ impl<E: EthSpec> Shared<E> {
             .fork_name_at_epoch(self.epoch_at(timestamp))
     }
 
+    /// The engine API era of a timestamp (Amsterdam from the Gloas fork on).
+    fn engine_fork_at(&self, timestamp: u64) -> EngineFork {
+        EngineFork::of_fork(self.fork_at_timestamp(timestamp))
+    }
+
     fn epoch_at(&self, timestamp: u64) -> u64 {
+        self.slot_at(timestamp) / E::slots_per_epoch().max(1)
+    }
+
+    fn slot_at(&self, timestamp: u64) -> u64 {
         self.config
             .spec
             .get_slots_since_genesis(self.config.genesis_time, timestamp)
-            / E::slots_per_epoch().max(1)
     }
 
-    /// `engine_newPayloadV4`.
+    fn slot_fault(&self, slot: u64) -> Option<SlotFault> {
+        lock(&self.behaviour).slot_faults.get(&slot).copied()
+    }
+
+    /// The -38005 answer to a method of era `method_fork` for a timestamp of another era.
+    fn check_fork(&self, method_fork: EngineFork, timestamp: u64) -> Result<(), RpcFailure> {
+        let fork = self.engine_fork_at(timestamp);
+        if fork == method_fork {
+            return Ok(());
+        }
+        Err(RpcFailure::new(
+            RpcErrorCode::UnsupportedFork,
+            format!("Unsupported fork: timestamp {timestamp} is in the {fork:?} era"),
+        ))
+    }
+
+    /// `engine_newPayloadV4` (`method_fork` Osaka) and `engine_newPayloadV5` (Amsterdam).
     ///
-    /// [spec]: prague.md#engine_newpayloadv4, cancun.md#engine_newpayloadv3
+    /// [spec]: amsterdam.md#engine_newpayloadv5, prague.md#engine_newpayloadv4,
+    /// cancun.md#engine_newpayloadv3
     fn new_payload(
         &self,
-        payload: ExecutionPayload<E>,
+        method_fork: EngineFork,
+        payload: IncomingPayload,
         versioned_hashes: Vec<VersionedHash>,
-        parent_beacon_block_root: Hash32,
         requests: Vec<Vec<u8>>,
     ) -> Result<JsonPayloadStatusV1, RpcFailure> {
         use JsonPayloadStatusKind::*;
@@ -270,9 +488,20 @@ impl<E: EthSpec> Shared<E> {
                 "payload timestamp before Prague",
             ));
         }
-        execution_requests_from_list::<E>(&requests)
-            .map_err(|e| RpcFailure::new(RpcErrorCode::InvalidParams, e.to_string()))?;
+        self.check_fork(method_fork, payload.timestamp)?;
+        match method_fork {
+            EngineFork::Osaka => execution_requests_from_list::<E>(&requests).map(drop),
+            EngineFork::Amsterdam => gloas_execution_requests_from_list::<E>(&requests).map(drop),
+        }
+        .map_err(|e| RpcFailure::new(RpcErrorCode::InvalidParams, e.to_string()))?;
         let block_hash = payload.block_hash;
+        let slot = payload
+            .amsterdam
+            .as_ref()
+            .map_or_else(|| self.slot_at(payload.timestamp), |(_, slot)| *slot);
+        if self.slot_fault(slot) == Some(SlotFault::NewPayloadSyncing) {
+            return Ok(Self::status(Syncing, None, None));
+        }
         let (overridden, syncing) = {
             let behaviour = lock(&self.behaviour);
             (
@@ -295,7 +524,7 @@ impl<E: EthSpec> Shared<E> {
                 status
             }
         };
-        if compute_block_hash(&payload, parent_beacon_block_root, &requests) != block_hash {
+        if payload.computed_hash != block_hash {
             return Ok(answer(Self::status(
                 Invalid,
                 None,
@@ -324,8 +553,17 @@ impl<E: EthSpec> Shared<E> {
                 Some("timestamp not after parent's"),
             )));
         }
+        if let Some((block_access_list, _)) = &payload.amsterdam
+            && !is_rlp_list(block_access_list)
+        {
+            return Ok(answer(Self::status(
+                Invalid,
+                parent_hash,
+                Some("block access list is not an RLP list"),
+            )));
+        }
         let mut carried = Vec::new();
-        for tx in payload.transactions.iter() {
+        for tx in &payload.transactions {
             match blobs::transaction_versioned_hashes(tx) {
                 Ok(hashes) => carried.extend(hashes),
                 Err(_) => {
@@ -347,6 +585,7 @@ impl<E: EthSpec> Shared<E> {
         chain.blocks.insert(
             block_hash,
             BlockInfo {
+                parent_hash: payload.parent_hash,
                 number: payload.block_number,
                 timestamp: payload.timestamp,
                 state_root: payload.state_root,
@@ -354,16 +593,27 @@ impl<E: EthSpec> Shared<E> {
                 excess_blob_gas: payload.excess_blob_gas,
             },
         );
+        chain.bodies.insert(
+            block_hash,
+            ExecutionPayloadBodyV2 {
+                transactions: payload.transactions,
+                withdrawals: Some(payload.withdrawals),
+                block_access_list: payload.amsterdam.map(|(bal, _)| bal),
+            },
+        );
         Ok(answer(Self::status(Valid, Some(block_hash), None)))
     }
 
-    /// `engine_forkchoiceUpdatedV3`.
+    /// `engine_forkchoiceUpdatedV3` (`method_fork` Osaka) and `V4` (Amsterdam; the custody
+    /// columns are accepted and not used: the mock has no blob pool network).
     ///
-    /// [spec]: cancun.md#engine_forkchoiceupdatedv3, paris.md#engine_forkchoiceupdatedv1
+    /// [spec]: amsterdam.md#engine_forkchoiceupdatedv4, cancun.md#engine_forkchoiceupdatedv3,
+    /// paris.md#engine_forkchoiceupdatedv1
     fn forkchoice_updated(
         self: &Arc<Self>,
+        method_fork: EngineFork,
         state: ForkchoiceState,
-        attributes: Option<PayloadAttributes>,
+        attributes: Option<BuildAttributes>,
     ) -> Result<JsonForkchoiceUpdatedResponse, RpcFailure> {
         let response = |payload_status, payload_id| JsonForkchoiceUpdatedResponse {
             payload_status,
@@ -400,6 +650,7 @@ impl<E: EthSpec> Shared<E> {
                         "attributes timestamp before Cancun",
                     ));
                 }
+                self.check_fork(method_fork, attributes.timestamp)?;
                 if attributes.timestamp <= head.timestamp {
                     return Err(RpcFailure::new(
                         RpcErrorCode::InvalidPayloadAttributes,
@@ -424,7 +675,7 @@ impl<E: EthSpec> Shared<E> {
         chain: &mut Chain,
         parent_hash: Hash32,
         parent: BlockInfo,
-        attributes: PayloadAttributes,
+        attributes: BuildAttributes,
     ) -> PayloadId {
         let id = chain.next_payload_id;
         chain.next_payload_id += 1;
@@ -513,7 +764,7 @@ impl<E: EthSpec> Shared<E> {
         &self,
         parent_hash: Hash32,
         parent: BlockInfo,
-        attributes: &PayloadAttributes,
+        attributes: &BuildAttributes,
         blob_count: usize,
         requests: Vec<Vec<u8>>,
     ) -> Result<(BuiltPayload, Vec<BlobEntry>), String> {
@@ -564,7 +815,11 @@ impl<E: EthSpec> Shared<E> {
             logs_bloom: FixedVector::default(),
             prev_randao: attributes.prev_randao,
             block_number: number,
-            gas_limit: 60_000_000,
+            // Amsterdam: the attributes' target gas limit, taken as is (the mock checks no
+            // gas-limit bounds).
+            gas_limit: attributes
+                .amsterdam
+                .map_or(60_000_000, |(_, target)| target),
             gas_used,
             timestamp: attributes.timestamp,
             extra_data: VariableList::new(b"arbor-mock-el".to_vec())
@@ -591,8 +846,6 @@ impl<E: EthSpec> Shared<E> {
             blob_gas_used: GAS_PER_BLOB * entries.len() as u64,
             excess_blob_gas,
         };
-        payload.block_hash =
-            compute_block_hash(&payload, attributes.parent_beacon_block_root, &requests);
         let blobs_bundle = BlobsBundle::<E> {
             commitments: entries.iter().map(|e| e.commitment).collect(),
             proofs: entries
@@ -605,28 +858,62 @@ impl<E: EthSpec> Shared<E> {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| format!("blob length: {e:?}"))?,
         };
-        let response = JsonGetPayloadV5Response::<E> {
-            execution_payload: JsonExecutionPayloadV3::from(payload),
-            block_value: U256::from(gas_used) * U256::from(1_000_000_000u64),
-            blobs_bundle,
-            should_override_builder: false,
-            execution_requests: requests,
+        let block_value = U256::from(gas_used) * U256::from(1_000_000_000u64);
+        let root = attributes.parent_beacon_block_root;
+        let (result_json, fork, slot) = match attributes.amsterdam {
+            None => {
+                payload.block_hash = compute_block_hash(&payload, root, &requests);
+                let response = JsonGetPayloadV5Response::<E> {
+                    execution_payload: JsonExecutionPayloadV3::from(payload),
+                    block_value,
+                    blobs_bundle,
+                    should_override_builder: false,
+                    execution_requests: requests,
+                };
+                let slot = self.slot_at(attributes.timestamp);
+                (serde_json::to_vec(&response), EngineFork::Osaka, slot)
+            }
+            Some((slot_number, _)) => {
+                // The mock executes nothing, so no account is touched: the empty access list.
+                let mut payload =
+                    amsterdam_payload(payload, EMPTY_BLOCK_ACCESS_LIST.to_vec(), slot_number);
+                payload.block_hash = compute_block_hash_amsterdam(&payload, root, &requests);
+                let response = JsonGetPayloadV6Response::<E> {
+                    execution_payload: JsonExecutionPayloadV4::from(payload),
+                    block_value,
+                    blobs_bundle,
+                    should_override_builder: false,
+                    execution_requests: requests,
+                };
+                (
+                    serde_json::to_vec(&response),
+                    EngineFork::Amsterdam,
+                    slot_number,
+                )
+            }
         };
-        let result_json =
-            serde_json::to_vec(&response).map_err(|e| format!("serializing the payload: {e}"))?;
+        let result_json = result_json.map_err(|e| format!("serializing the payload: {e}"))?;
         Ok((
             BuiltPayload {
                 timestamp: attributes.timestamp,
+                fork,
+                slot,
                 result_json: Bytes::from(result_json),
             },
             entries,
         ))
     }
 
-    /// `engine_getPayloadV5`: waits for the build, then answers its serialized result.
+    /// `engine_getPayloadV5` (`method_fork` Osaka) and `V6` (Amsterdam): waits for the build,
+    /// then answers its serialized result, or -38005 when the payload is of the other era.
+    /// A [`SlotFault::Withhold`] slot answers -38001, a [`SlotFault::Delay`] slot answers late.
     ///
-    /// [spec]: osaka.md#engine_getpayloadv5
-    async fn get_payload(&self, id: PayloadId) -> Result<Bytes, RpcFailure> {
+    /// [spec]: amsterdam.md#engine_getpayloadv6, osaka.md#engine_getpayloadv5
+    async fn get_payload(
+        &self,
+        method_fork: EngineFork,
+        id: PayloadId,
+    ) -> Result<Bytes, RpcFailure> {
         let receiver = lock(&self.chain)
             .payloads
             .get(&u64::from_be_bytes(id.0))
@@ -645,7 +932,25 @@ impl<E: EthSpec> Shared<E> {
                     "payload timestamp before Osaka",
                 ))
             }
-            Some(Ok(built)) => Ok(built.result_json.clone()),
+            Some(Ok(built)) if built.fork != method_fork => Err(RpcFailure::new(
+                RpcErrorCode::UnsupportedFork,
+                format!(
+                    "Unsupported fork: the payload's timestamp {} is in the {:?} era",
+                    built.timestamp, built.fork
+                ),
+            )),
+            Some(Ok(built)) => match self.slot_fault(built.slot) {
+                Some(SlotFault::Withhold) => Err(RpcFailure::new(
+                    RpcErrorCode::UnknownPayload,
+                    format!("payload of slot {} withheld by the mock", built.slot),
+                )),
+                Some(SlotFault::Delay(delay)) => {
+                    let json = built.result_json.clone();
+                    tokio::time::sleep(delay).await;
+                    Ok(json)
+                }
+                Some(SlotFault::NewPayloadSyncing) | None => Ok(built.result_json.clone()),
+            },
             Some(Err(e)) => Err(RpcFailure::new(RpcErrorCode::InternalError, e.clone())),
             None => Err(RpcFailure::new(RpcErrorCode::InternalError, "no payload")),
         }
@@ -670,6 +975,118 @@ impl<E: EthSpec> Shared<E> {
                     proofs: entry.proofs.clone(),
                 })
             })
+            .collect())
+    }
+
+    /// `engine_getBlobsV4`: the cells at `indices` of each pooled blob (computed from the blob)
+    /// with their proofs, `null` for a blob not in the pool, a `null` result while syncing.
+    ///
+    /// [spec]: amsterdam.md#engine_getblobsv4
+    fn get_blobs_v4(
+        &self,
+        hashes: &[VersionedHash],
+        indices: &ColumnIndices,
+    ) -> Result<Option<Vec<Option<BlobCellsAndProofsV1>>>, RpcFailure> {
+        if hashes.len() > MAX_GET_BLOBS_REQUEST {
+            return Err(RpcFailure::new(
+                RpcErrorCode::TooLargeRequest,
+                format!("more than {MAX_GET_BLOBS_REQUEST} versioned hashes"),
+            ));
+        }
+        if lock(&self.behaviour).syncing {
+            return Ok(None);
+        }
+        let entries: Vec<Option<Arc<BlobEntry>>> = {
+            let chain = lock(&self.chain);
+            hashes
+                .iter()
+                .map(|hash| chain.blob_pool.get(hash).cloned())
+                .collect()
+        };
+        let wanted = indices.indices();
+        entries
+            .into_iter()
+            .map(|entry| {
+                let Some(entry) = entry else { return Ok(None) };
+                let cells = kzg::blob_from_bytes(&entry.blob)
+                    .and_then(|blob| kzg::compute_cells(&blob))
+                    .map_err(|e| RpcFailure::new(RpcErrorCode::InternalError, e.to_string()))?;
+                let mut item = BlobCellsAndProofsV1 {
+                    blob_cells: Vec::with_capacity(wanted.len()),
+                    proofs: Vec::with_capacity(wanted.len()),
+                };
+                for &index in &wanted {
+                    let index = index as usize;
+                    item.blob_cells.push(Some(cells[index].to_bytes().to_vec()));
+                    item.proofs.push(entry.proofs.get(index).copied());
+                }
+                Ok(Some(item))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// `engine_getPayloadBodiesByHashV2`.
+    ///
+    /// [spec]: amsterdam.md#engine_getpayloadbodiesbyhashv2
+    fn payload_bodies_by_hash(
+        &self,
+        hashes: &[Hash32],
+    ) -> Result<Vec<Option<ExecutionPayloadBodyV2>>, RpcFailure> {
+        if hashes.len() > MAX_PAYLOAD_BODIES_REQUEST {
+            return Err(RpcFailure::new(
+                RpcErrorCode::TooLargeRequest,
+                format!("more than {MAX_PAYLOAD_BODIES_REQUEST} block hashes"),
+            ));
+        }
+        let chain = lock(&self.chain);
+        Ok(hashes
+            .iter()
+            .map(|hash| chain.bodies.get(hash).cloned())
+            .collect())
+    }
+
+    /// `engine_getPayloadBodiesByRangeV2`: the canonical chain is the one ending at the head of
+    /// the last `forkchoiceUpdated`; no trailing `null`s past it.
+    ///
+    /// [spec]: amsterdam.md#engine_getpayloadbodiesbyrangev2, shanghai.md (ByRangeV1)
+    fn payload_bodies_by_range(
+        &self,
+        start: u64,
+        count: u64,
+    ) -> Result<Vec<Option<ExecutionPayloadBodyV2>>, RpcFailure> {
+        if start < 1 || count < 1 {
+            return Err(RpcFailure::new(
+                RpcErrorCode::InvalidParams,
+                "start and count must be at least 1",
+            ));
+        }
+        if count > MAX_PAYLOAD_BODIES_REQUEST as u64 {
+            return Err(RpcFailure::new(
+                RpcErrorCode::TooLargeRequest,
+                format!("more than {MAX_PAYLOAD_BODIES_REQUEST} blocks"),
+            ));
+        }
+        let chain = lock(&self.chain);
+        let end = start.saturating_add(count);
+        let mut canonical = Vec::new();
+        let mut cursor = chain.head;
+        while let Some(info) = chain.blocks.get(&cursor) {
+            if info.number < start {
+                break;
+            }
+            if info.number < end {
+                canonical.push(cursor);
+            }
+            if info.number == 0 {
+                break;
+            }
+            cursor = info.parent_hash;
+        }
+        canonical.reverse();
+        Ok(canonical
+            .iter()
+            .map(|hash| chain.bodies.get(hash).cloned())
             .collect())
     }
 
@@ -703,17 +1120,75 @@ impl<E: EthSpec> Shared<E> {
             }
             ENGINE_NEW_PAYLOAD_V4 => {
                 let (payload, hashes, root, requests): NewPayloadV4Params<E> = parse(params)?;
+                let requests: Vec<Vec<u8>> = requests.into_iter().map(|r| r.0).collect();
+                let payload = incoming_osaka(payload.into(), root.0, &requests);
                 json(&self.new_payload(
-                    payload.into(),
+                    EngineFork::Osaka,
+                    payload,
                     hashes.into_iter().map(|h| h.0).collect(),
-                    root.0,
-                    requests.into_iter().map(|r| r.0).collect(),
+                    requests,
+                )?)
+            }
+            ENGINE_NEW_PAYLOAD_V5 => {
+                let (payload, hashes, root, requests): NewPayloadV5Params<E> = parse(params)?;
+                let requests: Vec<Vec<u8>> = requests.into_iter().map(|r| r.0).collect();
+                let payload = incoming_amsterdam(payload.into(), root.0, &requests);
+                json(&self.new_payload(
+                    EngineFork::Amsterdam,
+                    payload,
+                    hashes.into_iter().map(|h| h.0).collect(),
+                    requests,
                 )?)
             }
             ENGINE_FORKCHOICE_UPDATED_V3 => {
                 let (state, attributes): (ForkchoiceState, Option<PayloadAttributes>) =
                     parse(params)?;
-                json(&self.forkchoice_updated(state, attributes)?)
+                json(&self.forkchoice_updated(
+                    EngineFork::Osaka,
+                    state,
+                    attributes.map(Into::into),
+                )?)
+            }
+            ENGINE_FORKCHOICE_UPDATED_V4 => {
+                // `[state, attributes|null, custodyColumns|null]`; the last may be left out.
+                let mut params: Vec<serde_json::Value> = parse(params)?;
+                if !(2..=3).contains(&params.len()) {
+                    return Err(RpcFailure::new(
+                        RpcErrorCode::InvalidParams,
+                        format!("{} parameters (expected 2 or 3)", params.len()),
+                    ));
+                }
+                let custody = params.get(2).cloned().unwrap_or(serde_json::Value::Null);
+                let _custody: Option<Data<ColumnIndices>> = parse(custody)?;
+                let attributes: Option<PayloadAttributesV4> =
+                    serde_json::from_value(params.swap_remove(1)).map_err(|e| {
+                        RpcFailure::new(RpcErrorCode::InvalidPayloadAttributes, e.to_string())
+                    })?;
+                let state: ForkchoiceState = parse(params.swap_remove(0))?;
+                json(&self.forkchoice_updated(
+                    EngineFork::Amsterdam,
+                    state,
+                    attributes.map(Into::into),
+                )?)
+            }
+            ENGINE_GET_PAYLOAD_V6 => {
+                let (id,): (Data<PayloadId>,) = parse(params)?;
+                self.get_payload(EngineFork::Amsterdam, id.0).await
+            }
+            ENGINE_GET_PAYLOAD_BODIES_BY_HASH_V2 => {
+                let (hashes,): (Vec<Data<Hash32>>,) = parse(params)?;
+                let hashes: Vec<_> = hashes.into_iter().map(|h| h.0).collect();
+                json(&self.payload_bodies_by_hash(&hashes)?)
+            }
+            ENGINE_GET_PAYLOAD_BODIES_BY_RANGE_V2 => {
+                let (start, count): (Quantity, Quantity) = parse(params)?;
+                json(&self.payload_bodies_by_range(start.0, count.0)?)
+            }
+            ENGINE_GET_BLOBS_V4 => {
+                let (hashes, indices): (Vec<Data<VersionedHash>>, Data<ColumnIndices>) =
+                    parse(params)?;
+                let hashes: Vec<_> = hashes.into_iter().map(|h| h.0).collect();
+                json(&self.get_blobs_v4(&hashes, &indices.0)?)
             }
             ENGINE_GET_PAYLOAD_V5 => {
                 let (id,): (Data<PayloadId>,) = parse(params)?;
@@ -728,7 +1203,7 @@ impl<E: EthSpec> Shared<E> {
                     Some(GetPayloadFault::Delay(delay)) => tokio::time::sleep(delay).await,
                     None => {}
                 }
-                self.get_payload(id.0).await
+                self.get_payload(EngineFork::Osaka, id.0).await
             }
             ENGINE_GET_BLOBS_V2 => {
                 let (hashes,): (Vec<Data<VersionedHash>>,) = parse(params)?;
@@ -855,6 +1330,15 @@ impl<E: EthSpec> MockExecutionLayer<E> {
             payloads: BTreeMap::new(),
             blob_pool: HashMap::new(),
             blob_pool_order: VecDeque::new(),
+            // The genesis block is an Osaka-format block (no access list), whatever the fork.
+            bodies: HashMap::from([(
+                genesis,
+                ExecutionPayloadBodyV2 {
+                    transactions: vec![],
+                    withdrawals: Some(vec![]),
+                    block_access_list: None,
+                },
+            )]),
         };
         let shared = Arc::new(Shared {
             config,
@@ -965,6 +1449,35 @@ impl<E: EthSpec> MockExecutionLayer<E> {
         lock(&self.shared.behaviour).execution_requests = get_execution_requests_list(requests);
     }
 
+    /// Put these Gloas requests (builder deposits and exits included) into each payload built
+    /// from now on; only Amsterdam payloads may carry types 0x03 and 0x04.
+    pub fn set_execution_requests_gloas(&self, requests: &gloas::ExecutionRequests) {
+        lock(&self.shared.behaviour).execution_requests =
+            get_execution_requests_list_gloas(requests);
+    }
+
+    /// What happens to the payload of `slot` (`None`: nothing special).
+    pub fn set_slot_fault(&self, slot: u64, fault: Option<SlotFault>) {
+        let mut behaviour = lock(&self.shared.behaviour);
+        match fault {
+            Some(fault) => behaviour.slot_faults.insert(slot, fault),
+            None => behaviour.slot_faults.remove(&slot),
+        };
+    }
+
+    /// Replaces every slot fault with `faults`.
+    pub fn set_slot_faults(&self, faults: BTreeMap<u64, SlotFault>) {
+        lock(&self.shared.behaviour).slot_faults = faults;
+    }
+
+    /// Forgets every block's access list, as an engine that pruned them: bodies then carry
+    /// `blockAccessList: null`.
+    pub fn prune_block_access_lists(&self) {
+        for body in lock(&self.shared.chain).bodies.values_mut() {
+            body.block_access_list = None;
+        }
+    }
+
     /// The blob limit of a payload with this timestamp, from the chain spec.
     pub fn max_blobs_at(&self, timestamp: u64) -> u64 {
         self.shared
@@ -1053,6 +1566,7 @@ fn genesis_block<E: EthSpec>(genesis_time: u64) -> (Hash32, BlockInfo) {
     (
         hash,
         BlockInfo {
+            parent_hash: B256::ZERO,
             number: 0,
             timestamp: genesis_time,
             state_root: payload.state_root,
