@@ -956,4 +956,245 @@ mod tests {
         assert_eq!(status.status, JsonPayloadStatusKind::Syncing);
         assert_eq!(status.latest_valid_hash, None);
     }
+
+    /// Fixtures written from the field lists of `amsterdam.md` (and the V3 / V1 shapes they
+    /// extend): every field name, and each field's encoding (`QUANTITY` without leading zeros,
+    /// `DATA` with two digits per byte), decoded into the typed field and encoded back to the
+    /// same JSON.
+    mod amsterdam_fixtures {
+        use super::*;
+        use serde_json::{Value, json};
+
+        fn h32(byte: u8) -> String {
+            format!("0x{}", format!("{byte:02x}").repeat(32))
+        }
+
+        fn payload_v4_json() -> Value {
+            json!({
+                "parentHash": h32(0x01),
+                "feeRecipient": format!("0x{}", "02".repeat(20)),
+                "stateRoot": h32(0x03),
+                "receiptsRoot": h32(0x04),
+                "logsBloom": format!("0x{}", "00".repeat(256)),
+                "prevRandao": h32(0x05),
+                "blockNumber": "0x10",
+                "gasLimit": "0x1c9c380",
+                "gasUsed": "0x5208",
+                "timestamp": "0x6553f100",
+                "extraData": "0xabcd",
+                "baseFeePerGas": "0x3b9aca00",
+                "blockHash": h32(0x06),
+                "transactions": ["0x02f8", "0x01"],
+                "withdrawals": [{
+                    "index": "0x9",
+                    "validatorIndex": "0x10000000000",
+                    "address": format!("0x{}", "0b".repeat(20)),
+                    "amount": "0xc"
+                }],
+                "blobGasUsed": "0x20000",
+                "excessBlobGas": "0x0",
+                "blockAccessList": "0xc0",
+                "slotNumber": "0x2a"
+            })
+        }
+
+        #[test]
+        fn execution_payload_v4_round_trips_every_field() {
+            let fixture = payload_v4_json();
+            let json: JsonExecutionPayloadV4<E> =
+                serde_json::from_value(fixture.clone()).expect("the fixture decodes");
+            let payload: gloas::ExecutionPayload<E> = json.clone().into();
+            assert_eq!(payload.parent_hash, B256::repeat_byte(1));
+            assert_eq!(payload.fee_recipient, Address::repeat_byte(2));
+            assert_eq!(payload.block_number, 16);
+            assert_eq!(payload.gas_limit, 30_000_000);
+            assert_eq!(payload.gas_used, 21_000);
+            assert_eq!(payload.timestamp, 0x6553_f100);
+            assert_eq!(&payload.extra_data[..], &[0xab, 0xcd]);
+            assert_eq!(payload.base_fee_per_gas, U256::from(1_000_000_000u64));
+            assert_eq!(payload.block_hash, B256::repeat_byte(6));
+            assert_eq!(payload.transactions.len(), 2);
+            assert_eq!(&payload.transactions[0][..], &[0x02, 0xf8]);
+            assert_eq!(payload.withdrawals[0].validator_index, 1 << 40);
+            assert_eq!(payload.withdrawals[0].amount, 12);
+            assert_eq!(payload.blob_gas_used, 0x20000);
+            assert_eq!(payload.excess_blob_gas, 0);
+            assert_eq!(&payload.block_access_list[..], &[0xc0]);
+            assert_eq!(payload.slot_number, 42);
+            let back =
+                serde_json::to_value(JsonExecutionPayloadV4::<E>::from(payload)).expect("encodes");
+            assert_eq!(back, fixture, "the same names and encodings on the way out");
+        }
+
+        #[test]
+        fn execution_payload_v4_needs_its_block_access_list_and_slot() {
+            for field in ["blockAccessList", "slotNumber"] {
+                let mut fixture = payload_v4_json();
+                fixture.as_object_mut().expect("object").remove(field);
+                let error = serde_json::from_value::<JsonExecutionPayloadV4<E>>(fixture)
+                    .expect_err("a required field is missing");
+                assert!(error.to_string().contains(field), "{error}");
+            }
+            // An Osaka payload (V3) does not pass for V4, nor V4 for V3.
+            let mut v3 = payload_v4_json();
+            let object = v3.as_object_mut().expect("object");
+            object.remove("blockAccessList");
+            object.remove("slotNumber");
+            assert!(serde_json::from_value::<JsonExecutionPayloadV3<E>>(v3).is_ok());
+            assert!(
+                serde_json::from_value::<JsonExecutionPayloadV3<E>>(payload_v4_json()).is_err()
+            );
+            // QUANTITY with a leading zero is refused.
+            let mut bad = payload_v4_json();
+            bad["slotNumber"] = json!("0x02a");
+            assert!(serde_json::from_value::<JsonExecutionPayloadV4<E>>(bad).is_err());
+        }
+
+        #[test]
+        fn payload_attributes_v4_round_trip() {
+            let fixture = json!({
+                "timestamp": "0x64",
+                "prevRandao": h32(0x07),
+                "suggestedFeeRecipient": format!("0x{}", "08".repeat(20)),
+                "withdrawals": [],
+                "parentBeaconBlockRoot": h32(0x09),
+                "slotNumber": "0x20",
+                "targetGasLimit": "0x3938700"
+            });
+            let attributes: PayloadAttributesV4 =
+                serde_json::from_value(fixture.clone()).expect("decodes");
+            assert_eq!(attributes.timestamp, 100);
+            assert_eq!(attributes.slot_number, 32);
+            assert_eq!(attributes.target_gas_limit, 60_000_000);
+            assert_eq!(attributes.parent_beacon_block_root, B256::repeat_byte(9));
+            assert_eq!(serde_json::to_value(&attributes).expect("encodes"), fixture);
+            let mut missing = fixture;
+            missing
+                .as_object_mut()
+                .expect("object")
+                .remove("targetGasLimit");
+            assert!(serde_json::from_value::<PayloadAttributesV4>(missing).is_err());
+        }
+
+        #[test]
+        fn column_indices_are_ssz_bit_order() {
+            let columns = ColumnIndices::from_indices([0, 9, 127]).expect("in range");
+            assert_eq!(
+                serde_hex::encode(columns.0.as_slice()),
+                "0x01020000000000000000000000000080"
+            );
+            assert_eq!(columns.indices(), vec![0, 9, 127]);
+            assert!(columns.contains(9) && !columns.contains(8));
+            assert_eq!(ColumnIndices::from_indices([128]), None);
+            #[derive(Deserialize)]
+            struct Wrapped(#[serde(with = "serde_hex::data")] ColumnIndices);
+            let full = format!("\"0x{}\"", "ff".repeat(16));
+            let decoded = serde_json::from_str::<Wrapped>(&full).expect("16 bytes");
+            assert_eq!(decoded.0.indices().len(), 128);
+            assert!(
+                serde_json::from_str::<Wrapped>("\"0x0102\"").is_err(),
+                "16 bytes only"
+            );
+        }
+
+        #[test]
+        fn get_payload_v6_response_round_trips() {
+            let deposit = [vec![DEPOSIT_REQUEST_TYPE], vec![0x11; 192]].concat();
+            let builder_exit = [vec![gloas::BUILDER_EXIT_REQUEST_TYPE], vec![0x22; 68]].concat();
+            let fixture = json!({
+                "executionPayload": payload_v4_json(),
+                "blockValue": "0xde0b6b3a7640000",
+                "blobsBundle": { "commitments": [], "proofs": [], "blobs": [] },
+                "shouldOverrideBuilder": true,
+                "executionRequests": [serde_hex::encode(&deposit), serde_hex::encode(&builder_exit)]
+            });
+            let response: JsonGetPayloadV6Response<E> =
+                serde_json::from_value(fixture.clone()).expect("decodes");
+            assert_eq!(response.block_value, U256::from(10u64.pow(18)));
+            assert!(response.should_override_builder);
+            let requests = gloas_execution_requests_from_list::<E>(&response.execution_requests)
+                .expect("valid requests");
+            assert_eq!(requests.deposits.len(), 1);
+            assert_eq!(requests.builder_exits.len(), 1);
+            assert_eq!(
+                get_execution_requests_list_gloas(&requests),
+                vec![deposit, builder_exit]
+            );
+            assert_eq!(serde_json::to_value(&response).expect("encodes"), fixture);
+        }
+
+        #[test]
+        fn gloas_requests_keep_the_prague_rules_and_the_limits() {
+            let exit =
+                |n: usize| [vec![gloas::BUILDER_EXIT_REQUEST_TYPE], vec![0u8; 68 * n]].concat();
+            let builder_deposit =
+                [vec![gloas::BUILDER_DEPOSIT_REQUEST_TYPE], vec![0u8; 184]].concat();
+            assert_eq!(
+                gloas_execution_requests_from_list::<E>(&[exit(1), builder_deposit.clone()]),
+                Err(RequestsError::OutOfOrder { request_type: 3 })
+            );
+            let limit = E::MAX_BUILDER_EXIT_REQUESTS_PER_PAYLOAD as usize;
+            assert!(gloas_execution_requests_from_list::<E>(&[exit(limit)]).is_ok());
+            assert!(matches!(
+                gloas_execution_requests_from_list::<E>(&[exit(limit + 1)]),
+                Err(RequestsError::BadData {
+                    request_type: 4,
+                    ..
+                })
+            ));
+            assert_eq!(
+                gloas_execution_requests_from_list::<E>(&[vec![5, 1]]),
+                Err(RequestsError::UnknownType(5))
+            );
+            // The Fulu decoder does not know the builder types.
+            assert_eq!(
+                execution_requests_from_list::<E>(&[builder_deposit]),
+                Err(RequestsError::UnknownType(3))
+            );
+        }
+
+        #[test]
+        fn payload_body_v2_and_blob_cells_round_trip_with_nulls() {
+            let fixture = json!([
+                {
+                    "transactions": ["0x01"],
+                    "withdrawals": [],
+                    "blockAccessList": "0xc0"
+                },
+                {
+                    "transactions": [],
+                    "withdrawals": null,
+                    "blockAccessList": null
+                },
+                null
+            ]);
+            let bodies: Vec<Option<ExecutionPayloadBodyV2>> =
+                serde_json::from_value(fixture.clone()).expect("decodes");
+            let first = bodies[0].as_ref().expect("a body");
+            assert_eq!(first.block_access_list.as_deref(), Some(&[0xc0][..]));
+            assert_eq!(first.withdrawals, Some(vec![]));
+            let second = bodies[1].as_ref().expect("a body");
+            assert_eq!(second.block_access_list, None);
+            assert_eq!(second.withdrawals, None);
+            assert!(bodies[2].is_none());
+            assert_eq!(serde_json::to_value(&bodies).expect("encodes"), fixture);
+
+            let proof = format!("0x{}", "aa".repeat(48));
+            let cells = json!([
+                {
+                    "blob_cells": [format!("0x{}", "01".repeat(2048)), null],
+                    "proofs": [proof, null]
+                },
+                null
+            ]);
+            let items: Vec<Option<BlobCellsAndProofsV1>> =
+                serde_json::from_value(cells.clone()).expect("decodes");
+            let item = items[0].as_ref().expect("an item");
+            assert_eq!(item.blob_cells[0].as_ref().map(Vec::len), Some(2048));
+            assert_eq!(item.blob_cells[1], None);
+            assert_eq!(item.proofs[1], None);
+            assert!(items[1].is_none());
+            assert_eq!(serde_json::to_value(&items).expect("encodes"), cells);
+        }
+    }
 }
