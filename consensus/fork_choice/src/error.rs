@@ -217,6 +217,21 @@ pub enum Error {
     /// Fast confirmation: the shuffling of an epoch could not be computed.
     #[error("cannot shuffle {0} active validators")]
     Shuffle(usize),
+    /// The head cannot be weighed: the balances of the justified checkpoint were not handed
+    /// over ([`crate::ForkChoice::set_justified_balances`]).
+    #[error("the balances of the justified checkpoint {0:?} are not held")]
+    JustifiedBalancesMissing(types::phase0::Checkpoint),
+    /// Fast confirmation: the states given are of another head than the store's.
+    #[error("fast confirmation inputs are of head {given:?}, the store's head is {head:?}")]
+    StaleInputs {
+        /// The store's head.
+        head: Root,
+        /// The head the inputs were computed for.
+        given: Root,
+    },
+    /// Fast confirmation: the state of a balance-source checkpoint was not given.
+    #[error("no state given for checkpoint {0:?}")]
+    MissingCheckpointState(types::phase0::Checkpoint),
     /// Fast confirmation: a `CONFIRMATION_BYZANTINE_THRESHOLD` above its maximum value, 25.
     #[error("confirmation byzantine threshold {0} is above its maximum of 25")]
     ByzantineThresholdTooHigh(u64),
@@ -284,6 +299,9 @@ impl Error {
             | Error::SlotProcessing(_)
             | Error::EpochProcessing(_)
             | Error::MissingBlockState(_)
+            | Error::JustifiedBalancesMissing(_)
+            | Error::StaleInputs { .. }
+            | Error::MissingCheckpointState(_)
             | Error::NoPreviousSlot(_)
             | Error::Shuffle(_)
             | Error::ByzantineThresholdTooHigh(_)

@@ -36,7 +36,6 @@ use state_processing::{
         get_committee_count_per_slot_from_active_count, get_current_epoch, get_seed,
         is_active_validator,
     },
-    per_slot::process_slots,
     view::StateRef,
 };
 use types::{
@@ -77,6 +76,23 @@ pub struct FastConfirmationStore {
     anchor: (Root, Hash32),
     /// What earlier calls derived from states, which does not change for the same key.
     derived: Derived,
+}
+
+/// The states the rule reads, which fork choice does not hold: its caller (the owner of the
+/// states) gives them to each [`FastConfirmationStore::on_fast_confirmation_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct FastConfirmationInputs<'a, E: EthSpec> {
+    /// `get_head(store).root`: the head the states below are of (checked).
+    pub head: Root,
+    /// The head block's post-state: the shufflings of `get_slot_committee`.
+    pub head_state: &'a CachedBeaconState<E>,
+    /// `get_pulled_up_head_state(store)`: the head state advanced to the current epoch's first
+    /// slot when it is of an earlier epoch (the checkpoint state of the current epoch and the
+    /// head), else the head state.
+    pub pulled_up_head_state: &'a CachedBeaconState<E>,
+    /// `store.checkpoint_states` of the previous and the current epoch's observed justified
+    /// checkpoints, as [`FastConfirmationStore::balance_checkpoints`] names them.
+    pub balance_states: [&'a CachedBeaconState<E>; 2],
 }
 
 /// What the rule derives from the store's states, kept between calls: none of it changes for
@@ -126,16 +142,43 @@ impl FastConfirmationStore {
         Ok(())
     }
 
-    /// `on_fast_confirmation(fcr_store)`: `update_fast_confirmation_variables`, then
-    /// `confirmed_root = get_latest_confirmed(fcr_store)`. Call once per slot, after the
-    /// attestations of past slots were applied and before the attestation deadline.
+    /// The checkpoints whose states are the balance sources of the next
+    /// [`Self::on_fast_confirmation_with`] on `store` ([`FastConfirmationInputs::balance_states`]):
+    /// the previous and the current epoch's observed justified checkpoints as
+    /// `update_fast_confirmation_variables` leaves them.
+    pub fn balance_checkpoints<E: EthSpec>(&self, store: &ForkChoice<E>) -> [Checkpoint; 2] {
+        let current_slot = store.get_current_slot();
+        let greatest = if is_start_slot_at_epoch::<E>(current_slot + 1) {
+            store.unrealized_justified_checkpoint()
+        } else {
+            &self.previous_epoch_greatest_unrealized_checkpoint
+        };
+        if is_start_slot_at_epoch::<E>(current_slot) {
+            [
+                self.current_epoch_observed_justified_checkpoint.clone(),
+                greatest.clone(),
+            ]
+        } else {
+            [
+                self.previous_epoch_observed_justified_checkpoint.clone(),
+                self.current_epoch_observed_justified_checkpoint.clone(),
+            ]
+        }
+    }
+
+    /// `on_fast_confirmation(fcr_store)` with the states it reads given ([`FastConfirmationInputs`]):
+    /// `update_fast_confirmation_variables`, then `confirmed_root = get_latest_confirmed(fcr_store)`.
+    /// Call once per slot, after the attestations of past slots were applied and before the
+    /// attestation deadline.
     ///
     /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
-    pub fn on_fast_confirmation<E: EthSpec>(
+    pub fn on_fast_confirmation_with<E: EthSpec>(
         &mut self,
         store: &mut ForkChoice<E>,
+        inputs: &FastConfirmationInputs<'_, E>,
     ) -> Result<(), Error> {
-        let mut ctx = FcrContext::new(store, self)?;
+        let balance_checkpoints = self.balance_checkpoints(store);
+        let mut ctx = FcrContext::new(store, self, inputs, balance_checkpoints)?;
         let mut updated = self.clone();
         ctx.update_fast_confirmation_variables(&mut updated)?;
         let confirmed = ctx.get_latest_confirmed(&updated)?;
@@ -154,6 +197,44 @@ impl FastConfirmationStore {
         Ok(())
     }
 
+    /// `on_fast_confirmation(fcr_store)`: `update_fast_confirmation_variables`, then
+    /// `confirmed_root = get_latest_confirmed(fcr_store)`. Call once per slot, after the
+    /// attestations of past slots were applied and before the attestation deadline.
+    ///
+    /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
+    pub fn on_fast_confirmation<E: EthSpec>(
+        &mut self,
+        store: &mut ForkChoice<E>,
+    ) -> Result<(), Error> {
+        let head = store.get_head()?.root;
+        let current_epoch = store.get_current_store_epoch();
+        let head_state = store
+            .block_state(&head)
+            .cloned()
+            .ok_or(Error::MissingBlockState(head))?;
+        let head_epoch = get_current_epoch(&head_state.view().map_err(Error::State)?);
+        let pulled_up = if head_epoch < current_epoch {
+            store
+                .checkpoint_state(&Checkpoint {
+                    epoch: current_epoch,
+                    root: head,
+                })?
+                .clone()
+        } else {
+            head_state.clone()
+        };
+        let [previous, current] = self.balance_checkpoints(store);
+        let previous = store.checkpoint_state(&previous)?.clone();
+        let current = store.checkpoint_state(&current)?.clone();
+        let inputs = FastConfirmationInputs {
+            head,
+            head_state: &head_state,
+            pulled_up_head_state: &pulled_up,
+            balance_states: [&previous, &current],
+        };
+        self.on_fast_confirmation_with(store, &inputs)
+    }
+
     /// `get_safe_execution_block_hash(fcr_store)`: the payload block hash of the confirmed
     /// block, handed to the execution engine as the safe block.
     ///
@@ -165,17 +246,11 @@ impl FastConfirmationStore {
         if self.confirmed_root == self.anchor.0 {
             return Ok(self.anchor.1);
         }
-        let state = store
-            .block_state(&self.confirmed_root)
-            .ok_or(Error::MissingBlockState(self.confirmed_root))?;
-        let view = state.view().map_err(Error::State)?;
         // Gloas takes the confirmed block's bid's `parent_block_hash` (fork choice, issue 43);
-        // until then a Gloas state is refused here, loudly.
-        view.latest_execution_payload_header
-            .map(|header| header.block_hash)
-            .ok_or(Error::State(state_processing::Error::UnsupportedFork(
-                view.fork_name,
-            )))
+        // fork choice tracks the payload hashes of Electra and Fulu blocks.
+        store
+            .payload_block_hash(&self.confirmed_root)
+            .ok_or(Error::UnknownBlock(self.confirmed_root))
     }
 }
 
@@ -353,6 +428,10 @@ impl EpochShuffling {
 /// head and everything derived from the store's current contents computed once.
 pub struct FcrContext<'s, E: EthSpec> {
     store: &'s mut ForkChoice<E>,
+    /// The states the rule reads.
+    inputs: &'s FastConfirmationInputs<'s, E>,
+    /// The checkpoints of `inputs.balance_states`.
+    balance_checkpoints: [Checkpoint; 2],
     head: Root,
     current_slot: Slot,
     current_epoch: Epoch,
@@ -369,12 +448,22 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
     pub fn new(
         store: &'s mut ForkChoice<E>,
         fcr_store: &FastConfirmationStore,
+        inputs: &'s FastConfirmationInputs<'s, E>,
+        balance_checkpoints: [Checkpoint; 2],
     ) -> Result<Self, Error> {
         let head = store.get_head()?.root;
+        if inputs.head != head {
+            return Err(Error::StaleInputs {
+                head,
+                given: inputs.head,
+            });
+        }
         let current_slot = store.get_current_slot();
         Ok(Self {
             current_epoch: compute_epoch_at_slot::<E>(current_slot),
             store,
+            inputs,
+            balance_checkpoints,
             head,
             current_slot,
             byzantine_threshold: fcr_store.byzantine_threshold,
@@ -482,11 +571,7 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
 
     /// The shuffling of `epoch` from the head state.
     fn shuffling(&mut self, epoch: Epoch) -> Result<Arc<EpochShuffling>, Error> {
-        let state = self
-            .store
-            .block_state(&self.head)
-            .ok_or(Error::MissingBlockState(self.head))?;
-        let view = state.view().map_err(Error::State)?;
+        let view = self.inputs.head_state.view().map_err(Error::State)?;
         let seed = get_seed(&view, epoch, DOMAIN_BEACON_ATTESTER);
         if let Some(found) = self
             .derived
@@ -545,7 +630,12 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         if let Some(found) = self.derived.checkpoint_sources.get(&k) {
             return Ok(found.clone());
         }
-        let state = self.store.checkpoint_state(checkpoint)?;
+        let state = self
+            .balance_checkpoints
+            .iter()
+            .position(|c| c == checkpoint)
+            .map(|i| self.inputs.balance_states[i])
+            .ok_or_else(|| Error::MissingCheckpointState(checkpoint.clone()))?;
         let view = state.view().map_err(Error::State)?;
         let source = Arc::new(BalanceSource::from_view(&view));
         self.derived.checkpoint_sources.insert(k, source.clone());
@@ -589,20 +679,13 @@ impl<'s, E: EthSpec> FcrContext<'s, E> {
         {
             return Ok(found.clone());
         }
-        let head_state = self
-            .store
-            .block_state(&self.head)
-            .ok_or(Error::MissingBlockState(self.head))?;
-        let head_epoch = get_current_epoch(&head_state.view().map_err(Error::State)?);
-        let source = if head_epoch < self.current_epoch {
-            let mut pulled_up: CachedBeaconState<E> = head_state.clone();
-            let start = compute_start_slot_at_epoch::<E>(self.current_epoch);
-            process_slots(&mut pulled_up, start, self.store.spec())
-                .map_err(Error::SlotProcessing)?;
-            BalanceSource::from_view(&pulled_up.view().map_err(Error::State)?)
-        } else {
-            BalanceSource::from_view(&head_state.view().map_err(Error::State)?)
-        };
+        let source = BalanceSource::from_view(
+            &self
+                .inputs
+                .pulled_up_head_state
+                .view()
+                .map_err(Error::State)?,
+        );
         let source = Arc::new(source);
         self.derived.pulled_up_head_state = Some((k, source.clone()));
         Ok(source)

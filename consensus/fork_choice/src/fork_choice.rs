@@ -33,7 +33,7 @@ use types::{
 };
 
 use crate::{
-    data_availability::{Columns, is_data_available},
+    data_availability::{AvailabilityError, Columns, is_data_available},
     error::{Error, StateUnavailableCause},
     proto_array::{ExecutionStatus, ProtoArray, ProtoNode},
     votes::VoteTracker,
@@ -64,17 +64,128 @@ pub struct AnchorBlock {
     pub parent_root: Root,
 }
 
-/// The balances of the justified checkpoint state that weigh votes.
-#[derive(Debug, Clone, Default)]
-struct JustifiedBalances {
-    /// Which checkpoint they belong to.
-    checkpoint: Option<(Epoch, Root)>,
-    /// Effective balance of each active, unslashed validator (0 for the others).
+/// What fork choice reads of a justified checkpoint's state (`store.checkpoint_states[
+/// store.justified_checkpoint]`): the balances that weigh votes, the committee fractions of the
+/// proposer boost and the re-org rules, and the effective balances of equivocators
+/// (`is_head_weak`). Computed by the owner of the states ([`Self::from_state`]) and handed to
+/// fork choice ([`ForkChoice::set_justified_balances`]) for each checkpoint that can become
+/// justified.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JustifiedBalances {
+    /// Effective balance of each active, unslashed validator (0 for the others): its vote's
+    /// weight.
     effective: Vec<Gwei>,
+    /// The effective balance of each validator whose vote weighs nothing (inactive or slashed)
+    /// and whose effective balance is not zero.
+    uncounted: FxHashMap<ValidatorIndex, Gwei>,
     /// `get_total_active_balance(justified_state)`.
     total_active: Gwei,
     /// The same over the validators that are not slashed (at least one increment).
     total_unslashed: Gwei,
+}
+
+impl JustifiedBalances {
+    /// The balances of `state`, a checkpoint state (the checkpoint block's post-state advanced
+    /// to the epoch's first slot), at its current epoch.
+    pub fn from_state<E: EthSpec>(state: &CachedBeaconState<E>) -> Result<Self, Error> {
+        let view = state.view().map_err(Error::State)?;
+        Ok(Self::from_validators::<E>(
+            get_current_epoch(&view),
+            view.validators.len(),
+            view.validators.iter(),
+        ))
+    }
+
+    /// The balances of a registry of `count` validators at `epoch`.
+    pub fn from_validators<'a, E: EthSpec>(
+        epoch: Epoch,
+        count: usize,
+        validators: impl Iterator<Item = &'a types::phase0::Validator>,
+    ) -> Self {
+        let mut effective = Vec::with_capacity(count);
+        let mut uncounted = FxHashMap::default();
+        let mut total: Gwei = 0;
+        let mut total_unslashed: Gwei = 0;
+        for (index, validator) in validators.enumerate() {
+            let active = is_active_validator(validator, epoch);
+            if active {
+                total = total.saturating_add(validator.effective_balance);
+                if !validator.slashed {
+                    total_unslashed = total_unslashed.saturating_add(validator.effective_balance);
+                }
+            }
+            if active && !validator.slashed {
+                effective.push(validator.effective_balance);
+            } else {
+                effective.push(0);
+                if validator.effective_balance != 0 {
+                    uncounted.insert(index as ValidatorIndex, validator.effective_balance);
+                }
+            }
+        }
+        Self {
+            effective,
+            uncounted,
+            total_active: total.max(E::EFFECTIVE_BALANCE_INCREMENT),
+            total_unslashed: total_unslashed.max(E::EFFECTIVE_BALANCE_INCREMENT),
+        }
+    }
+
+    /// `justified_state.validators[index].effective_balance` (0 beyond the registry).
+    pub fn effective_balance(&self, index: ValidatorIndex) -> Gwei {
+        match self.effective.get(index as usize) {
+            Some(&0) | None => self.uncounted.get(&index).copied().unwrap_or(0),
+            Some(&balance) => balance,
+        }
+    }
+
+    /// The weight of each validator's vote, by validator index.
+    pub fn vote_weights(&self) -> &[Gwei] {
+        &self.effective
+    }
+
+    /// `get_total_active_balance(justified_state)`.
+    pub fn total_active(&self) -> Gwei {
+        self.total_active
+    }
+}
+
+/// A block fork choice checked on arrival ([`ForkChoice::check_block`]): what the rest of
+/// `on_block` needs of that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// Whether the block arrived in its own slot before the attestation deadline
+    /// (`store.block_timeliness`).
+    pub is_timely: bool,
+}
+
+/// What fork choice keeps of a block whose state transition passed: its place in the tree,
+/// its post-state's checkpoints and those of its pulled-up tip (`compute_pulled_up_tip`), its
+/// payload's block hash and its timeliness. The owner of the states computes it
+/// ([`ForkChoice::insert_block_summary`] takes it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSummary {
+    /// `hash_tree_root(block)`.
+    pub root: Root,
+    /// `block.parent_root`.
+    pub parent_root: Root,
+    /// `block.slot`.
+    pub slot: Slot,
+    /// `block.proposer_index`.
+    pub proposer_index: ValidatorIndex,
+    /// The post-state's `current_justified_checkpoint`.
+    pub justified: Checkpoint,
+    /// The post-state's `finalized_checkpoint`.
+    pub finalized: Checkpoint,
+    /// The pulled-up tip's `current_justified_checkpoint` (`store.unrealized_justifications`).
+    pub unrealized_justified: Checkpoint,
+    /// The pulled-up tip's `finalized_checkpoint`.
+    pub unrealized_finalized: Checkpoint,
+    /// `block.body.execution_payload.block_hash` of a block whose payload fork choice tracks
+    /// (Electra and Fulu).
+    pub payload_hash: Option<Root>,
+    /// [`Arrival::is_timely`] of the block's [`ForkChoice::check_block`].
+    pub is_timely: bool,
 }
 
 /// Options of the store.
@@ -217,7 +328,12 @@ pub struct ForkChoice<E: EthSpec> {
     votes: VoteTracker,
     block_states: FxHashMap<Root, CachedBeaconState<E>>,
     checkpoint_states: FxHashMap<(Epoch, Root), CachedBeaconState<E>>,
-    balances: JustifiedBalances,
+    /// The justified checkpoint's balances, and which checkpoint they are of.
+    balances: Arc<JustifiedBalances>,
+    balances_checkpoint: Option<(Epoch, Root)>,
+    /// Balances handed over for checkpoints that may become justified
+    /// ([`Self::set_justified_balances`]), until the justified checkpoint passes them.
+    candidate_balances: FxHashMap<(Epoch, Root), Arc<JustifiedBalances>>,
     /// The proposer boost now in the node weights: block root and amount.
     applied_boost: Option<(Root, Gwei)>,
     /// Each block's execution payload block hash (optimistic sync walks them).
@@ -334,7 +450,9 @@ impl<E: EthSpec> ForkChoice<E> {
             votes: VoteTracker::default(),
             block_states,
             checkpoint_states,
-            balances: JustifiedBalances::default(),
+            balances: Arc::default(),
+            balances_checkpoint: None,
+            candidate_balances: FxHashMap::default(),
             applied_boost: None,
             payload_hashes: FxHashMap::default(),
             state_loader: None,
@@ -984,10 +1102,8 @@ impl<E: EthSpec> ForkChoice<E> {
         }
     }
 
-    /// The last part of `on_block`: the processed block into the tree, its post-state kept,
-    /// the proposer boost and the checkpoints updated (including the pulled-up tip's). What
-    /// [`Self::prepare_block`] checked is checked again, as the store may have moved since (a
-    /// block the store gained meanwhile is accepted without change).
+    /// The last part of `on_block` for a block processed here ([`BlockProcessor::process`]):
+    /// [`Self::insert_block_summary`], its post-state kept.
     pub fn insert_block(&mut self, processed: ProcessedBlock<E>) -> Result<Root, Error> {
         let ProcessedBlock {
             block_root,
@@ -1005,6 +1121,90 @@ impl<E: EthSpec> ForkChoice<E> {
         if self.contains_block(&block_root) {
             return Ok(block_root);
         }
+        self.insert_block_summary(&BlockSummary {
+            root: block_root,
+            parent_root,
+            slot,
+            proposer_index,
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+            payload_hash,
+            is_timely,
+        })?;
+        if self.contains_block(&block_root) {
+            self.block_states.insert(block_root, post_state);
+            self.evict_block_states(Some(block_root));
+        }
+        Ok(block_root)
+    }
+
+    /// The first part of `on_block`, on the block's root, parent and slot: the checks against
+    /// the store (known parent, not invalidated, not from the future, after the finalized slot,
+    /// descending from the finalized checkpoint) and its timeliness, judged now, as the block
+    /// arrives. `None` for a block already in the store. The availability check and the state
+    /// transition follow outside fork choice, then [`Self::insert_block_summary`].
+    pub fn check_block(
+        &self,
+        block_root: Root,
+        parent_root: Root,
+        slot: Slot,
+    ) -> Result<Option<Arrival>, Error> {
+        if self.contains_block(&block_root) {
+            return Ok(None);
+        }
+        if !self.contains_block(&parent_root) {
+            return Err(Error::UnknownParent {
+                block: block_root,
+                parent: parent_root,
+            });
+        }
+        let is_timely = self.check_arrival(slot)?;
+        self.check_block_place(block_root, parent_root, slot)?;
+        Ok(Some(Arrival { is_timely }))
+    }
+
+    /// [`Self::check_block`] for a block whose parent is processed but not inserted yet (the
+    /// next block of a range-sync segment, whose signatures are verified with its parent's
+    /// before either is inserted): not from the future, and its timeliness. The checks that
+    /// need the parent in the store were the parent's own; [`Self::insert_block_summary`] makes them
+    /// all again once the parent is in. `None` for a block already in the store.
+    pub fn check_child_block(
+        &self,
+        block_root: Root,
+        slot: Slot,
+    ) -> Result<Option<Arrival>, Error> {
+        if self.contains_block(&block_root) {
+            return Ok(None);
+        }
+        let is_timely = self.check_arrival(slot)?;
+        Ok(Some(Arrival { is_timely }))
+    }
+
+    /// The last part of `on_block`: the block, its transition passed, into the tree; the
+    /// proposer boost and the checkpoints updated (including the pulled-up tip's). What
+    /// [`Self::check_block`] checked is checked again, as the store may have moved since (a
+    /// block the store gained meanwhile is accepted without change). The balances of the
+    /// block's justified and unrealized justified checkpoints should be handed over first
+    /// ([`Self::set_justified_balances`]): either may become the store's justified checkpoint
+    /// (now, or at the next epoch boundary), and the head is not computed without its balances.
+    pub fn insert_block_summary(&mut self, block: &BlockSummary) -> Result<Root, Error> {
+        let BlockSummary {
+            root: block_root,
+            parent_root,
+            slot,
+            proposer_index,
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+            payload_hash,
+            is_timely,
+        } = block.clone();
+        if self.contains_block(&block_root) {
+            return Ok(block_root);
+        }
         if !self.contains_block(&parent_root) {
             return Err(Error::UnknownParent {
                 block: block_root,
@@ -1017,7 +1217,6 @@ impl<E: EthSpec> ForkChoice<E> {
         let head = self.get_head()?;
 
         // From here on nothing fails but internal invariants.
-        let finalized_epoch = post_state.state.finalized_checkpoint().epoch;
         self.proto.insert(ProtoNode {
             root: block_root,
             parent: None,
@@ -1026,13 +1225,11 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root,
             justified: justified.clone(),
             unrealized_justified: unrealized_justified.clone(),
-            finalized_epoch,
+            finalized_epoch: finalized.epoch,
             timely: is_timely,
             weight: 0,
             execution_status: ExecutionStatus::NotValidated,
         })?;
-        self.block_states.insert(block_root, post_state);
-        self.evict_block_states(Some(block_root));
         if let Some(hash) = payload_hash {
             self.payload_hashes.insert(block_root, hash);
         }
@@ -1114,7 +1311,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// `validate_on_attestation(store, attestation, is_from_block)`.
     ///
     /// [spec]: phase0/fork-choice.md#validate_on_attestation
-    fn validate_on_attestation(
+    pub fn validate_on_attestation(
         &self,
         data: &AttestationData,
         is_from_block: bool,
@@ -1190,6 +1387,23 @@ impl<E: EthSpec> ForkChoice<E> {
         };
         let node = self.node_index(&attestation.data.beacon_block_root)? as u32;
         self.update_latest_messages(&indices, node, target.epoch)
+    }
+
+    /// `on_attestation(store, attestation, is_from_block)` for an attestation whose attesting
+    /// indices its caller computed and checked (`get_indexed_attestation` and
+    /// `is_valid_indexed_attestation` on `store_target_checkpoint_state(store, target)`, which
+    /// the owner of the states runs): `validate_on_attestation`, then the votes.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_attestation
+    pub fn on_indexed_attestation(
+        &mut self,
+        data: &AttestationData,
+        attesting_indices: &[ValidatorIndex],
+        is_from_block: bool,
+    ) -> Result<(), Error> {
+        self.validate_on_attestation(data, is_from_block)?;
+        let node = self.node_index(&data.beacon_block_root)? as u32;
+        self.update_latest_messages(attesting_indices, node, data.target.epoch)
     }
 
     /// `on_attestation(store, attestation, is_from_block=False)` for an attestation whose
@@ -1270,38 +1484,60 @@ impl<E: EthSpec> ForkChoice<E> {
         Ok(())
     }
 
-    /// Recomputes the justified balances when the justified checkpoint changed.
+    /// The justified checkpoint's balances, for a checkpoint that may become justified (the
+    /// justified and unrealized justified checkpoints of a block about to be inserted, the
+    /// store's after [`Self::restore_persisted`]: [`Self::wanted_justified_balances`]). Kept
+    /// until the justified checkpoint passes its epoch; ignored for a checkpoint before it.
+    pub fn set_justified_balances(&mut self, checkpoint: &Checkpoint, balances: JustifiedBalances) {
+        if checkpoint.epoch < self.justified_checkpoint.epoch
+            || self.has_justified_balances(checkpoint)
+        {
+            return;
+        }
+        self.candidate_balances
+            .insert(key(checkpoint), Arc::new(balances));
+    }
+
+    /// Whether fork choice holds the balances of `checkpoint` ([`Self::set_justified_balances`]).
+    pub fn has_justified_balances(&self, checkpoint: &Checkpoint) -> bool {
+        self.balances_checkpoint == Some(key(checkpoint))
+            || self.candidate_balances.contains_key(&key(checkpoint))
+    }
+
+    /// The store's justified and unrealized justified checkpoints whose balances fork choice
+    /// does not hold: the head cannot be computed without the first, nor after the next epoch
+    /// boundary without the second.
+    pub fn wanted_justified_balances(&self) -> Vec<Checkpoint> {
+        let mut wanted: Vec<Checkpoint> = [
+            &self.justified_checkpoint,
+            &self.unrealized_justified_checkpoint,
+        ]
+        .into_iter()
+        .filter(|checkpoint| !self.has_justified_balances(checkpoint))
+        .cloned()
+        .collect();
+        wanted.dedup();
+        wanted
+    }
+
+    /// Switches to the justified checkpoint's balances when the justified checkpoint changed.
     fn refresh_justified_balances(&mut self) -> Result<(), Error> {
         let justified = self.justified_checkpoint.clone();
-        if self.balances.checkpoint == Some(key(&justified)) {
+        let k = key(&justified);
+        if self.balances_checkpoint == Some(k) {
             return Ok(());
         }
-        let state = self.checkpoint_state(&justified)?;
-        let view = state.view().map_err(Error::State)?;
-        let epoch = get_current_epoch(&view);
-        let mut effective = Vec::with_capacity(view.validators.len());
-        let mut total: Gwei = 0;
-        let mut total_unslashed: Gwei = 0;
-        for validator in view.validators.iter() {
-            let active = is_active_validator(validator, epoch);
-            if active {
-                total = total.saturating_add(validator.effective_balance);
-                if !validator.slashed {
-                    total_unslashed = total_unslashed.saturating_add(validator.effective_balance);
-                }
+        let balances = match self.candidate_balances.get(&k) {
+            Some(balances) => balances.clone(),
+            None => {
+                let state = self.checkpoint_state(&justified)?;
+                Arc::new(JustifiedBalances::from_state(state)?)
             }
-            effective.push(if active && !validator.slashed {
-                validator.effective_balance
-            } else {
-                0
-            });
-        }
-        self.balances = JustifiedBalances {
-            checkpoint: Some(key(&justified)),
-            effective,
-            total_active: total.max(E::EFFECTIVE_BALANCE_INCREMENT),
-            total_unslashed: total_unslashed.max(E::EFFECTIVE_BALANCE_INCREMENT),
         };
+        self.balances = balances;
+        self.balances_checkpoint = Some(k);
+        let epoch = justified.epoch;
+        self.candidate_balances.retain(|(e, _), _| *e > epoch);
         self.votes.queue_all();
         Ok(())
     }
@@ -1328,7 +1564,7 @@ impl<E: EthSpec> ForkChoice<E> {
         self.refresh_justified_balances()?;
         let mut deltas = self
             .votes
-            .compute_deltas(self.proto.len(), &self.balances.effective)?;
+            .compute_deltas(self.proto.len(), self.balances.vote_weights())?;
         let new_boost = if self.proposer_boost_root == Root::ZERO {
             None
         } else {
@@ -1349,7 +1585,7 @@ impl<E: EthSpec> ForkChoice<E> {
                 .ok_or(Error::DeltaOverflow)?;
         }
         self.proto.apply_deltas(&mut deltas)?;
-        self.votes.commit(&self.balances.effective);
+        self.votes.commit(self.balances.vote_weights());
         self.applied_boost = new_boost;
         Ok(())
     }
@@ -1397,49 +1633,49 @@ impl<E: EthSpec> ForkChoice<E> {
     }
 
     /// `is_head_weak(store, head_root)`: the head's votes, counting equivocators of its slot's
-    /// committees, are below `REORG_HEAD_WEIGHT_THRESHOLD`.
+    /// committees (`head_slot_committee`: every member of the committees of the head block's
+    /// slot, by its post-state), are below `REORG_HEAD_WEIGHT_THRESHOLD`. Weights must be up
+    /// to date.
     ///
     /// [spec]: phase0/fork-choice.md#is_head_weak
-    fn is_head_weak(&mut self, head: usize) -> Result<bool, Error> {
+    fn is_head_weak(&self, head: usize, head_slot_committee: &[ValidatorIndex]) -> bool {
         let threshold = self.calculate_committee_fraction(self.spec.reorg_head_weight_threshold);
         let mut weight = self.attestation_score(head);
-        let node = self.proto.nodes()[head].clone();
         if !self.equivocating_indices.is_empty() {
-            let justified = self.justified_checkpoint.clone();
-            let committees = {
-                let mut loaded;
-                let state = match self.block_states.get_mut(&node.root) {
-                    Some(state) => state,
-                    None => {
-                        loaded = self.load_block_state(&node.root)?;
-                        &mut loaded
-                    }
-                };
-                let (view, caches) = state.view_mut().map_err(Error::State)?;
-                caches
-                    .committees_at_slot(&view.as_ref(), node.slot)
-                    .map_err(Error::State)?
-            };
-            self.checkpoint_state(&justified)?;
-            let justified_state = self
-                .checkpoint_states
-                .get(&key(&justified))
-                .ok_or(Error::UnknownJustifiedBlock(justified.root))?;
-            let view = justified_state.view().map_err(Error::State)?;
-            for index in 0..committees.committees_per_slot() {
-                let committee = committees
-                    .get_beacon_committee(node.slot, index)
-                    .map_err(Error::State)?;
-                for &i in committee {
-                    if self.equivocating_indices.contains(&i)
-                        && let Some(v) = view.validators.get(i as usize)
-                    {
-                        weight = weight.saturating_add(v.effective_balance);
-                    }
+            for &i in head_slot_committee {
+                if self.equivocating_indices.contains(&i) {
+                    weight = weight.saturating_add(self.balances.effective_balance(i));
                 }
             }
         }
-        Ok(weight < threshold)
+        weight < threshold
+    }
+
+    /// The members of every committee of the slot of block `root`, by its post-state (the
+    /// input of [`Self::is_head_weak`]).
+    fn head_slot_committee_from_state(
+        &mut self,
+        root: &Root,
+    ) -> Result<Vec<ValidatorIndex>, Error> {
+        let node = self
+            .proto
+            .get(root)
+            .ok_or(Error::UnknownBlock(*root))?
+            .clone();
+        let mut state = self.load_block_state(root)?;
+        let (view, caches) = state.view_mut().map_err(Error::State)?;
+        let committees = caches
+            .committees_at_slot(&view.as_ref(), node.slot)
+            .map_err(Error::State)?;
+        let mut members = Vec::new();
+        for index in 0..committees.committees_per_slot() {
+            members.extend_from_slice(
+                committees
+                    .get_beacon_committee(node.slot, index)
+                    .map_err(Error::State)?,
+            );
+        }
+        Ok(members)
     }
 
     /// `is_parent_strong(store, root)`.
@@ -1492,6 +1728,21 @@ impl<E: EthSpec> ForkChoice<E> {
     ///
     /// [spec]: phase0/fork-choice.md#get_proposer_head
     pub fn get_proposer_head(&mut self, head_root: &Root, slot: Slot) -> Result<Root, Error> {
+        let committee = self.head_slot_committee_from_state(head_root)?;
+        self.get_proposer_head_with(head_root, slot, &committee)
+    }
+
+    /// `get_proposer_head(store, head_root, slot)` with what it reads of states given:
+    /// `head_slot_committee`, every member of the committees of the head block's slot by the
+    /// head block's post-state (`is_head_weak` counts the equivocators among them).
+    ///
+    /// [spec]: phase0/fork-choice.md#get_proposer_head
+    pub fn get_proposer_head_with(
+        &mut self,
+        head_root: &Root,
+        slot: Slot,
+        head_slot_committee: &[ValidatorIndex],
+    ) -> Result<Root, Error> {
         self.update_weights()?;
         let head = self.node_index(head_root)?;
         let head_node = self.proto.nodes()[head].clone();
@@ -1509,7 +1760,7 @@ impl<E: EthSpec> ForkChoice<E> {
         if self.proposer_boost_root == *head_root {
             return Err(Error::BoostOnHead(*head_root));
         }
-        let head_weak = self.is_head_weak(head)?;
+        let head_weak = self.is_head_weak(head, head_slot_committee);
         let parent_strong = self.is_parent_strong(parent);
         let proposer_equivocation = self.is_proposer_equivocation(head);
 
@@ -1538,6 +1789,42 @@ impl<E: EthSpec> ForkChoice<E> {
         head_root: &Root,
         validator_is_connected: impl Fn(ValidatorIndex) -> bool,
     ) -> Result<bool, Error> {
+        let committee = self.head_slot_committee_from_state(head_root)?;
+        let head_node = self
+            .proto
+            .get(head_root)
+            .ok_or(Error::UnknownBlock(*head_root))?;
+        let (parent_root, proposal_slot) = (head_node.parent_root, head_node.slot + 1);
+        let mut advanced = self.load_block_state(&parent_root)?;
+        if *advanced.state.slot() < proposal_slot {
+            process_slots(&mut advanced, proposal_slot, &self.spec)
+                .map_err(Error::SlotProcessing)?;
+        }
+        let (view, caches) = advanced.view_mut().map_err(Error::State)?;
+        let proposer = state_processing::common::get_beacon_proposer_index(&view.as_ref(), caches)
+            .map_err(Error::State)?;
+        self.should_override_forkchoice_update_with(
+            head_root,
+            &committee,
+            proposer,
+            validator_is_connected,
+        )
+    }
+
+    /// `should_override_forkchoice_update(store, head_root)` with what it reads of states
+    /// given: `head_slot_committee` as for [`Self::get_proposer_head_with`], and
+    /// `proposal_slot_proposer`, the proposer of the slot after the head's by the head's parent
+    /// post-state advanced to that slot (`proposing_reorg_slot` asks `validator_is_connected`
+    /// of it).
+    ///
+    /// [spec]: bellatrix/fork-choice.md#should_override_forkchoice_update (v1.5)
+    pub fn should_override_forkchoice_update_with(
+        &mut self,
+        head_root: &Root,
+        head_slot_committee: &[ValidatorIndex],
+        proposal_slot_proposer: ValidatorIndex,
+        validator_is_connected: impl Fn(ValidatorIndex) -> bool,
+    ) -> Result<bool, Error> {
         self.update_weights()?;
         let head = self.node_index(head_root)?;
         let head_node = self.proto.nodes()[head].clone();
@@ -1550,24 +1837,16 @@ impl<E: EthSpec> ForkChoice<E> {
         let shuffling_stable = self.shuffling_stable_at(proposal_slot);
         let ffg_competitive = self.is_ffg_competitive(head, parent);
         let finalization_ok = self.is_finalization_ok(proposal_slot);
-        let proposing_reorg_slot = {
-            let mut advanced = self.load_block_state(&head_node.parent_root)?;
-            if *advanced.state.slot() < proposal_slot {
-                process_slots(&mut advanced, proposal_slot, &self.spec)
-                    .map_err(Error::SlotProcessing)?;
-            }
-            let (view, caches) = advanced.view_mut().map_err(Error::State)?;
-            let proposer =
-                state_processing::common::get_beacon_proposer_index(&view.as_ref(), caches)
-                    .map_err(Error::State)?;
-            validator_is_connected(proposer)
-        };
+        let proposing_reorg_slot = validator_is_connected(proposal_slot_proposer);
         let parent_slot_ok = parent_slot + 1 == head_node.slot;
         let current_time_ok = head_node.slot == current_slot
             || (proposal_slot == current_slot && self.is_proposing_on_time());
         let single_slot_reorg = parent_slot_ok && current_time_ok;
         let (head_weak, parent_strong) = if current_slot > head_node.slot {
-            (self.is_head_weak(head)?, self.is_parent_strong(parent))
+            (
+                self.is_head_weak(head, head_slot_committee),
+                self.is_parent_strong(parent),
+            )
         } else {
             (true, true)
         };
@@ -1682,6 +1961,29 @@ impl<E: EthSpec> ForkChoice<E> {
     }
 }
 
+/// `on_attester_slashing`'s checks that need no state: the two attestations are slashable
+/// together. Returns the validators in both (`store.equivocating_indices` takes them, through
+/// [`ForkChoice::on_verified_attester_slashing`], once the caller found both attestations valid
+/// in the justified checkpoint block's post-state).
+///
+/// [spec]: phase0/fork-choice.md#on_attester_slashing
+pub fn slashable_indices<E: EthSpec>(
+    slashing: &AttesterSlashing<E>,
+) -> Result<Vec<ValidatorIndex>, Error> {
+    let a1 = &slashing.attestation_1;
+    let a2 = &slashing.attestation_2;
+    if !state_processing::common::is_slashable_attestation_data(&a1.data, &a2.data) {
+        return Err(Error::NotSlashable);
+    }
+    let second: FxHashSet<ValidatorIndex> = a2.attesting_indices.iter().copied().collect();
+    Ok(a1
+        .attesting_indices
+        .iter()
+        .copied()
+        .filter(|i| second.contains(i))
+        .collect())
+}
+
 /// A block [`ForkChoice::prepare_block`] checked against the store, with its parent's
 /// post-state.
 #[derive(Debug)]
@@ -1748,9 +2050,6 @@ impl<E: EthSpec> ProcessedBlock<E> {
     }
 }
 
-/// Stack of the thread that checks a block's data availability beside its state transition.
-const AVAILABILITY_STACK_BYTES: usize = 8 << 20;
-
 /// The middle part of `on_block`, which needs nothing of the store: is_data_available, the state
 /// transition, `compute_pulled_up_tip`'s justification on a copy of the post-state.
 #[derive(Debug, Clone)]
@@ -1807,8 +2106,8 @@ impl BlockProcessor {
             is_timely,
         } = prepared;
         // The availability check (KZG on the pool's threads) runs beside the state
-        // transition (on this thread): neither needs the other's result. Its verdict comes
-        // first, as in the spec's order.
+        // transition: neither needs the other's result. Its verdict comes first, as in the
+        // spec's order.
         let has_data = match &columns {
             Columns::Retrieved(sidecars) => !sidecars.is_empty(),
             Columns::Blobs { blobs, .. } => !blobs.is_empty(),
@@ -1843,40 +2142,39 @@ impl BlockProcessor {
             )
             .map(|()| None)
         };
-        let (available, transitioned) = std::thread::scope(|scope| {
-            // The KZG library's stack needs (its trusted setup, 128 KiB blobs) exceed a spawned
-            // thread's default 2 MiB in an unoptimised build.
-            let beside = has_data
-                .then(|| {
-                    std::thread::Builder::new()
-                        .name("availability".into())
-                        .stack_size(AVAILABILITY_STACK_BYTES)
-                        .spawn_scoped(scope, || {
-                            is_data_available(columns, &self.spec, &self.kzg_pool)
-                        })
-                        .ok()
+        let (available, transitioned) = if has_data {
+            // The check is spawned on a pool while this thread runs the transition; no thread
+            // of its own. On a pool's worker (the processor's, when the chain imports) on that
+            // pool, where an idle worker takes it (or this one runs it after the transition,
+            // when none is idle); elsewhere (a test's thread, the spec-test runner's) on the
+            // pool given to the store. `in_place_scope`: the transition stays on this thread
+            // without having to be `Send` (the execution engine it calls need not be `Sync`).
+            let mut available = None;
+            let check = || is_data_available(columns, &self.spec, &self.kzg_pool);
+            let transitioned = if rayon::current_thread_index().is_some() {
+                rayon::in_place_scope(|scope| {
+                    scope.spawn(|_| available = Some(check()));
+                    transition(&mut state)
                 })
-                .flatten();
-            match beside {
-                Some(kzg) => {
-                    let transitioned = transition(&mut state);
-                    let available = kzg
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    (available, transitioned)
-                }
-                // Nothing to verify (or no thread to be had): one after the other, no
-                // transition when the data is not there.
-                None => {
-                    let available = is_data_available(columns, &self.spec, &self.kzg_pool);
-                    let transitioned = match available {
-                        Ok(()) => transition(&mut state),
-                        Err(_) => Ok(None),
-                    };
-                    (available, transitioned)
-                }
-            }
-        });
+            } else {
+                self.kzg_pool.in_place_scope(|scope| {
+                    scope.spawn(|_| available = Some(check()));
+                    transition(&mut state)
+                })
+            };
+            let available = available.unwrap_or(Err(AvailabilityError::NotRetrieved));
+            (available, transitioned)
+        } else {
+            // No data to verify (the check answers at once: available when nothing is
+            // committed to, not when the columns were not retrieved): no transition when the
+            // data is not there.
+            let available = is_data_available(columns, &self.spec, &self.kzg_pool);
+            let transitioned = match available {
+                Ok(()) => transition(&mut state),
+                Err(_) => Ok(None),
+            };
+            (available, transitioned)
+        };
         available.map_err(|source| Error::DataUnavailable {
             block: block_root,
             source,

@@ -28,10 +28,13 @@ pub use data_availability::{
     verify_blobs_available, verify_data_column_sidecar, verify_data_column_sidecars,
 };
 pub use error::{Error, Fault, StateUnavailableCause};
-pub use fast_confirmation::{FastConfirmationStore, get_fast_confirmation_store};
+pub use fast_confirmation::{
+    FastConfirmationInputs, FastConfirmationStore, get_fast_confirmation_store,
+};
 pub use fork_choice::{
-    AnchorBlock, BlockProcessor, Config, DEFAULT_MAX_STATES_BYTES, ForkChoice, Head, PreparedBlock,
-    ProcessedBlock, StateLoader, StateLoaderError, StatesInMemory, StatesMemory,
+    AnchorBlock, Arrival, BlockProcessor, BlockSummary, Config, DEFAULT_MAX_STATES_BYTES,
+    ForkChoice, Head, JustifiedBalances, PreparedBlock, ProcessedBlock, StateLoader,
+    StateLoaderError, StatesInMemory, StatesMemory, slashable_indices,
 };
 pub use persist::{PersistedDecodeError, Restored};
 pub use proto_array::{ExecutionStatus, ProtoArray, ProtoNode};

@@ -43,12 +43,15 @@ fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
     CaseResult::from_check(check::<E>(case))
 }
 
-/// One pool for every case's KZG batches.
+/// One pool for every case's KZG batches, and the availability checks `on_block` runs beside
+/// its transition: 8 MiB stacks, as the KZG library's blob checks need more than the default
+/// 2 MiB in an unoptimised build.
 pub(crate) fn kzg_pool() -> Result<Arc<ThreadPool>, String> {
     static POOL: OnceLock<Result<Arc<ThreadPool>, String>> = OnceLock::new();
     POOL.get_or_init(|| {
         ThreadPoolBuilder::new()
             .num_threads(2)
+            .stack_size(8 << 20)
             .build()
             .map(Arc::new)
             .map_err(|e| format!("cannot build the KZG pool: {e}"))
