@@ -1,12 +1,14 @@
 //! `arbor mock-el`: the mock execution client of `mock_execution_layer` as a process, for local
 //! devnets. Compiled only with the `mock-el` feature, so a node built without it links no mock.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 use execution_layer::JwtSecret;
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use mock_execution_layer::{MockConfig, MockExecutionLayer, SlotFault};
 use types::{EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Network};
 
 /// The options of `arbor mock-el`.
@@ -44,6 +46,45 @@ pub(crate) struct MockElArgs {
     /// Chain id written into the blob transactions.
     #[arg(long, default_value_t = 1337)]
     chain_id: u64,
+    /// Slots (comma-separated) whose payload is built and served by getPayload as usual but
+    /// never validated: newPayload answers SYNCING and the mock does not take the block.
+    #[arg(long, value_name = "SLOTS", value_delimiter = ',')]
+    syncing_payload_slots: Vec<u64>,
+    /// Slots (comma-separated) whose payload is never revealed: getPayload answers -38001
+    /// (unknown payload), so no envelope can carry it (an EMPTY head in Gloas).
+    #[arg(long, value_name = "SLOTS", value_delimiter = ',')]
+    withhold_payload_slots: Vec<u64>,
+    /// Slots (comma-separated) whose payload getPayload serves late, after
+    /// `--payload-delay-ms`.
+    #[arg(long, value_name = "SLOTS", value_delimiter = ',')]
+    delay_payload_slots: Vec<u64>,
+    /// How late `--delay-payload-slots` payloads are served, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 4000)]
+    payload_delay_ms: u64,
+}
+
+impl MockElArgs {
+    /// The slot faults the flags ask for; a slot named by two flags is an error.
+    fn slot_faults(&self) -> Result<BTreeMap<u64, SlotFault>, String> {
+        let delay = SlotFault::Delay(Duration::from_millis(self.payload_delay_ms));
+        let mut faults = BTreeMap::new();
+        for (slots, fault) in [
+            (&self.syncing_payload_slots, SlotFault::NewPayloadSyncing),
+            (&self.withhold_payload_slots, SlotFault::Withhold),
+            (&self.delay_payload_slots, delay),
+        ] {
+            for &slot in slots {
+                if let Some(previous) = faults.insert(slot, fault)
+                    && previous != fault
+                {
+                    return Err(format!(
+                        "slot {slot} is given two payload faults ({previous:?} and {fault:?})"
+                    ));
+                }
+            }
+        }
+        Ok(faults)
+    }
 }
 
 /// Serves the mock until Ctrl-C.
@@ -52,6 +93,7 @@ pub(crate) fn run(args: MockElArgs) -> Result<(), String> {
     if args.all_forks_at_genesis {
         spec = spec.with_forks_at_genesis_through(ForkName::Fulu);
     }
+    let slot_faults = args.slot_faults()?;
     let secret = JwtSecret::load_or_generate(&args.jwt_secret).map_err(|e| e.to_string())?;
     let minimal = spec.preset_base == "minimal";
     let config = MockConfig {
@@ -67,12 +109,11 @@ pub(crate) fn run(args: MockElArgs) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime
         .block_on(async {
+            let blobs = (args.blobs_per_block, args.blob_variety);
             if minimal {
-                serve::<MinimalEthSpec>(config, listen, args.blobs_per_block, args.blob_variety)
-                    .await
+                serve::<MinimalEthSpec>(config, listen, blobs, slot_faults).await
             } else {
-                serve::<MainnetEthSpec>(config, listen, args.blobs_per_block, args.blob_variety)
-                    .await
+                serve::<MainnetEthSpec>(config, listen, blobs, slot_faults).await
             }
         })
         .map_err(|e| format!("{listen}: {e}"))
@@ -81,8 +122,8 @@ pub(crate) fn run(args: MockElArgs) -> Result<(), String> {
 async fn serve<E: EthSpec>(
     config: MockConfig,
     listen: SocketAddr,
-    blobs_per_block: usize,
-    blob_variety: u64,
+    (blobs_per_block, blob_variety): (usize, u64),
+    slot_faults: BTreeMap<u64, SlotFault>,
 ) -> std::io::Result<()> {
     let seed = config.seed;
     let blob_sets = if blob_variety > 0 && blobs_per_block > 0 {
@@ -97,6 +138,10 @@ async fn serve<E: EthSpec>(
     };
     let mock = MockExecutionLayer::<E>::start(config, listen).await?;
     mock.set_blobs_per_payload(blobs_per_block);
+    if !slot_faults.is_empty() {
+        println!("payload faults by slot: {slot_faults:?}");
+    }
+    mock.set_slot_faults(slot_faults);
     if !blob_sets.is_empty() {
         mock.set_blob_sets(blob_sets);
     }
@@ -110,4 +155,52 @@ async fn serve<E: EthSpec>(
     })
     .await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: MockElArgs,
+    }
+
+    #[test]
+    fn payload_fault_flags_become_slot_faults() {
+        let cli = Cli::try_parse_from([
+            "mock-el",
+            "--syncing-payload-slots",
+            "3,5",
+            "--withhold-payload-slots",
+            "4",
+            "--delay-payload-slots",
+            "6",
+            "--payload-delay-ms",
+            "250",
+        ])
+        .expect("the flags parse");
+        assert_eq!(
+            cli.args.slot_faults(),
+            Ok(BTreeMap::from([
+                (3, SlotFault::NewPayloadSyncing),
+                (4, SlotFault::Withhold),
+                (5, SlotFault::NewPayloadSyncing),
+                (6, SlotFault::Delay(Duration::from_millis(250))),
+            ]))
+        );
+        let clash = Cli::try_parse_from([
+            "mock-el",
+            "--withhold-payload-slots",
+            "4",
+            "--delay-payload-slots",
+            "4",
+        ])
+        .expect("the flags parse");
+        assert!(clash.args.slot_faults().is_err(), "one fault per slot");
+        let none = Cli::try_parse_from(["mock-el"]).expect("the flags parse");
+        assert_eq!(none.args.slot_faults(), Ok(BTreeMap::new()));
+    }
 }
