@@ -89,11 +89,11 @@ impl MockElArgs {
 
 /// Serves the mock until Ctrl-C.
 pub(crate) fn run(args: MockElArgs) -> Result<(), String> {
+    let slot_faults = args.slot_faults()?;
     let mut spec = crate::load_spec(args.network, args.config_file)?;
     if args.all_forks_at_genesis {
         spec = spec.with_forks_at_genesis_through(ForkName::Fulu);
     }
-    let slot_faults = args.slot_faults()?;
     let secret = JwtSecret::load_or_generate(&args.jwt_secret).map_err(|e| e.to_string())?;
     let minimal = spec.preset_base == "minimal";
     let config = MockConfig {
