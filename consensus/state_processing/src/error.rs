@@ -85,6 +85,10 @@ pub enum Error {
     /// A milhouse tree operation failed.
     #[error("state tree: {0}")]
     Tree(String),
+    /// The state's registry-parallel lists are not all of one kind (fixed-depth before Gloas,
+    /// progressive from Gloas on): a state built wrongly, never one decoded or upgraded.
+    #[error("{0}: the state's lists are of two kinds")]
+    ListKindsDiffer(&'static str),
     /// A BLS public key in the registry could not be decompressed.
     #[error("validator {0} has an invalid public key")]
     InvalidPubkey(u64),

@@ -189,13 +189,23 @@ fn new_previous_target_balance<E: EthSpec>(
     state: &StateMut<'_, E>,
     ctx: &EpochContext,
 ) -> Result<Gwei, EpochProcessingError> {
+    // One match on the list's kind for the whole walk, not one per value.
+    let sum = match state.previous_epoch_participation.as_ref() {
+        crate::view::PackedListRef::Fixed(list) => target_balance_sum(list.iter(), ctx),
+        crate::view::PackedListRef::Progressive(list) => target_balance_sum(list.iter(), ctx),
+    };
+    Gwei::try_from(sum).map_err(|_| EpochProcessingError::Step {
+        step: "process_epoch",
+        source: Error::ArithmeticOverflow("target balance"),
+    })
+}
+
+/// The unslashed target balance of [`new_previous_target_balance`], over the participation
+/// flags of either list kind.
+#[inline]
+fn target_balance_sum(flags: impl Iterator<Item = u8>, ctx: &EpochContext) -> u128 {
     let mut sum: u128 = 0;
-    for ((flags, status), balance) in state
-        .previous_epoch_participation
-        .iter()
-        .zip(&ctx.status)
-        .zip(&ctx.effective_balances)
-    {
+    for ((flags, status), balance) in flags.zip(&ctx.status).zip(&ctx.effective_balances) {
         if status & context::ACTIVE_CURRENT != 0
             && status & context::SLASHED == 0
             && crate::common::has_flag(flags, crate::common::TIMELY_TARGET_FLAG_INDEX)
@@ -203,8 +213,5 @@ fn new_previous_target_balance<E: EthSpec>(
             sum += *balance as u128;
         }
     }
-    Gwei::try_from(sum).map_err(|_| EpochProcessingError::Step {
-        step: "process_epoch",
-        source: Error::ArithmeticOverflow("target balance"),
-    })
+    sum
 }

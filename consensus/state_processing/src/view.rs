@@ -12,7 +12,7 @@
 
 mod lists;
 
-pub use lists::{EitherIter, PackedListMut, PackedListRef, TreeListMut, TreeListRef};
+pub use lists::{EitherIter, PackedListMut, PackedListRef, PackedValues, TreeListMut, TreeListRef};
 
 use milhouse::{List, Vector};
 use ssz_types::{BitVector, typenum::U4};

@@ -29,7 +29,7 @@ use crate::{
         increase_balance, integer_squareroot,
     },
     error::{add, mul},
-    view::{StateMut, StateRef},
+    view::{PackedListMut, PackedValues, StateMut, StateRef},
 };
 
 /// The committees of the attestation's target epoch, after the checks on `data` that do not need
@@ -434,69 +434,50 @@ pub(crate) fn apply_participation_with<E: EthSpec>(
         previous_epoch_participation
     };
     let mut proposer_reward_numerator: u64 = 0;
-    let mut failure: Option<Error> = None;
     // The target balances follow the flags set here (`compute_pulled_up_tip` reads them).
     let mut progressive = caches.take_progressive_balances(current_epoch);
     let sets_target = has_flag(flags, TIMELY_TARGET_FLAG_INDEX);
-    for_each_attester(&mut |index| {
-        if failure.is_some() {
-            return;
-        }
-        let result = (|| -> Result<(), Error> {
-            let i = index as usize;
-            let len = participation.len();
-            let old = participation
-                .get(i)
-                .ok_or(Error::UnknownValidator { index, len })?;
-            let mut new = old;
-            let mut weight_sum = 0u64;
-            for (flag_index, weight) in PARTICIPATION_FLAG_WEIGHTS.iter().enumerate() {
-                if has_flag(flags, flag_index) && !has_flag(old, flag_index) {
-                    new = add_flag(new, flag_index);
-                    weight_sum += weight;
-                }
+    let on_set = |index: ValidatorIndex, old: u8, weight_sum: u64| -> Result<(), Error> {
+        let effective_balance = match effective_balances.get(index) {
+            Some(balance) => balance,
+            None => {
+                validators
+                    .get(index as usize)
+                    .ok_or(Error::UnknownValidator {
+                        index,
+                        len: validators.len(),
+                    })?
+                    .effective_balance
             }
-            if new != old {
-                participation.set(i, new)?;
-                let effective_balance = match effective_balances.get(index) {
-                    Some(balance) => balance,
-                    None => {
-                        validators
-                            .get(i)
-                            .ok_or(Error::UnknownValidator {
-                                index,
-                                len: validators.len(),
-                            })?
-                            .effective_balance
-                    }
-                };
-                // [New in Gloas:EIP7732]: the attester's weight for the builder's payment.
-                on_new_flag(old, effective_balance);
-                if sets_target
-                    && !has_flag(old, TIMELY_TARGET_FLAG_INDEX)
-                    && let Some(p) = progressive.as_mut()
-                {
-                    p.on_target_flag_set(index, effective_balance, is_current)?;
-                }
-                let base_reward = mul(
-                    effective_balance / E::EFFECTIVE_BALANCE_INCREMENT,
-                    base_reward_per_increment,
-                    "base reward",
-                )?;
-                proposer_reward_numerator = add(
-                    proposer_reward_numerator,
-                    mul(base_reward, weight_sum, "proposer reward numerator")?,
-                    "proposer reward numerator",
-                )?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            failure = Some(e);
+        };
+        // [New in Gloas:EIP7732]: the attester's weight for the builder's payment.
+        on_new_flag(old, effective_balance);
+        if sets_target
+            && !has_flag(old, TIMELY_TARGET_FLAG_INDEX)
+            && let Some(p) = progressive.as_mut()
+        {
+            p.on_target_flag_set(index, effective_balance, is_current)?;
         }
-    })?;
-    if let Some(e) = failure {
-        return Err(e.into());
+        let base_reward = mul(
+            effective_balance / E::EFFECTIVE_BALANCE_INCREMENT,
+            base_reward_per_increment,
+            "base reward",
+        )?;
+        proposer_reward_numerator = add(
+            proposer_reward_numerator,
+            mul(base_reward, weight_sum, "proposer reward numerator")?,
+            "proposer reward numerator",
+        )?;
+        Ok(())
+    };
+    // One match on the list's kind for the whole walk, rather than one per read and write.
+    match participation {
+        PackedListMut::Fixed(list) => {
+            set_participation_flags(&mut **list, flags, for_each_attester, on_set)?
+        }
+        PackedListMut::Progressive(list) => {
+            set_participation_flags(&mut **list, flags, for_each_attester, on_set)?
+        }
     }
     if let Some(p) = progressive {
         caches.set_progressive_balances(p);
@@ -508,4 +489,50 @@ pub(crate) fn apply_participation_with<E: EthSpec>(
     let proposer = get_beacon_proposer_index(&state.as_ref(), caches)?;
     increase_balance(state, proposer, proposer_reward)?;
     Ok(())
+}
+
+/// The attester walk of [`apply_participation_with`] over one kind of participation list: adds
+/// `flags` to each attester `for_each_attester` yields, and calls `on_set` with the attester, its
+/// previous flags and the summed weights of the flags it newly got. The first error stops the
+/// walk's effects and is returned.
+#[inline]
+fn set_participation_flags<L: PackedValues<u8>>(
+    participation: &mut L,
+    flags: u8,
+    for_each_attester: impl FnOnce(&mut dyn FnMut(ValidatorIndex)) -> Result<(), AttestationInvalid>,
+    mut on_set: impl FnMut(ValidatorIndex, u8, u64) -> Result<(), Error>,
+) -> Result<(), AttestationInvalid> {
+    let mut failure: Option<Error> = None;
+    for_each_attester(&mut |index| {
+        if failure.is_some() {
+            return;
+        }
+        let result = (|| -> Result<(), Error> {
+            let i = index as usize;
+            let old = participation.value(i).ok_or(Error::UnknownValidator {
+                index,
+                len: participation.value_count(),
+            })?;
+            let mut new = old;
+            let mut weight_sum = 0u64;
+            for (flag_index, weight) in PARTICIPATION_FLAG_WEIGHTS.iter().enumerate() {
+                if has_flag(flags, flag_index) && !has_flag(old, flag_index) {
+                    new = add_flag(new, flag_index);
+                    weight_sum += weight;
+                }
+            }
+            if new != old {
+                participation.set_value(i, new)?;
+                on_set(index, old, weight_sum)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            failure = Some(e);
+        }
+    })?;
+    match failure {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }

@@ -10,8 +10,8 @@ use super::{
 };
 use crate::{
     Caches, Error,
-    common::{get_max_effective_balance, validator, validator_mut},
-    view::StateMut,
+    common::{get_max_effective_balance, validator_mut},
+    view::{PackedListRef, StateMut, ValidatorsMut},
 };
 
 const STEP: &str = "process_effective_balance_updates";
@@ -60,9 +60,6 @@ pub(super) fn process_effective_balance_updates_with_context<E: EthSpec>(
     caches: &mut Caches,
     ctx: &mut EpochContext,
 ) -> Result<(), EpochProcessingError> {
-    let known = ctx.validator_count();
-    let mut total_current: u128 = 0;
-    let mut total_next: u128 = 0;
     let len = state.validators.len();
     if state.balances.len() != len {
         return Err(EpochProcessingError::ListLengthMismatch {
@@ -71,43 +68,18 @@ pub(super) fn process_effective_balance_updates_with_context<E: EthSpec>(
             validators: len,
         });
     }
-    for (index, balance) in state.balances.iter().enumerate() {
-        if index < known {
-            let status = ctx.status[index];
-            let effective_balance = ctx.effective_balances[index];
-            let max_effective_balance = if status & COMPOUNDING != 0 {
-                E::MAX_EFFECTIVE_BALANCE_ELECTRA
-            } else {
-                E::MIN_ACTIVATION_BALANCE
-            };
-            let new =
-                updated_effective_balance::<E>(balance, effective_balance, max_effective_balance);
-            if let Some(new) = new {
-                validator_mut::<E>(&mut state.validators, index as u64)
-                    .step(STEP)?
-                    .effective_balance = new;
-                ctx.effective_balances[index] = new;
-            }
-            let effective_balance = new.unwrap_or(effective_balance);
-            if status & ACTIVE_CURRENT != 0 {
-                total_current += effective_balance as u128;
-            }
-            if status & ACTIVE_NEXT != 0 {
-                total_next += effective_balance as u128;
-            }
-        } else {
-            // Added by this epoch's deposits: never active yet, so outside every total.
-            let v = validator(&state.as_ref(), index as u64).step(STEP)?;
-            let max_effective_balance = get_max_effective_balance::<E>(v);
-            if let Some(new) =
-                updated_effective_balance::<E>(balance, v.effective_balance, max_effective_balance)
-            {
-                validator_mut::<E>(&mut state.validators, index as u64)
-                    .step(STEP)?
-                    .effective_balance = new;
-            }
+    // One match on the balances' kind for the whole walk, not one per value.
+    let StateMut {
+        balances,
+        validators,
+        ..
+    } = state;
+    let (total_current, total_next) = match balances.as_ref() {
+        PackedListRef::Fixed(list) => update_effective_balances::<E>(list.iter(), validators, ctx)?,
+        PackedListRef::Progressive(list) => {
+            update_effective_balances::<E>(list.iter(), validators, ctx)?
         }
-    }
+    };
     let to_gwei = |sum: u128| {
         Gwei::try_from(sum)
             .map_err(|_| Error::ArithmeticOverflow("total active balance"))
@@ -121,4 +93,62 @@ pub(super) fn process_effective_balance_updates_with_context<E: EthSpec>(
         to_gwei(total_next)?.max(increment),
     );
     Ok(())
+}
+
+/// The walk of [`process_effective_balance_updates_with_context`] over the balances (of either
+/// list kind): updates each validator's effective balance, in the registry and in `ctx`, and
+/// returns the current and next epochs' total active balances.
+#[inline]
+fn update_effective_balances<E: EthSpec>(
+    balances: impl Iterator<Item = Gwei>,
+    validators: &mut ValidatorsMut<'_, E>,
+    ctx: &mut EpochContext,
+) -> Result<(u128, u128), EpochProcessingError> {
+    let known = ctx.validator_count();
+    let mut total_current: u128 = 0;
+    let mut total_next: u128 = 0;
+    for (index, balance) in balances.enumerate() {
+        if index < known {
+            let status = ctx.status[index];
+            let effective_balance = ctx.effective_balances[index];
+            let max_effective_balance = if status & COMPOUNDING != 0 {
+                E::MAX_EFFECTIVE_BALANCE_ELECTRA
+            } else {
+                E::MIN_ACTIVATION_BALANCE
+            };
+            let new =
+                updated_effective_balance::<E>(balance, effective_balance, max_effective_balance);
+            if let Some(new) = new {
+                validator_mut::<E>(validators, index as u64)
+                    .step(STEP)?
+                    .effective_balance = new;
+                ctx.effective_balances[index] = new;
+            }
+            let effective_balance = new.unwrap_or(effective_balance);
+            if status & ACTIVE_CURRENT != 0 {
+                total_current += effective_balance as u128;
+            }
+            if status & ACTIVE_NEXT != 0 {
+                total_next += effective_balance as u128;
+            }
+        } else {
+            // Added by this epoch's deposits: never active yet, so outside every total.
+            let v = validators
+                .get(index)
+                .ok_or(Error::UnknownValidator {
+                    index: index as u64,
+                    len: validators.len(),
+                })
+                .step(STEP)?;
+            let max_effective_balance = get_max_effective_balance::<E>(v);
+            if let Some(new) =
+                updated_effective_balance::<E>(balance, v.effective_balance, max_effective_balance)
+            {
+                validator_mut::<E>(validators, index as u64)
+                    .step(STEP)?
+                    .effective_balance = new;
+            }
+        }
+    }
+    Ok((total_current, total_next))
 }

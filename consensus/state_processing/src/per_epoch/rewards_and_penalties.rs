@@ -17,7 +17,7 @@ use crate::{
         get_previous_epoch, has_flag,
     },
     error::{add, div, mul},
-    view::{StateMut, StateRef},
+    view::{PackedListMut, PackedListRef, PackedValues, StateMut, StateRef},
 };
 
 /// `is_in_inactivity_leak(state)`: finality has lagged more than
@@ -200,52 +200,114 @@ pub(super) fn process_inactivity_updates_and_rewards_and_penalties_with_context<
     let bias = spec.inactivity_score_bias;
     let recovery_rate = spec.inactivity_score_recovery_rate;
 
-    let previous_participation = state.previous_epoch_participation.as_ref();
-    for (index, (&status, flags)) in ctx
-        .status
-        .iter()
-        .zip(previous_participation.iter())
-        .enumerate()
-    {
-        if status & ELIGIBLE == 0 {
-            continue;
-        }
-        let mut score = state.inactivity_scores.get(index).unwrap_or_default();
-        if inactivity_updates {
-            let old = score;
-            if is_unslashed_participating(status, flags, TIMELY_TARGET_FLAG_INDEX) {
-                score -= score.min(1);
-            } else {
-                score = add(score, bias, "inactivity score").step(step)?;
-            }
-            if !params.is_leak {
-                score -= score.min(recovery_rate);
-            }
-            if score != old {
-                state
-                    .inactivity_scores
-                    .set(index, score)
-                    .step("process_inactivity_updates")?;
-            }
-        }
-        if rewards {
-            let effective_balance = ctx.effective_balances[index];
-            let mut balance = state.balances.get(index).unwrap_or_default();
-            for flag_index in 0..PARTICIPATION_FLAG_WEIGHTS.len() {
-                let (reward, penalty) = params
-                    .flag_delta::<E>(status, flags, effective_balance, flag_index)
-                    .step(step)?;
-                balance = add(balance, reward, "increase_balance").step(step)?;
-                balance = balance.saturating_sub(penalty);
-            }
-            let penalty = params
-                .inactivity_penalty(status, flags, effective_balance, score)
-                .step(step)?;
-            balance = balance.saturating_sub(penalty);
-            state.balances.set(index, balance).step(step)?;
+    let walk = RewardsWalk {
+        ctx,
+        params: &params,
+        step,
+        inactivity_updates,
+        rewards,
+        bias,
+        recovery_rate,
+    };
+    // One match on the lists' kind for the whole walk, not one per read and write.
+    let StateMut {
+        previous_epoch_participation,
+        inactivity_scores,
+        balances,
+        ..
+    } = state;
+    match (
+        previous_epoch_participation.as_ref(),
+        inactivity_scores,
+        balances,
+    ) {
+        (
+            PackedListRef::Fixed(participation),
+            PackedListMut::Fixed(scores),
+            PackedListMut::Fixed(balances),
+        ) => walk.run::<E>(participation.iter(), &mut **scores, &mut **balances),
+        (
+            PackedListRef::Progressive(participation),
+            PackedListMut::Progressive(scores),
+            PackedListMut::Progressive(balances),
+        ) => walk.run::<E>(participation.iter(), &mut **scores, &mut **balances),
+        (PackedListRef::Fixed(_) | PackedListRef::Progressive(_), _, _) => {
+            Err(Error::ListKindsDiffer(step)).step(step)
         }
     }
-    Ok(())
+}
+
+/// The fused pass of [`process_inactivity_updates_and_rewards_and_penalties_with_context`] over
+/// one kind of list: what it reads and the steps it runs.
+struct RewardsWalk<'a> {
+    ctx: &'a EpochContext,
+    params: &'a RewardParameters,
+    step: &'static str,
+    inactivity_updates: bool,
+    rewards: bool,
+    bias: u64,
+    recovery_rate: u64,
+}
+
+impl RewardsWalk<'_> {
+    /// Runs the pass: each eligible validator's inactivity score, then its flag rewards and
+    /// penalties and its inactivity penalty.
+    #[inline]
+    fn run<E: EthSpec>(
+        &self,
+        previous_participation: impl Iterator<Item = u8>,
+        inactivity_scores: &mut impl PackedValues<u64>,
+        balances: &mut impl PackedValues<Gwei>,
+    ) -> Result<(), EpochProcessingError> {
+        let Self {
+            ctx,
+            params,
+            step,
+            inactivity_updates,
+            rewards,
+            bias,
+            recovery_rate,
+        } = *self;
+        for (index, (&status, flags)) in ctx.status.iter().zip(previous_participation).enumerate() {
+            if status & ELIGIBLE == 0 {
+                continue;
+            }
+            let mut score = inactivity_scores.value(index).unwrap_or_default();
+            if inactivity_updates {
+                let old = score;
+                if is_unslashed_participating(status, flags, TIMELY_TARGET_FLAG_INDEX) {
+                    score -= score.min(1);
+                } else {
+                    score = add(score, bias, "inactivity score").step(step)?;
+                }
+                if !params.is_leak {
+                    score -= score.min(recovery_rate);
+                }
+                if score != old {
+                    inactivity_scores
+                        .set_value(index, score)
+                        .step("process_inactivity_updates")?;
+                }
+            }
+            if rewards {
+                let effective_balance = ctx.effective_balances[index];
+                let mut balance = balances.value(index).unwrap_or_default();
+                for flag_index in 0..PARTICIPATION_FLAG_WEIGHTS.len() {
+                    let (reward, penalty) = params
+                        .flag_delta::<E>(status, flags, effective_balance, flag_index)
+                        .step(step)?;
+                    balance = add(balance, reward, "increase_balance").step(step)?;
+                    balance = balance.saturating_sub(penalty);
+                }
+                let penalty = params
+                    .inactivity_penalty(status, flags, effective_balance, score)
+                    .step(step)?;
+                balance = balance.saturating_sub(penalty);
+                balances.set_value(index, balance).step(step)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `get_flag_index_deltas(state, flag_index)`: per validator, the reward and the penalty for

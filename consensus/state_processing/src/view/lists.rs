@@ -97,6 +97,48 @@ pub enum PackedListMut<'a, T: PackedValue, N: Unsigned> {
     Progressive(&'a mut ProgressivePackedList<T>),
 }
 
+/// One value's read and write in a packed list of either kind. A walk that touches the same list
+/// once per attester (a block's attestations: tens of thousands of writes) matches on the kind
+/// once and runs generic over this trait, instead of matching in every `get` and `set`.
+pub trait PackedValues<T: PackedValue> {
+    /// Number of values.
+    fn value_count(&self) -> usize;
+    /// The value at `index`, if any.
+    fn value(&self, index: usize) -> Option<T>;
+    /// Replaces the value at `index`.
+    fn set_value(&mut self, index: usize, value: T) -> Result<(), Error>;
+}
+
+impl<T: PackedValue, N: Unsigned> PackedValues<T> for PackedList<T, N> {
+    #[inline]
+    fn value_count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn value(&self, index: usize) -> Option<T> {
+        self.get(index)
+    }
+    #[inline]
+    fn set_value(&mut self, index: usize, value: T) -> Result<(), Error> {
+        Ok(self.set(index, value)?)
+    }
+}
+
+impl<T: PackedValue> PackedValues<T> for ProgressivePackedList<T> {
+    #[inline]
+    fn value_count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn value(&self, index: usize) -> Option<T> {
+        self.get(index)
+    }
+    #[inline]
+    fn set_value(&mut self, index: usize, value: T) -> Result<(), Error> {
+        Ok(self.set(index, value)?)
+    }
+}
+
 /// The `N` of a list whose SSZ type still carries a limit: the spec keeps its `…_LIMIT` checks
 /// (a full pending queue refuses a request) for the progressive lists too.
 fn limit<N: Unsigned>() -> usize {
@@ -436,7 +478,7 @@ where
                     .map_err(|e| Error::Tree(format!("{e:?}")))?;
                 **previous = std::mem::replace(*current, zeros);
             }
-            _ => return Err(Error::Tree("participation lists of two shapes".into())),
+            _ => return Err(Error::ListKindsDiffer("participation rotation")),
         }
         Ok(())
     }
