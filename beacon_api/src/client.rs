@@ -220,8 +220,8 @@ impl Default for BodyLimits {
 const ERROR_BODY_LIMIT: usize = 64 << 10;
 
 /// What produceBlockV3 returned: a full block with its blobs, or a blinded one kept as the
-/// bytes received (its data in the answer's encoding): the blinded containers are the builder
-/// API's (`builder_client`, which depends on this crate).
+/// bytes received (its data in the answer's encoding), to decode as a
+/// [`crate::blinded::BlindedBeaconBlock`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum ProducedBlock<E: EthSpec> {
     /// A block with its execution payload (and, from Deneb, blobs and proofs).
@@ -737,8 +737,8 @@ impl BeaconNodeHttpClient {
         .await
     }
 
-    /// `publishBlindedBlockV2` in SSZ: `block` is the SSZ of a `SignedBlindedBeaconBlock` of
-    /// `fork` (the blinded containers are the builder API's, in `builder_client`).
+    /// `publishBlindedBlockV2` in SSZ: `block` is the SSZ of a
+    /// [`crate::blinded::SignedBlindedBeaconBlock`] of `fork`.
     pub async fn post_beacon_blinded_blocks_v2_ssz(
         &self,
         fork: ForkName,

@@ -7,6 +7,7 @@
 
 pub mod api_error;
 pub mod beacon;
+pub mod blinded;
 pub mod block_contents;
 pub mod client;
 pub mod envelope;
@@ -22,6 +23,10 @@ pub use beacon::{
     IdError, QuotedIndices, RandaoData, RootData, StateId, SyncCommitteeByValidatorIndices,
     ValidatorBalanceData, ValidatorData, ValidatorId, ValidatorStatus, ValidatorStatusFilter,
     ValidatorsRequestBody,
+};
+pub use blinded::{
+    BlindedBeaconBlock, BlindedBeaconBlockBody, SignedBlindedBeaconBlock, UnblindError,
+    execution_payload_header,
 };
 pub use block_contents::{BlockContents, SignedBlockContents};
 pub use client::{

@@ -129,6 +129,13 @@ pub(crate) struct BnArgs {
     /// loaded back from the database when needed.
     #[arg(long, value_name = "MIB", default_value_t = (fork_choice::DEFAULT_MAX_STATES_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(64..=1048576))]
     state_cache_mib: u64,
+    /// Threads for the node's CPU work: the beacon processor's main pool, which runs every
+    /// kind of work but backfill (gossip, imports, requests, the API's, block production's and
+    /// the timers' CPU work) and the chain's data-parallel work (state transitions' parallel
+    /// sections, KZG and BLS batches, column building). Backfill has one thread more. Default:
+    /// the machine's cores.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    worker_threads: Option<u16>,
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, default_value = "info")]
     debug_level: tracing::Level,
@@ -281,7 +288,11 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             },
             ..beacon_chain::ChainConfig::default()
         },
-        worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        worker_threads: args.worker_threads.map_or_else(
+            || std::thread::available_parallelism().map_or(2, |n| n.get()),
+            usize::from,
+        ),
+        pools: None,
         builder: builder_config(&args),
         store: client::StoreConfig {
             cache_size_bytes: usize::try_from(args.db_cache_mib << 20).unwrap_or(usize::MAX),

@@ -5,6 +5,13 @@
 //! for bids and the validator clients register with it and sign blinded blocks.
 //!
 //! Compiled with the `mock-el` feature (the default), as it runs the mock execution client.
+//!
+//! **Threads.** The nodes hold to one thread budget together: one set of beacon processor pools
+//! (`--worker-threads` main threads, `bp-main-*`, and one backfill thread) runs every node's CPU
+//! work, and the nodes' async side (networking, the Beacon APIs, the timers, the engine
+//! clients) runs on the process's main thread, a current-thread runtime. The validator
+//! clients, the mock execution client and the mock relay are not the nodes (on a real network
+//! they are programs of their own): they run on a runtime of their own, `dev-tools` threads.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -90,6 +97,12 @@ pub(crate) struct DevArgs {
     /// blinded blocks. `beacon_builder_bids_total` on the metrics endpoint tells the outcomes.
     #[arg(long)]
     builder_mock: bool,
+    /// Threads for the nodes' CPU work: the beacon processor main pool every node of the devnet
+    /// shares (gossip, imports, requests, the API's, block production's and the timers' CPU
+    /// work, and the chain's data-parallel work), beside one backfill thread. The nodes' async
+    /// side runs on the main thread. Default: the machine's cores.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    worker_threads: Option<u16>,
     /// Each node's database page cache in MiB (as `arbor bn --db-cache-mib`).
     #[arg(long, value_name = "MIB", default_value_t = (client::DEFAULT_DB_CACHE_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(16..=65536))]
     db_cache_mib: u64,
@@ -109,18 +122,43 @@ pub(crate) fn run(args: DevArgs) -> Result<(), String> {
     if args.validators == 0 {
         return Err("--validators: at least one validator is needed".into());
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let worker_threads = args.worker_threads.map_or_else(
+        || std::thread::available_parallelism().map_or(2, |n| n.get()),
+        usize::from,
+    );
+    // The nodes' CPU threads, one set for them all (see the module's docs).
+    let pools =
+        client::ProcessorPools::new(worker_threads, 1).map_err(|e| format!("worker pools: {e}"))?;
+    // The nodes' async side on this thread.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
-    match args.preset {
-        Preset::Minimal => {
-            runtime.block_on(run_devnet::<MinimalEthSpec>(args, ChainSpec::minimal()))
-        }
-        Preset::Mainnet => {
-            runtime.block_on(run_devnet::<MainnetEthSpec>(args, ChainSpec::mainnet()))
-        }
-    }
+    // The validator clients', the mock execution client's and the mock relay's.
+    let tools = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("dev-tools")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let handle = tools.handle().clone();
+    let outcome = match args.preset {
+        Preset::Minimal => runtime.block_on(run_devnet::<MinimalEthSpec>(
+            args,
+            ChainSpec::minimal(),
+            pools,
+            handle,
+        )),
+        Preset::Mainnet => runtime.block_on(run_devnet::<MainnetEthSpec>(
+            args,
+            ChainSpec::mainnet(),
+            pools,
+            handle,
+        )),
+    };
+    drop(runtime);
+    tools.shutdown_timeout(Duration::from_secs(5));
+    outcome
 }
 
 /// The devnet's data directory: the one asked for, or a temporary one.
@@ -138,7 +176,14 @@ impl Datadir {
     }
 }
 
-async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), String> {
+/// Runs the devnet: its nodes on `pools` and the calling runtime, the validator clients, the
+/// mock execution client and the mock relay on `tools`.
+async fn run_devnet<E: EthSpec>(
+    args: DevArgs,
+    base: ChainSpec,
+    pools: client::ProcessorPools,
+    tools: tokio::runtime::Handle,
+) -> Result<(), String> {
     let spec = devnet_spec(base, args.seconds_per_slot, &args.blob_schedule)?;
     // The lowest limit the chain will have: at genesis and at every scheduled epoch.
     let max_blobs = std::iter::once(0)
@@ -165,9 +210,12 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     };
     // Blobs repeat every few blocks and are computed before genesis: payloads then build in
     // milliseconds (a blob's cell proofs take hundreds).
+    // On the nodes' pool (the generation fans out on the caller's rayon pool): not on rayon's
+    // global pool, a second set of threads.
     let blobs = args.blobs;
+    let pool = pools.main().clone();
     let blob_sets = tokio::task::spawn_blocking(move || {
-        mock_execution_layer::blobs::generate_blob_sets(0, BLOB_VARIETY, blobs)
+        pool.install(|| mock_execution_layer::blobs::generate_blob_sets(0, BLOB_VARIETY, blobs))
     })
     .await
     .map_err(|e| format!("blob generation: {e}"))?
@@ -175,40 +223,52 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     let genesis_time = execution_layer::jwt::unix_now() + args.genesis_delay;
 
     let jwt_secret = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt_secret.clone(),
-            spec: (*spec).clone(),
-            genesis_time,
-            seed: 0,
-            chain_id: 1337,
-        },
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-    )
-    .await
-    .map_err(|e| format!("mock execution client: {e}"))?;
+    let mock = tools
+        .spawn(MockExecutionLayer::<E>::start(
+            MockConfig {
+                jwt_secret: jwt_secret.clone(),
+                spec: (*spec).clone(),
+                genesis_time,
+                seed: 0,
+                chain_id: 1337,
+            },
+            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        ))
+        .await
+        .map_err(|e| format!("mock execution client: {e}"))?
+        .map_err(|e| format!("mock execution client: {e}"))?;
     mock.set_blobs_per_payload(args.blobs);
     mock.set_blob_sets(blob_sets);
     let relay = if args.builder_mock {
         let engine = EngineApiClient::new(mock.url(), jwt_secret.clone(), Timeouts::default())
             .map_err(|e| format!("mock relay's engine client: {e}"))?;
-        let relay =
-            MockRelay::<E>::start((*spec).clone(), bls::SecretKey::random(), Arc::new(engine))
-                .await
-                .map_err(|e| format!("mock relay: {e}"))?;
+        let relay = tools
+            .spawn(MockRelay::<E>::start(
+                (*spec).clone(),
+                bls::SecretKey::random(),
+                Arc::new(engine),
+            ))
+            .await
+            .map_err(|e| format!("mock relay: {e}"))?
+            .map_err(|e| format!("mock relay: {e}"))?;
         relay.set_bid_value(Some(U256::from(10u64).pow(U256::from(18u64))));
         Some(Arc::new(relay))
     } else {
         None
     };
 
-    let genesis = interop_genesis_state::<E>(
-        args.validators,
-        genesis_time,
-        mock.genesis_block_hash(),
-        &spec,
-    )
-    .map_err(|e| format!("genesis: {e}"))?;
+    // On the pool: hashing the state fans out on the caller's rayon pool.
+    let genesis = pools
+        .main()
+        .install(|| {
+            interop_genesis_state::<E>(
+                args.validators,
+                genesis_time,
+                mock.genesis_block_hash(),
+                &spec,
+            )
+        })
+        .map_err(|e| format!("genesis: {e}"))?;
     let mut nodes: Vec<Client<E>> = Vec::with_capacity(args.nodes);
     let mut peer_addrs: Vec<Multiaddr> = Vec::new();
     for i in 0..args.nodes {
@@ -257,7 +317,8 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
             suggested_fee_recipient: Address::repeat_byte(0xfe),
             graffiti: validator_client::config::parse_graffiti(&format!("arbor dev {i}"))?,
             chain: beacon_chain::ChainConfig::default(),
-            worker_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            worker_threads: pools.main().current_num_threads(),
+            pools: Some(pools.clone()),
             builder: relay.as_ref().map(|relay| BuilderConfig {
                 // The mock relay's v2 records the block without publishing it.
                 submit: SubmitVersion::V1,
@@ -335,7 +396,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
         vc_config.metrics = Some(registry.clone());
         vc_registries.push(registry);
         let mut rx = vc_stop.clone();
-        vcs.push(tokio::spawn(async move {
+        vcs.push(tools.spawn(async move {
             validator_client::run::<E>(vc_config, async move {
                 let _ = rx.wait_for(|stop| *stop).await;
             })
@@ -346,10 +407,7 @@ async fn run_devnet<E: EthSpec>(args: DevArgs, base: ChainSpec) -> Result<(), St
     let feeder = match (&relay, nodes.first()) {
         (Some(relay), Some(node)) => {
             println!("arbor dev: mock relay on {}", relay.url());
-            Some(tokio::spawn(feed_relay(
-                relay.clone(),
-                node.chain().clone(),
-            )))
+            Some(tools.spawn(feed_relay(relay.clone(), node.chain().clone())))
         }
         _ => None,
     };
@@ -719,25 +777,10 @@ async fn agreed_heads<E: EthSpec>(
     }
 }
 
+/// How many blobs `block` commits to (a Gloas block through its bid), Electra's included: the
+/// devnet counts the blobs it made, whatever carries them.
 fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
-    match block {
-        SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
-            b.message.body.blob_kzg_commitments.len()
-        }
-        // A Gloas block commits to its blobs through the bid.
-        SignedBeaconBlock::Gloas(b) => b
-            .message
-            .body
-            .signed_execution_payload_bid
-            .message
-            .blob_kzg_commitments
-            .len(),
-        SignedBeaconBlock::Phase0(_)
-        | SignedBeaconBlock::Altair(_)
-        | SignedBeaconBlock::Bellatrix(_)
-        | SignedBeaconBlock::Capella(_)
-        | SignedBeaconBlock::Deneb(_) => 0,
-    }
+    block.committed_blob_kzg_commitments().map_or(0, <[_]>::len)
 }
 
 #[cfg(test)]

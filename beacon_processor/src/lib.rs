@@ -23,6 +23,6 @@ mod work;
 
 pub use kind::{Batching, KIND_COUNT, Pool, QueueOrder, WorkKind};
 pub use processor::{
-    BeaconProcessor, BeaconProcessorConfig, BuildError, ShutdownMode, SubmitError,
+    BeaconProcessor, BeaconProcessorConfig, BuildError, ProcessorPools, ShutdownMode, SubmitError,
 };
 pub use work::{BatchHandlers, BatchItem, DropReason, Task, Work, WorkerContext};

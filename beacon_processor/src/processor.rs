@@ -5,6 +5,10 @@
 //! workers never wait on an empty queue and a submission never waits on a worker. Handlers' own
 //! parallel work runs on the same pool (they are on one of its threads), which is what bounds
 //! the busy threads: `main_threads + backfill_threads` at most, whatever the handlers do.
+//!
+//! The pools may be built before the processor ([`ProcessorPools`]) and shared: the chain runs
+//! the data-parallel work it is handed outside a handler on the main pool, and the nodes of one
+//! `arbor dev` process share one set of pools, each with its own queues.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -36,6 +40,10 @@ pub struct BeaconProcessorConfig {
     /// Whether batchable kinds are handed in batches. Default: true; false hands every item
     /// alone (for benchmarks and for debugging a batch handler).
     pub batching: bool,
+    /// Pools built beforehand ([`ProcessorPools::new`]) to run on, shared with whoever else
+    /// holds them; `main_threads` and `backfill_threads` are then not used. Default: `None`,
+    /// the processor builds its own.
+    pub pools: Option<ProcessorPools>,
 }
 
 impl Default for BeaconProcessorConfig {
@@ -45,7 +53,70 @@ impl Default for BeaconProcessorConfig {
             backfill_threads: 1,
             fairness_interval: 16,
             batching: true,
+            pools: None,
         }
+    }
+}
+
+/// The stack of a pool thread: the chain's work runs there (KZG on 128 KiB blobs, copied on
+/// the stack in an unoptimised build, and state transitions), more than a thread's default
+/// 2 MiB holds. Address space only, until used.
+const WORKER_STACK_BYTES: usize = 8 << 20;
+
+/// The processor's two rayon pools, **main** (`bp-main-*`) and **backfill** (`bp-backfill-*`).
+/// Built before the processor when others must share them (the chain's data-parallel work, the
+/// other nodes of an `arbor dev` process): the threads of the pools are then the whole CPU
+/// budget of everyone who holds them. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ProcessorPools {
+    main: Arc<ThreadPool>,
+    backfill: Arc<ThreadPool>,
+}
+
+impl ProcessorPools {
+    /// Starts a main pool of `main_threads` and a backfill pool of `backfill_threads` threads
+    /// (each at least one).
+    pub fn new(main_threads: usize, backfill_threads: usize) -> Result<Self, BuildError> {
+        let pool = |pool: Pool, threads: usize| {
+            let name = pool_name(pool);
+            if threads == 0 {
+                return Err(BuildError::NoThreads { pool: name });
+            }
+            ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(move |i| format!("bp-{name}-{i}"))
+                .stack_size(WORKER_STACK_BYTES)
+                .build()
+                .map(Arc::new)
+                .map_err(|source| BuildError::Pool { pool: name, source })
+        };
+        Ok(Self {
+            main: pool(Pool::Main, main_threads)?,
+            backfill: pool(Pool::Backfill, backfill_threads)?,
+        })
+    }
+
+    /// The main pool: every kind but backfill, and the chain's data-parallel work.
+    pub fn main(&self) -> &Arc<ThreadPool> {
+        &self.main
+    }
+
+    /// The backfill pool.
+    pub fn backfill(&self) -> &Arc<ThreadPool> {
+        &self.backfill
+    }
+
+    /// The pool `pool` names.
+    pub fn get(&self, pool: Pool) -> &Arc<ThreadPool> {
+        match pool {
+            Pool::Main => &self.main,
+            Pool::Backfill => &self.backfill,
+        }
+    }
+
+    /// The threads of both pools: the most that can be busy on them at once.
+    pub fn threads(&self) -> usize {
+        self.main.current_num_threads() + self.backfill.current_num_threads()
     }
 }
 
@@ -111,7 +182,7 @@ struct Shared<H: BatchHandlers> {
     idle: Condvar,
     handlers: H,
     metrics: Metrics,
-    pools: [ThreadPool; 2],
+    pools: ProcessorPools,
 }
 
 const fn pool_index(pool: Pool) -> usize {
@@ -144,23 +215,12 @@ impl<H: BatchHandlers> Clone for BeaconProcessor<H> {
 }
 
 impl<H: BatchHandlers> BeaconProcessor<H> {
-    /// Starts the pools. Nothing runs until work is submitted.
+    /// Starts the pools (or takes `config.pools`). Nothing runs until work is submitted.
     pub fn new(config: BeaconProcessorConfig, handlers: H) -> Result<Self, BuildError> {
-        let pool = |pool: Pool, threads: usize| {
-            let name = pool_name(pool);
-            if threads == 0 {
-                return Err(BuildError::NoThreads { pool: name });
-            }
-            ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .thread_name(move |i| format!("bp-{name}-{i}"))
-                .build()
-                .map_err(|source| BuildError::Pool { pool: name, source })
+        let pools = match config.pools {
+            Some(pools) => pools,
+            None => ProcessorPools::new(config.main_threads, config.backfill_threads)?,
         };
-        let pools = [
-            pool(Pool::Main, config.main_threads)?,
-            pool(Pool::Backfill, config.backfill_threads)?,
-        ];
         Ok(Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
@@ -194,7 +254,12 @@ impl<H: BatchHandlers> BeaconProcessor<H> {
 
     /// The pool that `kind`'s work runs on, for code outside a handler that must share it.
     pub fn pool(&self, kind: WorkKind) -> &ThreadPool {
-        &self.shared.pools[pool_index(kind.pool())]
+        self.shared.pools.get(kind.pool())
+    }
+
+    /// Both pools.
+    pub fn pools(&self) -> &ProcessorPools {
+        &self.shared.pools
     }
 
     /// The batch handlers.
@@ -232,7 +297,7 @@ impl<H: BatchHandlers> Shared<H> {
         }
         let evicted = state.scheduler.push(work, now);
         metrics.queue_length.set(state.scheduler.len(kind) as i64);
-        let threads = self.pools[pool_index(pool)].current_num_threads();
+        let threads = self.pools.get(pool).current_num_threads();
         let start_worker = state.workers[pool_index(pool)] < threads;
         if start_worker {
             state.workers[pool_index(pool)] += 1;
@@ -251,7 +316,7 @@ impl<H: BatchHandlers> Shared<H> {
     /// Runs a worker on `pool`; the caller has counted it in `State::workers`.
     fn start_worker(self: &Arc<Self>, pool: Pool) {
         let shared = Arc::clone(self);
-        self.pools[pool_index(pool)].spawn(move || shared.worker(pool));
+        self.pools.get(pool).spawn(move || shared.worker(pool));
     }
 
     /// Pops and runs work for `pool` until its queues are empty.
@@ -288,6 +353,11 @@ impl<H: BatchHandlers> Shared<H> {
                 self.start_worker(pool);
                 break;
             }
+            // Work handed to the pool from outside the processor (the chain's data-parallel
+            // work called off the pools, the store writer's encodes) waits for a thread of the
+            // pool, which a worker holds until the queues are empty: between items it gives
+            // one pending job of the pool its turn, so such work waits one item, not a burst.
+            rayon::yield_now();
         }
         IN_WORKER.with(|w| w.set(nested));
     }
@@ -295,7 +365,7 @@ impl<H: BatchHandlers> Shared<H> {
     fn execute(&self, dispatch: Dispatch<H>, pool: Pool) {
         let kind = dispatch.kind();
         let metrics = self.metrics.kind(kind);
-        let ctx = WorkerContext::new(kind, &self.pools[pool_index(pool)]);
+        let ctx = WorkerContext::new(kind, self.pools.get(pool));
         let busy = &self.metrics.busy_workers[pool_index(pool)];
         busy.inc();
         let started = Instant::now();

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use beacon_processor::{
-    BeaconProcessorConfig, DropReason, ShutdownMode, SubmitError, Task, WorkKind,
+    BeaconProcessorConfig, DropReason, ProcessorPools, ShutdownMode, SubmitError, Task, WorkKind,
 };
 use common::*;
 use prometheus::Registry;
@@ -283,6 +283,106 @@ fn at_most_cores_plus_one_threads_run_handler_work_during_a_burst() {
     assert_eq!(recorder.dropped_count(), 0);
     let items: usize = recorder.ran().iter().map(|r| r.ids.len()).sum();
     assert_eq!(items, 4 * (200 * 3 + 50 + 10 + 4));
+}
+
+/// Two processors on one set of pools (the nodes of an `arbor dev` process): every handler of
+/// both runs on the shared pools' threads, and the busy threads stay within them.
+#[test]
+fn processors_sharing_pools_keep_to_the_pools_threads() {
+    let pools = ProcessorPools::new(2, 1).expect("pools start");
+    let recorders = [
+        Arc::new(Recorder::with_work(20_000)),
+        Arc::new(Recorder::with_work(20_000)),
+    ];
+    let busy = Arc::new(BusyThreads::default());
+    let processors: Vec<_> = recorders
+        .iter()
+        .map(|recorder| {
+            processor(
+                BeaconProcessorConfig {
+                    pools: Some(pools.clone()),
+                    ..BeaconProcessorConfig::default()
+                },
+                Arc::clone(recorder),
+            )
+        })
+        .collect();
+    std::thread::scope(|s| {
+        for (p, recorder) in processors.iter().zip(&recorders) {
+            let busy = Arc::clone(&busy);
+            s.spawn(move || {
+                for id in 0..200 {
+                    p.submit(attestation(id)).unwrap();
+                    p.submit(column(id)).unwrap();
+                    if id % 10 == 0 {
+                        let busy = Arc::clone(&busy);
+                        p.submit(Task::new(WorkKind::ApiRequestP1, move |_| {
+                            let _busy = busy.enter();
+                            std::hint::black_box(spin(200_000));
+                        }))
+                        .unwrap();
+                        p.submit(task(recorder, WorkKind::BackfillSegment, id))
+                            .unwrap();
+                    }
+                }
+            });
+        }
+    });
+    for p in &processors {
+        p.shutdown(ShutdownMode::Drain);
+    }
+    for recorder in &recorders {
+        let threads = recorder.threads.lock().unwrap().clone();
+        assert!(
+            threads
+                .iter()
+                .all(|t| t.starts_with("bp-main-") || t.starts_with("bp-backfill-")),
+            "{threads:?}"
+        );
+        assert_eq!(recorder.dropped_count(), 0);
+    }
+    assert!(Arc::ptr_eq(processors[0].pools().main(), pools.main()));
+    assert!(busy.max() <= pools.threads(), "{} busy", busy.max());
+}
+
+/// Work handed to the pool from outside the processor (the chain's data-parallel work called
+/// off the pools) gets a thread after the item running now, not once the queues are empty:
+/// a worker gives one pending job of its pool its turn between items.
+#[test]
+fn work_handed_to_the_pool_from_outside_waits_one_item_not_the_queue() {
+    let recorder = Arc::new(Recorder::default());
+    let p = processor(one_thread(), Arc::clone(&recorder));
+    let blocker = Blocker::start(&p);
+    for id in 0..1_000 {
+        p.submit(task(&recorder, WorkKind::ApiRequestP1, id))
+            .unwrap();
+    }
+    let (injected_tx, injected) = mpsc::channel();
+    let outside = {
+        let p = p.clone();
+        let recorder = Arc::clone(&recorder);
+        std::thread::spawn(move || {
+            let pool = p.pool(WorkKind::ApiRequestP1);
+            // Queued behind the blocker, like the 1,000 tasks.
+            pool.install(|| {
+                let _ = injected_tx.send(());
+                recorder.ran().len()
+            })
+        })
+    };
+    // Give the job time to be queued behind the blocker (a late one only runs earlier).
+    std::thread::sleep(Duration::from_millis(200));
+    blocker.release();
+    injected
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the outside job ran");
+    let ran_before = outside.join().expect("the outside thread ends");
+    assert!(
+        ran_before <= 1,
+        "{ran_before} tasks ran before the outside job"
+    );
+    p.shutdown(ShutdownMode::Drain);
+    assert_eq!(recorder.ran().len(), 1_000);
 }
 
 #[test]

@@ -18,45 +18,21 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
-use http_api::{ApiConfig, ApiContext, NoNetwork};
-use operation_pool::OperationPool;
+use beacon_chain::harness::{ChainStart, HarnessConfig, anchor_of_state};
+use beacon_chain::{BeaconChain, ProducerConfig};
+use http_api::{ApiConfig, NoNetwork};
 use ssz::Encode;
 use state_harness::synthetic::{SyntheticParams, build_state_with_placeholder_keys};
-use state_processing::CachedBeaconState;
 use state_processing::genesis::interop_genesis_block;
-use store::{Store, StoreConfig};
-use tree_hash::TreeHash;
 use types::{
     BeaconState, ChainSpec, EthSpec, ForkName, KZGCommitment, MainnetEthSpec, Root,
     SignedBeaconBlock, Transaction,
 };
 
-type E = MainnetEthSpec;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
-/// The anchor block of a synthetic state: an empty-bodied block at the state's slot whose
-/// header the state is made to hold, and whose state root is the state's.
-fn anchor(state: &mut BeaconState<E>) -> SignedBeaconBlock<E> {
-    let mut block = interop_genesis_block::<E>(Root::ZERO);
-    let SignedBeaconBlock::Fulu(inner) = &mut block else {
-        unreachable!("interop_genesis_block is a Fulu block")
-    };
-    let header = state.latest_block_header().clone();
-    inner.message.slot = *state.slot();
-    inner.message.parent_root = header.parent_root;
-    inner.message.proposer_index = header.proposer_index;
-    *state.latest_block_header_mut() = types::phase0::BeaconBlockHeader {
-        slot: inner.message.slot,
-        proposer_index: inner.message.proposer_index,
-        parent_root: inner.message.parent_root,
-        state_root: Root::ZERO,
-        body_root: inner.message.body.tree_hash_root(),
-    };
-    let mut cached = CachedBeaconState::new(state.clone());
-    inner.message.state_root = cached.hash_tree_root().unwrap();
-    *state = cached.state;
-    block
-}
+type E = MainnetEthSpec;
 
 struct Stats {
     name: String,
@@ -185,79 +161,39 @@ async fn main() {
         ..SyntheticParams::default()
     };
     let start = Instant::now();
-    let mut state =
+    let state =
         BeaconState::Fulu(build_state_with_placeholder_keys::<E>(n, &params, &spec).unwrap());
-    let block = anchor(&mut state);
+    let (state, block) = anchor_of_state(state).unwrap();
     eprintln!(
         "{n} validators: state and anchor in {:.2?}",
         start.elapsed()
     );
 
     let start = Instant::now();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
+    // No block production here: the mock execution client is never called.
+    let harness = HarnessConfig {
+        spec: (*spec).clone(),
+        genesis_time: *state.state.genesis_time(),
+        producer: ProducerConfig::default(),
+        attach_execution_layer: false,
+        ..HarnessConfig::default()
+    }
+    .build_from::<E>(ChainStart::Anchor { state, block })
+    .await
     .unwrap();
-    let genesis_time = *state.genesis_time();
-    let now = spec.compute_time_at_slot(genesis_time, params.slot) * 1000 + 1000;
-    let clock = Arc::new(ManualSlotClock::new(now));
-    let pool = Arc::new(
-        fork_choice::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            CachedBeaconState::new(state),
-            block,
-            spec.clone(),
-            clock,
-            pool,
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let op_pool = Arc::new(OperationPool::new());
-    // No block production here: the engine is never called.
-    let engine = Arc::new(
-        execution_layer::EngineApiClient::new(
-            "http://127.0.0.1:9",
-            execution_layer::JwtSecret::random(),
-            execution_layer::Timeouts::default(),
-        )
-        .unwrap(),
-    );
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        op_pool.clone(),
-        engine,
-        ProducerConfig::default(),
-    ));
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain.clone(),
-            op_pool,
-            producer,
-            Arc::new(NoNetwork::new()),
-            prometheus::Registry::new(),
-            ApiConfig {
-                request_timeout: Duration::from_secs(600),
-                body_limit: 256 << 20,
-                ..ApiConfig::default()
-            },
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(http_api::serve_on(listener, ctx, std::future::pending()));
+    let chain = harness.chain.clone();
+    let server = common::serve(
+        &harness,
+        Arc::new(NoNetwork::new()),
+        prometheus::Registry::new(),
+        ApiConfig {
+            request_timeout: Duration::from_secs(600),
+            body_limit: 256 << 20,
+            ..ApiConfig::default()
+        },
+    )
+    .await;
+    let base = server.base.clone();
     eprintln!("chain and server in {:.2?}", start.elapsed());
 
     let client = reqwest::Client::new();

@@ -23,12 +23,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use beacon_api::block_contents::BlockContents;
-use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
-use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
-use fork_choice::ThreadPoolBuilder;
-use http_api::{ApiConfig, ApiContext, NoNetwork};
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
-use operation_pool::OperationPool;
+use beacon_chain::ProducerConfig;
+use beacon_chain::harness::{ChainStart, HarnessConfig, anchor_of_state};
+use execution_layer::Timeouts;
+use http_api::{ApiConfig, NoNetwork};
 use ssz_types::{BitList, BitVector};
 use state_harness::{
     aggregate_interop_secret_key, interop_secret_key,
@@ -41,17 +39,18 @@ use state_processing::{
         compute_epoch_at_slot, get_beacon_proposer_index, get_block_root, get_block_root_at_slot,
         get_current_epoch, get_domain,
     },
-    genesis::interop_genesis_block,
     per_slot::process_slots,
 };
-use store::{Store, StoreConfig};
 use tree_hash::TreeHash;
 use types::{
     Address, BLSSignature, BeaconState, BlobScheduleEntry, ChainSpec, EthSpec, ForkName,
-    MainnetEthSpec, Root, SignedBeaconBlock,
+    MainnetEthSpec,
     electra::{Attestation, AttestationData, Checkpoint},
     signing::{DOMAIN_BEACON_ATTESTER, DOMAIN_RANDAO, compute_signing_root},
 };
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 type E = MainnetEthSpec;
 
@@ -283,85 +282,48 @@ async fn main() {
         ..SyntheticParams::default()
     };
     let mut state = build_state::<E>(&keys, &params, &spec).unwrap();
-    let jwt = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt.clone(),
-            spec: spec.clone(),
-            genesis_time: state.genesis_time,
-            seed: 7,
-            chain_id: 1337,
+    let slot = params.slot + 1;
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let started = HarnessConfig {
+        spec,
+        genesis_time: state.genesis_time,
+        blobs_per_payload: BLOBS,
+        producer: ProducerConfig::default(),
+        pool_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        attach_execution_layer: false,
+        store_path: Some(dir.path().join("db")),
+        // Half a second into the block's slot.
+        clock_slot: Some(slot),
+        ms_into_slot: 500,
+        engine_timeouts: Timeouts {
+            get_payload: Duration::from_secs(600),
+            forkchoice_updated: Duration::from_secs(60),
+            new_payload: Duration::from_secs(60),
+            ..Timeouts::default()
         },
-        "127.0.0.1:0".parse().unwrap(),
-    )
+        ..HarnessConfig::default()
+    }
+    .start_execution_layer::<E>()
     .await
     .unwrap();
-    mock.set_blobs_per_payload(BLOBS);
-    let SignedBeaconBlock::Fulu(empty) = interop_genesis_block::<E>(Root::ZERO) else {
-        unreachable!("the interop genesis block is Fulu")
-    };
-    state.latest_block_header.body_root = empty.message.body.tree_hash_root();
-    state.latest_block_header.state_root = Root::ZERO;
-    state.latest_execution_payload_header.block_hash = mock.genesis_block_hash();
+    state.latest_execution_payload_header.block_hash = started.mock().genesis_block_hash();
     state.latest_execution_payload_header.gas_limit = 60_000_000;
-    let header = state.latest_block_header.clone();
-    let mut anchor_state = CachedBeaconState::new(BeaconState::Fulu(state));
-    let state_root = anchor_state.hash_tree_root().unwrap();
-    let mut anchor_block = empty;
-    anchor_block.message.slot = header.slot;
-    anchor_block.message.proposer_index = header.proposer_index;
-    anchor_block.message.parent_root = header.parent_root;
-    anchor_block.message.state_root = state_root;
-    let anchor_block = SignedBeaconBlock::Fulu(anchor_block);
+    let (anchor_state, anchor_block) = anchor_of_state(BeaconState::Fulu(state)).unwrap();
     eprintln!("{n} validators: anchor in {:.2?}", start.elapsed());
 
     let start = Instant::now();
-    let spec = Arc::new(spec);
-    let slot = params.slot + 1;
-    let dir = tempfile::tempdir_in(target_dir()).unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let genesis_time = *anchor_state.state.genesis_time();
-    let clock = Arc::new(ManualSlotClock::new(
-        spec.compute_time_at_slot(genesis_time, slot) * 1000 + 500,
-    ));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap(),
+    let harness = started
+        .build(ChainStart::Anchor {
+            state: anchor_state.clone(),
+            block: anchor_block,
+        })
+        .unwrap();
+    let (spec, chain, producer, op_pool) = (
+        harness.spec.clone(),
+        harness.chain.clone(),
+        harness.producer.clone(),
+        harness.op_pool.clone(),
     );
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            anchor_state.clone(),
-            anchor_block,
-            spec.clone(),
-            clock,
-            pool,
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let timeouts = Timeouts {
-        get_payload: Duration::from_secs(600),
-        forkchoice_updated: Duration::from_secs(60),
-        new_payload: Duration::from_secs(60),
-        ..Timeouts::default()
-    };
-    let engine = Arc::new(EngineApiClient::new(mock.url(), jwt.clone(), timeouts).unwrap());
-    let op_pool = Arc::new(OperationPool::<E>::new());
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        op_pool.clone(),
-        engine,
-        ProducerConfig::default(),
-    ));
 
     // A full pool: every committee of the 8 slots before the block, as network aggregates.
     let mut advanced = anchor_state.clone();
@@ -406,26 +368,18 @@ async fn main() {
 
     let registry = prometheus::Registry::new();
     producer.register_metrics(&registry).unwrap();
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain.clone(),
-            op_pool.clone(),
-            producer.clone(),
-            Arc::new(NoNetwork::new()),
-            registry.clone(),
-            ApiConfig {
-                request_timeout: Duration::from_secs(600),
-                body_limit: 256 << 20,
-                ..ApiConfig::default()
-            },
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(http_api::serve_on(listener, ctx, std::future::pending()));
+    let api = common::serve(
+        &harness,
+        Arc::new(NoNetwork::new()),
+        registry.clone(),
+        ApiConfig {
+            request_timeout: Duration::from_secs(600),
+            body_limit: 256 << 20,
+            ..ApiConfig::default()
+        },
+    )
+    .await;
+    let base = api.base.clone();
     eprintln!(
         "chain, pool ({} aggregates), payload and server in {:.2?}",
         op_pool.counts().aggregates,
@@ -514,5 +468,6 @@ async fn main() {
             Duration::from_secs_f64(mean)
         );
     }
-    drop(mock);
+    drop(api);
+    drop(harness);
 }

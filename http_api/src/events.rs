@@ -308,8 +308,11 @@ fn offer(tx: &mpsc::Sender<Event>, topic: EventTopic, json: String) -> Result<()
 }
 
 /// Forwards the events of `topics` to `tx` until the client leaves or falls behind;
-/// `render_chain` renders a chain event (on the blocking pool: it may read the store).
+/// `render_chain` renders a chain event (on `workers`, the processor's `api_request_p0`, whose
+/// events drive validator clients' duties; tokio's blocking pool without workers: it may read
+/// the store).
 async fn forward<R>(
+    workers: Option<Arc<dyn crate::workers::ApiWorkers>>,
     metrics: crate::metrics::ApiMetrics,
     topics: Vec<EventTopic>,
     tx: mpsc::Sender<Event>,
@@ -328,9 +331,13 @@ where
                         continue;
                     }
                     let render = render_chain.clone();
-                    tokio::task::spawn_blocking(move || render(&event))
-                        .await
-                        .unwrap_or_default()
+                    beacon_chain::workers::run_on_workers(
+                        workers.clone(),
+                        crate::workers::ApiPriority::P0,
+                        move || render(&event),
+                    )
+                    .await
+                    .unwrap_or_default()
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => break Stop::Slow,
                 Err(broadcast::error::RecvError::Closed) => break Stop::Closed,
@@ -369,6 +376,7 @@ pub(crate) async fn get_events<E: EthSpec>(
     let chain_rx = ctx.chain.events().subscribe();
     let render_ctx = ctx.clone();
     tokio::spawn(forward(
+        ctx.workers(),
         ctx.metrics.clone(),
         topics,
         tx,
@@ -419,6 +427,7 @@ mod tests {
             chain_tx.send(block_event(slot)).unwrap();
         }
         let stop = forward(
+            None,
             metrics.clone(),
             vec![EventTopic::Block],
             tx,
@@ -444,6 +453,7 @@ mod tests {
         drop(rx);
         chain_tx.send(block_event(1)).unwrap();
         let stop = forward(
+            None,
             metrics.clone(),
             vec![EventTopic::Block, EventTopic::Head],
             tx,
@@ -488,6 +498,7 @@ mod tests {
             })
             .unwrap();
         let task = tokio::spawn(forward(
+            None,
             metrics.clone(),
             vec![EventTopic::VoluntaryExit],
             tx,

@@ -192,7 +192,7 @@ pub(crate) fn broadcast_validation(
 
 pub(crate) fn publish_error(e: PublishError) -> HttpError {
     match e {
-        PublishError::Engine(_) => HttpError::Unavailable(e.to_string()),
+        PublishError::Engine(_) | PublishError::Workers(_) => HttpError::Unavailable(e.to_string()),
         PublishError::Import(beacon_chain::ChainError::Store(_)) => HttpError::internal(e),
         other => HttpError::bad_request(other),
     }

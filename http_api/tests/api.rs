@@ -13,24 +13,21 @@ use beacon_api::{
     BeaconEvent, BeaconNodeHttpClient, BlockId, ClientError, EventTopic, StateId, Timeouts,
     ValidatorId, ValidatorStatusFilter, ValidatorsRequestBody,
 };
-use beacon_chain::{
-    BeaconChain, BlockProducer, ChainConfig, ExecutionStatus, ManualSlotClock, ProducerConfig,
-};
-use execution_layer::{EngineApiClient, JwtSecret};
+use beacon_chain::harness::{ChainHarness, HarnessConfig};
+use beacon_chain::{ExecutionStatus, ManualSlotClock, ProducerConfig};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
-use operation_pool::OperationPool;
 use state_harness::{BlockContents, build_block};
 use state_processing::CachedBeaconState;
-use state_processing::genesis::{interop_genesis_block, interop_genesis_state, interop_secret_key};
+use state_processing::genesis::interop_secret_key;
 use state_processing::per_block::AlwaysValid;
-use store::{Store, StoreConfig};
 use tree_hash::TreeHash;
 use types::electra::{AttestationData, SingleAttestation};
 use types::{
     BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot,
     signing,
 };
+
+mod common;
 
 type E = MinimalEthSpec;
 
@@ -48,9 +45,9 @@ struct Node {
     spec: Arc<ChainSpec>,
     genesis: CachedBeaconState<E>,
     genesis_root: Root,
-    mock: MockExecutionLayer<E>,
-    _dir: tempfile::TempDir,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    /// The chain and its mock execution client (`harness.mock`).
+    harness: ChainHarness<E>,
+    _server: common::Server<E>,
 }
 
 /// One second into `slot`, in milliseconds since the UNIX epoch.
@@ -59,102 +56,42 @@ fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
 }
 
 async fn node_with(config: ApiConfig) -> Node {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let jwt = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt.clone(),
-            spec: (*spec).clone(),
-            genesis_time: GENESIS_TIME,
-            seed: 7,
-            chain_id: 1337,
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
+    // The harness's chain (minimal preset, Fulu at genesis, 64 validators) with the producer's
+    // default options and no execution client attached to the chain.
+    let harness = HarnessConfig {
+        genesis_time: GENESIS_TIME,
+        validators: VALIDATORS,
+        producer: ProducerConfig::default(),
+        attach_execution_layer: false,
+        ..HarnessConfig::default()
+    }
+    .build::<E>()
     .await
     .unwrap();
-    let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
-            .unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let state_root = genesis.hash_tree_root().unwrap();
-    let block = interop_genesis_block::<E>(state_root);
-    let genesis_root = block.canonical_root();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0)));
-    let pool = Arc::new(
-        fork_choice::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
-    let chain = BeaconChain::from_anchor(
-        Arc::new(store),
-        genesis.clone(),
-        block,
-        spec.clone(),
-        clock.clone(),
-        pool,
-        ChainConfig::default(),
-    )
-    .unwrap();
-    let chain = Arc::new(chain);
-    let pool = Arc::new(OperationPool::new());
-    // The mock computes cell proofs on a shared machine: give getPayload time.
-    let timeouts = execution_layer::Timeouts {
-        get_payload: WAIT,
-        new_payload: WAIT,
-        forkchoice_updated: WAIT,
-        ..execution_layer::Timeouts::default()
-    };
-    let engine = Arc::new(EngineApiClient::new(mock.url(), jwt, timeouts).unwrap());
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        pool.clone(),
-        engine,
-        ProducerConfig::default(),
-    ));
+    let head = harness.chain.head();
+    let (genesis, genesis_root) = (head.state.clone(), head.block_root);
     let network = Arc::new(NoNetwork::new());
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain,
-            pool,
-            producer,
-            network.clone(),
-            prometheus::Registry::new(),
-            config,
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(http_api::serve_on(listener, ctx.clone(), async move {
-        let _ = stop.await;
-    }));
-    let base = format!("http://{addr}");
+    let server = common::serve(
+        &harness,
+        network.clone(),
+        prometheus::Registry::new(),
+        config,
+    )
+    .await;
+    let base = server.base.clone();
     let client =
         BeaconNodeHttpClient::from_url_str(&base, Timeouts::from_slot_duration(WAIT)).unwrap();
     Node {
         client,
         base,
-        ctx,
+        ctx: server.ctx.clone(),
         network,
-        clock,
-        spec,
+        clock: harness.clock.clone(),
+        spec: harness.spec.clone(),
         genesis,
         genesis_root,
-        mock,
-        _dir: dir,
-        _shutdown: shutdown,
+        harness,
+        _server: server,
     }
 }
 
@@ -176,9 +113,7 @@ impl Node {
         let verified = chain
             .verify_block_for_gossip(Arc::new(built.block.clone()), now)
             .unwrap();
-        chain
-            .import_block(verified.block, &[], &AlwaysValid, ExecutionStatus::Valid)
-            .unwrap();
+        self.harness.import_valid(verified.block, &[]).unwrap();
         (built.block, built.post)
     }
 
@@ -1049,7 +984,7 @@ async fn the_server_binds_localhost_by_default_and_answers_cors_when_asked() {
 async fn a_block_produced_signed_and_published_becomes_the_head() {
     use beacon_api::block_contents::{BlockContents, SignedBlockContents};
     let n = node().await;
-    n.mock.set_blobs_per_payload(1);
+    n.harness.mock.set_blobs_per_payload(1);
     let slot: Slot = 1;
     n.clock.set_ms(time_ms(&n.spec, slot));
     let duties = n

@@ -13,33 +13,31 @@ use std::time::Duration;
 
 use beacon_api::{ForkVersionedJson, ProduceBlockV3Metadata};
 use beacon_chain::execution::forkchoice_state_of;
+use beacon_chain::harness::{ChainHarness, ChainStart, HarnessConfig};
 use beacon_chain::{
-    BeaconChain, BlockProducer, BroadcastValidation, BuilderOptions, ChainConfig, ManualSlotClock,
-    ProducerConfig, PublishOutcome,
+    BlockProducer, BroadcastValidation, BuilderOptions, ProducerConfig, PublishOutcome,
 };
 use builder_client::mock_relay::MockRelay;
 use builder_client::{
     BlindedBeaconBlock, BuilderHttpClient, BuilderTimeouts, SignedBlindedBeaconBlock,
     SignedValidatorRegistrationV1, SubmitVersion, ValidatorRegistrationV1, builder_domain,
 };
-use execution_layer::{EngineApiClient, JwtSecret, PayloadAttributes};
+use execution_layer::PayloadAttributes;
 use http_api::{ApiConfig, ApiContext, NoNetwork};
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
-use operation_pool::OperationPool;
 use ssz::{Decode, Encode};
-use state_processing::CachedBeaconState;
 use state_processing::common::{
     compute_epoch_at_slot, get_beacon_proposer_index, get_current_epoch, get_domain, get_randao_mix,
 };
-use state_processing::genesis::{interop_genesis_block, interop_genesis_state, interop_secret_key};
+use state_processing::genesis::interop_secret_key;
 use state_processing::per_block::get_expected_withdrawals;
 use state_processing::per_slot::process_slots;
-use store::{Store, StoreConfig};
 use tree_hash::TreeHash;
 use types::{
     Address, BLSPubkey, BLSSignature, BeaconBlock, ChainSpec, ForkName, MinimalEthSpec,
     SignedBeaconBlock, Slot, U256, ValidatorIndex, signing,
 };
+
+mod common;
 
 type E = MinimalEthSpec;
 
@@ -58,9 +56,8 @@ struct Node {
     ctx: Arc<ApiContext<E>>,
     spec: Arc<ChainSpec>,
     relay: MockRelay<E>,
-    _mock: MockExecutionLayer<E>,
-    _dir: tempfile::TempDir,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    _harness: ChainHarness<E>,
+    _server: common::Server<E>,
 }
 
 /// The proposer of `slot` on the head and its RANDAO reveal.
@@ -106,63 +103,27 @@ fn sign_root(
 /// A node with a relay, a local block imported at slot 1, the clock in slot 2 and the relay's
 /// payload for slot 2 ready.
 async fn node() -> Node {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let jwt = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt.clone(),
-            spec: (*spec).clone(),
-            genesis_time: GENESIS_TIME,
-            seed: 5,
-            chain_id: 1337,
-        },
-        "127.0.0.1:0".parse().unwrap(),
+    // The mock first: the relay builds its bids with it, and the producer asks the relay.
+    let mut started = HarnessConfig {
+        genesis_time: GENESIS_TIME,
+        validators: VALIDATORS,
+        blobs_per_payload: BLOBS,
+        seed: 5,
+        attach_execution_layer: false,
+        clock_slot: Some(Slot::from(1u64)),
+        ..HarnessConfig::default()
+    }
+    .start_execution_layer::<E>()
+    .await
+    .unwrap();
+    let spec = Arc::new(started.config().spec.clone());
+    let relay = MockRelay::<E>::start(
+        (*spec).clone(),
+        bls::SecretKey::random(),
+        started.engine().unwrap(),
     )
     .await
     .unwrap();
-    mock.set_blobs_per_payload(BLOBS);
-    let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
-            .unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let block = interop_genesis_block::<E>(genesis.hash_tree_root().unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 1)));
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            genesis,
-            block,
-            spec.clone(),
-            clock.clone(),
-            Arc::new(
-                fork_choice::ThreadPoolBuilder::new()
-                    .num_threads(2)
-                    .build()
-                    .unwrap(),
-            ),
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let engine = || {
-        let timeouts = execution_layer::Timeouts {
-            get_payload: WAIT,
-            new_payload: WAIT,
-            forkchoice_updated: WAIT,
-            ..execution_layer::Timeouts::default()
-        };
-        Arc::new(EngineApiClient::new(mock.url(), jwt.clone(), timeouts).unwrap())
-    };
-    let relay = MockRelay::<E>::start((*spec).clone(), bls::SecretKey::random(), engine())
-        .await
-        .unwrap();
     let client = BuilderHttpClient::new(
         &relay.url(),
         BuilderTimeouts {
@@ -171,19 +132,19 @@ async fn node() -> Node {
         },
     )
     .unwrap();
-    let pool = Arc::new(OperationPool::new());
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        pool.clone(),
-        engine(),
-        ProducerConfig {
-            builder: Some(BuilderOptions {
-                client: Arc::new(client),
-                submit: SubmitVersion::V1,
-            }),
-            ..ProducerConfig::default()
-        },
-    ));
+    started.config_mut().producer = ProducerConfig {
+        builder: Some(BuilderOptions {
+            client: Arc::new(client),
+            submit: SubmitVersion::V1,
+        }),
+        ..ProducerConfig::default()
+    };
+    let harness = started.build(ChainStart::InteropGenesis).unwrap();
+    let (chain, clock, producer) = (
+        harness.chain.clone(),
+        harness.clock.clone(),
+        harness.producer.clone(),
+    );
 
     // Slot 1: a local block, so that the parent payload carries a gas limit.
     let (_, randao) = reveal(&producer, &spec, Slot::from(1u64));
@@ -238,33 +199,20 @@ async fn node() -> Node {
         .unwrap();
     relay.set_bid_value(Some(U256::from(10u64).pow(U256::from(18u64))));
 
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain,
-            pool,
-            producer,
-            network,
-            prometheus::Registry::new(),
-            ApiConfig::default(),
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(http_api::serve_on(listener, ctx.clone(), async move {
-        let _ = stop.await;
-    }));
+    let server = common::serve(
+        &harness,
+        network,
+        prometheus::Registry::new(),
+        ApiConfig::default(),
+    )
+    .await;
     Node {
-        base: format!("http://{addr}"),
-        ctx,
+        base: server.base.clone(),
+        ctx: server.ctx.clone(),
         spec,
         relay,
-        _mock: mock,
-        _dir: dir,
-        _shutdown: shutdown,
+        _harness: harness,
+        _server: server,
     }
 }
 

@@ -14,15 +14,12 @@ use std::time::Duration;
 
 use beacon_api::events::{SseFrame, SseParser};
 use beacon_api::{BeaconNodeHttpClient, ProposerPreparationData, Timeouts};
-use beacon_chain::{BeaconChain, BlockProducer, ChainConfig, ManualSlotClock, ProducerConfig};
-use execution_layer::{EngineApiClient, JwtSecret};
+use beacon_chain::harness::{ChainHarness, HarnessConfig};
+use beacon_chain::{ManualSlotClock, ProducerConfig};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
-use operation_pool::OperationPool;
 use state_harness::{BlockContents, build_block};
 use state_processing::CachedBeaconState;
-use state_processing::genesis::{interop_genesis_block, interop_genesis_state, interop_secret_key};
-use store::{Store, StoreConfig};
+use state_processing::genesis::interop_secret_key;
 use tree_hash::TreeHash;
 use types::altair::{
     ContributionAndProof, SignedContributionAndProof, SyncAggregatorSelectionData,
@@ -35,6 +32,8 @@ use types::{
     Address, BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock,
     Slot, signing,
 };
+
+mod common;
 
 type E = MinimalEthSpec;
 
@@ -51,9 +50,9 @@ struct Node {
     spec: Arc<ChainSpec>,
     genesis: CachedBeaconState<E>,
     genesis_root: Root,
-    mock: MockExecutionLayer<E>,
-    _dir: tempfile::TempDir,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    /// The chain and its mock execution client (`harness.mock`).
+    harness: ChainHarness<E>,
+    _server: common::Server<E>,
 }
 
 /// One second into `slot`, in milliseconds since the UNIX epoch.
@@ -66,100 +65,41 @@ fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
 async fn node() -> Node {
     let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
     spec.shard_committee_period = 0;
-    let spec = Arc::new(spec);
-    let jwt = JwtSecret::random();
-    let mock = MockExecutionLayer::<E>::start(
-        MockConfig {
-            jwt_secret: jwt.clone(),
-            spec: (*spec).clone(),
-            genesis_time: GENESIS_TIME,
-            seed: 7,
-            chain_id: 1337,
-        },
-        "127.0.0.1:0".parse().unwrap(),
-    )
+    // The harness's chain with the producer's default options and no execution client
+    // attached to the chain.
+    let harness = HarnessConfig {
+        spec,
+        genesis_time: GENESIS_TIME,
+        validators: VALIDATORS,
+        producer: ProducerConfig::default(),
+        attach_execution_layer: false,
+        ..HarnessConfig::default()
+    }
+    .build::<E>()
     .await
     .unwrap();
-    let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, mock.genesis_block_hash(), &spec)
-            .unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let state_root = genesis.hash_tree_root().unwrap();
-    let block = interop_genesis_block::<E>(state_root);
-    let genesis_root = block.canonical_root();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
+    let head = harness.chain.head();
+    let (genesis, genesis_root) = (head.state.clone(), head.block_root);
+    let server = common::serve(
+        &harness,
+        Arc::new(NoNetwork::new()),
+        prometheus::Registry::new(),
+        ApiConfig::default(),
     )
-    .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0)));
-    let threads = Arc::new(
-        fork_choice::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            genesis.clone(),
-            block,
-            spec.clone(),
-            clock.clone(),
-            threads,
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let pool = Arc::new(OperationPool::new());
-    let timeouts = execution_layer::Timeouts {
-        get_payload: WAIT,
-        new_payload: WAIT,
-        forkchoice_updated: WAIT,
-        ..execution_layer::Timeouts::default()
-    };
-    let engine = Arc::new(EngineApiClient::new(mock.url(), jwt, timeouts).unwrap());
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        pool.clone(),
-        engine,
-        ProducerConfig::default(),
-    ));
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain,
-            pool,
-            producer,
-            Arc::new(NoNetwork::new()),
-            prometheus::Registry::new(),
-            ApiConfig::default(),
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(http_api::serve_on(listener, ctx.clone(), async move {
-        let _ = stop.await;
-    }));
-    let base = format!("http://{addr}");
+    .await;
+    let base = server.base.clone();
     let client =
         BeaconNodeHttpClient::from_url_str(&base, Timeouts::from_slot_duration(WAIT)).unwrap();
     Node {
         client,
         base,
-        ctx,
-        clock,
-        spec,
+        ctx: server.ctx.clone(),
+        clock: harness.clock.clone(),
+        spec: harness.spec.clone(),
         genesis,
         genesis_root,
-        mock,
-        _dir: dir,
-        _shutdown: shutdown,
+        harness,
+        _server: server,
     }
 }
 
@@ -532,7 +472,7 @@ fn slot_one_attributes(n: &Node, proposer: u64, fee_recipient: Address) -> serde
             "proposal_slot": "1",
             "parent_block_number": "0",
             "parent_block_root": n.genesis_root,
-            "parent_block_hash": n.mock.genesis_block_hash(),
+            "parent_block_hash": n.harness.mock.genesis_block_hash(),
             "payload_attributes": {
                 "timestamp": n.spec.compute_time_at_slot(GENESIS_TIME, 1).to_string(),
                 "prev_randao": prev_randao,

@@ -11,19 +11,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use beacon_api::{BeaconEvent, BeaconNodeHttpClient, EventTopic, ForkVersionedResponse, Timeouts};
-use beacon_chain::{
-    BeaconChain, BlockProducer, ChainConfig, ExecutionStatus, ManualSlotClock, ProducerConfig,
-};
-use execution_layer::{EngineApiClient, JwtSecret};
-use http_api::{ApiConfig, ApiContext, NoNetwork};
-use operation_pool::OperationPool;
+use beacon_chain::harness::{ChainHarness, HarnessConfig};
+use beacon_chain::{BeaconChain, ManualSlotClock, ProducerConfig};
+use http_api::{ApiConfig, NoNetwork};
 use ssz::Encode;
 use state_harness::{AttestationSpec, BlockContents, build_block};
 use state_processing::CachedBeaconState;
-use state_processing::genesis::{interop_genesis_block, interop_genesis_state};
-use state_processing::per_block::AlwaysValid;
-use store::{Store, StoreConfig};
 use types::{ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, Slot, electra};
+
+mod common;
 
 type E = MinimalEthSpec;
 
@@ -43,45 +39,26 @@ struct Node {
     head_state: CachedBeaconState<E>,
     spec: Arc<ChainSpec>,
     genesis_root: Root,
-    _dir: tempfile::TempDir,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    harness: ChainHarness<E>,
+    _server: common::Server<E>,
 }
 
 /// A chain from an interop genesis with `blocks` blocks of full sync participation, served.
 async fn node(blocks: Slot) -> Node {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), &spec).unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let block = interop_genesis_block::<E>(genesis.hash_tree_root().unwrap());
-    let genesis_root = block.canonical_root();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
+    // The harness's chain (minimal preset, Fulu at genesis, 64 validators); nothing is
+    // produced and no payload is sent to the execution client.
+    let harness = HarnessConfig {
+        genesis_time: GENESIS_TIME,
+        producer: ProducerConfig::default(),
+        attach_execution_layer: false,
+        ..HarnessConfig::default()
+    }
+    .build::<E>()
+    .await
     .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0)));
-    let threads = Arc::new(
-        fork_choice::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            genesis.clone(),
-            block,
-            spec.clone(),
-            clock.clone(),
-            threads,
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let mut parent = genesis;
+    let (spec, clock) = (harness.spec.clone(), harness.clock.clone());
+    let genesis_root = harness.chain.head().block_root;
+    let mut parent = harness.chain.head().state.clone();
     for slot in 1..=blocks {
         let contents = BlockContents {
             attestations: vec![AttestationSpec::whole_slot(slot - 1)],
@@ -89,60 +66,25 @@ async fn node(blocks: Slot) -> Node {
         };
         let built = build_block(&parent, slot, &contents, &spec).unwrap();
         clock.set_ms(time_ms(&spec, slot));
-        chain
-            .import_block(
-                Arc::new(built.block),
-                &[],
-                &AlwaysValid,
-                ExecutionStatus::Valid,
-            )
-            .unwrap();
+        harness.import_valid(Arc::new(built.block), &[]).unwrap();
         parent = built.post;
     }
-    let pool = Arc::new(OperationPool::new());
-    // Nothing is produced here: the engine is never called.
-    let engine = Arc::new(
-        EngineApiClient::new(
-            "http://127.0.0.1:9",
-            JwtSecret::random(),
-            execution_layer::Timeouts::default(),
-        )
-        .unwrap(),
-    );
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        pool.clone(),
-        engine,
-        ProducerConfig::default(),
-    ));
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain.clone(),
-            pool,
-            producer,
-            Arc::new(NoNetwork::new()),
-            prometheus::Registry::new(),
-            ApiConfig::default(),
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(http_api::serve_on(listener, ctx, async move {
-        let _ = stop.await;
-    }));
+    let server = common::serve(
+        &harness,
+        Arc::new(NoNetwork::new()),
+        prometheus::Registry::new(),
+        ApiConfig::default(),
+    )
+    .await;
     Node {
-        base,
-        chain,
+        base: server.base.clone(),
+        chain: harness.chain.clone(),
         clock,
         head_state: parent,
         spec,
         genesis_root,
-        _dir: dir,
-        _shutdown: shutdown,
+        harness,
+        _server: server,
     }
 }
 
@@ -156,13 +98,8 @@ impl Node {
         };
         let built = build_block(&self.head_state, slot, &contents, &self.spec).unwrap();
         self.clock.set_ms(time_ms(&self.spec, slot));
-        self.chain
-            .import_block(
-                Arc::new(built.block),
-                &[],
-                &AlwaysValid,
-                ExecutionStatus::Valid,
-            )
+        self.harness
+            .import_valid(Arc::new(built.block), &[])
             .unwrap();
         self.head_state = built.post;
     }

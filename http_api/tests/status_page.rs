@@ -8,20 +8,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use beacon_chain::harness::{ChainHarness, HarnessConfig};
 use beacon_chain::timeline::SeenVia;
-use beacon_chain::{
-    BeaconChain, BlockProcessed, BlockProducer, ChainConfig, ExecutionStatus, ManualSlotClock,
-    ProducerConfig,
-};
-use execution_layer::{EngineApiClient, JwtSecret};
+use beacon_chain::{BlockProcessed, ExecutionStatus, ManualSlotClock, ProducerConfig};
 use http_api::{ApiConfig, ApiContext, NoNetwork};
-use operation_pool::OperationPool;
 use state_harness::{BlockContents, build_block};
 use state_processing::CachedBeaconState;
-use state_processing::genesis::{interop_genesis_block, interop_genesis_state};
 use state_processing::per_block::AlwaysValid;
-use store::{Store, StoreConfig};
-use types::{ChainSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot};
+use types::{ChainSpec, MinimalEthSpec, Root, SignedBeaconBlock, Slot};
+
+mod common;
 
 type E = MinimalEthSpec;
 
@@ -38,8 +34,8 @@ struct Node {
     genesis: CachedBeaconState<E>,
     genesis_root: Root,
     registry: prometheus::Registry,
-    _dir: tempfile::TempDir,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
+    _harness: ChainHarness<E>,
+    _server: common::Server<E>,
 }
 
 /// `ms` into `slot`, in milliseconds since the UNIX epoch.
@@ -47,89 +43,40 @@ fn time_ms(spec: &ChainSpec, slot: Slot, ms: u64) -> u64 {
     spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + ms
 }
 
-/// A node serving the API on 127.0.0.1:0. No execution client is called: blocks are imported
-/// with an engine that accepts every payload.
+/// A node serving the API on 127.0.0.1:0, its clock at genesis. No execution client is
+/// called: blocks are imported with an engine that accepts every payload.
 async fn node() -> Node {
-    let spec = Arc::new(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu));
-    let genesis =
-        interop_genesis_state::<E>(VALIDATORS, GENESIS_TIME, Root::repeat_byte(0x42), &spec)
-            .unwrap();
-    let mut genesis = CachedBeaconState::new(genesis);
-    let state_root = genesis.hash_tree_root().unwrap();
-    let block = interop_genesis_block::<E>(state_root);
-    let genesis_root = block.canonical_root();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
+    let harness = HarnessConfig {
+        genesis_time: GENESIS_TIME,
+        validators: VALIDATORS,
+        producer: ProducerConfig::default(),
+        attach_execution_layer: false,
+        ms_into_slot: 0,
+        ..HarnessConfig::default()
+    }
+    .build::<E>()
+    .await
     .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, 0, 0)));
-    let threads = Arc::new(
-        fork_choice::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            genesis.clone(),
-            block,
-            spec.clone(),
-            clock.clone(),
-            threads,
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let pool = Arc::new(OperationPool::new());
-    // Never called: nothing here produces a block.
-    let engine = Arc::new(
-        EngineApiClient::new(
-            "http://127.0.0.1:9",
-            JwtSecret::random(),
-            execution_layer::Timeouts::default(),
-        )
-        .unwrap(),
-    );
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        pool.clone(),
-        engine,
-        ProducerConfig::default(),
-    ));
+    let head = harness.chain.head();
+    let (genesis, genesis_root) = (head.state.clone(), head.block_root);
     let registry = prometheus::Registry::new();
-    let ctx = Arc::new(
-        ApiContext::new(
-            chain,
-            pool,
-            producer,
-            Arc::new(NoNetwork::new()),
-            registry.clone(),
-            ApiConfig::default(),
-        )
-        .unwrap(),
-    );
-    let listener = http_api::bind("127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(http_api::serve_on(listener, ctx.clone(), async move {
-        let _ = stop.await;
-    }));
+    let server = common::serve(
+        &harness,
+        Arc::new(NoNetwork::new()),
+        registry.clone(),
+        ApiConfig::default(),
+    )
+    .await;
     Node {
-        base: format!("http://{addr}"),
-        ctx,
-        clock,
-        spec,
+        base: server.base.clone(),
+        ctx: server.ctx.clone(),
+        clock: harness.clock.clone(),
+        spec: harness.spec.clone(),
         genesis,
         genesis_root,
         registry,
-        _dir: dir,
-        _shutdown: shutdown,
+        _harness: harness,
+        _server: server,
     }
 }
 

@@ -8,8 +8,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use beacon_api::{BroadcastValidation, ProducedBlock, ProposerDuty, SignedBlockContents};
-use builder_client::BlindedBeaconBlock;
+use beacon_api::{
+    BlindedBeaconBlock, BroadcastValidation, ProducedBlock, ProposerDuty, SignedBlockContents,
+};
 use tracing::{info, warn};
 use types::{EthSpec, Slot};
 

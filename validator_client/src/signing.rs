@@ -142,7 +142,7 @@ pub fn block_signing_root<E: EthSpec>(ctx: &SigningContext, block: &BeaconBlock<
 /// [spec]: builder-specs specs/bellatrix/builder.md#signing
 pub fn blinded_block_signing_root<E: EthSpec>(
     ctx: &SigningContext,
-    block: &builder_client::BlindedBeaconBlock<E>,
+    block: &beacon_api::BlindedBeaconBlock<E>,
 ) -> Root {
     let domain = ctx.get_domain(
         DOMAIN_BEACON_PROPOSER,

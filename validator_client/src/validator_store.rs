@@ -220,8 +220,8 @@ impl ValidatorStore {
     pub fn sign_blinded_block<E: EthSpec>(
         &self,
         pubkey: &BLSPubkey,
-        block: builder_client::BlindedBeaconBlock<E>,
-    ) -> Result<builder_client::SignedBlindedBeaconBlock<E>, SignError> {
+        block: beacon_api::BlindedBeaconBlock<E>,
+    ) -> Result<beacon_api::SignedBlindedBeaconBlock<E>, SignError> {
         let signing_root = signing::blinded_block_signing_root(&self.ctx, &block);
         let signature = self.with_key_locked(pubkey, |key| {
             self.check(pubkey, |db| {
@@ -229,7 +229,7 @@ impl ValidatorStore {
             })?;
             Ok(key.sign(signing_root))
         })?;
-        Ok(builder_client::SignedBlindedBeaconBlock {
+        Ok(beacon_api::SignedBlindedBeaconBlock {
             message: block,
             signature,
         })

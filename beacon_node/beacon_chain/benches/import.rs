@@ -26,6 +26,9 @@
 //! post-state advanced ahead to the block's slot as the node's slot timer leaves it
 //! (`state_transition_from_advanced`), and what that advance itself costs the timer.
 //!
+//! Every chain is the test harness's (`beacon_chain::harness`) from the fixture's anchor, on a
+//! store under `target/`, with no execution client attached (the harness's mock runs idle).
+//!
 //! `ARBOR_BENCH_SEGMENT=0` leaves the segment and the availability benchmarks out.
 #![allow(
     missing_docs,
@@ -39,9 +42,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use beacon_chain::harness::{ChainHarness, ChainStart, HarnessConfig};
 use beacon_chain::{
-    BeaconChain, BlockPayloadVerdict, BlockProcessed, ChainConfig, ExecutionStatus,
-    ManualSlotClock, data_column_sidecars::get_data_column_sidecars_from_block,
+    BlockPayloadVerdict, BlockProcessed, ChainConfig, ExecutionStatus,
+    data_column_sidecars::get_data_column_sidecars_from_block,
 };
 use criterion::{Criterion, SamplingMode};
 use fork_choice::ThreadPoolBuilder;
@@ -57,7 +61,6 @@ use state_processing::{
     per_slot::process_slots,
     state_transition::{state_transition, state_transition_from_advanced},
 };
-use store::{Store, StoreConfig};
 use types::{
     BeaconState, BlobScheduleEntry, ChainSpec, DataColumnSidecar, EthSpec, ForkName, KZGCommitment,
     MainnetEthSpec, SignedBeaconBlock, Slot,
@@ -110,9 +113,8 @@ fn bench_spec() -> ChainSpec {
 /// effective balances and every public key decompressed (a node does this once at start-up);
 /// then the state is recorded as finalized.
 fn warm_node_caches(state: &mut CachedBeaconState<E>) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = ThreadPoolBuilder::new()
-        .num_threads(threads)
+        .num_threads(machine_threads())
         .build()
         .unwrap();
     warm_caches(state).unwrap();
@@ -236,7 +238,8 @@ fn main() {
         })
     });
 
-    let (chain, clock, _dir) = fresh_chain(&f, ChainConfig::default());
+    let (fresh, _dir) = fresh_chain(&f, ChainConfig::default());
+    let (chain, clock) = (&fresh.chain, &fresh.clock);
     let mut used = 0;
     group.bench_function("gossip_block_end_to_end", |b| {
         b.iter_custom(|iters| {
@@ -258,14 +261,15 @@ fn main() {
             total
         })
     });
-    drop(chain);
+    drop(fresh);
 
     // The execution client's `engine_newPayload` as a thread answering VALID after
     // `ENGINE_MS`: asked first and the import started on its answer (as the router did), or
     // asked beside the import, which waits for the answer after the state transition. Each on
     // a fresh chain over the same blocks.
     for beside in [false, true] {
-        let (chain, clock, _dir) = fresh_chain(&f, ChainConfig::default());
+        let (fresh, _dir) = fresh_chain(&f, ChainConfig::default());
+        let (chain, clock) = (&fresh.chain, &fresh.clock);
         let name = if beside {
             format!("gossip_block_engine_{ENGINE_MS}ms_beside_import")
         } else {
@@ -403,41 +407,66 @@ const ENGINE_MS: u64 = 40;
 
 /// A pool with a thread per core, as the node's.
 fn machine_pool() -> Arc<fork_choice::ThreadPool> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     Arc::new(
         ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(machine_threads())
             .build()
             .unwrap(),
     )
 }
 
-/// A chain from the fixture's anchor on a store of its own (removed with the directory), with
-/// a clock the benchmark sets.
-fn fresh_chain(
-    f: &Fixture,
-    config: ChainConfig,
-) -> (BeaconChain<E>, Arc<ManualSlotClock>, tempfile::TempDir) {
+/// A thread per core.
+fn machine_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The runtime the harnesses' mock execution clients run on (the chains here are driven
+/// without one: none is attached).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
+}
+
+/// The harness options of the benchmarks' chains: the bench spec, a pool with a thread per
+/// core, no execution client attached, the store at `store_path`.
+fn harness_config(
+    spec: &ChainSpec,
+    genesis_time: u64,
+    chain: ChainConfig,
+    store_path: PathBuf,
+) -> HarnessConfig {
+    HarnessConfig {
+        spec: spec.clone(),
+        genesis_time,
+        chain,
+        pool_threads: machine_threads(),
+        attach_execution_layer: false,
+        store_path: Some(store_path),
+        ..HarnessConfig::default()
+    }
+}
+
+/// A chain from the fixture's anchor on a store of its own (in the returned directory, removed
+/// with it), with a clock the benchmark sets.
+fn fresh_chain(f: &Fixture, config: ChainConfig) -> (ChainHarness<E>, tempfile::TempDir) {
     let dir = tempfile::tempdir_in(target_dir()).unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*f.spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let clock = Arc::new(ManualSlotClock::new(0));
-    let pool = machine_pool();
-    let chain = BeaconChain::from_anchor(
-        Arc::new(store),
-        f.anchor_state.clone(),
-        f.anchor_block.clone(),
-        f.spec.clone(),
-        clock.clone(),
-        pool,
-        config,
-    )
-    .unwrap();
-    (chain, clock, dir)
+    let harness = runtime()
+        .block_on(
+            harness_config(&f.spec, f.genesis_time, config, dir.path().join("db")).build_from(
+                ChainStart::Anchor {
+                    state: f.anchor_state.clone(),
+                    block: f.anchor_block.clone(),
+                },
+            ),
+        )
+        .unwrap();
+    (harness, dir)
 }
 
 /// A segment block: its pre-state, the block and its custody columns.
@@ -641,26 +670,25 @@ fn node_memory_child(dir: &std::path::Path) {
     let db_cache_mib: Option<usize> = std::env::var(MEMORY_DB_CACHE_ENV)
         .ok()
         .map(|mib| mib.parse().unwrap());
-    let mut store_config = StoreConfig::default();
-    if let Some(mib) = db_cache_mib {
-        store_config.cache_size_bytes = mib << 20;
-    }
-    let store =
-        Store::<E>::open(&store_dir.path().join("db"), (*spec).clone(), store_config).unwrap();
-    let clock = Arc::new(ManualSlotClock::new(0));
-    let chain = BeaconChain::from_anchor(
-        Arc::new(store),
-        anchor,
-        anchor_block,
-        spec.clone(),
-        clock.clone(),
-        machine_pool(),
+    let mut config = harness_config(
+        &spec,
+        genesis_time,
         ChainConfig {
             custody_columns: Some((0..CUSTODY).collect()),
             ..ChainConfig::default()
         },
-    )
-    .unwrap();
+        store_dir.path().join("db"),
+    );
+    if let Some(mib) = db_cache_mib {
+        config.store.cache_size_bytes = mib << 20;
+    }
+    let harness = runtime()
+        .block_on(config.build_from(ChainStart::Anchor {
+            state: anchor,
+            block: anchor_block,
+        }))
+        .unwrap();
+    let (chain, clock) = (&harness.chain, &harness.clock);
     let started = rss_mib().unwrap_or(f64::NAN);
     let started_peak = proc_status_mib("VmHWM:").unwrap_or(f64::NAN);
     let mut imported = 0;
@@ -680,14 +708,7 @@ fn node_memory_child(dir: &std::path::Path) {
             })
             .collect();
         clock.set_ms(spec.compute_time_at_slot(genesis_time, block.slot()) * 1000 + 1000);
-        chain
-            .import_block(
-                Arc::new(block),
-                &columns,
-                &AlwaysValid,
-                ExecutionStatus::Valid,
-            )
-            .unwrap();
+        harness.import_valid(Arc::new(block), &columns).unwrap();
         let rise = proc_status_mib("VmHWM:").unwrap_or(f64::NAN) - peak_before;
         if rise > peak_rise.0 {
             peak_rise = (rise, imported, slot);
@@ -784,13 +805,14 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let (chain, clock, _dir) = fresh_chain(
+                let (fresh, _dir) = fresh_chain(
                     f,
                     ChainConfig {
                         custody_columns: Some((0..CUSTODY).collect()),
                         ..ChainConfig::default()
                     },
                 );
+                let (chain, clock) = (&fresh.chain, &fresh.clock);
                 clock.set_ms(f.spec.compute_time_at_slot(f.genesis_time, last_slot) * 1000 + 1000);
                 let start = Instant::now();
                 for (_, block, columns) in &blocks {
@@ -816,13 +838,14 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 // A fresh chain per run (not timed): the segment imports on the anchor.
-                let (chain, clock, _dir) = fresh_chain(
+                let (fresh, _dir) = fresh_chain(
                     f,
                     ChainConfig {
                         custody_columns: Some((0..CUSTODY).collect()),
                         ..ChainConfig::default()
                     },
                 );
+                let (chain, clock) = (&fresh.chain, &fresh.clock);
                 clock.set_ms(f.spec.compute_time_at_slot(f.genesis_time, last_slot) * 1000 + 1000);
                 let start = Instant::now();
                 let imported = chain.import_chain_segment(&segment, &verdicts);
@@ -890,7 +913,7 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
             bound.block_states,
         );
     }
-    reopen_measurement(f, &blocks, &after_reopen, &pool);
+    reopen_measurement(f, &blocks, &after_reopen);
     node_memory_measurement(f, &blocks, &after_reopen, &cells);
     availability_benches(c, f, &blocks, &cells, &pool);
 }
@@ -963,13 +986,14 @@ fn availability_benches(
         })
     });
 
-    let (chain, clock, _dir) = fresh_chain(
+    let (fresh, _dir) = fresh_chain(
         f,
         ChainConfig {
             custody_columns: Some((0..128).collect()),
             ..ChainConfig::default()
         },
     );
+    let (chain, clock) = (&fresh.chain, &fresh.clock);
     let column_batch = std::env::var("ARBOR_BENCH_COLUMN_BATCH")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -1049,66 +1073,44 @@ fn availability_benches(
 /// Once, printed: the process's resident memory before and after a chain imports the segment,
 /// and the time from reopening its store to the head being ready for the next block (open, and
 /// that block imported with its signatures, its public keys decompressed on the way).
-fn reopen_measurement(
-    f: &Fixture,
-    blocks: &[SegmentBlock],
-    next: &SegmentBlock,
-    pool: &Arc<fork_choice::ThreadPool>,
-) {
+fn reopen_measurement(f: &Fixture, blocks: &[SegmentBlock], next: &SegmentBlock) {
     let dir = tempfile::tempdir_in(target_dir()).unwrap();
-    let open_store = || {
-        Arc::new(
-            Store::<E>::open(
-                &dir.path().join("db"),
-                (*f.spec).clone(),
-                StoreConfig::default(),
-            )
-            .unwrap(),
+    // The clock in the next block's slot.
+    let config = || HarnessConfig {
+        clock_slot: Some(next.1.slot()),
+        ..harness_config(
+            &f.spec,
+            f.genesis_time,
+            ChainConfig {
+                custody_columns: Some((0..CUSTODY).collect()),
+                ..ChainConfig::default()
+            },
+            dir.path().join("db"),
         )
-    };
-    let now = f.spec.compute_time_at_slot(f.genesis_time, next.1.slot()) * 1000 + 1000;
-    let config = ChainConfig {
-        custody_columns: Some((0..CUSTODY).collect()),
-        ..ChainConfig::default()
     };
     let before = rss_mib();
-    let chain = BeaconChain::from_anchor(
-        open_store(),
-        f.anchor_state.clone(),
-        f.anchor_block.clone(),
-        f.spec.clone(),
-        Arc::new(ManualSlotClock::new(now)),
-        pool.clone(),
-        config.clone(),
-    )
-    .unwrap();
+    let harness = runtime()
+        .block_on(config().build_from(ChainStart::Anchor {
+            state: f.anchor_state.clone(),
+            block: f.anchor_block.clone(),
+        }))
+        .unwrap();
     for (_, block, columns) in blocks {
-        chain
-            .import_block(block.clone(), columns, &AlwaysValid, ExecutionStatus::Valid)
-            .unwrap();
+        harness.import_valid(block.clone(), columns).unwrap();
     }
     let after = rss_mib();
-    let head = chain.head().block_root;
-    drop(chain);
+    let head = harness.chain.head().block_root;
+    drop(harness);
+    // The mock execution client first: the time is the store's open and the chain's.
+    let started = runtime()
+        .block_on(config().start_execution_layer::<E>())
+        .unwrap();
     let start = Instant::now();
-    let chain = BeaconChain::open(
-        open_store(),
-        f.spec.clone(),
-        Arc::new(ManualSlotClock::new(now)),
-        pool.clone(),
-        config,
-    )
-    .unwrap();
+    let harness = started.build(ChainStart::Stored).unwrap();
+    let chain = &harness.chain;
     let opened = start.elapsed();
     assert_eq!(chain.head().block_root, head);
-    chain
-        .import_block(
-            next.1.clone(),
-            &next.2,
-            &AlwaysValid,
-            ExecutionStatus::Valid,
-        )
-        .unwrap();
+    harness.import_valid(next.1.clone(), &next.2).unwrap();
     let ready = start.elapsed();
     eprintln!(
         "memory: resident {:.0} MiB before the chain, {:.0} MiB after it imported {} blocks \

@@ -31,11 +31,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use beacon_chain::harness::{ChainStart, HarnessConfig, anchor_of_state};
 use beacon_chain::{
-    BeaconChain, BlindedPublication, BlockBroadcaster, BlockProducer, BroadcastValidation,
-    BuilderOptions, ChainConfig, ManualSlotClock, ProducedBlockV3, ProducerConfig,
-    data_column_sidecars::get_data_column_sidecars_from_block, execution::forkchoice_state_of,
-    production::compute_cells_and_proofs,
+    BlindedPublication, BlockBroadcaster, BlockProducer, BroadcastValidation, BuilderOptions,
+    ProducedBlockV3, ProducerConfig, data_column_sidecars::get_data_column_sidecars_from_block,
+    execution::forkchoice_state_of, production::compute_cells_and_proofs,
 };
 use builder_client::mock_relay::MockRelay;
 use builder_client::{
@@ -43,10 +43,7 @@ use builder_client::{
     SubmitVersion, ValidatorRegistrationV1, builder_domain,
 };
 use criterion::{Criterion, SamplingMode};
-use execution_layer::{EngineApiClient, JwtSecret, PayloadAttributes, Timeouts};
-use fork_choice::ThreadPoolBuilder;
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
-use operation_pool::OperationPool;
+use execution_layer::{PayloadAttributes, Timeouts};
 use ssz_types::{BitList, BitVector};
 use state_harness::{
     aggregate_interop_secret_key, interop_secret_key,
@@ -59,15 +56,12 @@ use state_processing::{
         compute_epoch_at_slot, get_beacon_proposer_index, get_block_root, get_block_root_at_slot,
         get_current_epoch, get_domain, get_randao_mix,
     },
-    genesis::interop_genesis_block,
     per_block::get_expected_withdrawals,
     per_slot::process_slots,
 };
-use store::{Store, StoreConfig};
-use tree_hash::TreeHash;
 use types::{
     Address, BLSPubkey, BLSSignature, BeaconBlock, BeaconState, BlobScheduleEntry, ChainSpec,
-    DataColumnSidecar, EthSpec, ForkName, MainnetEthSpec, Root, SignedBeaconBlock, U256,
+    DataColumnSidecar, EthSpec, ForkName, MainnetEthSpec, SignedBeaconBlock, U256,
     electra::{Attestation, AttestationData, Checkpoint},
     signing::{
         DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER, DOMAIN_RANDAO, compute_signing_root,
@@ -172,86 +166,54 @@ fn main() {
         ..SyntheticParams::default()
     };
     let mut state = build_state::<E>(&keys, &params, &spec).unwrap();
-    let jwt = JwtSecret::random();
-    let mock = rt
-        .block_on(MockExecutionLayer::<E>::start(
-            MockConfig {
-                jwt_secret: jwt.clone(),
-                spec: spec.clone(),
-                genesis_time: state.genesis_time,
-                seed: 7,
-                chain_id: 1337,
-            },
-            "127.0.0.1:0".parse().unwrap(),
-        ))
-        .unwrap();
-    mock.set_blobs_per_payload(BLOBS);
-    let SignedBeaconBlock::Fulu(empty) = interop_genesis_block::<E>(Root::ZERO) else {
-        unreachable!("the interop genesis block is Fulu")
+    let slot = params.slot + 1;
+    let genesis_time = state.genesis_time;
+    // The harness's options of both chains here: the clock half a second into the block's
+    // slot, a pool with a thread per core, no execution client attached, the producer's
+    // default options, the store in `store_dir`.
+    let config = |store_dir: &tempfile::TempDir| HarnessConfig {
+        spec: spec.clone(),
+        genesis_time,
+        blobs_per_payload: BLOBS,
+        producer: ProducerConfig::default(),
+        pool_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        attach_execution_layer: false,
+        store_path: Some(store_dir.path().join("db")),
+        clock_slot: Some(slot),
+        ms_into_slot: 500,
+        engine_timeouts: Timeouts {
+            get_payload: Duration::from_secs(600),
+            forkchoice_updated: Duration::from_secs(60),
+            new_payload: Duration::from_secs(60),
+            ..Timeouts::default()
+        },
+        ..HarnessConfig::default()
     };
-    state.latest_block_header.body_root = empty.message.body.tree_hash_root();
-    state.latest_block_header.state_root = Root::ZERO;
-    state.latest_execution_payload_header.block_hash = mock.genesis_block_hash();
+    let dir = tempfile::tempdir_in(target_dir()).unwrap();
+    let started = rt
+        .block_on(config(&dir).start_execution_layer::<E>())
+        .unwrap();
+    state.latest_execution_payload_header.block_hash = started.mock().genesis_block_hash();
     // The mock's genesis gas limit, which the builder's bid is checked against.
     state.latest_execution_payload_header.gas_limit = 60_000_000;
-    let header = state.latest_block_header.clone();
-    let mut anchor_state = CachedBeaconState::new(BeaconState::Fulu(state));
-    let state_root = anchor_state.hash_tree_root().unwrap();
-    let mut anchor_block = empty;
-    anchor_block.message.slot = header.slot;
-    anchor_block.message.proposer_index = header.proposer_index;
-    anchor_block.message.parent_root = header.parent_root;
-    anchor_block.message.state_root = state_root;
-    let anchor_block = SignedBeaconBlock::Fulu(anchor_block);
+    let (anchor_state, anchor_block) = anchor_of_state(BeaconState::Fulu(state)).unwrap();
     let second_anchor = (anchor_state.clone(), anchor_block.clone());
     eprintln!("{n} validators: anchor in {:.2?}", start.elapsed());
 
-    let spec = Arc::new(spec);
-    let slot = params.slot + 1;
-    let dir = tempfile::tempdir_in(target_dir()).unwrap();
-    let store = Store::<E>::open(
-        &dir.path().join("db"),
-        (*spec).clone(),
-        StoreConfig::default(),
-    )
-    .unwrap();
-    let genesis_time = *anchor_state.state.genesis_time();
-    let clock = Arc::new(ManualSlotClock::new(
-        spec.compute_time_at_slot(genesis_time, slot) * 1000 + 500,
-    ));
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = Arc::new(
-        ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap(),
+    let harness = started
+        .build(ChainStart::Anchor {
+            state: anchor_state.clone(),
+            block: anchor_block,
+        })
+        .unwrap();
+    let spec = harness.spec.clone();
+    let (chain, producer, op_pool) = (
+        harness.chain.clone(),
+        harness.producer.clone(),
+        harness.op_pool.clone(),
     );
-    let chain = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(store),
-            anchor_state.clone(),
-            anchor_block,
-            spec.clone(),
-            clock,
-            pool,
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
-    let timeouts = Timeouts {
-        get_payload: Duration::from_secs(600),
-        forkchoice_updated: Duration::from_secs(60),
-        new_payload: Duration::from_secs(60),
-        ..Timeouts::default()
-    };
-    let engine = || Arc::new(EngineApiClient::new(mock.url(), jwt.clone(), timeouts).unwrap());
-    let op_pool = Arc::new(OperationPool::<E>::new());
-    let producer = Arc::new(BlockProducer::new(
-        chain.clone(),
-        op_pool.clone(),
-        engine(),
-        ProducerConfig::default(),
-    ));
+    // More engine API clients to the mock (the relay's, other producers').
+    let engine = || harness.engine().unwrap();
 
     // A full pool: every committee of the 8 slots before the block, as network aggregates.
     let start = Instant::now();
@@ -520,27 +482,13 @@ fn main() {
     // whose cell proofs are verified (they are not this node's), then the columns go out.
     let (anchor_state, anchor_block) = second_anchor;
     let dir2 = tempfile::tempdir_in(target_dir()).unwrap();
-    let chain2 = Arc::new(
-        BeaconChain::from_anchor(
-            Arc::new(
-                Store::<E>::open(
-                    &dir2.path().join("db"),
-                    (*spec).clone(),
-                    StoreConfig::default(),
-                )
-                .unwrap(),
-            ),
-            anchor_state,
-            anchor_block,
-            spec.clone(),
-            Arc::new(ManualSlotClock::new(
-                spec.compute_time_at_slot(genesis_time, slot) * 1000 + 500,
-            )),
-            chain.pool().clone(),
-            ChainConfig::default(),
-        )
-        .unwrap(),
-    );
+    let second = rt
+        .block_on(config(&dir2).build_from(ChainStart::Anchor {
+            state: anchor_state,
+            block: anchor_block,
+        }))
+        .unwrap();
+    let chain2 = second.chain.clone();
     let publisher = Arc::new(BlockProducer::new(
         chain2.clone(),
         op_pool.clone(),
@@ -596,5 +544,6 @@ fn main() {
         submit.get_sample_count()
     );
     drop(relay);
-    drop(mock);
+    drop(second);
+    drop(harness);
 }

@@ -699,7 +699,12 @@ impl<E: EthSpec> BeaconChain<E> {
             state: anchor,
             execution_optimistic: false,
         };
-        let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
+        let store_writer = StoreWriter::new(
+            store.clone(),
+            spec.clone(),
+            import_metrics.clone(),
+            pool.clone(),
+        );
         Ok(Self {
             spec,
             genesis_time,
@@ -889,7 +894,12 @@ impl<E: EthSpec> BeaconChain<E> {
             finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
             execution_optimistic: head.root != split.block_root,
         };
-        let store_writer = StoreWriter::new(store.clone(), spec.clone(), import_metrics.clone());
+        let store_writer = StoreWriter::new(
+            store.clone(),
+            spec.clone(),
+            import_metrics.clone(),
+            pool.clone(),
+        );
         // Epoch snapshots the node stopped before writing: written now, in the background.
         for (root, slot) in store.pending_snapshots()? {
             tracing::info!(state_root = %root, slot, "epoch snapshot still pending; writing it");
@@ -1708,10 +1718,16 @@ impl<E: EthSpec> BeaconChain<E> {
         let receiver = parking_lot::Mutex::new(receiver);
         let stop = AtomicBool::new(false);
         let verified = std::thread::scope(|scope| {
-            let verifier = std::thread::Builder::new()
-                .name("segment-signatures".into())
-                .spawn_scoped(scope, || verify_segment_signatures(&receiver.lock(), &stop))
-                .ok();
+            // Not on a pool's worker (the node's processor): its waits for the thread would
+            // hold a thread of the pool the batch must run on; the batch then comes after.
+            let verifier = rayon::current_thread_index()
+                .is_none()
+                .then(|| std::thread::Builder::new().name("segment-signatures".into()))
+                .and_then(|thread| {
+                    thread
+                        .spawn_scoped(scope, || verify_segment_signatures(&receiver.lock(), &stop))
+                        .ok()
+                });
             for (at, (segment_block, verdict)) in blocks.iter().zip(verdicts).enumerate() {
                 if stop.load(Ordering::Relaxed) {
                     break;

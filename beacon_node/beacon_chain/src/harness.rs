@@ -4,6 +4,12 @@
 //! what a test needs to build valid blocks on it (the interop keys' RANDAO reveals and
 //! proposer signatures).
 //!
+//! The chain may instead start from any anchor (a checkpoint, a synthetic mainnet-size state:
+//! [`ChainStart::Anchor`]) or reopen a store a previous harness left at
+//! [`HarnessConfig::store_path`] ([`ChainStart::Stored`]); an anchor that must continue the
+//! mock's execution chain is made between starting the mock and building the chain
+//! ([`HarnessConfig::start_execution_layer`], then [`HarnessBuilder::build`]).
+//!
 //! ```no_run
 //! # async fn run() {
 //! use beacon_chain::harness::HarnessConfig;
@@ -13,6 +19,7 @@
 //! # }
 //! ```
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,15 +31,18 @@ use state_processing::{
     CachedBeaconState,
     common::{compute_epoch_at_slot, get_beacon_proposer_index, get_current_epoch, get_domain},
     genesis::{interop_genesis_block, interop_genesis_state},
+    per_block::AlwaysValid,
     per_slot::process_slots,
 };
 use store::{Store, StoreConfig};
+use tree_hash::TreeHash;
 use types::{
-    Address, BLSSignature, BeaconBlock, ChainSpec, EthSpec, ForkName, SignedBeaconBlock, Slot,
-    ValidatorIndex,
+    Address, BLSSignature, BeaconBlock, BeaconState, ChainSpec, DataColumnSidecar, EthSpec,
+    ForkName, Root, SignedBeaconBlock, Slot, ValidatorIndex,
     signing::{DOMAIN_BEACON_PROPOSER, DOMAIN_RANDAO, compute_signing_root},
 };
 
+use crate::ExecutionStatus;
 use crate::chain::{BeaconChain, ChainConfig, ChainError};
 use crate::production::{BlockProducer, ProducedBlock, ProducerConfig, ProductionError};
 use crate::slot_clock::ManualSlotClock;
@@ -45,7 +55,8 @@ pub struct HarnessConfig {
     pub spec: ChainSpec,
     /// Interop validators at genesis.
     pub validators: usize,
-    /// Genesis time, seconds since the UNIX epoch.
+    /// Genesis time, seconds since the UNIX epoch: the interop genesis's and the mock's. An
+    /// anchor's state carries its own; set the same here for the mock's payloads to agree.
     pub genesis_time: u64,
     /// Blobs the mock puts in each payload it builds.
     pub blobs_per_payload: usize,
@@ -62,6 +73,18 @@ pub struct HarnessConfig {
     /// Whether the chain gets the mock as its execution client (`engine_newPayload` for the
     /// blocks it imports); without it every payload imports not validated.
     pub attach_execution_layer: bool,
+    /// The database's path. `None`: `db` in a temporary directory the harness owns and removes.
+    /// A path the caller owns outlives the harness, for a later one to reopen
+    /// ([`ChainStart::Stored`]).
+    pub store_path: Option<PathBuf>,
+    /// The slot the clock starts in, [`Self::ms_into_slot`] into it (`None`: the anchor's
+    /// slot; for a stored chain, slot 0 of [`Self::genesis_time`]).
+    pub clock_slot: Option<Slot>,
+    /// How far into a slot the harness's times are ([`ChainHarness::time_ms`]), in
+    /// milliseconds.
+    pub ms_into_slot: u64,
+    /// The timeouts of the engine API clients to the mock (the producer's, the chain's).
+    pub engine_timeouts: Timeouts,
 }
 
 impl Default for HarnessConfig {
@@ -80,8 +103,31 @@ impl Default for HarnessConfig {
             },
             pool_threads: 2,
             attach_execution_layer: true,
+            store_path: None,
+            clock_slot: None,
+            ms_into_slot: 1000,
+            engine_timeouts: test_timeouts(),
         }
     }
+}
+
+/// Where a harness's chain starts.
+#[derive(Debug)]
+pub enum ChainStart<E: EthSpec> {
+    /// An interop genesis of [`HarnessConfig::validators`] at [`HarnessConfig::genesis_time`]
+    /// whose execution genesis is the mock's ([`HarnessConfig::build`]).
+    InteropGenesis,
+    /// An anchor (`BeaconChain::from_anchor`): a state and the block whose post-state it is
+    /// (a checkpoint, a block built on an interop genesis, a synthetic state).
+    Anchor {
+        /// The anchor's state.
+        state: CachedBeaconState<E>,
+        /// The anchor's block.
+        block: SignedBeaconBlock<E>,
+    },
+    /// The chain in the store at [`HarnessConfig::store_path`] (`BeaconChain::open`), as a
+    /// restarted node finds it.
+    Stored,
 }
 
 /// Why a harness could not be built or a block made on it.
@@ -117,6 +163,9 @@ pub enum HarnessError {
     /// A thread pool could not be built.
     #[error("thread pool: {0}")]
     Pool(#[from] rayon::ThreadPoolBuildError),
+    /// [`ChainStart::Stored`] without a [`HarnessConfig::store_path`] to open.
+    #[error("a stored chain needs a store path")]
+    NoStorePath,
     /// A block of a fork before Electra (the harness signs Electra-layout blocks).
     #[error("a {0} block: the harness signs Electra and Fulu blocks")]
     UnsupportedFork(ForkName),
@@ -132,13 +181,18 @@ pub struct ChainHarness<E: EthSpec> {
     pub chain: Arc<BeaconChain<E>>,
     /// Block production on the chain, with its own pool and engine client.
     pub producer: Arc<BlockProducer<E>>,
+    /// The producer's operation pool (an API serving the chain shares it).
+    pub op_pool: Arc<OperationPool<E>>,
     /// The execution client.
     pub mock: MockExecutionLayer<E>,
     /// The mock's JWT secret.
     pub jwt: JwtSecret,
     /// Genesis time, seconds since the UNIX epoch.
     pub genesis_time: u64,
-    _dir: tempfile::TempDir,
+    ms_into_slot: u64,
+    engine_timeouts: Timeouts,
+    /// The temporary directory of the store, when the harness owns it.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl<E: EthSpec> std::fmt::Debug for ChainHarness<E> {
@@ -159,16 +213,47 @@ fn test_timeouts() -> Timeouts {
     }
 }
 
+/// The mock execution client started and the chain not yet built: the time to make an anchor
+/// that continues the mock's execution chain ([`Self::mock`]'s genesis block hash).
+pub struct HarnessBuilder<E: EthSpec> {
+    config: HarnessConfig,
+    mock: MockExecutionLayer<E>,
+    jwt: JwtSecret,
+}
+
+impl<E: EthSpec> std::fmt::Debug for HarnessBuilder<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HarnessBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
 impl HarnessConfig {
     /// Starts the mock execution client (on a tokio runtime, at 127.0.0.1 on a free port) and
     /// builds the chain on an interop genesis.
     pub async fn build<E: EthSpec>(self) -> Result<ChainHarness<E>, HarnessError> {
-        let spec = Arc::new(self.spec);
+        self.build_from(ChainStart::InteropGenesis).await
+    }
+
+    /// Starts the mock execution client and builds the chain from `start`.
+    pub async fn build_from<E: EthSpec>(
+        self,
+        start: ChainStart<E>,
+    ) -> Result<ChainHarness<E>, HarnessError> {
+        self.start_execution_layer().await?.build(start)
+    }
+
+    /// Starts the mock execution client (on a tokio runtime, at 127.0.0.1 on a free port) with
+    /// this configuration's spec, genesis time, seed and blobs per payload.
+    pub async fn start_execution_layer<E: EthSpec>(
+        self,
+    ) -> Result<HarnessBuilder<E>, HarnessError> {
         let jwt = JwtSecret::random();
         let mock = MockExecutionLayer::<E>::start(
             MockConfig {
                 jwt_secret: jwt.clone(),
-                spec: (*spec).clone(),
+                spec: self.spec.clone(),
                 genesis_time: self.genesis_time,
                 seed: self.seed,
                 chain_id: 1337,
@@ -178,67 +263,196 @@ impl HarnessConfig {
         .await
         .map_err(HarnessError::Mock)?;
         mock.set_blobs_per_payload(self.blobs_per_payload);
-        let genesis = interop_genesis_state::<E>(
-            self.validators,
-            self.genesis_time,
-            mock.genesis_block_hash(),
-            &spec,
-        )?;
-        let mut genesis = CachedBeaconState::new(genesis);
-        let genesis_block = interop_genesis_block::<E>(genesis.hash_tree_root()?);
-        let dir = tempfile::tempdir().map_err(HarnessError::TempDir)?;
-        let store = Store::<E>::open(&dir.path().join("db"), (*spec).clone(), self.store)?;
-        let start_ms = spec.compute_time_at_slot(self.genesis_time, 0) * 1000 + 1000;
-        let clock = Arc::new(ManualSlotClock::new(start_ms));
+        Ok(HarnessBuilder {
+            config: self,
+            mock,
+            jwt,
+        })
+    }
+}
+
+impl<E: EthSpec> HarnessBuilder<E> {
+    /// The started execution client.
+    pub fn mock(&self) -> &MockExecutionLayer<E> {
+        &self.mock
+    }
+
+    /// The configuration the chain will be built with.
+    pub fn config(&self) -> &HarnessConfig {
+        &self.config
+    }
+
+    /// The configuration, for options that need the running mock (a producer whose builder is
+    /// a relay over the mock). The mock's own options are fixed by now.
+    pub fn config_mut(&mut self) -> &mut HarnessConfig {
+        &mut self.config
+    }
+
+    /// An engine API client to the mock (with [`HarnessConfig::engine_timeouts`]).
+    pub fn engine(&self) -> Result<Arc<EngineApiClient>, HarnessError> {
+        Ok(Arc::new(EngineApiClient::new(
+            self.mock.url(),
+            self.jwt.clone(),
+            self.config.engine_timeouts,
+        )?))
+    }
+
+    /// Builds the chain from `start` with its store, clock, pool and block producer. Called on
+    /// a tokio runtime (the execution client is attached to the current one).
+    pub fn build(self, start: ChainStart<E>) -> Result<ChainHarness<E>, HarnessError> {
+        let HarnessBuilder { config, mock, jwt } = self;
+        let spec = Arc::new(config.spec);
+        let (dir, store_path) = match config.store_path {
+            Some(path) => (None, path),
+            None => {
+                let dir = tempfile::tempdir().map_err(HarnessError::TempDir)?;
+                let path = dir.path().join("db");
+                (Some(dir), path)
+            }
+        };
+        // The clock's start: the anchor's genesis and slot (the configured genesis for a
+        // stored chain), unless a slot is given.
+        let (genesis_time, anchor_slot) = match &start {
+            ChainStart::InteropGenesis => (config.genesis_time, 0),
+            ChainStart::Anchor { state, block } => (*state.state.genesis_time(), block.slot()),
+            ChainStart::Stored => (config.genesis_time, 0),
+        };
+        let slot = config.clock_slot.unwrap_or(anchor_slot);
+        let clock = Arc::new(ManualSlotClock::new(
+            spec.compute_time_at_slot(genesis_time, slot) * 1000 + config.ms_into_slot,
+        ));
         let pool = Arc::new(
             ThreadPoolBuilder::new()
-                .num_threads(self.pool_threads)
+                .num_threads(config.pool_threads)
                 .build()?,
         );
-        let chain = Arc::new(BeaconChain::from_anchor(
-            Arc::new(store),
-            genesis,
-            genesis_block,
-            spec.clone(),
-            clock.clone(),
-            pool,
-            self.chain,
-        )?);
+        let open_store = || Store::<E>::open(&store_path, (*spec).clone(), config.store.clone());
+        let chain = match start {
+            ChainStart::InteropGenesis => {
+                let (state, block) = interop_genesis::<E>(
+                    config.validators,
+                    config.genesis_time,
+                    mock.genesis_block_hash(),
+                    &spec,
+                )?;
+                BeaconChain::from_anchor(
+                    Arc::new(open_store()?),
+                    state,
+                    block,
+                    spec.clone(),
+                    clock.clone(),
+                    pool,
+                    config.chain,
+                )?
+            }
+            ChainStart::Anchor { state, block } => BeaconChain::from_anchor(
+                Arc::new(open_store()?),
+                state,
+                block,
+                spec.clone(),
+                clock.clone(),
+                pool,
+                config.chain,
+            )?,
+            ChainStart::Stored => {
+                if dir.is_some() {
+                    return Err(HarnessError::NoStorePath);
+                }
+                BeaconChain::open(
+                    Arc::new(open_store()?),
+                    spec.clone(),
+                    clock.clone(),
+                    pool,
+                    config.chain,
+                )?
+            }
+        };
+        let chain = Arc::new(chain);
         let engine = Arc::new(EngineApiClient::new(
             mock.url(),
             jwt.clone(),
-            test_timeouts(),
+            config.engine_timeouts,
         )?);
-        if self.attach_execution_layer {
+        if config.attach_execution_layer {
             // A fresh chain has none: this cannot fail.
             let _ = chain.attach_execution_layer(engine.clone(), tokio::runtime::Handle::current());
         }
+        let op_pool = Arc::new(OperationPool::new());
         let producer = Arc::new(BlockProducer::new(
             chain.clone(),
-            Arc::new(OperationPool::new()),
+            op_pool.clone(),
             engine,
-            self.producer,
+            config.producer,
         ));
         Ok(ChainHarness {
+            genesis_time: chain.genesis_time(),
             spec,
             clock,
             chain,
             producer,
+            op_pool,
             mock,
             jwt,
-            genesis_time: self.genesis_time,
+            ms_into_slot: config.ms_into_slot,
+            engine_timeouts: config.engine_timeouts,
             _dir: dir,
         })
     }
 }
 
+/// The interop genesis of `validators` validators at `genesis_time` on the execution block
+/// `eth1_block_hash`: its state (root computed) and block, an anchor for
+/// [`ChainStart::Anchor`] or for blocks built ahead of any chain.
+pub fn interop_genesis<E: EthSpec>(
+    validators: usize,
+    genesis_time: u64,
+    eth1_block_hash: Root,
+    spec: &ChainSpec,
+) -> Result<(CachedBeaconState<E>, SignedBeaconBlock<E>), HarnessError> {
+    let state = interop_genesis_state::<E>(validators, genesis_time, eth1_block_hash, spec)?;
+    let mut state = CachedBeaconState::new(state);
+    let block = interop_genesis_block::<E>(state.hash_tree_root()?);
+    Ok((state, block))
+}
+
+/// `state` (a Fulu state, such as a synthetic mainnet-size one) made an anchor for
+/// [`ChainStart::Anchor`]: an empty-bodied block at the state's slot with the proposer and
+/// parent of the state's latest header, that header rewritten to be the block's (so that the
+/// state is the block's post-state), and the state's root in the block.
+pub fn anchor_of_state<E: EthSpec>(
+    mut state: BeaconState<E>,
+) -> Result<(CachedBeaconState<E>, SignedBeaconBlock<E>), HarnessError> {
+    let mut block = interop_genesis_block::<E>(Root::ZERO);
+    let SignedBeaconBlock::Fulu(inner) = &mut block else {
+        return Err(HarnessError::UnsupportedFork(block.fork_name()));
+    };
+    if state.fork_name() != ForkName::Fulu {
+        return Err(HarnessError::UnsupportedFork(state.fork_name()));
+    }
+    let header = state.latest_block_header().clone();
+    inner.message.slot = *state.slot();
+    inner.message.parent_root = header.parent_root;
+    inner.message.proposer_index = header.proposer_index;
+    *state.latest_block_header_mut() = types::phase0::BeaconBlockHeader {
+        slot: inner.message.slot,
+        proposer_index: inner.message.proposer_index,
+        parent_root: inner.message.parent_root,
+        state_root: Root::ZERO,
+        body_root: inner.message.body.tree_hash_root(),
+    };
+    let mut state = CachedBeaconState::new(state);
+    inner.message.state_root = state.hash_tree_root()?;
+    Ok((state, block))
+}
+
 impl<E: EthSpec> ChainHarness<E> {
-    /// One second into `slot`, in milliseconds since the UNIX epoch.
+    /// [`HarnessConfig::ms_into_slot`] (one second by default) into `slot`, in milliseconds
+    /// since the UNIX epoch.
     pub fn time_ms(&self, slot: Slot) -> u64 {
-        self.spec.compute_time_at_slot(self.genesis_time, slot) * 1000 + 1000
+        self.spec.compute_time_at_slot(self.genesis_time, slot) * 1000 + self.ms_into_slot
     }
 
-    /// Moves the clock one second into `slot`.
+    /// Moves the clock to [`Self::time_ms`] of `slot`.
     pub fn set_slot(&self, slot: Slot) {
         self.clock.set_ms(self.time_ms(slot));
     }
@@ -248,8 +462,20 @@ impl<E: EthSpec> ChainHarness<E> {
         Ok(Arc::new(EngineApiClient::new(
             self.mock.url(),
             self.jwt.clone(),
-            test_timeouts(),
+            self.engine_timeouts,
         )?))
+    }
+
+    /// Imports `block` with `columns` as one whose payload the execution client found valid
+    /// (no `engine_newPayload`): blocks built ahead with arbitrary payloads, a node's history.
+    pub fn import_valid(
+        &self,
+        block: Arc<SignedBeaconBlock<E>>,
+        columns: &[DataColumnSidecar<E>],
+    ) -> Result<Root, HarnessError> {
+        Ok(self
+            .chain
+            .import_block(block, columns, &AlwaysValid, ExecutionStatus::Valid)?)
     }
 
     /// The head state advanced to `slot` (a copy).

@@ -345,23 +345,11 @@ fn verify_hash_chain<E: EthSpec>(
 }
 
 /// How many blobs a block commits to, counted for the columns to fetch and check: 0 for blocks
-/// before Fulu (they have no columns); a Gloas block's bid's commitments (its columns are then
-/// refused as `UnsupportedFork` when verified).
+/// before Fulu (they have no columns, Electra's and Deneb's blobs being sidecars); a Gloas
+/// block's bid's commitments (its columns are then refused as `UnsupportedFork` when verified).
 pub fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
-    match block {
-        SignedBeaconBlock::Fulu(b) => b.message.body.blob_kzg_commitments.len(),
-        SignedBeaconBlock::Gloas(b) => b
-            .message
-            .body
-            .signed_execution_payload_bid
-            .message
-            .blob_kzg_commitments
-            .len(),
-        SignedBeaconBlock::Phase0(_)
-        | SignedBeaconBlock::Altair(_)
-        | SignedBeaconBlock::Bellatrix(_)
-        | SignedBeaconBlock::Capella(_)
-        | SignedBeaconBlock::Deneb(_)
-        | SignedBeaconBlock::Electra(_) => 0,
+    if !block.fork_name().fulu_enabled() {
+        return 0;
     }
+    block.committed_blob_kzg_commitments().map_or(0, <[_]>::len)
 }

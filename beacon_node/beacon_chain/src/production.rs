@@ -441,6 +441,11 @@ impl<E: EthSpec> BlockProducer<E> {
         self.workers.set(workers)
     }
 
+    /// The node's workers, once set ([`Self::set_workers`]).
+    pub(crate) fn workers(&self) -> Option<Arc<dyn crate::workers::Workers>> {
+        self.workers.get().cloned()
+    }
+
     /// Runs `f` on the producer on the node's workers (tokio's blocking pool before they are
     /// set): CPU work of a production, off the async worker that awaits the execution client.
     pub(crate) async fn on_workers<T: Send + 'static>(

@@ -41,6 +41,7 @@ use crate::gossip::{BlockGossipError, GossipVerifiedBlock, domain_at, head_pubke
 use crate::internal_error::InternalError;
 use crate::production::{BlobData, BlockProducer, compute_cells_and_proofs};
 use crate::timeline::{AvailableVia, SeenVia};
+use crate::workers::{WorkPriority, WorkersUnavailable, run_on_workers};
 
 /// A block's column sidecars, shared with networking.
 type Columns<E> = Vec<Arc<DataColumnSidecar<E>>>;
@@ -178,6 +179,9 @@ pub enum PublishError {
     /// The chain refused the block (consensus levels: not broadcast).
     #[error("import: {0}")]
     Import(#[from] ChainError),
+    /// The node's workers did not run the import (overloaded or stopping).
+    #[error("import: {0}")]
+    Workers(#[source] WorkersUnavailable),
 }
 
 impl<E: EthSpec> BlockProducer<E> {
@@ -259,27 +263,33 @@ impl<E: EthSpec> BlockProducer<E> {
         if level == BroadcastValidation::Gossip {
             broadcast(broadcaster, &block, &columns);
         }
-        // `engine_newPayload` beside the import: the state transition runs on a blocking
-        // thread while the execution client checks the payload, and waits for its verdict
-        // before fork choice (as for a gossip block). An execution client that cannot be asked
-        // leaves the payload not validated: the block is imported optimistically, at every
-        // level (the consensus levels do not cover the payload's execution).
+        // `engine_newPayload` beside the import: the state transition runs on the node's
+        // workers (the processor's `api_request_p0`, its parallel sections on the processor's
+        // pool; tokio's blocking pool without a processor) while the execution client checks
+        // the payload, and waits for its verdict before fork choice (as for a gossip block).
+        // An execution client that cannot be asked leaves the payload not validated: the block
+        // is imported optimistically, at every level (the consensus levels do not cover the
+        // payload's execution).
         let sender = chain.expect_payload_verdict(block_root, slot);
         let verdict = chain.payload_verdict(&block_root);
         let import = {
             let chain = chain.clone();
             let columns = columns.clone();
-            tokio::task::spawn_blocking(move || {
-                import_published(&chain, verified, block_root, &columns, &verdict)
-            })
+            // Spawned, so that it is queued now, not once the execution client has answered.
+            tokio::spawn(run_on_workers(
+                self.workers(),
+                WorkPriority::P0,
+                move || import_published(&chain, verified, block_root, &columns, &verdict),
+            ))
         };
         let answer = chain
             .notify_new_payload_beside_import(self.engine(), block_root, &block, sender)
             .await;
-        let imported = match import.await {
-            Ok(imported) => imported,
+        let imported: Result<BlockProcessed, PublishError> = match import.await {
+            Ok(Ok(imported)) => imported.map_err(PublishError::from),
+            Ok(Err(e)) => Err(PublishError::Workers(e)),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => Err(ChainError::ImportTask(e)),
+            Err(e) => Err(ChainError::ImportTask(e).into()),
         };
         let status = answer.unwrap_or(ExecutionStatus::NotValidated);
         published.payload_status = Some(status);
@@ -309,7 +319,7 @@ impl<E: EthSpec> BlockProducer<E> {
                 published.outcome = PublishOutcome::BroadcastNotImported(InternalError::new(e));
                 return Ok(published);
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         if level != BroadcastValidation::Gossip {
             broadcast(broadcaster, &block, &columns);

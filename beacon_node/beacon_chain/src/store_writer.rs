@@ -1,5 +1,7 @@
-//! The store's slow writes, on a thread of their own, off the import path: the epoch
-//! snapshots imports deferred, and the finalization migrations.
+//! The store's slow writes, in order on a thread of their own, off the import path: the epoch
+//! snapshots imports deferred, and the finalization migrations. The thread only orders them:
+//! each write's work (the encode, the cold diff, the disk) runs on the chain's pool (the beacon
+//! processor's main pool: the node's one thread budget) while the thread waits.
 //!
 //! **Epoch snapshots.** The import of the block that reaches an epoch boundary stores its
 //! post-state as a pending snapshot (`StoreBatch::put_state_deferring_snapshot`): a summary
@@ -31,6 +33,7 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rayon::ThreadPool;
 use state_processing::CachedBeaconState;
 use store::{MigrationSummary, Store, StoreError};
 use types::{BeaconState, ChainSpec, EthSpec, Root, phase0::Checkpoint};
@@ -74,12 +77,18 @@ pub(crate) struct StoreWriter<E: EthSpec> {
 }
 
 impl<E: EthSpec> StoreWriter<E> {
-    /// Starts the thread; `metrics` times its snapshot writes and migrations.
-    pub(crate) fn new(store: Arc<Store<E>>, spec: Arc<ChainSpec>, metrics: ImportMetrics) -> Self {
+    /// Starts the thread, whose writes run on `pool`; `metrics` times its snapshot writes and
+    /// migrations.
+    pub(crate) fn new(
+        store: Arc<Store<E>>,
+        spec: Arc<ChainSpec>,
+        metrics: ImportMetrics,
+        pool: Arc<ThreadPool>,
+    ) -> Self {
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || run(&store, &spec, receiver, &metrics))
+            .spawn(move || run(&store, &spec, receiver, &metrics, &pool))
             .expect("the OS starts a thread");
         Self {
             sender: Some(sender),
@@ -175,6 +184,7 @@ fn run<E: EthSpec>(
     spec: &ChainSpec,
     jobs: Receiver<Job<E>>,
     metrics: &ImportMetrics,
+    pool: &ThreadPool,
 ) {
     // Jobs taken off the channel early, to look for a later migration behind a migration.
     let mut queued = VecDeque::new();
@@ -186,17 +196,21 @@ fn run<E: EthSpec>(
                 state,
                 fork_choice,
             } => {
-                let written = store.write_pending_snapshot(state_root, &state, Some(&fork_choice));
+                let written = pool.install(|| {
+                    store.write_pending_snapshot(state_root, &state, Some(&fork_choice))
+                });
                 observe_snapshot(metrics, state_root, started, written);
             }
             Job::Materialize(state_root) => {
-                let mut replayer = store::StateTransitionReplayer::new(spec);
-                let written = store
-                    .get_state(&state_root, &mut replayer)
-                    .and_then(|state| match state {
-                        Some(state) => store.write_pending_snapshot(state_root, &state, None),
-                        None => Ok(false),
-                    });
+                let written = pool.install(|| {
+                    let mut replayer = store::StateTransitionReplayer::new(spec);
+                    store
+                        .get_state(&state_root, &mut replayer)
+                        .and_then(|state| match state {
+                            Some(state) => store.write_pending_snapshot(state_root, &state, None),
+                            None => Ok(false),
+                        })
+                });
                 observe_snapshot(metrics, state_root, started, written);
             }
             Job::Finalize { checkpoint, state } => {
@@ -206,7 +220,7 @@ fn run<E: EthSpec>(
                     // checkpoint too.
                     continue;
                 }
-                match migrate_to_finalized(store, &checkpoint, *state) {
+                match pool.install(|| migrate_to_finalized(store, &checkpoint, *state)) {
                     Ok(None) => {}
                     Ok(Some(summary)) => {
                         metrics.observe_migration(started.elapsed().as_secs_f64());

@@ -198,9 +198,8 @@ mod tests {
             .num_threads(1)
             .build()
             .expect("a pool");
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            bls::install_isolated(&pool, || 1)
-        }));
+        let section = bls::Parallelism::Pool(&pool);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| section.run(|_| 1)));
         let message = caught
             .expect_err("a parallel section under the lock panics")
             .downcast::<String>()
@@ -211,11 +210,11 @@ mod tests {
         );
         std::thread::scope(|scope| {
             scope
-                .spawn(|| bls::install_isolated(&pool, || 1))
+                .spawn(|| section.run(|_| 1))
                 .join()
                 .expect("another thread holds nothing")
         });
         drop(guard);
-        assert_eq!(bls::install_isolated(&pool, || 2), 2);
+        assert_eq!(section.run(|_| 2), 2);
     }
 }

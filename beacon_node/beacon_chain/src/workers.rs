@@ -1,9 +1,11 @@
-//! The node's CPU workers as the chain's asynchronous callers use them: block production (on
-//! the API's behalf) and the API's handlers hand their CPU work to the beacon processor's API
-//! kinds (`api_request_p0` for a validator's duties on the clock, `api_request_p1` for the
-//! rest), so that it shares the node's one thread budget instead of holding an async worker
-//! or tokio's blocking pool. The client gives the processor to the chain's users at start; a
-//! chain without one (tools, tests without a processor) runs the work on tokio's blocking pool.
+//! The node's CPU workers as the chain's asynchronous callers use them: block production and
+//! publication (on the API's behalf) and the API's handlers hand their CPU work to the beacon
+//! processor's API kinds (`api_request_p0` for a validator's duties on the clock,
+//! `api_request_p1` for the rest), and the slot timers theirs to its `state_advance` and
+//! `cache_priming` kinds, so that it shares the node's one thread budget (the processor's
+//! pools) instead of holding an async worker or tokio's blocking pool. The client gives the
+//! processor to the chain's users at start; a chain without one (tools, a node without peers,
+//! tests without a processor) runs the work on tokio's blocking pool.
 
 use std::sync::Arc;
 
@@ -13,8 +15,14 @@ pub enum WorkPriority {
     /// Validator duties on the clock (production, attestation data, duties, publication):
     /// the processor's `api_request_p0`.
     P0,
-    /// Everything else: the processor's `api_request_p1`.
+    /// Everything else the API asks: the processor's `api_request_p1`.
     P1,
+    /// The head state's advance to the next slot, and the payload preparation on it, before
+    /// the slot starts: the processor's `state_advance`.
+    StateAdvance,
+    /// The chain's caches off the import path (bounding the states held in memory): the
+    /// processor's `cache_priming`.
+    Caches,
 }
 
 /// A job refused by the workers: the queue of its kind is full, or the node is stopping.

@@ -1,8 +1,8 @@
 //! A client of the builder API (ethereum/builder-specs): registrations, bids, blinded blocks.
 //!
-//! - [`containers`]: `BuilderBid`, `SignedBuilderBid`, the blinded blocks (Electra layout, used
-//!   by Electra and Fulu), the revealed `ExecutionPayloadAndBlobsBundle`, and blinding and
-//!   unblinding of blocks.
+//! - [`containers`]: `BuilderBid`, `SignedBuilderBid` and the revealed
+//!   `ExecutionPayloadAndBlobsBundle` (Electra layout, used by Electra and Fulu); the blinded
+//!   blocks, with blinding and unblinding, are `beacon_api`'s (`beacon_api::blinded`), re-exported.
 //! - [`client`]: [`BuilderHttpClient`], the four calls (`registerValidator`, `getHeader`,
 //!   `submitBlindedBlock` v1 and v2, `status`) in JSON or SSZ with per-call timeouts.
 //! - [`verify`]: what a proposer checks of a bid ([`verify_builder_bid`]) and the

@@ -75,8 +75,14 @@ pub struct ClientConfig<E: EthSpec> {
     pub graffiti: Bytes32,
     /// Options of the chain (custody, caches).
     pub chain: ChainConfig,
-    /// Worker threads of the chain's CPU pool (state transitions, KZG, BLS batches).
+    /// The node's CPU threads: the beacon processor's main pool, which runs every work kind but
+    /// backfill and the chain's data-parallel work (transitions' parallel sections, KZG and
+    /// BLS batches, column building). The backfill pool has one thread more, idle but while
+    /// backfilling. At least 1.
     pub worker_threads: usize,
+    /// Pools to run on instead of building them from `worker_threads`: `arbor dev` gives every
+    /// node of the process the same pools, one thread budget for them all.
+    pub pools: Option<beacon_processor::ProcessorPools>,
     /// A builder relay (builder-specs) for blinded proposals, when one is configured: bids are
     /// asked for alongside the local payload, which any builder failure falls back to.
     pub builder: Option<builder_client::BuilderConfig>,

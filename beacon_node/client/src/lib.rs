@@ -26,6 +26,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use types::EthSpec;
 
+pub use beacon_processor::ProcessorPools;
 pub use config::{Anchor, ClientConfig, ExecutionConfig, NetworkOptions};
 pub use store::{DEFAULT_CACHE_SIZE_BYTES as DEFAULT_DB_CACHE_BYTES, StoreConfig};
 
@@ -153,7 +154,17 @@ impl<E: EthSpec> Client<E> {
         if let Some(identity) = &p2p_identity {
             config.chain.custody_columns = identity.custody_columns.clone();
         }
-        let chain = Arc::new(open_chain(&config)?);
+        // The node's CPU threads, built first: the chain runs its data-parallel work on the
+        // main pool, which the beacon processor then runs its work on. One thread budget.
+        let pools = match &config.pools {
+            Some(pools) => pools.clone(),
+            None => beacon_processor::ProcessorPools::new(config.worker_threads.max(1), 1)
+                .map_err(|e| ClientError::Pool(e.to_string()))?,
+        };
+        // Opened on the pool too: hashing a state fans out on the caller's rayon pool, and
+        // from this (async) thread would start rayon's global pool.
+        let main_pool = pools.main().clone();
+        let chain = Arc::new(main_pool.install(|| open_chain(&config, main_pool.clone()))?);
         chain.register_metrics(&registry)?;
         let node_metrics = metrics::NodeMetrics::register(&registry)?;
         node_metrics.observe_head(&chain.head());
@@ -242,6 +253,7 @@ impl<E: EthSpec> Client<E> {
                         identity,
                         &chain,
                         &pool,
+                        &pools,
                         &registry,
                         &shutdown_rx,
                         node_metrics.peers.clone(),
@@ -256,6 +268,17 @@ impl<E: EthSpec> Client<E> {
                 }
                 _ => (Arc::new(http_api::NoNetwork::default()), None, None),
             };
+        // The CPU work the chain's asynchronous callers hand over (the API's, block
+        // production's and publication's, the slot timers') on the processor's kinds: one
+        // thread budget. A node without peers has no processor: tokio's blocking pool then.
+        let workers: Option<Arc<dyn beacon_chain::workers::Workers>> = router
+            .as_ref()
+            .map(|router| Arc::new(ProcessorWorkers(router.processor().clone())) as _);
+        if let Some(workers) = &workers
+            && producer.set_workers(workers.clone()).is_err()
+        {
+            tracing::warn!("block production's workers were set already");
+        }
 
         let http_addr = match config.http_listen {
             Some(addr) => {
@@ -274,15 +297,11 @@ impl<E: EthSpec> Client<E> {
                 let ctx = Arc::new(ctx);
                 if let Some(router) = &router {
                     router.set_gossip_sink(Arc::new(ApiGossipSink(ctx.clone())));
-                    // The API's CPU work, and block production's, on the processor's API
-                    // kinds: one thread budget.
-                    let workers = Arc::new(ProcessorWorkers(router.processor().clone()));
-                    if ctx.set_workers(workers.clone()).is_err() {
-                        tracing::warn!("the API's workers were set already");
-                    }
-                    if ctx.producer.set_workers(workers).is_err() {
-                        tracing::warn!("block production's workers were set already");
-                    }
+                }
+                if let Some(workers) = &workers
+                    && ctx.set_workers(workers.clone()).is_err()
+                {
+                    tracing::warn!("the API's workers were set already");
                 }
                 let router = http_api::router(ctx);
                 tasks.push(spawn_server(
@@ -319,11 +338,13 @@ impl<E: EthSpec> Client<E> {
         }
         tasks.push(tokio::spawn(timers::run_slot_timer(
             producer.clone(),
+            workers.clone(),
             node_metrics.clone(),
             shutdown_rx.clone(),
         )));
         tasks.push(tokio::spawn(timers::follow_chain_events(
             producer.clone(),
+            workers,
             node_metrics,
             shutdown_rx,
         )));
@@ -392,8 +413,12 @@ impl<E: EthSpec> Client<E> {
 }
 
 /// The chain the datadir holds (checked against the anchor's genesis when one is given), or a
-/// new one from the anchor.
-fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, ClientError> {
+/// new one from the anchor, running its data-parallel work on `pool` (the processor's main
+/// pool).
+fn open_chain<E: EthSpec>(
+    config: &ClientConfig<E>,
+    pool: Arc<fork_choice::ThreadPool>,
+) -> Result<BeaconChain<E>, ClientError> {
     let db_path = config.db_path();
     if let Some(parent) = db_path.parent() {
         std::fs::create_dir_all(parent).map_err(|source| ClientError::Datadir {
@@ -410,14 +435,6 @@ fn open_chain<E: EthSpec>(config: &ClientConfig<E>) -> Result<BeaconChain<E>, Cl
     }
     let store = Arc::new(store);
     let clock: Arc<dyn SlotClock> = Arc::new(SystemTimeSlotClock);
-    let threads = config.worker_threads.max(1);
-    let pool = Arc::new(
-        fork_choice::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("chain-worker-{i}"))
-            .build()
-            .map_err(|e| ClientError::Pool(e.to_string()))?,
-    );
     let holds_chain = store.head()?.is_some();
     match (&config.anchor, holds_chain) {
         (_, true) => {
@@ -573,6 +590,7 @@ async fn start_p2p<E: EthSpec>(
     identity: P2pIdentity,
     chain: &Arc<BeaconChain<E>>,
     pool: &Arc<OperationPool<E>>,
+    pools: &beacon_processor::ProcessorPools,
     registry: &prometheus::Registry,
     shutdown: &watch::Receiver<bool>,
     peers_gauge: prometheus::IntGauge,
@@ -630,7 +648,10 @@ async fn start_p2p<E: EthSpec>(
             genesis_backfill,
             ..router::RouterConfig::default()
         },
-        beacon_processor::BeaconProcessorConfig::default(),
+        beacon_processor::BeaconProcessorConfig {
+            pools: Some(pools.clone()),
+            ..beacon_processor::BeaconProcessorConfig::default()
+        },
         registry,
         shutdown.clone(),
     )?;
@@ -652,12 +673,8 @@ async fn start_p2p<E: EthSpec>(
     Ok((p2p, handle, router))
 }
 
-/// The Beacon API's share of accepted gossip: sync committee messages go into the contributions
-/// `sync_committee_contribution` serves (an aggregator needs the messages of every member on its
-/// subnet, not only those posted to this node), and the senders of attestations, aggregates,
-/// contributions and sync messages are recorded live for `liveness` (doppelganger checks ask
-/// about validators running elsewhere).
-/// The beacon processor as the API's CPU workers: `api_request_p0` and `api_request_p1` tasks.
+/// The beacon processor as the node's CPU workers for the chain's asynchronous callers:
+/// `api_request_p0`, `api_request_p1`, `state_advance` and `cache_priming` tasks.
 struct ProcessorWorkers<E: EthSpec>(router::Processor<E>);
 
 impl<E: EthSpec> http_api::ApiWorkers for ProcessorWorkers<E> {
@@ -669,6 +686,8 @@ impl<E: EthSpec> http_api::ApiWorkers for ProcessorWorkers<E> {
         let kind = match priority {
             http_api::ApiPriority::P0 => beacon_processor::WorkKind::ApiRequestP0,
             http_api::ApiPriority::P1 => beacon_processor::WorkKind::ApiRequestP1,
+            http_api::ApiPriority::StateAdvance => beacon_processor::WorkKind::StateAdvance,
+            http_api::ApiPriority::Caches => beacon_processor::WorkKind::CachePriming,
         };
         // A task dropped unrun (a full queue) drops `job`, which closes its answer channel.
         self.0
@@ -677,6 +696,11 @@ impl<E: EthSpec> http_api::ApiWorkers for ProcessorWorkers<E> {
     }
 }
 
+/// The Beacon API's share of accepted gossip: sync committee messages go into the contributions
+/// `sync_committee_contribution` serves (an aggregator needs the messages of every member on its
+/// subnet, not only those posted to this node), and the senders of attestations, aggregates,
+/// contributions and sync messages are recorded live for `liveness` (doppelganger checks ask
+/// about validators running elsewhere).
 struct ApiGossipSink<E: EthSpec>(Arc<http_api::ApiContext<E>>);
 
 impl<E: EthSpec> router::GossipSink<E> for ApiGossipSink<E> {

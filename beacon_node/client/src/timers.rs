@@ -4,8 +4,9 @@
 //!   now), the head recomputed, the operation pool pruned to what the new head can still
 //!   include, one log line.
 //! - Two thirds into each slot: the head state advanced to the next slot (its empty slot, any
-//!   epoch transition, its hash and caches; `BeaconChain::advance_head_state`), on a blocking
-//!   thread, so that the next slot's block is imported and produced on it without that work;
+//!   epoch transition, its hash and caches; `BeaconChain::advance_head_state`), on the beacon
+//!   processor's `state_advance` kind (tokio's blocking pool for a node without a processor),
+//!   so that the next slot's block is imported and produced on it without that work;
 //!   then payload preparation for the next slot's proposer (`engine_forkchoiceUpdated` with
 //!   payload attributes), so the execution client builds the payload before it is asked for it.
 //! - On every new head: `engine_forkchoiceUpdated`, so the execution client follows the chain.
@@ -21,6 +22,7 @@ use beacon_chain::BeaconChain;
 use beacon_chain::events::ChainEvent;
 use beacon_chain::execution::update_execution_head;
 use beacon_chain::production::BlockProducer;
+use beacon_chain::workers::{WorkPriority, Workers, WorkersUnavailable, run_on_workers};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 use types::{EthSpec, Slot};
@@ -48,9 +50,13 @@ async fn sleep_until_ms<E: EthSpec>(
     !stopped && !*shutdown.borrow()
 }
 
-/// Runs the per-slot work until `shutdown`.
+/// The node's CPU workers (the beacon processor), if it has them.
+type NodeWorkers = Option<Arc<dyn Workers>>;
+
+/// Runs the per-slot work until `shutdown`; the CPU work on `workers`.
 pub async fn run_slot_timer<E: EthSpec>(
     producer: Arc<BlockProducer<E>>,
+    workers: NodeWorkers,
     metrics: NodeMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -72,7 +78,7 @@ pub async fn run_slot_timer<E: EthSpec>(
             if !sleep_until_ms(&producer, prepare_at, &mut shutdown).await {
                 return;
             }
-            advance_and_prepare(&producer, slot).await;
+            advance_and_prepare(&producer, &workers, slot).await;
         }
         if !sleep_until_ms(
             &producer,
@@ -85,17 +91,17 @@ pub async fn run_slot_timer<E: EthSpec>(
         }
         on_slot_start(&producer, &metrics, slot);
         if slot % E::slots_per_epoch() == E::slots_per_epoch() / 2 {
-            bound_state_memory(&chain);
+            bound_state_memory(&chain, &workers);
         }
     }
 }
 
 /// Measures the states fork choice holds and bounds them by memory
-/// (`BeaconChain::bound_state_memory`), on a blocking thread the timer does not wait for: once
-/// per epoch, mid-epoch, away from the epoch transition's work.
-fn bound_state_memory<E: EthSpec>(chain: &Arc<BeaconChain<E>>) {
+/// (`BeaconChain::bound_state_memory`), on the processor's `cache_priming` kind, not waited
+/// for: once per epoch, mid-epoch, away from the epoch transition's work.
+fn bound_state_memory<E: EthSpec>(chain: &Arc<BeaconChain<E>>, workers: &NodeWorkers) {
     let chain = chain.clone();
-    tokio::task::spawn_blocking(move || {
+    let work = run_on_workers(workers.clone(), WorkPriority::Caches, move || {
         let bound = chain.bound_state_memory();
         tracing::debug!(
             mib = bound.measured_bytes >> 20,
@@ -107,12 +113,21 @@ fn bound_state_memory<E: EthSpec>(chain: &Arc<BeaconChain<E>>) {
             "states in memory measured"
         );
     });
+    tokio::spawn(async move {
+        if let Err(e) = work.await {
+            tracing::debug!(error = %e, "the states in memory were not measured this epoch");
+        }
+    });
 }
 
 /// The head state advanced to `slot`, then the payload of `slot` prepared on it; neither for a
 /// head far behind the clock (a syncing node).
-async fn advance_and_prepare<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot) {
-    if !advance_head_state(producer.chain(), slot).await {
+async fn advance_and_prepare<E: EthSpec>(
+    producer: &BlockProducer<E>,
+    workers: &NodeWorkers,
+    slot: Slot,
+) {
+    if !advance_head_state(producer.chain(), workers, slot).await {
         return;
     }
     match producer.prepare_payload_for_slot(slot).await {
@@ -122,14 +137,23 @@ async fn advance_and_prepare<E: EthSpec>(producer: &BlockProducer<E>, slot: Slot
     }
 }
 
-/// Advances the head state to `slot` on a blocking thread (at 1,000,000 validators an epoch
-/// transition and its hashing take seconds): the slot's block and production start from it.
-/// `false` when the head is too far behind the clock to be advanced
-/// (`beacon_chain::state_advance::MAX_ADVANCE_SLOTS`: the node is syncing).
-async fn advance_head_state<E: EthSpec>(chain: &Arc<BeaconChain<E>>, slot: Slot) -> bool {
+/// Advances the head state to `slot` on the processor's `state_advance` kind (at 1,000,000
+/// validators an epoch transition and its hashing take seconds; tokio's blocking pool without
+/// a processor): the slot's block and production start from it. `false` when the head is too
+/// far behind the clock to be advanced (`beacon_chain::state_advance::MAX_ADVANCE_SLOTS`: the
+/// node is syncing).
+async fn advance_head_state<E: EthSpec>(
+    chain: &Arc<BeaconChain<E>>,
+    workers: &NodeWorkers,
+    slot: Slot,
+) -> bool {
     let advancing = chain.clone();
     let started = std::time::Instant::now();
-    match tokio::task::spawn_blocking(move || advancing.advance_head_state(slot)).await {
+    let advanced = run_on_workers(workers.clone(), WorkPriority::StateAdvance, move || {
+        advancing.advance_head_state(slot)
+    })
+    .await;
+    match advanced {
         Ok(Ok(Some((head, _)))) => {
             tracing::debug!(
                 slot,
@@ -153,7 +177,11 @@ async fn advance_head_state<E: EthSpec>(chain: &Arc<BeaconChain<E>>, slot: Slot)
             tracing::warn!(slot, error = %e, "advancing the head state failed");
             true
         }
-        Err(e) => {
+        Err(e @ (WorkersUnavailable::Refused(_) | WorkersUnavailable::Dropped)) => {
+            tracing::debug!(slot, error = %e, "the head state was not advanced");
+            true
+        }
+        Err(e @ WorkersUnavailable::Panicked) => {
             tracing::warn!(slot, error = %e, "the head state's advance stopped");
             true
         }
@@ -212,9 +240,11 @@ fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, metrics: &NodeMetrics,
 }
 
 /// Follows the chain's events until `shutdown`: the execution client is told every new head,
-/// the pool is pruned at every new finalized checkpoint.
+/// the pool is pruned at every new finalized checkpoint. A late head's advance runs on
+/// `workers`.
 pub async fn follow_chain_events<E: EthSpec>(
     producer: Arc<BlockProducer<E>>,
+    workers: NodeWorkers,
     metrics: NodeMetrics,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -242,7 +272,10 @@ pub async fn follow_chain_events<E: EthSpec>(
                     // Beside the event loop: the advance can take seconds, and the next
                     // heads' forkchoiceUpdated must not wait for it.
                     let producer = producer.clone();
-                    tokio::spawn(async move { advance_and_prepare(&producer, slot).await });
+                    let workers = workers.clone();
+                    tokio::spawn(
+                        async move { advance_and_prepare(&producer, &workers, slot).await },
+                    );
                 }
             }
             Ok(ChainEvent::FinalizedCheckpoint { epoch, .. }) => {

@@ -6,10 +6,16 @@
 //! and API read that wants fork choice for as long as the disk and the replay take.
 //!
 //! The lock's guard calls [`hold`] (the chain's `TrackedMutex` does, for the locks it guards);
-//! the parallel-section entry (`bls::install_isolated`, which the state transition's, KZG's and
-//! BLS's parallel sections go through) and the store's transactions call [`forbid`], which
-//! panics in a debug build when the calling thread holds a guarded lock. Release builds compile
-//! both to nothing. `make test` runs debug builds: a test that breaks the rule fails there.
+//! the parallel-section entries (`bls::Parallelism`'s `run`, `map_collect`, `join` and
+//! `beside`, which the state transition's, KZG's and BLS's parallel sections go through,
+//! whether they then run in parallel or, off a pool, sequentially) and the store's
+//! transactions call [`forbid`], which panics in a debug build when the calling thread holds a
+//! guarded lock. Release builds compile both to nothing. `make test` runs debug builds: a test
+//! that breaks the rule fails there.
+//!
+//! The rule is what lets every parallel section run on the pool of its caller (the beacon
+//! processor's) without a pool or a thread of its own: no lock is held across one, so the jobs
+//! its waiting worker runs meanwhile cannot deadlock on it.
 
 #[cfg(debug_assertions)]
 use std::cell::Cell;

@@ -24,12 +24,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
+use beacon_chain::harness::{ChainStart, HarnessConfig};
 use common::*;
 use criterion::Criterion;
-use fork_choice::ThreadPoolBuilder;
-use state_processing::per_block::AlwaysValid;
-use store::{Store, StoreConfig};
 use types::DataColumnSidecar;
 
 const BLOCKS: u64 = 32;
@@ -99,38 +96,34 @@ fn main() {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let dir = tempfile::tempdir().unwrap();
-                let store = Store::open(
-                    &dir.path().join("db"),
-                    (*spec).clone(),
-                    StoreConfig::default(),
-                )
-                .unwrap();
-                let fresh = BeaconChain::from_anchor(
-                    Arc::new(store),
-                    anchor.post.clone(),
-                    anchor.block.clone(),
-                    spec.clone(),
-                    Arc::new(ManualSlotClock::new(time_ms(&spec, current))),
-                    Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap()),
-                    ChainConfig::default(),
-                )
-                .unwrap();
+                // A chain of its own at the anchor, with no execution client.
+                let fresh = runtime
+                    .block_on(
+                        HarnessConfig {
+                            spec: (*spec).clone(),
+                            genesis_time: GENESIS_TIME,
+                            pool_threads: 2,
+                            attach_execution_layer: false,
+                            clock_slot: Some(current),
+                            ms_into_slot: 500,
+                            ..HarnessConfig::default()
+                        }
+                        .build_from::<E>(ChainStart::Anchor {
+                            state: anchor.post.clone(),
+                            block: anchor.block.clone(),
+                        }),
+                    )
+                    .unwrap();
                 let started = Instant::now();
                 for (built, columns) in &chain {
                     let columns: Vec<DataColumnSidecar<E>> =
                         columns.iter().map(|c| (**c).clone()).collect();
                     fresh
-                        .import_block(
-                            Arc::new(built.block.clone()),
-                            &columns,
-                            &AlwaysValid,
-                            ExecutionStatus::Valid,
-                        )
+                        .import_valid(Arc::new(built.block.clone()), &columns)
                         .unwrap();
                 }
                 total += started.elapsed();
-                assert_eq!(fresh.head().block_root, head_root);
+                assert_eq!(fresh.chain.head().block_root, head_root);
             }
             total
         })

@@ -183,7 +183,7 @@ async fn a_gossip_block_is_imported_and_an_invalid_one_rejected_with_the_sender_
     let SignedBeaconBlock::Fulu(inner) = &bad.block else {
         panic!("a Fulu block");
     };
-    b.el.set_payload_status(
+    b.harness.mock.set_payload_status(
         inner.message.body.execution_payload.block_hash,
         mock_execution_layer::MockPayloadStatus::Invalid {
             latest_valid_hash: None,

@@ -695,13 +695,23 @@ fn interleaved_summary(f: &Fixture) {
 }
 
 fn main() {
-    let fixture = fixture();
-    let since = SystemTime::now();
-    let mut c = Criterion::default().configure_from_args();
-    block_benches(&mut c, &fixture);
-    epoch_benches(&mut c, &fixture);
-    upgrade_benches(&mut c, &fixture);
-    c.final_summary();
-    summary(&fixture, since);
-    interleaved_summary(&fixture);
+    // The transition's parallel sections run on the pool of the thread that calls it (in the
+    // node, the beacon processor's main pool): the whole run is on a pool of one thread per
+    // core, as that pool is by default.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .thread_name(|i| format!("bench-{i}"))
+        .build()
+        .unwrap()
+        .install(|| {
+            let fixture = fixture();
+            let since = SystemTime::now();
+            let mut c = Criterion::default().configure_from_args();
+            block_benches(&mut c, &fixture);
+            epoch_benches(&mut c, &fixture);
+            upgrade_benches(&mut c, &fixture);
+            c.final_summary();
+            summary(&fixture, since);
+            interleaved_summary(&fixture);
+        })
 }

@@ -14,8 +14,8 @@
 //! - `block/signatures_batched`: gathering and verifying the block's signature sets in one
 //!   batch (public keys decompressed once and cached, as a node does);
 //! - `block/stf_signatures_batched_and_state_root`: the whole check of a gossip block, the
-//!   batch verified on its own thread beside the transition and the state root (against the
-//!   sum of `stf_and_state_root` and `signatures_batched` when run one after the other);
+//!   batch verified on the pool beside the transition and the state root (against the sum of
+//!   `stf_and_state_root` and `signatures_batched` when run one after the other);
 //! - `pulled_up_tip/registry_walk` and `pulled_up_tip/progressive_balances`: fork choice's
 //!   `compute_pulled_up_tip` on the block's post-state, by the spec's walk of the registry and
 //!   by the target balances the caches keep block by block;
@@ -26,6 +26,9 @@
 //!
 //! With `ARBOR_BENCH_ORACLE=1` the same pre-states and block then go through the Lodestar oracle
 //! (`stf.mjs --repeat`, installed by `make oracle`) and a side-by-side table is printed.
+//!
+//! Everything runs on a rayon pool of one thread per core (`bench_pool`): the transition's
+//! parallel sections use the pool of their caller, and run sequentially off one.
 //!
 //! `cargo bench -p state_processing --bench stf`
 
@@ -619,13 +622,27 @@ fn oracle_side_by_side(f: &Fixture) {
 }
 
 fn main() {
-    let fixture = fixture();
-    let mut c = Criterion::default().configure_from_args();
-    block_benches(&mut c, &fixture);
-    pulled_up_tip_benches(&mut c, &fixture);
-    epoch_benches(&mut c, &fixture);
-    c.final_summary();
-    if std::env::var_os("ARBOR_BENCH_ORACLE").is_some() {
-        oracle_side_by_side(&fixture);
-    }
+    // The transition's parallel sections run on the pool of the thread that calls it (in the
+    // node, the beacon processor's main pool): the whole run is on a pool of one thread per
+    // core, as that pool is by default.
+    bench_pool().install(|| {
+        let fixture = fixture();
+        let mut c = Criterion::default().configure_from_args();
+        block_benches(&mut c, &fixture);
+        pulled_up_tip_benches(&mut c, &fixture);
+        epoch_benches(&mut c, &fixture);
+        c.final_summary();
+        if std::env::var_os("ARBOR_BENCH_ORACLE").is_some() {
+            oracle_side_by_side(&fixture);
+        }
+    })
+}
+
+/// A rayon pool of one thread per core, to run the benchmarks on.
+fn bench_pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .thread_name(|i| format!("bench-{i}"))
+        .build()
+        .unwrap()
 }

@@ -8,7 +8,6 @@ use std::collections::HashMap;
 
 use milhouse::{List, Vector};
 use packed_list::PackedList;
-use rayon::prelude::*;
 use ssz_types::{BitVector, FixedVector, VariableList};
 use tree_hash::TreeHash;
 use types::{
@@ -147,22 +146,19 @@ pub fn initialize_beacon_state_from_eth1<E: EthSpec>(
     }
 
     let domain = spec.compute_genesis_domain(DOMAIN_DEPOSIT);
-    let signature_valid: Vec<bool> = deposits
-        .par_iter()
-        .map(|deposit| {
-            let message = phase0::DepositMessage {
-                pubkey: deposit.data.pubkey,
-                withdrawal_credentials: deposit.data.withdrawal_credentials,
-                amount: deposit.data.amount,
-            };
-            is_valid_signature(
-                &deposit.data.pubkey,
-                &deposit.data.signature,
-                &message,
-                domain,
-            )
-        })
-        .collect();
+    let signature_valid: Vec<bool> = crate::parallel::SECTIONS.map_collect(deposits, |deposit| {
+        let message = phase0::DepositMessage {
+            pubkey: deposit.data.pubkey,
+            withdrawal_credentials: deposit.data.withdrawal_credentials,
+            amount: deposit.data.amount,
+        };
+        is_valid_signature(
+            &deposit.data.pubkey,
+            &deposit.data.signature,
+            &message,
+            domain,
+        )
+    });
 
     let mut tree = DepositTree::new();
     let mut eth1_deposit_index: u64 = 0;
@@ -354,10 +350,9 @@ pub fn interop_genesis_state<E: EthSpec>(
     eth1_block_hash: Root,
     spec: &ChainSpec,
 ) -> Result<BeaconState<E>, GenesisError> {
-    let pubkeys: Vec<BLSPubkey> = (0..validator_count)
-        .into_par_iter()
-        .map(|i| BLSPubkey::from(interop_secret_key(i).public_key().compress().0))
-        .collect();
+    let pubkeys: Vec<BLSPubkey> = crate::parallel::SECTIONS.map_collect(0..validator_count, |i| {
+        BLSPubkey::from(interop_secret_key(i).public_key().compress().0)
+    });
     interop_genesis_state_from_pubkeys(&pubkeys, genesis_time, eth1_block_hash, spec)
 }
 
@@ -385,9 +380,8 @@ pub fn interop_genesis_state_from_pubkeys<E: EthSpec>(
     }
     let n = pubkeys.len();
     let balance = E::MIN_ACTIVATION_BALANCE;
-    let validators: Vec<electra::Validator> = pubkeys
-        .par_iter()
-        .map(|pubkey| {
+    let validators: Vec<electra::Validator> =
+        crate::parallel::SECTIONS.map_collect(pubkeys, |pubkey| {
             let mut withdrawal_credentials = hash(pubkey.as_slice());
             withdrawal_credentials.0[0] = BLS_WITHDRAWAL_PREFIX;
             electra::Validator {
@@ -400,20 +394,16 @@ pub fn interop_genesis_state_from_pubkeys<E: EthSpec>(
                 exit_epoch: FAR_FUTURE_EPOCH,
                 withdrawable_epoch: FAR_FUTURE_EPOCH,
             }
-        })
-        .collect();
-    let leaves: Vec<Root> = validators
-        .par_iter()
-        .map(|v| {
-            phase0::DepositData {
-                pubkey: v.pubkey,
-                withdrawal_credentials: v.withdrawal_credentials,
-                amount: balance,
-                signature: BLSSignature::ZERO,
-            }
-            .tree_hash_root()
-        })
-        .collect();
+        });
+    let leaves: Vec<Root> = crate::parallel::SECTIONS.map_collect(&validators, |v| {
+        phase0::DepositData {
+            pubkey: v.pubkey,
+            withdrawal_credentials: v.withdrawal_credentials,
+            amount: balance,
+            signature: BLSSignature::ZERO,
+        }
+        .tree_hash_root()
+    });
     let mut tree = DepositTree::new();
     for leaf in leaves {
         tree.push(leaf);

@@ -382,12 +382,8 @@ fn apply_message<E: EthSpec, M: BlockMessage<E>>(
         )?;
         return Ok(batch);
     }
-    // The batch holds its keys and messages: it needs nothing of the state any more, and is
-    // verified on its own thread (and the signature pool) beside the transition and the state
-    // root. A bad signature is the block's error even when the transition also failed.
-    std::thread::scope(|scope| {
-        let pending = batch.map(|verifier| scope.spawn(move || verifier.verify()));
-        let processed = process_and_check_root(
+    let Some(batch) = batch else {
+        process_and_check_root(
             state,
             message,
             body_root,
@@ -395,14 +391,29 @@ fn apply_message<E: EthSpec, M: BlockMessage<E>>(
             validate_result,
             engine,
             spec,
-        );
-        if let Some(pending) = pending {
-            pending
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        }
-        processed.map(|()| None)
-    })
+        )?;
+        return Ok(None);
+    };
+    // The batch holds its keys and messages: it needs nothing of the state any more, and is
+    // verified beside the transition and the state root, on the caller's pool (one after the
+    // other off a pool: no thread of its own). A bad signature is the block's error even when
+    // the transition also failed.
+    let (processed, verified) = crate::parallel::SECTIONS.beside(
+        || {
+            process_and_check_root(
+                state,
+                message,
+                body_root,
+                verify,
+                validate_result,
+                engine,
+                spec,
+            )
+        },
+        || batch.verify(),
+    );
+    verified?;
+    processed.map(|()| None)
 }
 
 /// The proposer's signature over the block header of root `header_root`, verified alone.

@@ -729,6 +729,49 @@ impl<E: EthSpec> SignedBeaconBlock<E> {
     }
 }
 
+/// The blob commitments of a body, wherever its fork keeps them: the body's own list (Deneb to
+/// Fulu) or its bid's (Gloas); `None` before Deneb. Every fork is named.
+macro_rules! committed_blob_kzg_commitments {
+    ($value:expr, $name:ident, |$b:ident| $body:expr) => {
+        match $value {
+            $name::Deneb($b) => Some(&$body.blob_kzg_commitments[..]),
+            $name::Electra($b) | $name::Fulu($b) => Some(&$body.blob_kzg_commitments[..]),
+            $name::Gloas($b) => Some(
+                &$body
+                    .signed_execution_payload_bid
+                    .message
+                    .blob_kzg_commitments[..],
+            ),
+            $name::Phase0(_) | $name::Altair(_) | $name::Bellatrix(_) | $name::Capella(_) => None,
+        }
+    };
+}
+
+impl<E: EthSpec> BeaconBlockBody<E> {
+    /// The KZG commitments of the blobs this body commits to: its `blob_kzg_commitments` from
+    /// Deneb to Fulu, its bid's from Gloas (where [`Self::blob_kzg_commitments`] is `None`,
+    /// the blobs coming with the payload's envelope); `None` before Deneb.
+    pub fn committed_blob_kzg_commitments(&self) -> Option<&[KZGCommitment]> {
+        committed_blob_kzg_commitments!(self, Self, |b| b)
+    }
+}
+
+impl<E: EthSpec> BeaconBlock<E> {
+    /// The body's blob commitments, the bid's from Gloas (see
+    /// [`BeaconBlockBody::committed_blob_kzg_commitments`]).
+    pub fn committed_blob_kzg_commitments(&self) -> Option<&[KZGCommitment]> {
+        committed_blob_kzg_commitments!(self, Self, |b| b.body)
+    }
+}
+
+impl<E: EthSpec> SignedBeaconBlock<E> {
+    /// The body's blob commitments, the bid's from Gloas (see
+    /// [`BeaconBlockBody::committed_blob_kzg_commitments`]).
+    pub fn committed_blob_kzg_commitments(&self) -> Option<&[KZGCommitment]> {
+        committed_blob_kzg_commitments!(self, Self, |b| b.message.body)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -816,6 +859,110 @@ mod tests {
             SignedBeaconBlock::<E>::from_ssz_bytes(&gloas.as_ssz_bytes(), &spec).unwrap(),
             gloas
         );
+    }
+
+    /// Commitments `1..=count` (each repeated bytes), for the accessor tests.
+    #[cfg(feature = "arbitrary")]
+    fn commitments(count: u8) -> Vec<KZGCommitment> {
+        (1..=count).map(KZGCommitment::repeat_byte).collect()
+    }
+
+    /// Deneb's body holds its blobs' commitments: the block, its message and its body answer
+    /// them.
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn committed_blob_kzg_commitments_are_a_deneb_bodys() {
+        type E = MinimalEthSpec;
+        let mut inner: crate::deneb::SignedBeaconBlock<E> = generated(64 * 1024);
+        inner.message.body.blob_kzg_commitments =
+            commitments(3).try_into().expect("under the limit");
+        let block = SignedBeaconBlock::Deneb(inner.clone());
+        assert_eq!(
+            block.committed_blob_kzg_commitments(),
+            Some(&commitments(3)[..])
+        );
+        assert_eq!(
+            BeaconBlock::<E>::Deneb(inner.message.clone()).committed_blob_kzg_commitments(),
+            Some(&commitments(3)[..])
+        );
+        assert_eq!(
+            BeaconBlockBody::<E>::Deneb(inner.message.body).committed_blob_kzg_commitments(),
+            Some(&commitments(3)[..])
+        );
+    }
+
+    /// Electra's and Fulu's bodies hold their blobs' commitments (Electra's blobs go out as
+    /// sidecars, Fulu's as columns: the accessor answers both).
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn committed_blob_kzg_commitments_are_an_electra_or_fulu_bodys() {
+        type E = MinimalEthSpec;
+        let mut inner: crate::electra::SignedBeaconBlock<E> = generated(64 * 1024);
+        inner.message.body.blob_kzg_commitments =
+            commitments(2).try_into().expect("under the limit");
+        for block in [
+            SignedBeaconBlock::Electra(inner.clone()),
+            SignedBeaconBlock::Fulu(inner.clone()),
+        ] {
+            assert_eq!(
+                block.committed_blob_kzg_commitments(),
+                Some(&commitments(2)[..]),
+                "{}",
+                block.fork_name()
+            );
+            assert_eq!(
+                block.committed_blob_kzg_commitments(),
+                block.blob_kzg_commitments()
+            );
+        }
+        assert_eq!(
+            BeaconBlock::<E>::Fulu(inner.message.clone()).committed_blob_kzg_commitments(),
+            Some(&commitments(2)[..])
+        );
+        assert_eq!(
+            BeaconBlockBody::<E>::Electra(inner.message.body).committed_blob_kzg_commitments(),
+            Some(&commitments(2)[..])
+        );
+    }
+
+    /// Gloas's body has no commitments of its own (`blob_kzg_commitments` is `None`): they are
+    /// its bid's.
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn committed_blob_kzg_commitments_are_a_gloas_bids() {
+        type E = MinimalEthSpec;
+        let mut inner: crate::gloas::SignedBeaconBlock<E> = generated(64 * 1024);
+        inner
+            .message
+            .body
+            .signed_execution_payload_bid
+            .message
+            .blob_kzg_commitments = commitments(4).into();
+        let block = SignedBeaconBlock::Gloas(inner.clone());
+        assert_eq!(block.blob_kzg_commitments(), None);
+        assert_eq!(
+            block.committed_blob_kzg_commitments(),
+            Some(&commitments(4)[..])
+        );
+        assert_eq!(
+            BeaconBlock::<E>::Gloas(inner.message.clone()).committed_blob_kzg_commitments(),
+            Some(&commitments(4)[..])
+        );
+        assert_eq!(
+            BeaconBlockBody::<E>::Gloas(inner.message.body).committed_blob_kzg_commitments(),
+            Some(&commitments(4)[..])
+        );
+    }
+
+    /// Before Deneb a block commits to no blobs.
+    #[cfg(feature = "arbitrary")]
+    #[test]
+    fn committed_blob_kzg_commitments_are_none_before_deneb() {
+        type E = MinimalEthSpec;
+        let capella = SignedBeaconBlock::<E>::Capella(generated(64 * 1024));
+        assert_eq!(capella.committed_blob_kzg_commitments(), None);
+        let phase0 = BeaconBlockBody::<E>::Phase0(generated(16 * 1024));
+        assert_eq!(phase0.committed_blob_kzg_commitments(), None);
     }
 
     #[test]

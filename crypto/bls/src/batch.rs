@@ -11,11 +11,11 @@ use blst::{
     blst_p2_from_affine, blst_p2_mult, blst_p2_to_affine,
 };
 use rand::Rng;
-use rayon::ThreadPool;
 use rayon::prelude::*;
 
 use crate::DST;
 use crate::keys::{AggregatePublicKey, PublicKey};
+use crate::parallelism::Parallelism;
 use crate::signature::Signature;
 use crate::verify::fast_aggregate_verify;
 
@@ -49,32 +49,9 @@ impl SignatureSet {
     }
 }
 
-/// `pool.install(op)`, except that a caller on a worker of another rayon pool waits for `op`
-/// without running that pool's other jobs meanwhile (which `install` does: a caller holding a
-/// lock, such as block import holding fork choice, would run a queued job that wants the same
-/// lock on its own stack, and deadlock). Such a caller hands `op` to a fresh thread that installs
-/// it and blocks on that thread instead.
-///
-/// Never under the fork-choice lock: a debug build panics when the caller holds it
-/// ([`lock_guard::forbid`]).
-#[track_caller]
-pub fn install_isolated<R: Send>(pool: &ThreadPool, op: impl FnOnce() -> R + Send) -> R {
-    lock_guard::forbid("a parallel section");
-    let on_foreign_worker =
-        rayon::current_thread_index().is_some() && pool.current_thread_index().is_none();
-    if !on_foreign_worker {
-        return pool.install(op);
-    }
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| pool.install(op))
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
-}
-
-/// Verifies every set in one randomised multi-pairing on `pool`. True only if every set is
-/// valid (up to a 2⁻⁶⁴ chance per forgery attempt).
+/// Verifies every set in one randomised multi-pairing, in parallel as `parallelism` says (a
+/// `&ThreadPool` converts to running on that pool). True only if every set is valid (up to a
+/// 2⁻⁶⁴ chance per forgery attempt).
 ///
 /// Each set `i` gets a random non-zero 64-bit scalar `rᵢ`, and the check is
 /// `∏ₘ e(Σ_{i over m} rᵢ·pkᵢ, H(m)) · e(-G1, Σᵢ rᵢ·sigᵢ) = 1`: sets over the same message (a
@@ -86,23 +63,42 @@ pub fn install_isolated<R: Send>(pool: &ThreadPool, op: impl FnOnce() -> R + Sen
 /// its (absent) signatures are valid. A set with no signing keys, or keys that sum to infinity, is
 /// invalid.
 ///
+/// Never under the fork-choice lock (a debug build panics: [`Parallelism::run`]).
+///
 /// [spec]: phase0/beacon-chain.md#bls-signatures (`batch_verify` in the spec tests)
-pub fn verify_signature_sets(sets: &[SignatureSet], pool: &ThreadPool) -> bool {
+#[track_caller]
+pub fn verify_signature_sets<'a>(
+    sets: &[SignatureSet],
+    parallelism: impl Into<Parallelism<'a>>,
+) -> bool {
     if sets.is_empty() {
         return false;
     }
+    let parallelism = parallelism.into();
     let groups = group_by_message(sets);
-    let threads = pool.current_num_threads().max(1);
-    let partials: Option<Vec<Pairing<'static>>> = install_isolated(pool, || {
-        let terms: Vec<Terms> = sets
-            .par_iter()
-            .map_init(rand::rng, |rng, set| scaled_terms(set, rng))
-            .collect::<Option<_>>()?;
+    let threads = parallelism.threads();
+    let partials: Option<Vec<Pairing<'static>>> = parallelism.run(|parallel| {
         let chunk_size = groups.len().div_ceil(threads);
-        groups
-            .par_chunks(chunk_size)
-            .map(|groups| accumulate(groups, &terms))
-            .collect()
+        if parallel {
+            let terms: Vec<Terms> = sets
+                .par_iter()
+                .map_init(rand::rng, |rng, set| scaled_terms(set, rng))
+                .collect::<Option<_>>()?;
+            groups
+                .par_chunks(chunk_size)
+                .map(|groups| accumulate(groups, &terms))
+                .collect()
+        } else {
+            let mut rng = rand::rng();
+            let terms: Vec<Terms> = sets
+                .iter()
+                .map(|set| scaled_terms(set, &mut rng))
+                .collect::<Option<_>>()?;
+            groups
+                .chunks(chunk_size)
+                .map(|groups| accumulate(groups, &terms))
+                .collect()
+        }
     });
     let Some(mut partials) = partials else {
         return false;
@@ -119,24 +115,25 @@ pub fn verify_signature_sets(sets: &[SignatureSet], pool: &ThreadPool) -> bool {
 }
 
 /// As [`verify_signature_sets`], and when the batch fails, the indices of the sets that fail
-/// alone, found by verifying every set individually in parallel on `pool`.
+/// alone, found by verifying every set individually (in parallel as `parallelism` says).
 ///
 /// An empty list is `Err(vec![])`: not valid (see [`verify_signature_sets`]), but no set to blame.
-pub fn verify_signature_sets_attributed(
+#[track_caller]
+pub fn verify_signature_sets_attributed<'a>(
     sets: &[SignatureSet],
-    pool: &ThreadPool,
+    parallelism: impl Into<Parallelism<'a>>,
 ) -> Result<(), Vec<usize>> {
-    if verify_signature_sets(sets, pool) {
+    let parallelism = parallelism.into();
+    if verify_signature_sets(sets, parallelism) {
         return Ok(());
     }
-    let failed = install_isolated(pool, || {
-        sets.par_iter()
-            .enumerate()
-            .filter(|(_, set)| !set.verify())
-            .map(|(index, _)| index)
-            .collect()
-    });
-    Err(failed)
+    let valid: Vec<bool> = parallelism.map_collect(sets, SignatureSet::verify);
+    Err(valid
+        .iter()
+        .enumerate()
+        .filter(|(_, valid)| !**valid)
+        .map(|(index, _)| index)
+        .collect())
 }
 
 /// The sets over one message: their positions in the batch, in order.

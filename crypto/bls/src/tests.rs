@@ -345,38 +345,39 @@ fn batch_rejects_swapped_or_redistributed_signatures_over_one_message() {
     );
 }
 
-/// A worker of one pool that holds a lock and verifies a batch on another pool must not run
-/// its own pool's queued jobs while it waits (rayon's `install` would, and a queued job wanting
-/// the same lock would then deadlock on the worker's own stack: block import holds fork choice's
-/// lock while the state transition verifies the block's signatures).
+/// A worker of one pool verifies a batch on another pool, or on its own (`CurrentPool`), or
+/// sequentially: the same verdicts. A caller on another pool's worker may run that pool's
+/// queued jobs while it waits (rayon's `install` does), which is why no lock may be held across
+/// a batch: a debug build panics when the fork-choice lock is (`lock_guard`, tested in
+/// `parallelism.rs`).
 #[test]
-fn a_batch_from_a_worker_holding_a_lock_does_not_run_that_pools_other_jobs() {
-    let caller = std::sync::Arc::new(pool(1));
+fn a_batch_verifies_on_any_pool_and_sequentially() {
+    let caller = pool(1);
     let verifier = pool(2);
-    let lock = std::sync::Arc::new(std::sync::Mutex::new(0u32));
-    let sets: Vec<SignatureSet> = (0..4).map(signed_set).collect();
-    let (done_tx, done) = std::sync::mpsc::channel();
-    let queued_caller = caller.clone();
-    let queued_lock = lock.clone();
-    // Bounded: a deadlock here would hang the test runner, not fail it.
-    std::thread::spawn(move || {
-        let ok = queued_caller.install(|| {
-            let mut guard = lock.lock().expect("not poisoned");
-            let lock_for_job = queued_lock.clone();
-            queued_caller.spawn(move || {
-                *lock_for_job.lock().expect("not poisoned") += 1;
-            });
-            let ok = verify_signature_sets(&sets, &verifier)
-                && verify_signature_sets_attributed(&sets, &verifier).is_ok();
-            *guard += 1;
-            ok
-        });
-        let _ = done_tx.send(ok);
+    let mut sets: Vec<SignatureSet> = (0..6).map(signed_set).collect();
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let verdicts = caller.install(|| {
+        // A queued job of the caller's pool: it may run while the caller waits.
+        let queued = ran.clone();
+        rayon::spawn(move || queued.store(true, std::sync::atomic::Ordering::SeqCst));
+        [
+            verify_signature_sets(&sets, &verifier),
+            verify_signature_sets(&sets, Parallelism::CurrentPool),
+            verify_signature_sets(&sets, Parallelism::Sequential),
+        ]
     });
-    let ok = done
-        .recv_timeout(std::time::Duration::from_secs(60))
-        .expect("the caller finished (no deadlock)");
-    assert!(ok);
+    assert_eq!(verdicts, [true; 3]);
+    sets[4].signature = sets[1].signature;
+    for parallelism in [
+        Parallelism::Pool(&verifier),
+        Parallelism::CurrentPool,
+        Parallelism::Sequential,
+    ] {
+        assert_eq!(
+            caller.install(|| verify_signature_sets_attributed(&sets, parallelism)),
+            Err(vec![4])
+        );
+    }
 }
 
 /// The bulk addition that sums long key lists gives the point the one-by-one additions give:

@@ -1,12 +1,11 @@
 //! Verifying the KZG proofs of PeerDAS data columns: the spec's per-sidecar
 //! [`verify_data_column_sidecar_kzg_proofs`], and its batched form
-//! [`verify_data_column_sidecar_kzg_proofs_batch`] (one batch split across the caller's pool,
-//! and on failure the index of every column that fails).
+//! [`verify_data_column_sidecar_kzg_proofs_batch`] (one batch split across the pool the caller
+//! names, and on failure the index of every column that fails).
 //!
 //! [spec]: fulu/p2p-interface.md#verify_data_column_sidecar_kzg_proofs
 
-use rayon::ThreadPool;
-use rayon::prelude::*;
+use bls::Parallelism;
 
 use crate::cells::verify_c_batch;
 use crate::error::{self, Error};
@@ -71,7 +70,8 @@ pub fn verify_data_column_sidecar_kzg_proofs(column: &ColumnRef<'_>) -> Result<b
 }
 
 /// The batched form of [`verify_data_column_sidecar_kzg_proofs`]: verifies the KZG proofs of every
-/// cell of `columns` on `pool`; `Ok` when all hold, otherwise every failing column as
+/// cell of `columns`, in parallel as `parallelism` says (a `&ThreadPool`: on that pool, whoever
+/// calls; never a pool or thread of its own); `Ok` when all hold, otherwise every failing column as
 /// `(position in columns, why)`, sorted by position. Positions, not column indices, name the
 /// failures, since a batch may hold columns of several blocks with the same index.
 ///
@@ -79,11 +79,15 @@ pub fn verify_data_column_sidecar_kzg_proofs(column: &ColumnRef<'_>) -> Result<b
 /// one batch split into chunks across the pool, and only the columns of failing chunks are then
 /// verified one by one (in parallel) to name the bad ones.
 ///
+/// Never under the fork-choice lock (a debug build panics: [`Parallelism::run`]).
+///
 /// [spec]: fulu/p2p-interface.md#verify_data_column_sidecar_kzg_proofs
-pub fn verify_data_column_sidecar_kzg_proofs_batch(
+#[track_caller]
+pub fn verify_data_column_sidecar_kzg_proofs_batch<'a>(
     columns: &[ColumnRef<'_>],
-    pool: &ThreadPool,
+    parallelism: impl Into<Parallelism<'a>>,
 ) -> Result<(), Vec<(usize, Error)>> {
+    let parallelism = parallelism.into();
     let mut failures = Vec::new();
     let mut well_formed = Vec::with_capacity(columns.len());
     for (position, column) in columns.iter().enumerate() {
@@ -96,32 +100,35 @@ pub fn verify_data_column_sidecar_kzg_proofs_batch(
     if !well_formed.is_empty() {
         let chunk_len = well_formed
             .len()
-            .div_ceil(pool.current_num_threads().max(1) * CHUNKS_PER_THREAD)
+            .div_ceil(parallelism.threads() * CHUNKS_PER_THREAD)
             .max(MIN_CHUNK_COLUMNS);
-        // Isolated: block import calls this holding fork choice's lock.
-        let bad: Vec<(usize, Error)> = bls::install_isolated(pool, || {
-            well_formed
-                .par_chunks(chunk_len)
-                .flat_map(|chunk| {
-                    let refs: Vec<&ColumnRef<'_>> = chunk.iter().map(|(_, c)| *c).collect();
-                    match verify_columns(&refs) {
-                        Ok(true) => Vec::new(),
-                        // The chunk failed: verify its columns one by one to name the bad ones.
-                        _ => chunk
-                            .par_iter()
-                            .filter_map(|&(position, column)| {
-                                match verify_data_column_sidecar_kzg_proofs(column) {
-                                    Ok(true) => None,
-                                    Ok(false) => Some((position, Error::InvalidProof)),
-                                    Err(e) => Some((position, e)),
-                                }
-                            })
-                            .collect(),
-                    }
-                })
-                .collect()
+        let chunks: Vec<&[(usize, &ColumnRef<'_>)]> = well_formed.chunks(chunk_len).collect();
+        // The columns of a failing chunk, one by one: on the section's pool when it has one
+        // (inside it, the current pool), else on the caller.
+        let inner = if parallelism.is_parallel() {
+            Parallelism::CurrentPool
+        } else {
+            Parallelism::Sequential
+        };
+        let bad: Vec<Vec<(usize, Error)>> = parallelism.map_collect(chunks, |chunk| {
+            let refs: Vec<&ColumnRef<'_>> = chunk.iter().map(|(_, c)| *c).collect();
+            match verify_columns(&refs) {
+                Ok(true) => Vec::new(),
+                // The chunk failed: verify its columns one by one to name the bad ones.
+                _ => {
+                    let verdicts: Vec<Option<(usize, Error)>> =
+                        inner.map_collect(chunk, |&(position, column)| {
+                            match verify_data_column_sidecar_kzg_proofs(column) {
+                                Ok(true) => None,
+                                Ok(false) => Some((position, Error::InvalidProof)),
+                                Err(e) => Some((position, e)),
+                            }
+                        });
+                    verdicts.into_iter().flatten().collect()
+                }
+            }
         });
-        failures.extend(bad);
+        failures.extend(bad.into_iter().flatten());
     }
 
     if failures.is_empty() {

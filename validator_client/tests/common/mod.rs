@@ -370,7 +370,7 @@ async fn produce_block(
     };
     block.body.graffiti = Root::repeat_byte(node.variant());
     if node.blinded.load(Ordering::Relaxed) {
-        let blinded = builder_client::BlindedBeaconBlock::from_block(&block);
+        let blinded = beacon_api::BlindedBeaconBlock::from_block(&block);
         node.served.lock().insert(slot, block);
         return block_v3_answer(&node, slot, true, ssz::Encode::as_ssz_bytes(&blinded));
     }
@@ -405,7 +405,7 @@ fn block_v3_answer(node: &Node, slot: u64, blinded: bool, ssz: Vec<u8>) -> Respo
 
 async fn publish_blinded_block(State(node): State<Arc<Node>>, body: Bytes) -> StatusCode {
     use ssz::Decode;
-    let blinded = builder_client::SignedBlindedBeaconBlock::<E>::from_ssz_bytes(&body)
+    let blinded = beacon_api::SignedBlindedBeaconBlock::<E>::from_ssz_bytes(&body)
         .expect("the client publishes a Fulu blinded block in SSZ");
     let served = node
         .served

@@ -1,6 +1,6 @@
-//! Test nodes: a chain from an interop genesis (anchored at a block of slot 16), the mock
-//! execution client, real networking on loopback and the router; and a bare networking client
-//! for checking what a node serves.
+//! Test nodes: `beacon_chain`'s harness (a chain from an interop genesis anchored at a block of
+//! slot 16, the mock execution client), real networking on loopback and the router; and a bare
+//! networking client for checking what a node serves.
 
 #![allow(
     dead_code,
@@ -13,17 +13,15 @@ use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use beacon_chain::events::ChainEvent;
-use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
-use execution_layer::{EngineApiClient, JwtSecret, Timeouts};
-use fork_choice::ThreadPoolBuilder;
-use mock_execution_layer::{MockConfig, MockExecutionLayer};
+use beacon_chain::harness::{ChainHarness, ChainStart, HarnessConfig, interop_genesis};
+use beacon_chain::{BeaconChain, ChainConfig, ManualSlotClock};
+use execution_layer::Timeouts;
 use networking::rate_limiter::Quota;
 use networking::rpc::{Protocol, Request, Response};
 use networking::{GossipKind, NetworkConfig, NetworkEvent, NetworkHandle, PeerId};
 use operation_pool::OperationPool;
 use router::{RouterConfig, RouterHandle, SyncState};
 use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
-use state_processing::{CachedBeaconState, genesis::interop_genesis_state, per_block::AlwaysValid};
 use store::{Store, StoreConfig};
 use tokio::sync::{mpsc, watch};
 use types::{
@@ -45,15 +43,9 @@ pub(crate) fn spec() -> Arc<ChainSpec> {
 
 /// The shared start of every node's chain.
 pub(crate) fn anchor(spec: &ChainSpec) -> BuiltBlock<E> {
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
-    build_block(
-        &CachedBeaconState::new(genesis),
-        ANCHOR_SLOT,
-        &BlockContents::default(),
-        spec,
-    )
-    .unwrap()
+    let (genesis, _) =
+        interop_genesis::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
+    build_block(&genesis, ANCHOR_SLOT, &BlockContents::default(), spec).unwrap()
 }
 
 /// Half a second into `slot`, in milliseconds since the UNIX epoch.
@@ -152,12 +144,12 @@ fn local_network_config(spec: &ChainSpec, current_slot: Slot) -> NetworkConfig {
 }
 
 fn anchor_validators_root(spec: &ChainSpec) -> Root {
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
-    *genesis.genesis_validators_root()
+    let (genesis, _) =
+        interop_genesis::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
+    *genesis.state.genesis_validators_root()
 }
 
-/// A node: chain, mock execution client, networking, router.
+/// A node: the chain harness (chain, mock execution client), networking, router.
 pub(crate) struct Node {
     pub(crate) spec: Arc<ChainSpec>,
     pub(crate) clock: Arc<ManualSlotClock>,
@@ -166,8 +158,11 @@ pub(crate) struct Node {
     pub(crate) network: NetworkHandle<E>,
     pub(crate) router: Option<RouterHandle<E>>,
     pub(crate) registry: prometheus::Registry,
-    pub(crate) el: MockExecutionLayer<E>,
+    /// The chain, its mock execution client (`harness.mock`) and the producer's pool.
+    pub(crate) harness: ChainHarness<E>,
     stop: watch::Sender<bool>,
+    /// The directory of the harness's store (kept by the node, so that a stopped node's store
+    /// can be reopened).
     _dir: tempfile::TempDir,
 }
 
@@ -187,7 +182,7 @@ pub(crate) struct NodeSpec<'a> {
 /// What a node starts from beyond [`NodeSpec`], and router options the tests vary.
 #[derive(Default)]
 pub(crate) struct Launch {
-    /// The data directory of a stopped node: its store is reopened (`BeaconChain::open`) and
+    /// The data directory of a stopped node: its store is reopened (`ChainStart::Stored`) and
     /// `NodeSpec::anchor` is not used.
     pub(crate) reopen: Option<tempfile::TempDir>,
     /// `RouterConfig::genesis_backfill`.
@@ -199,14 +194,12 @@ pub(crate) struct Launch {
 
 /// The genesis of the interop chain as an anchor: the genesis state and block.
 pub(crate) fn genesis_anchor(spec: &ChainSpec) -> BuiltBlock<E> {
-    let genesis =
-        interop_genesis_state::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
-    let mut post = CachedBeaconState::new(genesis);
-    let state_root = post.hash_tree_root().unwrap();
+    let (post, block) =
+        interop_genesis::<E>(64, GENESIS_TIME, Root::repeat_byte(0x42), spec).unwrap();
     BuiltBlock {
-        block: state_processing::genesis::interop_genesis_block::<E>(state_root),
+        state_root: block.state_root(),
+        block,
         post,
-        state_root,
     }
 }
 
@@ -258,68 +251,45 @@ impl Node {
         let dir = launch
             .reopen
             .unwrap_or_else(|| tempfile::tempdir().unwrap());
-        let store = Arc::new(
-            Store::<E>::open(
-                &dir.path().join("db"),
-                (*spec).clone(),
-                StoreConfig::default(),
-            )
-            .unwrap(),
-        );
-        let clock = Arc::new(ManualSlotClock::new(time_ms(&spec, how.current_slot)));
-        let pool = Arc::new(ThreadPoolBuilder::new().num_threads(2).build().unwrap());
-        let chain_config = ChainConfig {
-            custody_columns: how.custody.clone(),
-            disable_light_client_server: launch.disable_light_client_server,
-            ..ChainConfig::default()
-        };
-        let chain = Arc::new(if reopen {
-            BeaconChain::open(store, spec.clone(), clock.clone(), pool, chain_config).unwrap()
+        let start = if reopen {
+            ChainStart::Stored
         } else {
-            BeaconChain::from_anchor(
-                store,
-                how.anchor.post.clone(),
-                how.anchor.block.clone(),
-                spec.clone(),
-                clock.clone(),
-                pool,
-                chain_config,
-            )
-            .unwrap()
-        });
-        for (built, columns) in how.blocks {
-            let columns: Vec<DataColumnSidecar<E>> =
-                columns.iter().map(|c| (**c).clone()).collect();
-            chain
-                .import_block(
-                    Arc::new(built.block.clone()),
-                    &columns,
-                    &AlwaysValid,
-                    ExecutionStatus::Valid,
-                )
-                .unwrap();
-        }
-
-        let secret = JwtSecret::random();
-        let el = MockExecutionLayer::<E>::start(
-            MockConfig {
-                jwt_secret: secret.clone(),
-                spec: (*spec).clone(),
-                genesis_time: GENESIS_TIME,
-                seed: 1,
-                chain_id: 1,
+            ChainStart::Anchor {
+                state: how.anchor.post.clone(),
+                block: how.anchor.block.clone(),
+            }
+        };
+        let harness = HarnessConfig {
+            spec: (*spec).clone(),
+            genesis_time: GENESIS_TIME,
+            seed: 1,
+            chain: ChainConfig {
+                custody_columns: how.custody.clone(),
+                disable_light_client_server: launch.disable_light_client_server,
+                ..ChainConfig::default()
             },
-            "127.0.0.1:0".parse().unwrap(),
-        )
+            pool_threads: 2,
+            store_path: Some(dir.path().join("db")),
+            clock_slot: Some(how.current_slot),
+            // Half a second into the slot (`time_ms`).
+            ms_into_slot: 500,
+            engine_timeouts: Timeouts::default(),
+            ..HarnessConfig::default()
+        }
+        .build_from::<E>(start)
         .await
         .unwrap();
         // The harness's payloads are not an execution chain the mock knows: it answers SYNCING
         // and blocks are imported optimistically, as behind a syncing execution client.
-        el.set_syncing(true);
-        let engine = Arc::new(EngineApiClient::new(el.url(), secret, Timeouts::default()).unwrap());
-        chain
-            .attach_execution_layer(engine, tokio::runtime::Handle::current())
-            .unwrap();
+        harness.mock.set_syncing(true);
+        for (built, columns) in how.blocks {
+            let columns: Vec<DataColumnSidecar<E>> =
+                columns.iter().map(|c| (**c).clone()).collect();
+            harness
+                .import_valid(Arc::new(built.block.clone()), &columns)
+                .unwrap();
+        }
+        let (clock, chain) = (harness.clock.clone(), harness.chain.clone());
 
         let mut config = local_network_config(&spec, how.current_slot);
         config.static_peers = how.static_peers;
@@ -334,7 +304,7 @@ impl Node {
             .unwrap();
         let registry = prometheus::Registry::new();
         let (stop, shutdown) = watch::channel(false);
-        let pool = Arc::new(OperationPool::new());
+        let pool = harness.op_pool.clone();
         let router = router::spawn_router(
             chain.clone(),
             pool.clone(),
@@ -366,7 +336,7 @@ impl Node {
             network,
             router: Some(router),
             registry,
-            el,
+            harness,
             stop,
             _dir: dir,
         }

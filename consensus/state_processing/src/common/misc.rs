@@ -4,7 +4,6 @@
 //! [spec]: phase0/beacon-chain.md#misc (and altair/, electra/beacon-chain.md#misc)
 
 use ethereum_hashing::hash_fixed;
-use rayon::prelude::*;
 use types::{
     BLSPubkey, Bytes32, Epoch, EthSpec, FAR_FUTURE_EPOCH, ForkName, Gwei, Root, Slot,
     ValidatorIndex, electra::Validator,
@@ -95,7 +94,15 @@ pub fn sample_by_effective_balance<E: EthSpec>(
         Error::ArithmeticOverflow("compute_shuffled_index: index count")
     })?;
     if count > 1 {
-        shuffler = shuffler.with_source_table();
+        // The table is computed in parallel on the caller's pool; off a pool it is left out
+        // (each draw then hashes its own sources) rather than computed on rayon's global pool.
+        shuffler = crate::parallel::SECTIONS.run(|parallel| {
+            if parallel {
+                shuffler.with_source_table()
+            } else {
+                shuffler
+            }
+        });
     }
     let candidate = |i: u64| indices[shuffler.shuffled_index((i % total as u64) as usize)];
     let mut random_input = [0u8; 40];
@@ -108,12 +115,7 @@ pub fn sample_by_effective_balance<E: EthSpec>(
     let mut batch = if count == 1 { 16 } else { SAMPLE_BATCH };
     while selected.len() < count {
         let candidates: Vec<ValidatorIndex> = if batch >= 64 {
-            crate::parallel::isolated(|| {
-                (start..start + batch)
-                    .into_par_iter()
-                    .map(&candidate)
-                    .collect()
-            })
+            crate::parallel::SECTIONS.map_collect(start..start + batch, candidate)
         } else {
             (start..start + batch).map(candidate).collect()
         };
@@ -257,17 +259,24 @@ mod tests {
         // Mixed balances so that acceptance depends on them.
         let balance = |index: ValidatorIndex| (16 + index % 5 * 400) * 1_000_000_000;
         let indices: Vec<ValidatorIndex> = (0..700).map(|i| i * 3 + 1).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("a pool builds");
         for s in 0..4u8 {
             let seed = Root::repeat_byte(s * 41 + 3);
             for count in [1, 3, 64] {
-                let fast =
-                    sample_by_effective_balance::<E>(&indices, &seed, count, |i| Ok(balance(i)))
-                        .expect("non-empty candidates");
+                let sample =
+                    || sample_by_effective_balance::<E>(&indices, &seed, count, |i| Ok(balance(i)));
+                let naive = naive_sample(&indices, &seed, count, balance);
+                // Off a pool (no source table, batches one after the other) and on one.
                 assert_eq!(
-                    fast,
-                    naive_sample(&indices, &seed, count, balance),
+                    sample().expect("non-empty candidates"),
+                    naive,
                     "count {count}"
                 );
+                let on_a_pool = pool.install(sample).expect("non-empty candidates");
+                assert_eq!(on_a_pool, naive, "count {count}, on a pool");
             }
         }
     }

@@ -3,7 +3,6 @@
 //!
 //! [spec]: fulu/beacon-chain.md#new-process_proposer_lookahead
 
-use rayon::prelude::*;
 use types::{Epoch, EthSpec, Gwei, Root, ValidatorIndex, signing::DOMAIN_BEACON_PROPOSER};
 
 use crate::per_epoch::{
@@ -144,14 +143,9 @@ fn compute_proposer_indices_with_balances<E: EthSpec>(
         return Err(Error::NoActiveValidators(epoch));
     }
     let start_slot = compute_start_slot_at_epoch::<E>(epoch);
-    crate::parallel::isolated(|| {
-        (0..E::slots_per_epoch())
-            .into_par_iter()
-            .map(|i| {
-                let slot_seed = proposer_seed_at_slot(seed, start_slot.saturating_add(i));
-                compute_proposer_index_with_balances::<E>(indices, &slot_seed, &effective_balance)
-            })
-            .collect()
+    crate::parallel::SECTIONS.map_collect(0..E::slots_per_epoch(), |i| {
+        let slot_seed = proposer_seed_at_slot(seed, start_slot.saturating_add(i));
+        compute_proposer_index_with_balances::<E>(indices, &slot_seed, &effective_balance)
     })
 }
 

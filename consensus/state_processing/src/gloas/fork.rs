@@ -221,37 +221,31 @@ fn verify_deposit_signatures(
     indices: &[usize],
     spec: &ChainSpec,
 ) -> Vec<bool> {
-    use rayon::prelude::*;
     if indices.is_empty() {
         return Vec::new();
     }
     let domain = spec.compute_genesis_domain(DOMAIN_DEPOSIT);
     // Decoding a key and a signature is most of the cost outside the pairing: in parallel.
-    let sets: Vec<Option<bls::SignatureSet>> = crate::parallel::isolated(|| {
-        indices
-            .par_iter()
-            .map(|&i| {
-                let deposit = &deposits[i];
-                let public_key = PublicKeyBytes(deposit.pubkey.0).decompress().ok()?;
-                let signature = bls::Signature::deserialize(deposit.signature.as_slice()).ok()?;
-                let message = electra::DepositMessage {
-                    pubkey: deposit.pubkey,
-                    withdrawal_credentials: deposit.withdrawal_credentials,
-                    amount: deposit.amount,
-                };
-                let root = compute_signing_root(&message, domain);
-                Some(bls::SignatureSet::new(signature, vec![public_key], root.0))
-            })
-            .collect()
-    });
+    let sets: Vec<Option<bls::SignatureSet>> =
+        crate::parallel::SECTIONS.map_collect(indices, |&i| {
+            let deposit = &deposits[i];
+            let public_key = PublicKeyBytes(deposit.pubkey.0).decompress().ok()?;
+            let signature = bls::Signature::deserialize(deposit.signature.as_slice()).ok()?;
+            let message = electra::DepositMessage {
+                pubkey: deposit.pubkey,
+                withdrawal_credentials: deposit.withdrawal_credentials,
+                amount: deposit.amount,
+            };
+            let root = compute_signing_root(&message, domain);
+            Some(bls::SignatureSet::new(signature, vec![public_key], root.0))
+        });
     let mut valid: Vec<bool> = sets.iter().map(Option::is_some).collect();
     let decoded: Vec<usize> = (0..sets.len()).filter(|&k| valid[k]).collect();
     let batch: Vec<bls::SignatureSet> = sets.into_iter().flatten().collect();
     if batch.is_empty() {
         return valid;
     }
-    let pool = crate::per_block::signature_sets::signature_pool();
-    if let Err(failed) = bls::verify_signature_sets_attributed(&batch, pool) {
+    if let Err(failed) = bls::verify_signature_sets_attributed(&batch, crate::parallel::SECTIONS) {
         for k in failed {
             valid[decoded[k]] = false;
         }

@@ -5,7 +5,6 @@
 //! [spec]: gloas/beacon-chain.md#new-get_ptc
 
 use ethereum_hashing::hash_fixed;
-use rayon::prelude::*;
 use types::{
     Epoch, EthSpec, Gwei, Root, Slot, ValidatorIndex,
     signing::{DOMAIN_BEACON_ATTESTER, DOMAIN_PTC_ATTESTER},
@@ -220,28 +219,24 @@ pub(crate) fn compute_epoch_ptcs<E: EthSpec>(
     let seed = get_seed(state, epoch, DOMAIN_PTC_ATTESTER);
     let start_slot = compute_start_slot_at_epoch::<E>(epoch);
     let increments = balance_increments::<E>(effective_balances);
-    crate::parallel::isolated(|| {
-        (0..E::slots_per_epoch())
-            .into_par_iter()
-            .map(|i| {
-                let slot = start_slot.saturating_add(i);
-                match &increments {
-                    Some(increments) => select_ptc_by_increments::<E>(
-                        slot_committees::<E>(shuffling, slot),
-                        &ptc_seed_at_slot(&seed, slot),
-                        increments,
-                    ),
-                    None => compute_ptc_from_shuffling::<E>(shuffling, &seed, slot, |index| {
-                        effective_balances.get(index as usize).copied().ok_or(
-                            Error::UnknownValidator {
-                                index,
-                                len: effective_balances.len(),
-                            },
-                        )
-                    }),
-                }
-            })
-            .collect()
+    crate::parallel::SECTIONS.map_collect(0..E::slots_per_epoch(), |i| {
+        let slot = start_slot.saturating_add(i);
+        match &increments {
+            Some(increments) => select_ptc_by_increments::<E>(
+                slot_committees::<E>(shuffling, slot),
+                &ptc_seed_at_slot(&seed, slot),
+                increments,
+            ),
+            None => compute_ptc_from_shuffling::<E>(shuffling, &seed, slot, |index| {
+                effective_balances
+                    .get(index as usize)
+                    .copied()
+                    .ok_or(Error::UnknownValidator {
+                        index,
+                        len: effective_balances.len(),
+                    })
+            }),
+        }
     })
 }
 
@@ -373,16 +368,17 @@ mod parallel_shuffle {
         if n < 2 {
             return;
         }
-        let parallel = n >= 2 * CHUNK;
-        let run = |list: &mut [u32]| {
-            for round in (0..rounds).rev() {
-                apply_round(list, seed, round, parallel);
-            }
-        };
-        if parallel {
-            crate::parallel::isolated(|| run(list));
+        if n >= 2 * CHUNK {
+            // On the caller's pool; sequentially off one (`parallel` false).
+            crate::parallel::SECTIONS.run(|parallel| {
+                for round in (0..rounds).rev() {
+                    apply_round(list, seed, round, parallel);
+                }
+            });
         } else {
-            run(list);
+            for round in (0..rounds).rev() {
+                apply_round(list, seed, round, false);
+            }
         }
     }
 
@@ -552,6 +548,11 @@ mod tests {
 
     #[test]
     fn parallel_shuffle_matches_shuffle_list() {
+        // On a pool (the rounds' ranges in parallel) and off one (sequentially).
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .expect("a pool builds");
         for n in [0usize, 1, 2, 3, 7, 100, 257, 1000, 70_001, 200_003] {
             for rounds in [10u8, 90] {
                 let seed = [n as u8 ^ rounds; 32];
@@ -559,10 +560,21 @@ mod tests {
                 let expected =
                     swap_or_not_shuffle::shuffle_list(input.clone(), rounds, &seed, true)
                         .expect("a short list");
-                let mut list: Vec<u32> = input.iter().map(|&i| i as u32).collect();
-                parallel_shuffle::shuffle_forwards(&mut list, &seed, rounds);
-                let got: Vec<usize> = list.into_iter().map(|i| i as usize).collect();
-                assert_eq!(got, expected, "n {n}, rounds {rounds}");
+                for on_a_pool in [true, false] {
+                    let mut list: Vec<u32> = input.iter().map(|&i| i as u32).collect();
+                    if on_a_pool {
+                        pool.install(|| {
+                            parallel_shuffle::shuffle_forwards(&mut list, &seed, rounds)
+                        });
+                    } else {
+                        parallel_shuffle::shuffle_forwards(&mut list, &seed, rounds);
+                    }
+                    let got: Vec<usize> = list.into_iter().map(|i| i as usize).collect();
+                    assert_eq!(
+                        got, expected,
+                        "n {n}, rounds {rounds}, on a pool {on_a_pool}"
+                    );
+                }
             }
         }
     }

@@ -9,9 +9,7 @@
 //!
 //! [spec]: phase0/beacon-chain.md#bls-signatures
 
-use std::sync::OnceLock;
-
-use bls::{PublicKey, PublicKeyBytes, Signature, SignatureSet, ThreadPool};
+use bls::{Parallelism, PublicKey, PublicKeyBytes, Signature, SignatureSet};
 use types::{
     BLSSignature, ChainSpec, EthSpec, Root, ValidatorIndex,
     electra::{
@@ -438,20 +436,6 @@ impl SignatureKind {
     }
 }
 
-/// The rayon pool batched block signature checks run on, one thread per core, built on first
-/// use.
-pub fn signature_pool() -> &'static ThreadPool {
-    static POOL: OnceLock<ThreadPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        bls::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("block-bls-{i}"))
-            .build()
-            .expect("a rayon pool with a positive thread count builds")
-    })
-}
-
 /// Gathers the signature sets of one block, then verifies them all in one batch.
 #[derive(Debug, Default)]
 pub struct BlockSignatureVerifier {
@@ -763,21 +747,28 @@ impl BlockSignatureVerifier {
         Ok(())
     }
 
-    /// Verifies every gathered set in one batch on [`signature_pool`].
+    /// Verifies every gathered set in one batch on the caller's pool (sequentially off one:
+    /// [`Parallelism::CurrentPool`]).
+    #[track_caller]
     pub fn verify(self) -> Result<(), BlockProcessingError> {
-        self.verify_on(signature_pool())
+        self.verify_on(Parallelism::CurrentPool)
     }
 
-    /// Verifies every gathered set in one batch on `pool`. When the batch fails, the sets are
-    /// verified one by one (in parallel) and the first invalid one, in block order, is named.
-    pub fn verify_on(self, pool: &ThreadPool) -> Result<(), BlockProcessingError> {
+    /// Verifies every gathered set in one batch, in parallel as `parallelism` says (a
+    /// `&ThreadPool`: on that pool). When the batch fails, the sets are verified one by one
+    /// and the first invalid one, in block order, is named.
+    #[track_caller]
+    pub fn verify_on<'a>(
+        self,
+        parallelism: impl Into<Parallelism<'a>>,
+    ) -> Result<(), BlockProcessingError> {
         if let Some(kind) = self.malformed {
             return Err(kind.invalid(self.epoch));
         }
         if self.sets.is_empty() {
             return Ok(());
         }
-        match bls::verify_signature_sets_attributed(&self.sets, pool) {
+        match bls::verify_signature_sets_attributed(&self.sets, parallelism) {
             Ok(()) => Ok(()),
             Err(failed) => match failed.iter().min() {
                 Some(&i) => Err(self.kinds[i].invalid(self.epoch)),
@@ -821,17 +812,23 @@ impl SegmentSignatureVerifier {
         self.blocks.iter().all(BlockSignatureVerifier::is_empty)
     }
 
-    /// Verifies every block's sets in one batch on [`signature_pool`].
+    /// Verifies every block's sets in one batch on the caller's pool (sequentially off one:
+    /// [`Parallelism::CurrentPool`]).
+    #[track_caller]
     pub fn verify(self) -> Result<(), (usize, BlockProcessingError)> {
-        self.verify_on(signature_pool())
+        self.verify_on(Parallelism::CurrentPool)
     }
 
-    /// Verifies every block's sets in one batch on `pool`. On failure, the position of the first
+    /// Verifies every block's sets in one batch, in parallel as `parallelism` says. On failure, the position of the first
     /// block (in the order they were added) with an invalid set, and that block's error as
     /// [`BlockSignatureVerifier::verify_on`] names it; the blocks before it are valid. A block
     /// with a set that cannot verify at all (a malformed key or signature) ends the batch there:
     /// only the blocks before it are verified.
-    pub fn verify_on(self, pool: &ThreadPool) -> Result<(), (usize, BlockProcessingError)> {
+    #[track_caller]
+    pub fn verify_on<'a>(
+        self,
+        parallelism: impl Into<Parallelism<'a>>,
+    ) -> Result<(), (usize, BlockProcessingError)> {
         let mut blocks = self.blocks;
         // The first block that cannot verify, and its error: the batch covers those before it.
         let malformed = blocks.iter().position(|b| b.malformed.is_some()).map(|at| {
@@ -853,7 +850,7 @@ impl SegmentSignatureVerifier {
             epochs.push(block.epoch);
         }
         if !sets.is_empty()
-            && let Err(failed) = bls::verify_signature_sets_attributed(&sets, pool)
+            && let Err(failed) = bls::verify_signature_sets_attributed(&sets, parallelism)
         {
             return Err(match failed.iter().min() {
                 Some(&i) => {

@@ -1,7 +1,6 @@
 //! One walk over the registry that summarises what every epoch step needs to know about the
 //! validators.
 
-use rayon::prelude::*;
 use types::{ChainSpec, Epoch, EthSpec, FAR_FUTURE_EPOCH, Gwei, ValidatorIndex};
 
 use super::EpochProcessingError;
@@ -107,18 +106,16 @@ impl EpochContext {
         };
         // The walk is bound by memory latency (every validator is its own tree leaf), so the
         // registry is split in ranges walked in parallel, then joined in order.
-        let threads = rayon::current_num_threads().max(1);
+        let threads = crate::parallel::SECTIONS.threads();
         let chunk = n.div_ceil(threads).max(MIN_PARALLEL_RANGE);
         let ranges: Vec<(usize, usize)> = (0..n)
             .step_by(chunk.max(1))
             .map(|start| (start, (start + chunk).min(n)))
             .collect();
-        let parts: Vec<Result<Partial, EpochProcessingError>> = crate::parallel::isolated(|| {
-            ranges
-                .into_par_iter()
-                .map(|(start, end)| Partial::walk(state, start, end, &epochs, spec))
-                .collect()
-        });
+        let parts: Vec<Result<Partial, EpochProcessingError>> = crate::parallel::SECTIONS
+            .map_collect(ranges, |(start, end)| {
+                Partial::walk(state, start, end, &epochs, spec)
+            });
 
         let mut ctx = Self {
             current_epoch: epochs.current,
