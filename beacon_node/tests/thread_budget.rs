@@ -44,9 +44,9 @@
 mod devnet;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
@@ -143,7 +143,8 @@ fn round(head: u64, client: u64) -> Vec<(String, Option<String>)> {
 #[test]
 fn a_devnet_under_a_burst_keeps_to_its_thread_budget() {
     let log = devnet::log_path("thread-budget");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_arbor"));
+    command
         .args([
             "dev",
             "--nodes",
@@ -163,32 +164,9 @@ fn a_devnet_under_a_burst_keeps_to_its_thread_budget() {
             "--worker-threads",
             &WORKER_THREADS.to_string(),
         ])
-        .env("ARBOR_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("arbor dev starts");
-    let pid = child.id();
-    let stdout = child.stdout.take().expect("stdout");
-    let stderr = child.stderr.take().expect("stderr");
-    let child = devnet::Killer(child);
-
-    let (lines_tx, lines) = mpsc::channel::<String>();
-    let file = std::fs::File::create(&log).expect("log file");
-    let err_file = file.try_clone().expect("log file");
-    let out_thread = std::thread::spawn(move || {
-        let mut file = file;
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = writeln!(file, "{line}");
-            let _ = lines_tx.send(line);
-        }
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut file = err_file;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = writeln!(file, "{line}");
-        }
-    });
+        .env("ARBOR_LOG", "info");
+    let (child, lines, output) = devnet::spawn_logged(&mut command, &log);
+    let pid = child.0.id();
 
     // A bound on the whole run, so that a devnet that stalls fails the test rather than hangs
     // it; the assertion itself counts threads.
@@ -331,8 +309,7 @@ fn a_devnet_under_a_burst_keeps_to_its_thread_budget() {
     }
     drop(child);
     let _ = line_thread.join();
-    let _ = out_thread.join();
-    let _ = err_thread.join();
+    output.join();
 
     let report = format!(
         "{samples} samples over {slots_seen} slots (head {first_head} to {head}), {} API answers; \

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -24,6 +24,50 @@ impl Drop for Killer {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The threads that copy a child's output into its log file.
+pub(crate) struct OutputCopiers([std::thread::JoinHandle<()>; 2]);
+
+impl OutputCopiers {
+    /// Waits until the child's output is all in its log (the child gone: its pipes closed).
+    pub(crate) fn join(self) {
+        for copier in self.0 {
+            let _ = copier.join();
+        }
+    }
+}
+
+/// Spawns `command` with its stdout and stderr both written to `log`, and the stdout's lines
+/// handed to the test as well; the child is killed by its PID when the [`Killer`] drops.
+pub(crate) fn spawn_logged(
+    command: &mut Command,
+    log: &Path,
+) -> (Killer, mpsc::Receiver<String>, OutputCopiers) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the child starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let stderr = child.stderr.take().expect("stderr");
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    let file = std::fs::File::create(log).expect("log file");
+    let err_file = file.try_clone().expect("log file");
+    let out = std::thread::spawn(move || {
+        let mut file = file;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = writeln!(file, "{line}");
+            let _ = lines_tx.send(line);
+        }
+    });
+    let err = std::thread::spawn(move || {
+        let mut file = err_file;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = writeln!(file, "{line}");
+        }
+    });
+    (Killer(child), lines, OutputCopiers([out, err]))
 }
 
 /// A plain HTTP/1.0 GET (no chunked answers) on 127.0.0.1 (no client library needed for one request); the status
@@ -65,7 +109,8 @@ pub(crate) fn devnet_finalizes_observed(
     // Three epochs of the minimal preset's 8 slots to spare past the usual finality (epoch E
     // at slot 8 * (E + 2)).
     let max_slots_arg = (8 * (until_finalized_epoch + 5)).to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_arbor"));
+    command
         .args([
             "dev",
             "--nodes",
@@ -87,32 +132,8 @@ pub(crate) fn devnet_finalizes_observed(
             "--max-slots",
             &max_slots_arg,
         ])
-        .env("ARBOR_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("arbor dev starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut child = Killer(child);
-
-    // Both streams into one log file and the lines into the test.
-    let (lines_tx, lines) = mpsc::channel::<String>();
-    let file = std::fs::File::create(&log).expect("log file");
-    let err_file = file.try_clone().expect("log file");
-    let out_thread = std::thread::spawn(move || {
-        let mut file = file;
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = writeln!(file, "{line}");
-            let _ = lines_tx.send(line);
-        }
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut file = err_file;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = writeln!(file, "{line}");
-        }
-    });
+        .env("ARBOR_LOG", "info");
+    let (mut child, lines, output) = spawn_logged(&mut command, &log);
 
     // 2 s slots: finality of epoch 2 comes at slot 32 (about 70 s), each later epoch 16 s
     // after; the bound leaves room for a loaded machine, and `--max-slots` makes the devnet
@@ -182,8 +203,7 @@ pub(crate) fn devnet_finalizes_observed(
         )
     });
     drop(child);
-    let _ = out_thread.join();
-    let _ = err_thread.join();
+    output.join();
     let output = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
         status.success(),
