@@ -102,6 +102,10 @@ pub enum GloasError {
     /// `notify_ptc_messages` attestation that does not index).
     #[error("payload attestation: {0}")]
     InvalidPayloadAttestation(#[source] PayloadAttestationInvalid),
+    /// `should_build_on_full`: the head given is a PENDING node (`get_head` never returns
+    /// one).
+    #[error("head {0:?} is a PENDING node")]
+    PendingHead(Root),
     /// A PTC or a payload attestation's indices could not be read from a state.
     #[error("PTC: {0}")]
     Ptc(#[source] state_processing::Error),
@@ -126,6 +130,7 @@ impl GloasError {
             | GloasError::PayloadAttestationNotCurrent { .. }
             | GloasError::InvalidPayloadAttestation(_) => Fault::Message,
             GloasError::NotGloasBlock(_)
+            | GloasError::PendingHead(_)
             | GloasError::EngineUnavailable { .. }
             | GloasError::Ptc(_) => Fault::Local,
         }

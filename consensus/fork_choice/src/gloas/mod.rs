@@ -11,7 +11,8 @@
 //!   proposer boost is added at head time to the boosted block's PENDING node and its
 //!   ancestors when `should_apply_proposer_boost` holds; previous-slot EMPTY/FULL nodes weigh
 //!   0 (`is_previous_slot_payload_decision`) and `get_payload_status_tiebreaker` decides.
-//! - `get_filtered_block_tree`: one pass over the blocks, leaves first.
+//! - `get_filtered_node_tree` (the 1.7.0b4 vectors' node-level filter, where a childless
+//!   EMPTY or FULL variant is judged on its own): one pass over the nodes, leaves first.
 //! - `store.payloads`: the roots whose envelope was verified (the envelopes themselves are the
 //!   caller's to keep).
 
@@ -1171,31 +1172,50 @@ impl<E: EthSpec> GloasForkChoice<E> {
             || self.get_parent_payload_status(proposer_block)? == PayloadStatus::Full)
     }
 
-    /// The viability of each block (`get_filtered_block_tree`), by `block_order`.
+    /// `should_build_on_full(store, head, slot)`: whether the proposer of `slot` builds on
+    /// the head's payload. For a head of an earlier slot than the previous one, its payload
+    /// status decides; for a FULL head of the previous slot, the PTC must not have found the
+    /// payload late or its blob data unavailable.
     ///
-    /// [spec]: phase0/fork-choice.md#filter_block_tree
-    fn filtered_blocks(&self) -> Vec<bool> {
+    /// [spec]: gloas/fork-choice.md#new-should_build_on_full
+    pub fn should_build_on_full(&self, head: &GloasHead, slot: Slot) -> Result<bool, GloasError> {
+        if head.payload_status == PayloadStatus::Pending {
+            return Err(GloasError::PendingHead(head.root));
+        }
+        if self.block(&head.root)?.slot + 1 != slot {
+            return Ok(head.payload_status == PayloadStatus::Full);
+        }
+        if head.payload_status == PayloadStatus::Empty {
+            return Ok(false);
+        }
+        if self.payload_timeliness(&head.root, false) {
+            return Ok(false);
+        }
+        if self.payload_data_availability(&head.root, false) {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The viability of each node (`get_filtered_node_tree`), by node index: a node with
+    /// children (`get_node_children`) is viable when one of them is, a leaf when its block's
+    /// voting source and finalized ancestor agree with the store. A childless EMPTY or FULL
+    /// variant is judged on its own, so an unviable one is pruned even when the other variant
+    /// of its block leads to a viable leaf.
+    ///
+    /// [spec]: phase0/fork-choice.md#filter_node_tree
+    fn filtered_nodes(&self) -> Vec<bool> {
         let n = self.block_order.len();
         let current_epoch = self.get_current_store_epoch();
         let justified = &self.justified_checkpoint;
         let finalized_slot = self.finalized_checkpoint.epoch * E::slots_per_epoch();
         let check_finalized = self.finalized_checkpoint.epoch != GENESIS_EPOCH;
-        let parents: Vec<Option<usize>> = self
-            .block_order
-            .iter()
-            .map(|root| {
-                self.blocks
-                    .get(&self.blocks[root].parent_root)
-                    .map(|p| p.order)
-            })
-            .collect();
         // `get_checkpoint_block(store, root, finalized.epoch)` of every block, parents first.
         let mut ancestor_at_finalized: Vec<usize> = vec![0; n];
         for (order, root) in self.block_order.iter().enumerate() {
-            ancestor_at_finalized[order] = match parents[order] {
-                Some(parent) if self.blocks[root].slot > finalized_slot => {
-                    ancestor_at_finalized[parent]
-                }
+            let block = &self.blocks[root];
+            ancestor_at_finalized[order] = match self.blocks.get(&block.parent_root) {
+                Some(parent) if block.slot > finalized_slot => ancestor_at_finalized[parent.order],
                 _ => order,
             };
         }
@@ -1203,29 +1223,43 @@ impl<E: EthSpec> GloasForkChoice<E> {
             .blocks
             .get(&self.finalized_checkpoint.root)
             .map(|b| b.order);
-        let mut has_children = vec![false; n];
-        let mut viable = vec![false; n];
-        for order in (0..n).rev() {
-            let block = &self.blocks[&self.block_order[order]];
-            if !has_children[order] {
-                let voting_source = if current_epoch > compute_epoch_at_slot::<E>(block.slot) {
-                    &block.unrealized_justified
-                } else {
-                    &block.justified
-                };
-                let correct_justified = justified.epoch == GENESIS_EPOCH
-                    || voting_source.epoch == justified.epoch
-                    || voting_source.epoch + 2 >= current_epoch;
-                let correct_finalized =
-                    !check_finalized || Some(ancestor_at_finalized[order]) == finalized_order;
-                viable[order] = correct_justified && correct_finalized;
-            }
-            if let Some(parent) = parents[order] {
-                has_children[parent] = true;
-                if viable[order] {
-                    viable[parent] = true;
+        // The leaf condition of a block's variants.
+        let leaf_viable = |block: &BlockEntry| {
+            let voting_source = if current_epoch > compute_epoch_at_slot::<E>(block.slot) {
+                &block.unrealized_justified
+            } else {
+                &block.justified
+            };
+            let correct_justified = justified.epoch == GENESIS_EPOCH
+                || voting_source.epoch == justified.epoch
+                || voting_source.epoch + 2 >= current_epoch;
+            let correct_finalized =
+                !check_finalized || Some(ancestor_at_finalized[block.order]) == finalized_order;
+            correct_justified && correct_finalized
+        };
+        // Children have higher indices than their parents: one pass from the end.
+        let nodes = self.tree.nodes();
+        let mut viable = vec![false; nodes.len()];
+        for index in (0..nodes.len()).rev() {
+            let node = &nodes[index];
+            let Some(block) = self.blocks.get(&node.root) else {
+                continue;
+            };
+            viable[index] = match node.status {
+                PayloadStatus::Pending => {
+                    viable[block.empty]
+                        || (self.is_payload_verified(&node.root) && viable[block.full])
                 }
-            }
+                PayloadStatus::Full if !self.is_payload_verified(&node.root) => false,
+                PayloadStatus::Empty | PayloadStatus::Full => {
+                    let children = self.tree.children(index);
+                    if children.is_empty() {
+                        leaf_viable(block)
+                    } else {
+                        children.iter().any(|&child| viable[child])
+                    }
+                }
+            };
         }
         viable
     }
@@ -1246,7 +1280,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
             None
         };
         Ok(HeadContext {
-            viable: self.filtered_blocks(),
+            viable: self.filtered_nodes(),
             boost,
             current_slot: self.get_current_slot(),
         })
@@ -1296,12 +1330,12 @@ impl<E: EthSpec> GloasForkChoice<E> {
         })
     }
 
-    /// `get_node_children(store, blocks, node)` over the filtered blocks.
+    /// `get_node_children(store, node)`, those in the filtered node tree.
     ///
     /// [spec]: gloas/fork-choice.md#modified-get_node_children
     fn get_node_children(&self, index: usize, viable: &[bool]) -> Vec<usize> {
         let node = &self.tree.nodes()[index];
-        match node.status {
+        let children = match node.status {
             PayloadStatus::Pending => {
                 let Some(block) = self.blocks.get(&node.root) else {
                     return Vec::new();
@@ -1312,18 +1346,12 @@ impl<E: EthSpec> GloasForkChoice<E> {
                 }
                 children
             }
-            PayloadStatus::Empty | PayloadStatus::Full => self
-                .tree
-                .children(index)
-                .iter()
-                .copied()
-                .filter(|&child| {
-                    self.blocks
-                        .get(&self.tree.nodes()[child].root)
-                        .is_some_and(|b| viable[b.order])
-                })
-                .collect(),
-        }
+            PayloadStatus::Empty | PayloadStatus::Full => self.tree.children(index).to_vec(),
+        };
+        children
+            .into_iter()
+            .filter(|&child| viable[child])
+            .collect()
     }
 
     /// `get_head(store)`.
@@ -1386,7 +1414,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
 
 /// One `get_head`'s view of the store.
 struct HeadContext {
-    /// Each block's viability, by `block_order`.
+    /// Each node's viability (`get_filtered_node_tree`), by node index.
     viable: Vec<bool>,
     /// The nodes the proposer boost counts for, and its amount, when it applies.
     boost: Option<(FxHashSet<usize>, Gwei)>,
