@@ -203,7 +203,7 @@ mod tests {
                 let slot = blocks[parent].slot + 1 + rng.next_u64() % 2;
                 blocks.push(Block {
                     parent: Some(parent),
-                    on_full: rng.next_u64() % 2 == 0,
+                    on_full: rng.next_u64().is_multiple_of(2),
                     slot,
                 });
             }
