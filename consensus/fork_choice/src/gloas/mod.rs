@@ -18,6 +18,7 @@
 
 pub mod error;
 pub mod nodes;
+pub mod votes;
 
 use std::sync::Arc;
 
@@ -50,6 +51,7 @@ use types::{
 
 pub use self::error::{EngineError, GloasError};
 pub use self::nodes::{NodeTree, PayloadStatus};
+pub use self::votes::{GloasVotes, LatestMessage};
 use crate::data_availability::AvailabilityError;
 use crate::error::Error;
 use crate::fork_choice::JustifiedBalances;
@@ -107,51 +109,11 @@ struct BlockEntry {
     full: usize,
 }
 
-/// `LatestMessage(slot, root, payload_present)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LatestMessage {
-    slot: Slot,
-    root: Root,
-    payload_present: bool,
-}
-
 /// `store.payload_timeliness_vote[root]` and `store.payload_data_availability_vote[root]`.
 #[derive(Debug, Clone)]
 struct PtcVotes {
     timeliness: Vec<Option<bool>>,
     data_availability: Vec<Option<bool>>,
-}
-
-/// The latest messages and the node weights they are counted in.
-#[derive(Debug, Clone, Default)]
-struct Votes {
-    latest: Vec<Option<LatestMessage>>,
-    /// The node and balance each validator's vote is counted with now.
-    applied: Vec<Option<(usize, Gwei)>>,
-    /// Validators whose vote changed since the weights were last brought up to date.
-    dirty: Vec<ValidatorIndex>,
-    is_dirty: Vec<bool>,
-    /// Every vote must be counted again (new balances).
-    all_dirty: bool,
-}
-
-impl Votes {
-    fn grow(&mut self, index: usize) {
-        if self.latest.len() <= index {
-            self.latest.resize(index + 1, None);
-            self.applied.resize(index + 1, None);
-            self.is_dirty.resize(index + 1, false);
-        }
-    }
-
-    fn mark(&mut self, index: ValidatorIndex) {
-        let i = index as usize;
-        self.grow(i);
-        if !self.is_dirty[i] {
-            self.is_dirty[i] = true;
-            self.dirty.push(index);
-        }
-    }
 }
 
 /// The Gloas fork-choice store.
@@ -177,7 +139,7 @@ pub struct GloasForkChoice<E: EthSpec> {
     payloads: FxHashSet<Root>,
     ptc_votes: FxHashMap<Root, PtcVotes>,
     tree: NodeTree,
-    votes: Votes,
+    votes: GloasVotes,
     balances: JustifiedBalances,
     balances_checkpoint: Option<(Epoch, Root)>,
 }
@@ -233,7 +195,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
             payloads: FxHashSet::default(),
             ptc_votes: FxHashMap::default(),
             tree: NodeTree::default(),
-            votes: Votes::default(),
+            votes: GloasVotes::default(),
             balances: JustifiedBalances::default(),
             balances_checkpoint: None,
         };
@@ -277,6 +239,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
                 parent.empty
             }
         });
+        // EMPTY and FULL follow PENDING (`LatestMessage::supported_node` relies on it).
         let pending = self.tree.push(root, PayloadStatus::Pending, parent_node);
         let empty = self.tree.push(root, PayloadStatus::Empty, Some(pending));
         let full = self.tree.push(root, PayloadStatus::Full, Some(pending));
@@ -934,7 +897,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
             .map_err(GloasError::InvalidIndexedAttestation)?;
             indices
         };
-        self.update_latest_messages(&indices, &attestation.data);
+        self.update_latest_messages(&indices, &attestation.data)?;
         Ok(())
     }
 
@@ -946,27 +909,23 @@ impl<E: EthSpec> GloasForkChoice<E> {
         &mut self,
         attesting_indices: &[ValidatorIndex],
         data: &AttestationData,
-    ) {
+    ) -> Result<(), Error> {
+        let block = self.block(&data.beacon_block_root)?;
         let message = LatestMessage {
             slot: data.slot,
             root: data.beacon_block_root,
             payload_present: data.index == 1,
+            block_slot: block.slot,
+            pending: u32::try_from(block.pending)
+                .map_err(|_| Error::VoteNodeOutOfRange(u32::MAX))?,
         };
         for &index in attesting_indices {
             if self.equivocating_indices.contains(&index) {
                 continue;
             }
-            let i = index as usize;
-            self.votes.grow(i);
-            let newer = match self.votes.latest[i] {
-                None => true,
-                Some(latest) => message.slot > latest.slot,
-            };
-            if newer {
-                self.votes.latest[i] = Some(message);
-                self.votes.mark(index);
-            }
+            self.votes.process_attestation(index, message);
         }
+        Ok(())
     }
 
     /// `on_attester_slashing(store, attester_slashing)`.
@@ -1019,67 +978,19 @@ impl<E: EthSpec> GloasForkChoice<E> {
         let state = self.checkpoint_state(&justified)?;
         self.balances = JustifiedBalances::from_state(state)?;
         self.balances_checkpoint = Some(key);
-        self.votes.all_dirty = true;
+        self.votes.queue_all();
         Ok(())
-    }
-
-    /// `get_supported_node(store, message)`: the node index a latest message supports.
-    ///
-    /// [spec]: gloas/fork-choice.md#modified-get_supported_node
-    fn get_supported_node(&self, message: &LatestMessage) -> Option<usize> {
-        let block = self.blocks.get(&message.root)?;
-        Some(if block.slot < message.slot {
-            if message.payload_present {
-                block.full
-            } else {
-                block.empty
-            }
-        } else {
-            block.pending
-        })
     }
 
     /// Brings the node weights up to date with the votes and balances.
     fn update_weights(&mut self) -> Result<(), Error> {
         self.refresh_justified_balances()?;
-        let mut deltas = vec![0i64; self.tree.len()];
-        let dirty: Vec<ValidatorIndex> = if self.votes.all_dirty {
-            (0..self.votes.latest.len() as u64).collect()
-        } else {
-            std::mem::take(&mut self.votes.dirty)
-        };
-        let weights = self.balances.vote_weights();
-        for &index in &dirty {
-            let i = index as usize;
-            let new = match self.votes.latest.get(i).copied().flatten() {
-                Some(message) if !self.equivocating_indices.contains(&index) => self
-                    .get_supported_node(&message)
-                    .map(|node| (node, weights.get(i).copied().unwrap_or(0))),
-                Some(_) | None => None,
-            };
-            let old = self.votes.applied.get(i).copied().flatten();
-            if old == new {
-                continue;
-            }
-            if let Some((node, balance)) = old {
-                deltas[node] = deltas[node]
-                    .checked_sub_unsigned(balance)
-                    .ok_or(Error::DeltaOverflow)?;
-            }
-            if let Some((node, balance)) = new {
-                deltas[node] = deltas[node]
-                    .checked_add_unsigned(balance)
-                    .ok_or(Error::DeltaOverflow)?;
-            }
-            self.votes.applied[i] = new;
-        }
-        self.tree.apply_deltas(&mut deltas)?;
-        for &index in &dirty {
-            self.votes.is_dirty[index as usize] = false;
-        }
-        self.votes.dirty.clear();
-        self.votes.all_dirty = false;
-        Ok(())
+        let mut deltas = self.votes.compute_deltas(
+            self.tree.len(),
+            self.balances.vote_weights(),
+            &self.equivocating_indices,
+        )?;
+        self.tree.apply_deltas(&mut deltas)
     }
 
     /// `get_proposer_score(store)`.
