@@ -63,7 +63,9 @@ fn voted() -> (NodeTree, GloasVotes, Vec<u64>) {
     let balances = vec![BALANCE; VALIDATORS];
     for v in 0..VALIDATORS {
         let block = v * 7919 % BLOCKS;
-        votes.process_attestation(v as u64, message(block, BLOCKS as u64, v % 2 == 0));
+        votes
+            .process_attestation(v as u64, &message(block, BLOCKS as u64, v % 2 == 0))
+            .expect("index fits");
     }
     let mut deltas = votes
         .compute_deltas(tree.len(), &balances, &FxHashSet::default())
@@ -82,7 +84,9 @@ fn benches(c: &mut Criterion) {
             || {
                 let mut votes = votes.clone();
                 for v in 0..VOTES_PER_SLOT {
-                    votes.process_attestation(attester(v) as u64, newest);
+                    votes
+                        .process_attestation(attester(v) as u64, &newest)
+                        .expect("index fits");
                 }
                 (tree.clone(), votes)
             },
@@ -103,7 +107,7 @@ fn benches(c: &mut Criterion) {
             || votes.clone(),
             |mut votes| {
                 for &v in &attesters {
-                    votes.process_attestation(v, newest);
+                    votes.process_attestation(v, &newest).expect("index fits");
                 }
                 black_box(votes)
             },

@@ -923,7 +923,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
             if self.equivocating_indices.contains(&index) {
                 continue;
             }
-            self.votes.process_attestation(index, message);
+            self.votes.process_attestation(index, &message)?;
         }
         Ok(())
     }
@@ -962,8 +962,8 @@ impl<E: EthSpec> GloasForkChoice<E> {
             .filter(|i| second.contains(i))
             .collect();
         for index in both {
+            self.votes.mark(index)?;
             self.equivocating_indices.insert(index);
-            self.votes.mark(index);
         }
         Ok(())
     }

@@ -37,60 +37,102 @@ impl LatestMessage {
     }
 }
 
+/// No node (no message, or not counted).
+const NO_NODE: u32 = u32::MAX;
+
+/// One validator's latest message as fork choice counts it, in one dense entry (what the
+/// deltas visit per vote lies in one cache line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Vote {
+    /// The latest message's slot (meaningless while `next` is [`NO_NODE`]).
+    slot: Slot,
+    /// The node the latest message supports.
+    next: u32,
+    /// The node the vote is counted on now.
+    current: u32,
+    /// The balance it is counted with now.
+    current_balance: Gwei,
+    /// Queued to be counted again.
+    queued: bool,
+}
+
+impl Default for Vote {
+    fn default() -> Self {
+        Self {
+            slot: 0,
+            next: NO_NODE,
+            current: NO_NODE,
+            current_balance: 0,
+            queued: false,
+        }
+    }
+}
+
 /// Every validator's latest message and the node and balance it is counted with.
 #[derive(Debug, Clone, Default)]
 pub struct GloasVotes {
-    latest: Vec<Option<LatestMessage>>,
-    applied: Vec<Option<(u32, Gwei)>>,
+    votes: Vec<Vote>,
     /// Validators whose vote changed since the last [`Self::compute_deltas`].
-    dirty: Vec<ValidatorIndex>,
-    is_dirty: Vec<bool>,
+    queue: Vec<u32>,
     /// Every vote must be counted again (new balances).
-    all_dirty: bool,
+    all_queued: bool,
 }
 
 impl GloasVotes {
-    fn grow(&mut self, index: usize) {
-        if self.latest.len() <= index {
-            self.latest.resize(index + 1, None);
-            self.applied.resize(index + 1, None);
-            self.is_dirty.resize(index + 1, false);
+    fn entry(&mut self, index: ValidatorIndex) -> Result<&mut Vote, Error> {
+        let i = usize::try_from(index).map_err(|_| Error::ValidatorIndexTooLarge(index))?;
+        if i >= u32::MAX as usize {
+            return Err(Error::ValidatorIndexTooLarge(index));
         }
+        if i >= self.votes.len() {
+            self.votes.resize(i + 1, Vote::default());
+        }
+        Ok(&mut self.votes[i])
     }
 
     /// Queues validator `index`'s vote to be counted again (an equivocation).
-    pub fn mark(&mut self, index: ValidatorIndex) {
-        let i = index as usize;
-        self.grow(i);
-        if !self.is_dirty[i] {
-            self.is_dirty[i] = true;
-            self.dirty.push(index);
+    pub fn mark(&mut self, index: ValidatorIndex) -> Result<(), Error> {
+        let all = self.all_queued;
+        let vote = self.entry(index)?;
+        if !vote.queued && !all {
+            vote.queued = true;
+            self.queue.push(index as u32);
         }
+        Ok(())
     }
 
     /// Queues every vote to be counted again (the justified balances changed).
     pub fn queue_all(&mut self) {
-        self.all_dirty = true;
+        self.all_queued = true;
     }
 
-    /// The latest message of validator `index`.
-    pub fn latest(&self, index: ValidatorIndex) -> Option<&LatestMessage> {
-        self.latest.get(index as usize).and_then(Option::as_ref)
+    /// The slot of validator `index`'s latest message and the node it supports.
+    pub fn latest(&self, index: ValidatorIndex) -> Option<(Slot, usize)> {
+        self.votes
+            .get(index as usize)
+            .filter(|vote| vote.next != NO_NODE)
+            .map(|vote| (vote.slot, vote.next as usize))
     }
 
     /// The part of `update_latest_messages` for one validator: `message` replaces its latest
     /// message when it is of a later slot (or the first).
-    pub fn process_attestation(&mut self, index: ValidatorIndex, message: LatestMessage) {
-        let i = index as usize;
-        self.grow(i);
-        let newer = match &self.latest[i] {
-            None => true,
-            Some(latest) => message.slot > latest.slot,
-        };
-        if newer {
-            self.latest[i] = Some(message);
-            self.mark(index);
+    pub fn process_attestation(
+        &mut self,
+        index: ValidatorIndex,
+        message: &LatestMessage,
+    ) -> Result<(), Error> {
+        let all = self.all_queued;
+        let vote = self.entry(index)?;
+        if vote.next == NO_NODE || message.slot > vote.slot {
+            vote.slot = message.slot;
+            vote.next = u32::try_from(message.supported_node())
+                .map_err(|_| Error::VoteNodeOutOfRange(u32::MAX))?;
+            if !vote.queued && !all {
+                vote.queued = true;
+                self.queue.push(index as u32);
+            }
         }
+        Ok(())
     }
 
     /// The delta of each of `node_count` nodes from the votes that changed (all of them after
@@ -103,47 +145,50 @@ impl GloasVotes {
         equivocating: &FxHashSet<ValidatorIndex>,
     ) -> Result<Vec<i64>, Error> {
         let mut deltas = vec![0i64; node_count];
-        let dirty: Vec<ValidatorIndex> = if self.all_dirty {
-            (0..self.latest.len() as u64).collect()
-        } else {
-            std::mem::take(&mut self.dirty)
-        };
         let check_equivocating = !equivocating.is_empty();
-        for &index in &dirty {
-            let i = index as usize;
-            let new = match self.latest[i] {
-                Some(message) if !(check_equivocating && equivocating.contains(&index)) => {
-                    let node = message.supported_node();
-                    if node >= node_count {
-                        return Err(Error::VoteNodeOutOfRange(node as u32));
-                    }
-                    Some((node as u32, balances.get(i).copied().unwrap_or(0)))
-                }
-                Some(_) | None => None,
+        let mut visit = |i: usize, vote: &mut Vote| -> Result<(), Error> {
+            vote.queued = false;
+            let counted =
+                vote.next != NO_NODE && !(check_equivocating && equivocating.contains(&(i as u64)));
+            let (node, balance) = if counted {
+                (vote.next, balances.get(i).copied().unwrap_or(0))
+            } else {
+                (NO_NODE, 0)
             };
-            let old = self.applied[i];
-            if old == new {
-                continue;
+            if vote.current == node && vote.current_balance == balance {
+                return Ok(());
             }
-            if let Some((node, balance)) = old {
-                let delta = &mut deltas[node as usize];
-                *delta = delta
-                    .checked_sub_unsigned(balance)
+            if vote.current != NO_NODE {
+                let d = deltas
+                    .get_mut(vote.current as usize)
+                    .ok_or(Error::VoteNodeOutOfRange(vote.current))?;
+                *d = d
+                    .checked_sub_unsigned(vote.current_balance)
                     .ok_or(Error::DeltaOverflow)?;
             }
-            if let Some((node, balance)) = new {
-                let delta = &mut deltas[node as usize];
-                *delta = delta
+            if node != NO_NODE {
+                let d = deltas
+                    .get_mut(node as usize)
+                    .ok_or(Error::VoteNodeOutOfRange(node))?;
+                *d = d
                     .checked_add_unsigned(balance)
                     .ok_or(Error::DeltaOverflow)?;
             }
-            self.applied[i] = new;
+            vote.current = node;
+            vote.current_balance = balance;
+            Ok(())
+        };
+        if self.all_queued {
+            for (i, vote) in self.votes.iter_mut().enumerate() {
+                visit(i, vote)?;
+            }
+        } else {
+            for &i in &self.queue {
+                visit(i as usize, &mut self.votes[i as usize])?;
+            }
         }
-        for &index in &dirty {
-            self.is_dirty[index as usize] = false;
-        }
-        self.dirty.clear();
-        self.all_dirty = false;
+        self.queue.clear();
+        self.all_queued = false;
         Ok(deltas)
     }
 }
@@ -168,25 +213,31 @@ mod tests {
         let balances = [0, 10];
         let none = FxHashSet::default();
         // Same slot as its block: PENDING (node 3).
-        votes.process_attestation(1, message(1, 1, false));
+        votes
+            .process_attestation(1, &message(1, 1, false))
+            .expect("index fits");
         assert_eq!(
             votes.compute_deltas(6, &balances, &none).expect("in range"),
             vec![0, 0, 0, 10, 0, 0]
         );
         // A later slot with the payload: FULL (node 5).
-        votes.process_attestation(1, message(2, 1, true));
+        votes
+            .process_attestation(1, &message(2, 1, true))
+            .expect("index fits");
         assert_eq!(
             votes.compute_deltas(6, &balances, &none).expect("in range"),
             vec![0, 0, 0, -10, 0, 10]
         );
         // An earlier or equal slot changes nothing.
-        votes.process_attestation(1, message(2, 1, false));
+        votes
+            .process_attestation(1, &message(2, 1, false))
+            .expect("index fits");
         assert_eq!(
             votes.compute_deltas(6, &balances, &none).expect("in range"),
             vec![0; 6]
         );
         // Equivocating: the vote leaves.
-        votes.mark(1);
+        votes.mark(1).expect("index fits");
         let equivocating: FxHashSet<ValidatorIndex> = [1].into_iter().collect();
         assert_eq!(
             votes
@@ -194,6 +245,6 @@ mod tests {
                 .expect("in range"),
             vec![0, 0, 0, 0, 0, -10]
         );
-        assert_eq!(votes.latest(1).map(|m| m.slot), Some(2));
+        assert_eq!(votes.latest(1), Some((2, 5)));
     }
 }
