@@ -148,6 +148,12 @@ impl JustifiedBalances {
     pub fn total_active(&self) -> Gwei {
         self.total_active
     }
+
+    /// The total over the active validators that are not slashed (at least one increment):
+    /// what `get_proposer_score` weighs the boost against.
+    pub fn total_unslashed(&self) -> Gwei {
+        self.total_unslashed
+    }
 }
 
 /// A block fork choice checked on arrival ([`ForkChoice::check_block`]): what the rest of

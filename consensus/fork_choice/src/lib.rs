@@ -10,6 +10,8 @@
 //! - [`ProtoArray`]: the block tree, weights and the viability filter.
 //! - [`VoteTracker`]: latest messages, one dense entry per validator, and the deltas they imply.
 //! - [`fast_confirmation`]: the fast confirmation rule (`on_fast_confirmation`) over the store.
+//! - [`gloas`]: the Gloas (EIP-7732) store, three nodes per block (PENDING, EMPTY, FULL),
+//!   with the payload envelope and PTC handlers.
 //! - [`data_availability`]: the `is_data_available` hook of `on_block` (Fulu's columns, or
 //!   Deneb's blobs and proofs before Fulu).
 //!
@@ -19,6 +21,7 @@ pub mod data_availability;
 mod error;
 pub mod fast_confirmation;
 mod fork_choice;
+pub mod gloas;
 pub mod persist;
 pub mod proto_array;
 pub mod votes;
@@ -36,6 +39,7 @@ pub use fork_choice::{
     ForkChoice, Head, JustifiedBalances, PreparedBlock, ProcessedBlock, StateLoader,
     StateLoaderError, StatesInMemory, StatesMemory, slashable_indices,
 };
+pub use gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
 pub use persist::{PersistedDecodeError, Restored};
 pub use proto_array::{ExecutionStatus, ProtoArray, ProtoNode};
 pub use votes::VoteTracker;

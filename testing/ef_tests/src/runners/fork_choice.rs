@@ -22,7 +22,7 @@ use types::{
 };
 
 use super::state_case::{EngineVerdict, chain_spec, read_state, with_preset};
-use crate::case::{CaseContext, CaseResult, Runner};
+use crate::case::{CaseContext, CaseResult, PendingFork, Runner};
 use crate::files::{decode_hex, decode_hex32, read_ssz_snappy, read_yaml};
 
 /// Runs `<config>/<fork>/fork_choice/<handler>/pyspec_tests/<case>/`.
@@ -36,6 +36,11 @@ impl Runner for ForkChoiceRunner {
 
     fn run_case(&self, case: &CaseContext) -> CaseResult {
         with_preset!(case, run(case))
+    }
+
+    /// Gloas cases run on the Gloas store ([`super::fork_choice_gloas`]).
+    fn run_pending_fork_case(&self, case: &CaseContext<PendingFork>) -> CaseResult {
+        self.run_case(&case.released())
     }
 }
 
@@ -132,6 +137,9 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
                 meta.bls_setting
             ));
         }
+    }
+    if case.fork.gloas_enabled() {
+        return super::fork_choice_gloas::check::<E>(case);
     }
     let spec = Arc::new(chain_spec(case, case.fork)?);
     let anchor_state = read_state::<E>(case, "anchor_state", case.fork)?;

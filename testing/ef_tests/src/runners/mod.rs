@@ -8,6 +8,7 @@ mod epoch_processing;
 mod fast_confirmation;
 mod fork;
 mod fork_choice;
+mod fork_choice_gloas;
 mod genesis;
 mod gossip;
 mod kzg;

@@ -557,6 +557,42 @@ pub fn process_attester_slashing<E: EthSpec>(
     )
 }
 
+/// `get_attesting_indices(state, attestation)` for a Gloas attestation (its aggregation bits
+/// are a progressive list), sorted: what `get_indexed_attestation` puts in the indexed
+/// attestation that fork choice's `on_attestation` checks.
+///
+/// [spec]: electra/beacon-chain.md#modified-get_attesting_indices
+pub fn get_attesting_indices<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &mut Caches,
+    attestation: &Attestation<E>,
+) -> Result<Vec<types::ValidatorIndex>, AttestationInvalid> {
+    attestation::get_attesting_indices_of(state, caches, attestation)
+}
+
+/// `is_valid_indexed_attestation(state, indexed_attestation)` on a Gloas indexed attestation's
+/// parts (non-empty, sorted and unique indices; unless `verify` is off, a valid aggregate
+/// signature).
+///
+/// [spec]: phase0/beacon-chain.md#is_valid_indexed_attestation
+pub fn is_valid_indexed_attestation<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    caches: &Caches,
+    attesting_indices: &[types::ValidatorIndex],
+    data: &AttestationData,
+    signature: &BLSSignature,
+    verify: VerifySignatures,
+) -> Result<(), IndexedAttestationInvalid> {
+    attestation::is_valid_indexed_attestation_parts(
+        state,
+        caches,
+        attesting_indices,
+        data,
+        signature,
+        verify,
+    )
+}
+
 /// `is_attestation_same_slot(state, data)`: whether the attestation votes for the block
 /// proposed at its own slot (not for an earlier block, through a skipped slot).
 ///
