@@ -53,6 +53,8 @@ use crate::timeline::{Stage, Timelines};
 pub struct ChainConfig {
     /// Options of fork choice.
     pub fork_choice: fork_choice::Config,
+    /// The bounds of the states in memory.
+    pub state_cache: StateCacheConfig,
     /// Epochs the per-epoch observed caches hold (attesters, aggregators).
     pub observed_epochs: u64,
     /// Slots the per-slot observed caches hold ahead of their lowest slot.
@@ -85,6 +87,7 @@ impl Default for ChainConfig {
     fn default() -> Self {
         Self {
             fork_choice: fork_choice::Config::default(),
+            state_cache: StateCacheConfig::default(),
             observed_epochs: 4,
             observed_slots: 1 << 20,
             max_validator_index: 1 << 24,
@@ -687,9 +690,9 @@ impl<E: EthSpec> BeaconChain<E> {
             config.fork_choice.clone(),
             pool.clone(),
         )?;
-        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
+        let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
         let state_cache = StateCache::new(
-            state_cache_config(&config),
+            config.state_cache,
             block_root,
             message.slot,
             fork_choice.finalized_checkpoint().epoch,
@@ -791,10 +794,10 @@ impl<E: EthSpec> BeaconChain<E> {
         let hot_blocks = store.hot_blocks()?;
         let latest = hot_blocks.last().map_or(0, |(slot, _, _)| *slot);
         let now = (clock.now_ms() / 1000).max(spec.compute_time_at_slot(genesis, latest));
-        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
+        let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
         let anchor_epoch = *state.state.slot() / E::slots_per_epoch();
         let state_cache = StateCache::new(
-            state_cache_config(&config),
+            config.state_cache,
             split.block_root,
             anchor_block.slot(),
             anchor_epoch,
@@ -2068,14 +2071,6 @@ fn import_stored_block<E: EthSpec>(
     };
     let processed = processor.process(prepared, block, Columns::Retrieved(&[]), &AlwaysValid)?;
     insert_with_body(imports, processed, block, |_| {}).map(Some)
-}
-
-/// The state cache's bounds, from the chain's options.
-fn state_cache_config(config: &ChainConfig) -> StateCacheConfig {
-    StateCacheConfig {
-        max_block_states: config.fork_choice.max_block_states,
-        max_states_bytes: config.fork_choice.max_states_bytes,
-    }
 }
 
 /// The Electra-layout message of a block (Electra and Fulu share it), or the fork of a block

@@ -87,6 +87,7 @@ pub use publication::{
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
 pub use state_advance::{ImportPreStates, ImportStoreWrites, StateLoads, StateMemoryBound};
+pub use state_cache::{DEFAULT_MAX_STATES_BYTES, StateCacheConfig};
 pub use stored_blobs::StoredBlobsError;
 
 #[cfg(test)]

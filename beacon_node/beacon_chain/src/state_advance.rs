@@ -364,7 +364,7 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// Measures the memory of the states the state cache holds and bounds its block
-    /// post-states by `fork_choice.max_states_bytes` (the oldest go, loaded back from the store
+    /// post-states by `state_cache.max_states_bytes` (the oldest go, loaded back from the store
     /// when a block needs one). The copies are taken under the cache's lock; the walk, hundreds of
     /// milliseconds at 1,000,000 validators, runs without it. The slot timer calls this once
     /// per epoch, on a blocking thread. Sets `beacon_state_cache_bytes` and

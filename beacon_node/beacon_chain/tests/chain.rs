@@ -1167,7 +1167,7 @@ fn the_states_the_state_cache_holds_are_bounded_by_their_memory() {
     assert_eq!((all.measured_states, all.block_states), (11, 11), "{all:?}");
     assert_eq!(
         all.block_states_limit,
-        fork_choice::Config::default().max_block_states,
+        beacon_chain::StateCacheConfig::default().max_block_states,
         "{all:?}"
     );
     let one_state = types::memory::differential_sizes([&chain[10].post.state])[0];
@@ -1181,9 +1181,9 @@ fn the_states_the_state_cache_holds_are_bounded_by_their_memory() {
 
     let budget = all.measured_bytes / 2;
     let config = ChainConfig {
-        fork_choice: fork_choice::Config {
+        state_cache: beacon_chain::StateCacheConfig {
             max_states_bytes: budget,
-            ..fork_choice::Config::default()
+            ..beacon_chain::StateCacheConfig::default()
         },
         ..ChainConfig::default()
     };
@@ -1225,9 +1225,9 @@ fn the_states_the_state_cache_holds_are_bounded_by_their_memory() {
 fn a_fork_on_a_block_whose_state_the_cache_let_go_of_imports_with_the_state_from_the_store() {
     const MAX: usize = 4;
     let config = ChainConfig {
-        fork_choice: fork_choice::Config {
+        state_cache: beacon_chain::StateCacheConfig {
             max_block_states: MAX,
-            ..fork_choice::Config::default()
+            ..beacon_chain::StateCacheConfig::default()
         },
         ..ChainConfig::default()
     };
