@@ -127,7 +127,7 @@ pub(crate) struct BnArgs {
     /// block post-states, checkpoint and advanced states; what they share counted once),
     /// measured once per epoch: beyond it the oldest block post-states are let go of and
     /// loaded back from the database when needed.
-    #[arg(long, value_name = "MIB", default_value_t = (fork_choice::DEFAULT_MAX_STATES_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(64..=1048576))]
+    #[arg(long, value_name = "MIB", default_value_t = (beacon_chain::DEFAULT_MAX_STATES_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(64..=1048576))]
     state_cache_mib: u64,
     /// Threads for the node's CPU work: the beacon processor's main pool, which runs every
     /// kind of work but backfill (gossip, imports, requests, the API's, block production's and
@@ -282,9 +282,9 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
         graffiti: Bytes32::ZERO,
         chain: beacon_chain::ChainConfig {
             disable_light_client_server: args.disable_light_client_server,
-            fork_choice: fork_choice::Config {
+            state_cache: beacon_chain::StateCacheConfig {
                 max_states_bytes: usize::try_from(args.state_cache_mib << 20).unwrap_or(usize::MAX),
-                ..fork_choice::Config::default()
+                ..beacon_chain::StateCacheConfig::default()
             },
             ..beacon_chain::ChainConfig::default()
         },

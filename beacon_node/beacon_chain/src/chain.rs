@@ -10,9 +10,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fork_choice::{
-    AnchorBlock, Columns, Fault, ForkChoice, PreparedBlock, ProcessedBlock, ThreadPool,
-};
+use fork_choice::{AnchorBlock, Columns, Fault, ForkChoice, ThreadPool};
 use light_client::LightClientError;
 use parking_lot::{Mutex, RwLock};
 
@@ -32,6 +30,7 @@ use types::{
 };
 
 use crate::block_import::{ExecutionBlobsError, ReconstructionError};
+use crate::block_verification::{BlockProcessor, Imports, ProcessedBlock, pins};
 use crate::data_availability_checker::{AvailabilityError, DataAvailabilityChecker};
 use crate::events::{ChainEvent, EventBus};
 use crate::execution::{
@@ -45,6 +44,7 @@ use crate::observed::{
 };
 use crate::slot_clock::SlotClock;
 use crate::state_advance::ImportMetrics;
+use crate::state_cache::{StateCache, StateCacheConfig};
 use crate::store_writer::{StoreWriter, StoreWritesHeld};
 use crate::timeline::{Stage, Timelines};
 
@@ -53,6 +53,8 @@ use crate::timeline::{Stage, Timelines};
 pub struct ChainConfig {
     /// Options of fork choice.
     pub fork_choice: fork_choice::Config,
+    /// The bounds of the states in memory.
+    pub state_cache: StateCacheConfig,
     /// Epochs the per-epoch observed caches hold (attesters, aggregators).
     pub observed_epochs: u64,
     /// Slots the per-slot observed caches hold ahead of their lowest slot.
@@ -85,6 +87,7 @@ impl Default for ChainConfig {
     fn default() -> Self {
         Self {
             fork_choice: fork_choice::Config::default(),
+            state_cache: StateCacheConfig::default(),
             observed_epochs: 4,
             observed_slots: 1 << 20,
             max_validator_index: 1 << 24,
@@ -527,6 +530,9 @@ pub struct BeaconChain<E: EthSpec> {
     clock: Arc<dyn SlotClock>,
     store: Arc<Store<E>>,
     pub(crate) fork_choice: TrackedMutex<ForkChoice<E>>,
+    /// The states in memory: block post-states, checkpoint and advanced states (see
+    /// [`crate::state_cache`]). Fork choice holds none.
+    pub(crate) state_cache: StateCache<E>,
     head: RwLock<Arc<HeadSnapshot<E>>>,
     pub(crate) observed: Mutex<Observed<E>>,
     pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
@@ -672,7 +678,7 @@ impl<E: EthSpec> BeaconChain<E> {
             post_state.as_ref().unwrap_or(&anchor.state),
             &anchor_block,
         );
-        let mut fork_choice = ForkChoice::from_checkpoint_state(
+        let fork_choice = ForkChoice::from_checkpoint_state(
             anchor.clone(),
             AnchorBlock {
                 root: block_root,
@@ -684,9 +690,14 @@ impl<E: EthSpec> BeaconChain<E> {
             config.fork_choice.clone(),
             pool.clone(),
         )?;
-        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
-        // The chain loads the states fork choice needs, without its lock.
-        fork_choice.stop_loading_states();
+        let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
+        let state_cache = StateCache::new(
+            config.state_cache,
+            block_root,
+            message.slot,
+            fork_choice.finalized_checkpoint().epoch,
+            anchor.clone(),
+        );
         let genesis_time = *anchor.state.genesis_time();
         let genesis_validators_root = *anchor.state.genesis_validators_root();
         let head = HeadSnapshot {
@@ -712,6 +723,7 @@ impl<E: EthSpec> BeaconChain<E> {
             clock,
             store,
             fork_choice: TrackedMutex::new("fork choice", FORK_CHOICE_STALL, fork_choice),
+            state_cache,
             head: RwLock::new(Arc::new(head)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
@@ -782,7 +794,15 @@ impl<E: EthSpec> BeaconChain<E> {
         let hot_blocks = store.hot_blocks()?;
         let latest = hot_blocks.last().map_or(0, |(slot, _, _)| *slot);
         let now = (clock.now_ms() / 1000).max(spec.compute_time_at_slot(genesis, latest));
-        let import_metrics = ImportMetrics::new(config.fork_choice.max_block_states);
+        let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
+        let anchor_epoch = *state.state.slot() / E::slots_per_epoch();
+        let state_cache = StateCache::new(
+            config.state_cache,
+            split.block_root,
+            anchor_block.slot(),
+            anchor_epoch,
+            state.clone(),
+        );
         let anchored = || -> Result<ForkChoice<E>, ChainError> {
             let mut fork_choice = ForkChoice::from_checkpoint_state(
                 state.clone(),
@@ -796,11 +816,6 @@ impl<E: EthSpec> BeaconChain<E> {
                 config.fork_choice.clone(),
                 pool.clone(),
             )?;
-            fork_choice.set_state_loader(Arc::new(StoreStateLoader::new(
-                &store,
-                &spec,
-                &import_metrics,
-            )));
             fork_choice.on_tick(now);
             Ok(fork_choice)
         };
@@ -827,15 +842,35 @@ impl<E: EthSpec> BeaconChain<E> {
                 0
             }
         };
-        fork_choice.set_verify_signatures(VerifySignatures::None);
+        state_cache.pin(pins(&fork_choice));
+        // Fork choice behind its lock from here on, as the running chain holds it: the imports
+        // below load the states they need without it.
+        let fork_choice = TrackedMutex::new("fork choice", FORK_CHOICE_STALL, fork_choice);
+        let imports = Imports {
+            fork_choice: &fork_choice,
+            state_cache: &state_cache,
+            store: &store,
+            spec: &spec,
+            caches: state.caches.clone(),
+            metrics: &import_metrics,
+        };
+        // Checked when first imported: signatures, data availability, the execution payload.
+        let processor = BlockProcessor {
+            spec: spec.clone(),
+            verify_signatures: VerifySignatures::None,
+            kzg_pool: pool.clone(),
+        };
         let mut replayed = 0usize;
         for (slot, root, parent) in hot_blocks {
             // A child of a block restored as invalidated stays out, as its import would.
-            if slot <= split.slot
-                || fork_choice.contains_block(&root)
-                || !fork_choice.contains_block(&parent)
-                || fork_choice.is_invalidated(&parent)
-            {
+            let skip = {
+                let fc = fork_choice.lock();
+                slot <= split.slot
+                    || fc.contains_block(&root)
+                    || !fc.contains_block(&parent)
+                    || fc.is_invalidated(&parent)
+            };
+            if skip {
                 continue;
             }
             let block = store.get_block(&root)?.ok_or(ChainError::NotInStore {
@@ -845,31 +880,31 @@ impl<E: EthSpec> BeaconChain<E> {
             // The store takes a block before fork choice does: one fork choice then refused
             // (its parent invalidated, finality moved past it) is stored but was never
             // imported, and is not now.
-            match on_block_with_body(&mut fork_choice, &block, &[], &AlwaysValid) {
-                Ok(_) => {}
+            match import_stored_block(&imports, &processor, &block) {
+                Ok(Some(post_state)) => {
+                    light_client_server.on_block(&post_state.state, &block);
+                    replayed += 1;
+                }
+                Ok(None) => {}
                 Err(e) if e.fault() == fork_choice::Fault::Message => {
                     tracing::warn!(block_root = %root, slot, error = %e, "a stored block fork choice refuses is not imported again");
-                    continue;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(e),
             }
-            if let Some(state) = fork_choice.block_state(&root) {
-                light_client_server.on_block(&state.state, &block);
-            }
-            replayed += 1;
         }
         tracing::info!(
             blocks = replayed,
             "blocks imported again since the persisted fork choice"
         );
-        fork_choice.set_verify_signatures(config.fork_choice.verify_signatures);
 
-        let head = fork_choice.get_head()?;
-        let mut head_state = fork_choice.load_block_state(&head.root)?;
+        imports.supply_justified_balances(&[]);
+        let head = fork_choice.lock().get_head()?;
         // A head restored without its transition (nothing imported after the persisted fork
         // choice): the light-client server gets it with the state loaded for the head anyway,
         // so that the next block's updates attest to it.
-        if head.root != split.block_root && fork_choice.block_state(&head.root).is_none() {
+        let head_in_memory = state_cache.block_state(&head.root).is_some();
+        let mut head_state = imports.block_state(&head.root)?;
+        if head.root != split.block_root && !head_in_memory {
             let block = store.get_block(&head.root)?.ok_or(ChainError::NotInStore {
                 what: StoredItem::HeadBlock,
                 root: head.root,
@@ -880,18 +915,25 @@ impl<E: EthSpec> BeaconChain<E> {
         light_client_server.on_head(&store, &EventBus::default(), head.root);
         let state_root = head_state_root(&mut head_state)?;
         // A head state loaded from the store (the head restored without its transition) stays
-        // in fork choice with the tree hashes just computed: the next block's import starts on
+        // in the cache with the tree hashes just computed: the next block's import starts on
         // it instead of loading and hashing it again.
-        fork_choice.keep_block_state(head.root, head_state.clone());
+        state_cache.insert_block_state(head.root, head.slot, head_state.clone());
         let genesis_time = *head_state.state.genesis_time();
         let genesis_validators_root = *head_state.state.genesis_validators_root();
+        let (justified_checkpoint, finalized) = {
+            let fc = fork_choice.lock();
+            (
+                fc.justified_checkpoint().clone(),
+                fc.finalized_checkpoint().clone(),
+            )
+        };
         let snapshot = HeadSnapshot {
             block_root: head.root,
             slot: head.slot,
             state: head_state,
             state_root,
-            justified_checkpoint: fork_choice.justified_checkpoint().clone(),
-            finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
+            justified_checkpoint,
+            finalized_checkpoint: finalized.clone(),
             execution_optimistic: head.root != split.block_root,
         };
         let store_writer = StoreWriter::new(
@@ -907,7 +949,6 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         // A finalization whose migration the node stopped before running (its fork choice
         // persisted or its blocks replayed past the split): queued again.
-        let finalized = fork_choice.finalized_checkpoint().clone();
         let migration_queued = finalized.epoch * E::slots_per_epoch() > split.slot;
         if migration_queued {
             tracing::info!(
@@ -915,19 +956,18 @@ impl<E: EthSpec> BeaconChain<E> {
                 split_slot = split.slot,
                 "finalization migration still to run; queuing it"
             );
-            let state = fork_choice.checkpoint_state(&finalized)?.clone();
+            let state = imports.checkpoint_state(&finalized)?;
             store_writer.finalize(finalized, state)?;
         }
-        // From here on fork choice sits behind its lock: the chain loads the states it needs
-        // without the lock (`block_state_outside_lock`), fork choice none.
-        fork_choice.stop_loading_states();
+        drop(imports);
         Ok(Self {
             spec,
             genesis_time,
             genesis_validators_root,
             clock,
             store,
-            fork_choice: TrackedMutex::new("fork choice", FORK_CHOICE_STALL, fork_choice),
+            fork_choice,
+            state_cache,
             head: RwLock::new(Arc::new(snapshot)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
@@ -1341,19 +1381,21 @@ impl<E: EthSpec> BeaconChain<E> {
             slot,
             record: !payload_status.is_pending(),
         };
-        // Fork choice's `on_block` in three steps, the costly middle one (the availability
-        // check and the state transition) without fork choice's lock, so that gossip
-        // validation and the API keep reading fork choice meanwhile.
+        // The spec's `on_block` in three steps, the costly middle one (the availability check
+        // and the state transition) without fork choice's lock, so that gossip validation and
+        // the API keep reading fork choice meanwhile: fork choice checks the block
+        // (`check_block`), the pre-state comes from the state cache, and fork choice takes the
+        // result (`insert_block_summary`).
         let processor = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
             self.apply_queued_votes(&mut fc);
-            fc.block_processor()
+            self.block_processor(&fc)
         };
-        let prepared = self.prepare_block(&block);
+        let prepared = self.imports().prepare(&block);
         if let Ok(Some(prepared)) = &prepared {
             self.import_metrics
-                .observe_import(prepared.pre_state_advanced());
+                .observe_import(prepared.pre_state_advanced);
         }
         let processed = match prepared {
             Ok(Some(prepared)) => processor
@@ -1363,7 +1405,8 @@ impl<E: EthSpec> BeaconChain<E> {
                     Columns::Retrieved(fork_choice_columns),
                     &timed,
                 )
-                .map(Some),
+                .map(Some)
+                .map_err(ChainError::from),
             Ok(None) => Ok(None),
             Err(e) => Err(e),
         };
@@ -1372,12 +1415,13 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// The rest of the import once the block is processed (its availability check and state
     /// transition passed, signatures verified) or failed: the execution client's verdict, fork
-    /// choice's `insert_block` and the block's body, the store batch, the events and the head.
+    /// choice's `insert_block_summary` and the block's votes, the store batch, the events and
+    /// the head.
     fn complete_import(
         &self,
         block: Arc<SignedBeaconBlock<E>>,
         block_root: Root,
-        processed: Result<Option<ProcessedBlock<E>>, fork_choice::Error>,
+        processed: Result<Option<ProcessedBlock<E>>, ChainError>,
         stored_columns: Vec<&types::DataColumnSidecar<E>>,
         payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Root, ChainError> {
@@ -1406,74 +1450,63 @@ impl<E: EthSpec> BeaconChain<E> {
         // stored whose insertion fork choice then refuses stays in the hot database until the
         // finalization migration deletes it with its abandoned fork (`Store::migrate_to_finalized`);
         // a restart does not import it again (`open` passes over what fork choice refuses).
-        if let Ok(None) = processed {
-            // Fork choice has the block already (imported on another path meanwhile), and so
-            // does the store: only a verdict that came since is news.
-            if payload_status == ExecutionStatus::Valid {
-                self.fork_choice.lock().on_valid_payload(&block_root);
+        let processed = match processed {
+            Ok(None) => {
+                // Fork choice has the block already (imported on another path meanwhile), and
+                // so does the store: only a verdict that came since is news.
+                if payload_status == ExecutionStatus::Valid {
+                    self.fork_choice.lock().on_valid_payload(&block_root);
+                }
+                self.unimported.lock().remove(&block_root);
+                self.payload_verdicts.forget(&block_root);
+                return Ok(block_root);
             }
-            self.unimported.lock().remove(&block_root);
-            self.payload_verdicts.forget(&block_root);
-            return Ok(block_root);
-        }
+            Ok(Some(processed)) => Ok(processed),
+            Err(e) => Err(e),
+        };
         let stored = match &processed {
-            Ok(Some(processed)) => Some(self.store_imported_block(
+            Ok(processed) => Some(self.store_imported_block(
                 block_root,
                 &block,
                 &stored_columns,
-                processed.post_state(),
+                &processed.post_state,
             )?),
-            _ => None,
+            Err(_) => None,
         };
-        if let Ok(Some(processed)) = &processed {
-            // What fork choice reads of states under its lock while it takes the block: the
-            // attestations' target states, and the justified balances of the checkpoints the
-            // block may make justified (now, or when its epoch ends).
-            let targets = electra_message(&block)
-                .into_iter()
-                .flat_map(|message| message.body.attestations.iter())
-                .map(|attestation| attestation.data.target.clone());
-            self.prefetch_checkpoint_states(targets.chain([
-                processed.justified().clone(),
-                processed.unrealized_justified().clone(),
-            ]));
-        }
-        let post_state = {
-            let mut fc = self.fork_choice.lock();
-            let inserted = processed.and_then(|processed| match processed {
-                Some(processed) => fc.insert_block(processed),
-                None => Ok(block_root),
-            });
-            // A verdict that came after the wait may have been applied already
-            // (`on_payload_verdict`, once the block was in fork choice): not validated does
-            // not overwrite it. A payload is VALID only on a valid chain: ancestors imported
-            // while the execution client was syncing are valid now too.
-            if inserted.is_ok() && payload_status == ExecutionStatus::Valid {
+        // A verdict that came after the wait may have been applied already
+        // (`on_payload_verdict`, once the block was in fork choice): not validated does not
+        // overwrite it. A payload is VALID only on a valid chain: ancestors imported while the
+        // execution client was syncing are valid now too.
+        let on_valid = |fc: &mut ForkChoice<E>| {
+            if payload_status == ExecutionStatus::Valid {
                 fc.on_valid_payload(&block_root);
             }
-            match inserted.and_then(|root| apply_block_body(&mut fc, &block, root)) {
-                Ok(state) => state,
-                Err(e) => {
-                    drop(fc);
-                    // Failed for good only when the block is at fault: a failure of our own
-                    // store or states leaves it free to import on a later try.
-                    if e.fault() == fork_choice::Fault::Message
-                        && !matches!(
-                            e,
+        };
+        let post_state = match processed
+            .and_then(|processed| insert_with_body(&self.imports(), processed, &block, on_valid))
+        {
+            Ok(state) => state,
+            Err(e) => {
+                // Failed for good only when the block is at fault: a failure of our own store
+                // or states leaves it free to import on a later try.
+                if e.fault() == fork_choice::Fault::Message
+                    && !matches!(
+                        e,
+                        ChainError::ForkChoice(
                             fork_choice::Error::UnknownParent { .. }
                                 | fork_choice::Error::FutureBlock { .. }
                         )
-                    {
-                        self.record_unimported_block(
-                            block_root,
-                            UnimportedBlock::Failed {
-                                slot,
-                                payload: payload_status,
-                            },
-                        );
-                    }
-                    return Err(e.into());
+                    )
+                {
+                    self.record_unimported_block(
+                        block_root,
+                        UnimportedBlock::Failed {
+                            slot,
+                            payload: payload_status,
+                        },
+                    );
                 }
+                return Err(e);
             }
         };
         self.unimported.lock().remove(&block_root);
@@ -1512,132 +1545,49 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(block_root)
     }
 
-    /// The post-state of block `root`: fork choice's copy when it holds one, else loaded from
-    /// the store (its epoch snapshot and the blocks since, replayed) **without fork choice's
-    /// lock** and then kept in fork choice, whose next reader finds it in memory.
+    /// What an import reads and writes beside the transition: fork choice, the state cache,
+    /// the store it loads from.
+    pub(crate) fn imports(&self) -> Imports<'_, E> {
+        Imports {
+            fork_choice: &self.fork_choice,
+            state_cache: &self.state_cache,
+            store: &self.store,
+            spec: &self.spec,
+            // The chain's public keys, shared with the head state's caches.
+            caches: self.head().state.caches.clone(),
+            metrics: &self.import_metrics,
+        }
+    }
+
+    /// What a block's availability check and state transition need, as fork choice `fc` is
+    /// configured (how signatures are checked).
+    fn block_processor(&self, fc: &ForkChoice<E>) -> BlockProcessor {
+        BlockProcessor {
+            spec: self.spec.clone(),
+            verify_signatures: fc.verify_signatures(),
+            kzg_pool: self.pool.clone(),
+        }
+    }
+
+    /// The post-state of block `root`: the state cache's copy when it holds one, else loaded
+    /// from the store (its epoch snapshot and the blocks since, replayed) **without any lock**
+    /// and then kept in the cache, whose next reader finds it in memory.
     pub(crate) fn block_state_outside_lock(
         &self,
         root: &Root,
     ) -> Result<CachedBeaconState<E>, ChainError> {
-        if let Some(state) = self.fork_choice.lock().block_state(root).cloned() {
-            return Ok(state);
-        }
-        let block = self.store.get_block(root)?.ok_or(ChainError::NotInStore {
-            what: StoredItem::ForkChoiceBlock,
-            root: *root,
-        })?;
-        let mut replayer = store::StateTransitionReplayer::new(&self.spec);
-        let state = self
-            .store
-            .get_state(&block.state_root(), &mut replayer)?
-            .ok_or(ChainError::NotInStore {
-                what: StoredItem::BlockState,
-                root: *root,
-            })?;
-        // The chain's public keys, shared with the head state's caches.
-        let state = CachedBeaconState::with_caches_of(state, &self.head().state.caches);
-        self.import_metrics.observe_state_load_outside_lock();
-        self.fork_choice
-            .lock()
-            .keep_block_state(*root, state.clone());
-        Ok(state)
+        self.imports().block_state(root)
     }
 
-    /// Computes, without fork choice's lock, the checkpoint states fork choice is about to
-    /// need and does not hold (`store_target_checkpoint_state`: a target block's post-state,
-    /// loaded when fork choice let go of it, advanced to its epoch's first slot), and keeps
-    /// them there. A block's attestations need their targets', a new justified checkpoint its
-    /// balances'. What cannot be computed here is left to fork choice, which then fails (or
-    /// loads) on its own terms.
-    fn prefetch_checkpoint_states(&self, targets: impl IntoIterator<Item = Checkpoint>) {
-        let missing: Vec<Checkpoint> = {
-            let fc = self.fork_choice.lock();
-            let finalized_epoch = fc.finalized_checkpoint().epoch;
-            let mut missing: Vec<Checkpoint> = targets
-                .into_iter()
-                .filter(|target| {
-                    target.epoch >= finalized_epoch
-                        && fc.contains_block(&target.root)
-                        && !fc.has_checkpoint_state(target)
-                })
-                .collect();
-            missing.sort_unstable_by_key(|target| (target.epoch, target.root));
-            missing.dedup();
-            missing
-        };
-        for target in missing {
-            if let Err(e) = self.checkpoint_state_outside_lock(&target) {
-                tracing::debug!(
-                    epoch = target.epoch,
-                    root = %target.root,
-                    error = %e,
-                    "checkpoint state not prepared outside the fork-choice lock"
-                );
-            }
-        }
-    }
-
-    /// `store.checkpoint_states[target]` (`store_target_checkpoint_state`): fork choice's copy
-    /// when it holds one, else computed **without fork choice's lock** (the target block's
-    /// post-state, loaded when fork choice let go of it, advanced to the epoch's first slot)
-    /// and kept there.
+    /// `store.checkpoint_states[target]` (`store_target_checkpoint_state`): the state cache's
+    /// copy when it holds one, else computed **without any lock** (the target block's
+    /// post-state, loaded when the cache let go of it, advanced to the epoch's first slot) and
+    /// kept there.
     pub(crate) fn checkpoint_state_outside_lock(
         &self,
         target: &Checkpoint,
     ) -> Result<CachedBeaconState<E>, ChainError> {
-        let kept = self
-            .fork_choice
-            .lock()
-            .kept_checkpoint_state(target)
-            .cloned();
-        if let Some(state) = kept {
-            return Ok(state);
-        }
-        let start = target.epoch * E::slots_per_epoch();
-        let mut state = self.block_state_outside_lock(&target.root)?;
-        if *state.state.slot() < start {
-            process_slots(&mut state, start, &self.spec).map_err(|source| {
-                ChainError::SlotProcessing {
-                    slot: start,
-                    source,
-                }
-            })?;
-        }
-        self.fork_choice
-            .lock()
-            .keep_checkpoint_state(target, state.clone());
-        Ok(state)
-    }
-
-    /// Fork choice's `prepare_block` with the parent's post-state loaded, when fork choice let
-    /// go of it, **without fork choice's lock** first (fork choice loads none: a block on an
-    /// old fork, a range-sync segment on a block long imported). Another import may let go of
-    /// it again before the lock is taken: then loaded once more.
-    pub(crate) fn prepare_block(
-        &self,
-        block: &SignedBeaconBlock<E>,
-    ) -> Result<Option<PreparedBlock<E>>, fork_choice::Error> {
-        let parent_root = block.parent_root();
-        let slot = block.slot();
-        for _ in 0..3 {
-            let prepared = {
-                let fc = self.fork_choice.lock();
-                let missing = fc.contains_block(&parent_root)
-                    && fc.advanced_state(&parent_root, slot).is_none()
-                    && fc.block_state(&parent_root).is_none();
-                (!missing).then(|| fc.prepare_block(block))
-            };
-            match prepared {
-                Some(Err(fork_choice::Error::StateUnavailable { .. })) | None => {}
-                Some(prepared) => return prepared,
-            }
-            if let Err(e) = self.block_state_outside_lock(&parent_root) {
-                tracing::debug!(%parent_root, error = %e, "parent state not loaded");
-                break;
-            }
-        }
-        // Fork choice says what is missing, typed (a state it cannot have is our fault).
-        self.fork_choice.lock().prepare_block(block)
+        self.imports().checkpoint_state(target)
     }
 
     /// One store batch with a processed block, its columns and its post-state (an epoch's
@@ -1704,12 +1654,13 @@ impl<E: EthSpec> BeaconChain<E> {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
             self.apply_queued_votes(&mut fc);
-            fc.block_processor()
+            self.block_processor(&fc)
         };
+        let imports = self.imports();
         // Processed blocks wait here, in order, until the segment's signatures are verified.
         // `None` is a block fork choice has already (nothing to insert).
         let mut processed: Vec<Option<ProcessedBlock<E>>> = Vec::with_capacity(blocks.len());
-        let mut failed: Option<(usize, fork_choice::Error)> = None;
+        let mut failed: Option<(usize, ChainError)> = None;
         // Each block's sets go to a verifier thread as its transition ends; it verifies, in
         // one batch, every block's sets that came while it verified the batch before (all of
         // them when it falls behind), beside the transitions of the blocks after. A bad
@@ -1738,10 +1689,10 @@ impl<E: EthSpec> BeaconChain<E> {
                     .rev()
                     .flatten()
                     .next()
-                    .filter(|p| p.block_root() == block.parent_root());
+                    .filter(|p| p.summary.root == block.parent_root());
                 let prepared = match parent {
-                    Some(parent) => self.fork_choice.lock().prepare_child(parent, block),
-                    None => self.prepare_block(block),
+                    Some(parent) => imports.prepare_child(parent, block),
+                    None => imports.prepare(block),
                 };
                 let prepared = match prepared {
                     Ok(Some(prepared)) => prepared,
@@ -1755,11 +1706,11 @@ impl<E: EthSpec> BeaconChain<E> {
                     }
                 };
                 self.import_metrics
-                    .observe_import(prepared.pre_state_advanced());
+                    .observe_import(prepared.pre_state_advanced);
                 let timed = TimedEngine {
                     inner: *verdict,
                     chain: self,
-                    block_root: prepared.block_root(),
+                    block_root: prepared.block_root,
                     slot: block.slot(),
                     record: !verdict.is_pending(),
                 };
@@ -1775,7 +1726,7 @@ impl<E: EthSpec> BeaconChain<E> {
                         processed.push(Some(block_processed));
                     }
                     Err(e) => {
-                        failed = Some((at, e));
+                        failed = Some((at, e.into()));
                         break;
                     }
                 }
@@ -1799,7 +1750,8 @@ impl<E: EthSpec> BeaconChain<E> {
                     fork_choice::Error::InvalidBlock {
                         block: block_root,
                         source,
-                    },
+                    }
+                    .into(),
                 ));
                 batches
             }
@@ -1807,7 +1759,7 @@ impl<E: EthSpec> BeaconChain<E> {
         for (at, block_processed) in processed.into_iter().enumerate() {
             let segment_block = &blocks[at];
             let block_root = match &block_processed {
-                Some(p) => p.block_root(),
+                Some(p) => p.summary.root,
                 None => segment_block.block.canonical_root(),
             };
             match self.complete_import(
@@ -1864,21 +1816,24 @@ impl<E: EthSpec> BeaconChain<E> {
     /// does not descend from the old one) and records it in the store.
     pub fn recompute_head(&self) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
         let old = self.head();
-        let (head, state, justified, finalized, old_is_ancestor) = {
+        // The balances of a checkpoint that became justified as the clock moved on, should
+        // fork choice lack them.
+        self.imports().supply_justified_balances(&[]);
+        let (head, justified, finalized, old_is_ancestor, pins) = {
             let mut fc = self.fork_choice.lock();
             let head = fc.get_head()?;
-            let state = fc.block_state(&head.root).cloned();
             let old_is_ancestor = fc
                 .get_ancestor(&head.root, old.slot)
                 .is_ok_and(|a| a == old.block_root);
             (
                 head,
-                state,
                 fc.justified_checkpoint().clone(),
                 fc.finalized_checkpoint().clone(),
                 old_is_ancestor,
+                pins(&fc),
             )
         };
+        self.state_cache.pin(pins);
         let same_head = head.root == old.block_root;
         if same_head
             && justified == old.justified_checkpoint
@@ -1886,12 +1841,9 @@ impl<E: EthSpec> BeaconChain<E> {
         {
             return Ok(old);
         }
-        // A head whose post-state fork choice let go of (a re-org to an old fork): loaded
-        // without the lock.
-        let mut state = match state {
-            Some(state) => state,
-            None => self.block_state_outside_lock(&head.root)?,
-        };
+        // A head whose post-state the cache let go of (a re-org to an old fork): loaded
+        // without any lock.
+        let mut state = self.block_state_outside_lock(&head.root)?;
         let state_root = head_state_root(&mut state)?;
         let execution_optimistic = self.payload_status(&head.root) == ExecutionStatus::NotValidated;
         let snapshot = Arc::new(HeadSnapshot {
@@ -2005,6 +1957,16 @@ impl<E: EthSpec> BeaconChain<E> {
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
         let state = self.checkpoint_state_outside_lock(finalized)?;
         self.store_writer.finalize(finalized.clone(), state)?;
+        let in_fork_choice: HashSet<Root> = self
+            .fork_choice
+            .lock()
+            .proto_array()
+            .nodes()
+            .iter()
+            .map(|node| node.root)
+            .collect();
+        self.state_cache
+            .prune(finalized, |root| in_fork_choice.contains(root));
         let current_slot = self.slot_at_ms(self.now_ms());
         self.prune_observed(current_slot);
         self.da_checker.lock().prune(finalized_slot);
@@ -2077,84 +2039,38 @@ impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E
     }
 }
 
-/// `on_block` followed by the block's attestations (`on_attestation(is_from_block=True)`) and
-/// attester slashings; returns the post-state. The votes were valid in the state transition;
-/// one fork choice cannot use (a vote for a block it pruned) is skipped, as the spec's store
-/// would drop it.
-fn on_block_with_body<E: EthSpec>(
-    fc: &mut ForkChoice<E>,
+/// A processed block into fork choice with its attestations (`on_attestation(is_from_block=
+/// True)`, their attesting indices computed without fork choice's lock) and attester slashings;
+/// `under_lock` runs with the block in. Returns the block's post-state, now in the state
+/// cache. The votes were valid in the state transition; one fork choice cannot use (a vote for
+/// a block it pruned) is skipped, as the spec's store would drop it.
+fn insert_with_body<E: EthSpec>(
+    imports: &Imports<'_, E>,
+    processed: ProcessedBlock<E>,
     block: &SignedBeaconBlock<E>,
-    columns: &[types::DataColumnSidecar<E>],
-    engine: &impl ExecutionEngine<E>,
-) -> Result<CachedBeaconState<E>, fork_choice::Error> {
-    let block_root = fc.on_block(block, Columns::Retrieved(columns), engine)?;
-    apply_block_body(fc, block, block_root)
-}
-
-/// The block's attestations and attester slashings into fork choice, after its `on_block`;
-/// returns the block's post-state.
-fn apply_block_body<E: EthSpec>(
-    fc: &mut ForkChoice<E>,
-    block: &SignedBeaconBlock<E>,
-    block_root: Root,
-) -> Result<CachedBeaconState<E>, fork_choice::Error> {
+    under_lock: impl FnOnce(&mut ForkChoice<E>),
+) -> Result<CachedBeaconState<E>, ChainError> {
     // Never skip a block's votes: a block of another layout is an error naming its fork.
     let message = electra_message(block).map_err(fork_choice::Error::UnsupportedFork)?;
-    {
-        // Their signatures were verified by the state transition just now: not again.
-        let verify = fc.verify_signatures();
-        fc.set_verify_signatures(VerifySignatures::None);
-        for attestation in message.body.attestations.iter() {
-            let _ = fc.on_attestation(attestation, true);
-        }
-        for slashing in message.body.attester_slashings.iter() {
-            let _ = fc.on_attester_slashing(slashing);
-        }
-        fc.set_verify_signatures(verify);
-    }
-    Ok(fc
-        .block_state(&block_root)
-        .cloned()
-        .expect("on_block keeps the post-state of the block it accepted in memory"))
+    let votes = imports.block_votes(message);
+    imports.insert(&processed, &votes, under_lock)?;
+    imports.apply_block_slashings(message);
+    Ok(processed.post_state)
 }
 
-/// Brings back a block's post-state that fork choice let go of (`max_block_states`): the
-/// store's hot state of the block (its epoch-boundary snapshot and the blocks after it,
-/// replayed), its caches sharing the chain's public keys. Fork choice has it only while
-/// [`BeaconChain::open`] replays the blocks since the persisted fork choice (no lock exists
-/// yet); the running chain loads without fork choice's lock
-/// ([`BeaconChain::block_state_outside_lock`]). Each load here is counted
-/// (`beacon_state_cache_loads_total{lock="under"}`).
-struct StoreStateLoader<E: EthSpec> {
-    store: Arc<Store<E>>,
-    spec: Arc<ChainSpec>,
-    metrics: ImportMetrics,
-}
-
-impl<E: EthSpec> StoreStateLoader<E> {
-    fn new(store: &Arc<Store<E>>, spec: &Arc<ChainSpec>, metrics: &ImportMetrics) -> Self {
-        Self {
-            store: Arc::clone(store),
-            spec: Arc::clone(spec),
-            metrics: metrics.clone(),
-        }
-    }
-}
-
-impl<E: EthSpec> fork_choice::StateLoader<E> for StoreStateLoader<E> {
-    fn load_block_state(
-        &self,
-        block_root: &Root,
-        caches: &state_processing::Caches,
-    ) -> Result<Option<CachedBeaconState<E>>, fork_choice::StateLoaderError> {
-        let Some(block) = self.store.get_block(block_root)? else {
-            return Ok(None);
-        };
-        self.metrics.observe_state_load_under_lock();
-        let mut replayer = store::StateTransitionReplayer::new(&self.spec);
-        let state = self.store.get_state(&block.state_root(), &mut replayer)?;
-        Ok(state.map(|state| CachedBeaconState::with_caches_of(state, caches)))
-    }
+/// The spec's `on_block` (and the block's votes) for a stored block imported again when the
+/// chain reopens: checked when first imported, so with no signature, availability or payload
+/// check. Returns the post-state; `None` for a block fork choice has already.
+fn import_stored_block<E: EthSpec>(
+    imports: &Imports<'_, E>,
+    processor: &BlockProcessor,
+    block: &SignedBeaconBlock<E>,
+) -> Result<Option<CachedBeaconState<E>>, ChainError> {
+    let Some(prepared) = imports.prepare(block)? else {
+        return Ok(None);
+    };
+    let processed = processor.process(prepared, block, Columns::Retrieved(&[]), &AlwaysValid)?;
+    insert_with_body(imports, processed, block, |_| {}).map(Some)
 }
 
 /// The Electra-layout message of a block (Electra and Fulu share it), or the fork of a block

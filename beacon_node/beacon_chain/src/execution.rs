@@ -573,12 +573,11 @@ fn payload_block_hash<E: EthSpec>(
     chain: &BeaconChain<E>,
     root: &Root,
 ) -> Result<Option<Hash32>, ExecutionError> {
-    let fc = chain.fork_choice.lock();
-    if let Some(hash) = fc.payload_block_hash(root) {
+    if let Some(hash) = chain.fork_choice.lock().payload_block_hash(root) {
         return Ok(Some(hash));
     }
     // The anchor has no payload of its own in fork choice: its state's latest header.
-    match fc.block_state(root) {
+    match chain.state_cache.block_state(root) {
         Some(state) => Ok(Some(state.view()?.payload_header()?.block_hash)),
         None => Ok(None),
     }

@@ -77,12 +77,6 @@ pub struct ForkChoiceDump {
 }
 
 impl<E: types::EthSpec> BeaconChain<E> {
-    /// How many block post-states fork choice holds in memory (`max_block_states` bounds them,
-    /// beside the checkpoints' blocks).
-    pub fn fork_choice_block_states(&self) -> usize {
-        self.fork_choice.lock().block_states_in_memory()
-    }
-
     /// A copy of the fork-choice store: checkpoints and every block it holds.
     pub fn fork_choice_dump(&self) -> ForkChoiceDump {
         let (mut dump, statuses) = {

@@ -26,6 +26,7 @@ pub mod api_states;
 pub mod attestation_acceptance;
 pub mod batch_metrics;
 pub mod block_import;
+mod block_verification;
 pub mod chain;
 pub mod data_availability_checker;
 pub mod data_column_sidecars;
@@ -44,6 +45,7 @@ pub mod production;
 pub mod publication;
 pub mod slot_clock;
 pub mod state_advance;
+mod state_cache;
 pub mod store_writer;
 pub mod stored_blobs;
 pub mod timeline;
@@ -85,6 +87,7 @@ pub use publication::{
 };
 pub use slot_clock::{ManualSlotClock, SlotClock, SystemTimeSlotClock};
 pub use state_advance::{ImportPreStates, ImportStoreWrites, StateLoads, StateMemoryBound};
+pub use state_cache::{DEFAULT_MAX_STATES_BYTES, StateCacheConfig};
 pub use stored_blobs::StoredBlobsError;
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 //! The node's slot timer therefore advances the head's post-state to the next slot before that
 //! slot starts ([`BeaconChain::advance_head_state`]): the slots run, the state hashed (so the
 //! block's post-state root rehashes only what the block changed) and the caches the block and
-//! production read filled. Fork choice keeps the result
-//! ([`fork_choice::ForkChoice::keep_advanced_state`]): a block on the head at or after that slot
-//! starts from it, and block production takes it too.
+//! production read filled. The chain's state cache keeps the result
+//! ([`crate::state_cache::StateCache::insert_advanced_state`]): a block on the head at or after
+//! that slot starts from it, and block production takes it too.
 //!
 //! A block on another parent (a reorg, a late block of the slot) starts from its parent's
 //! post-state as before. `beacon_block_import_pre_state_total{pre_state}` counts which pre-state
@@ -47,24 +47,22 @@ pub(crate) struct ImportMetrics {
     migration_seconds: Histogram,
     /// `beacon_finalization_migration_failures_total`.
     migration_failures: IntCounter,
-    /// `beacon_state_cache_bytes`: the states fork choice holds, as last measured.
+    /// `beacon_state_cache_bytes`: the states the chain's state cache holds, as last measured.
     state_cache_bytes: IntGauge,
     /// `beacon_state_cache_block_states_limit`: the most block post-states held, by count and
     /// by the last memory measurement.
     state_cache_limit: IntGauge,
     /// `beacon_state_cache_loads_total{lock}`: block post-states loaded from the store because
-    /// fork choice had let go of them, by the chain without fork choice's lock (`outside`) or
-    /// by fork choice's own loader (`under`: only while the chain reopens and replays).
+    /// the state cache had let go of them (or never had them), always without a lock
+    /// (`outside`; no state is loaded under a lock since fork choice holds none).
     state_loads: IntCounterVec,
 }
 
 /// Block post-states loaded from the store ([`BeaconChain::state_loads`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateLoads {
-    /// Loaded by the chain without fork choice's lock.
+    /// Loaded by the chain without any lock.
     pub outside_lock: u64,
-    /// Loaded by fork choice under its lock (or while the chain reopened, before it ran).
-    pub under_lock: u64,
 }
 
 /// Which pre-state an import started from (the `pre_state` label).
@@ -74,12 +72,12 @@ const PARENT: &str = "parent";
 const WHOLE: &str = "whole";
 const SUMMARY: &str = "summary";
 const DEFERRED: &str = "deferred";
-/// Where a block post-state was loaded from the store (the `lock` label).
+/// Where a block post-state was loaded from the store (the `lock` label): always without a
+/// lock, the series kept for the dashboards that read it.
 const OUTSIDE_LOCK: &str = "outside";
-const UNDER_LOCK: &str = "under";
 
 impl ImportMetrics {
-    /// The metrics of a chain whose fork choice holds at most `max_block_states` post-states.
+    /// The metrics of a chain whose state cache holds at most `max_block_states` post-states.
     pub(crate) fn new(max_block_states: usize) -> Self {
         let pre_states = IntCounterVec::new(
             Opts::new(
@@ -147,14 +145,14 @@ impl ImportMetrics {
         .expect("a valid counter name and help");
         let state_cache_bytes = IntGauge::new(
             "beacon_state_cache_bytes",
-            "Bytes the states fork choice holds in memory take together (block post-states, \
+            "Bytes the states the chain's state cache holds take together (block post-states, \
              checkpoint and advanced states; what they share counted once), as measured once \
              per epoch",
         )
         .expect("a valid gauge name and help");
         let state_cache_limit = IntGauge::new(
             "beacon_state_cache_block_states_limit",
-            "The most block post-states fork choice holds in memory: its count bound, lowered \
+            "The most block post-states the chain's state cache holds: its count bound, lowered \
              when the last memory measurement found them over the byte bound",
         )
         .expect("a valid gauge name and help");
@@ -163,16 +161,13 @@ impl ImportMetrics {
             Opts::new(
                 "beacon_state_cache_loads_total",
                 "Block post-states loaded from the store (an epoch snapshot and the blocks \
-                 since, replayed) because fork choice had let go of them: by the chain without \
-                 fork choice's lock (outside), or by fork choice's own loader while the node \
-                 reopens its database (under)",
+                 since, replayed) because the chain's state cache had let go of them, always \
+                 without a lock (outside)",
             ),
             &["lock"],
         )
         .expect("a valid counter name, help and label");
-        for label in [OUTSIDE_LOCK, UNDER_LOCK] {
-            state_loads.with_label_values(&[label]);
-        }
+        state_loads.with_label_values(&[OUTSIDE_LOCK]);
         Self {
             pre_states,
             advance_seconds,
@@ -198,14 +193,9 @@ impl ImportMetrics {
         registry.register(Box::new(self.state_loads.clone()))
     }
 
-    /// Counts a block post-state the chain loaded from the store without fork choice's lock.
+    /// Counts a block post-state the chain loaded from the store without any lock.
     pub(crate) fn observe_state_load_outside_lock(&self) {
         self.state_loads.with_label_values(&[OUTSIDE_LOCK]).inc();
-    }
-
-    /// Counts a block post-state fork choice loaded from the store under its lock.
-    pub(crate) fn observe_state_load_under_lock(&self) {
-        self.state_loads.with_label_values(&[UNDER_LOCK]).inc();
     }
 
     /// Records an epoch snapshot written whole in `seconds`.
@@ -252,7 +242,7 @@ pub struct ImportPreStates {
     pub parent: u64,
 }
 
-/// One memory bound of the states fork choice holds ([`BeaconChain::bound_state_memory`]).
+/// One memory bound of the states the state cache holds ([`BeaconChain::bound_state_memory`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateMemoryBound {
     /// The bytes the states took together when measured.
@@ -263,7 +253,7 @@ pub struct StateMemoryBound {
     pub block_states_limit: usize,
     /// The block post-states held after the bound.
     pub block_states: usize,
-    /// How long the states' copies took, under fork choice's lock.
+    /// How long the states' copies took, under the state cache's lock.
     pub copying: std::time::Duration,
     /// How long measuring them and applying the bound took, without the lock but for the
     /// bound's evictions.
@@ -300,7 +290,7 @@ pub struct ImportStoreWrites {
 impl<E: EthSpec> BeaconChain<E> {
     /// Advances the head's post-state through empty slots to `slot` (the slots, any epoch
     /// transition, the state's hash and the caches a block and production read), and keeps it
-    /// in fork choice as the pre-state of the head's next block: the slot timer calls this
+    /// in the state cache as the pre-state of the head's next block: the slot timer calls this
     /// late in the slot before `slot`. Returns the head's root and its advanced state; one
     /// advanced already for the same head and slot is returned as it is. An error when `slot`
     /// is not after the head's.
@@ -330,8 +320,8 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(Some((head.block_root, state)))
     }
 
-    /// The post-state `block_state` of block `block_root` advanced to `slot`: fork choice's
-    /// advanced state of the block when it is at `slot` (else advanced on from it, or from
+    /// The post-state `block_state` of block `block_root` advanced to `slot`: the state
+    /// cache's advanced state of the block when it is at `slot` (else advanced on from it, or from
     /// `block_state`), then kept there for the next caller and the block's next child.
     /// `block_state` itself when it is at `slot` already; an error when it is past it.
     pub fn advanced_state(
@@ -352,7 +342,7 @@ impl<E: EthSpec> BeaconChain<E> {
         if slot == state_slot {
             return Ok(block_state.clone());
         }
-        let kept = self.fork_choice.lock().advanced_state(&block_root, slot);
+        let kept = self.state_cache.advanced_state(&block_root, slot);
         if let Some(kept) = &kept
             && *kept.state.slot() == slot
         {
@@ -364,32 +354,28 @@ impl<E: EthSpec> BeaconChain<E> {
             .map_err(|source| ChainError::SlotProcessing { slot, source })?;
         state.hash_tree_root().map_err(ChainError::State)?;
         warm_caches(&mut state)?;
-        self.fork_choice
-            .lock()
-            .keep_advanced_state(block_root, state.clone());
+        let block_slot = block_state.state.latest_block_header().slot;
+        self.state_cache
+            .insert_advanced_state(block_root, block_slot, state.clone());
         self.import_metrics
             .advance_seconds
             .observe(started.elapsed().as_secs_f64());
         Ok(state)
     }
 
-    /// Measures the memory of the states fork choice holds and bounds its block post-states
-    /// by `fork_choice.max_states_bytes` (the oldest go, loaded back from the store when a
-    /// block needs one). The copies are taken under fork choice's lock; the walk, hundreds of
+    /// Measures the memory of the states the state cache holds and bounds its block
+    /// post-states by `state_cache.max_states_bytes` (the oldest go, loaded back from the store
+    /// when a block needs one). The copies are taken under the cache's lock; the walk, hundreds of
     /// milliseconds at 1,000,000 validators, runs without it. The slot timer calls this once
     /// per epoch, on a blocking thread. Sets `beacon_state_cache_bytes` and
     /// `beacon_state_cache_block_states_limit`.
     pub fn bound_state_memory(&self) -> StateMemoryBound {
         let started = std::time::Instant::now();
-        let states = self.fork_choice.lock().states_in_memory();
+        let states = self.state_cache.states_in_memory();
         let copied = started.elapsed();
         let memory = states.measure();
         drop(states);
-        let (limit, block_states) = {
-            let mut fc = self.fork_choice.lock();
-            let limit = fc.bound_block_states(&memory);
-            (limit, fc.block_states_in_memory())
-        };
+        let (limit, block_states) = self.state_cache.bound(&memory);
         let bytes = memory.total_bytes();
         let gauge = |value: usize| i64::try_from(value).unwrap_or(i64::MAX);
         self.import_metrics.state_cache_bytes.set(gauge(bytes));
@@ -402,6 +388,12 @@ impl<E: EthSpec> BeaconChain<E> {
             copying: copied,
             measuring: started.elapsed() - copied,
         }
+    }
+
+    /// How many block post-states the chain's state cache holds in memory
+    /// (`max_block_states` bounds them, beside fork choice's checkpoints' blocks).
+    pub fn state_cache_block_states(&self) -> usize {
+        self.state_cache.block_states_len()
     }
 
     /// The imports' store batches so far, with and without a whole state
@@ -444,7 +436,6 @@ impl<E: EthSpec> BeaconChain<E> {
         };
         StateLoads {
             outside_lock: count(OUTSIDE_LOCK),
-            under_lock: count(UNDER_LOCK),
         }
     }
 

@@ -1145,13 +1145,13 @@ fn a_sync_committee_message_of_a_period_the_head_does_not_know_is_ignored() {
     assert!(!h.chain.head_is_behind(time_ms(&h.spec, ANCHOR_SLOT + 8)));
 }
 
-/// Fork choice's states are bounded by memory: measured, a chain's post-states take far less
+/// The state cache's states are bounded by memory: measured, a chain's post-states take far less
 /// together than one state each (they share what their blocks did not write); with a byte
 /// bound of half what ten blocks' states took, the oldest go, the count bound stays lowered
 /// for the imports that follow, the states then measured fit, and a block on a post-state let
 /// go of imports with it loaded from the store.
 #[test]
-fn the_states_fork_choice_holds_are_bounded_by_their_memory() {
+fn the_states_the_state_cache_holds_are_bounded_by_their_memory() {
     let blocks = |h: &Harness| {
         let mut chain = vec![h.anchor.clone()];
         for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + 10 {
@@ -1167,7 +1167,7 @@ fn the_states_fork_choice_holds_are_bounded_by_their_memory() {
     assert_eq!((all.measured_states, all.block_states), (11, 11), "{all:?}");
     assert_eq!(
         all.block_states_limit,
-        fork_choice::Config::default().max_block_states,
+        beacon_chain::StateCacheConfig::default().max_block_states,
         "{all:?}"
     );
     let one_state = types::memory::differential_sizes([&chain[10].post.state])[0];
@@ -1181,9 +1181,9 @@ fn the_states_fork_choice_holds_are_bounded_by_their_memory() {
 
     let budget = all.measured_bytes / 2;
     let config = ChainConfig {
-        fork_choice: fork_choice::Config {
+        state_cache: beacon_chain::StateCacheConfig {
             max_states_bytes: budget,
-            ..fork_choice::Config::default()
+            ..beacon_chain::StateCacheConfig::default()
         },
         ..ChainConfig::default()
     };
@@ -1201,7 +1201,7 @@ fn the_states_fork_choice_holds_are_bounded_by_their_memory() {
         let block = next_block(&h, &parent, slot);
         gossip_and_import(&h, &block.block);
         parent = block;
-        assert!(h.chain.fork_choice_block_states() <= bounded.block_states_limit);
+        assert!(h.chain.state_cache_block_states() <= bounded.block_states_limit);
     }
     let again = h.chain.bound_state_memory();
     assert!(again.measured_bytes <= budget, "{again:?} over {budget}");
@@ -1222,25 +1222,25 @@ fn the_states_fork_choice_holds_are_bounded_by_their_memory() {
 }
 
 #[test]
-fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_from_the_store() {
+fn a_fork_on_a_block_whose_state_the_cache_let_go_of_imports_with_the_state_from_the_store() {
     const MAX: usize = 4;
     let config = ChainConfig {
-        fork_choice: fork_choice::Config {
+        state_cache: beacon_chain::StateCacheConfig {
             max_block_states: MAX,
-            ..fork_choice::Config::default()
+            ..beacon_chain::StateCacheConfig::default()
         },
         ..ChainConfig::default()
     };
     let h = harness_with(ANCHOR_SLOT, config);
-    // Ten blocks, no finality beyond the anchor within them: without the bound fork choice
-    // would hold eleven post-states.
+    // Ten blocks, no finality beyond the anchor within them: without the bound the state
+    // cache would hold eleven post-states.
     let mut chain = vec![h.anchor.clone()];
     for slot in ANCHOR_SLOT + 1..=ANCHOR_SLOT + 10 {
         let block = next_block(&h, chain.last().unwrap(), slot);
         gossip_and_import(&h, &block.block);
         chain.push(block);
         // The bound, plus the checkpoints' blocks it never lets go of (here the anchor).
-        assert!(h.chain.fork_choice_block_states() <= MAX + 1);
+        assert!(h.chain.state_cache_block_states() <= MAX + 1);
     }
     assert_eq!(h.chain.head().block_root, chain[10].block.canonical_root());
 
@@ -1258,14 +1258,13 @@ fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_fr
     let loads = h.chain.state_loads();
     let root = gossip_and_import(&h, &fork.block);
     assert_eq!(root, fork.block.canonical_root());
-    // The load ran without fork choice's lock (gossip's proposer check loaded the state and
-    // kept it; the import found it in memory); fork choice loaded nothing under its lock.
+    // The load ran without any lock (gossip's proposer check loaded the state and kept it in
+    // the state cache; the import found it in memory).
     let after = h.chain.state_loads();
     assert!(
         after.outside_lock > loads.outside_lock,
         "{loads:?} -> {after:?}"
     );
-    assert_eq!(after.under_lock, loads.under_lock, "{loads:?} -> {after:?}");
     let dump = h.chain.fork_choice_dump();
     let node = dump
         .nodes
@@ -1273,7 +1272,7 @@ fn a_fork_on_a_block_whose_state_fork_choice_let_go_of_imports_with_the_state_fr
         .find(|n| n.block_root == root)
         .expect("the fork block is in fork choice");
     assert_eq!(node.parent_root, fork_parent.block.canonical_root());
-    assert!(h.chain.fork_choice_block_states() <= MAX + 1);
+    assert!(h.chain.state_cache_block_states() <= MAX + 1);
     // The canonical chain (attested, longer) stays the head.
     assert_eq!(h.chain.head().block_root, chain[10].block.canonical_root());
 

@@ -20,7 +20,8 @@ pub struct NodeMetrics {
     pub peers: IntGauge,
     /// `beacon_op_pool_operations{kind}`.
     pub op_pool: IntGaugeVec,
-    /// `beacon_fork_choice_block_states`: block post-states fork choice holds in memory.
+    /// `beacon_fork_choice_block_states`: block post-states the chain's state cache holds in
+    /// memory (the name kept from when fork choice held them).
     pub fork_choice_block_states: IntGauge,
 }
 
@@ -59,8 +60,9 @@ impl NodeMetrics {
             op_pool,
             fork_choice_block_states: gauge(
                 "beacon_fork_choice_block_states",
-                "Block post-states fork choice holds in memory (at most its max_block_states, \
-                 beside the checkpoints'; the others are loaded from the store when needed)",
+                "Block post-states the chain's state cache holds in memory (at most its \
+                 max_block_states, beside fork choice's checkpoints'; the others are loaded \
+                 from the store when needed)",
             )?,
         })
     }

@@ -226,7 +226,7 @@ fn on_slot_start<E: EthSpec>(producer: &BlockProducer<E>, metrics: &NodeMetrics,
     metrics.observe_pool(&counts);
     metrics
         .fork_choice_block_states
-        .set(i64::try_from(chain.fork_choice_block_states()).unwrap_or(i64::MAX));
+        .set(i64::try_from(chain.state_cache_block_states()).unwrap_or(i64::MAX));
     tracing::info!(
         slot,
         head_slot = head.slot,

@@ -73,7 +73,6 @@ fn benches(c: &mut Criterion) {
         Config {
             verify_signatures: VerifySignatures::None,
             prune_threshold: usize::MAX,
-            ..Config::default()
         },
         pool,
     )

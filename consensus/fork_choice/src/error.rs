@@ -8,7 +8,6 @@ use state_processing::{
 use types::{Epoch, Root, Slot, ValidatorIndex};
 
 use crate::data_availability::AvailabilityError;
-use crate::fork_choice::StateLoaderError;
 use crate::persist::PersistedDecodeError;
 
 /// Every way fork choice rejects input or fails; a rejected message leaves the store unchanged.
@@ -146,16 +145,6 @@ pub enum Error {
     /// No block with this root is in the store.
     #[error("block {0:?} is unknown")]
     UnknownBlock(Root),
-    /// The post-state of a block in the tree is neither in memory nor to be had from the state
-    /// loader (a store read that failed, a state the store lost).
-    #[error("the post-state of block {root:?} is unavailable: {source}")]
-    StateUnavailable {
-        /// The block.
-        root: Root,
-        /// Why it could not be had.
-        #[source]
-        source: StateUnavailableCause,
-    },
     /// The justified checkpoint's block is not in the tree.
     #[error("justified block {0:?} is unknown")]
     UnknownJustifiedBlock(Root),
@@ -208,7 +197,8 @@ pub enum Error {
     /// Epoch processing (the pulled-up checkpoints) failed on a state held by the store.
     #[error("epoch processing: {0}")]
     EpochProcessing(#[source] EpochProcessingError),
-    /// Fast confirmation: a block of the tree has no post-state in the store.
+    /// A block of the tree has no post-state in the store (the state-holding handlers, fast
+    /// confirmation): the node's fork choice holds none, its chain does.
     #[error("block {0:?} has no post-state in the store")]
     MissingBlockState(Root),
     /// Fast confirmation: `Slot(slot - 1)` below genesis, where the spec's `uint64` underflows.
@@ -235,20 +225,6 @@ pub enum Error {
     /// Fast confirmation: a `CONFIRMATION_BYZANTINE_THRESHOLD` above its maximum value, 25.
     #[error("confirmation byzantine threshold {0} is above its maximum of 25")]
     ByzantineThresholdTooHigh(u64),
-}
-
-/// Why [`Error::StateUnavailable`]: the post-state of a block of the tree could not be had.
-#[derive(Debug, thiserror::Error)]
-pub enum StateUnavailableCause {
-    /// It is not in memory and no state loader is set.
-    #[error("not in memory and no state loader")]
-    NoLoader,
-    /// The state loader does not have it.
-    #[error("not in the store")]
-    NotInStore,
-    /// The state loader failed (a store read, a replay).
-    #[error("the state loader failed: {0}")]
-    Loader(#[source] StateLoaderError),
 }
 
 /// Whose fault an [`Error`] is: the message fork choice was given (a peer that sent it is to
@@ -285,7 +261,6 @@ impl Error {
             Error::BoostOnHead(_)
             | Error::AnchorStateMismatch { .. }
             | Error::UnknownBlock(_)
-            | Error::StateUnavailable { .. }
             | Error::UnknownJustifiedBlock(_)
             | Error::UnknownFinalizedBlock(_)
             | Error::CorruptPersisted(_)
@@ -318,14 +293,6 @@ mod tests {
     #[test]
     fn the_stores_and_states_failures_are_ours_and_an_invalid_block_is_the_messages() {
         let ours = [
-            Error::StateUnavailable {
-                root: Root::ZERO,
-                source: StateUnavailableCause::Loader("store read failed".into()),
-            },
-            Error::StateUnavailable {
-                root: Root::ZERO,
-                source: StateUnavailableCause::NotInStore,
-            },
             Error::MissingBlockState(Root::ZERO),
             Error::State(state_processing::Error::ArithmeticOverflow(
                 "slot processing",
@@ -343,14 +310,12 @@ mod tests {
         for e in ours {
             assert_eq!(e.fault(), Fault::Local, "{e}");
         }
-        // A state loader's error stays the source, below the cause.
-        let loader = Error::StateUnavailable {
-            root: Root::ZERO,
-            source: StateUnavailableCause::Loader("store read failed".into()),
-        };
-        let cause = std::error::Error::source(&loader).expect("the cause");
-        let inner = cause.source().expect("the loader's error");
-        assert_eq!(inner.to_string(), "store read failed");
+        // A source error stays the source.
+        let slots = Error::SlotProcessing(SlotProcessingError::SlotNotAfterState {
+            state_slot: 2,
+            target: 1,
+        });
+        assert!(std::error::Error::source(&slots).is_some());
         let theirs = [
             Error::NotFinalizedDescendant {
                 block: Root::ZERO,

@@ -7,7 +7,6 @@
 //!
 //! [spec]: phase0/fork-choice.md, fulu/fork-choice.md
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use rayon::ThreadPool;
@@ -21,20 +20,17 @@ use state_processing::{
     },
     per_epoch::process_justification_and_finalization_progressive,
     per_slot::process_slots,
-    state_transition::{
-        state_transition, state_transition_from_advanced, state_transition_gathering_signatures,
-    },
+    state_transition::{state_transition, state_transition_gathering_signatures},
 };
 use types::{
-    BeaconState, ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot,
-    ValidatorIndex,
+    ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot, ValidatorIndex,
     electra::{Attestation, AttestationData, AttesterSlashing, BeaconBlock},
     phase0::Checkpoint,
 };
 
 use crate::{
     data_availability::{AvailabilityError, Columns, is_data_available},
-    error::{Error, StateUnavailableCause},
+    error::Error,
     proto_array::{ExecutionStatus, ProtoArray, ProtoNode},
     votes::VoteTracker,
 };
@@ -201,119 +197,16 @@ pub struct Config {
     pub verify_signatures: VerifySignatures,
     /// Prune once the finalized block has at least this many nodes before it in the tree.
     pub prune_threshold: usize,
-    /// The most block post-states kept in memory once a [`StateLoader`] can bring back the
-    /// others (without one every state is kept, as the spec's store does). The oldest by slot
-    /// go first; the finalized, justified and unrealized checkpoints' blocks always stay. With
-    /// finality every two epochs a node holds about 64 (minimal: 16) post-states, so the
-    /// default only binds while the chain does not finalize: then memory stays bounded and a
-    /// block on an old fork costs a state load from the store.
-    pub max_block_states: usize,
-    /// The bytes the states fork choice holds in memory may take together (the block
-    /// post-states, the checkpoint and advanced states, what they share counted once), as
-    /// measured by [`ForkChoice::states_in_memory`] and applied by
-    /// [`ForkChoice::bound_block_states`]: the oldest block post-states beyond it go, as beyond
-    /// `max_block_states`. A block's post-state adds to its parent's only what the block
-    /// wrote (see [`DEFAULT_MAX_STATES_BYTES`] for what that comes to).
-    pub max_states_bytes: usize,
 }
-
-/// [`Config::max_states_bytes`] by default: 1 GiB. At 1,000,000 validators the 65 block
-/// post-states of two epochs measured 675 MiB together (the import benchmark), so the bound
-/// binds only when many more states are held (forks, a chain that does not finalize); with the
-/// database's default page cache such a node measured 1,293-1,360 MiB resident.
-pub const DEFAULT_MAX_STATES_BYTES: usize = 1 << 30;
 
 impl Default for Config {
     fn default() -> Self {
         Self {
             verify_signatures: VerifySignatures::Batched,
             prune_threshold: 256,
-            max_block_states: 128,
-            max_states_bytes: DEFAULT_MAX_STATES_BYTES,
         }
     }
 }
-
-/// Copies of the states fork choice holds ([`ForkChoice::states_in_memory`]), to measure
-/// without fork choice's lock: copies share every node with the states they copy.
-pub struct StatesInMemory<E: EthSpec> {
-    /// The states kept whatever their size: the checkpoint states, the advanced states and
-    /// the post-states of the checkpoints' blocks.
-    pub kept: Vec<BeaconState<E>>,
-    /// How many of `kept` are block post-states.
-    pub kept_block_states: usize,
-    /// The other block post-states, newest first (the order the bound keeps them in).
-    pub block_states: Vec<BeaconState<E>>,
-}
-
-impl<E: EthSpec> StatesInMemory<E> {
-    /// Measures the states: what `kept` takes, then what each block post-state adds
-    /// (`types::memory::differential_sizes`; hundreds of milliseconds at 1,000,000 validators).
-    pub fn measure(&self) -> StatesMemory {
-        let sizes = types::memory::differential_sizes(self.kept.iter().chain(&self.block_states));
-        let (kept, block_states) = sizes.split_at(self.kept.len());
-        StatesMemory {
-            kept_bytes: kept.iter().sum(),
-            kept_block_states: self.kept_block_states,
-            block_state_bytes: block_states.to_vec(),
-        }
-    }
-}
-
-/// What the states fork choice holds take in memory ([`StatesInMemory::measure`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatesMemory {
-    /// The bytes of the states kept whatever their size, together.
-    pub kept_bytes: usize,
-    /// How many of those are block post-states.
-    pub kept_block_states: usize,
-    /// The bytes each other block post-state adds, newest first.
-    pub block_state_bytes: Vec<usize>,
-}
-
-impl StatesMemory {
-    /// Every state's bytes together.
-    pub fn total_bytes(&self) -> usize {
-        self.kept_bytes + self.block_state_bytes.iter().sum::<usize>()
-    }
-
-    /// The most block post-states to hold within `budget` bytes: the kept ones, then the
-    /// newest others while they fit. When all fit, as many more as the room left holds at
-    /// their average size (so that a bound measured on few states does not shrink the cache).
-    /// `None` when nothing can be said (no other block post-state measured, all fitting).
-    pub fn block_states_within(&self, budget: usize) -> Option<usize> {
-        let mut used = self.kept_bytes;
-        let mut fitting = 0;
-        for &bytes in &self.block_state_bytes {
-            if used.saturating_add(bytes) > budget {
-                return Some(self.kept_block_states + fitting);
-            }
-            used += bytes;
-            fitting += 1;
-        }
-        if fitting == 0 {
-            return None;
-        }
-        let average = (used - self.kept_bytes).div_ceil(fitting).max(1);
-        Some(self.kept_block_states + fitting + (budget - used) / average)
-    }
-}
-
-/// Where fork choice gets back the post-state of a block it let go of
-/// ([`Config::max_block_states`]): the node's store, which holds every hot state.
-pub trait StateLoader<E: EthSpec>: Send + Sync {
-    /// The post-state of block `block_root`, with caches sharing the public keys of `caches`
-    /// (another state of the chain); `None` when the store has no such block.
-    fn load_block_state(
-        &self,
-        block_root: &Root,
-        caches: &state_processing::Caches,
-    ) -> Result<Option<CachedBeaconState<E>>, StateLoaderError>;
-}
-
-/// Why a [`StateLoader`] failed: its own error (a store read, a replay), boxed, kept as the
-/// source of [`crate::StateUnavailableCause::Loader`].
-pub type StateLoaderError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The fork-choice store: the spec's `Store` with the block tree as a proto-array.
 ///
@@ -332,6 +225,10 @@ pub struct ForkChoice<E: EthSpec> {
     equivocating_indices: FxHashSet<ValidatorIndex>,
     proto: ProtoArray,
     votes: VoteTracker,
+    /// `store.block_states` and `store.checkpoint_states` of the state-holding handlers
+    /// (`on_block`, `on_attestation`, ...: the spec tests' path), every one kept as the spec's
+    /// store keeps them. The node's fork choice is fed results and holds only its anchor's
+    /// (until pruning drops it): its states are its chain's.
     block_states: FxHashMap<Root, CachedBeaconState<E>>,
     checkpoint_states: FxHashMap<(Epoch, Root), CachedBeaconState<E>>,
     /// The justified checkpoint's balances, and which checkpoint they are of.
@@ -344,25 +241,7 @@ pub struct ForkChoice<E: EthSpec> {
     applied_boost: Option<(Root, Gwei)>,
     /// Each block's execution payload block hash (optimistic sync walks them).
     payload_hashes: FxHashMap<Root, Root>,
-    /// Brings back post-states let go of beyond `config.max_block_states`; `None`: keep all,
-    /// unless [`Self::stop_loading_states`] was called.
-    state_loader: Option<Arc<dyn StateLoader<E>>>,
-    /// Post-states are let go of beyond the bounds although no loader brings them back: their
-    /// owner loads them itself ([`Self::stop_loading_states`]).
-    bounded_without_loader: bool,
-    /// Blocks' post-states advanced through empty slots ahead of the next block (the node's
-    /// slot timer advances the head's before each slot), by block root, the latest last (at
-    /// most [`MAX_ADVANCED_STATES`]): the pre-state of a block on one at or after its slot.
-    advanced_states: Vec<(Root, CachedBeaconState<E>)>,
-    /// The most block post-states the last memory measurement allows
-    /// ([`Self::bound_block_states`]); `None` before one.
-    memory_limit: Option<usize>,
 }
-
-/// The most advanced states kept ([`ForkChoice::keep_advanced_state`]): the head's, and the
-/// previous head's, whose advance may finish after a late block replaced it as head (both
-/// remain candidates for the next block's parent).
-const MAX_ADVANCED_STATES: usize = 2;
 
 fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
     (checkpoint.epoch, checkpoint.root)
@@ -461,208 +340,24 @@ impl<E: EthSpec> ForkChoice<E> {
             candidate_balances: FxHashMap::default(),
             applied_boost: None,
             payload_hashes: FxHashMap::default(),
-            state_loader: None,
-            bounded_without_loader: false,
-            advanced_states: Vec::new(),
-            memory_limit: None,
         })
     }
 
-    /// From now on keeps at most `config.max_block_states` post-states in memory, bringing the
-    /// others back through `loader` when they are needed.
-    pub fn set_state_loader(&mut self, loader: Arc<dyn StateLoader<E>>) {
-        self.state_loader = Some(loader);
-        self.evict_block_states(None);
-    }
-
-    /// From now on loads no state: the owner of a store behind a lock loads what the store is
-    /// about to need without the lock and hands it over ([`Self::keep_block_state`],
-    /// [`Self::keep_checkpoint_state`]); a state not in memory is then
-    /// [`Error::StateUnavailable`] with [`crate::StateUnavailableCause::NoLoader`], for the owner to
-    /// load and retry. The post-states stay bounded as with a loader.
-    pub fn stop_loading_states(&mut self) {
-        self.state_loader = None;
-        self.bounded_without_loader = true;
-        self.evict_block_states(None);
-    }
-
-    /// How many block post-states are in memory.
-    pub fn block_states_in_memory(&self) -> usize {
-        self.block_states.len()
-    }
-
-    /// Copies of the states held in memory, to measure without the lock
-    /// ([`StatesInMemory::measure`]): cheap, each copy shares its state's trees.
-    pub fn states_in_memory(&self) -> StatesInMemory<E> {
-        let pinned = self.pinned_roots(None);
-        let mut kept: Vec<BeaconState<E>> = self
-            .checkpoint_states
-            .values()
-            .chain(self.advanced_states.iter().map(|(_, state)| state))
-            .map(|state| state.state.clone())
-            .collect();
-        let mut kept_block_states = 0;
-        let mut others = Vec::new();
-        for (root, state) in &self.block_states {
-            if pinned.contains(root) {
-                kept.push(state.state.clone());
-                kept_block_states += 1;
-            } else {
-                others.push((self.block_slot(root), state));
-            }
-        }
-        others.sort_unstable_by_key(|(slot, _)| std::cmp::Reverse(*slot));
-        StatesInMemory {
-            kept,
-            kept_block_states,
-            block_states: others
-                .into_iter()
-                .map(|(_, state)| state.state.clone())
-                .collect(),
-        }
-    }
-
-    /// Bounds the block post-states in memory by [`Config::max_states_bytes`], with the
-    /// measurement of [`Self::states_in_memory`]: from now on at most as many as fitted then
-    /// (the oldest going first, as beyond `max_block_states`), until the next measurement.
-    /// Returns the most block post-states held from now on, by count and by memory.
-    pub fn bound_block_states(&mut self, memory: &StatesMemory) -> usize {
-        self.memory_limit = memory.block_states_within(self.config.max_states_bytes);
-        self.evict_block_states(None);
-        self.block_states_limit()
-    }
-
-    /// The most block post-states held: `config.max_block_states`, or fewer when the last
-    /// memory measurement found them over `config.max_states_bytes`.
-    fn block_states_limit(&self) -> usize {
-        self.config
-            .max_block_states
-            .min(self.memory_limit.unwrap_or(usize::MAX))
-            .max(1)
-    }
-
-    /// The slot of block `root` in the tree (0 when it is not).
-    fn block_slot(&self, root: &Root) -> Slot {
-        self.proto
-            .index_of(root)
-            .map_or(0, |i| self.proto.nodes()[i].slot)
-    }
-
-    /// The blocks whose post-states stay in memory: the checkpoints', and `keep`.
-    fn pinned_roots(&self, keep: Option<Root>) -> [Root; 5] {
-        [
-            self.finalized_checkpoint.root,
-            self.justified_checkpoint.root,
-            self.unrealized_justified_checkpoint.root,
-            self.unrealized_finalized_checkpoint.root,
-            keep.unwrap_or(self.finalized_checkpoint.root),
-        ]
-    }
-
-    /// Keeps `state` in memory as the post-state of block `root` (one the state loader brought
-    /// back, whose tree hashes its user computed), so that the next block on it does not load
-    /// it again. Ignored for a block not in the tree.
-    pub fn keep_block_state(&mut self, root: Root, state: CachedBeaconState<E>) {
-        if self.contains_block(&root) && !self.block_states.contains_key(&root) {
-            self.block_states.insert(root, state);
-            self.evict_block_states(Some(root));
-        }
-    }
-
-    /// Keeps `state`, the post-state of block `root` advanced through empty slots (to the
-    /// slot of the next block expected on it), in place of an advanced state of the same block
-    /// and of the oldest beyond [`MAX_ADVANCED_STATES`]: a block on `root` at or after the
-    /// state's slot starts from it
-    /// ([`Self::prepare_block`]), so that the slots and any epoch transition between are not
-    /// run again when it arrives. An advance to an epoch's first slot is also the checkpoint
-    /// state of `(epoch, root)` (`store_target_checkpoint_state`), which attestations of the
-    /// epoch voting for `root` as their target need when the epoch's first block is missing.
-    /// Ignored for a block not in the tree or a state not after the block's slot.
-    pub fn keep_advanced_state(&mut self, root: Root, state: CachedBeaconState<E>) {
-        let Some(index) = self.proto.index_of(&root) else {
-            return;
-        };
-        let slot = *state.state.slot();
-        if slot <= self.proto.nodes()[index].slot {
-            return;
-        }
-        if slot.is_multiple_of(E::slots_per_epoch()) {
-            self.checkpoint_states
-                .entry((compute_epoch_at_slot::<E>(slot), root))
-                .or_insert_with(|| state.clone());
-        }
-        self.advanced_states.retain(|(kept, _)| *kept != root);
-        self.advanced_states.push((root, state));
-        if self.advanced_states.len() > MAX_ADVANCED_STATES {
-            self.advanced_states.remove(0);
-        }
-    }
-
-    /// The advanced post-state of block `root` ([`Self::keep_advanced_state`]) when one is
-    /// kept at `slot` or before it (a cheap copy).
-    pub fn advanced_state(&self, root: &Root, slot: Slot) -> Option<CachedBeaconState<E>> {
-        self.advanced_states
-            .iter()
-            .find(|(advanced_root, state)| advanced_root == root && *state.state.slot() <= slot)
-            .map(|(_, state)| state.clone())
-    }
-
-    /// The post-state of block `root`: the one in memory, else the state loader's. An error
-    /// when the block is not in the tree or its state cannot be had.
+    /// The post-state of block `root` (the spec's store keeps every block's): an error when
+    /// the block is not in the tree or its state is not held.
     pub fn load_block_state(&self, root: &Root) -> Result<CachedBeaconState<E>, Error> {
-        self.block_state_or_load(root).map(Cow::into_owned)
+        self.block_state_or_load(root).cloned()
     }
 
-    /// As [`Self::load_block_state`], borrowing the state when it is in memory.
-    fn block_state_or_load(&self, root: &Root) -> Result<Cow<'_, CachedBeaconState<E>>, Error> {
+    /// As [`Self::load_block_state`], borrowed.
+    fn block_state_or_load(&self, root: &Root) -> Result<&CachedBeaconState<E>, Error> {
         if let Some(state) = self.block_states.get(root) {
-            return Ok(Cow::Borrowed(state));
+            return Ok(state);
         }
         if !self.contains_block(root) {
             return Err(Error::UnknownBlock(*root));
         }
-        let (Some(loader), Some(kept)) = (&self.state_loader, self.block_states.values().next())
-        else {
-            return Err(Error::StateUnavailable {
-                root: *root,
-                source: StateUnavailableCause::NoLoader,
-            });
-        };
-        match loader.load_block_state(root, &kept.caches) {
-            Ok(Some(state)) => Ok(Cow::Owned(state)),
-            Ok(None) => Err(Error::StateUnavailable {
-                root: *root,
-                source: StateUnavailableCause::NotInStore,
-            }),
-            Err(e) => Err(Error::StateUnavailable {
-                root: *root,
-                source: StateUnavailableCause::Loader(e),
-            }),
-        }
-    }
-
-    /// Lets go of the oldest post-states (by block slot) beyond `config.max_block_states` and
-    /// the bound the last memory measurement set, when a state loader can bring them back.
-    /// The checkpoints' blocks stay, and so does `keep` (a block just imported, whose
-    /// post-state its importer reads next).
-    fn evict_block_states(&mut self, keep: Option<Root>) {
-        let max = self.block_states_limit();
-        let bounded = self.state_loader.is_some() || self.bounded_without_loader;
-        if !bounded || self.block_states.len() <= max {
-            return;
-        }
-        let pinned = self.pinned_roots(keep);
-        let mut candidates: Vec<(Slot, Root)> = self
-            .block_states
-            .keys()
-            .filter(|root| !pinned.contains(root))
-            .map(|root| (self.block_slot(root), *root))
-            .collect();
-        candidates.sort_unstable();
-        let excess = self.block_states.len() - max;
-        for (_, root) in candidates.into_iter().take(excess) {
-            self.block_states.remove(&root);
-        }
+        Err(Error::MissingBlockState(*root))
     }
 
     /// The execution client found the payload of a child of `from` invalid (or of `from`
@@ -820,8 +515,8 @@ impl<E: EthSpec> ForkChoice<E> {
         self.proto.index_of(root).is_some()
     }
 
-    /// The post-state of block `root` when it is in memory (see [`Config::max_block_states`];
-    /// [`Self::load_block_state`] brings back one that is not).
+    /// The post-state of block `root` (what the spec-test and unit-test paths of `on_block`
+    /// keep; the node's states are its chain's).
     pub fn block_state(&self, root: &Root) -> Option<&CachedBeaconState<E>> {
         self.block_states.get(root)
     }
@@ -1001,10 +696,7 @@ impl<E: EthSpec> ForkChoice<E> {
                 parent: parent_root,
             });
         }
-        let (pre_state, pre_state_advanced) = match self.advanced_state(&parent_root, slot) {
-            Some(state) => (state, true),
-            None => (self.load_block_state(&parent_root)?, false),
-        };
+        let pre_state = self.load_block_state(&parent_root)?;
         let is_timely = self.check_arrival(slot)?;
         self.check_block_place(block_root, parent_root, slot)?;
         Ok(Some(PreparedBlock {
@@ -1012,7 +704,6 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root,
             slot,
             pre_state,
-            pre_state_advanced,
             is_timely,
         }))
     }
@@ -1046,7 +737,6 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root,
             slot,
             pre_state: parent.post_state.clone(),
-            pre_state_advanced: false,
             is_timely,
         }))
     }
@@ -1141,7 +831,6 @@ impl<E: EthSpec> ForkChoice<E> {
         })?;
         if self.contains_block(&block_root) {
             self.block_states.insert(block_root, post_state);
-            self.evict_block_states(Some(block_root));
         }
         Ok(block_root)
     }
@@ -1286,32 +975,6 @@ impl<E: EthSpec> ForkChoice<E> {
         self.checkpoint_states
             .get_mut(&k)
             .ok_or(Error::UnknownBlock(target.root))
-    }
-
-    /// Whether the checkpoint state of `target` is in memory
-    /// ([`Self::checkpoint_state`] computes it otherwise, under its caller's lock).
-    pub fn has_checkpoint_state(&self, target: &Checkpoint) -> bool {
-        self.checkpoint_states.contains_key(&key(target))
-    }
-
-    /// The checkpoint state of `target` when it is in memory.
-    pub fn kept_checkpoint_state(&self, target: &Checkpoint) -> Option<&CachedBeaconState<E>> {
-        self.checkpoint_states.get(&key(target))
-    }
-
-    /// Keeps `state`, the post-state of block `target.root` advanced to the first slot of
-    /// `target.epoch` (computed by the caller without fork choice's lock), as the checkpoint
-    /// state of `target`, so that [`Self::checkpoint_state`] neither loads nor advances one.
-    /// Ignored for a block not in the tree, a checkpoint before the finalized epoch, a state
-    /// at another slot, or one kept already.
-    pub fn keep_checkpoint_state(&mut self, target: &Checkpoint, state: CachedBeaconState<E>) {
-        if !self.contains_block(&target.root)
-            || target.epoch < self.finalized_checkpoint.epoch
-            || *state.state.slot() != target.epoch * E::slots_per_epoch()
-        {
-            return;
-        }
-        self.checkpoint_states.entry(key(target)).or_insert(state);
     }
 
     /// `validate_on_attestation(store, attestation, is_from_block)`.
@@ -1958,8 +1621,6 @@ impl<E: EthSpec> ForkChoice<E> {
             .retain(|root, _| proto.index_of(root).is_some());
         self.payload_hashes
             .retain(|root, _| proto.index_of(root).is_some());
-        self.advanced_states
-            .retain(|(root, _)| proto.index_of(root).is_some());
         let finalized_epoch = self.finalized_checkpoint.epoch;
         self.checkpoint_states
             .retain(|(epoch, _), _| *epoch >= finalized_epoch);
@@ -1998,8 +1659,6 @@ pub struct PreparedBlock<E: EthSpec> {
     parent_root: Root,
     slot: Slot,
     pre_state: CachedBeaconState<E>,
-    /// `pre_state` is the parent's advanced state ([`ForkChoice::keep_advanced_state`]).
-    pre_state_advanced: bool,
     is_timely: bool,
 }
 
@@ -2007,13 +1666,6 @@ impl<E: EthSpec> PreparedBlock<E> {
     /// The block's root.
     pub fn block_root(&self) -> Root {
         self.block_root
-    }
-
-    /// Whether the block starts from its parent's post-state advanced ahead of it by the
-    /// node (the slots and any epoch transition before the block already run), rather than
-    /// from the parent's post-state itself.
-    pub fn pre_state_advanced(&self) -> bool {
-        self.pre_state_advanced
     }
 }
 
@@ -2108,7 +1760,6 @@ impl BlockProcessor {
             parent_root,
             slot,
             pre_state: mut state,
-            pre_state_advanced,
             is_timely,
         } = prepared;
         // The availability check (KZG on the pool's threads) runs beside the state
@@ -2120,25 +1771,18 @@ impl BlockProcessor {
             Columns::Missing => false,
         };
         let transition = |state: &mut CachedBeaconState<E>| {
-            // An advanced pre-state may be at the block's slot already, which the spec's
-            // `state_transition` refuses; the block header's checks hold either way.
             if gather {
                 return state_transition_gathering_signatures(
                     state,
                     signed_block,
-                    pre_state_advanced,
+                    false,
                     true,
                     engine,
                     &self.spec,
                 )
                 .map(Some);
             }
-            let transition = if pre_state_advanced {
-                state_transition_from_advanced
-            } else {
-                state_transition
-            };
-            transition(
+            state_transition(
                 state,
                 signed_block,
                 self.verify_signatures,
@@ -2240,35 +1884,5 @@ impl BlockProcessor {
             payload_hash,
         };
         Ok((processed, gathered))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::StatesMemory;
-
-    fn memory(kept_bytes: usize, block_state_bytes: &[usize]) -> StatesMemory {
-        StatesMemory {
-            kept_bytes,
-            kept_block_states: 2,
-            block_state_bytes: block_state_bytes.to_vec(),
-        }
-    }
-
-    #[test]
-    fn the_memory_bound_keeps_the_newest_block_states_that_fit() {
-        let m = memory(100, &[10, 20, 30]);
-        assert_eq!(m.total_bytes(), 160);
-        // The kept two, then the newest while they fit.
-        assert_eq!(m.block_states_within(129), Some(3));
-        assert_eq!(m.block_states_within(130), Some(4));
-        assert_eq!(m.block_states_within(159), Some(4));
-        // Over budget with the kept states alone: only those.
-        assert_eq!(m.block_states_within(50), Some(2));
-        // All fit: as many more as the room holds at their average size (20).
-        assert_eq!(m.block_states_within(160), Some(5));
-        assert_eq!(m.block_states_within(200), Some(7));
-        // Nothing measured beside the kept states: no bound.
-        assert_eq!(memory(100, &[]).block_states_within(1000), None);
     }
 }

@@ -30,14 +30,13 @@ pub use data_availability::{
     AvailabilityError, BlobsError, Columns, SidecarError, is_data_available,
     verify_blobs_available, verify_data_column_sidecar, verify_data_column_sidecars,
 };
-pub use error::{Error, Fault, StateUnavailableCause};
+pub use error::{Error, Fault};
 pub use fast_confirmation::{
     FastConfirmationInputs, FastConfirmationStore, get_fast_confirmation_store,
 };
 pub use fork_choice::{
-    AnchorBlock, Arrival, BlockProcessor, BlockSummary, Config, DEFAULT_MAX_STATES_BYTES,
-    ForkChoice, Head, JustifiedBalances, PreparedBlock, ProcessedBlock, StateLoader,
-    StateLoaderError, StatesInMemory, StatesMemory, slashable_indices,
+    AnchorBlock, Arrival, BlockProcessor, BlockSummary, Config, ForkChoice, Head,
+    JustifiedBalances, PreparedBlock, ProcessedBlock, slashable_indices,
 };
 pub use gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
 pub use persist::{PersistedDecodeError, Restored};

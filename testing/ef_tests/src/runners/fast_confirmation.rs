@@ -103,7 +103,6 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         Config {
             verify_signatures,
             prune_threshold: usize::MAX,
-            ..Config::default()
         },
         kzg_pool()?,
     )

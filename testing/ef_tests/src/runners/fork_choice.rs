@@ -167,7 +167,6 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
         Config {
             verify_signatures: VerifySignatures::Batched,
             prune_threshold: usize::MAX,
-            ..Config::default()
         },
         kzg_pool()?,
     )
