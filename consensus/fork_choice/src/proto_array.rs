@@ -30,8 +30,8 @@ pub struct ProtoNode {
     /// `store.unrealized_justifications[root]`: the justified checkpoint after pulling the
     /// post-state up to the next epoch boundary.
     pub unrealized_justified: Checkpoint,
-    /// The post-state's `finalized_checkpoint.epoch` (kept here because the post-state itself
-    /// may be let go of: see `Config::max_block_states`).
+    /// The post-state's `finalized_checkpoint.epoch` (kept here: fork choice holds no
+    /// post-states; the chain's state cache may have let this one go).
     pub finalized_epoch: u64,
     /// `store.block_timeliness[root]`.
     pub timely: bool,
