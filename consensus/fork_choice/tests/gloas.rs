@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use fork_choice::gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
+use fork_choice::gloas::{GloasError, GloasHead, GloasSpecStore, PayloadStatus};
 use ssz_types::BitVector;
 use state_harness::{BuiltBlock, GloasBlockContents, ParentPayload, build_gloas_block};
 use state_processing::CachedBeaconState;
@@ -30,7 +30,7 @@ const GENESIS_TIME: u64 = 1_600_000_000;
 struct Chain {
     spec: ChainSpec,
     genesis: BuiltBlock<E>,
-    store: GloasForkChoice<E>,
+    store: GloasSpecStore<E>,
 }
 
 fn chain() -> Chain {
@@ -43,7 +43,7 @@ fn chain() -> Chain {
     let SignedBeaconBlock::Gloas(anchor) = &block else {
         panic!("a Gloas genesis block");
     };
-    let store = GloasForkChoice::new(
+    let store = GloasSpecStore::new(
         post.clone(),
         &anchor.message,
         Arc::new(spec.clone()),
@@ -87,12 +87,16 @@ struct Snapshot {
     timeliness_votes: Vec<Option<bool>>,
 }
 
-fn snapshot(store: &mut GloasForkChoice<E>, root: &Root) -> Snapshot {
+fn snapshot(store: &mut GloasSpecStore<E>, root: &Root) -> Snapshot {
     Snapshot {
         head: store.get_head().unwrap(),
-        boost: store.proposer_boost_root(),
-        justified: store.justified_checkpoint().clone(),
-        timeliness_votes: store.payload_timeliness_vote(root).unwrap().to_vec(),
+        boost: store.store().proposer_boost_root(),
+        justified: store.store().justified_checkpoint().clone(),
+        timeliness_votes: store
+            .store()
+            .payload_timeliness_vote(root)
+            .unwrap()
+            .to_vec(),
     }
 }
 
@@ -139,10 +143,10 @@ fn a_block_is_the_empty_head_and_a_child_on_its_unverified_payload_is_refused() 
         (head.root, head.slot, head.payload_status),
         (one_root, 1, PayloadStatus::Empty)
     );
-    assert_eq!(chain.store.proposer_boost_root(), one_root);
-    assert!(!chain.store.is_payload_verified(&one_root));
+    assert_eq!(chain.store.store().proposer_boost_root(), one_root);
+    assert!(!chain.store.store().is_payload_verified(&one_root));
     // Without a verified payload, the proposer of the next slot builds on EMPTY.
-    assert!(!chain.store.should_build_on_full(&head, 2).unwrap());
+    assert!(!chain.store.store().should_build_on_full(&head, 2).unwrap());
 
     chain.store.on_tick(time_at(&chain.spec, 2));
     let before = snapshot(&mut chain.store, &one_root);
@@ -154,7 +158,7 @@ fn a_block_is_the_empty_head_and_a_child_on_its_unverified_payload_is_refused() 
             if block == two_root && parent == one_root),
         "{err}"
     );
-    assert!(!chain.store.contains_block(&two_root));
+    assert!(!chain.store.store().contains_block(&two_root));
     assert_eq!(snapshot(&mut chain.store, &one_root), before);
 
     // The same slot built beside the payload is accepted.
@@ -259,9 +263,13 @@ fn payload_attestation_messages_from_outside_the_ptc_or_slot_are_refused_or_igno
         .store
         .on_payload_attestation_message(&message(ptc[0], 1), true)
         .unwrap();
-    let votes = chain.store.payload_timeliness_vote(&one_root).unwrap();
+    let votes = chain
+        .store
+        .store()
+        .payload_timeliness_vote(&one_root)
+        .unwrap();
     let position = ptc.iter().position(|i| *i == ptc[0]).unwrap();
     assert_eq!(votes[position], Some(true));
     // The payload is not verified here: the PTC's votes do not make it timely.
-    assert!(!chain.store.payload_timeliness(&one_root, true));
+    assert!(!chain.store.store().payload_timeliness(&one_root, true));
 }
