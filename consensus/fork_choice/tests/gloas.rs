@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use fork_choice::gloas::{GloasError, GloasHead, GloasSpecStore, PayloadStatus};
+use fork_choice::gloas::{GloasError, GloasForkChoice, GloasHead, GloasSpecStore, PayloadStatus};
 use ssz_types::BitVector;
 use state_harness::{BuiltBlock, GloasBlockContents, ParentPayload, build_gloas_block};
 use state_processing::CachedBeaconState;
@@ -273,3 +273,188 @@ fn payload_attestation_messages_from_outside_the_ptc_or_slot_are_refused_or_igno
     // The payload is not verified here: the PTC's votes do not make it timely.
     assert!(!chain.store.store().payload_timeliness(&one_root, true));
 }
+
+/// A state-free store and the summaries it is fed (the node's path: no states at all).
+mod results {
+    use super::*;
+    use fork_choice::JustifiedBalances;
+    use fork_choice::gloas::{GloasArrival, GloasBlockSummary};
+    use types::gloas::AttestationData;
+    use types::phase0::Validator;
+    use types::{EthSpec, Hash32};
+
+    pub(crate) const VALIDATORS: u64 = 64;
+
+    pub(crate) fn root(i: u8) -> Root {
+        Root::repeat_byte(i)
+    }
+
+    pub(crate) fn checkpoint(epoch: u64, root: Root) -> Checkpoint {
+        Checkpoint { epoch, root }
+    }
+
+    /// Block `i` at `slot` on `parent`, its bid building on the parent's payload when
+    /// `on_full` (block hash `i`), with the given post-state checkpoints.
+    pub(crate) fn summary(
+        i: u8,
+        slot: Slot,
+        parent: u8,
+        on_full: bool,
+        justified: Checkpoint,
+        finalized: Checkpoint,
+    ) -> GloasBlockSummary {
+        GloasBlockSummary {
+            root: root(i),
+            parent_root: root(parent),
+            slot,
+            proposer_index: u64::from(i),
+            bid_block_hash: Hash32::repeat_byte(i),
+            bid_parent_block_hash: Hash32::repeat_byte(if on_full { parent } else { 0xff }),
+            justified: justified.clone(),
+            finalized: finalized.clone(),
+            unrealized_justified: justified,
+            unrealized_finalized: finalized,
+            arrival: GloasArrival {
+                attestation_timely: false,
+                ptc_timely: false,
+            },
+            ptc: (0..<E as EthSpec>::PtcSize::to_usize())
+                .map(|i| i as u64)
+                .collect(),
+            slot_committee_members: Vec::new(),
+            payload_attestations: Vec::new(),
+        }
+    }
+
+    pub(crate) fn balances(epoch: u64) -> JustifiedBalances {
+        let validator = Validator {
+            pubkey: Default::default(),
+            withdrawal_credentials: Default::default(),
+            effective_balance: 32_000_000_000,
+            slashed: false,
+            activation_eligibility_epoch: 0,
+            activation_epoch: 0,
+            exit_epoch: u64::MAX,
+            withdrawable_epoch: u64::MAX,
+        };
+        let validators = vec![validator; VALIDATORS as usize];
+        JustifiedBalances::from_validators::<E>(epoch, validators.len(), validators.iter())
+    }
+
+    pub(crate) fn store() -> GloasForkChoice<E> {
+        let spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas);
+        let genesis = summary(
+            0,
+            0,
+            0,
+            false,
+            checkpoint(0, root(0)),
+            checkpoint(0, root(0)),
+        );
+        let mut store = GloasForkChoice::from_anchor(&genesis, GENESIS_TIME, Arc::new(spec));
+        store.set_justified_balances(&checkpoint(0, root(0)), balances(0));
+        store
+    }
+
+    pub(crate) fn vote(slot: Slot, head: u8, index: u64, target: Checkpoint) -> AttestationData {
+        AttestationData {
+            slot,
+            index,
+            beacon_block_root: root(head),
+            source: checkpoint(0, root(0)),
+            target,
+        }
+    }
+}
+
+/// Blocks G(0) ← A(1) ← B(2, on A's payload) and G ← F(2), votes on each; then E(9) on B
+/// justifies and finalizes (1, B). Pruning drops G, A (and its verified payload) and F: the pruned store has the same head
+/// and the same viable leaves and weights as one that keeps every block, and later votes from
+/// validators whose latest message was on the dropped F move the same weight in both.
+#[test]
+fn pruning_on_finalization_keeps_the_head_and_the_weights() {
+    use results::*;
+    let mut pruned = store();
+    let mut kept = store();
+    pruned.set_prune_threshold(0);
+    kept.set_prune_threshold(usize::MAX);
+    let genesis = checkpoint(0, root(0));
+    let finalized = checkpoint(1, root(2));
+    let a_payload_root = root(1);
+    for store in [&mut pruned, &mut kept] {
+        store.on_tick(time_at(&ChainSpec::minimal(), 2));
+        for block in [
+            summary(1, 1, 0, false, genesis.clone(), genesis.clone()),
+            summary(3, 2, 0, false, genesis.clone(), genesis.clone()),
+        ] {
+            store.insert_block_summary(&block).unwrap();
+        }
+        store
+            .on_verified_execution_payload(a_payload_root, Ok(()))
+            .unwrap();
+        store
+            .insert_block_summary(&summary(2, 2, 1, true, genesis.clone(), genesis.clone()))
+            .unwrap();
+        store.on_tick(time_at(&ChainSpec::minimal(), 9));
+        // Validators 0..8 on F, 8..16 on B, 16..20 on A's payload.
+        let on_f: Vec<u64> = (0..8).collect();
+        let on_b: Vec<u64> = (8..16).collect();
+        let on_a_full: Vec<u64> = (16..20).collect();
+        store
+            .on_indexed_attestation(&results::vote(2, 3, 0, genesis.clone()), &on_f, false)
+            .unwrap();
+        store
+            .on_indexed_attestation(&results::vote(2, 2, 0, genesis.clone()), &on_b, false)
+            .unwrap();
+        store
+            .on_indexed_attestation(&results::vote(3, 1, 1, genesis.clone()), &on_a_full, false)
+            .unwrap();
+        store.get_head().unwrap();
+        store.set_justified_balances(&finalized, balances(1));
+        store
+            .insert_block_summary(&summary(
+                4,
+                9,
+                2,
+                false,
+                finalized.clone(),
+                finalized.clone(),
+            ))
+            .unwrap();
+        assert_eq!(store.finalized_checkpoint(), &finalized);
+    }
+    assert_eq!(pruned.block_count(), 2);
+    assert_eq!(kept.block_count(), 5);
+    assert!([0, 1, 3].iter().all(|&i| !pruned.contains_block(&root(i))));
+    assert!(!pruned.is_payload_verified(&root(1)));
+    assert!(pruned.payload_timeliness_vote(&root(3)).is_none());
+
+    let compare = |pruned: &mut GloasForkChoice<E>, kept: &mut GloasForkChoice<E>| {
+        let head = pruned.get_head().unwrap();
+        assert_eq!(head, kept.get_head().unwrap());
+        let mut leaves = pruned.viable_for_head_nodes().unwrap();
+        let mut all_leaves = kept.viable_for_head_nodes().unwrap();
+        leaves.sort();
+        all_leaves.sort();
+        assert_eq!(leaves, all_leaves);
+        head
+    };
+    let head = compare(&mut pruned, &mut kept);
+    assert_eq!((head.root, head.slot), (root(4), 9));
+
+    // Validators whose latest message was on the dropped F vote for E: their weight moves as
+    // in the store that kept F.
+    for store in [&mut pruned, &mut kept] {
+        store.on_tick(time_at(&ChainSpec::minimal(), 11));
+        store
+            .on_indexed_attestation(
+                &results::vote(10, 4, 0, finalized.clone()),
+                &[0, 1, 2],
+                false,
+            )
+            .unwrap();
+    }
+    compare(&mut pruned, &mut kept);
+}
+
+use ssz_types::typenum::Unsigned;

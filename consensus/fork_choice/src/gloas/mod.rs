@@ -48,6 +48,10 @@ use crate::data_availability::AvailabilityError;
 use crate::error::Error;
 use crate::fork_choice::JustifiedBalances;
 
+/// [`GloasForkChoice::set_prune_threshold`]'s default, in blocks (the Fulu store's default
+/// in nodes).
+pub const DEFAULT_PRUNE_THRESHOLD: usize = 256;
+
 const BASIS_POINTS: u64 = 10_000;
 /// `ATTESTATION_TIMELINESS_INDEX`.
 const ATTESTATION_TIMELINESS_INDEX: usize = 0;
@@ -199,6 +203,8 @@ pub struct GloasForkChoice<E: EthSpec> {
     /// Balances handed over for checkpoints that may become justified
     /// ([`Self::set_justified_balances`]), until the justified checkpoint passes them.
     candidate_balances: FxHashMap<(Epoch, Root), JustifiedBalances>,
+    /// Prune once the finalized block has at least this many blocks before it.
+    prune_threshold: usize,
     _eth_spec: std::marker::PhantomData<E>,
 }
 
@@ -240,6 +246,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
             balances: JustifiedBalances::default(),
             balances_checkpoint: None,
             candidate_balances: FxHashMap::default(),
+            prune_threshold: DEFAULT_PRUNE_THRESHOLD,
             _eth_spec: std::marker::PhantomData,
         };
         store.add_block(
@@ -641,7 +648,91 @@ impl<E: EthSpec> GloasForkChoice<E> {
         if compute_epoch_at_slot::<E>(block.slot) < epoch {
             self.update_checkpoints(&block.unrealized_justified, &block.unrealized_finalized);
         }
+        self.maybe_prune();
         Ok(block_root)
+    }
+
+    /// Prune ([`Self::prune`]) only once the finalized block has at least `threshold` blocks
+    /// before it (0: whenever it has any).
+    pub fn set_prune_threshold(&mut self, threshold: usize) {
+        self.prune_threshold = threshold;
+    }
+
+    fn maybe_prune(&mut self) {
+        if let Some(finalized) = self.blocks.get(&self.finalized_checkpoint.root)
+            && finalized.order > 0
+            && finalized.order >= self.prune_threshold
+        {
+            self.prune();
+        }
+    }
+
+    /// Drops every block that does not descend from the finalized block (what the spec keeps
+    /// but never reaches: `get_filtered_node_tree` finds none of them viable, and none is the
+    /// justified checkpoint's descendant): its three nodes, its PTC votes, its verified
+    /// payload, its slot's committees, and the proposer boost when it is one of them. Votes
+    /// move to the new node indices; a latest message of a dropped block keeps its slot and
+    /// counts nowhere. Nothing happens when the finalized block is not in the store. The
+    /// weights of the kept nodes stay exact: a kept node's subtree is all kept.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_filtered_block_tree
+    pub fn prune(&mut self) {
+        let Some(finalized) = self.blocks.get(&self.finalized_checkpoint.root) else {
+            return;
+        };
+        // Parents come before children: one pass marks the finalized block's descendants.
+        let mut keep_block = vec![false; self.block_order.len()];
+        keep_block[finalized.order] = true;
+        for (order, root) in self
+            .block_order
+            .iter()
+            .enumerate()
+            .skip(finalized.order + 1)
+        {
+            let block = &self.blocks[root];
+            keep_block[order] = self
+                .blocks
+                .get(&block.parent_root)
+                .is_some_and(|parent| keep_block[parent.order]);
+        }
+        let mut keep_node = vec![false; self.tree.len()];
+        for (order, root) in self.block_order.iter().enumerate() {
+            if keep_block[order] {
+                let block = &self.blocks[root];
+                for index in [block.pending, block.empty, block.full] {
+                    keep_node[index] = true;
+                }
+            }
+        }
+        let remap = self.tree.prune(&keep_node);
+        self.votes.remap(&remap);
+        let old_order = std::mem::take(&mut self.block_order);
+        for (order, root) in old_order.into_iter().enumerate() {
+            if !keep_block[order] {
+                self.blocks.remove(&root);
+                self.ptc_votes.remove(&root);
+                self.payloads.remove(&root);
+                self.slot_committees.remove(&root);
+                continue;
+            }
+            let new_order = self.block_order.len();
+            if let Some(block) = self.blocks.get_mut(&root) {
+                block.order = new_order;
+                for index in [&mut block.pending, &mut block.empty, &mut block.full] {
+                    // Kept blocks keep their nodes.
+                    *index = remap[*index].unwrap_or(*index);
+                }
+            }
+            self.block_order.push(root);
+        }
+        if !self.blocks.contains_key(&self.proposer_boost_root) {
+            self.proposer_boost_root = Root::ZERO;
+        }
+    }
+
+    /// The number of blocks in the store.
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
     }
 
     /// `compute_shuffling_dependent_slot(epoch)`.
