@@ -457,4 +457,144 @@ fn pruning_on_finalization_keeps_the_head_and_the_weights() {
     compare(&mut pruned, &mut kept);
 }
 
+/// A store with a pruned fork, a verified payload, PTC votes, an equivocator, the proposer
+/// boost and latest messages on dropped and kept nodes, written and read back: the same head
+/// (root and payload status), the same viable leaves and weights, the same bytes again; and
+/// truncated or extended bytes are refused.
+#[test]
+fn a_persisted_store_restores_to_the_same_head() {
+    use fork_choice::gloas::{GloasPersistedError, PayloadStatus};
+    use results::*;
+    use types::gloas::{PayloadAttestationData, PayloadAttestationMessage};
+    let spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas);
+    let genesis = checkpoint(0, root(0));
+    let finalized = checkpoint(1, root(2));
+    let mut store = store();
+    store.set_prune_threshold(0);
+    store.on_tick(time_at(&spec, 2));
+    store
+        .insert_block_summary(&summary(1, 1, 0, false, genesis.clone(), genesis.clone()))
+        .unwrap();
+    store
+        .insert_block_summary(&summary(3, 2, 0, false, genesis.clone(), genesis.clone()))
+        .unwrap();
+    store
+        .on_verified_execution_payload(root(1), Ok(()))
+        .unwrap();
+    store
+        .insert_block_summary(&summary(2, 2, 1, true, genesis.clone(), genesis.clone()))
+        .unwrap();
+    store.on_tick(time_at(&spec, 9));
+    let on = |range: std::ops::Range<u64>| range.collect::<Vec<u64>>();
+    store
+        .on_indexed_attestation(&results::vote(2, 3, 0, genesis.clone()), &on(0..4), false)
+        .unwrap();
+    store
+        .on_indexed_attestation(&results::vote(2, 1, 1, genesis.clone()), &on(8..12), false)
+        .unwrap();
+    store
+        .on_indexed_attestation(&results::vote(2, 2, 0, genesis.clone()), &on(12..16), false)
+        .unwrap();
+    store.get_head().unwrap();
+    store.set_justified_balances(&finalized, balances(1));
+    let mut e = summary(4, 9, 2, false, finalized.clone(), finalized.clone());
+    e.arrival.attestation_timely = true;
+    e.slot_committee_members = on(0..8);
+    store.insert_block_summary(&e).unwrap();
+    assert_eq!(store.block_count(), 2);
+    assert_eq!(store.proposer_boost_root(), root(4));
+    store
+        .on_verified_execution_payload(root(4), Ok(()))
+        .unwrap();
+    store
+        .on_payload_attestation_message(
+            &PayloadAttestationMessage {
+                validator_index: 1,
+                data: PayloadAttestationData {
+                    beacon_block_root: root(4),
+                    slot: 9,
+                    payload_present: true,
+                    blob_data_available: false,
+                },
+                signature: Default::default(),
+            },
+            true,
+        )
+        .unwrap();
+    store.on_verified_attester_slashing(&[13]).unwrap();
+    let round_trip = |store: &mut GloasForkChoice<E>| {
+        let bytes = store.to_persisted_bytes();
+        let mut restored =
+            GloasForkChoice::<E>::from_persisted_bytes(&bytes, Arc::new(spec.clone())).unwrap();
+        assert_eq!(restored.to_persisted_bytes(), bytes);
+        assert_eq!(
+            restored.wanted_justified_balances(),
+            vec![finalized.clone()]
+        );
+        restored.set_justified_balances(&finalized, balances(1));
+        let head = store.get_head().unwrap();
+        assert_eq!(restored.get_head().unwrap(), head);
+        let mut leaves = store.viable_for_head_nodes().unwrap();
+        let mut restored_leaves = restored.viable_for_head_nodes().unwrap();
+        leaves.sort();
+        restored_leaves.sort();
+        assert_eq!(restored_leaves, leaves);
+        assert_eq!(restored.proposer_boost_root(), store.proposer_boost_root());
+        assert_eq!(restored.finalized_checkpoint(), &finalized);
+        assert_eq!(restored.time(), store.time());
+        assert_eq!(
+            restored.payload_timeliness_vote(&root(4)),
+            store.payload_timeliness_vote(&root(4))
+        );
+        assert!(restored.is_payload_verified(&root(4)));
+        (head, bytes)
+    };
+    // In E's slot, boosted; its payload verified and no votes on either variant: FULL wins
+    // the tie (`payload_status`).
+    let (head, _) = round_trip(&mut store);
+    assert_eq!(store.proposer_boost_root(), root(4));
+    assert_eq!(
+        (head.root, head.payload_status),
+        (root(4), PayloadStatus::Full)
+    );
+
+    // Later, unboosted: votes for E of its own slot and for its payload.
+    store.on_tick(time_at(&spec, 11));
+    store
+        .on_indexed_attestation(
+            &results::vote(9, 4, 0, finalized.clone()),
+            &on(20..30),
+            false,
+        )
+        .unwrap();
+    store
+        .on_indexed_attestation(
+            &results::vote(10, 4, 1, finalized.clone()),
+            &on(30..33),
+            false,
+        )
+        .unwrap();
+    let (head, bytes) = round_trip(&mut store);
+    assert_eq!(
+        (head.root, head.payload_status),
+        (root(4), PayloadStatus::Full)
+    );
+
+    for corrupt in [
+        &bytes[..bytes.len() - 1],
+        &[bytes.as_slice(), &[0]].concat(),
+    ] {
+        let err = GloasForkChoice::<E>::from_persisted_bytes(corrupt, Arc::new(spec.clone()))
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                err,
+                GloasError::CorruptPersisted(GloasPersistedError::Layout(_))
+            ),
+            "{err}"
+        );
+    }
+}
+
 use ssz_types::typenum::Unsigned;

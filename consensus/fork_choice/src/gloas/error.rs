@@ -118,6 +118,9 @@ pub enum GloasError {
         /// The length of its PTC.
         len: usize,
     },
+    /// Persisted bytes that describe no store.
+    #[error("persisted Gloas fork choice: {0}")]
+    CorruptPersisted(#[source] super::persist::GloasPersistedError),
     /// A PTC or a payload attestation's indices could not be read from a state.
     #[error("PTC: {0}")]
     Ptc(#[source] state_processing::Error),
@@ -145,6 +148,7 @@ impl GloasError {
             | GloasError::PendingHead(_)
             | GloasError::EngineUnavailable { .. }
             | GloasError::MissingSlotCommittees(_)
+            | GloasError::CorruptPersisted(_)
             | GloasError::PtcSize { .. }
             | GloasError::Ptc(_) => Fault::Local,
         }

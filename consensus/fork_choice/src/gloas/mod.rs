@@ -26,6 +26,7 @@
 
 pub mod error;
 pub mod nodes;
+pub mod persist;
 pub mod spec_store;
 pub mod votes;
 
@@ -42,6 +43,7 @@ use types::{
 
 pub use self::error::{EngineError, GloasError};
 pub use self::nodes::{NodeTree, PayloadStatus};
+pub use self::persist::GloasPersistedError;
 pub use self::spec_store::GloasSpecStore;
 pub use self::votes::{GloasVotes, LatestMessage};
 use crate::data_availability::AvailabilityError;
@@ -226,29 +228,12 @@ impl<E: EthSpec> GloasForkChoice<E> {
             epoch: compute_epoch_at_slot::<E>(anchor.slot),
             root: anchor.root,
         };
-        let mut store = Self {
-            time: spec.compute_time_at_slot(genesis_time, anchor.slot),
-            spec,
-            genesis_time,
-            justified_checkpoint: checkpoint.clone(),
-            finalized_checkpoint: checkpoint.clone(),
-            unrealized_justified_checkpoint: checkpoint.clone(),
-            unrealized_finalized_checkpoint: checkpoint.clone(),
-            proposer_boost_root: Root::ZERO,
-            equivocating_indices: FxHashSet::default(),
-            blocks: FxHashMap::default(),
-            block_order: Vec::new(),
-            slot_committees: FxHashMap::default(),
-            payloads: FxHashSet::default(),
-            ptc_votes: FxHashMap::default(),
-            tree: NodeTree::default(),
-            votes: GloasVotes::default(),
-            balances: JustifiedBalances::default(),
-            balances_checkpoint: None,
-            candidate_balances: FxHashMap::default(),
-            prune_threshold: DEFAULT_PRUNE_THRESHOLD,
-            _eth_spec: std::marker::PhantomData,
-        };
+        let mut store = Self::empty(spec, genesis_time);
+        store.time = store.spec.compute_time_at_slot(genesis_time, anchor.slot);
+        store.justified_checkpoint = checkpoint.clone();
+        store.finalized_checkpoint = checkpoint.clone();
+        store.unrealized_justified_checkpoint = checkpoint.clone();
+        store.unrealized_finalized_checkpoint = checkpoint.clone();
         store.add_block(
             anchor.root,
             anchor.slot,
@@ -267,6 +252,37 @@ impl<E: EthSpec> GloasForkChoice<E> {
             .slot_committees
             .insert(anchor.root, anchor.slot_committee_members.clone());
         store
+    }
+
+    /// A store of no blocks, its checkpoints `(0, 0x00…)`.
+    fn empty(spec: Arc<ChainSpec>, genesis_time: u64) -> Self {
+        let zero = Checkpoint {
+            epoch: GENESIS_EPOCH,
+            root: Root::ZERO,
+        };
+        Self {
+            time: genesis_time,
+            spec,
+            genesis_time,
+            justified_checkpoint: zero.clone(),
+            finalized_checkpoint: zero.clone(),
+            unrealized_justified_checkpoint: zero.clone(),
+            unrealized_finalized_checkpoint: zero,
+            proposer_boost_root: Root::ZERO,
+            equivocating_indices: FxHashSet::default(),
+            blocks: FxHashMap::default(),
+            block_order: Vec::new(),
+            slot_committees: FxHashMap::default(),
+            payloads: FxHashSet::default(),
+            ptc_votes: FxHashMap::default(),
+            tree: NodeTree::default(),
+            votes: GloasVotes::default(),
+            balances: JustifiedBalances::default(),
+            balances_checkpoint: None,
+            candidate_balances: FxHashMap::default(),
+            prune_threshold: DEFAULT_PRUNE_THRESHOLD,
+            _eth_spec: std::marker::PhantomData,
+        }
     }
 
     /// Adds a block and its three nodes.

@@ -139,6 +139,38 @@ impl GloasVotes {
         Ok(())
     }
 
+    /// Each validator's latest message: its slot and the node it supports (`None`: its block
+    /// was pruned), by validator index.
+    pub fn messages(&self) -> impl Iterator<Item = (ValidatorIndex, Slot, Option<u32>)> + '_ {
+        self.votes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, vote)| match vote.next {
+                NO_NODE => None,
+                PRUNED => Some((i as ValidatorIndex, vote.slot, None)),
+                node => Some((i as ValidatorIndex, vote.slot, Some(node))),
+            })
+    }
+
+    /// Puts back a persisted latest message ([`Self::messages`]), counted at the next
+    /// [`Self::compute_deltas`] (after [`Self::queue_all`]).
+    pub fn restore_message(
+        &mut self,
+        index: ValidatorIndex,
+        slot: Slot,
+        node: Option<u32>,
+    ) -> Result<(), Error> {
+        let next = match node {
+            Some(node) if node >= PRUNED => return Err(Error::VoteNodeOutOfRange(node)),
+            Some(node) => node,
+            None => PRUNED,
+        };
+        let vote = self.entry(index)?;
+        vote.slot = slot;
+        vote.next = next;
+        Ok(())
+    }
+
     /// Moves every vote to the node indices of a pruned tree (`remap`, from
     /// [`crate::gloas::NodeTree::prune`]). A latest message whose node was dropped stays a
     /// message of its slot (a later vote still replaces it only by a later slot) and counts
