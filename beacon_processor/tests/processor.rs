@@ -370,7 +370,9 @@ fn work_handed_to_the_pool_from_outside_waits_one_item_not_the_queue() {
             })
         })
     };
-    // Give the job time to be queued behind the blocker (a late one only runs earlier).
+    // Give the job time to be queued behind the blocker: rayon shows no queue to wait on.
+    // A job queued after the release would see more tasks run before it and fail the bound,
+    // so this clock wait is the test's one timing assumption.
     std::thread::sleep(Duration::from_millis(200));
     blocker.release();
     injected
