@@ -5,6 +5,9 @@
 //!
 //! - [`ForkChoice`]: the store, spec-exact; one owner (`&mut self`), every handler checks
 //!   before it writes, so a rejected message leaves it unchanged.
+//! - [`SpecStore`]: the spec's `Store` with its states (block and checkpoint states, the KZG
+//!   pool): the state-reading handlers, composed from [`ForkChoice`]'s results API. The spec
+//!   tests run on it; the node's chain feeds the same API from its own state cache.
 //! - [`ForkChoice::to_persisted_bytes`] / [`ForkChoice::restore_persisted`]: the store as the
 //!   database keeps it, so that a restart does not replay every block since finality.
 //! - [`ProtoArray`]: the block tree, weights and the viability filter.
@@ -24,6 +27,7 @@ mod fork_choice;
 pub mod gloas;
 pub mod persist;
 pub mod proto_array;
+mod spec_store;
 pub mod votes;
 
 pub use data_availability::{
@@ -41,6 +45,7 @@ pub use fork_choice::{
 pub use gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
 pub use persist::{PersistedDecodeError, Restored};
 pub use proto_array::{ExecutionStatus, ProtoArray, ProtoNode};
+pub use spec_store::SpecStore;
 pub use votes::VoteTracker;
 
 /// The pool type `on_block`'s KZG verification runs on.

@@ -8,7 +8,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use fork_choice::{
     BlockSummary, Columns, Config, Error, ForkChoice, JustifiedBalances, PersistedDecodeError,
-    ThreadPoolBuilder,
+    SpecStore, ThreadPoolBuilder,
 };
 use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
 use state_processing::{
@@ -120,14 +120,14 @@ fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconB
     }
 }
 
-fn fresh(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> ForkChoice<E> {
+fn fresh(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> SpecStore<E> {
     let pool = Arc::new(
         ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
             .expect("pool"),
     );
-    let mut store = ForkChoice::new(
+    let mut store = SpecStore::new(
         anchor.post.clone(),
         &electra_block(&anchor.block).message,
         spec.clone(),
@@ -144,7 +144,7 @@ fn time_at(spec: &ChainSpec, slot: Slot) -> u64 {
 }
 
 /// `on_block`, then the block's attestations (as the chain applies a block's body).
-fn import(store: &mut ForkChoice<E>, block: &SignedBeaconBlock<E>) -> Root {
+fn import(store: &mut SpecStore<E>, block: &SignedBeaconBlock<E>) -> Root {
     let root = store
         .on_block(block, Columns::Retrieved(&[]), &AlwaysValid)
         .expect("valid block");
@@ -185,7 +185,7 @@ fn view(store: &mut ForkChoice<E>) -> View {
 struct Chain {
     spec: Arc<ChainSpec>,
     anchor: BuiltBlock<E>,
-    store: ForkChoice<E>,
+    store: SpecStore<E>,
     states: HashMap<Root, CachedBeaconState<E>>,
     head: BuiltBlock<E>,
 }
