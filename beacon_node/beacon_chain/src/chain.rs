@@ -678,8 +678,8 @@ impl<E: EthSpec> BeaconChain<E> {
             post_state.as_ref().unwrap_or(&anchor.state),
             &anchor_block,
         );
-        let fork_choice = ForkChoice::from_checkpoint_state(
-            anchor.clone(),
+        let fork_choice = ForkChoice::new(
+            &anchor,
             AnchorBlock {
                 root: block_root,
                 slot: message.slot,
@@ -688,7 +688,6 @@ impl<E: EthSpec> BeaconChain<E> {
             },
             spec.clone(),
             config.fork_choice.clone(),
-            pool.clone(),
         )?;
         let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
         let state_cache = StateCache::new(
@@ -804,8 +803,8 @@ impl<E: EthSpec> BeaconChain<E> {
             state.clone(),
         );
         let anchored = || -> Result<ForkChoice<E>, ChainError> {
-            let mut fork_choice = ForkChoice::from_checkpoint_state(
-                state.clone(),
+            let mut fork_choice = ForkChoice::new(
+                &state,
                 AnchorBlock {
                     root: split.block_root,
                     slot: anchor_block.slot(),
@@ -814,7 +813,6 @@ impl<E: EthSpec> BeaconChain<E> {
                 },
                 spec.clone(),
                 config.fork_choice.clone(),
-                pool.clone(),
             )?;
             fork_choice.on_tick(now);
             Ok(fork_choice)

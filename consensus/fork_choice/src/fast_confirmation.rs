@@ -197,44 +197,6 @@ impl FastConfirmationStore {
         Ok(())
     }
 
-    /// `on_fast_confirmation(fcr_store)`: `update_fast_confirmation_variables`, then
-    /// `confirmed_root = get_latest_confirmed(fcr_store)`. Call once per slot, after the
-    /// attestations of past slots were applied and before the attestation deadline.
-    ///
-    /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
-    pub fn on_fast_confirmation<E: EthSpec>(
-        &mut self,
-        store: &mut ForkChoice<E>,
-    ) -> Result<(), Error> {
-        let head = store.get_head()?.root;
-        let current_epoch = store.get_current_store_epoch();
-        let head_state = store
-            .block_state(&head)
-            .cloned()
-            .ok_or(Error::MissingBlockState(head))?;
-        let head_epoch = get_current_epoch(&head_state.view().map_err(Error::State)?);
-        let pulled_up = if head_epoch < current_epoch {
-            store
-                .checkpoint_state(&Checkpoint {
-                    epoch: current_epoch,
-                    root: head,
-                })?
-                .clone()
-        } else {
-            head_state.clone()
-        };
-        let [previous, current] = self.balance_checkpoints(store);
-        let previous = store.checkpoint_state(&previous)?.clone();
-        let current = store.checkpoint_state(&current)?.clone();
-        let inputs = FastConfirmationInputs {
-            head,
-            head_state: &head_state,
-            pulled_up_head_state: &pulled_up,
-            balance_states: [&previous, &current],
-        };
-        self.on_fast_confirmation_with(store, &inputs)
-    }
-
     /// `get_safe_execution_block_hash(fcr_store)`: the payload block hash of the confirmed
     /// block, handed to the execution engine as the safe block.
     ///

@@ -39,8 +39,8 @@ pub use fast_confirmation::{
     FastConfirmationInputs, FastConfirmationStore, get_fast_confirmation_store,
 };
 pub use fork_choice::{
-    AnchorBlock, Arrival, BlockProcessor, BlockSummary, Config, ForkChoice, Head,
-    JustifiedBalances, PreparedBlock, ProcessedBlock, slashable_indices,
+    AnchorBlock, Arrival, BlockSummary, Config, ForkChoice, Head, JustifiedBalances,
+    slashable_indices,
 };
 pub use gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
 pub use persist::{PersistedDecodeError, Restored};

@@ -97,8 +97,8 @@ impl<E: EthSpec> SpecStore<E> {
         Self::from_checkpoint_state(anchor_state, anchor, spec, config, kzg_pool)
     }
 
-    /// The store of a checkpoint state and its block ([`ForkChoice::from_checkpoint_state`]),
-    /// the state kept as the anchor block's and the checkpoint's.
+    /// The store of a checkpoint state and its block ([`ForkChoice::new`]), the state kept as
+    /// the anchor block's and the checkpoint's.
     pub fn from_checkpoint_state(
         anchor_state: CachedBeaconState<E>,
         anchor_block: AnchorBlock,
@@ -106,13 +106,7 @@ impl<E: EthSpec> SpecStore<E> {
         config: Config,
         kzg_pool: Arc<ThreadPool>,
     ) -> Result<Self, Error> {
-        let fork_choice = ForkChoice::from_checkpoint_state(
-            anchor_state.clone(),
-            anchor_block,
-            spec,
-            config,
-            kzg_pool.clone(),
-        )?;
+        let fork_choice = ForkChoice::new(&anchor_state, anchor_block, spec, config)?;
         let anchor = fork_choice.justified_checkpoint().clone();
         let mut store = Self {
             fork_choice,
