@@ -1383,7 +1383,7 @@ impl<E: EthSpec> BeaconChain<E> {
         // and the state transition) without fork choice's lock, so that gossip validation and
         // the API keep reading fork choice meanwhile: fork choice checks the block
         // (`check_block`), the pre-state comes from the state cache, and fork choice takes the
-        // result (`insert_block_summary`).
+        // result (`insert_block`).
         let processor = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
@@ -1413,7 +1413,7 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// The rest of the import once the block is processed (its availability check and state
     /// transition passed, signatures verified) or failed: the execution client's verdict, fork
-    /// choice's `insert_block_summary` and the block's votes, the store batch, the events and
+    /// choice's `insert_block` and the block's votes, the store batch, the events and
     /// the head.
     fn complete_import(
         &self,

@@ -79,7 +79,7 @@ pub struct FastConfirmationStore {
 }
 
 /// The states the rule reads, which fork choice does not hold: its caller (the owner of the
-/// states) gives them to each [`FastConfirmationStore::on_fast_confirmation_with`].
+/// states) gives them to each [`FastConfirmationStore::on_fast_confirmation`].
 #[derive(Debug, Clone, Copy)]
 pub struct FastConfirmationInputs<'a, E: EthSpec> {
     /// `get_head(store).root`: the head the states below are of (checked).
@@ -143,7 +143,7 @@ impl FastConfirmationStore {
     }
 
     /// The checkpoints whose states are the balance sources of the next
-    /// [`Self::on_fast_confirmation_with`] on `store` ([`FastConfirmationInputs::balance_states`]):
+    /// [`Self::on_fast_confirmation`] on `store` ([`FastConfirmationInputs::balance_states`]):
     /// the previous and the current epoch's observed justified checkpoints as
     /// `update_fast_confirmation_variables` leaves them.
     pub fn balance_checkpoints<E: EthSpec>(&self, store: &ForkChoice<E>) -> [Checkpoint; 2] {
@@ -172,7 +172,7 @@ impl FastConfirmationStore {
     /// attestation deadline.
     ///
     /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
-    pub fn on_fast_confirmation_with<E: EthSpec>(
+    pub fn on_fast_confirmation<E: EthSpec>(
         &mut self,
         store: &mut ForkChoice<E>,
         inputs: &FastConfirmationInputs<'_, E>,

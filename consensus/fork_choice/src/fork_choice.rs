@@ -1,5 +1,7 @@
-//! The spec's fork-choice `Store` and its handlers, over a [`ProtoArray`] and a
-//! [`VoteTracker`].
+//! The spec's fork-choice `Store` without its states, over a [`ProtoArray`] and a
+//! [`VoteTracker`]: its handlers take what their caller read of states (a block's
+//! [`BlockSummary`], attesting indices, [`JustifiedBalances`], a head slot's committee). The
+//! spec's store with its states is [`crate::SpecStore`]; the node's states are its chain's.
 //!
 //! Every handler checks all of its preconditions before it writes anything, so a rejected
 //! message leaves the store as it was. The store has one owner (`&mut self`): callers serialise
@@ -157,7 +159,7 @@ pub struct Arrival {
 /// What fork choice keeps of a block whose state transition passed: its place in the tree,
 /// its post-state's checkpoints and those of its pulled-up tip (`compute_pulled_up_tip`), its
 /// payload's block hash and its timeliness. The owner of the states computes it
-/// ([`ForkChoice::insert_block_summary`] takes it).
+/// ([`ForkChoice::insert_block`] takes it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockSummary {
     /// `hash_tree_root(block)`.
@@ -602,7 +604,7 @@ impl<E: EthSpec> ForkChoice<E> {
             && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps))
     }
 
-    /// The checks of `on_block` that the store can change between [`Self::prepare_block`] and
+    /// The checks of `on_block` that the store can change between [`Self::check_block`] and
     /// [`Self::insert_block`]: the parent not invalidated, the block after the finalized slot
     /// and descending from the finalized checkpoint.
     fn check_block_place(
@@ -639,7 +641,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// the store (known parent, not invalidated, not from the future, after the finalized slot,
     /// descending from the finalized checkpoint) and its timeliness, judged now, as the block
     /// arrives. `None` for a block already in the store. The availability check and the state
-    /// transition follow outside fork choice, then [`Self::insert_block_summary`].
+    /// transition follow outside fork choice, then [`Self::insert_block`].
     pub fn check_block(
         &self,
         block_root: Root,
@@ -663,7 +665,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// [`Self::check_block`] for a block whose parent is processed but not inserted yet (the
     /// next block of a range-sync segment, whose signatures are verified with its parent's
     /// before either is inserted): not from the future, and its timeliness. The checks that
-    /// need the parent in the store were the parent's own; [`Self::insert_block_summary`] makes them
+    /// need the parent in the store were the parent's own; [`Self::insert_block`] makes them
     /// all again once the parent is in. `None` for a block already in the store.
     pub fn check_child_block(
         &self,
@@ -684,7 +686,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// block's justified and unrealized justified checkpoints should be handed over first
     /// ([`Self::set_justified_balances`]): either may become the store's justified checkpoint
     /// (now, or at the next epoch boundary), and the head is not computed without its balances.
-    pub fn insert_block_summary(&mut self, block: &BlockSummary) -> Result<Root, Error> {
+    pub fn insert_block(&mut self, block: &BlockSummary) -> Result<Root, Error> {
         let BlockSummary {
             root: block_root,
             parent_root,
@@ -1096,7 +1098,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// head block's post-state (`is_head_weak` counts the equivocators among them).
     ///
     /// [spec]: phase0/fork-choice.md#get_proposer_head
-    pub fn get_proposer_head_with(
+    pub fn get_proposer_head(
         &mut self,
         head_root: &Root,
         slot: Slot,
@@ -1139,13 +1141,13 @@ impl<E: EthSpec> ForkChoice<E> {
     }
 
     /// `should_override_forkchoice_update(store, head_root)` with what it reads of states
-    /// given: `head_slot_committee` as for [`Self::get_proposer_head_with`], and
+    /// given: `head_slot_committee` as for [`Self::get_proposer_head`], and
     /// `proposal_slot_proposer`, the proposer of the slot after the head's by the head's parent
     /// post-state advanced to that slot (`proposing_reorg_slot` asks `validator_is_connected`
     /// of it).
     ///
     /// [spec]: bellatrix/fork-choice.md#should_override_forkchoice_update (v1.5)
-    pub fn should_override_forkchoice_update_with(
+    pub fn should_override_forkchoice_update(
         &mut self,
         head_root: &Root,
         head_slot_committee: &[ValidatorIndex],
@@ -1208,8 +1210,7 @@ impl<E: EthSpec> ForkChoice<E> {
         self.equivocating_indices.iter().copied()
     }
 
-    /// A persisted block back into the tree, without its post-state (the state loader brings
-    /// it back when it is needed).
+    /// A persisted block back into the tree (its post-state is its owner's).
     pub(crate) fn insert_restored_node(
         &mut self,
         node: ProtoNode,

@@ -3,8 +3,10 @@
 //! `get_proposer_head`, `should_override_forkchoice_update`), over a proto-array whose weights
 //! move by vote deltas.
 //!
-//! - [`ForkChoice`]: the store, spec-exact; one owner (`&mut self`), every handler checks
-//!   before it writes, so a rejected message leaves it unchanged.
+//! - [`ForkChoice`]: the store without its states, spec-exact, fed what its caller read of
+//!   states (the results API: [`BlockSummary`], attesting indices, [`JustifiedBalances`]); one
+//!   owner (`&mut self`), every handler checks before it writes, so a rejected message leaves
+//!   it unchanged.
 //! - [`SpecStore`]: the spec's `Store` with its states (block and checkpoint states, the KZG
 //!   pool): the state-reading handlers, composed from [`ForkChoice`]'s results API. The spec
 //!   tests run on it; the node's chain feeds the same API from its own state cache.

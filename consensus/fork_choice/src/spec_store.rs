@@ -217,7 +217,7 @@ impl<E: EthSpec> SpecStore<E> {
     /// `on_block(store, signed_block)` with the Fulu availability check on `columns` (Deneb's
     /// blobs before Fulu): [`ForkChoice::check_block`], `is_data_available` beside the state
     /// transition on the parent's post-state, `compute_pulled_up_tip`, then
-    /// [`ForkChoice::insert_block_summary`] with the post-state kept. Returns the block root; a
+    /// [`ForkChoice::insert_block`] with the post-state kept. Returns the block root; a
     /// block already in the store is accepted without change.
     ///
     /// [spec]: fulu/fork-choice.md#modified-on_block
@@ -250,7 +250,7 @@ impl<E: EthSpec> SpecStore<E> {
             summary.justified.clone(),
             summary.unrealized_justified.clone(),
         ]);
-        if let Err(e) = self.fork_choice.insert_block_summary(&summary) {
+        if let Err(e) = self.fork_choice.insert_block(&summary) {
             self.block_states.remove(&block_root);
             return Err(e);
         }
@@ -429,18 +429,18 @@ impl<E: EthSpec> SpecStore<E> {
         Ok(members)
     }
 
-    /// `get_proposer_head(store, head_root, slot)`: [`ForkChoice::get_proposer_head_with`] on
+    /// `get_proposer_head(store, head_root, slot)`: [`ForkChoice::get_proposer_head`] on
     /// the committees of the head block's slot by its post-state.
     ///
     /// [spec]: phase0/fork-choice.md#get_proposer_head
     pub fn get_proposer_head(&mut self, head_root: &Root, slot: Slot) -> Result<Root, Error> {
         let committee = self.head_slot_committee(head_root)?;
         self.fork_choice
-            .get_proposer_head_with(head_root, slot, &committee)
+            .get_proposer_head(head_root, slot, &committee)
     }
 
     /// `should_override_forkchoice_update(store, head_root)`:
-    /// [`ForkChoice::should_override_forkchoice_update_with`] on the committees of the head
+    /// [`ForkChoice::should_override_forkchoice_update`] on the committees of the head
     /// block's slot and the proposer of the next slot by the head's parent post-state advanced
     /// to it.
     ///
@@ -465,7 +465,7 @@ impl<E: EthSpec> SpecStore<E> {
         let (view, caches) = advanced.view_mut().map_err(Error::State)?;
         let proposer = state_processing::common::get_beacon_proposer_index(&view.as_ref(), caches)
             .map_err(Error::State)?;
-        self.fork_choice.should_override_forkchoice_update_with(
+        self.fork_choice.should_override_forkchoice_update(
             head_root,
             &committee,
             proposer,
@@ -475,7 +475,7 @@ impl<E: EthSpec> SpecStore<E> {
 
     /// `on_fast_confirmation(fcr_store)` on `fcr`, with the states it reads (the head's
     /// post-state, pulled up to the current epoch, and the checkpoint states of its balance
-    /// sources) from this store: [`FastConfirmationStore::on_fast_confirmation_with`].
+    /// sources) from this store: [`FastConfirmationStore::on_fast_confirmation`].
     ///
     /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
     pub fn on_fast_confirmation(&mut self, fcr: &mut FastConfirmationStore) -> Result<(), Error> {
@@ -501,7 +501,7 @@ impl<E: EthSpec> SpecStore<E> {
             pulled_up_head_state: &pulled_up,
             balance_states: [&previous, &current],
         };
-        fcr.on_fast_confirmation_with(&mut self.fork_choice, &inputs)
+        fcr.on_fast_confirmation(&mut self.fork_choice, &inputs)
     }
 
     /// Drops every block that does not descend from the finalized block, with its state, and

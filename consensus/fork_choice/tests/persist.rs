@@ -91,10 +91,7 @@ fn import_results(
         let balances = JustifiedBalances::from_state(&state).expect("balances");
         store.set_justified_balances(checkpoint, balances);
     }
-    assert_eq!(
-        store.insert_block_summary(&summary).expect("inserted"),
-        root
-    );
+    assert_eq!(store.insert_block(&summary).expect("inserted"), root);
     for attestation in block.message.body.attestations.iter() {
         let mut state = checkpoint_state(states, &attestation.data.target, spec);
         let (view, caches) = state.view_mut().expect("view");
