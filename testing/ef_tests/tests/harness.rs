@@ -422,15 +422,15 @@ fn a_pending_fork_case_runs_through_its_runners_pending_fork_table() {
 fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it() {
     let tmp = TempDir::new();
     tmp.case(
-        "minimal/gloas/fork_choice/get_head/pyspec_tests/a",
-        &[("anchor_state.ssz_snappy", b"")],
+        "minimal/gloas/networking/get_custody_groups/pyspec_tests/a",
+        &[("meta.yaml", b"")],
     );
     let report = tmp.run_with(&Options {
         allowed: Vec::new(),
         ..Options::default()
     });
     assert!(!report.is_success());
-    assert_eq!(report.groups["minimal/gloas/fork_choice"], counts(0, 1, 0));
+    assert_eq!(report.groups["minimal/gloas/networking"], counts(0, 1, 0));
     assert!(
         report.unvisited[0]
             .message
@@ -442,9 +442,9 @@ fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it(
     // The default list names it: listed with its reason, not a failure.
     let report = tmp.run();
     assert!(report.is_success(), "{}", report.render());
-    let gap = &report.not_covered["minimal/gloas/fork_choice"];
+    let gap = &report.not_covered["minimal/gloas/networking"];
     assert_eq!(gap.cases, 1);
-    assert!(gap.reason.contains("issue 43"), "{}", gap.reason);
+    assert!(gap.reason.contains("issue 44"), "{}", gap.reason);
 }
 
 #[test]

@@ -106,6 +106,21 @@ pub enum GloasError {
     /// one).
     #[error("head {0:?} is a PENDING node")]
     PendingHead(Root),
+    /// `is_head_weak` with equivocators: the store was not given the committee members of
+    /// the slot of this block of the previous or current slot ([`super::GloasBlockSummary`]).
+    #[error("the committee members of the slot of block {0:?} are not known")]
+    MissingSlotCommittees(Root),
+    /// A block summary whose PTC is not `PTC_SIZE` long.
+    #[error("block {block:?}: a PTC of {len} members")]
+    PtcSize {
+        /// The summary's block.
+        block: Root,
+        /// The length of its PTC.
+        len: usize,
+    },
+    /// Persisted bytes that describe no store.
+    #[error("persisted Gloas fork choice: {0}")]
+    CorruptPersisted(#[source] super::persist::GloasPersistedError),
     /// A PTC or a payload attestation's indices could not be read from a state.
     #[error("PTC: {0}")]
     Ptc(#[source] state_processing::Error),
@@ -132,6 +147,9 @@ impl GloasError {
             GloasError::NotGloasBlock(_)
             | GloasError::PendingHead(_)
             | GloasError::EngineUnavailable { .. }
+            | GloasError::MissingSlotCommittees(_)
+            | GloasError::CorruptPersisted(_)
+            | GloasError::PtcSize { .. }
             | GloasError::Ptc(_) => Fault::Local,
         }
     }

@@ -15,46 +15,44 @@
 //!   EMPTY or FULL variant is judged on its own): one pass over the nodes, leaves first.
 //! - `store.payloads`: the roots whose envelope was verified (the envelopes themselves are the
 //!   caller's to keep).
+//!
+//! The store holds no state: the owner of the states runs the state transition, the envelope
+//! checks and the signature checks outside it and hands over results
+//! ([`GloasForkChoice::check_block`], [`GloasBlockSummary`],
+//! [`GloasForkChoice::on_indexed_attestation`],
+//! [`GloasForkChoice::on_verified_execution_payload`],
+//! [`GloasForkChoice::set_justified_balances`]). [`GloasSpecStore`] is such an owner that keeps
+//! every state the way the spec's `Store` does (the spec tests' path).
 
 pub mod error;
 pub mod nodes;
+pub mod persist;
+pub mod spec_store;
 pub mod votes;
 
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use state_processing::{
-    CachedBeaconState,
-    common::{compute_epoch_at_slot, get_current_epoch},
-    gloas::{
-        envelope::verify_execution_payload_envelope,
-        per_block::{
-            get_attesting_indices, get_indexed_payload_attestation, is_valid_indexed_attestation,
-            is_valid_indexed_payload_attestation,
-        },
-        ptc::get_ptc,
-    },
-    per_block::{ExecutionEngine, VerifySignatures},
-    per_epoch::process_justification_and_finalization_progressive,
-    per_slot::process_slots,
-    state_transition::state_transition,
-};
+use state_processing::common::compute_epoch_at_slot;
 use types::{
-    ChainSpec, Epoch, EthSpec, GENESIS_EPOCH, GENESIS_SLOT, Gwei, Hash32, Root, SignedBeaconBlock,
-    Slot, ValidatorIndex,
-    gloas::{
-        Attestation, AttestationData, AttesterSlashing, BeaconBlock, IndexedPayloadAttestation,
-        NewPayloadRequest, PayloadAttestationMessage, SignedExecutionPayloadEnvelope,
-    },
+    ChainSpec, Epoch, EthSpec, GENESIS_EPOCH, GENESIS_SLOT, Gwei, Hash32, Root, Slot,
+    ValidatorIndex,
+    gloas::{AttestationData, PayloadAttestationData, PayloadAttestationMessage},
     phase0::Checkpoint,
 };
 
 pub use self::error::{EngineError, GloasError};
 pub use self::nodes::{NodeTree, PayloadStatus};
+pub use self::persist::GloasPersistedError;
+pub use self::spec_store::GloasSpecStore;
 pub use self::votes::{GloasVotes, LatestMessage};
 use crate::data_availability::AvailabilityError;
 use crate::error::Error;
 use crate::fork_choice::JustifiedBalances;
+
+/// [`GloasForkChoice::set_prune_threshold`]'s default, in blocks (the Fulu store's default
+/// in nodes).
+pub const DEFAULT_PRUNE_THRESHOLD: usize = 256;
 
 const BASIS_POINTS: u64 = 10_000;
 /// `ATTESTATION_TIMELINESS_INDEX`.
@@ -85,6 +83,65 @@ pub struct WeighedNode {
     pub weight: Gwei,
 }
 
+/// `store.block_timeliness[root]` of a block [`GloasForkChoice::check_block`] checked on
+/// arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GloasArrival {
+    /// `block_timeliness[ATTESTATION_TIMELINESS_INDEX]`: in its own slot, before the
+    /// attestation deadline.
+    pub attestation_timely: bool,
+    /// `block_timeliness[PTC_TIMELINESS_INDEX]`: in its own slot, before the payload
+    /// attestation deadline.
+    pub ptc_timely: bool,
+}
+
+/// One payload attestation of a block's body with its attesting indices
+/// (`get_indexed_payload_attestation` on the block's post-state): what `notify_ptc_messages`
+/// hands to `on_payload_attestation_message`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PayloadAttestationVotes {
+    /// `payload_attestation.data`.
+    pub data: PayloadAttestationData,
+    /// `indexed_payload_attestation.attesting_indices`.
+    pub attesting_indices: Vec<ValidatorIndex>,
+}
+
+/// What `on_block` records of a Gloas block whose state transition passed; the owner of the
+/// states computes it ([`GloasForkChoice::insert_block_summary`] takes it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GloasBlockSummary {
+    /// `hash_tree_root(block)`.
+    pub root: Root,
+    /// `block.parent_root`.
+    pub parent_root: Root,
+    /// `block.slot`.
+    pub slot: Slot,
+    /// `block.proposer_index`.
+    pub proposer_index: ValidatorIndex,
+    /// `block.body.signed_execution_payload_bid.message.block_hash`.
+    pub bid_block_hash: Hash32,
+    /// `block.body.signed_execution_payload_bid.message.parent_block_hash`.
+    pub bid_parent_block_hash: Hash32,
+    /// The post-state's `current_justified_checkpoint`.
+    pub justified: Checkpoint,
+    /// The post-state's `finalized_checkpoint`.
+    pub finalized: Checkpoint,
+    /// The pulled-up tip's `current_justified_checkpoint` (`store.unrealized_justifications`).
+    pub unrealized_justified: Checkpoint,
+    /// The pulled-up tip's `finalized_checkpoint`.
+    pub unrealized_finalized: Checkpoint,
+    /// The block's [`GloasForkChoice::check_block`] verdict.
+    pub arrival: GloasArrival,
+    /// `get_ptc(state, block.slot)` of the post-state: whose payload attestation messages
+    /// count for the block (`on_payload_attestation_message`).
+    pub ptc: Vec<ValidatorIndex>,
+    /// The members of the beacon committees of `block.slot` (the post-state's): whose
+    /// equivocations `is_head_weak` counts for the block.
+    pub slot_committee_members: Vec<ValidatorIndex>,
+    /// `block.body.payload_attestations`, indexed (`notify_ptc_messages`).
+    pub payload_attestations: Vec<PayloadAttestationVotes>,
+}
+
 /// What the store keeps of a block (`store.blocks`, `store.block_timeliness`,
 /// `store.unrealized_justifications`), and its nodes.
 #[derive(Debug, Clone)]
@@ -112,6 +169,8 @@ struct BlockEntry {
 /// `store.payload_timeliness_vote[root]` and `store.payload_data_availability_vote[root]`.
 #[derive(Debug, Clone)]
 struct PtcVotes {
+    /// `get_ptc(store.block_states[root], slot)`.
+    ptc: Vec<ValidatorIndex>,
     timeliness: Vec<Option<bool>>,
     data_availability: Vec<Option<bool>>,
 }
@@ -121,7 +180,6 @@ struct PtcVotes {
 /// [spec]: gloas/fork-choice.md#modified-store
 pub struct GloasForkChoice<E: EthSpec> {
     spec: Arc<ChainSpec>,
-    verify_signatures: VerifySignatures,
     time: u64,
     genesis_time: u64,
     justified_checkpoint: Checkpoint,
@@ -133,8 +191,10 @@ pub struct GloasForkChoice<E: EthSpec> {
     blocks: FxHashMap<Root, BlockEntry>,
     /// Block roots in insertion order (parents before children).
     block_order: Vec<Root>,
-    block_states: FxHashMap<Root, CachedBeaconState<E>>,
-    checkpoint_states: FxHashMap<(Epoch, Root), CachedBeaconState<E>>,
+    /// The beacon committee members of the slot of each block of the previous and current
+    /// slots ([`GloasBlockSummary::slot_committee_members`]): `is_head_weak` reads only the
+    /// boosted block's parent, of the previous slot.
+    slot_committees: FxHashMap<Root, Vec<ValidatorIndex>>,
     /// `store.payloads`: the roots whose envelope was verified.
     payloads: FxHashSet<Root>,
     ptc_votes: FxHashMap<Root, PtcVotes>,
@@ -142,80 +202,87 @@ pub struct GloasForkChoice<E: EthSpec> {
     votes: GloasVotes,
     balances: JustifiedBalances,
     balances_checkpoint: Option<(Epoch, Root)>,
+    /// Balances handed over for checkpoints that may become justified
+    /// ([`Self::set_justified_balances`]), until the justified checkpoint passes them.
+    candidate_balances: FxHashMap<(Epoch, Root), JustifiedBalances>,
+    /// Prune once the finalized block has at least this many blocks before it.
+    prune_threshold: usize,
+    _eth_spec: std::marker::PhantomData<E>,
 }
 
 impl<E: EthSpec> GloasForkChoice<E> {
-    /// `get_forkchoice_store(anchor_state, anchor_block)`.
+    /// `get_forkchoice_store(anchor_state, anchor_block)` from the anchor block's summary (its
+    /// `justified` the anchor state's `current_justified_checkpoint`; its payload attestations
+    /// are not counted) and `anchor_state.genesis_time`. The justified and finalized
+    /// checkpoints are the anchor's; the anchor's payload counts as verified (the anchor is
+    /// `block_timeliness` true twice). Its balances come with
+    /// [`Self::set_justified_balances`] before the first head.
     ///
     /// [spec]: gloas/fork-choice.md#modified-get_forkchoice_store
-    pub fn new(
-        mut anchor_state: CachedBeaconState<E>,
-        anchor_block: &BeaconBlock<E>,
+    pub fn from_anchor(
+        anchor: &GloasBlockSummary,
+        genesis_time: u64,
         spec: Arc<ChainSpec>,
-        verify_signatures: VerifySignatures,
-    ) -> Result<Self, GloasError> {
-        let state_root = anchor_state.hash_tree_root().map_err(Error::State)?;
-        if anchor_block.state_root != state_root {
-            return Err(Error::AnchorStateMismatch {
-                block: anchor_block.state_root,
-                state: state_root,
-            }
-            .into());
-        }
-        let anchor_root = tree_hash::TreeHash::tree_hash_root(anchor_block);
-        let (anchor_epoch, state_justified, genesis_time, anchor_slot) = {
-            let view = anchor_state.view().map_err(Error::State)?;
-            (
-                get_current_epoch(&view),
-                view.current_justified_checkpoint.clone(),
-                *view.genesis_time,
-                *view.slot,
-            )
-        };
+    ) -> Self {
         let checkpoint = Checkpoint {
-            epoch: anchor_epoch,
-            root: anchor_root,
+            epoch: compute_epoch_at_slot::<E>(anchor.slot),
+            root: anchor.root,
         };
-        let bid = &anchor_block.body.signed_execution_payload_bid.message;
-        let mut store = Self {
-            time: spec.compute_time_at_slot(genesis_time, anchor_slot),
+        let mut store = Self::empty(spec, genesis_time);
+        store.time = store.spec.compute_time_at_slot(genesis_time, anchor.slot);
+        store.justified_checkpoint = checkpoint.clone();
+        store.finalized_checkpoint = checkpoint.clone();
+        store.unrealized_justified_checkpoint = checkpoint.clone();
+        store.unrealized_finalized_checkpoint = checkpoint.clone();
+        store.add_block(
+            anchor.root,
+            anchor.slot,
+            anchor.proposer_index,
+            anchor.parent_root,
+            anchor.bid_block_hash,
+            anchor.bid_parent_block_hash,
+            anchor.justified.clone(),
+            checkpoint,
+            [true, true],
+        );
+        store
+            .ptc_votes
+            .insert(anchor.root, PtcVotes::new::<E>(anchor.ptc.clone()));
+        store
+            .slot_committees
+            .insert(anchor.root, anchor.slot_committee_members.clone());
+        store
+    }
+
+    /// A store of no blocks, its checkpoints `(0, 0x00…)`.
+    fn empty(spec: Arc<ChainSpec>, genesis_time: u64) -> Self {
+        let zero = Checkpoint {
+            epoch: GENESIS_EPOCH,
+            root: Root::ZERO,
+        };
+        Self {
+            time: genesis_time,
             spec,
-            verify_signatures,
             genesis_time,
-            justified_checkpoint: checkpoint.clone(),
-            finalized_checkpoint: checkpoint.clone(),
-            unrealized_justified_checkpoint: checkpoint.clone(),
-            unrealized_finalized_checkpoint: checkpoint.clone(),
+            justified_checkpoint: zero.clone(),
+            finalized_checkpoint: zero.clone(),
+            unrealized_justified_checkpoint: zero.clone(),
+            unrealized_finalized_checkpoint: zero,
             proposer_boost_root: Root::ZERO,
             equivocating_indices: FxHashSet::default(),
             blocks: FxHashMap::default(),
             block_order: Vec::new(),
-            block_states: FxHashMap::default(),
-            checkpoint_states: FxHashMap::default(),
+            slot_committees: FxHashMap::default(),
             payloads: FxHashSet::default(),
             ptc_votes: FxHashMap::default(),
             tree: NodeTree::default(),
             votes: GloasVotes::default(),
             balances: JustifiedBalances::default(),
             balances_checkpoint: None,
-        };
-        store.add_block(
-            anchor_root,
-            anchor_block.slot,
-            anchor_block.proposer_index,
-            anchor_block.parent_root,
-            bid.block_hash,
-            bid.parent_block_hash,
-            state_justified,
-            checkpoint.clone(),
-            [true, true],
-        );
-        store.ptc_votes.insert(anchor_root, PtcVotes::new::<E>());
-        store
-            .checkpoint_states
-            .insert((checkpoint.epoch, checkpoint.root), anchor_state.clone());
-        store.block_states.insert(anchor_root, anchor_state);
-        Ok(store)
+            candidate_balances: FxHashMap::default(),
+            prune_threshold: DEFAULT_PRUNE_THRESHOLD,
+            _eth_spec: std::marker::PhantomData,
+        }
     }
 
     /// Adds a block and its three nodes.
@@ -353,6 +420,9 @@ impl<E: EthSpec> GloasForkChoice<E> {
         let current_slot = self.get_current_slot();
         if current_slot > previous_slot {
             self.proposer_boost_root = Root::ZERO;
+            let blocks = &self.blocks;
+            self.slot_committees
+                .retain(|root, _| blocks.get(root).is_some_and(|b| b.slot + 1 >= current_slot));
             if current_slot.is_multiple_of(E::slots_per_epoch()) {
                 let justified = self.unrealized_justified_checkpoint.clone();
                 let finalized = self.unrealized_finalized_checkpoint.clone();
@@ -423,60 +493,80 @@ impl<E: EthSpec> GloasForkChoice<E> {
         self.payloads.contains(root)
     }
 
-    /// `on_block(store, signed_block)`: the checks, the state transition, the PTC votes of
-    /// the block's payload attestations (`notify_ptc_messages`), its timeliness, the
-    /// proposer boost and the checkpoints. The block's attestations and attester slashings are
-    /// the caller's to pass on ([`Self::on_attestation`], [`Self::on_attester_slashing`]).
+    /// The checks of `on_block` that need no state: the block's place (parent known, its
+    /// parent's payload verified when the bid builds on it, not from the future, after the
+    /// finalized slot, descending from the finalized checkpoint) and its timeliness
+    /// (`record_block_timeliness`), judged now, as the block arrives. `None` for a block
+    /// already in the store. The state transition follows outside the store, then
+    /// [`Self::insert_block_summary`].
     ///
     /// [spec]: gloas/fork-choice.md#modified-on_block
-    pub fn on_block(
-        &mut self,
-        signed_block: &SignedBeaconBlock<E>,
-        engine: &impl ExecutionEngine<E>,
-    ) -> Result<Root, GloasError> {
-        let block_root = signed_block.canonical_root();
-        let SignedBeaconBlock::Gloas(gloas_block) = signed_block else {
-            return Err(GloasError::NotGloasBlock(block_root));
-        };
-        let block = &gloas_block.message;
+    pub fn check_block(
+        &self,
+        block_root: Root,
+        parent_root: Root,
+        slot: Slot,
+        bid_parent_block_hash: Hash32,
+    ) -> Result<Option<GloasArrival>, GloasError> {
         if self.blocks.contains_key(&block_root) {
-            return Ok(block_root);
+            return Ok(None);
         }
-        let Some(parent) = self.blocks.get(&block.parent_root) else {
+        self.check_block_place(block_root, parent_root, slot, bid_parent_block_hash)?;
+        // `record_block_timeliness(store, root)`.
+        let is_current_slot = self.get_current_slot() == slot;
+        let into_slot = self.time_into_slot_ms();
+        let [attestation_timely, ptc_timely] = [
+            self.spec.attestation_due_bps_gloas,
+            self.spec.payload_attestation_due_bps,
+        ]
+        .map(|bps| is_current_slot && into_slot < self.slot_component_ms(bps));
+        Ok(Some(GloasArrival {
+            attestation_timely,
+            ptc_timely,
+        }))
+    }
+
+    /// The place checks of [`Self::check_block`].
+    fn check_block_place(
+        &self,
+        block_root: Root,
+        parent_root: Root,
+        slot: Slot,
+        bid_parent_block_hash: Hash32,
+    ) -> Result<(), GloasError> {
+        let Some(parent) = self.blocks.get(&parent_root) else {
             return Err(Error::UnknownParent {
                 block: block_root,
-                parent: block.parent_root,
+                parent: parent_root,
             }
             .into());
         };
-        let bid = &block.body.signed_execution_payload_bid.message;
         // `is_parent_node_full(store, block)`.
-        if bid.parent_block_hash == parent.bid_block_hash
-            && !self.is_payload_verified(&block.parent_root)
+        if bid_parent_block_hash == parent.bid_block_hash && !self.is_payload_verified(&parent_root)
         {
             return Err(GloasError::ParentPayloadNotVerified {
                 block: block_root,
-                parent: block.parent_root,
+                parent: parent_root,
             });
         }
         let current_slot = self.get_current_slot();
-        if current_slot < block.slot {
+        if current_slot < slot {
             return Err(Error::FutureBlock {
-                block_slot: block.slot,
+                block_slot: slot,
                 current_slot,
             }
             .into());
         }
         let finalized_slot = self.finalized_checkpoint.epoch * E::slots_per_epoch();
-        if block.slot <= finalized_slot {
+        if slot <= finalized_slot {
             return Err(Error::NotAfterFinalizedSlot {
-                block_slot: block.slot,
+                block_slot: slot,
                 finalized_slot,
             }
             .into());
         }
         let finalized_checkpoint_block =
-            self.get_checkpoint_block(&block.parent_root, self.finalized_checkpoint.epoch)?;
+            self.get_checkpoint_block(&parent_root, self.finalized_checkpoint.epoch)?;
         if finalized_checkpoint_block != self.finalized_checkpoint.root {
             return Err(Error::NotFinalizedDescendant {
                 block: block_root,
@@ -484,38 +574,44 @@ impl<E: EthSpec> GloasForkChoice<E> {
             }
             .into());
         }
-        let mut state = self
-            .block_states
-            .get(&block.parent_root)
-            .ok_or(Error::MissingBlockState(block.parent_root))?
-            .clone();
-        state_transition(
-            &mut state,
-            signed_block,
-            self.verify_signatures,
-            true,
-            engine,
-            &self.spec,
-        )
-        .map_err(|source| Error::InvalidBlock {
-            block: block_root,
-            source,
-        })?;
+        Ok(())
+    }
 
+    /// The rest of `on_block` for a block whose state transition passed: the PTC votes of its
+    /// payload attestations (`notify_ptc_messages`), the block and its nodes, the proposer
+    /// boost and the checkpoints. What [`Self::check_block`] checked is checked again (the
+    /// store may have moved since); a block already in the store is accepted unchanged. The
+    /// balances of the block's justified and unrealized justified checkpoints should be
+    /// handed over first ([`Self::set_justified_balances`]). The block's attestations and
+    /// attester slashings are the caller's to pass on.
+    ///
+    /// [spec]: gloas/fork-choice.md#modified-on_block
+    pub fn insert_block_summary(&mut self, block: &GloasBlockSummary) -> Result<Root, GloasError> {
+        let block_root = block.root;
+        if self.blocks.contains_key(&block_root) {
+            return Ok(block_root);
+        }
+        self.check_block_place(
+            block_root,
+            block.parent_root,
+            block.slot,
+            block.bid_parent_block_hash,
+        )?;
+        if block.ptc.len() != ptc_size::<E>() {
+            return Err(GloasError::PtcSize {
+                block: block_root,
+                len: block.ptc.len(),
+            });
+        }
         // `notify_ptc_messages(store, state, block.body.payload_attestations)`, worked out
         // before anything is written.
         let mut ptc_updates = Vec::new();
-        if *state.state.slot() != 0 {
-            for payload_attestation in block.body.payload_attestations.iter() {
-                let indexed = {
-                    let view = state.view().map_err(Error::State)?;
-                    get_indexed_payload_attestation(&view, payload_attestation)
-                        .map_err(GloasError::Ptc)?
-                };
-                for &index in indexed.attesting_indices.iter() {
+        if block.slot != GENESIS_SLOT {
+            for votes in &block.payload_attestations {
+                for &index in &votes.attesting_indices {
                     let message = PayloadAttestationMessage {
                         validator_index: index,
-                        data: payload_attestation.data.clone(),
+                        data: votes.data.clone(),
                         signature: Default::default(),
                     };
                     if let Some(update) = self.check_payload_attestation_message(&message, true)? {
@@ -525,51 +621,27 @@ impl<E: EthSpec> GloasForkChoice<E> {
             }
         }
 
-        // `compute_pulled_up_tip`: the unrealized checkpoints on a copy of the post-state.
-        state.progressive_balances().map_err(Error::State)?;
-        let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up)
-            .map_err(Error::EpochProcessing)?;
-        let (justified, finalized) = {
-            let view = state.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-
         // The head before the block is added (for the proposer boost's dependent-root check).
         let head = self.get_head()?;
 
-        // `record_block_timeliness(store, root)`.
-        let is_current_slot = current_slot == block.slot;
-        let into_slot = self.time_into_slot_ms();
-        let timeliness = [
-            self.spec.attestation_due_bps_gloas,
-            self.spec.payload_attestation_due_bps,
-        ]
-        .map(|bps| is_current_slot && into_slot < self.slot_component_ms(bps));
-
+        let timeliness = [block.arrival.attestation_timely, block.arrival.ptc_timely];
         self.add_block(
             block_root,
             block.slot,
             block.proposer_index,
             block.parent_root,
-            bid.block_hash,
-            bid.parent_block_hash,
-            justified.clone(),
-            unrealized_justified.clone(),
+            block.bid_block_hash,
+            block.bid_parent_block_hash,
+            block.justified.clone(),
+            block.unrealized_justified.clone(),
             timeliness,
         );
-        self.block_states.insert(block_root, state);
-        self.ptc_votes.insert(block_root, PtcVotes::new::<E>());
+        self.ptc_votes
+            .insert(block_root, PtcVotes::new::<E>(block.ptc.clone()));
+        if block.slot + 1 >= self.get_current_slot() {
+            self.slot_committees
+                .insert(block_root, block.slot_committee_members.clone());
+        }
         for update in ptc_updates {
             self.apply_payload_attestation(update);
         }
@@ -584,12 +656,99 @@ impl<E: EthSpec> GloasForkChoice<E> {
             self.proposer_boost_root = block_root;
         }
 
-        self.update_checkpoints(&justified, &finalized);
-        self.update_unrealized_checkpoints(&unrealized_justified, &unrealized_finalized);
+        self.update_checkpoints(&block.justified, &block.finalized);
+        self.update_unrealized_checkpoints(
+            &block.unrealized_justified,
+            &block.unrealized_finalized,
+        );
         if compute_epoch_at_slot::<E>(block.slot) < epoch {
-            self.update_checkpoints(&unrealized_justified, &unrealized_finalized);
+            self.update_checkpoints(&block.unrealized_justified, &block.unrealized_finalized);
         }
+        self.maybe_prune();
         Ok(block_root)
+    }
+
+    /// Prune ([`Self::prune`]) only once the finalized block has at least `threshold` blocks
+    /// before it (0: whenever it has any).
+    pub fn set_prune_threshold(&mut self, threshold: usize) {
+        self.prune_threshold = threshold;
+    }
+
+    fn maybe_prune(&mut self) {
+        if let Some(finalized) = self.blocks.get(&self.finalized_checkpoint.root)
+            && finalized.order > 0
+            && finalized.order >= self.prune_threshold
+        {
+            self.prune();
+        }
+    }
+
+    /// Drops every block that does not descend from the finalized block (what the spec keeps
+    /// but never reaches: `get_filtered_node_tree` finds none of them viable, and none is the
+    /// justified checkpoint's descendant): its three nodes, its PTC votes, its verified
+    /// payload, its slot's committees, and the proposer boost when it is one of them. Votes
+    /// move to the new node indices; a latest message of a dropped block keeps its slot and
+    /// counts nowhere. Nothing happens when the finalized block is not in the store. The
+    /// weights of the kept nodes stay exact: a kept node's subtree is all kept.
+    ///
+    /// [spec]: phase0/fork-choice.md#get_filtered_block_tree
+    pub fn prune(&mut self) {
+        let Some(finalized) = self.blocks.get(&self.finalized_checkpoint.root) else {
+            return;
+        };
+        // Parents come before children: one pass marks the finalized block's descendants.
+        let mut keep_block = vec![false; self.block_order.len()];
+        keep_block[finalized.order] = true;
+        for (order, root) in self
+            .block_order
+            .iter()
+            .enumerate()
+            .skip(finalized.order + 1)
+        {
+            let block = &self.blocks[root];
+            keep_block[order] = self
+                .blocks
+                .get(&block.parent_root)
+                .is_some_and(|parent| keep_block[parent.order]);
+        }
+        let mut keep_node = vec![false; self.tree.len()];
+        for (order, root) in self.block_order.iter().enumerate() {
+            if keep_block[order] {
+                let block = &self.blocks[root];
+                for index in [block.pending, block.empty, block.full] {
+                    keep_node[index] = true;
+                }
+            }
+        }
+        let remap = self.tree.prune(&keep_node);
+        self.votes.remap(&remap);
+        let old_order = std::mem::take(&mut self.block_order);
+        for (order, root) in old_order.into_iter().enumerate() {
+            if !keep_block[order] {
+                self.blocks.remove(&root);
+                self.ptc_votes.remove(&root);
+                self.payloads.remove(&root);
+                self.slot_committees.remove(&root);
+                continue;
+            }
+            let new_order = self.block_order.len();
+            if let Some(block) = self.blocks.get_mut(&root) {
+                block.order = new_order;
+                for index in [&mut block.pending, &mut block.empty, &mut block.full] {
+                    // Kept blocks keep their nodes.
+                    *index = remap[*index].unwrap_or(*index);
+                }
+            }
+            self.block_order.push(root);
+        }
+        if !self.blocks.contains_key(&self.proposer_boost_root) {
+            self.proposer_boost_root = Root::ZERO;
+        }
+    }
+
+    /// The number of blocks in the store.
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
     }
 
     /// `compute_shuffling_dependent_slot(epoch)`.
@@ -602,58 +761,33 @@ impl<E: EthSpec> GloasForkChoice<E> {
         (epoch - E::MIN_SEED_LOOKAHEAD) * E::slots_per_epoch() - 1
     }
 
-    /// `on_execution_payload_envelope(store, signed_envelope)`. `data_available` is
-    /// `is_data_available(envelope.beacon_block_root)`, which the caller works out (the
-    /// columns it retrieved, checked against the bid's commitments); `engine` answers
-    /// `verify_and_notify_new_payload`. A failure leaves the block as it is: only its FULL
-    /// node stays out of the head's reach.
+    /// `on_execution_payload_envelope(store, signed_envelope)` for an envelope of block `root`
+    /// whose checks its caller made (`verify_execution_payload_envelope` on the block's
+    /// post-state and the engine's `verify_and_notify_new_payload`): `data_available` is
+    /// `is_data_available(root)`, which the caller works out (the columns it retrieved,
+    /// checked against the bid's commitments). A failure leaves the block as it is: only its
+    /// FULL node stays out of the head's reach.
     ///
     /// [spec]: gloas/fork-choice.md#new-on_execution_payload_envelope
-    pub fn on_execution_payload_envelope(
+    pub fn on_verified_execution_payload(
         &mut self,
-        signed_envelope: &SignedExecutionPayloadEnvelope<E>,
+        root: Root,
         data_available: Result<(), AvailabilityError>,
-        engine: impl FnOnce(&NewPayloadRequest<E>) -> Result<bool, EngineError>,
     ) -> Result<(), GloasError> {
-        let root = signed_envelope.message.beacon_block_root;
-        let Some(state) = self.block_states.get_mut(&root) else {
+        if !self.blocks.contains_key(&root) {
             return Err(GloasError::UnknownBeaconBlock(root));
-        };
+        }
         data_available.map_err(|source| GloasError::PayloadDataUnavailable {
             block: root,
             source,
         })?;
-        let state_root = state.hash_tree_root().map_err(Error::State)?;
-        let request = {
-            let view = state.view().map_err(Error::State)?;
-            verify_execution_payload_envelope(
-                &view,
-                state_root,
-                &state.caches,
-                signed_envelope,
-                self.verify_signatures,
-                &self.spec,
-            )
-            .map_err(|source| GloasError::InvalidEnvelope {
-                block: root,
-                source,
-            })?
-        };
-        match engine(&request) {
-            Ok(true) => {}
-            Ok(false) => return Err(GloasError::InvalidPayload(root)),
-            Err(source) => {
-                return Err(GloasError::EngineUnavailable {
-                    block: root,
-                    source,
-                });
-            }
-        }
         self.payloads.insert(root);
         Ok(())
     }
 
-    /// `on_payload_attestation_message(store, ptc_message, is_from_block)`.
+    /// `on_payload_attestation_message(store, ptc_message, is_from_block)` for a message whose
+    /// signature its caller checked (`is_valid_indexed_payload_attestation` on the block's
+    /// post-state, for a message not from a block).
     ///
     /// [spec]: gloas/fork-choice.md#new-on_payload_attestation_message
     pub fn on_payload_attestation_message(
@@ -675,16 +809,17 @@ impl<E: EthSpec> GloasForkChoice<E> {
         is_from_block: bool,
     ) -> Result<Option<PtcUpdate>, GloasError> {
         let data = &ptc_message.data;
-        let state = self
-            .block_states
-            .get(&data.beacon_block_root)
-            .ok_or(GloasError::UnknownBeaconBlock(data.beacon_block_root))?;
-        if data.slot != *state.state.slot() {
+        let (Some(block), Some(votes)) = (
+            self.blocks.get(&data.beacon_block_root),
+            self.ptc_votes.get(&data.beacon_block_root),
+        ) else {
+            return Err(GloasError::UnknownBeaconBlock(data.beacon_block_root));
+        };
+        if data.slot != block.slot {
             return Ok(None);
         }
-        let view = state.view().map_err(Error::State)?;
-        let ptc = get_ptc(&view, data.slot).map_err(GloasError::Ptc)?;
-        let positions: Vec<usize> = ptc
+        let positions: Vec<usize> = votes
+            .ptc
             .iter()
             .enumerate()
             .filter(|(_, index)| **index == ptc_message.validator_index)
@@ -704,21 +839,6 @@ impl<E: EthSpec> GloasForkChoice<E> {
                     current_slot,
                 });
             }
-            let indexed = IndexedPayloadAttestation::<E> {
-                attesting_indices: ssz_types::VariableList::new(vec![ptc_message.validator_index])
-                    .map_err(|_| {
-                        Error::State(state_processing::Error::ListFull("attesting_indices"))
-                    })?,
-                data: data.clone(),
-                signature: ptc_message.signature,
-            };
-            is_valid_indexed_payload_attestation(
-                &view,
-                &state.caches,
-                &indexed,
-                self.verify_signatures,
-            )
-            .map_err(GloasError::InvalidPayloadAttestation)?;
         }
         Ok(Some(PtcUpdate {
             root: data.beacon_block_root,
@@ -846,58 +966,20 @@ impl<E: EthSpec> GloasForkChoice<E> {
         Ok(())
     }
 
-    /// `store_target_checkpoint_state(store, target)`.
-    fn checkpoint_state(
-        &mut self,
-        target: &Checkpoint,
-    ) -> Result<&mut CachedBeaconState<E>, Error> {
-        let key = (target.epoch, target.root);
-        if !self.checkpoint_states.contains_key(&key) {
-            let mut state = self
-                .block_states
-                .get(&target.root)
-                .ok_or(Error::MissingBlockState(target.root))?
-                .clone();
-            let start = target.epoch * E::slots_per_epoch();
-            if *state.state.slot() < start {
-                process_slots(&mut state, start, &self.spec).map_err(Error::SlotProcessing)?;
-            }
-            self.checkpoint_states.insert(key, state);
-        }
-        self.checkpoint_states
-            .get_mut(&key)
-            .ok_or(Error::MissingCheckpointState(target.clone()))
-    }
-
-    /// `on_attestation(store, attestation, is_from_block)`.
+    /// `on_attestation(store, attestation, is_from_block)` for an attestation whose attesting
+    /// indices its caller computed and checked (`get_indexed_attestation` and
+    /// `is_valid_indexed_attestation` on `store_target_checkpoint_state(store, target)`):
+    /// `validate_on_attestation`, then the votes.
     ///
     /// [spec]: phase0/fork-choice.md#on_attestation
-    pub fn on_attestation(
+    pub fn on_indexed_attestation(
         &mut self,
-        attestation: &Attestation<E>,
+        data: &AttestationData,
+        attesting_indices: &[ValidatorIndex],
         is_from_block: bool,
     ) -> Result<(), GloasError> {
-        self.validate_on_attestation(&attestation.data, is_from_block)?;
-        let verify = self.verify_signatures;
-        let target = attestation.data.target.clone();
-        let indices = {
-            let state = self.checkpoint_state(&target)?;
-            let (view, caches) = state.view_mut().map_err(Error::State)?;
-            let view = view.as_ref();
-            let indices = get_attesting_indices(&view, caches, attestation)
-                .map_err(GloasError::InvalidAttestation)?;
-            is_valid_indexed_attestation(
-                &view,
-                caches,
-                &indices,
-                &attestation.data,
-                &attestation.signature,
-                verify,
-            )
-            .map_err(GloasError::InvalidIndexedAttestation)?;
-            indices
-        };
-        self.update_latest_messages(&indices, &attestation.data)?;
+        self.validate_on_attestation(data, is_from_block)?;
+        self.update_latest_messages(attesting_indices, data)?;
         Ok(())
     }
 
@@ -928,44 +1010,57 @@ impl<E: EthSpec> GloasForkChoice<E> {
         Ok(())
     }
 
-    /// `on_attester_slashing(store, attester_slashing)`.
+    /// The end of `on_attester_slashing` for a slashing its caller found valid (slashable
+    /// data, both attestations valid in the justified checkpoint block's post-state): the
+    /// validators in both attestations, given, are equivocating and their votes stop counting.
     ///
     /// [spec]: phase0/fork-choice.md#on_attester_slashing
-    pub fn on_attester_slashing(&mut self, slashing: &AttesterSlashing) -> Result<(), GloasError> {
-        let a1 = &slashing.attestation_1;
-        let a2 = &slashing.attestation_2;
-        if !state_processing::common::is_slashable_attestation_data(&a1.data, &a2.data) {
-            return Err(Error::NotSlashable.into());
-        }
-        let root = self.justified_checkpoint.root;
-        let state = self
-            .block_states
-            .get(&root)
-            .ok_or(Error::UnknownJustifiedBlock(root))?;
-        let view = state.view().map_err(Error::State)?;
-        for indexed in [a1, a2] {
-            is_valid_indexed_attestation(
-                &view,
-                &state.caches,
-                &indexed.attesting_indices,
-                &indexed.data,
-                &indexed.signature,
-                self.verify_signatures,
-            )
-            .map_err(GloasError::InvalidIndexedAttestation)?;
-        }
-        let second: FxHashSet<ValidatorIndex> = a2.attesting_indices.iter().copied().collect();
-        let both: Vec<ValidatorIndex> = a1
-            .attesting_indices
-            .iter()
-            .copied()
-            .filter(|i| second.contains(i))
-            .collect();
-        for index in both {
+    pub fn on_verified_attester_slashing(
+        &mut self,
+        equivocating: &[ValidatorIndex],
+    ) -> Result<(), Error> {
+        for &index in equivocating {
             self.votes.mark(index)?;
             self.equivocating_indices.insert(index);
         }
         Ok(())
+    }
+
+    /// The balances of `checkpoint`'s state (`JustifiedBalances::from_state` of
+    /// `store_target_checkpoint_state(store, checkpoint)`), for a checkpoint that may become
+    /// justified (a block's justified and unrealized justified checkpoints before
+    /// [`Self::insert_block_summary`]; [`Self::wanted_justified_balances`]). Kept until the
+    /// justified checkpoint passes its epoch; ignored for a checkpoint before it.
+    pub fn set_justified_balances(&mut self, checkpoint: &Checkpoint, balances: JustifiedBalances) {
+        if checkpoint.epoch < self.justified_checkpoint.epoch
+            || self.has_justified_balances(checkpoint)
+        {
+            return;
+        }
+        self.candidate_balances
+            .insert((checkpoint.epoch, checkpoint.root), balances);
+    }
+
+    /// Whether the store holds the balances of `checkpoint`.
+    pub fn has_justified_balances(&self, checkpoint: &Checkpoint) -> bool {
+        let key = (checkpoint.epoch, checkpoint.root);
+        self.balances_checkpoint == Some(key) || self.candidate_balances.contains_key(&key)
+    }
+
+    /// The store's justified and unrealized justified checkpoints whose balances it does not
+    /// hold: the head cannot be computed without the first, nor after the next epoch boundary
+    /// without the second.
+    pub fn wanted_justified_balances(&self) -> Vec<Checkpoint> {
+        let mut wanted: Vec<Checkpoint> = [
+            &self.justified_checkpoint,
+            &self.unrealized_justified_checkpoint,
+        ]
+        .into_iter()
+        .filter(|checkpoint| !self.has_justified_balances(checkpoint))
+        .cloned()
+        .collect();
+        wanted.dedup();
+        wanted
     }
 
     /// Switches to the justified checkpoint's balances when the justified checkpoint changed.
@@ -975,9 +1070,14 @@ impl<E: EthSpec> GloasForkChoice<E> {
         if self.balances_checkpoint == Some(key) {
             return Ok(());
         }
-        let state = self.checkpoint_state(&justified)?;
-        self.balances = JustifiedBalances::from_state(state)?;
+        let balances = self
+            .candidate_balances
+            .remove(&key)
+            .ok_or(Error::JustifiedBalancesMissing(justified.clone()))?;
+        self.balances = balances;
         self.balances_checkpoint = Some(key);
+        self.candidate_balances
+            .retain(|(epoch, _), _| *epoch > justified.epoch);
         self.votes.queue_all();
         Ok(())
     }
@@ -1010,27 +1110,18 @@ impl<E: EthSpec> GloasForkChoice<E> {
     /// Weights must be up to date.
     ///
     /// [spec]: gloas/fork-choice.md#modified-is_head_weak
-    fn is_head_weak(&mut self, head_root: &Root) -> Result<bool, Error> {
+    fn is_head_weak(&self, head_root: &Root) -> Result<bool, GloasError> {
         let threshold = self.calculate_committee_fraction(self.spec.reorg_head_weight_threshold);
-        let block = self.block(head_root)?.clone();
+        let block = self.block(head_root)?;
         let mut weight = self.tree.nodes()[block.pending].weight;
         if !self.equivocating_indices.is_empty() {
-            let state = self
-                .block_states
-                .get_mut(head_root)
-                .ok_or(Error::MissingBlockState(*head_root))?;
-            let (view, caches) = state.view_mut().map_err(Error::State)?;
-            let committees = caches
-                .committees_at_slot(&view.as_ref(), block.slot)
-                .map_err(Error::State)?;
-            for index in 0..committees.committees_per_slot() {
-                for &i in committees
-                    .get_beacon_committee(block.slot, index)
-                    .map_err(Error::State)?
-                {
-                    if self.equivocating_indices.contains(&i) {
-                        weight = weight.saturating_add(self.balances.effective_balance(i));
-                    }
+            let members = self
+                .slot_committees
+                .get(head_root)
+                .ok_or(GloasError::MissingSlotCommittees(*head_root))?;
+            for i in members {
+                if self.equivocating_indices.contains(i) {
+                    weight = weight.saturating_add(self.balances.effective_balance(*i));
                 }
             }
         }
@@ -1040,7 +1131,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
     /// `should_apply_proposer_boost(store)`. Weights must be up to date.
     ///
     /// [spec]: gloas/fork-choice.md#new-should_apply_proposer_boost
-    fn should_apply_proposer_boost(&mut self) -> Result<bool, Error> {
+    fn should_apply_proposer_boost(&self) -> Result<bool, GloasError> {
         if self.proposer_boost_root == Root::ZERO {
             return Ok(false);
         }
@@ -1176,7 +1267,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
     }
 
     /// What `get_weight` and `get_payload_status_tiebreaker` need for one `get_head`.
-    fn head_context(&mut self) -> Result<HeadContext, Error> {
+    fn head_context(&mut self) -> Result<HeadContext, GloasError> {
         self.update_weights()?;
         let boost = if self.should_apply_proposer_boost()? {
             let block = self.block(&self.proposer_boost_root)?;
@@ -1268,7 +1359,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
     /// `get_head(store)`.
     ///
     /// [spec]: gloas/fork-choice.md#modified-get_head
-    pub fn get_head(&mut self) -> Result<GloasHead, Error> {
+    pub fn get_head(&mut self) -> Result<GloasHead, GloasError> {
         let context = self.head_context()?;
         let justified = self.block(&self.justified_checkpoint.root)?;
         let mut head = justified.pending;
@@ -1301,7 +1392,7 @@ impl<E: EthSpec> GloasForkChoice<E> {
 
     /// The leaves of the filtered node tree under the justified checkpoint, with their
     /// `get_weight` (the spec tests' `viable_for_head_roots_and_weights`).
-    pub fn viable_for_head_nodes(&mut self) -> Result<Vec<WeighedNode>, Error> {
+    pub fn viable_for_head_nodes(&mut self) -> Result<Vec<WeighedNode>, GloasError> {
         let context = self.head_context()?;
         let justified = self.block(&self.justified_checkpoint.root)?;
         let mut pending = vec![justified.pending];
@@ -1346,8 +1437,9 @@ fn ptc_size<E: EthSpec>() -> usize {
 }
 
 impl PtcVotes {
-    fn new<E: EthSpec>() -> Self {
+    fn new<E: EthSpec>(ptc: Vec<ValidatorIndex>) -> Self {
         Self {
+            ptc,
             timeliness: vec![None; ptc_size::<E>()],
             data_availability: vec![None; ptc_size::<E>()],
         }

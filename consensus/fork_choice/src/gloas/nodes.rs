@@ -126,6 +126,34 @@ impl NodeTree {
         Ok(())
     }
 
+    /// Keeps the nodes `keep` marks (a kept node's parent is kept or becomes `None`), in
+    /// order, with their weights; the new index of each old node (`None`: dropped).
+    pub fn prune(&mut self, keep: &[bool]) -> Vec<Option<usize>> {
+        let mut remap = vec![None; self.nodes.len()];
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        for (index, node) in self.nodes.iter().enumerate() {
+            if !keep.get(index).copied().unwrap_or(false) {
+                continue;
+            }
+            remap[index] = Some(nodes.len());
+            let mut node = node.clone();
+            node.parent = node.parent.and_then(|parent| remap[parent]);
+            nodes.push(node);
+        }
+        let children = (0..self.nodes.len())
+            .filter(|&index| remap[index].is_some())
+            .map(|index| {
+                self.children[index]
+                    .iter()
+                    .filter_map(|&child| remap[child])
+                    .collect()
+            })
+            .collect();
+        self.nodes = nodes;
+        self.children = children;
+        remap
+    }
+
     /// Whether `ancestor` is `index` or one of its ancestors in the node tree.
     pub fn is_ancestor(&self, ancestor: usize, mut index: usize) -> bool {
         loop {

@@ -39,6 +39,8 @@ impl LatestMessage {
 
 /// No node (no message, or not counted).
 const NO_NODE: u32 = u32::MAX;
+/// A latest message whose block was pruned: it keeps its slot and counts nowhere.
+const PRUNED: u32 = u32::MAX - 1;
 
 /// One validator's latest message as fork choice counts it, in one dense entry (what the
 /// deltas visit per vote lies in one cache line).
@@ -110,7 +112,7 @@ impl GloasVotes {
     pub fn latest(&self, index: ValidatorIndex) -> Option<(Slot, usize)> {
         self.votes
             .get(index as usize)
-            .filter(|vote| vote.next != NO_NODE)
+            .filter(|vote| vote.next != NO_NODE && vote.next != PRUNED)
             .map(|vote| (vote.slot, vote.next as usize))
     }
 
@@ -126,13 +128,75 @@ impl GloasVotes {
         if vote.next == NO_NODE || message.slot > vote.slot {
             vote.slot = message.slot;
             vote.next = u32::try_from(message.supported_node())
-                .map_err(|_| Error::VoteNodeOutOfRange(u32::MAX))?;
+                .ok()
+                .filter(|&node| node < PRUNED)
+                .ok_or(Error::VoteNodeOutOfRange(u32::MAX))?;
             if !vote.queued && !all {
                 vote.queued = true;
                 self.queue.push(index as u32);
             }
         }
         Ok(())
+    }
+
+    /// Each validator's latest message: its slot and the node it supports (`None`: its block
+    /// was pruned), by validator index.
+    pub fn messages(&self) -> impl Iterator<Item = (ValidatorIndex, Slot, Option<u32>)> + '_ {
+        self.votes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, vote)| match vote.next {
+                NO_NODE => None,
+                PRUNED => Some((i as ValidatorIndex, vote.slot, None)),
+                node => Some((i as ValidatorIndex, vote.slot, Some(node))),
+            })
+    }
+
+    /// Puts back a persisted latest message ([`Self::messages`]), counted at the next
+    /// [`Self::compute_deltas`] (after [`Self::queue_all`]).
+    pub fn restore_message(
+        &mut self,
+        index: ValidatorIndex,
+        slot: Slot,
+        node: Option<u32>,
+    ) -> Result<(), Error> {
+        let next = match node {
+            Some(node) if node >= PRUNED => return Err(Error::VoteNodeOutOfRange(node)),
+            Some(node) => node,
+            None => PRUNED,
+        };
+        let vote = self.entry(index)?;
+        vote.slot = slot;
+        vote.next = next;
+        Ok(())
+    }
+
+    /// Moves every vote to the node indices of a pruned tree (`remap`, from
+    /// [`crate::gloas::NodeTree::prune`]). A latest message whose node was dropped stays a
+    /// message of its slot (a later vote still replaces it only by a later slot) and counts
+    /// nowhere; a balance counted on a dropped node is gone with it.
+    pub fn remap(&mut self, remap: &[Option<usize>]) {
+        let moved = |node: u32| -> Option<u32> {
+            remap
+                .get(node as usize)
+                .copied()
+                .flatten()
+                .and_then(|index| u32::try_from(index).ok())
+        };
+        for vote in &mut self.votes {
+            if vote.next != NO_NODE && vote.next != PRUNED {
+                vote.next = moved(vote.next).unwrap_or(PRUNED);
+            }
+            if vote.current != NO_NODE {
+                match moved(vote.current) {
+                    Some(current) => vote.current = current,
+                    None => {
+                        vote.current = NO_NODE;
+                        vote.current_balance = 0;
+                    }
+                }
+            }
+        }
     }
 
     /// The delta of each of `node_count` nodes from the votes that changed (all of them after
@@ -148,8 +212,9 @@ impl GloasVotes {
         let check_equivocating = !equivocating.is_empty();
         let mut visit = |i: usize, vote: &mut Vote| -> Result<(), Error> {
             vote.queued = false;
-            let counted =
-                vote.next != NO_NODE && !(check_equivocating && equivocating.contains(&(i as u64)));
+            let counted = vote.next != NO_NODE
+                && vote.next != PRUNED
+                && !(check_equivocating && equivocating.contains(&(i as u64)));
             let (node, balance) = if counted {
                 (vote.next, balances.get(i).copied().unwrap_or(0))
             } else {

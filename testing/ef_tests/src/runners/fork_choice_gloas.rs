@@ -1,4 +1,5 @@
-//! `fork_choice` from Gloas on: the store is [`GloasForkChoice`], and `steps.yaml` adds
+//! `fork_choice` from Gloas on: the store is [`GloasSpecStore`] (the state-free
+//! `GloasForkChoice` fed by the spec's state-holding handlers), and `steps.yaml` adds
 //! execution payload envelopes (`execution_payload`), payload attestation messages
 //! (`payload_attestation_message`) and checks of the head's payload status, the PTC votes and
 //! the viable leaves' weights.
@@ -7,7 +8,7 @@
 
 use std::sync::Arc;
 
-use fork_choice::gloas::{GloasForkChoice, WeighedNode};
+use fork_choice::gloas::{GloasSpecStore, WeighedNode};
 use serde_yaml::{Mapping, Value};
 use state_processing::CachedBeaconState;
 use state_processing::per_block::VerifySignatures;
@@ -73,7 +74,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             ));
         }
     };
-    let mut store = GloasForkChoice::new(
+    let mut store = GloasSpecStore::new(
         CachedBeaconState::new(anchor_state),
         &anchor_block,
         spec,
@@ -89,7 +90,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
 
 fn run_step<E: EthSpec>(
     case: &CaseContext,
-    store: &mut GloasForkChoice<E>,
+    store: &mut GloasSpecStore<E>,
     step: &Mapping,
 ) -> Result<(), String> {
     let valid = expect_valid(step)?;
@@ -193,14 +194,16 @@ fn ptc_votes(want: &Value, what: &str) -> Result<(types::Root, Vec<Option<bool>>
     Ok((root, votes))
 }
 
-fn run_checks<E: EthSpec>(store: &mut GloasForkChoice<E>, checks: &Mapping) -> Result<(), String> {
+fn run_checks<E: EthSpec>(store: &mut GloasSpecStore<E>, checks: &Mapping) -> Result<(), String> {
     for (name, want) in checks {
         let name = name
             .as_str()
             .ok_or_else(|| format!("check name is not a string: {name:?}"))?;
         match name {
-            "time" => expect_eq(name, store.time(), u64_value(want, name)?)?,
-            "genesis_time" => expect_eq(name, store.genesis_time(), u64_value(want, name)?)?,
+            "time" => expect_eq(name, store.store().time(), u64_value(want, name)?)?,
+            "genesis_time" => {
+                expect_eq(name, store.store().genesis_time(), u64_value(want, name)?)?
+            }
             "head" => {
                 let head = store.get_head().map_err(|e| format!("get_head: {e}"))?;
                 let slot = want.get("slot").ok_or("`head` has no slot")?;
@@ -220,20 +223,23 @@ fn run_checks<E: EthSpec>(store: &mut GloasForkChoice<E>, checks: &Mapping) -> R
             }
             "justified_checkpoint" => expect_eq(
                 name,
-                store.justified_checkpoint().clone(),
+                store.store().justified_checkpoint().clone(),
                 checkpoint(want, name)?,
             )?,
             "finalized_checkpoint" => expect_eq(
                 name,
-                store.finalized_checkpoint().clone(),
+                store.store().finalized_checkpoint().clone(),
                 checkpoint(want, name)?,
             )?,
-            "proposer_boost_root" => {
-                expect_eq(name, store.proposer_boost_root(), root_value(want, name)?)?
-            }
+            "proposer_boost_root" => expect_eq(
+                name,
+                store.store().proposer_boost_root(),
+                root_value(want, name)?,
+            )?,
             "payload_timeliness_vote" => {
                 let (root, votes) = ptc_votes(want, name)?;
                 let got = store
+                    .store()
                     .payload_timeliness_vote(&root)
                     .ok_or_else(|| format!("{name}: block {root:?} is unknown"))?;
                 expect_eq(name, got, votes.as_slice())?;
@@ -241,6 +247,7 @@ fn run_checks<E: EthSpec>(store: &mut GloasForkChoice<E>, checks: &Mapping) -> R
             "payload_data_availability_vote" => {
                 let (root, votes) = ptc_votes(want, name)?;
                 let got = store
+                    .store()
                     .payload_data_availability_vote(&root)
                     .ok_or_else(|| format!("{name}: block {root:?} is unknown"))?;
                 expect_eq(name, got, votes.as_slice())?;
