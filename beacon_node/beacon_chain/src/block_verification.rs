@@ -2,7 +2,7 @@
 //! availability check (`is_data_available`, KZG on the processor's pool) beside the state
 //! transition, then `compute_pulled_up_tip`'s justification on a copy of the post-state. Fork
 //! choice checks the block before ([`fork_choice::ForkChoice::check_block`]) and takes the
-//! result after ([`fork_choice::ForkChoice::insert_block_summary`]); the post-state goes to the
+//! result after ([`fork_choice::ForkChoice::insert_block`]); the post-state goes to the
 //! chain's [`crate::state_cache::StateCache`].
 
 use std::sync::Arc;
@@ -477,7 +477,7 @@ impl<E: EthSpec> Imports<'_, E> {
         ]);
         let pins = {
             let mut fc = self.fork_choice.lock();
-            let root = fc.insert_block_summary(summary)?;
+            let root = fc.insert_block(summary)?;
             under_lock(&mut fc);
             for (data, indices) in votes {
                 // Valid in the transition; one fork choice cannot use (a vote for a block it

@@ -678,8 +678,8 @@ impl<E: EthSpec> BeaconChain<E> {
             post_state.as_ref().unwrap_or(&anchor.state),
             &anchor_block,
         );
-        let fork_choice = ForkChoice::from_checkpoint_state(
-            anchor.clone(),
+        let fork_choice = ForkChoice::new(
+            &anchor,
             AnchorBlock {
                 root: block_root,
                 slot: message.slot,
@@ -688,7 +688,6 @@ impl<E: EthSpec> BeaconChain<E> {
             },
             spec.clone(),
             config.fork_choice.clone(),
-            pool.clone(),
         )?;
         let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
         let state_cache = StateCache::new(
@@ -804,8 +803,8 @@ impl<E: EthSpec> BeaconChain<E> {
             state.clone(),
         );
         let anchored = || -> Result<ForkChoice<E>, ChainError> {
-            let mut fork_choice = ForkChoice::from_checkpoint_state(
-                state.clone(),
+            let mut fork_choice = ForkChoice::new(
+                &state,
                 AnchorBlock {
                     root: split.block_root,
                     slot: anchor_block.slot(),
@@ -814,7 +813,6 @@ impl<E: EthSpec> BeaconChain<E> {
                 },
                 spec.clone(),
                 config.fork_choice.clone(),
-                pool.clone(),
             )?;
             fork_choice.on_tick(now);
             Ok(fork_choice)
@@ -1385,7 +1383,7 @@ impl<E: EthSpec> BeaconChain<E> {
         // and the state transition) without fork choice's lock, so that gossip validation and
         // the API keep reading fork choice meanwhile: fork choice checks the block
         // (`check_block`), the pre-state comes from the state cache, and fork choice takes the
-        // result (`insert_block_summary`).
+        // result (`insert_block`).
         let processor = {
             let mut fc = self.fork_choice.lock();
             fc.on_tick(now / 1000);
@@ -1415,7 +1413,7 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// The rest of the import once the block is processed (its availability check and state
     /// transition passed, signatures verified) or failed: the execution client's verdict, fork
-    /// choice's `insert_block_summary` and the block's votes, the store batch, the events and
+    /// choice's `insert_block` and the block's votes, the store batch, the events and
     /// the head.
     fn complete_import(
         &self,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fork_choice::{Columns, Config, ForkChoice, ThreadPoolBuilder, get_fast_confirmation_store};
+use fork_choice::{Columns, Config, SpecStore, ThreadPoolBuilder, get_fast_confirmation_store};
 use state_harness::{
     BlockContents, build_block,
     synthetic::{SyntheticParams, build_state_with_placeholder_keys},
@@ -66,7 +66,7 @@ fn benches(c: &mut Criterion) {
 
     let pool = Arc::new(ThreadPoolBuilder::new().num_threads(1).build().unwrap());
     let anchor_block = &electra_block(&anchor.block).message;
-    let mut store = ForkChoice::new(
+    let mut store = SpecStore::new(
         anchor.post.clone(),
         anchor_block,
         spec.clone(),
@@ -119,7 +119,7 @@ fn benches(c: &mut Criterion) {
 
     // The first call computes the shufflings; it confirms the whole epoch.
     let start = Instant::now();
-    fcr.on_fast_confirmation(&mut store).unwrap();
+    store.on_fast_confirmation(&mut fcr).unwrap();
     eprintln!(
         "first call (shufflings computed) in {:.2?}",
         start.elapsed()
@@ -134,7 +134,7 @@ fn benches(c: &mut Criterion) {
     group.bench_function("on_fast_confirmation/epoch_start_31_blocks", |b| {
         b.iter(|| {
             let mut f = fcr.clone();
-            f.on_fast_confirmation(&mut store).unwrap();
+            store.on_fast_confirmation(&mut f).unwrap();
             f.confirmed_root
         })
     });

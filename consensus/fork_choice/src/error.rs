@@ -197,8 +197,8 @@ pub enum Error {
     /// Epoch processing (the pulled-up checkpoints) failed on a state held by the store.
     #[error("epoch processing: {0}")]
     EpochProcessing(#[source] EpochProcessingError),
-    /// A block of the tree has no post-state in the store (the state-holding handlers, fast
-    /// confirmation): the node's fork choice holds none, its chain does.
+    /// A block of the tree has no post-state in the [`crate::SpecStore`] (pruned, or a
+    /// restored block's).
     #[error("block {0:?} has no post-state in the store")]
     MissingBlockState(Root),
     /// Fast confirmation: `Slot(slot - 1)` below genesis, where the spec's `uint64` underflows.

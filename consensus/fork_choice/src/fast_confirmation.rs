@@ -79,7 +79,7 @@ pub struct FastConfirmationStore {
 }
 
 /// The states the rule reads, which fork choice does not hold: its caller (the owner of the
-/// states) gives them to each [`FastConfirmationStore::on_fast_confirmation_with`].
+/// states) gives them to each [`FastConfirmationStore::on_fast_confirmation`].
 #[derive(Debug, Clone, Copy)]
 pub struct FastConfirmationInputs<'a, E: EthSpec> {
     /// `get_head(store).root`: the head the states below are of (checked).
@@ -143,7 +143,7 @@ impl FastConfirmationStore {
     }
 
     /// The checkpoints whose states are the balance sources of the next
-    /// [`Self::on_fast_confirmation_with`] on `store` ([`FastConfirmationInputs::balance_states`]):
+    /// [`Self::on_fast_confirmation`] on `store` ([`FastConfirmationInputs::balance_states`]):
     /// the previous and the current epoch's observed justified checkpoints as
     /// `update_fast_confirmation_variables` leaves them.
     pub fn balance_checkpoints<E: EthSpec>(&self, store: &ForkChoice<E>) -> [Checkpoint; 2] {
@@ -172,7 +172,7 @@ impl FastConfirmationStore {
     /// attestation deadline.
     ///
     /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
-    pub fn on_fast_confirmation_with<E: EthSpec>(
+    pub fn on_fast_confirmation<E: EthSpec>(
         &mut self,
         store: &mut ForkChoice<E>,
         inputs: &FastConfirmationInputs<'_, E>,
@@ -195,44 +195,6 @@ impl FastConfirmationStore {
         self.confirmed_root = confirmed;
         self.derived = derived;
         Ok(())
-    }
-
-    /// `on_fast_confirmation(fcr_store)`: `update_fast_confirmation_variables`, then
-    /// `confirmed_root = get_latest_confirmed(fcr_store)`. Call once per slot, after the
-    /// attestations of past slots were applied and before the attestation deadline.
-    ///
-    /// [spec]: phase0/fast-confirmation.md#on_fast_confirmation
-    pub fn on_fast_confirmation<E: EthSpec>(
-        &mut self,
-        store: &mut ForkChoice<E>,
-    ) -> Result<(), Error> {
-        let head = store.get_head()?.root;
-        let current_epoch = store.get_current_store_epoch();
-        let head_state = store
-            .block_state(&head)
-            .cloned()
-            .ok_or(Error::MissingBlockState(head))?;
-        let head_epoch = get_current_epoch(&head_state.view().map_err(Error::State)?);
-        let pulled_up = if head_epoch < current_epoch {
-            store
-                .checkpoint_state(&Checkpoint {
-                    epoch: current_epoch,
-                    root: head,
-                })?
-                .clone()
-        } else {
-            head_state.clone()
-        };
-        let [previous, current] = self.balance_checkpoints(store);
-        let previous = store.checkpoint_state(&previous)?.clone();
-        let current = store.checkpoint_state(&current)?.clone();
-        let inputs = FastConfirmationInputs {
-            head,
-            head_state: &head_state,
-            pulled_up_head_state: &pulled_up,
-            balance_states: [&previous, &current],
-        };
-        self.on_fast_confirmation_with(store, &inputs)
     }
 
     /// `get_safe_execution_block_hash(fcr_store)`: the payload block hash of the confirmed

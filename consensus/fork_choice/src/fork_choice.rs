@@ -1,5 +1,7 @@
-//! The spec's fork-choice `Store` and its handlers, over a [`ProtoArray`] and a
-//! [`VoteTracker`].
+//! The spec's fork-choice `Store` without its states, over a [`ProtoArray`] and a
+//! [`VoteTracker`]: its handlers take what their caller read of states (a block's
+//! [`BlockSummary`], attesting indices, [`JustifiedBalances`], a head slot's committee). The
+//! spec's store with its states is [`crate::SpecStore`]; the node's states are its chain's.
 //!
 //! Every handler checks all of its preconditions before it writes anything, so a rejected
 //! message leaves the store as it was. The store has one owner (`&mut self`): callers serialise
@@ -7,29 +9,22 @@
 //!
 //! [spec]: phase0/fork-choice.md, fulu/fork-choice.md
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
-use rayon::ThreadPool;
 use rustc_hash::{FxHashMap, FxHashSet};
 use state_processing::{
     CachedBeaconState,
     common::{compute_epoch_at_slot, get_current_epoch, is_active_validator},
-    per_block::{
-        BlockSignatureVerifier, ExecutionEngine, VerifySignatures, get_indexed_attestation,
-        is_valid_indexed_attestation,
-    },
-    per_epoch::process_justification_and_finalization_progressive,
-    per_slot::process_slots,
-    state_transition::{state_transition, state_transition_gathering_signatures},
+    per_block::VerifySignatures,
 };
 use types::{
-    ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, SignedBeaconBlock, Slot, ValidatorIndex,
-    electra::{Attestation, AttestationData, AttesterSlashing, BeaconBlock},
+    ChainSpec, Epoch, EthSpec, GENESIS_SLOT, Gwei, Root, Slot, ValidatorIndex,
+    electra::{AttestationData, AttesterSlashing},
     phase0::Checkpoint,
 };
 
 use crate::{
-    data_availability::{AvailabilityError, Columns, is_data_available},
     error::Error,
     proto_array::{ExecutionStatus, ProtoArray, ProtoNode},
     votes::VoteTracker,
@@ -164,7 +159,7 @@ pub struct Arrival {
 /// What fork choice keeps of a block whose state transition passed: its place in the tree,
 /// its post-state's checkpoints and those of its pulled-up tip (`compute_pulled_up_tip`), its
 /// payload's block hash and its timeliness. The owner of the states computes it
-/// ([`ForkChoice::insert_block_summary`] takes it).
+/// ([`ForkChoice::insert_block`] takes it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockSummary {
     /// `hash_tree_root(block)`.
@@ -214,7 +209,6 @@ impl Default for Config {
 pub struct ForkChoice<E: EthSpec> {
     spec: Arc<ChainSpec>,
     config: Config,
-    kzg_pool: Arc<ThreadPool>,
     time: u64,
     genesis_time: u64,
     justified_checkpoint: Checkpoint,
@@ -225,12 +219,6 @@ pub struct ForkChoice<E: EthSpec> {
     equivocating_indices: FxHashSet<ValidatorIndex>,
     proto: ProtoArray,
     votes: VoteTracker,
-    /// `store.block_states` and `store.checkpoint_states` of the state-holding handlers
-    /// (`on_block`, `on_attestation`, ...: the spec tests' path), every one kept as the spec's
-    /// store keeps them. The node's fork choice is fed results and holds only its anchor's
-    /// (until pruning drops it): its states are its chain's.
-    block_states: FxHashMap<Root, CachedBeaconState<E>>,
-    checkpoint_states: FxHashMap<(Epoch, Root), CachedBeaconState<E>>,
     /// The justified checkpoint's balances, and which checkpoint they are of.
     balances: Arc<JustifiedBalances>,
     balances_checkpoint: Option<(Epoch, Root)>,
@@ -241,6 +229,8 @@ pub struct ForkChoice<E: EthSpec> {
     applied_boost: Option<(Root, Gwei)>,
     /// Each block's execution payload block hash (optimistic sync walks them).
     payload_hashes: FxHashMap<Root, Root>,
+    /// The preset the store's slots and epochs are counted in.
+    preset: PhantomData<fn() -> E>,
 }
 
 fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
@@ -248,55 +238,31 @@ fn key(checkpoint: &Checkpoint) -> (Epoch, Root) {
 }
 
 impl<E: EthSpec> ForkChoice<E> {
-    /// `get_forkchoice_store(anchor_state, anchor_block)`.
+    /// `get_forkchoice_store(anchor_state, anchor_block)` on what the store reads of the anchor:
+    /// `anchor_state` is the checkpoint state of the anchor block (its post-state advanced to
+    /// its epoch's first slot; the block's own post-state when the block is at that slot, as in
+    /// `get_forkchoice_store`), read once for the clock, the checkpoints and the justified
+    /// balances, and not kept: the states are their owner's ([`crate::SpecStore`]'s for the
+    /// spec's store, the chain's state cache for the node).
     ///
     /// [spec]: phase0/fork-choice.md#get_forkchoice_store
     pub fn new(
-        anchor_state: CachedBeaconState<E>,
-        anchor_block: &BeaconBlock<E>,
-        spec: Arc<ChainSpec>,
-        config: Config,
-        kzg_pool: Arc<ThreadPool>,
-    ) -> Result<Self, Error> {
-        let mut anchor_state = anchor_state;
-        let state_root = anchor_state.hash_tree_root().map_err(Error::State)?;
-        if anchor_block.state_root != state_root {
-            return Err(Error::AnchorStateMismatch {
-                block: anchor_block.state_root,
-                state: state_root,
-            });
-        }
-        let anchor_root = tree_hash::TreeHash::tree_hash_root(anchor_block);
-        Self::from_checkpoint_state(
-            anchor_state,
-            AnchorBlock {
-                root: anchor_root,
-                slot: anchor_block.slot,
-                proposer_index: anchor_block.proposer_index,
-                parent_root: anchor_block.parent_root,
-            },
-            spec,
-            config,
-            kzg_pool,
-        )
-    }
-
-    /// The store of a node restarting from its finalized checkpoint: `anchor_state` is the
-    /// checkpoint state (the checkpoint block's post-state advanced to the epoch's first slot,
-    /// which is the block's own post-state when the block is at that slot) and `anchor` the
-    /// checkpoint block. `get_forkchoice_store` is the case where the two coincide.
-    pub fn from_checkpoint_state(
-        anchor_state: CachedBeaconState<E>,
+        anchor_state: &CachedBeaconState<E>,
         anchor_block: AnchorBlock,
         spec: Arc<ChainSpec>,
         config: Config,
-        kzg_pool: Arc<ThreadPool>,
     ) -> Result<Self, Error> {
         let anchor_root = anchor_block.root;
-        let view = anchor_state.view().map_err(Error::State)?;
-        let anchor_epoch = get_current_epoch(&view);
-        let genesis_time = *view.genesis_time;
-        let slot = *view.slot;
+        let (anchor_epoch, genesis_time, slot, finalized_epoch) = {
+            let view = anchor_state.view().map_err(Error::State)?;
+            (
+                get_current_epoch(&view),
+                *view.genesis_time,
+                *view.slot,
+                view.finalized_checkpoint.epoch,
+            )
+        };
+        let balances = JustifiedBalances::from_state(anchor_state)?;
         let anchor = Checkpoint {
             epoch: anchor_epoch,
             root: anchor_root,
@@ -310,54 +276,31 @@ impl<E: EthSpec> ForkChoice<E> {
             parent_root: anchor_block.parent_root,
             justified: anchor.clone(),
             unrealized_justified: anchor.clone(),
-            finalized_epoch: view.finalized_checkpoint.epoch,
+            finalized_epoch,
             timely: false,
             weight: 0,
             execution_status: ExecutionStatus::NotValidated,
         })?;
-        let mut block_states = FxHashMap::default();
-        block_states.insert(anchor_root, anchor_state.clone());
-        let mut checkpoint_states = FxHashMap::default();
-        checkpoint_states.insert(key(&anchor), anchor_state);
         Ok(Self {
             time: spec.compute_time_at_slot(genesis_time, slot),
             genesis_time,
             spec,
             config,
-            kzg_pool,
             justified_checkpoint: anchor.clone(),
             finalized_checkpoint: anchor.clone(),
             unrealized_justified_checkpoint: anchor.clone(),
-            unrealized_finalized_checkpoint: anchor,
+            unrealized_finalized_checkpoint: anchor.clone(),
             proposer_boost_root: Root::ZERO,
             equivocating_indices: FxHashSet::default(),
             proto,
             votes: VoteTracker::default(),
-            block_states,
-            checkpoint_states,
-            balances: Arc::default(),
-            balances_checkpoint: None,
+            balances: Arc::new(balances),
+            balances_checkpoint: Some(key(&anchor)),
             candidate_balances: FxHashMap::default(),
             applied_boost: None,
             payload_hashes: FxHashMap::default(),
+            preset: PhantomData,
         })
-    }
-
-    /// The post-state of block `root` (the spec's store keeps every block's): an error when
-    /// the block is not in the tree or its state is not held.
-    pub fn load_block_state(&self, root: &Root) -> Result<CachedBeaconState<E>, Error> {
-        self.block_state_or_load(root).cloned()
-    }
-
-    /// As [`Self::load_block_state`], borrowed.
-    fn block_state_or_load(&self, root: &Root) -> Result<&CachedBeaconState<E>, Error> {
-        if let Some(state) = self.block_states.get(root) {
-            return Ok(state);
-        }
-        if !self.contains_block(root) {
-            return Err(Error::UnknownBlock(*root));
-        }
-        Err(Error::MissingBlockState(*root))
     }
 
     /// The execution client found the payload of a child of `from` invalid (or of `from`
@@ -515,12 +458,6 @@ impl<E: EthSpec> ForkChoice<E> {
         self.proto.index_of(root).is_some()
     }
 
-    /// The post-state of block `root` (what the spec-test and unit-test paths of `on_block`
-    /// keep; the node's states are its chain's).
-    pub fn block_state(&self, root: &Root) -> Option<&CachedBeaconState<E>> {
-        self.block_states.get(root)
-    }
-
     /// The execution payload's `block_hash` of block `root`, if the store holds the block and it
     /// has a payload.
     pub fn payload_block_hash(&self, root: &Root) -> Option<Root> {
@@ -653,94 +590,6 @@ impl<E: EthSpec> ForkChoice<E> {
         self.get_ancestor(root, slot)
     }
 
-    /// `on_block(store, signed_block)` with the Fulu availability check on `columns`.
-    /// Returns the block root. A block already in the store is accepted without change.
-    ///
-    /// The three steps a caller holding the store behind a lock runs apart, so that the
-    /// availability check and the state transition (the costly part) run without the lock:
-    /// [`Self::prepare_block`], [`BlockProcessor::process`], [`Self::insert_block`].
-    ///
-    /// [spec]: fulu/fork-choice.md#modified-on_block
-    pub fn on_block(
-        &mut self,
-        signed_block: &SignedBeaconBlock<E>,
-        columns: Columns<'_, E>,
-        engine: &impl ExecutionEngine<E>,
-    ) -> Result<Root, Error> {
-        let Some(prepared) = self.prepare_block(signed_block)? else {
-            return Ok(signed_block.canonical_root());
-        };
-        let processed = self
-            .block_processor()
-            .process(prepared, signed_block, columns, engine)?;
-        self.insert_block(processed)
-    }
-
-    /// The first part of `on_block`: the checks against the store (known parent, not
-    /// invalidated, not from the future, after the finalized slot, descending from the finalized
-    /// checkpoint) and the parent's post-state to run the block on (a cheap copy). `None` for a
-    /// block already in the store. Timeliness is judged now, as the block arrives.
-    pub fn prepare_block(
-        &self,
-        signed_block: &SignedBeaconBlock<E>,
-    ) -> Result<Option<PreparedBlock<E>>, Error> {
-        let block_root = signed_block.canonical_root();
-        if self.contains_block(&block_root) {
-            return Ok(None);
-        }
-        let parent_root = signed_block.parent_root();
-        let slot = signed_block.slot();
-        if !self.contains_block(&parent_root) {
-            return Err(Error::UnknownParent {
-                block: block_root,
-                parent: parent_root,
-            });
-        }
-        let pre_state = self.load_block_state(&parent_root)?;
-        let is_timely = self.check_arrival(slot)?;
-        self.check_block_place(block_root, parent_root, slot)?;
-        Ok(Some(PreparedBlock {
-            block_root,
-            parent_root,
-            slot,
-            pre_state,
-            is_timely,
-        }))
-    }
-
-    /// [`Self::prepare_block`] for a block whose parent is processed but not inserted yet (the
-    /// next block of a range-sync segment whose signatures are verified together before any is
-    /// inserted): the parent's post-state is the pre-state. The checks that need the parent in
-    /// the store (not invalidated, descending from the finalized checkpoint) were the parent's
-    /// own; [`Self::insert_block`] makes them all again once the parent is in. `None` for a
-    /// block already in the store.
-    pub fn prepare_child(
-        &self,
-        parent: &ProcessedBlock<E>,
-        signed_block: &SignedBeaconBlock<E>,
-    ) -> Result<Option<PreparedBlock<E>>, Error> {
-        let block_root = signed_block.canonical_root();
-        if self.contains_block(&block_root) {
-            return Ok(None);
-        }
-        let parent_root = signed_block.parent_root();
-        let slot = signed_block.slot();
-        if parent_root != parent.block_root {
-            return Err(Error::UnknownParent {
-                block: block_root,
-                parent: parent_root,
-            });
-        }
-        let is_timely = self.check_arrival(slot)?;
-        Ok(Some(PreparedBlock {
-            block_root,
-            parent_root,
-            slot,
-            pre_state: parent.post_state.clone(),
-            is_timely,
-        }))
-    }
-
     /// A block of `slot` arriving now: refused when from the future, else whether it is timely
     /// (in its own slot, before the attestation deadline).
     fn check_arrival(&self, slot: Slot) -> Result<bool, Error> {
@@ -755,7 +604,7 @@ impl<E: EthSpec> ForkChoice<E> {
             && self.time_into_slot_ms() < self.slot_component_ms(self.spec.attestation_due_bps))
     }
 
-    /// The checks of `on_block` that the store can change between [`Self::prepare_block`] and
+    /// The checks of `on_block` that the store can change between [`Self::check_block`] and
     /// [`Self::insert_block`]: the parent not invalidated, the block after the finalized slot
     /// and descending from the finalized checkpoint.
     fn check_block_place(
@@ -788,58 +637,11 @@ impl<E: EthSpec> ForkChoice<E> {
         Ok(())
     }
 
-    /// What [`BlockProcessor::process`] needs of the store (cheap to clone): run it without
-    /// the store's lock.
-    pub fn block_processor(&self) -> BlockProcessor {
-        BlockProcessor {
-            spec: self.spec.clone(),
-            verify_signatures: self.config.verify_signatures,
-            kzg_pool: self.kzg_pool.clone(),
-        }
-    }
-
-    /// The last part of `on_block` for a block processed here ([`BlockProcessor::process`]):
-    /// [`Self::insert_block_summary`], its post-state kept.
-    pub fn insert_block(&mut self, processed: ProcessedBlock<E>) -> Result<Root, Error> {
-        let ProcessedBlock {
-            block_root,
-            parent_root,
-            slot,
-            proposer_index,
-            post_state,
-            justified,
-            finalized,
-            unrealized_justified,
-            unrealized_finalized,
-            is_timely,
-            payload_hash,
-        } = processed;
-        if self.contains_block(&block_root) {
-            return Ok(block_root);
-        }
-        self.insert_block_summary(&BlockSummary {
-            root: block_root,
-            parent_root,
-            slot,
-            proposer_index,
-            justified,
-            finalized,
-            unrealized_justified,
-            unrealized_finalized,
-            payload_hash,
-            is_timely,
-        })?;
-        if self.contains_block(&block_root) {
-            self.block_states.insert(block_root, post_state);
-        }
-        Ok(block_root)
-    }
-
     /// The first part of `on_block`, on the block's root, parent and slot: the checks against
     /// the store (known parent, not invalidated, not from the future, after the finalized slot,
     /// descending from the finalized checkpoint) and its timeliness, judged now, as the block
     /// arrives. `None` for a block already in the store. The availability check and the state
-    /// transition follow outside fork choice, then [`Self::insert_block_summary`].
+    /// transition follow outside fork choice, then [`Self::insert_block`].
     pub fn check_block(
         &self,
         block_root: Root,
@@ -863,7 +665,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// [`Self::check_block`] for a block whose parent is processed but not inserted yet (the
     /// next block of a range-sync segment, whose signatures are verified with its parent's
     /// before either is inserted): not from the future, and its timeliness. The checks that
-    /// need the parent in the store were the parent's own; [`Self::insert_block_summary`] makes them
+    /// need the parent in the store were the parent's own; [`Self::insert_block`] makes them
     /// all again once the parent is in. `None` for a block already in the store.
     pub fn check_child_block(
         &self,
@@ -884,7 +686,7 @@ impl<E: EthSpec> ForkChoice<E> {
     /// block's justified and unrealized justified checkpoints should be handed over first
     /// ([`Self::set_justified_balances`]): either may become the store's justified checkpoint
     /// (now, or at the next epoch boundary), and the head is not computed without its balances.
-    pub fn insert_block_summary(&mut self, block: &BlockSummary) -> Result<Root, Error> {
+    pub fn insert_block(&mut self, block: &BlockSummary) -> Result<Root, Error> {
         let BlockSummary {
             root: block_root,
             parent_root,
@@ -956,27 +758,6 @@ impl<E: EthSpec> ForkChoice<E> {
         self.finalized_checkpoint = checkpoint;
     }
 
-    /// `store_target_checkpoint_state(store, target)`, returning the state.
-    ///
-    /// [spec]: phase0/fork-choice.md#store_target_checkpoint_state
-    pub fn checkpoint_state(
-        &mut self,
-        target: &Checkpoint,
-    ) -> Result<&mut CachedBeaconState<E>, Error> {
-        let k = key(target);
-        if !self.checkpoint_states.contains_key(&k) {
-            let mut state = self.load_block_state(&target.root)?;
-            let start = target.epoch * E::slots_per_epoch();
-            if *state.state.slot() < start {
-                process_slots(&mut state, start, &self.spec).map_err(Error::SlotProcessing)?;
-            }
-            self.checkpoint_states.insert(k, state);
-        }
-        self.checkpoint_states
-            .get_mut(&k)
-            .ok_or(Error::UnknownBlock(target.root))
-    }
-
     /// `validate_on_attestation(store, attestation, is_from_block)`.
     ///
     /// [spec]: phase0/fork-choice.md#validate_on_attestation
@@ -1034,30 +815,6 @@ impl<E: EthSpec> ForkChoice<E> {
         Ok(())
     }
 
-    /// `on_attestation(store, attestation, is_from_block)`.
-    ///
-    /// [spec]: phase0/fork-choice.md#on_attestation
-    pub fn on_attestation(
-        &mut self,
-        attestation: &Attestation<E>,
-        is_from_block: bool,
-    ) -> Result<(), Error> {
-        self.validate_on_attestation(&attestation.data, is_from_block)?;
-        let verify = self.config.verify_signatures;
-        let target = attestation.data.target.clone();
-        let indices = {
-            let state = self.checkpoint_state(&target)?;
-            let (view, caches) = state.view_mut().map_err(Error::State)?;
-            let view = view.as_ref();
-            let indexed = get_indexed_attestation(&view, caches, attestation)
-                .map_err(Error::InvalidAttestation)?;
-            is_valid_indexed_attestation(&view, caches, &indexed, verify)?;
-            indexed.attesting_indices.to_vec()
-        };
-        let node = self.node_index(&attestation.data.beacon_block_root)? as u32;
-        self.update_latest_messages(&indices, node, target.epoch)
-    }
-
     /// `on_attestation(store, attestation, is_from_block)` for an attestation whose attesting
     /// indices its caller computed and checked (`get_indexed_attestation` and
     /// `is_valid_indexed_attestation` on `store_target_checkpoint_state(store, target)`, which
@@ -1110,33 +867,6 @@ impl<E: EthSpec> ForkChoice<E> {
             self.votes.process_attestation(index, node, target_epoch)?;
         }
         Ok(())
-    }
-
-    /// `on_attester_slashing(store, attester_slashing)`.
-    ///
-    /// [spec]: phase0/fork-choice.md#on_attester_slashing
-    pub fn on_attester_slashing(&mut self, slashing: &AttesterSlashing<E>) -> Result<(), Error> {
-        let a1 = &slashing.attestation_1;
-        let a2 = &slashing.attestation_2;
-        if !state_processing::common::is_slashable_attestation_data(&a1.data, &a2.data) {
-            return Err(Error::NotSlashable);
-        }
-        let root = self.justified_checkpoint.root;
-        if !self.contains_block(&root) {
-            return Err(Error::UnknownJustifiedBlock(root));
-        }
-        let state = self.block_state_or_load(&root)?;
-        let view = state.view().map_err(Error::State)?;
-        is_valid_indexed_attestation(&view, &state.caches, a1, self.config.verify_signatures)?;
-        is_valid_indexed_attestation(&view, &state.caches, a2, self.config.verify_signatures)?;
-        let second: FxHashSet<ValidatorIndex> = a2.attesting_indices.iter().copied().collect();
-        let both: Vec<ValidatorIndex> = a1
-            .attesting_indices
-            .iter()
-            .copied()
-            .filter(|i| second.contains(i))
-            .collect();
-        self.on_verified_attester_slashing(&both)
     }
 
     /// The end of `on_attester_slashing` for a slashing already found valid (on gossip or by
@@ -1196,13 +926,11 @@ impl<E: EthSpec> ForkChoice<E> {
         if self.balances_checkpoint == Some(k) {
             return Ok(());
         }
-        let balances = match self.candidate_balances.get(&k) {
-            Some(balances) => balances.clone(),
-            None => {
-                let state = self.checkpoint_state(&justified)?;
-                Arc::new(JustifiedBalances::from_state(state)?)
-            }
-        };
+        let balances = self
+            .candidate_balances
+            .get(&k)
+            .cloned()
+            .ok_or_else(|| Error::JustifiedBalancesMissing(justified.clone()))?;
         self.balances = balances;
         self.balances_checkpoint = Some(k);
         let epoch = justified.epoch;
@@ -1320,33 +1048,6 @@ impl<E: EthSpec> ForkChoice<E> {
         weight < threshold
     }
 
-    /// The members of every committee of the slot of block `root`, by its post-state (the
-    /// input of [`Self::is_head_weak`]).
-    fn head_slot_committee_from_state(
-        &mut self,
-        root: &Root,
-    ) -> Result<Vec<ValidatorIndex>, Error> {
-        let node = self
-            .proto
-            .get(root)
-            .ok_or(Error::UnknownBlock(*root))?
-            .clone();
-        let mut state = self.load_block_state(root)?;
-        let (view, caches) = state.view_mut().map_err(Error::State)?;
-        let committees = caches
-            .committees_at_slot(&view.as_ref(), node.slot)
-            .map_err(Error::State)?;
-        let mut members = Vec::new();
-        for index in 0..committees.committees_per_slot() {
-            members.extend_from_slice(
-                committees
-                    .get_beacon_committee(node.slot, index)
-                    .map_err(Error::State)?,
-            );
-        }
-        Ok(members)
-    }
-
     /// `is_parent_strong(store, root)`.
     ///
     /// [spec]: phase0/fork-choice.md#is_parent_strong
@@ -1392,21 +1093,12 @@ impl<E: EthSpec> ForkChoice<E> {
             || !slot.is_multiple_of(E::slots_per_epoch())
     }
 
-    /// `get_proposer_head(store, head_root, slot)`: the block to build on at `slot`, the head
-    /// or (for a late, weak head) its parent.
-    ///
-    /// [spec]: phase0/fork-choice.md#get_proposer_head
-    pub fn get_proposer_head(&mut self, head_root: &Root, slot: Slot) -> Result<Root, Error> {
-        let committee = self.head_slot_committee_from_state(head_root)?;
-        self.get_proposer_head_with(head_root, slot, &committee)
-    }
-
     /// `get_proposer_head(store, head_root, slot)` with what it reads of states given:
     /// `head_slot_committee`, every member of the committees of the head block's slot by the
     /// head block's post-state (`is_head_weak` counts the equivocators among them).
     ///
     /// [spec]: phase0/fork-choice.md#get_proposer_head
-    pub fn get_proposer_head_with(
+    pub fn get_proposer_head(
         &mut self,
         head_root: &Root,
         slot: Slot,
@@ -1448,46 +1140,14 @@ impl<E: EthSpec> ForkChoice<E> {
         }
     }
 
-    /// `should_override_forkchoice_update(store, head_root)`: whether to withhold the
-    /// `forkchoiceUpdated` for a head the proposer of the next slot is expected to re-org.
-    /// `validator_is_connected(index)` says whether that proposer is one of ours.
-    ///
-    /// [spec]: bellatrix/fork-choice.md#should_override_forkchoice_update (v1.5)
-    pub fn should_override_forkchoice_update(
-        &mut self,
-        head_root: &Root,
-        validator_is_connected: impl Fn(ValidatorIndex) -> bool,
-    ) -> Result<bool, Error> {
-        let committee = self.head_slot_committee_from_state(head_root)?;
-        let head_node = self
-            .proto
-            .get(head_root)
-            .ok_or(Error::UnknownBlock(*head_root))?;
-        let (parent_root, proposal_slot) = (head_node.parent_root, head_node.slot + 1);
-        let mut advanced = self.load_block_state(&parent_root)?;
-        if *advanced.state.slot() < proposal_slot {
-            process_slots(&mut advanced, proposal_slot, &self.spec)
-                .map_err(Error::SlotProcessing)?;
-        }
-        let (view, caches) = advanced.view_mut().map_err(Error::State)?;
-        let proposer = state_processing::common::get_beacon_proposer_index(&view.as_ref(), caches)
-            .map_err(Error::State)?;
-        self.should_override_forkchoice_update_with(
-            head_root,
-            &committee,
-            proposer,
-            validator_is_connected,
-        )
-    }
-
     /// `should_override_forkchoice_update(store, head_root)` with what it reads of states
-    /// given: `head_slot_committee` as for [`Self::get_proposer_head_with`], and
+    /// given: `head_slot_committee` as for [`Self::get_proposer_head`], and
     /// `proposal_slot_proposer`, the proposer of the slot after the head's by the head's parent
     /// post-state advanced to that slot (`proposing_reorg_slot` asks `validator_is_connected`
     /// of it).
     ///
     /// [spec]: bellatrix/fork-choice.md#should_override_forkchoice_update (v1.5)
-    pub fn should_override_forkchoice_update_with(
+    pub fn should_override_forkchoice_update(
         &mut self,
         head_root: &Root,
         head_slot_committee: &[ValidatorIndex],
@@ -1550,8 +1210,7 @@ impl<E: EthSpec> ForkChoice<E> {
         self.equivocating_indices.iter().copied()
     }
 
-    /// A persisted block back into the tree, without its post-state (the state loader brings
-    /// it back when it is needed).
+    /// A persisted block back into the tree (its post-state is its owner's).
     pub(crate) fn insert_restored_node(
         &mut self,
         node: ProtoNode,
@@ -1609,21 +1268,15 @@ impl<E: EthSpec> ForkChoice<E> {
         self.votes.process_attestation(index, node, epoch)
     }
 
-    /// Drops every block that does not descend from the finalized block, with its state, and
-    /// the checkpoint states before the finalized epoch.
+    /// Drops every block that does not descend from the finalized block.
     pub fn prune(&mut self) -> Result<(), Error> {
         // Weights first, so no queued vote refers to a node about to disappear.
         self.update_weights()?;
         let remap = self.proto.prune(&self.finalized_checkpoint.root)?;
         self.votes.remap(&remap);
         let proto = &self.proto;
-        self.block_states
-            .retain(|root, _| proto.index_of(root).is_some());
         self.payload_hashes
             .retain(|root, _| proto.index_of(root).is_some());
-        let finalized_epoch = self.finalized_checkpoint.epoch;
-        self.checkpoint_states
-            .retain(|(epoch, _), _| *epoch >= finalized_epoch);
         Ok(())
     }
 }
@@ -1649,240 +1302,4 @@ pub fn slashable_indices<E: EthSpec>(
         .copied()
         .filter(|i| second.contains(i))
         .collect())
-}
-
-/// A block [`ForkChoice::prepare_block`] checked against the store, with its parent's
-/// post-state.
-#[derive(Debug)]
-pub struct PreparedBlock<E: EthSpec> {
-    block_root: Root,
-    parent_root: Root,
-    slot: Slot,
-    pre_state: CachedBeaconState<E>,
-    is_timely: bool,
-}
-
-impl<E: EthSpec> PreparedBlock<E> {
-    /// The block's root.
-    pub fn block_root(&self) -> Root {
-        self.block_root
-    }
-}
-
-/// A block whose availability check and state transition passed, ready for
-/// [`ForkChoice::insert_block`].
-#[derive(Debug)]
-pub struct ProcessedBlock<E: EthSpec> {
-    block_root: Root,
-    parent_root: Root,
-    slot: Slot,
-    proposer_index: ValidatorIndex,
-    post_state: CachedBeaconState<E>,
-    justified: Checkpoint,
-    finalized: Checkpoint,
-    unrealized_justified: Checkpoint,
-    unrealized_finalized: Checkpoint,
-    is_timely: bool,
-    payload_hash: Option<Root>,
-}
-
-impl<E: EthSpec> ProcessedBlock<E> {
-    /// The block's post-state.
-    pub fn post_state(&self) -> &CachedBeaconState<E> {
-        &self.post_state
-    }
-
-    /// The block's root.
-    pub fn block_root(&self) -> Root {
-        self.block_root
-    }
-
-    /// The post-state's justified checkpoint.
-    pub fn justified(&self) -> &Checkpoint {
-        &self.justified
-    }
-
-    /// The justified checkpoint of the post-state's pulled-up tip (`compute_pulled_up_tip`).
-    pub fn unrealized_justified(&self) -> &Checkpoint {
-        &self.unrealized_justified
-    }
-}
-
-/// The middle part of `on_block`, which needs nothing of the store: is_data_available, the state
-/// transition, `compute_pulled_up_tip`'s justification on a copy of the post-state.
-#[derive(Debug, Clone)]
-pub struct BlockProcessor {
-    spec: Arc<ChainSpec>,
-    verify_signatures: VerifySignatures,
-    kzg_pool: Arc<ThreadPool>,
-}
-
-impl BlockProcessor {
-    /// Runs the availability check on `columns` and the state transition of `signed_block` on
-    /// the prepared parent state, then the pulled-up checkpoints.
-    pub fn process<E: EthSpec>(
-        &self,
-        prepared: PreparedBlock<E>,
-        signed_block: &SignedBeaconBlock<E>,
-        columns: Columns<'_, E>,
-        engine: &impl ExecutionEngine<E>,
-    ) -> Result<ProcessedBlock<E>, Error> {
-        self.process_with(prepared, signed_block, columns, engine, false)
-            .map(|(processed, _)| processed)
-    }
-
-    /// As [`Self::process`], with the block's signature sets gathered and handed back, not
-    /// verified (when signatures are batched; with any other [`VerifySignatures`] they are
-    /// checked as configured and the verifier is empty). For a range-sync segment, whose blocks'
-    /// sets are verified together: the caller must verify them before the block is inserted.
-    pub fn process_gathering_signatures<E: EthSpec>(
-        &self,
-        prepared: PreparedBlock<E>,
-        signed_block: &SignedBeaconBlock<E>,
-        columns: Columns<'_, E>,
-        engine: &impl ExecutionEngine<E>,
-    ) -> Result<(ProcessedBlock<E>, BlockSignatureVerifier), Error> {
-        let gather = self.verify_signatures == VerifySignatures::Batched;
-        self.process_with(prepared, signed_block, columns, engine, gather)
-            .map(|(processed, sets)| (processed, sets.unwrap_or_default()))
-    }
-
-    fn process_with<E: EthSpec>(
-        &self,
-        prepared: PreparedBlock<E>,
-        signed_block: &SignedBeaconBlock<E>,
-        columns: Columns<'_, E>,
-        engine: &impl ExecutionEngine<E>,
-        gather: bool,
-    ) -> Result<(ProcessedBlock<E>, Option<BlockSignatureVerifier>), Error> {
-        let PreparedBlock {
-            block_root,
-            parent_root,
-            slot,
-            pre_state: mut state,
-            is_timely,
-        } = prepared;
-        // The availability check (KZG on the pool's threads) runs beside the state
-        // transition: neither needs the other's result. Its verdict comes first, as in the
-        // spec's order.
-        let has_data = match &columns {
-            Columns::Retrieved(sidecars) => !sidecars.is_empty(),
-            Columns::Blobs { blobs, .. } => !blobs.is_empty(),
-            Columns::Missing => false,
-        };
-        let transition = |state: &mut CachedBeaconState<E>| {
-            if gather {
-                return state_transition_gathering_signatures(
-                    state,
-                    signed_block,
-                    false,
-                    true,
-                    engine,
-                    &self.spec,
-                )
-                .map(Some);
-            }
-            state_transition(
-                state,
-                signed_block,
-                self.verify_signatures,
-                true,
-                engine,
-                &self.spec,
-            )
-            .map(|()| None)
-        };
-        let (available, transitioned) = if has_data {
-            // The check is spawned on a pool while this thread runs the transition; no thread
-            // of its own. On a pool's worker (the processor's, when the chain imports) on that
-            // pool, where an idle worker takes it (or this one runs it after the transition,
-            // when none is idle); elsewhere (a test's thread, the spec-test runner's) on the
-            // pool given to the store. `in_place_scope`: the transition stays on this thread
-            // without having to be `Send` (the execution engine it calls need not be `Sync`).
-            let mut available = None;
-            let check = || is_data_available(columns, &self.spec, &self.kzg_pool);
-            let transitioned = if rayon::current_thread_index().is_some() {
-                rayon::in_place_scope(|scope| {
-                    scope.spawn(|_| available = Some(check()));
-                    transition(&mut state)
-                })
-            } else {
-                self.kzg_pool.in_place_scope(|scope| {
-                    scope.spawn(|_| available = Some(check()));
-                    transition(&mut state)
-                })
-            };
-            let available = available.unwrap_or(Err(AvailabilityError::NotRetrieved));
-            (available, transitioned)
-        } else {
-            // No data to verify (the check answers at once: available when nothing is
-            // committed to, not when the columns were not retrieved): no transition when the
-            // data is not there.
-            let available = is_data_available(columns, &self.spec, &self.kzg_pool);
-            let transitioned = match available {
-                Ok(()) => transition(&mut state),
-                Err(_) => Ok(None),
-            };
-            (available, transitioned)
-        };
-        available.map_err(|source| Error::DataUnavailable {
-            block: block_root,
-            source,
-        })?;
-        let gathered = transitioned.map_err(|source| Error::InvalidBlock {
-            block: block_root,
-            source,
-        })?;
-
-        // The pulled-up checkpoints, on a copy of the post-state (`compute_pulled_up_tip`).
-        // The target balances come from the state's caches, kept block by block: no walk of
-        // the registry per block (built on the post-state itself when its lineage has none,
-        // so that its descendants inherit them).
-        state.progressive_balances().map_err(Error::State)?;
-        let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up)
-            .map_err(Error::EpochProcessing)?;
-        let (justified, finalized) = {
-            let view = state.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let payload_hash = match signed_block {
-            SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
-                Some(b.message.body.execution_payload.block_hash)
-            }
-            // The spec tests' Deneb blocks are not tracked by payload hash (as before Gloas).
-            SignedBeaconBlock::Phase0(_)
-            | SignedBeaconBlock::Altair(_)
-            | SignedBeaconBlock::Bellatrix(_)
-            | SignedBeaconBlock::Capella(_)
-            | SignedBeaconBlock::Deneb(_) => None,
-            SignedBeaconBlock::Gloas(_) => {
-                return Err(Error::UnsupportedFork(types::ForkName::Gloas));
-            }
-        };
-        let processed = ProcessedBlock {
-            block_root,
-            parent_root,
-            slot,
-            proposer_index: signed_block.proposer_index(),
-            post_state: state,
-            justified,
-            finalized,
-            unrealized_justified,
-            unrealized_finalized,
-            is_timely,
-            payload_hash,
-        };
-        Ok((processed, gathered))
-    }
 }

@@ -3,8 +3,13 @@
 //! `get_proposer_head`, `should_override_forkchoice_update`), over a proto-array whose weights
 //! move by vote deltas.
 //!
-//! - [`ForkChoice`]: the store, spec-exact; one owner (`&mut self`), every handler checks
-//!   before it writes, so a rejected message leaves it unchanged.
+//! - [`ForkChoice`]: the store without its states, spec-exact, fed what its caller read of
+//!   states (the results API: [`BlockSummary`], attesting indices, [`JustifiedBalances`]); one
+//!   owner (`&mut self`), every handler checks before it writes, so a rejected message leaves
+//!   it unchanged.
+//! - [`SpecStore`]: the spec's `Store` with its states (block and checkpoint states, the KZG
+//!   pool): the state-reading handlers, composed from [`ForkChoice`]'s results API. The spec
+//!   tests run on it; the node's chain feeds the same API from its own state cache.
 //! - [`ForkChoice::to_persisted_bytes`] / [`ForkChoice::restore_persisted`]: the store as the
 //!   database keeps it, so that a restart does not replay every block since finality.
 //! - [`ProtoArray`]: the block tree, weights and the viability filter.
@@ -24,6 +29,7 @@ mod fork_choice;
 pub mod gloas;
 pub mod persist;
 pub mod proto_array;
+mod spec_store;
 pub mod votes;
 
 pub use data_availability::{
@@ -35,12 +41,13 @@ pub use fast_confirmation::{
     FastConfirmationInputs, FastConfirmationStore, get_fast_confirmation_store,
 };
 pub use fork_choice::{
-    AnchorBlock, Arrival, BlockProcessor, BlockSummary, Config, ForkChoice, Head,
-    JustifiedBalances, PreparedBlock, ProcessedBlock, slashable_indices,
+    AnchorBlock, Arrival, BlockSummary, Config, ForkChoice, Head, JustifiedBalances,
+    slashable_indices,
 };
 pub use gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
 pub use persist::{PersistedDecodeError, Restored};
 pub use proto_array::{ExecutionStatus, ProtoArray, ProtoNode};
+pub use spec_store::SpecStore;
 pub use votes::VoteTracker;
 
 /// The pool type `on_block`'s KZG verification runs on.

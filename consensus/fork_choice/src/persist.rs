@@ -5,7 +5,7 @@
 //! What is kept: the store's four checkpoints, every node of the proto-array (the block's
 //! place, its post-state's checkpoints, its payload hash, whether it was invalidated), the
 //! equivocating indices and each validator's latest message. What is not: the post-states
-//! (a restored node's state is brought back by the state loader when it is needed), weights
+//! (fork choice holds none: they are their owner's), weights
 //! (recomputed from the votes at the next `get_head`), the proposer boost and block timeliness
 //! (they belong to the slot the node was in when it stopped).
 //!
@@ -475,8 +475,7 @@ impl<E: EthSpec> ForkChoice<E> {
             }
         }
         // No pruning here, even when the restored finalized checkpoint is far into the tree:
-        // the anchor's post-state may be the only one in memory, and the state loader needs
-        // one (the next `on_block` prunes, with its block's state kept).
+        // the next `insert_block` prunes.
         Ok(restored)
     }
 }

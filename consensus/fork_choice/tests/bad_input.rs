@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use fork_choice::{AvailabilityError, Columns, Config, Error, ForkChoice, Head, ThreadPoolBuilder};
+use fork_choice::{
+    AvailabilityError, Columns, Config, Error, ForkChoice, Head, SpecStore, ThreadPoolBuilder,
+};
 use ssz_types::{BitList, BitVector};
 use state_harness::{AttestationSpec, BlockContents, build_block};
 use state_processing::per_block::AlwaysValid;
@@ -331,7 +333,7 @@ fn finality_prunes_branches_that_do_not_descend_from_the_finalized_block() {
             .build()
             .expect("pool"),
     );
-    s.store = ForkChoice::new(
+    s.store = SpecStore::new(
         s.anchor.post.clone(),
         &electra_block(&s.anchor.block).message,
         s.spec.clone(),

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use fork_choice::{
-    Columns, Config, FastConfirmationStore, ForkChoice, ThreadPoolBuilder,
+    Columns, Config, FastConfirmationStore, SpecStore, ThreadPoolBuilder,
     get_fast_confirmation_store,
 };
 use state_harness::{AttestationSpec, BlockContents, BuiltBlock, build_block};
@@ -35,7 +35,7 @@ fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconB
 
 struct Chain {
     spec: Arc<ChainSpec>,
-    store: ForkChoice<E>,
+    store: SpecStore<E>,
     fcr: FastConfirmationStore,
     /// The blocks after the anchor, each with the attestations of the slot before.
     blocks: Vec<BuiltBlock<E>>,
@@ -62,7 +62,7 @@ fn chain_with(slots: u64, config: Config) -> Chain {
             .expect("pool"),
     );
     let anchor_block = &electra_block(&anchor.block).message;
-    let store = ForkChoice::new(
+    let store = SpecStore::new(
         anchor.post.clone(),
         anchor_block,
         spec.clone(),
@@ -111,8 +111,8 @@ impl Chain {
                     .expect("a past slot's valid attestation");
             }
         }
-        self.fcr
-            .on_fast_confirmation(&mut self.store)
+        self.store
+            .on_fast_confirmation(&mut self.fcr)
             .expect("the rule evaluates");
     }
 

@@ -123,7 +123,7 @@ fn a_summary_inserts_the_block_as_on_block_does_and_indexed_votes_move_the_head_
         assert_eq!(
             by_results
                 .store
-                .insert_block_summary(&summary(built, arrival))
+                .insert_block(&summary(built, arrival))
                 .expect("inserted"),
             root
         );

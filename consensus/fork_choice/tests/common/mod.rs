@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use fork_choice::{Config, ForkChoice, ThreadPoolBuilder};
+use fork_choice::{Config, SpecStore, ThreadPoolBuilder};
 use state_harness::{BlockContents, BuiltBlock, build_block};
 use state_processing::{CachedBeaconState, genesis::interop_genesis_state};
 use types::{ChainSpec, ForkName, MinimalEthSpec, Root, SignedBeaconBlock, Slot};
@@ -19,7 +19,7 @@ pub(crate) const ANCHOR_SLOT: Slot = 16;
 pub(crate) struct Setup {
     pub(crate) spec: Arc<ChainSpec>,
     pub(crate) anchor: BuiltBlock<E>,
-    pub(crate) store: ForkChoice<E>,
+    pub(crate) store: SpecStore<E>,
 }
 
 pub(crate) fn electra_block(block: &SignedBeaconBlock<E>) -> &types::electra::SignedBeaconBlock<E> {
@@ -49,7 +49,7 @@ pub(crate) fn setup() -> Setup {
             .build()
             .expect("pool"),
     );
-    let store = ForkChoice::new(
+    let store = SpecStore::new(
         anchor.post.clone(),
         &electra_block(&anchor.block).message,
         spec.clone(),

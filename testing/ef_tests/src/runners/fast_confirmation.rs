@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use fork_choice::{Config, FastConfirmationStore, ForkChoice, get_fast_confirmation_store};
+use fork_choice::{Config, FastConfirmationStore, SpecStore, get_fast_confirmation_store};
 use serde_yaml::{Mapping, Value};
 use state_processing::CachedBeaconState;
 use state_processing::per_block::VerifySignatures;
@@ -96,7 +96,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             ));
         }
     };
-    let mut store = ForkChoice::new(
+    let mut store = SpecStore::new(
         CachedBeaconState::new(anchor_state),
         &anchor_block,
         spec,
@@ -131,7 +131,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
 
 /// `on_fast_confirmation`, then the checks of a step that follows it.
 fn fast_confirmation_checks<E: EthSpec>(
-    store: &mut ForkChoice<E>,
+    store: &mut SpecStore<E>,
     fcr_store: &mut FastConfirmationStore,
     checks: &Mapping,
     last_run: &mut Option<Slot>,
@@ -143,8 +143,8 @@ fn fast_confirmation_checks<E: EthSpec>(
         ));
     }
     *last_run = Some(slot);
-    fcr_store
-        .on_fast_confirmation(store)
+    store
+        .on_fast_confirmation(fcr_store)
         .map_err(|e| format!("on_fast_confirmation: {e}"))?;
 
     let mut store_checks = Mapping::new();

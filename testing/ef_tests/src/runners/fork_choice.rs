@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use fork_choice::{Columns, Config, ForkChoice, ThreadPool, ThreadPoolBuilder};
+use fork_choice::{Columns, Config, SpecStore, ThreadPool, ThreadPoolBuilder};
 use serde_yaml::{Mapping, Value};
 use ssz_types::VariableList;
 use state_processing::CachedBeaconState;
@@ -160,7 +160,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             ));
         }
     };
-    let mut store = ForkChoice::new(
+    let mut store = SpecStore::new(
         CachedBeaconState::new(anchor_state),
         &anchor_block,
         spec,
@@ -181,7 +181,7 @@ fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
 
 pub(crate) fn run_step<E: EthSpec>(
     case: &CaseContext,
-    store: &mut ForkChoice<E>,
+    store: &mut SpecStore<E>,
     step: &Mapping,
 ) -> Result<(), String> {
     let valid = expect_valid(step)?;
@@ -363,7 +363,7 @@ pub(crate) fn expect_eq<T: PartialEq + std::fmt::Debug>(
 }
 
 pub(crate) fn run_checks<E: EthSpec>(
-    store: &mut ForkChoice<E>,
+    store: &mut SpecStore<E>,
     checks: &Mapping,
 ) -> Result<(), String> {
     for (name, want) in checks {
