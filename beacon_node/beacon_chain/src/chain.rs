@@ -18,7 +18,7 @@ use crate::tracked_mutex::TrackedMutex;
 use state_processing::{
     CachedBeaconState,
     per_block::{
-        AlwaysValid, BlockProcessingError, BlockSignatureVerifier, ExecutionEngine,
+        AlwaysValid, BlockProcessingError, BlockSignatureVerifier, EngineError, ExecutionEngine,
         SegmentSignatureVerifier, VerifySignatures,
     },
     per_slot::{SlotProcessingError, process_slots},
@@ -2013,7 +2013,7 @@ impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E
     fn verify_and_notify_new_payload(
         &self,
         request: &types::electra::NewPayloadRequest<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         let verdict = self.inner.verify_and_notify_new_payload(request);
         self.record_executed();
         verdict
@@ -2025,7 +2025,7 @@ impl<E: EthSpec, X: ExecutionEngine<E>> ExecutionEngine<E> for TimedEngine<'_, E
         versioned_hashes: Vec<types::VersionedHash>,
         parent_beacon_block_root: Root,
         execution_requests: &types::electra::ExecutionRequests<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         let verdict = self.inner.verify_new_payload_parts(
             payload,
             versioned_hashes,

@@ -23,7 +23,7 @@ use execution_layer::{
     EngineApiClient, ForkchoiceState, ForkchoiceUpdated, PayloadAttributes,
     PayloadStatus as EnginePayloadStatus,
 };
-use state_processing::per_block::{ExecutionEngine, kzg_commitment_to_versioned_hash};
+use state_processing::per_block::{EngineError, ExecutionEngine, kzg_commitment_to_versioned_hash};
 use types::{
     EthSpec, ForkName, Hash32, Root, SignedBeaconBlock, VersionedHash,
     electra::{ExecutionPayload, ExecutionRequests, NewPayloadRequest},
@@ -400,7 +400,7 @@ impl PayloadVerdict {
 }
 
 impl<E: EthSpec> ExecutionEngine<E> for PayloadVerdict {
-    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, EngineError> {
         Ok(self.is_acceptable())
     }
 
@@ -410,7 +410,7 @@ impl<E: EthSpec> ExecutionEngine<E> for PayloadVerdict {
         _: Vec<VersionedHash>,
         _: Root,
         _: &ExecutionRequests<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         Ok(self.is_acceptable())
     }
 }
@@ -552,7 +552,7 @@ impl PayloadStatusSource for BlockPayloadVerdict {
 /// The state transition passes a payload unless its verdict is known to be invalid; one in
 /// flight is applied after the transition, before fork choice.
 impl<E: EthSpec> ExecutionEngine<E> for BlockPayloadVerdict {
-    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, EngineError> {
         Ok(self.get() != Some(ExecutionStatus::Invalidated))
     }
 
@@ -562,7 +562,7 @@ impl<E: EthSpec> ExecutionEngine<E> for BlockPayloadVerdict {
         _: Vec<VersionedHash>,
         _: Root,
         _: &ExecutionRequests<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         Ok(self.get() != Some(ExecutionStatus::Invalidated))
     }
 }

@@ -241,6 +241,8 @@ impl Error {
     /// Whose fault this error is.
     pub fn fault(&self) -> Fault {
         match self {
+            // The execution engine gave no verdict: ours, whatever the block is.
+            Error::InvalidBlock { source, .. } if source.is_local_failure() => Fault::Local,
             Error::UnknownParent { .. }
             | Error::InvalidatedParent { .. }
             | Error::FutureBlock { .. }
@@ -289,6 +291,7 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use state_processing::per_block::{EngineError, ExecutionPayloadInvalid};
 
     #[test]
     fn the_stores_and_states_failures_are_ours_and_an_invalid_block_is_the_messages() {
@@ -306,6 +309,15 @@ mod tests {
             )),
             Error::CorruptPersisted(PersistedDecodeError::TrailingBytes(1)),
             Error::DeltaOverflow,
+            // The engine gave no verdict on the block's payload: not the block's fault.
+            Error::InvalidBlock {
+                block: Root::ZERO,
+                source: BlockProcessingError::ExecutionPayload(
+                    ExecutionPayloadInvalid::EngineFailed(EngineError::TooManyVersionedHashes {
+                        count: 7,
+                    }),
+                ),
+            },
         ];
         for e in ours {
             assert_eq!(e.fault(), Fault::Local, "{e}");
@@ -317,6 +329,13 @@ mod tests {
         });
         assert!(std::error::Error::source(&slots).is_some());
         let theirs = [
+            // The engine found the payload invalid: the block's fault.
+            Error::InvalidBlock {
+                block: Root::ZERO,
+                source: BlockProcessingError::ExecutionPayload(
+                    ExecutionPayloadInvalid::RejectedByEngine,
+                ),
+            },
             Error::NotFinalizedDescendant {
                 block: Root::ZERO,
                 finalized: Root::ZERO,

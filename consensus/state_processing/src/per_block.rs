@@ -43,7 +43,7 @@ pub use errors::{
     WithdrawalsInvalid,
 };
 pub use execution::{
-    AlwaysInvalid, AlwaysValid, ExecutionEngine, kzg_commitment_to_versioned_hash,
+    AlwaysInvalid, AlwaysValid, EngineError, ExecutionEngine, kzg_commitment_to_versioned_hash,
     process_execution_payload,
 };
 pub(crate) use execution::{cache_execution_payload_header, check_execution_payload};

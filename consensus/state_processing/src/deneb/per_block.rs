@@ -98,7 +98,7 @@ pub fn process_execution_payload<E: EthSpec>(
             versioned_hashes,
             state.latest_block_header.parent_root,
         )
-        .map_err(ExecutionPayloadInvalid::EngineError)?;
+        .map_err(ExecutionPayloadInvalid::EngineFailed)?;
     if !valid {
         return Err(ExecutionPayloadInvalid::RejectedByEngine);
     }

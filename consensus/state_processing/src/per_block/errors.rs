@@ -176,6 +176,18 @@ pub enum BlockProcessingError {
     State(#[from] Error),
 }
 
+impl BlockProcessingError {
+    /// Whether the node failed rather than the block: the execution engine gave no verdict on
+    /// its payload. The same block may import once the node's failure is fixed, and no peer
+    /// that sent it is to blame.
+    pub fn is_local_failure(&self) -> bool {
+        matches!(
+            self,
+            BlockProcessingError::ExecutionPayload(ExecutionPayloadInvalid::EngineFailed(_))
+        )
+    }
+}
+
 /// A failed check of `process_block_header`.
 ///
 /// [spec]: phase0/beacon-chain.md#block-header
@@ -285,9 +297,9 @@ pub enum ExecutionPayloadInvalid {
     /// The execution engine said the payload is invalid.
     #[error("the execution engine found the payload invalid")]
     RejectedByEngine,
-    /// The execution engine could not be asked.
-    #[error("the execution engine failed: {0}")]
-    EngineError(String),
+    /// The execution engine gave no verdict: the node's failure, not the payload's.
+    #[error("the execution engine failed")]
+    EngineFailed(#[source] super::execution::EngineError),
     /// A helper failed.
     #[error(transparent)]
     State(#[from] Error),

@@ -22,6 +22,20 @@ use crate::{
 /// `VERSIONED_HASH_VERSION_KZG`.
 const VERSIONED_HASH_VERSION_KZG: u8 = 0x01;
 
+/// Why an execution engine gave no verdict on a payload: the node's failure, never the block's.
+/// (An engine the node cannot reach answers as the node's policy says, e.g. "not yet
+/// validated" for an optimistic import, not with an error.)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The payload's versioned hashes do not fit a new-payload request (callers check the blob
+    /// count against the fork's maximum first, so this is a bug of the caller).
+    #[error("{count} versioned hashes do not fit a new-payload request")]
+    TooManyVersionedHashes {
+        /// How many there were.
+        count: usize,
+    },
+}
+
 /// The execution layer as block processing sees it: a verdict on a payload.
 ///
 /// The node implements it over the engine API; tests and the spec runners use [`AlwaysValid`] /
@@ -30,9 +44,11 @@ const VERSIONED_HASH_VERSION_KZG: u8 = 0x01;
 /// [spec]: bellatrix/beacon-chain.md#executionengine
 pub trait ExecutionEngine<E: EthSpec> {
     /// `verify_and_notify_new_payload(new_payload_request)`: whether the payload is valid.
-    /// `Err` when the engine could not be asked or gave no verdict.
-    fn verify_and_notify_new_payload(&self, request: &NewPayloadRequest<E>)
-    -> Result<bool, String>;
+    /// `Err` when the node could not ask (its own failure: no peer is to blame).
+    fn verify_and_notify_new_payload(
+        &self,
+        request: &NewPayloadRequest<E>,
+    ) -> Result<bool, EngineError>;
 
     /// The same verdict, from the request's parts. The default builds the request (copying
     /// the payload); engines that do not look at it may answer without the copy.
@@ -42,11 +58,12 @@ pub trait ExecutionEngine<E: EthSpec> {
         versioned_hashes: Vec<VersionedHash>,
         parent_beacon_block_root: Root,
         execution_requests: &ExecutionRequests<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
+        let count = versioned_hashes.len();
         let request = NewPayloadRequest {
             execution_payload: payload.clone(),
             versioned_hashes: ssz_types::VariableList::new(versioned_hashes)
-                .map_err(|e| format!("versioned hashes: {e:?}"))?,
+                .map_err(|_| EngineError::TooManyVersionedHashes { count })?,
             parent_beacon_block_root,
             execution_requests: execution_requests.clone(),
         };
@@ -63,7 +80,7 @@ pub trait ExecutionEngine<E: EthSpec> {
         payload: &ExecutionPayload<E>,
         versioned_hashes: Vec<VersionedHash>,
         parent_beacon_block_root: Root,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         let no_requests = ExecutionRequests {
             deposits: ssz_types::VariableList::empty(),
             withdrawals: ssz_types::VariableList::empty(),
@@ -83,7 +100,7 @@ pub trait ExecutionEngine<E: EthSpec> {
 pub struct AlwaysValid;
 
 impl<E: EthSpec> ExecutionEngine<E> for AlwaysValid {
-    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, EngineError> {
         Ok(true)
     }
 
@@ -93,7 +110,7 @@ impl<E: EthSpec> ExecutionEngine<E> for AlwaysValid {
         _: Vec<VersionedHash>,
         _: Root,
         _: &ExecutionRequests<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         Ok(true)
     }
 }
@@ -103,7 +120,7 @@ impl<E: EthSpec> ExecutionEngine<E> for AlwaysValid {
 pub struct AlwaysInvalid;
 
 impl<E: EthSpec> ExecutionEngine<E> for AlwaysInvalid {
-    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, EngineError> {
         Ok(false)
     }
 
@@ -113,7 +130,7 @@ impl<E: EthSpec> ExecutionEngine<E> for AlwaysInvalid {
         _: Vec<VersionedHash>,
         _: Root,
         _: &ExecutionRequests<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         Ok(false)
     }
 }
@@ -167,7 +184,7 @@ pub fn process_execution_payload<E: EthSpec>(
             state.latest_block_header.parent_root,
             &body.execution_requests,
         )
-        .map_err(ExecutionPayloadInvalid::EngineError)?;
+        .map_err(ExecutionPayloadInvalid::EngineFailed)?;
     if !valid {
         return Err(ExecutionPayloadInvalid::RejectedByEngine);
     }

@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use serde::Deserialize;
 use ssz::Decode;
 use state_processing::CachedBeaconState;
-use state_processing::per_block::{ExecutionEngine, VerifySignatures};
+use state_processing::per_block::{EngineError, ExecutionEngine, VerifySignatures};
 use state_processing::view::StateRef;
 use tree_hash::TreeHash;
 use types::chain_spec::{MAINNET_CONFIG_YAML, MINIMAL_CONFIG_YAML};
@@ -212,7 +212,7 @@ impl<E: EthSpec> ExecutionEngine<E> for EngineVerdict {
     fn verify_and_notify_new_payload(
         &self,
         _request: &electra::NewPayloadRequest<E>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, EngineError> {
         Ok(self.0)
     }
 }

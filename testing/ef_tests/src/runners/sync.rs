@@ -13,7 +13,7 @@ use beacon_chain::{BeaconChain, ChainConfig, ExecutionStatus, ManualSlotClock};
 use serde_yaml::{Mapping, Value};
 use state_processing::{
     CachedBeaconState,
-    per_block::{AlwaysValid, ExecutionEngine},
+    per_block::{AlwaysValid, EngineError, ExecutionEngine},
 };
 use store::{Store, StoreConfig};
 use types::{
@@ -51,7 +51,7 @@ impl Runner for Sync {
 struct AlwaysInvalid;
 
 impl<E: EthSpec> ExecutionEngine<E> for AlwaysInvalid {
-    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, String> {
+    fn verify_and_notify_new_payload(&self, _: &NewPayloadRequest<E>) -> Result<bool, EngineError> {
         Ok(false)
     }
 }
