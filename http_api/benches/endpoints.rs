@@ -176,6 +176,7 @@ async fn main() {
         genesis_time: *state.state.genesis_time(),
         producer: ProducerConfig::default(),
         attach_execution_layer: false,
+        pool_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         ..HarnessConfig::default()
     }
     .build_from::<E>(ChainStart::Anchor { state, block })
@@ -193,6 +194,14 @@ async fn main() {
         },
     )
     .await;
+    // The API's CPU work on the chain's pool, as the node runs it on the processor's.
+    if server
+        .ctx
+        .set_workers(Arc::new(common::PoolWorkers(chain.pool().clone())))
+        .is_err()
+    {
+        panic!("the server's workers are set once");
+    }
     let base = server.base.clone();
     eprintln!("chain and server in {:.2?}", start.elapsed());
 

@@ -28,6 +28,10 @@
 //!
 //! Every chain is the test harness's (`beacon_chain::harness`) from the fixture's anchor, on a
 //! store under `target/`, with no execution client attached (the harness's mock runs idle).
+//! Every timed import and transition runs on a rayon pool of the machine's size (the chain's
+//! pool, or one like it for the bare baselines), as the node runs them on the beacon
+//! processor's workers: their parallel sections (the signature batch, the epoch transition) use
+//! the pool they run on, and would run sequentially on the bench's main thread.
 //!
 //! `ARBOR_BENCH_SEGMENT=0` leaves the segment and the availability benchmarks out.
 #![allow(
@@ -214,6 +218,7 @@ fn main() {
         first..*used
     };
 
+    let pool = machine_pool();
     let mut used = 0;
     group.bench_function("stf_signatures_batched_baseline", |b| {
         b.iter_custom(|iters| {
@@ -222,15 +227,17 @@ fn main() {
                 let (pre, block) = &f.blocks[i];
                 let mut state = pre.clone();
                 let start = Instant::now();
-                state_transition(
-                    &mut state,
-                    block,
-                    VerifySignatures::Batched,
-                    true,
-                    &AlwaysValid,
-                    &f.spec,
-                )
-                .unwrap();
+                pool.install(|| {
+                    state_transition(
+                        &mut state,
+                        block,
+                        VerifySignatures::Batched,
+                        true,
+                        &AlwaysValid,
+                        &f.spec,
+                    )
+                    .unwrap()
+                });
                 total += start.elapsed();
                 black_box(state);
             }
@@ -249,12 +256,14 @@ fn main() {
                 let now = f.spec.compute_time_at_slot(f.genesis_time, block.slot()) * 1000 + 1000;
                 clock.set_ms(now);
                 let start = Instant::now();
-                let verified = chain
-                    .verify_block_for_gossip(Arc::new(block.clone()), now)
-                    .unwrap();
-                let outcome = chain
-                    .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
-                    .unwrap();
+                let outcome = chain.pool().install(|| {
+                    let verified = chain
+                        .verify_block_for_gossip(Arc::new(block.clone()), now)
+                        .unwrap();
+                    chain
+                        .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
+                        .unwrap()
+                });
                 total += start.elapsed();
                 assert!(matches!(outcome, BlockProcessed::Imported(_)));
             }
@@ -286,7 +295,8 @@ fn main() {
                     clock.set_ms(now);
                     let start = Instant::now();
                     let verified = chain
-                        .verify_block_for_gossip(Arc::new(block.clone()), now)
+                        .pool()
+                        .install(|| chain.verify_block_for_gossip(Arc::new(block.clone()), now))
                         .unwrap();
                     let outcome = if beside {
                         let sender =
@@ -297,14 +307,22 @@ fn main() {
                             sender.send(ExecutionStatus::Valid);
                         });
                         let outcome = chain
-                            .process_gossip_block(verified, &verdict, &verdict)
+                            .pool()
+                            .install(|| chain.process_gossip_block(verified, &verdict, &verdict))
                             .unwrap();
                         engine.join().unwrap();
                         outcome
                     } else {
                         std::thread::sleep(Duration::from_millis(ENGINE_MS));
                         chain
-                            .process_gossip_block(verified, &AlwaysValid, ExecutionStatus::Valid)
+                            .pool()
+                            .install(|| {
+                                chain.process_gossip_block(
+                                    verified,
+                                    &AlwaysValid,
+                                    ExecutionStatus::Valid,
+                                )
+                            })
                             .unwrap()
                     };
                     total += start.elapsed();
@@ -326,6 +344,7 @@ fn main() {
 
 /// The epoch's first block on its parent's post-state and on that state advanced ahead.
 fn epoch_boundary_benches(c: &mut Criterion, f: &Fixture) {
+    let pool = machine_pool();
     let mut group = c.benchmark_group("epoch_boundary");
     group
         .sampling_mode(SamplingMode::Flat)
@@ -340,15 +359,17 @@ fn epoch_boundary_benches(c: &mut Criterion, f: &Fixture) {
         } else {
             state_transition
         };
-        transition(
-            state,
-            block,
-            VerifySignatures::Batched,
-            true,
-            &AlwaysValid,
-            &f.spec,
-        )
-        .unwrap();
+        pool.install(|| {
+            transition(
+                state,
+                block,
+                VerifySignatures::Batched,
+                true,
+                &AlwaysValid,
+                &f.spec,
+            )
+            .unwrap()
+        });
     };
     group.bench_function("block_on_parent_state", |b| {
         b.iter_custom(|iters| {
@@ -367,9 +388,11 @@ fn epoch_boundary_benches(c: &mut Criterion, f: &Fixture) {
     // the epoch transition, the hash and the caches.
     let advance = || {
         let mut state = f.boundary_parent.clone();
-        process_slots(&mut state, slot, &f.spec).unwrap();
-        state.hash_tree_root().unwrap();
-        warm_caches(&mut state).unwrap();
+        pool.install(|| {
+            process_slots(&mut state, slot, &f.spec).unwrap();
+            state.hash_tree_root().unwrap();
+            warm_caches(&mut state).unwrap();
+        });
         state
     };
     group.bench_function("advance_ahead_of_the_block", |b| {
@@ -766,19 +789,21 @@ fn segment_benches(c: &mut Criterion, f: &Fixture) {
                     let mut state = pre.clone();
                     let refs: Vec<&DataColumnSidecar<E>> = columns.iter().collect();
                     let start = Instant::now();
-                    state_transition(
-                        &mut state,
-                        block,
-                        VerifySignatures::Batched,
-                        true,
-                        &AlwaysValid,
-                        &f.spec,
-                    )
-                    .unwrap();
-                    fork_choice::data_availability::verify_data_column_sidecars(
-                        &refs, &f.spec, &pool,
-                    )
-                    .unwrap();
+                    pool.install(|| {
+                        state_transition(
+                            &mut state,
+                            block,
+                            VerifySignatures::Batched,
+                            true,
+                            &AlwaysValid,
+                            &f.spec,
+                        )
+                        .unwrap();
+                        fork_choice::data_availability::verify_data_column_sidecars(
+                            &refs, &f.spec, &pool,
+                        )
+                        .unwrap();
+                    });
                     total += start.elapsed();
                     black_box(state);
                 }

@@ -10,8 +10,25 @@
 use std::sync::Arc;
 
 use beacon_chain::harness::ChainHarness;
-use http_api::{ApiConfig, ApiContext, NoNetwork};
+use http_api::{ApiConfig, ApiContext, ApiPriority, ApiWorkers, NoNetwork, WorkersRefused};
 use types::EthSpec;
+
+/// The API's CPU work on a rayon pool (the harness's chain pool), as the node runs it on the
+/// beacon processor's pool: its parallel sections then use that pool, where tokio's blocking
+/// pool (a server without workers) would run them one piece after the other. Every priority
+/// alike: there is no other work to queue behind.
+pub(crate) struct PoolWorkers(pub(crate) Arc<rayon::ThreadPool>);
+
+impl ApiWorkers for PoolWorkers {
+    fn submit(
+        &self,
+        _priority: ApiPriority,
+        job: Box<dyn FnOnce() + Send + 'static>,
+    ) -> Result<(), WorkersRefused> {
+        self.0.spawn(job);
+        Ok(())
+    }
+}
 
 /// A served API: its base URL and context; the server stops when this is dropped.
 pub(crate) struct Server<E: EthSpec> {
