@@ -138,12 +138,20 @@ impl PieceWriter {
 }
 
 impl std::io::Write for PieceWriter {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.piece.extend_from_slice(buf);
         if self.piece.len() >= STREAM_PIECE {
             self.send_piece()?;
         }
         Ok(buf.len())
+    }
+
+    /// Every write takes the whole buffer: no loop. The JSON encoder writes a state's hundreds
+    /// of megabytes in tokens of a few bytes each, so this is on its hot path.
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.write(buf).map(drop)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
