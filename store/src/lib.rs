@@ -1,5 +1,5 @@
-//! Arbor's database: blocks, states, blobs and data columns over [redb], an embedded, pure-Rust,
-//! ACID key-value store.
+//! Arbor's database: blocks, states, blobs, data columns and (Gloas) execution payload envelopes
+//! over [redb], an embedded, pure-Rust, ACID key-value store.
 //!
 //! The layout is described in [`schema`], the hot/cold split and the finalization migration in
 //! [`Store`], the cold state diffs in [`state_diff`]. Replaying blocks onto a stored state goes

@@ -15,6 +15,8 @@
 //! | `data_columns` | block root ‖ index | SSZ `DataColumnSidecar`, sealed |
 //! | `blob_sidecars` | block root ‖ index | SSZ `BlobSidecar`, sealed |
 //! | `data_sidecar_slots` | slot ‖ block root | (), since schema 2: which blocks have sidecars, by slot |
+//! | `execution_payload_envelopes` | beacon block root | since schema 5: SSZ Gloas `SignedExecutionPayloadEnvelope` as received, sealed with the fork of its block's slot |
+//! | `execution_payload_envelope_slots` | slot ‖ block root | (), since schema 5: which blocks have an envelope, by slot |
 //!
 //! Values are sealed by [`crate::codec::seal`]. A migration is a function from one version's
 //! layout to the next, run inside the same write transaction that records the new version, so a
@@ -28,7 +30,7 @@ use crate::codec::{self, slot_root_key};
 use crate::state_files::StateFiles;
 
 /// The schema this version of the store writes.
-pub const CURRENT_SCHEMA_VERSION: u64 = 4;
+pub const CURRENT_SCHEMA_VERSION: u64 = 5;
 
 /// Named metadata: schema version, head, finalized checkpoint, split, anchor.
 pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
@@ -67,6 +69,17 @@ pub const BLOB_SIDECARS: TableDefinition<'_, [u8; 40], &[u8]> =
 pub const DATA_SIDECAR_SLOTS: TableDefinition<'_, [u8; 40], ()> =
     TableDefinition::new("data_sidecar_slots");
 
+/// Signed execution payload envelopes (Gloas) by the root of the beacon block they fulfil, SSZ
+/// as received, sealed (since schema 5).
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyroot-v1
+pub const EXECUTION_PAYLOAD_ENVELOPES: TableDefinition<'_, [u8; 32], &[u8]> =
+    TableDefinition::new("execution_payload_envelopes");
+/// Slot ‖ block root of every stored envelope (since schema 5): range serving and pruning by
+/// slot.
+pub const EXECUTION_PAYLOAD_ENVELOPE_SLOTS: TableDefinition<'_, [u8; 40], ()> =
+    TableDefinition::new("execution_payload_envelope_slots");
+
 /// `meta` key of the schema version, a little-endian `u64`.
 pub const SCHEMA_VERSION_KEY: &str = "schema_version";
 /// `meta` key of the recorded [`Head`](crate::Head).
@@ -91,6 +104,14 @@ pub fn create_tables(txn: &WriteTransaction) -> Result<(), StoreError> {
     create_v1_data_tables(txn)?;
     txn.open_table(DATA_SIDECAR_SLOTS)?;
     txn.open_table(PENDING_SNAPSHOTS)?;
+    create_v5_envelope_tables(txn)?;
+    Ok(())
+}
+
+/// The tables schema 5 adds: the execution payload envelopes and their slot index.
+fn create_v5_envelope_tables(txn: &WriteTransaction) -> Result<(), StoreError> {
+    txn.open_table(EXECUTION_PAYLOAD_ENVELOPES)?;
+    txn.open_table(EXECUTION_PAYLOAD_ENVELOPE_SLOTS)?;
     Ok(())
 }
 
@@ -150,6 +171,9 @@ pub(crate) fn migrate<E: EthSpec>(
             // version says that an older build, which cannot read the file references, must
             // not open the database.
             3 => {}
+            // Schema 5 adds the (empty) tables of Gloas's execution payload envelopes: no
+            // earlier schema stored any.
+            4 => create_v5_envelope_tables(txn)?,
             other => return Err(StoreError::NoMigration { from: other }),
         }
         version += 1;

@@ -12,6 +12,8 @@
 //!   grid state plus replayed blocks.
 //! - **Sidecars**: data columns and blobs by (block root, index), indexed by slot, kept for the
 //!   spec's retention windows and dropped with abandoned forks.
+//! - **Envelopes** (Gloas): signed execution payload envelopes by block root, indexed by slot,
+//!   kept for the spec's serving window and dropped with abandoned forks.
 //!
 //! Finalization ([`Store::migrate_to_finalized`]) moves the newly finalized chain from hot to
 //! cold, writes the cold grid states, prunes abandoned forks and expired sidecars, and records the
@@ -40,6 +42,7 @@ use crate::{StateReplayer, StoreError};
 
 mod backfill;
 mod batch;
+mod envelopes;
 mod migration;
 mod reads;
 
@@ -125,7 +128,7 @@ pub struct Split {
 pub struct MigrationSummary {
     /// Finalized blocks copied to the cold database.
     pub blocks_finalized: usize,
-    /// Hot blocks of abandoned forks (and their sidecars) deleted.
+    /// Hot blocks of abandoned forks (and their sidecars and envelopes) deleted.
     pub blocks_pruned: usize,
     /// Hot states deleted (finalized or abandoned).
     pub states_pruned: usize,
@@ -137,6 +140,8 @@ pub struct MigrationSummary {
     pub cold_states_missing: usize,
     /// Blocks with sidecars past a retention window (their columns, blobs or both deleted).
     pub sidecar_blocks_expired: usize,
+    /// Execution payload envelopes past their serving window, deleted.
+    pub envelopes_expired: usize,
 }
 
 /// The cold writes of a migration, prepared under a read transaction.

@@ -538,6 +538,26 @@ impl ChainSpec {
         }
     }
 
+    /// `compute_min_epochs_for_block_requests()` from Gloas on (EIP-8061 splits the churn):
+    /// `MIN_VALIDATOR_WITHDRAWABILITY_DELAY + (3·Q·C / (2·C + 3·Q)) // 2` with
+    /// `Q = CHURN_LIMIT_QUOTIENT_GLOAS` and `C = CONSOLIDATION_CHURN_LIMIT_QUOTIENT`: the epochs
+    /// over which a node serves blocks and execution payload envelopes (14,299 on mainnet,
+    /// against the 33,024 of [`ChainSpec::min_epochs_for_block_requests`] before Gloas).
+    ///
+    /// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyroot-v1 (1.7.0b4)
+    pub fn compute_min_epochs_for_block_requests_gloas(&self) -> Epoch {
+        let q = u128::from(self.churn_limit_quotient_gloas);
+        let c = u128::from(self.consolidation_churn_limit_quotient);
+        let churn = 3u128
+            .saturating_mul(q)
+            .saturating_mul(c)
+            .checked_div(2 * c + 3 * q)
+            .unwrap_or(0);
+        let epochs = u64::try_from(churn / 2).unwrap_or(u64::MAX);
+        self.min_validator_withdrawability_delay
+            .saturating_add(epochs)
+    }
+
     /// `compute_fork_digest(genesis_validators_root, epoch)`: the first 4 bytes of the fork data
     /// root of the version at `epoch`, from Fulu on XOR-ed with the hash of the blob parameters.
     ///
@@ -1069,6 +1089,14 @@ mod tests {
             assert_eq!(mainnet.resp_timeout, explicit.resp_timeout);
         }
         assert_eq!(mainnet.min_epochs_for_block_requests, 33_024);
+        assert_eq!(
+            mainnet.compute_min_epochs_for_block_requests_gloas(),
+            14_299
+        );
+        // Minimal: 256 + (3·16·32 / (2·32 + 3·16)) // 2 = 256 + 13 // 2.
+        let minimal = ChainSpec::minimal();
+        assert_eq!(minimal.min_validator_withdrawability_delay, 256);
+        assert_eq!(minimal.compute_min_epochs_for_block_requests_gloas(), 262);
         assert_eq!(mainnet.max_request_blob_sidecars, 768);
         assert_eq!(mainnet.max_request_blob_sidecars_electra, 1152);
         assert_eq!(mainnet.max_request_data_column_sidecars, 16_384);

@@ -1,5 +1,6 @@
 //! Finalization: the newly finalized chain moved from the hot database to the cold one, the cold
-//! grid states written (snapshots and diffs), abandoned forks and expired sidecars pruned, and
+//! grid states written (snapshots and diffs), abandoned forks and expired sidecars and envelopes
+//! pruned, and
 //! the new split recorded ([`Store::migrate_to_finalized`]).
 
 #[allow(
@@ -16,9 +17,10 @@ impl<E: EthSpec> Store<E> {
     /// - the finalized state roots are mapped to their slots, and the states on the cold grid
     ///   are written as snapshots or diffs;
     /// - hot blocks that do not descend from the finalized block (abandoned forks) are deleted
-    ///   with their sidecars, finalized ones from the hot tables, and hot states before the
-    ///   checkpoint or off the finalized chain;
-    /// - sidecars past their retention window (counted from the finalized epoch) are deleted;
+    ///   with their sidecars and envelopes, finalized ones from the hot tables, and hot states
+    ///   before the checkpoint or off the finalized chain;
+    /// - sidecars and envelopes past their retention windows (counted from the finalized epoch)
+    ///   are deleted;
     /// - the split and the finalized checkpoint are recorded.
     ///
     /// The checkpoint state (at the first slot of `finalized.epoch`) must have been stored with
@@ -125,6 +127,8 @@ impl<E: EthSpec> Store<E> {
             let mut columns = txn.open_table(DATA_COLUMNS)?;
             let mut blobs = txn.open_table(BLOB_SIDECARS)?;
             let mut sidecar_slots = txn.open_table(DATA_SIDECAR_SLOTS)?;
+            let mut envelopes = txn.open_table(EXECUTION_PAYLOAD_ENVELOPES)?;
+            let mut envelope_slots = txn.open_table(EXECUTION_PAYLOAD_ENVELOPE_SLOTS)?;
             for (root, block) in &sorted {
                 if keep.contains(root) {
                     continue;
@@ -135,6 +139,9 @@ impl<E: EthSpec> Store<E> {
                     delete_sidecars(&mut columns, root)?;
                     delete_sidecars(&mut blobs, root)?;
                     sidecar_slots.remove(slot_root_key(block.slot, root))?;
+                    // Stored at its block's slot (`StoreBatch::put_execution_payload_envelope`).
+                    envelopes.remove(root.0)?;
+                    envelope_slots.remove(slot_root_key(block.slot, root))?;
                     summary.blocks_pruned += 1;
                 }
             }
@@ -178,8 +185,10 @@ impl<E: EthSpec> Store<E> {
             summary.states_pruned = doomed.len();
         }
 
-        // 4. Sidecar retention, from the finalized epoch (never later than the current one).
+        // 4. Sidecar and envelope retention, from the finalized epoch (never later than the
+        //    current one).
         summary.sidecar_blocks_expired = self.prune_sidecars_in(&txn, finalized.epoch)?;
+        summary.envelopes_expired = self.prune_envelopes_in(&txn, finalized.epoch)?;
 
         let mut meta = txn.open_table(META)?;
         write_split(
