@@ -61,6 +61,10 @@ impl Default for RateLimiterConfig {
                     Protocol::LightClientFinalityUpdate | Protocol::LightClientOptimisticUpdate => {
                         Quota::n_every(1, 12)
                     }
+                    // From Gloas the envelope carries the payload a block carried before: as
+                    // many envelopes as blocks, eight full `MAX_REQUEST_PAYLOADS` requests.
+                    Protocol::ExecutionPayloadEnvelopesByRange
+                    | Protocol::ExecutionPayloadEnvelopesByRoot => Quota::n_every(1024, 10),
                 };
                 (p, quota)
             })
@@ -248,6 +252,32 @@ mod tests {
         assert!(
             limiter
                 .allows(&peer, Protocol::BlocksByRangeV2, 24, now)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn envelope_requests_are_limited_like_blocks_per_protocol() {
+        let mut limiter = RateLimiter::new(RateLimiterConfig::default());
+        let peer = PeerId::random();
+        let now = Instant::now();
+        for protocol in [
+            Protocol::ExecutionPayloadEnvelopesByRange,
+            Protocol::ExecutionPayloadEnvelopesByRoot,
+        ] {
+            // Eight requests of MAX_REQUEST_PAYLOADS (128) envelopes, then none.
+            for _ in 0..8 {
+                assert!(limiter.allows(&peer, protocol, 128, now).is_ok());
+            }
+            assert!(matches!(
+                limiter.allows(&peer, protocol, 1, now),
+                Err(RateLimitError::RateLimited { .. })
+            ));
+        }
+        // Each protocol has its own bucket, apart from the blocks'.
+        assert!(
+            limiter
+                .allows(&peer, Protocol::BlocksByRangeV2, 1024, now)
                 .is_ok()
         );
     }

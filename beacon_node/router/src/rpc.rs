@@ -40,6 +40,8 @@ fn protocol_label(protocol: Protocol) -> &'static str {
         Protocol::LightClientUpdatesByRange => "light_client_updates_by_range",
         Protocol::LightClientFinalityUpdate => "light_client_finality_update",
         Protocol::LightClientOptimisticUpdate => "light_client_optimistic_update",
+        Protocol::ExecutionPayloadEnvelopesByRange => "execution_payload_envelopes_by_range",
+        Protocol::ExecutionPayloadEnvelopesByRoot => "execution_payload_envelopes_by_root",
     }
 }
 
@@ -94,8 +96,12 @@ pub(crate) fn route_request<E: EthSpec>(
         | Request::LightClientUpdatesByRange(_)
         | Request::LightClientFinalityUpdate
         | Request::LightClientOptimisticUpdate => WorkKind::RpcLightClientRequest,
-        // Blob sidecars belong to pre-Fulu forks this node does not serve.
-        Request::BlobsByRange(_) | Request::BlobsByRoot(_) => {
+        // Blob sidecars belong to pre-Fulu forks this node does not serve; Gloas's envelopes
+        // are not served until the chain imports them.
+        Request::BlobsByRange(_)
+        | Request::BlobsByRoot(_)
+        | Request::ExecutionPayloadEnvelopesByRange(_)
+        | Request::ExecutionPayloadEnvelopesByRoot(_) => {
             let response = Response::error(
                 ResponseCode::RESOURCE_UNAVAILABLE,
                 "not served by this node",

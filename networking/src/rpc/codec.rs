@@ -1148,6 +1148,267 @@ mod tests {
         ));
     }
 
+    /// A context whose Gloas fork starts at epoch 1 (Fulu before it).
+    fn fulu_then_gloas() -> ForkContext {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+        spec.gloas_fork_epoch = 1;
+        ForkContext::new(spec, Root::repeat_byte(3))
+    }
+
+    /// An envelope of the block at `slot`, its other fields from `seed`.
+    fn envelope(slot: u64, seed: u8) -> ResponseItem<E> {
+        let mut envelope: types::gloas::SignedExecutionPayloadEnvelope<E> = arbitrary(seed);
+        envelope.message.payload.slot_number = slot;
+        envelope.message.beacon_block_root = Root::repeat_byte(seed);
+        ResponseItem::ExecutionPayloadEnvelope(Arc::new(envelope))
+    }
+
+    fn envelopes_by_range(start_slot: u64, count: u64) -> Request<E> {
+        Request::ExecutionPayloadEnvelopesByRange(
+            crate::rpc::ExecutionPayloadEnvelopesByRangeRequest { start_slot, count },
+        )
+    }
+
+    #[test]
+    fn envelope_requests_and_responses_round_trip_under_the_gloas_digest() {
+        let ctx = fulu_then_gloas();
+        let spe = <E as EthSpec>::slots_per_epoch();
+        let requests = [
+            envelopes_by_range(spe, 4),
+            Request::ExecutionPayloadEnvelopesByRoot(vec![
+                Root::repeat_byte(1),
+                Root::repeat_byte(2),
+                Root::repeat_byte(3),
+            ]),
+        ];
+        for request in requests {
+            let protocol = request.protocol();
+            let decoded = block_on(read_request::<E, _>(
+                &mut Cursor::new(encode_request(&request)),
+                protocol,
+                ctx.spec(),
+            ))
+            .unwrap();
+            assert_eq!(decoded, request, "{protocol}");
+
+            let mut response =
+                Response::<E>::success((0..3).map(|i| envelope(spe + i, i as u8 + 1)).collect());
+            response.error = Some(ErrorResponse {
+                code: ResponseCode::RESOURCE_UNAVAILABLE,
+                message: "the rest is pruned".into(),
+            });
+            let chunks = encode_response_chunks(protocol, &response, &ctx).unwrap();
+            for chunk in &chunks[..3] {
+                assert_eq!(
+                    &chunk[1..5],
+                    ctx.digest_at_epoch(1).as_slice(),
+                    "{protocol}: the context bytes are Gloas's"
+                );
+                assert_ne!(ctx.digest_at_epoch(1), ctx.digest_at_epoch(0));
+            }
+            // One chunk per write, flushed at its end.
+            let mut recorder = Recorder::default();
+            block_on(write_response(&mut recorder, protocol, &response, &ctx)).unwrap();
+            let ends: Vec<usize> = chunks
+                .iter()
+                .scan(0, |end, c| {
+                    *end += c.len();
+                    Some(*end)
+                })
+                .collect();
+            assert_eq!(recorder.flushed_at, ends, "{protocol}");
+            let decoded = block_on(read_response::<E, _>(
+                &mut Cursor::new(recorder.writes.concat()),
+                &request,
+                &ctx,
+            ))
+            .unwrap();
+            assert_eq!(decoded, response, "{protocol}");
+        }
+    }
+
+    #[test]
+    fn envelope_requests_over_the_limit_are_rejected() {
+        let ctx = fulu_then_gloas();
+        let spec = ctx.spec();
+        let max = spec.max_request_payloads as usize;
+        assert_eq!(max, 128);
+        let at_limit = vec![Root::repeat_byte(4); max];
+        assert_eq!(
+            read_req(
+                encode_payload(&at_limit.as_ssz_bytes()),
+                Protocol::ExecutionPayloadEnvelopesByRoot
+            )
+            .unwrap(),
+            Request::ExecutionPayloadEnvelopesByRoot(at_limit)
+        );
+        let over = vec![Root::repeat_byte(4); max + 1];
+        assert!(matches!(
+            read_req(
+                encode_payload(&over.as_ssz_bytes()),
+                Protocol::ExecutionPayloadEnvelopesByRoot
+            ),
+            Err(RpcCodecError::LengthOutOfBounds { len, .. }) if len == 32 * (max as u64 + 1)
+        ));
+        // By range: two u64s, nothing else (no `step`).
+        assert!(matches!(
+            read_req(
+                encode_payload(&[0u8; 24]),
+                Protocol::ExecutionPayloadEnvelopesByRange
+            ),
+            Err(RpcCodecError::LengthOutOfBounds { len: 24, .. })
+        ));
+        // A responder may send at most min(count, MAX_REQUEST_PAYLOADS) envelopes by range and
+        // one per root.
+        assert_eq!(envelopes_by_range(0, 1000).max_response_chunks(spec), 128);
+        assert_eq!(envelopes_by_range(0, 2).max_response_chunks(spec), 2);
+        let by_root = Request::<E>::ExecutionPayloadEnvelopesByRoot(vec![Root::ZERO; 2]);
+        assert_eq!(by_root.max_response_chunks(spec), 2);
+        let chunk = encode_response_item(
+            Protocol::ExecutionPayloadEnvelopesByRoot,
+            &envelope(9, 1),
+            &ctx,
+        )
+        .unwrap();
+        let three = [chunk.clone(), chunk.clone(), chunk].concat();
+        assert!(matches!(
+            read_resp_with(three, &by_root, &ctx),
+            Err(RpcCodecError::TooManyChunks { max: 2 })
+        ));
+    }
+
+    fn read_resp_with(
+        bytes: Vec<u8>,
+        request: &Request<E>,
+        ctx: &ForkContext,
+    ) -> Result<Response<E>, RpcCodecError> {
+        block_on(read_response::<E, _>(&mut Cursor::new(bytes), request, ctx))
+    }
+
+    #[test]
+    fn an_envelope_under_a_pre_gloas_digest_is_rejected() {
+        let ctx = fulu_then_gloas();
+        let request = envelopes_by_range(0, 16);
+        let good = encode_response_item(
+            Protocol::ExecutionPayloadEnvelopesByRange,
+            &envelope(9, 2),
+            &ctx,
+        )
+        .unwrap();
+        assert_eq!(
+            read_resp_with(good.clone(), &request, &ctx).unwrap().items,
+            vec![envelope(9, 2)]
+        );
+        // Fulu's digest, a digest of this chain: the envelope type does not exist there.
+        let mut fulu = good.clone();
+        fulu[1..5].copy_from_slice(ctx.digest_at_epoch(0).as_slice());
+        let result = read_resp_with(fulu, &request, &ctx);
+        assert!(matches!(result, Err(RpcCodecError::Ssz(_))), "{result:?}");
+        // A digest of no fork of this chain.
+        let mut unknown = good;
+        unknown[1] ^= 0x55;
+        let result = read_resp_with(unknown, &request, &ctx);
+        assert!(
+            matches!(result, Err(RpcCodecError::UnknownContextBytes(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn envelope_chunks_shorter_than_the_smallest_envelope_are_refused_from_the_prefix() {
+        let ctx = fulu_then_gloas();
+        // The bound is the length of an envelope whose lists are all empty.
+        let empty = <types::gloas::SignedExecutionPayloadEnvelope<E> as arbitrary::Arbitrary<'_>>::arbitrary(
+            &mut arbitrary::Unstructured::new(&[]),
+        )
+        .unwrap();
+        assert_eq!(
+            empty.as_ssz_bytes().len(),
+            crate::rpc::MIN_SIGNED_EXECUTION_PAYLOAD_ENVELOPE_LEN
+        );
+        assert_eq!(
+            Protocol::ExecutionPayloadEnvelopesByRoot.response_bounds(ctx.spec()),
+            (
+                crate::rpc::MIN_SIGNED_EXECUTION_PAYLOAD_ENVELOPE_LEN,
+                ctx.spec().max_payload_size as usize
+            )
+        );
+        let mut bytes = vec![0u8];
+        bytes.extend_from_slice(ctx.digest_at_epoch(1).as_slice());
+        bytes.extend(encode_payload(
+            &[0u8; crate::rpc::MIN_SIGNED_EXECUTION_PAYLOAD_ENVELOPE_LEN - 1],
+        ));
+        assert!(matches!(
+            read_resp_with(bytes, &envelopes_by_range(8, 1), &ctx),
+            Err(RpcCodecError::LengthOutOfBounds { .. })
+        ));
+    }
+
+    #[test]
+    fn gloas_blocks_and_columns_decode_under_the_gloas_digest() {
+        let ctx = fulu_then_gloas();
+        let spe = <E as EthSpec>::slots_per_epoch();
+        let mut gloas_block: types::gloas::SignedBeaconBlock<E> = arbitrary(21);
+        gloas_block.message.slot = spe + 1;
+        let mut fulu_block: types::fulu::SignedBeaconBlock<E> = arbitrary(22);
+        fulu_block.message.slot = spe - 1;
+        let mut gloas_column: types::gloas::DataColumnSidecar<E> = arbitrary(23);
+        gloas_column.slot = spe + 2;
+        gloas_column.index = 5;
+        let cases = [
+            (
+                Protocol::BlocksByRangeV2,
+                ResponseItem::Block(Arc::new(types::SignedBeaconBlock::Gloas(gloas_block))),
+                1,
+            ),
+            (
+                Protocol::BlocksByRootV2,
+                ResponseItem::Block(Arc::new(types::SignedBeaconBlock::Fulu(fulu_block))),
+                0,
+            ),
+            (
+                Protocol::DataColumnsByRange,
+                ResponseItem::DataColumnSidecar(Arc::new(types::DataColumnSidecar::Gloas(
+                    gloas_column.clone(),
+                ))),
+                1,
+            ),
+            (
+                Protocol::DataColumnsByRoot,
+                ResponseItem::DataColumnSidecar(Arc::new(types::DataColumnSidecar::Gloas(
+                    gloas_column,
+                ))),
+                1,
+            ),
+        ];
+        for (protocol, item, epoch) in cases {
+            let chunk = encode_response_item(protocol, &item, &ctx).unwrap();
+            assert_eq!(
+                &chunk[1..5],
+                ctx.digest_at_epoch(epoch).as_slice(),
+                "{protocol}"
+            );
+            let fork = ctx.fork_of_digest(ctx.digest_at_epoch(epoch)).unwrap();
+            assert_eq!(
+                fork,
+                if epoch == 1 {
+                    ForkName::Gloas
+                } else {
+                    ForkName::Fulu
+                }
+            );
+            let decoded = block_on(read_response_chunk::<E, _>(
+                &mut Cursor::new(chunk),
+                protocol,
+                &ctx,
+            ))
+            .unwrap()
+            .expect("a chunk")
+            .unwrap();
+            assert_eq!(decoded, item, "{protocol}");
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn payload_round_trips(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 1..200_000)) {

@@ -1,6 +1,7 @@
 //! The eth2 req/resp messages: request containers, response items and the protocol list.
 //!
-//! [spec]: phase0/p2p-interface.md#messages, fulu/p2p-interface.md#messages
+//! [spec]: phase0/p2p-interface.md#messages, fulu/p2p-interface.md#messages,
+//! gloas/p2p-interface.md#messages
 
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use ssz_derive::{Decode, Encode};
 use ssz_types::BitVector;
 use ssz_types::typenum::{U4, U64, Unsigned};
 use types::fulu::DataColumnsByRootIdentifier;
+use types::gloas::SignedExecutionPayloadEnvelope;
 use types::{
     BlobSidecar, ChainSpec, DataColumnSidecar, Epoch, EthSpec, ForkDigest, LightClientBootstrap,
     LightClientFinalityUpdate, LightClientOptimisticUpdate, LightClientUpdate, Root,
@@ -22,6 +24,11 @@ pub const MAX_REQUEST_LIGHT_CLIENT_UPDATES: u64 = 128;
 
 /// Longest error message a response chunk may carry (`ErrorMessage = List[byte, 256]`).
 pub const MAX_ERROR_MESSAGE_LEN: usize = 256;
+
+/// The shortest SSZ a `SignedExecutionPayloadEnvelope` can have: its fixed part (the offset of
+/// `message` and the 96-byte signature), the envelope's fixed part (two offsets, the builder
+/// index and two roots: 80), the payload's (540) and the execution requests' (five offsets).
+pub const MIN_SIGNED_EXECUTION_PAYLOAD_ENVELOPE_LEN: usize = 4 + 96 + 80 + 540 + 20;
 
 /// `Status` v2: the handshake's view of a peer's chain.
 ///
@@ -105,6 +112,17 @@ pub struct DataColumnsByRangeRequest {
     pub columns: Vec<u64>,
 }
 
+/// `ExecutionPayloadEnvelopesByRange` v1 request.
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub struct ExecutionPayloadEnvelopesByRangeRequest {
+    /// First slot of the range.
+    pub start_slot: Slot,
+    /// Number of slots in the range.
+    pub count: u64,
+}
+
 /// `LightClientUpdatesByRange` v1 request.
 ///
 /// [spec]: altair/light-client/p2p-interface.md#lightclientupdatesbyrange
@@ -147,11 +165,15 @@ pub enum Protocol {
     LightClientFinalityUpdate,
     /// `light_client_optimistic_update/1`.
     LightClientOptimisticUpdate,
+    /// `execution_payload_envelopes_by_range/1` (Gloas).
+    ExecutionPayloadEnvelopesByRange,
+    /// `execution_payload_envelopes_by_root/1` (Gloas).
+    ExecutionPayloadEnvelopesByRoot,
 }
 
 impl Protocol {
     /// Every protocol, in the order they are offered.
-    pub const ALL: [Protocol; 14] = [
+    pub const ALL: [Protocol; 16] = [
         Protocol::StatusV2,
         Protocol::Goodbye,
         Protocol::Ping,
@@ -166,6 +188,8 @@ impl Protocol {
         Protocol::LightClientUpdatesByRange,
         Protocol::LightClientFinalityUpdate,
         Protocol::LightClientOptimisticUpdate,
+        Protocol::ExecutionPayloadEnvelopesByRange,
+        Protocol::ExecutionPayloadEnvelopesByRoot,
     ];
 
     /// The full protocol id: `/eth2/beacon_chain/req/{message_name}/{version}/ssz_snappy`.
@@ -200,6 +224,12 @@ impl Protocol {
             }
             Protocol::LightClientOptimisticUpdate => {
                 "/eth2/beacon_chain/req/light_client_optimistic_update/1/ssz_snappy"
+            }
+            Protocol::ExecutionPayloadEnvelopesByRange => {
+                "/eth2/beacon_chain/req/execution_payload_envelopes_by_range/1/ssz_snappy"
+            }
+            Protocol::ExecutionPayloadEnvelopesByRoot => {
+                "/eth2/beacon_chain/req/execution_payload_envelopes_by_root/1/ssz_snappy"
             }
         }
     }
@@ -265,6 +295,11 @@ impl Protocol {
             ),
             Protocol::LightClientBootstrap => fixed(32),
             Protocol::LightClientUpdatesByRange => fixed(16),
+            Protocol::ExecutionPayloadEnvelopesByRange => fixed(16),
+            // `ExecutionPayloadEnvelopeRoots`: at most `MAX_REQUEST_PAYLOADS` roots.
+            Protocol::ExecutionPayloadEnvelopesByRoot => {
+                (0, 32 * spec.max_request_payloads as usize)
+            }
         }
     }
 
@@ -275,7 +310,22 @@ impl Protocol {
             Protocol::StatusV2 => fixed(<StatusMessage as Encode>::ssz_fixed_len()),
             Protocol::Goodbye | Protocol::Ping => fixed(8),
             Protocol::MetaDataV3 => fixed(<MetaData as Encode>::ssz_fixed_len()),
-            _ => (1, max),
+            // The progressive lists of an envelope have no list limit to bound it: the payload
+            // size limit does.
+            Protocol::ExecutionPayloadEnvelopesByRange
+            | Protocol::ExecutionPayloadEnvelopesByRoot => {
+                (MIN_SIGNED_EXECUTION_PAYLOAD_ENVELOPE_LEN, max)
+            }
+            Protocol::BlocksByRangeV2
+            | Protocol::BlocksByRootV2
+            | Protocol::BlobsByRange
+            | Protocol::BlobsByRoot
+            | Protocol::DataColumnsByRange
+            | Protocol::DataColumnsByRoot
+            | Protocol::LightClientBootstrap
+            | Protocol::LightClientUpdatesByRange
+            | Protocol::LightClientFinalityUpdate
+            | Protocol::LightClientOptimisticUpdate => (1, max),
         }
     }
 }
@@ -321,6 +371,10 @@ pub enum Request<E: EthSpec> {
     LightClientFinalityUpdate,
     /// `GetLightClientOptimisticUpdate`.
     LightClientOptimisticUpdate,
+    /// `ExecutionPayloadEnvelopesByRange` v1.
+    ExecutionPayloadEnvelopesByRange(ExecutionPayloadEnvelopesByRangeRequest),
+    /// `ExecutionPayloadEnvelopesByRoot` v1: beacon block roots, at most `MAX_REQUEST_PAYLOADS`.
+    ExecutionPayloadEnvelopesByRoot(Vec<Root>),
 }
 
 impl<E: EthSpec> Request<E> {
@@ -341,6 +395,12 @@ impl<E: EthSpec> Request<E> {
             Request::LightClientUpdatesByRange(_) => Protocol::LightClientUpdatesByRange,
             Request::LightClientFinalityUpdate => Protocol::LightClientFinalityUpdate,
             Request::LightClientOptimisticUpdate => Protocol::LightClientOptimisticUpdate,
+            Request::ExecutionPayloadEnvelopesByRange(_) => {
+                Protocol::ExecutionPayloadEnvelopesByRange
+            }
+            Request::ExecutionPayloadEnvelopesByRoot(_) => {
+                Protocol::ExecutionPayloadEnvelopesByRoot
+            }
         }
     }
 
@@ -360,6 +420,8 @@ impl<E: EthSpec> Request<E> {
             Request::DataColumnsByRoot(ids) => ids.as_ssz_bytes(),
             Request::LightClientBootstrap(root) => root.as_ssz_bytes(),
             Request::LightClientUpdatesByRange(req) => req.as_ssz_bytes(),
+            Request::ExecutionPayloadEnvelopesByRange(req) => req.as_ssz_bytes(),
+            Request::ExecutionPayloadEnvelopesByRoot(roots) => roots.as_ssz_bytes(),
         }
     }
 
@@ -429,6 +491,18 @@ impl<E: EthSpec> Request<E> {
             Protocol::LightClientUpdatesByRange => Request::LightClientUpdatesByRange(
                 LightClientUpdatesByRangeRequest::from_ssz_bytes(bytes)?,
             ),
+            Protocol::ExecutionPayloadEnvelopesByRange => {
+                Request::ExecutionPayloadEnvelopesByRange(
+                    ExecutionPayloadEnvelopesByRangeRequest::from_ssz_bytes(bytes)?,
+                )
+            }
+            Protocol::ExecutionPayloadEnvelopesByRoot => {
+                let roots = Vec::<Root>::from_ssz_bytes(bytes)?;
+                if roots.len() as u64 > spec.max_request_payloads {
+                    return Err(too_many("roots", roots.len(), spec.max_request_payloads));
+                }
+                Request::ExecutionPayloadEnvelopesByRoot(roots)
+            }
         })
     }
 
@@ -462,6 +536,14 @@ impl<E: EthSpec> Request<E> {
                 .min(ids.len() as u64 * columns),
             Request::LightClientUpdatesByRange(req) => {
                 req.count.min(MAX_REQUEST_LIGHT_CLIENT_UPDATES)
+            }
+            // As `BeaconBlocksByRange` v2, and within `SignedExecutionPayloadEnvelopes`.
+            Request::ExecutionPayloadEnvelopesByRange(req) => req
+                .count
+                .min(spec.max_request_blocks_deneb)
+                .min(spec.max_request_payloads),
+            Request::ExecutionPayloadEnvelopesByRoot(roots) => {
+                (roots.len() as u64).min(spec.max_request_payloads)
             }
         }
     }
@@ -503,6 +585,8 @@ pub enum ResponseItem<E: EthSpec> {
     LightClientFinalityUpdate(Arc<LightClientFinalityUpdate<E>>),
     /// A light-client optimistic update.
     LightClientOptimisticUpdate(Arc<LightClientOptimisticUpdate<E>>),
+    /// A signed execution payload envelope (`ExecutionPayloadEnvelopesByRange`/`ByRoot`).
+    ExecutionPayloadEnvelope(Arc<SignedExecutionPayloadEnvelope<E>>),
 }
 
 impl<E: EthSpec> ResponseItem<E> {
@@ -542,6 +626,11 @@ impl<E: EthSpec> ResponseItem<E> {
                     ResponseItem::LightClientOptimisticUpdate(_),
                     Protocol::LightClientOptimisticUpdate
                 )
+                | (
+                    ResponseItem::ExecutionPayloadEnvelope(_),
+                    Protocol::ExecutionPayloadEnvelopesByRange
+                        | Protocol::ExecutionPayloadEnvelopesByRoot
+                )
         )
     }
 
@@ -558,14 +647,18 @@ impl<E: EthSpec> ResponseItem<E> {
             ResponseItem::LightClientUpdate(item) => item.as_ssz_bytes(),
             ResponseItem::LightClientFinalityUpdate(item) => item.as_ssz_bytes(),
             ResponseItem::LightClientOptimisticUpdate(item) => item.as_ssz_bytes(),
+            ResponseItem::ExecutionPayloadEnvelope(item) => item.as_ssz_bytes(),
         }
     }
 
     /// The slot whose epoch selects the chunk's context bytes, for the protocols that have them:
-    /// a light-client bootstrap's header slot, a light-client update's attested header slot.
+    /// a light-client bootstrap's header slot, a light-client update's attested header slot, an
+    /// envelope's block slot (its payload's `slot_number`, which envelope verification holds
+    /// equal to the slot of `beacon_block_root`'s block; only verified envelopes are served).
     ///
     /// [spec]: fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
-    /// altair/light-client/p2p-interface.md#the-reqresp-domain
+    /// altair/light-client/p2p-interface.md#the-reqresp-domain,
+    /// gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1
     pub fn context_slot(&self) -> Option<Slot> {
         Some(match self {
             ResponseItem::Status(_)
@@ -591,6 +684,7 @@ impl<E: EthSpec> ResponseItem<E> {
             ResponseItem::LightClientOptimisticUpdate(item) => {
                 light_client_optimistic_update_attested_slot(item)
             }
+            ResponseItem::ExecutionPayloadEnvelope(item) => item.message.payload.slot_number,
         })
     }
 
@@ -632,7 +726,34 @@ impl<E: EthSpec> ResponseItem<E> {
                     LightClientOptimisticUpdate::from_ssz_bytes_by_fork(bytes, fork)?,
                 ))
             }
+            Protocol::ExecutionPayloadEnvelopesByRange
+            | Protocol::ExecutionPayloadEnvelopesByRoot => ResponseItem::ExecutionPayloadEnvelope(
+                Arc::new(execution_payload_envelope_by_fork(bytes, fork)?),
+            ),
         })
+    }
+}
+
+/// A `SignedExecutionPayloadEnvelope` under the context bytes of `fork`: the type exists from
+/// Gloas on; an earlier fork's digest is refused.
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyroot-v1
+fn execution_payload_envelope_by_fork<E: EthSpec>(
+    bytes: &[u8],
+    fork: types::ForkName,
+) -> Result<SignedExecutionPayloadEnvelope<E>, ssz::DecodeError> {
+    use types::ForkName;
+    match fork {
+        ForkName::Phase0
+        | ForkName::Altair
+        | ForkName::Bellatrix
+        | ForkName::Capella
+        | ForkName::Deneb
+        | ForkName::Electra
+        | ForkName::Fulu => Err(ssz::DecodeError::BytesInvalid(format!(
+            "no execution payload envelope at {fork}"
+        ))),
+        ForkName::Gloas => SignedExecutionPayloadEnvelope::from_ssz_bytes(bytes),
     }
 }
 
