@@ -30,7 +30,7 @@ use rayon::ThreadPoolBuilder;
 use state_processing::{
     CachedBeaconState,
     common::{compute_epoch_at_slot, get_beacon_proposer_index, get_current_epoch, get_domain},
-    genesis::{interop_genesis_block, interop_genesis_state},
+    genesis::{interop_genesis_block, interop_genesis_block_of, interop_genesis_state},
     per_block::AlwaysValid,
     per_slot::process_slots,
 };
@@ -402,7 +402,8 @@ impl<E: EthSpec> HarnessBuilder<E> {
 
 /// The interop genesis of `validators` validators at `genesis_time` on the execution block
 /// `eth1_block_hash`: its state (root computed) and block, an anchor for
-/// [`ChainStart::Anchor`] or for blocks built ahead of any chain.
+/// [`ChainStart::Anchor`] or for blocks built ahead of any chain. A spec that schedules Gloas
+/// at genesis gives a Gloas genesis (its block carrying the genesis bid).
 pub fn interop_genesis<E: EthSpec>(
     validators: usize,
     genesis_time: u64,
@@ -411,7 +412,8 @@ pub fn interop_genesis<E: EthSpec>(
 ) -> Result<(CachedBeaconState<E>, SignedBeaconBlock<E>), HarnessError> {
     let state = interop_genesis_state::<E>(validators, genesis_time, eth1_block_hash, spec)?;
     let mut state = CachedBeaconState::new(state);
-    let block = interop_genesis_block::<E>(state.hash_tree_root()?);
+    let state_root = state.hash_tree_root()?;
+    let block = interop_genesis_block_of::<E>(&state.state, state_root);
     Ok((state, block))
 }
 

@@ -28,12 +28,14 @@ pub mod batch_metrics;
 pub mod block_import;
 mod block_verification;
 pub mod chain;
+mod chain_fork_choice;
 pub mod data_availability_checker;
 pub mod data_column_sidecars;
 pub mod data_column_verification;
 pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
+pub mod gloas_import;
 pub mod gossip;
 #[cfg(feature = "test-utils")]
 pub mod harness;
@@ -56,6 +58,8 @@ pub use api_states::{
     BlockReplay, BlockTreeLeaf, QueriedBlock, QueriedState, StateQueryError, latest_block_root_of,
 };
 pub use block_import::{BlockProcessed, ExecutionBlobsError, ReconstructionError};
+pub use chain_fork_choice::ChainHead;
+pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};
 pub use chain::{
     AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT,
     ExecutionStatus, HeadSnapshot, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
