@@ -722,7 +722,8 @@ fn restore_persisted<E: EthSpec>(
             Ok(restored.blocks.len())
         }
         ChainForkChoice::Gloas(gloas) => {
-            let mut store = fork_choice::GloasForkChoice::from_persisted_bytes(bytes, spec.clone())?;
+            let mut store =
+                fork_choice::GloasForkChoice::from_persisted_bytes(bytes, spec.clone())?;
             for root in store.block_roots() {
                 let after_split = store
                     .block_info(root)
@@ -801,7 +802,7 @@ impl<E: EthSpec> BeaconChain<E> {
             &anchor_block,
         );
         let fork_choice = anchor_fork_choice(
-            &mut anchor,
+            &anchor,
             block_root,
             &anchor_block,
             &spec,

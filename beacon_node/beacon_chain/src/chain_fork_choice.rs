@@ -361,9 +361,7 @@ impl<E: EthSpec> ChainForkChoice<E> {
     pub(crate) fn checkpoint_execution_hash(&self, root: &Root) -> Option<Hash32> {
         match self {
             Self::Fulu(fc) => fc.payload_block_hash(root),
-            Self::Gloas(g) => g
-                .store
-                .execution_block_hash(root, PayloadStatus::Empty),
+            Self::Gloas(g) => g.store.execution_block_hash(root, PayloadStatus::Empty),
         }
     }
 
@@ -386,8 +384,7 @@ impl<E: EthSpec> GloasChainForkChoice<E> {
     pub(crate) fn head_optimistic(&self, root: &Root, status: PayloadStatus) -> bool {
         match self.store.payload_block(root, status) {
             Some(payload_root) => {
-                self.payload_statuses.get(&payload_root).copied()
-                    != Some(ExecutionStatus::Valid)
+                self.payload_statuses.get(&payload_root).copied() != Some(ExecutionStatus::Valid)
             }
             None => false,
         }

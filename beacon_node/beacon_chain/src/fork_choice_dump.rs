@@ -143,12 +143,8 @@ impl<E: types::EthSpec> BeaconChain<E> {
             let dump = ForkChoiceDump {
                 justified_checkpoint: chain_fc.justified_checkpoint().clone(),
                 finalized_checkpoint: chain_fc.finalized_checkpoint().clone(),
-                unrealized_justified_checkpoint: chain_fc
-                    .unrealized_justified_checkpoint()
-                    .clone(),
-                unrealized_finalized_checkpoint: chain_fc
-                    .unrealized_finalized_checkpoint()
-                    .clone(),
+                unrealized_justified_checkpoint: chain_fc.unrealized_justified_checkpoint().clone(),
+                unrealized_finalized_checkpoint: chain_fc.unrealized_finalized_checkpoint().clone(),
                 proposer_boost_root: chain_fc.proposer_boost_root(),
                 nodes,
             };

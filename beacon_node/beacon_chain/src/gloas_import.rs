@@ -271,7 +271,12 @@ impl<E: EthSpec> Imports<'_, E> {
             .lock()
             .gloas_for_block(block_root)?
             .store
-            .check_block(block_root, block.parent_root, block.slot, bid.parent_block_hash)?;
+            .check_block(
+                block_root,
+                block.parent_root,
+                block.slot,
+                bid.parent_block_hash,
+            )?;
         let Some(arrival) = arrival else {
             return Ok(None);
         };
@@ -294,7 +299,10 @@ impl<E: EthSpec> Imports<'_, E> {
     /// counts them: each attestation's attesting indices on its target's checkpoint state,
     /// computed without fork choice's lock. An attestation whose target fork choice does not
     /// hold, or whose state cannot be had, is passed over, as fork choice would refuse it.
-    fn gloas_block_votes(&self, block: &BeaconBlock<E>) -> Vec<(AttestationData, Vec<ValidatorIndex>)> {
+    fn gloas_block_votes(
+        &self,
+        block: &BeaconBlock<E>,
+    ) -> Vec<(AttestationData, Vec<ValidatorIndex>)> {
         let targets_known: Vec<bool> = {
             let fc = self.fork_choice.lock();
             let finalized_epoch = fc.finalized_checkpoint().epoch;
@@ -438,7 +446,8 @@ impl<E: EthSpec> Imports<'_, E> {
                 && parent.bid_block_hash == bid.parent_block_hash
                 && !parent.payload_verified
             {
-                fc.store.on_verified_execution_payload(parent.root, Ok(()))?;
+                fc.store
+                    .on_verified_execution_payload(parent.root, Ok(()))?;
             }
         }
         let Some(prepared) = self.prepare_gloas(block_root, block)? else {
@@ -518,9 +527,11 @@ impl<E: EthSpec> BeaconChain<E> {
         self.record_stage(block_root, slot, Stage::Imported);
         self.light_client_server
             .on_block(&processed.post_state.state, &block);
-        let execution_optimistic = self.fork_choice.lock().gloas_chain().is_some_and(|g| {
-            g.head_optimistic(&block_root, fork_choice::PayloadStatus::Empty)
-        });
+        let execution_optimistic = self
+            .fork_choice
+            .lock()
+            .gloas_chain()
+            .is_some_and(|g| g.head_optimistic(&block_root, fork_choice::PayloadStatus::Empty));
         self.events().publish(ChainEvent::Block {
             slot,
             block: block_root,
@@ -571,8 +582,11 @@ impl<E: EthSpec> BeaconChain<E> {
             StoredAs::Whole => self.persist_fork_choice(block_root),
             StoredAs::PendingSnapshot => {
                 let fork_choice = self.fork_choice.lock().to_persisted_bytes();
-                self.store_writer()
-                    .write(block.state_root(), post_state.state.clone(), fork_choice);
+                self.store_writer().write(
+                    block.state_root(),
+                    post_state.state.clone(),
+                    fork_choice,
+                );
             }
             StoredAs::Summary => {}
         }
@@ -753,14 +767,14 @@ pub fn verify_gloas_custody_columns<E: EthSpec>(
     if !missing.is_empty() {
         return Err(ColumnsUnavailable::Missing(missing));
     }
-    let kzg_commitments: Vec<kzg::KzgCommitment> =
-        commitments.iter().map(|c| kzg::KzgCommitment(c.0)).collect();
+    let kzg_commitments: Vec<kzg::KzgCommitment> = commitments
+        .iter()
+        .map(|c| kzg::KzgCommitment(c.0))
+        .collect();
     let mut cells = Vec::with_capacity(sampled.len());
     let mut proofs = Vec::with_capacity(sampled.len());
     for column in &sampled {
-        if column.beacon_block_root != block_root
-            || column.index >= E::NumberOfColumns::to_u64()
-        {
+        if column.beacon_block_root != block_root || column.index >= E::NumberOfColumns::to_u64() {
             return Err(ColumnsUnavailable::WrongBlock {
                 index: column.index,
             });
@@ -849,7 +863,7 @@ impl<E: EthSpec> BeaconChain<E> {
                     &state.caches,
                     &envelope,
                     verify,
-                    &self.spec(),
+                    self.spec(),
                 )
             })
             .map_err(|source| EnvelopeError::Invalid { block_root, source })?;

@@ -290,11 +290,14 @@ impl<E: EthSpec> HarnessBuilder<E> {
 
     /// An engine API client to the mock (with [`HarnessConfig::engine_timeouts`]).
     pub fn engine(&self) -> Result<Arc<EngineApiClient>, HarnessError> {
-        Ok(Arc::new(EngineApiClient::new(
-            self.mock.url(),
-            self.jwt.clone(),
-            self.config.engine_timeouts,
-        )?))
+        Ok(Arc::new(
+            EngineApiClient::new(
+                self.mock.url(),
+                self.jwt.clone(),
+                self.config.engine_timeouts,
+            )?
+            .with_fork_schedule::<E>(&self.config.spec, self.config.genesis_time),
+        ))
     }
 
     /// Builds the chain from `start` with its store, clock, pool and block producer. Called on
@@ -368,11 +371,11 @@ impl<E: EthSpec> HarnessBuilder<E> {
             }
         };
         let chain = Arc::new(chain);
-        let engine = Arc::new(EngineApiClient::new(
-            mock.url(),
-            jwt.clone(),
-            config.engine_timeouts,
-        )?);
+        // The engine methods of each payload's era (Amsterdam's from the Gloas fork on).
+        let engine = Arc::new(
+            EngineApiClient::new(mock.url(), jwt.clone(), config.engine_timeouts)?
+                .with_fork_schedule::<E>(&spec, chain.genesis_time()),
+        );
         if config.attach_execution_layer {
             // A fresh chain has none: this cannot fail.
             let _ = chain.attach_execution_layer(engine.clone(), tokio::runtime::Handle::current());
@@ -461,11 +464,10 @@ impl<E: EthSpec> ChainHarness<E> {
 
     /// Another engine API client to the mock (with the harness's timeouts).
     pub fn engine(&self) -> Result<Arc<EngineApiClient>, HarnessError> {
-        Ok(Arc::new(EngineApiClient::new(
-            self.mock.url(),
-            self.jwt.clone(),
-            self.engine_timeouts,
-        )?))
+        Ok(Arc::new(
+            EngineApiClient::new(self.mock.url(), self.jwt.clone(), self.engine_timeouts)?
+                .with_fork_schedule::<E>(&self.spec, self.genesis_time),
+        ))
     }
 
     /// Imports `block` with `columns` as one whose payload the execution client found valid

@@ -58,13 +58,12 @@ pub use api_states::{
     BlockReplay, BlockTreeLeaf, QueriedBlock, QueriedState, StateQueryError, latest_block_root_of,
 };
 pub use block_import::{BlockProcessed, ExecutionBlobsError, ReconstructionError};
-pub use chain_fork_choice::ChainHead;
-pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};
 pub use chain::{
     AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT,
     ExecutionStatus, HeadSnapshot, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
     UnimportedBlock,
 };
+pub use chain_fork_choice::ChainHead;
 pub use execution::{
     AlreadyAttached, BlockPayloadVerdict, ExecutionBlob, ExecutionError, ExecutionLayer,
     PayloadStatusSource, PayloadVerdict, PayloadVerdictSender, PendingPayloadVerdict,
@@ -73,6 +72,7 @@ pub use execution::{
 /// Whose fault an error is ([`ChainError::fault`], [`fork_choice::Error::fault`]).
 pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
+pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};
 pub use gossip::Verdict;
 pub use internal_error::InternalError;
 pub use light_client_server::{
