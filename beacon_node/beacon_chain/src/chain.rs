@@ -2152,8 +2152,16 @@ impl<E: EthSpec> BeaconChain<E> {
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
         let state = self.checkpoint_state_outside_lock(finalized)?;
         self.store_writer.finalize(finalized.clone(), state)?;
-        let in_fork_choice: HashSet<Root> =
-            self.fork_choice.lock().block_roots().into_iter().collect();
+        let in_fork_choice: HashSet<Root> = {
+            let mut fc = self.fork_choice.lock();
+            if let Some(gloas) = fc.gloas_mut() {
+                let store = &gloas.store;
+                gloas
+                    .payload_statuses
+                    .retain(|root, _| store.contains_block(root));
+            }
+            fc.block_roots().into_iter().collect()
+        };
         self.state_cache
             .prune(finalized, |root| in_fork_choice.contains(root));
         let current_slot = self.slot_at_ms(self.now_ms());

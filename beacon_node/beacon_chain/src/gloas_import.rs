@@ -38,10 +38,13 @@
 //! Gloas; there is no post-envelope state to store.
 //!
 //! **What persists.** The store has no place for envelopes yet (issue 44): fork choice is
-//! written (`put_fork_choice`) after each envelope import, so that a restart restores the
-//! FULL variants it had; blocks replayed on reopening (imported after the last record) get
-//! their parent's payload marked verified when they build on it (they were imported only once
-//! it was).
+//! queued for the store writer (`put_fork_choice`, after the writes queued before it, so a
+//! deferred snapshot's older record never lands over it) after each envelope import, so that a
+//! restart restores the FULL variants it had; blocks replayed on reopening (imported after the
+//! last record) get their parent's payload marked verified when they build on it (they were
+//! imported only once it was). The envelopes themselves are not kept: one cannot be served or
+//! replayed to a peer yet, and a payload's verdict after a restart is not validated until the
+//! execution client says otherwise.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -523,7 +526,7 @@ impl<E: EthSpec> BeaconChain<E> {
         imports.apply_gloas_block_slashings(message);
         drop(imports);
         self.unimported.lock().remove(&block_root);
-        self.persist_fork_choice_with(block_root, &block, &processed.post_state, stored);
+        self.persist_fork_choice_with(&block, &processed.post_state, stored);
         self.record_stage(block_root, slot, Stage::Imported);
         self.light_client_server
             .on_block(&processed.post_state.state, &block);
@@ -568,40 +571,38 @@ impl<E: EthSpec> BeaconChain<E> {
         }
     }
 
-    /// Fork choice written beside a whole state the import stored (a restart rebuilds the
-    /// tree from it and replays the blocks imported since), or handed to the store writer with
-    /// a deferred epoch snapshot.
-    pub(crate) fn persist_fork_choice_with(
+    /// Fork choice persisted after a Gloas block's import: handed to the store writer with a
+    /// deferred epoch snapshot, or alone beside a whole state (a restart rebuilds the tree
+    /// from it and replays the blocks imported since).
+    fn persist_fork_choice_with(
         &self,
-        block_root: Root,
         block: &SignedBeaconBlock<E>,
         post_state: &CachedBeaconState<E>,
         stored: StoredAs,
     ) {
         match stored {
-            StoredAs::Whole => self.persist_fork_choice(block_root),
+            StoredAs::Whole => self.persist_fork_choice(),
             StoredAs::PendingSnapshot => {
-                let fork_choice = self.fork_choice.lock().to_persisted_bytes();
+                // Queued under the lock: in the writer's queue in the order fork choice took
+                // them, so older bytes never land over newer ones.
+                let fc = self.fork_choice.lock();
                 self.store_writer().write(
                     block.state_root(),
                     post_state.state.clone(),
-                    fork_choice,
+                    fc.to_persisted_bytes(),
                 );
             }
             StoredAs::Summary => {}
         }
     }
 
-    /// Writes fork choice as it is now to the store (its own batch). A failure is logged: a
-    /// restart then rebuilds fork choice from the record before.
-    pub(crate) fn persist_fork_choice(&self, block_root: Root) {
-        let fork_choice = self.fork_choice.lock().to_persisted_bytes();
-        if let Err(e) = self.store().begin_batch().and_then(|mut batch| {
-            batch.put_fork_choice(&fork_choice)?;
-            batch.commit()
-        }) {
-            tracing::error!(%block_root, error = %e, "fork choice not persisted");
-        }
+    /// Queues fork choice as it is now for the store (the store writer writes it after the
+    /// writes queued before it). A failure is logged there: a restart then rebuilds fork choice
+    /// from the record before.
+    fn persist_fork_choice(&self) {
+        let fc = self.fork_choice.lock();
+        self.store_writer()
+            .persist_fork_choice(fc.to_persisted_bytes());
     }
 }
 
@@ -924,7 +925,7 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         // The store has no place for envelopes yet: fork choice itself keeps the FULL
         // variant across a restart.
-        self.persist_fork_choice(block_root);
+        self.persist_fork_choice();
         let head = self.recompute_head()?;
         Ok(EnvelopeImported {
             block_root,

@@ -580,3 +580,96 @@ async fn a_gloas_chain_with_its_votes_and_payload_votes_finalizes_and_reopens_at
     assert_eq!(head_variant(&h), (head_root, Some(PayloadStatus::Full)));
     assert_eq!(h.chain.head().finalized_checkpoint, finalized_checkpoint);
 }
+
+/// A blob whose field elements are all canonical.
+fn blob(seed: u8) -> kzg::Blob {
+    let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
+    for (i, fe) in bytes
+        .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
+        .enumerate()
+    {
+        for (j, b) in fe.iter_mut().enumerate().skip(1) {
+            *b = (i as u8).wrapping_mul(7) ^ (j as u8) ^ seed;
+        }
+    }
+    *kzg::blob_from_bytes(&bytes).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_custody_columns_of_the_bids_commitments_make_the_payload_available() {
+    let custody: std::collections::BTreeSet<u64> = [0, 5, 64].into_iter().collect();
+    let mut config = config(gloas_spec());
+    config.chain.custody_columns = Some(custody.clone());
+    let h = config.build::<E>().await.unwrap();
+    let blob = blob(3);
+    let commitment = kzg::blob_to_kzg_commitment(&blob).unwrap();
+    let cells = kzg::compute_cells_and_kzg_proofs(&blob).unwrap();
+    let contents = BlockContents {
+        blob_kzg_commitments: vec![types::KZGCommitment::from(commitment.0)],
+        ..Default::default()
+    };
+    let genesis = h.chain.head();
+    let b1 = block_on(&h, &genesis.state, 1, ParentPayload::Empty, contents);
+    let r1 = import(&h, &b1).unwrap();
+    let column = |index: u64, proof_of: u64| {
+        types::DataColumnSidecar::Gloas(types::gloas::DataColumnSidecar {
+            index,
+            column: vec![
+                types::Cell::<E>::new(cells.cells[index as usize].to_bytes().to_vec()).unwrap(),
+            ]
+            .into(),
+            kzg_proofs: vec![types::KZGProof::from(cells.proofs[proof_of as usize].0)].into(),
+            slot: 1,
+            beacon_block_root: r1,
+        })
+    };
+    let envelope = Arc::new(envelope_of(&h, &b1));
+    h.mock
+        .set_payload_status(bid(&b1).block_hash, MockPayloadStatus::Valid);
+
+    // One custody column short: not available yet, nobody's fault.
+    let err = h
+        .chain
+        .import_execution_payload_envelope(envelope.clone(), vec![column(0, 0), column(5, 5)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, EnvelopeError::DataUnavailable { source: ColumnsUnavailable::Missing(m), .. } if m == &vec![64]),
+        "{err}"
+    );
+    assert_eq!(err.fault(), None);
+
+    // A cell whose proof is another column's: the sender's fault.
+    let err = h
+        .chain
+        .import_execution_payload_envelope(
+            envelope.clone(),
+            vec![column(0, 0), column(5, 64), column(64, 64)],
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            EnvelopeError::DataUnavailable {
+                source: ColumnsUnavailable::Kzg { index: 5, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.fault(), Some(Fault::Message));
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Empty)));
+
+    // Every custody column, proved against the bid's commitment (extra columns ignored).
+    let imported = h
+        .chain
+        .import_execution_payload_envelope(
+            envelope,
+            vec![column(64, 64), column(1, 1), column(0, 0), column(5, 5)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(imported.block_root, r1);
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
+}
