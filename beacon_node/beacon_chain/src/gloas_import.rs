@@ -100,7 +100,19 @@ pub(crate) fn gloas_anchor_store<E: EthSpec>(
             *view.genesis_time,
         )
     };
-    let (ptc, slot_committee_members) = slot_duties(&mut state, block.slot)?;
+    // The anchor state may be a checkpoint state past its block; one too far past it to hold
+    // the block's slot's PTC gets a PTC of no validator (no payload attestation for the
+    // anchor can come from a block after that state anyway).
+    let (ptc, slot_committee_members) = match slot_duties(&mut state, block.slot) {
+        Ok(duties) => duties,
+        Err(error) => {
+            tracing::debug!(%block_root, %error, "the anchor's PTC is not in its state: none");
+            (
+                vec![ValidatorIndex::MAX; E::PtcSize::to_usize()],
+                Vec::new(),
+            )
+        }
+    };
     let checkpoint = Checkpoint {
         epoch: block.slot / E::slots_per_epoch(),
         root: block_root,

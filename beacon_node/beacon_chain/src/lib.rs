@@ -2,7 +2,11 @@
 //! (`../shared/ARCHITECTURE.md`, "Data flow").
 //!
 //! - [`chain`]: [`BeaconChain`], the owner of fork choice, the store's writes, the head snapshot
-//!   and the observed caches; block import.
+//!   and the observed caches; block import. The fork choice is its anchor's fork's
+//!   (`chain_fork_choice`: the pre-Gloas store, or the Gloas store for a Gloas anchor).
+//! - [`gloas_import`]: a Gloas block's import (no payload inside) and its payload envelope's,
+//!   on a path of its own (`engine_newPayloadV5`, the custody columns of the bid's
+//!   commitments); an envelope that fails never invalidates its block.
 //! - [`gossip`]: the p2p spec's validation of every Fulu gossip topic, with typed
 //!   IGNORE / REJECT errors and batch forms for attestations, aggregates and columns.
 //! - [`observed`]: the caches behind the "first one seen" rules.

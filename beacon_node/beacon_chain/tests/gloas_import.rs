@@ -673,3 +673,60 @@ async fn the_custody_columns_of_the_bids_commitments_make_the_payload_available(
     assert_eq!(imported.block_root, r1);
     assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_anchored_at_a_gloas_checkpoint_block_takes_its_envelope_and_builds_on_it() {
+    // A Gloas chain of 8 blocks built apart; the block at slot 8 (an epoch's first) anchors
+    // the node's chain, its payload not known to it.
+    let spec = gloas_spec();
+    let (genesis, _) = beacon_chain::harness::interop_genesis::<E>(
+        64,
+        GENESIS_TIME,
+        mock_execution_layer::genesis_block_hash::<E>(GENESIS_TIME),
+        &spec,
+    )
+    .unwrap();
+    let mut parent = genesis;
+    let mut anchor = None;
+    for slot in 1..=8 {
+        let contents = GloasBlockContents {
+            parent_payload: if slot > 1 {
+                ParentPayload::Full
+            } else {
+                ParentPayload::Empty
+            },
+            ..Default::default()
+        };
+        let built = build_gloas_block(&parent, slot, &contents, &spec).unwrap();
+        parent = built.post.clone();
+        anchor = Some(built);
+    }
+    let anchor = anchor.unwrap();
+    let h = config(spec)
+        .build_from(ChainStart::Anchor {
+            state: anchor.post.clone(),
+            block: anchor.block.clone(),
+        })
+        .await
+        .unwrap();
+    let anchor_root = anchor.block.canonical_root();
+    assert_eq!(head_variant(&h), (anchor_root, Some(PayloadStatus::Empty)));
+
+    // A block on the anchor's payload waits for its envelope.
+    let on_full = block_on(&h, &anchor.post, 9, ParentPayload::Full, Default::default());
+    let err = import(&h, &on_full).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ChainError::GloasForkChoice(GloasError::ParentPayloadNotVerified { .. })
+        ),
+        "{err}"
+    );
+    import_envelope(&h, &anchor, MockPayloadStatus::Valid)
+        .await
+        .unwrap();
+    assert_eq!(head_variant(&h), (anchor_root, Some(PayloadStatus::Full)));
+    let root = import(&h, &on_full).unwrap();
+    assert_eq!(head_variant(&h), (root, Some(PayloadStatus::Empty)));
+    assert_eq!(head_block_hash(&h), bid(&anchor).block_hash);
+}
