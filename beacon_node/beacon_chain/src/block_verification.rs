@@ -11,6 +11,8 @@ use fork_choice::{
     Arrival, AvailabilityError, BlockSummary, Columns, ForkChoice, JustifiedBalances, ThreadPool,
     is_data_available,
 };
+
+use crate::chain_fork_choice::ChainForkChoice;
 use state_processing::{
     CachedBeaconState, Caches,
     per_block::{
@@ -249,7 +251,7 @@ impl BlockProcessor {
 /// ([`crate::BeaconChain`]); [`crate::BeaconChain::open`] builds one before the chain exists,
 /// to import the stored blocks again.
 pub(crate) struct Imports<'a, E: EthSpec> {
-    pub(crate) fork_choice: &'a TrackedMutex<ForkChoice<E>>,
+    pub(crate) fork_choice: &'a TrackedMutex<ChainForkChoice<E>>,
     pub(crate) state_cache: &'a StateCache<E>,
     pub(crate) store: &'a Store<E>,
     pub(crate) spec: &'a ChainSpec,
@@ -303,6 +305,7 @@ impl<E: EthSpec> Imports<'_, E> {
         let Some(arrival) = self
             .fork_choice
             .lock()
+            .fulu_for_block(block_root, block.fork_name())?
             .check_block(block_root, parent_root, slot)?
         else {
             return Ok(None);
@@ -343,6 +346,7 @@ impl<E: EthSpec> Imports<'_, E> {
         let Some(arrival) = self
             .fork_choice
             .lock()
+            .fulu_for_block(block_root, block.fork_name())?
             .check_child_block(block_root, slot)?
         else {
             return Ok(None);
@@ -476,16 +480,17 @@ impl<E: EthSpec> Imports<'_, E> {
             summary.unrealized_justified.clone(),
         ]);
         let pins = {
-            let mut fc = self.fork_choice.lock();
+            let mut chain_fc = self.fork_choice.lock();
+            let fc = chain_fc.fulu_for_block(summary.root, types::ForkName::Fulu)?;
             let root = fc.insert_block(summary)?;
-            under_lock(&mut fc);
+            under_lock(fc);
             for (data, indices) in votes {
                 // Valid in the transition; one fork choice cannot use (a vote for a block it
                 // pruned) is dropped, as the spec's store would drop it.
                 let _ = fc.on_indexed_attestation(data, indices, true);
             }
             debug_assert_eq!(root, summary.root);
-            pins(&fc)
+            chain_fc.pins()
         };
         self.state_cache.insert_block_state(
             summary.root,
@@ -536,15 +541,4 @@ impl<E: EthSpec> Imports<'_, E> {
                 .on_verified_attester_slashing(&equivocating);
         }
     }
-}
-
-/// The blocks whose post-states the state cache keeps whatever its bounds: fork choice's
-/// finalized, justified and unrealized checkpoints' blocks.
-pub(crate) fn pins<E: EthSpec>(fc: &ForkChoice<E>) -> [Root; 4] {
-    [
-        fc.finalized_checkpoint().root,
-        fc.justified_checkpoint().root,
-        fc.unrealized_justified_checkpoint().root,
-        fc.unrealized_finalized_checkpoint().root,
-    ]
 }

@@ -30,7 +30,8 @@ use types::{
 };
 
 use crate::block_import::{ExecutionBlobsError, ReconstructionError};
-use crate::block_verification::{BlockProcessor, Imports, ProcessedBlock, pins};
+use crate::block_verification::{BlockProcessor, Imports, ProcessedBlock};
+use crate::chain_fork_choice::ChainForkChoice;
 use crate::data_availability_checker::{AvailabilityError, DataAvailabilityChecker};
 use crate::events::{ChainEvent, EventBus};
 use crate::execution::{
@@ -116,6 +117,29 @@ pub enum ChainError {
     /// Fork choice refused or failed.
     #[error("fork choice: {0}")]
     ForkChoice(#[from] fork_choice::Error),
+    /// The Gloas fork choice refused or failed.
+    #[error("fork choice: {0}")]
+    GloasForkChoice(#[from] fork_choice::GloasError),
+    /// A Gloas block given to a chain anchored before Gloas: the chain's fork choice does not
+    /// cross into Gloas yet (issue 43), so a chain that is to run Gloas starts from a Gloas
+    /// anchor.
+    #[error(
+        "block {block_root} is a Gloas block and this chain runs the pre-Gloas fork choice: \
+         fork choice does not cross into Gloas yet (start the chain from a Gloas anchor)"
+    )]
+    CrossesGloasFork {
+        /// The Gloas block.
+        block_root: Root,
+    },
+    /// A block of a fork before Gloas given to a chain anchored in Gloas (it cannot descend
+    /// from the anchor).
+    #[error("block {block_root} is a {fork} block and this chain runs the Gloas fork choice")]
+    PreGloasBlock {
+        /// The block.
+        block_root: Root,
+        /// Its fork.
+        fork: ForkName,
+    },
     /// A state helper failed: hashing a state, reading its fields, recording it as finalized.
     #[error("state: {0}")]
     State(#[source] state_processing::Error),
@@ -226,6 +250,7 @@ impl ChainError {
     pub fn fault(&self) -> Fault {
         match self {
             ChainError::ForkChoice(e) => e.fault(),
+            ChainError::GloasForkChoice(e) => e.fault(),
             // The execution client's verdict on the payload the block carries.
             ChainError::InvalidPayload(_)
             // A block of a fork whose blobs come as sidecars, or one already finalized.
@@ -236,6 +261,8 @@ impl ChainError {
             | ChainError::Availability(AvailabilityError::UnsupportedFork(_))
             // A fork this node does not run: not the peer's fault.
             | ChainError::UnsupportedFork(_)
+            | ChainError::CrossesGloasFork { .. }
+            | ChainError::PreGloasBlock { .. }
             | ChainError::Store(_)
             | ChainError::State(_)
             | ChainError::SlotProcessing { .. }
@@ -440,8 +467,12 @@ pub struct HeadSnapshot<E: EthSpec> {
     pub justified_checkpoint: Checkpoint,
     /// Fork choice's finalized checkpoint.
     pub finalized_checkpoint: Checkpoint,
-    /// Whether the head's payload is not yet validated by the execution client.
+    /// Whether the head's payload is not yet validated by the execution client (for Gloas:
+    /// the payload the head node stands on, its own for a FULL head).
     pub execution_optimistic: bool,
+    /// Gloas: whether the head is its block with its payload (FULL) or without (EMPTY); `None`
+    /// before Gloas.
+    pub payload_status: Option<fork_choice::PayloadStatus>,
 }
 
 /// The p2p spec's `Seen`: the "first one seen" caches of every gossip topic.
@@ -529,7 +560,7 @@ pub struct BeaconChain<E: EthSpec> {
     genesis_validators_root: Root,
     clock: Arc<dyn SlotClock>,
     store: Arc<Store<E>>,
-    pub(crate) fork_choice: TrackedMutex<ForkChoice<E>>,
+    pub(crate) fork_choice: TrackedMutex<ChainForkChoice<E>>,
     /// The states in memory: block post-states, checkpoint and advanced states (see
     /// [`crate::state_cache`]). Fork choice holds none.
     pub(crate) state_cache: StateCache<E>,
@@ -599,8 +630,12 @@ impl<E: EthSpec> std::fmt::Debug for BeaconChain<E> {
 fn check_anchor_state<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     block_root: Root,
-    block: &BeaconBlock<E>,
+    block: &SignedBeaconBlock<E>,
 ) -> Result<(), ChainError> {
+    let block = AnchorFields {
+        slot: block.slot(),
+        state_root: block.state_root(),
+    };
     let state_slot = *state.state.slot();
     if state_slot < block.slot {
         return Err(ChainError::Anchor(AnchorError::StateBeforeBlock {
@@ -632,6 +667,90 @@ fn check_anchor_state<E: EthSpec>(
     Ok(())
 }
 
+/// The fork choice of a chain anchored at `block` (root `block_root`) with `state` (the
+/// checkpoint state): the Gloas store for a Gloas anchor, the pre-Gloas one for an Electra or
+/// Fulu anchor.
+fn anchor_fork_choice<E: EthSpec>(
+    state: &CachedBeaconState<E>,
+    block_root: Root,
+    block: &SignedBeaconBlock<E>,
+    spec: &Arc<ChainSpec>,
+    config: &fork_choice::Config,
+) -> Result<ChainForkChoice<E>, ChainError> {
+    if let SignedBeaconBlock::Gloas(gloas) = block {
+        let mut store =
+            crate::gloas_import::gloas_anchor_store(state, block_root, &gloas.message, spec)?;
+        store.set_prune_threshold(config.prune_threshold);
+        return Ok(ChainForkChoice::gloas(store, config.verify_signatures));
+    }
+    let message = electra_message(block)
+        .map_err(|fork| ChainError::Anchor(AnchorError::BeforeElectra(fork)))?;
+    Ok(ChainForkChoice::Fulu(ForkChoice::new(
+        state,
+        AnchorBlock {
+            root: block_root,
+            slot: message.slot,
+            proposer_index: message.proposer_index,
+            parent_root: message.parent_root,
+        },
+        spec.clone(),
+        config.clone(),
+    )?))
+}
+
+/// Puts the fork choice persisted as `bytes` back: onto the pre-Gloas store anchored at the
+/// split (the blocks `is_stored` names), or, for a Gloas chain, as the whole Gloas store
+/// (refused when it holds an unfinalized block the store does not: the blocks are stored before
+/// fork choice takes them, so such bytes are not this store's). Returns the blocks restored.
+fn restore_persisted<E: EthSpec>(
+    fork_choice: &mut ChainForkChoice<E>,
+    bytes: &[u8],
+    is_stored: impl Fn(&Root) -> bool,
+    split_slot: Slot,
+    spec: &Arc<ChainSpec>,
+    config: &fork_choice::Config,
+    now: u64,
+) -> Result<usize, ChainError> {
+    match fork_choice {
+        ChainForkChoice::Fulu(fc) => {
+            let restored = fc.restore_persisted(bytes, is_stored)?;
+            tracing::info!(
+                blocks = restored.blocks.len(),
+                latest_messages = restored.latest_messages,
+                "fork choice restored from the store"
+            );
+            Ok(restored.blocks.len())
+        }
+        ChainForkChoice::Gloas(gloas) => {
+            let mut store =
+                fork_choice::GloasForkChoice::from_persisted_bytes(bytes, spec.clone())?;
+            for root in store.block_roots() {
+                let after_split = store
+                    .block_info(root)
+                    .is_some_and(|info| info.slot > split_slot);
+                if after_split && !is_stored(root) {
+                    return Err(ChainError::NotInStore {
+                        what: StoredItem::ForkChoiceBlock,
+                        root: *root,
+                    });
+                }
+            }
+            store.set_prune_threshold(config.prune_threshold);
+            store.on_tick(now);
+            let blocks = store.block_count();
+            tracing::info!(blocks, "Gloas fork choice restored from the store");
+            gloas.store = store;
+            Ok(blocks)
+        }
+    }
+}
+
+/// The fields of an anchor block [`check_anchor_state`] reads.
+struct AnchorFields {
+    slot: Slot,
+    state_root: Root,
+}
+
 impl<E: EthSpec> BeaconChain<E> {
     /// A chain starting at `anchor_block` (a genesis or a checkpoint), recorded in the empty
     /// `store`. `anchor_state` is the block's post-state, or that state advanced through empty
@@ -651,12 +770,16 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<Self, ChainError> {
         let mut anchor = anchor_state;
         let block_root = anchor_block.canonical_root();
-        let message = electra_message(&anchor_block)
-            .map_err(|fork| ChainError::Anchor(AnchorError::BeforeElectra(fork)))?;
-        check_anchor_state(&mut anchor, block_root, message)?;
+        let anchor_slot = anchor_block.slot();
+        if !anchor_block.fork_name().electra_enabled() {
+            return Err(ChainError::Anchor(AnchorError::BeforeElectra(
+                anchor_block.fork_name(),
+            )));
+        }
+        check_anchor_state(&mut anchor, block_root, &anchor_block)?;
         // The light-client server derives the anchor's bootstrap from the block's post-state;
         // an advanced state still gives it the anchor's finalized ancestry.
-        let post_state = (*anchor.state.slot() == message.slot).then(|| anchor.state.clone());
+        let post_state = (*anchor.state.slot() == anchor_slot).then(|| anchor.state.clone());
         let spe = E::slots_per_epoch();
         let state_slot = *anchor.state.slot();
         if !state_slot.is_multiple_of(spe) {
@@ -678,22 +801,18 @@ impl<E: EthSpec> BeaconChain<E> {
             post_state.as_ref().unwrap_or(&anchor.state),
             &anchor_block,
         );
-        let fork_choice = ForkChoice::new(
+        let fork_choice = anchor_fork_choice(
             &anchor,
-            AnchorBlock {
-                root: block_root,
-                slot: message.slot,
-                proposer_index: message.proposer_index,
-                parent_root: message.parent_root,
-            },
-            spec.clone(),
-            config.fork_choice.clone(),
+            block_root,
+            &anchor_block,
+            &spec,
+            &config.fork_choice,
         )?;
         let import_metrics = ImportMetrics::new(config.state_cache.max_block_states);
         let state_cache = StateCache::new(
             config.state_cache,
             block_root,
-            message.slot,
+            anchor_slot,
             fork_choice.finalized_checkpoint().epoch,
             anchor.clone(),
         );
@@ -703,11 +822,16 @@ impl<E: EthSpec> BeaconChain<E> {
             block_root,
             slot: anchor_block.slot(),
             // The block's post-state root, as `open` gives it (`head_state_root`).
-            state_root: message.state_root,
+            state_root: anchor_block.state_root(),
             justified_checkpoint: fork_choice.justified_checkpoint().clone(),
             finalized_checkpoint: fork_choice.finalized_checkpoint().clone(),
             state: anchor,
             execution_optimistic: false,
+            // The anchor's payload is not known to the Gloas store (`store.payloads` starts
+            // empty): its EMPTY node is the head.
+            payload_status: fork_choice
+                .is_gloas()
+                .then_some(fork_choice::PayloadStatus::Empty),
         };
         let store_writer = StoreWriter::new(
             store.clone(),
@@ -802,18 +926,28 @@ impl<E: EthSpec> BeaconChain<E> {
             anchor_epoch,
             state.clone(),
         );
-        let anchored = || -> Result<ForkChoice<E>, ChainError> {
-            let mut fork_choice = ForkChoice::new(
-                &state,
-                AnchorBlock {
-                    root: split.block_root,
-                    slot: anchor_block.slot(),
-                    proposer_index: anchor_block.proposer_index(),
-                    parent_root: anchor_block.parent_root(),
-                },
-                spec.clone(),
-                config.fork_choice.clone(),
-            )?;
+        let anchored = || -> Result<ChainForkChoice<E>, ChainError> {
+            let mut fork_choice = match &anchor_block {
+                // The Gloas store anchors at the block and the split state as they are.
+                SignedBeaconBlock::Gloas(_) => anchor_fork_choice(
+                    &state,
+                    split.block_root,
+                    &anchor_block,
+                    &spec,
+                    &config.fork_choice,
+                )?,
+                _ => ChainForkChoice::Fulu(ForkChoice::new(
+                    &state,
+                    AnchorBlock {
+                        root: split.block_root,
+                        slot: anchor_block.slot(),
+                        proposer_index: anchor_block.proposer_index(),
+                        parent_root: anchor_block.parent_root(),
+                    },
+                    spec.clone(),
+                    config.fork_choice.clone(),
+                )?),
+            };
             fork_choice.on_tick(now);
             Ok(fork_choice)
         };
@@ -821,26 +955,25 @@ impl<E: EthSpec> BeaconChain<E> {
         let stored: HashSet<Root> = hot_blocks.iter().map(|(_, root, _)| *root).collect();
         let persisted = store.fork_choice().map_err(ChainError::from);
         let restored = match persisted.and_then(|bytes| match bytes {
-            Some(bytes) => fork_choice
-                .restore_persisted(&bytes, |root| stored.contains(root))
-                .map_err(ChainError::from),
-            None => Ok(fork_choice::Restored::default()),
+            Some(bytes) => restore_persisted(
+                &mut fork_choice,
+                &bytes,
+                |root| stored.contains(root) || *root == split.block_root,
+                split.slot,
+                &spec,
+                &config.fork_choice,
+                now,
+            ),
+            None => Ok(0),
         }) {
-            Ok(restored) => {
-                tracing::info!(
-                    blocks = restored.blocks.len(),
-                    latest_messages = restored.latest_messages,
-                    "fork choice restored from the store"
-                );
-                restored.blocks.len()
-            }
+            Ok(blocks) => blocks,
             Err(e) => {
                 tracing::warn!(error = %e, "the persisted fork choice cannot be used: replaying every unfinalized block");
                 fork_choice = anchored()?;
                 0
             }
         };
-        state_cache.pin(pins(&fork_choice));
+        state_cache.pin(fork_choice.pins());
         // Fork choice behind its lock from here on, as the running chain holds it: the imports
         // below load the states they need without it.
         let fork_choice = TrackedMutex::new("fork choice", FORK_CHOICE_STALL, fork_choice);
@@ -902,6 +1035,10 @@ impl<E: EthSpec> BeaconChain<E> {
         // so that the next block's updates attest to it.
         let head_in_memory = state_cache.block_state(&head.root).is_some();
         let mut head_state = imports.block_state(&head.root)?;
+        let execution_optimistic = match (&*fork_choice.lock(), head.payload_status) {
+            (ChainForkChoice::Gloas(g), Some(status)) => g.head_optimistic(&head.root, status),
+            _ => head.root != split.block_root,
+        };
         if head.root != split.block_root && !head_in_memory {
             let block = store.get_block(&head.root)?.ok_or(ChainError::NotInStore {
                 what: StoredItem::HeadBlock,
@@ -932,7 +1069,8 @@ impl<E: EthSpec> BeaconChain<E> {
             state_root,
             justified_checkpoint,
             finalized_checkpoint: finalized.clone(),
-            execution_optimistic: head.root != split.block_root,
+            execution_optimistic,
+            payload_status: head.payload_status,
         };
         let store_writer = StoreWriter::new(
             store.clone(),
@@ -1255,6 +1393,10 @@ impl<E: EthSpec> BeaconChain<E> {
         let mut fc = self.fork_choice.lock();
         fc.on_tick(self.now_ms() / 1000);
         let (mut applied, mut queued, mut refused) = (0, 0, 0);
+        let Some(fc) = fc.fulu_mut() else {
+            // Pre-Gloas votes do not count on a Gloas chain (its gossip votes: issue 44).
+            return (0, 0, votes.into_iter().count());
+        };
         let mut queue = self.queued_votes.lock();
         for (data, indices) in votes {
             match fc.on_verified_attestation(&data, &indices) {
@@ -1273,7 +1415,11 @@ impl<E: EthSpec> BeaconChain<E> {
         (applied, queued, refused)
     }
 
-    fn apply_queued_votes(&self, fc: &mut ForkChoice<E>) {
+    fn apply_queued_votes(&self, fc: &mut ChainForkChoice<E>) {
+        // Only pre-Gloas votes are queued (a Gloas chain's gossip votes: issue 44).
+        let Some(fc) = fc.fulu_mut() else {
+            return;
+        };
         let current = fc.get_current_slot();
         let mut queue = self.queued_votes.lock();
         let (due, waiting): (Vec<_>, Vec<_>) =
@@ -1320,9 +1466,9 @@ impl<E: EthSpec> BeaconChain<E> {
         from: &Root,
         latest_valid_hash: Option<Root>,
     ) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
-        self.fork_choice
-            .lock()
-            .invalidate_payloads(from, latest_valid_hash);
+        if let Some(fc) = self.fork_choice.lock().fulu_mut() {
+            fc.invalidate_payloads(from, latest_valid_hash);
+        }
         self.recompute_head()
     }
 
@@ -1368,6 +1514,10 @@ impl<E: EthSpec> BeaconChain<E> {
         engine: &impl ExecutionEngine<E>,
         payload_status: impl PayloadStatusSource + Copy,
     ) -> Result<Root, ChainError> {
+        // A Gloas block has no payload and no data inside: its own path.
+        if matches!(&*block, SignedBeaconBlock::Gloas(_)) {
+            return self.import_gloas_block(block, block_root);
+        }
         let slot = block.slot();
         let now = self.now_ms();
         // A verdict in flight is recorded when the execution client answers, not when the
@@ -1559,7 +1709,7 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// What a block's availability check and state transition need, as fork choice `fc` is
     /// configured (how signatures are checked).
-    fn block_processor(&self, fc: &ForkChoice<E>) -> BlockProcessor {
+    fn block_processor(&self, fc: &ChainForkChoice<E>) -> BlockProcessor {
         BlockProcessor {
             spec: self.spec.clone(),
             verify_signatures: fc.verify_signatures(),
@@ -1591,7 +1741,7 @@ impl<E: EthSpec> BeaconChain<E> {
     /// One store batch with a processed block, its columns and its post-state (an epoch's
     /// snapshot deferred: the batch stores a summary naming the snapshot before it), before
     /// fork choice takes the block. Returns how the state was stored.
-    fn store_imported_block(
+    pub(crate) fn store_imported_block(
         &self,
         block_root: Root,
         block: &SignedBeaconBlock<E>,
@@ -1645,6 +1795,35 @@ impl<E: EthSpec> BeaconChain<E> {
                     verdicts: verdicts.len(),
                 }),
             ));
+            return out;
+        }
+        // Gloas blocks carry no payload or data to batch: each goes its own path in order.
+        if blocks
+            .iter()
+            .any(|b| matches!(&*b.block, SignedBeaconBlock::Gloas(_)))
+        {
+            for (at, segment_block) in blocks.iter().enumerate() {
+                let block_root = segment_block.block.canonical_root();
+                let imported = if matches!(&*segment_block.block, SignedBeaconBlock::Gloas(_)) {
+                    self.import_gloas_block(segment_block.block.clone(), block_root)
+                } else {
+                    self.import(
+                        segment_block.block.clone(),
+                        block_root,
+                        &segment_block.columns,
+                        segment_block.columns.iter().collect(),
+                        verdicts[at],
+                        verdicts[at],
+                    )
+                };
+                match imported {
+                    Ok(root) => out.imported.push(root),
+                    Err(e) => {
+                        out.failed = Some((at, e));
+                        return out;
+                    }
+                }
+            }
             return out;
         }
         let now = self.now_ms();
@@ -1817,23 +1996,36 @@ impl<E: EthSpec> BeaconChain<E> {
         // The balances of a checkpoint that became justified as the clock moved on, should
         // fork choice lack them.
         self.imports().supply_justified_balances(&[]);
-        let (head, justified, finalized, old_is_ancestor, pins) = {
+        let (head, justified, finalized, old_is_ancestor, pins, gloas_optimistic) = {
             let mut fc = self.fork_choice.lock();
             let head = fc.get_head()?;
             let old_is_ancestor = fc
                 .get_ancestor(&head.root, old.slot)
                 .is_ok_and(|a| a == old.block_root);
+            let gloas_optimistic = match (&*fc, head.payload_status) {
+                (ChainForkChoice::Gloas(g), Some(status)) => {
+                    Some(g.head_optimistic(&head.root, status))
+                }
+                _ => None,
+            };
             (
                 head,
                 fc.justified_checkpoint().clone(),
                 fc.finalized_checkpoint().clone(),
                 old_is_ancestor,
-                pins(&fc),
+                fc.pins(),
+                gloas_optimistic,
             )
         };
         self.state_cache.pin(pins);
         let same_head = head.root == old.block_root;
+        let execution_optimistic = match gloas_optimistic {
+            Some(optimistic) => optimistic,
+            None => self.payload_status(&head.root) == ExecutionStatus::NotValidated,
+        };
         if same_head
+            && head.payload_status == old.payload_status
+            && gloas_optimistic.is_none_or(|optimistic| optimistic == old.execution_optimistic)
             && justified == old.justified_checkpoint
             && finalized == old.finalized_checkpoint
         {
@@ -1843,7 +2035,6 @@ impl<E: EthSpec> BeaconChain<E> {
         // without any lock.
         let mut state = self.block_state_outside_lock(&head.root)?;
         let state_root = head_state_root(&mut state)?;
-        let execution_optimistic = self.payload_status(&head.root) == ExecutionStatus::NotValidated;
         let snapshot = Arc::new(HeadSnapshot {
             block_root: head.root,
             slot: head.slot,
@@ -1852,6 +2043,7 @@ impl<E: EthSpec> BeaconChain<E> {
             justified_checkpoint: justified,
             finalized_checkpoint: finalized.clone(),
             execution_optimistic,
+            payload_status: head.payload_status,
         });
         // Not synced: the next import's batch makes it durable (`Store::record_head`).
         self.store.record_head(StoreHead {
@@ -1907,6 +2099,11 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(snapshot)
     }
 
+    /// The store writer (deferred epoch snapshots, finalization migrations).
+    pub(crate) fn store_writer(&self) -> &StoreWriter<E> {
+        &self.store_writer
+    }
+
     /// Waits until the store writer has done every write queued so far: the epoch snapshots
     /// imports deferred and the finalization migrations (tests, benchmarks and shutdown;
     /// dropping the chain waits too).
@@ -1955,14 +2152,16 @@ impl<E: EthSpec> BeaconChain<E> {
         let finalized_slot = finalized.epoch * E::slots_per_epoch();
         let state = self.checkpoint_state_outside_lock(finalized)?;
         self.store_writer.finalize(finalized.clone(), state)?;
-        let in_fork_choice: HashSet<Root> = self
-            .fork_choice
-            .lock()
-            .proto_array()
-            .nodes()
-            .iter()
-            .map(|node| node.root)
-            .collect();
+        let in_fork_choice: HashSet<Root> = {
+            let mut fc = self.fork_choice.lock();
+            if let Some(gloas) = fc.gloas_mut() {
+                let store = &gloas.store;
+                gloas
+                    .payload_statuses
+                    .retain(|root, _| store.contains_block(root));
+            }
+            fc.block_roots().into_iter().collect()
+        };
         self.state_cache
             .prune(finalized, |root| in_fork_choice.contains(root));
         let current_slot = self.slot_at_ms(self.now_ms());
@@ -2064,6 +2263,9 @@ fn import_stored_block<E: EthSpec>(
     processor: &BlockProcessor,
     block: &SignedBeaconBlock<E>,
 ) -> Result<Option<CachedBeaconState<E>>, ChainError> {
+    if matches!(block, SignedBeaconBlock::Gloas(_)) {
+        return imports.import_stored_gloas_block(block, &processor.kzg_pool);
+    }
     let Some(prepared) = imports.prepare(block)? else {
         return Ok(None);
     };

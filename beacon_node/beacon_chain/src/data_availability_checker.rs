@@ -105,6 +105,11 @@ impl<E: EthSpec> DataAvailabilityChecker<E> {
         }
     }
 
+    /// The columns the node custodies.
+    pub fn custody_columns(&self) -> &BTreeSet<ColumnIndex> {
+        &self.custody_columns
+    }
+
     /// Whether the node custodies every column (a supernode: it reconstructs).
     pub fn is_supernode(&self) -> bool {
         self.custody_columns.len() == E::NumberOfColumns::to_usize()

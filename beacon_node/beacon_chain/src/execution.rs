@@ -573,14 +573,41 @@ fn payload_block_hash<E: EthSpec>(
     chain: &BeaconChain<E>,
     root: &Root,
 ) -> Result<Option<Hash32>, ExecutionError> {
-    if let Some(hash) = chain.fork_choice.lock().payload_block_hash(root) {
+    if let Some(hash) = chain.fork_choice.lock().checkpoint_execution_hash(root) {
         return Ok(Some(hash));
     }
-    // The anchor has no payload of its own in fork choice: its state's latest header.
+    // The anchor has no payload of its own in fork choice: its state's latest header (for
+    // Gloas, the payload its block built on: `state.latest_block_hash`).
     match chain.state_cache.block_state(root) {
-        Some(state) => Ok(Some(state.view()?.payload_header()?.block_hash)),
+        Some(state) => {
+            let view = state.view()?;
+            match view.gloas() {
+                Ok(gloas) => Ok(Some(*gloas.latest_block_hash)),
+                Err(_) => Ok(Some(view.payload_header()?.block_hash)),
+            }
+        }
         None => Ok(None),
     }
+}
+
+/// The execution block hash of the head node `head`: its payload's before Gloas; for Gloas
+/// the bid's `block_hash` of a FULL head, the hash its block built on
+/// (`state.latest_block_hash`, the bid's `parent_block_hash`) of an EMPTY one.
+///
+/// [spec]: gloas/validator.md#modified-prepare_execution_payload
+pub fn head_execution_block_hash<E: EthSpec>(
+    head: &HeadSnapshot<E>,
+) -> Result<Hash32, ExecutionError> {
+    let view = head.state.view()?;
+    let Ok(gloas) = view.gloas() else {
+        return Ok(view.payload_header()?.block_hash);
+    };
+    Ok(match head.payload_status {
+        Some(fork_choice::PayloadStatus::Full) => gloas.latest_execution_payload_bid.block_hash,
+        Some(fork_choice::PayloadStatus::Empty | fork_choice::PayloadStatus::Pending) | None => {
+            *gloas.latest_block_hash
+        }
+    })
 }
 
 /// The spec's `ForkchoiceStateV1` of the chain's current head snapshot
@@ -600,7 +627,7 @@ pub fn forkchoice_state_of<E: EthSpec>(
     chain: &BeaconChain<E>,
     head: &HeadSnapshot<E>,
 ) -> Result<ForkchoiceState, ExecutionError> {
-    let head_block_hash = head.state.view()?.payload_header()?.block_hash;
+    let head_block_hash = head_execution_block_hash(head)?;
     let safe_block_hash =
         payload_block_hash(chain, &head.justified_checkpoint.root)?.unwrap_or(Hash32::ZERO);
     let finalized_block_hash =

@@ -8,6 +8,7 @@
 use types::{Epoch, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 
 use crate::chain::{BeaconChain, ExecutionStatus};
+use crate::chain_fork_choice::ChainForkChoice;
 
 /// The validity of a block's execution payload, as the Beacon API names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,36 +81,71 @@ impl<E: types::EthSpec> BeaconChain<E> {
     /// A copy of the fork-choice store: checkpoints and every block it holds.
     pub fn fork_choice_dump(&self) -> ForkChoiceDump {
         let (mut dump, statuses) = {
-            let fc = self.fork_choice.lock();
+            let chain_fc = self.fork_choice.lock();
             let mut statuses = Vec::new();
-            let nodes = fc
-                .proto_array()
-                .nodes()
-                .iter()
-                .map(|node| {
-                    statuses.push(node.execution_status);
-                    let finalized_epoch = node.finalized_epoch;
-                    ForkChoiceNode {
-                        slot: node.slot,
-                        block_root: node.root,
-                        parent_root: node.parent_root,
-                        justified_epoch: node.justified.epoch,
-                        finalized_epoch,
-                        weight: node.weight,
-                        validity: PayloadValidity::Optimistic,
-                        execution_block_hash: fc.payload_block_hash(&node.root).unwrap_or_default(),
-                        proposer_index: node.proposer_index,
-                        unrealized_justified: node.unrealized_justified.clone(),
-                        timely: node.timely,
-                    }
-                })
-                .collect();
+            let nodes = match &*chain_fc {
+                ChainForkChoice::Fulu(fc) => fc
+                    .proto_array()
+                    .nodes()
+                    .iter()
+                    .map(|node| {
+                        statuses.push(node.execution_status);
+                        let finalized_epoch = node.finalized_epoch;
+                        ForkChoiceNode {
+                            slot: node.slot,
+                            block_root: node.root,
+                            parent_root: node.parent_root,
+                            justified_epoch: node.justified.epoch,
+                            finalized_epoch,
+                            weight: node.weight,
+                            validity: PayloadValidity::Optimistic,
+                            execution_block_hash: fc
+                                .payload_block_hash(&node.root)
+                                .unwrap_or_default(),
+                            proposer_index: node.proposer_index,
+                            unrealized_justified: node.unrealized_justified.clone(),
+                            timely: node.timely,
+                        }
+                    })
+                    .collect(),
+                // One entry per block: its PENDING node's weight; the payload is its envelope's
+                // (the bid's block hash once the envelope was imported, else the hash the
+                // block built on). The Gloas store keeps no finalized epoch per block: the
+                // store's is given.
+                ChainForkChoice::Gloas(g) => g
+                    .store
+                    .block_roots()
+                    .iter()
+                    .filter_map(|root| g.store.block_info(root))
+                    .map(|info| {
+                        let status = g.payload_statuses.get(&info.root).copied();
+                        statuses.push(status.unwrap_or(ExecutionStatus::NotValidated));
+                        ForkChoiceNode {
+                            slot: info.slot,
+                            block_root: info.root,
+                            parent_root: info.parent_root,
+                            justified_epoch: info.justified.epoch,
+                            finalized_epoch: g.store.finalized_checkpoint().epoch,
+                            weight: info.weight,
+                            validity: PayloadValidity::Optimistic,
+                            execution_block_hash: if info.payload_verified {
+                                info.bid_block_hash
+                            } else {
+                                info.bid_parent_block_hash
+                            },
+                            proposer_index: info.proposer_index,
+                            unrealized_justified: info.unrealized_justified.clone(),
+                            timely: info.attestation_timely,
+                        }
+                    })
+                    .collect(),
+            };
             let dump = ForkChoiceDump {
-                justified_checkpoint: fc.justified_checkpoint().clone(),
-                finalized_checkpoint: fc.finalized_checkpoint().clone(),
-                unrealized_justified_checkpoint: fc.unrealized_justified_checkpoint().clone(),
-                unrealized_finalized_checkpoint: fc.unrealized_finalized_checkpoint().clone(),
-                proposer_boost_root: fc.proposer_boost_root(),
+                justified_checkpoint: chain_fc.justified_checkpoint().clone(),
+                finalized_checkpoint: chain_fc.finalized_checkpoint().clone(),
+                unrealized_justified_checkpoint: chain_fc.unrealized_justified_checkpoint().clone(),
+                unrealized_finalized_checkpoint: chain_fc.unrealized_finalized_checkpoint().clone(),
+                proposer_boost_root: chain_fc.proposer_boost_root(),
                 nodes,
             };
             (dump, statuses)

@@ -30,7 +30,7 @@ use rayon::ThreadPoolBuilder;
 use state_processing::{
     CachedBeaconState,
     common::{compute_epoch_at_slot, get_beacon_proposer_index, get_current_epoch, get_domain},
-    genesis::{interop_genesis_block, interop_genesis_state},
+    genesis::{interop_genesis_block, interop_genesis_block_of, interop_genesis_state},
     per_block::AlwaysValid,
     per_slot::process_slots,
 };
@@ -290,11 +290,14 @@ impl<E: EthSpec> HarnessBuilder<E> {
 
     /// An engine API client to the mock (with [`HarnessConfig::engine_timeouts`]).
     pub fn engine(&self) -> Result<Arc<EngineApiClient>, HarnessError> {
-        Ok(Arc::new(EngineApiClient::new(
-            self.mock.url(),
-            self.jwt.clone(),
-            self.config.engine_timeouts,
-        )?))
+        Ok(Arc::new(
+            EngineApiClient::new(
+                self.mock.url(),
+                self.jwt.clone(),
+                self.config.engine_timeouts,
+            )?
+            .with_fork_schedule::<E>(&self.config.spec, self.config.genesis_time),
+        ))
     }
 
     /// Builds the chain from `start` with its store, clock, pool and block producer. Called on
@@ -368,11 +371,11 @@ impl<E: EthSpec> HarnessBuilder<E> {
             }
         };
         let chain = Arc::new(chain);
-        let engine = Arc::new(EngineApiClient::new(
-            mock.url(),
-            jwt.clone(),
-            config.engine_timeouts,
-        )?);
+        // The engine methods of each payload's era (Amsterdam's from the Gloas fork on).
+        let engine = Arc::new(
+            EngineApiClient::new(mock.url(), jwt.clone(), config.engine_timeouts)?
+                .with_fork_schedule::<E>(&spec, chain.genesis_time()),
+        );
         if config.attach_execution_layer {
             // A fresh chain has none: this cannot fail.
             let _ = chain.attach_execution_layer(engine.clone(), tokio::runtime::Handle::current());
@@ -402,7 +405,8 @@ impl<E: EthSpec> HarnessBuilder<E> {
 
 /// The interop genesis of `validators` validators at `genesis_time` on the execution block
 /// `eth1_block_hash`: its state (root computed) and block, an anchor for
-/// [`ChainStart::Anchor`] or for blocks built ahead of any chain.
+/// [`ChainStart::Anchor`] or for blocks built ahead of any chain. A spec that schedules Gloas
+/// at genesis gives a Gloas genesis (its block carrying the genesis bid).
 pub fn interop_genesis<E: EthSpec>(
     validators: usize,
     genesis_time: u64,
@@ -411,7 +415,8 @@ pub fn interop_genesis<E: EthSpec>(
 ) -> Result<(CachedBeaconState<E>, SignedBeaconBlock<E>), HarnessError> {
     let state = interop_genesis_state::<E>(validators, genesis_time, eth1_block_hash, spec)?;
     let mut state = CachedBeaconState::new(state);
-    let block = interop_genesis_block::<E>(state.hash_tree_root()?);
+    let state_root = state.hash_tree_root()?;
+    let block = interop_genesis_block_of::<E>(&state.state, state_root);
     Ok((state, block))
 }
 
@@ -459,11 +464,10 @@ impl<E: EthSpec> ChainHarness<E> {
 
     /// Another engine API client to the mock (with the harness's timeouts).
     pub fn engine(&self) -> Result<Arc<EngineApiClient>, HarnessError> {
-        Ok(Arc::new(EngineApiClient::new(
-            self.mock.url(),
-            self.jwt.clone(),
-            self.engine_timeouts,
-        )?))
+        Ok(Arc::new(
+            EngineApiClient::new(self.mock.url(), self.jwt.clone(), self.engine_timeouts)?
+                .with_fork_schedule::<E>(&self.spec, self.genesis_time),
+        ))
     }
 
     /// Imports `block` with `columns` as one whose payload the execution client found valid

@@ -2,7 +2,11 @@
 //! (`../shared/ARCHITECTURE.md`, "Data flow").
 //!
 //! - [`chain`]: [`BeaconChain`], the owner of fork choice, the store's writes, the head snapshot
-//!   and the observed caches; block import.
+//!   and the observed caches; block import. The fork choice is its anchor's fork's
+//!   (`chain_fork_choice`: the pre-Gloas store, or the Gloas store for a Gloas anchor).
+//! - [`gloas_import`]: a Gloas block's import (no payload inside) and its payload envelope's,
+//!   on a path of its own (`engine_newPayloadV5`, the custody columns of the bid's
+//!   commitments); an envelope that fails never invalidates its block.
 //! - [`gossip`]: the p2p spec's validation of every Fulu gossip topic, with typed
 //!   IGNORE / REJECT errors and batch forms for attestations, aggregates and columns.
 //! - [`observed`]: the caches behind the "first one seen" rules.
@@ -28,12 +32,14 @@ pub mod batch_metrics;
 pub mod block_import;
 mod block_verification;
 pub mod chain;
+mod chain_fork_choice;
 pub mod data_availability_checker;
 pub mod data_column_sidecars;
 pub mod data_column_verification;
 pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
+pub mod gloas_import;
 pub mod gossip;
 #[cfg(feature = "test-utils")]
 pub mod harness;
@@ -61,6 +67,7 @@ pub use chain::{
     ExecutionStatus, HeadSnapshot, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
     UnimportedBlock,
 };
+pub use chain_fork_choice::ChainHead;
 pub use execution::{
     AlreadyAttached, BlockPayloadVerdict, ExecutionBlob, ExecutionError, ExecutionLayer,
     PayloadStatusSource, PayloadVerdict, PayloadVerdictSender, PendingPayloadVerdict,
@@ -69,6 +76,7 @@ pub use execution::{
 /// Whose fault an error is ([`ChainError::fault`], [`fork_choice::Error::fault`]).
 pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
+pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};
 pub use gossip::Verdict;
 pub use internal_error::InternalError;
 pub use light_client_server::{

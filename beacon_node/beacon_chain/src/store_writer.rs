@@ -47,6 +47,10 @@ enum Job<E: EthSpec> {
         state: BeaconState<E>,
         fork_choice: Vec<u8>,
     },
+    /// Fork choice's persisted bytes, written alone (a Gloas envelope's import: no state to
+    /// write beside them), after the jobs queued before, so that a snapshot's older bytes
+    /// never land over them.
+    ForkChoice(Vec<u8>),
     /// A snapshot left pending by a node that stopped before writing it: loaded by replay,
     /// then written whole (fork choice as persisted).
     Materialize(Root),
@@ -105,6 +109,15 @@ impl<E: EthSpec> StoreWriter<E> {
             fork_choice,
         };
         self.send_snapshot(state_root, job);
+    }
+
+    /// Queues fork choice's persisted bytes, to be written after every job queued before (a
+    /// pending snapshot's fork choice, older, included). Queued under fork choice's lock, the
+    /// bytes of two imports are written in the order fork choice took them.
+    pub(crate) fn persist_fork_choice(&self, fork_choice: Vec<u8>) {
+        if !self.send(Job::ForkChoice(fork_choice)) {
+            tracing::error!("store writer stopped; fork choice not persisted");
+        }
     }
 
     /// Queues the pending snapshot `state_root`, which no import will hand over (the node
@@ -200,6 +213,14 @@ fn run<E: EthSpec>(
                     store.write_pending_snapshot(state_root, &state, Some(&fork_choice))
                 });
                 observe_snapshot(metrics, state_root, started, written);
+            }
+            Job::ForkChoice(fork_choice) => {
+                if let Err(error) = store.begin_batch().and_then(|mut batch| {
+                    batch.put_fork_choice(&fork_choice)?;
+                    batch.commit()
+                }) {
+                    tracing::error!(%error, "fork choice not persisted; a restart replays from the record before");
+                }
             }
             Job::Materialize(state_root) => {
                 let written = pool.install(|| {

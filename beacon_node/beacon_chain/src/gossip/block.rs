@@ -258,9 +258,7 @@ impl<E: EthSpec> BeaconChain<E> {
             let fc = self.fork_choice.lock();
             if fc.contains_block(&parent) {
                 let parent_slot = fc
-                    .proto_array()
-                    .get(&parent)
-                    .map(|n| n.slot)
+                    .block_slot(&parent)
                     .ok_or(BlockGossipError::ParentUnknown { parent })?;
                 let checkpoint_block = fc
                     .get_checkpoint_block(&parent, finalized.epoch)

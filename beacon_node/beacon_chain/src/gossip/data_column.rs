@@ -293,9 +293,7 @@ impl<E: EthSpec> BeaconChain<E> {
             });
         }
         let parent_slot = fc
-            .proto_array()
-            .get(&parent)
-            .map(|n| n.slot)
+            .block_slot(&parent)
             .ok_or(DataColumnGossipError::ParentUnknown(parent))?;
         if slot <= parent_slot {
             return Err(DataColumnGossipError::NotAfterParent { slot, parent_slot });

@@ -44,7 +44,7 @@ use types::{
 pub use self::error::{EngineError, GloasError};
 pub use self::nodes::{NodeTree, PayloadStatus};
 pub use self::persist::GloasPersistedError;
-pub use self::spec_store::GloasSpecStore;
+pub use self::spec_store::{GloasSpecStore, slot_duties};
 pub use self::votes::{GloasVotes, LatestMessage};
 use crate::data_availability::AvailabilityError;
 use crate::error::Error;
@@ -140,6 +140,34 @@ pub struct GloasBlockSummary {
     pub slot_committee_members: Vec<ValidatorIndex>,
     /// `block.body.payload_attestations`, indexed (`notify_ptc_messages`).
     pub payload_attestations: Vec<PayloadAttestationVotes>,
+}
+
+/// What the store keeps of a block, as [`GloasForkChoice::block_info`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GloasBlockInfo {
+    /// `hash_tree_root(block)`.
+    pub root: Root,
+    /// `block.parent_root`.
+    pub parent_root: Root,
+    /// `block.slot`.
+    pub slot: Slot,
+    /// `block.proposer_index`.
+    pub proposer_index: ValidatorIndex,
+    /// `block.body.signed_execution_payload_bid.message.block_hash`.
+    pub bid_block_hash: Hash32,
+    /// `block.body.signed_execution_payload_bid.message.parent_block_hash`.
+    pub bid_parent_block_hash: Hash32,
+    /// The post-state's `current_justified_checkpoint`.
+    pub justified: Checkpoint,
+    /// `store.unrealized_justifications[root]`.
+    pub unrealized_justified: Checkpoint,
+    /// `store.block_timeliness[root][ATTESTATION_TIMELINESS_INDEX]`.
+    pub attestation_timely: bool,
+    /// `is_payload_verified(store, root)`.
+    pub payload_verified: bool,
+    /// The votes for the block's PENDING node and its descendants as of the last head (no
+    /// proposer boost), in Gwei.
+    pub weight: Gwei,
 }
 
 /// What the store keeps of a block (`store.blocks`, `store.block_timeliness`,
@@ -749,6 +777,93 @@ impl<E: EthSpec> GloasForkChoice<E> {
     /// The number of blocks in the store.
     pub fn block_count(&self) -> usize {
         self.blocks.len()
+    }
+
+    /// `store.unrealized_justified_checkpoint`.
+    pub fn unrealized_justified_checkpoint(&self) -> &Checkpoint {
+        &self.unrealized_justified_checkpoint
+    }
+
+    /// `store.unrealized_finalized_checkpoint`.
+    pub fn unrealized_finalized_checkpoint(&self) -> &Checkpoint {
+        &self.unrealized_finalized_checkpoint
+    }
+
+    /// Replaces the finalized checkpoint (a store started from a chosen checkpoint, as the
+    /// spec's gossip vectors do); the block tree is left as it is.
+    pub fn set_finalized_checkpoint(&mut self, checkpoint: Checkpoint) {
+        self.finalized_checkpoint = checkpoint;
+    }
+
+    /// `get_ancestor(store, ForkChoiceNode(root, PENDING), slot).root`: the block at or before
+    /// `slot` in the chain of `root` (the oldest block the store holds when the chain goes back
+    /// further).
+    ///
+    /// [spec]: gloas/fork-choice.md#modified-get_ancestor
+    pub fn get_ancestor(&self, root: &Root, slot: Slot) -> Result<Root, Error> {
+        self.get_ancestor_root(root, slot)
+    }
+
+    /// What the store keeps of block `root` (`None` for a block it does not hold).
+    pub fn block_info(&self, root: &Root) -> Option<GloasBlockInfo> {
+        let block = self.blocks.get(root)?;
+        let weight = self
+            .tree
+            .nodes()
+            .get(block.pending)
+            .map_or(0, |node| node.weight);
+        Some(GloasBlockInfo {
+            root: *root,
+            parent_root: block.parent_root,
+            slot: block.slot,
+            proposer_index: block.proposer_index,
+            bid_block_hash: block.bid_block_hash,
+            bid_parent_block_hash: block.bid_parent_block_hash,
+            justified: block.justified.clone(),
+            unrealized_justified: block.unrealized_justified.clone(),
+            attestation_timely: block.timeliness[ATTESTATION_TIMELINESS_INDEX],
+            payload_verified: self.is_payload_verified(root),
+            weight,
+        })
+    }
+
+    /// The roots of every block in the store, parents before children.
+    pub fn block_roots(&self) -> &[Root] {
+        &self.block_order
+    }
+
+    /// The execution block hash node `(root, status)` stands for: the bid's `block_hash` of a
+    /// FULL node, the bid's `parent_block_hash` (the payload the block was built on) of an
+    /// EMPTY or PENDING one; the hash `notify_forkchoice_updated` and the next proposer's
+    /// `prepare_execution_payload` build on (`head_block_hash`).
+    ///
+    /// [spec]: gloas/validator.md#modified-prepare_execution_payload
+    pub fn execution_block_hash(&self, root: &Root, status: PayloadStatus) -> Option<Hash32> {
+        let block = self.blocks.get(root)?;
+        Some(match status {
+            PayloadStatus::Full => block.bid_block_hash,
+            PayloadStatus::Empty | PayloadStatus::Pending => block.bid_parent_block_hash,
+        })
+    }
+
+    /// The block whose payload node `(root, status)` stands on: `root` itself for a FULL node;
+    /// for an EMPTY one the nearest ancestor whose bid's `block_hash` is the hash the block
+    /// built on (the ancestor whose FULL variant its chain goes through). `None` when that
+    /// ancestor is before the oldest block the store holds.
+    pub fn payload_block(&self, root: &Root, status: PayloadStatus) -> Option<Root> {
+        if status == PayloadStatus::Full {
+            return self.blocks.contains_key(root).then_some(*root);
+        }
+        let mut block = self.blocks.get(root)?;
+        let wanted = block.bid_parent_block_hash;
+        loop {
+            let parent_root = block.parent_root;
+            let parent = self.blocks.get(&parent_root)?;
+            if parent.bid_block_hash == wanted {
+                return Some(parent_root);
+            }
+            block = parent;
+        }
     }
 
     /// `compute_shuffling_dependent_slot(epoch)`.

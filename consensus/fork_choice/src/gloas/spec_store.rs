@@ -54,8 +54,9 @@ pub struct GloasSpecStore<E: EthSpec> {
 }
 
 /// `get_ptc(state, slot)` and the members of the beacon committees of `slot`, of a block's
-/// post-state.
-fn slot_duties<E: EthSpec>(
+/// post-state: the [`GloasBlockSummary::ptc`] and
+/// [`GloasBlockSummary::slot_committee_members`] of the block at `slot`.
+pub fn slot_duties<E: EthSpec>(
     state: &mut CachedBeaconState<E>,
     slot: Slot,
 ) -> Result<(Vec<ValidatorIndex>, Vec<ValidatorIndex>), GloasError> {
