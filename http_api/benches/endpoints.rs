@@ -194,10 +194,10 @@ async fn main() {
         },
     )
     .await;
-    // The API's CPU work on the chain's pool, as the node runs it on the processor's.
+    // The API's CPU work on a beacon processor's API kinds, as the node runs it.
     if server
         .ctx
-        .set_workers(Arc::new(common::PoolWorkers(chain.pool().clone())))
+        .set_workers(Arc::new(common::ProcessorWorkers::new()))
         .is_err()
     {
         panic!("the server's workers are set once");

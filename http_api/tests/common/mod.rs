@@ -13,21 +13,59 @@ use beacon_chain::harness::ChainHarness;
 use http_api::{ApiConfig, ApiContext, ApiPriority, ApiWorkers, NoNetwork, WorkersRefused};
 use types::EthSpec;
 
-/// The API's CPU work on a rayon pool (the harness's chain pool), as the node runs it on the
-/// beacon processor's pool: its parallel sections then use that pool, where tokio's blocking
-/// pool (a server without workers) would run them one piece after the other. Every priority
-/// alike: there is no other work to queue behind.
-pub(crate) struct PoolWorkers(pub(crate) Arc<rayon::ThreadPool>);
+/// The API's CPU work on a beacon processor's API kinds (`api_request_p0`/`p1`, and the timers'
+/// kinds), as the node's client hands it over: the same queues, dispatch and pool threads, so
+/// a bench pays what the node pays per request. A server without workers would run the work on
+/// tokio's blocking pool, where its parallel sections run one piece after the other.
+pub(crate) struct ProcessorWorkers(pub(crate) beacon_processor::BeaconProcessor<NoBatches>);
 
-impl ApiWorkers for PoolWorkers {
+impl ProcessorWorkers {
+    /// A processor of the machine's size, with its own pools.
+    pub(crate) fn new() -> Self {
+        Self(
+            beacon_processor::BeaconProcessor::new(
+                beacon_processor::BeaconProcessorConfig::default(),
+                NoBatches,
+            )
+            .unwrap(),
+        )
+    }
+}
+
+impl ApiWorkers for ProcessorWorkers {
     fn submit(
         &self,
-        _priority: ApiPriority,
+        priority: ApiPriority,
         job: Box<dyn FnOnce() + Send + 'static>,
     ) -> Result<(), WorkersRefused> {
-        self.0.spawn(job);
-        Ok(())
+        use beacon_processor::WorkKind;
+        let kind = match priority {
+            ApiPriority::P0 => WorkKind::ApiRequestP0,
+            ApiPriority::P1 => WorkKind::ApiRequestP1,
+            ApiPriority::StateAdvance => WorkKind::StateAdvance,
+            ApiPriority::Caches => WorkKind::CachePriming,
+        };
+        self.0
+            .submit(beacon_processor::Task::new(kind, move |_| job()))
+            .map_err(|_| WorkersRefused)
     }
+}
+
+/// A processor that is handed no batchable gossip: the API only queues tasks.
+pub(crate) struct NoBatches;
+
+impl beacon_processor::BatchHandlers for NoBatches {
+    type Attestation = ();
+    type Aggregate = ();
+    type DataColumn = ();
+
+    fn process_gossip_attestations(&self, _: Vec<()>, _: &beacon_processor::WorkerContext<'_>) {}
+
+    fn process_gossip_aggregates(&self, _: Vec<()>, _: &beacon_processor::WorkerContext<'_>) {}
+
+    fn process_gossip_data_columns(&self, _: Vec<()>, _: &beacon_processor::WorkerContext<'_>) {}
+
+    fn dropped(&self, _: beacon_processor::BatchItem<Self>, _: beacon_processor::DropReason) {}
 }
 
 /// A served API: its base URL and context; the server stops when this is dropped.
