@@ -936,7 +936,13 @@ impl<E: EthSpec> BeaconChain<E> {
                     &spec,
                     &config.fork_choice,
                 )?,
-                _ => ChainForkChoice::Fulu(ForkChoice::new(
+                SignedBeaconBlock::Phase0(_)
+                | SignedBeaconBlock::Altair(_)
+                | SignedBeaconBlock::Bellatrix(_)
+                | SignedBeaconBlock::Capella(_)
+                | SignedBeaconBlock::Deneb(_)
+                | SignedBeaconBlock::Electra(_)
+                | SignedBeaconBlock::Fulu(_) => ChainForkChoice::Fulu(ForkChoice::new(
                     &state,
                     AnchorBlock {
                         root: split.block_root,

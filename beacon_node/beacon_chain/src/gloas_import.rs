@@ -151,9 +151,15 @@ fn gloas_message<E: EthSpec>(
 ) -> Result<&BeaconBlock<E>, ChainError> {
     match block {
         SignedBeaconBlock::Gloas(b) => Ok(&b.message),
-        other => Err(ChainError::PreGloasBlock {
+        SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_)
+        | SignedBeaconBlock::Fulu(_) => Err(ChainError::PreGloasBlock {
             block_root,
-            fork: other.fork_name(),
+            fork: block.fork_name(),
         }),
     }
 }
