@@ -19,7 +19,6 @@ use state_processing::{
         BlockSignatureVerifier, ExecutionEngine, VerifySignatures, get_indexed_attestation,
         is_valid_indexed_attestation,
     },
-    per_epoch::process_justification_and_finalization_progressive,
     state_transition::{
         state_transition, state_transition_from_advanced, state_transition_gathering_signatures,
     },
@@ -195,24 +194,12 @@ impl BlockProcessor {
         // The target balances come from the state's caches, kept block by block: no walk of
         // the registry per block (built on the post-state itself when its lineage has none,
         // so that its descendants inherit them).
-        state.progressive_balances().map_err(Error::State)?;
-        let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up)
-            .map_err(Error::EpochProcessing)?;
-        let (justified, finalized) = {
-            let view = state.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
+        let fork_choice::PostStateCheckpoints {
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+        } = fork_choice::post_state_checkpoints(&mut state)?;
         let payload_hash = match signed_block {
             SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
                 Some(b.message.body.execution_payload.block_hash)

@@ -63,7 +63,6 @@ use state_processing::{
         },
     },
     per_block::{AlwaysValid, VerifySignatures},
-    per_epoch::process_justification_and_finalization_progressive,
     state_transition::{state_transition, state_transition_from_advanced},
 };
 use store::StoredAs;
@@ -226,24 +225,12 @@ fn process_gloas_block<E: EthSpec>(
     }
 
     // `compute_pulled_up_tip`, on a copy of the post-state.
-    state.progressive_balances().map_err(Error::State)?;
-    let mut pulled_up = state.clone();
-    process_justification_and_finalization_progressive(&mut pulled_up)
-        .map_err(Error::EpochProcessing)?;
-    let (justified, finalized) = {
-        let view = state.view().map_err(Error::State)?;
-        (
-            view.current_justified_checkpoint.clone(),
-            view.finalized_checkpoint.clone(),
-        )
-    };
-    let (unrealized_justified, unrealized_finalized) = {
-        let view = pulled_up.view().map_err(Error::State)?;
-        (
-            view.current_justified_checkpoint.clone(),
-            view.finalized_checkpoint.clone(),
-        )
-    };
+    let fork_choice::PostStateCheckpoints {
+        justified,
+        finalized,
+        unrealized_justified,
+        unrealized_finalized,
+    } = fork_choice::post_state_checkpoints(&mut state)?;
     let (ptc, slot_committee_members) = slot_duties(&mut state, block.slot)?;
     let bid = &block.body.signed_execution_payload_bid.message;
     Ok(ProcessedGloasBlock {

@@ -1303,3 +1303,39 @@ pub fn slashable_indices<E: EthSpec>(
         .filter(|i| second.contains(i))
         .collect())
 }
+
+/// A post-state's justified and finalized checkpoints, and those of its pulled-up tip
+/// ([`post_state_checkpoints`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PostStateCheckpoints {
+    /// The post-state's current justified checkpoint.
+    pub justified: types::phase0::Checkpoint,
+    /// The post-state's finalized checkpoint.
+    pub finalized: types::phase0::Checkpoint,
+    /// The pulled-up tip's current justified checkpoint.
+    pub unrealized_justified: types::phase0::Checkpoint,
+    /// The pulled-up tip's finalized checkpoint.
+    pub unrealized_finalized: types::phase0::Checkpoint,
+}
+
+/// The checkpoints a block's summary records: the post-state's, and the unrealized ones of
+/// `compute_pulled_up_tip` (justification and finalization run on a copy of the post-state).
+/// One place for the chain's import paths and the spec-test stores.
+///
+/// [spec]: phase0/fork-choice.md#compute_pulled_up_tip
+pub fn post_state_checkpoints<E: types::EthSpec>(
+    state: &mut state_processing::CachedBeaconState<E>,
+) -> Result<PostStateCheckpoints, Error> {
+    state.progressive_balances().map_err(Error::State)?;
+    let mut pulled_up = state.clone();
+    state_processing::per_epoch::process_justification_and_finalization_progressive(&mut pulled_up)
+        .map_err(Error::EpochProcessing)?;
+    let view = state.view().map_err(Error::State)?;
+    let pulled = pulled_up.view().map_err(Error::State)?;
+    Ok(PostStateCheckpoints {
+        justified: view.current_justified_checkpoint.clone(),
+        finalized: view.finalized_checkpoint.clone(),
+        unrealized_justified: pulled.current_justified_checkpoint.clone(),
+        unrealized_finalized: pulled.finalized_checkpoint.clone(),
+    })
+}

@@ -42,7 +42,7 @@ pub use fast_confirmation::{
 };
 pub use fork_choice::{
     AnchorBlock, Arrival, BlockSummary, Config, ForkChoice, Head, JustifiedBalances,
-    slashable_indices,
+    PostStateCheckpoints, post_state_checkpoints, slashable_indices,
 };
 pub use gloas::{GloasError, GloasForkChoice, GloasHead, PayloadStatus};
 pub use persist::{PersistedDecodeError, Restored};

@@ -17,7 +17,6 @@ use state_processing::{
     CachedBeaconState,
     common::get_current_epoch,
     per_block::{ExecutionEngine, get_indexed_attestation, is_valid_indexed_attestation},
-    per_epoch::process_justification_and_finalization_progressive,
     per_slot::process_slots,
     state_transition::state_transition,
 };
@@ -312,24 +311,12 @@ impl<E: EthSpec> SpecStore<E> {
         })?;
 
         // `compute_pulled_up_tip`, on a copy of the post-state.
-        state.progressive_balances().map_err(Error::State)?;
-        let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up)
-            .map_err(Error::EpochProcessing)?;
-        let (justified, finalized) = {
-            let view = state.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
+        let crate::PostStateCheckpoints {
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+        } = crate::post_state_checkpoints(&mut state)?;
         let payload_hash = match signed_block {
             SignedBeaconBlock::Electra(b) | SignedBeaconBlock::Fulu(b) => {
                 Some(b.message.body.execution_payload.block_hash)

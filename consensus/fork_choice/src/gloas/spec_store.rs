@@ -20,7 +20,6 @@ use state_processing::{
         ptc::get_ptc,
     },
     per_block::{ExecutionEngine, VerifySignatures},
-    per_epoch::process_justification_and_finalization_progressive,
     per_slot::process_slots,
     state_transition::state_transition,
 };
@@ -265,24 +264,12 @@ impl<E: EthSpec> GloasSpecStore<E> {
         }
 
         // `compute_pulled_up_tip`: the unrealized checkpoints on a copy of the post-state.
-        state.progressive_balances().map_err(Error::State)?;
-        let mut pulled_up = state.clone();
-        process_justification_and_finalization_progressive(&mut pulled_up)
-            .map_err(Error::EpochProcessing)?;
-        let (justified, finalized) = {
-            let view = state.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
-        let (unrealized_justified, unrealized_finalized) = {
-            let view = pulled_up.view().map_err(Error::State)?;
-            (
-                view.current_justified_checkpoint.clone(),
-                view.finalized_checkpoint.clone(),
-            )
-        };
+        let crate::PostStateCheckpoints {
+            justified,
+            finalized,
+            unrealized_justified,
+            unrealized_finalized,
+        } = crate::post_state_checkpoints(&mut state)?;
         let (ptc, slot_committee_members) = slot_duties(&mut state, block.slot)?;
         let summary = GloasBlockSummary {
             root: block_root,
