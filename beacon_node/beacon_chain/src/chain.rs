@@ -120,12 +120,11 @@ pub enum ChainError {
     /// The Gloas fork choice refused or failed.
     #[error("fork choice: {0}")]
     GloasForkChoice(#[from] fork_choice::GloasError),
-    /// A Gloas block given to a chain anchored before Gloas: the chain's fork choice does not
-    /// cross into Gloas yet (issue 43), so a chain that is to run Gloas starts from a Gloas
-    /// anchor.
+    /// A Gloas block reached the Gloas store's import on a chain whose fork choice was not
+    /// carried into Gloas (the first Gloas block's import carries it: a bug if seen).
     #[error(
-        "block {block_root} is a Gloas block and this chain runs the pre-Gloas fork choice: \
-         fork choice does not cross into Gloas yet (start the chain from a Gloas anchor)"
+        "block {block_root} is a Gloas block and this chain's fork choice was not carried into \
+         Gloas"
     )]
     CrossesGloasFork {
         /// The Gloas block.
@@ -711,38 +710,51 @@ fn restore_persisted<E: EthSpec>(
     config: &fork_choice::Config,
     now: u64,
 ) -> Result<usize, ChainError> {
-    match fork_choice {
-        ChainForkChoice::Fulu(fc) => {
-            let restored = fc.restore_persisted(bytes, is_stored)?;
-            tracing::info!(
-                blocks = restored.blocks.len(),
-                latest_messages = restored.latest_messages,
-                "fork choice restored from the store"
-            );
-            Ok(restored.blocks.len())
-        }
-        ChainForkChoice::Gloas(gloas) => {
-            let mut store =
-                fork_choice::GloasForkChoice::from_persisted_bytes(bytes, spec.clone())?;
-            for root in store.block_roots() {
-                let after_split = store
-                    .block_info(root)
-                    .is_some_and(|info| info.slot > split_slot);
-                if after_split && !is_stored(root) {
-                    return Err(ChainError::NotInStore {
-                        what: StoredItem::ForkChoiceBlock,
-                        root: *root,
-                    });
-                }
+    if let ChainForkChoice::Fulu(fc) = fork_choice {
+        let fulu = match fc.restore_persisted(bytes, &is_stored) {
+            Ok(restored) => {
+                tracing::info!(
+                    blocks = restored.blocks.len(),
+                    latest_messages = restored.latest_messages,
+                    "fork choice restored from the store"
+                );
+                return Ok(restored.blocks.len());
             }
-            store.set_prune_threshold(config.prune_threshold);
-            store.on_tick(now);
-            let blocks = store.block_count();
-            tracing::info!(blocks, "Gloas fork choice restored from the store");
-            gloas.store = store;
-            Ok(blocks)
+            Err(e) => e,
+        };
+        // A chain anchored before Gloas whose fork choice was carried into Gloas persisted
+        // the Gloas store: it goes on with that.
+        if fork_choice::GloasForkChoice::<E>::from_persisted_bytes(bytes, spec.clone()).is_err() {
+            return Err(fulu.into());
+        }
+        tracing::info!("the persisted fork choice was carried into Gloas");
+        let verify_signatures = fc.verify_signatures();
+        *fork_choice = ChainForkChoice::gloas(
+            fork_choice::GloasForkChoice::from_persisted_bytes(bytes, spec.clone())?,
+            verify_signatures,
+        );
+    }
+    let ChainForkChoice::Gloas(gloas) = fork_choice else {
+        return Ok(0);
+    };
+    let mut store = fork_choice::GloasForkChoice::from_persisted_bytes(bytes, spec.clone())?;
+    for root in store.block_roots() {
+        let after_split = store
+            .block_info(root)
+            .is_some_and(|info| info.slot > split_slot);
+        if after_split && !is_stored(root) {
+            return Err(ChainError::NotInStore {
+                what: StoredItem::ForkChoiceBlock,
+                root: *root,
+            });
         }
     }
+    store.set_prune_threshold(config.prune_threshold);
+    store.on_tick(now);
+    let blocks = store.block_count();
+    tracing::info!(blocks, "Gloas fork choice restored from the store");
+    gloas.store = store;
+    Ok(blocks)
 }
 
 /// The fields of an anchor block [`check_anchor_state`] reads.
@@ -1002,7 +1014,11 @@ impl<E: EthSpec> BeaconChain<E> {
             // A child of a block restored as invalidated stays out, as its import would.
             let skip = {
                 let fc = fork_choice.lock();
+                // A pre-Gloas block not carried into the Gloas store (a fork it abandoned)
+                // is not imported into it.
+                let pre_gloas = spec.fork_name_at_slot::<E>(slot) < ForkName::Gloas;
                 slot <= split.slot
+                    || (fc.is_gloas() && pre_gloas)
                     || fc.contains_block(&root)
                     || !fc.contains_block(&parent)
                     || fc.is_invalidated(&parent)

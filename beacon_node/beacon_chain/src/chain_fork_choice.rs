@@ -6,15 +6,21 @@
 //! persistence, balances) is one method here; what only one of them has is reached through
 //! [`ChainForkChoice::fulu`] / [`ChainForkChoice::gloas`].
 //!
-//! The fork is not crossed: a chain anchored before Gloas refuses Gloas blocks
-//! ([`crate::ChainError::CrossesGloasFork`]), a Gloas chain refuses blocks of earlier forks. A
-//! chain that is to run Gloas starts from a Gloas anchor (a Gloas genesis or checkpoint).
+//! The fork is crossed at the chain's first Gloas block ([`ChainForkChoice::cross_into_gloas`]):
+//! the pre-Gloas block tree, checkpoints, equivocations and latest messages are carried into a
+//! Gloas store, each pre-Gloas block as one whose payload was delivered and verified (FULL,
+//! its payload's hash as its bid's), and the chain runs the Gloas store from then on. A Gloas
+//! chain refuses blocks of earlier forks ([`crate::ChainError::PreGloasBlock`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use fork_choice::{ExecutionStatus, ForkChoice, GloasForkChoice, JustifiedBalances, PayloadStatus};
+use fork_choice::{
+    ExecutionStatus, ForkChoice, GloasForkChoice, JustifiedBalances, PayloadStatus,
+    gloas::{PreGloasBlock, PreGloasStore},
+};
 use state_processing::per_block::VerifySignatures;
-use types::{EthSpec, Hash32, Root, Slot, ValidatorIndex, phase0::Checkpoint};
+use types::{ChainSpec, EthSpec, Hash32, Root, Slot, ValidatorIndex, phase0::Checkpoint};
 
 use crate::chain::ChainError;
 
@@ -59,6 +65,84 @@ impl<E: EthSpec> ChainForkChoice<E> {
             verify_signatures,
             payload_statuses: HashMap::new(),
         })
+    }
+
+    /// Carries the pre-Gloas store into a Gloas store, in place (nothing for a chain running
+    /// the Gloas store already): each block not invalidated, with its payload's hash as its
+    /// bid's (`anchor_payload_hash` for the store's first block when fork choice does not know
+    /// its payload: the anchor's), taken as FULL and verified; the checkpoints, proposer boost,
+    /// equivocating indices and the latest messages of validators `0..validators`; the
+    /// payloads' execution statuses as the envelopes' verdicts. See
+    /// [`GloasForkChoice::from_pre_gloas`].
+    pub(crate) fn cross_into_gloas(
+        &mut self,
+        anchor_payload_hash: Hash32,
+        validators: u64,
+        spec: &Arc<ChainSpec>,
+    ) -> Result<(), ChainError> {
+        let Self::Fulu(fc) = self else {
+            return Ok(());
+        };
+        let mut hashes: HashMap<Root, Hash32> = HashMap::new();
+        let mut payload_statuses = HashMap::new();
+        let mut blocks = Vec::new();
+        for node in fc.proto_array().nodes() {
+            let first = blocks.is_empty();
+            if node.execution_status == ExecutionStatus::Invalidated
+                || (!first && !hashes.contains_key(&node.parent_root))
+            {
+                continue;
+            }
+            let payload_hash = fc
+                .payload_block_hash(&node.root)
+                .unwrap_or(anchor_payload_hash);
+            let parent_payload_hash = hashes
+                .get(&node.parent_root)
+                .copied()
+                .unwrap_or(Hash32::ZERO);
+            hashes.insert(node.root, payload_hash);
+            payload_statuses.insert(node.root, node.execution_status);
+            blocks.push(PreGloasBlock {
+                root: node.root,
+                parent_root: node.parent_root,
+                slot: node.slot,
+                proposer_index: node.proposer_index,
+                payload_hash,
+                parent_payload_hash,
+                justified: node.justified.clone(),
+                unrealized_justified: node.unrealized_justified.clone(),
+                timely: node.timely,
+            });
+        }
+        let mut latest_messages = Vec::new();
+        let mut equivocating_indices = Vec::new();
+        for index in 0..validators {
+            if fc.is_equivocating(index) {
+                equivocating_indices.push(index);
+            } else if let Some((epoch, Some(root))) = fc.latest_message(index) {
+                latest_messages.push((index, epoch, root));
+            }
+        }
+        let pre = PreGloasStore {
+            time: fc.time(),
+            genesis_time: fc.genesis_time(),
+            justified_checkpoint: fc.justified_checkpoint().clone(),
+            finalized_checkpoint: fc.finalized_checkpoint().clone(),
+            unrealized_justified_checkpoint: fc.unrealized_justified_checkpoint().clone(),
+            unrealized_finalized_checkpoint: fc.unrealized_finalized_checkpoint().clone(),
+            proposer_boost_root: fc.proposer_boost_root(),
+            equivocating_indices,
+            blocks,
+            latest_messages,
+        };
+        let verify_signatures = fc.verify_signatures();
+        let store = GloasForkChoice::from_pre_gloas(&pre, spec.clone())?;
+        *self = Self::Gloas(GloasChainForkChoice {
+            store,
+            verify_signatures,
+            payload_statuses,
+        });
+        Ok(())
     }
 
     /// Whether the chain runs the Gloas fork choice.

@@ -9,6 +9,10 @@
 //!     import_verified_envelope: on_verified_execution_payload (lock) ─► head: its FULL node
 //! ```
 //!
+//! **The first Gloas block** of a chain anchored before Gloas carries the chain's pre-Gloas
+//! fork choice into a Gloas store first (`ChainForkChoice::cross_into_gloas`): each
+//! pre-Gloas block as FULL, its payload verified.
+//!
 //! **The block** (`on_block` of `specs/gloas/fork-choice.md`) carries no payload, so it waits
 //! for no data and asks no execution client: fork choice's `check_block` under its lock, the
 //! state transition on the parent's post-state from the state cache on the chain's pool, the
@@ -273,6 +277,9 @@ impl<E: EthSpec> Imports<'_, E> {
         block_root: Root,
         block: &BeaconBlock<E>,
     ) -> Result<Option<PreparedGloasBlock<E>>, ChainError> {
+        if !self.fork_choice.lock().is_gloas() {
+            self.cross_into_gloas(block_root, block)?;
+        }
         let bid = &block.body.signed_execution_payload_bid.message;
         let arrival = self
             .fork_choice
@@ -301,6 +308,51 @@ impl<E: EthSpec> Imports<'_, E> {
             pre_state,
             pre_state_advanced,
         }))
+    }
+
+    /// The chain's first Gloas block, on a chain running the pre-Gloas store: the store is
+    /// carried into a Gloas store (`ChainForkChoice::cross_into_gloas`). What it needs of
+    /// states is read first, without the lock: the payload hash of the store's first block
+    /// (the anchor's, from its state) and the parent state's validator count. A block whose
+    /// parent fork choice does not hold crosses nothing ([`fork_choice::Error::UnknownParent`]).
+    fn cross_into_gloas(&self, block_root: Root, block: &BeaconBlock<E>) -> Result<(), ChainError> {
+        let first = {
+            let fc = self.fork_choice.lock();
+            if !fc.contains_block(&block.parent_root) {
+                return Err(fork_choice::Error::UnknownParent {
+                    block: block_root,
+                    parent: block.parent_root,
+                }
+                .into());
+            }
+            fc.block_roots().first().copied()
+        };
+        let Some(first) = first else {
+            return Ok(());
+        };
+        let anchor_payload_hash = {
+            let state = self.block_state(&first)?;
+            let view = state.view().map_err(ChainError::State)?;
+            match view.gloas() {
+                Ok(gloas) => *gloas.latest_block_hash,
+                Err(_) => view.payload_header().map_err(ChainError::State)?.block_hash,
+            }
+        };
+        let validators = {
+            let state = self.block_state(&block.parent_root)?;
+            let view = state.view().map_err(ChainError::State)?;
+            view.validators.len() as u64
+        };
+        let spec = Arc::new(self.spec.clone());
+        let mut fc = self.fork_choice.lock();
+        fc.cross_into_gloas(anchor_payload_hash, validators, &spec)?;
+        tracing::info!(
+            %block_root,
+            slot = block.slot,
+            blocks = fc.block_roots().len(),
+            "fork choice carried into Gloas at the chain's first Gloas block"
+        );
+        Ok(())
     }
 
     /// The votes of a Gloas block's attestations as `on_attestation(is_from_block=True)`
@@ -445,9 +497,9 @@ impl<E: EthSpec> Imports<'_, E> {
     ) -> Result<Option<CachedBeaconState<E>>, ChainError> {
         let block_root = signed_block.canonical_root();
         let block = gloas_message(signed_block, block_root)?;
-        {
-            let mut chain_fc = self.fork_choice.lock();
-            let fc = chain_fc.gloas_for_block(block_root)?;
+        // (A chain still before Gloas carries its store into Gloas in `prepare_gloas`, every
+        // pre-Gloas payload verified.)
+        if let Some(fc) = self.fork_choice.lock().gloas_mut() {
             let bid = &block.body.signed_execution_payload_bid.message;
             let parent = fc.store.block_info(&block.parent_root);
             if let Some(parent) = parent

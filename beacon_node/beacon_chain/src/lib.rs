@@ -3,7 +3,8 @@
 //!
 //! - [`chain`]: [`BeaconChain`], the owner of fork choice, the store's writes, the head snapshot
 //!   and the observed caches; block import. The fork choice is its anchor's fork's
-//!   (`chain_fork_choice`: the pre-Gloas store, or the Gloas store for a Gloas anchor).
+//!   (`chain_fork_choice`: the pre-Gloas store, or the Gloas store for a Gloas anchor; a
+//!   pre-Gloas store is carried into a Gloas one at the chain's first Gloas block).
 //! - [`gloas_import`]: a Gloas block's import (no payload inside) and its payload envelope's,
 //!   on a path of its own (`engine_newPayloadV5`, the custody columns of the bid's
 //!   commitments); an envelope that fails never invalidates its block.

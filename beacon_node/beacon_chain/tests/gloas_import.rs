@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use beacon_chain::{
-    ChainError, ColumnsUnavailable, EnvelopeError, ExecutionStatus, Fault, UnimportedBlock,
+    ChainError, ColumnsUnavailable, EnvelopeError, ExecutionStatus, Fault,
     execution::forkchoice_state,
     harness::{ChainHarness, ChainStart, HarnessConfig},
 };
@@ -480,30 +480,144 @@ async fn a_restart_restores_the_head_and_its_payload_variant() {
     let _ = r2;
 }
 
+/// The payload hash of a Fulu block.
+fn fulu_payload_hash(built: &BuiltBlock<E>) -> Hash32 {
+    let types::SignedBeaconBlock::Fulu(block) = &built.block else {
+        panic!("not a Fulu block");
+    };
+    block.message.body.execution_payload.block_hash
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_chain_anchored_before_gloas_refuses_a_gloas_block_naming_the_reason() {
+async fn a_chain_anchored_before_gloas_carries_its_fork_choice_into_gloas_at_its_first_gloas_block()
+{
     // Fulu at genesis, Gloas from epoch 1.
     let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
     spec.gloas_fork_epoch = 1;
-    let h = config(spec).build().await.unwrap();
-    let genesis = h.chain.head();
-    assert_eq!(genesis.payload_status, None);
-    let slot = <E as EthSpec>::slots_per_epoch();
-    let gloas_block = block_on(
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let stored_config = || HarnessConfig {
+        store_path: Some(path.clone()),
+        clock_slot: Some(9),
+        ..config(spec.clone())
+    };
+    let h = stored_config().build().await.unwrap();
+    assert_eq!(h.chain.head().payload_status, None);
+    let votes_for = |slot: Slot| BlockContents {
+        attestations: if slot > 1 {
+            vec![AttestationSpec::whole_slot(slot - 1)]
+        } else {
+            Vec::new()
+        },
+        ..Default::default()
+    };
+    // Fulu blocks at slots 1 to 7, their payloads valid.
+    let mut parent = h.chain.head().state.clone();
+    let mut fulu = Vec::new();
+    for slot in 1..8 {
+        let built = state_harness::build_block(&parent, slot, &votes_for(slot), &h.spec).unwrap();
+        h.set_slot(slot);
+        h.import_valid(Arc::new(built.block.clone()), &[]).unwrap();
+        parent = built.post.clone();
+        fulu.push(built);
+    }
+    let last_fulu = fulu.last().unwrap();
+    assert_eq!(h.chain.head().block_root, last_fulu.block.canonical_root());
+    assert_eq!(h.chain.head().payload_status, None);
+
+    // The first Gloas block builds on the last Fulu payload, which the carried store holds as
+    // verified: fork choice goes over to Gloas with it.
+    let g8 = block_with(
         &h,
-        &genesis.state,
-        slot,
-        ParentPayload::Empty,
-        Default::default(),
+        &parent,
+        8,
+        &GloasBlockContents {
+            base: votes_for(8),
+            payload_attestations: 0,
+            parent_payload: ParentPayload::Full,
+        },
     );
-    let root = gloas_block.block.canonical_root();
-    let err = import(&h, &gloas_block).unwrap_err();
+    assert_eq!(bid(&g8).parent_block_hash, fulu_payload_hash(last_fulu));
+    let r8 = import(&h, &g8).unwrap();
+    assert_eq!(head_variant(&h), (r8, Some(PayloadStatus::Empty)));
+    assert_eq!(head_block_hash(&h), fulu_payload_hash(last_fulu));
+    // The Fulu payloads were valid: the head's is not optimistic.
+    assert!(!h.chain.head().execution_optimistic);
+    // The carried blocks keep their payload hashes (the debug dump shows them).
+    let dump = h.chain.fork_choice_dump();
+    let node = dump
+        .nodes
+        .iter()
+        .find(|n| n.block_root == last_fulu.block.canonical_root())
+        .unwrap();
+    assert_eq!(node.execution_block_hash, fulu_payload_hash(last_fulu));
+
+    import_envelope(&h, &g8, MockPayloadStatus::Valid)
+        .await
+        .unwrap();
+    assert_eq!(head_variant(&h), (r8, Some(PayloadStatus::Full)));
+    assert_eq!(head_block_hash(&h), bid(&g8).block_hash);
+
+    // A late Fulu block (a fork at slot 7) has no place in the Gloas store.
+    let late = state_harness::build_block(
+        &fulu[5].post,
+        7,
+        &BlockContents {
+            graffiti: Root::repeat_byte(9),
+            ..Default::default()
+        },
+        &h.spec,
+    )
+    .unwrap();
+    let err = h
+        .chain
+        .import_block(
+            Arc::new(late.block.clone()),
+            &[],
+            &state_processing::per_block::AlwaysValid,
+            ExecutionStatus::Valid,
+        )
+        .unwrap_err();
     assert!(
-        matches!(err, ChainError::CrossesGloasFork { block_root } if block_root == root),
+        matches!(
+            err,
+            ChainError::PreGloasBlock {
+                fork: ForkName::Fulu,
+                ..
+            }
+        ),
         "{err}"
     );
-    assert_eq!(err.fault(), Fault::Local);
-    assert_eq!(h.chain.unimported_block(&root), None::<UnimportedBlock>);
+
+    let g9 = block_with(
+        &h,
+        &g8.post,
+        9,
+        &GloasBlockContents {
+            base: votes_for(9),
+            payload_attestations: 2,
+            parent_payload: ParentPayload::Full,
+        },
+    );
+    let r9 = import(&h, &g9).unwrap();
+    assert_eq!(head_variant(&h), (r9, Some(PayloadStatus::Empty)));
+    h.chain.flush_store_writes();
+    drop(h);
+
+    // A restart: the store anchored at the Fulu genesis, its fork choice persisted as the Gloas
+    // store it was carried into.
+    let h = stored_config()
+        .build_from(ChainStart::Stored)
+        .await
+        .unwrap();
+    let reopened = h.chain.reopened().unwrap();
+    // Restored up to g8 (persisted with its envelope), g9 imported again on top.
+    assert_eq!((reopened.restored, reopened.replayed), (9, 1));
+    assert_eq!(head_variant(&h), (r9, Some(PayloadStatus::Empty)));
+    import_envelope(&h, &g9, MockPayloadStatus::Valid)
+        .await
+        .unwrap();
+    assert_eq!(head_variant(&h), (r9, Some(PayloadStatus::Full)));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -121,6 +121,10 @@ pub enum GloasError {
     /// Persisted bytes that describe no store.
     #[error("persisted Gloas fork choice: {0}")]
     CorruptPersisted(#[source] super::persist::GloasPersistedError),
+    /// A pre-Gloas store carried into the Gloas store with a block before its parent, or
+    /// twice ([`super::GloasForkChoice::from_pre_gloas`]).
+    #[error("pre-Gloas block {0:?} is out of place (no parent before it, or given twice)")]
+    PreGloasBlockOutOfPlace(Root),
     /// A PTC or a payload attestation's indices could not be read from a state.
     #[error("PTC: {0}")]
     Ptc(#[source] state_processing::Error),
@@ -150,6 +154,7 @@ impl GloasError {
             | GloasError::MissingSlotCommittees(_)
             | GloasError::CorruptPersisted(_)
             | GloasError::PtcSize { .. }
+            | GloasError::PreGloasBlockOutOfPlace(_)
             | GloasError::Ptc(_) => Fault::Local,
         }
     }

@@ -24,6 +24,7 @@
 //! [`GloasForkChoice::set_justified_balances`]). [`GloasSpecStore`] is such an owner that keeps
 //! every state the way the spec's `Store` does (the spec tests' path).
 
+pub mod crossing;
 pub mod error;
 pub mod nodes;
 pub mod persist;
@@ -41,6 +42,7 @@ use types::{
     phase0::Checkpoint,
 };
 
+pub use self::crossing::{PreGloasBlock, PreGloasStore};
 pub use self::error::{EngineError, GloasError};
 pub use self::nodes::{NodeTree, PayloadStatus};
 pub use self::persist::GloasPersistedError;
