@@ -425,6 +425,11 @@ fn subscribe<E: EthSpec>(router: &Router<E>) {
     let fork = spec.fork_name_at_epoch(status::current_epoch(router));
     let light_client_server = router.chain.light_client_server().is_running();
     for kind in networking::GossipKind::global_kinds(fork) {
+        // The Gloas topics whose gossip the chain does not validate yet (issue 44) are left
+        // unsubscribed: a mesh member that forwards nothing only hurts its mesh.
+        if networking::GossipKind::GLOAS_GLOBAL.contains(&kind) {
+            continue;
+        }
         // Without a server there is no local update to check peers' updates against.
         if light_client_server
             || !matches!(
