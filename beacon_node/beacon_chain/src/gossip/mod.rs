@@ -28,7 +28,9 @@ use bls::{PublicKey, Signature};
 use state_processing::CachedBeaconState;
 use types::{ChainSpec, Domain, DomainType, Epoch, EthSpec, Root, ValidatorIndex, signing};
 
-pub use attestation::{AttestationGossipError, VerifiedAggregate, VerifiedSingleAttestation};
+pub use attestation::{
+    AttestationGossipError, ForkChoiceVote, VerifiedAggregate, VerifiedSingleAttestation,
+};
 pub use blob_sidecar::{BlobSidecarGossipError, GossipVerifiedBlobSidecar};
 pub use block::{BlockGossipError, GossipVerifiedBlock};
 pub use data_column::{

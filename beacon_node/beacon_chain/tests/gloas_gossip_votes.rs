@@ -1,0 +1,357 @@
+//! Votes from gossip (and the API, which verifies them the same way) on a Gloas chain: single
+//! attestations whose `data.index` is the payload status they support, checked by the Gloas
+//! gossip rules (`verify_attestation_payload_status`) and counted by the Gloas fork choice; and
+//! payload attestation messages of the PTC, checked by `validate_payload_attestation_message_gossip`
+//! and counted as the PTC's votes on the block's payload.
+//!
+//! The chain starts from a Gloas interop genesis (every fork through Gloas at genesis) with the
+//! mock execution client attached; blocks are self-built (`state_harness::gloas`) and their
+//! envelopes imported with the verdict the mock is told to give.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed setup is a failed test"
+)]
+
+use std::sync::Arc;
+
+use beacon_chain::{
+    ExecutionStatus, Verdict,
+    gossip::AttestationGossipError,
+    harness::{ChainHarness, HarnessConfig},
+};
+use fork_choice::PayloadStatus;
+use mock_execution_layer::MockPayloadStatus;
+use state_harness::{
+    BuiltBlock,
+    gloas::{GloasBlockContents, ParentPayload, build_gloas_block},
+};
+use state_processing::common::get_domain;
+use types::{
+    BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, Slot, U256, ValidatorIndex,
+    electra::SingleAttestation,
+    gloas::{
+        BUILDER_INDEX_SELF_BUILD, BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope,
+        SignedExecutionPayloadEnvelope,
+    },
+    phase0::{AttestationData, Checkpoint},
+    signing::{
+        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_BUILDER, compute_domain, compute_signing_root,
+    },
+    subnets::compute_subnet_for_attestation,
+};
+
+type E = MinimalEthSpec;
+
+const GENESIS_TIME: u64 = 1_600_000_000;
+
+async fn harness() -> ChainHarness<E> {
+    HarnessConfig {
+        spec: ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas),
+        validators: 64,
+        genesis_time: GENESIS_TIME,
+        ..HarnessConfig::default()
+    }
+    .build()
+    .await
+    .unwrap()
+}
+
+/// A Gloas block at `slot` on the head's post-state, beside the head's payload.
+fn block_on_head(h: &ChainHarness<E>, slot: Slot) -> BuiltBlock<E> {
+    build_gloas_block(
+        &h.chain.head().state,
+        slot,
+        &GloasBlockContents {
+            base: Default::default(),
+            payload_attestations: 0,
+            parent_payload: ParentPayload::Empty,
+        },
+        &h.spec,
+    )
+    .unwrap()
+}
+
+/// Moves the clock to `built`'s slot and imports it.
+fn import(h: &ChainHarness<E>, built: &BuiltBlock<E>) -> Root {
+    h.set_slot(built.block.slot());
+    h.chain
+        .import_block(
+            Arc::new(built.block.clone()),
+            &[],
+            &state_processing::per_block::AlwaysValid,
+            ExecutionStatus::Valid,
+        )
+        .unwrap()
+}
+
+/// The self-built envelope of `built`'s bid, signed by the proposer, imported with the mock
+/// answering `status` for its payload.
+async fn import_envelope(h: &ChainHarness<E>, built: &BuiltBlock<E>, status: MockPayloadStatus) {
+    let view = built.post.view().unwrap();
+    let gloas = view.gloas().unwrap();
+    let bid = gloas.latest_execution_payload_bid.clone();
+    let slot = *view.slot;
+    let payload = ExecutionPayload::<E> {
+        parent_hash: *gloas.latest_block_hash,
+        fee_recipient: bid.fee_recipient,
+        state_root: Root::repeat_byte(0x11),
+        receipts_root: Root::repeat_byte(0x22),
+        logs_bloom: Default::default(),
+        prev_randao: bid.prev_randao,
+        block_number: slot,
+        gas_limit: bid.gas_limit,
+        gas_used: 0,
+        timestamp: h.spec.compute_time_at_slot(GENESIS_TIME, slot),
+        extra_data: Default::default(),
+        base_fee_per_gas: U256::from(7u64),
+        block_hash: bid.block_hash,
+        transactions: Default::default(),
+        withdrawals: gloas
+            .payload_expected_withdrawals
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .into(),
+        blob_gas_used: 0,
+        excess_blob_gas: 0,
+        block_access_list: BlockAccessList::new(vec![0xc0]),
+        slot_number: slot,
+    };
+    let message = ExecutionPayloadEnvelope {
+        payload,
+        execution_requests: Default::default(),
+        builder_index: BUILDER_INDEX_SELF_BUILD,
+        beacon_block_root: built.block.canonical_root(),
+        parent_beacon_block_root: built.block.parent_root(),
+    };
+    let domain = get_domain(&view, DOMAIN_BEACON_BUILDER, None);
+    let signature = bls::interop_secret_key(built.block.proposer_index() as usize)
+        .sign(compute_signing_root(&message, domain).as_slice())
+        .serialize();
+    h.mock.set_payload_status(bid.block_hash, status);
+    h.chain
+        .import_execution_payload_envelope(
+            Arc::new(SignedExecutionPayloadEnvelope {
+                message,
+                signature: BLSSignature::from(signature),
+            }),
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+}
+
+/// The head: its block and payload variant.
+fn head_variant(h: &ChainHarness<E>) -> (Root, Option<PayloadStatus>) {
+    let head = h.chain.head();
+    (head.block_root, head.payload_status)
+}
+
+/// Committee `committee_index` of `slot` (epoch 0: every target is the genesis block).
+fn committee(h: &ChainHarness<E>, slot: Slot, committee_index: u64) -> (Vec<ValidatorIndex>, u64) {
+    let mut state = h.chain.head().state.clone();
+    let (view, caches) = state.view_mut().unwrap();
+    let committees = caches
+        .committees(&view.as_ref(), slot / E::slots_per_epoch())
+        .unwrap();
+    (
+        committees
+            .get_beacon_committee(slot, committee_index)
+            .unwrap()
+            .to_vec(),
+        committees.committees_per_slot(),
+    )
+}
+
+/// Signed single attestations of `voters` (of committee 0 of `slot`) for `block` with
+/// `data.index = index`, each with its subnet.
+fn votes(
+    h: &ChainHarness<E>,
+    genesis: Root,
+    slot: Slot,
+    block: Root,
+    index: u64,
+    voters: &[ValidatorIndex],
+) -> Vec<(SingleAttestation, u64)> {
+    let (_, committees_per_slot) = committee(h, slot, 0);
+    let epoch = slot / E::slots_per_epoch();
+    let data = AttestationData {
+        slot,
+        index,
+        beacon_block_root: block,
+        source: Checkpoint {
+            epoch: 0,
+            root: genesis,
+        },
+        target: Checkpoint {
+            epoch,
+            root: genesis,
+        },
+    };
+    let domain = compute_domain(
+        DOMAIN_BEACON_ATTESTER,
+        h.spec.compute_fork_version(epoch),
+        h.chain.genesis_validators_root(),
+    );
+    let signing_root = compute_signing_root(&data, domain);
+    let subnet =
+        compute_subnet_for_attestation::<E>(&h.spec, committees_per_slot, slot, 0).unwrap();
+    voters
+        .iter()
+        .map(|&i| {
+            let signature = bls::interop_secret_key(i as usize).sign(signing_root.as_slice());
+            (
+                SingleAttestation {
+                    committee_index: 0,
+                    attester_index: i,
+                    data: data.clone(),
+                    signature: BLSSignature::from(signature.serialize()),
+                },
+                subnet,
+            )
+        })
+        .collect()
+}
+
+/// Gossip-verifies `attestations` two seconds into `slot` (the clock set there); those that
+/// pass go to fork choice. Returns the verdicts, in order, and `(applied, queued, refused)`.
+fn gossip(
+    h: &ChainHarness<E>,
+    slot: Slot,
+    attestations: Vec<(SingleAttestation, u64)>,
+) -> (
+    Vec<Result<(), AttestationGossipError>>,
+    (usize, usize, usize),
+) {
+    let now = h.spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 2000;
+    h.clock.set_ms(now);
+    let results = h
+        .chain
+        .verify_single_attestations_for_gossip(attestations, now);
+    let counts = h.chain.apply_votes_to_fork_choice(
+        results
+            .iter()
+            .filter_map(|r| r.as_ref().ok())
+            .map(|v| v.fork_choice_vote()),
+    );
+    (results.into_iter().map(|r| r.map(|_| ())).collect(), counts)
+}
+
+/// Moves the clock to `slot`, ticks fork choice (the queued votes whose slot has passed count)
+/// and recomputes the head.
+fn tick(h: &ChainHarness<E>, slot: Slot) {
+    h.set_slot(slot);
+    h.chain.on_tick();
+    h.chain.recompute_head().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gossip_votes_with_index_1_move_the_weight_to_the_full_node_and_index_0_to_the_empty_one() {
+    let h = harness().await;
+    let genesis = h.chain.head().block_root;
+    let b1 = block_on_head(&h, 1);
+    let r1 = import(&h, &b1);
+    import_envelope(&h, &b1, MockPayloadStatus::Valid).await;
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
+
+    // Slot 2: one validator says the payload of slot 1 was not there (index 0). The vote waits
+    // for slot 3; then the EMPTY node carries weight and the FULL node none, so the head is
+    // slot 1's EMPTY node (without votes the tiebreaker would choose FULL).
+    let (slot2, _) = committee(&h, 2, 0);
+    let (verdicts, counts) = gossip(&h, 2, votes(&h, genesis, 2, r1, 0, &slot2[..1]));
+    assert_eq!(verdicts, vec![Ok(())]);
+    assert_eq!(counts, (0, 1, 0), "queued until slot 2 has passed");
+    tick(&h, 3);
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Empty)));
+
+    // Slot 3: a whole committee says it was there (index 1): from slot 4 on their weight makes
+    // the FULL node the head.
+    let (slot3, _) = committee(&h, 3, 0);
+    assert!(slot3.len() >= 2, "a committee of {}", slot3.len());
+    let (verdicts, counts) = gossip(&h, 3, votes(&h, genesis, 3, r1, 1, &slot3));
+    assert_eq!(verdicts, vec![Ok(()); slot3.len()]);
+    assert_eq!(counts, (0, slot3.len(), 0));
+    h.chain.recompute_head().unwrap();
+    assert_eq!(
+        head_variant(&h),
+        (r1, Some(PayloadStatus::Empty)),
+        "not before their slot has passed"
+    );
+    tick(&h, 4);
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
+
+    // A vote of a slot that has passed counts at once.
+    let (verdicts, counts) = gossip(&h, 4, votes(&h, genesis, 2, r1, 1, &slot2[1..2]));
+    assert_eq!(verdicts, vec![Ok(())]);
+    assert_eq!(counts, (1, 0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gossip_votes_for_payloads_not_seen_or_not_validated_are_ignored_and_malformed_ones_rejected()
+ {
+    let h = harness().await;
+    let genesis = h.chain.head().block_root;
+    let b1 = block_on_head(&h, 1);
+    let r1 = import(&h, &b1);
+    let (slot1, _) = committee(&h, 1, 0);
+    let (slot2, _) = committee(&h, 2, 0);
+
+    // An index above 1: REJECT, before anything else is looked at.
+    let (verdicts, _) = gossip(&h, 2, votes(&h, genesis, 2, r1, 2, &slot2[..1]));
+    assert_eq!(
+        verdicts,
+        vec![Err(AttestationGossipError::DataIndexAboveOne(2))]
+    );
+    assert_eq!(
+        AttestationGossipError::DataIndexAboveOne(2).verdict(),
+        Verdict::Reject
+    );
+
+    // Slot 1's own committee saying its payload is present: REJECT (the payload cannot be
+    // there yet in the block's own slot).
+    let (verdicts, _) = gossip(&h, 1, votes(&h, genesis, 1, r1, 1, &slot1[..1]));
+    assert_eq!(
+        verdicts,
+        vec![Err(AttestationGossipError::SameSlotPayloadVote(r1))]
+    );
+    assert_eq!(
+        AttestationGossipError::SameSlotPayloadVote(r1).verdict(),
+        Verdict::Reject
+    );
+
+    // Slot 2 says slot 1's payload is present, but its envelope was not imported: IGNORE, and
+    // the validator may vote again (nothing was recorded as seen).
+    let (verdicts, counts) = gossip(&h, 2, votes(&h, genesis, 2, r1, 1, &slot2[..1]));
+    assert_eq!(
+        verdicts,
+        vec![Err(AttestationGossipError::PayloadNotSeen(r1))]
+    );
+    assert_eq!(counts, (0, 0, 0));
+    assert_eq!(
+        AttestationGossipError::PayloadNotSeen(r1).verdict(),
+        Verdict::Ignore
+    );
+
+    // The envelope comes, but the execution client is syncing: the payload is optimistic and
+    // a vote for it still IGNOREd.
+    import_envelope(&h, &b1, MockPayloadStatus::Syncing).await;
+    h.clock
+        .set_ms(h.spec.compute_time_at_slot(GENESIS_TIME, 2) * 1000 + 2000);
+    let (verdicts, _) = gossip(&h, 2, votes(&h, genesis, 2, r1, 1, &slot2[..1]));
+    assert_eq!(
+        verdicts,
+        vec![Err(AttestationGossipError::PayloadOptimistic(r1))]
+    );
+    assert_eq!(
+        AttestationGossipError::PayloadOptimistic(r1).verdict(),
+        Verdict::Ignore
+    );
+
+    // A vote saying the payload is absent (index 0) passes whatever the payload, and so does
+    // the same-slot vote with index 0.
+    let (verdicts, counts) = gossip(&h, 2, votes(&h, genesis, 2, r1, 0, &slot2[..1]));
+    assert_eq!(verdicts, vec![Ok(())]);
+    assert_eq!(counts, (0, 1, 0));
+    let (verdicts, _) = gossip(&h, 2, votes(&h, genesis, 1, r1, 0, &slot1[..1]));
+    assert_eq!(verdicts, vec![Ok(())]);
+}
