@@ -505,6 +505,10 @@ pub(crate) struct Observed<E: EthSpec> {
     /// Roots of signed block headers whose proposer signature verified (a block's 128 column
     /// sidecars share one header: its signature is checked once).
     pub(crate) verified_headers: ObservedPerSlot<Root>,
+    /// `payload_attestation_validators` (Gloas): the PTC members whose payload attestation
+    /// message was accepted, per slot (at most a PTC per slot: a key is recorded only after
+    /// its signature verified).
+    pub(crate) payload_attesters: ObservedPerSlot<types::ValidatorIndex>,
 }
 
 impl<E: EthSpec> Observed<E> {
@@ -525,6 +529,7 @@ impl<E: EthSpec> Observed<E> {
             blob_sidecars: ObservedPerSlot::new(config.observed_slots),
             partial_headers: HashMap::new(),
             verified_headers: ObservedPerSlot::new(config.observed_slots),
+            payload_attesters: ObservedPerSlot::new(config.observed_slots),
         }
     }
 
@@ -540,6 +545,8 @@ impl<E: EthSpec> Observed<E> {
         self.sync_aggregators.prune(sync_floor);
         self.sync_contribution_bits.prune(sync_floor);
         self.sync_messages.prune(sync_floor);
+        // Payload attestation messages are gossiped for their slot only.
+        self.payload_attesters.prune(sync_floor);
         self.block_producers.prune(finalized_slot);
         self.data_columns.prune(finalized_slot);
         self.blob_sidecars.prune(finalized_slot);

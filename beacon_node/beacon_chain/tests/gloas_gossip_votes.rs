@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use beacon_chain::{
     ExecutionStatus, Verdict,
-    gossip::AttestationGossipError,
+    gossip::{AttestationGossipError, PayloadAttestationGossipError, PayloadVotesApplied},
     harness::{ChainHarness, HarnessConfig},
 };
 use fork_choice::PayloadStatus;
@@ -31,11 +31,12 @@ use types::{
     electra::SingleAttestation,
     gloas::{
         BUILDER_INDEX_SELF_BUILD, BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope,
-        SignedExecutionPayloadEnvelope,
+        PayloadAttestationData, PayloadAttestationMessage, SignedExecutionPayloadEnvelope,
     },
     phase0::{AttestationData, Checkpoint},
     signing::{
-        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_BUILDER, compute_domain, compute_signing_root,
+        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_BUILDER, DOMAIN_PTC_ATTESTER, compute_domain,
+        compute_signing_root,
     },
     subnets::compute_subnet_for_attestation,
 };
@@ -354,4 +355,225 @@ async fn gossip_votes_for_payloads_not_seen_or_not_validated_are_ignored_and_mal
     assert_eq!(counts, (0, 1, 0));
     let (verdicts, _) = gossip(&h, 2, votes(&h, genesis, 1, r1, 0, &slot1[..1]));
     assert_eq!(verdicts, vec![Ok(())]);
+}
+
+/// The distinct members of the payload timeliness committee of `built`'s slot, from its
+/// post-state.
+fn ptc(built: &BuiltBlock<E>) -> Vec<ValidatorIndex> {
+    let view = built.post.view().unwrap();
+    let mut members = state_processing::gloas::ptc::get_ptc(&view, built.block.slot()).unwrap();
+    members.sort_unstable();
+    members.dedup();
+    members
+}
+
+/// `validator`'s payload attestation message on `block` at `slot` (payload and blob data both
+/// `present`), signed by `signer`'s key.
+fn ptc_message(
+    h: &ChainHarness<E>,
+    block: Root,
+    slot: Slot,
+    present: bool,
+    validator: ValidatorIndex,
+    signer: ValidatorIndex,
+) -> PayloadAttestationMessage {
+    let data = PayloadAttestationData {
+        beacon_block_root: block,
+        slot,
+        payload_present: present,
+        blob_data_available: present,
+    };
+    let domain = compute_domain(
+        DOMAIN_PTC_ATTESTER,
+        h.spec.compute_fork_version(slot / E::slots_per_epoch()),
+        h.chain.genesis_validators_root(),
+    );
+    let signature = bls::interop_secret_key(signer as usize)
+        .sign(compute_signing_root(&data, domain).as_slice())
+        .serialize();
+    PayloadAttestationMessage {
+        validator_index: validator,
+        data,
+        signature: BLSSignature::from(signature),
+    }
+}
+
+/// Gossip-verifies `messages` at `ms_into_slot` milliseconds into `slot` (the clock set there).
+fn gossip_ptc(
+    h: &ChainHarness<E>,
+    slot: Slot,
+    ms_into_slot: u64,
+    messages: Vec<PayloadAttestationMessage>,
+) -> Vec<
+    Result<beacon_chain::gossip::VerifiedPayloadAttestationMessage, PayloadAttestationGossipError>,
+> {
+    let now = h.spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + ms_into_slot;
+    h.clock.set_ms(now);
+    h.chain
+        .verify_payload_attestation_messages_for_gossip(messages, now)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payload_attestation_messages_are_verified_by_the_gossip_rules_with_typed_verdicts() {
+    let h = harness().await;
+    let b1 = block_on_head(&h, 1);
+    let r1 = import(&h, &b1);
+    let members = ptc(&b1);
+    assert!(members.len() >= 3, "a PTC of {members:?}");
+    let outsider = (0..64).find(|i| !members.contains(i)).unwrap();
+    let (a, b, c) = (members[0], members[1], members[2]);
+
+    // One batch: a valid message, one signed by another key (the batch fails and the bad one
+    // is found), one of a validator outside the PTC, one for a block never seen, one of a
+    // validator past the registry.
+    let results = gossip_ptc(
+        &h,
+        1,
+        3000,
+        vec![
+            ptc_message(&h, r1, 1, true, a, a),
+            ptc_message(&h, r1, 1, true, b, c),
+            ptc_message(&h, r1, 1, true, outsider, outsider),
+            ptc_message(&h, Root::repeat_byte(0xab), 1, true, c, c),
+            ptc_message(&h, r1, 1, true, 1_000_000, a),
+        ],
+    );
+    let errors: Vec<_> = results.iter().map(|r| r.as_ref().err().cloned()).collect();
+    assert_eq!(
+        errors,
+        vec![
+            None,
+            Some(PayloadAttestationGossipError::InvalidSignature),
+            Some(PayloadAttestationGossipError::NotInPtc {
+                validator: outsider,
+                slot: 1
+            }),
+            Some(PayloadAttestationGossipError::UnknownBlock(
+                Root::repeat_byte(0xab)
+            )),
+            Some(PayloadAttestationGossipError::UnknownValidator(1_000_000)),
+        ]
+    );
+    let verdicts: Vec<_> = errors.iter().flatten().map(|e| e.verdict()).collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            Verdict::Reject,
+            Verdict::Reject,
+            Verdict::Ignore,
+            Verdict::Reject
+        ]
+    );
+    let verified = results[0].as_ref().unwrap();
+    assert_eq!(verified.message.validator_index, a);
+    assert_eq!(
+        h.chain
+            .apply_payload_attestation_messages([verified])
+            .unwrap(),
+        PayloadVotesApplied {
+            applied: 1,
+            refused: 0
+        }
+    );
+
+    // The same validator again (another vote, a valid signature): IGNORE. Two of one
+    // validator in one batch: the first only. The member whose signature was bad may send a
+    // good one.
+    let results = gossip_ptc(
+        &h,
+        1,
+        3500,
+        vec![
+            ptc_message(&h, r1, 1, false, a, a),
+            ptc_message(&h, r1, 1, true, c, c),
+            ptc_message(&h, r1, 1, true, c, c),
+            ptc_message(&h, r1, 1, true, b, b),
+        ],
+    );
+    let errors: Vec<_> = results.iter().map(|r| r.as_ref().err().cloned()).collect();
+    let seen = |validator| PayloadAttestationGossipError::AlreadySeen { validator, slot: 1 };
+    assert_eq!(errors, vec![Some(seen(a)), None, Some(seen(c)), None]);
+    assert_eq!(seen(a).verdict(), Verdict::Ignore);
+
+    // Slot 2: a message for slot 1 is no longer current (IGNORE); one for slot 2 on the slot-1
+    // block is not at its assigned slot (IGNORE).
+    let results = gossip_ptc(
+        &h,
+        2,
+        3000,
+        vec![
+            ptc_message(&h, r1, 1, true, members[3], members[3]),
+            ptc_message(&h, r1, 2, true, members[3], members[3]),
+        ],
+    );
+    let errors: Vec<_> = results.iter().map(|r| r.as_ref().err().cloned()).collect();
+    assert_eq!(
+        errors,
+        vec![
+            Some(PayloadAttestationGossipError::NotCurrentSlot(1)),
+            Some(PayloadAttestationGossipError::NotAtAssignedSlot {
+                root: r1,
+                block_slot: 1,
+                slot: 2
+            }),
+        ]
+    );
+    assert!(
+        errors
+            .iter()
+            .flatten()
+            .all(|e| e.verdict() == Verdict::Ignore)
+    );
+}
+
+/// Slot 1's block with its envelope; during slot 1, when `ptc_votes`, every member of its PTC
+/// says its payload and blob data were there; then slot 2's block built beside that payload
+/// (on slot 1's EMPTY node). Returns the two roots.
+async fn slot_two_beside_slot_one_payload(h: &ChainHarness<E>, ptc_votes: bool) -> (Root, Root) {
+    let b1 = block_on_head(h, 1);
+    let r1 = import(h, &b1);
+    import_envelope(h, &b1, MockPayloadStatus::Valid).await;
+    if ptc_votes {
+        let messages = ptc(&b1)
+            .into_iter()
+            .map(|i| ptc_message(h, r1, 1, true, i, i))
+            .collect();
+        let verified: Vec<_> = gossip_ptc(h, 1, 3000, messages)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let applied = h
+            .chain
+            .apply_payload_attestation_messages(&verified)
+            .unwrap();
+        assert_eq!(applied.applied, verified.len());
+    }
+    let b2 = build_gloas_block(
+        &b1.post,
+        2,
+        &GloasBlockContents {
+            base: Default::default(),
+            payload_attestations: 0,
+            parent_payload: ParentPayload::Empty,
+        },
+        &h.spec,
+    )
+    .unwrap();
+    let r2 = import(h, &b2);
+    (r1, r2)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ptc_quorum_for_the_payload_makes_its_full_node_win_over_a_block_built_beside_it() {
+    // Without PTC votes: slot 2's block, boosted and built on slot 1's EMPTY node, is the head
+    // (`should_extend_payload` is false for slot 1, so EMPTY wins the tiebreak).
+    let h = harness().await;
+    let (_, r2) = slot_two_beside_slot_one_payload(&h, false).await;
+    assert_eq!(head_variant(&h), (r2, Some(PayloadStatus::Empty)));
+
+    // With a PTC quorum saying slot 1's payload and its data were on time: the payload is to
+    // be extended, slot 1's FULL node wins the tiebreak, and the block built beside it loses.
+    let h = harness().await;
+    let (r1, _) = slot_two_beside_slot_one_payload(&h, true).await;
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
 }

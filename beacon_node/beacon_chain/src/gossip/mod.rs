@@ -22,6 +22,7 @@ pub mod block;
 pub mod data_column;
 pub mod light_client;
 pub mod operations;
+pub mod payload_attestation;
 pub mod sync_committee;
 
 use bls::{PublicKey, Signature};
@@ -43,6 +44,9 @@ pub use light_client::{
 pub use operations::{
     OperationGossipError, VerifiedAttesterSlashing, VerifiedBlsToExecutionChange,
     VerifiedProposerSlashing, VerifiedVoluntaryExit,
+};
+pub use payload_attestation::{
+    PayloadAttestationGossipError, PayloadVotesApplied, VerifiedPayloadAttestationMessage,
 };
 pub use sync_committee::{
     SyncCommitteeGossipError, SyncCommitteeStateError, VerifiedSyncCommitteeMessage,
