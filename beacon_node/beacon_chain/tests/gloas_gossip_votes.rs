@@ -23,21 +23,14 @@ use fork_choice::PayloadStatus;
 use mock_execution_layer::MockPayloadStatus;
 use state_harness::{
     BuiltBlock,
-    gloas::{GloasBlockContents, ParentPayload, build_gloas_block},
+    gloas::{GloasBlockContents, ParentPayload, build_gloas_block, build_self_built_envelope},
 };
-use state_processing::common::get_domain;
 use types::{
-    BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, Slot, U256, ValidatorIndex,
+    BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, Slot, ValidatorIndex,
     electra::SingleAttestation,
-    gloas::{
-        BUILDER_INDEX_SELF_BUILD, BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope,
-        PayloadAttestationData, PayloadAttestationMessage, SignedExecutionPayloadEnvelope,
-    },
+    gloas::{PayloadAttestationData, PayloadAttestationMessage},
     phase0::{AttestationData, Checkpoint},
-    signing::{
-        DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_BUILDER, DOMAIN_PTC_ATTESTER, compute_domain,
-        compute_signing_root,
-    },
+    signing::{DOMAIN_BEACON_ATTESTER, DOMAIN_PTC_ATTESTER, compute_domain, compute_signing_root},
     subnets::compute_subnet_for_attestation,
 };
 
@@ -85,59 +78,13 @@ fn import(h: &ChainHarness<E>, built: &BuiltBlock<E>) -> Root {
         .unwrap()
 }
 
-/// The self-built envelope of `built`'s bid, signed by the proposer, imported with the mock
-/// answering `status` for its payload.
+/// `built`'s self-built envelope imported with the mock answering `status` for its payload.
 async fn import_envelope(h: &ChainHarness<E>, built: &BuiltBlock<E>, status: MockPayloadStatus) {
-    let view = built.post.view().unwrap();
-    let gloas = view.gloas().unwrap();
-    let bid = gloas.latest_execution_payload_bid.clone();
-    let slot = *view.slot;
-    let payload = ExecutionPayload::<E> {
-        parent_hash: *gloas.latest_block_hash,
-        fee_recipient: bid.fee_recipient,
-        state_root: Root::repeat_byte(0x11),
-        receipts_root: Root::repeat_byte(0x22),
-        logs_bloom: Default::default(),
-        prev_randao: bid.prev_randao,
-        block_number: slot,
-        gas_limit: bid.gas_limit,
-        gas_used: 0,
-        timestamp: h.spec.compute_time_at_slot(GENESIS_TIME, slot),
-        extra_data: Default::default(),
-        base_fee_per_gas: U256::from(7u64),
-        block_hash: bid.block_hash,
-        transactions: Default::default(),
-        withdrawals: gloas
-            .payload_expected_withdrawals
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .into(),
-        blob_gas_used: 0,
-        excess_blob_gas: 0,
-        block_access_list: BlockAccessList::new(vec![0xc0]),
-        slot_number: slot,
-    };
-    let message = ExecutionPayloadEnvelope {
-        payload,
-        execution_requests: Default::default(),
-        builder_index: BUILDER_INDEX_SELF_BUILD,
-        beacon_block_root: built.block.canonical_root(),
-        parent_beacon_block_root: built.block.parent_root(),
-    };
-    let domain = get_domain(&view, DOMAIN_BEACON_BUILDER, None);
-    let signature = bls::interop_secret_key(built.block.proposer_index() as usize)
-        .sign(compute_signing_root(&message, domain).as_slice())
-        .serialize();
-    h.mock.set_payload_status(bid.block_hash, status);
+    let envelope = build_self_built_envelope(built, &h.spec).unwrap();
+    h.mock
+        .set_payload_status(envelope.message.payload.block_hash, status);
     h.chain
-        .import_execution_payload_envelope(
-            Arc::new(SignedExecutionPayloadEnvelope {
-                message,
-                signature: BLSSignature::from(signature),
-            }),
-            Vec::new(),
-        )
+        .import_execution_payload_envelope(Arc::new(envelope), Vec::new())
         .await
         .unwrap();
 }
