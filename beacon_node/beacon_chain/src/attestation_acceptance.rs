@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use operation_pool::OperationPool;
 use state_processing::CommitteeCache;
-use types::{Epoch, EthSpec, ValidatorIndex, electra::AttestationData};
+use types::{Epoch, EthSpec};
 
 use crate::chain::BeaconChain;
-use crate::gossip::{VerifiedAggregate, VerifiedSingleAttestation};
+use crate::gossip::{ForkChoiceVote, VerifiedAggregate, VerifiedSingleAttestation};
 
 /// What [`BeaconChain::accept_single_attestations`] and [`BeaconChain::accept_aggregates`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -93,11 +93,7 @@ impl Accepted {
         }
     }
 
-    fn apply<E: EthSpec>(
-        &mut self,
-        chain: &BeaconChain<E>,
-        votes: Vec<(AttestationData, Vec<ValidatorIndex>)>,
-    ) {
+    fn apply<E: EthSpec>(&mut self, chain: &BeaconChain<E>, votes: Vec<ForkChoiceVote>) {
         if votes.is_empty() {
             return;
         }

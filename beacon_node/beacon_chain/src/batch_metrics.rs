@@ -19,16 +19,23 @@ pub enum BlsBatchKind {
     Attestation,
     /// Gossip aggregates (three sets each: selection proof, aggregator, aggregate).
     Aggregate,
+    /// Gossip `PayloadAttestationMessage`s (one set each).
+    PayloadAttestation,
 }
 
 impl BlsBatchKind {
-    const ALL: [BlsBatchKind; 2] = [BlsBatchKind::Attestation, BlsBatchKind::Aggregate];
+    const ALL: [BlsBatchKind; 3] = [
+        BlsBatchKind::Attestation,
+        BlsBatchKind::Aggregate,
+        BlsBatchKind::PayloadAttestation,
+    ];
 
     /// The `kind` label.
     pub fn as_str(self) -> &'static str {
         match self {
             BlsBatchKind::Attestation => "attestation",
             BlsBatchKind::Aggregate => "aggregate",
+            BlsBatchKind::PayloadAttestation => "payload_attestation",
         }
     }
 }

@@ -37,6 +37,7 @@ use crate::events::{ChainEvent, EventBus};
 use crate::execution::{
     BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PayloadVerdicts,
 };
+use crate::gossip::attestation::ForkChoiceVote;
 use crate::gossip::operations::VerifiedAttesterSlashing;
 use crate::light_client_server::LightClientServer;
 use crate::observed::{
@@ -504,6 +505,10 @@ pub(crate) struct Observed<E: EthSpec> {
     /// Roots of signed block headers whose proposer signature verified (a block's 128 column
     /// sidecars share one header: its signature is checked once).
     pub(crate) verified_headers: ObservedPerSlot<Root>,
+    /// `payload_attestation_validators` (Gloas): the PTC members whose payload attestation
+    /// message was accepted, per slot (at most a PTC per slot: a key is recorded only after
+    /// its signature verified).
+    pub(crate) payload_attesters: ObservedPerSlot<types::ValidatorIndex>,
 }
 
 impl<E: EthSpec> Observed<E> {
@@ -524,6 +529,7 @@ impl<E: EthSpec> Observed<E> {
             blob_sidecars: ObservedPerSlot::new(config.observed_slots),
             partial_headers: HashMap::new(),
             verified_headers: ObservedPerSlot::new(config.observed_slots),
+            payload_attesters: ObservedPerSlot::new(config.observed_slots),
         }
     }
 
@@ -539,6 +545,8 @@ impl<E: EthSpec> Observed<E> {
         self.sync_aggregators.prune(sync_floor);
         self.sync_contribution_bits.prune(sync_floor);
         self.sync_messages.prune(sync_floor);
+        // Payload attestation messages are gossiped for their slot only.
+        self.payload_attesters.prune(sync_floor);
         self.block_producers.prune(finalized_slot);
         self.data_columns.prune(finalized_slot);
         self.blob_sidecars.prune(finalized_slot);
@@ -604,8 +612,41 @@ pub struct Reopened {
     pub migration_queued: bool,
 }
 
-/// A vote waiting for its slot: the data and the attesting indices.
-type QueuedVote = (types::electra::AttestationData, Vec<types::ValidatorIndex>);
+/// A vote waiting for its slot.
+type QueuedVote = ForkChoiceVote;
+
+/// What fork choice did with one vote.
+enum VoteOutcome {
+    Applied,
+    /// For the current slot (or later): it counts once the slot has passed.
+    Future,
+    Refused,
+}
+
+/// One verified vote into `fc`, gossip's (`is_from_block = false`).
+fn apply_vote<E: EthSpec>(fc: &mut ChainForkChoice<E>, vote: &ForkChoiceVote) -> VoteOutcome {
+    match fc {
+        ChainForkChoice::Fulu(fc) => {
+            match fc.on_verified_attestation(&vote.data, &vote.attesting_indices) {
+                Ok(()) => VoteOutcome::Applied,
+                Err(fork_choice::Error::FutureAttestation { .. }) => VoteOutcome::Future,
+                Err(_) => VoteOutcome::Refused,
+            }
+        }
+        ChainForkChoice::Gloas(g) => {
+            match g
+                .store
+                .on_indexed_attestation(&vote.data, &vote.attesting_indices, false)
+            {
+                Ok(()) => VoteOutcome::Applied,
+                Err(fork_choice::GloasError::Store(fork_choice::Error::FutureAttestation {
+                    ..
+                })) => VoteOutcome::Future,
+                Err(_) => VoteOutcome::Refused,
+            }
+        }
+    }
+}
 
 /// Votes held for the next slot at most (a slot's worth of attestations at 2,000,000 validators,
 /// as aggregates and singles, is far below this).
@@ -1403,52 +1444,50 @@ impl<E: EthSpec> BeaconChain<E> {
         self.apply_queued_votes(&mut fc);
     }
 
-    /// Votes of gossip-verified attestations into fork choice: `(data, attesting indices)`.
-    /// A vote for the current slot waits until the slot has passed (fork choice counts an
-    /// attestation only from the next slot on); one fork choice refuses for any other reason
-    /// (its block pruned, a target it does not know) is dropped and counted in the result.
-    /// Returns `(applied, queued, refused)`.
+    /// Votes of gossip- or API-verified attestations into fork choice, whichever fork its store
+    /// is: before Gloas `on_attestation` on the proto-array, from Gloas on the Gloas store's
+    /// (`data.index` is the payload status the vote supports: 1 its block's FULL node, 0 its
+    /// EMPTY one). A vote for the current slot waits until the slot has passed (fork choice
+    /// counts an attestation only from the next slot on); one fork choice refuses for any other
+    /// reason (its block pruned, a target it does not know) is dropped and counted in the
+    /// result. Returns `(applied, queued, refused)`.
+    ///
+    /// [spec]: phase0/fork-choice.md#on_attestation, gloas/fork-choice.md#modified-validate_on_attestation
     pub fn apply_votes_to_fork_choice(
         &self,
-        votes: impl IntoIterator<Item = (types::electra::AttestationData, Vec<types::ValidatorIndex>)>,
+        votes: impl IntoIterator<Item = ForkChoiceVote>,
     ) -> (usize, usize, usize) {
         let mut fc = self.fork_choice.lock();
         fc.on_tick(self.now_ms() / 1000);
         let (mut applied, mut queued, mut refused) = (0, 0, 0);
-        let Some(fc) = fc.fulu_mut() else {
-            // Pre-Gloas votes do not count on a Gloas chain (its gossip votes: issue 44).
-            return (0, 0, votes.into_iter().count());
-        };
         let mut queue = self.queued_votes.lock();
-        for (data, indices) in votes {
-            match fc.on_verified_attestation(&data, &indices) {
-                Ok(()) => applied += 1,
-                Err(fork_choice::Error::FutureAttestation { .. }) => {
+        for vote in votes {
+            match apply_vote(&mut fc, &vote) {
+                VoteOutcome::Applied => applied += 1,
+                VoteOutcome::Future => {
                     if queue.len() < MAX_QUEUED_VOTES {
-                        queue.push((data, indices));
+                        queue.push(vote);
                         queued += 1;
                     } else {
                         refused += 1;
                     }
                 }
-                Err(_) => refused += 1,
+                VoteOutcome::Refused => refused += 1,
             }
         }
         (applied, queued, refused)
     }
 
+    /// The queued votes whose slot has passed, into fork choice (whichever fork its store is:
+    /// a vote queued before the chain crossed into Gloas goes to the Gloas store).
     fn apply_queued_votes(&self, fc: &mut ChainForkChoice<E>) {
-        // Only pre-Gloas votes are queued (a Gloas chain's gossip votes: issue 44).
-        let Some(fc) = fc.fulu_mut() else {
-            return;
-        };
-        let current = fc.get_current_slot();
+        let current = fc.current_slot();
         let mut queue = self.queued_votes.lock();
         let (due, waiting): (Vec<_>, Vec<_>) =
-            queue.drain(..).partition(|(data, _)| data.slot < current);
+            queue.drain(..).partition(|vote| vote.data.slot < current);
         *queue = waiting;
-        for (data, indices) in due {
-            let _ = fc.on_verified_attestation(&data, &indices);
+        for vote in due {
+            let _ = apply_vote(fc, &vote);
         }
     }
 

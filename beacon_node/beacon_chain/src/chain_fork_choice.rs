@@ -385,6 +385,25 @@ impl<E: EthSpec> ChainForkChoice<E> {
         Ok(())
     }
 
+    /// The store's current slot (`get_current_slot(store)`).
+    pub(crate) fn current_slot(&self) -> Slot {
+        match self {
+            Self::Fulu(fc) => fc.get_current_slot(),
+            Self::Gloas(g) => g.store.get_current_slot(),
+        }
+    }
+
+    /// `is_payload_verified(store, root)`: before Gloas, whether the store holds the block
+    /// (its payload is inside it); for Gloas, whether its envelope was imported.
+    ///
+    /// [spec]: gloas/fork-choice.md#new-is_payload_verified
+    pub(crate) fn is_payload_verified(&self, root: &Root) -> bool {
+        match self {
+            Self::Fulu(fc) => fc.contains_block(root),
+            Self::Gloas(g) => g.store.is_payload_verified(root),
+        }
+    }
+
     /// The execution status recorded for block `root`'s payload: before Gloas the block's
     /// own; for Gloas its envelope's (`None` for a block whose envelope was not imported).
     pub(crate) fn execution_status(&self, root: &Root) -> Option<ExecutionStatus> {

@@ -24,6 +24,12 @@
 //! envelope was imported ([`fork_choice::GloasError::ParentPayloadNotVerified`]; not recorded
 //! as failed: the envelope may come).
 //!
+//! **Votes from gossip and the API** count as the body's do: attestations through
+//! `BeaconChain::apply_votes_to_fork_choice` (`on_attestation(is_from_block=False)`, the
+//! current slot's votes queued until it has passed; `data.index` checked by the Gloas gossip
+//! rules in `gossip/attestation.rs`), payload attestation messages through
+//! `BeaconChain::apply_payload_attestation_messages` (`gossip/payload_attestation.rs`).
+//!
 //! **The envelope** (`on_execution_payload_envelope`) is its own operation
 //! ([`BeaconChain::import_execution_payload_envelope`]): its block known; the envelope's checks
 //! (`verify_execution_payload_envelope`) on the block's post-state; the custody columns of the

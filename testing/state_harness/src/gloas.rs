@@ -478,6 +478,67 @@ fn build_payload_attestation<E: EthSpec>(
     })
 }
 
+/// The envelope of `built`'s self-built bid, as its proposer reveals it: the payload its
+/// post-state expects (the parent hash `latest_block_hash`, the expected withdrawals, the
+/// slot and its time) with the bid's block hash, randao and gas limit, synthetic roots, a
+/// one-byte (empty RLP list) block access list, signed by the proposer
+/// (`DOMAIN_BEACON_BUILDER`).
+///
+/// [spec]: gloas/validator.md#constructing-the-signedexecutionpayloadenvelope
+pub fn build_self_built_envelope<E: EthSpec>(
+    built: &BuiltBlock<E>,
+    spec: &ChainSpec,
+) -> Result<types::gloas::SignedExecutionPayloadEnvelope<E>, HarnessError> {
+    use types::gloas::{
+        BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope, SignedExecutionPayloadEnvelope,
+    };
+    let view = built.post.view()?;
+    let gloas = view.gloas()?;
+    let bid = gloas.latest_execution_payload_bid.clone();
+    let slot = *view.slot;
+    let payload = ExecutionPayload::<E> {
+        parent_hash: *gloas.latest_block_hash,
+        fee_recipient: bid.fee_recipient,
+        state_root: Root::repeat_byte(0x11),
+        receipts_root: Root::repeat_byte(0x22),
+        logs_bloom: Default::default(),
+        prev_randao: bid.prev_randao,
+        block_number: slot,
+        gas_limit: bid.gas_limit,
+        gas_used: 0,
+        timestamp: spec.compute_time_at_slot(*view.genesis_time, slot),
+        extra_data: Default::default(),
+        base_fee_per_gas: types::U256::from(7u64),
+        block_hash: bid.block_hash,
+        transactions: Default::default(),
+        withdrawals: gloas
+            .payload_expected_withdrawals
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .into(),
+        blob_gas_used: 0,
+        excess_blob_gas: 0,
+        block_access_list: BlockAccessList::new(vec![0xc0]),
+        slot_number: slot,
+    };
+    let message = ExecutionPayloadEnvelope {
+        payload,
+        execution_requests: Default::default(),
+        builder_index: BUILDER_INDEX_SELF_BUILD,
+        beacon_block_root: built.block.canonical_root(),
+        parent_beacon_block_root: built.block.parent_root(),
+    };
+    let domain = get_domain(&view, types::signing::DOMAIN_BEACON_BUILDER, None);
+    let signature = interop_secret_key(built.block.proposer_index() as usize)
+        .sign(compute_signing_root(&message, domain).as_slice())
+        .serialize();
+    Ok(SignedExecutionPayloadEnvelope {
+        message,
+        signature: BLSSignature::from(signature),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

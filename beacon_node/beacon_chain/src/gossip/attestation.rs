@@ -1,8 +1,20 @@
 //! `beacon_attestation_{subnet_id}` (`SingleAttestation`) and `beacon_aggregate_and_proof`,
 //! one by one or in batches whose signatures are verified together.
 //!
+//! **Gloas.** From the Gloas fork on (by the attestation's slot) `data.index` is no longer a
+//! committee index but the payload status the vote supports: 0 (its block's EMPTY node, or
+//! any vote of the block's own slot) or 1 (its FULL node). An index above 1 is REJECTed; after
+//! the signature and the voted-block checks, `verify_attestation_payload_status`: a same-slot
+//! vote with index 1 is REJECTed, and a vote with index 1 counts only for a payload the node
+//! imported (IGNOREd while its envelope is not in, or while the execution client has not
+//! validated it; REJECTed when it called it invalid). The verified votes go to whichever fork
+//! choice the chain runs ([`ForkChoiceVote`], [`BeaconChain::apply_votes_to_fork_choice`]).
+//!
 //! [spec]: electra/p2p-interface.md#modified-beacon_attestation_subnet_id,
-//! electra/p2p-interface.md#modified-beacon_aggregate_and_proof
+//! electra/p2p-interface.md#modified-beacon_aggregate_and_proof,
+//! gloas/p2p-interface.md#modified-beacon_attestation_subnet_id,
+//! gloas/p2p-interface.md#modified-beacon_aggregate_and_proof,
+//! gloas/p2p-interface.md#new-verify_attestation_payload_status
 
 use std::sync::Arc;
 
@@ -15,21 +27,38 @@ use tree_hash::TreeHash;
 use types::{
     CommitteeIndex, Epoch, EthSpec, Root, Slot, ValidatorIndex,
     electra::{SignedAggregateAndProof, SingleAttestation},
-    phase0::Checkpoint,
+    phase0::{AttestationData, Checkpoint},
     signing, subnets,
 };
 
 use super::{Verdict, domain_at, is_aggregator};
 use crate::batch_metrics::{self, BlsBatchKind};
-use crate::chain::{BeaconChain, UnimportedBlock};
+use crate::chain::{BeaconChain, ExecutionStatus, UnimportedBlock};
+use crate::chain_fork_choice::ChainForkChoice;
 use crate::events::{ChainEvent, PresetMessage};
 
 /// Why a gossip attestation or aggregate is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AttestationGossipError {
-    /// [REJECT] `data.index` is not zero.
+    /// [REJECT] `data.index` is not zero (before Gloas).
     #[error("attestation data index {0} is not zero")]
     NonZeroDataIndex(u64),
+    /// [REJECT] `data.index` is neither 0 nor 1 (from Gloas on).
+    #[error("attestation data index {0} is neither 0 nor 1")]
+    DataIndexAboveOne(u64),
+    /// [REJECT] A vote of its block's own slot says the payload is present (from Gloas on).
+    #[error("a vote of block {0}'s own slot must attest with index 0")]
+    SameSlotPayloadVote(Root),
+    /// [IGNORE] A vote for block `0`'s payload (index 1) whose envelope this node has not
+    /// imported (from Gloas on; the envelope may be requested and the vote come again).
+    #[error("the payload of block {0} has not been seen")]
+    PayloadNotSeen(Root),
+    /// [IGNORE] A vote for block `0`'s payload, which the execution client has not validated.
+    #[error("the payload of block {0} is optimistic")]
+    PayloadOptimistic(Root),
+    /// [REJECT] A vote for block `0`'s payload, which the execution client called invalid.
+    #[error("the payload of block {0} is invalid")]
+    PayloadInvalid(Root),
     /// [REJECT] An aggregate's committee bits do not name exactly one committee.
     #[error("committee bits name {0} committees, not one")]
     NotOneCommittee(usize),
@@ -139,7 +168,9 @@ impl AttestationGossipError {
             | Self::NotFinalizedDescendant
             | Self::AggregateKnown
             | Self::AggregatorAlreadyKnown(_)
-            | Self::ShufflingUnavailable { .. } => Verdict::Ignore,
+            | Self::ShufflingUnavailable { .. }
+            | Self::PayloadNotSeen(_)
+            | Self::PayloadOptimistic(_) => Verdict::Ignore,
             _ => Verdict::Reject,
         }
     }
@@ -152,23 +183,34 @@ pub struct VerifiedSingleAttestation {
     pub attestation: SingleAttestation,
 }
 
+/// A verified attestation's vote for fork choice, whichever fork: `AttestationData` is the same
+/// container in every fork (from Gloas on its `index` is the payload status the vote supports)
+/// and the attesting indices were computed when it was verified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkChoiceVote {
+    /// What the attesters vote for.
+    pub data: AttestationData,
+    /// Who votes.
+    pub attesting_indices: Vec<ValidatorIndex>,
+}
+
 impl VerifiedSingleAttestation {
     /// The vote for fork choice: the data and the one attester.
-    pub fn fork_choice_vote(&self) -> (types::electra::AttestationData, Vec<ValidatorIndex>) {
-        (
-            self.attestation.data.clone(),
-            vec![self.attestation.attester_index],
-        )
+    pub fn fork_choice_vote(&self) -> ForkChoiceVote {
+        ForkChoiceVote {
+            data: self.attestation.data.clone(),
+            attesting_indices: vec![self.attestation.attester_index],
+        }
     }
 }
 
 impl<E: EthSpec> VerifiedAggregate<E> {
     /// The vote for fork choice: the data and the attesting indices.
-    pub fn fork_choice_vote(&self) -> (types::electra::AttestationData, Vec<ValidatorIndex>) {
-        (
-            self.signed_aggregate.message.aggregate.data.clone(),
-            self.attesting_indices.clone(),
-        )
+    pub fn fork_choice_vote(&self) -> ForkChoiceVote {
+        ForkChoiceVote {
+            data: self.signed_aggregate.message.aggregate.data.clone(),
+            attesting_indices: self.attesting_indices.clone(),
+        }
     }
 }
 
@@ -226,12 +268,10 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// The checks after the signature, shared by attestations and aggregates: the voted block
     /// is known and valid, the target is its checkpoint block, the finalized checkpoint is an
-    /// ancestor.
-    fn check_voted_block(
-        &self,
-        block_root: Root,
-        target: &Checkpoint,
-    ) -> Result<(), AttestationGossipError> {
+    /// ancestor; from Gloas on, `verify_attestation_payload_status`.
+    fn check_voted_block(&self, data: &AttestationData) -> Result<(), AttestationGossipError> {
+        let block_root = data.beacon_block_root;
+        let target = &data.target;
         let fc = self.fork_choice.lock();
         if !fc.contains_block(&block_root) {
             drop(fc);
@@ -257,6 +297,29 @@ impl<E: EthSpec> BeaconChain<E> {
             .map_err(|_| AttestationGossipError::NotFinalizedDescendant)?;
         if checkpoint_block != finalized.root {
             return Err(AttestationGossipError::NotFinalizedDescendant);
+        }
+        if self
+            .spec()
+            .fork_name_at_slot::<E>(data.slot)
+            .gloas_enabled()
+        {
+            verify_attestation_payload_status(&fc, data)?;
+        }
+        Ok(())
+    }
+
+    /// `data.index`: 0 before Gloas; 0 or 1 from Gloas on (by the vote's slot).
+    fn check_data_index(&self, data: &AttestationData) -> Result<(), AttestationGossipError> {
+        if self
+            .spec()
+            .fork_name_at_slot::<E>(data.slot)
+            .gloas_enabled()
+        {
+            if data.index > 1 {
+                return Err(AttestationGossipError::DataIndexAboveOne(data.index));
+            }
+        } else if data.index != 0 {
+            return Err(AttestationGossipError::NonZeroDataIndex(data.index));
         }
         Ok(())
     }
@@ -291,9 +354,7 @@ impl<E: EthSpec> BeaconChain<E> {
         current_time_ms: u64,
     ) -> Result<(PendingSingle, SignatureSet), AttestationGossipError> {
         let data = &attestation.data;
-        if data.index != 0 {
-            return Err(AttestationGossipError::NonZeroDataIndex(data.index));
-        }
+        self.check_data_index(data)?;
         let shuffling = self.shuffling_for(&data.target)?;
         let count = shuffling.committees.committees_per_slot();
         if attestation.committee_index >= count {
@@ -357,7 +418,7 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<VerifiedSingleAttestation, AttestationGossipError> {
         let attestation = pending.attestation;
         let data = &attestation.data;
-        self.check_voted_block(data.beacon_block_root, &data.target)?;
+        self.check_voted_block(data)?;
         if self
             .observed
             .lock()
@@ -437,9 +498,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let message = &signed.message;
         let aggregate = &message.aggregate;
         let data = &aggregate.data;
-        if data.index != 0 {
-            return Err(AttestationGossipError::NonZeroDataIndex(data.index));
-        }
+        self.check_data_index(data)?;
         let committee_indices = get_committee_indices(&aggregate.committee_bits);
         if committee_indices.len() != 1 {
             return Err(AttestationGossipError::NotOneCommittee(
@@ -555,7 +614,7 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<VerifiedAggregate<E>, AttestationGossipError> {
         let message = &pending.signed.message;
         let data = &message.aggregate.data;
-        self.check_voted_block(data.beacon_block_root, &data.target)?;
+        self.check_voted_block(data)?;
         {
             let mut observed = self.observed.lock();
             if observed
@@ -641,6 +700,35 @@ impl<E: EthSpec> BeaconChain<E> {
                 self.aggregate_after_signature(p)
             })
             .collect()
+    }
+}
+
+/// `verify_attestation_payload_status(store, data, block_payload_statuses)` on a store that
+/// holds the voted block: the payload statuses are the execution client's verdicts fork choice
+/// keeps beside it.
+///
+/// [spec]: gloas/p2p-interface.md#new-verify_attestation_payload_status
+fn verify_attestation_payload_status<E: EthSpec>(
+    fc: &ChainForkChoice<E>,
+    data: &AttestationData,
+) -> Result<(), AttestationGossipError> {
+    let block_root = data.beacon_block_root;
+    if fc.block_slot(&block_root) == Some(data.slot) && data.index != 0 {
+        return Err(AttestationGossipError::SameSlotPayloadVote(block_root));
+    }
+    if data.index != 1 {
+        return Ok(());
+    }
+    if !fc.is_payload_verified(&block_root) {
+        return Err(AttestationGossipError::PayloadNotSeen(block_root));
+    }
+    match fc
+        .execution_status(&block_root)
+        .unwrap_or(ExecutionStatus::NotValidated)
+    {
+        ExecutionStatus::Valid => Ok(()),
+        ExecutionStatus::NotValidated => Err(AttestationGossipError::PayloadOptimistic(block_root)),
+        ExecutionStatus::Invalidated => Err(AttestationGossipError::PayloadInvalid(block_root)),
     }
 }
 

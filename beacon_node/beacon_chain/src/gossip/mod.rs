@@ -22,13 +22,16 @@ pub mod block;
 pub mod data_column;
 pub mod light_client;
 pub mod operations;
+pub mod payload_attestation;
 pub mod sync_committee;
 
 use bls::{PublicKey, Signature};
 use state_processing::CachedBeaconState;
 use types::{ChainSpec, Domain, DomainType, Epoch, EthSpec, Root, ValidatorIndex, signing};
 
-pub use attestation::{AttestationGossipError, VerifiedAggregate, VerifiedSingleAttestation};
+pub use attestation::{
+    AttestationGossipError, ForkChoiceVote, VerifiedAggregate, VerifiedSingleAttestation,
+};
 pub use blob_sidecar::{BlobSidecarGossipError, GossipVerifiedBlobSidecar};
 pub use block::{BlockGossipError, GossipVerifiedBlock};
 pub use data_column::{
@@ -41,6 +44,9 @@ pub use light_client::{
 pub use operations::{
     OperationGossipError, VerifiedAttesterSlashing, VerifiedBlsToExecutionChange,
     VerifiedProposerSlashing, VerifiedVoluntaryExit,
+};
+pub use payload_attestation::{
+    PayloadAttestationGossipError, PayloadVotesApplied, VerifiedPayloadAttestationMessage,
 };
 pub use sync_committee::{
     SyncCommitteeGossipError, SyncCommitteeStateError, VerifiedSyncCommitteeMessage,

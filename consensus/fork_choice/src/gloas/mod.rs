@@ -390,6 +390,12 @@ impl<E: EthSpec> GloasForkChoice<E> {
         self.blocks.contains_key(root)
     }
 
+    /// The payload timeliness committee of block `root`'s slot (`get_ptc` on its post-state),
+    /// whose votes on its payload the store counts; `None` for a block it does not hold.
+    pub fn ptc(&self, root: &Root) -> Option<&[ValidatorIndex]> {
+        self.ptc_votes.get(root).map(|v| v.ptc.as_slice())
+    }
+
     /// `store.payload_timeliness_vote[root]`.
     pub fn payload_timeliness_vote(&self, root: &Root) -> Option<&[Option<bool>]> {
         self.ptc_votes.get(root).map(|v| v.timeliness.as_slice())
