@@ -624,11 +624,10 @@ async fn start_p2p<E: EthSpec>(
             .map(|c| c % spec.data_column_sidecar_subnet_count.max(1))
             .collect(),
     };
-    // The Gloas topics whose gossip the chain does not validate yet (issue 44) are left
-    // unsubscribed (router::subscribe says why).
+    // The Gloas topics whose gossip the chain does not validate yet are left unsubscribed.
     let mut kinds: Vec<networking::GossipKind> = networking::GossipKind::global_kinds(fork)
         .into_iter()
-        .filter(|kind| !networking::GossipKind::GLOAS_GLOBAL.contains(kind))
+        .filter(|kind| !router::NOT_VALIDATED_TOPICS.contains(kind))
         .collect();
     kinds.extend(
         column_subnets

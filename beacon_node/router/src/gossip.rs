@@ -118,6 +118,15 @@ pub(crate) fn dropped<E: EthSpec>(
     report(router, topic, message_id, source, Verdict::Ignore);
 }
 
+/// The Gloas topics whose gossip the chain does not validate yet (issue 44): the node does
+/// not subscribe to them (a mesh member that forwards nothing only hurts its mesh), and what
+/// arrives on them anyway is ignored and counted ([`not_validated`]).
+pub const NOT_VALIDATED_TOPICS: [GossipKind; 3] = [
+    GossipKind::ExecutionPayloadBid,
+    GossipKind::ExecutionPayload,
+    GossipKind::ProposerPreferences,
+];
+
 /// A message of a topic this node does not validate yet: IGNORE (never forwarded, and never a
 /// penalty for the peer), counted per topic, logged at debug.
 fn not_validated<E: EthSpec>(
@@ -404,11 +413,19 @@ pub(crate) fn route_gossip<E: EthSpec>(
         // Gloas topics whose gossip validation the chain does not have yet (issue 44): decoded
         // with their Gloas types and bounds (so an honest peer is never rejected for a
         // message this node cannot read), then ignored and counted.
+        PubsubMessage::PayloadAttestationMessage(message) => submit(
+            processor,
+            BatchItem::GossipPayloadAttestation(GossipItem {
+                message_id,
+                source,
+                subnet: 0,
+                message: *message,
+            }),
+        ),
         PubsubMessage::GloasAggregateAndProof(_)
         | PubsubMessage::GloasAttesterSlashing(_)
         | PubsubMessage::ExecutionPayloadBid(_)
         | PubsubMessage::ExecutionPayload(_)
-        | PubsubMessage::PayloadAttestationMessage(_)
         | PubsubMessage::ProposerPreferences(_) => {
             not_validated(router, label, message_id, source);
         }
