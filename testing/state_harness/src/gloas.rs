@@ -478,6 +478,62 @@ fn build_payload_attestation<E: EthSpec>(
     })
 }
 
+/// The self-built envelope of a Gloas block `built` made by [`build_gloas_block`]: the payload
+/// its post-state expects (parent hash, withdrawals, slot, timestamp) with its bid's block hash,
+/// fee recipient, randao and gas limit (synthetic roots, no transactions, no execution
+/// requests), signed by the proposer (`DOMAIN_BEACON_BUILDER`, a self-build).
+///
+/// [spec]: gloas/validator.md#constructing-the-signedexecutionpayloadenvelope
+pub fn self_built_envelope<E: EthSpec>(
+    built: &BuiltBlock<E>,
+    spec: &ChainSpec,
+) -> Result<types::gloas::SignedExecutionPayloadEnvelope<E>, HarnessError> {
+    use types::gloas::{
+        BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope, SignedExecutionPayloadEnvelope,
+    };
+    let view = built.post.view()?;
+    let gloas = view.gloas()?;
+    let bid = &gloas.latest_execution_payload_bid;
+    let slot = *view.slot;
+    let payload = ExecutionPayload::<E> {
+        parent_hash: *gloas.latest_block_hash,
+        fee_recipient: bid.fee_recipient,
+        state_root: Root::repeat_byte(0x11),
+        receipts_root: Root::repeat_byte(0x22),
+        logs_bloom: Default::default(),
+        prev_randao: bid.prev_randao,
+        block_number: slot,
+        gas_limit: bid.gas_limit,
+        gas_used: 0,
+        timestamp: spec.compute_time_at_slot(*view.genesis_time, slot),
+        extra_data: Default::default(),
+        base_fee_per_gas: types::U256::from(7u64),
+        block_hash: bid.block_hash,
+        transactions: Default::default(),
+        withdrawals: gloas
+            .payload_expected_withdrawals
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .into(),
+        blob_gas_used: 0,
+        excess_blob_gas: 0,
+        block_access_list: BlockAccessList::new(vec![0xc0]),
+        slot_number: slot,
+    };
+    let message = ExecutionPayloadEnvelope {
+        payload,
+        execution_requests: Default::default(),
+        builder_index: BUILDER_INDEX_SELF_BUILD,
+        beacon_block_root: built.block.canonical_root(),
+        parent_beacon_block_root: built.block.parent_root(),
+    };
+    let domain = get_domain(&view, types::signing::DOMAIN_BEACON_BUILDER, None);
+    let signature = sig(interop_secret_key(built.block.proposer_index() as usize)
+        .sign(compute_signing_root(&message, domain).as_slice()));
+    Ok(SignedExecutionPayloadEnvelope { message, signature })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -681,60 +737,4 @@ mod tests {
             Err(HarnessError::Block { .. })
         ));
     }
-}
-
-/// The self-built envelope of a Gloas block `built` made by [`build_gloas_block`]: the payload
-/// its post-state expects (parent hash, withdrawals, slot, timestamp) with its bid's block hash,
-/// fee recipient, randao and gas limit (synthetic roots, no transactions, no execution
-/// requests), signed by the proposer (`DOMAIN_BEACON_BUILDER`, a self-build).
-///
-/// [spec]: gloas/validator.md#constructing-the-signedexecutionpayloadenvelope
-pub fn self_built_envelope<E: EthSpec>(
-    built: &BuiltBlock<E>,
-    spec: &ChainSpec,
-) -> Result<types::gloas::SignedExecutionPayloadEnvelope<E>, HarnessError> {
-    use types::gloas::{
-        BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope, SignedExecutionPayloadEnvelope,
-    };
-    let view = built.post.view()?;
-    let gloas = view.gloas()?;
-    let bid = &gloas.latest_execution_payload_bid;
-    let slot = *view.slot;
-    let payload = ExecutionPayload::<E> {
-        parent_hash: *gloas.latest_block_hash,
-        fee_recipient: bid.fee_recipient,
-        state_root: Root::repeat_byte(0x11),
-        receipts_root: Root::repeat_byte(0x22),
-        logs_bloom: Default::default(),
-        prev_randao: bid.prev_randao,
-        block_number: slot,
-        gas_limit: bid.gas_limit,
-        gas_used: 0,
-        timestamp: spec.compute_time_at_slot(*view.genesis_time, slot),
-        extra_data: Default::default(),
-        base_fee_per_gas: types::U256::from(7u64),
-        block_hash: bid.block_hash,
-        transactions: Default::default(),
-        withdrawals: gloas
-            .payload_expected_withdrawals
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .into(),
-        blob_gas_used: 0,
-        excess_blob_gas: 0,
-        block_access_list: BlockAccessList::new(vec![0xc0]),
-        slot_number: slot,
-    };
-    let message = ExecutionPayloadEnvelope {
-        payload,
-        execution_requests: Default::default(),
-        builder_index: BUILDER_INDEX_SELF_BUILD,
-        beacon_block_root: built.block.canonical_root(),
-        parent_beacon_block_root: built.block.parent_root(),
-    };
-    let domain = get_domain(&view, types::signing::DOMAIN_BEACON_BUILDER, None);
-    let signature = sig(interop_secret_key(built.block.proposer_index() as usize)
-        .sign(compute_signing_root(&message, domain).as_slice()));
-    Ok(SignedExecutionPayloadEnvelope { message, signature })
 }
