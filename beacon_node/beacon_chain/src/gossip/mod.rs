@@ -30,7 +30,8 @@ use state_processing::CachedBeaconState;
 use types::{ChainSpec, Domain, DomainType, Epoch, EthSpec, Root, ValidatorIndex, signing};
 
 pub use attestation::{
-    AttestationGossipError, ForkChoiceVote, VerifiedAggregate, VerifiedSingleAttestation,
+    AttestationGossipError, ForkChoiceVote, GossipAggregate, VerifiedAggregate,
+    VerifiedSingleAttestation,
 };
 pub use blob_sidecar::{BlobSidecarGossipError, GossipVerifiedBlobSidecar};
 pub use block::{BlockGossipError, GossipVerifiedBlock};
