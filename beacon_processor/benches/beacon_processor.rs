@@ -51,6 +51,7 @@ impl BatchHandlers for Crypto {
     type Attestation = Arc<SignatureSet>;
     type Aggregate = ();
     type DataColumn = Arc<Column>;
+    type PayloadAttestation = ();
 
     fn process_gossip_attestations(&self, batch: Vec<Arc<SignatureSet>>, ctx: &WorkerContext<'_>) {
         let valid = if let [one] = batch.as_slice() {
@@ -70,6 +71,8 @@ impl BatchHandlers for Crypto {
             .expect("valid columns");
         self.done.fetch_add(batch.len() as u64, Ordering::SeqCst);
     }
+
+    fn process_gossip_payload_attestations(&self, _: Vec<()>, _: &WorkerContext<'_>) {}
 
     fn dropped(&self, item: BatchItem<Self>, reason: DropReason) {
         panic!(

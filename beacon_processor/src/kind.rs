@@ -76,6 +76,9 @@ work_kinds! {
     ColumnReconstruction => "column_reconstruction",
     /// A `SignedAggregateAndProof` from `beacon_aggregate_and_proof`.
     GossipAggregate => "gossip_aggregate",
+    /// A `PayloadAttestationMessage` from `payload_attestation_message` (Gloas): a PTC
+    /// member's vote on the slot's payload, which fork choice reads by the slot's end.
+    GossipPayloadAttestation => "gossip_payload_attestation",
     /// A `SingleAttestation` from a `beacon_attestation_{subnet}` topic.
     GossipAttestation => "gossip_attestation",
     /// A `SignedContributionAndProof` from `sync_committee_contribution_and_proof`.
@@ -143,6 +146,8 @@ impl WorkKind {
             WorkKind::ColumnReconstruction => 16,
             // Mainnet: 64 committees × up to 16 aggregators per slot = 1,024 per slot.
             WorkKind::GossipAggregate => 4096,
+            // Mainnet: a PTC of 512 members, one message each per slot; four slots' worth.
+            WorkKind::GossipPayloadAttestation => 2048,
             // A node subscribed to all 64 subnets sees ~30,000 per slot at 1M validators; a node
             // with its 2 long-lived subnets sees ~1,000. Older ones are worth less (LIFO).
             WorkKind::GossipAttestation => 16384,
@@ -173,6 +178,7 @@ impl WorkKind {
         match self {
             WorkKind::GossipDataColumn
             | WorkKind::GossipAggregate
+            | WorkKind::GossipPayloadAttestation
             | WorkKind::GossipAttestation
             | WorkKind::GossipSyncContribution
             | WorkKind::GossipSyncCommitteeMessage
@@ -187,7 +193,9 @@ impl WorkKind {
     /// How many queued items one worker takes at once.
     pub const fn batching(self) -> Batching {
         match self {
-            WorkKind::GossipAttestation | WorkKind::GossipAggregate => Batching::UpTo(64),
+            WorkKind::GossipAttestation
+            | WorkKind::GossipAggregate
+            | WorkKind::GossipPayloadAttestation => Batching::UpTo(64),
             WorkKind::GossipDataColumn => Batching::All,
             _ => Batching::None,
         }
@@ -254,7 +262,8 @@ mod tests {
         assert!(rank(GossipBlock) < rank(ApiRequestP0));
         assert!(rank(ApiRequestP0) < rank(GossipDataColumn));
         assert!(rank(GossipDataColumn) < rank(GossipAggregate));
-        assert!(rank(GossipAggregate) < rank(GossipAttestation));
+        assert!(rank(GossipAggregate) < rank(GossipPayloadAttestation));
+        assert!(rank(GossipPayloadAttestation) < rank(GossipAttestation));
         assert!(rank(GossipAttestation) < rank(GossipSyncCommitteeMessage));
         assert!(rank(GossipSyncCommitteeMessage) < rank(RpcStatus));
         assert!(rank(RpcDataColumnsByRangeRequest) < rank(ApiRequestP1));

@@ -406,6 +406,17 @@ impl<H: BatchHandlers> Shared<H> {
                     })),
                 )
             }
+            Dispatch::GossipPayloadAttestations(batch) => {
+                let batch = self.unqueue(batch, started, kind);
+                let n = batch.len();
+                (
+                    n,
+                    catch_unwind(AssertUnwindSafe(|| {
+                        self.handlers
+                            .process_gossip_payload_attestations(batch, &ctx)
+                    })),
+                )
+            }
         };
         metrics.worker_time.observe(started.elapsed().as_secs_f64());
         busy.dec();
@@ -510,9 +521,11 @@ const _: fn() = || {
         type Attestation = ();
         type Aggregate = ();
         type DataColumn = ();
+        type PayloadAttestation = ();
         fn process_gossip_attestations(&self, _: Vec<()>, _: &WorkerContext<'_>) {}
         fn process_gossip_aggregates(&self, _: Vec<()>, _: &WorkerContext<'_>) {}
         fn process_gossip_data_columns(&self, _: Vec<()>, _: &WorkerContext<'_>) {}
+        fn process_gossip_payload_attestations(&self, _: Vec<()>, _: &WorkerContext<'_>) {}
         fn dropped(&self, _: BatchItem<Self>, _: DropReason) {}
     }
     check::<BeaconProcessor<NoBatches>>();

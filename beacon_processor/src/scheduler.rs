@@ -9,8 +9,8 @@
 //! the main pool (16 by default) goes instead to the non-empty kind that has gone longest
 //! without being served, unless a critical kind ([`WorkKind::is_critical`]: chain segments,
 //! gossip and RPC blocks, API P0) is waiting, which always runs first. Every non-empty kind is
-//! therefore served at least once in every `fairness_interval × kinds` dispatches (≤ 16 × 26 =
-//! 416), while the kinds above keep at least 15/16 of the dispatches.
+//! therefore served at least once in every `fairness_interval × kinds` dispatches (≤ 16 × 27 =
+//! 432), while the kinds above keep at least 15/16 of the dispatches.
 
 use std::time::Instant;
 
@@ -24,6 +24,7 @@ pub(crate) enum Dispatch<H: BatchHandlers> {
     GossipAttestations(Vec<Queued<H::Attestation>>),
     GossipAggregates(Vec<Queued<H::Aggregate>>),
     GossipDataColumns(Vec<Queued<H::DataColumn>>),
+    GossipPayloadAttestations(Vec<Queued<H::PayloadAttestation>>),
 }
 
 impl<H: BatchHandlers> Dispatch<H> {
@@ -33,6 +34,7 @@ impl<H: BatchHandlers> Dispatch<H> {
             Dispatch::GossipAttestations(_) => WorkKind::GossipAttestation,
             Dispatch::GossipAggregates(_) => WorkKind::GossipAggregate,
             Dispatch::GossipDataColumns(_) => WorkKind::GossipDataColumn,
+            Dispatch::GossipPayloadAttestations(_) => WorkKind::GossipPayloadAttestation,
         }
     }
 }
@@ -43,6 +45,7 @@ pub(crate) struct Scheduler<H: BatchHandlers> {
     attestations: BoundedQueue<H::Attestation>,
     aggregates: BoundedQueue<H::Aggregate>,
     columns: BoundedQueue<H::DataColumn>,
+    payload_attestations: BoundedQueue<H::PayloadAttestation>,
     /// Indexed by [`WorkKind::index`]; `None` for the batchable kinds, which have typed queues.
     tasks: Vec<Option<BoundedQueue<Task>>>,
     /// The main-pool dispatch count at which each kind was last served.
@@ -60,6 +63,7 @@ impl<H: BatchHandlers> Scheduler<H> {
             attestations: queue_for(WorkKind::GossipAttestation),
             aggregates: queue_for(WorkKind::GossipAggregate),
             columns: queue_for(WorkKind::GossipDataColumn),
+            payload_attestations: queue_for(WorkKind::GossipPayloadAttestation),
             tasks: WorkKind::ALL
                 .iter()
                 .map(|&kind| (!kind.is_batchable()).then(|| queue_for(kind)))
@@ -89,6 +93,10 @@ impl<H: BatchHandlers> Scheduler<H> {
                 .columns
                 .push(c, now)
                 .map(|c| Work::Batch(BatchItem::GossipDataColumn(c))),
+            Work::Batch(BatchItem::GossipPayloadAttestation(p)) => self
+                .payload_attestations
+                .push(p, now)
+                .map(|p| Work::Batch(BatchItem::GossipPayloadAttestation(p))),
             Work::Task(task) => match &mut self.tasks[task.kind().index()] {
                 Some(queue) => queue.push(task, now).map(Work::Task),
                 None => Some(Work::Task(task)),
@@ -102,6 +110,7 @@ impl<H: BatchHandlers> Scheduler<H> {
             WorkKind::GossipAttestation => self.attestations.len(),
             WorkKind::GossipAggregate => self.aggregates.len(),
             WorkKind::GossipDataColumn => self.columns.len(),
+            WorkKind::GossipPayloadAttestation => self.payload_attestations.len(),
             _ => self.tasks[kind.index()]
                 .as_ref()
                 .map_or(0, BoundedQueue::len),
@@ -162,6 +171,9 @@ impl<H: BatchHandlers> Scheduler<H> {
             WorkKind::GossipDataColumn => {
                 Some(Dispatch::GossipDataColumns(self.columns.pop_up_to(n)))
             }
+            WorkKind::GossipPayloadAttestation => Some(Dispatch::GossipPayloadAttestations(
+                self.payload_attestations.pop_up_to(n),
+            )),
             _ => self.tasks[kind.index()]
                 .as_mut()
                 .and_then(BoundedQueue::pop)
@@ -187,6 +199,11 @@ impl<H: BatchHandlers> Scheduler<H> {
                 .drain()
                 .map(|c| Work::Batch(BatchItem::GossipDataColumn(c))),
         );
+        out.extend(
+            self.payload_attestations
+                .drain()
+                .map(|p| Work::Batch(BatchItem::GossipPayloadAttestation(p))),
+        );
         for queue in self.tasks.iter_mut().flatten() {
             out.extend(queue.drain().map(Work::Task));
         }
@@ -210,9 +227,11 @@ mod tests {
         type Attestation = u32;
         type Aggregate = u32;
         type DataColumn = u32;
+        type PayloadAttestation = u32;
         fn process_gossip_attestations(&self, _: Vec<u32>, _: &WorkerContext<'_>) {}
         fn process_gossip_aggregates(&self, _: Vec<u32>, _: &WorkerContext<'_>) {}
         fn process_gossip_data_columns(&self, _: Vec<u32>, _: &WorkerContext<'_>) {}
+        fn process_gossip_payload_attestations(&self, _: Vec<u32>, _: &WorkerContext<'_>) {}
         fn dropped(&self, _: BatchItem<Self>, _: DropReason) {}
     }
 

@@ -107,6 +107,8 @@ pub trait BatchHandlers: Send + Sync + 'static {
     type Aggregate: Send + 'static;
     /// A gossip `DataColumnSidecar`.
     type DataColumn: Send + 'static;
+    /// A gossip `PayloadAttestationMessage` (Gloas).
+    type PayloadAttestation: Send + 'static;
 
     /// Verifies and imports attestations (up to 64 at once).
     fn process_gossip_attestations(&self, batch: Vec<Self::Attestation>, ctx: &WorkerContext<'_>);
@@ -116,6 +118,13 @@ pub trait BatchHandlers: Send + Sync + 'static {
 
     /// Verifies data columns (every queued one, across blocks, in one KZG batch).
     fn process_gossip_data_columns(&self, batch: Vec<Self::DataColumn>, ctx: &WorkerContext<'_>);
+
+    /// Verifies and applies payload attestation messages (up to 64 at once, one BLS batch).
+    fn process_gossip_payload_attestations(
+        &self,
+        batch: Vec<Self::PayloadAttestation>,
+        ctx: &WorkerContext<'_>,
+    );
 
     /// An item that will not run, and why: give its message the IGNORE verdict.
     fn dropped(&self, item: BatchItem<Self>, reason: DropReason);
@@ -129,6 +138,8 @@ pub enum BatchItem<H: BatchHandlers + ?Sized> {
     GossipAggregate(H::Aggregate),
     /// A gossip data column.
     GossipDataColumn(H::DataColumn),
+    /// A gossip payload attestation message.
+    GossipPayloadAttestation(H::PayloadAttestation),
 }
 
 impl<H: BatchHandlers + ?Sized> BatchItem<H> {
@@ -138,6 +149,7 @@ impl<H: BatchHandlers + ?Sized> BatchItem<H> {
             BatchItem::GossipAttestation(_) => WorkKind::GossipAttestation,
             BatchItem::GossipAggregate(_) => WorkKind::GossipAggregate,
             BatchItem::GossipDataColumn(_) => WorkKind::GossipDataColumn,
+            BatchItem::GossipPayloadAttestation(_) => WorkKind::GossipPayloadAttestation,
         }
     }
 }

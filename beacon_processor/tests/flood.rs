@@ -51,6 +51,7 @@ impl BatchHandlers for Counting {
     type Attestation = Payload;
     type Aggregate = Payload;
     type DataColumn = Payload;
+    type PayloadAttestation = Payload;
     fn process_gossip_attestations(&self, batch: Vec<Payload>, _: &WorkerContext<'_>) {
         self.ran(batch.len())
     }
@@ -58,6 +59,9 @@ impl BatchHandlers for Counting {
         self.ran(batch.len())
     }
     fn process_gossip_data_columns(&self, batch: Vec<Payload>, _: &WorkerContext<'_>) {
+        self.ran(batch.len())
+    }
+    fn process_gossip_payload_attestations(&self, batch: Vec<Payload>, _: &WorkerContext<'_>) {
         self.ran(batch.len())
     }
     fn dropped(&self, _: BatchItem<Self>, _: DropReason) {

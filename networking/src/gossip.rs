@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use ssz::{Decode, Encode};
 use types::{
     BlobSidecar, ChainSpec, DataColumnSidecar, EthSpec, ForkName, LightClientFinalityUpdate,
-    LightClientOptimisticUpdate, SignedBeaconBlock, altair, capella, electra, phase0,
+    LightClientOptimisticUpdate, SignedBeaconBlock, altair, capella, electra, gloas, phase0,
 };
 
 use crate::fork_context::ForkContext;
@@ -54,6 +54,19 @@ pub enum GossipDecodeError {
     /// The topic does not exist at the fork its digest names, or Arbor does not decode it there.
     #[error("topic {0} is not supported at fork {1}")]
     UnsupportedAtFork(GossipKind, ForkName),
+    /// The payload is larger than the spec's bound for the topic's type (Gloas's type-specific
+    /// SSZ bounds, for types whose progressive lists have no list limit to bound them).
+    ///
+    /// [spec]: gloas/p2p-interface.md#type-specific-ssz-bounds
+    #[error("{kind} message of {len} bytes exceeds the type's bound of {max}")]
+    TooLargeForType {
+        /// The topic.
+        kind: GossipKind,
+        /// The decompressed length.
+        len: usize,
+        /// The type's bound.
+        max: u64,
+    },
     /// The payload is not valid SSZ of the topic's type.
     #[error("invalid ssz: {0:?}")]
     Ssz(ssz::DecodeError),
@@ -114,21 +127,25 @@ pub fn compute_message_id(spec: &ChainSpec, fork: ForkName, topic: &str, data: &
     id
 }
 
-/// A decoded gossip message of a Fulu-era topic.
+/// A decoded gossip message of a Fulu or Gloas topic.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PubsubMessage<E: EthSpec> {
     /// `beacon_block`.
     BeaconBlock(Arc<SignedBeaconBlock<E>>),
-    /// `beacon_aggregate_and_proof` (Electra layout).
+    /// `beacon_aggregate_and_proof` (Electra layout: Electra and Fulu digests).
     AggregateAndProof(Box<electra::SignedAggregateAndProof<E>>),
+    /// `beacon_aggregate_and_proof` at a Gloas digest (its attestation's progressive bits).
+    GloasAggregateAndProof(Box<gloas::SignedAggregateAndProof<E>>),
     /// `beacon_attestation_{subnet_id}` (Electra `SingleAttestation`).
     Attestation(u64, Box<electra::SingleAttestation>),
     /// `voluntary_exit`.
     VoluntaryExit(Box<phase0::SignedVoluntaryExit>),
     /// `proposer_slashing`.
     ProposerSlashing(Box<phase0::ProposerSlashing>),
-    /// `attester_slashing` (Electra layout).
+    /// `attester_slashing` (Electra layout: Electra and Fulu digests).
     AttesterSlashing(Box<electra::AttesterSlashing<E>>),
+    /// `attester_slashing` at a Gloas digest (progressive attesting indices).
+    GloasAttesterSlashing(Box<gloas::AttesterSlashing>),
     /// `sync_committee_contribution_and_proof`.
     SyncCommitteeContribution(Box<altair::SignedContributionAndProof<E>>),
     /// `sync_committee_{subnet_id}`.
@@ -143,6 +160,14 @@ pub enum PubsubMessage<E: EthSpec> {
     LightClientFinalityUpdate(Arc<LightClientFinalityUpdate<E>>),
     /// `light_client_optimistic_update`.
     LightClientOptimisticUpdate(Arc<LightClientOptimisticUpdate<E>>),
+    /// `execution_payload_bid` (Gloas).
+    ExecutionPayloadBid(Arc<gloas::SignedExecutionPayloadBid>),
+    /// `execution_payload` (Gloas): a signed execution payload envelope.
+    ExecutionPayload(Arc<gloas::SignedExecutionPayloadEnvelope<E>>),
+    /// `payload_attestation_message` (Gloas).
+    PayloadAttestationMessage(Box<gloas::PayloadAttestationMessage>),
+    /// `proposer_preferences` (Gloas).
+    ProposerPreferences(Arc<gloas::SignedProposerPreferences>),
 }
 
 impl<E: EthSpec> PubsubMessage<E> {
@@ -167,11 +192,15 @@ impl<E: EthSpec> PubsubMessage<E> {
     pub fn kind(&self) -> GossipKind {
         match self {
             PubsubMessage::BeaconBlock(_) => GossipKind::BeaconBlock,
-            PubsubMessage::AggregateAndProof(_) => GossipKind::BeaconAggregateAndProof,
+            PubsubMessage::AggregateAndProof(_) | PubsubMessage::GloasAggregateAndProof(_) => {
+                GossipKind::BeaconAggregateAndProof
+            }
             PubsubMessage::Attestation(subnet, _) => GossipKind::Attestation(*subnet),
             PubsubMessage::VoluntaryExit(_) => GossipKind::VoluntaryExit,
             PubsubMessage::ProposerSlashing(_) => GossipKind::ProposerSlashing,
-            PubsubMessage::AttesterSlashing(_) => GossipKind::AttesterSlashing,
+            PubsubMessage::AttesterSlashing(_) | PubsubMessage::GloasAttesterSlashing(_) => {
+                GossipKind::AttesterSlashing
+            }
             PubsubMessage::SyncCommitteeContribution(_) => {
                 GossipKind::SyncCommitteeContributionAndProof
             }
@@ -185,6 +214,10 @@ impl<E: EthSpec> PubsubMessage<E> {
             PubsubMessage::LightClientOptimisticUpdate(_) => {
                 GossipKind::LightClientOptimisticUpdate
             }
+            PubsubMessage::ExecutionPayloadBid(_) => GossipKind::ExecutionPayloadBid,
+            PubsubMessage::ExecutionPayload(_) => GossipKind::ExecutionPayload,
+            PubsubMessage::PayloadAttestationMessage(_) => GossipKind::PayloadAttestationMessage,
+            PubsubMessage::ProposerPreferences(_) => GossipKind::ProposerPreferences,
         }
     }
 
@@ -193,10 +226,12 @@ impl<E: EthSpec> PubsubMessage<E> {
         match self {
             PubsubMessage::BeaconBlock(m) => m.as_ssz_bytes(),
             PubsubMessage::AggregateAndProof(m) => m.as_ssz_bytes(),
+            PubsubMessage::GloasAggregateAndProof(m) => m.as_ssz_bytes(),
             PubsubMessage::Attestation(_, m) => m.as_ssz_bytes(),
             PubsubMessage::VoluntaryExit(m) => m.as_ssz_bytes(),
             PubsubMessage::ProposerSlashing(m) => m.as_ssz_bytes(),
             PubsubMessage::AttesterSlashing(m) => m.as_ssz_bytes(),
+            PubsubMessage::GloasAttesterSlashing(m) => m.as_ssz_bytes(),
             PubsubMessage::SyncCommitteeContribution(m) => m.as_ssz_bytes(),
             PubsubMessage::SyncCommitteeMessage(_, m) => m.as_ssz_bytes(),
             PubsubMessage::BlsToExecutionChange(m) => m.as_ssz_bytes(),
@@ -204,6 +239,10 @@ impl<E: EthSpec> PubsubMessage<E> {
             PubsubMessage::DataColumnSidecar(_, m) => m.as_ssz_bytes(),
             PubsubMessage::LightClientFinalityUpdate(m) => m.as_ssz_bytes(),
             PubsubMessage::LightClientOptimisticUpdate(m) => m.as_ssz_bytes(),
+            PubsubMessage::ExecutionPayloadBid(m) => m.as_ssz_bytes(),
+            PubsubMessage::ExecutionPayload(m) => m.as_ssz_bytes(),
+            PubsubMessage::PayloadAttestationMessage(m) => m.as_ssz_bytes(),
+            PubsubMessage::ProposerPreferences(m) => m.as_ssz_bytes(),
         }
     }
 
@@ -224,10 +263,28 @@ impl<E: EthSpec> PubsubMessage<E> {
                 Err(GossipDecodeError::UnsupportedAtFork(kind, fork))
             }
         };
+        // Gloas's type-specific bounds, for types whose progressive lists have no list limit.
+        let bounded = |max: u64| {
+            if ssz.len() as u64 > max {
+                Err(GossipDecodeError::TooLargeForType {
+                    kind,
+                    len: ssz.len(),
+                    max,
+                })
+            } else {
+                Ok(())
+            }
+        };
         Ok(match kind {
             GossipKind::BeaconBlock => PubsubMessage::BeaconBlock(Arc::new(
                 SignedBeaconBlock::from_ssz_bytes_by_fork(ssz, fork)?,
             )),
+            GossipKind::BeaconAggregateAndProof if fork.gloas_enabled() => {
+                bounded(E::MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE)?;
+                PubsubMessage::GloasAggregateAndProof(Box::new(
+                    gloas::SignedAggregateAndProof::from_ssz_bytes(ssz)?,
+                ))
+            }
             GossipKind::BeaconAggregateAndProof => {
                 electra_only(kind)?;
                 PubsubMessage::AggregateAndProof(Box::new(
@@ -247,6 +304,12 @@ impl<E: EthSpec> PubsubMessage<E> {
             GossipKind::ProposerSlashing => PubsubMessage::ProposerSlashing(Box::new(
                 phase0::ProposerSlashing::from_ssz_bytes(ssz)?,
             )),
+            GossipKind::AttesterSlashing if fork.gloas_enabled() => {
+                bounded(E::MAX_ATTESTER_SLASHING_SIZE)?;
+                PubsubMessage::GloasAttesterSlashing(Box::new(
+                    gloas::AttesterSlashing::from_ssz_bytes(ssz)?,
+                ))
+            }
             GossipKind::AttesterSlashing => {
                 electra_only(kind)?;
                 PubsubMessage::AttesterSlashing(Box::new(
@@ -283,6 +346,22 @@ impl<E: EthSpec> PubsubMessage<E> {
                     LightClientOptimisticUpdate::from_ssz_bytes_by_fork(ssz, fork)?,
                 ))
             }
+            // `exists_at` above admits these at Gloas digests only.
+            GossipKind::ExecutionPayloadBid => {
+                bounded(E::MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE)?;
+                PubsubMessage::ExecutionPayloadBid(Arc::new(
+                    gloas::SignedExecutionPayloadBid::from_ssz_bytes(ssz)?,
+                ))
+            }
+            GossipKind::ExecutionPayload => PubsubMessage::ExecutionPayload(Arc::new(
+                gloas::SignedExecutionPayloadEnvelope::from_ssz_bytes(ssz)?,
+            )),
+            GossipKind::PayloadAttestationMessage => PubsubMessage::PayloadAttestationMessage(
+                Box::new(gloas::PayloadAttestationMessage::from_ssz_bytes(ssz)?),
+            ),
+            GossipKind::ProposerPreferences => PubsubMessage::ProposerPreferences(Arc::new(
+                gloas::SignedProposerPreferences::from_ssz_bytes(ssz)?,
+            )),
         })
     }
 
@@ -427,6 +506,8 @@ pub fn topic_score_params(
         GossipKind::BeaconBlock => 0.5,
         GossipKind::BeaconAggregateAndProof => 0.5,
         GossipKind::DataColumnSidecar(_) => 0.1,
+        GossipKind::ExecutionPayload => 0.5,
+        GossipKind::ExecutionPayloadBid | GossipKind::PayloadAttestationMessage => 0.1,
         GossipKind::Attestation(_) | GossipKind::SyncCommitteeMessage(_) => 0.05,
         _ => 0.05,
     };
@@ -589,6 +670,90 @@ mod tests {
             PubsubMessage::<E>::decode_raw(&blob.to_string(), &compress_snappy(&[0; 8]), &ctx),
             Err(GossipDecodeError::UnsupportedAtFork(..))
         ));
+    }
+
+    fn arbitrary<T: for<'a> arbitrary::Arbitrary<'a>>(seed: u8) -> T {
+        let bytes: Vec<u8> = (0..1u32 << 16)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+            .collect();
+        arbitrary::Arbitrary::arbitrary(&mut arbitrary::Unstructured::new(&bytes)).unwrap()
+    }
+
+    #[test]
+    fn gloas_digests_decode_the_gloas_types_of_the_changed_and_new_topics() {
+        let aggregate: gloas::SignedAggregateAndProof<E> = arbitrary(1);
+        let slashing: gloas::AttesterSlashing = arbitrary(2);
+        let bid: gloas::SignedExecutionPayloadBid = arbitrary(3);
+        let envelope: gloas::SignedExecutionPayloadEnvelope<E> = arbitrary(4);
+        let vote: gloas::PayloadAttestationMessage = arbitrary(5);
+        let preferences: gloas::SignedProposerPreferences = arbitrary(6);
+        let messages = [
+            PubsubMessage::<E>::GloasAggregateAndProof(Box::new(aggregate)),
+            PubsubMessage::GloasAttesterSlashing(Box::new(slashing)),
+            PubsubMessage::ExecutionPayloadBid(Arc::new(bid)),
+            PubsubMessage::ExecutionPayload(Arc::new(envelope)),
+            PubsubMessage::PayloadAttestationMessage(Box::new(vote)),
+            PubsubMessage::ProposerPreferences(Arc::new(preferences)),
+        ];
+        for message in messages {
+            let kind = message.kind();
+            let ssz = message.as_ssz_bytes();
+            match PubsubMessage::<E>::decode(kind, ForkName::Gloas, &ssz) {
+                Ok(decoded) => assert_eq!(decoded, message, "{kind}"),
+                // An arbitrary message may be larger than its type's bound; then the bound
+                // is what refuses it.
+                Err(GossipDecodeError::TooLargeForType { len, max, .. }) => {
+                    assert!(len as u64 > max, "{kind}")
+                }
+                Err(e) => panic!("{kind}: {e}"),
+            }
+        }
+        // The new topics do not exist before Gloas.
+        for kind in GossipKind::GLOAS_GLOBAL {
+            assert!(matches!(
+                PubsubMessage::<E>::decode(kind, ForkName::Fulu, &[0; 64]),
+                Err(GossipDecodeError::UnsupportedAtFork(_, ForkName::Fulu))
+            ));
+        }
+    }
+
+    #[test]
+    fn gloas_type_bounds_refuse_larger_messages_before_decoding() {
+        let bounds = [
+            (
+                GossipKind::BeaconAggregateAndProof,
+                E::MAX_SIGNED_AGGREGATE_AND_PROOF_SIZE,
+            ),
+            (GossipKind::AttesterSlashing, E::MAX_ATTESTER_SLASHING_SIZE),
+            (
+                GossipKind::ExecutionPayloadBid,
+                E::MAX_SIGNED_EXECUTION_PAYLOAD_BID_SIZE,
+            ),
+        ];
+        for (kind, max) in bounds {
+            let too_large = vec![0u8; max as usize + 1];
+            assert!(
+                matches!(
+                    PubsubMessage::<E>::decode(kind, ForkName::Gloas, &too_large),
+                    Err(GossipDecodeError::TooLargeForType { len, max: m, .. })
+                        if len == max as usize + 1 && m == max
+                ),
+                "{kind}"
+            );
+            // At the bound the type's own decoding decides (zeros are not a valid message).
+            assert!(matches!(
+                PubsubMessage::<E>::decode(kind, ForkName::Gloas, &too_large[1..]),
+                Err(GossipDecodeError::Ssz(_))
+            ));
+        }
+        // A Fulu aggregate is still the Electra type, with no Gloas bound.
+        let electra: electra::SignedAggregateAndProof<E> = arbitrary(7);
+        let ssz = electra.as_ssz_bytes();
+        assert_eq!(
+            PubsubMessage::<E>::decode(GossipKind::BeaconAggregateAndProof, ForkName::Fulu, &ssz)
+                .unwrap(),
+            PubsubMessage::AggregateAndProof(Box::new(electra))
+        );
     }
 
     #[test]

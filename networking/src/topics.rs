@@ -39,6 +39,14 @@ pub enum GossipKind {
     LightClientFinalityUpdate,
     /// `light_client_optimistic_update`.
     LightClientOptimisticUpdate,
+    /// `execution_payload_bid` (Gloas): a builder's signed bid.
+    ExecutionPayloadBid,
+    /// `execution_payload` (Gloas): a block's signed execution payload envelope.
+    ExecutionPayload,
+    /// `payload_attestation_message` (Gloas): a PTC member's vote on a payload.
+    PayloadAttestationMessage,
+    /// `proposer_preferences` (Gloas): a proposer's fee recipient and gas limit for bids.
+    ProposerPreferences,
 }
 
 impl GossipKind {
@@ -59,8 +67,21 @@ impl GossipKind {
         if fork.capella_enabled() {
             kinds.push(GossipKind::BlsToExecutionChange);
         }
+        if fork.gloas_enabled() {
+            kinds.extend(GossipKind::GLOAS_GLOBAL);
+        }
         kinds
     }
+
+    /// The global topics new in Gloas.
+    ///
+    /// [spec]: gloas/p2p-interface.md#global-topics
+    pub const GLOAS_GLOBAL: [GossipKind; 4] = [
+        GossipKind::ExecutionPayloadBid,
+        GossipKind::ExecutionPayload,
+        GossipKind::PayloadAttestationMessage,
+        GossipKind::ProposerPreferences,
+    ];
 
     /// Every topic kind of `fork`, with every subnet of the subnet topics.
     pub fn all_kinds(fork: ForkName, spec: &ChainSpec) -> Vec<GossipKind> {
@@ -108,6 +129,10 @@ impl GossipKind {
             GossipKind::BlsToExecutionChange => fork.capella_enabled(),
             GossipKind::BlobSidecar(_) => matches!(fork, ForkName::Deneb | ForkName::Electra),
             GossipKind::DataColumnSidecar(_) => fork.fulu_enabled(),
+            GossipKind::ExecutionPayloadBid
+            | GossipKind::ExecutionPayload
+            | GossipKind::PayloadAttestationMessage
+            | GossipKind::ProposerPreferences => fork.gloas_enabled(),
         }
     }
 }
@@ -132,6 +157,10 @@ impl fmt::Display for GossipKind {
             GossipKind::LightClientOptimisticUpdate => {
                 f.write_str("light_client_optimistic_update")
             }
+            GossipKind::ExecutionPayloadBid => f.write_str("execution_payload_bid"),
+            GossipKind::ExecutionPayload => f.write_str("execution_payload"),
+            GossipKind::PayloadAttestationMessage => f.write_str("payload_attestation_message"),
+            GossipKind::ProposerPreferences => f.write_str("proposer_preferences"),
         }
     }
 }
@@ -214,6 +243,10 @@ impl FromStr for GossipKind {
             "bls_to_execution_change" => GossipKind::BlsToExecutionChange,
             "light_client_finality_update" => GossipKind::LightClientFinalityUpdate,
             "light_client_optimistic_update" => GossipKind::LightClientOptimisticUpdate,
+            "execution_payload_bid" => GossipKind::ExecutionPayloadBid,
+            "execution_payload" => GossipKind::ExecutionPayload,
+            "payload_attestation_message" => GossipKind::PayloadAttestationMessage,
+            "proposer_preferences" => GossipKind::ProposerPreferences,
             other => {
                 if let Some(subnet) = parse_subnet(other, "beacon_attestation_") {
                     GossipKind::Attestation(subnet)
@@ -325,6 +358,22 @@ mod tests {
                 GossipKind::LightClientOptimisticUpdate,
                 "/eth2/ab01cd02/light_client_optimistic_update/ssz_snappy",
             ),
+            (
+                GossipKind::ExecutionPayloadBid,
+                "/eth2/ab01cd02/execution_payload_bid/ssz_snappy",
+            ),
+            (
+                GossipKind::ExecutionPayload,
+                "/eth2/ab01cd02/execution_payload/ssz_snappy",
+            ),
+            (
+                GossipKind::PayloadAttestationMessage,
+                "/eth2/ab01cd02/payload_attestation_message/ssz_snappy",
+            ),
+            (
+                GossipKind::ProposerPreferences,
+                "/eth2/ab01cd02/proposer_preferences/ssz_snappy",
+            ),
         ];
         for (kind, expected) in cases {
             let topic = GossipTopic::new(kind, digest);
@@ -385,5 +434,15 @@ mod tests {
                 .count(),
             9
         );
+    }
+
+    #[test]
+    fn the_gloas_topics_exist_from_gloas_on() {
+        for kind in GossipKind::GLOAS_GLOBAL {
+            assert!(kind.exists_at(ForkName::Gloas), "{kind}");
+            assert!(!kind.exists_at(ForkName::Fulu), "{kind}");
+            assert!(GossipKind::global_kinds(ForkName::Gloas).contains(&kind));
+            assert!(!GossipKind::global_kinds(ForkName::Fulu).contains(&kind));
+        }
     }
 }

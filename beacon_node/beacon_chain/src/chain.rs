@@ -607,6 +607,9 @@ pub struct Reopened {
     pub restored: usize,
     /// Blocks imported again (their state transition run) on top.
     pub replayed: usize,
+    /// Gloas payloads made FULL again from the envelopes the store kept (those the restored
+    /// fork choice did not already hold as verified).
+    pub payloads_restored: usize,
     /// Whether the store's split lagged fork choice's finalized checkpoint (the node stopped
     /// before the store writer migrated), so the migration was queued again.
     pub migration_queued: bool,
@@ -796,6 +799,30 @@ fn restore_persisted<E: EthSpec>(
     tracing::info!(blocks, "Gloas fork choice restored from the store");
     gloas.store = store;
     Ok(blocks)
+}
+
+/// Applies the stored envelope of `root` to the reopened Gloas fork choice
+/// (`on_verified_execution_payload`: its FULL node back), its verdict not validated until the
+/// execution client says otherwise. Returns whether that changed anything: not for a chain
+/// still before Gloas, a block fork choice does not hold (left out of the replay), or a payload
+/// already verified in the restored fork choice.
+fn restore_stored_payload<E: EthSpec>(
+    fork_choice: &TrackedMutex<ChainForkChoice<E>>,
+    root: Root,
+) -> Result<bool, ChainError> {
+    let mut fc = fork_choice.lock();
+    let Some(gloas) = fc.gloas_mut() else {
+        return Ok(false);
+    };
+    if !gloas.store.contains_block(&root) || gloas.store.is_payload_verified(&root) {
+        return Ok(false);
+    }
+    gloas.store.on_verified_execution_payload(root, Ok(()))?;
+    gloas
+        .payload_statuses
+        .entry(root)
+        .or_insert(ExecutionStatus::NotValidated);
+    Ok(true)
 }
 
 /// The fields of an anchor block [`check_anchor_state`] reads.
@@ -1051,6 +1078,18 @@ impl<E: EthSpec> BeaconChain<E> {
             kzg_pool: pool.clone(),
         };
         let mut replayed = 0usize;
+        // The Gloas blocks whose envelope the store kept: their FULL nodes come back, each
+        // right after its block (in slot order, before any child that builds on it).
+        let envelopes: HashSet<Root> = store
+            .execution_payload_envelope_roots(split.slot, latest.saturating_add(1))?
+            .into_iter()
+            .map(|(_, root)| root)
+            .collect();
+        let mut payloads_restored = 0usize;
+        if envelopes.contains(&split.block_root) {
+            payloads_restored +=
+                usize::from(restore_stored_payload(&fork_choice, split.block_root)?);
+        }
         for (slot, root, parent) in hot_blocks {
             // A child of a block restored as invalidated stays out, as its import would.
             let skip = {
@@ -1064,27 +1103,36 @@ impl<E: EthSpec> BeaconChain<E> {
                     || !fc.contains_block(&parent)
                     || fc.is_invalidated(&parent)
             };
-            if skip {
-                continue;
-            }
-            let block = store.get_block(&root)?.ok_or(ChainError::NotInStore {
-                what: StoredItem::HotBlock,
-                root,
-            })?;
-            // The store takes a block before fork choice does: one fork choice then refused
-            // (its parent invalidated, finality moved past it) is stored but was never
-            // imported, and is not now.
-            match import_stored_block(&imports, &processor, &block) {
-                Ok(Some(post_state)) => {
-                    light_client_server.on_block(&post_state.state, &block);
-                    replayed += 1;
+            if !skip {
+                let block = store.get_block(&root)?.ok_or(ChainError::NotInStore {
+                    what: StoredItem::HotBlock,
+                    root,
+                })?;
+                // The store takes a block before fork choice does: one fork choice then
+                // refused (its parent invalidated, finality moved past it) is stored but was
+                // never imported, and is not now.
+                match import_stored_block(&imports, &processor, &block) {
+                    Ok(Some(post_state)) => {
+                        light_client_server.on_block(&post_state.state, &block);
+                        replayed += 1;
+                    }
+                    Ok(None) => {}
+                    Err(e) if e.fault() == fork_choice::Fault::Message => {
+                        tracing::warn!(block_root = %root, slot, error = %e, "a stored block fork choice refuses is not imported again");
+                    }
+                    Err(e) => return Err(e),
                 }
-                Ok(None) => {}
-                Err(e) if e.fault() == fork_choice::Fault::Message => {
-                    tracing::warn!(block_root = %root, slot, error = %e, "a stored block fork choice refuses is not imported again");
-                }
-                Err(e) => return Err(e),
             }
+            // The block restored or imported again (or left out: then nothing to apply).
+            if slot > split.slot && envelopes.contains(&root) {
+                payloads_restored += usize::from(restore_stored_payload(&fork_choice, root)?);
+            }
+        }
+        if payloads_restored > 0 {
+            tracing::info!(
+                payloads = payloads_restored,
+                "FULL payloads restored from the stored envelopes"
+            );
         }
         tracing::info!(
             blocks = replayed,
@@ -1184,6 +1232,7 @@ impl<E: EthSpec> BeaconChain<E> {
             reopened: Some(Reopened {
                 restored,
                 replayed,
+                payloads_restored,
                 migration_queued,
             }),
             import_metrics,

@@ -47,14 +47,22 @@
 //! EMPTY and FULL nodes, and the state cache and the store key it by block root as before
 //! Gloas; there is no post-envelope state to store.
 //!
-//! **What persists.** The store has no place for envelopes yet (issue 44): fork choice is
-//! queued for the store writer (`put_fork_choice`, after the writes queued before it, so a
-//! deferred snapshot's older record never lands over it) after each envelope import, so that a
-//! restart restores the FULL variants it had; blocks replayed on reopening (imported after the
-//! last record) get their parent's payload marked verified when they build on it (they were
-//! imported only once it was). The envelopes themselves are not kept: one cannot be served or
-//! replayed to a peer yet, and a payload's verdict after a restart is not validated until the
-//! execution client says otherwise.
+//! **What persists.** Each imported envelope is kept in the store's envelope table (block root
+//! → the envelope's SSZ), written by the store writer: queued under fork choice's lock as its
+//! FULL node is recorded, so it lands after its block's batch (committed before fork choice
+//! took the block) and before any fork choice record that holds that FULL node; the import
+//! answers only once the write is committed, so an envelope acknowledged survives a crash.
+//! Fork choice itself is not persisted after an envelope (it is, as before, with the imports
+//! that write a whole state or an epoch snapshot). On reopening (`BeaconChain::open`), fork
+//! choice restored from its last record and the blocks imported since replayed, the envelopes
+//! stored for the split block and every later block fork choice holds are applied to it again
+//! (`on_verified_execution_payload`, in slot order, each after its block), so the FULL
+//! variants come back; a replayed block that builds on its parent's payload also marks that
+//! payload verified (it was imported only once it was). A payload's verdict is not persisted:
+//! after a restart it is not validated (optimistic) until the execution client says otherwise,
+//! as before Gloas. The envelopes kept are what the req/resp server serves
+//! (`ExecutionPayloadEnvelopesByRange` / `ByRoot`), and the store prunes them at finalization
+//! (abandoned forks, and past the serving window).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -494,8 +502,9 @@ impl<E: EthSpec> Imports<'_, E> {
 
     /// A stored Gloas block imported again when the chain reopens: checked when first
     /// imported, so without signature checks. When it builds on its parent's payload, that
-    /// payload is marked verified first: the block was imported only once it was (its envelope
-    /// is not in the store). Returns the post-state; `None` for a block fork choice has.
+    /// payload is marked verified first: the block was imported only once it was (its envelope,
+    /// applied again from the store before this block, may have been lost to a failed write).
+    /// Returns the post-state; `None` for a block fork choice has.
     pub(crate) fn import_stored_gloas_block(
         &self,
         signed_block: &SignedBeaconBlock<E>,
@@ -751,6 +760,20 @@ pub enum EnvelopeError {
     /// The blocking task of the import ended without an answer (cancelled at shutdown).
     #[error("the envelope's import task ended: {0}")]
     Task(#[source] tokio::task::JoinError),
+    /// The envelope was applied to fork choice (its block FULL while the node runs) but the
+    /// store did not keep it: a restart loses its FULL node until it is imported again.
+    #[error("envelope of {block_root} not stored: {source}")]
+    NotStored {
+        /// The envelope's block.
+        block_root: Root,
+        /// The store's failure.
+        #[source]
+        source: store::StoreError,
+    },
+    /// The store writer's thread stopped (it panicked): the envelope was applied to fork choice
+    /// but not stored.
+    #[error("envelope of {0} not stored: the store writer stopped")]
+    StoreWriterStopped(Root),
 }
 
 impl EnvelopeError {
@@ -767,7 +790,9 @@ impl EnvelopeError {
                 ..
             }
             | Self::NotGloasChain(_)
-            | Self::Task(_) => Some(Fault::Local),
+            | Self::Task(_)
+            | Self::NotStored { .. }
+            | Self::StoreWriterStopped(_) => Some(Fault::Local),
             Self::Invalid { .. } | Self::InvalidPayload(_) => Some(Fault::Message),
             Self::Chain(e) => Some(e.fault()),
         }
@@ -955,7 +980,11 @@ impl<E: EthSpec> BeaconChain<E> {
     /// the payload (`status`, from `engine_newPayloadV5`): INVALID refuses the envelope and
     /// leaves its block as it was (valid, EMPTY); VALID or not validated (SYNCING, ACCEPTED,
     /// no answer: optimistic) makes the block's FULL node (`on_verified_execution_payload`),
-    /// records the verdict, persists fork choice and recomputes the head.
+    /// records the verdict, queues the envelope for the store (under fork choice's lock: before
+    /// any fork choice record holding the FULL node) and recomputes the head, then answers once
+    /// the store committed the envelope (behind the store writer's earlier jobs: an epoch
+    /// snapshot or a migration may delay the answer, not the head). A store failure is
+    /// [`EnvelopeError::NotStored`]: the FULL node stays while the node runs.
     ///
     /// [spec]: gloas/fork-choice.md#new-on_execution_payload_envelope
     pub fn import_verified_envelope(
@@ -969,7 +998,7 @@ impl<E: EthSpec> BeaconChain<E> {
             tracing::warn!(%block_root, "the execution client found the envelope's payload invalid: the envelope is refused, the block stays");
             return Err(EnvelopeError::InvalidPayload(block_root));
         }
-        {
+        let written = {
             let mut chain_fc = self.fork_choice.lock();
             let Some(fc) = chain_fc.gloas_mut() else {
                 return Err(EnvelopeError::NotGloasChain(block_root));
@@ -985,11 +1014,20 @@ impl<E: EthSpec> BeaconChain<E> {
             if status == ExecutionStatus::Valid {
                 *recorded = status;
             }
-        }
-        // The store has no place for envelopes yet: fork choice itself keeps the FULL
-        // variant across a restart.
-        self.persist_fork_choice();
+            self.store_writer()
+                .put_execution_payload_envelope(verified.envelope)
+        };
         let head = self.recompute_head()?;
+        let written = written.ok_or(EnvelopeError::StoreWriterStopped(block_root))?;
+        match written.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(source)) => {
+                tracing::error!(%block_root, error = %source, "the envelope was not stored: a restart loses its FULL node");
+                return Err(EnvelopeError::NotStored { block_root, source });
+            }
+            // The writer dropped the job unanswered: its thread stopped.
+            Err(_) => return Err(EnvelopeError::StoreWriterStopped(block_root)),
+        }
         Ok(EnvelopeImported {
             block_root,
             status,
@@ -1031,6 +1069,15 @@ impl<E: EthSpec> BeaconChain<E> {
         tokio::task::spawn_blocking(move || chain.import_verified_envelope(verified, status))
             .await
             .map_err(EnvelopeError::Task)?
+    }
+
+    /// Whether fork choice holds the payload of Gloas block `root` as verified (its envelope
+    /// imported: the block has a FULL node). `false` for an unknown block and before Gloas.
+    pub fn is_payload_verified(&self, root: &Root) -> bool {
+        self.fork_choice
+            .lock()
+            .gloas_chain()
+            .is_some_and(|g| g.store.is_payload_verified(root))
     }
 
     /// The columns the node custodies.

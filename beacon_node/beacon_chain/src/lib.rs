@@ -37,6 +37,7 @@ mod chain_fork_choice;
 pub mod data_availability_checker;
 pub mod data_column_sidecars;
 pub mod data_column_verification;
+pub mod envelope_reads;
 pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
@@ -69,12 +70,13 @@ pub use chain::{
     UnimportedBlock,
 };
 pub use chain_fork_choice::ChainHead;
+/// Whose fault an error is ([`ChainError::fault`], [`fork_choice::Error::fault`]).
+pub use envelope_reads::EnvelopeRequestError;
 pub use execution::{
     AlreadyAttached, BlockPayloadVerdict, ExecutionBlob, ExecutionError, ExecutionLayer,
     PayloadStatusSource, PayloadVerdict, PayloadVerdictSender, PendingPayloadVerdict,
     notify_new_payload, update_execution_head,
 };
-/// Whose fault an error is ([`ChainError::fault`], [`fork_choice::Error::fault`]).
 pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
 pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};

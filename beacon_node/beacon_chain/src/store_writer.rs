@@ -14,6 +14,12 @@
 //! then hands the snapshots still pending to this writer, which loads each by replay and
 //! writes it whole.
 //!
+//! **Execution payload envelopes** (Gloas) go through here too, so that each lands after every
+//! write queued before it (a finalization that pruned its block refuses it rather than leave an
+//! envelope without a block) and before the fork choice bytes queued after it (queued under fork
+//! choice's lock, as the envelope's FULL node was recorded: a persisted fork choice never holds
+//! a FULL node whose envelope a crash lost). Whoever queues one waits for its answer.
+//!
 //! **Finalization migrations.** When fork choice finalizes a new checkpoint, the chain prunes
 //! its memory at once and queues the store's part here (`BeaconChain::on_finalized`): the
 //! checkpoint state stored whole, then `Store::migrate_to_finalized`, which copies the newly
@@ -36,7 +42,10 @@ use std::time::{Duration, Instant};
 use rayon::ThreadPool;
 use state_processing::CachedBeaconState;
 use store::{MigrationSummary, Store, StoreError};
-use types::{BeaconState, ChainSpec, EthSpec, Root, phase0::Checkpoint};
+use types::{
+    BeaconState, ChainSpec, EthSpec, Root, gloas::SignedExecutionPayloadEnvelope,
+    phase0::Checkpoint,
+};
 
 use crate::chain::ChainError;
 use crate::state_advance::ImportMetrics;
@@ -47,10 +56,15 @@ enum Job<E: EthSpec> {
         state: BeaconState<E>,
         fork_choice: Vec<u8>,
     },
-    /// Fork choice's persisted bytes, written alone (a Gloas envelope's import: no state to
-    /// write beside them), after the jobs queued before, so that a snapshot's older bytes
-    /// never land over them.
+    /// Fork choice's persisted bytes, written alone (no state to write beside them), after
+    /// the jobs queued before, so that a snapshot's older bytes never land over them.
     ForkChoice(Vec<u8>),
+    /// A Gloas execution payload envelope for the envelope table (its block stored before),
+    /// with where to answer once it is committed or refused.
+    Envelope {
+        envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+        done: SyncSender<Result<(), StoreError>>,
+    },
     /// A snapshot left pending by a node that stopped before writing it: loaded by replay,
     /// then written whole (fork choice as persisted).
     Materialize(Root),
@@ -118,6 +132,18 @@ impl<E: EthSpec> StoreWriter<E> {
         if !self.send(Job::ForkChoice(fork_choice)) {
             tracing::error!("store writer stopped; fork choice not persisted");
         }
+    }
+
+    /// Queues `envelope` for the store's envelope table, after every job queued before. The
+    /// receiver answers once the write is committed (or refused: its block not stored, pruned
+    /// by a finalization queued before); `None` when the writer thread stopped.
+    pub(crate) fn put_execution_payload_envelope(
+        &self,
+        envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+    ) -> Option<Receiver<Result<(), StoreError>>> {
+        let (done, answer) = mpsc::sync_channel(1);
+        self.send(Job::Envelope { envelope, done })
+            .then_some(answer)
     }
 
     /// Queues the pending snapshot `state_root`, which no import will hand over (the node
@@ -221,6 +247,14 @@ fn run<E: EthSpec>(
                 }) {
                     tracing::error!(%error, "fork choice not persisted; a restart replays from the record before");
                 }
+            }
+            Job::Envelope { envelope, done } => {
+                let written = store.begin_batch().and_then(|mut batch| {
+                    batch.put_execution_payload_envelope(&envelope)?;
+                    batch.commit()
+                });
+                // The waiter may be gone (its task cancelled): the write stands.
+                let _ = done.send(written);
             }
             Job::Materialize(state_root) => {
                 let written = pool.install(|| {

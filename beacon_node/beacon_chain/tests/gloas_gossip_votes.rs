@@ -23,7 +23,7 @@ use fork_choice::PayloadStatus;
 use mock_execution_layer::MockPayloadStatus;
 use state_harness::{
     BuiltBlock,
-    gloas::{GloasBlockContents, ParentPayload, build_gloas_block, build_self_built_envelope},
+    gloas::{GloasBlockContents, ParentPayload, build_gloas_block, self_built_envelope},
 };
 use types::{
     BLSSignature, ChainSpec, EthSpec, ForkName, MinimalEthSpec, Root, Slot, ValidatorIndex,
@@ -80,7 +80,7 @@ fn import(h: &ChainHarness<E>, built: &BuiltBlock<E>) -> Root {
 
 /// `built`'s self-built envelope imported with the mock answering `status` for its payload.
 async fn import_envelope(h: &ChainHarness<E>, built: &BuiltBlock<E>, status: MockPayloadStatus) {
-    let envelope = build_self_built_envelope(built, &h.spec).unwrap();
+    let envelope = self_built_envelope(built, &h.spec).unwrap();
     h.mock
         .set_payload_status(envelope.message.payload.block_hash, status);
     h.chain

@@ -27,14 +27,10 @@ use state_harness::{
     AttestationSpec, BlockContents, BuiltBlock,
     gloas::{GloasBlockContents, ParentPayload, build_gloas_block},
 };
-use state_processing::{CachedBeaconState, common::get_domain};
+use state_processing::CachedBeaconState;
 use types::{
-    BLSSignature, ChainSpec, EthSpec, ForkName, Hash32, MinimalEthSpec, Root, Slot, U256,
-    gloas::{
-        BUILDER_INDEX_SELF_BUILD, BlockAccessList, ExecutionPayload, ExecutionPayloadEnvelope,
-        SignedExecutionPayloadEnvelope,
-    },
-    signing::{DOMAIN_BEACON_BUILDER, compute_signing_root},
+    ChainSpec, EthSpec, ForkName, Hash32, MinimalEthSpec, Root, Slot,
+    gloas::SignedExecutionPayloadEnvelope,
 };
 
 type E = MinimalEthSpec;
@@ -114,56 +110,9 @@ fn bid(built: &BuiltBlock<E>) -> types::gloas::ExecutionPayloadBid {
         .clone()
 }
 
-/// The self-built envelope of `built`'s bid: the payload its post-state expects (parent hash,
-/// withdrawals, slot, time) with the bid's block hash, randao and gas limit, signed by the
-/// proposer (`DOMAIN_BEACON_BUILDER`).
+/// The self-built envelope of `built`'s bid (`state_harness::gloas::self_built_envelope`).
 fn envelope_of(h: &ChainHarness<E>, built: &BuiltBlock<E>) -> SignedExecutionPayloadEnvelope<E> {
-    let view = built.post.view().unwrap();
-    let gloas = view.gloas().unwrap();
-    let bid = gloas.latest_execution_payload_bid.clone();
-    let slot = *view.slot;
-    let payload = ExecutionPayload::<E> {
-        parent_hash: *gloas.latest_block_hash,
-        fee_recipient: bid.fee_recipient,
-        state_root: Root::repeat_byte(0x11),
-        receipts_root: Root::repeat_byte(0x22),
-        logs_bloom: Default::default(),
-        prev_randao: bid.prev_randao,
-        block_number: slot,
-        gas_limit: bid.gas_limit,
-        gas_used: 0,
-        timestamp: h.spec.compute_time_at_slot(GENESIS_TIME, slot),
-        extra_data: Default::default(),
-        base_fee_per_gas: U256::from(7u64),
-        block_hash: bid.block_hash,
-        transactions: Default::default(),
-        withdrawals: gloas
-            .payload_expected_withdrawals
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .into(),
-        blob_gas_used: 0,
-        excess_blob_gas: 0,
-        block_access_list: BlockAccessList::new(vec![0xc0]),
-        slot_number: slot,
-    };
-    let message = ExecutionPayloadEnvelope {
-        payload,
-        execution_requests: Default::default(),
-        builder_index: BUILDER_INDEX_SELF_BUILD,
-        beacon_block_root: built.block.canonical_root(),
-        parent_beacon_block_root: built.block.parent_root(),
-    };
-    let domain = get_domain(&view, DOMAIN_BEACON_BUILDER, None);
-    let root = compute_signing_root(&message, domain);
-    let signature = bls::interop_secret_key(built.block.proposer_index() as usize)
-        .sign(root.as_slice())
-        .serialize();
-    SignedExecutionPayloadEnvelope {
-        message,
-        signature: BLSSignature::from(signature),
-    }
+    state_harness::gloas::self_built_envelope(built, &h.spec).unwrap()
 }
 
 /// Imports `built`'s envelope with the mock answering `status` for its payload.
@@ -446,7 +395,10 @@ async fn a_restart_restores_the_head_and_its_payload_variant() {
         .build_from(ChainStart::Stored)
         .await
         .unwrap();
-    assert_eq!(h.chain.reopened().map(|r| r.restored > 0), Some(true));
+    // No fork choice record since genesis (fork choice is not persisted after an envelope):
+    // the three blocks imported again, the two stored envelopes applied after theirs.
+    let reopened = h.chain.reopened().unwrap();
+    assert_eq!((reopened.replayed, reopened.payloads_restored), (3, 2));
     assert_eq!(head_variant(&h), (r3, Some(PayloadStatus::Empty)));
 
     // Slot 3's envelope, arriving after the restart, makes its FULL node the head.
@@ -467,12 +419,13 @@ async fn a_restart_restores_the_head_and_its_payload_variant() {
     assert_eq!(hash, bid(&b4).block_hash);
     drop(h);
 
-    // Restart again: the FULL head comes back from the persisted fork choice, and the
-    // execution client is told the same payload.
+    // Restart again: the FULL head comes back from its stored envelope (fork choice is not
+    // persisted after an envelope), and the execution client is told the same payload.
     let h = stored_config()
         .build_from(ChainStart::Stored)
         .await
         .unwrap();
+    assert!(h.chain.reopened().unwrap().payloads_restored >= 1);
     assert_eq!(head_variant(&h), (r4, Some(PayloadStatus::Full)));
     assert_eq!(head_block_hash(&h), hash);
     // Not validated again until the execution client says so, as before Gloas.
@@ -843,4 +796,210 @@ async fn a_chain_anchored_at_a_gloas_checkpoint_block_takes_its_envelope_and_bui
     let root = import(&h, &on_full).unwrap();
     assert_eq!(head_variant(&h), (root, Some(PayloadStatus::Empty)));
     assert_eq!(head_block_hash(&h), bid(&anchor).block_hash);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn imported_envelopes_are_stored_and_a_reopened_chain_applies_them_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let stored_config = || HarnessConfig {
+        store_path: Some(path.clone()),
+        clock_slot: Some(5),
+        ..config(gloas_spec())
+    };
+    let (roots, last) = {
+        let h = stored_config().build().await.unwrap();
+        let mut parent = h.chain.head().state.clone();
+        let mut roots = Vec::new();
+        let mut last = None;
+        for slot in 1..=4 {
+            let parent_payload = if slot == 1 {
+                ParentPayload::Empty
+            } else {
+                ParentPayload::Full
+            };
+            let built = block_on(&h, &parent, slot, parent_payload, Default::default());
+            let root = import(&h, &built).unwrap();
+            import_envelope(&h, &built, MockPayloadStatus::Valid)
+                .await
+                .unwrap();
+            // Stored as received once the import answered, before any flush.
+            let stored = h
+                .chain
+                .store()
+                .get_execution_payload_envelope(&root)
+                .unwrap();
+            assert_eq!(stored, Some(envelope_of(&h, &built)), "slot {slot}");
+            parent = built.post.clone();
+            roots.push(root);
+            last = Some(built);
+        }
+        assert_eq!(head_variant(&h), (roots[3], Some(PayloadStatus::Full)));
+        (roots, last.unwrap())
+    };
+
+    let h = stored_config()
+        .build_from(ChainStart::Stored)
+        .await
+        .unwrap();
+    // No fork choice record after genesis (no epoch snapshot yet): the four blocks are
+    // imported again and each one's envelope applied after it.
+    let reopened = h.chain.reopened().unwrap();
+    assert_eq!((reopened.replayed, reopened.payloads_restored), (4, 4));
+    assert_eq!(head_variant(&h), (roots[3], Some(PayloadStatus::Full)));
+    assert!(roots.iter().all(|root| h.chain.is_payload_verified(root)));
+    assert_eq!(head_block_hash(&h), bid(&last).block_hash);
+    // Not validated until the execution client says so.
+    assert!(h.chain.head().execution_optimistic);
+    assert_eq!(
+        h.chain.payload_status(&roots[3]),
+        ExecutionStatus::NotValidated
+    );
+    // A block on the head's payload imports.
+    let next = block_on(&h, &last.post, 5, ParentPayload::Full, Default::default());
+    let root = import(&h, &next).unwrap();
+    assert_eq!(head_variant(&h), (root, Some(PayloadStatus::Empty)));
+}
+
+/// The environment variable that makes [`gloas_envelope_crash_child`] run, naming its
+/// directory.
+const CRASH_CHILD_ENV: &str = "ARBOR_GLOAS_ENVELOPE_CRASH_CHILD";
+
+/// Kills of the child in [`envelopes_acknowledged_before_a_kill_survive_it`].
+const CRASH_KILLS: usize = 8;
+
+/// The crash test's chain in `dir`: a new Gloas genesis the first time, reopened afterwards.
+async fn crash_chain(dir: &std::path::Path) -> ChainHarness<E> {
+    let db = dir.join("db");
+    let config = HarnessConfig {
+        store_path: Some(db.clone()),
+        ..config(gloas_spec())
+    };
+    if db.exists() {
+        config.build_from(ChainStart::Stored).await.unwrap()
+    } else {
+        config.build().await.unwrap()
+    }
+}
+
+/// The child of the crash test: imports a block and its envelope per slot, on the head's
+/// payload when the head is FULL, and says which envelopes were acknowledged, until killed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gloas_envelope_crash_child() {
+    let Some(dir) = std::env::var_os(CRASH_CHILD_ENV) else {
+        return;
+    };
+    let h = crash_chain(std::path::Path::new(&dir)).await;
+    eprintln!("opened at slot {}", h.chain.head().slot);
+    loop {
+        let head = h.chain.head();
+        let parent_payload = if head.payload_status == Some(PayloadStatus::Full) {
+            ParentPayload::Full
+        } else {
+            ParentPayload::Empty
+        };
+        let built = block_on(
+            &h,
+            &head.state,
+            head.slot + 1,
+            parent_payload,
+            Default::default(),
+        );
+        let root = import(&h, &built).unwrap();
+        import_envelope(&h, &built, MockPayloadStatus::Valid)
+            .await
+            .unwrap();
+        eprintln!("acknowledged {} {root}", built.block.slot());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn envelopes_acknowledged_before_a_kill_survive_it() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::str::FromStr;
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut rng = splitmix::SplitMix64::new(0x0e1e_7e10);
+    let mut acknowledged: Vec<(Slot, Root)> = Vec::new();
+    for kill in 0..CRASH_KILLS {
+        let mut child = Command::new(&exe)
+            .args([
+                "--exact",
+                "gloas_envelope_crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CRASH_CHILD_ENV, dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (lines, progress) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
+        let parse = |line: &str| -> Option<(Slot, Root)> {
+            let mut words = line.strip_prefix("acknowledged ")?.split(' ');
+            let slot = words.next()?.parse().ok()?;
+            let root = Root::from_str(words.next()?).ok()?;
+            Some((slot, root))
+        };
+        // Killed after the start and 0 to 3 acknowledgements, while importing the next.
+        let wanted = rng.next_u64() % 4;
+        let (mut opened, mut seen) = (false, 0);
+        while !opened || seen < wanted {
+            let line = progress
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|e| panic!("kill {kill}: no progress from the child: {e}"));
+            opened |= line.starts_with("opened");
+            if let Some(ack) = parse(&line) {
+                acknowledged.push(ack);
+                seen += 1;
+            }
+        }
+        // SIGKILL.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+        acknowledged.extend(progress.try_iter().filter_map(|line| parse(&line)));
+
+        // Reopened as a restarting node: every acknowledged envelope is stored and its block
+        // FULL in fork choice; the head is at or past the last acknowledged block.
+        let h = crash_chain(dir.path()).await;
+        for (slot, root) in &acknowledged {
+            assert!(
+                h.chain
+                    .store()
+                    .has_execution_payload_envelope(root)
+                    .unwrap(),
+                "kill {kill}: the envelope of slot {slot} was lost"
+            );
+            assert!(
+                h.chain.is_payload_verified(root),
+                "kill {kill}: slot {slot} is not FULL after the reopen"
+            );
+        }
+        if let Some((slot, root)) = acknowledged.last() {
+            let head = h.chain.head();
+            assert!(head.slot >= *slot, "kill {kill}: head behind slot {slot}");
+            if head.block_root == *root {
+                assert_eq!(
+                    head.payload_status,
+                    Some(PayloadStatus::Full),
+                    "kill {kill}"
+                );
+            }
+        }
+    }
+    assert!(
+        acknowledged.len() >= CRASH_KILLS,
+        "only {} envelopes acknowledged over {CRASH_KILLS} kills",
+        acknowledged.len()
+    );
 }

@@ -624,7 +624,11 @@ async fn start_p2p<E: EthSpec>(
             .map(|c| c % spec.data_column_sidecar_subnet_count.max(1))
             .collect(),
     };
-    let mut kinds = networking::GossipKind::global_kinds(fork);
+    // The Gloas topics whose gossip the chain does not validate yet are left unsubscribed.
+    let mut kinds: Vec<networking::GossipKind> = networking::GossipKind::global_kinds(fork)
+        .into_iter()
+        .filter(|kind| !router::NOT_VALIDATED_TOPICS.contains(kind))
+        .collect();
     kinds.extend(
         column_subnets
             .iter()

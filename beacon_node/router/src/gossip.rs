@@ -38,6 +38,10 @@ pub fn topic_label(kind: GossipKind) -> &'static str {
         GossipKind::DataColumnSidecar(_) => "data_column_sidecar",
         GossipKind::LightClientFinalityUpdate => "light_client_finality_update",
         GossipKind::LightClientOptimisticUpdate => "light_client_optimistic_update",
+        GossipKind::ExecutionPayloadBid => "execution_payload_bid",
+        GossipKind::ExecutionPayload => "execution_payload",
+        GossipKind::PayloadAttestationMessage => "payload_attestation_message",
+        GossipKind::ProposerPreferences => "proposer_preferences",
     }
 }
 
@@ -109,6 +113,32 @@ pub(crate) fn dropped<E: EthSpec>(
     router
         .metrics
         .gossip_dropped
+        .with_label_values(&[topic])
+        .inc();
+    report(router, topic, message_id, source, Verdict::Ignore);
+}
+
+/// The Gloas topics whose gossip the chain does not validate yet (issue 44): the node does
+/// not subscribe to them (a mesh member that forwards nothing only hurts its mesh), and what
+/// arrives on them anyway is ignored and counted ([`not_validated`]).
+pub const NOT_VALIDATED_TOPICS: [GossipKind; 3] = [
+    GossipKind::ExecutionPayloadBid,
+    GossipKind::ExecutionPayload,
+    GossipKind::ProposerPreferences,
+];
+
+/// A message of a topic this node does not validate yet: IGNORE (never forwarded, and never a
+/// penalty for the peer), counted per topic, logged at debug.
+fn not_validated<E: EthSpec>(
+    router: &Router<E>,
+    topic: &'static str,
+    message_id: MessageId,
+    source: PeerId,
+) {
+    tracing::debug!(topic, peer_id = %source, "gossip of a topic this node does not validate yet: ignored");
+    router
+        .metrics
+        .gossip_not_validated
         .with_label_values(&[topic])
         .inc();
     report(router, topic, message_id, source, Verdict::Ignore);
@@ -379,6 +409,25 @@ pub(crate) fn route_gossip<E: EthSpec>(
         // not forwarded, IGNORE, counted.
         PubsubMessage::BlobSidecar(..) => {
             report(router, label, message_id, source, Verdict::Ignore);
+        }
+        // Gloas topics whose gossip validation the chain does not have yet (issue 44): decoded
+        // with their Gloas types and bounds (so an honest peer is never rejected for a
+        // message this node cannot read), then ignored and counted.
+        PubsubMessage::PayloadAttestationMessage(message) => submit(
+            processor,
+            BatchItem::GossipPayloadAttestation(GossipItem {
+                message_id,
+                source,
+                subnet: 0,
+                message: *message,
+            }),
+        ),
+        PubsubMessage::GloasAggregateAndProof(_)
+        | PubsubMessage::GloasAttesterSlashing(_)
+        | PubsubMessage::ExecutionPayloadBid(_)
+        | PubsubMessage::ExecutionPayload(_)
+        | PubsubMessage::ProposerPreferences(_) => {
+            not_validated(router, label, message_id, source);
         }
     }
 }

@@ -7,13 +7,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use beacon_chain::gossip::{AttestationGossipError, GossipVerifiedDataColumn};
+use beacon_chain::gossip::{
+    AttestationGossipError, GossipVerifiedDataColumn, PayloadAttestationGossipError,
+};
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
 use networking::PeerId;
 use types::{
     DataColumnSidecar, EthSpec, Root,
     electra::{SignedAggregateAndProof, SingleAttestation},
+    gloas::PayloadAttestationMessage,
 };
 
 use crate::gossip::{dropped, report};
@@ -53,6 +56,7 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
     type Attestation = GossipItem<SingleAttestation>;
     type Aggregate = GossipItem<SignedAggregateAndProof<E>>;
     type DataColumn = GossipItem<Arc<DataColumnSidecar<E>>>;
+    type PayloadAttestation = GossipItem<PayloadAttestationMessage>;
 
     fn process_gossip_attestations(&self, batch: Vec<Self::Attestation>, _: &WorkerContext<'_>) {
         let router = &self.router;
@@ -199,11 +203,63 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
         }
     }
 
+    /// Gloas PTC votes: one BLS batch (`verify_payload_attestation_messages_for_gossip`),
+    /// each message its verdict, the accepted ones into fork choice together (the head
+    /// recomputed once). A vote for a block not seen yet asks for that block.
+    fn process_gossip_payload_attestations(
+        &self,
+        batch: Vec<Self::PayloadAttestation>,
+        _: &WorkerContext<'_>,
+    ) {
+        const TOPIC: &str = "payload_attestation_message";
+        let router = &self.router;
+        let chain = &router.chain;
+        let (ids, inputs): (Vec<_>, Vec<_>) = batch
+            .into_iter()
+            .map(|item| ((item.message_id, item.source), item.message))
+            .unzip();
+        let results = chain.verify_payload_attestation_messages_for_gossip(inputs, chain.now_ms());
+        let mut accepted = Vec::new();
+        for ((message_id, source), result) in ids.into_iter().zip(results) {
+            match result {
+                Ok(verified) => {
+                    report(
+                        router,
+                        TOPIC,
+                        message_id,
+                        source,
+                        beacon_chain::Verdict::Accept,
+                    );
+                    accepted.push(verified);
+                }
+                Err(e) => {
+                    tracing::trace!(error = %e, "gossip payload attestation refused");
+                    if let PayloadAttestationGossipError::UnknownBlock(root) = e {
+                        router.send_internal(Internal::UnknownBlock {
+                            peer_id: source,
+                            root,
+                        });
+                    }
+                    report(router, TOPIC, message_id, source, e.verdict());
+                }
+            }
+        }
+        if !accepted.is_empty() {
+            match chain.apply_payload_attestation_messages(&accepted) {
+                Ok(applied) => tracing::trace!(?applied, "gossip payload attestations applied"),
+                Err(e) => tracing::warn!(error = %e, "payload attestations not applied"),
+            }
+        }
+    }
+
     fn dropped(&self, item: BatchItem<Self>, reason: DropReason) {
         let (topic, message_id, source) = match item {
             BatchItem::GossipAttestation(i) => ("beacon_attestation", i.message_id, i.source),
             BatchItem::GossipAggregate(i) => ("beacon_aggregate_and_proof", i.message_id, i.source),
             BatchItem::GossipDataColumn(i) => ("data_column_sidecar", i.message_id, i.source),
+            BatchItem::GossipPayloadAttestation(i) => {
+                ("payload_attestation_message", i.message_id, i.source)
+            }
         };
         dropped(&self.router, topic, message_id, source, reason);
     }

@@ -1,20 +1,24 @@
 //! Req/resp requests served from the store, on the processor's `rpc_*` kinds: Status,
 //! BeaconBlocksByRange / ByRoot v2, DataColumnSidecarsByRange / ByRoot v1 (only the columns the
-//! node custodies), within the spec's limits, and the light-client server's bootstraps, best
+//! node custodies), ExecutionPayloadEnvelopesByRange / ByRoot v1 (Gloas: the chain's reads,
+//! `beacon_chain::envelope_reads`, translated), within the spec's limits, and the light-client
+//! server's bootstraps, best
 //! updates by range and latest finality and optimistic updates (ResourceUnavailable where it
 //! holds none). A request the processor drops is answered with a server error, never left to
 //! time out.
 //!
 //! [spec]: phase0/p2p-interface.md#the-reqresp-domain, fulu/p2p-interface.md#the-reqresp-domain,
+//! gloas/p2p-interface.md#the-reqresp-domain,
 //! altair/light-client/p2p-interface.md#the-reqresp-domain
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use beacon_chain::EnvelopeRequestError;
 use beacon_processor::{Task, WorkKind};
 use networking::rpc::{
-    BlocksByRangeRequest, DataColumnsByRangeRequest, LightClientUpdatesByRangeRequest, Protocol,
-    Request, Response, ResponseCode, ResponseItem,
+    BlocksByRangeRequest, DataColumnsByRangeRequest, ExecutionPayloadEnvelopesByRangeRequest,
+    LightClientUpdatesByRangeRequest, Protocol, Request, Response, ResponseCode, ResponseItem,
 };
 use networking::{InboundRequestId, PeerId};
 use types::fulu::DataColumnsByRootIdentifier;
@@ -92,16 +96,15 @@ pub(crate) fn route_request<E: EthSpec>(
         Request::BlocksByRoot(_) => WorkKind::RpcBlocksByRootRequest,
         Request::DataColumnsByRange(_) => WorkKind::RpcDataColumnsByRangeRequest,
         Request::DataColumnsByRoot(_) => WorkKind::RpcDataColumnsByRootRequest,
+        // An envelope carries what a block carried before Gloas: the blocks' kinds.
+        Request::ExecutionPayloadEnvelopesByRange(_) => WorkKind::RpcBlocksByRangeRequest,
+        Request::ExecutionPayloadEnvelopesByRoot(_) => WorkKind::RpcBlocksByRootRequest,
         Request::LightClientBootstrap(_)
         | Request::LightClientUpdatesByRange(_)
         | Request::LightClientFinalityUpdate
         | Request::LightClientOptimisticUpdate => WorkKind::RpcLightClientRequest,
-        // Blob sidecars belong to pre-Fulu forks this node does not serve; Gloas's envelopes
-        // are not served until the chain imports them.
-        Request::BlobsByRange(_)
-        | Request::BlobsByRoot(_)
-        | Request::ExecutionPayloadEnvelopesByRange(_)
-        | Request::ExecutionPayloadEnvelopesByRoot(_) => {
+        // Blob sidecars belong to pre-Fulu forks this node does not serve.
+        Request::BlobsByRange(_) | Request::BlobsByRoot(_) => {
             let response = Response::error(
                 ResponseCode::RESOURCE_UNAVAILABLE,
                 "not served by this node",
@@ -136,6 +139,12 @@ pub(crate) fn route_request<E: EthSpec>(
             Request::LightClientUpdatesByRange(req) => light_client_updates_by_range(&on_run, &req),
             Request::LightClientFinalityUpdate => light_client_finality_update(&on_run),
             Request::LightClientOptimisticUpdate => light_client_optimistic_update(&on_run),
+            Request::ExecutionPayloadEnvelopesByRange(req) => {
+                execution_payload_envelopes_by_range(&on_run, &req)
+            }
+            Request::ExecutionPayloadEnvelopesByRoot(roots) => {
+                execution_payload_envelopes_by_root(&on_run, &roots)
+            }
             _ => Response::error(ResponseCode::SERVER_ERROR, "unexpected request"),
         };
         answer(&on_run, protocol, request_id, response);
@@ -156,41 +165,14 @@ fn server_error<E: EthSpec>(e: store::StoreError) -> Response<E> {
     Response::error(ResponseCode::SERVER_ERROR, "database error")
 }
 
-/// The canonical chain's block roots in `[start, end)` in slot order: finalized slots from the
-/// store's slot index, the rest by walking the head's ancestry among the store's hot blocks.
+/// The canonical chain's block roots in `[start, end)` in slot order
+/// (`BeaconChain::canonical_block_roots`).
 pub fn canonical_block_roots<E: EthSpec>(
     router: &Router<E>,
     start: Slot,
     end: Slot,
 ) -> Result<Vec<(Slot, Root)>, store::StoreError> {
-    let store = router.chain.store();
-    let split_slot = store.split()?.map_or(0, |split| split.slot);
-    let mut roots = Vec::new();
-    for slot in start..end.min(split_slot.saturating_add(1)) {
-        if let Some(root) = store.block_root_at_slot(slot)? {
-            roots.push((slot, root));
-        }
-    }
-    if end > split_slot.saturating_add(1) {
-        let hot: HashMap<Root, (Slot, Root)> = store
-            .hot_blocks()?
-            .into_iter()
-            .map(|(slot, root, parent)| (root, (slot, parent)))
-            .collect();
-        let mut descending = Vec::new();
-        let mut root = router.chain.head().block_root;
-        while let Some(&(slot, parent)) = hot.get(&root) {
-            if slot <= split_slot || slot < start {
-                break;
-            }
-            if slot < end {
-                descending.push((slot, root));
-            }
-            root = parent;
-        }
-        roots.extend(descending.into_iter().rev());
-    }
-    Ok(roots)
+    router.chain.canonical_block_roots(start, end)
 }
 
 /// `BeaconBlocksByRange` v2: the canonical blocks of `[start_slot, start_slot + count)`, at
@@ -320,6 +302,58 @@ pub fn data_columns_by_root<E: EthSpec>(
         }
     }
     Response::success(items)
+}
+
+/// `ExecutionPayloadEnvelopesByRange` v1: the envelopes of the canonical chain's payloads in
+/// the range (`BeaconChain::execution_payload_envelopes_by_range`), from the earliest slot the
+/// node serves on; `count` 0 is an invalid request, a range wholly before the slots served
+/// (after the Gloas fork) `ResourceUnavailable`, as for blocks.
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1
+pub fn execution_payload_envelopes_by_range<E: EthSpec>(
+    router: &Router<E>,
+    req: &ExecutionPayloadEnvelopesByRangeRequest,
+) -> Response<E> {
+    match router.chain.execution_payload_envelopes_by_range(
+        req.start_slot,
+        req.count,
+        router.earliest_available_slot(),
+    ) {
+        Ok(envelopes) => Response::success(
+            envelopes
+                .into_iter()
+                .map(ResponseItem::ExecutionPayloadEnvelope)
+                .collect(),
+        ),
+        Err(EnvelopeRequestError::ZeroCount) => {
+            Response::error(ResponseCode::INVALID_REQUEST, "count must be > 0")
+        }
+        Err(EnvelopeRequestError::Unavailable { .. }) => Response::error(
+            ResponseCode::RESOURCE_UNAVAILABLE,
+            "envelopes before the earliest slot served",
+        ),
+        Err(EnvelopeRequestError::Store(e)) => server_error(e),
+    }
+}
+
+/// `ExecutionPayloadEnvelopesByRoot` v1: the envelopes the node holds of `roots` (at most
+/// `MAX_REQUEST_PAYLOADS`, which the decoder enforces), in request order, unknown ones and those
+/// before the serving window left out (`BeaconChain::execution_payload_envelopes_by_root`).
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyroot-v1
+pub fn execution_payload_envelopes_by_root<E: EthSpec>(
+    router: &Router<E>,
+    roots: &[Root],
+) -> Response<E> {
+    match router.chain.execution_payload_envelopes_by_root(roots) {
+        Ok(envelopes) => Response::success(
+            envelopes
+                .into_iter()
+                .map(ResponseItem::ExecutionPayloadEnvelope)
+                .collect(),
+        ),
+        Err(e) => server_error(e),
+    }
 }
 
 fn light_client_error<E: EthSpec>(e: beacon_chain::ChainError) -> Response<E> {

@@ -175,6 +175,7 @@ impl BatchHandlers for Handlers {
     type Attestation = Item;
     type Aggregate = Item;
     type DataColumn = Item;
+    type PayloadAttestation = Item;
 
     fn process_gossip_attestations(&self, batch: Vec<Item>, ctx: &WorkerContext<'_>) {
         self.0.handle(WorkKind::GossipAttestation, batch, ctx)
@@ -185,11 +186,15 @@ impl BatchHandlers for Handlers {
     fn process_gossip_data_columns(&self, batch: Vec<Item>, ctx: &WorkerContext<'_>) {
         self.0.handle(WorkKind::GossipDataColumn, batch, ctx)
     }
+    fn process_gossip_payload_attestations(&self, batch: Vec<Item>, ctx: &WorkerContext<'_>) {
+        self.0.handle(WorkKind::GossipPayloadAttestation, batch, ctx)
+    }
     fn dropped(&self, item: BatchItem<Self>, reason: DropReason) {
         let kind = item.kind();
         let (BatchItem::GossipAttestation(i)
         | BatchItem::GossipAggregate(i)
-        | BatchItem::GossipDataColumn(i)) = item;
+        | BatchItem::GossipDataColumn(i)
+        | BatchItem::GossipPayloadAttestation(i)) = item;
         self.0.dropped.lock().unwrap().push((kind, i.id, reason));
     }
 }

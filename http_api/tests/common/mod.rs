@@ -58,12 +58,19 @@ impl beacon_processor::BatchHandlers for NoBatches {
     type Attestation = ();
     type Aggregate = ();
     type DataColumn = ();
+    type PayloadAttestation = ();
 
     fn process_gossip_attestations(&self, _: Vec<()>, _: &beacon_processor::WorkerContext<'_>) {}
 
     fn process_gossip_aggregates(&self, _: Vec<()>, _: &beacon_processor::WorkerContext<'_>) {}
 
     fn process_gossip_data_columns(&self, _: Vec<()>, _: &beacon_processor::WorkerContext<'_>) {}
+    fn process_gossip_payload_attestations(
+        &self,
+        _: Vec<()>,
+        _: &beacon_processor::WorkerContext<'_>,
+    ) {
+    }
 
     fn dropped(&self, _: beacon_processor::BatchItem<Self>, _: beacon_processor::DropReason) {}
 }

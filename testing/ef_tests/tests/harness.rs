@@ -422,7 +422,7 @@ fn a_pending_fork_case_runs_through_its_runners_pending_fork_table() {
 fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it() {
     let tmp = TempDir::new();
     tmp.case(
-        "minimal/gloas/networking/get_custody_groups/pyspec_tests/a",
+        "minimal/gloas/networking/gossip_execution_payload_bid/pyspec_tests/a",
         &[("meta.yaml", b"")],
     );
     let report = tmp.run_with(&Options {
@@ -434,7 +434,7 @@ fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it(
     assert!(
         report.unvisited[0]
             .message
-            .contains("runs no gloas case yet"),
+            .contains("no Gloas gossip validation of gossip_execution_payload_bid"),
         "{}",
         report.unvisited[0].message
     );
@@ -442,7 +442,7 @@ fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it(
     // The default list names it: listed with its reason, not a failure.
     let report = tmp.run();
     assert!(report.is_success(), "{}", report.render());
-    let gap = &report.not_covered["minimal/gloas/networking"];
+    let gap = &report.not_covered["minimal/gloas/networking/gossip_execution_payload_bid"];
     assert_eq!(gap.cases, 1);
     assert!(gap.reason.contains("issue 44"), "{}", gap.reason);
 }

@@ -478,14 +478,13 @@ fn build_payload_attestation<E: EthSpec>(
     })
 }
 
-/// The envelope of `built`'s self-built bid, as its proposer reveals it: the payload its
-/// post-state expects (the parent hash `latest_block_hash`, the expected withdrawals, the
-/// slot and its time) with the bid's block hash, randao and gas limit, synthetic roots, a
-/// one-byte (empty RLP list) block access list, signed by the proposer
-/// (`DOMAIN_BEACON_BUILDER`).
+/// The self-built envelope of a Gloas block `built` made by [`build_gloas_block`]: the payload
+/// its post-state expects (parent hash, withdrawals, slot, timestamp) with its bid's block hash,
+/// fee recipient, randao and gas limit (synthetic roots, no transactions, no execution
+/// requests), signed by the proposer (`DOMAIN_BEACON_BUILDER`, a self-build).
 ///
 /// [spec]: gloas/validator.md#constructing-the-signedexecutionpayloadenvelope
-pub fn build_self_built_envelope<E: EthSpec>(
+pub fn self_built_envelope<E: EthSpec>(
     built: &BuiltBlock<E>,
     spec: &ChainSpec,
 ) -> Result<types::gloas::SignedExecutionPayloadEnvelope<E>, HarnessError> {
@@ -494,7 +493,7 @@ pub fn build_self_built_envelope<E: EthSpec>(
     };
     let view = built.post.view()?;
     let gloas = view.gloas()?;
-    let bid = gloas.latest_execution_payload_bid.clone();
+    let bid = &gloas.latest_execution_payload_bid;
     let slot = *view.slot;
     let payload = ExecutionPayload::<E> {
         parent_hash: *gloas.latest_block_hash,
@@ -530,13 +529,9 @@ pub fn build_self_built_envelope<E: EthSpec>(
         parent_beacon_block_root: built.block.parent_root(),
     };
     let domain = get_domain(&view, types::signing::DOMAIN_BEACON_BUILDER, None);
-    let signature = interop_secret_key(built.block.proposer_index() as usize)
-        .sign(compute_signing_root(&message, domain).as_slice())
-        .serialize();
-    Ok(SignedExecutionPayloadEnvelope {
-        message,
-        signature: BLSSignature::from(signature),
-    })
+    let signature = sig(interop_secret_key(built.block.proposer_index() as usize)
+        .sign(compute_signing_root(&message, domain).as_slice()));
+    Ok(SignedExecutionPayloadEnvelope { message, signature })
 }
 
 #[cfg(test)]

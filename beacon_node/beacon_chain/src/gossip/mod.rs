@@ -140,9 +140,10 @@ pub(crate) fn head_pubkey<E: EthSpec>(
     head.caches.pubkey(&view, index).ok()
 }
 
-/// The number of validators in `state`; 0 (every index unknown) for a Gloas state, whose
-/// registry the chain does not read (a Gloas state never becomes the head: its state
-/// transition is refused).
+/// The number of validators in `state`, of any fork (through its view:
+/// `BeaconState::validators` is the pre-Gloas list only, and reading it made every index of a
+/// Gloas head state "out of range", so sync committee messages and contributions were
+/// rejected on a Gloas chain); 0 for a state whose view cannot be made.
 pub(crate) fn validator_count<E: EthSpec>(state: &CachedBeaconState<E>) -> u64 {
-    state.state.validators().map_or(0, |v| v.len() as u64)
+    state.view().map_or(0, |view| view.validators.len() as u64)
 }

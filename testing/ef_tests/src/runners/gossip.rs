@@ -25,6 +25,7 @@ use types::{
     capella::SignedBLSToExecutionChange,
     electra::{AttesterSlashing, SignedAggregateAndProof, SingleAttestation},
     fulu::{PartialDataColumnGroupID, PartialDataColumnHeader, PartialDataColumnSidecar},
+    gloas::{PayloadAttestationMessage, SignedExecutionPayloadEnvelope},
     phase0::{Checkpoint, ProposerSlashing, SignedVoluntaryExit},
 };
 
@@ -51,6 +52,8 @@ struct Meta {
 #[derive(Debug, Deserialize)]
 struct BlockEntry {
     block: String,
+    /// Gloas: the block's signed execution payload envelope, imported after it.
+    payload: Option<String>,
     #[serde(default)]
     failed: bool,
     #[serde(default)]
@@ -178,6 +181,21 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             chain
                 .import_block(Arc::new(block), &[], &AlwaysValid, imported_as)
                 .map_err(|e| format!("block {}: import failed: {e}", entry.block))?;
+            if let Some(payload) = &entry.payload {
+                // Gloas: the payload comes apart, in its envelope (its status, as the block's
+                // before Gloas, labelled below).
+                let envelope = read(
+                    case,
+                    payload,
+                    SignedExecutionPayloadEnvelope::<E>::from_ssz_bytes,
+                )?;
+                let verified = chain
+                    .verify_execution_payload_envelope(Arc::new(envelope), &[])
+                    .map_err(|e| format!("envelope {payload}: {e}"))?;
+                chain
+                    .import_verified_envelope(verified, imported_as)
+                    .map_err(|e| format!("envelope {payload}: import failed: {e}"))?;
+            }
         }
         chain.set_payload_status(root, status);
     }
@@ -340,6 +358,13 @@ fn validate<E: EthSpec>(
             let column = message.column_index.ok_or("no column_index")?;
             outcome(
                 chain.verify_partial_data_column_for_gossip(x, &group, column, now),
+                |e| e.verdict(),
+            )
+        }
+        "payload_attestation_message" => {
+            let x = read(case, name, PayloadAttestationMessage::from_ssz_bytes)?;
+            outcome(
+                chain.verify_payload_attestation_message_for_gossip(x, now),
                 |e| e.verdict(),
             )
         }

@@ -13,7 +13,7 @@ use networking::subnets::{compute_columns_for_custody_group, get_custody_groups}
 use serde::Deserialize;
 use types::{ChainSpec, EthSpec, MainnetEthSpec, MinimalEthSpec, U256};
 
-use crate::case::{CaseContext, CaseResult, Preset, Runner};
+use crate::case::{CaseContext, CaseResult, PendingFork, Preset, Runner};
 use crate::files::read_yaml;
 use crate::runners::gossip;
 
@@ -57,7 +57,31 @@ impl Runner for Networking {
         };
         CaseResult::from_check(result)
     }
+
+    /// Gloas: the custody functions (unchanged) and the gossip topics whose Gloas validation the
+    /// chain has ([`GLOAS_GOSSIP_HANDLERS`]); the others are not run (the allow list names them).
+    fn run_pending_fork_case(&self, case: &CaseContext<PendingFork>) -> CaseResult {
+        let handler = case.handler.as_str();
+        if handler.starts_with("gossip_") && !GLOAS_GOSSIP_HANDLERS.contains(&handler) {
+            return CaseResult::NotRun(format!(
+                "the chain has no Gloas gossip validation of {handler} yet"
+            ));
+        }
+        self.run_case(&case.released())
+    }
 }
+
+/// The Gloas gossip handlers run: topics whose validation did not change in Gloas, and the
+/// Gloas ones the chain validates (attestations with their payload-status index, PTC votes).
+pub(crate) const GLOAS_GOSSIP_HANDLERS: &[&str] = &[
+    "gossip_beacon_attestation",
+    "gossip_payload_attestation_message",
+    "gossip_voluntary_exit",
+    "gossip_proposer_slashing",
+    "gossip_bls_to_execution_change",
+    "gossip_sync_committee_message",
+    "gossip_sync_committee_contribution_and_proof",
+];
 
 /// `meta.yaml` of `get_custody_groups`. The node id can exceed every integer serde knows (as a
 /// YAML value it would come back as a rounded float), so it is read as the scalar's text.
