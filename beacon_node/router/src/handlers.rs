@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use beacon_chain::gossip::{
-    AttestationGossipError, GossipVerifiedDataColumn, PayloadAttestationGossipError,
+    AttestationGossipError, GossipAggregate, GossipVerifiedDataColumn,
+    PayloadAttestationGossipError, VerifiedAggregate,
 };
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
@@ -40,6 +41,59 @@ pub struct ChainHandlers<E: EthSpec> {
     router: Arc<Router<E>>,
 }
 
+/// A gossip aggregate in the container of its topic's fork.
+#[derive(Debug, Clone)]
+pub enum GossipAggregateMessage<E: EthSpec> {
+    /// Electra's container (Electra and Fulu digests).
+    Electra(SignedAggregateAndProof<E>),
+    /// Gloas's container (its attestation's progressive bits).
+    Gloas(types::gloas::SignedAggregateAndProof<E>),
+}
+
+/// One container's aggregates through the chain's batch verification: a verdict each (an
+/// aggregate for an unseen block asks for it), `on_accept` for each accepted one; the accepted
+/// ones returned.
+fn verify_aggregates<E: EthSpec, A: GossipAggregate<E>>(
+    router: &Arc<Router<E>>,
+    items: Vec<(MessageId, PeerId, A)>,
+    on_accept: impl Fn(&VerifiedAggregate<E, A>),
+) -> Vec<VerifiedAggregate<E, A>> {
+    const TOPIC: &str = "beacon_aggregate_and_proof";
+    let chain = &router.chain;
+    let (ids, inputs): (Vec<_>, Vec<_>) = items
+        .into_iter()
+        .map(|(message_id, source, aggregate)| ((message_id, source), aggregate))
+        .unzip();
+    let results = chain.verify_aggregates_for_gossip(inputs, chain.now_ms());
+    let mut accepted = Vec::new();
+    for ((message_id, source), result) in ids.into_iter().zip(results) {
+        match result {
+            Ok(verified) => {
+                report(
+                    router,
+                    TOPIC,
+                    message_id,
+                    source,
+                    beacon_chain::Verdict::Accept,
+                );
+                on_accept(&verified);
+                accepted.push(verified);
+            }
+            Err(e) => {
+                tracing::trace!(error = %e, "gossip aggregate refused");
+                if let AttestationGossipError::UnknownHeadBlock(root) = e {
+                    router.send_internal(Internal::UnknownBlock {
+                        peer_id: source,
+                        root,
+                    });
+                }
+                report(router, TOPIC, message_id, source, e.verdict());
+            }
+        }
+    }
+    accepted
+}
+
 impl<E: EthSpec> std::fmt::Debug for ChainHandlers<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChainHandlers").finish_non_exhaustive()
@@ -54,7 +108,7 @@ impl<E: EthSpec> ChainHandlers<E> {
 
 impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
     type Attestation = GossipItem<SingleAttestation>;
-    type Aggregate = GossipItem<SignedAggregateAndProof<E>>;
+    type Aggregate = GossipItem<GossipAggregateMessage<E>>;
     type DataColumn = GossipItem<Arc<DataColumnSidecar<E>>>;
     type PayloadAttestation = GossipItem<PayloadAttestationMessage>;
 
@@ -104,49 +158,38 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
         }
     }
 
+    /// Aggregates of both containers (Electra's before Gloas, Gloas's from its digest on; two
+    /// only around the fork): each container's batch verified apart, then its accepted ones
+    /// into fork choice (and, for Electra's, into the pool).
     fn process_gossip_aggregates(&self, batch: Vec<Self::Aggregate>, _: &WorkerContext<'_>) {
         let router = &self.router;
         let chain = &router.chain;
-        let (ids, inputs): (Vec<_>, Vec<_>) = batch
-            .into_iter()
-            .map(|item| ((item.message_id, item.source), item.message))
-            .unzip();
-        let results = chain.verify_aggregates_for_gossip(inputs, chain.now_ms());
-        let mut accepted = Vec::new();
-        for ((message_id, source), result) in ids.into_iter().zip(results) {
-            match result {
-                Ok(verified) => {
-                    report(
-                        router,
-                        "beacon_aggregate_and_proof",
-                        message_id,
-                        source,
-                        beacon_chain::Verdict::Accept,
-                    );
-                    router.notify(AcceptedGossip::Aggregate(&verified.signed_aggregate));
-                    accepted.push(verified);
+        let mut electra = Vec::new();
+        let mut gloas = Vec::new();
+        for item in batch {
+            match item.message {
+                GossipAggregateMessage::Electra(a) => {
+                    electra.push((item.message_id, item.source, a))
                 }
-                Err(e) => {
-                    tracing::trace!(error = %e, "gossip aggregate refused");
-                    if let AttestationGossipError::UnknownHeadBlock(root) = e {
-                        router.send_internal(Internal::UnknownBlock {
-                            peer_id: source,
-                            root,
-                        });
-                    }
-                    report(
-                        router,
-                        "beacon_aggregate_and_proof",
-                        message_id,
-                        source,
-                        e.verdict(),
-                    );
-                }
+                GossipAggregateMessage::Gloas(a) => gloas.push((item.message_id, item.source, a)),
             }
         }
-        if !accepted.is_empty() {
-            let accepted = chain.accept_aggregates(&router.pool, &accepted);
-            tracing::trace!(?accepted, "gossip aggregates accepted");
+        if !electra.is_empty() {
+            let accepted = verify_aggregates(router, electra, |verified| {
+                router.notify(AcceptedGossip::Aggregate(&verified.signed_aggregate));
+            });
+            if !accepted.is_empty() {
+                let accepted = chain.accept_aggregates(&router.pool, &accepted);
+                tracing::trace!(?accepted, "gossip aggregates accepted");
+            }
+        }
+        if !gloas.is_empty() {
+            // No event and no pool for Gloas's container yet: their votes count.
+            let accepted = verify_aggregates(router, gloas, |_| {});
+            if !accepted.is_empty() {
+                let accepted = chain.accept_gloas_aggregates(&accepted);
+                tracing::trace!(?accepted, "gossip Gloas aggregates accepted");
+            }
         }
     }
 

@@ -43,10 +43,6 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
         reason: "Gloas gossip validation of blocks (the bid's checks): issue 44",
     },
     AllowedGap {
-        path: "minimal/gloas/networking/gossip_beacon_aggregate_and_proof",
-        reason: "Gloas aggregates (their Gloas container) in the chain's gossip validation: issue 44",
-    },
-    AllowedGap {
         path: "minimal/gloas/networking/gossip_attester_slashing",
         reason: "Gloas attester slashings (their Gloas container) in the chain's gossip validation: issue 44",
     },

@@ -291,6 +291,14 @@ fn validate<E: EthSpec>(
                 |e| e.verdict(),
             )
         }
+        "beacon_aggregate_and_proof" if case.fork.gloas_enabled() => {
+            let a = read(
+                case,
+                name,
+                types::gloas::SignedAggregateAndProof::<E>::from_ssz_bytes,
+            )?;
+            outcome(chain.verify_aggregate_for_gossip(a, now), |e| e.verdict())
+        }
         "beacon_aggregate_and_proof" => {
             let a = read(case, name, SignedAggregateAndProof::<E>::from_ssz_bytes)?;
             outcome(chain.verify_aggregate_for_gossip(a, now), |e| e.verdict())
