@@ -63,10 +63,6 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
         reason: "Gloas bids from gossip: issue 44",
     },
     AllowedGap {
-        path: "minimal/gloas/networking/gossip_execution_payload_envelope",
-        reason: "Gloas envelopes from gossip: issue 44",
-    },
-    AllowedGap {
         path: "minimal/gloas/networking/gossip_proposer_preferences",
         reason: "Gloas proposer preferences from gossip: issue 44",
     },

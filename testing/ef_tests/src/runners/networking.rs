@@ -72,9 +72,11 @@ impl Runner for Networking {
 }
 
 /// The Gloas gossip handlers run: topics whose validation did not change in Gloas, and the
-/// Gloas ones the chain validates (attestations with their payload-status index, PTC votes).
+/// Gloas ones the chain validates (attestations with their payload-status index, PTC votes,
+/// execution payload envelopes).
 pub(crate) const GLOAS_GOSSIP_HANDLERS: &[&str] = &[
     "gossip_beacon_attestation",
+    "gossip_execution_payload_envelope",
     "gossip_payload_attestation_message",
     "gossip_voluntary_exit",
     "gossip_proposer_slashing",
