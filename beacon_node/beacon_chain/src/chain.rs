@@ -512,6 +512,9 @@ pub(crate) struct Observed<E: EthSpec> {
     /// `execution_payload_envelopes` (Gloas): `(block root, builder index)` of the envelopes
     /// accepted, per block slot (recorded only after the signature verified).
     pub(crate) execution_payload_envelopes: ObservedPerSlot<(Root, types::gloas::BuilderIndex)>,
+    /// `data_column_sidecar_tuples` (Gloas): `(block root, column index)` of the sidecars
+    /// accepted, per block slot.
+    pub(crate) gloas_data_columns: ObservedPerSlot<(Root, u64)>,
 }
 
 impl<E: EthSpec> Observed<E> {
@@ -534,6 +537,7 @@ impl<E: EthSpec> Observed<E> {
             verified_headers: ObservedPerSlot::new(config.observed_slots),
             payload_attesters: ObservedPerSlot::new(config.observed_slots),
             execution_payload_envelopes: ObservedPerSlot::new(config.observed_slots),
+            gloas_data_columns: ObservedPerSlot::new(config.observed_slots),
         }
     }
 
@@ -555,6 +559,7 @@ impl<E: EthSpec> Observed<E> {
         self.data_columns.prune(finalized_slot);
         self.blob_sidecars.prune(finalized_slot);
         self.execution_payload_envelopes.prune(finalized_slot);
+        self.gloas_data_columns.prune(finalized_slot);
         self.verified_headers.prune(finalized_slot);
         self.partial_headers
             .retain(|_, h| h.signed_block_header.message.slot > finalized_slot);
