@@ -47,20 +47,12 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
         reason: "Gloas attester slashings (their Gloas container) in the chain's gossip validation: issue 44",
     },
     AllowedGap {
-        path: "minimal/gloas/networking/gossip_data_column_sidecar",
-        reason: "Gloas data columns (checked against the bid's commitments) from gossip: issue 44",
-    },
-    AllowedGap {
         path: "minimal/gloas/networking/gossip_partial_data_column_sidecar",
         reason: "Gloas partial data columns from gossip: issue 44",
     },
     AllowedGap {
         path: "minimal/gloas/networking/gossip_execution_payload_bid",
         reason: "Gloas bids from gossip: issue 44",
-    },
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_execution_payload_envelope",
-        reason: "Gloas envelopes from gossip: issue 44",
     },
     AllowedGap {
         path: "minimal/gloas/networking/gossip_proposer_preferences",

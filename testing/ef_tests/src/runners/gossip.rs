@@ -376,6 +376,17 @@ fn validate<E: EthSpec>(
                 |e| e.verdict(),
             )
         }
+        "execution_payload" => {
+            let x = read(
+                case,
+                name,
+                SignedExecutionPayloadEnvelope::<E>::from_ssz_bytes,
+            )?;
+            outcome(
+                chain.verify_execution_payload_envelope_for_gossip(Arc::new(x), now),
+                |e| e.verdict(),
+            )
+        }
         other => return Err(format!("no gossip validation for topic {other}")),
     })
 }
