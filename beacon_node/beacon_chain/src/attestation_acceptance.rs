@@ -72,6 +72,25 @@ impl<E: EthSpec> BeaconChain<E> {
         accepted.apply(self, votes);
         accepted
     }
+
+    /// Accepts verified aggregates in Gloas's container: their votes into fork choice
+    /// (`data.index` the payload status they support). The operation pool holds Electra's
+    /// containers only, so they are counted as not pooled.
+    pub fn accept_gloas_aggregates<'a>(
+        &self,
+        verified: impl IntoIterator<
+            Item = &'a VerifiedAggregate<E, types::gloas::SignedAggregateAndProof<E>>,
+        >,
+    ) -> Accepted {
+        let mut accepted = Accepted::default();
+        let votes: Vec<_> = verified
+            .into_iter()
+            .map(VerifiedAggregate::fork_choice_vote)
+            .collect();
+        accepted.not_pooled = votes.len();
+        accepted.apply(self, votes);
+        accepted
+    }
 }
 
 impl Accepted {

@@ -509,6 +509,12 @@ pub(crate) struct Observed<E: EthSpec> {
     /// message was accepted, per slot (at most a PTC per slot: a key is recorded only after
     /// its signature verified).
     pub(crate) payload_attesters: ObservedPerSlot<types::ValidatorIndex>,
+    /// `execution_payload_envelopes` (Gloas): `(block root, builder index)` of the envelopes
+    /// accepted, per block slot (recorded only after the signature verified).
+    pub(crate) execution_payload_envelopes: ObservedPerSlot<(Root, types::gloas::BuilderIndex)>,
+    /// `data_column_sidecar_tuples` (Gloas): `(block root, column index)` of the sidecars
+    /// accepted, per block slot.
+    pub(crate) gloas_data_columns: ObservedPerSlot<(Root, u64)>,
 }
 
 impl<E: EthSpec> Observed<E> {
@@ -530,6 +536,8 @@ impl<E: EthSpec> Observed<E> {
             partial_headers: HashMap::new(),
             verified_headers: ObservedPerSlot::new(config.observed_slots),
             payload_attesters: ObservedPerSlot::new(config.observed_slots),
+            execution_payload_envelopes: ObservedPerSlot::new(config.observed_slots),
+            gloas_data_columns: ObservedPerSlot::new(config.observed_slots),
         }
     }
 
@@ -550,6 +558,8 @@ impl<E: EthSpec> Observed<E> {
         self.block_producers.prune(finalized_slot);
         self.data_columns.prune(finalized_slot);
         self.blob_sidecars.prune(finalized_slot);
+        self.execution_payload_envelopes.prune(finalized_slot);
+        self.gloas_data_columns.prune(finalized_slot);
         self.verified_headers.prune(finalized_slot);
         self.partial_headers
             .retain(|_, h| h.signed_block_header.message.slot > finalized_slot);

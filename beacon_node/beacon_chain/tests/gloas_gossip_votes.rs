@@ -524,3 +524,98 @@ async fn a_ptc_quorum_for_the_payload_makes_its_full_node_win_over_a_block_built
     let (r1, _) = slot_two_beside_slot_one_payload(&h, true).await;
     assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
 }
+
+/// An aggregate in Gloas's container of committee 0 of `slot` for `block` with
+/// `data.index = index`, every member attesting, aggregated by the committee's first member.
+fn gloas_aggregate(
+    h: &ChainHarness<E>,
+    genesis: Root,
+    slot: Slot,
+    block: Root,
+    index: u64,
+) -> types::gloas::SignedAggregateAndProof<E> {
+    use types::gloas::{AggregateAndProof, AggregationBits, Attestation, SignedAggregateAndProof};
+    use types::signing::{DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_SELECTION_PROOF};
+    let (members, _) = committee(h, slot, 0);
+    let (single, _) = votes(h, genesis, slot, block, index, &members[..1])
+        .pop()
+        .unwrap();
+    let data = single.data;
+    let epoch = slot / E::slots_per_epoch();
+    let domain = |domain_type| {
+        compute_domain(
+            domain_type,
+            h.spec.compute_fork_version(epoch),
+            h.chain.genesis_validators_root(),
+        )
+    };
+    let aggregate_key =
+        state_harness::aggregate_interop_secret_key(members.iter().copied()).unwrap();
+    let signature =
+        aggregate_key.sign(compute_signing_root(&data, domain(DOMAIN_BEACON_ATTESTER)).as_slice());
+    let mut aggregation_bits = AggregationBits::with_len(members.len());
+    for i in 0..members.len() {
+        aggregation_bits.set(i, true).unwrap();
+    }
+    let mut committee_bits = ssz_types::BitVector::new();
+    committee_bits.set(0, true).unwrap();
+    let aggregator = members[0];
+    let key = bls::interop_secret_key(aggregator as usize);
+    let selection_proof =
+        key.sign(compute_signing_root(&slot, domain(DOMAIN_SELECTION_PROOF)).as_slice());
+    let message = AggregateAndProof {
+        aggregator_index: aggregator,
+        aggregate: Attestation {
+            aggregation_bits,
+            data,
+            signature: BLSSignature::from(signature.serialize()),
+            committee_bits,
+        },
+        selection_proof: BLSSignature::from(selection_proof.serialize()),
+    };
+    let signature =
+        key.sign(compute_signing_root(&message, domain(DOMAIN_AGGREGATE_AND_PROOF)).as_slice());
+    SignedAggregateAndProof {
+        message,
+        signature: BLSSignature::from(signature.serialize()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aggregates_in_gloas_container_follow_the_gloas_rules_and_carry_their_payload_status() {
+    for (index, variant) in [(0, PayloadStatus::Empty), (1, PayloadStatus::Full)] {
+        let h = harness().await;
+        let genesis = h.chain.head().block_root;
+        let b1 = block_on_head(&h, 1);
+        let r1 = import(&h, &b1);
+        import_envelope(&h, &b1, MockPayloadStatus::Valid).await;
+
+        // Same-slot index 1 and an index above 1: REJECT.
+        let now = h.spec.compute_time_at_slot(GENESIS_TIME, 1) * 1000 + 2000;
+        h.clock.set_ms(now);
+        let err = h
+            .chain
+            .verify_aggregate_for_gossip(gloas_aggregate(&h, genesis, 1, r1, 1), now)
+            .unwrap_err();
+        assert_eq!(err, AttestationGossipError::SameSlotPayloadVote(r1));
+        let now = h.spec.compute_time_at_slot(GENESIS_TIME, 2) * 1000 + 2000;
+        h.clock.set_ms(now);
+        let err = h
+            .chain
+            .verify_aggregate_for_gossip(gloas_aggregate(&h, genesis, 2, r1, 2), now)
+            .unwrap_err();
+        assert_eq!(err, AttestationGossipError::DataIndexAboveOne(2));
+
+        // Slot 2's committee, aggregated, says the payload of slot 1 was there or not: from
+        // slot 3 on its weight decides between slot 1's two nodes.
+        let verified = h
+            .chain
+            .verify_aggregate_for_gossip(gloas_aggregate(&h, genesis, 2, r1, index), now)
+            .unwrap();
+        assert_eq!(verified.fork_choice_vote().data.index, index);
+        let accepted = h.chain.accept_gloas_aggregates([&verified]);
+        assert_eq!((accepted.votes_queued, accepted.not_pooled), (1, 1));
+        tick(&h, 3);
+        assert_eq!(head_variant(&h), (r1, Some(variant)), "index {index}");
+    }
+}

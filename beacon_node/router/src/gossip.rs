@@ -19,7 +19,7 @@ use libp2p::gossipsub::MessageId;
 use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
 use types::{EthSpec, Root, SignedBeaconBlock};
 
-use crate::handlers::GossipItem;
+use crate::handlers::{GossipAggregateMessage, GossipItem};
 use crate::{AcceptedGossip, Internal, Processor, Router};
 
 /// The metric label of a topic: its name without the subnet.
@@ -218,7 +218,7 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 message_id,
                 source,
                 subnet: 0,
-                message: *aggregate,
+                message: GossipAggregateMessage::Electra(*aggregate),
             }),
         ),
         PubsubMessage::DataColumnSidecar(subnet, sidecar) => submit(
@@ -422,8 +422,16 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 message: *message,
             }),
         ),
-        PubsubMessage::GloasAggregateAndProof(_)
-        | PubsubMessage::GloasAttesterSlashing(_)
+        PubsubMessage::GloasAggregateAndProof(aggregate) => submit(
+            processor,
+            BatchItem::GossipAggregate(GossipItem {
+                message_id,
+                source,
+                subnet: 0,
+                message: GossipAggregateMessage::Gloas(*aggregate),
+            }),
+        ),
+        PubsubMessage::GloasAttesterSlashing(_)
         | PubsubMessage::ExecutionPayloadBid(_)
         | PubsubMessage::ExecutionPayload(_)
         | PubsubMessage::ProposerPreferences(_) => {

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use beacon_chain::gossip::{
-    AttestationGossipError, GossipVerifiedDataColumn, PayloadAttestationGossipError,
+    AttestationGossipError, GossipAggregate, GossipVerifiedDataColumn,
+    PayloadAttestationGossipError, VerifiedAggregate,
 };
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
@@ -40,6 +41,88 @@ pub struct ChainHandlers<E: EthSpec> {
     router: Arc<Router<E>>,
 }
 
+/// A gossip aggregate in the container of its topic's fork.
+#[derive(Debug, Clone)]
+pub enum GossipAggregateMessage<E: EthSpec> {
+    /// Electra's container (Electra and Fulu digests).
+    Electra(SignedAggregateAndProof<E>),
+    /// Gloas's container (its attestation's progressive bits).
+    Gloas(types::gloas::SignedAggregateAndProof<E>),
+}
+
+/// The verdict of each message of a batch the chain verified, in order: ACCEPT for the
+/// verified ones (`on_accept` for each), the error's verdict for the others, and a lookup for
+/// the block a refused message names when the chain has not seen it (`unknown_block`). The
+/// verified ones are returned.
+fn report_batch<E: EthSpec, V, X: std::fmt::Display>(
+    router: &Arc<Router<E>>,
+    topic: &'static str,
+    ids: Vec<(MessageId, PeerId)>,
+    results: Vec<Result<V, X>>,
+    verdict: impl Fn(&X) -> beacon_chain::Verdict,
+    unknown_block: impl Fn(&X) -> Option<Root>,
+    mut on_accept: impl FnMut(&V),
+) -> Vec<V> {
+    let mut accepted = Vec::new();
+    for ((message_id, source), result) in ids.into_iter().zip(results) {
+        match result {
+            Ok(verified) => {
+                report(
+                    router,
+                    topic,
+                    message_id,
+                    source,
+                    beacon_chain::Verdict::Accept,
+                );
+                on_accept(&verified);
+                accepted.push(verified);
+            }
+            Err(e) => {
+                tracing::trace!(topic, error = %e, "gossip message refused");
+                if let Some(root) = unknown_block(&e) {
+                    router.send_internal(Internal::UnknownBlock {
+                        peer_id: source,
+                        root,
+                    });
+                }
+                report(router, topic, message_id, source, verdict(&e));
+            }
+        }
+    }
+    accepted
+}
+
+/// The block an attestation or aggregate names that the chain has not seen.
+fn unseen_head_block(e: &AttestationGossipError) -> Option<Root> {
+    match e {
+        AttestationGossipError::UnknownHeadBlock(root) => Some(*root),
+        _ => None,
+    }
+}
+
+/// One container's aggregates through the chain's batch verification ([`report_batch`]).
+fn verify_aggregates<E: EthSpec, A: GossipAggregate<E>>(
+    router: &Arc<Router<E>>,
+    items: Vec<(MessageId, PeerId, A)>,
+    on_accept: impl FnMut(&VerifiedAggregate<E, A>),
+) -> Vec<VerifiedAggregate<E, A>> {
+    let chain = &router.chain;
+    let (ids, inputs): (Vec<_>, Vec<_>) = items
+        .into_iter()
+        .map(|(message_id, source, aggregate)| ((message_id, source), aggregate))
+        .unzip();
+    let results = chain.verify_aggregates_for_gossip(inputs, chain.now_ms());
+    report_batch(
+        router,
+        "beacon_aggregate_and_proof",
+        ids,
+        results,
+        AttestationGossipError::verdict,
+        unseen_head_block,
+        on_accept,
+    )
+}
+
 impl<E: EthSpec> std::fmt::Debug for ChainHandlers<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChainHandlers").finish_non_exhaustive()
@@ -54,7 +137,7 @@ impl<E: EthSpec> ChainHandlers<E> {
 
 impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
     type Attestation = GossipItem<SingleAttestation>;
-    type Aggregate = GossipItem<SignedAggregateAndProof<E>>;
+    type Aggregate = GossipItem<GossipAggregateMessage<E>>;
     type DataColumn = GossipItem<Arc<DataColumnSidecar<E>>>;
     type PayloadAttestation = GossipItem<PayloadAttestationMessage>;
 
@@ -66,87 +149,53 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             .map(|item| ((item.message_id, item.source), (item.message, item.subnet)))
             .unzip();
         let results = chain.verify_single_attestations_for_gossip(inputs, chain.now_ms());
-        let mut accepted = Vec::new();
-        for ((message_id, source), result) in ids.into_iter().zip(results) {
-            match result {
-                Ok(verified) => {
-                    report(
-                        router,
-                        "beacon_attestation",
-                        message_id,
-                        source,
-                        beacon_chain::Verdict::Accept,
-                    );
-                    router.notify(AcceptedGossip::SingleAttestation(&verified.attestation));
-                    accepted.push(verified);
-                }
-                Err(e) => {
-                    tracing::trace!(error = %e, "gossip attestation refused");
-                    if let AttestationGossipError::UnknownHeadBlock(root) = e {
-                        router.send_internal(Internal::UnknownBlock {
-                            peer_id: source,
-                            root,
-                        });
-                    }
-                    report(
-                        router,
-                        "beacon_attestation",
-                        message_id,
-                        source,
-                        e.verdict(),
-                    );
-                }
-            }
-        }
+        let accepted = report_batch(
+            router,
+            "beacon_attestation",
+            ids,
+            results,
+            AttestationGossipError::verdict,
+            unseen_head_block,
+            |verified| router.notify(AcceptedGossip::SingleAttestation(&verified.attestation)),
+        );
         if !accepted.is_empty() {
             let accepted = chain.accept_single_attestations(&router.pool, &accepted);
             tracing::trace!(?accepted, "gossip attestations accepted");
         }
     }
 
+    /// Aggregates of both containers (Electra's before Gloas, Gloas's from its digest on; two
+    /// only around the fork): each container's batch verified apart, then its accepted ones
+    /// into fork choice (and, for Electra's, into the pool).
     fn process_gossip_aggregates(&self, batch: Vec<Self::Aggregate>, _: &WorkerContext<'_>) {
         let router = &self.router;
         let chain = &router.chain;
-        let (ids, inputs): (Vec<_>, Vec<_>) = batch
-            .into_iter()
-            .map(|item| ((item.message_id, item.source), item.message))
-            .unzip();
-        let results = chain.verify_aggregates_for_gossip(inputs, chain.now_ms());
-        let mut accepted = Vec::new();
-        for ((message_id, source), result) in ids.into_iter().zip(results) {
-            match result {
-                Ok(verified) => {
-                    report(
-                        router,
-                        "beacon_aggregate_and_proof",
-                        message_id,
-                        source,
-                        beacon_chain::Verdict::Accept,
-                    );
-                    router.notify(AcceptedGossip::Aggregate(&verified.signed_aggregate));
-                    accepted.push(verified);
+        let mut electra = Vec::new();
+        let mut gloas = Vec::new();
+        for item in batch {
+            match item.message {
+                GossipAggregateMessage::Electra(a) => {
+                    electra.push((item.message_id, item.source, a))
                 }
-                Err(e) => {
-                    tracing::trace!(error = %e, "gossip aggregate refused");
-                    if let AttestationGossipError::UnknownHeadBlock(root) = e {
-                        router.send_internal(Internal::UnknownBlock {
-                            peer_id: source,
-                            root,
-                        });
-                    }
-                    report(
-                        router,
-                        "beacon_aggregate_and_proof",
-                        message_id,
-                        source,
-                        e.verdict(),
-                    );
-                }
+                GossipAggregateMessage::Gloas(a) => gloas.push((item.message_id, item.source, a)),
             }
         }
-        if !accepted.is_empty() {
-            let accepted = chain.accept_aggregates(&router.pool, &accepted);
-            tracing::trace!(?accepted, "gossip aggregates accepted");
+        if !electra.is_empty() {
+            let accepted = verify_aggregates(router, electra, |verified| {
+                router.notify(AcceptedGossip::Aggregate(&verified.signed_aggregate));
+            });
+            if !accepted.is_empty() {
+                let accepted = chain.accept_aggregates(&router.pool, &accepted);
+                tracing::trace!(?accepted, "gossip aggregates accepted");
+            }
+        }
+        if !gloas.is_empty() {
+            // No event and no pool for Gloas's container yet: their votes count.
+            let accepted = verify_aggregates(router, gloas, |_| {});
+            if !accepted.is_empty() {
+                let accepted = chain.accept_gloas_aggregates(&accepted);
+                tracing::trace!(?accepted, "gossip Gloas aggregates accepted");
+            }
         }
     }
 
@@ -158,33 +207,18 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             .map(|item| ((item.message_id, item.source), (item.message, item.subnet)))
             .unzip();
         let results = chain.verify_data_columns_for_gossip(inputs, chain.now_ms());
+        let verified = report_batch(
+            router,
+            "data_column_sidecar",
+            ids,
+            results,
+            |e| e.verdict(),
+            |_| None,
+            |_| {},
+        );
         let mut by_block: BTreeMap<Root, Vec<GossipVerifiedDataColumn<E>>> = BTreeMap::new();
-        for ((message_id, source), result) in ids.into_iter().zip(results) {
-            match result {
-                Ok(verified) => {
-                    report(
-                        router,
-                        "data_column_sidecar",
-                        message_id,
-                        source,
-                        beacon_chain::Verdict::Accept,
-                    );
-                    by_block
-                        .entry(verified.block_root)
-                        .or_default()
-                        .push(verified);
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "gossip data column refused");
-                    report(
-                        router,
-                        "data_column_sidecar",
-                        message_id,
-                        source,
-                        e.verdict(),
-                    );
-                }
-            }
+        for column in verified {
+            by_block.entry(column.block_root).or_default().push(column);
         }
         for (root, columns) in by_block {
             match chain.import_gossip_data_columns(&root, columns) {
@@ -211,7 +245,6 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
         batch: Vec<Self::PayloadAttestation>,
         _: &WorkerContext<'_>,
     ) {
-        const TOPIC: &str = "payload_attestation_message";
         let router = &self.router;
         let chain = &router.chain;
         let (ids, inputs): (Vec<_>, Vec<_>) = batch
@@ -219,31 +252,18 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             .map(|item| ((item.message_id, item.source), item.message))
             .unzip();
         let results = chain.verify_payload_attestation_messages_for_gossip(inputs, chain.now_ms());
-        let mut accepted = Vec::new();
-        for ((message_id, source), result) in ids.into_iter().zip(results) {
-            match result {
-                Ok(verified) => {
-                    report(
-                        router,
-                        TOPIC,
-                        message_id,
-                        source,
-                        beacon_chain::Verdict::Accept,
-                    );
-                    accepted.push(verified);
-                }
-                Err(e) => {
-                    tracing::trace!(error = %e, "gossip payload attestation refused");
-                    if let PayloadAttestationGossipError::UnknownBlock(root) = e {
-                        router.send_internal(Internal::UnknownBlock {
-                            peer_id: source,
-                            root,
-                        });
-                    }
-                    report(router, TOPIC, message_id, source, e.verdict());
-                }
-            }
-        }
+        let accepted = report_batch(
+            router,
+            "payload_attestation_message",
+            ids,
+            results,
+            PayloadAttestationGossipError::verdict,
+            |e| match e {
+                PayloadAttestationGossipError::UnknownBlock(root) => Some(*root),
+                _ => None,
+            },
+            |_| {},
+        );
         if !accepted.is_empty() {
             match chain.apply_payload_attestation_messages(&accepted) {
                 Ok(applied) => tracing::trace!(?applied, "gossip payload attestations applied"),

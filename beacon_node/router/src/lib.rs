@@ -62,7 +62,7 @@ use tokio::task::JoinHandle;
 use types::{EthSpec, Root, SignedBeaconBlock, Slot, typenum::Unsigned};
 
 pub use gossip::NOT_VALIDATED_TOPICS;
-pub use handlers::{ChainHandlers, GossipItem};
+pub use handlers::{ChainHandlers, GossipAggregateMessage, GossipItem};
 pub use status::{IrrelevantPeer, check_peer_status};
 pub use sync::{SyncError, SyncState};
 

@@ -43,16 +43,8 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
         reason: "Gloas gossip validation of blocks (the bid's checks): issue 44",
     },
     AllowedGap {
-        path: "minimal/gloas/networking/gossip_beacon_aggregate_and_proof",
-        reason: "Gloas aggregates (their Gloas container) in the chain's gossip validation: issue 44",
-    },
-    AllowedGap {
         path: "minimal/gloas/networking/gossip_attester_slashing",
         reason: "Gloas attester slashings (their Gloas container) in the chain's gossip validation: issue 44",
-    },
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_data_column_sidecar",
-        reason: "Gloas data columns (checked against the bid's commitments) from gossip: issue 44",
     },
     AllowedGap {
         path: "minimal/gloas/networking/gossip_partial_data_column_sidecar",
@@ -61,10 +53,6 @@ pub const ALLOW_LIST: &[AllowedGap] = &[
     AllowedGap {
         path: "minimal/gloas/networking/gossip_execution_payload_bid",
         reason: "Gloas bids from gossip: issue 44",
-    },
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_execution_payload_envelope",
-        reason: "Gloas envelopes from gossip: issue 44",
     },
     AllowedGap {
         path: "minimal/gloas/networking/gossip_proposer_preferences",

@@ -204,23 +204,131 @@ impl VerifiedSingleAttestation {
     }
 }
 
-impl<E: EthSpec> VerifiedAggregate<E> {
+impl<E: EthSpec, A: GossipAggregate<E>> VerifiedAggregate<E, A> {
     /// The vote for fork choice: the data and the attesting indices.
     pub fn fork_choice_vote(&self) -> ForkChoiceVote {
         ForkChoiceVote {
-            data: self.signed_aggregate.message.aggregate.data.clone(),
+            data: self.signed_aggregate.data().clone(),
             attesting_indices: self.attesting_indices.clone(),
         }
     }
 }
 
-/// An aggregate that passed gossip validation, with its attesting indices.
+/// An aggregate that passed gossip validation, with its attesting indices: Electra's
+/// container, or (`VerifiedAggregate<E, gloas::SignedAggregateAndProof<E>>`) Gloas's.
 #[derive(Debug, Clone)]
-pub struct VerifiedAggregate<E: EthSpec> {
+pub struct VerifiedAggregate<E: EthSpec, A = SignedAggregateAndProof<E>> {
     /// The signed aggregate.
-    pub signed_aggregate: SignedAggregateAndProof<E>,
+    pub signed_aggregate: A,
     /// `get_attesting_indices(state, aggregate)`, sorted.
     pub attesting_indices: Vec<ValidatorIndex>,
+    _eth_spec: std::marker::PhantomData<E>,
+}
+
+/// What `beacon_aggregate_and_proof` reads of a `SignedAggregateAndProof`, whose container
+/// changed at Gloas (EIP-7688's progressive `Attestation`) while its rules did not.
+pub trait GossipAggregate<E: EthSpec>: Clone {
+    /// `aggregate.data`.
+    fn data(&self) -> &AttestationData;
+    /// `aggregate.committee_bits`.
+    fn committee_bits(&self) -> &ssz_types::BitVector<E::MaxCommitteesPerSlot>;
+    /// `len(aggregate.aggregation_bits)`.
+    fn aggregation_bits_len(&self) -> usize;
+    /// `aggregate.aggregation_bits`, bit by bit.
+    fn aggregation_bits(&self) -> Vec<bool>;
+    /// `aggregate.aggregation_bits` packed (the `Seen` cache's key of the bits).
+    fn aggregation_bits_bytes(&self) -> &[u8];
+    /// `aggregate_and_proof.aggregator_index`.
+    fn aggregator_index(&self) -> ValidatorIndex;
+    /// `aggregate_and_proof.selection_proof`.
+    fn selection_proof(&self) -> &types::BLSSignature;
+    /// `compute_signing_root(aggregate_and_proof, domain)`.
+    fn message_signing_root(&self, domain: types::Domain) -> Root;
+    /// `signed_aggregate_and_proof.signature`.
+    fn signature(&self) -> &types::BLSSignature;
+    /// `aggregate.signature`.
+    fn aggregate_signature(&self) -> &types::BLSSignature;
+    /// The event the chain publishes for an accepted aggregate (`None` where the event
+    /// stream has no container for it yet: Gloas's).
+    fn event(&self) -> Option<ChainEvent>;
+}
+
+impl<E: EthSpec> GossipAggregate<E> for SignedAggregateAndProof<E> {
+    fn data(&self) -> &AttestationData {
+        &self.message.aggregate.data
+    }
+    fn committee_bits(&self) -> &ssz_types::BitVector<E::MaxCommitteesPerSlot> {
+        &self.message.aggregate.committee_bits
+    }
+    fn aggregation_bits_len(&self) -> usize {
+        self.message.aggregate.aggregation_bits.len()
+    }
+    fn aggregation_bits(&self) -> Vec<bool> {
+        self.message.aggregate.aggregation_bits.iter().collect()
+    }
+    fn aggregation_bits_bytes(&self) -> &[u8] {
+        self.message.aggregate.aggregation_bits.as_slice()
+    }
+    fn aggregator_index(&self) -> ValidatorIndex {
+        self.message.aggregator_index
+    }
+    fn selection_proof(&self) -> &types::BLSSignature {
+        &self.message.selection_proof
+    }
+    fn message_signing_root(&self, domain: types::Domain) -> Root {
+        signing::compute_signing_root(&self.message, domain)
+    }
+    fn signature(&self) -> &types::BLSSignature {
+        &self.signature
+    }
+    fn aggregate_signature(&self) -> &types::BLSSignature {
+        &self.message.aggregate.signature
+    }
+    fn event(&self) -> Option<ChainEvent> {
+        let data = &self.message.aggregate.data;
+        Some(ChainEvent::Aggregate {
+            aggregator_index: self.message.aggregator_index,
+            slot: data.slot,
+            beacon_block_root: data.beacon_block_root,
+            attestation: PresetMessage::new(self.message.aggregate.clone()),
+        })
+    }
+}
+
+impl<E: EthSpec> GossipAggregate<E> for types::gloas::SignedAggregateAndProof<E> {
+    fn data(&self) -> &AttestationData {
+        &self.message.aggregate.data
+    }
+    fn committee_bits(&self) -> &ssz_types::BitVector<E::MaxCommitteesPerSlot> {
+        &self.message.aggregate.committee_bits
+    }
+    fn aggregation_bits_len(&self) -> usize {
+        self.message.aggregate.aggregation_bits.len()
+    }
+    fn aggregation_bits(&self) -> Vec<bool> {
+        self.message.aggregate.aggregation_bits.iter().collect()
+    }
+    fn aggregation_bits_bytes(&self) -> &[u8] {
+        self.message.aggregate.aggregation_bits.as_bytes()
+    }
+    fn aggregator_index(&self) -> ValidatorIndex {
+        self.message.aggregator_index
+    }
+    fn selection_proof(&self) -> &types::BLSSignature {
+        &self.message.selection_proof
+    }
+    fn message_signing_root(&self, domain: types::Domain) -> Root {
+        signing::compute_signing_root(&self.message, domain)
+    }
+    fn signature(&self) -> &types::BLSSignature {
+        &self.signature
+    }
+    fn aggregate_signature(&self) -> &types::BLSSignature {
+        &self.message.aggregate.signature
+    }
+    fn event(&self) -> Option<ChainEvent> {
+        None
+    }
 }
 
 /// The committees of the target epoch and the state they come from.
@@ -235,8 +343,8 @@ struct PendingSingle {
     attestation: SingleAttestation,
 }
 
-struct PendingAggregate<E: EthSpec> {
-    signed: SignedAggregateAndProof<E>,
+struct PendingAggregate<A> {
+    signed: A,
     committee_index: CommitteeIndex,
     attesting_indices: Vec<ValidatorIndex>,
 }
@@ -490,16 +598,15 @@ impl<E: EthSpec> BeaconChain<E> {
             .collect()
     }
 
-    fn aggregate_before_signature(
+    fn aggregate_before_signature<A: GossipAggregate<E>>(
         &self,
-        signed: SignedAggregateAndProof<E>,
+        signed: A,
         current_time_ms: u64,
-    ) -> Result<(PendingAggregate<E>, [SignatureSet; 3]), AttestationGossipError> {
-        let message = &signed.message;
-        let aggregate = &message.aggregate;
-        let data = &aggregate.data;
+    ) -> Result<(PendingAggregate<A>, [SignatureSet; 3]), AttestationGossipError> {
+        let data = signed.data();
+        let aggregator_index = signed.aggregator_index();
         self.check_data_index(data)?;
-        let committee_indices = get_committee_indices(&aggregate.committee_bits);
+        let committee_indices = get_committee_indices(signed.committee_bits());
         if committee_indices.len() != 1 {
             return Err(AttestationGossipError::NotOneCommittee(
                 committee_indices.len(),
@@ -516,15 +623,15 @@ impl<E: EthSpec> BeaconChain<E> {
             .committees
             .get_beacon_committee(data.slot, index)
             .map_err(|_| unavailable(&data.target))?;
-        if aggregate.aggregation_bits.len() != committee.len() {
+        if signed.aggregation_bits_len() != committee.len() {
             return Err(AttestationGossipError::AggregationBitsLength {
-                bits: aggregate.aggregation_bits.len(),
+                bits: signed.aggregation_bits_len(),
                 committee: committee.len(),
             });
         }
         let mut attesting_indices: Vec<ValidatorIndex> = committee
             .iter()
-            .zip(aggregate.aggregation_bits.iter())
+            .zip(signed.aggregation_bits())
             .filter(|(_, bit)| *bit)
             .map(|(&i, _)| i)
             .collect();
@@ -534,7 +641,7 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(AttestationGossipError::EmptyAggregate);
         }
         let bits_key = aggregate_key(data.tree_hash_root(), index);
-        let bits = aggregate.aggregation_bits.as_slice().to_vec();
+        let bits = signed.aggregation_bits_bytes().to_vec();
         {
             let observed = self.observed.lock();
             if observed
@@ -546,34 +653,32 @@ impl<E: EthSpec> BeaconChain<E> {
             }
             if observed
                 .aggregators
-                .is_known(data.target.epoch, message.aggregator_index)
+                .is_known(data.target.epoch, aggregator_index)
                 .unwrap_or(false)
             {
                 return Err(AttestationGossipError::AggregatorAlreadyKnown(
-                    message.aggregator_index,
+                    aggregator_index,
                 ));
             }
         }
-        if !is_aggregator(committee.len(), &message.selection_proof) {
-            return Err(AttestationGossipError::NotAggregator(
-                message.aggregator_index,
-            ));
+        if !is_aggregator(committee.len(), signed.selection_proof()) {
+            return Err(AttestationGossipError::NotAggregator(aggregator_index));
         }
-        if !committee.contains(&message.aggregator_index) {
+        if !committee.contains(&aggregator_index) {
             return Err(AttestationGossipError::AggregatorNotInCommittee(
-                message.aggregator_index,
+                aggregator_index,
             ));
         }
         let state = &shuffling.state;
         let view = state.view().map_err(|_| unavailable(&data.target))?;
         let key = state
             .caches
-            .pubkey(&view, message.aggregator_index)
+            .pubkey(&view, aggregator_index)
             .map_err(|_| AttestationGossipError::InvalidSelectionProof)?;
         let epoch = data.target.epoch;
         let gvr = self.genesis_validators_root();
         let selection = single_set(
-            &message.selection_proof,
+            signed.selection_proof(),
             key,
             signing::compute_signing_root(
                 &data.slot,
@@ -582,12 +687,14 @@ impl<E: EthSpec> BeaconChain<E> {
         )
         .ok_or(AttestationGossipError::InvalidSelectionProof)?;
         let aggregator = single_set(
-            &signed.signature,
+            signed.signature(),
             key,
-            signing::compute_signing_root(
-                message,
-                domain_at(self.spec(), gvr, signing::DOMAIN_AGGREGATE_AND_PROOF, epoch),
-            ),
+            signed.message_signing_root(domain_at(
+                self.spec(),
+                gvr,
+                signing::DOMAIN_AGGREGATE_AND_PROOF,
+                epoch,
+            )),
         )
         .ok_or(AttestationGossipError::InvalidAggregatorSignature)?;
         let aggregate_set = signature_sets::indexed_attestation_signature_set(
@@ -595,7 +702,7 @@ impl<E: EthSpec> BeaconChain<E> {
             &state.caches,
             attesting_indices.iter().copied(),
             data,
-            &aggregate.signature,
+            signed.aggregate_signature(),
         )
         .map_err(|_| AttestationGossipError::InvalidSignature)?;
         Ok((
@@ -608,53 +715,53 @@ impl<E: EthSpec> BeaconChain<E> {
         ))
     }
 
-    fn aggregate_after_signature(
+    fn aggregate_after_signature<A: GossipAggregate<E>>(
         &self,
-        pending: PendingAggregate<E>,
-    ) -> Result<VerifiedAggregate<E>, AttestationGossipError> {
-        let message = &pending.signed.message;
-        let data = &message.aggregate.data;
+        pending: PendingAggregate<A>,
+    ) -> Result<VerifiedAggregate<E, A>, AttestationGossipError> {
+        let signed = &pending.signed;
+        let data = signed.data();
+        let aggregator_index = signed.aggregator_index();
         self.check_voted_block(data)?;
         {
             let mut observed = self.observed.lock();
             if observed
                 .aggregators
-                .observe(data.target.epoch, message.aggregator_index)
+                .observe(data.target.epoch, aggregator_index)
                 .unwrap_or(false)
             {
                 return Err(AttestationGossipError::AggregatorAlreadyKnown(
-                    message.aggregator_index,
+                    aggregator_index,
                 ));
             }
             let key = aggregate_key(data.tree_hash_root(), pending.committee_index);
             // A superset seen in the meantime does not undo this one's validity.
-            let _ = observed.aggregate_bits.observe(
-                data.slot,
-                key,
-                message.aggregate.aggregation_bits.as_slice(),
-            );
+            let _ =
+                observed
+                    .aggregate_bits
+                    .observe(data.slot, key, signed.aggregation_bits_bytes());
         }
-        self.events().publish(ChainEvent::Aggregate {
-            aggregator_index: message.aggregator_index,
-            slot: data.slot,
-            beacon_block_root: data.beacon_block_root,
-            attestation: PresetMessage::new(message.aggregate.clone()),
-        });
+        if let Some(event) = signed.event() {
+            self.events().publish(event);
+        }
         Ok(VerifiedAggregate {
             attesting_indices: pending.attesting_indices,
             signed_aggregate: pending.signed,
+            _eth_spec: std::marker::PhantomData,
         })
     }
 
     /// `validate_beacon_aggregate_and_proof_gossip(seen, store, state,
-    /// signed_aggregate_and_proof, current_time_ms)`.
+    /// signed_aggregate_and_proof, current_time_ms)`, for Electra's container or Gloas's
+    /// (`types::gloas::SignedAggregateAndProof`, whose `data.index` may be 1).
     ///
-    /// [spec]: electra/p2p-interface.md#modified-beacon_aggregate_and_proof
-    pub fn verify_aggregate_for_gossip(
+    /// [spec]: electra/p2p-interface.md#modified-beacon_aggregate_and_proof,
+    /// gloas/p2p-interface.md#modified-beacon_aggregate_and_proof
+    pub fn verify_aggregate_for_gossip<A: GossipAggregate<E>>(
         &self,
-        signed: SignedAggregateAndProof<E>,
+        signed: A,
         current_time_ms: u64,
-    ) -> Result<VerifiedAggregate<E>, AttestationGossipError> {
+    ) -> Result<VerifiedAggregate<E, A>, AttestationGossipError> {
         self.verify_aggregates_for_gossip(vec![signed], current_time_ms)
             .pop()
             .expect("one result per aggregate")
@@ -662,11 +769,11 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// [`Self::verify_aggregate_for_gossip`] for a batch: the three signatures of every
     /// aggregate in one BLS batch. One result per aggregate, in order.
-    pub fn verify_aggregates_for_gossip(
+    pub fn verify_aggregates_for_gossip<A: GossipAggregate<E>>(
         &self,
-        aggregates: Vec<SignedAggregateAndProof<E>>,
+        aggregates: Vec<A>,
         current_time_ms: u64,
-    ) -> Vec<Result<VerifiedAggregate<E>, AttestationGossipError>> {
+    ) -> Vec<Result<VerifiedAggregate<E, A>, AttestationGossipError>> {
         self.prune_observed(self.slot_at_ms(current_time_ms));
         let mut sets = Vec::with_capacity(3 * aggregates.len());
         let pending: Vec<_> = aggregates

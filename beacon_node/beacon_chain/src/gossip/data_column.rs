@@ -4,12 +4,20 @@
 //! A block's sidecars share one signed header: its proposer signature is verified once and the
 //! header's root remembered, so the other sidecars of the block skip the pairing.
 //!
+//! Gloas sidecars carry no header and no commitments: they name their block (root and slot),
+//! which must be known, and their cells are verified against the blob commitments of the
+//! block's bid (read from its post-state once per batch); they are seen once per
+//! (block root, column index).
+//!
 //! [spec]: fulu/p2p-interface.md#new-data_column_sidecar_subnet_id,
+//! gloas/p2p-interface.md#modified-data_column_sidecar_subnet_id,
 //! fulu/partial-columns/p2p-interface.md#new-data_column_sidecar_subnet_id-partial-messages
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use fork_choice::{SidecarError, verify_data_column_sidecar, verify_data_column_sidecars};
+use ssz_types::typenum::Unsigned;
 use tree_hash::TreeHash;
 use types::{
     ColumnIndex, DataColumnSidecar, EthSpec, Root, Slot, ValidatorIndex,
@@ -30,9 +38,33 @@ use crate::internal_error::InternalError;
 /// Why a data column sidecar is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DataColumnGossipError {
-    /// [IGNORE] A sidecar of a fork whose gossip this node does not validate (Gloas: issue 44).
-    #[error("data column sidecars of fork {0} are not supported")]
-    UnsupportedFork(types::ForkName),
+    /// [IGNORE] A Gloas sidecar of this block root and index was seen.
+    #[error("sidecar {index} of block {block_root} was seen")]
+    AlreadySeenForBlock {
+        /// The sidecar's block.
+        block_root: Root,
+        /// The column index.
+        index: ColumnIndex,
+    },
+    /// [IGNORE] Gloas: the sidecar's block has not been seen, or is still being imported (the
+    /// sidecar may be queued until it is).
+    #[error("the sidecar's block {0} has not been seen")]
+    BlockUnknown(Root),
+    /// [REJECT] Gloas: the sidecar's block failed validation.
+    #[error("the sidecar's block {0} failed validation")]
+    BlockInvalid(Root),
+    /// [REJECT] Gloas: the sidecar's slot is not its block's.
+    #[error("sidecar slot {slot} is not its block's slot {block_slot}")]
+    SlotMismatch {
+        /// `sidecar.slot`.
+        slot: Slot,
+        /// The block's slot.
+        block_slot: Slot,
+    },
+    /// [REJECT] Gloas: the sidecar's block is a block before Gloas (it has no bid whose
+    /// commitments a Gloas sidecar could be checked against).
+    #[error("block {0} is a block before Gloas: no bid")]
+    PreGloasBlock(Root),
     /// [IGNORE] A sidecar of this proposer, slot and index was seen.
     #[error("sidecar {index} of proposer {proposer} at slot {slot} was seen")]
     AlreadySeen {
@@ -113,10 +145,11 @@ impl DataColumnGossipError {
     pub fn verdict(&self) -> Verdict {
         match self {
             Self::AlreadySeen { .. }
+            | Self::AlreadySeenForBlock { .. }
+            | Self::BlockUnknown(_)
             | Self::FutureSlot(_)
             | Self::NotAfterFinalizedSlot { .. }
             | Self::ParentUnknown(_)
-            | Self::UnsupportedFork(_)
             | Self::Internal(_) => Verdict::Ignore,
             _ => Verdict::Reject,
         }
@@ -210,11 +243,49 @@ pub struct VerifiedPartialDataColumn<E: EthSpec> {
 }
 
 /// What survives the checks before KZG.
-struct PendingColumn<E: EthSpec> {
-    sidecar: Arc<DataColumnSidecar<E>>,
-    block_root: Root,
-    parent: Root,
+enum PendingColumn<E: EthSpec> {
+    /// A Fulu sidecar (it carries its commitments), with its signed header.
+    Fulu {
+        sidecar: Arc<DataColumnSidecar<E>>,
+        block_root: Root,
+        signed_header: SignedBeaconBlockHeader,
+        index: ColumnIndex,
+    },
+    /// A Gloas sidecar, in the KZG crate's types with its block's bid's commitments.
+    Gloas {
+        sidecar: Arc<DataColumnSidecar<E>>,
+        column: GloasColumn,
+    },
 }
+
+impl<E: EthSpec> PendingColumn<E> {
+    fn sidecar(&self) -> &DataColumnSidecar<E> {
+        match self {
+            Self::Fulu { sidecar, .. } | Self::Gloas { sidecar, .. } => sidecar,
+        }
+    }
+
+    fn gloas(&self) -> Option<&GloasColumn> {
+        match self {
+            Self::Fulu { .. } => None,
+            Self::Gloas { column, .. } => Some(column),
+        }
+    }
+}
+
+/// A Gloas sidecar's cells and proofs, with the commitments of its block's bid.
+struct GloasColumn {
+    block_root: Root,
+    block_slot: Slot,
+    index: ColumnIndex,
+    cells: Vec<kzg::Cell>,
+    commitments: Arc<Vec<kzg::KzgCommitment>>,
+    proofs: Vec<kzg::KzgProof>,
+}
+
+/// The blob commitments of the bids of the blocks a batch's Gloas sidecars name, each read
+/// once from its block's post-state.
+type BidCommitments = HashMap<Root, Arc<Vec<kzg::KzgCommitment>>>;
 
 impl<E: EthSpec> BeaconChain<E> {
     /// The header rules shared by full and partial sidecars, from the future-slot check to the
@@ -337,11 +408,14 @@ impl<E: EthSpec> BeaconChain<E> {
         sidecar: Arc<DataColumnSidecar<E>>,
         subnet_id: u64,
         current_time_ms: u64,
+        bids: &mut BidCommitments,
     ) -> Result<PendingColumn<E>, DataColumnGossipError> {
         let inner = match &*sidecar {
             DataColumnSidecar::Fulu(inner) => inner,
-            DataColumnSidecar::Gloas(_) => {
-                return Err(DataColumnGossipError::UnsupportedFork(sidecar.fork_name()));
+            DataColumnSidecar::Gloas(inner) => {
+                let column =
+                    self.gloas_column_before_kzg(inner, subnet_id, current_time_ms, bids)?;
+                return Ok(PendingColumn::Gloas { sidecar, column });
             }
         };
         let header = &inner.signed_block_header.message;
@@ -373,11 +447,167 @@ impl<E: EthSpec> BeaconChain<E> {
         if !verify_data_column_sidecar_inclusion_proof(&sidecar) {
             return Err(DataColumnGossipError::InvalidInclusionProof);
         }
-        let parent = header.parent_root;
-        Ok(PendingColumn {
+        let signed_header = inner.signed_block_header.clone();
+        Ok(PendingColumn::Fulu {
             sidecar,
             block_root,
-            parent,
+            signed_header,
+            index,
+        })
+    }
+
+    /// The rules of the Gloas `validate_data_column_sidecar_gossip` before KZG, in the spec's
+    /// order: first seen for (block root, index), the subnet, not from a future slot, the block
+    /// seen and valid, the slot the block's, then `verify_data_column_sidecar` against the
+    /// block's bid's commitments (read from the block's post-state, once per batch).
+    ///
+    /// [spec]: gloas/p2p-interface.md#modified-data_column_sidecar_subnet_id
+    fn gloas_column_before_kzg(
+        &self,
+        inner: &types::gloas::DataColumnSidecar<E>,
+        subnet_id: u64,
+        current_time_ms: u64,
+        bids: &mut BidCommitments,
+    ) -> Result<GloasColumn, DataColumnGossipError> {
+        let (block_root, index, slot) = (inner.beacon_block_root, inner.index, inner.slot);
+        let block_slot = self.fork_choice.lock().block_slot(&block_root);
+        // The cache is keyed by the block's slot (one per root); a sidecar whose block is not
+        // in fork choice cannot have been accepted.
+        if let Some(block_slot) = block_slot
+            && self
+                .observed
+                .lock()
+                .gloas_data_columns
+                .is_known(block_slot, &(block_root, index))
+                .unwrap_or(false)
+        {
+            return Err(DataColumnGossipError::AlreadySeenForBlock { block_root, index });
+        }
+        let expected = subnets::compute_subnet_for_data_column_sidecar(self.spec(), index)
+            .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?;
+        if expected != subnet_id {
+            return Err(DataColumnGossipError::WrongSubnet {
+                index,
+                found: subnet_id,
+            });
+        }
+        if self.is_future_slot(slot, current_time_ms) {
+            return Err(DataColumnGossipError::FutureSlot(slot));
+        }
+        let Some(block_slot) = block_slot else {
+            return Err(match self.unimported_block(&block_root) {
+                Some(UnimportedBlock::Failed { .. }) => {
+                    DataColumnGossipError::BlockInvalid(block_root)
+                }
+                Some(UnimportedBlock::Pending { .. }) | None => {
+                    DataColumnGossipError::BlockUnknown(block_root)
+                }
+            });
+        };
+        if slot != block_slot {
+            return Err(DataColumnGossipError::SlotMismatch { slot, block_slot });
+        }
+        let commitments = match bids.get(&block_root) {
+            Some(commitments) => commitments.clone(),
+            None => {
+                let commitments = Arc::new(self.bid_commitments(block_root)?);
+                bids.insert(block_root, commitments.clone());
+                commitments
+            }
+        };
+        // `verify_data_column_sidecar(sidecar, bid.blob_kzg_commitments)`.
+        if index >= E::NumberOfColumns::to_u64() {
+            return Err(DataColumnGossipError::InvalidSidecar(
+                SidecarError::IndexOutOfRange { index },
+            ));
+        }
+        if inner.column.is_empty() {
+            return Err(DataColumnGossipError::InvalidSidecar(
+                SidecarError::NoCommitments { index },
+            ));
+        }
+        if inner.column.len() != commitments.len() || inner.column.len() != inner.kzg_proofs.len() {
+            return Err(DataColumnGossipError::InvalidSidecar(
+                SidecarError::LengthMismatch {
+                    index,
+                    cells: inner.column.len(),
+                    commitments: commitments.len(),
+                    proofs: inner.kzg_proofs.len(),
+                },
+            ));
+        }
+        let cells = inner
+            .column
+            .iter()
+            .map(|cell| kzg::cell_from_bytes(&cell[..]))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|error| {
+                DataColumnGossipError::InvalidKzgProofs(SidecarError::Kzg { index, error })
+            })?;
+        Ok(GloasColumn {
+            block_root,
+            block_slot,
+            index,
+            cells,
+            commitments,
+            proofs: inner
+                .kzg_proofs
+                .iter()
+                .map(|p| kzg::KzgProof(p.0))
+                .collect(),
+        })
+    }
+
+    /// `block.body.signed_execution_payload_bid.message.blob_kzg_commitments` of the imported
+    /// block `block_root`: its post-state's `latest_execution_payload_bid` (the envelope does
+    /// not change the state).
+    fn bid_commitments(
+        &self,
+        block_root: Root,
+    ) -> Result<Vec<kzg::KzgCommitment>, DataColumnGossipError> {
+        let state = self
+            .block_state_outside_lock(&block_root)
+            .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?;
+        let view = state
+            .view()
+            .map_err(|e| DataColumnGossipError::Internal(InternalError::new(e)))?;
+        let Ok(gloas) = view.gloas() else {
+            return Err(DataColumnGossipError::PreGloasBlock(block_root));
+        };
+        Ok(gloas
+            .latest_execution_payload_bid
+            .blob_kzg_commitments
+            .iter()
+            .map(|c| kzg::KzgCommitment(c.0))
+            .collect())
+    }
+
+    /// Gloas: the sidecar recorded as seen for (block root, index), after its KZG proofs held.
+    fn gloas_column_after_kzg(
+        &self,
+        sidecar: Arc<DataColumnSidecar<E>>,
+        gloas: GloasColumn,
+    ) -> Result<GossipVerifiedDataColumn<E>, DataColumnGossipError> {
+        let (block_root, index) = (gloas.block_root, gloas.index);
+        // A key outside the window (a block far past the finalized slot) is not recorded: the
+        // sidecar is valid, a copy of it would be verified again.
+        if self
+            .observed
+            .lock()
+            .gloas_data_columns
+            .observe(gloas.block_slot, (block_root, index))
+            .unwrap_or(false)
+        {
+            return Err(DataColumnGossipError::AlreadySeenForBlock { block_root, index });
+        }
+        self.events().publish(ChainEvent::DataColumnSidecar {
+            block_root,
+            slot: gloas.block_slot,
+            index,
+        });
+        Ok(GossipVerifiedDataColumn {
+            block_root,
+            sidecar,
         })
     }
 
@@ -385,18 +615,20 @@ impl<E: EthSpec> BeaconChain<E> {
         &self,
         pending: PendingColumn<E>,
     ) -> Result<GossipVerifiedDataColumn<E>, DataColumnGossipError> {
-        let inner = match &*pending.sidecar {
-            DataColumnSidecar::Fulu(inner) => inner,
-            DataColumnSidecar::Gloas(_) => {
-                return Err(DataColumnGossipError::UnsupportedFork(
-                    pending.sidecar.fork_name(),
-                ));
+        let (sidecar, block_root, signed_header, index) = match pending {
+            PendingColumn::Fulu {
+                sidecar,
+                block_root,
+                signed_header,
+                index,
+            } => (sidecar, block_root, signed_header, index),
+            PendingColumn::Gloas { sidecar, column } => {
+                return self.gloas_column_after_kzg(sidecar, column);
             }
         };
-        let _ = pending.parent;
-        self.check_sidecar_proposer(&inner.signed_block_header)?;
-        let header = &inner.signed_block_header.message;
-        let (slot, proposer, index) = (header.slot, header.proposer_index, inner.index);
+        self.check_sidecar_proposer(&signed_header)?;
+        let header = &signed_header.message;
+        let (slot, proposer) = (header.slot, header.proposer_index);
         if self
             .observed
             .lock()
@@ -411,20 +643,22 @@ impl<E: EthSpec> BeaconChain<E> {
             });
         }
         self.events().publish(ChainEvent::DataColumnSidecar {
-            block_root: pending.block_root,
+            block_root,
             slot,
             index,
         });
         Ok(GossipVerifiedDataColumn {
-            block_root: pending.block_root,
-            sidecar: pending.sidecar,
+            block_root,
+            sidecar,
         })
     }
 
     /// `validate_data_column_sidecar_gossip(seen, store, state, sidecar, current_time_ms,
-    /// subnet_id)`.
+    /// subnet_id)`: Fulu's for a Fulu sidecar, Gloas's (the block known, its bid's commitments)
+    /// for a Gloas one.
     ///
-    /// [spec]: fulu/p2p-interface.md#new-data_column_sidecar_subnet_id
+    /// [spec]: fulu/p2p-interface.md#new-data_column_sidecar_subnet_id,
+    /// gloas/p2p-interface.md#modified-data_column_sidecar_subnet_id
     pub fn verify_data_column_for_gossip(
         &self,
         sidecar: Arc<DataColumnSidecar<E>>,
@@ -445,21 +679,51 @@ impl<E: EthSpec> BeaconChain<E> {
         current_time_ms: u64,
     ) -> Vec<Result<GossipVerifiedDataColumn<E>, DataColumnGossipError>> {
         self.prune_observed(self.slot_at_ms(current_time_ms));
+        let mut bids = BidCommitments::new();
         let mut results: Vec<Result<PendingColumn<E>, DataColumnGossipError>> = sidecars
             .into_iter()
-            .map(|(s, subnet)| self.column_before_kzg(s, subnet, current_time_ms))
+            .map(|(s, subnet)| self.column_before_kzg(s, subnet, current_time_ms, &mut bids))
             .collect();
-        let candidates: Vec<usize> = (0..results.len()).filter(|&i| results[i].is_ok()).collect();
-        let refs: Vec<&DataColumnSidecar<E>> = candidates
+        // Fulu sidecars carry their commitments; Gloas ones are checked against their bid's.
+        let (fulu, gloas): (Vec<usize>, Vec<usize>) = (0..results.len())
+            .filter(|&i| results[i].is_ok())
+            .partition(|&i| results[i].as_ref().is_ok_and(|p| p.gloas().is_none()));
+        let refs: Vec<&DataColumnSidecar<E>> = fulu
             .iter()
-            .filter_map(|&i| results[i].as_ref().ok().map(|p| &*p.sidecar))
+            .filter_map(|&i| results[i].as_ref().ok().map(|p| p.sidecar()))
             .collect();
         let kzg = crate::batch_metrics::timed(None, refs.len(), || {
             verify_data_column_sidecars(&refs, self.spec(), self.pool())
         });
         if let Err(failures) = kzg {
             for (position, error) in failures {
-                results[candidates[position]] = Err(DataColumnGossipError::InvalidKzgProofs(error));
+                results[fulu[position]] = Err(DataColumnGossipError::InvalidKzgProofs(error));
+            }
+        }
+        let gloas_refs: Vec<kzg::ColumnRef<'_>> = gloas
+            .iter()
+            .filter_map(|&i| results[i].as_ref().ok().and_then(|p| p.gloas()))
+            .map(|c| kzg::ColumnRef {
+                index: c.index,
+                cells: &c.cells,
+                commitments: &c.commitments,
+                proofs: &c.proofs,
+            })
+            .collect();
+        let kzg = crate::batch_metrics::timed(None, gloas_refs.len(), || {
+            kzg::verify_data_column_sidecar_kzg_proofs_batch(&gloas_refs, self.pool())
+        });
+        if let Err(failures) = kzg {
+            let failures: Vec<(usize, SidecarError)> = failures
+                .into_iter()
+                .map(|(position, error)| {
+                    let index = gloas_refs[position].index;
+                    (position, SidecarError::Kzg { index, error })
+                })
+                .collect();
+            drop(gloas_refs);
+            for (position, error) in failures {
+                results[gloas[position]] = Err(DataColumnGossipError::InvalidKzgProofs(error));
             }
         }
         results

@@ -20,6 +20,7 @@ pub mod attestation;
 pub mod blob_sidecar;
 pub mod block;
 pub mod data_column;
+pub mod envelope;
 pub mod light_client;
 pub mod operations;
 pub mod payload_attestation;
@@ -30,13 +31,18 @@ use state_processing::CachedBeaconState;
 use types::{ChainSpec, Domain, DomainType, Epoch, EthSpec, Root, ValidatorIndex, signing};
 
 pub use attestation::{
-    AttestationGossipError, ForkChoiceVote, VerifiedAggregate, VerifiedSingleAttestation,
+    AttestationGossipError, ForkChoiceVote, GossipAggregate, VerifiedAggregate,
+    VerifiedSingleAttestation,
 };
 pub use blob_sidecar::{BlobSidecarGossipError, GossipVerifiedBlobSidecar};
 pub use block::{BlockGossipError, GossipVerifiedBlock};
 pub use data_column::{
     DataColumnGossipError, GossipVerifiedDataColumn, PartialColumnGossipError,
     VerifiedPartialDataColumn,
+};
+pub use envelope::{
+    EnvelopeGossipError, ExecutionRequestsLimitError, GossipVerifiedEnvelope,
+    verify_execution_requests_limits,
 };
 pub use light_client::{
     LightClientGossipError, VerifiedLightClientFinalityUpdate, VerifiedLightClientOptimisticUpdate,

@@ -291,6 +291,14 @@ fn validate<E: EthSpec>(
                 |e| e.verdict(),
             )
         }
+        "beacon_aggregate_and_proof" if case.fork.gloas_enabled() => {
+            let a = read(
+                case,
+                name,
+                types::gloas::SignedAggregateAndProof::<E>::from_ssz_bytes,
+            )?;
+            outcome(chain.verify_aggregate_for_gossip(a, now), |e| e.verdict())
+        }
         "beacon_aggregate_and_proof" => {
             let a = read(case, name, SignedAggregateAndProof::<E>::from_ssz_bytes)?;
             outcome(chain.verify_aggregate_for_gossip(a, now), |e| e.verdict())
@@ -365,6 +373,17 @@ fn validate<E: EthSpec>(
             let x = read(case, name, PayloadAttestationMessage::from_ssz_bytes)?;
             outcome(
                 chain.verify_payload_attestation_message_for_gossip(x, now),
+                |e| e.verdict(),
+            )
+        }
+        "execution_payload" => {
+            let x = read(
+                case,
+                name,
+                SignedExecutionPayloadEnvelope::<E>::from_ssz_bytes,
+            )?;
+            outcome(
+                chain.verify_execution_payload_envelope_for_gossip(Arc::new(x), now),
                 |e| e.verdict(),
             )
         }

@@ -72,9 +72,14 @@ impl Runner for Networking {
 }
 
 /// The Gloas gossip handlers run: topics whose validation did not change in Gloas, and the
-/// Gloas ones the chain validates (attestations with their payload-status index, PTC votes).
+/// Gloas ones the chain validates (attestations and aggregates with their payload-status
+/// index, PTC votes, execution payload envelopes, data column sidecars checked against the
+/// bid's commitments).
 pub(crate) const GLOAS_GOSSIP_HANDLERS: &[&str] = &[
     "gossip_beacon_attestation",
+    "gossip_beacon_aggregate_and_proof",
+    "gossip_data_column_sidecar",
+    "gossip_execution_payload_envelope",
     "gossip_payload_attestation_message",
     "gossip_voluntary_exit",
     "gossip_proposer_slashing",
