@@ -187,7 +187,8 @@ impl BatchHandlers for Handlers {
         self.0.handle(WorkKind::GossipDataColumn, batch, ctx)
     }
     fn process_gossip_payload_attestations(&self, batch: Vec<Item>, ctx: &WorkerContext<'_>) {
-        self.0.handle(WorkKind::GossipPayloadAttestation, batch, ctx)
+        self.0
+            .handle(WorkKind::GossipPayloadAttestation, batch, ctx)
     }
     fn dropped(&self, item: BatchItem<Self>, reason: DropReason) {
         let kind = item.kind();
