@@ -62,6 +62,9 @@ work_kinds! {
     GossipBlock => "gossip_block",
     /// Beacon API requests on the proposal path: block production and publication.
     ApiRequestP0 => "api_request_p0",
+    /// A `SignedExecutionPayloadEnvelope` from `execution_payload` (Gloas): the payload of a
+    /// block imported already; with its custody columns it makes the block FULL.
+    GossipExecutionPayload => "gossip_execution_payload",
     /// A block fetched by root for a lookup (unknown parent or unknown block).
     RpcBlock => "rpc_block",
     /// Advancing the head state to the next slot before it starts (slot timer).
@@ -136,6 +139,9 @@ impl WorkKind {
             WorkKind::GossipBlock | WorkKind::RpcBlock => 1024,
             // A proposal needs one production and one publication per local proposer and slot.
             WorkKind::ApiRequestP0 => 256,
+            // One per block and builder; an envelope is up to a block's payload in size (MiBs
+            // on mainnet), so a few slots' worth, not more.
+            WorkKind::GossipExecutionPayload => 64,
             // One of each per slot; a short backlog means the node is far behind anyway.
             WorkKind::StateAdvance | WorkKind::CachePriming => 8,
             // 128 columns per block for a supernode; eight blocks' worth, ~100 MiB at 48 blobs.
@@ -223,6 +229,7 @@ impl WorkKind {
             WorkKind::ChainSegment
                 | WorkKind::GossipBlock
                 | WorkKind::ApiRequestP0
+                | WorkKind::GossipExecutionPayload
                 | WorkKind::RpcBlock
         )
     }
@@ -260,7 +267,8 @@ mod tests {
         let rank = |k: WorkKind| k.index();
         assert!(rank(ChainSegment) < rank(GossipBlock));
         assert!(rank(GossipBlock) < rank(ApiRequestP0));
-        assert!(rank(ApiRequestP0) < rank(GossipDataColumn));
+        assert!(rank(ApiRequestP0) < rank(GossipExecutionPayload));
+        assert!(rank(GossipExecutionPayload) < rank(GossipDataColumn));
         assert!(rank(GossipDataColumn) < rank(GossipAggregate));
         assert!(rank(GossipAggregate) < rank(GossipPayloadAttestation));
         assert!(rank(GossipPayloadAttestation) < rank(GossipAttestation));

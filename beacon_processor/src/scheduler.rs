@@ -8,9 +8,9 @@
 //! RPC serving and the API for as long as it lasts. So every `fairness_interval`-th dispatch on
 //! the main pool (16 by default) goes instead to the non-empty kind that has gone longest
 //! without being served, unless a critical kind ([`WorkKind::is_critical`]: chain segments,
-//! gossip and RPC blocks, API P0) is waiting, which always runs first. Every non-empty kind is
-//! therefore served at least once in every `fairness_interval × kinds` dispatches (≤ 16 × 27 =
-//! 432), while the kinds above keep at least 15/16 of the dispatches.
+//! gossip and RPC blocks, API P0, Gloas envelopes) is waiting, which always runs first. Every
+//! non-empty kind is therefore served at least once in every `fairness_interval × kinds`
+//! dispatches (≤ 16 × 29 = 464), while the kinds above keep at least 15/16 of the dispatches.
 
 use std::time::Instant;
 

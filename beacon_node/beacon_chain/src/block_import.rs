@@ -34,6 +34,15 @@ pub enum BlockProcessed {
     Pending(MissingComponents),
 }
 
+/// What became of gossip columns of one block.
+#[derive(Debug, Clone)]
+pub enum ColumnsProcessed<E: EthSpec> {
+    /// Fulu columns: what became of their block (one result per block they belong to).
+    Blocks(Vec<BlockProcessed>),
+    /// Gloas columns: what became of their block's payload.
+    Payload(crate::gloas_import::PayloadProcessed<E>),
+}
+
 /// What reconstruction (or the execution client's blobs) produced.
 #[derive(Debug, Clone)]
 pub struct Reconstructed<E: EthSpec> {
@@ -159,16 +168,30 @@ impl<E: EthSpec> BeaconChain<E> {
         self.process_gossip_block(block, &verdict, &verdict)
     }
 
-    /// Gossip-verified columns of block `root` into the availability checker, with the
-    /// block's own payload verdict (in flight or known); the block, when they complete it, is
-    /// imported. A block not here yet is imported by its own arrival.
+    /// Gossip-verified columns of block `root`. Fulu's go into the availability checker with
+    /// the block's own payload verdict (in flight or known); the block, when they complete it,
+    /// is imported (a block not here yet is imported by its own arrival). Gloas's wait for
+    /// their block's envelope ([`Self::process_gossip_gloas_columns`]; their block is imported
+    /// already), and the payload, when they complete it, is imported.
     pub fn import_gossip_data_columns(
         &self,
         root: &Root,
         columns: Vec<GossipVerifiedDataColumn<E>>,
-    ) -> Result<Vec<BlockProcessed>, ChainError> {
+    ) -> Result<ColumnsProcessed<E>, ChainError> {
+        let (gloas, fulu): (Vec<_>, Vec<_>) = columns
+            .into_iter()
+            .partition(|c| matches!(&*c.sidecar, types::DataColumnSidecar::Gloas(_)));
+        if let Some(first) = gloas.first() {
+            let slot = first.sidecar.slot();
+            let sidecars = gloas.into_iter().map(|c| c.sidecar).collect();
+            let payload = self
+                .process_gossip_gloas_columns(*root, slot, sidecars)
+                .map_err(|e| ChainError::Envelope(Box::new(e)))?;
+            return Ok(ColumnsProcessed::Payload(payload));
+        }
         let verdict = self.payload_verdict(root);
-        self.process_gossip_data_columns(columns, &verdict, &verdict)
+        self.process_gossip_data_columns(fulu, &verdict, &verdict)
+            .map(ColumnsProcessed::Blocks)
     }
 
     /// [`Self::reconstruct_data_columns`] with the block's own payload verdict.
@@ -199,6 +222,13 @@ impl<E: EthSpec> BeaconChain<E> {
         let GossipVerifiedBlock { block, block_root } = block;
         let slot = block.slot();
         self.record_stage(block_root, slot, Stage::GossipVerified);
+        // A Gloas block carries no payload and no data: imported at once, its payload (the
+        // envelope and the columns) later on its own path.
+        if matches!(&*block, types::SignedBeaconBlock::Gloas(_)) {
+            return self
+                .import_gloas_block(block, block_root)
+                .map(BlockProcessed::Imported);
+        }
         let (availability, evicted) = self
             .da_checker
             .lock()

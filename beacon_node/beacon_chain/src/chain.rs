@@ -44,6 +44,7 @@ use crate::observed::{
     ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
     ObservedValidators,
 };
+use crate::pending_payloads::PendingPayloads;
 use crate::slot_clock::SlotClock;
 use crate::state_advance::ImportMetrics;
 use crate::state_cache::{StateCache, StateCacheConfig};
@@ -240,6 +241,9 @@ pub enum ChainError {
     /// A chain segment handed in that cannot be imported as given.
     #[error("chain segment: {0}")]
     Segment(#[source] SegmentError),
+    /// A Gloas payload (envelope and columns) completed by columns failed its import.
+    #[error("payload: {0}")]
+    Envelope(#[source] Box<crate::gloas_import::EnvelopeError>),
 }
 
 impl ChainError {
@@ -251,6 +255,8 @@ impl ChainError {
         match self {
             ChainError::ForkChoice(e) => e.fault(),
             ChainError::GloasForkChoice(e) => e.fault(),
+            // Nobody's fault (its block or columns not here yet) is no peer's.
+            ChainError::Envelope(e) => e.fault().unwrap_or(Fault::Local),
             // The execution client's verdict on the payload the block carries.
             ChainError::InvalidPayload(_)
             // A block of a fork whose blobs come as sidecars, or one already finalized.
@@ -592,6 +598,9 @@ pub struct BeaconChain<E: EthSpec> {
     pub(crate) sync_committee_cache: Mutex<Option<SyncCommitteeMembers>>,
     /// Blocks waiting for their custody columns.
     pub(crate) da_checker: Mutex<DataAvailabilityChecker<E>>,
+    /// Gloas payloads (envelopes and custody columns from gossip) waiting for their other
+    /// parts; their blocks are imported already.
+    pub(crate) pending_payloads: Mutex<PendingPayloads<E>>,
     /// Recent blocks' timelines.
     pub(crate) timelines: Mutex<Timelines>,
     /// Gossip votes waiting for their slot to pass before fork choice counts them.
@@ -948,6 +957,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 config.custody_columns::<E>(),
                 config.pending_blocks,
             )),
+            pending_payloads: Mutex::new(PendingPayloads::new(config.pending_blocks)),
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
@@ -1236,6 +1246,7 @@ impl<E: EthSpec> BeaconChain<E> {
                 config.custody_columns::<E>(),
                 config.pending_blocks,
             )),
+            pending_payloads: Mutex::new(PendingPayloads::new(config.pending_blocks)),
             timelines: Mutex::new(Timelines::default()),
             queued_votes: Mutex::new(Vec::new()),
             light_client_server,
@@ -2287,6 +2298,7 @@ impl<E: EthSpec> BeaconChain<E> {
         let current_slot = self.slot_at_ms(self.now_ms());
         self.prune_observed(current_slot);
         self.da_checker.lock().prune(finalized_slot);
+        self.pending_payloads.lock().prune(finalized_slot);
         self.timelines.lock().prune(current_slot);
         self.unimported.lock().retain(|_, b| match b {
             UnimportedBlock::Failed { slot, .. } | UnimportedBlock::Pending { slot } => {

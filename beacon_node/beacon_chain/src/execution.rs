@@ -281,6 +281,10 @@ impl<E: EthSpec> BeaconChain<E> {
         let Some(execution) = self.payload_verdicts.execution_layer() else {
             return;
         };
+        // A Gloas block carries no payload: its envelope's is sent on its own path.
+        if matches!(&*block, SignedBeaconBlock::Gloas(_)) {
+            return;
+        }
         let sender = self.expect_payload_verdict(root, block.slot());
         let chain = self.clone();
         let engine = execution.engine.clone();

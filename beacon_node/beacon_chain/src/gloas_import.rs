@@ -95,7 +95,9 @@ use types::{
 use crate::block_verification::Imports;
 use crate::chain::{BeaconChain, ChainError, ExecutionStatus, HeadSnapshot, UnimportedBlock};
 use crate::events::ChainEvent;
-use crate::execution::{ExecutionError, payload_status_of};
+use crate::execution::{ExecutionError, PendingPayloadVerdict, payload_status_of};
+use crate::gossip::GossipVerifiedEnvelope;
+use crate::pending_payloads::{MissingPayloadParts, PayloadAvailability, ReadyPayload};
 use crate::timeline::Stage;
 
 /// `get_forkchoice_store(anchor_state, anchor_block)` for a Gloas anchor: the anchor block's
@@ -812,6 +814,45 @@ pub struct VerifiedEnvelope<E: EthSpec> {
     pub envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
     /// What `engine_newPayloadV5` is sent (`verify_and_notify_new_payload`).
     pub request: NewPayloadRequest<E>,
+    /// The custody columns of the bid's commitments, stored with the envelope (empty for a bid
+    /// without commitments).
+    pub columns: Vec<Arc<DataColumnSidecar<E>>>,
+}
+
+/// The columns an envelope's availability is checked with.
+enum EnvelopeColumns<'a, E: EthSpec> {
+    /// As received (req/resp, tests): their KZG proofs checked against the bid.
+    Unverified(&'a [DataColumnSidecar<E>]),
+    /// Gossip verified already (KZG included): only their presence is checked.
+    GossipVerified(Vec<Arc<DataColumnSidecar<E>>>),
+}
+
+/// The Gloas columns of `columns` whose index is in `custody`, one per index.
+fn custody_of<'a, E: EthSpec>(
+    columns: &'a [DataColumnSidecar<E>],
+    custody: &BTreeSet<ColumnIndex>,
+) -> Vec<&'a DataColumnSidecar<E>> {
+    let mut seen = BTreeSet::new();
+    columns
+        .iter()
+        .filter(|c| match c {
+            DataColumnSidecar::Gloas(_) => custody.contains(&c.index()) && seen.insert(c.index()),
+            DataColumnSidecar::Fulu(_) => false,
+        })
+        .collect()
+}
+
+/// What became of a payload part (an envelope or columns) from gossip.
+#[derive(Debug, Clone)]
+pub enum PayloadProcessed<E: EthSpec> {
+    /// The part completed the payload, which was imported.
+    Imported(EnvelopeImported<E>),
+    /// The payload waits for its other parts.
+    Pending(MissingPayloadParts),
+    /// The block's payload was imported already: the part is not needed.
+    AlreadyImported(Root),
+    /// Nothing of it was held: columns outside the node's custody, or a finalized slot.
+    NotHeld(Root),
 }
 
 /// An imported envelope.
@@ -930,6 +971,28 @@ impl<E: EthSpec> BeaconChain<E> {
         envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
         columns: &[DataColumnSidecar<E>],
     ) -> Result<VerifiedEnvelope<E>, EnvelopeError> {
+        self.verify_envelope_with(envelope, EnvelopeColumns::Unverified(columns), false)
+    }
+
+    /// [`Self::verify_execution_payload_envelope`] for an envelope and columns gossip verified
+    /// already: the envelope's signature and the columns' KZG proofs are not checked again.
+    fn verify_gossip_verified_envelope(
+        &self,
+        ready: ReadyPayload<E>,
+    ) -> Result<VerifiedEnvelope<E>, EnvelopeError> {
+        self.verify_envelope_with(
+            ready.envelope,
+            EnvelopeColumns::GossipVerified(ready.columns),
+            true,
+        )
+    }
+
+    fn verify_envelope_with(
+        &self,
+        envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+        columns: EnvelopeColumns<'_, E>,
+        signature_verified: bool,
+    ) -> Result<VerifiedEnvelope<E>, EnvelopeError> {
         let block_root = envelope.message.beacon_block_root;
         let verify = {
             let fc = self.fork_choice.lock();
@@ -939,7 +1002,11 @@ impl<E: EthSpec> BeaconChain<E> {
             if !fc.contains_block(&block_root) {
                 return Err(EnvelopeError::UnknownBlock(block_root));
             }
-            fc.verify_signatures()
+            if signature_verified {
+                VerifySignatures::None
+            } else {
+                fc.verify_signatures()
+            }
         };
         let mut state = self.block_state_outside_lock(&block_root)?;
         let state_root = state.hash_tree_root().map_err(ChainError::State)?;
@@ -966,13 +1033,44 @@ impl<E: EthSpec> BeaconChain<E> {
             (request, *view.slot, commitments)
         };
         let custody = self.custody_columns();
-        verify_gloas_custody_columns::<E>(block_root, &commitments, columns, &custody, self.pool())
-            .map_err(|source| EnvelopeError::DataUnavailable { block_root, source })?;
+        let unavailable = |source| EnvelopeError::DataUnavailable { block_root, source };
+        let columns = if commitments.is_empty() {
+            Vec::new()
+        } else {
+            match columns {
+                EnvelopeColumns::Unverified(columns) => {
+                    verify_gloas_custody_columns::<E>(
+                        block_root,
+                        &commitments,
+                        columns,
+                        &custody,
+                        self.pool(),
+                    )
+                    .map_err(unavailable)?;
+                    custody_of(columns, &custody)
+                        .into_iter()
+                        .map(|c| Arc::new(c.clone()))
+                        .collect()
+                }
+                EnvelopeColumns::GossipVerified(columns) => {
+                    let held: BTreeSet<ColumnIndex> = columns.iter().map(|c| c.index()).collect();
+                    let missing: Vec<ColumnIndex> = custody.difference(&held).copied().collect();
+                    if !missing.is_empty() {
+                        return Err(unavailable(ColumnsUnavailable::Missing(missing)));
+                    }
+                    columns
+                        .into_iter()
+                        .filter(|c| custody.contains(&c.index()))
+                        .collect()
+                }
+            }
+        };
         Ok(VerifiedEnvelope {
             block_root,
             slot,
             envelope,
             request,
+            columns,
         })
     }
 
@@ -1015,8 +1113,10 @@ impl<E: EthSpec> BeaconChain<E> {
                 *recorded = status;
             }
             self.store_writer()
-                .put_execution_payload_envelope(verified.envelope)
+                .put_execution_payload_envelope(verified.envelope, verified.columns)
         };
+        // Parts of the payload still held from gossip are not needed any more.
+        self.pending_payloads.lock().remove(&block_root);
         let head = self.recompute_head()?;
         let written = written.ok_or(EnvelopeError::StoreWriterStopped(block_root))?;
         match written.recv() {
@@ -1069,6 +1169,110 @@ impl<E: EthSpec> BeaconChain<E> {
         tokio::task::spawn_blocking(move || chain.import_verified_envelope(verified, status))
             .await
             .map_err(EnvelopeError::Task)?
+    }
+
+    /// `engine_newPayloadV5` for a verified envelope from a synchronous caller (a processor
+    /// worker): sent on the execution client's runtime, its answer waited for as long as an
+    /// import waits for a block's verdict. No client, a failed call or no answer in time: not
+    /// validated (an optimistic import).
+    fn new_payload_v5_verdict(&self, verified: &VerifiedEnvelope<E>) -> ExecutionStatus {
+        let Some(execution) = self.payload_verdicts.execution_layer() else {
+            return ExecutionStatus::NotValidated;
+        };
+        let (sender, pending) = PendingPayloadVerdict::channel();
+        let engine = execution.engine.clone();
+        let request = verified.request.clone();
+        let block_root = verified.block_root;
+        execution.runtime.spawn(async move {
+            match engine.new_payload_v5(&request).await {
+                Ok(answer) => sender.send(payload_status_of(&answer)),
+                Err(e) => {
+                    let e = ExecutionError::from(e);
+                    tracing::warn!(%block_root, error = %e, "newPayloadV5 failed: importing the envelope optimistically");
+                    sender.send(ExecutionStatus::NotValidated);
+                }
+            }
+        });
+        pending
+            .wait(self.payload_verdicts.wait())
+            .unwrap_or(ExecutionStatus::NotValidated)
+    }
+
+    /// A payload whose envelope and custody columns passed gossip validation
+    /// ([`PendingPayloads`] made it ready): the envelope's checks against its block's
+    /// post-state (signature and KZG not again), `engine_newPayloadV5`, then
+    /// [`Self::import_verified_envelope`] (the envelope and its columns stored, the block FULL).
+    /// An envelope that fails leaves its block valid.
+    ///
+    /// [spec]: gloas/fork-choice.md#new-on_execution_payload_envelope
+    pub fn import_available_payload(
+        &self,
+        ready: ReadyPayload<E>,
+    ) -> Result<EnvelopeImported<E>, EnvelopeError> {
+        let verified = self.verify_gossip_verified_envelope(ready)?;
+        let status = self.new_payload_v5_verdict(&verified);
+        self.import_verified_envelope(verified, status)
+    }
+
+    /// A gossip-verified envelope: imported at once when its block's custody columns are here
+    /// (or its bid has no commitments), else held until they come. An envelope of a block whose
+    /// payload is imported already is not held.
+    pub fn process_gossip_execution_payload_envelope(
+        &self,
+        verified: GossipVerifiedEnvelope<E>,
+    ) -> Result<PayloadProcessed<E>, EnvelopeError> {
+        let block_root = verified.block_root;
+        if self.is_payload_verified(&block_root) {
+            return Ok(PayloadProcessed::AlreadyImported(block_root));
+        }
+        let custody = self.custody_columns();
+        let put = self.pending_payloads.lock().put_envelope(
+            block_root,
+            verified.slot,
+            verified.blobs,
+            verified.envelope,
+            &custody,
+        );
+        self.on_payload_part(block_root, put)
+    }
+
+    /// Gossip-verified Gloas columns of block `root` (at `slot`), held until the block's
+    /// envelope is here; the payload, when they complete it, is imported. Columns of a block
+    /// whose payload is imported already are not held.
+    pub fn process_gossip_gloas_columns(
+        &self,
+        block_root: Root,
+        slot: Slot,
+        columns: Vec<Arc<DataColumnSidecar<E>>>,
+    ) -> Result<PayloadProcessed<E>, EnvelopeError> {
+        if self.is_payload_verified(&block_root) {
+            return Ok(PayloadProcessed::AlreadyImported(block_root));
+        }
+        let custody = self.custody_columns();
+        let put = self
+            .pending_payloads
+            .lock()
+            .put_columns(block_root, slot, columns, &custody);
+        self.on_payload_part(block_root, put)
+    }
+
+    fn on_payload_part(
+        &self,
+        block_root: Root,
+        put: Option<(PayloadAvailability<E>, Vec<Root>)>,
+    ) -> Result<PayloadProcessed<E>, EnvelopeError> {
+        let Some((availability, evicted)) = put else {
+            return Ok(PayloadProcessed::NotHeld(block_root));
+        };
+        for root in evicted {
+            tracing::debug!(block_root = %root, "a payload waiting for its parts was evicted: they can come again by req/resp");
+        }
+        match availability {
+            PayloadAvailability::Ready(ready) => self
+                .import_available_payload(*ready)
+                .map(PayloadProcessed::Imported),
+            PayloadAvailability::Missing(missing) => Ok(PayloadProcessed::Pending(missing)),
+        }
     }
 
     /// Whether fork choice holds the payload of Gloas block `root` as verified (its envelope

@@ -49,6 +49,7 @@ pub mod historical_blocks;
 pub mod internal_error;
 pub mod light_client_server;
 pub mod observed;
+pub mod pending_payloads;
 pub mod production;
 pub mod publication;
 pub mod slot_clock;
@@ -63,7 +64,9 @@ pub mod workers;
 pub use api_states::{
     BlockReplay, BlockTreeLeaf, QueriedBlock, QueriedState, StateQueryError, latest_block_root_of,
 };
-pub use block_import::{BlockProcessed, ExecutionBlobsError, ReconstructionError};
+pub use block_import::{
+    BlockProcessed, ColumnsProcessed, ExecutionBlobsError, ReconstructionError,
+};
 pub use chain::{
     AnchorError, BeaconChain, ChainConfig, ChainError, DEFAULT_PAYLOAD_VERDICT_WAIT,
     ExecutionStatus, HeadSnapshot, Reopened, SegmentBlock, SegmentError, SegmentImport, StoredItem,
@@ -79,12 +82,15 @@ pub use execution::{
 };
 pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
-pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};
+pub use gloas_import::{
+    ColumnsUnavailable, EnvelopeError, EnvelopeImported, PayloadProcessed, VerifiedEnvelope,
+};
 pub use gossip::Verdict;
 pub use internal_error::InternalError;
 pub use light_client_server::{
     LightClientServer, LightClientServerError, MAX_REQUEST_LIGHT_CLIENT_UPDATES,
 };
+pub use pending_payloads::MissingPayloadParts;
 pub use production::{
     BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome, ProducedBlindedBlock,
     ProducedBlockV3,

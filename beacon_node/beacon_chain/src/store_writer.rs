@@ -43,8 +43,8 @@ use rayon::ThreadPool;
 use state_processing::CachedBeaconState;
 use store::{MigrationSummary, Store, StoreError};
 use types::{
-    BeaconState, ChainSpec, EthSpec, Root, gloas::SignedExecutionPayloadEnvelope,
-    phase0::Checkpoint,
+    BeaconState, ChainSpec, DataColumnSidecar, EthSpec, Root,
+    gloas::SignedExecutionPayloadEnvelope, phase0::Checkpoint,
 };
 
 use crate::chain::ChainError;
@@ -60,9 +60,11 @@ enum Job<E: EthSpec> {
     /// the jobs queued before, so that a snapshot's older bytes never land over them.
     ForkChoice(Vec<u8>),
     /// A Gloas execution payload envelope for the envelope table (its block stored before),
-    /// with where to answer once it is committed or refused.
+    /// with its block's custody columns (one batch), and where to answer once it is committed
+    /// or refused.
     Envelope {
         envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+        columns: Vec<Arc<DataColumnSidecar<E>>>,
         done: SyncSender<Result<(), StoreError>>,
     },
     /// A snapshot left pending by a node that stopped before writing it: loaded by replay,
@@ -134,16 +136,22 @@ impl<E: EthSpec> StoreWriter<E> {
         }
     }
 
-    /// Queues `envelope` for the store's envelope table, after every job queued before. The
-    /// receiver answers once the write is committed (or refused: its block not stored, pruned
-    /// by a finalization queued before); `None` when the writer thread stopped.
+    /// Queues `envelope` for the store's envelope table and `columns` (its block's custody
+    /// columns) beside it in one batch, after every job queued before. The receiver answers
+    /// once the write is committed (or refused: its block not stored, pruned by a finalization
+    /// queued before); `None` when the writer thread stopped.
     pub(crate) fn put_execution_payload_envelope(
         &self,
         envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+        columns: Vec<Arc<DataColumnSidecar<E>>>,
     ) -> Option<Receiver<Result<(), StoreError>>> {
         let (done, answer) = mpsc::sync_channel(1);
-        self.send(Job::Envelope { envelope, done })
-            .then_some(answer)
+        self.send(Job::Envelope {
+            envelope,
+            columns,
+            done,
+        })
+        .then_some(answer)
     }
 
     /// Queues the pending snapshot `state_root`, which no import will hand over (the node
@@ -248,9 +256,17 @@ fn run<E: EthSpec>(
                     tracing::error!(%error, "fork choice not persisted; a restart replays from the record before");
                 }
             }
-            Job::Envelope { envelope, done } => {
+            Job::Envelope {
+                envelope,
+                columns,
+                done,
+            } => {
+                let block_root = envelope.message.beacon_block_root;
                 let written = store.begin_batch().and_then(|mut batch| {
                     batch.put_execution_payload_envelope(&envelope)?;
+                    for column in &columns {
+                        batch.put_data_column(block_root, column)?;
+                    }
                     batch.commit()
                 });
                 // The waiter may be gone (its task cancelled): the write stands.

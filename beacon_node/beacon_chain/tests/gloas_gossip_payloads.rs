@@ -1,7 +1,9 @@
 //! Gloas payload gossip on a chain from a Gloas interop genesis: execution payload envelopes
 //! (`verify_execution_payload_envelope_for_gossip`) and data column sidecars checked against
 //! their block's bid (`verify_data_columns_for_gossip`, the batch form: a bad proof attributed
-//! to its sidecar, two copies of one sidecar in a batch not both accepted).
+//! to its sidecar, two copies of one sidecar in a batch not both accepted); then their import
+//! from gossip: the envelope and the custody columns held until both are here, whichever
+//! comes first, then the block FULL and both stored.
 #![allow(
     clippy::unwrap_used,
     reason = "test helpers: a failed setup is a failed test"
@@ -10,10 +12,12 @@
 use std::sync::Arc;
 
 use beacon_chain::{
-    ExecutionStatus, Verdict,
+    ColumnsProcessed, ExecutionStatus, PayloadProcessed, Verdict,
     gossip::{DataColumnGossipError, EnvelopeGossipError},
     harness::{ChainHarness, HarnessConfig},
 };
+use fork_choice::PayloadStatus;
+use mock_execution_layer::MockPayloadStatus;
 use state_harness::{
     BlockContents, BuiltBlock,
     gloas::{GloasBlockContents, ParentPayload, build_gloas_block},
@@ -27,15 +31,19 @@ fn gloas_spec() -> ChainSpec {
 }
 
 async fn harness() -> ChainHarness<E> {
-    HarnessConfig {
+    harness_with_custody(None).await
+}
+
+/// The chain custodying `custody` (`None`: its configured default).
+async fn harness_with_custody(custody: Option<&[u64]>) -> ChainHarness<E> {
+    let mut config = HarnessConfig {
         spec: gloas_spec(),
         validators: 64,
         genesis_time: 1_600_000_000,
         ..HarnessConfig::default()
-    }
-    .build()
-    .await
-    .unwrap()
+    };
+    config.chain.custody_columns = custody.map(|c| c.iter().copied().collect());
+    config.build().await.unwrap()
 }
 
 /// A Gloas block at slot 1 on genesis with `contents`, imported (the clock at its slot).
@@ -223,5 +231,191 @@ async fn a_batch_of_gloas_columns_is_checked_against_the_bid_each_sidecar_on_its
     assert_eq!(
         err,
         DataColumnGossipError::WrongSubnet { index: 7, found: 8 }
+    );
+}
+
+/// A Gloas block at slot 1 with one blob, imported; its column sidecars (cells and proofs of
+/// the blob) by index, and its self-built envelope, the mock told its payload is VALID.
+struct BlockWithPayload {
+    root: Root,
+    envelope: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    cells: kzg::CellsAndProofs,
+}
+
+impl BlockWithPayload {
+    fn column(&self, index: u64) -> (Arc<DataColumnSidecar<E>>, u64) {
+        let sidecar = DataColumnSidecar::Gloas(types::gloas::DataColumnSidecar {
+            index,
+            column: vec![
+                types::Cell::<E>::new(self.cells.cells[index as usize].to_bytes().to_vec())
+                    .unwrap(),
+            ]
+            .into(),
+            kzg_proofs: vec![types::KZGProof::from(self.cells.proofs[index as usize].0)].into(),
+            slot: 1,
+            beacon_block_root: self.root,
+        });
+        (Arc::new(sidecar), index)
+    }
+}
+
+fn block_with_one_blob(h: &ChainHarness<E>) -> BlockWithPayload {
+    let blob = blob(9);
+    let commitment = kzg::blob_to_kzg_commitment(&blob).unwrap();
+    let cells = kzg::compute_cells_and_kzg_proofs(&blob).unwrap();
+    let (built, root) = import_first_block(
+        h,
+        BlockContents {
+            blob_kzg_commitments: vec![types::KZGCommitment::from(commitment.0)],
+            ..Default::default()
+        },
+    );
+    let envelope = state_harness::gloas::self_built_envelope(&built, &h.spec).unwrap();
+    h.mock.set_payload_status(
+        envelope.message.payload.block_hash,
+        MockPayloadStatus::Valid,
+    );
+    BlockWithPayload {
+        root,
+        envelope: Arc::new(envelope),
+        cells,
+    }
+}
+
+/// The columns through gossip validation and into the chain.
+fn gossip_columns(
+    h: &ChainHarness<E>,
+    b: &BlockWithPayload,
+    indices: &[u64],
+) -> PayloadProcessed<E> {
+    let inputs = indices.iter().map(|&i| b.column(i)).collect();
+    let verified: Vec<_> = h
+        .chain
+        .verify_data_columns_for_gossip(inputs, h.chain.now_ms())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    match h
+        .chain
+        .import_gossip_data_columns(&b.root, verified)
+        .unwrap()
+    {
+        ColumnsProcessed::Payload(processed) => processed,
+        ColumnsProcessed::Blocks(blocks) => panic!("Gloas columns went to blocks: {blocks:?}"),
+    }
+}
+
+fn gossip_envelope(h: &ChainHarness<E>, b: &BlockWithPayload) -> PayloadProcessed<E> {
+    let verified = h
+        .chain
+        .verify_execution_payload_envelope_for_gossip(b.envelope.clone(), h.chain.now_ms())
+        .unwrap();
+    assert_eq!(verified.blobs, 1);
+    h.chain
+        .process_gossip_execution_payload_envelope(verified)
+        .unwrap()
+}
+
+fn head_status(h: &ChainHarness<E>) -> (Root, Option<PayloadStatus>) {
+    let head = h.chain.head();
+    (head.block_root, head.payload_status)
+}
+
+fn assert_imported_and_stored(
+    h: &ChainHarness<E>,
+    b: &BlockWithPayload,
+    processed: PayloadProcessed<E>,
+) {
+    let PayloadProcessed::Imported(imported) = processed else {
+        panic!("not imported: {processed:?}");
+    };
+    assert_eq!(imported.block_root, b.root);
+    // The execution client was asked (`engine_newPayloadV5`) and its VALID recorded.
+    assert_eq!(imported.status, ExecutionStatus::Valid);
+    assert_eq!(head_status(h), (b.root, Some(PayloadStatus::Full)));
+    let stored = h
+        .chain
+        .store()
+        .get_execution_payload_envelope(&b.root)
+        .unwrap();
+    assert_eq!(stored.as_ref(), Some(&*b.envelope));
+    assert_eq!(
+        h.chain.store().data_column_indices(&b.root).unwrap(),
+        vec![0, 5, 64]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gossip_envelope_waits_for_the_custody_columns_then_makes_its_block_full() {
+    let h = harness_with_custody(Some(&[0, 5, 64])).await;
+    let b = block_with_one_blob(&h);
+
+    let PayloadProcessed::Pending(missing) = gossip_envelope(&h, &b) else {
+        panic!("imported without its columns");
+    };
+    assert!(missing.envelope_known);
+    assert_eq!(missing.missing_columns, vec![0, 5, 64]);
+    assert_eq!(head_status(&h), (b.root, Some(PayloadStatus::Empty)));
+
+    // A column outside the custody is not held; two of three leave it waiting.
+    let PayloadProcessed::Pending(missing) = gossip_columns(&h, &b, &[3, 0, 64]) else {
+        panic!("imported one column short");
+    };
+    assert_eq!(missing.missing_columns, vec![5]);
+    assert_eq!(head_status(&h), (b.root, Some(PayloadStatus::Empty)));
+
+    let processed = gossip_columns(&h, &b, &[5]);
+    assert_imported_and_stored(&h, &b, processed);
+
+    // A column that comes after the payload's import is not held again.
+    assert!(matches!(
+        gossip_columns(&h, &b, &[7]),
+        PayloadProcessed::AlreadyImported(root) if root == b.root
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gossip_columns_before_their_envelope_are_held_until_it_comes() {
+    let h = harness_with_custody(Some(&[0, 5, 64])).await;
+    let b = block_with_one_blob(&h);
+
+    let PayloadProcessed::Pending(missing) = gossip_columns(&h, &b, &[0, 5, 64]) else {
+        panic!("imported without the envelope");
+    };
+    assert!(!missing.envelope_known);
+    assert!(missing.missing_columns.is_empty());
+    assert_eq!(head_status(&h), (b.root, Some(PayloadStatus::Empty)));
+
+    let processed = gossip_envelope(&h, &b);
+    assert_imported_and_stored(&h, &b, processed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gossip_envelope_whose_bid_has_no_blobs_is_imported_at_once() {
+    let h = harness_with_custody(Some(&[0, 5, 64])).await;
+    let (built, root) = import_first_block(&h, BlockContents::default());
+    let envelope = Arc::new(state_harness::gloas::self_built_envelope(&built, &h.spec).unwrap());
+    h.mock
+        .set_payload_status(envelope.message.payload.block_hash, MockPayloadStatus::Valid);
+    let verified = h
+        .chain
+        .verify_execution_payload_envelope_for_gossip(envelope, h.chain.now_ms())
+        .unwrap();
+    assert_eq!(verified.blobs, 0);
+    let processed = h
+        .chain
+        .process_gossip_execution_payload_envelope(verified)
+        .unwrap();
+    assert!(
+        matches!(&processed, PayloadProcessed::Imported(i) if i.block_root == root),
+        "{processed:?}"
+    );
+    assert_eq!(head_status(&h), (root, Some(PayloadStatus::Full)));
+    assert!(
+        h.chain
+            .store()
+            .data_column_indices(&root)
+            .unwrap()
+            .is_empty()
     );
 }

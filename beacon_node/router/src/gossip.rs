@@ -11,13 +11,14 @@
 use std::sync::Arc;
 
 use beacon_chain::gossip::BlockGossipError;
+use beacon_chain::gossip::EnvelopeGossipError;
 use beacon_chain::gossip::GossipVerifiedBlock;
 use beacon_chain::timeline::SeenVia;
-use beacon_chain::{BlockProcessed, Verdict};
+use beacon_chain::{BlockProcessed, PayloadProcessed, Verdict};
 use beacon_processor::{BatchItem, DropReason, SubmitError, Task, WorkKind};
 use libp2p::gossipsub::MessageId;
 use networking::{GossipKind, GossipTopic, PeerId, PubsubMessage, Validation};
-use types::{EthSpec, Root, SignedBeaconBlock};
+use types::{EthSpec, Root, SignedBeaconBlock, gloas::SignedExecutionPayloadEnvelope};
 
 use crate::handlers::{GossipAggregateMessage, GossipItem};
 use crate::{AcceptedGossip, Internal, Processor, Router};
@@ -121,9 +122,8 @@ pub(crate) fn dropped<E: EthSpec>(
 /// The Gloas topics whose gossip the chain does not validate yet (issue 44): the node does
 /// not subscribe to them (a mesh member that forwards nothing only hurts its mesh), and what
 /// arrives on them anyway is ignored and counted ([`not_validated`]).
-pub const NOT_VALIDATED_TOPICS: [GossipKind; 3] = [
+pub const NOT_VALIDATED_TOPICS: [GossipKind; 2] = [
     GossipKind::ExecutionPayloadBid,
-    GossipKind::ExecutionPayload,
     GossipKind::ProposerPreferences,
 ];
 
@@ -431,11 +431,64 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 message: GossipAggregateMessage::Gloas(*aggregate),
             }),
         ),
+        PubsubMessage::ExecutionPayload(envelope) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipExecutionPayload,
+                label,
+                message_id,
+                source,
+                move |r, id, src| process_gossip_envelope(r, id, src, envelope),
+            ),
+        ),
         PubsubMessage::GloasAttesterSlashing(_)
         | PubsubMessage::ExecutionPayloadBid(_)
-        | PubsubMessage::ExecutionPayload(_)
         | PubsubMessage::ProposerPreferences(_) => {
             not_validated(router, label, message_id, source);
+        }
+    }
+}
+
+/// An execution payload envelope (Gloas): gossip validation, its verdict, then the chain holds
+/// it until its block's custody columns are here and imports it
+/// ([`BeaconChain::process_gossip_execution_payload_envelope`]). One for a block not seen yet
+/// asks for that block.
+fn process_gossip_envelope<E: EthSpec>(
+    router: &Arc<Router<E>>,
+    message_id: MessageId,
+    source: PeerId,
+    envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+) {
+    let chain = &router.chain;
+    let label = "execution_payload";
+    let verified =
+        match chain.verify_execution_payload_envelope_for_gossip(envelope, chain.now_ms()) {
+            Ok(verified) => verified,
+            Err(e) => {
+                tracing::debug!(peer_id = %source, error = %e, "gossip envelope refused");
+                if let EnvelopeGossipError::UnknownBlock(root) = e {
+                    router.send_internal(Internal::UnknownBlock {
+                        peer_id: source,
+                        root,
+                    });
+                }
+                report(router, label, message_id, source, e.verdict());
+                return;
+            }
+        };
+    report(router, label, message_id, source, Verdict::Accept);
+    let block_root = verified.block_root;
+    match chain.process_gossip_execution_payload_envelope(verified) {
+        Ok(PayloadProcessed::Imported(imported)) => {
+            tracing::info!(%block_root, status = ?imported.status, "gossip envelope imported: the block is FULL");
+        }
+        Ok(PayloadProcessed::Pending(missing)) => {
+            tracing::debug!(%block_root, missing = missing.missing_columns.len(), "gossip envelope waits for its columns");
+        }
+        Ok(PayloadProcessed::AlreadyImported(_) | PayloadProcessed::NotHeld(_)) => {}
+        Err(e) => {
+            tracing::warn!(%block_root, error = %e, "gossip envelope not imported: the block stays EMPTY");
         }
     }
 }

@@ -11,6 +11,7 @@ use beacon_chain::gossip::{
     AttestationGossipError, GossipAggregate, GossipVerifiedDataColumn,
     PayloadAttestationGossipError, VerifiedAggregate,
 };
+use beacon_chain::{ColumnsProcessed, PayloadProcessed};
 use beacon_processor::{BatchHandlers, BatchItem, DropReason, WorkerContext};
 use libp2p::gossipsub::MessageId;
 use networking::PeerId;
@@ -222,13 +223,17 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
         }
         for (root, columns) in by_block {
             match chain.import_gossip_data_columns(&root, columns) {
-                Ok(outcomes) => {
+                Ok(ColumnsProcessed::Blocks(outcomes)) => {
                     for outcome in outcomes {
                         if let beacon_chain::BlockProcessed::Imported(imported) = outcome {
                             tracing::debug!(block_root = %imported, "columns processed: the block is imported");
                         }
                     }
                 }
+                Ok(ColumnsProcessed::Payload(PayloadProcessed::Imported(imported))) => {
+                    tracing::debug!(block_root = %imported.block_root, "columns processed: the payload is imported");
+                }
+                Ok(ColumnsProcessed::Payload(_)) => {}
                 Err(e) => tracing::warn!(block_root = %root, error = %e, "columns not processed"),
             }
             if chain.take_reconstruction_request(&root) {

@@ -219,6 +219,9 @@ pub struct GossipVerifiedEnvelope<E: EthSpec> {
     pub block_root: Root,
     /// The block's (and the payload's) slot.
     pub slot: Slot,
+    /// The number of blob commitments of the block's bid (the custody columns the payload
+    /// waits for have a cell per commitment; none when it has none).
+    pub blobs: usize,
     /// The envelope.
     pub envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
 }
@@ -289,6 +292,7 @@ impl<E: EthSpec> BeaconChain<E> {
             return Err(EnvelopeGossipError::PreGloasBlock(block_root));
         };
         let bid = &gloas.latest_execution_payload_bid;
+        let blobs = bid.blob_kzg_commitments.len();
 
         if block_slot != payload.slot_number {
             return Err(EnvelopeGossipError::SlotMismatch {
@@ -345,6 +349,7 @@ impl<E: EthSpec> BeaconChain<E> {
             Ok(false) => Ok(GossipVerifiedEnvelope {
                 block_root,
                 slot: block_slot,
+                blobs,
                 envelope,
             }),
             Ok(true) => Err(EnvelopeGossipError::AlreadySeen {
