@@ -102,6 +102,8 @@ pub struct PublishCounts {
     pub blocks: u64,
     /// Data column sidecars.
     pub data_columns: u64,
+    /// Execution payload envelopes (Gloas).
+    pub envelopes: u64,
     /// Single attestations.
     pub attestations: u64,
     /// Aggregates.
@@ -119,6 +121,7 @@ pub struct PublishCounts {
 pub struct NoNetwork {
     blocks: AtomicU64,
     data_columns: AtomicU64,
+    envelopes: AtomicU64,
     attestations: AtomicU64,
     aggregates: AtomicU64,
     sync_messages: AtomicU64,
@@ -139,6 +142,7 @@ impl NoNetwork {
         PublishCounts {
             blocks: get(&self.blocks),
             data_columns: get(&self.data_columns),
+            envelopes: get(&self.envelopes),
             attestations: get(&self.attestations),
             aggregates: get(&self.aggregates),
             sync_messages: get(&self.sync_messages),
@@ -164,6 +168,13 @@ impl<E: EthSpec> BlockBroadcaster<E> for NoNetwork {
 
     fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>) {
         bump(&self.data_columns, columns.len() as u64);
+    }
+
+    fn broadcast_execution_payload_envelope(
+        &self,
+        _: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    ) {
+        bump(&self.envelopes, 1);
     }
 }
 

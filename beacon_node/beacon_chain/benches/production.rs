@@ -90,6 +90,12 @@ impl BlockBroadcaster<E> for Timed {
     fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>) {
         *self.columns_at.lock().unwrap() = Some((Instant::now(), columns.len()));
     }
+
+    fn broadcast_execution_payload_envelope(
+        &self,
+        _: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    ) {
+    }
 }
 
 /// Every committee of `slot` attesting to the canonical block, as network aggregates (one

@@ -94,6 +94,47 @@ pub fn get_data_column_sidecars<E: EthSpec>(
         .collect()
 }
 
+/// The Gloas `get_data_column_sidecars(beacon_block_root, slot, cells_and_kzg_proofs)`: one
+/// sidecar per column, column `i` holding cell `i` and proof `i` of every blob of the payload;
+/// no header, commitments or inclusion proof (the commitments are the block's bid's).
+///
+/// [spec]: gloas/builder.md#modified-get_data_column_sidecars
+pub fn get_gloas_data_column_sidecars<E: EthSpec>(
+    beacon_block_root: types::Root,
+    slot: types::Slot,
+    cells_and_kzg_proofs: &[kzg::CellsAndProofs],
+) -> Result<Vec<DataColumnSidecar<E>>, DataColumnSidecarError> {
+    let blobs = cells_and_kzg_proofs.len();
+    (0..E::NumberOfColumns::to_usize())
+        .map(|column| {
+            let cells = cells_and_kzg_proofs
+                .iter()
+                .map(|blob| {
+                    FixedVector::new(blob.cells[column].to_bytes().to_vec())
+                        .expect("a KZG cell is BYTES_PER_CELL bytes, as types::Cell is")
+                })
+                .collect::<Vec<_>>();
+            let proofs = cells_and_kzg_proofs
+                .iter()
+                .map(|blob| KZGProof::from(blob.proofs[column].0))
+                .collect::<Vec<_>>();
+            Ok(DataColumnSidecar::Gloas(types::gloas::DataColumnSidecar {
+                index: column as u64,
+                column: cells.into(),
+                kzg_proofs: proofs.into(),
+                slot,
+                beacon_block_root,
+            }))
+        })
+        .collect::<Result<Vec<_>, DataColumnSidecarError>>()
+        .and_then(|sidecars| {
+            if blobs as u64 > E::MaxBlobCommitmentsPerBlock::to_u64() {
+                return Err(DataColumnSidecarError::TooManyBlobs(blobs));
+            }
+            Ok(sidecars)
+        })
+}
+
 /// The spec's `get_data_column_sidecars_from_block`: the sidecars of a Fulu block from its
 /// blobs' cells and proofs (as the execution layer's blobs bundle or `getBlobsV2` gives them).
 ///

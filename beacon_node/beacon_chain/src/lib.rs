@@ -42,6 +42,7 @@ pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
 pub mod gloas_import;
+pub mod gloas_publication;
 pub mod gossip;
 #[cfg(feature = "test-utils")]
 pub mod harness;

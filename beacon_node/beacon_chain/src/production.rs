@@ -44,6 +44,8 @@ use crate::execution::{ExecutionError, forkchoice_state_of};
 use crate::workers::{WorkPriority, run_on_workers};
 
 mod builder;
+mod gloas;
+pub use gloas::BuiltGloasPayload;
 pub mod builder_metrics;
 pub use builder::{
     BidRequestError, BlindedPublication, BlindedPublishError, BuilderOptions, BuilderOutcome,
@@ -73,7 +75,15 @@ pub struct ProducerConfig {
     pub built_blobs_cache: usize,
     /// The relay asked for headers (`None`: every block carries the local payload).
     pub builder: Option<BuilderOptions>,
+    /// From Gloas on, the gas limit a proposer asks its execution client to build towards
+    /// (`PayloadAttributesV4.targetGasLimit`): the parent bid's limit when it has one, this
+    /// when it has none (the genesis bid's is 0).
+    pub target_gas_limit: u64,
 }
+
+/// The target gas limit of a Gloas payload whose parent bid names none: mainnet's limit at
+/// the time of writing (60M gas).
+pub const DEFAULT_TARGET_GAS_LIMIT: u64 = 60_000_000;
 
 impl Default for ProducerConfig {
     fn default() -> Self {
@@ -82,6 +92,7 @@ impl Default for ProducerConfig {
             default_graffiti: Bytes32::ZERO,
             built_blobs_cache: 4,
             builder: None,
+            target_gas_limit: DEFAULT_TARGET_GAS_LIMIT,
         }
     }
 }
@@ -184,6 +195,14 @@ pub enum ProductionError {
     /// valid on the state).
     #[error("the block built fails the state transition: {0}")]
     BlockProcessing(#[source] BlockProcessingError),
+    /// A Gloas block builds on its parent's payload (FULL) and the parent's envelope is not in
+    /// the store.
+    #[error("the envelope of the parent block {0} is not stored: no block on its payload")]
+    NoParentEnvelope(Root),
+    /// The parent payload's execution requests could not be applied to the state (the
+    /// withdrawals of a Gloas block on a FULL parent are computed after them).
+    #[error("applying the parent payload's requests: {0}")]
+    ParentPayload(#[source] state_processing::per_block::ParentExecutionPayloadInvalid),
 }
 
 /// A block built by [`BlockProducer::produce_block_v3`], with what the v3 response carries.
@@ -380,6 +399,9 @@ pub struct BlockProducer<E: EthSpec> {
     payload_ids: Mutex<HashMap<(Slot, Root), PreparedPayload>>,
     /// The blobs of the latest blocks built here, by block root, oldest first.
     built: Mutex<VecDeque<(Root, Arc<BuiltBlobs<E>>)>>,
+    /// The payloads of the latest Gloas blocks built here, by block root, oldest first: their
+    /// envelopes follow the signed blocks.
+    gloas_payloads: Mutex<VecDeque<(Root, Arc<BuiltGloasPayload<E>>)>>,
     /// `register_validator`: each validator's latest registration, by public key.
     builder_registrations:
         RwLock<HashMap<types::BLSPubkey, builder_client::ValidatorRegistrationV1>>,
@@ -425,6 +447,7 @@ impl<E: EthSpec> BlockProducer<E> {
             preparations: RwLock::new(HashMap::new()),
             payload_ids: Mutex::new(HashMap::new()),
             built: Mutex::new(VecDeque::new()),
+            gloas_payloads: Mutex::new(VecDeque::new()),
             builder_registrations: RwLock::new(HashMap::new()),
             phase_seconds: production_histogram(),
             workers: std::sync::OnceLock::new(),
@@ -752,6 +775,27 @@ impl<E: EthSpec> BlockProducer<E> {
         graffiti: Option<Bytes32>,
         skip_randao_verification: bool,
     ) -> Result<(BlockTemplate<E>, CachedBeaconState<E>), ProductionError> {
+        let fork = self.check_fork(slot)?;
+        self.block_template_for(
+            slot,
+            fork,
+            randao_reveal,
+            graffiti,
+            skip_randao_verification,
+        )
+    }
+
+    /// [`Self::block_template`] for a slot of `fork`. At Gloas the attributes' withdrawals and
+    /// the parent hash are left empty: they depend on the parent payload's variant
+    /// (`production::gloas`).
+    fn block_template_for(
+        &self,
+        slot: Slot,
+        fork: ForkName,
+        randao_reveal: BLSSignature,
+        graffiti: Option<Bytes32>,
+        skip_randao_verification: bool,
+    ) -> Result<(BlockTemplate<E>, CachedBeaconState<E>), ProductionError> {
         let started = Instant::now();
         let head = self.chain.head();
         if slot <= head.slot {
@@ -763,7 +807,6 @@ impl<E: EthSpec> BlockProducer<E> {
         if head.execution_optimistic {
             return Err(ProductionError::OptimisticHead(head.block_root));
         }
-        let fork = self.check_fork(slot)?;
         let parent_root = head.block_root;
         let mut state = self.advanced_state(parent_root, &head.state, slot)?;
 
@@ -784,9 +827,25 @@ impl<E: EthSpec> BlockProducer<E> {
         };
 
         let fee_recipient = self.fee_recipient(proposer_index);
-        let (attributes, expected_withdrawals) =
-            self.payload_attributes(&state, slot, parent_root, fee_recipient)?;
-        let parent_hash = state.view()?.payload_header()?.block_hash;
+        let (attributes, expected_withdrawals, parent_hash) = if fork == ForkName::Gloas {
+            let view = state.view()?;
+            let attributes = PayloadAttributes {
+                timestamp: self
+                    .chain
+                    .spec()
+                    .compute_time_at_slot(self.chain.genesis_time(), slot),
+                prev_randao: get_randao_mix(&view, epoch),
+                suggested_fee_recipient: fee_recipient,
+                withdrawals: Vec::new(),
+                parent_beacon_block_root: parent_root,
+            };
+            (attributes, Vec::new(), types::Hash32::ZERO)
+        } else {
+            let (attributes, expected_withdrawals) =
+                self.payload_attributes(&state, slot, parent_root, fee_recipient)?;
+            let parent_hash = state.view()?.payload_header()?.block_hash;
+            (attributes, expected_withdrawals, parent_hash)
+        };
         let template = BlockTemplate {
             head,
             fork,
@@ -1186,6 +1245,14 @@ pub enum PayloadFieldMismatch {
         expected: usize,
         /// How many the payload carries.
         found: usize,
+    },
+    /// `slot_number` (Amsterdam) is not the block's slot.
+    #[error("slot_number is {found}, expected {expected}")]
+    SlotNumber {
+        /// The block's slot.
+        expected: u64,
+        /// The payload's.
+        found: u64,
     },
 }
 

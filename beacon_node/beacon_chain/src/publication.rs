@@ -65,6 +65,11 @@ pub trait BlockBroadcaster<E: EthSpec>: Send + Sync {
     fn broadcast_block(&self, block: Arc<SignedBeaconBlock<E>>);
     /// Publishes each column on its subnet.
     fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>);
+    /// Publishes a Gloas payload envelope on `execution_payload`.
+    fn broadcast_execution_payload_envelope(
+        &self,
+        envelope: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    );
 }
 
 /// What became of a published block.
@@ -195,6 +200,20 @@ impl<E: EthSpec> BlockProducer<E> {
         validation: BroadcastValidation,
         broadcaster: &dyn BlockBroadcaster<E>,
     ) -> Result<PublishedBlock<E>, PublishError> {
+        if matches!(&*block, SignedBeaconBlock::Gloas(_)) {
+            // The payload and the blobs come after the block, in its envelope.
+            if let Some((_, blobs)) = &blobs
+                && !blobs.is_empty()
+            {
+                return Err(PublishError::UnsupportedFork {
+                    fork: ForkName::Gloas,
+                    blobs: blobs.len(),
+                });
+            }
+            return self
+                .publish_gloas_block(block, validation, broadcaster)
+                .await;
+        }
         let chain = self.chain();
         let commitments = electra_message(&block)
             .map(|m| m.body.blob_kzg_commitments.len())

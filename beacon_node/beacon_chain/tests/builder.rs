@@ -71,6 +71,13 @@ impl BlockBroadcaster<E> for Recorder {
     fn broadcast_data_columns(&self, columns: Vec<Arc<DataColumnSidecar<E>>>) {
         self.columns.lock().unwrap().extend(columns);
     }
+
+    fn broadcast_execution_payload_envelope(
+        &self,
+        _: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    ) {
+        panic!("a Fulu relay flow publishes no envelope");
+    }
 }
 
 struct Harness {

@@ -60,6 +60,13 @@ impl BlockBroadcaster<E> for Recorder {
         self.columns.lock().unwrap().extend(columns);
         self.order.lock().unwrap().push("columns");
     }
+
+    fn broadcast_execution_payload_envelope(
+        &self,
+        _: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    ) {
+        self.order.lock().unwrap().push("envelope");
+    }
 }
 
 impl Recorder {

@@ -163,6 +163,14 @@ impl<E: EthSpec> BlockBroadcaster<E> for P2pNetwork<E> {
                 .publish(PubsubMessage::DataColumnSidecar(subnet, column));
         }
     }
+
+    fn broadcast_execution_payload_envelope(
+        &self,
+        envelope: Arc<types::gloas::SignedExecutionPayloadEnvelope<E>>,
+    ) {
+        self.handle
+            .publish(PubsubMessage::ExecutionPayload(envelope));
+    }
 }
 
 fn hex_bits(bits: impl IntoIterator<Item = u64>, bytes: usize) -> String {
