@@ -22,6 +22,7 @@ mod config_spec;
 mod debug;
 mod error;
 mod events;
+mod gloas_production;
 mod light_client;
 mod metrics;
 mod network;
@@ -428,6 +429,18 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v3/validator/blocks/{slot}",
             get(production::get_block_v3::<E>),
+        )
+        .route(
+            "/eth/v4/validator/blocks/{slot}",
+            get(gloas_production::get_block_v4::<E>),
+        )
+        .route(
+            "/eth/v1/validator/execution_payload_envelopes/{slot}/{beacon_block_root}",
+            get(gloas_production::get_execution_payload_envelope::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/execution_payload_envelopes",
+            post(gloas_production::post_execution_payload_envelope::<E>),
         )
         .route(
             "/eth/v1/validator/attestation_data",

@@ -28,7 +28,7 @@ fn is_infinity(signature: &BLSSignature) -> bool {
     signature.as_slice()[0] == 0xc0 && signature.as_slice()[1..].iter().all(|b| *b == 0)
 }
 
-fn production_error(e: ProductionError) -> HttpError {
+pub(crate) fn production_error(e: ProductionError) -> HttpError {
     match e {
         ProductionError::SlotNotAfterHead { .. }
         | ProductionError::InvalidRandaoReveal { .. }
@@ -208,6 +208,23 @@ pub(crate) async fn post_block_v2<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let validation = broadcast_validation(&query)?;
     let fork: ForkName = body.required_fork()?;
+    if fork == ForkName::Gloas {
+        // A Gloas block alone: its blobs come with its payload's envelope.
+        let block = match body.encoding {
+            Encoding::Json => {
+                beacon_api::envelope::from_json_by_fork::<types::SignedBeaconBlock<E>>(
+                    &body.bytes,
+                    fork,
+                )
+                .map_err(|e| HttpError::bad_request(format!("invalid block body: {e}")))?
+            }
+            Encoding::Ssz => {
+                types::SignedBeaconBlock::<E>::from_ssz_bytes_by_fork(&body.bytes, fork)
+                    .map_err(|e| HttpError::bad_request(format!("invalid SSZ block body: {e:?}")))?
+            }
+        };
+        return publish_signed_block(&ctx, block, None, validation, fork).await;
+    }
     let contents = match body.encoding {
         Encoding::Json => {
             beacon_api::envelope::from_json_by_fork::<SignedBlockContents<E>>(&body.bytes, fork)
@@ -217,6 +234,17 @@ pub(crate) async fn post_block_v2<E: EthSpec>(
             .map_err(|e| HttpError::bad_request(format!("invalid SSZ block body: {e:?}")))?,
     };
     let (block, blobs) = signed_block_and_blobs(contents);
+    publish_signed_block(&ctx, block, blobs, validation, fork).await
+}
+
+/// Publishes a decoded block (with its blob data before Gloas) and answers as publishBlockV2.
+async fn publish_signed_block<E: EthSpec>(
+    ctx: &Arc<ApiContext<E>>,
+    block: types::SignedBeaconBlock<E>,
+    blobs: Option<beacon_api::block_contents::BlobData<E>>,
+    validation: beacon_chain::BroadcastValidation,
+    fork: ForkName,
+) -> Result<Response, HttpError> {
     let proposer = block.proposer_index();
     let slot = block.slot();
     let published = ctx
