@@ -5,6 +5,8 @@
 //! A non-2xx answer becomes [`ClientError::Api`] carrying the spec's error body; each request
 //! runs under a timeout chosen by its kind ([`Timeouts`]).
 
+mod gloas;
+
 use std::collections::VecDeque;
 use std::time::Duration;
 

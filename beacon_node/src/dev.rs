@@ -62,6 +62,11 @@ pub(crate) struct DevArgs {
     /// The chain's preset.
     #[arg(long, value_enum, default_value_t = Preset::Minimal)]
     preset: Preset,
+    /// The epoch the devnet forks into Gloas (EIP-7732: blocks carry a bid, payloads come in
+    /// envelopes; 0: a Gloas genesis). Without it the devnet stays in Fulu. The mock execution
+    /// client speaks the Amsterdam engine API from that epoch's time on.
+    #[arg(long, value_name = "EPOCH")]
+    gloas_epoch: Option<u64>,
     /// Seconds per slot.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=60))]
     seconds_per_slot: u64,
@@ -184,7 +189,10 @@ async fn run_devnet<E: EthSpec>(
     pools: client::ProcessorPools,
     tools: tokio::runtime::Handle,
 ) -> Result<(), String> {
-    let spec = devnet_spec(base, args.seconds_per_slot, &args.blob_schedule)?;
+    let mut spec = devnet_spec(base, args.seconds_per_slot, &args.blob_schedule)?;
+    if let Some(epoch) = args.gloas_epoch {
+        spec.gloas_fork_epoch = epoch;
+    }
     // The lowest limit the chain will have: at genesis and at every scheduled epoch.
     let max_blobs = std::iter::once(0)
         .chain(spec.blob_schedule.iter().map(|e| e.epoch))

@@ -84,6 +84,22 @@ impl BeaconNodes {
         F: Fn(BeaconNodeHttpClient) -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
     {
+        self.first_success_on(what, request)
+            .await
+            .map(|(value, _)| value)
+    }
+
+    /// [`Self::first_success`], with the node that answered, for requests that must follow
+    /// on the same node (a Gloas envelope is kept by the node that built its payload).
+    pub async fn first_success_on<T, F, Fut>(
+        &self,
+        what: &'static str,
+        request: F,
+    ) -> Result<(T, BeaconNodeHttpClient), AllFailed>
+    where
+        F: Fn(BeaconNodeHttpClient) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
         let mut errors = Vec::new();
         for node in self.order() {
             let mut outcome = request(node.client.clone()).await;
@@ -97,7 +113,7 @@ impl BeaconNodes {
                 outcome = request(node.client.clone()).await;
             }
             match outcome {
-                Ok(value) => return Ok(value),
+                Ok(value) => return Ok((value, node.client.clone())),
                 Err(e) => {
                     debug!(node = %node.client.base_url(), what, error = %e, "beacon node request failed");
                     // A refusal of the request itself (4xx) says nothing about the node's
@@ -110,6 +126,26 @@ impl BeaconNodes {
             }
         }
         Err(AllFailed { what, errors })
+    }
+
+    /// `request` on `client` alone (one of these nodes, which answered an earlier request
+    /// this one must follow); its failure is an [`AllFailed`] of that one node.
+    pub async fn on_client<T, Fut>(
+        &self,
+        client: &BeaconNodeHttpClient,
+        what: &'static str,
+        request: impl FnOnce(BeaconNodeHttpClient) -> Fut,
+    ) -> Result<T, AllFailed>
+    where
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        request(client.clone()).await.map_err(|e| {
+            debug!(node = %client.base_url(), what, error = %e, "beacon node request failed");
+            AllFailed {
+                what,
+                errors: vec![(client.base_url().to_string(), e)],
+            }
+        })
     }
 
     /// The first node presumed healthy (for the event stream), else the first node.

@@ -12,7 +12,7 @@ use beacon_api::{
     BlindedBeaconBlock, BroadcastValidation, ProducedBlock, ProposerDuty, SignedBlockContents,
 };
 use tracing::{info, warn};
-use types::{EthSpec, Slot};
+use types::{EthSpec, ForkName, Slot};
 
 use crate::Context;
 use crate::duties::update_proposers;
@@ -79,6 +79,9 @@ async fn propose_one<E: EthSpec>(
     let started = Instant::now();
     let randao_reveal = ctx.store.randao_reveal::<E>(&duty.pubkey, slot)?;
     let graffiti = ctx.graffiti;
+    if ctx.spec.fork_name_at_slot::<E>(slot) == ForkName::Gloas {
+        return propose_gloas(ctx, slot, duty, randao_reveal, started).await;
+    }
     // 0 asks the node for its local payload; with builder proposals the node compares as is.
     let builder_boost_factor = (!ctx.builder_proposals).then_some(0);
     let (metadata, produced) = ctx
@@ -136,6 +139,91 @@ async fn propose_one<E: EthSpec>(
         blobs = blob_count,
         took_ms = started.elapsed().as_millis() as u64,
         "published block"
+    );
+    Ok(())
+}
+
+/// A Gloas proposal (the stateful flow: one node produces and publishes): produceBlockV4
+/// without the payload, the block signed (slashing protection as before) and published, then
+/// the node's envelope of its payload, signed by the proposer as its builder and published (the
+/// node attaches the columns of the blobs it built).
+///
+/// [spec]: gloas/validator.md#block-and-sidecar-proposal
+async fn propose_gloas<E: EthSpec>(
+    ctx: &Arc<Context<E>>,
+    slot: Slot,
+    duty: &ProposerDuty,
+    randao_reveal: types::BLSSignature,
+    started: Instant,
+) -> Result<(), ProposalError> {
+    let graffiti = ctx.graffiti;
+    let randao_reveal = &randao_reveal;
+    let block = ctx
+        .nodes
+        .first_success("block", |c| async move {
+            c.get_validator_blocks_v4_ssz::<E>(slot, randao_reveal, graffiti.as_ref(), false)
+                .await
+        })
+        .await?;
+    if block.slot != slot || block.proposer_index != duty.validator_index {
+        return Err(ProposalError::WrongBlock {
+            slot: block.slot,
+            proposer: block.proposer_index,
+        });
+    }
+    let signer = Arc::clone(ctx);
+    let pubkey = duty.pubkey;
+    let signing_started = Instant::now();
+    let signed = tokio::task::spawn_blocking(move || {
+        signer
+            .store
+            .sign_block(&pubkey, types::BeaconBlock::Gloas(block))
+    })
+    .await??;
+    ctx.metrics
+        .observe_signing(DutyKind::Proposal, signing_started.elapsed());
+    let block_root = signed.canonical_root();
+    let signed = &signed;
+    let publish_started = Instant::now();
+    // The envelope and its columns come from the node that built the payload: the block is
+    // published there too (the first node that answers).
+    let ((), node) = ctx
+        .nodes
+        .first_success_on("publish block", |c| async move {
+            c.post_beacon_blocks_v2_gloas_ssz(signed, BroadcastValidation::Gossip)
+                .await
+        })
+        .await?;
+    ctx.metrics
+        .observe_submission(DutyKind::Proposal, publish_started.elapsed());
+    let envelope = ctx
+        .nodes
+        .on_client(&node, "envelope", |c| async move {
+            c.get_validator_execution_payload_envelope_ssz::<E>(slot, block_root)
+                .await
+        })
+        .await?;
+    let signer = Arc::clone(ctx);
+    let signed_envelope = tokio::task::spawn_blocking(move || {
+        signer
+            .store
+            .sign_execution_payload_envelope(&pubkey, envelope)
+    })
+    .await??;
+    let signed_envelope = &signed_envelope;
+    ctx.nodes
+        .on_client(&node, "publish envelope", |c| async move {
+            c.post_beacon_execution_payload_envelope_ssz(signed_envelope)
+                .await
+        })
+        .await?;
+    info!(
+        slot,
+        validator = duty.validator_index,
+        %block_root,
+        fork = %ForkName::Gloas,
+        took_ms = started.elapsed().as_millis() as u64,
+        "published block and payload envelope"
     );
     Ok(())
 }

@@ -276,6 +276,23 @@ pub fn get_contribution_and_proof_signature<E: EthSpec>(
     key.sign(compute_signing_root(contribution_and_proof, domain))
 }
 
+/// `get_execution_payload_envelope_signature(state, envelope, privkey)`: a self-building
+/// proposer signs its payload's envelope as its builder (`DOMAIN_BEACON_BUILDER` at the epoch
+/// of the payload's slot).
+///
+/// [spec]: gloas/builder.md#constructing-the-signedexecutionpayloadenvelope
+pub fn get_execution_payload_envelope_signature<E: EthSpec>(
+    ctx: &SigningContext,
+    envelope: &types::gloas::ExecutionPayloadEnvelope<E>,
+    key: &ValidatorKey,
+) -> BLSSignature {
+    let domain = ctx.get_domain(
+        types::signing::DOMAIN_BEACON_BUILDER,
+        compute_epoch_at_slot::<E>(envelope.payload.slot_number),
+    );
+    key.sign(compute_signing_root(envelope, domain))
+}
+
 /// The signature of a builder registration: `DOMAIN_APPLICATION_BUILDER` with the genesis fork
 /// version and a zero root, on every fork.
 ///

@@ -372,6 +372,27 @@ impl ValidatorStore {
         Ok(SignedContributionAndProof { message, signature })
     }
 
+    /// The signed envelope of the payload of a block this validator proposed (a self-build:
+    /// the proposer signs as its builder). Not slashable, so not recorded by slashing
+    /// protection; refused while doppelganger protection holds the key back (the envelope
+    /// follows a block it signed).
+    pub fn sign_execution_payload_envelope<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        envelope: types::gloas::ExecutionPayloadEnvelope<E>,
+    ) -> Result<types::gloas::SignedExecutionPayloadEnvelope<E>, SignError> {
+        if !self.signing_enabled() {
+            return Err(SignError::DoppelgangerPending);
+        }
+        let key = self.key(pubkey)?;
+        let signature =
+            signing::get_execution_payload_envelope_signature(&self.ctx, &envelope, &key);
+        Ok(types::gloas::SignedExecutionPayloadEnvelope {
+            message: envelope,
+            signature,
+        })
+    }
+
     /// A signed builder registration.
     pub fn sign_validator_registration(
         &self,

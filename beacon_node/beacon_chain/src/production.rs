@@ -671,6 +671,11 @@ impl<E: EthSpec> BlockProducer<E> {
                 head_slot: head.slot,
             });
         }
+        if self.chain.spec().fork_name_at_slot::<E>(slot) == ForkName::Gloas {
+            // A Gloas payload is built on the head's payload variant, which is known only at
+            // the proposal (`production::gloas`): nothing is started ahead.
+            return Ok(None);
+        }
         self.check_fork(slot)?;
         let mut state = self.advanced_state(head.block_root, &head.state, slot)?;
         let proposer = {

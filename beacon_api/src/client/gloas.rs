@@ -1,0 +1,99 @@
+//! The client's Gloas production calls (ethereum/beacon-APIs after v5.0.0-alpha.2, #580, #624):
+//! produceBlockV4 without the payload (the stateful flow: the node keeps the envelope and
+//! blobs), the envelope of the block, its publication, and a Gloas block's publication (the
+//! signed block alone).
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use ssz::{Decode, Encode};
+use types::gloas::{ExecutionPayloadEnvelope, SignedExecutionPayloadEnvelope};
+use types::{BLSSignature, Bytes32, EthSpec, ForkName, Root, SignedBeaconBlock, Slot};
+
+use super::{BeaconNodeHttpClient, ClientError, Kind};
+use crate::envelope::CONSENSUS_VERSION_HEADER;
+use crate::negotiation::{JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE};
+use crate::validator::BroadcastValidation;
+
+/// `Eth-Blob-Data-Included`.
+const BLOB_DATA_INCLUDED_HEADER: &str = "Eth-Blob-Data-Included";
+
+impl BeaconNodeHttpClient {
+    /// `produceBlockV4` with `include_payload=false`, in SSZ: the Gloas block alone (the node
+    /// keeps the envelope and blobs of a self-built payload for
+    /// [`Self::get_validator_execution_payload_envelope_ssz`]).
+    pub async fn get_validator_blocks_v4_ssz<E: EthSpec>(
+        &self,
+        slot: Slot,
+        randao_reveal: &BLSSignature,
+        graffiti: Option<&Bytes32>,
+        skip_randao_verification: bool,
+    ) -> Result<types::gloas::BeaconBlock<E>, ClientError> {
+        let slot = slot.to_string();
+        let mut url = self.url(&["eth", "v4", "validator", "blocks", &slot])?;
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("randao_reveal", &randao_reveal.to_string());
+            if let Some(graffiti) = graffiti {
+                query.append_pair("graffiti", &graffiti.to_string());
+            }
+            if skip_randao_verification {
+                query.append_key_only("skip_randao_verification");
+            }
+            query.append_pair("include_payload", "false");
+        }
+        let (_, bytes) = self.get_ssz(&url, Kind::Proposal).await?;
+        types::gloas::BeaconBlock::<E>::from_ssz_bytes(&bytes).map_err(|e| Self::ssz_error(&url, e))
+    }
+
+    /// `publishBlockV2` of a Gloas block in SSZ: the signed block alone (its blobs come with
+    /// the payload's envelope).
+    pub async fn post_beacon_blocks_v2_gloas_ssz<E: EthSpec>(
+        &self,
+        block: &SignedBeaconBlock<E>,
+        broadcast_validation: BroadcastValidation,
+    ) -> Result<(), ClientError> {
+        let url = self.publish_url(broadcast_validation)?;
+        self.post_ssz(&url, block.as_ssz_bytes(), Kind::Proposal, ForkName::Gloas)
+            .await
+    }
+
+    /// `getExecutionPayloadEnvelope`:
+    /// `GET /eth/v1/validator/execution_payload_envelopes/{slot}/{beacon_block_root}` in SSZ.
+    pub async fn get_validator_execution_payload_envelope_ssz<E: EthSpec>(
+        &self,
+        slot: Slot,
+        beacon_block_root: Root,
+    ) -> Result<ExecutionPayloadEnvelope<E>, ClientError> {
+        let slot = slot.to_string();
+        let root = beacon_block_root.to_string();
+        let url = self.url(&[
+            "eth",
+            "v1",
+            "validator",
+            "execution_payload_envelopes",
+            &slot,
+            &root,
+        ])?;
+        let (_, bytes) = self.get_ssz(&url, Kind::Proposal).await?;
+        ExecutionPayloadEnvelope::<E>::from_ssz_bytes(&bytes).map_err(|e| Self::ssz_error(&url, e))
+    }
+
+    /// `publishExecutionPayloadEnvelope`: `POST /eth/v1/beacon/execution_payload_envelopes`
+    /// in SSZ, the signed envelope alone (`Eth-Blob-Data-Included: false`: the node that built
+    /// the payload has its blobs).
+    pub async fn post_beacon_execution_payload_envelope_ssz<E: EthSpec>(
+        &self,
+        envelope: &SignedExecutionPayloadEnvelope<E>,
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "beacon", "execution_payload_envelopes"])?;
+        let request = self
+            .client
+            .post(url.clone())
+            .header(ACCEPT, JSON_MEDIA_TYPE)
+            .header(CONTENT_TYPE, SSZ_MEDIA_TYPE)
+            .header(CONSENSUS_VERSION_HEADER, ForkName::Gloas.as_str())
+            .header(BLOB_DATA_INCLUDED_HEADER, "false")
+            .timeout(self.timeout(Kind::Proposal))
+            .body(envelope.as_ssz_bytes());
+        self.send(&url, request).await.map(drop)
+    }
+}
