@@ -38,10 +38,6 @@ impl AllowedGap {
 /// The gaps accepted today: the Gloas runners later Gloas issues deliver (each named by the
 /// issue whose acceptance runs it). An entry added here must say why and what removes it.
 pub const ALLOW_LIST: &[AllowedGap] = &[
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_partial_data_column_sidecar",
-        reason: "Gloas partial data columns from gossip: issue 44",
-    },
     // Two proposer-preferences cases pair a Gloas genesis state and block with a config.yaml
     // that schedules Gloas later (`GLOAS_FORK_EPOCH` 1 and 2): the store refuses an anchor of
     // a fork its schedule does not have at the anchor's slot, so the chain cannot be set up.

@@ -24,6 +24,7 @@ pub mod envelope;
 pub mod execution_payload_bid;
 pub mod light_client;
 pub mod operations;
+pub mod partial_data_column;
 pub mod payload_attestation;
 pub mod proposer_preferences;
 pub mod sync_committee;
@@ -61,6 +62,7 @@ pub use operations::{
     VerifiedAttesterSlashing, VerifiedBlsToExecutionChange, VerifiedProposerSlashing,
     VerifiedVoluntaryExit,
 };
+pub use partial_data_column::{GloasPartialColumnGossipError, VerifiedGloasPartialDataColumn};
 pub use payload_attestation::{
     PayloadAttestationGossipError, PayloadVotesApplied, VerifiedPayloadAttestationMessage,
 };

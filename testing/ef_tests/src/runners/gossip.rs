@@ -430,6 +430,24 @@ fn validate<E: EthSpec>(
                 |e| e.verdict(),
             )
         }
+        "partial_data_column_sidecar" if case.fork.gloas_enabled() => {
+            let x = read(
+                case,
+                name,
+                types::gloas::PartialDataColumnSidecar::<E>::from_ssz_bytes,
+            )?;
+            let group = message.group_id.as_deref().ok_or("no group_id")?;
+            let group = read(
+                case,
+                group,
+                types::gloas::PartialDataColumnGroupID::from_ssz_bytes,
+            )?;
+            let column = message.column_index.ok_or("no column_index")?;
+            outcome(
+                chain.verify_gloas_partial_data_column_for_gossip(x, &group, column),
+                |e| e.verdict(),
+            )
+        }
         "partial_data_column_sidecar" => {
             let x = read(case, name, PartialDataColumnSidecar::<E>::from_ssz_bytes)?;
             let group = message.group_id.as_deref().ok_or("no group_id")?;

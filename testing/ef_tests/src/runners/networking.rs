@@ -90,6 +90,7 @@ pub(crate) const GLOAS_GOSSIP_HANDLERS: &[&str] = &[
     "gossip_attester_slashing",
     "gossip_proposer_preferences",
     "gossip_execution_payload_bid",
+    "gossip_partial_data_column_sidecar",
 ];
 
 /// `meta.yaml` of `get_custody_groups`. The node id can exceed every integer serde knows (as a
