@@ -157,8 +157,8 @@ pub enum BlockGossipError {
         bid: Hash32,
     },
     /// A block of a fork the chain does not process: [REJECT] one before Electra (no such block
-    /// belongs on a current topic), [IGNORE] one of a fork this node does not run yet (Gloas:
-    /// the peer is not at fault).
+    /// belongs on a current topic), [IGNORE] one of a fork this node does not implement (the
+    /// peer is not at fault).
     #[error("a {0} block")]
     UnsupportedFork(types::ForkName),
     /// [IGNORE] The node could not compute what a rule needs (fork choice could not give the

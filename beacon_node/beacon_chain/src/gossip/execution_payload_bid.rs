@@ -41,7 +41,7 @@ use types::{
 use super::Verdict;
 use super::envelope::GossipVerifiedEnvelope;
 use super::proposer_preferences::compute_shuffling_dependent_slot;
-use crate::chain::{BeaconChain, UnimportedBlock};
+use crate::chain::BeaconChain;
 use crate::internal_error::InternalError;
 
 /// The most `(slot, parent hash, parent root, builder)` keys of valid bids kept (the current
@@ -397,11 +397,15 @@ impl<E: EthSpec> BeaconChain<E> {
         }
         let internal = |e: crate::ChainError| BidGossipError::Internal(InternalError::new(e));
         let dependent_slot = compute_shuffling_dependent_slot::<E>(proposal_epoch);
+        // A parent seen but not in fork choice (pending or failed) has no post-state. (Read
+        // before fork choice's lock: no other lock is taken under it here.)
+        let unimported = self.unimported_block(&parent_root).is_some();
         let (parent_slot, dependent_root) = {
             let fc = self.fork_choice.lock();
-            let parent_slot = match self.unimported_block(&parent_root) {
-                Some(UnimportedBlock::Pending { .. } | UnimportedBlock::Failed { .. }) => None,
-                None => fc.block_slot(&parent_root),
+            let parent_slot = if unimported {
+                None
+            } else {
+                fc.block_slot(&parent_root)
             };
             let Some(parent_slot) = parent_slot else {
                 return Err(BidGossipError::ParentStateUnavailable(parent_root));
@@ -420,15 +424,16 @@ impl<E: EthSpec> BeaconChain<E> {
             .map_err(internal)?;
         let view_error =
             |e: state_processing::Error| BidGossipError::Internal(InternalError::new(e));
-        let (parent_epoch, randao_mix, parent_bid_block_hash) = {
+        // The hash of the parent's payload: its bid's for a Gloas parent; for the last block
+        // before the fork, the payload inside it (whose requests hold no builder exit).
+        let (parent_epoch, randao_mix, parent_payload_hash, parent_is_gloas) = {
             let view = parent_state.view().map_err(view_error)?;
             let epoch = get_current_epoch(&view);
-            let parent_bid_block_hash = view
-                .gloas()
-                .map_err(view_error)?
-                .latest_execution_payload_bid
-                .block_hash;
-            (epoch, get_randao_mix(&view, epoch), parent_bid_block_hash)
+            let (hash, is_gloas) = match view.gloas() {
+                Ok(gloas) => (gloas.latest_execution_payload_bid.block_hash, true),
+                Err(_) => (view.payload_header().map_err(view_error)?.block_hash, false),
+            };
+            (epoch, get_randao_mix(&view, epoch), hash, is_gloas)
         };
         if proposal_epoch > parent_epoch + E::MIN_SEED_LOOKAHEAD {
             return Err(BidGossipError::PastParentLookahead(slot));
@@ -486,7 +491,7 @@ impl<E: EthSpec> BeaconChain<E> {
             .get(usize::try_from(builder_index).unwrap_or(usize::MAX))
             .cloned()
             .ok_or(BidGossipError::UnknownBuilder(builder_index))?;
-        if bid.parent_block_hash == parent_bid_block_hash {
+        if parent_is_gloas && bid.parent_block_hash == parent_payload_hash {
             // The bid builds on the parent's payload, whose requests the bid's block applies
             // before it checks the bid: an exit request of the builder may make it inactive.
             let envelope = self

@@ -26,7 +26,7 @@ use types::{
 };
 
 use super::{Verdict, domain_at, head_pubkey, verify_one};
-use crate::chain::{BeaconChain, UnimportedBlock};
+use crate::chain::BeaconChain;
 use crate::internal_error::InternalError;
 
 /// The most dependent roots whose preferences are kept for one proposal slot: each needs the
@@ -229,8 +229,12 @@ impl<E: EthSpec> BeaconChain<E> {
         signed: SignedProposerPreferences,
         current_time_ms: u64,
     ) -> Result<VerifiedProposerPreferences, ProposerPreferencesGossipError> {
+        // The previous slot's are kept: a bid for it is still current within the clock
+        // disparity at the start of the next.
         let current_slot = self.slot_at_ms(current_time_ms);
-        self.proposer_preferences.lock().prune(current_slot);
+        self.proposer_preferences
+            .lock()
+            .prune(current_slot.saturating_sub(1));
         let preferences = &signed.message;
         let slot = preferences.proposal_slot;
         let dependent_root = preferences.dependent_root;
@@ -260,11 +264,14 @@ impl<E: EthSpec> BeaconChain<E> {
             });
         }
         // A block seen but not in fork choice (pending or failed) has no post-state.
+        // (Read before fork choice's lock: no other lock is taken under it here.)
+        let unimported = self.unimported_block(&dependent_root).is_some();
         let (block_slot, has_late_child) = {
             let fc = self.fork_choice.lock();
-            let block_slot = match self.unimported_block(&dependent_root) {
-                Some(UnimportedBlock::Pending { .. } | UnimportedBlock::Failed { .. }) => None,
-                None => fc.block_slot(&dependent_root),
+            let block_slot = if unimported {
+                None
+            } else {
+                fc.block_slot(&dependent_root)
             };
             let Some(block_slot) = block_slot else {
                 return Err(ProposerPreferencesGossipError::DependentBlockNotImported(
