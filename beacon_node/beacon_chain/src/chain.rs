@@ -38,7 +38,9 @@ use crate::execution::{
     BlockPayloadVerdict, PayloadStatusSource, PayloadVerdictSender, PayloadVerdicts,
 };
 use crate::gossip::attestation::ForkChoiceVote;
+use crate::gossip::execution_payload_bid::ExecutionPayloadBidCaches;
 use crate::gossip::operations::VerifiedAttesterSlashing;
+use crate::gossip::proposer_preferences::ProposerPreferencesStore;
 use crate::light_client_server::LightClientServer;
 use crate::observed::{
     ObservedAggregateBits, ObservedBlockProducers, ObservedOperations, ObservedPerSlot,
@@ -590,6 +592,12 @@ pub struct BeaconChain<E: EthSpec> {
     head: RwLock<Arc<HeadSnapshot<E>>>,
     pub(crate) observed: Mutex<Observed<E>>,
     pub(crate) unimported: Mutex<HashMap<Root, UnimportedBlock>>,
+    /// Gloas: the first valid proposer preferences per dependent root and proposal slot, which
+    /// bids are checked against (`seen.proposer_preferences`).
+    pub(crate) proposer_preferences: Mutex<ProposerPreferencesStore>,
+    /// Gloas: the bids seen (one per builder and parent, the best value per parent) and the
+    /// execution payloads seen on gossip, which the bid rules read.
+    pub(crate) bid_caches: Mutex<ExecutionPayloadBidCaches>,
     /// The execution client and its verdicts in flight ([`PayloadVerdicts`]).
     pub(crate) payload_verdicts: PayloadVerdicts,
     events: EventBus,
@@ -949,6 +957,8 @@ impl<E: EthSpec> BeaconChain<E> {
             head: RwLock::new(Arc::new(head)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
+            proposer_preferences: Mutex::new(ProposerPreferencesStore::default()),
+            bid_caches: Mutex::new(ExecutionPayloadBidCaches::default()),
             payload_verdicts: PayloadVerdicts::new(config.payload_verdict_wait),
             events: EventBus::default(),
             pool,
@@ -1238,6 +1248,8 @@ impl<E: EthSpec> BeaconChain<E> {
             head: RwLock::new(Arc::new(snapshot)),
             observed: Mutex::new(Observed::new(&config)),
             unimported: Mutex::new(HashMap::new()),
+            proposer_preferences: Mutex::new(ProposerPreferencesStore::default()),
+            bid_caches: Mutex::new(ExecutionPayloadBidCaches::default()),
             payload_verdicts: PayloadVerdicts::new(config.payload_verdict_wait),
             events: EventBus::default(),
             pool,
@@ -1565,9 +1577,9 @@ impl<E: EthSpec> BeaconChain<E> {
     /// both attestations are equivocating, their votes leave fork choice (`on_attester_slashing`),
     /// and the head is recomputed, since their weight may have carried it. Pooling it for blocks
     /// and publishing it stay with the caller.
-    pub fn on_attester_slashing(
+    pub fn on_attester_slashing<S>(
         &self,
-        verified: &VerifiedAttesterSlashing<E>,
+        verified: &VerifiedAttesterSlashing<S>,
     ) -> Result<Arc<HeadSnapshot<E>>, ChainError> {
         self.fork_choice
             .lock()

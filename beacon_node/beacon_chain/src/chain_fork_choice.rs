@@ -215,6 +215,26 @@ impl<E: EthSpec> ChainForkChoice<E> {
         }
     }
 
+    /// Whether the store holds a child of block `root` at `slot` or later (`is_valid_dependent_root`
+    /// reads it: on that branch `root` is the last block before `slot`).
+    ///
+    /// [spec]: gloas/p2p-interface.md#new-is_valid_dependent_root
+    pub(crate) fn has_child_from(&self, root: &Root, slot: Slot) -> bool {
+        match self {
+            Self::Fulu(fc) => fc
+                .proto_array()
+                .nodes()
+                .iter()
+                .any(|node| node.parent_root == *root && node.slot >= slot),
+            Self::Gloas(g) => g
+                .store
+                .block_roots()
+                .iter()
+                .filter_map(|child| g.store.block_info(child))
+                .any(|info| info.parent_root == *root && info.slot >= slot),
+        }
+    }
+
     /// Every block root the store holds, parents before children.
     pub(crate) fn block_roots(&self) -> Vec<Root> {
         match self {

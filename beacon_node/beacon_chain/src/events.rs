@@ -113,7 +113,8 @@ pub enum ChainEvent {
     AttesterSlashing {
         /// The validators it slashes (both attestations' intersection).
         indices: Vec<ValidatorIndex>,
-        /// The slashing's `types::electra::AttesterSlashing<E>`.
+        /// The slashing's `types::electra::AttesterSlashing<E>`, or from Gloas on
+        /// `types::gloas::AttesterSlashing`.
         slashing: PresetMessage,
     },
     /// A BLS-to-execution change passed gossip validation (`bls_to_execution_change`).

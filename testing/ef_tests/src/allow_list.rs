@@ -38,25 +38,18 @@ impl AllowedGap {
 /// The gaps accepted today: the Gloas runners later Gloas issues deliver (each named by the
 /// issue whose acceptance runs it). An entry added here must say why and what removes it.
 pub const ALLOW_LIST: &[AllowedGap] = &[
+    // Two proposer-preferences cases pair a Gloas genesis state and block with a config.yaml
+    // that schedules Gloas later (`GLOAS_FORK_EPOCH` 1 and 2): the store refuses an anchor of
+    // a fork its schedule does not have at the anchor's slot, so the chain cannot be set up.
+    // The rule they test (a proposal slot before the fork is IGNOREd) is unit-tested beside
+    // the chain's code (`gossip/proposer_preferences.rs`). Removed when the vectors' setup is consistent.
     AllowedGap {
-        path: "minimal/gloas/networking/gossip_beacon_block",
-        reason: "Gloas gossip validation of blocks (the bid's checks): issue 44",
+        path: "minimal/gloas/networking/gossip_proposer_preferences/pyspec_tests/gossip_proposer_preferences__ignore_pre_gloas_epoch",
+        reason: "anchor state of a fork its config.yaml schedules later: the store refuses it",
     },
     AllowedGap {
-        path: "minimal/gloas/networking/gossip_attester_slashing",
-        reason: "Gloas attester slashings (their Gloas container) in the chain's gossip validation: issue 44",
-    },
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_partial_data_column_sidecar",
-        reason: "Gloas partial data columns from gossip: issue 44",
-    },
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_execution_payload_bid",
-        reason: "Gloas bids from gossip: issue 44",
-    },
-    AllowedGap {
-        path: "minimal/gloas/networking/gossip_proposer_preferences",
-        reason: "Gloas proposer preferences from gossip: issue 44",
+        path: "minimal/gloas/networking/gossip_proposer_preferences/pyspec_tests/gossip_proposer_preferences__valid_at_gloas_fork_epoch",
+        reason: "anchor state of a fork its config.yaml schedules later: the store refuses it",
     },
 ];
 

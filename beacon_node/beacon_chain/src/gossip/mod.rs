@@ -21,9 +21,12 @@ pub mod blob_sidecar;
 pub mod block;
 pub mod data_column;
 pub mod envelope;
+pub mod execution_payload_bid;
 pub mod light_client;
 pub mod operations;
+pub mod partial_data_column;
 pub mod payload_attestation;
+pub mod proposer_preferences;
 pub mod sync_committee;
 
 use bls::{PublicKey, Signature};
@@ -35,7 +38,10 @@ pub use attestation::{
     VerifiedSingleAttestation,
 };
 pub use blob_sidecar::{BlobSidecarGossipError, GossipVerifiedBlobSidecar};
-pub use block::{BlockGossipError, GossipVerifiedBlock};
+pub use block::{
+    BlockBodyLimitError, BlockGossipError, BlockOperation, GossipVerifiedBlock,
+    verify_block_body_operation_limits,
+};
 pub use data_column::{
     DataColumnGossipError, GossipVerifiedDataColumn, PartialColumnGossipError,
     VerifiedPartialDataColumn,
@@ -44,15 +50,24 @@ pub use envelope::{
     EnvelopeGossipError, ExecutionRequestsLimitError, GossipVerifiedEnvelope,
     verify_execution_requests_limits,
 };
+pub use execution_payload_bid::{
+    BidGossipError, ExecutionPayloadBidCaches, VerifiedExecutionPayloadBid,
+    is_gas_limit_target_compatible,
+};
 pub use light_client::{
     LightClientGossipError, VerifiedLightClientFinalityUpdate, VerifiedLightClientOptimisticUpdate,
 };
 pub use operations::{
-    OperationGossipError, VerifiedAttesterSlashing, VerifiedBlsToExecutionChange,
-    VerifiedProposerSlashing, VerifiedVoluntaryExit,
+    GossipAttesterSlashing, IndexedAttestationParts, OperationGossipError,
+    VerifiedAttesterSlashing, VerifiedBlsToExecutionChange, VerifiedProposerSlashing,
+    VerifiedVoluntaryExit,
 };
+pub use partial_data_column::{GloasPartialColumnGossipError, VerifiedGloasPartialDataColumn};
 pub use payload_attestation::{
     PayloadAttestationGossipError, PayloadVotesApplied, VerifiedPayloadAttestationMessage,
+};
+pub use proposer_preferences::{
+    ProposerPreferencesGossipError, ProposerPreferencesStore, VerifiedProposerPreferences,
 };
 pub use sync_committee::{
     SyncCommitteeGossipError, SyncCommitteeStateError, VerifiedSyncCommitteeMessage,

@@ -1,6 +1,9 @@
 //! `voluntary_exit`, `proposer_slashing`, `attester_slashing` and `bls_to_execution_change`,
 //! checked against the head state.
 //!
+//! An attester slashing comes in Electra's container or in Gloas's (whose index lists are
+//! progressive, unbounded in SSZ); both pass the same rules ([`GossipAttesterSlashing`]).
+//!
 //! The voluntary exit rules follow the spec release the shared vectors were generated from
 //! (v1.7.0-beta): a future exit epoch (by the wall clock) and an exit already initiated are
 //! IGNOREd, not rejected, since a peer whose head is behind ours may rightly forward them.
@@ -17,13 +20,13 @@ use state_processing::{
         get_current_epoch, is_active_validator, is_slashable_attestation_data,
         is_slashable_validator,
     },
-    per_block::{VerifySignatures, is_valid_indexed_attestation, signature_sets},
+    gloas::per_block::is_valid_indexed_attestation,
+    per_block::{VerifySignatures, signature_sets},
 };
 use types::{
-    EthSpec, FAR_FUTURE_EPOCH, ValidatorIndex,
+    BLSSignature, EthSpec, FAR_FUTURE_EPOCH, ValidatorIndex,
     capella::SignedBLSToExecutionChange,
-    electra::{AttesterSlashing, IndexedAttestation},
-    phase0::{ProposerSlashing, SignedVoluntaryExit},
+    phase0::{AttestationData, ProposerSlashing, SignedVoluntaryExit},
     signing,
 };
 
@@ -124,11 +127,37 @@ pub struct VerifiedVoluntaryExit(pub SignedVoluntaryExit);
 #[derive(Debug, Clone)]
 pub struct VerifiedProposerSlashing(pub ProposerSlashing);
 
+/// One indexed attestation of an attester slashing: its attesting indices, data and signature.
+pub type IndexedAttestationParts<'a> =
+    (&'a [ValidatorIndex], &'a AttestationData, &'a BLSSignature);
+
+/// An `AttesterSlashing` of either container layout: Electra's (`types::electra`, index lists
+/// bounded by `MAX_VALIDATORS_PER_COMMITTEE * MAX_COMMITTEES_PER_SLOT`) or Gloas's
+/// (`types::gloas`, progressive lists). The gossip rules read the same fields of both.
+pub trait GossipAttesterSlashing: Clone + Send + Sync + 'static {
+    /// `attestation_1` and `attestation_2`.
+    fn attestations(&self) -> [IndexedAttestationParts<'_>; 2];
+}
+
+impl<E: EthSpec> GossipAttesterSlashing for types::electra::AttesterSlashing<E> {
+    fn attestations(&self) -> [IndexedAttestationParts<'_>; 2] {
+        [&self.attestation_1, &self.attestation_2]
+            .map(|a| (a.attesting_indices.as_ref(), &a.data, &a.signature))
+    }
+}
+
+impl GossipAttesterSlashing for types::gloas::AttesterSlashing {
+    fn attestations(&self) -> [IndexedAttestationParts<'_>; 2] {
+        [&self.attestation_1, &self.attestation_2]
+            .map(|a| (a.attesting_indices.as_slice(), &a.data, &a.signature))
+    }
+}
+
 /// An attester slashing that passed gossip validation, with the validators it slashes.
 #[derive(Debug, Clone)]
-pub struct VerifiedAttesterSlashing<E: EthSpec> {
-    /// The slashing.
-    pub slashing: AttesterSlashing<E>,
+pub struct VerifiedAttesterSlashing<S> {
+    /// The slashing (`types::electra::AttesterSlashing<E>` or `types::gloas::AttesterSlashing`).
+    pub slashing: S,
     /// The intersection of both attestations' indices.
     pub slashable_indices: Vec<ValidatorIndex>,
 }
@@ -266,22 +295,18 @@ impl<E: EthSpec> BeaconChain<E> {
         Ok(VerifiedProposerSlashing(slashing))
     }
 
-    /// `validate_attester_slashing_gossip(seen, state, attester_slashing)`.
+    /// `validate_attester_slashing_gossip(seen, state, attester_slashing)`, for a slashing of
+    /// either container layout.
     ///
     /// [spec]: phase0/p2p-interface.md#attester_slashing
-    pub fn verify_attester_slashing_for_gossip(
+    pub fn verify_attester_slashing_for_gossip<S: GossipAttesterSlashing>(
         &self,
-        slashing: AttesterSlashing<E>,
-    ) -> Result<VerifiedAttesterSlashing<E>, OperationGossipError> {
-        let indices_1: BTreeSet<ValidatorIndex> = slashing
-            .attestation_1
-            .attesting_indices
-            .iter()
-            .copied()
-            .collect();
-        let slashable: Vec<ValidatorIndex> = slashing
-            .attestation_2
-            .attesting_indices
+        slashing: S,
+    ) -> Result<VerifiedAttesterSlashing<S>, OperationGossipError> {
+        let [attestation_1, attestation_2] = slashing.attestations();
+        let indices_1: BTreeSet<ValidatorIndex> = attestation_1.0.iter().copied().collect();
+        let slashable: Vec<ValidatorIndex> = attestation_2
+            .0
             .iter()
             .copied()
             .collect::<BTreeSet<_>>()
@@ -298,29 +323,28 @@ impl<E: EthSpec> BeaconChain<E> {
                 slashable.first().copied().unwrap_or_default(),
             ));
         }
-        if !is_slashable_attestation_data(
-            &slashing.attestation_1.data,
-            &slashing.attestation_2.data,
-        ) {
+        if !is_slashable_attestation_data(attestation_1.1, attestation_2.1) {
             return Err(OperationGossipError::DataNotSlashable);
         }
         let head = self.head();
         let view = head.state.view().map_err(OperationGossipError::Internal)?;
         let count = view.validators.len() as u64;
-        let check = |n: u8, attestation: &IndexedAttestation<E>| {
-            if attestation.attesting_indices.iter().any(|&i| i >= count) {
+        let check = |n: u8, (indices, data, signature): IndexedAttestationParts<'_>| {
+            if indices.iter().any(|&i| i >= count) {
                 return Err(OperationGossipError::IndexedAttestationUnknownValidator(n));
             }
             is_valid_indexed_attestation(
                 &view,
                 &head.state.caches,
-                attestation,
+                indices,
+                data,
+                signature,
                 VerifySignatures::Batched,
             )
             .map_err(|_| OperationGossipError::InvalidIndexedAttestation(n))
         };
-        check(1, &slashing.attestation_1)?;
-        check(2, &slashing.attestation_2)?;
+        check(1, attestation_1)?;
+        check(2, attestation_2)?;
         let current = get_current_epoch(&view);
         let any_slashable = slashable.iter().any(|&i| {
             view.validators

@@ -25,11 +25,14 @@ use types::{
     capella::SignedBLSToExecutionChange,
     electra::{AttesterSlashing, SignedAggregateAndProof, SingleAttestation},
     fulu::{PartialDataColumnGroupID, PartialDataColumnHeader, PartialDataColumnSidecar},
-    gloas::{PayloadAttestationMessage, SignedExecutionPayloadEnvelope},
+    gloas::{
+        PayloadAttestationMessage, SignedExecutionPayloadBid, SignedExecutionPayloadEnvelope,
+        SignedProposerPreferences,
+    },
     phase0::{Checkpoint, ProposerSlashing, SignedVoluntaryExit},
 };
 
-use crate::case::{CaseContext, Preset};
+use crate::case::{CaseContext, CaseResult, Preset};
 use crate::files::{decode_hex32, read_yaml};
 use crate::runners::fork_choice::{kzg_pool, read};
 use crate::runners::state_case::{chain_spec, read_state};
@@ -95,8 +98,23 @@ fn verdict_name(v: Verdict) -> &'static str {
     }
 }
 
-/// Runs one `gossip_*` case.
-pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
+/// Runs one `gossip_*` case: passed, failed, or not run when its setup is one the chain
+/// cannot hold ([`Setup::Inconsistent`]; the allow list must name the case).
+pub(crate) fn run<E: EthSpec>(case: &CaseContext) -> CaseResult {
+    match check::<E>(case) {
+        Ok(Setup::Ran) => CaseResult::Passed,
+        Ok(Setup::Inconsistent(why)) => CaseResult::NotRun(why),
+        Err(message) => CaseResult::Failed(message),
+    }
+}
+
+/// Whether a case ran (its messages all judged as expected) or could not be set up.
+enum Setup {
+    Ran,
+    Inconsistent(String),
+}
+
+fn check<E: EthSpec>(case: &CaseContext) -> Result<Setup, String> {
     let config = case.file("config.yaml");
     let spec = if config.exists() {
         // A case's `config.yaml` overrides the preset's configuration.
@@ -115,7 +133,17 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let meta: Meta = read_yaml(&case.file("meta.yaml"))?;
     let state = read_state::<E>(case, "state", case.fork)?;
     let genesis_ms = state.genesis_time().saturating_mul(1000);
-
+    // A case whose `config.yaml` moves the fork past its anchor (a Gloas genesis state with
+    // `GLOAS_FORK_EPOCH` 1 or 2: the proposer preferences before and at the fork) cannot be
+    // set up: the store refuses an anchor block of a fork its schedule does not have there.
+    let scheduled = spec.fork_name_at_slot::<E>(*state.slot());
+    if scheduled < state.fork_name() {
+        return Ok(Setup::Inconsistent(format!(
+            "the anchor is a {} state at slot {}, where the case's config.yaml schedules {scheduled}",
+            state.fork_name(),
+            state.slot(),
+        )));
+    }
     let (anchor, rest) = meta
         .blocks
         .split_first()
@@ -123,6 +151,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     let anchor_block = read(case, &anchor.block, |b| {
         SignedBeaconBlock::<E>::from_ssz_bytes(b, &spec)
     })?;
+    let anchor_root = anchor_block.canonical_root();
     let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
     let store = Store::<E>::open(
         &dir.path().join("db"),
@@ -142,17 +171,22 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
     )
     .map_err(|e| format!("anchor: {e}"))?;
 
+    if let Some(payload) = &anchor.payload {
+        // Gloas: the anchor's payload, delivered after it (a child may build on it).
+        let status = payload_status(anchor)?;
+        let imported_as = match status {
+            ExecutionStatus::Invalidated => ExecutionStatus::NotValidated,
+            other => other,
+        };
+        import_envelope::<E>(case, &chain, payload, imported_as)?;
+        chain.set_payload_status(anchor_root, status);
+    }
     for entry in rest {
         let block = read(case, &entry.block, |b| {
             SignedBeaconBlock::<E>::from_ssz_bytes(b, &spec)
         })?;
         let root = block.canonical_root();
-        let status = match entry.payload_status.as_deref() {
-            None | Some("VALID") => ExecutionStatus::Valid,
-            Some("INVALIDATED") => ExecutionStatus::Invalidated,
-            Some("NOT_VALIDATED") => ExecutionStatus::NotValidated,
-            Some(other) => return Err(format!("unknown payload_status {other}")),
-        };
+        let status = payload_status(entry)?;
         if entry.pending {
             chain.record_unimported_block(root, UnimportedBlock::Pending { slot: block.slot() });
         } else if entry.failed {
@@ -184,17 +218,7 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             if let Some(payload) = &entry.payload {
                 // Gloas: the payload comes apart, in its envelope (its status, as the block's
                 // before Gloas, labelled below).
-                let envelope = read(
-                    case,
-                    payload,
-                    SignedExecutionPayloadEnvelope::<E>::from_ssz_bytes,
-                )?;
-                let verified = chain
-                    .verify_execution_payload_envelope(Arc::new(envelope), &[])
-                    .map_err(|e| format!("envelope {payload}: {e}"))?;
-                chain
-                    .import_verified_envelope(verified, imported_as)
-                    .map_err(|e| format!("envelope {payload}: import failed: {e}"))?;
+                import_envelope::<E>(case, &chain, payload, imported_as)?;
             }
         }
         chain.set_payload_status(root, status);
@@ -256,6 +280,38 @@ pub(crate) fn check<E: EthSpec>(case: &CaseContext) -> Result<(), String> {
             ));
         }
     }
+    Ok(Setup::Ran)
+}
+
+/// A block entry's `payload_status` (VALID when absent).
+fn payload_status(entry: &BlockEntry) -> Result<ExecutionStatus, String> {
+    Ok(match entry.payload_status.as_deref() {
+        None | Some("VALID") => ExecutionStatus::Valid,
+        Some("INVALIDATED") => ExecutionStatus::Invalidated,
+        Some("NOT_VALIDATED") => ExecutionStatus::NotValidated,
+        Some(other) => return Err(format!("unknown payload_status {other}")),
+    })
+}
+
+/// Verifies and imports the signed execution payload envelope in file `payload`, its payload
+/// taken as `status` by the execution engine.
+fn import_envelope<E: EthSpec>(
+    case: &CaseContext,
+    chain: &BeaconChain<E>,
+    payload: &str,
+    status: ExecutionStatus,
+) -> Result<(), String> {
+    let envelope = read(
+        case,
+        payload,
+        SignedExecutionPayloadEnvelope::<E>::from_ssz_bytes,
+    )?;
+    let verified = chain
+        .verify_execution_payload_envelope(Arc::new(envelope), &[])
+        .map_err(|e| format!("envelope {payload}: {e}"))?;
+    chain
+        .import_verified_envelope(verified, status)
+        .map_err(|e| format!("envelope {payload}: import failed: {e}"))?;
     Ok(())
 }
 
@@ -275,6 +331,15 @@ fn validate<E: EthSpec>(
 ) -> Result<Outcome, String> {
     let name = message.message.as_str();
     let subnet = || message.subnet_id.ok_or("no subnet_id");
+    // A bid case also sends the preferences and the parent's envelope the bid needs, each on
+    // its own topic (named by its file).
+    let topic = if name.starts_with("proposer_preferences_") {
+        "proposer_preferences"
+    } else if name.starts_with("execution_payload_envelope_") {
+        "execution_payload"
+    } else {
+        topic
+    };
     Ok(match topic {
         "beacon_block" => {
             let block = read(case, name, |b| {
@@ -312,6 +377,12 @@ fn validate<E: EthSpec>(
         "proposer_slashing" => {
             let x = read(case, name, ProposerSlashing::from_ssz_bytes)?;
             outcome(chain.verify_proposer_slashing_for_gossip(x), |e| {
+                e.verdict()
+            })
+        }
+        "attester_slashing" if case.fork.gloas_enabled() => {
+            let x = read(case, name, types::gloas::AttesterSlashing::from_ssz_bytes)?;
+            outcome(chain.verify_attester_slashing_for_gossip(x), |e| {
                 e.verdict()
             })
         }
@@ -359,6 +430,24 @@ fn validate<E: EthSpec>(
                 |e| e.verdict(),
             )
         }
+        "partial_data_column_sidecar" if case.fork.gloas_enabled() => {
+            let x = read(
+                case,
+                name,
+                types::gloas::PartialDataColumnSidecar::<E>::from_ssz_bytes,
+            )?;
+            let group = message.group_id.as_deref().ok_or("no group_id")?;
+            let group = read(
+                case,
+                group,
+                types::gloas::PartialDataColumnGroupID::from_ssz_bytes,
+            )?;
+            let column = message.column_index.ok_or("no column_index")?;
+            outcome(
+                chain.verify_gloas_partial_data_column_for_gossip(x, &group, column),
+                |e| e.verdict(),
+            )
+        }
         "partial_data_column_sidecar" => {
             let x = read(case, name, PartialDataColumnSidecar::<E>::from_ssz_bytes)?;
             let group = message.group_id.as_deref().ok_or("no group_id")?;
@@ -382,10 +471,24 @@ fn validate<E: EthSpec>(
                 name,
                 SignedExecutionPayloadEnvelope::<E>::from_ssz_bytes,
             )?;
-            outcome(
-                chain.verify_execution_payload_envelope_for_gossip(Arc::new(x), now),
-                |e| e.verdict(),
-            )
+            let verified = chain.verify_execution_payload_envelope_for_gossip(Arc::new(x), now);
+            if let Ok(verified) = &verified {
+                // `seen.execution_payloads`, which the bid rules read.
+                chain.observe_execution_payload(verified);
+            }
+            outcome(verified, |e| e.verdict())
+        }
+        "execution_payload_bid" => {
+            let x = read(case, name, SignedExecutionPayloadBid::from_ssz_bytes)?;
+            outcome(chain.verify_execution_payload_bid_for_gossip(x, now), |e| {
+                e.verdict()
+            })
+        }
+        "proposer_preferences" => {
+            let x = read(case, name, SignedProposerPreferences::from_ssz_bytes)?;
+            outcome(chain.verify_proposer_preferences_for_gossip(x, now), |e| {
+                e.verdict()
+            })
         }
         other => return Err(format!("no gossip validation for topic {other}")),
     })

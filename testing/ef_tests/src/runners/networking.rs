@@ -33,10 +33,10 @@ impl Runner for Networking {
             Err(e) => return CaseResult::Failed(e),
         };
         if handler.starts_with("gossip_") {
-            return CaseResult::from_check(match preset {
-                Preset::Minimal => gossip::check::<MinimalEthSpec>(case),
-                Preset::Mainnet => gossip::check::<MainnetEthSpec>(case),
-            });
+            return match preset {
+                Preset::Minimal => gossip::run::<MinimalEthSpec>(case),
+                Preset::Mainnet => gossip::run::<MainnetEthSpec>(case),
+            };
         }
         let result = match (handler, preset) {
             ("get_custody_groups", Preset::Minimal) => {
@@ -72,9 +72,9 @@ impl Runner for Networking {
 }
 
 /// The Gloas gossip handlers run: topics whose validation did not change in Gloas, and the
-/// Gloas ones the chain validates (attestations and aggregates with their payload-status
-/// index, PTC votes, execution payload envelopes, data column sidecars checked against the
-/// bid's commitments).
+/// Gloas ones the chain validates (blocks with their bid, attester slashings in their Gloas container, attestations and aggregates with
+/// their payload-status index, PTC votes, execution payload envelopes, data column sidecars
+/// checked against the bid's commitments).
 pub(crate) const GLOAS_GOSSIP_HANDLERS: &[&str] = &[
     "gossip_beacon_attestation",
     "gossip_beacon_aggregate_and_proof",
@@ -86,6 +86,11 @@ pub(crate) const GLOAS_GOSSIP_HANDLERS: &[&str] = &[
     "gossip_bls_to_execution_change",
     "gossip_sync_committee_message",
     "gossip_sync_committee_contribution_and_proof",
+    "gossip_beacon_block",
+    "gossip_attester_slashing",
+    "gossip_proposer_preferences",
+    "gossip_execution_payload_bid",
+    "gossip_partial_data_column_sidecar",
 ];
 
 /// `meta.yaml` of `get_custody_groups`. The node id can exceed every integer serde knows (as a
