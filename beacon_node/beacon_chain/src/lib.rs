@@ -41,6 +41,7 @@ pub mod envelope_reads;
 pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
+pub mod gloas_duties;
 pub mod gloas_import;
 pub mod gossip;
 #[cfg(feature = "test-utils")]
@@ -79,6 +80,7 @@ pub use execution::{
 };
 pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
+pub use gloas_duties::PayloadAttestationDataError;
 pub use gloas_import::{ColumnsUnavailable, EnvelopeError, EnvelopeImported, VerifiedEnvelope};
 pub use gossip::Verdict;
 pub use internal_error::InternalError;
