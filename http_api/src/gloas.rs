@@ -122,7 +122,11 @@ fn ptc_state<E: EthSpec>(ctx: &ApiContext<E>, epoch: Epoch) -> Result<StateAt<E>
     if at.state.state.fork_name().gloas_enabled() {
         return Ok(at);
     }
-    let fork_slot = ctx.chain.spec().gloas_fork_epoch * E::slots_per_epoch();
+    let fork_slot = ctx
+        .chain
+        .spec()
+        .gloas_fork_epoch
+        .saturating_mul(E::slots_per_epoch());
     Ok(ctx.chain.state_advanced_to(at, fork_slot)?)
 }
 
@@ -276,7 +280,11 @@ pub(crate) async fn post_payload_attestations<E: EthSpec>(
                 .map_err(|e| HttpError::internal(format!("fork choice: {e}")))?;
         }
         for verified in accepted {
-            ctx.insert_payload_attestation_message(&verified.message)?;
+            // A valid vote is published even when the pool cannot keep it (its block pruned
+            // from fork choice since it was verified).
+            if let Err(error) = ctx.insert_payload_attestation_message(&verified.message) {
+                tracing::debug!(%error, validator = verified.message.validator_index, "payload attestation not kept for the pool");
+            }
             ctx.network.publish_payload_attestation(verified.message);
         }
         if failures.is_empty() {

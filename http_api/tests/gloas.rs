@@ -58,8 +58,12 @@ struct Node {
 }
 
 async fn node() -> Node {
+    node_with(ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas)).await
+}
+
+async fn node_with(spec: ChainSpec) -> Node {
     let harness = HarnessConfig {
-        spec: ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Gloas),
+        spec,
         validators: VALIDATORS,
         genesis_time: GENESIS_TIME,
         ..HarnessConfig::default()
@@ -779,4 +783,139 @@ async fn node_version_v2_names_both_clients() {
     );
     assert_eq!(body["data"]["execution_client"]["name"], "arbor-mock-el");
     assert_eq!(body["data"]["execution_client"]["code"], "AR");
+}
+
+/// A Fulu chain whose Gloas fork is at epoch 1: PTC duties of epoch 0 are none, those of the
+/// fork's epoch are read from the head state advanced into Gloas (as `upgrade_to_gloas` fills
+/// its PTC window); the Gloas reads answer 404 while the chain has not crossed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ptc_duties_across_the_gloas_fork() {
+    let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.gloas_fork_epoch = 1;
+    let n = node_with(spec).await;
+    let head = n.harness.chain.head();
+    assert_eq!(head.state.state.fork_name(), ForkName::Fulu);
+    let all: Vec<String> = (0..VALIDATORS).map(|i| i.to_string()).collect();
+
+    let (status, body) = n
+        .post_json(
+            "/eth/v1/validator/duties/ptc/0",
+            &serde_json::json!(all),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["data"].as_array().unwrap().is_empty(), "{body}");
+    assert_eq!(body["dependent_root"], format!("{:?}", n.genesis_root));
+
+    let spe = E::slots_per_epoch();
+    let mut advanced = head.state.clone();
+    state_processing::per_slot::process_slots(&mut advanced, spe, n.spec()).unwrap();
+    assert_eq!(advanced.state.fork_name(), ForkName::Gloas);
+    let view = advanced.view().unwrap();
+    let (status, body) = n
+        .post_json(
+            "/eth/v1/validator/duties/ptc/1",
+            &serde_json::json!(all),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let served: Vec<(u64, u64)> = body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (quoted(&d["validator_index"]), quoted(&d["slot"])))
+        .collect();
+    let expected: Vec<(u64, u64)> = (0..VALIDATORS as u64)
+        .filter_map(|v| {
+            (spe..2 * spe)
+                .find(|s| get_ptc(&view, *s).unwrap().contains(&v))
+                .map(|slot| (v, slot))
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(served, expected);
+
+    n.harness.set_slot(1);
+    for path in [
+        "/eth/v1/validator/payload_attestation_data/0",
+        "/eth/v1/beacon/execution_payload_envelopes/head",
+    ] {
+        let (status, body) = n.get_json(path).await;
+        assert_eq!(status, 404, "{path}: {body}");
+    }
+}
+
+/// The next server-sent event of `response`: its name and its `data`.
+async fn next_event(
+    response: &mut reqwest::Response,
+    parser: &mut beacon_api::events::SseParser,
+    ready: &mut std::collections::VecDeque<beacon_api::events::SseFrame>,
+) -> (String, String) {
+    loop {
+        if let Some(frame) = ready.pop_front() {
+            return (frame.event, frame.data);
+        }
+        let chunk = tokio::time::timeout(WAIT, response.chunk())
+            .await
+            .expect("an event within the bound")
+            .unwrap()
+            .expect("the stream stays open");
+        ready.extend(parser.feed(&chunk).unwrap());
+    }
+}
+
+/// `head_v2` follows the head's payload variant: a new head block is announced EMPTY (after
+/// the deprecated `head`), and again, FULL, when its envelope arrives, with the spec's dependent
+/// roots; `head` is not sent again for the same block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn head_v2_is_sent_again_when_the_payload_arrives() {
+    let n = node().await;
+    let mut response = n
+        .send(
+            reqwest::Client::new()
+                .get(format!("{}/eth/v1/events?topics=head,head_v2", n.base))
+                .header("accept", "text/event-stream"),
+        )
+        .await;
+    assert_eq!(response.status().as_u16(), 200);
+    let mut parser = beacon_api::events::SseParser::new(1 << 20);
+    let mut ready = std::collections::VecDeque::new();
+
+    let blocks = n.chain_to(1).await;
+    let (b1, r1) = &blocks[0];
+    let (event, data) = next_event(&mut response, &mut parser, &mut ready).await;
+    assert_eq!(event, "head");
+    let head: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(head["block"], format!("{r1:?}"));
+    let mut heads_v2 = Vec::new();
+    let (event, data) = next_event(&mut response, &mut parser, &mut ready).await;
+    assert_eq!(event, "head_v2");
+    heads_v2.push(data);
+    n.import_envelope(b1).await;
+    let (event, data) = next_event(&mut response, &mut parser, &mut ready).await;
+    assert_eq!(event, "head_v2", "no second `head` for the same block");
+    heads_v2.push(data);
+
+    let state_root = n.harness.chain.head().state_root;
+    for (data, status) in heads_v2.iter().zip([
+        beacon_api::events::HeadPayloadStatus::Empty,
+        beacon_api::events::HeadPayloadStatus::Full,
+    ]) {
+        let beacon_api::BeaconEvent::<E>::HeadV2(event) =
+            beacon_api::BeaconEvent::decode("head_v2", data).unwrap()
+        else {
+            panic!("not head_v2: {data}");
+        };
+        assert_eq!(event.version, ForkName::Gloas);
+        assert_eq!(event.data.slot, 1);
+        assert_eq!(event.data.block, *r1);
+        assert_eq!(event.data.state, state_root);
+        assert_eq!(event.data.payload_status, status);
+        // Epoch 0: both dependent roots underflow to the genesis block.
+        assert_eq!(event.data.current_epoch_dependent_root, n.genesis_root);
+        assert_eq!(event.data.next_epoch_dependent_root, n.genesis_root);
+        assert!(!event.data.execution_optimistic);
+    }
 }
