@@ -14,7 +14,8 @@ use types::capella::SignedBLSToExecutionChange;
 use types::electra::SingleAttestation;
 use types::phase0::{ProposerSlashing, SignedVoluntaryExit};
 use types::{
-    ColumnIndex, Epoch, EthSpec, LightClientFinalityUpdate, LightClientOptimisticUpdate, Root, Slot,
+    ColumnIndex, Epoch, EthSpec, ForkName, LightClientFinalityUpdate, LightClientOptimisticUpdate,
+    Root, Slot,
 };
 
 use crate::envelope::ForkVersionedResponse;
@@ -42,8 +43,10 @@ macro_rules! topics {
 }
 
 topics! {
-    /// The head changed.
+    /// The head changed (deprecated by `head_v2`).
     Head = "head",
+    /// The head changed, or its block's payload status did (Gloas).
+    HeadV2 = "head_v2",
     /// A block was imported.
     Block = "block",
     /// A block passed gossip validation.
@@ -82,7 +85,7 @@ topics! {
     FastConfirmation = "fast_confirmation",
 }
 
-/// A topic name the spec does not define (for the Fulu release).
+/// A topic name the spec does not define (the Fulu release's topics and `head_v2`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown event topic {0:?}")]
 pub struct UnknownTopic(pub String);
@@ -123,6 +126,48 @@ pub struct HeadEvent {
     pub current_duty_dependent_root: Root,
     /// True if the head is optimistic.
     pub execution_optimistic: bool,
+}
+
+/// A head's payload status in `head_v2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HeadPayloadStatus {
+    /// The head block without its payload (Gloas: the envelope has not been imported).
+    Empty,
+    /// The head block with its payload (before Gloas, always).
+    Full,
+}
+
+/// `head_v2` data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadV2Event {
+    /// The head block's slot.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The head block's root.
+    pub block: Root,
+    /// The head state's root.
+    pub state: Root,
+    /// Whether the head is the block's EMPTY or FULL variant.
+    pub payload_status: HeadPayloadStatus,
+    /// True if the head's epoch differs from the previous head's.
+    pub epoch_transition: bool,
+    /// `get_block_root_at_slot(state, compute_start_slot_at_epoch(epoch - 1) - 1)`.
+    pub current_epoch_dependent_root: Root,
+    /// `get_block_root_at_slot(state, compute_start_slot_at_epoch(epoch) - 1)`.
+    pub next_epoch_dependent_root: Root,
+    /// True if the head is optimistic.
+    pub execution_optimistic: bool,
+}
+
+/// `head_v2`: `{version, data}`, the version the head block's fork.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionedHeadV2Event {
+    /// The head block's fork.
+    #[serde(with = "crate::json::fork_name")]
+    pub version: ForkName,
+    /// The event.
+    pub data: HeadV2Event,
 }
 
 /// `block` data.
@@ -216,6 +261,8 @@ pub struct FastConfirmationEvent {
 pub enum BeaconEvent<E: EthSpec> {
     /// `head`.
     Head(HeadEvent),
+    /// `head_v2`.
+    HeadV2(VersionedHeadV2Event),
     /// `block`.
     Block(BlockEvent),
     /// `block_gossip`.
@@ -275,6 +322,7 @@ impl<E: EthSpec> BeaconEvent<E> {
         };
         Ok(match topic {
             EventTopic::Head => Self::Head(serde_json::from_str(data).map_err(err)?),
+            EventTopic::HeadV2 => Self::HeadV2(serde_json::from_str(data).map_err(err)?),
             EventTopic::Block => Self::Block(serde_json::from_str(data).map_err(err)?),
             EventTopic::BlockGossip => Self::BlockGossip(serde_json::from_str(data).map_err(err)?),
             EventTopic::SingleAttestation => {
@@ -429,7 +477,25 @@ mod tests {
         for &topic in EventTopic::ALL {
             assert_eq!(topic.as_str().parse(), Ok(topic));
         }
-        assert!("head_v2".parse::<EventTopic>().is_err());
+        assert_eq!("head_v2".parse(), Ok(EventTopic::HeadV2));
+        assert!("head_v3".parse::<EventTopic>().is_err());
+    }
+
+    /// The spec's `head_v2` example (apis/eventstream/index.yaml of v5.0.0-alpha.2) decodes,
+    /// and encodes back to the same JSON.
+    #[test]
+    fn head_v2_decodes_the_spec_example() {
+        let data = r#"{"version": "gloas", "data":{"slot":"10", "block":"0x9a2fefd2fdb57f74993c7780ea5b9030d2897b615b89f808011ca5aebed54eaf", "state":"0x600e852a08c1200654ddf11025f1ceacb3c2e74bdd5c630cde0838b2591b69f9", "payload_status": "empty", "epoch_transition":false, "current_epoch_dependent_root":"0x5e0043f107cb57913498fbf2f99ff55e730bf1e151f02f221e977c91a90a0e91", "next_epoch_dependent_root":"0x5e0043f107cb57913498fbf2f99ff55e730bf1e151f02f221e977c91a90a0e91", "execution_optimistic": false}}"#;
+        let BeaconEvent::<MinimalEthSpec>::HeadV2(event) =
+            BeaconEvent::decode("head_v2", data).expect("decodes")
+        else {
+            panic!("not head_v2");
+        };
+        assert_eq!(event.version, ForkName::Gloas);
+        assert_eq!(event.data.slot, 10);
+        assert_eq!(event.data.payload_status, HeadPayloadStatus::Empty);
+        let spec: serde_json::Value = serde_json::from_str(data).expect("JSON");
+        assert_eq!(serde_json::to_value(&event).expect("encodes"), spec);
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn select_indices<E: EthSpec>(
     at: &StateAt<E>,
     ids: &[ValidatorId],
 ) -> Result<Vec<ValidatorIndex>, HttpError> {
-    let count = validators_of(at)?.len() as u64;
+    let count = Registry::of(&at.state)?.len() as u64;
     if ids.is_empty() {
         return Ok((0..count).collect());
     }
@@ -147,25 +147,65 @@ fn select_indices<E: EthSpec>(
         .collect())
 }
 
-/// The state's validator registry; 501 for a fork whose registry the API does not read
-/// (Gloas's progressive lists).
-pub(crate) fn validators_of<E: EthSpec>(
-    at: &StateAt<E>,
-) -> Result<&types::phase0::ValidatorRegistry<E>, HttpError> {
-    at.state
-        .state
-        .validators()
-        .ok_or_else(|| HttpError::unsupported_fork(at.state.state.fork_name()))
+/// A state's validator registry and balances, whatever their list shape: the fixed lists of the
+/// forks before Gloas, Gloas's progressive ones (EIP-7688), read through the fork-neutral view
+/// where the state has one (Deneb on) and from the fixed lists otherwise.
+pub(crate) enum Registry<'a, E: EthSpec> {
+    /// A Deneb, Electra, Fulu or Gloas state's view.
+    View(state_processing::StateRef<'a, E>),
+    /// A state before Deneb (no view): its fixed lists.
+    Fixed {
+        /// `validators`.
+        validators: &'a types::phase0::ValidatorRegistry<E>,
+        /// `balances`.
+        balances: &'a packed_list::PackedList<u64, E::ValidatorRegistryLimit>,
+    },
 }
 
-/// The state's balances; 501 for a fork whose balances the API does not read (Gloas's).
-fn balances_of<E: EthSpec>(
-    at: &StateAt<E>,
-) -> Result<&packed_list::PackedList<u64, E::ValidatorRegistryLimit>, HttpError> {
-    at.state
-        .state
-        .balances()
-        .ok_or_else(|| HttpError::unsupported_fork(at.state.state.fork_name()))
+impl<'a, E: EthSpec> Registry<'a, E> {
+    /// The registry of `state`.
+    pub(crate) fn of(state: &'a state_processing::CachedBeaconState<E>) -> Result<Self, HttpError> {
+        if let Ok(view) = state.view() {
+            return Ok(Self::View(view));
+        }
+        let s = &state.state;
+        match (s.validators(), s.balances()) {
+            (Some(validators), Some(balances)) => Ok(Self::Fixed {
+                validators,
+                balances,
+            }),
+            _ => Err(HttpError::unsupported_fork(s.fork_name())),
+        }
+    }
+
+    /// Number of validators.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Self::View(view) => view.validators.len(),
+            Self::Fixed { validators, .. } => validators.len(),
+        }
+    }
+
+    /// Validator `index`, if any.
+    pub(crate) fn validator(&self, index: ValidatorIndex) -> Option<&'a types::phase0::Validator> {
+        let index = usize::try_from(index).ok()?;
+        match self {
+            Self::View(view) => view.validators.get(index),
+            Self::Fixed { validators, .. } => validators.get(index),
+        }
+    }
+
+    /// The balance of validator `index` (0 past the list).
+    pub(crate) fn balance(&self, index: ValidatorIndex) -> u64 {
+        let Ok(index) = usize::try_from(index) else {
+            return 0;
+        };
+        match self {
+            Self::View(view) => view.balances.get(index),
+            Self::Fixed { balances, .. } => balances.get(index),
+        }
+        .unwrap_or(0)
+    }
 }
 
 fn validators_data<E: EthSpec>(
@@ -175,19 +215,18 @@ fn validators_data<E: EthSpec>(
     statuses: &[ValidatorStatusFilter],
 ) -> Result<Vec<ValidatorData>, HttpError> {
     let epoch = at.slot() / E::slots_per_epoch();
-    let validators = validators_of(at)?;
-    let balances = balances_of(at)?;
+    let registry = Registry::of(&at.state)?;
     Ok(select_indices(ctx, at, ids)?
         .into_iter()
         .filter_map(|index| {
-            let validator = validators.get(index as usize)?;
+            let validator = registry.validator(index)?;
             let status = ValidatorStatus::from_validator(validator, epoch);
             if !statuses.is_empty() && !statuses.iter().any(|f| f.matches(status)) {
                 return None;
             }
             Some(ValidatorData {
                 index,
-                balance: balances.get(index as usize).unwrap_or(0),
+                balance: registry.balance(index),
                 status,
                 validator: validator.clone(),
             })
@@ -290,12 +329,12 @@ async fn balances_response<E: EthSpec>(
     let id = state_id(&path)?;
     blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
-        let balances = balances_of(&at)?;
+        let registry = Registry::of(&at.state)?;
         let data: Vec<ValidatorBalanceData> = select_indices(&ctx, &at, &ids)?
             .into_iter()
             .map(|index| ValidatorBalanceData {
                 index,
-                balance: balances.get(index as usize).unwrap_or(0),
+                balance: registry.balance(index),
             })
             .collect();
         envelope(&at, data)
@@ -709,12 +748,19 @@ fn block_attestations<E: EthSpec>(
             .cloned()
             .map(types::Attestation::Fulu)
             .collect(),
+        SignedBeaconBlock::Gloas(b) => b
+            .message
+            .body
+            .attestations
+            .iter()
+            .cloned()
+            .map(types::Attestation::Gloas)
+            .collect(),
         other @ (SignedBeaconBlock::Phase0(_)
         | SignedBeaconBlock::Altair(_)
         | SignedBeaconBlock::Bellatrix(_)
         | SignedBeaconBlock::Capella(_)
-        | SignedBeaconBlock::Deneb(_)
-        | SignedBeaconBlock::Gloas(_)) => {
+        | SignedBeaconBlock::Deneb(_)) => {
             return Err(HttpError::bad_request(format!(
                 "blocks of fork {} are not served by this node",
                 other.fork_name()
@@ -881,11 +927,11 @@ pub(crate) async fn post_validator_identities<E: EthSpec>(
     let id = state_id(&path)?;
     blocking(ctx.workers(), move || {
         let at = state_at(&ctx, id)?;
-        let validators = validators_of(&at)?;
+        let registry = Registry::of(&at.state)?;
         let data: Vec<ValidatorIdentity> = select_indices(&ctx, &at, &ids)?
             .into_iter()
             .filter_map(|index| {
-                let v = validators.get(index as usize)?;
+                let v = registry.validator(index)?;
                 Some(ValidatorIdentity {
                     index,
                     pubkey: v.pubkey,

@@ -60,8 +60,8 @@ impl HttpError {
         Self::Internal(message.to_string())
     }
 
-    /// 501 for data of a fork this node does not serve (Gloas: the Beacon API at Gloas is
-    /// issue 45).
+    /// 501 for data of a fork this node does not serve (a state whose registry it cannot
+    /// read).
     pub fn unsupported_fork(fork: types::ForkName) -> Self {
         Self::NotImplemented(format!(
             "fork {fork} is not supported by this version of Arbor"

@@ -17,13 +17,14 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use beacon_api::events::{
     BlockEvent, BlockGossipEvent, ChainReorgEvent, DataColumnSidecarEvent,
-    FinalizedCheckpointEvent, HeadEvent,
+    FinalizedCheckpointEvent, HeadEvent, HeadPayloadStatus, HeadV2Event, VersionedHeadV2Event,
 };
 use beacon_api::{EventTopic, ForkVersionedResponse};
 use beacon_chain::events::{ChainEvent, PreparedPayloadAttributes, PresetMessage};
 use beacon_chain::gossip::light_client::{
     light_client_finality_update_rank, light_client_optimistic_update_rank,
 };
+use fork_choice::PayloadStatus;
 use tokio::sync::{broadcast, mpsc};
 use types::altair::SignedContributionAndProof;
 use types::electra::{Attestation, AttesterSlashing};
@@ -102,6 +103,7 @@ fn chain_topic(event: &ChainEvent) -> Option<EventTopic> {
         ChainEvent::BlockGossip { .. } => EventTopic::BlockGossip,
         ChainEvent::Block { .. } => EventTopic::Block,
         ChainEvent::Head { .. } => EventTopic::Head,
+        ChainEvent::HeadV2 { .. } => EventTopic::HeadV2,
         ChainEvent::ChainReorg { .. } => EventTopic::ChainReorg,
         ChainEvent::FinalizedCheckpoint { .. } => EventTopic::FinalizedCheckpoint,
         ChainEvent::DataColumnSidecar { .. } => EventTopic::DataColumnSidecar,
@@ -188,6 +190,46 @@ fn render_chain<E: EthSpec>(
                     previous_duty_dependent_root: previous,
                     current_duty_dependent_root: current,
                     execution_optimistic: *execution_optimistic,
+                },
+            )
+        }
+        ChainEvent::HeadV2 {
+            slot,
+            block,
+            state,
+            payload_status,
+            epoch_transition,
+            execution_optimistic,
+        } => {
+            let head = ctx.chain.head();
+            // As for `head`: the dependent roots from the head state while it is this head.
+            let (current, next) = if head.block_root == *block {
+                let epoch = slot / spe;
+                (
+                    head_block_root_at(&head, (epoch.saturating_sub(1) * spe).saturating_sub(1)),
+                    head_block_root_at(&head, (epoch * spe).saturating_sub(1)),
+                )
+            } else {
+                (*block, *block)
+            };
+            let payload_status = match payload_status {
+                Some(PayloadStatus::Empty | PayloadStatus::Pending) => HeadPayloadStatus::Empty,
+                Some(PayloadStatus::Full) | None => HeadPayloadStatus::Full,
+            };
+            render(
+                EventTopic::HeadV2,
+                &VersionedHeadV2Event {
+                    version: ctx.chain.spec().fork_name_at_slot::<E>(*slot),
+                    data: HeadV2Event {
+                        slot: *slot,
+                        block: *block,
+                        state: *state,
+                        payload_status,
+                        epoch_transition: *epoch_transition,
+                        current_epoch_dependent_root: current,
+                        next_epoch_dependent_root: next,
+                        execution_optimistic: *execution_optimistic,
+                    },
                 },
             )
         }

@@ -22,11 +22,13 @@ mod config_spec;
 mod debug;
 mod error;
 mod events;
+mod gloas;
 mod gloas_production;
 mod light_client;
 mod metrics;
 mod network;
 mod node;
+mod payload_attestations;
 mod pool;
 mod production;
 mod query;
@@ -144,6 +146,8 @@ pub struct ApiContext<E: EthSpec> {
     pub(crate) head_block: Mutex<Option<beacon::CachedBlock>>,
     /// Verified sync committee messages, aggregated for `sync_committee_contribution`.
     pub(crate) sync_messages: sync_messages::SyncMessages,
+    /// Verified payload attestation messages, aggregated for the pool's `GET`.
+    pub(crate) payload_attestations: payload_attestations::PayloadAttestations,
     /// Committees, sync committee members and the key index, kept between requests.
     pub(crate) caches: caches::ApiCaches,
     /// The node's CPU workers, once set ([`Self::set_workers`]).
@@ -183,6 +187,7 @@ impl<E: EthSpec> ApiContext<E> {
             liveness: Mutex::new(std::collections::BTreeMap::new()),
             head_block: Mutex::new(None),
             sync_messages: sync_messages::SyncMessages::default(),
+            payload_attestations: payload_attestations::PayloadAttestations::default(),
             caches: caches::ApiCaches::default(),
             workers: std::sync::OnceLock::new(),
         })
@@ -208,6 +213,23 @@ impl<E: EthSpec> ApiContext<E> {
         subnet: u64,
     ) -> Result<(), HttpError> {
         pool::record_sync_message(self, message, Some(subnet)).map(|_| ())
+    }
+
+    /// Adds a verified payload attestation message (from gossip, or the API's pool) to the
+    /// aggregates `GET /eth/v1/beacon/pool/payload_attestations` serves, at its member's
+    /// positions in the committee fork choice keeps for the voted block. A message of a block
+    /// fork choice no longer holds is refused (404: its committee is not known).
+    pub fn insert_payload_attestation_message(
+        &self,
+        message: &types::gloas::PayloadAttestationMessage,
+    ) -> Result<(), HttpError> {
+        let root = message.data.beacon_block_root;
+        let ptc = self.chain.block_ptc(&root).ok_or_else(|| {
+            HttpError::not_found(format!("no payload timeliness committee of block {root}"))
+        })?;
+        self.payload_attestations
+            .insert::<E>(message, &ptc)
+            .map_err(|e| HttpError::internal(e.to_string()))
     }
 
     /// Records validators seen live at `epoch` (for `liveness`: a gossip attestation, aggregate
@@ -324,6 +346,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             get(blobs::get_blob_sidecars::<E>),
         )
         .route(
+            "/eth/v1/beacon/execution_payload_envelopes/{block_id}",
+            get(gloas::get_execution_payload_envelope::<E>),
+        )
+        .route(
             "/eth/v1/debug/beacon/data_column_sidecars/{block_id}",
             get(beacon::get_data_column_sidecars::<E>),
         )
@@ -343,6 +369,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v2/beacon/pool/attestations",
             post(pool::post_attestations_v2::<E>).get(pool::get_attestations_v2::<E>),
+        )
+        .route(
+            "/eth/v1/beacon/pool/payload_attestations",
+            post(gloas::post_payload_attestations::<E>).get(gloas::get_payload_attestations::<E>),
         )
         .route(
             "/eth/v1/beacon/pool/sync_committees",
@@ -407,6 +437,7 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         )
         // node
         .route("/eth/v1/node/version", get(node::get_version::<E>))
+        .route("/eth/v2/node/version", get(gloas::get_version_v2::<E>))
         .route("/eth/v1/node/syncing", get(node::get_syncing::<E>))
         .route("/eth/v1/node/health", get(node::get_health::<E>))
         .route("/eth/v1/node/identity", get(node::get_identity::<E>))
@@ -421,6 +452,18 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
         .route(
             "/eth/v1/validator/duties/proposer/{epoch}",
             get(validator::get_proposer_duties::<E>),
+        )
+        .route(
+            "/eth/v2/validator/duties/proposer/{epoch}",
+            get(validator::get_proposer_duties_v2::<E>),
+        )
+        .route(
+            "/eth/v1/validator/duties/ptc/{epoch}",
+            post(gloas::post_ptc_duties::<E>),
+        )
+        .route(
+            "/eth/v1/validator/payload_attestation_data/{slot}",
+            get(gloas::get_payload_attestation_data::<E>),
         )
         .route(
             "/eth/v1/validator/duties/sync/{epoch}",

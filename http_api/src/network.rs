@@ -15,6 +15,7 @@ use types::fulu::{
     AttesterSlashing, ProposerSlashing, SignedBLSToExecutionChange, SignedContributionAndProof,
     SignedVoluntaryExit, SyncCommitteeMessage,
 };
+use types::gloas::PayloadAttestationMessage;
 use types::{DataColumnSidecar, Epoch, EthSpec, SignedBeaconBlock, Slot};
 
 /// An operation for a global gossip topic.
@@ -80,6 +81,8 @@ pub trait NetworkApi<E: EthSpec>: BlockBroadcaster<E> {
     fn publish_contribution(&self, contribution: SignedContributionAndProof<E>);
     /// Gossips an exit, slashing or BLS change on its global topic.
     fn publish_operation(&self, operation: PublishedOperation<E>);
+    /// Gossips a PTC member's vote on `payload_attestation_message` (Gloas).
+    fn publish_payload_attestation(&self, message: PayloadAttestationMessage);
     /// Subscribes to the subnets the validators' duties need.
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>);
     /// The known peers.
@@ -114,6 +117,8 @@ pub struct PublishCounts {
     pub contributions: u64,
     /// Exits, slashings and BLS changes.
     pub operations: u64,
+    /// Payload attestation messages (Gloas).
+    pub payload_attestations: u64,
 }
 
 /// A node without peers: publications are counted and go nowhere, subscriptions are kept.
@@ -127,6 +132,7 @@ pub struct NoNetwork {
     sync_messages: AtomicU64,
     contributions: AtomicU64,
     operations: AtomicU64,
+    payload_attestations: AtomicU64,
     subscriptions: Mutex<Vec<SubnetSubscription>>,
 }
 
@@ -148,6 +154,7 @@ impl NoNetwork {
             sync_messages: get(&self.sync_messages),
             contributions: get(&self.contributions),
             operations: get(&self.operations),
+            payload_attestations: get(&self.payload_attestations),
         }
     }
 
@@ -197,6 +204,10 @@ impl<E: EthSpec> NetworkApi<E> for NoNetwork {
 
     fn publish_operation(&self, _: PublishedOperation<E>) {
         bump(&self.operations, 1);
+    }
+
+    fn publish_payload_attestation(&self, _: PayloadAttestationMessage) {
+        bump(&self.payload_attestations, 1);
     }
 
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>) {

@@ -24,7 +24,7 @@ use types::electra::AttestationData;
 use types::{Epoch, EthSpec, Root, Slot, ValidatorIndex};
 
 use crate::ApiContext;
-use crate::beacon::{committees_of, sync_committee_indices};
+use crate::beacon::{Registry, committees_of, sync_committee_indices};
 use crate::error::HttpError;
 use crate::network::SubnetSubscription;
 use crate::query::{Body, PathParams, Query, parse_path};
@@ -38,11 +38,13 @@ type Ctx<E> = State<Arc<ApiContext<E>>>;
 /// A list of quoted validator indices (the duties bodies).
 #[derive(Deserialize)]
 #[serde(transparent)]
-struct Indices(#[serde(with = "beacon_api::json::quoted_u64_vec")] Vec<ValidatorIndex>);
+pub(crate) struct Indices(
+    #[serde(with = "beacon_api::json::quoted_u64_vec")] pub(crate) Vec<ValidatorIndex>,
+);
 
 /// The clock's epoch (with the gossip clock disparity, so a request just before an epoch
 /// boundary may ask for the next one).
-fn clock_epoch<E: EthSpec>(ctx: &ApiContext<E>) -> Epoch {
+pub(crate) fn clock_epoch<E: EthSpec>(ctx: &ApiContext<E>) -> Epoch {
     ctx.chain.epoch_with_future_tolerance()
 }
 
@@ -68,12 +70,12 @@ fn block_root_at<E: EthSpec>(at: &StateAt<E>, slot: Slot) -> Root {
 
 /// `get_block_root_at_slot(state, compute_start_slot_at_epoch(epoch) - 1)`, the genesis block
 /// root on underflow.
-fn dependent_root<E: EthSpec>(at: &StateAt<E>, epoch: Epoch) -> Root {
+pub(crate) fn dependent_root<E: EthSpec>(at: &StateAt<E>, epoch: Epoch) -> Root {
     let start = epoch * E::slots_per_epoch();
     block_root_at(at, start.saturating_sub(1))
 }
 
-fn parse_epoch(path: &PathParams) -> Result<Epoch, HttpError> {
+pub(crate) fn parse_epoch(path: &PathParams) -> Result<Epoch, HttpError> {
     parse_path("epoch", path.at(0)?)
 }
 
@@ -152,12 +154,44 @@ fn proposers<E: EthSpec>(
     )))
 }
 
-/// `GET /eth/v1/validator/duties/proposer/{epoch}`.
+/// Which rule a proposer duties answer's `dependent_root` follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProposerDependentRoot {
+    /// v1: the last block of `epoch - 1` before Fulu, of `epoch - 2` from Fulu on (EIP-7917's
+    /// lookahead fixes an epoch's proposers one epoch earlier).
+    ByFork,
+    /// v2: always `get_block_root_at_slot(state, compute_start_slot_at_epoch(epoch - 1) - 1)`
+    /// (the genesis block root on underflow), the root `head_v2` announces.
+    EpochMinusOne,
+}
+
+/// `GET /eth/v1/validator/duties/proposer/{epoch}` (deprecated by v2).
 pub(crate) async fn get_proposer_duties<E: EthSpec>(
     State(ctx): Ctx<E>,
     path: PathParams,
 ) -> Result<Response, HttpError> {
-    let epoch = parse_epoch(&path)?;
+    proposer_duties(ctx, parse_epoch(&path)?, ProposerDependentRoot::ByFork).await
+}
+
+/// `GET /eth/v2/validator/duties/proposer/{epoch}`: as v1, with the dependent root of
+/// `epoch - 1`'s start.
+pub(crate) async fn get_proposer_duties_v2<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    path: PathParams,
+) -> Result<Response, HttpError> {
+    proposer_duties(
+        ctx,
+        parse_epoch(&path)?,
+        ProposerDependentRoot::EpochMinusOne,
+    )
+    .await
+}
+
+async fn proposer_duties<E: EthSpec>(
+    ctx: Arc<ApiContext<E>>,
+    epoch: Epoch,
+    rule: ProposerDependentRoot,
+) -> Result<Response, HttpError> {
     blocking_duty(ctx.workers(), move || {
         let limit = clock_epoch(&ctx) + 1;
         if epoch > limit {
@@ -178,24 +212,23 @@ pub(crate) async fn get_proposer_duties<E: EthSpec>(
             ctx.chain.duty_state(epoch)?
         };
         let indices = proposers(&at.state, epoch)?;
-        let validators = crate::beacon::validators_of(&at)?;
+        let registry = Registry::of(&at.state)?;
         let data: Vec<ProposerDuty> = indices
             .into_iter()
             .enumerate()
             .filter_map(|(i, index)| {
                 Some(ProposerDuty {
-                    pubkey: validators.get(index as usize)?.pubkey,
+                    pubkey: registry.validator(index)?.pubkey,
                     validator_index: index,
                     slot: epoch * spe + i as u64,
                 })
             })
             .collect();
-        // Fulu's lookahead fixes an epoch's proposers one epoch earlier: the decision block is
-        // the last of epoch - 2 (EIP-7917); before Fulu the last of epoch - 1.
-        let decision_epoch = if at.state.state.fork_name().fulu_enabled() {
-            epoch.saturating_sub(1)
-        } else {
-            epoch
+        let decision_epoch = match rule {
+            ProposerDependentRoot::ByFork if !at.state.state.fork_name().fulu_enabled() => epoch,
+            ProposerDependentRoot::ByFork | ProposerDependentRoot::EpochMinusOne => {
+                epoch.saturating_sub(1)
+            }
         };
         json(&DutiesResponse {
             dependent_root: dependent_root(&at, decision_epoch),
@@ -226,13 +259,13 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
                 .or_default()
                 .push(position as u64);
         }
-        let validators = crate::beacon::validators_of(&at)?;
+        let registry = Registry::of(&at.state)?;
         let data = indices
             .iter()
             .filter_map(|index| {
                 let positions = positions_of.get(index)?.clone();
                 Some(SyncDuty {
-                    pubkey: validators.get(*index as usize)?.pubkey,
+                    pubkey: registry.validator(*index)?.pubkey,
                     validator_index: *index,
                     validator_sync_committee_indices: positions,
                 })

@@ -2219,6 +2219,18 @@ impl<E: EthSpec> BeaconChain<E> {
                 execution_optimistic,
             });
         }
+        // `head_v2`: again for the same block when its payload variant changes (EMPTY to FULL
+        // as its envelope arrives).
+        if !same_head || head.payload_status != old.payload_status {
+            self.events.publish(ChainEvent::HeadV2 {
+                slot: head.slot,
+                block: head.root,
+                state: state_root,
+                payload_status: head.payload_status,
+                epoch_transition: head.slot / spe != old.slot / spe,
+                execution_optimistic,
+            });
+        }
         if finalized.epoch > old.finalized_checkpoint.epoch {
             // The finalized block is stored (imported, or the anchor).
             match self.store.get_block(&finalized.root) {

@@ -47,6 +47,23 @@ pub enum ChainEvent {
         /// Imported before the execution client validated its payload.
         execution_optimistic: bool,
     },
+    /// The head changed, or the head block's payload status did (`head_v2`): a Gloas head is a
+    /// block and its payload variant, and the same block becomes head again, FULL, when its
+    /// payload arrives. Published after [`ChainEvent::Head`] for a new head block.
+    HeadV2 {
+        /// The head block's slot.
+        slot: Slot,
+        /// The head block's root.
+        block: Root,
+        /// Its post-state root.
+        state: Root,
+        /// The head's payload variant (`None` before Gloas: the payload is in the block).
+        payload_status: Option<fork_choice::PayloadStatus>,
+        /// Whether the head's epoch differs from the previous head's.
+        epoch_transition: bool,
+        /// Imported before the execution client validated its payload.
+        execution_optimistic: bool,
+    },
     /// The head moved to a block that does not descend from the previous head (`chain_reorg`).
     ChainReorg {
         /// The new head's slot.

@@ -41,6 +41,7 @@ pub mod envelope_reads;
 pub mod events;
 pub mod execution;
 pub mod fork_choice_dump;
+pub mod gloas_duties;
 pub mod gloas_import;
 pub mod gloas_publication;
 pub mod gossip;
@@ -83,6 +84,7 @@ pub use execution::{
 };
 pub use fork_choice::Fault;
 pub use fork_choice_dump::{ForkChoiceDump, ForkChoiceNode, PayloadValidity};
+pub use gloas_duties::PayloadAttestationDataError;
 pub use gloas_import::{
     ColumnsUnavailable, EnvelopeError, EnvelopeImported, PayloadProcessed, VerifiedEnvelope,
 };

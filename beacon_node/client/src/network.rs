@@ -16,6 +16,7 @@ use router::SyncState;
 use tokio::sync::watch;
 use types::electra::{SignedAggregateAndProof, SingleAttestation};
 use types::fulu::{SignedContributionAndProof, SyncCommitteeMessage};
+use types::gloas::PayloadAttestationMessage;
 use types::{DataColumnSidecar, Epoch, EthSpec, SignedBeaconBlock, Slot};
 
 /// How often the peer list the API serves is refreshed from the service.
@@ -222,6 +223,11 @@ impl<E: EthSpec> NetworkApi<E> for P2pNetwork<E> {
             }
         };
         self.handle.publish(message);
+    }
+
+    fn publish_payload_attestation(&self, message: PayloadAttestationMessage) {
+        self.handle
+            .publish(PubsubMessage::PayloadAttestationMessage(Box::new(message)));
     }
 
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>) {

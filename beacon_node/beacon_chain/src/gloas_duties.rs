@@ -1,0 +1,101 @@
+//! Read-only answers for the Gloas duties of the payload timeliness committee (PTC) that the
+//! Beacon API serves: the `PayloadAttestationData` a PTC member signs for a slot, and the PTC
+//! fork choice keeps for a block (the committee whose votes on the block's payload it counts).
+//!
+//! **The block seen for a slot** is the canonical one (the head's ancestor at the slot) when
+//! the head's chain has a block there, else the first block of the slot fork choice took.
+//!
+//! **`payload_present`**: the block's envelope imported (its FULL node exists) and its
+//! payload's `engine_newPayload` answered (the timeline's `executed` stage, recorded by
+//! `import_verified_envelope`) no later than `get_payload_due_ms()` into the slot. The chain
+//! records when an envelope was imported, not when it was first seen: an envelope seen before
+//! the deadline whose import ended after it reads as not present (a conservative vote).
+//!
+//! **`blob_data_available`**: the envelope imported, which requires the node's custody columns
+//! of the bid's commitments verified (`verify_execution_payload_envelope`). Columns complete for
+//! a block whose envelope has not come are not seen here.
+//!
+//! [spec]: gloas/validator.md#constructing-the-payloadattestationmessage
+
+use types::{EthSpec, Root, Slot, ValidatorIndex, gloas::PayloadAttestationData};
+
+use crate::chain::BeaconChain;
+
+/// Basis points of a slot (`BASIS_POINTS`).
+const BASIS_POINTS: u64 = 10_000;
+
+/// Why no `PayloadAttestationData` is produced for a slot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadAttestationDataError {
+    /// The chain's fork choice has not crossed into Gloas: there is no PTC to vote.
+    #[error("the chain has not reached Gloas: no payload timeliness committee votes yet")]
+    NotGloas,
+    /// No block of the slot has been seen (the spec: do not submit a payload attestation).
+    #[error("no block seen for slot {0}")]
+    NoBlock(Slot),
+}
+
+impl PayloadAttestationDataError {
+    /// Whose fault this is: nobody's (the chain is not there yet, or the slot has no block).
+    pub fn fault(&self) -> Option<fork_choice::Fault> {
+        match self {
+            Self::NotGloas | Self::NoBlock(_) => None,
+        }
+    }
+}
+
+impl<E: EthSpec> BeaconChain<E> {
+    /// The block of `slot` fork choice holds that a PTC member votes on: the canonical one,
+    /// else the first one taken. `None` before Gloas or when no block of the slot is known.
+    fn block_seen_at(&self, slot: Slot) -> Result<Root, PayloadAttestationDataError> {
+        let head = self.head().block_root;
+        let fc = self.fork_choice.lock();
+        let store = &fc
+            .gloas_chain()
+            .ok_or(PayloadAttestationDataError::NotGloas)?
+            .store;
+        let at_slot = |root: &Root| store.block_info(root).is_some_and(|b| b.slot == slot);
+        store
+            .get_ancestor(&head, slot)
+            .ok()
+            .filter(at_slot)
+            .or_else(|| store.block_roots().iter().copied().find(at_slot))
+            .ok_or(PayloadAttestationDataError::NoBlock(slot))
+    }
+
+    /// `PayloadAttestationData` for `slot` as a PTC member of this node would sign it now: the
+    /// block seen for the slot, whether its payload arrived by the payload deadline, whether its
+    /// blob data is available (see the module's notes for what the chain can tell).
+    ///
+    /// [spec]: gloas/validator.md#constructing-the-payloadattestationmessage
+    pub fn payload_attestation_data(
+        &self,
+        slot: Slot,
+    ) -> Result<PayloadAttestationData, PayloadAttestationDataError> {
+        let root = self.block_seen_at(slot)?;
+        let verified = self.is_payload_verified(&root);
+        let spec = self.spec();
+        let due_ms = spec.payload_due_bps.saturating_mul(spec.slot_duration_ms) / BASIS_POINTS;
+        let in_time = self
+            .block_timeline(&root)
+            .and_then(|t| t.executed)
+            .is_some_and(|at| at <= i64::try_from(due_ms).unwrap_or(i64::MAX));
+        Ok(PayloadAttestationData {
+            beacon_block_root: root,
+            slot,
+            payload_present: verified && in_time,
+            blob_data_available: verified,
+        })
+    }
+
+    /// The payload timeliness committee fork choice keeps for Gloas block `root` (`get_ptc` on
+    /// its post-state for its slot), in committee order; `None` for a block it does not hold
+    /// and before Gloas.
+    pub fn block_ptc(&self, root: &Root) -> Option<Vec<ValidatorIndex>> {
+        self.fork_choice
+            .lock()
+            .gloas_chain()
+            .and_then(|g| g.store.ptc(root))
+            .map(<[ValidatorIndex]>::to_vec)
+    }
+}
