@@ -96,6 +96,12 @@ work_kinds! {
     GossipAttesterSlashing => "gossip_attester_slashing",
     /// A `SignedBLSToExecutionChange` from `bls_to_execution_change`.
     GossipBlsToExecutionChange => "gossip_bls_to_execution_change",
+    /// A `SignedExecutionPayloadBid` from `execution_payload_bid` (Gloas): a builder's bid
+    /// for the next slots' proposers.
+    GossipExecutionPayloadBid => "gossip_execution_payload_bid",
+    /// A `SignedProposerPreferences` from `proposer_preferences` (Gloas): what an upcoming
+    /// proposer accepts from builders (fee recipient, gas limit).
+    GossipProposerPreferences => "gossip_proposer_preferences",
     /// A `LightClientFinalityUpdate` from `light_client_finality_update`.
     GossipLightClientFinalityUpdate => "gossip_light_client_finality_update",
     /// A `LightClientOptimisticUpdate` from `light_client_optimistic_update`.
@@ -165,6 +171,10 @@ impl WorkKind {
             | WorkKind::GossipAttesterSlashing => 4096,
             // The Capella opening saw floods of these; each is small.
             WorkKind::GossipBlsToExecutionChange => 16384,
+            // Many builders may bid for each slot, each bid small (no payload inside).
+            WorkKind::GossipExecutionPayloadBid => 1024,
+            // One per proposer of the next two epochs' slots, and their re-sends.
+            WorkKind::GossipProposerPreferences => 256,
             WorkKind::GossipLightClientFinalityUpdate
             | WorkKind::GossipLightClientOptimisticUpdate => 64,
             // Per-peer rate limits bound these; 1,024 covers every peer of a 200-peer node

@@ -10,7 +10,7 @@
 //! without being served, unless a critical kind ([`WorkKind::is_critical`]: chain segments,
 //! gossip and RPC blocks, API P0, Gloas envelopes) is waiting, which always runs first. Every
 //! non-empty kind is therefore served at least once in every `fairness_interval × kinds`
-//! dispatches (≤ 16 × 29 = 464), while the kinds above keep at least 15/16 of the dispatches.
+//! dispatches (≤ 16 × 31 = 496), while the kinds above keep at least 15/16 of the dispatches.
 
 use std::time::Instant;
 

@@ -75,6 +75,8 @@ pub trait NetworkApi<E: EthSpec>: BlockBroadcaster<E> {
     fn publish_attestation(&self, attestation: SingleAttestation, subnet: u64);
     /// Gossips an aggregate on `beacon_aggregate_and_proof`.
     fn publish_aggregate(&self, aggregate: SignedAggregateAndProof<E>);
+    /// Gossips an aggregate in Gloas's container on `beacon_aggregate_and_proof`.
+    fn publish_gloas_aggregate(&self, aggregate: types::gloas::SignedAggregateAndProof<E>);
     /// Gossips a sync committee message on `sync_committee_{subnet}`.
     fn publish_sync_message(&self, message: SyncCommitteeMessage, subnet: u64);
     /// Gossips a contribution on `sync_committee_contribution_and_proof`.
@@ -191,6 +193,10 @@ impl<E: EthSpec> NetworkApi<E> for NoNetwork {
     }
 
     fn publish_aggregate(&self, _: SignedAggregateAndProof<E>) {
+        bump(&self.aggregates, 1);
+    }
+
+    fn publish_gloas_aggregate(&self, _: types::gloas::SignedAggregateAndProof<E>) {
         bump(&self.aggregates, 1);
     }
 

@@ -182,7 +182,10 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
     State(ctx): Ctx<E>,
     BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
-    electra_fork(&body).map_err(HttpError::into_batch)?;
+    let fork = electra_fork(&body).map_err(HttpError::into_batch)?;
+    if fork == ForkName::Gloas {
+        return post_gloas_aggregates(ctx, &body).await;
+    }
     let aggregates: Vec<SignedAggregateAndProof<E>> =
         list_body(&body).map_err(HttpError::into_batch)?;
     blocking_duty(ctx.workers(), move || {
@@ -208,6 +211,43 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
             }
         }
         ctx.chain.accept_aggregates(&ctx.pool, &accepted);
+        batch_result("aggregates", failures)
+    })
+    .await
+}
+
+/// `publishAggregateAndProofsV2` at Gloas: the aggregates in Gloas's container, verified as
+/// gossip, published, and their votes given to fork choice (`accept_gloas_aggregates`).
+async fn post_gloas_aggregates<E: EthSpec>(
+    ctx: Arc<ApiContext<E>>,
+    body: &Body,
+) -> Result<Response, HttpError> {
+    let aggregates: Vec<types::gloas::SignedAggregateAndProof<E>> =
+        list_body(body).map_err(HttpError::into_batch)?;
+    blocking_duty(ctx.workers(), move || {
+        let results = ctx
+            .chain
+            .verify_aggregates_for_gossip(aggregates, ctx.chain.now_ms());
+        let mut failures = Vec::new();
+        let mut accepted = Vec::new();
+        for (i, result) in results.into_iter().enumerate() {
+            match result {
+                Ok(verified) => {
+                    let message = &verified.signed_aggregate.message;
+                    ctx.record_live(
+                        message.aggregate.data.target.epoch,
+                        [message.aggregator_index],
+                    );
+                    ctx.network
+                        .publish_gloas_aggregate(verified.signed_aggregate.clone());
+                    accepted.push(verified);
+                }
+                Err(e) if is_repeat(&e) => {}
+                Err(e) => failures.push(failure(i, e)),
+            }
+        }
+        let accepted = ctx.chain.accept_gloas_aggregates(&accepted);
+        tracing::trace!(?accepted, "API Gloas aggregates accepted");
         batch_result("aggregates", failures)
     })
     .await

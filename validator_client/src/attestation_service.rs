@@ -158,6 +158,7 @@ async fn aggregate<E: EthSpec>(
             .push(duty);
     }
     let mut signed = Vec::new();
+    let mut signed_gloas = Vec::new();
     for (committee_index, duties) in by_committee {
         let aggregate = match ctx
             .nodes
@@ -175,53 +176,83 @@ async fn aggregate<E: EthSpec>(
                 continue;
             }
         };
-        let aggregate = match aggregate {
-            types::Attestation::Electra(a) | types::Attestation::Fulu(a) => a,
+        let started = Instant::now();
+        match aggregate {
+            types::Attestation::Electra(aggregate) | types::Attestation::Fulu(aggregate) => {
+                for duty in duties {
+                    let Some(proof) = duty.selection_proof else {
+                        continue;
+                    };
+                    match ctx.store.sign_aggregate_and_proof(
+                        &duty.duty.pubkey,
+                        duty.duty.validator_index,
+                        aggregate.clone(),
+                        proof,
+                    ) {
+                        Ok(s) => signed.push(s),
+                        Err(e) => {
+                            warn!(slot, error = %e, "aggregate not signed");
+                            ctx.metrics.missed_duties(DutyKind::Aggregate, 1);
+                        }
+                    }
+                }
+            }
+            types::Attestation::Gloas(aggregate) => {
+                for duty in duties {
+                    let Some(proof) = duty.selection_proof else {
+                        continue;
+                    };
+                    match ctx.store.sign_gloas_aggregate_and_proof(
+                        &duty.duty.pubkey,
+                        duty.duty.validator_index,
+                        aggregate.clone(),
+                        proof,
+                    ) {
+                        Ok(s) => signed_gloas.push(s),
+                        Err(e) => {
+                            warn!(slot, error = %e, "aggregate not signed");
+                            ctx.metrics.missed_duties(DutyKind::Aggregate, 1);
+                        }
+                    }
+                }
+            }
             other @ (types::Attestation::Phase0(_)
             | types::Attestation::Altair(_)
             | types::Attestation::Bellatrix(_)
             | types::Attestation::Capella(_)
-            | types::Attestation::Deneb(_)
-            | types::Attestation::Gloas(_)) => {
+            | types::Attestation::Deneb(_)) => {
                 return Err(AttestError::UnsupportedFork(other.fork_name()));
-            }
-        };
-        let started = Instant::now();
-        for duty in duties {
-            let Some(proof) = duty.selection_proof else {
-                continue;
-            };
-            match ctx.store.sign_aggregate_and_proof(
-                &duty.duty.pubkey,
-                duty.duty.validator_index,
-                aggregate.clone(),
-                proof,
-            ) {
-                Ok(s) => signed.push(s),
-                Err(e) => {
-                    warn!(slot, error = %e, "aggregate not signed");
-                    ctx.metrics.missed_duties(DutyKind::Aggregate, 1);
-                }
             }
         }
         ctx.metrics
             .observe_signing(DutyKind::Aggregate, started.elapsed());
     }
-    if signed.is_empty() {
+    if signed.is_empty() && signed_gloas.is_empty() {
         return Ok(());
     }
     let started = Instant::now();
-    let signed_ref = &signed;
-    ctx.nodes
-        .first_success("aggregates", |c| async move {
-            c.post_validator_aggregate_and_proofs_v2(fork, signed_ref)
-                .await
-        })
-        .await?;
+    let count = signed.len() + signed_gloas.len();
+    if !signed.is_empty() {
+        let signed_ref = &signed;
+        ctx.nodes
+            .first_success("aggregates", |c| async move {
+                c.post_validator_aggregate_and_proofs_v2(fork, signed_ref)
+                    .await
+            })
+            .await?;
+    }
+    if !signed_gloas.is_empty() {
+        let signed_ref = &signed_gloas;
+        ctx.nodes
+            .first_success("aggregates", |c| async move {
+                c.post_validator_aggregate_and_proofs_v2_gloas(signed_ref)
+                    .await
+            })
+            .await?;
+    }
     ctx.metrics
         .observe_submission(DutyKind::Aggregate, started.elapsed());
-    ctx.metrics
-        .performed(DutyKind::Aggregate, signed.len() as u64);
-    debug!(slot, count = signed.len(), "published aggregates");
+    ctx.metrics.performed(DutyKind::Aggregate, count as u64);
+    debug!(slot, count, "published aggregates");
     Ok(())
 }

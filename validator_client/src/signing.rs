@@ -200,6 +200,20 @@ pub fn get_aggregate_and_proof_signature<E: EthSpec>(
     key.sign(compute_signing_root(aggregate_and_proof, domain))
 }
 
+/// `get_aggregate_and_proof_signature` over Gloas's container (its aggregate's bits a
+/// progressive list).
+///
+/// [spec]: phase0/validator.md#broadcast-aggregate
+pub fn get_gloas_aggregate_and_proof_signature<E: EthSpec>(
+    ctx: &SigningContext,
+    aggregate_and_proof: &types::gloas::AggregateAndProof<E>,
+    key: &ValidatorKey,
+) -> BLSSignature {
+    let slot = aggregate_and_proof.aggregate.data.slot;
+    let domain = ctx.get_domain(DOMAIN_AGGREGATE_AND_PROOF, compute_epoch_at_slot::<E>(slot));
+    key.sign(compute_signing_root(aggregate_and_proof, domain))
+}
+
 /// `get_sync_committee_message(state, block_root, validator_index, privkey)` for a message at
 /// `slot` (the state's slot).
 ///

@@ -320,6 +320,24 @@ impl ValidatorStore {
         Ok(SignedAggregateAndProof { message, signature })
     }
 
+    /// [`Self::sign_aggregate_and_proof`] in Gloas's container.
+    pub fn sign_gloas_aggregate_and_proof<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        aggregator_index: ValidatorIndex,
+        aggregate: types::gloas::Attestation<E>,
+        selection_proof: BLSSignature,
+    ) -> Result<types::gloas::SignedAggregateAndProof<E>, SignError> {
+        let key = self.key(pubkey)?;
+        let message = types::gloas::AggregateAndProof {
+            aggregator_index,
+            aggregate,
+            selection_proof,
+        };
+        let signature = signing::get_gloas_aggregate_and_proof_signature(&self.ctx, &message, &key);
+        Ok(types::gloas::SignedAggregateAndProof { message, signature })
+    }
+
     /// A sync committee message over `block_root` at `slot`.
     pub fn sync_committee_message<E: EthSpec>(
         &self,

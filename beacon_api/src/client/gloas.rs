@@ -96,4 +96,15 @@ impl BeaconNodeHttpClient {
             .body(envelope.as_ssz_bytes());
         self.send(&url, request).await.map(drop)
     }
+
+    /// `publishAggregateAndProofsV2` at Gloas: the aggregates in Gloas's container, JSON.
+    pub async fn post_validator_aggregate_and_proofs_v2_gloas<E: EthSpec>(
+        &self,
+        aggregates: &[types::gloas::SignedAggregateAndProof<E>],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v2", "validator", "aggregate_and_proofs"])?;
+        let body = serde_json::to_vec(aggregates).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Attestation, Some(ForkName::Gloas))
+            .await
+    }
 }

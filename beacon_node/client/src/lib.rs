@@ -195,11 +195,16 @@ impl<E: EthSpec> Client<E> {
             );
         }
 
-        let engine = Arc::new(EngineApiClient::new(
-            config.execution.url.clone(),
-            config.execution.jwt_secret.clone(),
-            config.execution.timeouts,
-        )?);
+        // The engine API's era (Osaka, Amsterdam) of each payload follows the chain's fork
+        // schedule: the Amsterdam methods from the Gloas fork's time on.
+        let engine = Arc::new(
+            EngineApiClient::new(
+                config.execution.url.clone(),
+                config.execution.jwt_secret.clone(),
+                config.execution.timeouts,
+            )?
+            .with_fork_schedule::<E>(chain.spec(), chain.genesis_time()),
+        );
         match engine.exchange_capabilities().await {
             Ok(capabilities) => tracing::info!(
                 url = engine.url(),
@@ -624,11 +629,7 @@ async fn start_p2p<E: EthSpec>(
             .map(|c| c % spec.data_column_sidecar_subnet_count.max(1))
             .collect(),
     };
-    // The Gloas topics whose gossip the chain does not validate yet are left unsubscribed.
-    let mut kinds: Vec<networking::GossipKind> = networking::GossipKind::global_kinds(fork)
-        .into_iter()
-        .filter(|kind| !router::NOT_VALIDATED_TOPICS.contains(kind))
-        .collect();
+    let mut kinds: Vec<networking::GossipKind> = networking::GossipKind::global_kinds(fork);
     kinds.extend(
         column_subnets
             .iter()

@@ -195,6 +195,11 @@ impl<E: EthSpec> NetworkApi<E> for P2pNetwork<E> {
             .publish(PubsubMessage::AggregateAndProof(Box::new(aggregate)));
     }
 
+    fn publish_gloas_aggregate(&self, aggregate: types::gloas::SignedAggregateAndProof<E>) {
+        self.handle
+            .publish(PubsubMessage::GloasAggregateAndProof(Box::new(aggregate)));
+    }
+
     fn publish_sync_message(&self, message: SyncCommitteeMessage, subnet: u64) {
         self.handle.publish(PubsubMessage::SyncCommitteeMessage(
             subnet,

@@ -119,31 +119,6 @@ pub(crate) fn dropped<E: EthSpec>(
     report(router, topic, message_id, source, Verdict::Ignore);
 }
 
-/// The Gloas topics whose gossip the chain does not validate yet (issue 44): the node does
-/// not subscribe to them (a mesh member that forwards nothing only hurts its mesh), and what
-/// arrives on them anyway is ignored and counted ([`not_validated`]).
-pub const NOT_VALIDATED_TOPICS: [GossipKind; 2] = [
-    GossipKind::ExecutionPayloadBid,
-    GossipKind::ProposerPreferences,
-];
-
-/// A message of a topic this node does not validate yet: IGNORE (never forwarded, and never a
-/// penalty for the peer), counted per topic, logged at debug.
-fn not_validated<E: EthSpec>(
-    router: &Router<E>,
-    topic: &'static str,
-    message_id: MessageId,
-    source: PeerId,
-) {
-    tracing::debug!(topic, peer_id = %source, "gossip of a topic this node does not validate yet: ignored");
-    router
-        .metrics
-        .gossip_not_validated
-        .with_label_values(&[topic])
-        .inc();
-    report(router, topic, message_id, source, Verdict::Ignore);
-}
-
 /// Submits work, logging the one refusal that has no drop handler (a batchable kind as a task:
 /// a bug here, not a peer's doing).
 pub(crate) fn submit<E: EthSpec>(
@@ -410,9 +385,6 @@ pub(crate) fn route_gossip<E: EthSpec>(
         PubsubMessage::BlobSidecar(..) => {
             report(router, label, message_id, source, Verdict::Ignore);
         }
-        // Gloas topics whose gossip validation the chain does not have yet (issue 44): decoded
-        // with their Gloas types and bounds (so an honest peer is never rejected for a
-        // message this node cannot read), then ignored and counted.
         PubsubMessage::PayloadAttestationMessage(message) => submit(
             processor,
             BatchItem::GossipPayloadAttestation(GossipItem {
@@ -442,11 +414,69 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 move |r, id, src| process_gossip_envelope(r, id, src, envelope),
             ),
         ),
-        PubsubMessage::GloasAttesterSlashing(_)
-        | PubsubMessage::ExecutionPayloadBid(_)
-        | PubsubMessage::ProposerPreferences(_) => {
-            not_validated(router, label, message_id, source);
-        }
+        PubsubMessage::GloasAttesterSlashing(slashing) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipAttesterSlashing,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r.chain.verify_attester_slashing_for_gossip(*slashing) {
+                    Ok(verified) => {
+                        report(r, label, id, src, Verdict::Accept);
+                        // Its validators' weight leaves fork choice; the operation pool and
+                        // the event stream take Electra's container only (issue 45).
+                        if let Err(e) = r.chain.on_attester_slashing(&verified) {
+                            tracing::warn!(error = %e, "attester slashing not applied to fork choice");
+                        }
+                    }
+                    Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),
+                },
+            ),
+        ),
+        PubsubMessage::ExecutionPayloadBid(bid) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipExecutionPayloadBid,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r
+                    .chain
+                    .verify_execution_payload_bid_for_gossip((*bid).clone(), r.chain.now_ms())
+                {
+                    // Kept by the chain's bid caches (the best bid per parent).
+                    Ok(_) => report(r, label, id, src, Verdict::Accept),
+                    Err(e) => {
+                        tracing::debug!(peer_id = %src, error = %e, "gossip bid refused");
+                        report(r, label, id, src, e.verdict());
+                    }
+                },
+            ),
+        ),
+        PubsubMessage::ProposerPreferences(preferences) => submit(
+            processor,
+            gossip_task(
+                router,
+                WorkKind::GossipProposerPreferences,
+                label,
+                message_id,
+                source,
+                move |r, id, src| match r.chain.verify_proposer_preferences_for_gossip(
+                    (*preferences).clone(),
+                    r.chain.now_ms(),
+                ) {
+                    // Kept by the chain's preferences store, which bids are checked against.
+                    Ok(_) => report(r, label, id, src, Verdict::Accept),
+                    Err(e) => {
+                        tracing::debug!(peer_id = %src, error = %e, "gossip proposer preferences refused");
+                        report(r, label, id, src, e.verdict());
+                    }
+                },
+            ),
+        ),
     }
 }
 

@@ -61,7 +61,6 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use types::{EthSpec, Root, SignedBeaconBlock, Slot, typenum::Unsigned};
 
-pub use gossip::NOT_VALIDATED_TOPICS;
 pub use handlers::{ChainHandlers, GossipAggregateMessage, GossipItem};
 pub use status::{IrrelevantPeer, check_peer_status};
 pub use sync::{SyncError, SyncState};
@@ -426,9 +425,6 @@ fn subscribe<E: EthSpec>(router: &Router<E>) {
     let fork = spec.fork_name_at_epoch(status::current_epoch(router));
     let light_client_server = router.chain.light_client_server().is_running();
     for kind in networking::GossipKind::global_kinds(fork) {
-        if gossip::NOT_VALIDATED_TOPICS.contains(&kind) {
-            continue;
-        }
         // Without a server there is no local update to check peers' updates against.
         if light_client_server
             || !matches!(

@@ -10,9 +10,6 @@ pub(crate) struct Metrics {
     pub(crate) gossip: IntCounterVec,
     /// `beacon_gossip_work_dropped_total{topic}`: gossip the processor dropped (given IGNORE).
     pub(crate) gossip_dropped: IntCounterVec,
-    /// `beacon_gossip_not_validated_total{topic}`: messages of a topic this node does not
-    /// validate yet (each given IGNORE, so never forwarded).
-    pub(crate) gossip_not_validated: IntCounterVec,
     /// `beacon_rpc_requests_served_total{protocol, result}`.
     pub(crate) rpc_served: IntCounterVec,
     /// `beacon_rpc_response_chunks_total{protocol}`.
@@ -36,13 +33,6 @@ impl Metrics {
                 ),
                 &["topic"],
             )?,
-            gossip_not_validated: IntCounterVec::new(
-                Opts::new(
-                    "beacon_gossip_not_validated_total",
-                    "Gossip messages of a topic this node does not validate yet (each given IGNORE, never forwarded)",
-                ),
-                &["topic"],
-            )?,
             rpc_served: IntCounterVec::new(
                 Opts::new(
                     "beacon_rpc_requests_served_total",
@@ -63,7 +53,6 @@ impl Metrics {
     pub(crate) fn register(&self, registry: &Registry) -> Result<(), prometheus::Error> {
         registry.register(Box::new(self.gossip.clone()))?;
         registry.register(Box::new(self.gossip_dropped.clone()))?;
-        registry.register(Box::new(self.gossip_not_validated.clone()))?;
         registry.register(Box::new(self.rpc_served.clone()))?;
         registry.register(Box::new(self.rpc_chunks.clone()))?;
         Ok(())

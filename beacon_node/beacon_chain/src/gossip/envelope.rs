@@ -346,12 +346,17 @@ impl<E: EthSpec> BeaconChain<E> {
             .execution_payload_envelopes
             .observe(block_slot, (block_root, builder_index))
         {
-            Ok(false) => Ok(GossipVerifiedEnvelope {
-                block_root,
-                slot: block_slot,
-                blobs,
-                envelope,
-            }),
+            Ok(false) => {
+                let verified = GossipVerifiedEnvelope {
+                    block_root,
+                    slot: block_slot,
+                    blobs,
+                    envelope,
+                };
+                // Bids building on this payload now find their parent payload seen.
+                self.observe_execution_payload(&verified);
+                Ok(verified)
+            }
             Ok(true) => Err(EnvelopeGossipError::AlreadySeen {
                 block_root,
                 builder_index,
