@@ -395,8 +395,10 @@ async fn a_gossip_envelope_whose_bid_has_no_blobs_is_imported_at_once() {
     let h = harness_with_custody(Some(&[0, 5, 64])).await;
     let (built, root) = import_first_block(&h, BlockContents::default());
     let envelope = Arc::new(state_harness::gloas::self_built_envelope(&built, &h.spec).unwrap());
-    h.mock
-        .set_payload_status(envelope.message.payload.block_hash, MockPayloadStatus::Valid);
+    h.mock.set_payload_status(
+        envelope.message.payload.block_hash,
+        MockPayloadStatus::Valid,
+    );
     let verified = h
         .chain
         .verify_execution_payload_envelope_for_gossip(envelope, h.chain.now_ms())
