@@ -13,7 +13,8 @@ use axum::extract::State;
 use axum::response::Response;
 use beacon_api::{Encoding, ForkVersionedResponse, GenericResponse, IndexedError};
 use beacon_chain::gossip::{
-    AttestationGossipError, OperationGossipError, SyncCommitteeGossipError,
+    AttestationGossipError, GossipAggregate, OperationGossipError, SyncCommitteeGossipError,
+    VerifiedAggregate,
 };
 use ssz::Decode;
 use state_processing::common::compute_epoch_at_slot;
@@ -177,80 +178,66 @@ pub(crate) async fn get_attestations_v2<E: EthSpec>(
     .await
 }
 
-/// `POST /eth/v2/validator/aggregate_and_proofs`: Electra aggregates in JSON or SSZ.
+/// `POST /eth/v2/validator/aggregate_and_proofs`: aggregates in JSON or SSZ, in Electra's
+/// container before Gloas and in Gloas's from it (the fork in `Eth-Consensus-Version`).
 pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
     State(ctx): Ctx<E>,
     BatchBody(body): BatchBody,
 ) -> Result<Response, HttpError> {
     let fork = electra_fork(&body).map_err(HttpError::into_batch)?;
     if fork == ForkName::Gloas {
-        return post_gloas_aggregates(ctx, &body).await;
+        let aggregates: Vec<types::gloas::SignedAggregateAndProof<E>> =
+            list_body(&body).map_err(HttpError::into_batch)?;
+        return blocking_duty(ctx.workers(), move || {
+            let (accepted, failures) = verify_and_publish_aggregates(&ctx, aggregates, |c, a| {
+                c.network.publish_gloas_aggregate(a)
+            });
+            let accepted = ctx.chain.accept_gloas_aggregates(&accepted);
+            tracing::trace!(?accepted, "API Gloas aggregates accepted");
+            batch_result("aggregates", failures)
+        })
+        .await;
     }
     let aggregates: Vec<SignedAggregateAndProof<E>> =
         list_body(&body).map_err(HttpError::into_batch)?;
     blocking_duty(ctx.workers(), move || {
-        let results = ctx
-            .chain
-            .verify_aggregates_for_gossip(aggregates, ctx.chain.now_ms());
-        let mut failures = Vec::new();
-        let mut accepted = Vec::new();
-        for (i, result) in results.into_iter().enumerate() {
-            match result {
-                Ok(verified) => {
-                    let message = &verified.signed_aggregate.message;
-                    ctx.record_live(
-                        message.aggregate.data.target.epoch,
-                        [message.aggregator_index],
-                    );
-                    ctx.network
-                        .publish_aggregate(verified.signed_aggregate.clone());
-                    accepted.push(verified);
-                }
-                Err(e) if is_repeat(&e) => {}
-                Err(e) => failures.push(failure(i, e)),
-            }
-        }
+        let (accepted, failures) =
+            verify_and_publish_aggregates(&ctx, aggregates, |c, a| c.network.publish_aggregate(a));
         ctx.chain.accept_aggregates(&ctx.pool, &accepted);
         batch_result("aggregates", failures)
     })
     .await
 }
 
-/// `publishAggregateAndProofsV2` at Gloas: the aggregates in Gloas's container, verified as
-/// gossip, published, and their votes given to fork choice (`accept_gloas_aggregates`).
-async fn post_gloas_aggregates<E: EthSpec>(
-    ctx: Arc<ApiContext<E>>,
-    body: &Body,
-) -> Result<Response, HttpError> {
-    let aggregates: Vec<types::gloas::SignedAggregateAndProof<E>> =
-        list_body(body).map_err(HttpError::into_batch)?;
-    blocking_duty(ctx.workers(), move || {
-        let results = ctx
-            .chain
-            .verify_aggregates_for_gossip(aggregates, ctx.chain.now_ms());
-        let mut failures = Vec::new();
-        let mut accepted = Vec::new();
-        for (i, result) in results.into_iter().enumerate() {
-            match result {
-                Ok(verified) => {
-                    let message = &verified.signed_aggregate.message;
-                    ctx.record_live(
-                        message.aggregate.data.target.epoch,
-                        [message.aggregator_index],
-                    );
-                    ctx.network
-                        .publish_gloas_aggregate(verified.signed_aggregate.clone());
-                    accepted.push(verified);
-                }
-                Err(e) if is_repeat(&e) => {}
-                Err(e) => failures.push(failure(i, e)),
+/// The aggregates' gossip validation (one BLS batch): each accepted one recorded live and
+/// handed to `publish`; a repeat of an accepted one counts as accepted. Returns the accepted
+/// ones and the indexed failures.
+fn verify_and_publish_aggregates<E: EthSpec, A: GossipAggregate<E>>(
+    ctx: &ApiContext<E>,
+    aggregates: Vec<A>,
+    publish: impl Fn(&ApiContext<E>, A),
+) -> (Vec<VerifiedAggregate<E, A>>, Vec<IndexedError>) {
+    let results = ctx
+        .chain
+        .verify_aggregates_for_gossip(aggregates, ctx.chain.now_ms());
+    let mut failures = Vec::new();
+    let mut accepted = Vec::new();
+    for (i, result) in results.into_iter().enumerate() {
+        match result {
+            Ok(verified) => {
+                let aggregate = &verified.signed_aggregate;
+                ctx.record_live(
+                    aggregate.data().target.epoch,
+                    [aggregate.aggregator_index()],
+                );
+                publish(ctx, verified.signed_aggregate.clone());
+                accepted.push(verified);
             }
+            Err(e) if is_repeat(&e) => {}
+            Err(e) => failures.push(failure(i, e)),
         }
-        let accepted = ctx.chain.accept_gloas_aggregates(&accepted);
-        tracing::trace!(?accepted, "API Gloas aggregates accepted");
-        batch_result("aggregates", failures)
-    })
-    .await
+    }
+    (accepted, failures)
 }
 
 /// The positions of `message`'s validator in the sync committee of the message's next slot,

@@ -420,9 +420,11 @@ fn a_pending_fork_case_runs_through_its_runners_pending_fork_table() {
 
 #[test]
 fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it() {
+    // A Gloas gossip handler the networking runner does not know (every one the vectors have
+    // is run now: this one stands for a topic a later release adds).
     let tmp = TempDir::new();
     tmp.case(
-        "minimal/gloas/networking/gossip_execution_payload_bid/pyspec_tests/a",
+        "minimal/gloas/networking/gossip_future_topic/pyspec_tests/a",
         &[("meta.yaml", b"")],
     );
     let report = tmp.run_with(&Options {
@@ -434,17 +436,23 @@ fn a_pending_fork_handler_its_runner_lacks_fails_unless_the_allow_list_names_it(
     assert!(
         report.unvisited[0]
             .message
-            .contains("no Gloas gossip validation of gossip_execution_payload_bid"),
+            .contains("no Gloas gossip validation of gossip_future_topic"),
         "{}",
         report.unvisited[0].message
     );
 
-    // The default list names it: listed with its reason, not a failure.
-    let report = tmp.run();
+    // An allow list that names it: listed with its reason, not a failure.
+    let report = tmp.run_with(&Options {
+        allowed: vec![ef_tests::allow_list::AllowedGap {
+            path: "minimal/gloas/networking/gossip_future_topic",
+            reason: "a topic of a later release: a later issue",
+        }],
+        ..Options::default()
+    });
     assert!(report.is_success(), "{}", report.render());
-    let gap = &report.not_covered["minimal/gloas/networking/gossip_execution_payload_bid"];
+    let gap = &report.not_covered["minimal/gloas/networking/gossip_future_topic"];
     assert_eq!(gap.cases, 1);
-    assert!(gap.reason.contains("issue 44"), "{}", gap.reason);
+    assert!(gap.reason.contains("later issue"), "{}", gap.reason);
 }
 
 #[test]
