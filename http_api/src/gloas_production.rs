@@ -82,15 +82,7 @@ pub(crate) async fn get_block_v4<E: EthSpec>(
     let _builder_boost_factor: Option<u64> = query.parse("builder_boost_factor")?;
     let include_payload = bool_param(&query, "include_payload")?
         .ok_or_else(|| HttpError::bad_request("missing query parameter include_payload"))?;
-    let skip_randao_verification = match query.get("skip_randao_verification") {
-        None | Some("false") => false,
-        Some("" | "true") => true,
-        Some(other) => {
-            return Err(HttpError::bad_request(format!(
-                "invalid skip_randao_verification {other:?}"
-            )));
-        }
-    };
+    let skip_randao_verification = crate::production::skip_randao_verification(&query)?;
     let fork = ctx.chain.spec().fork_name_at_slot::<E>(slot);
     if fork != ForkName::Gloas {
         return Err(HttpError::bad_request(format!(
@@ -185,21 +177,16 @@ pub(crate) async fn get_execution_payload_envelope<E: EthSpec>(
     let encoding = accept(&headers, JSON_OR_SSZ)?;
     let slot: Slot = parse_path("slot", path.at(0)?)?;
     let root: Root = parse_path("beacon_block_root", path.at(1)?)?;
-    let not_found = || {
-        HttpError::NotFound(format!(
-            "no execution payload envelope built here for block {root} at slot {slot}"
-        ))
-    };
-    let built = ctx
+    let envelope = ctx
         .producer
         .built_gloas_payload(&root)
         .filter(|b| b.slot == slot)
-        .ok_or_else(not_found)?;
-    let envelope = ctx
-        .producer
-        .produce_execution_payload_envelope(&root)
-        .ok_or_else(not_found)?;
-    drop(built);
+        .map(|b| b.envelope(root))
+        .ok_or_else(|| {
+            HttpError::NotFound(format!(
+                "no execution payload envelope built here for block {root} at slot {slot}"
+            ))
+        })?;
     let response = match encoding {
         Encoding::Ssz => ssz_bytes(envelope.as_ssz_bytes()),
         Encoding::Json => {

@@ -72,6 +72,18 @@ fn block_contents<E: EthSpec>(
     })
 }
 
+/// The `skip_randao_verification` flag of block production: present (empty or `true`) means
+/// skip.
+pub(crate) fn skip_randao_verification(query: &Query) -> Result<bool, HttpError> {
+    match query.get("skip_randao_verification") {
+        None | Some("false") => Ok(false),
+        Some("" | "true") => Ok(true),
+        Some(other) => Err(HttpError::bad_request(format!(
+            "invalid skip_randao_verification {other:?}"
+        ))),
+    }
+}
+
 /// `GET /eth/v3/validator/blocks/{slot}?randao_reveal=..&graffiti=..&skip_randao_verification&builder_boost_factor=..`.
 pub(crate) async fn get_block_v3<E: EthSpec>(
     State(ctx): Ctx<E>,
@@ -84,16 +96,7 @@ pub(crate) async fn get_block_v3<E: EthSpec>(
     let randao_reveal: BLSSignature = query.required("randao_reveal")?;
     let graffiti: Option<Bytes32> = query.parse("graffiti")?;
     let builder_boost_factor: Option<u64> = query.parse("builder_boost_factor")?;
-    // A flag: present (empty or `true`) means skip.
-    let skip_randao_verification = match query.get("skip_randao_verification") {
-        None | Some("false") => false,
-        Some("" | "true") => true,
-        Some(other) => {
-            return Err(HttpError::bad_request(format!(
-                "invalid skip_randao_verification {other:?}"
-            )));
-        }
-    };
+    let skip_randao_verification = skip_randao_verification(&query)?;
     // A block is for the current slot (or the next, asked for just before it starts): a slot
     // further on would have the head state advanced through every slot in between.
     let now = ctx

@@ -33,7 +33,7 @@ use execution_layer::PayloadAttributesV4;
 use fork_choice::{PayloadStatus, gloas::GloasHead};
 use state_processing::{
     CachedBeaconState,
-    common::{balance, get_current_epoch, get_randao_mix},
+    common::balance,
     gloas::{
         fork::{upgrade_attestation_to_gloas, upgrade_attester_slashing_to_gloas},
         per_block::{apply_parent_execution_payload, process_block, withdrawals},
@@ -71,6 +71,19 @@ pub struct BuiltGloasPayload<E: EthSpec> {
     pub payload: ExecutionPayload<E>,
     /// The payload's requests (the bid committed to their root).
     pub execution_requests: ExecutionRequests,
+}
+
+impl<E: EthSpec> BuiltGloasPayload<E> {
+    /// The envelope of this payload for block `block_root` (a self-build).
+    pub fn envelope(&self, block_root: Root) -> ExecutionPayloadEnvelope<E> {
+        ExecutionPayloadEnvelope {
+            payload: self.payload.clone(),
+            execution_requests: self.execution_requests.clone(),
+            builder_index: BUILDER_INDEX_SELF_BUILD,
+            beacon_block_root: block_root,
+            parent_beacon_block_root: self.parent_root,
+        }
+    }
 }
 
 /// What a Gloas block builds on: the head, the variant of its payload, and what follows from
@@ -207,19 +220,8 @@ impl<E: EthSpec> BlockProducer<E> {
         &self,
         block_root: &Root,
     ) -> Option<ExecutionPayloadEnvelope<E>> {
-        let built = self
-            .gloas_payloads
-            .lock()
-            .iter()
-            .find(|(root, _)| root == block_root)
-            .map(|(_, built)| built.clone())?;
-        Some(ExecutionPayloadEnvelope {
-            payload: built.payload.clone(),
-            execution_requests: built.execution_requests.clone(),
-            builder_index: BUILDER_INDEX_SELF_BUILD,
-            beacon_block_root: *block_root,
-            parent_beacon_block_root: built.parent_root,
-        })
+        self.built_gloas_payload(block_root)
+            .map(|built| built.envelope(*block_root))
     }
 
     /// The payload kept for the envelope of block `block_root`, when built here.
@@ -409,7 +411,7 @@ impl<E: EthSpec> BlockProducer<E> {
         let payload = response.execution_payload;
         let execution_requests = response.execution_requests;
         let bundle = response.blobs_bundle;
-        let prev_randao = get_randao_mix(&state.view()?, get_current_epoch(&state.view()?));
+        let prev_randao = template.attributes.prev_randao;
         let bid = ExecutionPayloadBid {
             parent_block_hash: parent.head_block_hash,
             parent_block_root: template.head.block_root,
