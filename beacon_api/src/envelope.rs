@@ -245,4 +245,8 @@ macro_rules! fork_versioned_fixed {
     )+};
 }
 
-fork_versioned_fixed!(types::electra::SingleAttestation);
+fork_versioned_fixed!(
+    types::electra::SingleAttestation,
+    types::gloas::SignedExecutionPayloadBid,
+    types::gloas::PayloadAttestationMessage,
+);

@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use types::altair::SignedContributionAndProof;
 use types::capella::SignedBLSToExecutionChange;
 use types::electra::SingleAttestation;
+use types::gloas::{PayloadAttestationMessage, SignedExecutionPayloadBid};
 use types::phase0::{ProposerSlashing, SignedVoluntaryExit};
 use types::{
-    ColumnIndex, Epoch, EthSpec, ForkName, LightClientFinalityUpdate, LightClientOptimisticUpdate,
-    Root, Slot,
+    ColumnIndex, Epoch, EthSpec, ForkName, Hash32, LightClientFinalityUpdate,
+    LightClientOptimisticUpdate, Root, Slot,
 };
 
 use crate::envelope::ForkVersionedResponse;
@@ -83,6 +84,16 @@ topics! {
     DataColumnSidecar = "data_column_sidecar",
     /// A block was fast-confirmed.
     FastConfirmation = "fast_confirmation",
+    /// Gloas: an execution payload envelope was imported (its block FULL in fork choice).
+    ExecutionPayload = "execution_payload",
+    /// Gloas: an execution payload envelope passed gossip validation.
+    ExecutionPayloadGossip = "execution_payload_gossip",
+    /// Gloas: a block's execution payload and blob data were verified available.
+    ExecutionPayloadAvailable = "execution_payload_available",
+    /// Gloas: an execution payload bid passed gossip validation.
+    ExecutionPayloadBid = "execution_payload_bid",
+    /// Gloas: a payload attestation message passed gossip validation.
+    PayloadAttestationMessage = "payload_attestation_message",
 }
 
 /// A topic name the spec does not define (the Fulu release's topics and `head_v2`).
@@ -243,6 +254,49 @@ pub struct DataColumnSidecarEvent {
     pub slot: Slot,
 }
 
+/// `execution_payload_gossip` data (Gloas).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionPayloadGossipEvent {
+    /// The payload's (and its block's) slot.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The envelope's builder.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub builder_index: u64,
+    /// The payload's block hash.
+    pub block_hash: Hash32,
+    /// The envelope's beacon block.
+    pub block_root: Root,
+}
+
+/// `execution_payload` data (Gloas): the gossip event's fields and whether the payload was
+/// imported before the execution client validated it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionPayloadEvent {
+    /// The payload's (and its block's) slot.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The envelope's builder.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub builder_index: u64,
+    /// The payload's block hash.
+    pub block_hash: Hash32,
+    /// The envelope's beacon block.
+    pub block_root: Root,
+    /// True if the payload is optimistic.
+    pub execution_optimistic: bool,
+}
+
+/// `execution_payload_available` data (Gloas).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionPayloadAvailableEvent {
+    /// The block's slot.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+    /// The block's root.
+    pub block_root: Root,
+}
+
 /// `fast_confirmation` data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FastConfirmationEvent {
@@ -289,6 +343,16 @@ pub enum BeaconEvent<E: EthSpec> {
     DataColumnSidecar(DataColumnSidecarEvent),
     /// `fast_confirmation`.
     FastConfirmation(FastConfirmationEvent),
+    /// `execution_payload` (Gloas).
+    ExecutionPayload(ExecutionPayloadEvent),
+    /// `execution_payload_gossip` (Gloas).
+    ExecutionPayloadGossip(ExecutionPayloadGossipEvent),
+    /// `execution_payload_available` (Gloas).
+    ExecutionPayloadAvailable(ExecutionPayloadAvailableEvent),
+    /// `execution_payload_bid` (Gloas, versioned).
+    ExecutionPayloadBid(ForkVersionedResponse<SignedExecutionPayloadBid>),
+    /// `payload_attestation_message` (Gloas, versioned).
+    PayloadAttestationMessage(ForkVersionedResponse<PayloadAttestationMessage>),
     /// `attestation`, `attester_slashing` and `payload_attributes`: their JSON, whose shape
     /// depends on a fork the event does not name (or, for payload attributes, on the execution
     /// API's version), left to the consumer.
@@ -355,6 +419,21 @@ impl<E: EthSpec> BeaconEvent<E> {
             }
             EventTopic::FastConfirmation => {
                 Self::FastConfirmation(serde_json::from_str(data).map_err(err)?)
+            }
+            EventTopic::ExecutionPayload => {
+                Self::ExecutionPayload(serde_json::from_str(data).map_err(err)?)
+            }
+            EventTopic::ExecutionPayloadGossip => {
+                Self::ExecutionPayloadGossip(serde_json::from_str(data).map_err(err)?)
+            }
+            EventTopic::ExecutionPayloadAvailable => {
+                Self::ExecutionPayloadAvailable(serde_json::from_str(data).map_err(err)?)
+            }
+            EventTopic::ExecutionPayloadBid => {
+                Self::ExecutionPayloadBid(serde_json::from_str(data).map_err(err)?)
+            }
+            EventTopic::PayloadAttestationMessage => {
+                Self::PayloadAttestationMessage(serde_json::from_str(data).map_err(err)?)
             }
             EventTopic::Attestation
             | EventTopic::AttesterSlashing

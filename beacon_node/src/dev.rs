@@ -20,9 +20,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Preset;
-use beacon_chain::BeaconChain;
 use beacon_chain::events::ChainEvent;
 use beacon_chain::execution::forkchoice_state_of;
+use beacon_chain::{BeaconChain, HeadSnapshot};
 use builder_client::mock_relay::MockRelay;
 use builder_client::{BuilderConfig, SubmitVersion};
 use clap::Args;
@@ -37,9 +37,10 @@ use state_processing::{
     per_slot::process_slots,
 };
 use tokio::sync::broadcast::error::RecvError;
+use types::typenum::Unsigned;
 use types::{
     Address, ChainSpec, EthSpec, ForkName, MainnetEthSpec, MinimalEthSpec, Root, SignedBeaconBlock,
-    U256,
+    Slot, U256,
 };
 
 /// Distinct blob sets the mock execution client cycles through.
@@ -649,6 +650,7 @@ async fn watch_devnet<E: EthSpec>(
     let mut events = chain.events().subscribe();
     let mut blocks = 0u64;
     let mut short_blocks = 0u64;
+    let mut gloas = GloasTally::default();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let missed = || -> u64 {
@@ -677,6 +679,7 @@ async fn watch_devnet<E: EthSpec>(
                         if blob_count(&b) < args.blobs {
                             short_blocks += 1;
                         }
+                        gloas.count_block(chain, &b);
                     }
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
@@ -734,6 +737,9 @@ async fn watch_devnet<E: EthSpec>(
                     args.blobs,
                     heads.len()
                 );
+                if gloas.blocks > 0 {
+                    gloas.print(&chain.head());
+                }
                 return Ok(());
             }
             let slot = chain.slot_at_ms(chain.now_ms());
@@ -787,6 +793,85 @@ async fn agreed_heads<E: EthSpec>(
 
 /// How many blobs `block` commits to (a Gloas block through its bid), Electra's included: the
 /// devnet counts the blobs it made, whatever carries them.
+/// What the devnet's Gloas blocks say of their payloads and of the payload timeliness
+/// committee: the blocks seen, and the PTC votes they packed on their parents (a block packs
+/// only the votes of the slot right before its own, so only parents there count).
+#[derive(Debug, Default)]
+struct GloasTally {
+    /// Gloas blocks imported.
+    blocks: u64,
+    /// The first Gloas block's slot.
+    first_slot: Option<Slot>,
+    /// PTC positions that could have voted on a Gloas parent of the slot before.
+    ptc_positions: u64,
+    /// Of those, the positions with a vote in the child block.
+    ptc_votes: u64,
+}
+
+impl GloasTally {
+    fn count_block<E: EthSpec>(&mut self, chain: &BeaconChain<E>, block: &SignedBeaconBlock<E>) {
+        let SignedBeaconBlock::Gloas(signed) = block else {
+            return;
+        };
+        let message = &signed.message;
+        self.blocks += 1;
+        self.first_slot = Some(
+            self.first_slot
+                .map_or(message.slot, |s| s.min(message.slot)),
+        );
+        let parent_is_gloas_and_previous = matches!(
+            chain.store().get_block(&message.parent_root),
+            Ok(Some(SignedBeaconBlock::Gloas(parent))) if parent.message.slot + 1 == message.slot
+        );
+        if parent_is_gloas_and_previous {
+            self.ptc_positions += E::PtcSize::to_u64();
+            let mut voted = vec![false; E::PtcSize::to_usize()];
+            for attestation in message.body.payload_attestations.iter() {
+                for (i, bit) in attestation.aggregation_bits.iter().enumerate() {
+                    if bit && let Some(v) = voted.get_mut(i) {
+                        *v = true;
+                    }
+                }
+            }
+            self.ptc_votes += voted.iter().filter(|v| **v).count() as u64;
+        }
+    }
+
+    /// `arbor dev: Gloas: B blocks, F of their slots FULL on the head's chain; PTC participation
+    /// P% (V of N positions)`. A slot's payload is FULL when the head's chain built on it (the
+    /// head state's `execution_payload_availability`); the head's own slot is not decided yet
+    /// and is left out.
+    fn print<E: EthSpec>(&self, head: &HeadSnapshot<E>) {
+        let n = E::SlotsPerHistoricalRoot::to_u64();
+        let (mut full, mut decided) = (0u64, 0u64);
+        if let (Some(first), Ok(view)) = (self.first_slot, head.state.view())
+            && let Ok(g) = view.gloas()
+        {
+            let roots = view.block_roots;
+            for slot in first.max(head.slot.saturating_sub(n))..head.slot {
+                let i = (slot % n) as usize;
+                // A slot with a block of its own (not a skipped slot's repeated root).
+                let own_block = slot == 0 || roots.get(i) != roots.get(((slot - 1) % n) as usize);
+                if own_block {
+                    decided += 1;
+                    if g.execution_payload_availability.get(i).unwrap_or(false) {
+                        full += 1;
+                    }
+                }
+            }
+        }
+        let participation = if self.ptc_positions == 0 {
+            0.0
+        } else {
+            100.0 * self.ptc_votes as f64 / self.ptc_positions as f64
+        };
+        println!(
+            "arbor dev: Gloas: {} blocks, {full} of {decided} block slots FULL on the head's chain; PTC participation {participation:.1}% ({} of {} positions)",
+            self.blocks, self.ptc_votes, self.ptc_positions
+        );
+    }
+}
+
 fn blob_count<E: EthSpec>(block: &SignedBeaconBlock<E>) -> usize {
     block.committed_blob_kzg_commitments().map_or(0, <[_]>::len)
 }

@@ -1,8 +1,10 @@
 //! `arbor dev --gloas-epoch 1`: a one-process devnet that starts in Fulu and forks into Gloas
 //! at epoch 1 (mock execution client speaking Amsterdam from the fork's time). Every proposal
 //! after the fork is a self-built Gloas block whose envelope the validator client signs and the
-//! node publishes with its columns; the chain keeps finalizing past the fork; the node serves a
-//! Gloas head with its envelope. The process is bounded in time and stopped by its PID; its
+//! node publishes with its columns; the payload timeliness committee votes and the next block
+//! packs the votes (participation at least 95 %); at least 99 % of the block slots are FULL on
+//! the final head's chain; the chain keeps finalizing past the fork; the node serves a Gloas head
+//! with its envelope. The process is bounded in time and stopped by its PID; its
 //! output stays under `target/test-logs/`.
 #![cfg(feature = "mock-el")]
 #![allow(
@@ -24,8 +26,8 @@ use std::time::{Duration, Instant};
 /// Minimal preset: 8 slots an epoch; Gloas from slot 8.
 const GLOAS_EPOCH: u64 = 1;
 const FIRST_GLOAS_SLOT: u64 = 8;
-/// Finality of epoch 3 (two epochs past the fork) comes at slot 40.
-const UNTIL_FINALIZED_EPOCH: u64 = 3;
+/// Finality of epoch 4 (three epochs past the fork) comes at slot 48.
+const UNTIL_FINALIZED_EPOCH: u64 = 4;
 
 #[test]
 fn a_devnet_forks_into_gloas_and_finalizes_with_self_built_payloads() {
@@ -147,6 +149,31 @@ fn a_devnet_forks_into_gloas_and_finalizes_with_self_built_payloads() {
     assert!(
         text.contains("0 duties missed after the first epoch"),
         "duties were missed; log: {}",
+        log.display()
+    );
+    // `arbor dev: Gloas: B blocks, F of D block slots FULL on the head's chain; PTC
+    // participation P% (V of N positions)`.
+    let gloas_line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("arbor dev: Gloas: "))
+        .unwrap_or_else(|| panic!("no Gloas summary; log: {}", log.display()));
+    let numbers: Vec<u64> = gloas_line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // [B, F, D, P integer part, P fraction, V, N]
+    let [_, full, decided, _, _, votes, positions] = numbers[..] else {
+        panic!("unexpected Gloas summary {gloas_line:?}");
+    };
+    assert!(
+        decided >= 32 && full * 100 >= decided * 99,
+        "{full} of {decided} block slots FULL, below 99 %; log: {}",
+        log.display()
+    );
+    assert!(
+        positions > 0 && votes * 100 >= positions * 95,
+        "PTC participation {votes} of {positions} positions, below 95 %; log: {}",
         log.display()
     );
     let envelopes = text.matches("published block and payload envelope").count();

@@ -17,6 +17,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use beacon_api::events::{
     BlockEvent, BlockGossipEvent, ChainReorgEvent, DataColumnSidecarEvent,
+    ExecutionPayloadAvailableEvent, ExecutionPayloadEvent, ExecutionPayloadGossipEvent,
     FinalizedCheckpointEvent, HeadEvent, HeadPayloadStatus, HeadV2Event, VersionedHeadV2Event,
 };
 use beacon_api::{EventTopic, ForkVersionedResponse};
@@ -117,6 +118,11 @@ fn chain_topic(event: &ChainEvent) -> Option<EventTopic> {
         ChainEvent::BlsToExecutionChange { .. } => EventTopic::BlsToExecutionChange,
         ChainEvent::ContributionAndProof { .. } => EventTopic::ContributionAndProof,
         ChainEvent::PayloadAttributes(_) => EventTopic::PayloadAttributes,
+        ChainEvent::ExecutionPayloadGossip(_) => EventTopic::ExecutionPayloadGossip,
+        ChainEvent::ExecutionPayloadAvailable { .. } => EventTopic::ExecutionPayloadAvailable,
+        ChainEvent::ExecutionPayload { .. } => EventTopic::ExecutionPayload,
+        ChainEvent::ExecutionPayloadBid(_) => EventTopic::ExecutionPayloadBid,
+        ChainEvent::PayloadAttestationMessage(_) => EventTopic::PayloadAttestationMessage,
     })
 }
 
@@ -309,16 +315,67 @@ fn render_chain<E: EthSpec>(
         ChainEvent::SingleAttestation { attestation, .. } => {
             render(EventTopic::SingleAttestation, attestation.as_ref())
         }
+        // The fork's container: Electra's, or from Gloas on Gloas's.
         ChainEvent::Aggregate { attestation, .. } => {
-            render_preset::<Attestation<E>>(EventTopic::Attestation, attestation)
+            render_preset::<Attestation<E>>(EventTopic::Attestation, attestation).or_else(|| {
+                render_preset::<types::gloas::Attestation<E>>(EventTopic::Attestation, attestation)
+            })
         }
         ChainEvent::VoluntaryExit { exit, .. } => render(EventTopic::VoluntaryExit, exit.as_ref()),
         ChainEvent::ProposerSlashing { slashing, .. } => {
             render(EventTopic::ProposerSlashing, slashing.as_ref())
         }
-        ChainEvent::AttesterSlashing { slashing, .. } => {
-            render_preset::<AttesterSlashing<E>>(EventTopic::AttesterSlashing, slashing)
-        }
+        ChainEvent::AttesterSlashing { slashing, .. } => render_preset::<AttesterSlashing<E>>(
+            EventTopic::AttesterSlashing,
+            slashing,
+        )
+        .or_else(|| {
+            render_preset::<types::gloas::AttesterSlashing>(EventTopic::AttesterSlashing, slashing)
+        }),
+        ChainEvent::ExecutionPayloadGossip(e) => render(
+            EventTopic::ExecutionPayloadGossip,
+            &ExecutionPayloadGossipEvent {
+                slot: e.slot,
+                builder_index: e.builder_index,
+                block_hash: e.block_hash,
+                block_root: e.block_root,
+            },
+        ),
+        ChainEvent::ExecutionPayloadAvailable { slot, block_root } => render(
+            EventTopic::ExecutionPayloadAvailable,
+            &ExecutionPayloadAvailableEvent {
+                slot: *slot,
+                block_root: *block_root,
+            },
+        ),
+        ChainEvent::ExecutionPayload {
+            envelope: e,
+            execution_optimistic,
+        } => render(
+            EventTopic::ExecutionPayload,
+            &ExecutionPayloadEvent {
+                slot: e.slot,
+                builder_index: e.builder_index,
+                block_hash: e.block_hash,
+                block_root: e.block_root,
+                execution_optimistic: *execution_optimistic,
+            },
+        ),
+        // `{version, data}`, the version the fork of the message's slot.
+        ChainEvent::ExecutionPayloadBid(bid) => render(
+            EventTopic::ExecutionPayloadBid,
+            &ForkVersionedResponse::new(
+                ctx.chain.spec().fork_name_at_slot::<E>(bid.message.slot),
+                (**bid).clone(),
+            ),
+        ),
+        ChainEvent::PayloadAttestationMessage(message) => render(
+            EventTopic::PayloadAttestationMessage,
+            &ForkVersionedResponse::new(
+                ctx.chain.spec().fork_name_at_slot::<E>(message.data.slot),
+                (**message).clone(),
+            ),
+        ),
         ChainEvent::BlsToExecutionChange { change, .. } => {
             render(EventTopic::BlsToExecutionChange, change.as_ref())
         }

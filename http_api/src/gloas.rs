@@ -237,8 +237,9 @@ fn is_repeat(e: &PayloadAttestationGossipError) -> bool {
 
 /// `POST /eth/v1/beacon/pool/payload_attestations`: `PayloadAttestationMessage`s in JSON or
 /// SSZ, checked by the gossip rules (`verify_payload_attestation_messages_for_gossip`, one BLS
-/// batch), counted by fork choice (`apply_payload_attestation_messages`), kept for the pool's
-/// aggregates and published. 400 with `failures` naming the refused ones.
+/// batch), counted by fork choice and kept in the operation pool
+/// (`accept_payload_attestation_messages`), and published. 400 with `failures` naming the
+/// refused ones.
 pub(crate) async fn post_payload_attestations<E: EthSpec>(
     State(ctx): Ctx<E>,
     BatchBody(body): BatchBody,
@@ -275,16 +276,14 @@ pub(crate) async fn post_payload_attestations<E: EthSpec>(
             }
         }
         if !accepted.is_empty() {
-            chain
-                .apply_payload_attestation_messages(&accepted)
-                .map_err(|e| HttpError::internal(format!("fork choice: {e}")))?;
-        }
-        for verified in accepted {
             // A valid vote is published even when the pool cannot keep it (its block pruned
             // from fork choice since it was verified).
-            if let Err(error) = ctx.insert_payload_attestation_message(&verified.message) {
-                tracing::debug!(%error, validator = verified.message.validator_index, "payload attestation not kept for the pool");
-            }
+            let pooled = chain
+                .accept_payload_attestation_messages(&ctx.pool, &accepted)
+                .map_err(|e| HttpError::internal(format!("fork choice: {e}")))?;
+            tracing::trace!(?pooled, "API payload attestations accepted");
+        }
+        for verified in accepted {
             ctx.network.publish_payload_attestation(verified.message);
         }
         if failures.is_empty() {
@@ -308,7 +307,10 @@ pub(crate) async fn get_payload_attestations<E: EthSpec>(
 ) -> Result<Response, HttpError> {
     let encoding = accept(&headers, JSON_OR_SSZ)?;
     let slot: Option<Slot> = query.parse("slot")?;
-    let data = ctx.payload_attestations.aggregates::<E>(slot);
+    let data = ctx
+        .pool
+        .payload_attestations(slot)
+        .map_err(|e| HttpError::internal(format!("operation pool: {e}")))?;
     gloas_response(encoding, None, &data)
 }
 

@@ -28,7 +28,6 @@ mod light_client;
 mod metrics;
 mod network;
 mod node;
-mod payload_attestations;
 mod pool;
 mod production;
 mod query;
@@ -147,7 +146,6 @@ pub struct ApiContext<E: EthSpec> {
     /// Verified sync committee messages, aggregated for `sync_committee_contribution`.
     pub(crate) sync_messages: sync_messages::SyncMessages,
     /// Verified payload attestation messages, aggregated for the pool's `GET`.
-    pub(crate) payload_attestations: payload_attestations::PayloadAttestations,
     /// Committees, sync committee members and the key index, kept between requests.
     pub(crate) caches: caches::ApiCaches,
     /// The node's CPU workers, once set ([`Self::set_workers`]).
@@ -187,7 +185,6 @@ impl<E: EthSpec> ApiContext<E> {
             liveness: Mutex::new(std::collections::BTreeMap::new()),
             head_block: Mutex::new(None),
             sync_messages: sync_messages::SyncMessages::default(),
-            payload_attestations: payload_attestations::PayloadAttestations::default(),
             caches: caches::ApiCaches::default(),
             workers: std::sync::OnceLock::new(),
         })
@@ -213,23 +210,6 @@ impl<E: EthSpec> ApiContext<E> {
         subnet: u64,
     ) -> Result<(), HttpError> {
         pool::record_sync_message(self, message, Some(subnet)).map(|_| ())
-    }
-
-    /// Adds a verified payload attestation message (from gossip, or the API's pool) to the
-    /// aggregates `GET /eth/v1/beacon/pool/payload_attestations` serves, at its member's
-    /// positions in the committee fork choice keeps for the voted block. A message of a block
-    /// fork choice no longer holds is refused (404: its committee is not known).
-    pub fn insert_payload_attestation_message(
-        &self,
-        message: &types::gloas::PayloadAttestationMessage,
-    ) -> Result<(), HttpError> {
-        let root = message.data.beacon_block_root;
-        let ptc = self.chain.block_ptc(&root).ok_or_else(|| {
-            HttpError::not_found(format!("no payload timeliness committee of block {root}"))
-        })?;
-        self.payload_attestations
-            .insert::<E>(message, &ptc)
-            .map_err(|e| HttpError::internal(e.to_string()))
     }
 
     /// Records validators seen live at `epoch` (for `liveness`: a gossip attestation, aggregate

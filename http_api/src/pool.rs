@@ -192,7 +192,7 @@ pub(crate) async fn post_aggregate_and_proofs_v2<E: EthSpec>(
             let (accepted, failures) = verify_and_publish_aggregates(&ctx, aggregates, |c, a| {
                 c.network.publish_gloas_aggregate(a)
             });
-            let accepted = ctx.chain.accept_gloas_aggregates(&accepted);
+            let accepted = ctx.chain.accept_gloas_aggregates(&ctx.pool, &accepted);
             tracing::trace!(?accepted, "API Gloas aggregates accepted");
             batch_result("aggregates", failures)
         })

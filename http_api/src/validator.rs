@@ -279,9 +279,11 @@ pub(crate) async fn post_sync_duties<E: EthSpec>(
     .await
 }
 
-/// `produce_attestation_data`: the head's vote for `slot` (Electra: `index` zero).
+/// `produce_attestation_data`: the head's vote for `slot` (Electra: `index` zero; Gloas: the
+/// payload status the vote supports, `BeaconChain::attestation_payload_index`).
 ///
-/// [spec]: phase0/validator.md#attestation-data, electra/validator.md#attestation-data
+/// [spec]: phase0/validator.md#attestation-data, electra/validator.md#attestation-data,
+/// gloas/validator.md#attestation
 fn attestation_data<E: EthSpec>(
     ctx: &ApiContext<E>,
     slot: Slot,
@@ -316,10 +318,11 @@ fn attestation_data<E: EthSpec>(
     }
     // The head state as of the attestation's epoch: justification may move at the boundary.
     let source = ctx.chain.justified_source_at(&head, epoch)?;
+    let beacon_block_root = block_root_at(&head, slot);
     Ok(AttestationData {
         slot,
-        index: 0,
-        beacon_block_root: block_root_at(&head, slot),
+        index: ctx.chain.attestation_payload_index(slot, beacon_block_root),
+        beacon_block_root,
         source,
         target: types::phase0::Checkpoint {
             epoch,

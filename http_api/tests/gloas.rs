@@ -723,10 +723,13 @@ async fn payload_attestation_data_and_the_pool() {
         .collect();
     assert_eq!(bits, expected_bits);
     assert_eq!(aggregates[0].data, vote);
+    // Once per position, as `get_indexed_payload_attestation` lists a member drawn twice.
     let signature = {
         let mut aggregate = bls::AggregateSignature::infinity();
-        for m in &good {
-            aggregate.add(&bls::Signature::deserialize(m.signature.as_slice()).unwrap());
+        for member in &ptc {
+            if let Some(m) = good.iter().find(|m| m.validator_index == *member) {
+                aggregate.add(&bls::Signature::deserialize(m.signature.as_slice()).unwrap());
+            }
         }
         BLSSignature::from(aggregate.serialize())
     };

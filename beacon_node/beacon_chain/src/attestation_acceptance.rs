@@ -1,17 +1,22 @@
 //! What happens to an attestation or aggregate once it passed validation (gossip or the Beacon
 //! API), in one place: its vote goes to fork choice (queued until its slot has passed) and the
-//! attestation into the operation pool, placed by the committees of its target epoch. The
-//! router and the API each verify, report their verdicts and publish; then they call this.
+//! attestation into the operation pool, placed by the committees of its target epoch; a Gloas
+//! payload attestation message's vote likewise, placed in the pool by its block's payload
+//! timeliness committee. The router and the API each verify, report their verdicts and publish;
+//! then they call this.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use operation_pool::OperationPool;
 use state_processing::CommitteeCache;
-use types::{Epoch, EthSpec};
+use types::{Epoch, EthSpec, Root, ValidatorIndex};
 
-use crate::chain::BeaconChain;
-use crate::gossip::{ForkChoiceVote, VerifiedAggregate, VerifiedSingleAttestation};
+use crate::chain::{BeaconChain, ChainError};
+use crate::gossip::{
+    ForkChoiceVote, PayloadVotesApplied, VerifiedAggregate, VerifiedPayloadAttestationMessage,
+    VerifiedSingleAttestation,
+};
 
 /// What [`BeaconChain::accept_single_attestations`] and [`BeaconChain::accept_aggregates`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,23 +79,98 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// Accepts verified aggregates in Gloas's container: their votes into fork choice
-    /// (`data.index` the payload status they support). The operation pool holds Electra's
-    /// containers only, so they are counted as not pooled.
+    /// (`data.index` the payload status they support), the aggregates into `pool` in Electra's
+    /// container (the same fields; EIP-7688 changed only how the bits are merkleized), which
+    /// block production turns back into Gloas's.
     pub fn accept_gloas_aggregates<'a>(
         &self,
+        pool: &OperationPool<E>,
         verified: impl IntoIterator<
             Item = &'a VerifiedAggregate<E, types::gloas::SignedAggregateAndProof<E>>,
         >,
     ) -> Accepted {
+        let mut committees = CommitteesByEpoch::default();
         let mut accepted = Accepted::default();
-        let votes: Vec<_> = verified
-            .into_iter()
-            .map(VerifiedAggregate::fork_choice_vote)
-            .collect();
-        accepted.not_pooled = votes.len();
+        let mut votes = Vec::new();
+        for aggregate in verified {
+            votes.push(aggregate.fork_choice_vote());
+            let attestation = &aggregate.signed_aggregate.message.aggregate;
+            let pooled = committees.of(self, attestation.data.target.epoch).map(|c| {
+                let electra = electra_container(attestation)?;
+                pool.insert_attestation(&electra, &c)
+            });
+            accepted.count_pooled(pooled, "aggregate");
+        }
         accepted.apply(self, votes);
         accepted
     }
+
+    /// Accepts verified Gloas payload attestation messages: their votes into fork choice
+    /// ([`Self::apply_payload_attestation_messages`], the head recomputed), then each message
+    /// into `pool`, placed by the payload timeliness committee fork choice keeps for its block
+    /// (a block fork choice no longer holds: not pooled).
+    pub fn accept_payload_attestation_messages(
+        &self,
+        pool: &OperationPool<E>,
+        verified: &[VerifiedPayloadAttestationMessage],
+    ) -> Result<PayloadVotesAccepted, ChainError> {
+        let votes = self.apply_payload_attestation_messages(verified)?;
+        let mut accepted = PayloadVotesAccepted {
+            votes,
+            ..Default::default()
+        };
+        let mut committees: HashMap<Root, Option<Vec<ValidatorIndex>>> = HashMap::new();
+        for v in verified {
+            let root = v.message.data.beacon_block_root;
+            let ptc = committees
+                .entry(root)
+                .or_insert_with(|| self.block_ptc(&root));
+            let Some(ptc) = ptc else {
+                tracing::debug!(block = %root, "payload attestation of a block fork choice no longer holds: not pooled");
+                accepted.not_pooled += 1;
+                continue;
+            };
+            match pool.insert_payload_attestation_message(&v.message, ptc) {
+                Ok(_) => accepted.pooled += 1,
+                Err(error) => {
+                    tracing::debug!(%error, validator = v.message.validator_index, "payload attestation not pooled");
+                    accepted.not_pooled += 1;
+                }
+            }
+        }
+        Ok(accepted)
+    }
+}
+
+/// What [`BeaconChain::accept_payload_attestation_messages`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PayloadVotesAccepted {
+    /// What fork choice did with the votes.
+    pub votes: PayloadVotesApplied,
+    /// Messages the operation pool took (or held already).
+    pub pooled: usize,
+    /// Messages the pool did not take (their block's committee unknown, or refused: logged).
+    pub not_pooled: usize,
+}
+
+/// A Gloas attestation in Electra's container: the same bits, data, signature and committees.
+/// Fails only for more bits than Electra's list holds, which gossip validation (bits of the
+/// committee's length) rules out.
+fn electra_container<E: EthSpec>(
+    attestation: &types::gloas::Attestation<E>,
+) -> Result<types::electra::Attestation<E>, operation_pool::OpPoolError> {
+    let bits = &attestation.aggregation_bits;
+    let too_long = |_| operation_pool::OpPoolError::ListFull("aggregation_bits");
+    let mut aggregation_bits = ssz_types::BitList::with_capacity(bits.len()).map_err(too_long)?;
+    for i in bits.set_indices() {
+        aggregation_bits.set(i, true).map_err(too_long)?;
+    }
+    Ok(types::electra::Attestation {
+        aggregation_bits,
+        data: attestation.data.clone(),
+        signature: attestation.signature,
+        committee_bits: attestation.committee_bits.clone(),
+    })
 }
 
 impl Accepted {

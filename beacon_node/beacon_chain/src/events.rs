@@ -9,6 +9,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use types::capella::{SignedBLSToExecutionChange, Withdrawal};
 use types::electra::SingleAttestation;
+use types::gloas::{PayloadAttestationMessage, SignedExecutionPayloadBid};
 use types::phase0::{ProposerSlashing, SignedVoluntaryExit};
 use types::{Address, Epoch, ForkName, Hash32, Root, Slot, ValidatorIndex};
 
@@ -107,7 +108,8 @@ pub enum ChainEvent {
         slot: Slot,
         /// The block voted for.
         beacon_block_root: Root,
-        /// The aggregate's `types::electra::Attestation<E>`.
+        /// The aggregate's `types::electra::Attestation<E>`, or from Gloas on
+        /// `types::gloas::Attestation<E>`.
         attestation: PresetMessage,
     },
     /// A voluntary exit passed gossip validation (`voluntary_exit`).
@@ -187,6 +189,47 @@ pub enum ChainEvent {
         /// Its column index.
         index: u64,
     },
+    /// Gloas: a `SignedExecutionPayloadEnvelope` passed the `execution_payload` topic's rules,
+    /// from gossip or the API (`execution_payload_gossip`).
+    ExecutionPayloadGossip(EnvelopeSummary),
+    /// Gloas: the execution payload and blob data of a block were verified available, ready
+    /// for payload attestation (`execution_payload_available`). Published just before
+    /// [`ChainEvent::ExecutionPayload`], when the envelope is imported with its custody
+    /// columns.
+    ExecutionPayloadAvailable {
+        /// The block's slot.
+        slot: Slot,
+        /// The block's root.
+        block_root: Root,
+    },
+    /// Gloas: an envelope was imported by `on_execution_payload_envelope` and stored: its block
+    /// is FULL in fork choice (`execution_payload`).
+    ExecutionPayload {
+        /// What the envelope says.
+        envelope: EnvelopeSummary,
+        /// Imported before the execution client validated its payload.
+        execution_optimistic: bool,
+    },
+    /// Gloas: a `SignedExecutionPayloadBid` passed the `execution_payload_bid` topic's rules
+    /// (`execution_payload_bid`).
+    ExecutionPayloadBid(Arc<SignedExecutionPayloadBid>),
+    /// Gloas: a `PayloadAttestationMessage` passed the `payload_attestation_message` topic's
+    /// rules (`payload_attestation_message`).
+    PayloadAttestationMessage(Arc<PayloadAttestationMessage>),
+}
+
+/// The fields of an execution payload envelope the `execution_payload` and
+/// `execution_payload_gossip` events carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvelopeSummary {
+    /// The block's (and the payload's) slot.
+    pub slot: Slot,
+    /// The envelope's builder (`BUILDER_INDEX_SELF_BUILD` for a proposer's own payload).
+    pub builder_index: u64,
+    /// The payload's block hash.
+    pub block_hash: Hash32,
+    /// The envelope's block.
+    pub block_root: Root,
 }
 
 /// A gossip-verified message whose type depends on the preset (`Attestation<E>`,

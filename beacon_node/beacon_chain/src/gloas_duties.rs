@@ -1,6 +1,7 @@
-//! Read-only answers for the Gloas duties of the payload timeliness committee (PTC) that the
-//! Beacon API serves: the `PayloadAttestationData` a PTC member signs for a slot, and the PTC
-//! fork choice keeps for a block (the committee whose votes on the block's payload it counts).
+//! Read-only answers for the Gloas duties that the Beacon API serves: the
+//! `PayloadAttestationData` a payload timeliness committee (PTC) member signs for a slot, the
+//! PTC fork choice keeps for a block (the committee whose votes on the block's payload it
+//! counts), and the payload signal (`data.index`) of an attester's vote.
 //!
 //! **The block seen for a slot** is the canonical one (the head's ancestor at the slot) when
 //! the head's chain has a block there, else the first block of the slot fork choice took.
@@ -17,6 +18,7 @@
 //!
 //! [spec]: gloas/validator.md#constructing-the-payloadattestationmessage
 
+use ssz_types::typenum::Unsigned;
 use types::{EthSpec, Root, Slot, ValidatorIndex, gloas::PayloadAttestationData};
 
 use crate::chain::BeaconChain;
@@ -86,6 +88,53 @@ impl<E: EthSpec> BeaconChain<E> {
             payload_present: verified && in_time,
             blob_data_available: verified,
         })
+    }
+
+    /// `data.index` of an attestation for `slot` whose vote is `beacon_block_root`, from Gloas
+    /// on the payload status the vote supports, as this node's fork choice sees it: 0 for a
+    /// block of `slot` itself (a same-slot vote always says 0); for the head block of an
+    /// earlier slot, 1 when the head is FULL; for an ancestor of the head, 1 when the head's
+    /// chain built on its payload (the head state's `execution_payload_availability` at its
+    /// slot). 0 before Gloas, and for a block fork choice does not hold or the head's chain
+    /// does not contain.
+    ///
+    /// [spec]: gloas/validator.md#attestation
+    pub fn attestation_payload_index(&self, slot: Slot, beacon_block_root: Root) -> u64 {
+        if !self.spec().fork_name_at_slot::<E>(slot).gloas_enabled() {
+            return 0;
+        }
+        let block_slot = {
+            let fc = self.fork_choice.lock();
+            let Some(block) = fc
+                .gloas_chain()
+                .and_then(|g| g.store.block_info(&beacon_block_root))
+            else {
+                return 0;
+            };
+            block.slot
+        };
+        if block_slot == slot {
+            return 0;
+        }
+        let head = self.head();
+        if head.block_root == beacon_block_root {
+            return u64::from(head.payload_status == Some(fork_choice::PayloadStatus::Full));
+        }
+        let n = E::SlotsPerHistoricalRoot::to_u64();
+        if block_slot >= head.slot || head.slot - block_slot > n {
+            return 0;
+        }
+        let Ok(view) = head.state.view() else {
+            return 0;
+        };
+        let i = (block_slot % n) as usize;
+        let on_head_chain = view.block_roots.get(i) == Some(&beacon_block_root);
+        let payload_built_on = view
+            .gloas()
+            .ok()
+            .and_then(|g| g.execution_payload_availability.get(i).ok())
+            .unwrap_or(false);
+        u64::from(on_head_chain && payload_built_on)
     }
 
     /// The payload timeliness committee fork choice keeps for Gloas block `root` (`get_ptc` on

@@ -94,7 +94,7 @@ use types::{
 
 use crate::block_verification::Imports;
 use crate::chain::{BeaconChain, ChainError, ExecutionStatus, HeadSnapshot, UnimportedBlock};
-use crate::events::ChainEvent;
+use crate::events::{ChainEvent, EnvelopeSummary};
 use crate::execution::{ExecutionError, PendingPayloadVerdict, payload_status_of};
 use crate::gossip::GossipVerifiedEnvelope;
 use crate::pending_payloads::{MissingPayloadParts, PayloadAvailability, ReadyPayload};
@@ -1092,6 +1092,12 @@ impl<E: EthSpec> BeaconChain<E> {
     ) -> Result<EnvelopeImported<E>, EnvelopeError> {
         let block_root = verified.block_root;
         self.record_stage(block_root, verified.slot, Stage::Executed);
+        let summary = EnvelopeSummary {
+            slot: verified.slot,
+            builder_index: verified.envelope.message.builder_index,
+            block_hash: verified.envelope.message.payload.block_hash,
+            block_root,
+        };
         if status == ExecutionStatus::Invalidated {
             tracing::warn!(%block_root, "the execution client found the envelope's payload invalid: the envelope is refused, the block stays");
             return Err(EnvelopeError::InvalidPayload(block_root));
@@ -1128,6 +1134,16 @@ impl<E: EthSpec> BeaconChain<E> {
             // The writer dropped the job unanswered: its thread stopped.
             Err(_) => return Err(EnvelopeError::StoreWriterStopped(block_root)),
         }
+        // Announced once stored: a reader that asks for the envelope finds it.
+        self.events()
+            .publish(ChainEvent::ExecutionPayloadAvailable {
+                slot: summary.slot,
+                block_root,
+            });
+        self.events().publish(ChainEvent::ExecutionPayload {
+            envelope: summary,
+            execution_optimistic: status != ExecutionStatus::Valid,
+        });
         Ok(EnvelopeImported {
             block_root,
             status,

@@ -613,8 +613,16 @@ async fn aggregates_in_gloas_container_follow_the_gloas_rules_and_carry_their_pa
             .verify_aggregate_for_gossip(gloas_aggregate(&h, genesis, 2, r1, index), now)
             .unwrap();
         assert_eq!(verified.fork_choice_vote().data.index, index);
-        let accepted = h.chain.accept_gloas_aggregates([&verified]);
-        assert_eq!((accepted.votes_queued, accepted.not_pooled), (1, 1));
+        let accepted = h.chain.accept_gloas_aggregates(&h.op_pool, [&verified]);
+        assert_eq!((accepted.votes_queued, accepted.pooled), (1, 1));
+        // The pool keeps it in Electra's container, its payload signal kept.
+        let pooled = h.op_pool.attestations().unwrap();
+        assert!(
+            pooled
+                .iter()
+                .any(|a| a.data.slot == 2 && a.data.index == index),
+            "index {index}: {pooled:?}"
+        );
         tick(&h, 3);
         assert_eq!(head_variant(&h), (r1, Some(variant)), "index {index}");
     }

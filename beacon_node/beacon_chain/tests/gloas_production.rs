@@ -25,8 +25,14 @@ use state_processing::common::get_domain;
 use types::{
     Address, BLSSignature, BeaconBlock, ChainSpec, ForkName, MinimalEthSpec, Root,
     SignedBeaconBlock, Slot,
-    gloas::{BUILDER_INDEX_SELF_BUILD, SignedExecutionPayloadEnvelope},
-    signing::{DOMAIN_BEACON_BUILDER, DOMAIN_BEACON_PROPOSER, compute_signing_root},
+    gloas::{
+        BUILDER_INDEX_SELF_BUILD, PayloadAttestationData, PayloadAttestationMessage,
+        SignedExecutionPayloadEnvelope,
+    },
+    signing::{
+        DOMAIN_BEACON_BUILDER, DOMAIN_BEACON_PROPOSER, DOMAIN_PTC_ATTESTER, compute_domain,
+        compute_signing_root,
+    },
 };
 
 type E = MinimalEthSpec;
@@ -277,6 +283,118 @@ async fn self_built_blocks_and_their_envelopes_make_a_full_chain() {
         Default::default()
     );
     assert_eq!(head_variant(&h).0, b4.canonical_root());
+}
+
+/// The payload attestation message of PTC member `validator` on `block` at `slot`, signed.
+fn ptc_message(
+    h: &ChainHarness<E>,
+    block: Root,
+    slot: Slot,
+    present: bool,
+    validator: u64,
+) -> PayloadAttestationMessage {
+    let data = PayloadAttestationData {
+        beacon_block_root: block,
+        slot,
+        payload_present: present,
+        blob_data_available: present,
+    };
+    let domain = compute_domain(
+        DOMAIN_PTC_ATTESTER,
+        h.spec.compute_fork_version(slot / 8),
+        h.chain.genesis_validators_root(),
+    );
+    PayloadAttestationMessage {
+        validator_index: validator,
+        data: data.clone(),
+        signature: sign(validator, compute_signing_root(&data, domain)),
+    }
+}
+
+/// The PTC's votes on a block (from gossip or the API: verified, then accepted into fork choice
+/// and the operation pool) are packed by the next slot's block, which imports (the state
+/// transition checks the aggregate signatures); attesters' payload signal follows fork choice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ptc_votes_on_the_parent_are_packed_and_attesters_signal_its_payload() {
+    let h = harness(1).await;
+    let produced = produce(&h, 1).await.unwrap();
+    let b1 = sign_and_import(&h, &produced);
+    let r1 = b1.canonical_root();
+    // A vote of the block's own slot always signals 0 (same-slot), FULL or not.
+    assert_eq!(h.chain.attestation_payload_index(1, r1), 0);
+    // The head EMPTY: a later slot's vote for it says its payload is not there.
+    assert_eq!(h.chain.attestation_payload_index(2, r1), 0);
+    let envelope = signed_envelope(&h, &b1);
+    h.producer
+        .publish_execution_payload_envelope(envelope, &Recorder::default())
+        .await
+        .unwrap();
+    assert_eq!(head_variant(&h), (r1, Some(PayloadStatus::Full)));
+    assert_eq!(h.chain.attestation_payload_index(1, r1), 0);
+    assert_eq!(h.chain.attestation_payload_index(2, r1), 1);
+
+    // Slot 1's committee (members may hold several positions), all but one member voting
+    // "present", that one "absent"; verified late in slot 1 and accepted.
+    let ptc = {
+        let head = h.chain.head();
+        let view = head.state.view().unwrap();
+        state_processing::gloas::ptc::get_ptc(&view, 1).unwrap()
+    };
+    let mut members = ptc.clone();
+    members.sort_unstable();
+    members.dedup();
+    let (absent, present) = members.split_first().unwrap();
+    let mut messages: Vec<_> = present
+        .iter()
+        .map(|v| ptc_message(&h, r1, 1, true, *v))
+        .collect();
+    messages.push(ptc_message(&h, r1, 1, false, *absent));
+    let now = h.spec.compute_time_at_slot(GENESIS_TIME, 1) * 1000 + 4000;
+    h.clock.set_ms(now);
+    let verified: Vec<_> = h
+        .chain
+        .verify_payload_attestation_messages_for_gossip(messages, now)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let accepted = h
+        .chain
+        .accept_payload_attestation_messages(&h.op_pool, &verified)
+        .unwrap();
+    assert_eq!(accepted.votes.applied, members.len());
+    assert_eq!((accepted.pooled, accepted.not_pooled), (members.len(), 0));
+    assert_eq!(h.op_pool.payload_attestations(Some(1)).unwrap().len(), 2);
+
+    // Slot 2 packs both aggregates, the fuller first, each at its members' positions.
+    let produced = produce(&h, 2).await.unwrap();
+    let b2 = sign_and_import(&h, &produced);
+    let SignedBeaconBlock::Gloas(g2) = &*b2 else {
+        panic!("not Gloas")
+    };
+    let packed: Vec<_> = g2.message.body.payload_attestations.iter().collect();
+    assert_eq!(packed.len(), 2);
+    assert!(packed[0].data.payload_present && !packed[1].data.payload_present);
+    for p in &packed {
+        for (i, member) in ptc.iter().enumerate() {
+            let voted_absent = member == absent;
+            assert_eq!(
+                p.aggregation_bits.get(i).unwrap(),
+                voted_absent != p.data.payload_present,
+                "position {i}"
+            );
+        }
+    }
+    // b1 is now an ancestor the head's chain built on FULL: a slot-2 vote for it says 1.
+    assert_eq!(h.chain.attestation_payload_index(2, r1), 1);
+    // Slot 3 packs nothing: its parent's slot (2) had no votes.
+    let produced = produce(&h, 3).await.unwrap();
+    let b3 = sign_and_import(&h, &produced);
+    let SignedBeaconBlock::Gloas(g3) = &*b3 else {
+        panic!("not Gloas")
+    };
+    assert!(g3.message.body.payload_attestations.is_empty());
+    // b2's envelope never came: the head's chain built on b2's EMPTY variant.
+    assert_eq!(h.chain.attestation_payload_index(3, b2.canonical_root()), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,7 +33,13 @@
 //! the source is the justified checkpoint the state expects, and the committees were read from
 //! the state's own shuffling.
 //!
-//! [spec]: electra/beacon-chain.md#modified-process_attestation, electra/validator.md#attestations
+//! **Gloas.** On a Gloas state the flags are Gloas's: the head flag also needs the vote's
+//! payload signal (`data.index`) to match the parent's payload availability, and a vote of its
+//! own block's slot with index 1 is invalid (skipped). Before Gloas an index other than 0 is
+//! invalid (skipped).
+//!
+//! [spec]: electra/beacon-chain.md#modified-process_attestation, electra/validator.md#attestations,
+//! gloas/beacon-chain.md#modified-get_attestation_participation_flag_indices
 
 use std::{cmp::Reverse, collections::BinaryHeap};
 
@@ -41,7 +47,8 @@ use rustc_hash::FxHashMap;
 use state_processing::{
     Caches, EffectiveBalances, StateRef,
     common::{PARTICIPATION_FLAG_WEIGHTS, get_current_epoch, get_previous_epoch, has_flag},
-    per_block::get_attestation_participation_flag_indices,
+    gloas,
+    per_block::{self, AttestationInvalid},
 };
 use tree_hash::TreeHash;
 use typenum::Unsigned;
@@ -300,6 +307,29 @@ fn committee_coverage<E: EthSpec>(
     })
 }
 
+/// `get_attestation_participation_flag_indices` of the state's fork, for a block built on
+/// `state`: Gloas's with the parent's slot (`latest_execution_payload_bid.slot`, the bid the
+/// block replaces); before Gloas, Electra's, with a nonzero `data.index` invalid.
+fn participation_flags<E: EthSpec>(
+    state: &StateRef<'_, E>,
+    data: &types::phase0::AttestationData,
+    inclusion_delay: u64,
+) -> Result<u8, AttestationInvalid> {
+    if state.fork_name.gloas_enabled() {
+        let parent_slot = state.gloas()?.latest_execution_payload_bid.slot;
+        gloas::per_block::get_attestation_participation_flag_indices(
+            state,
+            data,
+            inclusion_delay,
+            parent_slot,
+        )
+    } else if data.index != 0 {
+        Err(AttestationInvalid::NonZeroDataIndex(data.index))
+    } else {
+        per_block::get_attestation_participation_flag_indices(state, data, inclusion_delay)
+    }
+}
+
 /// The attestations to put in a block built on `state` (a state at the block's slot), at most
 /// `MAX_ATTESTATIONS_ELECTRA`, in the order chosen (largest gain first).
 pub(crate) fn get_attestations_for_block<E: EthSpec>(
@@ -341,8 +371,7 @@ pub(crate) fn get_attestations_for_block<E: EthSpec>(
             continue;
         }
         // A source the state does not expect makes the attestation invalid.
-        let Ok(flags) = get_attestation_participation_flag_indices(state, data, slot - data.slot)
-        else {
+        let Ok(flags) = participation_flags(state, data, slot - data.slot) else {
             continue;
         };
         if flags == 0 {

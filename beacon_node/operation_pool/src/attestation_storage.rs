@@ -88,8 +88,11 @@ fn check_data<E: EthSpec>(
     data: &AttestationData,
     committees: &CommitteeCache,
 ) -> Result<(), OpPoolError> {
-    if data.index != 0 {
-        return Err(OpPoolError::NonZeroDataIndex(data.index));
+    // Gossip and the API check the index against the fork of the vote's slot; the pool keeps
+    // both of Gloas's payload signals apart (they are different data) and packing checks each
+    // against the block's state.
+    if data.index > 1 {
+        return Err(OpPoolError::DataIndexOutOfRange(data.index));
     }
     let epoch = compute_epoch_at_slot::<E>(data.slot);
     if data.target.epoch != epoch {

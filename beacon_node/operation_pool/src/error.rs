@@ -15,9 +15,9 @@ pub enum OpPoolError {
         /// Committee bits set.
         count: usize,
     },
-    /// `data.index` must be 0 from Electra on.
-    #[error("attestation data index is {0}, must be 0")]
-    NonZeroDataIndex(CommitteeIndex),
+    /// `data.index` must be 0 from Electra on, 0 or 1 (the payload signal) from Gloas on.
+    #[error("attestation data index is {0}, must be 0 (or 1 from Gloas on)")]
+    DataIndexOutOfRange(CommitteeIndex),
     /// The committees given are not the ones of the attestation's target epoch.
     #[error("committees of epoch {committees} given for an attestation of epoch {target}")]
     CommitteesEpochMismatch {
@@ -81,6 +81,22 @@ pub enum OpPoolError {
     /// attestations share no validator.
     #[error("attester slashing is not slashable: {0}")]
     AttesterSlashingNotSlashable(&'static str),
+    /// A payload attestation's committee is not of `PTC_SIZE` members.
+    #[error("a payload timeliness committee of {got} members given, expected {expected}")]
+    PtcLength {
+        /// `PTC_SIZE`.
+        expected: usize,
+        /// The length of the committee given.
+        got: usize,
+    },
+    /// A payload attestation message's validator holds no position in the committee given.
+    #[error("validator {validator} is not in the payload timeliness committee of slot {slot}")]
+    NotInPtc {
+        /// `message.validator_index`.
+        validator: ValidatorIndex,
+        /// `message.data.slot`.
+        slot: Slot,
+    },
     /// A list of the block would exceed its SSZ limit (a bug of the packing: it counts).
     #[error("block list `{0}` is full")]
     ListFull(&'static str),

@@ -1,7 +1,7 @@
 //! The operation pool: what the node has seen and may include in a block it produces —
 //! attestations (aggregated and single), sync committee contributions, proposer and attester
-//! slashings, voluntary exits and BLS-to-execution changes — and the packing of a block's
-//! operations from them.
+//! slashings, voluntary exits, BLS-to-execution changes and (Gloas) payload attestations — and
+//! the packing of a block's operations from them.
 //!
 //! - The chain verifies operations (gossip or API) and inserts them; the pool checks only what
 //!   it needs to store them (structure, committee lengths) and trusts the signatures.
@@ -24,6 +24,7 @@ mod attestation_storage;
 mod bits;
 mod error;
 mod operations;
+mod payload_attestations;
 mod sync_contributions;
 #[cfg(test)]
 mod tests;
@@ -33,6 +34,7 @@ pub use attestation_storage::{
 };
 pub use error::OpPoolError;
 pub use operations::PackedOperations;
+pub use payload_attestations::PAYLOAD_ATTESTATION_SLOTS_KEPT;
 
 use parking_lot::RwLock;
 use state_processing::{
@@ -40,15 +42,17 @@ use state_processing::{
     common::{get_current_epoch, get_previous_epoch},
 };
 use types::{
-    ChainSpec, EthSpec,
+    ChainSpec, EthSpec, Root, Slot, ValidatorIndex,
     electra::{
         Attestation, AttesterSlashing, ProposerSlashing, SignedBLSToExecutionChange,
         SignedVoluntaryExit, SingleAttestation, SyncAggregate, SyncCommitteeContribution,
     },
+    gloas::{PayloadAttestation, PayloadAttestationMessage},
 };
 
 use attestation_storage::AttestationStorage;
 use operations::OperationStorage;
+use payload_attestations::PayloadAttestationStorage;
 use sync_contributions::SyncContributionStorage;
 
 /// Everything the pool packs into one block body.
@@ -79,6 +83,8 @@ pub struct PoolCounts {
     pub voluntary_exits: usize,
     /// BLS-to-execution changes.
     pub bls_to_execution_changes: usize,
+    /// Gloas payload attestation aggregates (one per slot and data).
+    pub payload_attestations: usize,
 }
 
 /// The operation pool, shared by the chain's workers (`&self` methods, internal locks).
@@ -87,6 +93,7 @@ pub struct OperationPool<E: EthSpec> {
     attestations: RwLock<AttestationStorage>,
     sync_contributions: RwLock<SyncContributionStorage>,
     operations: RwLock<OperationStorage<E>>,
+    payload_attestations: RwLock<PayloadAttestationStorage>,
 }
 
 impl<E: EthSpec> Default for OperationPool<E> {
@@ -102,6 +109,7 @@ impl<E: EthSpec> OperationPool<E> {
             attestations: RwLock::new(AttestationStorage::default()),
             sync_contributions: RwLock::new(SyncContributionStorage::default()),
             operations: RwLock::new(OperationStorage::default()),
+            payload_attestations: RwLock::new(PayloadAttestationStorage::default()),
         }
     }
 
@@ -153,6 +161,28 @@ impl<E: EthSpec> OperationPool<E> {
         self.operations.write().insert_attester_slashing(slashing)
     }
 
+    /// Inserts a verified attester slashing in Gloas's container: kept in Electra's (the same
+    /// fields; EIP-7688 changed only how its index lists are merkleized), which Gloas block
+    /// production turns back into Gloas's. Fails only for more indices than Electra's list
+    /// holds (more than a slot's committees: not slashable evidence gossip accepts).
+    pub fn insert_gloas_attester_slashing(
+        &self,
+        slashing: &types::gloas::AttesterSlashing,
+    ) -> Result<InsertOutcome, OpPoolError> {
+        let electra = |a: &types::gloas::IndexedAttestation| {
+            Ok::<_, OpPoolError>(types::electra::IndexedAttestation {
+                attesting_indices: ssz_types::VariableList::new(a.attesting_indices.to_vec())
+                    .map_err(|_| OpPoolError::ListFull("attesting_indices"))?,
+                data: a.data.clone(),
+                signature: a.signature,
+            })
+        };
+        self.insert_attester_slashing(AttesterSlashing {
+            attestation_1: electra(&slashing.attestation_1)?,
+            attestation_2: electra(&slashing.attestation_2)?,
+        })
+    }
+
     /// Inserts a verified voluntary exit.
     pub fn insert_voluntary_exit(&self, exit: SignedVoluntaryExit) -> InsertOutcome {
         self.operations.write().insert_voluntary_exit(exit)
@@ -166,6 +196,40 @@ impl<E: EthSpec> OperationPool<E> {
         self.operations
             .write()
             .insert_bls_to_execution_change(change)
+    }
+
+    /// Inserts a verified Gloas `PayloadAttestationMessage`, given the payload timeliness
+    /// committee of its block's slot (`get_ptc`, in committee order) it was verified against:
+    /// aggregated with the others of its data.
+    pub fn insert_payload_attestation_message(
+        &self,
+        message: &PayloadAttestationMessage,
+        ptc: &[ValidatorIndex],
+    ) -> Result<InsertOutcome, OpPoolError> {
+        self.payload_attestations.write().insert::<E>(message, ptc)
+    }
+
+    /// The payload attestations for a Gloas block whose parent is `parent_root` at
+    /// `parent_slot`: the aggregates voting on that block in that slot, at most
+    /// `MAX_PAYLOAD_ATTESTATIONS`. The caller packs them only when the parent's slot is the one
+    /// before the block's (`process_payload_attestation` refuses any other).
+    pub fn get_payload_attestations(
+        &self,
+        parent_root: Root,
+        parent_slot: Slot,
+    ) -> Result<Vec<PayloadAttestation<E>>, OpPoolError> {
+        self.payload_attestations
+            .read()
+            .for_block::<E>(parent_root, parent_slot)
+    }
+
+    /// The stored payload attestation aggregates, of `slot` only when given (the Beacon API's
+    /// pool listing).
+    pub fn payload_attestations(
+        &self,
+        slot: Option<Slot>,
+    ) -> Result<Vec<PayloadAttestation<E>>, OpPoolError> {
+        self.payload_attestations.read().aggregates::<E>(slot)
     }
 
     /// The attestations for a block built on `state` (at the block's slot): at most
@@ -237,6 +301,9 @@ impl<E: EthSpec> OperationPool<E> {
         // those; a block in the next epoch takes only the head's current epoch and later.
         self.attestations.write().prune(previous);
         self.sync_contributions.write().prune(*view.slot);
+        self.payload_attestations
+            .write()
+            .prune(view.slot.saturating_sub(PAYLOAD_ATTESTATION_SLOTS_KEPT));
         Ok(())
     }
 
@@ -265,6 +332,7 @@ impl<E: EthSpec> OperationPool<E> {
             attester_slashings,
             voluntary_exits,
             bls_to_execution_changes,
+            payload_attestations: self.payload_attestations.read().len(),
         }
     }
 }

@@ -425,10 +425,13 @@ pub(crate) fn route_gossip<E: EthSpec>(
                 move |r, id, src| match r.chain.verify_attester_slashing_for_gossip(*slashing) {
                     Ok(verified) => {
                         report(r, label, id, src, Verdict::Accept);
-                        // Its validators' weight leaves fork choice; the operation pool and
-                        // the event stream take Electra's container only (issue 45).
+                        // Its validators' weight leaves fork choice; the pool keeps it for a
+                        // block (the chain published its event).
                         if let Err(e) = r.chain.on_attester_slashing(&verified) {
                             tracing::warn!(error = %e, "attester slashing not applied to fork choice");
+                        }
+                        if let Err(e) = r.pool.insert_gloas_attester_slashing(&verified.slashing) {
+                            tracing::debug!(error = %e, "attester slashing not pooled");
                         }
                     }
                     Err(e) => report_head_state_refusal(r, label, id, src, e.verdict(), &e),

@@ -191,10 +191,10 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             }
         }
         if !gloas.is_empty() {
-            // No event and no pool for Gloas's container yet: their votes count.
+            // Their votes count and the pool takes them (the chain published their events).
             let accepted = verify_aggregates(router, gloas, |_| {});
             if !accepted.is_empty() {
-                let accepted = chain.accept_gloas_aggregates(&accepted);
+                let accepted = chain.accept_gloas_aggregates(&router.pool, &accepted);
                 tracing::trace!(?accepted, "gossip Gloas aggregates accepted");
             }
         }
@@ -244,7 +244,8 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
 
     /// Gloas PTC votes: one BLS batch (`verify_payload_attestation_messages_for_gossip`),
     /// each message its verdict, the accepted ones into fork choice together (the head
-    /// recomputed once). A vote for a block not seen yet asks for that block.
+    /// recomputed once) and into the operation pool. A vote for a block not seen yet asks for
+    /// that block.
     fn process_gossip_payload_attestations(
         &self,
         batch: Vec<Self::PayloadAttestation>,
@@ -270,8 +271,8 @@ impl<E: EthSpec> BatchHandlers for ChainHandlers<E> {
             |_| {},
         );
         if !accepted.is_empty() {
-            match chain.apply_payload_attestation_messages(&accepted) {
-                Ok(applied) => tracing::trace!(?applied, "gossip payload attestations applied"),
+            match chain.accept_payload_attestation_messages(&router.pool, &accepted) {
+                Ok(accepted) => tracing::trace!(?accepted, "gossip payload attestations accepted"),
                 Err(e) => tracing::warn!(error = %e, "payload attestations not applied"),
             }
         }

@@ -248,8 +248,8 @@ pub trait GossipAggregate<E: EthSpec>: Clone {
     fn signature(&self) -> &types::BLSSignature;
     /// `aggregate.signature`.
     fn aggregate_signature(&self) -> &types::BLSSignature;
-    /// The event the chain publishes for an accepted aggregate (`None` where the event
-    /// stream has no container for it yet: Gloas's).
+    /// The event the chain publishes for an accepted aggregate (its aggregate in the fork's
+    /// `Attestation` container).
     fn event(&self) -> Option<ChainEvent>;
 }
 
@@ -327,7 +327,13 @@ impl<E: EthSpec> GossipAggregate<E> for types::gloas::SignedAggregateAndProof<E>
         &self.message.aggregate.signature
     }
     fn event(&self) -> Option<ChainEvent> {
-        None
+        let data = &self.message.aggregate.data;
+        Some(ChainEvent::Aggregate {
+            aggregator_index: self.message.aggregator_index,
+            slot: data.slot,
+            beacon_block_root: data.beacon_block_root,
+            attestation: PresetMessage::new(self.message.aggregate.clone()),
+        })
     }
 }
 

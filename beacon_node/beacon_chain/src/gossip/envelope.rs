@@ -25,6 +25,7 @@ use types::{
 
 use super::Verdict;
 use crate::chain::{BeaconChain, UnimportedBlock};
+use crate::events::{ChainEvent, EnvelopeSummary};
 use crate::internal_error::InternalError;
 
 /// An execution request list longer than its limit (`verify_execution_requests_limits`).
@@ -226,6 +227,18 @@ pub struct GossipVerifiedEnvelope<E: EthSpec> {
     pub envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
 }
 
+impl<E: EthSpec> GossipVerifiedEnvelope<E> {
+    /// What the `execution_payload_gossip` event says of it.
+    pub fn summary(&self) -> EnvelopeSummary {
+        EnvelopeSummary {
+            slot: self.slot,
+            builder_index: self.envelope.message.builder_index,
+            block_hash: self.envelope.message.payload.block_hash,
+            block_root: self.block_root,
+        }
+    }
+}
+
 impl<E: EthSpec> BeaconChain<E> {
     /// `validate_execution_payload_envelope_gossip(seen, store, state, envelope)`: the rules in
     /// the spec's order; the signature is checked against the block's post-state (the builder
@@ -355,6 +368,8 @@ impl<E: EthSpec> BeaconChain<E> {
                 };
                 // Bids building on this payload now find their parent payload seen.
                 self.observe_execution_payload(&verified);
+                self.events()
+                    .publish(ChainEvent::ExecutionPayloadGossip(verified.summary()));
                 Ok(verified)
             }
             Ok(true) => Err(EnvelopeGossipError::AlreadySeen {

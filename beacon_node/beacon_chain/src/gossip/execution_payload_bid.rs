@@ -24,6 +24,7 @@
 //! [spec]: gloas/p2p-interface.md#new-execution_payload_bid
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use state_processing::{
     common::{get_current_epoch, get_randao_mix},
@@ -42,6 +43,7 @@ use super::Verdict;
 use super::envelope::GossipVerifiedEnvelope;
 use super::proposer_preferences::compute_shuffling_dependent_slot;
 use crate::chain::BeaconChain;
+use crate::events::ChainEvent;
 use crate::internal_error::InternalError;
 
 /// The most `(slot, parent hash, parent root, builder)` keys of valid bids kept (the current
@@ -539,6 +541,8 @@ impl<E: EthSpec> BeaconChain<E> {
         self.bid_caches
             .lock()
             .observe(key, builder_index, bid.value)?;
+        self.events()
+            .publish(ChainEvent::ExecutionPayloadBid(Arc::new(signed.clone())));
         Ok(VerifiedExecutionPayloadBid(signed))
     }
 

@@ -11,6 +11,8 @@
 //! [spec]: gloas/p2p-interface.md#new-payload_attestation_message,
 //! gloas/fork-choice.md#new-on_payload_attestation_message
 
+use std::sync::Arc;
+
 use bls::SignatureSet;
 use types::{
     EthSpec, Root, Slot, ValidatorIndex,
@@ -23,6 +25,7 @@ use super::{Verdict, domain_at, head_pubkey};
 use crate::batch_metrics::BlsBatchKind;
 use crate::chain::{BeaconChain, ChainError, UnimportedBlock};
 use crate::chain_fork_choice::ChainForkChoice;
+use crate::events::ChainEvent;
 
 /// Why a gossip payload attestation message is not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -247,7 +250,13 @@ impl<E: EthSpec> BeaconChain<E> {
                     .payload_attesters
                     .observe(slot, validator)
                 {
-                    Ok(false) => Ok(VerifiedPayloadAttestationMessage { message }),
+                    Ok(false) => {
+                        self.events()
+                            .publish(ChainEvent::PayloadAttestationMessage(Arc::new(
+                                message.clone(),
+                            )));
+                        Ok(VerifiedPayloadAttestationMessage { message })
+                    }
                     Ok(true) => Err(PayloadAttestationGossipError::AlreadySeen { validator, slot }),
                     Err(_) => Err(PayloadAttestationGossipError::NotCurrentSlot(slot)),
                 }

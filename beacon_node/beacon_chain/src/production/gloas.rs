@@ -405,6 +405,14 @@ impl<E: EthSpec> BlockProducer<E> {
         let operations = self
             .pool
             .get_block_operations(&mut packing_state, self.chain.spec())?;
+        // The PTC's votes on the parent, which `process_payload_attestation` takes only from
+        // the slot right before the block's.
+        let payload_attestations = if template.head.slot.saturating_add(1) == slot {
+            self.pool
+                .get_payload_attestations(template.head.block_root, template.head.slot)?
+        } else {
+            Vec::new()
+        };
         timings.pack = pack_started.elapsed();
         drop(packing_state);
 
@@ -452,7 +460,7 @@ impl<E: EthSpec> BlockProducer<E> {
                 message: bid,
                 signature: BLSSignature::from(bls::Signature::INFINITY_BYTES),
             },
-            payload_attestations: Default::default(),
+            payload_attestations: payload_attestations.into_iter().collect(),
             parent_execution_requests: parent.parent_execution_requests,
         };
         let mut message = BeaconBlock {
