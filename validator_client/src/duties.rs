@@ -291,7 +291,7 @@ pub(crate) async fn update_attesters<E: EthSpec>(ctx: &Context<E>, epoch: Epoch)
 ///
 /// [spec]: gloas/validator.md#payload-timeliness-committee
 pub(crate) async fn update_ptc<E: EthSpec>(ctx: &Context<E>, epoch: Epoch) {
-    if !ctx.spec.fork_name_at_epoch(epoch).gloas_enabled() {
+    if !crate::ptc_service::has_ptc(&ctx.spec, epoch) {
         return;
     }
     let indices = ctx.store.indices();

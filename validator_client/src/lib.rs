@@ -452,7 +452,7 @@ fn count_skipped_duties<E: EthSpec>(ctx: &Context<E>, slots: std::ops::Range<Slo
             ctx.metrics
                 .missed_duties(DutyKind::SyncCommitteeMessage, sync);
         }
-        if ctx.spec.fork_name_at_slot::<E>(slot).gloas_enabled() {
+        if ptc_service::has_ptc(&ctx.spec, compute_epoch_at_slot::<E>(slot)) {
             ctx.metrics.missed_duties(DutyKind::PtcVote, ptc);
         }
     }

@@ -16,11 +16,11 @@ use std::time::Instant;
 use beacon_api::PtcDuty;
 use tracing::{debug, warn};
 use types::gloas::{PayloadAttestationData, PayloadAttestationMessage};
-use types::{EthSpec, Slot};
+use types::{ChainSpec, Epoch, EthSpec, Slot};
 
 use crate::Context;
 use crate::beacon_nodes::AllFailed;
-use crate::timing::{DutyKind, SlotClock};
+use crate::timing::{DutyKind, SlotClock, compute_epoch_at_slot};
 
 /// Why a slot's PTC votes were not all published.
 #[derive(Debug, thiserror::Error)]
@@ -64,10 +64,16 @@ fn no_block_seen(error: &AllFailed) -> bool {
             .all(|(_, e)| e.status().is_some_and(|s| s.as_u16() == 404))
 }
 
+/// True if epoch `epoch` has a payload timeliness committee: at or after the config's Gloas
+/// fork epoch (`GLOAS_FORK_EPOCH`; a FAR_FUTURE one, or none, means never).
+pub(crate) fn has_ptc(spec: &ChainSpec, epoch: Epoch) -> bool {
+    spec.fork_name_at_epoch(epoch).gloas_enabled()
+}
+
 /// The PTC duties of `slot`: nothing before the Gloas fork epoch (nor on a chain that never
 /// schedules Gloas).
 pub(crate) async fn ptc_duties<E: EthSpec>(ctx: Arc<Context<E>>, slot: Slot) {
-    if !ctx.spec.fork_name_at_slot::<E>(slot).gloas_enabled() {
+    if !has_ptc(&ctx.spec, compute_epoch_at_slot::<E>(slot)) {
         return;
     }
     let duties = ctx.duties.read().ptc_at::<E>(slot);
@@ -205,6 +211,23 @@ mod tests {
                 .map(|s| ("http://127.0.0.1:5052".to_string(), api_error(*s)))
                 .collect(),
         }
+    }
+
+    #[test]
+    fn ptc_duties_run_from_the_gloas_fork_epoch_and_never_without_one() {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(types::ForkName::Fulu);
+        spec.gloas_fork_epoch = 3;
+        assert!(!has_ptc(&spec, 2));
+        assert!(has_ptc(&spec, 3));
+        assert!(has_ptc(&spec, 4));
+        spec.gloas_fork_epoch = types::FAR_FUTURE_EPOCH;
+        assert!(!has_ptc(&spec, 3));
+        assert!(!has_ptc(&spec, types::FAR_FUTURE_EPOCH - 1));
+        assert!(!has_ptc(&spec, types::FAR_FUTURE_EPOCH));
+        // A config without GLOAS_FORK_VERSION schedules no Gloas whatever its epoch says.
+        spec.gloas_fork_epoch = 3;
+        spec.gloas_fork_version = None;
+        assert!(!has_ptc(&spec, 4));
     }
 
     #[test]
