@@ -47,7 +47,7 @@ pub use node::{
 };
 pub use validator::{
     AttesterDuty, BeaconCommitteeSelection, BeaconCommitteeSubscription, BroadcastValidation,
-    LivenessResponseData, ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData,
+    LivenessResponseData, ProduceBlockV3Metadata, ProposerDuty, ProposerPreparationData, PtcDuty,
     SignedValidatorRegistrationV1, SyncCommitteeSelection, SyncCommitteeSubscription,
     SyncDutiesResponse, SyncDuty, ValidatorRegistrationV1,
 };

@@ -57,6 +57,22 @@ pub struct ProposerDuty {
     pub slot: Slot,
 }
 
+/// `PtcDuty`: the slot of an epoch at which a validator sits in the payload timeliness
+/// committee (`get_ptc_assignment`).
+///
+/// [spec]: gloas/validator.md#payload-timeliness-committee
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PtcDuty {
+    /// The validator's public key.
+    pub pubkey: BLSPubkey,
+    /// The validator's index.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub validator_index: ValidatorIndex,
+    /// The slot whose payload the validator votes on.
+    #[serde(with = "crate::json::quoted_u64")]
+    pub slot: Slot,
+}
+
 /// `Altair.SyncDuty`: a validator's seats in the sync committee of a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncDuty {

@@ -1134,3 +1134,81 @@ async fn light_client_endpoints_decode_by_version_and_read_404_as_none() {
             .all(|r| r.headers["accept"] == "application/json")
     );
 }
+
+#[tokio::test]
+async fn ptc_duties_data_and_votes_use_their_spec_paths() {
+    let duties = format!(
+        r#"{{"dependent_root":"0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2","execution_optimistic":false,"data":[{{"pubkey":"{PUBKEY}","validator_index":"2","slot":"43"}}]}}"#
+    );
+    let root = "0xcf8e0d4e9587369b2301d0790347320302cc0943d5a1884560367e8208d920f2";
+    let data = format!(
+        r#"{{"version":"gloas","data":{{"beacon_block_root":"{root}","slot":"43","payload_present":true,"blob_data_available":false}}}}"#
+    );
+    let not_found = r#"{"code":404,"message":"no block seen for slot 44"}"#;
+    let (base, server) = serve(vec![
+        json_response(200, &duties),
+        json_response(200, &data),
+        json_response(404, not_found),
+        json_response(200, ""),
+    ])
+    .await;
+    let client = client(&base);
+    let duties = tokio::time::timeout(BOUND, client.post_validator_duties_ptc(5, &[2, 7]))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (duties.data[0].validator_index, duties.data[0].slot),
+        (2, 43)
+    );
+    let data = tokio::time::timeout(BOUND, client.get_validator_payload_attestation_data(43))
+        .await
+        .unwrap()
+        .unwrap()
+        .data;
+    assert_eq!(data.slot, 43);
+    assert!(data.payload_present && !data.blob_data_available);
+    let missing = tokio::time::timeout(BOUND, client.get_validator_payload_attestation_data(44))
+        .await
+        .unwrap()
+        .expect_err("no block seen");
+    assert_eq!(missing.status().map(|s| s.as_u16()), Some(404));
+    let message = types::gloas::PayloadAttestationMessage {
+        validator_index: 2,
+        data: data.clone(),
+        signature: BLSSignature::repeat_byte(0xab),
+    };
+    tokio::time::timeout(
+        BOUND,
+        client.post_beacon_pool_payload_attestations(std::slice::from_ref(&message)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let requests = finish(server).await;
+    assert_eq!(requests[0].method, "POST");
+    assert_eq!(requests[0].path(), "/prefix/eth/v1/validator/duties/ptc/5");
+    assert_eq!(requests[0].body, br#"["2","7"]"#);
+    assert_eq!(requests[1].method, "GET");
+    assert_eq!(
+        requests[1].path(),
+        "/prefix/eth/v1/validator/payload_attestation_data/43"
+    );
+    assert_eq!(
+        requests[2].path(),
+        "/prefix/eth/v1/validator/payload_attestation_data/44"
+    );
+    assert_eq!(requests[3].method, "POST");
+    assert_eq!(
+        requests[3].path(),
+        "/prefix/eth/v1/beacon/pool/payload_attestations"
+    );
+    assert_eq!(requests[3].headers["eth-consensus-version"], "gloas");
+    assert_eq!(requests[3].headers["content-type"], "application/json");
+    let sent: Vec<types::gloas::PayloadAttestationMessage> =
+        serde_json::from_slice(&requests[3].body).unwrap();
+    assert_eq!(sent, vec![message]);
+    let sent: Value = serde_json::from_slice(&requests[3].body).unwrap();
+    assert_eq!(sent[0]["validator_index"], "2");
+    assert_eq!(sent[0]["data"]["slot"], "43");
+}

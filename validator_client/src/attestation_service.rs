@@ -55,7 +55,9 @@ pub(crate) async fn attest_and_aggregate<E: EthSpec>(ctx: Arc<Context<E>>, slot:
     if aggregators.is_empty() {
         return;
     }
-    let due = ctx.clock.due_time(slot, DutyKind::Aggregate, &ctx.spec);
+    let due = ctx
+        .clock
+        .due_time::<E>(slot, DutyKind::Aggregate, &ctx.spec);
     tokio::time::sleep(SlotClock::until(SlotClock::now(), due)).await;
     if let Err(e) = aggregate(&ctx, slot, &data, &aggregators).await {
         warn!(slot, error = %e, "aggregates failed");

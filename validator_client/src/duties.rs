@@ -1,19 +1,22 @@
-//! Duties: which of the client's validators attest, propose and sit in the sync committee
-//! when, as the beacon node reports them, and when to ask again.
+//! Duties: which of the client's validators attest, propose, sit in the sync committee and
+//! (from Gloas) in the payload timeliness committee when, as the beacon node reports them, and
+//! when to ask again.
 //!
 //! Attester duties of an epoch are fetched a whole epoch ahead and refetched when a head event
-//! shows their dependent root changed; proposer duties are asked for every slot (one cheap GET,
-//! and it picks up any change of the proposer shuffling's dependent root); sync committee
-//! duties once per epoch for the current and the next period.
+//! shows their dependent root changed; PTC duties follow the same schedule (they are decided by
+//! the same dependent root); proposer duties are asked for every slot (one cheap GET, and it
+//! picks up any change of the proposer shuffling's dependent root); sync committee duties once
+//! per epoch for the current and the next period.
 //!
-//! [spec]: phase0/validator.md#validator-assignments, altair/validator.md#sync-committee
+//! [spec]: phase0/validator.md#validator-assignments, altair/validator.md#sync-committee,
+//! gloas/validator.md#payload-timeliness-committee, gloas/validator.md#lookahead
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use beacon_api::events::HeadEvent;
 use beacon_api::{
-    AttesterDuty, BeaconCommitteeSubscription, ProposerDuty, StateId, SyncCommitteeSubscription,
-    SyncDuty, ValidatorId, ValidatorsRequestBody,
+    AttesterDuty, BeaconCommitteeSubscription, ProposerDuty, PtcDuty, StateId,
+    SyncCommitteeSubscription, SyncDuty, ValidatorId, ValidatorsRequestBody,
 };
 use tracing::{debug, info, warn};
 use types::{BLSSignature, Epoch, EthSpec, Root, Slot};
@@ -40,6 +43,7 @@ pub struct DutiesState {
     attesters: BTreeMap<Epoch, (Root, Vec<AttesterDutyAndProof>)>,
     proposers: BTreeMap<Epoch, (Root, Vec<ProposerDuty>)>,
     sync: BTreeMap<u64, Vec<SyncDuty>>,
+    ptc: BTreeMap<Epoch, (Root, Vec<PtcDuty>)>,
     stale_attester_epochs: BTreeSet<Epoch>,
 }
 
@@ -87,6 +91,24 @@ impl DutiesState {
     /// The proposer duties at `slot`.
     pub fn proposers_at<E: EthSpec>(&self, slot: Slot) -> Vec<ProposerDuty> {
         self.proposers
+            .get(&compute_epoch_at_slot::<E>(slot))
+            .map(|(_, duties)| duties.iter().filter(|d| d.slot == slot).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Replaces the payload timeliness committee duties of `epoch`.
+    pub fn set_ptc(&mut self, epoch: Epoch, dependent_root: Root, duties: Vec<PtcDuty>) {
+        self.ptc.insert(epoch, (dependent_root, duties));
+    }
+
+    /// True if the PTC duties of `epoch` are known.
+    pub fn has_ptc(&self, epoch: Epoch) -> bool {
+        self.ptc.contains_key(&epoch)
+    }
+
+    /// The PTC duties at `slot`.
+    pub fn ptc_at<E: EthSpec>(&self, slot: Slot) -> Vec<PtcDuty> {
+        self.ptc
             .get(&compute_epoch_at_slot::<E>(slot))
             .map(|(_, duties)| duties.iter().filter(|d| d.slot == slot).cloned().collect())
             .unwrap_or_default()
@@ -145,6 +167,7 @@ impl DutiesState {
         let keep_from = current_epoch.saturating_sub(1);
         self.attesters = self.attesters.split_off(&keep_from);
         self.proposers = self.proposers.split_off(&keep_from);
+        self.ptc = self.ptc.split_off(&keep_from);
         self.sync = self
             .sync
             .split_off(&compute_sync_committee_period::<E>(keep_from));
@@ -263,6 +286,43 @@ pub(crate) async fn update_attesters<E: EthSpec>(ctx: &Context<E>, epoch: Epoch)
     }
 }
 
+/// Fetches the payload timeliness committee duties of `epoch` (none before the Gloas fork
+/// epoch, and never when the chain schedules no Gloas).
+///
+/// [spec]: gloas/validator.md#payload-timeliness-committee
+pub(crate) async fn update_ptc<E: EthSpec>(ctx: &Context<E>, epoch: Epoch) {
+    if !crate::ptc_service::has_ptc(&ctx.spec, epoch) {
+        return;
+    }
+    let indices = ctx.store.indices();
+    if indices.is_empty() {
+        return;
+    }
+    let indices = &indices;
+    let response = match ctx
+        .nodes
+        .first_success("PTC duties", |c| async move {
+            c.post_validator_duties_ptc(epoch, indices).await
+        })
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            warn!(epoch, error = %e, "could not fetch PTC duties");
+            return;
+        }
+    };
+    let ours: Vec<PtcDuty> = response
+        .data
+        .into_iter()
+        .filter(|d| ctx.store.contains(&d.pubkey))
+        .collect();
+    debug!(epoch, duties = ours.len(), dependent_root = %response.dependent_root, "PTC duties");
+    ctx.duties
+        .write()
+        .set_ptc(epoch, response.dependent_root, ours);
+}
+
 /// Fetches the proposer duties of `epoch`, keeping the client's own.
 pub(crate) async fn update_proposers<E: EthSpec>(ctx: &Context<E>, epoch: Epoch) {
     match ctx
@@ -361,6 +421,12 @@ pub(crate) async fn poll<E: EthSpec>(ctx: &Context<E>, slot: Slot) {
         if !known || (first_slot_of_epoch && e == epoch + 1) {
             update_attesters(ctx, e).await;
         }
+        // PTC duties on the attesters' schedule: the next epoch's at each epoch start
+        // (`get_ptc_assignment` "at the start of each epoch ... for the next epoch").
+        let known = ctx.duties.read().has_ptc(e);
+        if !known || (first_slot_of_epoch && e == epoch + 1) {
+            update_ptc(ctx, e).await;
+        }
     }
     let period = compute_sync_committee_period::<E>(epoch);
     let next_period_epoch = (period + 1).saturating_mul(E::EPOCHS_PER_SYNC_COMMITTEE_PERIOD);
@@ -381,6 +447,8 @@ pub(crate) async fn refetch_stale<E: EthSpec>(ctx: &Context<E>) {
     for epoch in stale {
         info!(epoch, "attester duties' dependent root changed: refetching");
         update_attesters(ctx, epoch).await;
+        // The PTC of an epoch is decided by the same dependent root.
+        update_ptc(ctx, epoch).await;
     }
 }
 
@@ -478,6 +546,29 @@ mod tests {
         state.prune::<MinimalEthSpec>(9);
         assert!(!state.has_sync(0));
         assert!(state.has_sync(1));
+    }
+
+    #[test]
+    fn ptc_duties_are_found_by_their_slot_and_pruned_with_their_epoch() {
+        let member = |index: u64, slot: Slot| PtcDuty {
+            pubkey: BLSPubkey::repeat_byte(index as u8),
+            validator_index: index,
+            slot,
+        };
+        let mut state = DutiesState::default();
+        state.set_ptc(
+            1,
+            Root::ZERO,
+            vec![member(1, 8), member(2, 9), member(3, 9)],
+        );
+        state.set_ptc(3, Root::ZERO, vec![member(1, 30)]);
+        assert_eq!(state.ptc_at::<MinimalEthSpec>(8), vec![member(1, 8)]);
+        assert_eq!(state.ptc_at::<MinimalEthSpec>(9).len(), 2);
+        assert!(state.ptc_at::<MinimalEthSpec>(10).is_empty());
+        assert!(state.has_ptc(1) && !state.has_ptc(2));
+        state.prune::<MinimalEthSpec>(3);
+        assert!(!state.has_ptc(1));
+        assert_eq!(state.ptc_at::<MinimalEthSpec>(30), vec![member(1, 30)]);
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! [`run`] connects to one or more beacon nodes (in fallback order), reads the chain's genesis
 //! and configuration from them, loads the keys (EIP-2335 keystores or the interop keys),
 //! opens the slashing protection database, and then, slot by slot until shut down, proposes,
-//! attests, aggregates and serves in the sync committee as the honest validator spec says.
+//! attests, aggregates, serves in the sync committee and (from Gloas) votes in the payload
+//! timeliness committee as the honest validator spec says.
 //!
-//! [spec]: phase0/validator.md, altair/validator.md, electra/validator.md
+//! [spec]: phase0/validator.md, altair/validator.md, electra/validator.md, gloas/validator.md
 
 pub mod attestation_service;
 pub mod beacon_nodes;
@@ -18,6 +19,7 @@ pub mod keymanager;
 pub mod keystore;
 pub mod metrics;
 mod preparation;
+pub mod ptc_service;
 pub mod signing;
 pub mod sync_committee_service;
 pub mod timing;
@@ -321,7 +323,7 @@ async fn wait_for_chain(
 /// Waits until `kind` is due in `slot`, or until the head is a block of `slot` (or later),
 /// whichever comes first.
 pub(crate) async fn wait_for_head_or_due<E: EthSpec>(ctx: &Context<E>, slot: Slot, kind: DutyKind) {
-    let due = ctx.clock.due_time(slot, kind, &ctx.spec);
+    let due = ctx.clock.due_time::<E>(slot, kind, &ctx.spec);
     let mut head = ctx.head.subscribe();
     let head_reached = async {
         loop {
@@ -442,6 +444,7 @@ fn count_skipped_duties<E: EthSpec>(ctx: &Context<E>, slots: std::ops::Range<Slo
         let proposals = duties.proposers_at::<E>(slot).len() as u64;
         let attestations = duties.attesters_at::<E>(slot).len() as u64;
         let sync = duties.sync_at::<E>(slot).len() as u64;
+        let ptc = duties.ptc_at::<E>(slot).len() as u64;
         ctx.metrics.missed_duties(DutyKind::Proposal, proposals);
         ctx.metrics
             .missed_duties(DutyKind::Attestation, attestations);
@@ -449,11 +452,14 @@ fn count_skipped_duties<E: EthSpec>(ctx: &Context<E>, slots: std::ops::Range<Slo
             ctx.metrics
                 .missed_duties(DutyKind::SyncCommitteeMessage, sync);
         }
+        if ptc_service::has_ptc(&ctx.spec, compute_epoch_at_slot::<E>(slot)) {
+            ctx.metrics.missed_duties(DutyKind::PtcVote, ptc);
+        }
     }
 }
 
-/// The slot loop: at each slot's start the proposal, attestation, aggregation and sync
-/// committee tasks of the slot start, and the duty lookups run.
+/// The slot loop: at each slot's start the proposal, attestation, aggregation, sync committee
+/// and PTC tasks of the slot start, and the duty lookups run.
 async fn duty_loop<E: EthSpec>(
     ctx: Arc<Context<E>>,
     tasks: &mut JoinSet<()>,
@@ -498,6 +504,7 @@ async fn duty_loop<E: EthSpec>(
                 Arc::clone(&ctx),
                 slot,
             ));
+            tasks.spawn(ptc_service::ptc_duties(Arc::clone(&ctx), slot));
         }
         // The lookups (and, once an epoch, the proposer preparation) run at the aggregation
         // point of the slot, away from its block: at an epoch's first slot they ask for the
@@ -507,9 +514,10 @@ async fn duty_loop<E: EthSpec>(
         last_epoch_prepared = Some(epoch);
         let housekeeping = Arc::clone(&ctx);
         tasks.spawn(async move {
-            let at = housekeeping
-                .clock
-                .due_time(slot, DutyKind::Aggregate, &housekeeping.spec);
+            let at =
+                housekeeping
+                    .clock
+                    .due_time::<E>(slot, DutyKind::Aggregate, &housekeeping.spec);
             tokio::time::sleep(SlotClock::until(SlotClock::now(), at)).await;
             duties::poll(&housekeeping, slot).await;
             if prepare {

@@ -1,9 +1,10 @@
-//! The validator client's Prometheus metrics: duties performed and missed by kind, signing and
-//! submission latency.
+//! The validator client's Prometheus metrics: duties performed and missed by kind, messages
+//! signed (produced) by kind, signing and submission latency.
 //!
-//! Names: `vc_duties_performed_total{kind}`, `vc_duties_missed_total{kind}`,
-//! `vc_signing_seconds{kind}`, `vc_submission_seconds{kind}`, `vc_doppelganger_clear` (1 once
-//! signing is allowed).
+//! Names: `vc_duties_performed_total{kind}` (published), `vc_duties_missed_total{kind}`
+//! (failed), `vc_messages_signed_total{kind}` (produced; the PTC service counts its votes
+//! here), `vc_signing_seconds{kind}`, `vc_submission_seconds{kind}`, `vc_doppelganger_clear`
+//! (1 once signing is allowed).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +26,7 @@ const LATENCY_BUCKETS: &[f64] = &[
 pub struct Metrics {
     performed: BTreeMap<DutyKind, AtomicU64>,
     missed: BTreeMap<DutyKind, AtomicU64>,
+    signed: BTreeMap<DutyKind, AtomicU64>,
     exported: Option<Exported>,
 }
 
@@ -41,6 +43,7 @@ impl std::fmt::Debug for Metrics {
 struct Exported {
     performed: IntCounterVec,
     missed: IntCounterVec,
+    signed: IntCounterVec,
     signing: HistogramVec,
     submission: HistogramVec,
     doppelganger_clear: Gauge,
@@ -57,6 +60,10 @@ impl Exported {
                 "vc_duties_missed_total",
                 "Duties missed (failed or late), by kind",
             ),
+            &["kind"],
+        )?;
+        let signed = IntCounterVec::new(
+            Opts::new("vc_messages_signed_total", "Duty messages signed, by kind"),
             &["kind"],
         )?;
         let signing = HistogramVec::new(
@@ -78,12 +85,14 @@ impl Exported {
         )?;
         registry.register(Box::new(performed.clone()))?;
         registry.register(Box::new(missed.clone()))?;
+        registry.register(Box::new(signed.clone()))?;
         registry.register(Box::new(signing.clone()))?;
         registry.register(Box::new(submission.clone()))?;
         registry.register(Box::new(doppelganger_clear.clone()))?;
         Ok(Self {
             performed,
             missed,
+            signed,
             signing,
             submission,
             doppelganger_clear,
@@ -111,6 +120,7 @@ impl Metrics {
         Self {
             performed: zeros(),
             missed: zeros(),
+            signed: zeros(),
             exported,
         }
     }
@@ -133,6 +143,23 @@ impl Metrics {
         if let Some(e) = &self.exported {
             e.missed.with_label_values(&[kind.as_str()]).inc_by(n);
         }
+    }
+
+    /// Counts `n` messages of `kind` signed (produced, not yet published).
+    pub fn signed(&self, kind: DutyKind, n: u64) {
+        if let Some(c) = self.signed.get(&kind) {
+            c.fetch_add(n, Ordering::Relaxed);
+        }
+        if let Some(e) = &self.exported {
+            e.signed.with_label_values(&[kind.as_str()]).inc_by(n);
+        }
+    }
+
+    /// The messages of `kind` signed so far.
+    pub fn signed_count(&self, kind: DutyKind) -> u64 {
+        self.signed
+            .get(&kind)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// The duties of `kind` performed so far.
@@ -195,6 +222,8 @@ mod tests {
         let metrics = Metrics::new(Some(&registry));
         metrics.performed(DutyKind::Attestation, 3);
         metrics.missed_duties(DutyKind::Proposal, 1);
+        metrics.signed(DutyKind::PtcVote, 2);
+        assert_eq!(metrics.signed_count(DutyKind::PtcVote), 2);
         assert_eq!(metrics.performed_count(DutyKind::Attestation), 3);
         assert_eq!(metrics.missed(DutyKind::Proposal), 1);
         assert_eq!(metrics.missed(DutyKind::Attestation), 0);

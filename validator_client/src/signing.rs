@@ -4,7 +4,7 @@
 //! Nothing here consults slashing protection: [`crate::validator_store::ValidatorStore`] does
 //! that before it calls the block and attestation signers.
 //!
-//! [spec]: phase0/validator.md, altair/validator.md, electra/validator.md
+//! [spec]: phase0/validator.md, altair/validator.md, electra/validator.md, gloas/validator.md
 
 use std::sync::Arc;
 
@@ -13,12 +13,13 @@ use bls::SecretKey;
 use tree_hash::TreeHash;
 use types::altair::{ContributionAndProof, SyncAggregatorSelectionData, SyncCommitteeMessage};
 use types::electra::AggregateAndProof;
+use types::gloas::PayloadAttestationData;
 use types::phase0::AttestationData;
 use types::signing::{
     DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_APPLICATION_BUILDER, DOMAIN_BEACON_ATTESTER,
-    DOMAIN_BEACON_PROPOSER, DOMAIN_CONTRIBUTION_AND_PROOF, DOMAIN_RANDAO, DOMAIN_SELECTION_PROOF,
-    DOMAIN_SYNC_COMMITTEE, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, compute_domain,
-    compute_signing_root,
+    DOMAIN_BEACON_PROPOSER, DOMAIN_CONTRIBUTION_AND_PROOF, DOMAIN_PTC_ATTESTER, DOMAIN_RANDAO,
+    DOMAIN_SELECTION_PROOF, DOMAIN_SYNC_COMMITTEE, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
+    compute_domain, compute_signing_root,
 };
 use types::subnets::SYNC_COMMITTEE_SUBNET_COUNT;
 use types::typenum::Unsigned;
@@ -307,6 +308,20 @@ pub fn get_execution_payload_envelope_signature<E: EthSpec>(
     key.sign(compute_signing_root(envelope, domain))
 }
 
+/// `get_payload_attestation_message_signature(state, attestation, privkey)`: a PTC member's
+/// signature over the message's `data` (`DOMAIN_PTC_ATTESTER` at the epoch of `data.slot`).
+/// The validator index is not signed, so the signature is over the data alone.
+///
+/// [spec]: gloas/validator.md#constructing-the-payloadattestationmessage
+pub fn get_payload_attestation_message_signature<E: EthSpec>(
+    ctx: &SigningContext,
+    data: &PayloadAttestationData,
+    key: &ValidatorKey,
+) -> BLSSignature {
+    let domain = ctx.get_domain(DOMAIN_PTC_ATTESTER, compute_epoch_at_slot::<E>(data.slot));
+    key.sign(compute_signing_root(data, domain))
+}
+
 /// The signature of a builder registration: `DOMAIN_APPLICATION_BUILDER` with the genesis fork
 /// version and a zero root, on every fork.
 ///
@@ -436,6 +451,42 @@ mod tests {
                 Root::repeat_byte(1)
             )
         );
+    }
+
+    #[test]
+    fn payload_attestations_are_signed_in_the_ptc_attester_domain_of_the_data_slot() {
+        let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(types::ForkName::Fulu);
+        spec.gloas_fork_epoch = 2;
+        let gloas_version = spec.gloas_fork_version.expect("minimal.yaml has it");
+        let ctx = SigningContext::new(Arc::new(spec), Root::repeat_byte(0x42));
+        let key = ValidatorKey::new(interop_secret_key(1));
+        let data = PayloadAttestationData {
+            beacon_block_root: Root::repeat_byte(7),
+            slot: 17,
+            payload_present: true,
+            blob_data_available: false,
+        };
+        let signature =
+            get_payload_attestation_message_signature::<MinimalEthSpec>(&ctx, &data, &key);
+        let domain = compute_domain(DOMAIN_PTC_ATTESTER, gloas_version, Root::repeat_byte(0x42));
+        let public = bls::PublicKey::from_bytes(key.pubkey().as_slice()).expect("valid key");
+        let decoded = bls::Signature::deserialize(signature.as_slice()).expect("valid signature");
+        let root = compute_signing_root(&data, domain);
+        assert!(bls::verify(&public, root.as_slice(), &decoded));
+        // Another domain type, or the data changed, does not verify.
+        let other = compute_domain(
+            DOMAIN_BEACON_ATTESTER,
+            gloas_version,
+            Root::repeat_byte(0x42),
+        );
+        let other_root = compute_signing_root(&data, other);
+        assert!(!bls::verify(&public, other_root.as_slice(), &decoded));
+        let absent = PayloadAttestationData {
+            payload_present: false,
+            ..data
+        };
+        let absent_root = compute_signing_root(&absent, domain);
+        assert!(!bls::verify(&public, absent_root.as_slice(), &decoded));
     }
 
     #[test]

@@ -116,7 +116,7 @@ pub(crate) async fn sync_committee_duties<E: EthSpec>(ctx: Arc<Context<E>>, slot
     }
     let due = ctx
         .clock
-        .due_time(slot, DutyKind::SyncCommitteeContribution, &ctx.spec);
+        .due_time::<E>(slot, DutyKind::SyncCommitteeContribution, &ctx.spec);
     tokio::time::sleep(SlotClock::until(SlotClock::now(), due)).await;
     contribute(&ctx, slot, block_root, aggregators).await;
 }

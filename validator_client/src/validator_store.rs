@@ -9,6 +9,7 @@ use parking_lot::RwLock;
 use slashing_protection::{NotSafe, Safe, SlashingDatabase};
 use types::altair::{ContributionAndProof, SignedContributionAndProof, SyncCommitteeContribution};
 use types::electra::{AggregateAndProof, SignedAggregateAndProof, SingleAttestation};
+use types::gloas::{PayloadAttestationData, PayloadAttestationMessage};
 use types::phase0::AttestationData;
 use types::{
     BLSPubkey, BLSSignature, BeaconBlock, CommitteeIndex, EthSpec, Root, SignedBeaconBlock, Slot,
@@ -407,6 +408,28 @@ impl ValidatorStore {
             signing::get_execution_payload_envelope_signature(&self.ctx, &envelope, &key);
         Ok(types::gloas::SignedExecutionPayloadEnvelope {
             message: envelope,
+            signature,
+        })
+    }
+
+    /// A payload timeliness committee member's vote on `data`
+    /// (`get_payload_attestation_message_signature`). Not slashable (a member that signs two
+    /// datas for one slot loses nothing but its vote), so slashing protection records nothing;
+    /// refused while doppelganger protection holds the keys back, like every other duty.
+    ///
+    /// [spec]: gloas/validator.md#constructing-the-payloadattestationmessage
+    pub fn sign_payload_attestation<E: EthSpec>(
+        &self,
+        pubkey: &BLSPubkey,
+        validator_index: ValidatorIndex,
+        data: PayloadAttestationData,
+    ) -> Result<PayloadAttestationMessage, SignError> {
+        let key = self.key(pubkey)?;
+        let signature =
+            signing::get_payload_attestation_message_signature::<E>(&self.ctx, &data, &key);
+        Ok(PayloadAttestationMessage {
+            validator_index,
+            data,
             signature,
         })
     }

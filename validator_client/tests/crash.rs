@@ -126,7 +126,11 @@ async fn sigkill_during_signing_never_releases_a_slashable_signature() {
                 .or_default()
                 .insert(root);
         }
-        Published::Aggregates(_) | Published::SyncMessages(_) | Published::Contributions(_) => {}
+        Published::Aggregates(_)
+        | Published::SyncMessages(_)
+        | Published::Contributions(_)
+        | Published::PayloadAttestations(..)
+        | Published::PayloadAttestationDataServed { .. } => {}
     };
 
     let exe = std::env::current_exe().unwrap();

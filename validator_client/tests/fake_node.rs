@@ -3,7 +3,8 @@
 //! what the client publishes; the tests wait (bounded) for the attestations, aggregates, the
 //! block, sync committee messages and contributions, check their signatures over the chain's
 //! domains, then shut the client down; and check that doppelganger protection stops a client
-//! whose keys are live elsewhere before it signs anything.
+//! whose keys are live elsewhere before it signs anything; and, on a Gloas chain, that a PTC
+//! duty yields one vote signed in the PTC attester domain.
 #![allow(clippy::unwrap_used, reason = "a test; a failure is the test failing")]
 
 mod common;
@@ -15,8 +16,8 @@ use common::{Duties, E, GVR, Node, Published, pubkey, spec, start_node, verify};
 use tokio::sync::oneshot;
 use types::signing::{
     DOMAIN_AGGREGATE_AND_PROOF, DOMAIN_BEACON_ATTESTER, DOMAIN_BEACON_PROPOSER,
-    DOMAIN_CONTRIBUTION_AND_PROOF, DOMAIN_SYNC_COMMITTEE, DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF,
-    compute_domain, compute_signing_root,
+    DOMAIN_CONTRIBUTION_AND_PROOF, DOMAIN_PTC_ATTESTER, DOMAIN_SYNC_COMMITTEE,
+    DOMAIN_SYNC_COMMITTEE_SELECTION_PROOF, compute_domain, compute_signing_root,
 };
 use types::{BLSPubkey, Root};
 use validator_client::{DutyKind, KeySource, ValidatorClientConfig};
@@ -143,7 +144,10 @@ async fn run_performs_attester_aggregator_and_proposer_duties() {
                     contributed.insert(message.contribution.subcommittee_index);
                 }
             }
-            Published::AttestationDataServed(_) | Published::BlockServed(_) => {}
+            Published::AttestationDataServed(_)
+            | Published::BlockServed(_)
+            | Published::PayloadAttestations(..)
+            | Published::PayloadAttestationDataServed { .. } => {}
         }
     }
     // The node records a publication before it answers; the client counts it after. Wait
@@ -231,4 +235,88 @@ async fn doppelganger_protection_stops_the_client_before_it_signs() {
             "published while doppelganger protection ran: {item:?}"
         );
     }
+}
+
+/// On a Gloas chain a PTC duty yields exactly one posted `PayloadAttestationMessage` over the
+/// node's data, signed in `DOMAIN_PTC_ATTESTER`; a slot the node has seen no block of (404)
+/// yields no vote and no missed duty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ptc_duty_posts_one_vote_signed_in_the_ptc_attester_domain() {
+    let spec = common::gloas_spec();
+    let genesis_time = validator_client::timing::SlotClock::now().as_secs() + 1;
+    let (addr, mut published) =
+        start_node(genesis_time, VALIDATORS as usize, Duties::Ptc, false).await;
+    let datadir = tempfile::tempdir().unwrap();
+    let duty_metrics = std::sync::Arc::new(validator_client::Metrics::new(None));
+    let config = ValidatorClientConfig {
+        beacon_nodes: vec![format!("http://{addr}")],
+        keys: KeySource::Interop {
+            indices: 0..VALIDATORS,
+        },
+        datadir: datadir.path().to_path_buf(),
+        duty_metrics: Some(duty_metrics.clone()),
+        spec: Some(spec.clone()),
+        ..ValidatorClientConfig::default()
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    let vc = tokio::spawn(validator_client::run::<E>(config, async move {
+        let _ = stopped.await;
+    }));
+
+    let gloas_version = spec.gloas_fork_version.unwrap();
+    let ptc_domain = compute_domain(DOMAIN_PTC_ATTESTER, gloas_version, GVR);
+    let mut votes = Vec::new();
+    let mut no_block_asked = false;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while votes.is_empty() || !no_block_asked {
+        let item = tokio::time::timeout_at(deadline, published.recv())
+            .await
+            .expect("the client asked for both slots' data and voted within a minute")
+            .expect("the node is up");
+        match item {
+            Published::PayloadAttestations(version, messages) => {
+                assert_eq!(version.as_deref(), Some("gloas"));
+                votes.extend(messages);
+            }
+            Published::PayloadAttestationDataServed { slot, found } => {
+                assert_eq!(found, slot == common::PTC_VOTE_SLOT);
+                no_block_asked |= slot == common::PTC_NO_BLOCK_SLOT;
+            }
+            other => panic!("a PTC-only chain published {other:?}"),
+        }
+    }
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while duty_metrics.performed_count(DutyKind::PtcVote) < 1 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the client counted the published vote");
+    stop.send(()).unwrap();
+    vc.await.unwrap().expect("the client stops cleanly");
+    while let Ok(item) = published.try_recv() {
+        if let Published::PayloadAttestations(_, messages) = item {
+            votes.extend(messages);
+        }
+    }
+
+    assert_eq!(votes.len(), 1, "{votes:?}");
+    let vote = &votes[0];
+    assert_eq!(vote.validator_index, 1);
+    assert_eq!(
+        vote.data,
+        common::payload_attestation_data(common::PTC_VOTE_SLOT)
+    );
+    let root = compute_signing_root(&vote.data, ptc_domain);
+    assert!(verify(&pubkey(1), root, &vote.signature));
+    // The same signature does not verify in another domain.
+    let attester_root = compute_signing_root(
+        &vote.data,
+        compute_domain(DOMAIN_BEACON_ATTESTER, gloas_version, GVR),
+    );
+    assert!(!verify(&pubkey(1), attester_root, &vote.signature));
+    assert_eq!(duty_metrics.signed_count(DutyKind::PtcVote), 1);
+    assert_eq!(duty_metrics.performed_count(DutyKind::PtcVote), 1);
+    // No block seen is no vote, not a missed one.
+    assert_eq!(duty_metrics.missed_total(), 0, "{duty_metrics:?}");
 }

@@ -1,13 +1,16 @@
 //! Slashing protection on the signing path: the validator store refuses to sign a double
 //! vote, a surround vote or a second block at a slot, also after a restart and for a second
-//! client with the same keys and database.
+//! client with the same keys and database; it signs PTC votes (not slashable) without a
+//! record, and nothing at all while doppelganger protection runs.
 
 use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Unstructured};
 use bls::interop_secret_key;
 use slashing_protection::{NotSafe, SlashingDatabase};
+use types::gloas::PayloadAttestationData;
 use types::phase0::{AttestationData, Checkpoint};
+use types::signing::{DOMAIN_PTC_ATTESTER, compute_domain, compute_signing_root};
 use types::{BeaconBlock, ChainSpec, ForkName, MinimalEthSpec, Root, Slot};
 use validator_client::signing::{SigningContext, ValidatorKey};
 use validator_client::validator_store::{SignError, ValidatorStore};
@@ -162,6 +165,74 @@ fn nothing_is_signed_while_doppelganger_protection_runs() {
     let unknown = types::BLSPubkey::repeat_byte(7);
     assert!(matches!(
         store.sign_attestation(&unknown, 9, 0, data(0, 2, 1)),
+        Err(SignError::UnknownValidator(_))
+    ));
+}
+
+fn payload_attestation_data(slot: Slot, payload_present: bool) -> PayloadAttestationData {
+    PayloadAttestationData {
+        beacon_block_root: Root::repeat_byte(0xb1),
+        slot,
+        payload_present,
+        blob_data_available: true,
+    }
+}
+
+/// PTC votes are not slashable (gloas/validator.md has no slashing condition for them): two
+/// different datas for one slot are both signed, and slashing protection records neither.
+#[test]
+fn ptc_votes_are_not_slashable_and_leave_no_slashing_protection_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store(&dir.path().join("sp.redb"), true);
+    let key = store.pubkeys()[0];
+    let present = store
+        .sign_payload_attestation::<E>(&key, 0, payload_attestation_data(9, true))
+        .expect("first vote");
+    let absent = store
+        .sign_payload_attestation::<E>(&key, 0, payload_attestation_data(9, false))
+        .expect("a conflicting vote at the same slot is signed too");
+    assert_ne!(present.signature, absent.signature);
+    assert_eq!((present.validator_index, absent.validator_index), (0, 0));
+    let spec = store.context().spec();
+    let domain = compute_domain(DOMAIN_PTC_ATTESTER, spec.compute_fork_version(1), GVR);
+    let public = bls::PublicKey::from_bytes(key.as_slice()).expect("valid key");
+    for message in [&present, &absent] {
+        let root = compute_signing_root(&message.data, domain);
+        let signature =
+            bls::Signature::deserialize(message.signature.as_slice()).expect("valid signature");
+        assert!(bls::verify(&public, root.as_slice(), &signature));
+    }
+    let history = store
+        .slashing_protection()
+        .export_interchange(Some(&[key]))
+        .expect("export");
+    assert_eq!(history.data.len(), 1, "the key is registered");
+    for validator in &history.data {
+        assert!(validator.signed_blocks.is_empty(), "{validator:?}");
+        assert!(validator.signed_attestations.is_empty(), "{validator:?}");
+    }
+    // Attestations are unaffected: the first vote of an epoch is still allowed.
+    store
+        .sign_attestation(&key, 0, 0, data(0, 1, 1))
+        .expect("attestation");
+}
+
+#[test]
+fn a_doppelganger_held_validator_signs_no_ptc_vote() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store(&dir.path().join("sp.redb"), false);
+    let key = store.pubkeys()[0];
+    assert!(matches!(
+        store.sign_payload_attestation::<E>(&key, 0, payload_attestation_data(9, true)),
+        Err(SignError::DoppelgangerPending)
+    ));
+    store.enable_signing();
+    store
+        .sign_payload_attestation::<E>(&key, 0, payload_attestation_data(9, true))
+        .expect("cleared");
+    let unknown = types::BLSPubkey::repeat_byte(7);
+    assert!(matches!(
+        store.sign_payload_attestation::<E>(&unknown, 9, payload_attestation_data(9, true)),
         Err(SignError::UnknownValidator(_))
     ));
 }

@@ -1,17 +1,23 @@
-//! The client's Gloas production calls (ethereum/beacon-APIs after v5.0.0-alpha.2, #580, #624):
+//! The client's Gloas calls (ethereum/beacon-APIs after v5.0.0-alpha.2, #580, #624):
 //! produceBlockV4 without the payload (the stateful flow: the node keeps the envelope and
-//! blobs), the envelope of the block, its publication, and a Gloas block's publication (the
-//! signed block alone).
+//! blobs), the envelope of the block, its publication, a Gloas block's publication (the
+//! signed block alone), and the payload timeliness committee's duties, data and votes.
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use ssz::{Decode, Encode};
-use types::gloas::{ExecutionPayloadEnvelope, SignedExecutionPayloadEnvelope};
-use types::{BLSSignature, Bytes32, EthSpec, ForkName, Root, SignedBeaconBlock, Slot};
+use types::gloas::{
+    ExecutionPayloadEnvelope, PayloadAttestationData, PayloadAttestationMessage,
+    SignedExecutionPayloadEnvelope,
+};
+use types::{
+    BLSSignature, Bytes32, Epoch, EthSpec, ForkName, Root, SignedBeaconBlock, Slot, ValidatorIndex,
+};
 
-use super::{BeaconNodeHttpClient, ClientError, Kind};
-use crate::envelope::CONSENSUS_VERSION_HEADER;
+use super::{BeaconNodeHttpClient, ClientError, Kind, Quoted};
+use crate::envelope::{CONSENSUS_VERSION_HEADER, DutiesResponse, GenericResponse};
 use crate::negotiation::{JSON_MEDIA_TYPE, SSZ_MEDIA_TYPE};
 use crate::validator::BroadcastValidation;
+use crate::validator::PtcDuty;
 
 /// `Eth-Blob-Data-Included`.
 const BLOB_DATA_INCLUDED_HEADER: &str = "Eth-Blob-Data-Included";
@@ -104,6 +110,48 @@ impl BeaconNodeHttpClient {
     ) -> Result<(), ClientError> {
         let url = self.url(&["eth", "v2", "validator", "aggregate_and_proofs"])?;
         let body = serde_json::to_vec(aggregates).map_err(ClientError::Encode)?;
+        self.post_json_no_content(url, body, Kind::Attestation, Some(ForkName::Gloas))
+            .await
+    }
+
+    /// `getPtcDuties`: `POST /eth/v1/validator/duties/ptc/{epoch}`: the slot of `epoch` at
+    /// which each of `indices` sits in the payload timeliness committee (those without one
+    /// left out).
+    ///
+    /// [spec]: apis/validator/duties/ptc.yaml
+    pub async fn post_validator_duties_ptc(
+        &self,
+        epoch: Epoch,
+        indices: &[ValidatorIndex],
+    ) -> Result<DutiesResponse<Vec<PtcDuty>>, ClientError> {
+        let epoch = epoch.to_string();
+        let url = self.url(&["eth", "v1", "validator", "duties", "ptc", &epoch])?;
+        self.post_json(url, &Quoted(indices), Kind::Duties).await
+    }
+
+    /// `producePayloadAttestationData`: `GET /eth/v1/validator/payload_attestation_data/{slot}`
+    /// in JSON. A node that has seen no block of `slot` answers 404 ([`ClientError::status`]).
+    ///
+    /// [spec]: apis/validator/payload_attestation_data.yaml
+    pub async fn get_validator_payload_attestation_data(
+        &self,
+        slot: Slot,
+    ) -> Result<GenericResponse<PayloadAttestationData>, ClientError> {
+        let slot = slot.to_string();
+        let url = self.url(&["eth", "v1", "validator", "payload_attestation_data", &slot])?;
+        self.get_json(url, Kind::Attestation).await
+    }
+
+    /// `submitPayloadAttestationMessages`: `POST /eth/v1/beacon/pool/payload_attestations`,
+    /// the messages in JSON with `Eth-Consensus-Version: gloas`.
+    ///
+    /// [spec]: apis/beacon/pool/payload_attestations.yaml
+    pub async fn post_beacon_pool_payload_attestations(
+        &self,
+        messages: &[PayloadAttestationMessage],
+    ) -> Result<(), ClientError> {
+        let url = self.url(&["eth", "v1", "beacon", "pool", "payload_attestations"])?;
+        let body = serde_json::to_vec(messages).map_err(ClientError::Encode)?;
         self.post_json_no_content(url, body, Kind::Attestation, Some(ForkName::Gloas))
             .await
     }

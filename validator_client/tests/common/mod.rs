@@ -1,6 +1,7 @@
 //! A small fake beacon node on 127.0.0.1 for the tests of `run`: it serves genesis, the
-//! config, validators, duties, attestation data, aggregates, block contents and the head event
-//! stream, and records what the client publishes.
+//! config, validators, duties, attestation data, aggregates, block contents, PTC duties and
+//! payload attestation data, and the head event stream, and records what the client
+//! publishes.
 #![allow(
     clippy::unwrap_used,
     dead_code,
@@ -41,7 +42,16 @@ pub enum Duties {
     EpochZero,
     /// In every epoch validator `i` attests and proposes at the epoch's slot `i`.
     EverySlot,
+    /// A chain with Gloas from genesis ([`gloas_spec`]) where the only duties are PTC seats
+    /// of epoch 0: validator 1 at [`PTC_VOTE_SLOT`] (the node serves its payload attestation
+    /// data) and validator 2 at [`PTC_NO_BLOCK_SLOT`] (the node has seen no block: 404).
+    Ptc,
 }
+
+/// With `Duties::Ptc`: the slot whose payload attestation data the node serves.
+pub const PTC_VOTE_SLOT: u64 = 2;
+/// With `Duties::Ptc`: a PTC slot for which the node has seen no block.
+pub const PTC_NO_BLOCK_SLOT: u64 = 3;
 
 /// What the client published.
 #[derive(Debug)]
@@ -55,6 +65,14 @@ pub enum Published {
     BlockServed(u64),
     SyncMessages(Vec<types::altair::SyncCommitteeMessage>),
     Contributions(Vec<types::altair::SignedContributionAndProof<E>>),
+    /// PTC votes posted in one request, with the request's `Eth-Consensus-Version`.
+    PayloadAttestations(Option<String>, Vec<types::gloas::PayloadAttestationMessage>),
+    /// The node answered a request for the payload attestation data of this slot (`found`:
+    /// with data; else 404).
+    PayloadAttestationDataServed {
+        slot: u64,
+        found: bool,
+    },
 }
 
 pub struct Node {
@@ -84,6 +102,14 @@ pub fn spec() -> ChainSpec {
     let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
     spec.slot_duration_ms = 1_000;
     spec.seconds_per_slot = 1;
+    spec
+}
+
+/// The test chain of `Duties::Ptc`: [`spec`] with every fork through Gloas at genesis.
+pub fn gloas_spec() -> ChainSpec {
+    let mut spec = spec().with_forks_at_genesis_through(ForkName::Gloas);
+    assert!(spec.gloas_fork_version.is_some(), "minimal.yaml has it");
+    spec.slot_duration_ms = 1_000;
     spec
 }
 
@@ -218,6 +244,7 @@ fn duty_slot(node: &Node, epoch: u64, index: usize) -> Option<u64> {
     match node.duties {
         Duties::EpochZero => (epoch == 0).then_some(index as u64 + 1),
         Duties::EverySlot => Some(epoch * E::slots_per_epoch() + index as u64),
+        Duties::Ptc => None,
     }
 }
 
@@ -247,7 +274,7 @@ async fn proposer_duties(State(node): State<Arc<Node>>, Path(epoch): Path<u64>) 
         Duties::EpochZero if epoch == 0 => vec![json!({
             "pubkey": node.pubkeys[0].to_string(), "validator_index": "0", "slot": "2",
         })],
-        Duties::EpochZero => Vec::new(),
+        Duties::EpochZero | Duties::Ptc => Vec::new(),
         Duties::EverySlot => node
             .pubkeys
             .iter()
@@ -276,9 +303,83 @@ async fn sync_duties(State(node): State<Arc<Node>>) -> Response {
             "pubkey": node.pubkeys[0].to_string(), "validator_index": "0",
             "validator_sync_committee_indices": ["0", "9"],
         })],
-        Duties::EverySlot => Vec::new(),
+        Duties::EverySlot | Duties::Ptc => Vec::new(),
     };
     json_response(json!({"execution_optimistic": false, "data": data}))
+}
+
+/// With `Duties::Ptc`, epoch 0's PTC seats of the validators asked for; none otherwise.
+async fn ptc_duties(
+    State(node): State<Arc<Node>>,
+    Path(epoch): Path<u64>,
+    body: Bytes,
+) -> Response {
+    let asked: Vec<String> = serde_json::from_slice(&body).unwrap();
+    let seats = [(1usize, PTC_VOTE_SLOT), (2, PTC_NO_BLOCK_SLOT)];
+    let data: Vec<serde_json::Value> = match node.duties {
+        Duties::Ptc if epoch == 0 => seats
+            .iter()
+            .filter(|(i, _)| asked.contains(&i.to_string()))
+            .map(|(i, slot)| {
+                json!({
+                    "pubkey": node.pubkeys[*i].to_string(),
+                    "validator_index": i.to_string(),
+                    "slot": slot.to_string(),
+                })
+            })
+            .collect(),
+        Duties::EpochZero | Duties::EverySlot | Duties::Ptc => Vec::new(),
+    };
+    json_response(json!({
+        "dependent_root": Root::ZERO.to_string(), "execution_optimistic": false, "data": data
+    }))
+}
+
+/// The payload attestation data the node serves for `slot`.
+pub fn payload_attestation_data(slot: u64) -> types::gloas::PayloadAttestationData {
+    types::gloas::PayloadAttestationData {
+        beacon_block_root: Root::repeat_byte(slot as u8),
+        slot,
+        payload_present: true,
+        blob_data_available: true,
+    }
+}
+
+/// Data for [`PTC_VOTE_SLOT`]; 404 (no block seen) for any other slot.
+async fn payload_attestation_data_route(
+    State(node): State<Arc<Node>>,
+    Path(slot): Path<u64>,
+) -> Response {
+    let found = slot == PTC_VOTE_SLOT;
+    let _ = node
+        .published
+        .send(Published::PayloadAttestationDataServed { slot, found });
+    if !found {
+        return (
+            StatusCode::NOT_FOUND,
+            [(header::CONTENT_TYPE, "application/json")],
+            json!({"code": 404, "message": format!("no block seen for slot {slot}")}).to_string(),
+        )
+            .into_response();
+    }
+    let data = payload_attestation_data(slot);
+    json_response(json!({"version": "gloas", "data": serde_json::to_value(&data).unwrap()}))
+}
+
+async fn pool_payload_attestations(
+    State(node): State<Arc<Node>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let version = headers
+        .get("eth-consensus-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let messages = serde_json::from_slice(&body).unwrap();
+    let _ = node
+        .published
+        .send(Published::PayloadAttestations(version, messages));
+    StatusCode::OK
 }
 
 async fn head_root() -> Response {
@@ -365,7 +466,8 @@ async fn produce_block(
         types::electra::BeaconBlock::<E>::arbitrary(&mut Unstructured::new(&bytes)).unwrap();
     block.slot = slot;
     block.proposer_index = match node.duties {
-        Duties::EpochZero => 0,
+        // No proposer duties under `Ptc`: a block asked for anyway is validator 0's.
+        Duties::EpochZero | Duties::Ptc => 0,
         Duties::EverySlot => slot % E::slots_per_epoch(),
     };
     block.body.graffiti = Root::repeat_byte(node.variant());
@@ -500,7 +602,10 @@ pub async fn start_node_with(
 ) -> (SocketAddr, mpsc::UnboundedReceiver<Published>, Arc<Node>) {
     let (published, received) = mpsc::unbounded_channel();
     let node = Arc::new(Node {
-        spec: spec(),
+        spec: match duties {
+            Duties::Ptc => gloas_spec(),
+            Duties::EpochZero | Duties::EverySlot => spec(),
+        },
         genesis_time,
         pubkeys: (0..validators).map(pubkey).collect(),
         duties,
@@ -564,6 +669,15 @@ pub async fn start_node_with(
         .route(
             "/eth/v1/validator/sync_committee_subscriptions",
             post(accept),
+        )
+        .route("/eth/v1/validator/duties/ptc/{epoch}", post(ptc_duties))
+        .route(
+            "/eth/v1/validator/payload_attestation_data/{slot}",
+            get(payload_attestation_data_route),
+        )
+        .route(
+            "/eth/v1/beacon/pool/payload_attestations",
+            post(pool_payload_attestations),
         )
         .with_state(Arc::clone(&node));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
