@@ -723,7 +723,7 @@ mod tests {
         // A pre-Gloas block has no envelope.
         let fulu = block(12);
         assert_eq!(
-            match_envelopes(&[fulu.clone()], vec![envelope_of(&fulu)]).map(|_| ()),
+            match_envelopes(std::slice::from_ref(&fulu), vec![envelope_of(&fulu)]).map(|_| ()),
             Err(SyncError::UnexpectedEnvelope {
                 block_root: fulu.canonical_root()
             })
