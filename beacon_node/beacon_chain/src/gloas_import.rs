@@ -1214,6 +1214,23 @@ impl<E: EthSpec> BeaconChain<E> {
             .unwrap_or(ExecutionStatus::NotValidated)
     }
 
+    /// `on_execution_payload_envelope` for an envelope and its block's custody columns as
+    /// received by req/resp, from a synchronous caller (a processor worker: range sync imports
+    /// a segment's envelopes in order with its blocks): [`Self::verify_execution_payload_envelope`],
+    /// `engine_newPayloadV5` waited for as a block's verdict is (no answer in time: optimistic),
+    /// then [`Self::import_verified_envelope`]. An envelope that fails leaves its block valid.
+    ///
+    /// [spec]: gloas/fork-choice.md#new-on_execution_payload_envelope
+    pub fn import_rpc_execution_payload_envelope(
+        &self,
+        envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
+        columns: &[DataColumnSidecar<E>],
+    ) -> Result<EnvelopeImported<E>, EnvelopeError> {
+        let verified = self.verify_execution_payload_envelope(envelope, columns)?;
+        let status = self.new_payload_v5_verdict(&verified);
+        self.import_verified_envelope(verified, status)
+    }
+
     /// A payload whose envelope and custody columns passed gossip validation
     /// ([`PendingPayloads`] made it ready): the envelope's checks against its block's
     /// post-state (signature and KZG not again), `engine_newPayloadV5`, then

@@ -297,6 +297,9 @@ impl<E: EthSpec> BackfillSync<E> {
                 status.earliest_available_slot <= batch.start && status.head_slot >= batch.end
             },
             |start, end| columns_start(ctx, start, end),
+            // Backfill across the Gloas fork (envelopes of historical blocks) is not done yet:
+            // a Gloas batch's payloads are not asked for.
+            |_, _| None,
         );
         self.process_next();
         if self.downloader.batches.is_empty() && self.next_end.is_some_and(|end| end <= target) {
@@ -362,9 +365,10 @@ impl<E: EthSpec> BackfillSync<E> {
         let Some(oldest) = self.oldest else {
             return;
         };
-        let Some((batch, blocks, columns)) = self.downloader.start_processing() else {
+        let Some((batch, downloaded)) = self.downloader.start_processing() else {
             return;
         };
+        let (blocks, columns) = (downloaded.blocks, downloaded.columns);
         let covers = batch.end >= oldest.slot;
         let batch_id = batch.id;
         let input = HistoricalBatch {

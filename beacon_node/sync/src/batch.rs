@@ -1,22 +1,26 @@
 //! The batch downloader range sync and backfill share: batches of slots, each fetched from one
-//! peer as `BeaconBlocksByRange` with the custody columns by `DataColumnSidecarsByRange`,
-//! several downloading at once; the responses checked against their batch; a failed batch
+//! peer as `BeaconBlocksByRange` with the custody columns by `DataColumnSidecarsByRange` and,
+//! for Gloas slots, the payload envelopes by `ExecutionPayloadEnvelopesByRange`, several
+//! downloading at once; the responses checked against their batch; a failed batch
 //! fetched again (from a peer that has not failed it first) with the serving peer penalised
 //! only when the failure is its own. Each user says which peers serve a batch, which of its
 //! slots have columns, how a failure counts, and what happens to a downloaded batch; lookups
 //! reuse the penalty rule ([`BatchDownloader::report`]).
 //!
-//! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+//! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
+//! gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use networking::rpc::{
-    BlocksByRangeRequest, DataColumnsByRangeRequest, Request, Response, ResponseItem, StatusMessage,
+    BlocksByRangeRequest, DataColumnsByRangeRequest, ExecutionPayloadEnvelopesByRangeRequest,
+    Request, Response, ResponseItem, StatusMessage,
 };
 use networking::{OutboundRequestId, PeerAction, PeerId, RpcError};
 use prometheus::IntCounterVec;
-use types::{DataColumnSidecar, EthSpec, SignedBeaconBlock, Slot};
+use types::gloas::SignedExecutionPayloadEnvelope;
+use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock, Slot};
 
 use crate::{SyncConfig, SyncContext, SyncError};
 
@@ -24,22 +28,44 @@ use crate::{SyncConfig, SyncContext, SyncError};
 pub(crate) type Blocks<E> = Vec<Arc<SignedBeaconBlock<E>>>;
 /// A batch's columns.
 pub(crate) type Columns<E> = Vec<Arc<DataColumnSidecar<E>>>;
+/// A batch's payload envelopes (Gloas), in the order of their blocks.
+pub(crate) type Envelopes<E> = Vec<Arc<SignedExecutionPayloadEnvelope<E>>>;
+
+/// Which request of a batch a response answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// `BeaconBlocksByRange`.
+    Blocks,
+    /// `DataColumnSidecarsByRange`.
+    Columns,
+    /// `ExecutionPayloadEnvelopesByRange`.
+    Envelopes,
+}
+
+/// A batch's download, complete: its blocks, columns and envelopes (each envelope of one of
+/// the blocks).
+pub(crate) struct Downloaded<E: EthSpec> {
+    pub(crate) blocks: Blocks<E>,
+    pub(crate) columns: Columns<E>,
+    pub(crate) envelopes: Envelopes<E>,
+}
 
 /// Where a batch is.
 pub(crate) enum BatchState<E: EthSpec> {
     /// Waiting for a peer.
     AwaitingDownload,
-    /// Requested from `peer`: the halves that came back so far.
+    /// Requested from `peer`: the parts that came back so far (a part not asked for is
+    /// there, empty, from the start).
     Downloading {
         peer: PeerId,
         blocks: Option<Blocks<E>>,
         columns: Option<Columns<E>>,
+        envelopes: Option<Envelopes<E>>,
     },
     /// Downloaded from `peer`, waiting for its turn.
     AwaitingProcessing {
         peer: PeerId,
-        blocks: Blocks<E>,
-        columns: Columns<E>,
+        downloaded: Downloaded<E>,
     },
     /// Being imported; `peer` served it.
     Processing { peer: PeerId },
@@ -57,6 +83,13 @@ pub(crate) struct Batch<E: EthSpec> {
     /// The first slot whose columns were asked for in the current download.
     pub(crate) columns_from: Option<Slot>,
     pub(crate) state: BatchState<E>,
+}
+
+/// The first slots a batch's columns and envelopes are asked for from (`None`: not asked for).
+#[derive(Debug, Clone, Copy)]
+struct RequestStarts {
+    columns: Option<Slot>,
+    envelopes: Option<Slot>,
 }
 
 /// A peer the downloader may ask: its Status and how many batches it is serving now.
@@ -158,8 +191,8 @@ pub(crate) struct BatchDownloader<E: EthSpec> {
     /// In processing order: the front is imported next.
     pub(crate) batches: VecDeque<Batch<E>>,
     next_batch_id: u64,
-    /// Our outstanding requests: the batch and whether it is the columns half.
-    requests: HashMap<OutboundRequestId, (u64, bool)>,
+    /// Our outstanding requests: the batch and the part each asks for.
+    requests: HashMap<OutboundRequestId, (u64, Part)>,
 }
 
 impl<E: EthSpec> BatchDownloader<E> {
@@ -249,11 +282,13 @@ impl<E: EthSpec> BatchDownloader<E> {
     /// Sends the requests of every batch waiting for a download to the least busy peer that
     /// `serves` it, peers custodying every column first, one that has not failed the batch
     /// first; a batch that failed `max_attempts` times waits for a peer that has not. The
-    /// columns are asked for from the slot `columns_from` gives, when it gives one.
+    /// columns are asked for from the slot `columns_from` gives, when it gives one, and the
+    /// payload envelopes (Gloas) from the slot `envelopes_from` gives, when it gives one.
     pub(crate) fn download_waiting(
         &mut self,
         serves: impl Fn(&StatusMessage, &Batch<E>) -> bool,
         columns_from: impl Fn(Slot, Slot) -> Option<Slot>,
+        envelopes_from: impl Fn(Slot, Slot) -> Option<Slot>,
     ) {
         for index in 0..self.batches.len() {
             if !matches!(self.batches[index].state, BatchState::AwaitingDownload) {
@@ -277,7 +312,11 @@ impl<E: EthSpec> BatchDownloader<E> {
                 continue;
             };
             let (id, start, end) = (batch.id, batch.start, batch.end);
-            self.send_requests(index, id, peer, start, end, columns_from(start, end));
+            let from = RequestStarts {
+                columns: columns_from(start, end),
+                envelopes: envelopes_from(start, end),
+            };
+            self.send_requests(index, id, peer, start, end, from);
         }
     }
 
@@ -288,8 +327,12 @@ impl<E: EthSpec> BatchDownloader<E> {
         peer: PeerId,
         start: Slot,
         end: Slot,
-        columns_from: Option<Slot>,
+        from: RequestStarts,
     ) {
+        let RequestStarts {
+            columns: columns_from,
+            envelopes: envelopes_from,
+        } = from;
         let network = &self.ctx.network;
         let blocks_request = network.send_request(
             peer,
@@ -309,9 +352,23 @@ impl<E: EthSpec> BatchDownloader<E> {
                 }),
             )
         });
-        self.requests.insert(blocks_request, (id, false));
+        let envelopes_request = envelopes_from.filter(|from| *from < end).map(|from| {
+            network.send_request(
+                peer,
+                Request::ExecutionPayloadEnvelopesByRange(
+                    ExecutionPayloadEnvelopesByRangeRequest {
+                        start_slot: from,
+                        count: end - from,
+                    },
+                ),
+            )
+        });
+        self.requests.insert(blocks_request, (id, Part::Blocks));
         if let Some(request) = columns_request {
-            self.requests.insert(request, (id, true));
+            self.requests.insert(request, (id, Part::Columns));
+        }
+        if let Some(request) = envelopes_request {
+            self.requests.insert(request, (id, Part::Envelopes));
         }
         if let Some(p) = self.peers.get_mut(&peer) {
             p.downloads += 1;
@@ -322,6 +379,7 @@ impl<E: EthSpec> BatchDownloader<E> {
             peer,
             blocks: None,
             columns: columns_request.is_none().then(Vec::new),
+            envelopes: envelopes_request.is_none().then(Vec::new),
         };
     }
 
@@ -339,9 +397,9 @@ impl<E: EthSpec> BatchDownloader<E> {
         request_id: OutboundRequestId,
         response: Response<E>,
     ) -> Option<Result<(), (u64, SyncError)>> {
-        let (batch_id, is_columns) = self.requests.remove(&request_id)?;
+        let (batch_id, part) = self.requests.remove(&request_id)?;
         Some(
-            self.accept_response(batch_id, is_columns, response)
+            self.accept_response(batch_id, part, response)
                 .map_err(|error| {
                     self.finish_download(&peer);
                     (batch_id, error)
@@ -349,12 +407,12 @@ impl<E: EthSpec> BatchDownloader<E> {
         )
     }
 
-    /// Checks a response against its batch and stores it; both halves there, the batch waits
-    /// for processing.
+    /// Checks a response against its batch and stores it; every part there, the envelopes
+    /// matched to their blocks ([`match_envelopes`]), the batch waits for processing.
     fn accept_response(
         &mut self,
         batch_id: u64,
-        is_columns: bool,
+        part: Part,
         response: Response<E>,
     ) -> Result<(), SyncError> {
         let custody = &self.ctx.custody;
@@ -366,6 +424,7 @@ impl<E: EthSpec> BatchDownloader<E> {
             peer,
             blocks,
             columns,
+            envelopes,
         } = &mut batch.state
         else {
             return Ok(());
@@ -376,18 +435,22 @@ impl<E: EthSpec> BatchDownloader<E> {
         {
             return Err(SyncError::ErrorResponse(error));
         }
-        if is_columns {
-            *columns = Some(check_columns(response.items, start, end, custody)?);
-        } else {
-            *blocks = Some(check_blocks(response.items, start, end)?);
+        match part {
+            Part::Blocks => *blocks = Some(check_blocks(response.items, start, end)?),
+            Part::Columns => *columns = Some(check_columns(response.items, start, end, custody)?),
+            Part::Envelopes => *envelopes = Some(check_envelope_items(response.items)?),
         }
-        if blocks.is_some() && columns.is_some() {
+        if blocks.is_some() && columns.is_some() && envelopes.is_some() {
             let blocks = blocks.take().unwrap_or_default();
             let columns = columns.take().unwrap_or_default();
+            let envelopes = match_envelopes(&blocks, envelopes.take().unwrap_or_default())?;
             batch.state = BatchState::AwaitingProcessing {
                 peer,
-                blocks,
-                columns,
+                downloaded: Downloaded {
+                    blocks,
+                    columns,
+                    envelopes,
+                },
             };
             self.finish_download(&peer);
         }
@@ -454,8 +517,8 @@ impl<E: EthSpec> BatchDownloader<E> {
     }
 
     /// The first batch, when it is downloaded and no batch is being imported: now being
-    /// imported, with its blocks and columns.
-    pub(crate) fn start_processing(&mut self) -> Option<(&Batch<E>, Blocks<E>, Columns<E>)> {
+    /// imported, with its blocks, columns and envelopes.
+    pub(crate) fn start_processing(&mut self) -> Option<(&Batch<E>, Downloaded<E>)> {
         if self
             .batches
             .iter()
@@ -467,16 +530,13 @@ impl<E: EthSpec> BatchDownloader<E> {
         if !matches!(batch.state, BatchState::AwaitingProcessing { .. }) {
             return None;
         }
-        let BatchState::AwaitingProcessing {
-            peer,
-            blocks,
-            columns,
-        } = std::mem::replace(&mut batch.state, BatchState::AwaitingDownload)
+        let BatchState::AwaitingProcessing { peer, downloaded } =
+            std::mem::replace(&mut batch.state, BatchState::AwaitingDownload)
         else {
             return None;
         };
         batch.state = BatchState::Processing { peer };
-        Some((batch, blocks, columns))
+        Some((batch, downloaded))
     }
 
     /// The batch `batch_id` being imported, and the peer that served it.
@@ -522,7 +582,9 @@ pub(crate) fn check_blocks<E: EthSpec>(
     Ok(blocks)
 }
 
-/// The columns of a DataColumnSidecarsByRange response: in the range, of the columns asked for.
+/// The columns of a DataColumnSidecarsByRange response: in the range, of the columns asked
+/// for (Fulu sidecars, whose slot is their header's, and Gloas sidecars, which name their
+/// block's slot and root).
 pub(crate) fn check_columns<E: EthSpec>(
     items: Vec<ResponseItem<E>>,
     start: Slot,
@@ -534,22 +596,81 @@ pub(crate) fn check_columns<E: EthSpec>(
         let ResponseItem::DataColumnSidecar(column) = item else {
             return Err(SyncError::WrongItem);
         };
-        let c = match &*column {
-            DataColumnSidecar::Fulu(c) => c,
-            DataColumnSidecar::Gloas(_) => {
-                return Err(SyncError::UnsupportedFork(column.fork_name()));
-            }
-        };
-        let slot = c.signed_block_header.message.slot;
-        if slot < start || slot >= end || !custody.contains(&c.index) {
-            return Err(SyncError::UnexpectedColumn {
-                slot,
-                index: c.index,
-            });
+        let (slot, index) = (column.slot(), column.index());
+        if slot < start || slot >= end || !custody.contains(&index) {
+            return Err(SyncError::UnexpectedColumn { slot, index });
         }
         columns.push(column);
     }
     Ok(columns)
+}
+
+/// The envelopes of an ExecutionPayloadEnvelopesByRange response (matched to the batch's
+/// blocks once those are in: [`match_envelopes`]).
+pub(crate) fn check_envelope_items<E: EthSpec>(
+    items: Vec<ResponseItem<E>>,
+) -> Result<Envelopes<E>, SyncError> {
+    items
+        .into_iter()
+        .map(|item| match item {
+            ResponseItem::ExecutionPayloadEnvelope(envelope) => Ok(envelope),
+            _ => Err(SyncError::WrongItem),
+        })
+        .collect()
+}
+
+/// The batch's envelopes matched to its blocks by `beacon_block_root`, in block order: each
+/// of a Gloas block of the batch, at most one per block. A block may have none (its payload
+/// was withheld: its child builds on its EMPTY variant), unless its child in the batch builds
+/// on its payload (the child's bid's `parent_block_hash` is the block's bid's `block_hash`):
+/// the peer then withheld an envelope its own chain proves it has
+/// ([`SyncError::MissingEnvelope`]).
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1, gloas/fork-choice.md#modified-on_block
+pub(crate) fn match_envelopes<E: EthSpec>(
+    blocks: &[Arc<SignedBeaconBlock<E>>],
+    envelopes: Envelopes<E>,
+) -> Result<Envelopes<E>, SyncError> {
+    let roots: Vec<Root> = blocks.iter().map(|b| b.canonical_root()).collect();
+    let gloas_roots: HashSet<Root> = roots
+        .iter()
+        .zip(blocks)
+        .filter(|(_, block)| block.signed_execution_payload_bid().is_some())
+        .map(|(root, _)| *root)
+        .collect();
+    let mut by_block: HashMap<Root, Arc<SignedExecutionPayloadEnvelope<E>>> = HashMap::new();
+    for envelope in envelopes {
+        let block_root = envelope.message.beacon_block_root;
+        if !gloas_roots.contains(&block_root) || by_block.contains_key(&block_root) {
+            return Err(SyncError::UnexpectedEnvelope { block_root });
+        }
+        by_block.insert(block_root, envelope);
+    }
+    for (i, pair) in blocks.windows(2).enumerate() {
+        let [parent, child] = pair else {
+            continue;
+        };
+        let (Some(parent_bid), Some(child_bid)) = (
+            parent.signed_execution_payload_bid(),
+            child.signed_execution_payload_bid(),
+        ) else {
+            continue;
+        };
+        let parent_root = roots[i];
+        if child.parent_root() == parent_root
+            && child_bid.message.parent_block_hash == parent_bid.message.block_hash
+            && !by_block.contains_key(&parent_root)
+        {
+            return Err(SyncError::MissingEnvelope {
+                block_root: parent_root,
+                slot: parent.slot(),
+            });
+        }
+    }
+    Ok(roots
+        .iter()
+        .filter_map(|root| by_block.remove(root))
+        .collect())
 }
 
 /// `2304` as `2,304`.

@@ -298,6 +298,8 @@ impl<E: EthSpec> BlockLookups<E> {
             WorkKind::RpcBlock,
             blocks,
             columns,
+            // Envelopes by root are not looked up yet: a Gloas block comes without its payload.
+            Vec::new(),
             move |result| Outcome::Lookup(LookupOutcome { id, result }),
         );
     }

@@ -1,15 +1,19 @@
 //! Range sync: when peers' Status shows a head beyond ours, the slots from our head to theirs
 //! are fetched in batches (`BeaconBlocksByRange` with our custody columns by
-//! `DataColumnSidecarsByRange`, from one peer per batch, several batches ahead), checked
-//! (slots in range and ascending, blocks linked, columns of their block by the inclusion
-//! proof and covering our custody), and imported in order as chain segments on the
+//! `DataColumnSidecarsByRange` and, for Gloas slots, the payload envelopes by
+//! `ExecutionPayloadEnvelopesByRange`, from one peer per batch, several batches ahead),
+//! checked (slots in range and ascending, blocks linked, columns of their block by the
+//! inclusion proof and covering our custody, envelopes each of a block of the batch and none
+//! missing that a child block builds on), and imported in order as chain segments on the
 //! processor: `engine_newPayload` per block, then the chain's import, which verifies every
-//! signature of the block and the columns' KZG proofs (`segment`). The batches are
+//! signature of the block and the columns' KZG proofs; a Gloas block is followed by its
+//! envelope with its columns before the next block (`segment`). The batches are
 //! the shared `batch::BatchDownloader`'s: a bad batch is penalised on the peer that
 //! served it and fetched again from another; a batch that keeps failing restarts sync from the
 //! finalized checkpoint.
 //!
-//! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1
+//! [spec]: phase0/p2p-interface.md#beaconblocksbyrange, fulu/p2p-interface.md#datacolumnsidecarsbyrange-v1,
+//! gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1
 
 use std::sync::Arc;
 
@@ -18,7 +22,7 @@ use beacon_processor::WorkKind;
 use networking::PeerId;
 use networking::rpc::{ErrorResponse, StatusMessage};
 use tokio::sync::watch;
-use types::{EthSpec, Root, Slot};
+use types::{EthSpec, ForkName, Root, Slot};
 
 use crate::batch::{
     BatchDownloader, BatchFailure, BatchLimits, BatchSync, Progress, format_duration,
@@ -42,9 +46,6 @@ pub enum SyncState {
 /// Why a range-sync batch was refused: what the peer sent, or why it could not be imported.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SyncError {
-    /// A column of a fork this node does not sync (Gloas: issue 44).
-    #[error("data columns of fork {0} are not supported")]
-    UnsupportedFork(types::ForkName),
     /// The peer answered with an error chunk (its code and message).
     #[error("the peer answered {}: {}", .0.code.0, .0.message)]
     ErrorResponse(ErrorResponse),
@@ -73,6 +74,43 @@ pub enum SyncError {
         slot: Slot,
         /// Its index.
         index: u64,
+    },
+    /// An envelope of no Gloas block of the batch, or a second one of a block.
+    #[error("envelope of block {block_root} was not asked for")]
+    UnexpectedEnvelope {
+        /// The envelope's `beacon_block_root`.
+        block_root: Root,
+    },
+    /// The peer sent no envelope for a block of the batch whose child in the batch builds on
+    /// its payload (the child's bid's `parent_block_hash` is the block's bid's `block_hash`).
+    #[error(
+        "block {block_root} at slot {slot}: its child builds on its payload, whose envelope was not sent"
+    )]
+    MissingEnvelope {
+        /// The block whose envelope is missing.
+        block_root: Root,
+        /// Its slot.
+        slot: Slot,
+    },
+    /// The batch's first block builds on the payload of a parent imported before (by an
+    /// earlier batch or gossip) whose envelope the chain does not have: not this peer's
+    /// fault (the parent's envelope was another batch's).
+    #[error("block at slot {slot} builds on the payload of {parent}, which is not imported")]
+    ParentPayloadUnknown {
+        /// The block's slot.
+        slot: Slot,
+        /// Its parent, whose envelope is missing.
+        parent: Root,
+    },
+    /// The chain refused a payload envelope (its checks against the block's post-state, its
+    /// columns against the bid's commitments, or the execution client's INVALID).
+    #[error("envelope of the block at slot {slot} invalid")]
+    InvalidEnvelope {
+        /// The envelope's block's slot.
+        slot: Slot,
+        /// What the chain said (an `EnvelopeError`).
+        #[source]
+        source: InternalError,
     },
     /// A response item of the wrong type.
     #[error("a response item of the wrong type")]
@@ -165,8 +203,8 @@ impl SyncError {
         match self {
             SyncError::Internal(_)
             | SyncError::Dropped
-            // A fork this node does not run: no peer's fault.
-            | SyncError::UnsupportedFork(_)
+            // The missing envelope was an earlier batch's: no fault of this batch's peer.
+            | SyncError::ParentPayloadUnknown { .. }
             | SyncError::ErrorResponse(_)
             | SyncError::RequestFailed(_) => Blame::Nobody,
             _ => Blame::Peer,
@@ -181,7 +219,12 @@ impl SyncError {
             SyncError::BlockOutOfRange { .. }
             | SyncError::NotAscending { .. }
             | SyncError::UnexpectedColumn { .. }
+            | SyncError::UnexpectedEnvelope { .. }
             | SyncError::WrongItem => "malformed",
+            SyncError::MissingEnvelope { .. } | SyncError::ParentPayloadUnknown { .. } => {
+                "missing_envelope"
+            }
+            SyncError::InvalidEnvelope { .. } => "invalid_envelope",
             SyncError::NotLinked { .. } | SyncError::UnknownParent { .. } => "not_linked",
             SyncError::BadInclusionProof { .. }
             | SyncError::MissingColumns { .. }
@@ -189,7 +232,6 @@ impl SyncError {
             SyncError::InvalidBlock { .. } => "invalid_block",
             SyncError::Internal(_) => "internal",
             SyncError::Dropped => "dropped",
-            SyncError::UnsupportedFork(_) => "unsupported_fork",
         }
     }
 }
@@ -394,7 +436,8 @@ impl<E: EthSpec> RangeSync<E> {
             self.next_start = Some(start + slots);
         }
         // Any peer whose head reaches the batch serves it; the columns of a batch ending at
-        // Fulu or later are asked for from its first slot.
+        // Fulu or later are asked for from its first slot, the envelopes of a batch ending at
+        // Gloas or later from its first Gloas slot.
         let ctx = &self.ctx;
         self.downloader.download_waiting(
             |status, batch| status.head_slot >= batch.start,
@@ -406,6 +449,7 @@ impl<E: EthSpec> RangeSync<E> {
                     && !ctx.custody.is_empty())
                 .then_some(start)
             },
+            |start, end| envelopes_start::<E>(ctx.chain.spec(), start, end),
         );
         self.process_next();
         if self.downloader.batches.is_empty() && self.next_start.is_some_and(|s| s > target) {
@@ -456,15 +500,16 @@ impl<E: EthSpec> RangeSync<E> {
 
     /// Starts importing the first batch when it is downloaded and nothing is importing.
     fn process_next(&mut self) {
-        let Some((batch, blocks, columns)) = self.downloader.start_processing() else {
+        let Some((batch, downloaded)) = self.downloader.start_processing() else {
             return;
         };
         let batch_id = batch.id;
         submit_segment(
             &self.ctx,
             WorkKind::ChainSegment,
-            blocks,
-            columns,
+            downloaded.blocks,
+            downloaded.columns,
+            downloaded.envelopes,
             move |result| Outcome::Segment(SegmentOutcome { batch_id, result }),
         );
     }
@@ -494,6 +539,22 @@ impl<E: EthSpec> RangeSync<E> {
     }
 }
 
+/// The first slot of `[start, end)` whose payload envelopes are asked for: its first Gloas
+/// slot, `None` when none is Gloas.
+///
+/// [spec]: gloas/p2p-interface.md#executionpayloadenvelopesbyrange-v1
+pub(crate) fn envelopes_start<E: EthSpec>(
+    spec: &types::ChainSpec,
+    start: Slot,
+    end: Slot,
+) -> Option<Slot> {
+    let fork_slot = spec
+        .fork_epoch(ForkName::Gloas)?
+        .saturating_mul(E::slots_per_epoch());
+    let from = start.max(fork_slot);
+    (from < end).then_some(from)
+}
+
 impl<E: EthSpec> BatchSync<E> for RangeSync<E> {
     fn downloader(&mut self) -> &mut BatchDownloader<E> {
         &mut self.downloader
@@ -511,13 +572,15 @@ impl<E: EthSpec> BatchSync<E> for RangeSync<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::{check_blocks, check_columns};
+    use crate::batch::{check_blocks, check_columns, check_envelope_items, match_envelopes};
     use arbitrary::{Arbitrary, Unstructured};
     use beacon_chain::ChainError;
     use networking::RpcError;
     use networking::rpc::ResponseItem;
     use std::collections::BTreeSet;
+    use types::Hash32;
     use types::MinimalEthSpec as E;
+    use types::gloas::SignedExecutionPayloadEnvelope;
     use types::{DataColumnSidecar, SignedBeaconBlock};
 
     fn block(slot: Slot) -> Arc<SignedBeaconBlock<E>> {
@@ -544,6 +607,169 @@ mod tests {
             .iter()
             .map(|s| ResponseItem::Block(block(*s)))
             .collect()
+    }
+
+    fn arbitrary<T: for<'a> Arbitrary<'a>>(seed: u8) -> T {
+        let bytes: Vec<u8> = (0..1u32 << 16)
+            .map(|i| (i.wrapping_mul(31) as u8) ^ seed)
+            .collect();
+        T::arbitrary(&mut Unstructured::new(&bytes)).expect("arbitrary value")
+    }
+
+    /// A Gloas block at `slot` on `parent` whose bid promises the execution block
+    /// `block_hash` on `parent_block_hash`.
+    fn gloas_block(
+        slot: Slot,
+        parent: Root,
+        parent_block_hash: u8,
+        block_hash: u8,
+    ) -> Arc<SignedBeaconBlock<E>> {
+        let mut block: types::gloas::SignedBeaconBlock<E> = arbitrary(slot as u8);
+        block.message.slot = slot;
+        block.message.parent_root = parent;
+        let bid = &mut block.message.body.signed_execution_payload_bid.message;
+        bid.parent_block_hash = Hash32::repeat_byte(parent_block_hash);
+        bid.block_hash = Hash32::repeat_byte(block_hash);
+        Arc::new(SignedBeaconBlock::Gloas(block))
+    }
+
+    /// Three linked Gloas blocks at slots 10, 11, 13: 11 builds on 10's payload (hash 1), 13
+    /// on the payload before 11's (11's withheld: 13's bid builds on hash 1 too).
+    fn gloas_chain() -> Vec<Arc<SignedBeaconBlock<E>>> {
+        let a = gloas_block(10, Root::repeat_byte(0xaa), 0, 1);
+        let b = gloas_block(11, a.canonical_root(), 1, 2);
+        let c = gloas_block(13, b.canonical_root(), 1, 3);
+        vec![a, b, c]
+    }
+
+    fn envelope_of(block: &SignedBeaconBlock<E>) -> Arc<SignedExecutionPayloadEnvelope<E>> {
+        let mut envelope: SignedExecutionPayloadEnvelope<E> = arbitrary(block.slot() as u8);
+        envelope.message.beacon_block_root = block.canonical_root();
+        envelope.message.payload.slot_number = block.slot();
+        Arc::new(envelope)
+    }
+
+    fn gloas_column(slot: Slot, index: u64) -> Arc<DataColumnSidecar<E>> {
+        let mut sidecar: types::gloas::DataColumnSidecar<E> = arbitrary(index as u8);
+        sidecar.index = index;
+        sidecar.slot = slot;
+        Arc::new(DataColumnSidecar::Gloas(sidecar))
+    }
+
+    #[test]
+    fn envelopes_are_matched_to_their_blocks_in_block_order() {
+        let blocks = gloas_chain();
+        // Sent out of order, 11's withheld (13 builds on its EMPTY variant).
+        let sent = vec![envelope_of(&blocks[2]), envelope_of(&blocks[0])];
+        let matched = match_envelopes(&blocks, sent).expect("a consistent batch");
+        let roots: Vec<Root> = matched
+            .iter()
+            .map(|e| e.message.beacon_block_root)
+            .collect();
+        assert_eq!(
+            roots,
+            [blocks[0].canonical_root(), blocks[2].canonical_root()]
+        );
+        // No envelope at all for the last block (nothing in the batch builds on it).
+        assert_eq!(
+            match_envelopes(&blocks, vec![envelope_of(&blocks[0])]).map(|e| e.len()),
+            Ok(1)
+        );
+    }
+
+    #[test]
+    fn an_envelope_the_next_block_builds_on_must_be_sent() {
+        let blocks = gloas_chain();
+        // 11 builds on 10's payload: without 10's envelope the peer withheld what its own
+        // chain proves it has.
+        assert_eq!(
+            match_envelopes(&blocks, vec![envelope_of(&blocks[2])]).map(|_| ()),
+            Err(SyncError::MissingEnvelope {
+                block_root: blocks[0].canonical_root(),
+                slot: 10,
+            })
+        );
+        assert!(
+            SyncError::MissingEnvelope {
+                block_root: Root::ZERO,
+                slot: 10
+            }
+            .blames(false),
+            "every peer serves every envelope: whatever its custody"
+        );
+    }
+
+    #[test]
+    fn refuses_envelopes_of_no_block_of_the_batch_or_twice() {
+        let blocks = gloas_chain();
+        let other = gloas_block(12, Root::repeat_byte(0xbb), 7, 8);
+        assert_eq!(
+            match_envelopes(&blocks, vec![envelope_of(&blocks[0]), envelope_of(&other)])
+                .map(|_| ()),
+            Err(SyncError::UnexpectedEnvelope {
+                block_root: other.canonical_root()
+            })
+        );
+        assert_eq!(
+            match_envelopes(
+                &blocks,
+                vec![envelope_of(&blocks[0]), envelope_of(&blocks[0])]
+            )
+            .map(|_| ()),
+            Err(SyncError::UnexpectedEnvelope {
+                block_root: blocks[0].canonical_root()
+            })
+        );
+        // A pre-Gloas block has no envelope.
+        let fulu = block(12);
+        assert_eq!(
+            match_envelopes(std::slice::from_ref(&fulu), vec![envelope_of(&fulu)]).map(|_| ()),
+            Err(SyncError::UnexpectedEnvelope {
+                block_root: fulu.canonical_root()
+            })
+        );
+        assert_eq!(
+            check_envelope_items::<E>(vec![ResponseItem::Block(block(1))]).map(|_| ()),
+            Err(SyncError::WrongItem)
+        );
+    }
+
+    #[test]
+    fn gloas_columns_are_checked_by_their_own_slot() {
+        let custody: BTreeSet<u64> = [1, 5].into_iter().collect();
+        let ok = vec![
+            ResponseItem::DataColumnSidecar(gloas_column(10, 1)),
+            ResponseItem::DataColumnSidecar(column(11, 5)),
+        ];
+        assert_eq!(check_columns(ok, 10, 12, &custody).map(|c| c.len()), Ok(2));
+        let out_of_range = vec![ResponseItem::DataColumnSidecar(gloas_column(12, 1))];
+        assert_eq!(
+            check_columns(out_of_range, 10, 12, &custody).map(|_| ()),
+            Err(SyncError::UnexpectedColumn { slot: 12, index: 1 })
+        );
+        let other_index = vec![ResponseItem::DataColumnSidecar(gloas_column(10, 2))];
+        assert_eq!(
+            check_columns(other_index, 10, 12, &custody).map(|_| ()),
+            Err(SyncError::UnexpectedColumn { slot: 10, index: 2 })
+        );
+    }
+
+    #[test]
+    fn envelopes_are_asked_for_from_the_first_gloas_slot_of_a_batch() {
+        let mut spec = types::ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+        spec.gloas_fork_epoch = 2;
+        let fork_slot = 2 * E::slots_per_epoch();
+        assert_eq!(envelopes_start::<E>(&spec, 0, fork_slot), None);
+        assert_eq!(
+            envelopes_start::<E>(&spec, fork_slot - 4, fork_slot + 4),
+            Some(fork_slot)
+        );
+        assert_eq!(
+            envelopes_start::<E>(&spec, fork_slot + 8, fork_slot + 16),
+            Some(fork_slot + 8)
+        );
+        spec.gloas_fork_epoch = types::FAR_FUTURE_EPOCH;
+        assert_eq!(envelopes_start::<E>(&spec, 0, 1_000), None);
     }
 
     #[test]
@@ -643,6 +869,13 @@ mod tests {
                 slot: 1,
                 parent: Root::ZERO,
             },
+            SyncError::UnexpectedEnvelope {
+                block_root: Root::ZERO,
+            },
+            SyncError::InvalidEnvelope {
+                slot: 1,
+                source: InternalError::new(ChainError::InvalidPayload(Root::ZERO)),
+            },
         ];
         assert!(peers_fault.iter().all(|e| e.blames(true)));
         let missing = SyncError::MissingColumns {
@@ -657,6 +890,11 @@ mod tests {
             SyncError::Internal(InternalError::new(ChainError::EmptyStore)),
             SyncError::RequestFailed(InternalError::new(RpcError::Timeout)),
             SyncError::Dropped,
+            // The parent's envelope was an earlier batch's to send.
+            SyncError::ParentPayloadUnknown {
+                slot: 1,
+                parent: Root::ZERO,
+            },
             SyncError::ErrorResponse(ErrorResponse {
                 code: networking::rpc::ResponseCode::RESOURCE_UNAVAILABLE,
                 message: "unavailable".into(),

@@ -53,7 +53,7 @@ pub(crate) fn time_ms(spec: &ChainSpec, slot: Slot) -> u64 {
     spec.compute_time_at_slot(GENESIS_TIME, slot) * 1000 + 500
 }
 
-fn blob(seed: u8) -> kzg::Blob {
+pub(crate) fn blob(seed: u8) -> kzg::Blob {
     let mut bytes = vec![0u8; kzg::BYTES_PER_BLOB];
     for (i, fe) in bytes
         .chunks_exact_mut(kzg::BYTES_PER_FIELD_ELEMENT)
@@ -107,6 +107,31 @@ pub(crate) fn next_block(
         .collect()
     };
     (built, sidecars)
+}
+
+/// The commitments of `blobs` blobs (seeded by `seed`) and a function making their Gloas
+/// column sidecars for the block whose bid carries the commitments (its root and slot).
+pub(crate) fn gloas_blobs(
+    blobs: u8,
+    seed: u8,
+) -> (
+    Vec<KZGCommitment>,
+    impl Fn(Root, Slot) -> Vec<DataColumnSidecar<E>>,
+) {
+    let blobs: Vec<kzg::Blob> = (0..blobs).map(|i| blob(i ^ seed)).collect();
+    let commitments = blobs
+        .iter()
+        .map(|b| KZGCommitment::from(kzg::blob_to_kzg_commitment(b).unwrap().0))
+        .collect();
+    let cells: Vec<kzg::CellsAndProofs> = blobs
+        .iter()
+        .map(|b| kzg::compute_cells_and_kzg_proofs(b).unwrap())
+        .collect();
+    let columns = move |root: Root, slot: Slot| {
+        beacon_chain::data_column_sidecars::get_gloas_data_column_sidecars::<E>(root, slot, &cells)
+            .unwrap()
+    };
+    (commitments, columns)
 }
 
 /// A block with its column sidecars (none without blobs).

@@ -1,0 +1,337 @@
+//! Range sync across the Gloas fork: a node at a Fulu anchor syncs to a peer whose chain goes
+//! over to Gloas, its Gloas blocks' payloads coming as envelopes (by range, matched to their
+//! blocks), their custody columns by range, and some payloads withheld (the next block builds
+//! on the EMPTY variant): blocks and envelopes imported in order, the head the same block in
+//! the same payload status as the peer's.
+#![allow(
+    clippy::unwrap_used,
+    reason = "test helpers: a failed step fails the test"
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use fork_choice::PayloadStatus;
+use networking::rpc::{Request, Response, ResponseItem};
+use router::SyncState;
+use state_harness::gloas::{
+    GloasBlockContents, ParentPayload, build_gloas_block, self_built_envelope,
+};
+use state_harness::{AttestationSpec, BlockContents, BuiltBlock};
+use types::gloas::SignedExecutionPayloadEnvelope;
+use types::{ChainSpec, DataColumnSidecar, EthSpec, ForkName, Root, Slot};
+
+/// Gloas from epoch 3 (slot 24), Fulu before it.
+fn fulu_then_gloas() -> Arc<ChainSpec> {
+    let mut spec = ChainSpec::minimal().with_forks_at_genesis_through(ForkName::Fulu);
+    spec.gloas_fork_epoch = 3;
+    Arc::new(spec)
+}
+
+/// A Gloas block of the served chain: the block, its envelope, and whether the peer holds it
+/// (a withheld payload's envelope is never imported).
+struct GloasSlot {
+    built: BuiltBlock<E>,
+    envelope: SignedExecutionPayloadEnvelope<E>,
+    withheld: bool,
+}
+
+/// The served chain: Fulu blocks at slots 17 to 23 (imported by [`Node::start`]), then Gloas
+/// blocks from the fork (slot 24) to 38 but 30, each imported into `a` with its envelope but
+/// those of [`WITHHELD`]; [`BLOB_SLOT`]'s payload carries a blob.
+struct ServedChain {
+    fulu: Vec<BlockAndColumns>,
+    gloas: Vec<GloasSlot>,
+    /// The Gloas columns of [`BLOB_SLOT`]'s payload.
+    blob_columns: Vec<DataColumnSidecar<E>>,
+}
+
+impl ServedChain {
+    fn root_at(&self, slot: Slot) -> Root {
+        self.gloas
+            .iter()
+            .find(|g| g.built.block.slot() == slot)
+            .unwrap()
+            .built
+            .block
+            .canonical_root()
+    }
+}
+
+/// The last slot of the served chain, and the wall-clock slot of the tests.
+const LAST_SLOT: Slot = 38;
+/// The slot whose payload carries a blob (its columns come by range).
+const BLOB_SLOT: Slot = 25;
+/// 26's payload is withheld (27 builds on its EMPTY variant), and so is 32's, the last block of
+/// the second batch (33, in the next batch, builds on EMPTY).
+const WITHHELD: [Slot; 2] = [26, 32];
+
+/// Starts the serving node `a` with the Fulu blocks, then imports its Gloas blocks and
+/// envelopes ([`ServedChain`]).
+async fn serving_node(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> (Node, ServedChain) {
+    let fork_slot: Slot = 3 * E::slots_per_epoch();
+    // Fulu blocks at slots 17 to 23.
+    let fulu = build_chain(spec, anchor, fork_slot - ANCHOR_SLOT - 1, None);
+    let a = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor,
+            blocks: &fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    let (commitments, make_columns) = gloas_blobs(1, 0x25);
+    let mut blob_columns = Vec::new();
+    let mut gloas: Vec<GloasSlot> = Vec::new();
+    let mut parent = fulu.last().unwrap().0.post.clone();
+    for slot in (fork_slot..=LAST_SLOT).filter(|s| *s != 30) {
+        let parent_payload = match gloas.last() {
+            Some(p) if p.withheld => ParentPayload::Empty,
+            _ => ParentPayload::Full,
+        };
+        // Votes for the slot of the block before (the whole committee of that slot).
+        let previous_slot = gloas.last().map_or(fork_slot - 1, |p| p.built.block.slot());
+        let contents = GloasBlockContents {
+            base: BlockContents {
+                attestations: vec![AttestationSpec::whole_slot(previous_slot)],
+                blob_kzg_commitments: if slot == BLOB_SLOT {
+                    commitments.clone()
+                } else {
+                    Vec::new()
+                },
+                ..Default::default()
+            },
+            parent_payload,
+            ..Default::default()
+        };
+        let built = build_gloas_block(&parent, slot, &contents, spec).unwrap();
+        let root = built.block.canonical_root();
+        a.harness
+            .import_valid(Arc::new(built.block.clone()), &[])
+            .unwrap();
+        let envelope = self_built_envelope(&built, spec).unwrap();
+        let is_withheld = WITHHELD.contains(&slot);
+        if !is_withheld {
+            let columns: Vec<DataColumnSidecar<E>> = if slot == BLOB_SLOT {
+                blob_columns = make_columns(root, slot);
+                blob_columns.clone()
+            } else {
+                Vec::new()
+            };
+            a.chain
+                .import_execution_payload_envelope(Arc::new(envelope.clone()), columns)
+                .await
+                .unwrap();
+        }
+        parent = built.post.clone();
+        gloas.push(GloasSlot {
+            built,
+            envelope,
+            withheld: is_withheld,
+        });
+    }
+    let served = ServedChain {
+        fulu,
+        gloas,
+        blob_columns,
+    };
+    let head = a.chain.head();
+    assert_eq!(
+        (head.block_root, head.payload_status),
+        (served.root_at(LAST_SLOT), Some(PayloadStatus::Full)),
+        "the served chain's head is its last block, FULL"
+    );
+    for slot in WITHHELD {
+        assert!(!a.chain.is_payload_verified(&served.root_at(slot)));
+    }
+    (a, served)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_range_syncs_across_the_gloas_fork_with_envelopes_and_withheld_payloads() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let (a, served) = serving_node(&spec, &anchor).await;
+    let ServedChain { fulu, gloas, .. } = &served;
+    let head = a.chain.head();
+    let root_at = |slot| served.root_at(slot);
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &[],
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![a.tcp_addr()],
+        },
+    )
+    .await;
+    b.wait_for_head(head.block_root).await;
+    // The last batch's outcome (its last envelope imported after its block) ends range sync.
+    b.wait_for_sync_state("synced", |s| *s == SyncState::Synced)
+        .await;
+
+    let b_head = b.chain.head();
+    assert_eq!(
+        (b_head.block_root, b_head.payload_status),
+        (head.block_root, head.payload_status),
+        "the same head block in the same payload status"
+    );
+    assert_eq!(b_head.finalized_checkpoint, head.finalized_checkpoint);
+    assert_eq!(b_head.justified_checkpoint, head.justified_checkpoint);
+    let store = b.chain.store();
+    for g in gloas {
+        let root = g.built.block.canonical_root();
+        let stored = store.get_execution_payload_envelope(&root).unwrap();
+        if g.withheld {
+            assert_eq!(stored, None, "slot {}: withheld", g.built.block.slot());
+            assert!(!b.chain.is_payload_verified(&root));
+        } else {
+            assert_eq!(
+                stored.as_ref(),
+                Some(&g.envelope),
+                "slot {}: the envelope came by range and was stored",
+                g.built.block.slot()
+            );
+            assert!(b.chain.is_payload_verified(&root));
+        }
+    }
+    assert_eq!(
+        store
+            .data_column_indices(&root_at(BLOB_SLOT))
+            .unwrap()
+            .len(),
+        128,
+        "the blob payload's custody columns came by range and were stored"
+    );
+    let count = fulu.len() + gloas.len();
+    assert_eq!(
+        b.counter("beacon_sync_blocks_imported_total", &[]),
+        count as f64,
+        "every block came by range sync"
+    );
+    // Batches of 8 slots from 17: [17, 25), [25, 33), [33, 41), each imported at the first try.
+    assert_eq!(
+        b.counter("beacon_sync_batches_total", &[("result", "imported")]),
+        3.0
+    );
+    assert_eq!(b.counter("beacon_sync_batches_total", &[]), 3.0);
+    assert_eq!(
+        a.counter(
+            "beacon_rpc_requests_served_total",
+            &[
+                ("protocol", "execution_payload_envelopes_by_range"),
+                ("result", "success")
+            ]
+        ),
+        3.0,
+        "each batch asked for its Gloas slots' envelopes"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+/// A peer serving the chain without the envelope of slot 25, whose child at slot 26 builds on
+/// its payload: the peer withheld what its own chain proves it has; the batch is refused, the
+/// peer penalised, and the batch comes from an honest peer that joins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_omitting_an_envelope_a_child_builds_on_is_penalised_and_the_batch_fetched_from_another()
+ {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let (a, served) = serving_node(&spec, &anchor).await;
+    let head = a.chain.head();
+    let omitted = served.root_at(BLOB_SLOT);
+
+    let blocks: Vec<Arc<types::SignedBeaconBlock<E>>> = served
+        .fulu
+        .iter()
+        .map(|(b, _)| Arc::new(b.block.clone()))
+        .chain(served.gloas.iter().map(|g| Arc::new(g.built.block.clone())))
+        .collect();
+    let envelopes: Vec<(Slot, Arc<SignedExecutionPayloadEnvelope<E>>)> = served
+        .gloas
+        .iter()
+        .filter(|g| !g.withheld && g.built.block.canonical_root() != omitted)
+        .map(|g| (g.built.block.slot(), Arc::new(g.envelope.clone())))
+        .collect();
+    let columns: Vec<Arc<DataColumnSidecar<E>>> =
+        served.blob_columns.iter().cloned().map(Arc::new).collect();
+    let in_range = |slot: Slot, start: Slot, count: u64| slot >= start && slot < start + count;
+    let serve: Server = Box::new(move |request| match request {
+        Request::BlocksByRange(req) => Some(Response::success(
+            blocks
+                .iter()
+                .filter(|b| in_range(b.slot(), req.start_slot, req.count))
+                .map(|b| ResponseItem::Block(b.clone()))
+                .collect(),
+        )),
+        Request::ExecutionPayloadEnvelopesByRange(req) => Some(Response::success(
+            envelopes
+                .iter()
+                .filter(|(slot, _)| in_range(*slot, req.start_slot, req.count))
+                .map(|(_, e)| ResponseItem::ExecutionPayloadEnvelope(e.clone()))
+                .collect(),
+        )),
+        Request::DataColumnsByRange(req) => Some(Response::success(
+            columns
+                .iter()
+                .filter(|c| {
+                    in_range(c.slot(), req.start_slot, req.count)
+                        && req.columns.contains(&c.index())
+                })
+                .map(|c| ResponseItem::DataColumnSidecar(c.clone()))
+                .collect(),
+        )),
+        _ => None,
+    });
+    let status = router::status::local_status(a.router.as_ref().unwrap().router());
+    let bad_peer = Client::serving(&spec, LAST_SLOT, status, vec![], serve).await;
+    let bad_peer_id = bad_peer.network.local_peer_id();
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &[],
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![bad_peer.network.tcp_addr().unwrap()],
+        },
+    )
+    .await;
+    b.wait_until("a batch refused for a missing envelope", || {
+        let n = b.counter(
+            "beacon_sync_batches_total",
+            &[("result", "missing_envelope")],
+        );
+        async move { n >= 1.0 }
+    })
+    .await;
+    let score = b.network.peer_score(bad_peer_id).await;
+    assert!(score < 0.0, "penalised: {score}");
+    assert!(
+        !b.chain.is_block_imported(&served.root_at(BLOB_SLOT + 1)),
+        "nothing of the refused batch's blocks after the omission was imported"
+    );
+
+    // An honest peer joins: the batch is fetched from it and the chain completes, FULL.
+    b.network.dial(a.tcp_addr());
+    b.wait_for_head(head.block_root).await;
+    b.wait_for_sync_state("synced", |s| *s == SyncState::Synced)
+        .await;
+    let b_head = b.chain.head();
+    assert_eq!(
+        (b_head.block_root, b_head.payload_status),
+        (head.block_root, head.payload_status)
+    );
+    assert!(b.chain.is_payload_verified(&omitted));
+    a.stop().await;
+    b.stop().await;
+}
