@@ -922,3 +922,78 @@ async fn head_v2_is_sent_again_when_the_payload_arrives() {
         assert!(!event.data.execution_optimistic);
     }
 }
+
+/// The Gloas events: an imported envelope announces its block's payload available and then
+/// imported (`execution_payload_available`, `execution_payload`), a PTC vote that passed the
+/// gossip rules is announced as `payload_attestation_message` (`{version, data}`); each decodes
+/// with the client's decoder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gloas_events_announce_payloads_and_ptc_votes() {
+    let n = node().await;
+    let mut response = n
+        .send(
+            reqwest::Client::new()
+                .get(format!(
+                    "{}/eth/v1/events?topics=execution_payload,execution_payload_available,payload_attestation_message",
+                    n.base
+                ))
+                .header("accept", "text/event-stream"),
+        )
+        .await;
+    assert_eq!(response.status().as_u16(), 200);
+    let mut parser = beacon_api::events::SseParser::new(1 << 20);
+    let mut ready = std::collections::VecDeque::new();
+
+    let blocks = n.chain_to(1).await;
+    let (b1, r1) = &blocks[0];
+    let envelope = n.import_envelope(b1).await;
+    let (event, data) = next_event(&mut response, &mut parser, &mut ready).await;
+    assert_eq!(event, "execution_payload_available");
+    let beacon_api::BeaconEvent::<E>::ExecutionPayloadAvailable(available) =
+        beacon_api::BeaconEvent::decode(&event, &data).unwrap()
+    else {
+        panic!("not execution_payload_available: {data}");
+    };
+    assert_eq!((available.slot, available.block_root), (1, *r1));
+    let (event, data) = next_event(&mut response, &mut parser, &mut ready).await;
+    assert_eq!(event, "execution_payload");
+    let beacon_api::BeaconEvent::<E>::ExecutionPayload(imported) =
+        beacon_api::BeaconEvent::decode(&event, &data).unwrap()
+    else {
+        panic!("not execution_payload: {data}");
+    };
+    assert_eq!(imported.slot, 1);
+    assert_eq!(imported.block_root, *r1);
+    assert_eq!(imported.block_hash, envelope.message.payload.block_hash);
+    assert_eq!(imported.builder_index, envelope.message.builder_index);
+    assert!(!imported.execution_optimistic);
+
+    // A PTC member's vote on the slot-1 block, through the pool.
+    let ptc = n.ctx.chain.block_ptc(r1).unwrap();
+    let vote = PayloadAttestationData {
+        beacon_block_root: *r1,
+        slot: 1,
+        payload_present: true,
+        blob_data_available: true,
+    };
+    let message = n.ptc_message(ptc[0], &vote, ptc[0]);
+    n.harness.set_slot(1);
+    let body = serde_json::to_value([&message]).unwrap();
+    let (status, answer) = n
+        .post_json(
+            "/eth/v1/beacon/pool/payload_attestations",
+            &body,
+            Some("gloas"),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let (event, data) = next_event(&mut response, &mut parser, &mut ready).await;
+    assert_eq!(event, "payload_attestation_message");
+    let beacon_api::BeaconEvent::<E>::PayloadAttestationMessage(received) =
+        beacon_api::BeaconEvent::decode(&event, &data).unwrap()
+    else {
+        panic!("not payload_attestation_message: {data}");
+    };
+    assert_eq!(received.version, ForkName::Gloas);
+    assert_eq!(received.data, message);
+}
