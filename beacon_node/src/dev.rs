@@ -68,6 +68,16 @@ pub(crate) struct DevArgs {
     /// client speaks the Amsterdam engine API from that epoch's time on.
     #[arg(long, value_name = "EPOCH")]
     gloas_epoch: Option<u64>,
+    /// A fault for Gloas devnets: at these slots the proposer publishes its block and withholds
+    /// its payload envelope (a self-building proposer that never reveals its payload): the
+    /// block stays EMPTY and the next one builds on its parent's payload.
+    #[arg(
+        long,
+        value_name = "SLOT,...",
+        value_delimiter = ',',
+        requires = "gloas_epoch"
+    )]
+    withhold_envelope_slots: Vec<u64>,
     /// Seconds per slot.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=60))]
     seconds_per_slot: u64,
@@ -396,6 +406,7 @@ async fn run_devnet<E: EthSpec>(
         );
         vc_config.beacon_nodes = vec![format!("http://{api}")];
         vc_config.spec = Some((*spec).clone());
+        vc_config.withhold_envelope_slots = args.withhold_envelope_slots.iter().copied().collect();
         if args.builder_mock {
             // Registrations name a fee recipient: the validator client sends none without one.
             vc_config.fee_recipient = Some(Address::repeat_byte(0xfe));
@@ -837,13 +848,14 @@ impl GloasTally {
         }
     }
 
-    /// `arbor dev: Gloas: B blocks, F of their slots FULL on the head's chain; PTC participation
-    /// P% (V of N positions)`. A slot's payload is FULL when the head's chain built on it (the
+    /// `arbor dev: Gloas: B blocks, F of D block slots FULL on the head's chain; PTC
+    /// participation P% (V of N positions); EMPTY block slots [S, ...]`. A slot's payload is FULL when the head's chain built on it (the
     /// head state's `execution_payload_availability`); the head's own slot is not decided yet
     /// and is left out.
     fn print<E: EthSpec>(&self, head: &HeadSnapshot<E>) {
         let n = E::SlotsPerHistoricalRoot::to_u64();
         let (mut full, mut decided) = (0u64, 0u64);
+        let mut empty = Vec::new();
         if let (Some(first), Ok(view)) = (self.first_slot, head.state.view())
             && let Ok(g) = view.gloas()
         {
@@ -856,6 +868,8 @@ impl GloasTally {
                     decided += 1;
                     if g.execution_payload_availability.get(i).unwrap_or(false) {
                         full += 1;
+                    } else {
+                        empty.push(slot);
                     }
                 }
             }
@@ -866,7 +880,7 @@ impl GloasTally {
             100.0 * self.ptc_votes as f64 / self.ptc_positions as f64
         };
         println!(
-            "arbor dev: Gloas: {} blocks, {full} of {decided} block slots FULL on the head's chain; PTC participation {participation:.1}% ({} of {} positions)",
+            "arbor dev: Gloas: {} blocks, {full} of {decided} block slots FULL on the head's chain; PTC participation {participation:.1}% ({} of {} positions); EMPTY block slots {empty:?}",
             self.blocks, self.ptc_votes, self.ptc_positions
         );
     }

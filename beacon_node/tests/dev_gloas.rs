@@ -1,10 +1,11 @@
 //! `arbor dev --gloas-epoch 1`: a one-process devnet that starts in Fulu and forks into Gloas
 //! at epoch 1 (mock execution client speaking Amsterdam from the fork's time). Every proposal
 //! after the fork is a self-built Gloas block whose envelope the validator client signs and the
-//! node publishes with its columns; the payload timeliness committee votes and the next block
-//! packs the votes (participation at least 95 %); at least 99 % of the block slots are FULL on
-//! the final head's chain; the chain keeps finalizing past the fork; the node serves a Gloas head
-//! with its envelope. The process is bounded in time and stopped by its PID; its
+//! node publishes with its columns, but for two slots whose proposer withholds it; the payload
+//! timeliness committee votes and the next block packs the votes (participation at least 95 %);
+//! on the final head's chain the withheld slots' blocks are EMPTY and at least 99 % of the
+//! others FULL; the chain keeps finalizing past the fork; the node serves a Gloas head with its
+//! envelope. The process is bounded in time and stopped by its PID; its
 //! output stays under `target/test-logs/`.
 #![cfg(feature = "mock-el")]
 #![allow(
@@ -28,6 +29,8 @@ const GLOAS_EPOCH: u64 = 1;
 const FIRST_GLOAS_SLOT: u64 = 8;
 /// Finality of epoch 4 (three epochs past the fork) comes at slot 48.
 const UNTIL_FINALIZED_EPOCH: u64 = 4;
+/// Slots whose proposer publishes its block and withholds its payload envelope.
+const WITHHELD: [u64; 2] = [13, 21];
 
 #[test]
 fn a_devnet_forks_into_gloas_and_finalizes_with_self_built_payloads() {
@@ -54,6 +57,8 @@ fn a_devnet_forks_into_gloas_and_finalizes_with_self_built_payloads() {
             &UNTIL_FINALIZED_EPOCH.to_string(),
             "--max-slots",
             "64",
+            "--withhold-envelope-slots",
+            &WITHHELD.map(|s| s.to_string()).join(","),
         ])
         .env("ARBOR_LOG", "info");
     let (mut child, lines, output) = devnet::spawn_logged(&mut command, &log);
@@ -152,23 +157,37 @@ fn a_devnet_forks_into_gloas_and_finalizes_with_self_built_payloads() {
         log.display()
     );
     // `arbor dev: Gloas: B blocks, F of D block slots FULL on the head's chain; PTC
-    // participation P% (V of N positions)`.
+    // participation P% (V of N positions); EMPTY block slots [S, ...]`.
     let gloas_line = text
         .lines()
         .find_map(|l| l.strip_prefix("arbor dev: Gloas: "))
         .unwrap_or_else(|| panic!("no Gloas summary; log: {}", log.display()));
-    let numbers: Vec<u64> = gloas_line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|w| !w.is_empty())
-        .filter_map(|w| w.parse().ok())
-        .collect();
+    let numbers_in = |s: &str| -> Vec<u64> {
+        s.split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let (counts, empty) = gloas_line
+        .split_once("; EMPTY block slots ")
+        .unwrap_or_else(|| panic!("unexpected Gloas summary {gloas_line:?}"));
     // [B, F, D, P integer part, P fraction, V, N]
-    let [_, full, decided, _, _, votes, positions] = numbers[..] else {
+    let [_, full, decided, _, _, votes, positions] = numbers_in(counts)[..] else {
         panic!("unexpected Gloas summary {gloas_line:?}");
     };
+    // The withheld payloads' blocks are EMPTY on the head's chain (the next proposer built on
+    // their parents' payloads); every other block slot is FULL (at least 99 %).
+    let empty = numbers_in(empty);
+    assert_eq!(
+        empty,
+        WITHHELD.to_vec(),
+        "EMPTY block slots; log: {}",
+        log.display()
+    );
+    let others = decided - WITHHELD.len() as u64;
     assert!(
-        decided >= 32 && full * 100 >= decided * 99,
-        "{full} of {decided} block slots FULL, below 99 %; log: {}",
+        decided >= 32 && full * 100 >= others * 99,
+        "{full} of {others} block slots with their envelope published FULL, below 99 %; log: {}",
         log.display()
     );
     assert!(
@@ -178,7 +197,8 @@ fn a_devnet_forks_into_gloas_and_finalizes_with_self_built_payloads() {
     );
     let envelopes = text.matches("published block and payload envelope").count();
     assert!(
-        envelopes as u64 >= 8 * (UNTIL_FINALIZED_EPOCH + 2 - GLOAS_EPOCH) - 2,
+        envelopes as u64
+            >= 8 * (UNTIL_FINALIZED_EPOCH + 2 - GLOAS_EPOCH) - 2 - WITHHELD.len() as u64,
         "{envelopes} Gloas proposals with their envelopes; log: {}",
         log.display()
     );

@@ -196,6 +196,15 @@ async fn propose_gloas<E: EthSpec>(
         .await?;
     ctx.metrics
         .observe_submission(DutyKind::Proposal, publish_started.elapsed());
+    if ctx.withhold_envelope_slots.contains(&slot) {
+        warn!(
+            slot,
+            validator = duty.validator_index,
+            %block_root,
+            "published block; payload envelope withheld (devnet fault)"
+        );
+        return Ok(());
+    }
     let envelope = ctx
         .nodes
         .on_client(&node, "envelope", |c| async move {

@@ -1,5 +1,6 @@
 //! The validator client's configuration and its command line (`arbor vc`).
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use beacon_api::{BeaconNodeHttpClient, Timeouts};
 
 use crate::keymanager::{DEFAULT_KEYMANAGER_PORT, KeymanagerConfig, TOKEN_FILE};
 use crate::metrics::Metrics;
-use types::{Bytes32, ChainSpec, ExecutionAddress};
+use types::{Bytes32, ChainSpec, ExecutionAddress, Slot};
 
 /// The beacon node a validator client talks to when none is given.
 pub const DEFAULT_BEACON_NODE: &str = "http://127.0.0.1:5052";
@@ -69,6 +70,10 @@ pub struct ValidatorClientConfig {
     /// The duty counters to count into, for a caller that reports them (e.g. `arbor dev`'s
     /// status line); created from `metrics` when `None`.
     pub duty_metrics: Option<Arc<Metrics>>,
+    /// A devnet fault, set only by `arbor dev --withhold-envelope-slots` (no `arbor vc` flag):
+    /// at these Gloas slots a proposal publishes its block and withholds the payload envelope,
+    /// as a self-building proposer that never reveals its payload.
+    pub withhold_envelope_slots: BTreeSet<Slot>,
 }
 
 impl ValidatorClientConfig {
@@ -88,6 +93,7 @@ impl ValidatorClientConfig {
             spec: None,
             keymanager: None,
             duty_metrics: None,
+            withhold_envelope_slots: BTreeSet::new(),
         }
     }
 
@@ -206,6 +212,7 @@ impl VcArgs {
             spec: None,
             keymanager,
             duty_metrics: None,
+            withhold_envelope_slots: BTreeSet::new(),
         })
     }
 }

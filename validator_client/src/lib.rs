@@ -113,6 +113,8 @@ pub(crate) struct Context<E: EthSpec> {
     pub(crate) builder_proposals: bool,
     pub(crate) gas_limit: u64,
     pub(crate) registrations: Mutex<Vec<beacon_api::SignedValidatorRegistrationV1>>,
+    /// The devnet fault of [`ValidatorClientConfig::withhold_envelope_slots`].
+    pub(crate) withhold_envelope_slots: std::collections::BTreeSet<Slot>,
     _preset: PhantomData<E>,
 }
 
@@ -248,6 +250,7 @@ async fn start<E: EthSpec>(
         builder_proposals: config.builder_proposals,
         gas_limit: config.gas_limit,
         registrations: Mutex::new(Vec::new()),
+        withhold_envelope_slots: config.withhold_envelope_slots.clone(),
         _preset: PhantomData,
     });
     info!(

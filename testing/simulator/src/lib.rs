@@ -164,7 +164,9 @@ impl SimConfig {
             validators: 48,
             blobs: 2,
             seconds_per_slot: 3,
-            genesis_delay: 50,
+            // The three nodes' nine processes were up about 10 s after the start (debug binary,
+            // 2 cores): 25 s leaves room without idling `make test`.
+            genesis_delay: 25,
             epochs: 8,
             faults: vec![
                 Fault {

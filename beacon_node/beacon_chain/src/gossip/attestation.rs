@@ -253,6 +253,20 @@ pub trait GossipAggregate<E: EthSpec>: Clone {
     fn event(&self) -> Option<ChainEvent>;
 }
 
+/// The `attestation` event of an accepted aggregate: `aggregate` is the fork's `Attestation`.
+fn aggregate_event(
+    aggregator_index: ValidatorIndex,
+    data: &AttestationData,
+    aggregate: PresetMessage,
+) -> ChainEvent {
+    ChainEvent::Aggregate {
+        aggregator_index,
+        slot: data.slot,
+        beacon_block_root: data.beacon_block_root,
+        attestation: aggregate,
+    }
+}
+
 impl<E: EthSpec> GossipAggregate<E> for SignedAggregateAndProof<E> {
     fn data(&self) -> &AttestationData {
         &self.message.aggregate.data
@@ -285,13 +299,11 @@ impl<E: EthSpec> GossipAggregate<E> for SignedAggregateAndProof<E> {
         &self.message.aggregate.signature
     }
     fn event(&self) -> Option<ChainEvent> {
-        let data = &self.message.aggregate.data;
-        Some(ChainEvent::Aggregate {
-            aggregator_index: self.message.aggregator_index,
-            slot: data.slot,
-            beacon_block_root: data.beacon_block_root,
-            attestation: PresetMessage::new(self.message.aggregate.clone()),
-        })
+        Some(aggregate_event(
+            self.message.aggregator_index,
+            &self.message.aggregate.data,
+            PresetMessage::new(self.message.aggregate.clone()),
+        ))
     }
 }
 
@@ -327,13 +339,11 @@ impl<E: EthSpec> GossipAggregate<E> for types::gloas::SignedAggregateAndProof<E>
         &self.message.aggregate.signature
     }
     fn event(&self) -> Option<ChainEvent> {
-        let data = &self.message.aggregate.data;
-        Some(ChainEvent::Aggregate {
-            aggregator_index: self.message.aggregator_index,
-            slot: data.slot,
-            beacon_block_root: data.beacon_block_root,
-            attestation: PresetMessage::new(self.message.aggregate.clone()),
-        })
+        Some(aggregate_event(
+            self.message.aggregator_index,
+            &self.message.aggregate.data,
+            PresetMessage::new(self.message.aggregate.clone()),
+        ))
     }
 }
 
