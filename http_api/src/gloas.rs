@@ -21,7 +21,7 @@ use ssz::Encode;
 use state_processing::common::get_current_epoch;
 use state_processing::gloas::ptc::get_ptc;
 use types::gloas::PayloadAttestationMessage;
-use types::{BLSPubkey, Epoch, EthSpec, ForkName, Slot, ValidatorIndex};
+use types::{Epoch, EthSpec, ForkName, Slot, ValidatorIndex};
 
 use crate::ApiContext;
 use crate::beacon::Registry;
@@ -105,16 +105,6 @@ pub(crate) async fn get_execution_payload_envelope<E: EthSpec>(
     .await
 }
 
-/// `PtcDuty`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct PtcDuty {
-    pubkey: BLSPubkey,
-    #[serde(with = "beacon_api::json::quoted_u64")]
-    validator_index: ValidatorIndex,
-    #[serde(with = "beacon_api::json::quoted_u64")]
-    slot: Slot,
-}
-
 /// A Gloas state from which `get_ptc` answers for `epoch`: the duty state, advanced to the
 /// fork's first slot when it is still before Gloas.
 fn ptc_state<E: EthSpec>(ctx: &ApiContext<E>, epoch: Epoch) -> Result<StateAt<E>, HttpError> {
@@ -158,7 +148,7 @@ pub(crate) async fn post_ptc_duties<E: EthSpec>(
             return json(&DutiesResponse {
                 dependent_root: dependent_root(&at, epoch.saturating_sub(1)),
                 execution_optimistic: at.execution_optimistic,
-                data: Vec::<PtcDuty>::new(),
+                data: Vec::<beacon_api::PtcDuty>::new(),
             });
         }
         let at = ptc_state(&ctx, epoch)?;
@@ -178,10 +168,10 @@ pub(crate) async fn post_ptc_duties<E: EthSpec>(
             }
         }
         let registry = Registry::of(&at.state)?;
-        let data: Vec<PtcDuty> = indices
+        let data: Vec<beacon_api::PtcDuty> = indices
             .iter()
             .filter_map(|index| {
-                Some(PtcDuty {
+                Some(beacon_api::PtcDuty {
                     pubkey: registry.validator(*index)?.pubkey,
                     validator_index: *index,
                     slot: *assignment.get(index)?,

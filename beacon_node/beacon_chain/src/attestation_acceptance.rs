@@ -79,9 +79,8 @@ impl<E: EthSpec> BeaconChain<E> {
     }
 
     /// Accepts verified aggregates in Gloas's container: their votes into fork choice
-    /// (`data.index` the payload status they support), the aggregates into `pool` in Electra's
-    /// container (the same fields; EIP-7688 changed only how the bits are merkleized), which
-    /// block production turns back into Gloas's.
+    /// (`data.index` the payload status they support), the aggregates into `pool`
+    /// ([`OperationPool::insert_gloas_attestation`]).
     pub fn accept_gloas_aggregates<'a>(
         &self,
         pool: &OperationPool<E>,
@@ -95,10 +94,9 @@ impl<E: EthSpec> BeaconChain<E> {
         for aggregate in verified {
             votes.push(aggregate.fork_choice_vote());
             let attestation = &aggregate.signed_aggregate.message.aggregate;
-            let pooled = committees.of(self, attestation.data.target.epoch).map(|c| {
-                let electra = electra_container(attestation)?;
-                pool.insert_attestation(&electra, &c)
-            });
+            let pooled = committees
+                .of(self, attestation.data.target.epoch)
+                .map(|c| pool.insert_gloas_attestation(attestation, &c));
             accepted.count_pooled(pooled, "aggregate");
         }
         accepted.apply(self, votes);
@@ -151,26 +149,6 @@ pub struct PayloadVotesAccepted {
     pub pooled: usize,
     /// Messages the pool did not take (their block's committee unknown, or refused: logged).
     pub not_pooled: usize,
-}
-
-/// A Gloas attestation in Electra's container: the same bits, data, signature and committees.
-/// Fails only for more bits than Electra's list holds, which gossip validation (bits of the
-/// committee's length) rules out.
-fn electra_container<E: EthSpec>(
-    attestation: &types::gloas::Attestation<E>,
-) -> Result<types::electra::Attestation<E>, operation_pool::OpPoolError> {
-    let bits = &attestation.aggregation_bits;
-    let too_long = |_| operation_pool::OpPoolError::ListFull("aggregation_bits");
-    let mut aggregation_bits = ssz_types::BitList::with_capacity(bits.len()).map_err(too_long)?;
-    for i in bits.set_indices() {
-        aggregation_bits.set(i, true).map_err(too_long)?;
-    }
-    Ok(types::electra::Attestation {
-        aggregation_bits,
-        data: attestation.data.clone(),
-        signature: attestation.signature,
-        committee_bits: attestation.committee_bits.clone(),
-    })
 }
 
 impl Accepted {

@@ -161,6 +161,33 @@ impl<E: EthSpec> OperationPool<E> {
         self.operations.write().insert_attester_slashing(slashing)
     }
 
+    /// Inserts a verified network aggregate in Gloas's container: kept in Electra's (the same
+    /// fields; EIP-7688 changed only how the bits are merkleized), which Gloas block production
+    /// turns back into Gloas's. Fails only for more bits than Electra's list holds, which gossip
+    /// validation (bits of the committee's length) rules out.
+    pub fn insert_gloas_attestation(
+        &self,
+        attestation: &types::gloas::Attestation<E>,
+        committees: &CommitteeCache,
+    ) -> Result<InsertOutcome, OpPoolError> {
+        let bits = &attestation.aggregation_bits;
+        let too_long = |_| OpPoolError::ListFull("aggregation_bits");
+        let mut aggregation_bits =
+            ssz_types::BitList::with_capacity(bits.len()).map_err(too_long)?;
+        for i in bits.set_indices() {
+            aggregation_bits.set(i, true).map_err(too_long)?;
+        }
+        self.insert_attestation(
+            &Attestation {
+                aggregation_bits,
+                data: attestation.data.clone(),
+                signature: attestation.signature,
+                committee_bits: attestation.committee_bits.clone(),
+            },
+            committees,
+        )
+    }
+
     /// Inserts a verified attester slashing in Gloas's container: kept in Electra's (the same
     /// fields; EIP-7688 changed only how its index lists are merkleized), which Gloas block
     /// production turns back into Gloas's. Fails only for more indices than Electra's list
