@@ -15,12 +15,12 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use beacon_api::{BlockId, DutiesResponse, Encoding, GenericResponse, IndexedError};
 use beacon_chain::PayloadAttestationDataError;
-use beacon_chain::gossip::PayloadAttestationGossipError;
+use beacon_chain::gossip::{BidGossipError, PayloadAttestationGossipError};
 use serde::Serialize;
 use ssz::Encode;
 use state_processing::common::get_current_epoch;
 use state_processing::gloas::ptc::get_ptc;
-use types::gloas::PayloadAttestationMessage;
+use types::gloas::{PayloadAttestationMessage, SignedExecutionPayloadBid};
 use types::{Epoch, EthSpec, ForkName, Slot, ValidatorIndex};
 
 use crate::ApiContext;
@@ -283,6 +283,42 @@ pub(crate) async fn post_payload_attestations<E: EthSpec>(
                 message: "some payload attestation messages failed validation".into(),
                 failures,
             })
+        }
+    })
+    .await
+}
+
+/// `POST /eth/v1/beacon/execution_payload_bids` (JSON or SSZ, `Eth-Consensus-Version`
+/// required): a builder's signed bid, checked by the `execution_payload_bid` topic's rules
+/// (the chain keeps it as gossip's are kept: the best bid per parent), then gossiped. A bid
+/// the rules refuse or ignore (a lower value than one seen, a slot neither current nor next,
+/// a builder that cannot cover it) is a 400 with the rule's reason: the spec's 200 means
+/// "passed gossip validation and was broadcast", which only an accepted bid is.
+///
+/// [spec]: beacon-APIs v5.0.0-alpha.2 publishExecutionPayloadBid; gloas/p2p-interface.md#execution_payload_bid
+pub(crate) async fn post_execution_payload_bid<E: EthSpec>(
+    State(ctx): Ctx<E>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    let fork = body.required_fork()?;
+    if !fork.gloas_enabled() {
+        return Err(HttpError::bad_request(format!(
+            "execution payload bids are of Gloas and later, not {fork}"
+        )));
+    }
+    let bid: SignedExecutionPayloadBid = body.decode()?;
+    blocking_duty(ctx.workers(), move || {
+        let chain = &ctx.chain;
+        match chain.verify_execution_payload_bid_for_gossip(bid.clone(), chain.now_ms()) {
+            Ok(_) => {
+                ctx.network.publish_execution_payload_bid(bid);
+                Ok(ok_empty())
+            }
+            // The node could not evaluate a rule: ours, not the builder's.
+            Err(e @ BidGossipError::Internal(_)) => Err(HttpError::internal(e)),
+            Err(e) => Err(HttpError::bad_request(format!(
+                "the bid failed gossip validation: {e}"
+            ))),
         }
     })
     .await

@@ -466,6 +466,10 @@ pub fn router<E: EthSpec>(ctx: Arc<ApiContext<E>>) -> Router {
             post(gloas_production::post_execution_payload_envelope::<E>),
         )
         .route(
+            "/eth/v1/beacon/execution_payload_bids",
+            post(gloas::post_execution_payload_bid::<E>),
+        )
+        .route(
             "/eth/v1/validator/attestation_data",
             get(validator::get_attestation_data::<E>),
         )

@@ -85,6 +85,8 @@ pub trait NetworkApi<E: EthSpec>: BlockBroadcaster<E> {
     fn publish_operation(&self, operation: PublishedOperation<E>);
     /// Gossips a PTC member's vote on `payload_attestation_message` (Gloas).
     fn publish_payload_attestation(&self, message: PayloadAttestationMessage);
+    /// Gossips a builder's signed bid on `execution_payload_bid` (Gloas).
+    fn publish_execution_payload_bid(&self, bid: types::gloas::SignedExecutionPayloadBid);
     /// Subscribes to the subnets the validators' duties need.
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>);
     /// The known peers.
@@ -121,6 +123,8 @@ pub struct PublishCounts {
     pub operations: u64,
     /// Payload attestation messages (Gloas).
     pub payload_attestations: u64,
+    /// Execution payload bids (Gloas).
+    pub bids: u64,
 }
 
 /// A node without peers: publications are counted and go nowhere, subscriptions are kept.
@@ -135,6 +139,7 @@ pub struct NoNetwork {
     contributions: AtomicU64,
     operations: AtomicU64,
     payload_attestations: AtomicU64,
+    bids: AtomicU64,
     subscriptions: Mutex<Vec<SubnetSubscription>>,
 }
 
@@ -157,6 +162,7 @@ impl NoNetwork {
             contributions: get(&self.contributions),
             operations: get(&self.operations),
             payload_attestations: get(&self.payload_attestations),
+            bids: get(&self.bids),
         }
     }
 
@@ -214,6 +220,10 @@ impl<E: EthSpec> NetworkApi<E> for NoNetwork {
 
     fn publish_payload_attestation(&self, _: PayloadAttestationMessage) {
         bump(&self.payload_attestations, 1);
+    }
+
+    fn publish_execution_payload_bid(&self, _: types::gloas::SignedExecutionPayloadBid) {
+        bump(&self.bids, 1);
     }
 
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>) {

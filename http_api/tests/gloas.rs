@@ -997,3 +997,71 @@ async fn gloas_events_announce_payloads_and_ptc_votes() {
     assert_eq!(received.version, ForkName::Gloas);
     assert_eq!(received.data, message);
 }
+
+/// `POST /eth/v1/beacon/execution_payload_bids` checks a bid by the gossip topic's rules and
+/// broadcasts only one they accept: a refused bid is a 400 that names the rule (in JSON and in
+/// SSZ), nothing is published, and a body without Gloas's `Eth-Consensus-Version` is refused
+/// before any check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bid_is_broadcast_only_when_it_passes_the_gossip_rules() {
+    let n = node().await;
+    let blocks = n.chain_to(2).await;
+    let (b2, r2) = &blocks[1];
+    let types::SignedBeaconBlock::Gloas(block) = &b2.block else {
+        panic!("not a Gloas block");
+    };
+    let path = "/eth/v1/beacon/execution_payload_bids";
+    // A builder's bid for the next slot on the head, from a builder the registry lacks.
+    let mut bid = block.message.body.signed_execution_payload_bid.clone();
+    bid.message.slot = 3;
+    bid.message.parent_block_root = *r2;
+    bid.message.builder_index = 0;
+    bid.message.value = 1;
+    let json = serde_json::to_value(&bid).unwrap();
+    let (status, body) = n.post_json(path, &json, Some("gloas")).await;
+    assert_eq!(status, 400, "{body}");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the bid failed gossip validation: "),
+        "{message}"
+    );
+
+    // The same bid in SSZ: decoded, then refused for the same reason.
+    let response = n
+        .send(
+            reqwest::Client::new()
+                .post(format!("{}{path}", n.base))
+                .header("content-type", SSZ)
+                .header("eth-consensus-version", "gloas")
+                .body(bid.as_ssz_bytes()),
+        )
+        .await;
+    assert_eq!(response.status().as_u16(), 400);
+    assert_eq!(body_json(response).await["message"].as_str(), Some(message));
+
+    // A slot far from the clock: the topic's first rule.
+    let mut far = bid.clone();
+    far.message.slot = 40;
+    let (status, body) = n
+        .post_json(path, &serde_json::to_value(&far).unwrap(), Some("gloas"))
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("bid slot 40 is not the current or next slot"),
+        "{body}"
+    );
+
+    // No version, a fork before Gloas, a body that is not a bid.
+    for (fork, body) in [
+        (None, json.clone()),
+        (Some("fulu"), json.clone()),
+        (Some("gloas"), serde_json::json!({"message": {}})),
+    ] {
+        let (status, answer) = n.post_json(path, &body, fork).await;
+        assert_eq!(status, 400, "{fork:?}: {answer}");
+    }
+    assert_eq!(n.network.counts().bids, 0, "a refused bid was broadcast");
+}

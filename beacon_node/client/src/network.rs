@@ -235,6 +235,11 @@ impl<E: EthSpec> NetworkApi<E> for P2pNetwork<E> {
             .publish(PubsubMessage::PayloadAttestationMessage(Box::new(message)));
     }
 
+    fn publish_execution_payload_bid(&self, bid: types::gloas::SignedExecutionPayloadBid) {
+        self.handle
+            .publish(PubsubMessage::ExecutionPayloadBid(Arc::new(bid)));
+    }
+
     fn subscribe_subnets(&self, subscriptions: Vec<SubnetSubscription>) {
         for subscription in subscriptions {
             match subscription {
