@@ -298,6 +298,8 @@ async fn run_node<E: EthSpec>(args: BnArgs, spec: ChainSpec) -> Result<(), Strin
             cache_size_bytes: usize::try_from(args.db_cache_mib << 20).unwrap_or(usize::MAX),
             ..client::StoreConfig::default()
         },
+        // A public network (or a testnet's files): only the forks this version implements.
+        unreleased_forks: false,
     };
     let no_boot_nodes = config
         .network

@@ -347,6 +347,8 @@ async fn run_devnet<E: EthSpec>(
                 cache_size_bytes: usize::try_from(args.db_cache_mib << 20).unwrap_or(usize::MAX),
                 ..client::StoreConfig::default()
             },
+            // The devnet runs the forks it schedules (`--gloas-epoch`), from genesis too.
+            unreleased_forks: true,
         };
         let node = Client::start(config)
             .await

@@ -88,6 +88,10 @@ pub struct ClientConfig<E: EthSpec> {
     pub builder: Option<builder_client::BuilderConfig>,
     /// Options of the database (its page cache among them).
     pub store: store::StoreConfig,
+    /// Whether the node runs forks after [`types::ForkName::LATEST_IMPLEMENTED`] that its spec
+    /// schedules (Gloas today): `arbor dev --gloas-epoch` does, for a devnet of its own. Off,
+    /// a node refuses to start on a chain past such a fork and warns before it.
+    pub unreleased_forks: bool,
 }
 
 impl<E: EthSpec> ClientConfig<E> {

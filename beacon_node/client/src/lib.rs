@@ -20,7 +20,7 @@ use beacon_chain::{BeaconChain, ChainError, SlotClock, SystemTimeSlotClock};
 use execution_layer::EngineApiClient;
 use operation_pool::OperationPool;
 use state_processing::CachedBeaconState;
-use state_processing::genesis::interop_genesis_block;
+use state_processing::genesis::interop_genesis_block_of;
 use store::Store;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -174,7 +174,9 @@ impl<E: EthSpec> Client<E> {
             finalized_epoch = chain.finalized_checkpoint().epoch,
             "chain ready"
         );
-        if let Some((fork, epoch)) = chain.spec().first_unimplemented_fork() {
+        if let Some((fork, epoch)) = chain.spec().first_unimplemented_fork()
+            && !config.unreleased_forks
+        {
             let version = chain.spec().fork_version(fork);
             let head_epoch = chain.head().slot / E::slots_per_epoch();
             let clock_epoch = chain.slot_at_ms(chain.now_ms()) / E::slots_per_epoch();
@@ -468,7 +470,8 @@ fn open_chain<E: EthSpec>(
             let state_root = state
                 .hash_tree_root()
                 .map_err(|e| ClientError::Genesis(e.to_string()))?;
-            let block = interop_genesis_block::<E>(state_root);
+            // A Gloas genesis has a Gloas genesis block (its body carries the genesis bid).
+            let block = interop_genesis_block_of::<E>(genesis, state_root);
             Ok(BeaconChain::from_anchor(
                 store,
                 state,
