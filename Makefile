@@ -16,7 +16,7 @@ endif
 # fails without them rather than skipping the differential test.
 ORACLE_DIR ?= $(CURDIR)/target/lodestar-oracle
 
-.PHONY: build release run test spec-tests spec-vectors gloas-vectors oracle lodestar-roots lint fmt bench fuzz clean test-interop simulate test-conformance
+.PHONY: build release run test spec-tests spec-vectors gloas-vectors oracle lodestar-roots lint fmt bench fuzz clean test-interop simulate test-conformance test-conformance-gloas
 
 build:
 	$(CARGO) build --workspace
@@ -91,9 +91,14 @@ lodestar-roots:
 spec-tests: spec-vectors gloas-vectors
 	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_GLOAS_VECTORS="$(GLOAS_VECTORS_DIR)" $(CARGO) test --package ef_tests --test spec_tests -- --nocapture
 
-# Everything: unit, property and spec tests of every crate.
+# Everything: unit, property and spec tests of every crate. `cargo test --workspace
+# --all-features`, built once, its test binaries run TEST_JOBS at a time by scripts/run_tests.py
+# (the devnet binaries mostly wait for slots; one after another they left the cores idle): the
+# devnets at normal priority, the rest under `nice`. TEST_JOBS=1 runs them one after another.
+# Each binary's output: target/test-logs/runner/.
+TEST_JOBS ?= 3
 test: spec-vectors gloas-vectors oracle lodestar-roots
-	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_GLOAS_VECTORS="$(GLOAS_VECTORS_DIR)" ARBOR_LODESTAR_ORACLE="$(ORACLE_DIR)" ARBOR_LODESTAR_ROOTS="$(LODESTAR_ROOTS_DIR)" $(CARGO) test --workspace --all-features --no-fail-fast
+	ARBOR_SPEC_TESTS="$(SPEC_TESTS_DIR)" ARBOR_GLOAS_VECTORS="$(GLOAS_VECTORS_DIR)" ARBOR_LODESTAR_ORACLE="$(ORACLE_DIR)" ARBOR_LODESTAR_ROOTS="$(LODESTAR_ROOTS_DIR)" python3 scripts/run_tests.py --cargo "$(CARGO)" --jobs $(TEST_JOBS) -- --workspace --all-features
 
 # Networking against an independent implementation: installs the js-libp2p peer
 # (networking/interop, from npm, into target/interop-js; needs node >= 20 and npm) and runs it
@@ -116,6 +121,13 @@ test-interop:
 test-conformance:
 	$(CARGO) build --workspace --all-features --bin arbor
 	scripts/conformance/run.sh target/debug/arbor
+
+# The same checks against the Gloas release of the document (ethereum/beacon-APIs
+# v5.0.0-alpha.2, in $(SHARED)/beacon-apis-next) on a devnet that is Gloas from genesis. Report:
+# target/conformance-gloas/report.md.
+test-conformance-gloas:
+	$(CARGO) build --workspace --all-features --bin arbor
+	BEACON_APIS="$(SHARED)/beacon-apis-next" CONFORMANCE_GLOAS_EPOCH=0 CONFORMANCE_OUT="$(CURDIR)/target/conformance-gloas" scripts/conformance/run.sh target/debug/arbor
 
 # The simulator's long profile (testing/simulator): four nodes as separate processes of the
 # release binary (mock execution client, beacon node, validator client each), 26 epochs, with a
