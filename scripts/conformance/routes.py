@@ -32,6 +32,13 @@ UNSERVED = {
         "501: DVT middleware (distributed validators) only; the spec's text allows 501 for nodes "
         "without it"
     ),
+    # v5.0.0-alpha.2 (Gloas) only.
+    "getExecutionPayloadBid": (
+        "not routed: a bid built by this node's execution client for a staked builder to sign is "
+        "the builder's side of ePBS, whose API is still moving (builder-specs PRs 138, 161, 165); "
+        "Arbor builds its own proposers' bids (self-build) and takes builders' signed bids from "
+        "gossip and from publishExecutionPayloadBid"
+    ),
 }
 
 # Streams: probed by the schemathesis `events` pass, which reads their first event.

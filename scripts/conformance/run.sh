@@ -7,16 +7,18 @@
 # BEACON_APIS names the document: a checkout of ethereum/beacon-APIs (the release that defines
 # Fulu, v4.0.0), whose split YAML is bundled here into one JSON file, or an already bundled
 # .json/.yaml file. Default: ../shared/beacon-apis. CONFORMANCE_MAX_EXAMPLES (default 25) and
-# CONFORMANCE_SEED (default 1) set schemathesis's examples per operation and its seed.
-# Everything it writes goes under target/conformance/ (the report: target/conformance/report.md).
+# CONFORMANCE_SEED (default 1) set schemathesis's examples per operation and its seed;
+# CONFORMANCE_GLOAS_EPOCH=N starts the devnet with `--gloas-epoch N` (the Gloas release of the
+# document, v5.0.0-alpha.2: `make test-conformance-gloas`). Everything it writes goes under
+# CONFORMANCE_OUT (default target/conformance/; the report: report.md there).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 arbor="${1:-$repo/target/debug/arbor}"
 apis="${BEACON_APIS:-$repo/../shared/beacon-apis}"
-out="$repo/target/conformance"
-venv="$out/venv"
+out="${CONFORMANCE_OUT:-$repo/target/conformance}"
+venv="$repo/target/conformance/venv"
 
 [ -x "$arbor" ] || { echo "error: no arbor binary at $arbor (cargo build --bin arbor)" >&2; exit 1; }
 if [ ! -e "$apis" ]; then
@@ -54,4 +56,5 @@ fi
 rm -rf "$out/json" "$out/json-invalid-input" "$out/ssz" "$out/events"
 exec "$venv/bin/python" "$here/conformance.py" --arbor "$arbor" --oapi "$oapi" \
   --schemathesis "$venv/bin/schemathesis" --out "$out" \
-  --max-examples "${CONFORMANCE_MAX_EXAMPLES:-25}" --seed "${CONFORMANCE_SEED:-1}"
+  --max-examples "${CONFORMANCE_MAX_EXAMPLES:-25}" --seed "${CONFORMANCE_SEED:-1}" \
+  ${CONFORMANCE_GLOAS_EPOCH:+--gloas-epoch "$CONFORMANCE_GLOAS_EPOCH"}

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The SSZ and the JSON answer of each SSZ-capable Beacon API endpoint are one value, by the
-consensus specs' own Python types (PyPI `eth-consensus-specs`, Fulu, mainnet preset).
+consensus specs' own Python types (PyPI `eth-consensus-specs`, mainnet preset: Fulu's, or
+Gloas's for a Gloas devnet).
 
 For every case below, against a running node:
 
@@ -15,7 +16,7 @@ For every case below, against a running node:
 A case whose object the devnet does not have (a 404 in both encodings) is reported, not failed;
 at least MIN_CHECKED cases must be compared. Exits non-zero on any difference.
 
-Usage: ssz_json.py URL REPORT.md
+Usage: ssz_json.py URL REPORT.md [FORK]   (FORK: fulu, the default, or gloas)
 """
 
 import json
@@ -23,7 +24,8 @@ import sys
 import urllib.error
 import urllib.request
 
-from eth_consensus_specs.fulu import mainnet as spec
+from eth_consensus_specs.fulu import mainnet as fulu_spec
+from eth_consensus_specs.gloas import mainnet as gloas_spec
 from eth_consensus_specs.utils.ssz.ssz_typing import (
     BitList,
     BitVector,
@@ -32,9 +34,16 @@ from eth_consensus_specs.utils.ssz.ssz_typing import (
     ByteVector,
     Container,
     List,
+    ProgressiveBitList,
+    ProgressiveByteList,
+    ProgressiveList,
     Uint,
     Vector,
 )
+
+# The fork whose types read the answers (main() sets it from the command line).
+FORK = "fulu"
+spec = fulu_spec
 
 JSON = "application/json"
 SSZ = "application/octet-stream"
@@ -64,14 +73,14 @@ def from_json(data, typ, path="data"):
         if not isinstance(data, str) or not data.isdigit():
             raise Mismatch(f"{path}: an integer is a quoted decimal string, got {data!r}")
         return typ(int(data))
-    if issubclass(typ, (BitList, BitVector, ByteList, ByteVector)):
+    if issubclass(typ, (BitList, BitVector, ByteList, ByteVector, ProgressiveBitList, ProgressiveByteList)):
         if not isinstance(data, str) or not data.startswith("0x"):
             raise Mismatch(f"{path}: bytes are 0x-prefixed hex, got {str(data)[:40]!r}")
         raw = bytes.fromhex(data[2:])
-        if issubclass(typ, (BitList, BitVector)):
+        if issubclass(typ, (BitList, BitVector, ProgressiveBitList)):
             return typ.decode_bytes(raw)
         return typ(raw)
-    if issubclass(typ, (List, Vector)):
+    if issubclass(typ, (List, Vector, ProgressiveList)):
         if not isinstance(data, list):
             raise Mismatch(f"{path}: a list is a JSON array, got {type(data).__name__}")
         element = typ.element_cls()
@@ -120,7 +129,7 @@ def compare(base, path, typ, versioned):
     if versioned:
         v_json = header(js_headers, "eth-consensus-version")
         v_ssz = header(ssz_headers, "eth-consensus-version")
-        if not (document.get("version") == v_json == v_ssz == "fulu"):
+        if not (document.get("version") == v_json == v_ssz == FORK):
             raise Mismatch(f"versions: JSON field {document.get('version')}, headers {v_json} / {v_ssz}")
     from_ssz = typ.decode_bytes(ssz_body)
     if from_ssz.encode_bytes() != ssz_body:
@@ -177,6 +186,24 @@ def cases(base):
         root = data(f"/eth/v1/beacon/blocks/{slot}/root")
         if root:
             out.append((f"/eth/v1/beacon/light_client/bootstrap/{root['root']}", spec.LightClientBootstrap, True))
+    if FORK == "gloas":
+        # The payload comes in an envelope (the head's may still be on its way: the parent's
+        # is asked too); the PTC's data and pool are of the slot before the head's.
+        parent = header["header"]["message"]["parent_root"]
+        for root in [block, parent]:
+            out.append(
+                (f"/eth/v1/beacon/execution_payload_envelopes/{root}", spec.SignedExecutionPayloadEnvelope, True)
+            )
+        out.append((f"/eth/v1/validator/payload_attestation_data/{head}", spec.PayloadAttestationData, True))
+        out.append(
+            (
+                f"/eth/v1/beacon/pool/payload_attestations?slot={head - 1}",
+                List[spec.PayloadAttestation, spec.MAX_PAYLOAD_ATTESTATIONS],
+                True,
+            )
+        )
+        # Block production is v4 from Gloas on, which v5.0.0-alpha.2 does not define yet.
+        return out
     infinity = "0xc0" + "00" * 95
 
     def production():
@@ -189,10 +216,16 @@ def cases(base):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         raise SystemExit(__doc__)
+    global FORK, spec
     base, report = sys.argv[1].rstrip("/"), sys.argv[2]
-    lines = ["## JSON = SSZ, by the consensus specs' types (`eth-consensus-specs`, Fulu mainnet)", ""]
+    if len(sys.argv) == 4:
+        FORK = sys.argv[3]
+        spec = {"fulu": fulu_spec, "gloas": gloas_spec}.get(FORK)
+        if spec is None:
+            raise SystemExit(f"ssz_json.py: fork {FORK!r}: fulu or gloas")
+    lines = [f"## JSON = SSZ, by the consensus specs' types (`eth-consensus-specs`, {FORK} mainnet)", ""]
     failed = checked = 0
     for path, typ, versioned in cases(base):
         if callable(path):
