@@ -576,3 +576,118 @@ async fn a_gossip_child_of_a_missing_payload_is_held_until_the_envelope_is_looke
     a.stop().await;
     b.stop().await;
 }
+
+/// The node holds slot 36's block but not its envelope; the peer gossips only 38, on 37, each
+/// building on its parent's payload: the lookup of the unknown parent fetches 37 by root, then
+/// the envelopes of 36 and 37 by root (the chain crosses both FULL parents), and imports 36's
+/// envelope, 37, its envelope and 38 in that order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_lookup_across_full_gloas_parents_fetches_their_envelopes_by_root() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let last: Slot = LAST_SLOT - 2;
+    let (a, served_chain) = serving_node_to(&spec, &anchor, last).await;
+    let base = served_chain.root_at(last);
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &served_chain.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&b, &served_chain, last, last).await;
+    assert!(!b.chain.is_payload_verified(&base));
+    b.network.dial(a.tcp_addr());
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(LAST_SLOT / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
+    a.wait_until("b in a's block mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+    for (node, other) in [(&a, "b"), (&b, "a")] {
+        node.wait_until(&format!("{other}'s status answered"), || {
+            let n = served(node, "status");
+            async move { n >= 1.0 }
+        })
+        .await;
+    }
+
+    // a learns 37 (with its envelope) and 38, each on its parent's payload; gossips only 38.
+    let on_full = |slot: Slot| GloasBlockContents {
+        base: BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+            ..Default::default()
+        },
+        parent_payload: ParentPayload::Full,
+        ..Default::default()
+    };
+    let parent = &served_chain.gloas.last().unwrap().built;
+    let middle = build_gloas_block(&parent.post, last + 1, &on_full(last + 1), &spec).unwrap();
+    a.harness
+        .import_valid(Arc::new(middle.block.clone()), &[])
+        .unwrap();
+    let middle_envelope = self_built_envelope(&middle, &spec).unwrap();
+    a.chain
+        .import_execution_payload_envelope(Arc::new(middle_envelope.clone()), Vec::new())
+        .await
+        .unwrap();
+    let child = build_gloas_block(&middle.post, LAST_SLOT, &on_full(LAST_SLOT), &spec).unwrap();
+    let child_root = child.block.canonical_root();
+    a.harness
+        .import_valid(Arc::new(child.block.clone()), &[])
+        .unwrap();
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(child.block.clone())));
+
+    b.wait_for_head(child_root).await;
+    let head = a.chain.head();
+    let b_head = b.chain.head();
+    assert_eq!(
+        (b_head.block_root, b_head.payload_status),
+        (head.block_root, head.payload_status),
+        "b ends on a's head"
+    );
+    let middle_root = middle.block.canonical_root();
+    let store = b.chain.store();
+    assert_eq!(
+        store.get_execution_payload_envelope(&middle_root).unwrap(),
+        Some(middle_envelope),
+        "the fetched parent's envelope came by root"
+    );
+    assert_eq!(
+        store
+            .get_execution_payload_envelope(&base)
+            .unwrap()
+            .as_ref(),
+        Some(&served_chain.gloas.last().unwrap().envelope),
+        "so did the held base block's"
+    );
+    assert!(b.chain.is_payload_verified(&base) && b.chain.is_payload_verified(&middle_root));
+    b.wait_until("the lookup's outcome", || {
+        let n = b.counter("beacon_sync_lookups_total", &[]);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert_eq!(
+        b.counter("beacon_sync_lookups_total", &[("result", "imported")]),
+        1.0
+    );
+    assert_eq!(
+        served(&a, "execution_payload_envelopes_by_root"),
+        1.0,
+        "both envelopes in one request"
+    );
+    assert_eq!(b.counter("beacon_sync_envelope_lookups_total", &[]), 0.0);
+    assert_eq!(b.counter("beacon_sync_blocks_imported_total", &[]), 0.0);
+    a.stop().await;
+    b.stop().await;
+}

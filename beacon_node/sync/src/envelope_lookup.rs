@@ -475,6 +475,11 @@ impl<E: EthSpec> EnvelopeLookups<E> {
                 BatchDownloader::report(&self.ctx, peer, true);
                 self.ask_next(outcome.root);
             }
+            // A peer custodying fewer columns than ours need not have them all: another may.
+            Err(error @ SyncError::MissingColumns { .. }) => {
+                tracing::debug!(%peer, %error, "envelope lookup: columns missing, next peer");
+                self.ask_next(outcome.root);
+            }
             Err(error) => {
                 tracing::debug!(%error, "envelope lookup failed (not the peer's fault)");
                 self.finish(outcome.root, false, "import failed");

@@ -249,7 +249,30 @@ impl<E: EthSpec> BlockLookups<E> {
             return;
         };
         tracing::debug!(%peer, %error, "lookup request failed");
-        self.retry_block(id, peer);
+        let fetching_block = self
+            .lookups
+            .get(&id)
+            .is_some_and(|l| matches!(l.state, LookupState::Block));
+        if fetching_block {
+            self.retry_block(id, peer);
+        } else {
+            // The ancestry is complete: its envelopes and columns from the next peer (not
+            // the oldest block again).
+            self.retry_data(id, peer);
+        }
+    }
+
+    /// Asks the next peer (after `failed`) for the complete ancestry's envelopes and
+    /// columns, or drops the lookup.
+    fn retry_data(&mut self, id: u64, failed: PeerId) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        lookup.peers.retain(|p| *p != failed);
+        match lookup.peers.first().copied() {
+            Some(next) => self.ask_envelopes(id, next),
+            None => self.drop_lookup(id, "no peer has the envelopes or columns"),
+        }
     }
 
     pub(crate) fn on_response(
@@ -398,11 +421,7 @@ impl<E: EthSpec> BlockLookups<E> {
             BatchDownloader::report(&self.ctx, peer, true);
         }
         if wrong || envelopes.len() < lookup.needed.len() {
-            lookup.peers.retain(|p| *p != peer);
-            match lookup.peers.first().copied() {
-                Some(next) => self.ask_envelopes(id, next),
-                None => self.drop_lookup(id, "no peer has the envelopes the chain needs"),
-            }
+            self.retry_data(id, peer);
             return;
         }
         lookup.envelopes = envelopes;
