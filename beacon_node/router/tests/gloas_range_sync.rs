@@ -691,3 +691,100 @@ async fn a_block_lookup_across_full_gloas_parents_fetches_their_envelopes_by_roo
     a.stop().await;
     b.stop().await;
 }
+
+/// As [`a_missing_envelope_before_a_batch_is_looked_up_by_root_and_the_batch_retried`], from a
+/// peer that serves the batches honestly but answers the envelope by root with another block's:
+/// it is penalised and the lookup fails (nobody else to ask); once an honest peer joins, the
+/// envelope comes from it and the chain completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_answering_another_blocks_envelope_by_root_is_penalised() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let (a, served_chain) = serving_node(&spec, &anchor).await;
+    let head = a.chain.head();
+    let missing = served_chain.root_at(BLOB_SLOT);
+
+    let blocks: Vec<Arc<types::SignedBeaconBlock<E>>> = served_chain
+        .gloas
+        .iter()
+        .map(|g| Arc::new(g.built.block.clone()))
+        .collect();
+    let envelopes: Vec<(Slot, Arc<SignedExecutionPayloadEnvelope<E>>)> = served_chain
+        .gloas
+        .iter()
+        .filter(|g| !g.withheld)
+        .map(|g| (g.built.block.slot(), Arc::new(g.envelope.clone())))
+        .collect();
+    // Another block's envelope (the fork block's), for any root.
+    let wrong = envelopes[0].1.clone();
+    assert_ne!(wrong.message.beacon_block_root, missing);
+    let in_range = |slot: Slot, start: Slot, count: u64| slot >= start && slot < start + count;
+    let serve: Server = Box::new(move |request| match request {
+        Request::BlocksByRange(req) => Some(Response::success(
+            blocks
+                .iter()
+                .filter(|b| in_range(b.slot(), req.start_slot, req.count))
+                .map(|b| ResponseItem::Block(b.clone()))
+                .collect(),
+        )),
+        Request::ExecutionPayloadEnvelopesByRange(req) => Some(Response::success(
+            envelopes
+                .iter()
+                .filter(|(slot, _)| in_range(*slot, req.start_slot, req.count))
+                .map(|(_, e)| ResponseItem::ExecutionPayloadEnvelope(e.clone()))
+                .collect(),
+        )),
+        Request::DataColumnsByRange(_) => Some(Response::success(Vec::new())),
+        Request::ExecutionPayloadEnvelopesByRoot(_) => Some(Response::success(vec![
+            ResponseItem::ExecutionPayloadEnvelope(wrong.clone()),
+        ])),
+        _ => None,
+    });
+    let status = router::status::local_status(a.router.as_ref().unwrap().router());
+    let bad_peer = Client::serving(&spec, LAST_SLOT, status, vec![], serve).await;
+    let bad_peer_id = bad_peer.network.local_peer_id();
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &served_chain.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&b, &served_chain, BLOB_SLOT, BLOB_SLOT).await;
+    b.network.dial(bad_peer.network.tcp_addr().unwrap());
+    b.wait_until("an envelope lookup failed", || {
+        let n = b.counter(
+            "beacon_sync_envelope_lookups_total",
+            &[("result", "failed")],
+        );
+        async move { n >= 1.0 }
+    })
+    .await;
+    let score = b.network.peer_score(bad_peer_id).await;
+    assert!(score < 0.0, "penalised: {score}");
+    assert!(!b.chain.is_payload_verified(&missing));
+    assert!(
+        !b.chain
+            .is_block_imported(&served_chain.root_at(BLOB_SLOT + 1)),
+        "the child waits for the payload"
+    );
+
+    // An honest peer joins: the envelope (and the batches) come from it.
+    b.network.dial(a.tcp_addr());
+    b.wait_for_head(head.block_root).await;
+    assert!(b.chain.is_payload_verified(&missing));
+    assert!(served(&a, "execution_payload_envelopes_by_root") >= 1.0);
+    assert!(
+        b.counter(
+            "beacon_sync_envelope_lookups_total",
+            &[("result", "imported")]
+        ) >= 1.0
+    );
+    a.stop().await;
+    b.stop().await;
+}
