@@ -79,11 +79,15 @@ pub(crate) struct EnvelopeLookup<E: EthSpec> {
     envelope: Option<Arc<SignedExecutionPayloadEnvelope<E>>>,
     /// The slot of the block (for the import's errors).
     slot: Slot,
-    /// The peer serving the lookup now, and what it was asked for.
+    /// The peer serving the lookup now.
     serving: Option<PeerId>,
+    /// Whether that peer was asked for the block's columns (its envelope came).
     columns_asked: bool,
+    /// Whether the envelope is on the processor.
     processing: bool,
+    /// Gossip blocks held on the payload, with their senders.
     held: Vec<(PeerId, Arc<SignedBeaconBlock<E>>)>,
+    /// Whether range sync's batch waits for it.
     for_range: bool,
 }
 
