@@ -564,11 +564,22 @@ fn process_gossip_block<E: EthSpec>(
         Err(e) => {
             let verdict = e.verdict();
             tracing::debug!(error = %e, "gossip block refused");
-            if let BlockGossipError::ParentUnknown { .. } = e {
-                router.send_internal(Internal::UnknownParent {
-                    peer_id: source,
-                    block,
-                });
+            match e {
+                BlockGossipError::ParentUnknown { .. } => {
+                    router.send_internal(Internal::UnknownParent {
+                        peer_id: source,
+                        block,
+                    });
+                }
+                // The spec lets a client queue the block until the parent's payload is
+                // retrieved: sync holds it and looks the parent's envelope up.
+                BlockGossipError::ParentPayloadNotVerified { .. } => {
+                    router.send_internal(Internal::ParentPayloadUnknown {
+                        peer_id: source,
+                        block,
+                    });
+                }
+                _ => {}
             }
             report(router, "beacon_block", message_id, source, verdict);
         }

@@ -15,8 +15,9 @@
 //!   Goodbye(irrelevant network) and disconnected.
 //! - **Sync** (the `sync` crate's [`sync::SyncManager`], owned by the event loop): the
 //!   relevant peers' Status and metadata, the responses to sync's requests (range sync,
-//!   backfill, lookups), the unknown parents and blocks gossip and attestations name, and the
-//!   outcomes of sync's imports are handed to it; it submits its imports to the router's
+//!   backfill, lookups), the unknown parents and blocks gossip and attestations name, the
+//!   gossip blocks whose parent's payload is missing (held while its envelope is looked up),
+//!   and the outcomes of sync's imports are handed to it; it submits its imports to the router's
 //!   processor.
 //!
 //! ```no_run
@@ -163,6 +164,16 @@ pub(crate) enum Internal<E: EthSpec> {
     /// A gossip block's parent is unknown: its ancestry is looked up from the peer that sent
     /// it.
     UnknownParent {
+        /// The peer.
+        peer_id: PeerId,
+        /// The block.
+        block: Arc<SignedBeaconBlock<E>>,
+    },
+    /// A gossip block (IGNOREd) builds on its parent's payload, which the chain has not
+    /// verified: sync holds it and looks the parent's envelope up from the peer that sent it.
+    ///
+    /// [spec]: gloas/p2p-interface.md#beacon_block
+    ParentPayloadUnknown {
         /// The peer.
         peer_id: PeerId,
         /// The block.
@@ -578,6 +589,9 @@ impl<E: EthSpec> EventLoop<E> {
             Internal::PeerStatus { peer_id, status } => self.on_peer_status(peer_id, status),
             Internal::UnknownParent { peer_id, block } => {
                 self.sync.on_unknown_parent(peer_id, block)
+            }
+            Internal::ParentPayloadUnknown { peer_id, block } => {
+                self.sync.on_parent_payload_unknown(peer_id, block)
             }
             Internal::UnknownBlock { peer_id, root } => self.sync.on_unknown_block(peer_id, root),
             Internal::Reconstruct(root) => {

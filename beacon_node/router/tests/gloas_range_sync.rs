@@ -2,7 +2,9 @@
 //! over to Gloas, its Gloas blocks' payloads coming as envelopes (by range, matched to their
 //! blocks), their custody columns by range, and some payloads withheld (the next block builds
 //! on the EMPTY variant): blocks and envelopes imported in order, the head the same block in
-//! the same payload status as the peer's.
+//! the same payload status as the peer's. A node that imported a block but not its envelope
+//! looks the envelope up by root when a child builds on it: a range-sync batch starting on it
+//! waits for the lookup and is retried, a gossip child is held and imported after it.
 #![allow(
     clippy::unwrap_used,
     reason = "test helpers: a failed step fails the test"
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use common::*;
 use fork_choice::PayloadStatus;
 use networking::rpc::{Request, Response, ResponseItem};
+use networking::{GossipKind, GossipTopic, PubsubMessage};
 use router::SyncState;
 use state_harness::gloas::{
     GloasBlockContents, ParentPayload, build_gloas_block, self_built_envelope,
@@ -71,6 +74,15 @@ const WITHHELD: [Slot; 2] = [26, 32];
 /// Starts the serving node `a` with the Fulu blocks, then imports its Gloas blocks and
 /// envelopes ([`ServedChain`]).
 async fn serving_node(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> (Node, ServedChain) {
+    serving_node_to(spec, anchor, LAST_SLOT).await
+}
+
+/// [`serving_node`] with the Gloas blocks up to `last` (at least the last withheld slot).
+async fn serving_node_to(
+    spec: &Arc<ChainSpec>,
+    anchor: &BuiltBlock<E>,
+    last: Slot,
+) -> (Node, ServedChain) {
     let fork_slot: Slot = 3 * E::slots_per_epoch();
     // Fulu blocks at slots 17 to 23.
     let fulu = build_chain(spec, anchor, fork_slot - ANCHOR_SLOT - 1, None);
@@ -89,7 +101,7 @@ async fn serving_node(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> (Node, S
     let mut blob_columns = Vec::new();
     let mut gloas: Vec<GloasSlot> = Vec::new();
     let mut parent = fulu.last().unwrap().0.post.clone();
-    for slot in (fork_slot..=LAST_SLOT).filter(|s| *s != 30) {
+    for slot in (fork_slot..=last).filter(|s| *s != 30) {
         let parent_payload = match gloas.last() {
             Some(p) if p.withheld => ParentPayload::Empty,
             _ => ParentPayload::Full,
@@ -143,7 +155,7 @@ async fn serving_node(spec: &Arc<ChainSpec>, anchor: &BuiltBlock<E>) -> (Node, S
     let head = a.chain.head();
     assert_eq!(
         (head.block_root, head.payload_status),
-        (served.root_at(LAST_SLOT), Some(PayloadStatus::Full)),
+        (served.root_at(last), Some(PayloadStatus::Full)),
         "the served chain's head is its last block, FULL"
     );
     for slot in WITHHELD {
@@ -332,6 +344,447 @@ async fn a_peer_omitting_an_envelope_a_child_builds_on_is_penalised_and_the_batc
         (head.block_root, head.payload_status)
     );
     assert!(b.chain.is_payload_verified(&omitted));
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Imports the served chain's Gloas blocks up to `upto` into `node` (whose Fulu blocks are
+/// imported at its start), with their envelopes but those withheld and `skip`'s.
+async fn import_served(node: &Node, served: &ServedChain, upto: Slot, skip: Slot) {
+    for g in served.gloas.iter().filter(|g| g.built.block.slot() <= upto) {
+        let slot = g.built.block.slot();
+        node.harness
+            .import_valid(Arc::new(g.built.block.clone()), &[])
+            .unwrap();
+        if g.withheld || slot == skip {
+            continue;
+        }
+        let columns = if slot == BLOB_SLOT {
+            served.blob_columns.clone()
+        } else {
+            Vec::new()
+        };
+        node.chain
+            .import_execution_payload_envelope(Arc::new(g.envelope.clone()), columns)
+            .await
+            .unwrap();
+    }
+}
+
+/// `node`'s count of requests it served of `protocol`, successfully.
+fn served(node: &Node, protocol: &str) -> f64 {
+    node.counter(
+        "beacon_rpc_requests_served_total",
+        &[("protocol", protocol), ("result", "success")],
+    )
+}
+
+/// The node holds [`BLOB_SLOT`]'s block but not its envelope (nor its columns); range sync's
+/// first batch starts on the next slot, whose block builds on that payload: the batch fails
+/// on the parent's missing payload (nobody blamed, no attempt spent), the envelope and its
+/// custody columns are looked up by root and imported, and the batch retried then imported:
+/// the chain completes on the peer's head without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_envelope_before_a_batch_is_looked_up_by_root_and_the_batch_retried() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let (a, served_chain) = serving_node(&spec, &anchor).await;
+    let head = a.chain.head();
+    let missing = served_chain.root_at(BLOB_SLOT);
+    // The next block builds on the missing payload.
+    assert!(!WITHHELD.contains(&BLOB_SLOT));
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &served_chain.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&b, &served_chain, BLOB_SLOT, BLOB_SLOT).await;
+    assert_eq!(b.chain.head().block_root, missing);
+    assert!(!b.chain.is_payload_verified(&missing));
+
+    b.network.dial(a.tcp_addr());
+    b.wait_for_head(head.block_root).await;
+    b.wait_for_sync_state("synced", |s| *s == SyncState::Synced)
+        .await;
+    let b_head = b.chain.head();
+    assert_eq!(
+        (b_head.block_root, b_head.payload_status),
+        (head.block_root, head.payload_status),
+        "the same head block in the same payload status"
+    );
+    let envelope = &served_chain
+        .gloas
+        .iter()
+        .find(|g| g.built.block.canonical_root() == missing)
+        .unwrap()
+        .envelope;
+    assert_eq!(
+        b.chain
+            .store()
+            .get_execution_payload_envelope(&missing)
+            .unwrap()
+            .as_ref(),
+        Some(envelope),
+        "the envelope was looked up and stored"
+    );
+    assert!(b.chain.is_payload_verified(&missing));
+    assert_eq!(
+        b.chain.store().data_column_indices(&missing).unwrap().len(),
+        128,
+        "its custody columns came by root with it"
+    );
+    assert_eq!(
+        b.counter(
+            "beacon_sync_envelope_lookups_total",
+            &[("result", "imported")]
+        ),
+        1.0
+    );
+    assert_eq!(served(&a, "execution_payload_envelopes_by_root"), 1.0);
+    assert_eq!(served(&a, "data_column_sidecars_by_root"), 1.0);
+    // Batches of 8 slots from 26: [26, 34) failed once on the missing payload, then it and
+    // [34, 42) imported; nothing else (no restart from the finalized checkpoint).
+    assert_eq!(
+        b.counter(
+            "beacon_sync_batches_total",
+            &[("result", "missing_envelope")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        b.counter("beacon_sync_batches_total", &[("result", "imported")]),
+        2.0
+    );
+    assert_eq!(b.counter("beacon_sync_batches_total", &[]), 3.0);
+    let score = b.network.peer_score(a.network.local_peer_id()).await;
+    assert!(score >= 0.0, "the peer was not blamed: {score}");
+    a.stop().await;
+    b.stop().await;
+}
+
+/// The node holds the chain's last block but not its envelope; a child building on that
+/// payload comes by gossip: IGNOREd (the parent's payload is not verified), held by sync while
+/// the envelope is looked up by root from the sender, then imported: the node ends on the
+/// sender's head with the envelope stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gossip_child_of_a_missing_payload_is_held_until_the_envelope_is_looked_up() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let last: Slot = LAST_SLOT - 1;
+    let (a, served_chain) = serving_node_to(&spec, &anchor, last).await;
+    let missing = served_chain.root_at(last);
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &served_chain.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&b, &served_chain, last, last).await;
+    assert_eq!(b.chain.head().block_root, missing);
+    assert!(!b.chain.is_payload_verified(&missing));
+    // Connected once both hold the same blocks: no range sync.
+    b.network.dial(a.tcp_addr());
+
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(LAST_SLOT / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
+    a.wait_until("b in a's block mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+    for (node, other) in [(&a, "b"), (&b, "a")] {
+        node.wait_until(&format!("{other}'s status answered"), || {
+            let n = served(node, "status");
+            async move { n >= 1.0 }
+        })
+        .await;
+    }
+
+    // a's next block builds on the payload b lacks; only the block is gossiped.
+    let parent = served_chain.gloas.last().unwrap();
+    let contents = GloasBlockContents {
+        base: BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(last)],
+            ..Default::default()
+        },
+        parent_payload: ParentPayload::Full,
+        ..Default::default()
+    };
+    let child = build_gloas_block(&parent.built.post, LAST_SLOT, &contents, &spec).unwrap();
+    let child_root = child.block.canonical_root();
+    a.harness
+        .import_valid(Arc::new(child.block.clone()), &[])
+        .unwrap();
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(child.block.clone())));
+
+    b.wait_for_head(child_root).await;
+    let head = a.chain.head();
+    let b_head = b.chain.head();
+    assert_eq!(
+        (b_head.block_root, b_head.payload_status),
+        (head.block_root, head.payload_status),
+        "b ends on a's head"
+    );
+    assert_eq!(
+        b.chain
+            .store()
+            .get_execution_payload_envelope(&missing)
+            .unwrap()
+            .as_ref(),
+        Some(&parent.envelope),
+        "the parent's envelope was looked up and stored"
+    );
+    assert!(b.chain.is_payload_verified(&missing));
+    assert_eq!(
+        b.counter(
+            "beacon_gossip_messages_total",
+            &[("topic", "beacon_block"), ("verdict", "ignore")]
+        ),
+        1.0,
+        "the child was ignored on gossip, then imported once the payload was"
+    );
+    assert_eq!(
+        b.counter(
+            "beacon_sync_envelope_lookups_total",
+            &[("result", "imported")]
+        ),
+        1.0
+    );
+    assert_eq!(served(&a, "execution_payload_envelopes_by_root"), 1.0);
+    assert_eq!(
+        b.counter("beacon_sync_blocks_imported_total", &[]),
+        0.0,
+        "not by range sync"
+    );
+    a.stop().await;
+    b.stop().await;
+}
+
+/// The node holds slot 36's block but not its envelope; the peer gossips only 38, on 37, each
+/// building on its parent's payload: the lookup of the unknown parent fetches 37 by root, then
+/// the envelopes of 36 and 37 by root (the chain crosses both FULL parents), and imports 36's
+/// envelope, 37, its envelope and 38 in that order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_lookup_across_full_gloas_parents_fetches_their_envelopes_by_root() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let last: Slot = LAST_SLOT - 2;
+    let (a, served_chain) = serving_node_to(&spec, &anchor, last).await;
+    let base = served_chain.root_at(last);
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &served_chain.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&b, &served_chain, last, last).await;
+    assert!(!b.chain.is_payload_verified(&base));
+    b.network.dial(a.tcp_addr());
+    let digest = a
+        .network
+        .fork_context()
+        .digest_at_epoch(LAST_SLOT / E::slots_per_epoch());
+    let topic = GossipTopic::new(GossipKind::BeaconBlock, digest);
+    a.wait_until("b in a's block mesh", || {
+        let network = a.network.clone();
+        async move { !network.mesh_peers(topic).await.is_empty() }
+    })
+    .await;
+    for (node, other) in [(&a, "b"), (&b, "a")] {
+        node.wait_until(&format!("{other}'s status answered"), || {
+            let n = served(node, "status");
+            async move { n >= 1.0 }
+        })
+        .await;
+    }
+
+    // a learns 37 (with its envelope) and 38, each on its parent's payload; gossips only 38.
+    let on_full = |slot: Slot| GloasBlockContents {
+        base: BlockContents {
+            attestations: vec![AttestationSpec::whole_slot(slot - 1)],
+            ..Default::default()
+        },
+        parent_payload: ParentPayload::Full,
+        ..Default::default()
+    };
+    let parent = &served_chain.gloas.last().unwrap().built;
+    let middle = build_gloas_block(&parent.post, last + 1, &on_full(last + 1), &spec).unwrap();
+    a.harness
+        .import_valid(Arc::new(middle.block.clone()), &[])
+        .unwrap();
+    let middle_envelope = self_built_envelope(&middle, &spec).unwrap();
+    a.chain
+        .import_execution_payload_envelope(Arc::new(middle_envelope.clone()), Vec::new())
+        .await
+        .unwrap();
+    let child = build_gloas_block(&middle.post, LAST_SLOT, &on_full(LAST_SLOT), &spec).unwrap();
+    let child_root = child.block.canonical_root();
+    a.harness
+        .import_valid(Arc::new(child.block.clone()), &[])
+        .unwrap();
+    a.network
+        .publish(PubsubMessage::BeaconBlock(Arc::new(child.block.clone())));
+
+    b.wait_for_head(child_root).await;
+    let head = a.chain.head();
+    let b_head = b.chain.head();
+    assert_eq!(
+        (b_head.block_root, b_head.payload_status),
+        (head.block_root, head.payload_status),
+        "b ends on a's head"
+    );
+    let middle_root = middle.block.canonical_root();
+    let store = b.chain.store();
+    assert_eq!(
+        store.get_execution_payload_envelope(&middle_root).unwrap(),
+        Some(middle_envelope),
+        "the fetched parent's envelope came by root"
+    );
+    assert_eq!(
+        store
+            .get_execution_payload_envelope(&base)
+            .unwrap()
+            .as_ref(),
+        Some(&served_chain.gloas.last().unwrap().envelope),
+        "so did the held base block's"
+    );
+    assert!(b.chain.is_payload_verified(&base) && b.chain.is_payload_verified(&middle_root));
+    b.wait_until("the lookup's outcome", || {
+        let n = b.counter("beacon_sync_lookups_total", &[]);
+        async move { n >= 1.0 }
+    })
+    .await;
+    assert_eq!(
+        b.counter("beacon_sync_lookups_total", &[("result", "imported")]),
+        1.0
+    );
+    assert_eq!(
+        served(&a, "execution_payload_envelopes_by_root"),
+        1.0,
+        "both envelopes in one request"
+    );
+    assert_eq!(b.counter("beacon_sync_envelope_lookups_total", &[]), 0.0);
+    assert_eq!(b.counter("beacon_sync_blocks_imported_total", &[]), 0.0);
+    a.stop().await;
+    b.stop().await;
+}
+
+/// As [`a_missing_envelope_before_a_batch_is_looked_up_by_root_and_the_batch_retried`], from a
+/// peer that serves the batches honestly but answers the envelope by root with another block's:
+/// it is penalised and the lookup fails (nobody else to ask); once an honest peer joins, the
+/// envelope comes from it and the chain completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_answering_another_blocks_envelope_by_root_is_penalised() {
+    let spec = fulu_then_gloas();
+    let anchor = anchor(&spec);
+    let (a, served_chain) = serving_node(&spec, &anchor).await;
+    let head = a.chain.head();
+    let missing = served_chain.root_at(BLOB_SLOT);
+
+    let blocks: Vec<Arc<types::SignedBeaconBlock<E>>> = served_chain
+        .gloas
+        .iter()
+        .map(|g| Arc::new(g.built.block.clone()))
+        .collect();
+    let envelopes: Vec<(Slot, Arc<SignedExecutionPayloadEnvelope<E>>)> = served_chain
+        .gloas
+        .iter()
+        .filter(|g| !g.withheld)
+        .map(|g| (g.built.block.slot(), Arc::new(g.envelope.clone())))
+        .collect();
+    // Another block's envelope (the fork block's), for any root.
+    let wrong = envelopes[0].1.clone();
+    assert_ne!(wrong.message.beacon_block_root, missing);
+    let in_range = |slot: Slot, start: Slot, count: u64| slot >= start && slot < start + count;
+    let serve: Server = Box::new(move |request| match request {
+        Request::BlocksByRange(req) => Some(Response::success(
+            blocks
+                .iter()
+                .filter(|b| in_range(b.slot(), req.start_slot, req.count))
+                .map(|b| ResponseItem::Block(b.clone()))
+                .collect(),
+        )),
+        Request::ExecutionPayloadEnvelopesByRange(req) => Some(Response::success(
+            envelopes
+                .iter()
+                .filter(|(slot, _)| in_range(*slot, req.start_slot, req.count))
+                .map(|(_, e)| ResponseItem::ExecutionPayloadEnvelope(e.clone()))
+                .collect(),
+        )),
+        Request::DataColumnsByRange(_) => Some(Response::success(Vec::new())),
+        Request::ExecutionPayloadEnvelopesByRoot(_) => Some(Response::success(vec![
+            ResponseItem::ExecutionPayloadEnvelope(wrong.clone()),
+        ])),
+        _ => None,
+    });
+    let status = router::status::local_status(a.router.as_ref().unwrap().router());
+    let bad_peer = Client::serving(&spec, LAST_SLOT, status, vec![], serve).await;
+    let bad_peer_id = bad_peer.network.local_peer_id();
+
+    let b = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor: &anchor,
+            blocks: &served_chain.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&b, &served_chain, BLOB_SLOT, BLOB_SLOT).await;
+    b.network.dial(bad_peer.network.tcp_addr().unwrap());
+    b.wait_until("an envelope lookup failed", || {
+        let n = b.counter(
+            "beacon_sync_envelope_lookups_total",
+            &[("result", "failed")],
+        );
+        async move { n >= 1.0 }
+    })
+    .await;
+    let score = b.network.peer_score(bad_peer_id).await;
+    assert!(score < 0.0, "penalised: {score}");
+    assert!(!b.chain.is_payload_verified(&missing));
+    assert!(
+        !b.chain
+            .is_block_imported(&served_chain.root_at(BLOB_SLOT + 1)),
+        "the child waits for the payload"
+    );
+
+    // An honest peer joins: the envelope (and the batches) come from it.
+    b.network.dial(a.tcp_addr());
+    b.wait_for_head(head.block_root).await;
+    assert!(b.chain.is_payload_verified(&missing));
+    assert!(served(&a, "execution_payload_envelopes_by_root") >= 1.0);
+    assert!(
+        b.counter(
+            "beacon_sync_envelope_lookups_total",
+            &[("result", "imported")]
+        ) >= 1.0
+    );
     a.stop().await;
     b.stop().await;
 }

@@ -673,6 +673,26 @@ pub(crate) fn match_envelopes<E: EthSpec>(
         .collect())
 }
 
+/// Whether `child` (a block on `parent`) builds on `parent`'s payload: both Gloas, the
+/// child's bid's `parent_block_hash` the parent's bid's `block_hash` (the parent must then be
+/// FULL before the child is imported).
+///
+/// [spec]: gloas/fork-choice.md#modified-on_block
+pub(crate) fn builds_on_payload<E: EthSpec>(
+    parent: &SignedBeaconBlock<E>,
+    child: &SignedBeaconBlock<E>,
+) -> bool {
+    match (
+        parent.signed_execution_payload_bid(),
+        child.signed_execution_payload_bid(),
+    ) {
+        (Some(parent_bid), Some(child_bid)) => {
+            child_bid.message.parent_block_hash == parent_bid.message.block_hash
+        }
+        _ => false,
+    }
+}
+
 /// `2304` as `2,304`.
 pub(crate) fn with_separators(n: u64) -> String {
     let digits = n.to_string();

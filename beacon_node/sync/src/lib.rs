@@ -1,8 +1,10 @@
 //! Sync: range sync towards peers ahead of us ([`range`]), backfill of the blocks before a
 //! checkpoint-sync anchor ([`backfill`]), both on one batch downloader (request building,
 //! retries with an attempt limit, custody-aware peer choice, blame of the serving peer only
-//! for its own faults), and lookups of blocks by root ([`lookup`]), which reuse its penalty
-//! rule and the segment import of range sync.
+//! for its own faults), lookups of blocks by root ([`lookup`]), which reuse its penalty
+//! rule and the segment import of range sync, and lookups of Gloas payload envelopes by root
+//! ([`envelope_lookup`]) for the blocks whose children build on a payload the chain lacks
+//! (gossip blocks held on it, range-sync batches waiting for it).
 //!
 //! [`SyncManager`] is driven from one task (the router's event loop): the peers' Status and
 //! metadata, the responses to sync's requests, the outcomes of its own work on the beacon
@@ -35,6 +37,7 @@
 
 pub mod backfill;
 mod batch;
+pub mod envelope_lookup;
 pub mod lookup;
 mod metrics;
 pub mod range;
@@ -148,6 +151,7 @@ pub(crate) enum Outcome {
     Segment(range::SegmentOutcome),
     Backfill(backfill::BatchOutcome),
     Lookup(lookup::LookupOutcome),
+    Envelope(envelope_lookup::EnvelopeOutcome),
 }
 
 /// Range sync, backfill and lookups, driven from one task (the router's event loop).
@@ -155,6 +159,7 @@ pub struct SyncManager<E: EthSpec> {
     range: range::RangeSync<E>,
     backfill: backfill::BackfillSync<E>,
     lookups: lookup::BlockLookups<E>,
+    envelopes: envelope_lookup::EnvelopeLookups<E>,
     state: watch::Receiver<SyncState>,
 }
 
@@ -190,7 +195,8 @@ impl<E: EthSpec> SyncManager<E> {
         let manager = Self {
             backfill: backfill::BackfillSync::new(ctx.clone(), config, state.clone()),
             range: range::RangeSync::new(ctx.clone(), config, state_tx),
-            lookups: lookup::BlockLookups::new(ctx),
+            lookups: lookup::BlockLookups::new(ctx.clone()),
+            envelopes: envelope_lookup::EnvelopeLookups::new(ctx),
             state,
         };
         Ok((manager, receiver))
@@ -206,6 +212,7 @@ impl<E: EthSpec> SyncManager<E> {
     pub fn add_peer(&mut self, peer: PeerId, status: StatusMessage) {
         self.range.add_peer(peer, status);
         self.backfill.add_peer(peer, status);
+        self.envelopes.add_peer(peer);
     }
 
     /// A peer left, said goodbye or is on another chain: its downloads go elsewhere.
@@ -213,6 +220,8 @@ impl<E: EthSpec> SyncManager<E> {
         self.range.remove_peer(peer);
         self.backfill.remove_peer(peer);
         self.lookups.remove_peer(peer);
+        self.envelopes.remove_peer(peer);
+        self.after_envelope_lookups();
     }
 
     /// A peer's metadata told its custody group count.
@@ -224,6 +233,17 @@ impl<E: EthSpec> SyncManager<E> {
     /// A gossip block of `peer` whose parent is unknown: its ancestry is looked up.
     pub fn on_unknown_parent(&mut self, peer: PeerId, block: Arc<SignedBeaconBlock<E>>) {
         self.lookups.on_unknown_parent(peer, block);
+    }
+
+    /// A gossip block of `peer` whose parent's payload the chain has not verified (IGNOREd by
+    /// gossip): held while the parent's envelope is looked up, then imported.
+    ///
+    /// [spec]: gloas/p2p-interface.md#beacon_block
+    pub fn on_parent_payload_unknown(&mut self, peer: PeerId, block: Arc<SignedBeaconBlock<E>>) {
+        if let Some((peer, block)) = self.envelopes.hold(peer, block) {
+            self.lookups.on_parent_imported(peer, block);
+        }
+        self.after_envelope_lookups();
     }
 
     /// A block root `peer` referred to that the chain has not imported: it is looked up.
@@ -238,7 +258,10 @@ impl<E: EthSpec> SyncManager<E> {
         request_id: OutboundRequestId,
         response: Response<E>,
     ) {
-        if self.lookups.owns(&request_id) {
+        if self.envelopes.owns(&request_id) {
+            self.envelopes.on_response(peer, request_id, response);
+            self.after_envelope_lookups();
+        } else if self.lookups.owns(&request_id) {
             self.lookups.on_response(peer, request_id, response);
         } else if self.backfill.owns(&request_id) {
             self.backfill.on_response(peer, request_id, response);
@@ -254,7 +277,10 @@ impl<E: EthSpec> SyncManager<E> {
         request_id: OutboundRequestId,
         error: RpcError,
     ) {
-        if self.lookups.owns(&request_id) {
+        if self.envelopes.owns(&request_id) {
+            self.envelopes.on_request_failed(peer, request_id, &error);
+            self.after_envelope_lookups();
+        } else if self.lookups.owns(&request_id) {
             self.lookups.on_request_failed(peer, request_id, &error);
         } else if self.backfill.owns(&request_id) {
             self.backfill.on_request_failed(peer, request_id, error);
@@ -266,12 +292,41 @@ impl<E: EthSpec> SyncManager<E> {
     /// A segment, backfill batch or lookup was imported or failed.
     pub fn on_outcome(&mut self, outcome: SyncOutcome) {
         match outcome.0 {
-            Outcome::Segment(outcome) => self.range.on_segment_processed(outcome),
+            Outcome::Segment(outcome) => {
+                self.range.on_segment_processed(outcome);
+                if let Some((parent, peer)) = self.range.take_wanted_envelope()
+                    && !self.envelopes.look_up_for_range(parent, peer)
+                {
+                    self.range.on_envelope_lookup_done(parent, false);
+                }
+                self.after_envelope_lookups();
+            }
             Outcome::Backfill(outcome) => self.backfill.on_batch_processed(outcome),
             Outcome::Lookup(outcome) => {
                 let range = &self.range;
                 self.lookups
                     .on_processed(outcome, |peer| range.is_full_custody(peer))
+            }
+            Outcome::Envelope(outcome) => {
+                let range = &self.range;
+                self.envelopes
+                    .on_processed(outcome, |peer| range.is_full_custody(peer));
+                self.after_envelope_lookups();
+            }
+        }
+    }
+
+    /// The envelope lookups that ended: their held gossip blocks imported (when the payload
+    /// was) or dropped, range sync's waiting batch resumed.
+    fn after_envelope_lookups(&mut self) {
+        for done in self.envelopes.take_done() {
+            if done.imported {
+                for (peer, block) in done.held {
+                    self.lookups.on_parent_imported(peer, block);
+                }
+            }
+            if done.for_range {
+                self.range.on_envelope_lookup_done(done.root, done.imported);
             }
         }
     }

@@ -1,12 +1,15 @@
 //! Single-block lookups: a gossip block whose parent is unknown has its ancestry fetched by
 //! root (`BeaconBlocksByRoot`, one block at a time back to a block the chain holds, at most
-//! [`MAX_LOOKUP_DEPTH`] deep), the custody columns of every fetched block with blobs by root
-//! (`DataColumnSidecarsByRoot`), then the whole chain of blocks imported in order as one
-//! segment on the processor's `rpc_block` kind (the checks and the import of range sync). A
-//! peer that answers with another block or bad data is penalised; one that has nothing is
-//! passed over for the next peer that sent a descendant.
+//! [`MAX_LOOKUP_DEPTH`] deep), the payload envelopes (Gloas, `ExecutionPayloadEnvelopesByRoot`)
+//! of the blocks whose child in the fetched chain builds on their payload (the held block the
+//! chain stops at included, when the chain has it without its payload), the custody columns of
+//! every fetched block with blobs by root (`DataColumnSidecarsByRoot`), then the whole chain of
+//! blocks imported in order as one segment on the processor's `rpc_block` kind (the checks and
+//! the import of range sync, each envelope imported between its block and the child). A peer
+//! that answers with another block, an envelope not asked for or bad data is penalised; one
+//! that has nothing is passed over for the next peer that sent a descendant.
 //!
-//! [spec]: phase0/p2p-interface.md#beaconblocksbyroot, fulu/p2p-interface.md#datacolumnsidecarsbyroot-v1
+//! [spec]: phase0/p2p-interface.md#beaconblocksbyroot, fulu/p2p-interface.md#datacolumnsidecarsbyroot-v1, gloas/p2p-interface.md#executionpayloadenvelopesbyroot-v1
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,9 +18,10 @@ use beacon_processor::WorkKind;
 use networking::rpc::{Request, Response, ResponseItem};
 use networking::{OutboundRequestId, PeerId, RpcError};
 use types::fulu::DataColumnsByRootIdentifier;
+use types::gloas::SignedExecutionPayloadEnvelope;
 use types::{DataColumnSidecar, EthSpec, Root, SignedBeaconBlock};
 
-use crate::batch::BatchDownloader;
+use crate::batch::{BatchDownloader, builds_on_payload};
 use crate::segment::{blob_count, submit_segment};
 use crate::{Outcome, SyncContext, SyncError};
 
@@ -37,6 +41,8 @@ pub(crate) struct LookupOutcome {
 enum LookupState {
     /// Waiting for the block `root`.
     Block,
+    /// Waiting for the payload envelopes of the blocks the fetched chain builds on.
+    Envelopes { peer: PeerId },
     /// Waiting for the custody columns of the fetched blocks with blobs.
     Columns { peer: PeerId },
     /// Being imported.
@@ -51,6 +57,14 @@ struct Lookup<E: EthSpec> {
     /// Peers that sent a descendant and may have the ancestry, in the order they did.
     peers: Vec<PeerId>,
     state: LookupState,
+    /// The imported block the fetched chain starts on, when the oldest fetched block builds
+    /// on its payload and the chain does not have that payload: its envelope is imported
+    /// before the chain.
+    base: Option<Arc<SignedBeaconBlock<E>>>,
+    /// The envelopes the fetched chain needs (of `base` and of pending blocks), by root.
+    needed: Vec<Root>,
+    /// The envelopes fetched.
+    envelopes: Vec<Arc<SignedExecutionPayloadEnvelope<E>>>,
 }
 
 /// The lookups running.
@@ -99,7 +113,11 @@ impl<E: EthSpec> BlockLookups<E> {
                     lookup.peers.push(peer);
                 }
                 // A child of the newest pending block extends the chain being fetched.
-                if newest == Some(parent) && !matches!(lookup.state, LookupState::Processing { .. })
+                if newest == Some(parent)
+                    && matches!(
+                        lookup.state,
+                        LookupState::Block | LookupState::Columns { .. }
+                    )
                 {
                     lookup.pending.insert(0, block);
                 }
@@ -148,8 +166,45 @@ impl<E: EthSpec> BlockLookups<E> {
                 pending,
                 peers: vec![peer],
                 state: LookupState::Block,
+                base: None,
+                needed: Vec::new(),
+                envelopes: Vec::new(),
             },
         );
+    }
+
+    /// A block of `peer` whose parent is imported now (with its payload: a gossip block held
+    /// on its parent's envelope): imported through a lookup of no ancestor.
+    pub(crate) fn on_parent_imported(&mut self, peer: PeerId, block: Arc<SignedBeaconBlock<E>>) {
+        let root = block.canonical_root();
+        if self.ctx.chain.is_block_imported(&root)
+            || self
+                .lookups
+                .values()
+                .any(|l| l.pending.iter().any(|b| b.canonical_root() == root))
+        {
+            return;
+        }
+        if self.lookups.len() >= MAX_LOOKUPS {
+            self.count("too_many");
+            tracing::debug!(%root, "too many lookups: the block is left to range sync");
+            return;
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.lookups.insert(
+            id,
+            Lookup {
+                root,
+                pending: vec![block],
+                peers: vec![peer],
+                state: LookupState::Block,
+                base: None,
+                needed: Vec::new(),
+                envelopes: Vec::new(),
+            },
+        );
+        self.ancestry_complete(id, peer);
     }
 
     /// Whether `request_id` is one of ours.
@@ -194,7 +249,30 @@ impl<E: EthSpec> BlockLookups<E> {
             return;
         };
         tracing::debug!(%peer, %error, "lookup request failed");
-        self.retry_block(id, peer);
+        let fetching_block = self
+            .lookups
+            .get(&id)
+            .is_some_and(|l| matches!(l.state, LookupState::Block));
+        if fetching_block {
+            self.retry_block(id, peer);
+        } else {
+            // The ancestry is complete: its envelopes and columns from the next peer (not
+            // the oldest block again).
+            self.retry_data(id, peer);
+        }
+    }
+
+    /// Asks the next peer (after `failed`) for the complete ancestry's envelopes and
+    /// columns, or drops the lookup.
+    fn retry_data(&mut self, id: u64, failed: PeerId) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        lookup.peers.retain(|p| *p != failed);
+        match lookup.peers.first().copied() {
+            Some(next) => self.ask_envelopes(id, next),
+            None => self.drop_lookup(id, "no peer has the envelopes or columns"),
+        }
     }
 
     pub(crate) fn on_response(
@@ -229,7 +307,7 @@ impl<E: EthSpec> BlockLookups<E> {
                 let parent = block.parent_root();
                 lookup.pending.push(block);
                 if self.ctx.chain.is_block_imported(&parent) {
-                    self.fetch_columns(id, peer);
+                    self.ancestry_complete(id, peer);
                 } else if lookup.pending.len() > MAX_LOOKUP_DEPTH {
                     self.drop_lookup(id, "deeper than a lookup goes: left to range sync");
                 } else {
@@ -240,6 +318,9 @@ impl<E: EthSpec> BlockLookups<E> {
                         .send_request(peer, Request::BlocksByRoot(vec![parent]));
                     self.requests.insert(request, id);
                 }
+            }
+            LookupState::Envelopes { peer: from } => {
+                self.on_envelopes(id, from, response.items);
             }
             LookupState::Columns { peer: from } => {
                 let columns = response
@@ -256,8 +337,99 @@ impl<E: EthSpec> BlockLookups<E> {
         }
     }
 
-    /// Asks `peer` for the custody columns of every pending block with blobs, or goes straight
-    /// to the import when none has blobs.
+    /// The ancestry is fetched back to an imported block: the envelopes the chain needs
+    /// (each block whose child builds on its payload, the imported base block included when
+    /// its payload is not verified) are asked for from `peer`, or the columns when none is.
+    ///
+    /// [spec]: gloas/fork-choice.md#modified-on_block
+    fn ancestry_complete(&mut self, id: u64, peer: PeerId) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        let mut needed = Vec::new();
+        lookup.base = None;
+        if let Some(oldest) = lookup.pending.last()
+            && oldest.signed_execution_payload_bid().is_some()
+        {
+            let base_root = oldest.parent_root();
+            if !self.ctx.chain.is_payload_verified(&base_root) {
+                match self.ctx.chain.store().get_block(&base_root) {
+                    Ok(Some(base)) if builds_on_payload(&base, oldest) => {
+                        needed.push(base_root);
+                        lookup.base = Some(Arc::new(base));
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(%base_root, %error, "lookup: the base block's read failed");
+                    }
+                }
+            }
+        }
+        // `pending` is newest first: each block with the one before it (its child).
+        for pair in lookup.pending.windows(2) {
+            let [child, parent] = pair else {
+                continue;
+            };
+            if child.parent_root() == parent.canonical_root() && builds_on_payload(parent, child) {
+                needed.push(parent.canonical_root());
+            }
+        }
+        lookup.needed = needed;
+        lookup.envelopes.clear();
+        self.ask_envelopes(id, peer);
+    }
+
+    /// Asks `peer` for the lookup's needed envelopes (the columns next when none is needed).
+    fn ask_envelopes(&mut self, id: u64, peer: PeerId) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        if lookup.needed.is_empty() {
+            self.fetch_columns(id, peer);
+            return;
+        }
+        lookup.state = LookupState::Envelopes { peer };
+        let request = self.ctx.network.send_request(
+            peer,
+            Request::ExecutionPayloadEnvelopesByRoot(lookup.needed.clone()),
+        );
+        self.requests.insert(request, id);
+    }
+
+    /// `peer`'s envelopes: one not asked for (or twice) is its fault; when one is missing the
+    /// next peer that sent a descendant is asked.
+    fn on_envelopes(&mut self, id: u64, peer: PeerId, items: Vec<ResponseItem<E>>) {
+        let Some(lookup) = self.lookups.get_mut(&id) else {
+            return;
+        };
+        let mut envelopes: Vec<Arc<SignedExecutionPayloadEnvelope<E>>> = Vec::new();
+        let mut wrong = false;
+        for item in items {
+            match item {
+                ResponseItem::ExecutionPayloadEnvelope(envelope)
+                    if lookup.needed.contains(&envelope.message.beacon_block_root)
+                        && !envelopes.iter().any(|e| {
+                            e.message.beacon_block_root == envelope.message.beacon_block_root
+                        }) =>
+                {
+                    envelopes.push(envelope);
+                }
+                _ => wrong = true,
+            }
+        }
+        if wrong {
+            BatchDownloader::report(&self.ctx, peer, true);
+        }
+        if wrong || envelopes.len() < lookup.needed.len() {
+            self.retry_data(id, peer);
+            return;
+        }
+        lookup.envelopes = envelopes;
+        self.fetch_columns(id, peer);
+    }
+
+    /// Asks `peer` for the custody columns of every pending block with blobs (and of the base
+    /// block whose envelope is imported), or goes straight to the import when none has blobs.
     fn fetch_columns(&mut self, id: u64, peer: PeerId) {
         let Some(lookup) = self.lookups.get_mut(&id) else {
             return;
@@ -266,6 +438,7 @@ impl<E: EthSpec> BlockLookups<E> {
         let ids: Vec<DataColumnsByRootIdentifier<E>> = lookup
             .pending
             .iter()
+            .chain(lookup.base.iter())
             .filter(|b| blob_count(b) > 0)
             .filter_map(|b| {
                 Some(DataColumnsByRootIdentifier {
@@ -292,14 +465,19 @@ impl<E: EthSpec> BlockLookups<E> {
             return;
         };
         lookup.state = LookupState::Processing { peer };
-        let blocks: Vec<_> = lookup.pending.iter().rev().cloned().collect();
+        // The base block (imported already: skipped) leads, for its envelope's import.
+        let blocks: Vec<_> = lookup
+            .base
+            .iter()
+            .chain(lookup.pending.iter().rev())
+            .cloned()
+            .collect();
         submit_segment(
             &self.ctx,
             WorkKind::RpcBlock,
             blocks,
             columns,
-            // Envelopes by root are not looked up yet: a Gloas block comes without its payload.
-            Vec::new(),
+            lookup.envelopes.clone(),
             move |result| Outcome::Lookup(LookupOutcome { id, result }),
         );
     }

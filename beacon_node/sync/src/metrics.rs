@@ -17,6 +17,9 @@ pub(crate) struct Metrics {
     pub(crate) sync_peers: IntGauge,
     /// `beacon_sync_lookups_total{result}`: block lookups imported, failed, dropped.
     pub(crate) lookups: IntCounterVec,
+    /// `beacon_sync_envelope_lookups_total{result}`: payload-envelope lookups imported,
+    /// failed, or not started.
+    pub(crate) envelope_lookups: IntCounterVec,
     /// `beacon_sync_backfill_slots_remaining`: slots between the oldest stored block and the
     /// backfill target.
     pub(crate) backfill_slots_remaining: IntGauge,
@@ -54,6 +57,13 @@ impl Metrics {
                 ),
                 &["result"],
             )?,
+            envelope_lookups: IntCounterVec::new(
+                Opts::new(
+                    "beacon_sync_envelope_lookups_total",
+                    "Lookups of payload envelopes by root: imported, failed, or not started",
+                ),
+                &["result"],
+            )?,
             backfill_slots_remaining: IntGauge::new(
                 "beacon_sync_backfill_slots_remaining",
                 "Slots between the oldest stored block and the backfill target",
@@ -75,6 +85,7 @@ impl Metrics {
         registry.register(Box::new(self.sync_batches.clone()))?;
         registry.register(Box::new(self.sync_peers.clone()))?;
         registry.register(Box::new(self.lookups.clone()))?;
+        registry.register(Box::new(self.envelope_lookups.clone()))?;
         registry.register(Box::new(self.backfill_slots_remaining.clone()))?;
         registry.register(Box::new(self.backfill_batches.clone()))?;
         Ok(())

@@ -241,14 +241,17 @@ impl BatchFailure for SyncError {
         self.result_label()
     }
 
-    /// Every failure counts towards the batch's restart from the finalized checkpoint.
+    /// Every failure counts towards the batch's restart from the finalized checkpoint, but a
+    /// parent's missing payload: its envelope is looked up and the batch retried after it
+    /// (a failed envelope lookup spends the attempt: [`RangeSync::on_envelope_lookup_done`]).
     fn spends_attempt(&self) -> bool {
-        true
+        !matches!(self, SyncError::ParentPayloadUnknown { .. })
     }
 
-    /// The next download goes to another peer first, whoever failed.
+    /// The next download goes to another peer first, whoever failed; but a parent's missing
+    /// payload is no fault of the batch's data: any peer (the same one too) serves it again.
     fn marks_peer(&self, _blamed: bool) -> bool {
-        true
+        !matches!(self, SyncError::ParentPayloadUnknown { .. })
     }
 }
 
@@ -274,6 +277,12 @@ pub(crate) struct RangeSync<E: EthSpec> {
     tolerance: u64,
     /// Whether the next start is from the finalized checkpoint instead of the head.
     from_finalized: bool,
+    /// A batch failed on its parent's missing payload: the parent's envelope to look up, and
+    /// the peer that served the batch (asked first), for the manager.
+    wanted_envelope: Option<(Root, PeerId)>,
+    /// The parent whose envelope lookup the batch `.1` waits for: no batch is imported
+    /// until the lookup ends.
+    awaiting_envelope: Option<(Root, u64)>,
 }
 
 impl<E: EthSpec> RangeSync<E> {
@@ -292,6 +301,8 @@ impl<E: EthSpec> RangeSync<E> {
             tolerance: config.tolerance_slots,
             from_finalized: false,
             progress: Progress::default(),
+            wanted_envelope: None,
+            awaiting_envelope: None,
         }
     }
 
@@ -500,6 +511,9 @@ impl<E: EthSpec> RangeSync<E> {
 
     /// Starts importing the first batch when it is downloaded and nothing is importing.
     fn process_next(&mut self) {
+        if self.awaiting_envelope.is_some() {
+            return;
+        }
         let Some((batch, downloaded)) = self.downloader.start_processing() else {
             return;
         };
@@ -533,7 +547,52 @@ impl<E: EthSpec> RangeSync<E> {
                     .inc_by(imported as u64);
                 self.downloader.imported(outcome.batch_id);
             }
-            Err(error) => self.fail_batch(outcome.batch_id, peer, &error),
+            Err(error) => {
+                self.fail_batch(outcome.batch_id, peer, &error);
+                if let SyncError::ParentPayloadUnknown { parent, .. } = error {
+                    tracing::debug!(%parent, "range sync batch waits for its parent's envelope");
+                    self.wanted_envelope = Some((parent, peer));
+                    self.awaiting_envelope = Some((parent, outcome.batch_id));
+                }
+            }
+        }
+        self.drive();
+    }
+
+    /// The envelope a failed batch's parent needs, to be looked up by root (once).
+    pub(crate) fn take_wanted_envelope(&mut self) -> Option<(Root, PeerId)> {
+        self.wanted_envelope.take()
+    }
+
+    /// The envelope lookup of `root` ended: the batch waiting for it is imported again; when
+    /// the envelope could not be had the attempt counts (the peers' chain may not be ours).
+    ///
+    /// [spec]: gloas/fork-choice.md#new-on_execution_payload_envelope
+    pub(crate) fn on_envelope_lookup_done(&mut self, root: Root, imported: bool) {
+        let Some((awaited, batch_id)) = self.awaiting_envelope else {
+            return;
+        };
+        if awaited != root {
+            return;
+        }
+        self.awaiting_envelope = None;
+        if !imported {
+            let max_attempts = self.downloader.limits.max_attempts;
+            let restart = self
+                .downloader
+                .batches
+                .iter_mut()
+                .find(|b| b.id == batch_id)
+                .is_some_and(|batch| {
+                    batch.attempts += 1;
+                    batch.attempts >= max_attempts
+                });
+            if restart {
+                tracing::warn!(%root, "no peer serves the envelope range sync needs: restarting from the finalized checkpoint");
+                self.from_finalized = true;
+                self.downloader.clear();
+                self.next_start = None;
+            }
         }
         self.drive();
     }
@@ -654,6 +713,42 @@ mod tests {
         sidecar.index = index;
         sidecar.slot = slot;
         Arc::new(DataColumnSidecar::Gloas(sidecar))
+    }
+
+    #[test]
+    fn a_parents_missing_payload_spends_no_attempt_marks_no_peer_and_blames_nobody() {
+        use crate::batch::BatchFailure;
+        let waiting = SyncError::ParentPayloadUnknown {
+            slot: 11,
+            parent: Root::repeat_byte(1),
+        };
+        assert!(
+            !waiting.spends_attempt(),
+            "retried after the envelope lookup"
+        );
+        assert!(!waiting.marks_peer(false));
+        assert!(!waiting.blames(true));
+        // The batch's own missing envelope is the peer's: it counts.
+        let withheld = SyncError::MissingEnvelope {
+            block_root: Root::repeat_byte(1),
+            slot: 10,
+        };
+        assert!(withheld.spends_attempt());
+        assert!(withheld.marks_peer(true));
+    }
+
+    #[test]
+    fn a_child_builds_on_its_parents_payload_when_its_bid_names_the_parents_block_hash() {
+        let blocks = gloas_chain();
+        assert!(crate::batch::builds_on_payload(&blocks[0], &blocks[1]));
+        assert!(
+            !crate::batch::builds_on_payload(&blocks[1], &blocks[2]),
+            "13 builds on the payload before 11's"
+        );
+        assert!(
+            !crate::batch::builds_on_payload(&block(9), &blocks[0]),
+            "pre-Gloas parent"
+        );
     }
 
     #[test]

@@ -312,7 +312,7 @@ pub(crate) fn process_gloas_segment<E: EthSpec>(
 /// What an envelope's failed import (of the block `block_root` at `slot`) means for the
 /// batch: missing custody columns as for a block's, a bad envelope or bad columns the peer's
 /// fault, our own failures nobody's.
-fn envelope_failure(slot: Slot, block_root: Root, error: EnvelopeError) -> SyncError {
+pub(crate) fn envelope_failure(slot: Slot, block_root: Root, error: EnvelopeError) -> SyncError {
     if let EnvelopeError::DataUnavailable {
         source: ColumnsUnavailable::Missing(missing),
         ..
