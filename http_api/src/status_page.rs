@@ -220,8 +220,8 @@ fn ptc_participation<E: EthSpec>(
     child: &SignedBeaconBlock<E>,
 ) -> PtcParticipation {
     let size = E::PtcSize::to_usize();
-    let mut voted = vec![false; size];
-    let mut present = vec![false; size];
+    let mut voted = std::collections::BTreeSet::new();
+    let mut present = std::collections::BTreeSet::new();
     let attestations = match child {
         SignedBeaconBlock::Gloas(b) => b.message.body.payload_attestations.iter(),
         SignedBeaconBlock::Phase0(_)
@@ -242,17 +242,17 @@ fn ptc_participation<E: EthSpec>(
         if attestation.data.beacon_block_root != root || attestation.data.slot != slot {
             continue;
         }
-        for (position, bit) in attestation.aggregation_bits.iter().enumerate() {
-            if bit {
-                voted[position] = true;
-                present[position] |= attestation.data.payload_present;
+        let positions = attestation.aggregation_bits.iter().enumerate();
+        for (position, _) in positions.filter(|(_, bit)| *bit) {
+            voted.insert(position);
+            if attestation.data.payload_present {
+                present.insert(position);
             }
         }
     }
-    let count = |bits: &[bool]| bits.iter().filter(|b| **b).count();
     PtcParticipation {
-        votes: count(&voted),
-        payload_present: count(&present),
+        votes: voted.len(),
+        payload_present: present.len(),
         committee_size: size,
     }
 }
