@@ -9,7 +9,21 @@
 //! `finalized_checkpoint` events.
 //!
 //! Timelines are the chain's ([`beacon_chain::timeline`]): kept for the last
-//! [`TIMELINE_SLOTS`] slots, in milliseconds from the start of the block's slot.
+//! [`TIMELINE_SLOTS`] slots, in milliseconds from the start of the block's slot; from Gloas
+//! they include the block's payload envelope (first seen, imported).
+//!
+//! **Gloas blocks** (EIP-7732) also carry, in [`get_status`], their payload status and their
+//! PTC participation; blocks before Gloas carry neither (the fields are absent):
+//! - `payload_status`: [`BeaconChain::canonical_payload_status`] on the head the page lists:
+//!   `FULL` or `EMPTY` as the head's chain decided (a later block built on the payload or
+//!   beside it), `PENDING` for the head block when fork choice's head is not its FULL node.
+//! - `ptc_participation`: the PTC positions whose votes on the block were **packed into its
+//!   canonical child's `payload_attestations`** (the votes the chain counted on-chain, the same
+//!   on every node; the votes only this node saw on gossip are not counted), of `PTC_SIZE`,
+//!   and how many of them said the payload was present. `null` while the block has no child
+//!   (the head). A child in a later slot than the next one packs none: `0` votes.
+//!
+//! [`BeaconChain::canonical_payload_status`]: beacon_chain::BeaconChain::canonical_payload_status
 
 use std::sync::Arc;
 
@@ -17,10 +31,12 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{Html, IntoResponse, Response};
 use beacon_api::{BlockId, GenericResponse};
+use beacon_chain::HeadSnapshot;
 use beacon_chain::timeline::{AvailableVia, BlockTimeline, SeenVia, TIMELINE_SLOTS};
+use fork_choice::PayloadStatus;
 use serde::Serialize;
 use ssz_types::typenum::Unsigned;
-use types::{EthSpec, Root, Slot, ValidatorIndex};
+use types::{EthSpec, Root, SignedBeaconBlock, Slot, ValidatorIndex};
 
 use crate::ApiContext;
 use crate::blobs::commitments_of;
@@ -48,7 +64,8 @@ pub(crate) struct StageJson {
 }
 
 /// A block's timeline as served: seen → gossip verified → available → executed → imported →
-/// head, each `null` until it happened.
+/// head, then (Gloas) its envelope seen → imported, each `null` until it happened. For a
+/// Gloas block `executed` is its envelope's payload's `engine_newPayload`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct TimelineJson {
     block_root: Root,
@@ -60,6 +77,8 @@ pub(crate) struct TimelineJson {
     executed: Option<StageJson>,
     imported: Option<StageJson>,
     head: Option<StageJson>,
+    envelope_seen: Option<StageJson>,
+    envelope_imported: Option<StageJson>,
 }
 
 fn seen_via(via: SeenVia) -> &'static str {
@@ -94,6 +113,11 @@ impl TimelineJson {
                 delay_ms,
                 via: Some(seen_via(via)),
             }),
+            envelope_seen: t.envelope_seen.map(|(delay_ms, via)| StageJson {
+                delay_ms,
+                via: Some(seen_via(via)),
+            }),
+            envelope_imported: at(t.envelope_imported),
             gossip_verified: at(t.gossip_verified),
             available: t.available.map(|(delay_ms, via)| StageJson {
                 delay_ms,
@@ -151,6 +175,86 @@ pub(crate) struct StatusBlock {
     /// `None` once older than the timelines kept (or for a block the node did not import
     /// itself, such as the anchor).
     timeline: Option<TimelineJson>,
+    /// Gloas blocks only: absent before Gloas.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    gloas: Option<GloasSlotStatus>,
+}
+
+/// What the status page shows of a Gloas block's payload (see the module's notes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct GloasSlotStatus {
+    /// `FULL`, `EMPTY` or `PENDING`; `null` when the head's chain cannot tell (a block older
+    /// than `SLOTS_PER_HISTORICAL_ROOT`).
+    payload_status: Option<&'static str>,
+    /// `null` while the block has no canonical child.
+    ptc_participation: Option<PtcParticipation>,
+}
+
+/// The PTC votes on a block packed into its canonical child's `payload_attestations`.
+///
+/// [spec]: gloas/beacon-chain.md#new-process_payload_attestation
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct PtcParticipation {
+    /// PTC positions with a vote (distinct positions, over all aggregates).
+    votes: usize,
+    /// Of them, those whose vote said `payload_present`.
+    payload_present: usize,
+    /// `PTC_SIZE`.
+    committee_size: usize,
+}
+
+fn payload_status_name(status: PayloadStatus) -> &'static str {
+    match status {
+        PayloadStatus::Full => "FULL",
+        PayloadStatus::Empty => "EMPTY",
+        PayloadStatus::Pending => "PENDING",
+    }
+}
+
+/// The PTC votes on block `root` of `slot` that `child` packed: the union of the aggregation
+/// bits of its payload attestations whose data names `root` and `slot` (a child before Gloas
+/// packs none).
+fn ptc_participation<E: EthSpec>(
+    root: Root,
+    slot: Slot,
+    child: &SignedBeaconBlock<E>,
+) -> PtcParticipation {
+    let size = E::PtcSize::to_usize();
+    let mut voted = std::collections::BTreeSet::new();
+    let mut present = std::collections::BTreeSet::new();
+    let attestations = match child {
+        SignedBeaconBlock::Gloas(b) => b.message.body.payload_attestations.iter(),
+        SignedBeaconBlock::Phase0(_)
+        | SignedBeaconBlock::Altair(_)
+        | SignedBeaconBlock::Bellatrix(_)
+        | SignedBeaconBlock::Capella(_)
+        | SignedBeaconBlock::Deneb(_)
+        | SignedBeaconBlock::Electra(_)
+        | SignedBeaconBlock::Fulu(_) => {
+            return PtcParticipation {
+                votes: 0,
+                payload_present: 0,
+                committee_size: size,
+            };
+        }
+    };
+    for attestation in attestations {
+        if attestation.data.beacon_block_root != root || attestation.data.slot != slot {
+            continue;
+        }
+        let positions = attestation.aggregation_bits.iter().enumerate();
+        for (position, _) in positions.filter(|(_, bit)| *bit) {
+            voted.insert(position);
+            if attestation.data.payload_present {
+                present.insert(position);
+            }
+        }
+    }
+    PtcParticipation {
+        votes: voted.len(),
+        payload_present: present.len(),
+        committee_size: size,
+    }
 }
 
 /// A queue of the beacon processor.
@@ -296,16 +400,32 @@ fn processor_metrics(registry: &prometheus::Registry) -> (Vec<QueueDepth>, Vec<B
 /// The last [`STATUS_BLOCKS`] canonical blocks, from the head back through parent roots.
 fn recent_blocks<E: EthSpec>(
     ctx: &ApiContext<E>,
-    head_root: Root,
+    head: &HeadSnapshot<E>,
 ) -> Result<Vec<StatusBlock>, HttpError> {
     let store = ctx.chain.store();
     let mut blocks = Vec::with_capacity(STATUS_BLOCKS);
-    let mut root = head_root;
+    let mut root = head.block_root;
+    // The canonical child of the block at hand (the one listed before it).
+    let mut child: Option<SignedBeaconBlock<E>> = None;
     while blocks.len() < STATUS_BLOCKS {
         let Some(block) = store.get_block(&root)? else {
             break;
         };
         let slot = block.slot();
+        let gloas = ctx
+            .chain
+            .spec()
+            .fork_name_at_slot::<E>(slot)
+            .gloas_enabled()
+            .then(|| GloasSlotStatus {
+                payload_status: ctx
+                    .chain
+                    .canonical_payload_status(head, root, slot)
+                    .map(payload_status_name),
+                ptc_participation: child
+                    .as_ref()
+                    .map(|child| ptc_participation(root, slot, child)),
+            });
         let column_indices = store.data_column_indices(&root)?;
         blocks.push(StatusBlock {
             slot,
@@ -319,11 +439,13 @@ fn recent_blocks<E: EthSpec>(
                 .chain
                 .block_timeline(&root)
                 .map(|t| TimelineJson::new(root, &t)),
+            gloas,
         });
         if slot == 0 {
             break;
         }
         root = block.parent_root();
+        child = Some(block);
     }
     Ok(blocks)
 }
@@ -346,7 +468,7 @@ fn status<E: EthSpec>(ctx: &ApiContext<E>) -> Result<StatusData, HttpError> {
         clock_slot: ctx.chain.slot_at_ms(ctx.chain.now_ms()),
         head_slot: head.slot,
         head_root: head.block_root,
-        blocks: recent_blocks(ctx, head.block_root)?,
+        blocks: recent_blocks(ctx, &head)?,
         processor_queues,
         processor_workers,
         peers_by_client,
@@ -355,8 +477,9 @@ fn status<E: EthSpec>(ctx: &ApiContext<E>) -> Result<StatusData, HttpError> {
     })
 }
 
-/// `GET /arbor/v1/status`: the clock, the last blocks with their blob counts, stored columns
-/// and timelines, the beacon processor's queues, and the peers by client and custody.
+/// `GET /arbor/v1/status`: the clock, the last blocks with their blob counts, stored columns,
+/// timelines and (Gloas) payload status and PTC participation, the beacon processor's queues,
+/// and the peers by client and custody.
 pub(crate) async fn get_status<E: EthSpec>(State(ctx): Ctx<E>) -> Result<Response, HttpError> {
     let data = blocking(ctx.workers(), move || status(&ctx)).await?;
     json(&GenericResponse { data })
@@ -381,6 +504,8 @@ mod tests {
             executed: None,
             imported: None,
             head: None,
+            envelope_seen: Some((1_900, SeenVia::Rpc)),
+            envelope_imported: None,
         };
         let json = serde_json::to_value(TimelineJson::new(Root::repeat_byte(1), &t)).unwrap();
         assert_eq!(json["slot"], "7");
@@ -391,6 +516,11 @@ mod tests {
         assert_eq!(json["gossip_verified"], serde_json::json!({"delay_ms": 40}));
         assert_eq!(json["available"]["via"], "reconstruction");
         assert!(json["executed"].is_null() && json["head"].is_null());
+        assert_eq!(
+            json["envelope_seen"],
+            serde_json::json!({"delay_ms": 1_900, "via": "rpc"})
+        );
+        assert!(json["envelope_imported"].is_null());
         assert_eq!(
             json["block_root"],
             format!("0x{}", "01".repeat(32)).as_str()

@@ -114,6 +114,16 @@ impl<E: EthSpec> BeaconChain<E> {
         self.timelines.lock().seen(root, slot, at, via);
     }
 
+    /// Records that the execution payload envelope of block `root` (Gloas) was first seen now,
+    /// on the block's timeline (nothing for a block the node has not seen: see
+    /// [`crate::timeline`]). The router calls this when an envelope arrives, before it is
+    /// verified; the chain does for req/resp and the API.
+    pub fn record_envelope_seen(&self, root: Root, via: SeenVia) {
+        self.timelines
+            .lock()
+            .envelope_seen(root, |slot| self.ms_into_slot(slot), via);
+    }
+
     /// Records that the execution client answered `engine_newPayload` of a block now (the
     /// router calls this for a verdict it obtained beside the import).
     pub fn record_block_executed(&self, root: Root, slot: Slot) {

@@ -21,7 +21,9 @@
 use ssz_types::typenum::Unsigned;
 use types::{EthSpec, Root, Slot, ValidatorIndex, gloas::PayloadAttestationData};
 
-use crate::chain::BeaconChain;
+use fork_choice::PayloadStatus;
+
+use crate::chain::{BeaconChain, HeadSnapshot};
 
 /// Basis points of a slot (`BASIS_POINTS`).
 const BASIS_POINTS: u64 = 10_000;
@@ -92,11 +94,9 @@ impl<E: EthSpec> BeaconChain<E> {
 
     /// `data.index` of an attestation for `slot` whose vote is `beacon_block_root`, from Gloas
     /// on the payload status the vote supports, as this node's fork choice sees it: 0 for a
-    /// block of `slot` itself (a same-slot vote always says 0); for the head block of an
-    /// earlier slot, 1 when the head is FULL; for an ancestor of the head, 1 when the head's
-    /// chain built on its payload (the head state's `execution_payload_availability` at its
-    /// slot). 0 before Gloas, and for a block fork choice does not hold or the head's chain
-    /// does not contain.
+    /// block of `slot` itself (a same-slot vote always says 0); else 1 when
+    /// [`Self::canonical_payload_status`] says FULL. 0 before Gloas, and for a block fork choice
+    /// does not hold or the head's chain does not contain.
     ///
     /// [spec]: gloas/validator.md#attestation
     pub fn attestation_payload_index(&self, slot: Slot, beacon_block_root: Root) -> u64 {
@@ -116,25 +116,53 @@ impl<E: EthSpec> BeaconChain<E> {
         if block_slot == slot {
             return 0;
         }
-        let head = self.head();
-        if head.block_root == beacon_block_root {
-            return u64::from(head.payload_status == Some(fork_choice::PayloadStatus::Full));
+        let status = self.canonical_payload_status(&self.head(), beacon_block_root, block_slot);
+        u64::from(status == Some(PayloadStatus::Full))
+    }
+
+    /// The payload status of block `block_root` (at `block_slot`) on `head`'s chain: for the
+    /// head itself, FULL when fork choice's head is its FULL node, else PENDING (its payload
+    /// may still come, or the next block still build on it); for an ancestor, FULL when the
+    /// head's chain built on its payload (the head state's `execution_payload_availability` at
+    /// its slot, set by `process_parent_execution_payload` of its child), else EMPTY. `None`
+    /// for a block the head's chain does not contain and one older than
+    /// `SLOTS_PER_HISTORICAL_ROOT` slots. A block before Gloas answers as fork choice holds it
+    /// (FULL from the crossing on): callers that show only Gloas payloads check the fork.
+    ///
+    /// [spec]: gloas/beacon-chain.md#modified-process_slot
+    pub fn canonical_payload_status(
+        &self,
+        head: &HeadSnapshot<E>,
+        block_root: Root,
+        block_slot: Slot,
+    ) -> Option<PayloadStatus> {
+        if head.block_root == block_root {
+            return Some(match head.payload_status {
+                Some(PayloadStatus::Full) => PayloadStatus::Full,
+                Some(PayloadStatus::Empty | PayloadStatus::Pending) | None => {
+                    PayloadStatus::Pending
+                }
+            });
         }
         let n = E::SlotsPerHistoricalRoot::to_u64();
         if block_slot >= head.slot || head.slot - block_slot > n {
-            return 0;
+            return None;
         }
-        let Ok(view) = head.state.view() else {
-            return 0;
-        };
+        let view = head.state.view().ok()?;
         let i = (block_slot % n) as usize;
-        let on_head_chain = view.block_roots.get(i) == Some(&beacon_block_root);
-        let payload_built_on = view
+        if view.block_roots.get(i) != Some(&block_root) {
+            return None;
+        }
+        let built_on = view
             .gloas()
             .ok()
             .and_then(|g| g.execution_payload_availability.get(i).ok())
             .unwrap_or(false);
-        u64::from(on_head_chain && payload_built_on)
+        Some(if built_on {
+            PayloadStatus::Full
+        } else {
+            PayloadStatus::Empty
+        })
     }
 
     /// The payload timeliness committee fork choice keeps for Gloas block `root` (`get_ptc` on

@@ -98,7 +98,7 @@ use crate::events::{ChainEvent, EnvelopeSummary};
 use crate::execution::{ExecutionError, PendingPayloadVerdict, payload_status_of};
 use crate::gossip::GossipVerifiedEnvelope;
 use crate::pending_payloads::{MissingPayloadParts, PayloadAvailability, ReadyPayload};
-use crate::timeline::Stage;
+use crate::timeline::{SeenVia, Stage};
 
 /// `get_forkchoice_store(anchor_state, anchor_block)` for a Gloas anchor: the anchor block's
 /// summary (its justified checkpoint the state's, the PTC and committees of its slot), the
@@ -1121,6 +1121,8 @@ impl<E: EthSpec> BeaconChain<E> {
             self.store_writer()
                 .put_execution_payload_envelope(verified.envelope, verified.columns)
         };
+        // The block is FULL in fork choice from here (before the store's answer, as the head).
+        self.record_stage(block_root, verified.slot, Stage::EnvelopeImported);
         // Parts of the payload still held from gossip are not needed any more.
         self.pending_payloads.lock().remove(&block_root);
         let head = self.recompute_head()?;
@@ -1226,6 +1228,7 @@ impl<E: EthSpec> BeaconChain<E> {
         envelope: Arc<SignedExecutionPayloadEnvelope<E>>,
         columns: &[DataColumnSidecar<E>],
     ) -> Result<EnvelopeImported<E>, EnvelopeError> {
+        self.record_envelope_seen(envelope.message.beacon_block_root, SeenVia::Rpc);
         let verified = self.verify_execution_payload_envelope(envelope, columns)?;
         let status = self.new_payload_v5_verdict(&verified);
         self.import_verified_envelope(verified, status)

@@ -142,6 +142,7 @@ impl<E: EthSpec> BlockProducer<E> {
         broadcaster: &dyn BlockBroadcaster<E>,
     ) -> Result<PublishedEnvelope<E>, EnvelopePublishError> {
         let block_root = envelope.message.beacon_block_root;
+        self.chain().record_envelope_seen(block_root, SeenVia::Api);
         let verified = {
             let chain = self.chain().clone();
             run_on_workers(self.workers(), WorkPriority::P0, move || {

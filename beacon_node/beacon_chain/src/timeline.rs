@@ -1,7 +1,13 @@
 //! The block timeline: for each recent block root, when it was first seen (and how), passed
 //! gossip validation, became available (and how), was executed by the execution client,
-//! imported and made head, in milliseconds from the start of its slot. Kept for the last
-//! [`TIMELINE_SLOTS`] slots and observed into the `beacon_block_delay_*_seconds` histograms.
+//! imported and made head, in milliseconds from the start of its slot. From Gloas the block's
+//! payload comes apart (`SignedExecutionPayloadEnvelope`), and its timeline also says when the
+//! envelope was first seen (and how) and when it was imported (the block FULL). Kept for the
+//! last [`TIMELINE_SLOTS`] slots and observed into the `beacon_block_delay_*_seconds` and
+//! `beacon_payload_envelope_delay_*_seconds` histograms.
+//!
+//! An envelope's events are recorded only on the timeline of a block the node has seen: an
+//! envelope for a block unknown here (a peer's, not verified yet) adds no timeline.
 
 use std::collections::HashMap;
 
@@ -11,7 +17,7 @@ use types::{Root, Slot};
 /// Slots of timelines kept.
 pub const TIMELINE_SLOTS: u64 = 64;
 
-/// How the node first got a block.
+/// How the node first got a block (or, from Gloas, a block's payload envelope).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeenVia {
     /// Gossip.
@@ -53,6 +59,12 @@ pub struct BlockTimeline {
     pub imported: Option<i64>,
     /// Became the head.
     pub head: Option<i64>,
+    /// Gloas: its `SignedExecutionPayloadEnvelope` first seen, and from where.
+    pub envelope_seen: Option<(i64, SeenVia)>,
+    /// Gloas: its envelope imported (`on_execution_payload_envelope`: the block FULL).
+    ///
+    /// [spec]: gloas/fork-choice.md#new-on_execution_payload_envelope
+    pub envelope_imported: Option<i64>,
 }
 
 /// A stage of the timeline.
@@ -63,9 +75,11 @@ pub(crate) enum Stage {
     Executed,
     Imported,
     Head,
+    /// Gloas: the block's envelope imported.
+    EnvelopeImported,
 }
 
-/// `beacon_block_delay_*_seconds`.
+/// `beacon_block_delay_*_seconds` and `beacon_payload_envelope_delay_*_seconds`.
 #[derive(Debug, Clone)]
 pub(crate) struct DelayMetrics {
     seen: Histogram,
@@ -74,6 +88,8 @@ pub(crate) struct DelayMetrics {
     executed: Histogram,
     imported: Histogram,
     head: Histogram,
+    envelope_seen: Histogram,
+    envelope_imported: Histogram,
 }
 
 fn histogram(name: &str, help: &str) -> Histogram {
@@ -111,6 +127,14 @@ impl DelayMetrics {
                 "beacon_block_delay_head_seconds",
                 "Time from the slot start until a block became the head",
             ),
+            envelope_seen: histogram(
+                "beacon_payload_envelope_delay_seen_seconds",
+                "Time from the slot start until a block's execution payload envelope was first seen",
+            ),
+            envelope_imported: histogram(
+                "beacon_payload_envelope_delay_imported_seconds",
+                "Time from the slot start until a block's execution payload envelope was imported",
+            ),
         }
     }
 
@@ -122,6 +146,8 @@ impl DelayMetrics {
             &self.executed,
             &self.imported,
             &self.head,
+            &self.envelope_seen,
+            &self.envelope_imported,
         ] {
             registry.register(Box::new(h.clone()))?;
         }
@@ -173,6 +199,25 @@ impl Timelines {
         }
     }
 
+    /// Records the first sighting of block `root`'s envelope (later ones are not the first),
+    /// on the block's timeline only: `at_ms_into` maps the block's slot to now's offset in it.
+    /// Nothing for a block without a timeline.
+    pub(crate) fn envelope_seen(
+        &mut self,
+        root: Root,
+        at_ms_into: impl FnOnce(Slot) -> i64,
+        via: SeenVia,
+    ) {
+        let Some(timeline) = self.blocks.get_mut(&root) else {
+            return;
+        };
+        if timeline.envelope_seen.is_none() {
+            let at = at_ms_into(timeline.slot);
+            timeline.envelope_seen = Some((at, via));
+            self.metrics.envelope_seen.observe(seconds(at));
+        }
+    }
+
     /// Records a stage, once.
     pub(crate) fn stage(&mut self, root: Root, slot: Slot, at: i64, stage: Stage) {
         let timeline = self.entry(root, slot);
@@ -191,6 +236,10 @@ impl Timelines {
             Stage::Executed => (set(&mut timeline.executed, at), &self.metrics.executed),
             Stage::Imported => (set(&mut timeline.imported, at), &self.metrics.imported),
             Stage::Head => (set(&mut timeline.head, at), &self.metrics.head),
+            Stage::EnvelopeImported => (
+                set(&mut timeline.envelope_imported, at),
+                &self.metrics.envelope_imported,
+            ),
         };
         if field_set {
             histogram.observe(seconds(at));
@@ -214,5 +263,39 @@ fn set(field: &mut Option<i64>, at: i64) -> bool {
         true
     } else {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_envelope_is_recorded_only_on_a_seen_block_and_first_sighting_wins() {
+        let mut timelines = Timelines::default();
+        let known = Root::repeat_byte(1);
+        let unknown = Root::repeat_byte(2);
+        timelines.seen(known, 9, 150, SeenVia::Gossip);
+
+        timelines.envelope_seen(unknown, |_| 10, SeenVia::Gossip);
+        assert_eq!(
+            timelines.get(&unknown),
+            None,
+            "no timeline for a block not seen"
+        );
+
+        // The offset is taken in the block's slot.
+        timelines.envelope_seen(
+            known,
+            |slot| i64::try_from(slot).unwrap() * 100,
+            SeenVia::Api,
+        );
+        timelines.envelope_seen(known, |_| 5_000, SeenVia::Rpc);
+        timelines.stage(known, 9, 2_400, Stage::EnvelopeImported);
+        timelines.stage(known, 9, 3_000, Stage::EnvelopeImported);
+        let t = timelines.get(&known).unwrap();
+        assert_eq!(t.envelope_seen, Some((900, SeenVia::Api)));
+        assert_eq!(t.envelope_imported, Some(2_400));
+        assert_eq!(t.seen, Some((150, SeenVia::Gossip)));
     }
 }

@@ -495,6 +495,7 @@ fn process_gossip_envelope<E: EthSpec>(
 ) {
     let chain = &router.chain;
     let label = "execution_payload";
+    chain.record_envelope_seen(envelope.message.beacon_block_root, SeenVia::Gossip);
     let verified =
         match chain.verify_execution_payload_envelope_for_gossip(envelope, chain.now_ms()) {
             Ok(verified) => verified,
