@@ -1,5 +1,6 @@
-//! A Fulu block's blobs and blob sidecars made from its stored data columns, for the Beacon
-//! API's `getBlobs` and `getBlobSidecars`.
+//! A block's blobs made from its stored data columns (Fulu's sidecars, or Gloas's that came
+//! with the payload envelope), for the Beacon API's `getBlobs`; and a Fulu block's blob
+//! sidecars, for `getBlobSidecars`.
 //!
 //! A blob is the first half of its row of the extended matrix: the cells of columns
 //! `0..NUMBER_OF_COLUMNS / 2` concatenated (cells are evaluations in bit-reversed order, whose
@@ -24,9 +25,6 @@ use crate::data_column_sidecars::{
 /// failure of the node (its store, or data it stored).
 #[derive(Debug, thiserror::Error)]
 pub enum StoredBlobsError {
-    /// A stored column of a fork whose blobs are not recovered here (Gloas: issue 44).
-    #[error("blobs cannot be recovered from data columns of fork {0}")]
-    UnsupportedFork(types::ForkName),
     /// Fewer than half of the block's columns are stored: its blobs cannot be recovered.
     #[error("block {block_root}: {stored} of {columns} columns stored, the blobs need half")]
     TooFewColumns {
@@ -165,6 +163,15 @@ impl CommitmentsTree {
     }
 }
 
+/// The cell of blob `row` in a stored column of either fork (a Gloas sidecar holds its cells
+/// as a Fulu one does; only the block it names and the commitments' place differ).
+fn column_cell<E: EthSpec>(column: &types::DataColumnSidecar<E>, row: usize) -> Option<&[u8]> {
+    match column {
+        types::DataColumnSidecar::Fulu(c) => c.column.get(row).map(|cell| cell.as_ref()),
+        types::DataColumnSidecar::Gloas(c) => c.column.get(row).map(|cell| cell.as_ref()),
+    }
+}
+
 impl<E: EthSpec> BeaconChain<E> {
     /// The blobs `wanted` (positions among the block's commitments) of block `block_root`,
     /// from its stored columns: read from the first half, or each row recovered from any half.
@@ -199,23 +206,13 @@ impl<E: EthSpec> BeaconChain<E> {
                         block_root: *block_root,
                         index: *i,
                     })?;
-            match column {
-                types::DataColumnSidecar::Fulu(column) => sidecars.push(column),
-                types::DataColumnSidecar::Gloas(_) => {
-                    return Err(StoredBlobsError::UnsupportedFork(types::ForkName::Gloas));
-                }
-            }
+            sidecars.push(column);
         }
         let mut blobs = Vec::with_capacity(wanted.len());
         for &row in wanted {
             let cells: Vec<&[u8]> = sidecars
                 .iter()
-                .map(|c| {
-                    c.column
-                        .get(row)
-                        .map(|cell| cell.as_ref())
-                        .ok_or(StoredBlobsError::MissingRow { row })
-                })
+                .map(|c| column_cell(c, row).ok_or(StoredBlobsError::MissingRow { row }))
                 .collect::<Result<_, _>>()?;
             let blob = if systematic {
                 cells.concat()

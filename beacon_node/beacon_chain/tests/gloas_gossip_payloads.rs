@@ -421,3 +421,32 @@ async fn a_gossip_envelope_whose_bid_has_no_blobs_is_imported_at_once() {
             .is_empty()
     );
 }
+
+/// `getBlobs` reads a Gloas block's blobs from the columns that came with its envelope: from
+/// the first half of the columns as they are, and recovered from the second half alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gloas_blocks_blobs_are_read_or_recovered_from_its_stored_columns() {
+    for custody in [(0..64).collect::<Vec<u64>>(), (64..128).collect()] {
+        let h = harness_with_custody(Some(&custody)).await;
+        let b = block_with_one_blob(&h);
+        assert!(matches!(
+            gossip_envelope(&h, &b),
+            PayloadProcessed::Pending(_)
+        ));
+        let processed = gossip_columns(&h, &b, &custody);
+        assert!(
+            matches!(processed, PayloadProcessed::Imported(_)),
+            "{processed:?}"
+        );
+        let blobs = h.chain.blobs_from_columns(&b.root, &[0]).unwrap();
+        assert_eq!(blobs.len(), 1);
+        // The same commitment: the same blob.
+        let got = kzg::blob_from_bytes(&blobs[0]).unwrap();
+        assert_eq!(
+            kzg::blob_to_kzg_commitment(&got).unwrap().0,
+            kzg::blob_to_kzg_commitment(&blob(9)).unwrap().0,
+            "columns {}..: not the block's blob",
+            custody[0]
+        );
+    }
+}
