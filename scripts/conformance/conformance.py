@@ -56,17 +56,80 @@ SPEC_LAGS = [
 ]
 
 
+# Where v5.0.0-alpha.2, the document's Gloas release, lags behind the Gloas it defines: applied
+# only to a document that defines Gloas (has its bid schema). Each: what is patched, how, why.
+def _response_props(doc, path):
+    return doc["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["properties"]
+
+
+def _version_and_gloas(path):
+    def patch(doc):
+        props = _response_props(doc, path)
+        props["version"]["enum"] = [*props["version"]["enum"], "gloas"]
+
+    return patch
+
+
+def _any_object_data(path):
+    def patch(doc):
+        _response_props(doc, path)["data"]["anyOf"].append({"type": "object"})
+
+    return patch
+
+
+def _client_code_ar(doc):
+    codes = doc["components"]["schemas"]["primitive.ClientCode"]["enum"]
+    codes.append("AR")
+
+
+GLOAS_VERSION_ENUMS = [
+    "/eth/v2/beacon/pool/attestations",
+    "/eth/v2/beacon/pool/attester_slashings",
+    "/eth/v2/beacon/blocks/{block_id}/attestations",
+    "/eth/v2/debug/beacon/states/{state_id}",
+]
+GLOAS_LAGS = [
+    *[
+        (
+            f"`GET {path}` 200 `version`: `gloas` added to the enum",
+            _version_and_gloas(path),
+            "the enum stops at `fulu` although the release defines Gloas and the operation serves "
+            "Gloas objects (attestations and attester slashings keep Electra's containers in "
+            "Gloas): the node names the object's fork, `gloas`, as `Eth-Consensus-Version` does",
+        )
+        for path in GLOAS_VERSION_ENUMS
+    ],
+    (
+        "`GET /eth/v2/debug/beacon/states/{state_id}` 200 `data`: any object accepted besides the "
+        "states up to Fulu",
+        _any_object_data("/eth/v2/debug/beacon/states/{state_id}"),
+        "the release has no `Gloas.BeaconState` schema; the Gloas state's JSON is instead read "
+        "field by field, strictly, by the consensus specs' own Gloas types in the JSON = SSZ pass",
+    ),
+    (
+        "`primitive.ClientCode`: `AR` added to the enum",
+        _client_code_ar,
+        "the enum lists the codes of the clients registered when it was written (the execution "
+        "APIs' ClientVersionV1 list, which a new client joins by adding its code); Arbor names "
+        "itself `AR`, not yet registered there",
+    ),
+]
+
+
 def apply_spec_lags(doc):
-    """Applies the lags whose operation the document has (v5.0.0-alpha.2 removed getBlobSidecars);
-    returns those applied, for the report."""
+    """Applies the lags that concern this document (v5.0.0-alpha.2 removed getBlobSidecars; the
+    Gloas ones only to a document that defines Gloas); returns (what, why) of each applied."""
     applied = []
-    for lag in SPEC_LAGS:
-        (path, method, status, field), enum, _ = lag
+    for (path, method, status, field), enum, why in SPEC_LAGS:
         if method not in doc["paths"].get(path, {}):
             continue
         schema = doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
         schema["properties"][field]["enum"] = enum
-        applied.append(lag)
+        applied.append((f"`{method.upper()} {path}` {status} `{field}`: enum {enum}", why))
+    if "Gloas.SignedExecutionPayloadBid" in doc.get("components", {}).get("schemas", {}):
+        for what, patch, why in GLOAS_LAGS:
+            patch(doc)
+            applied.append((what, why))
     return applied
 
 
@@ -401,8 +464,8 @@ def write_report(args, doc, outcome, url):
         lines.append("")
     lines.append("## The document's own lags (applied before the passes)")
     lines.append("")
-    for (path, method, status, field), enum, why in args.lags:
-        lines.append(f"- `{method.upper()} {path}` {status} `{field}`: enum {enum}. {why}")
+    for what, why in args.lags:
+        lines.append(f"- {what}. {why}")
     lines.append("")
     lines.append("## Left out")
     lines.append("")
