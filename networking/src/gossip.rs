@@ -172,8 +172,9 @@ pub enum PubsubMessage<E: EthSpec> {
 
 impl<E: EthSpec> PubsubMessage<E> {
     /// The slot whose epoch names the digest of the topic this message is published on, for
-    /// the messages whose digest is not the current one: a light-client update's
-    /// `attested_header.beacon.slot`.
+    /// the messages whose digest need not be the current one: a light-client update's
+    /// `attested_header.beacon.slot`, and the slot of a block, a data column or an aggregate,
+    /// whose container is of that slot's fork (the receiver decodes by the topic's digest).
     ///
     /// [spec]: altair/light-client/p2p-interface.md#light_client_finality_update
     pub fn topic_slot(&self) -> Option<types::Slot> {
@@ -184,6 +185,18 @@ impl<E: EthSpec> PubsubMessage<E> {
             PubsubMessage::LightClientOptimisticUpdate(update) => Some(
                 crate::rpc::light_client_optimistic_update_attested_slot(update),
             ),
+            // Containers whose type is their slot's fork's: a Fulu block's columns
+            // reconstructed, or an Electra aggregate made, just after the Gloas boundary go
+            // out on Fulu's digest, whose topic decodes them as what they are (on Gloas's they
+            // were undecodable, and the sender was scored down for it).
+            PubsubMessage::BeaconBlock(block) => Some(block.slot()),
+            PubsubMessage::DataColumnSidecar(_, sidecar) => Some(sidecar.slot()),
+            PubsubMessage::AggregateAndProof(aggregate) => {
+                Some(aggregate.message.aggregate.data.slot)
+            }
+            PubsubMessage::GloasAggregateAndProof(aggregate) => {
+                Some(aggregate.message.aggregate.data.slot)
+            }
             _ => None,
         }
     }
@@ -571,6 +584,31 @@ mod tests {
             signature: Default::default(),
         }));
         assert_eq!(exit.topic_slot(), None, "the current digest");
+    }
+
+    /// A Fulu block's column published just after the Gloas boundary (a reconstruction, a
+    /// late publish) goes out on its own slot's digest: Gloas's topic would decode it as a
+    /// Gloas sidecar, fail, and score its sender down (a two-node devnet lost its peer so).
+    #[test]
+    fn a_fulu_column_is_published_on_its_slots_digest_not_the_current_one() {
+        let bytes: Vec<u8> = (0..1u32 << 16).map(|i| (i * 13) as u8).collect();
+        let mut u = arbitrary::Unstructured::new(&bytes);
+        let mut column: types::fulu::DataColumnSidecar<E> =
+            arbitrary::Arbitrary::arbitrary(&mut u).unwrap();
+        column.signed_block_header.message.slot = 7;
+        let message =
+            PubsubMessage::DataColumnSidecar(3, Arc::new(DataColumnSidecar::Fulu(column)));
+        assert_eq!(message.topic_slot(), Some(7));
+        let ssz = message.as_ssz_bytes();
+        assert!(
+            PubsubMessage::<E>::decode(GossipKind::DataColumnSidecar(3), ForkName::Fulu, &ssz)
+                .is_ok()
+        );
+        assert!(
+            PubsubMessage::<E>::decode(GossipKind::DataColumnSidecar(3), ForkName::Gloas, &ssz)
+                .is_err(),
+            "a Fulu column reads as a Gloas one"
+        );
     }
 
     #[test]
