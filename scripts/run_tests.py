@@ -13,7 +13,8 @@ cargo-nextest, rebuilt them for every test and was slower here).
 1. `cargo test CARGO_TEST_ARGS --no-run --message-format=json` builds everything and names
    each test binary and its package;
 2. the binaries run from their package's directory (as `cargo test` runs them), `--jobs` at a
-   time (the devnets among them one at a time, at normal priority; the others under `nice`),
+   time (the devnets one after another on a lane of their own, at normal priority; the others
+   on the other lanes under `nice`),
    the longest of the last run first (`target/test-logs/test-times.json`; a clean tree
    starts with the known long ones), plus one job for the doc tests
    (`cargo test CARGO_TEST_ARGS --doc`);
@@ -61,9 +62,10 @@ KNOWN_LONG = [
 ]
 
 # Binaries whose tests run devnets of real processes against the clock (2-second slots, duties
-# that must not be missed): they run one at a time and at normal priority, every other binary
-# (and the doc tests) under `nice`, so that the compute-bound ones running beside a devnet take
-# its idle cores, not its deadlines.
+# that must not be missed): they run one after another on a lane of their own (worker 0, so that
+# a free lane always waits for the next) and at normal priority, every other binary (and the
+# doc tests) on the other lanes under `nice`, so that the compute-bound ones running beside a
+# devnet take its idle cores, not its deadlines.
 DEVNETS = {
     "beacon_node/simulator",
     "beacon_node/dev",
@@ -142,8 +144,6 @@ class Runner:
         self.results = []
         self.procs = set()
         self.stopping = False
-        # Devnets run one at a time: each keeps the clock with the others' idle time.
-        self.devnet_running = 0
 
     def run_one(self, job):
         name, cwd, src, argv = job
@@ -192,42 +192,38 @@ class Runner:
                 print(f"run_tests: {name} FAILED: {status}; log: {os.path.relpath(log_path, REPO)}", flush=True)
             self.results.append((name, seconds, passed, failed, ignored, status))
 
-    def next_job(self, queue):
-        """The first job of `queue` that may start now (a devnet only while no other devnet
-        runs); None when none is left; "wait" while only devnets are left and one runs."""
+    def next_job(self, queue, lane):
+        """The next job for worker `lane`: worker 0 is the devnets' lane (it runs them one
+        after another, then helps with the rest), the others take the rest only; None when
+        nothing is left for the worker."""
         if not queue or self.stopping:
             return None
         for i, job in enumerate(queue):
+            if lane == 0 and is_devnet(job):
+                return queue.pop(i)
+        for i, job in enumerate(queue):
             if not is_devnet(job):
                 return queue.pop(i)
-            if self.devnet_running == 0:
-                self.devnet_running += 1
-                return queue.pop(i)
-        return "wait"
+        return None
 
-    def worker(self, queue):
+    def worker(self, queue, lane):
         while True:
             with self.lock:
-                job = self.next_job(queue)
+                job = self.next_job(queue, lane)
             if job is None:
                 return
-            if job == "wait":
-                time.sleep(0.5)
-                continue
             try:
                 self.run_one(job)
             except Exception as e:  # noqa: BLE001 - the runner's own fault: reported, never lost
                 with self.lock:
                     print(f"run_tests: {job[0]} FAILED: the runner failed on it: {e!r}", flush=True)
                     self.results.append((job[0], 0.0, 0, 0, 0, f"runner error: {e!r}"))
-            finally:
-                if is_devnet(job):
-                    with self.lock:
-                        self.devnet_running -= 1
 
     def run(self, jobs_list):
         queue = list(jobs_list)
-        threads = [threading.Thread(target=self.worker, args=(queue,), daemon=True) for _ in range(self.jobs)]
+        threads = [
+            threading.Thread(target=self.worker, args=(queue, lane), daemon=True) for lane in range(self.jobs)
+        ]
         for t in threads:
             t.start()
         try:
