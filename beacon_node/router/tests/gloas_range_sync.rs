@@ -371,6 +371,30 @@ async fn import_served(node: &Node, served: &ServedChain, upto: Slot, skip: Slot
     }
 }
 
+/// A node on the served chain's Fulu blocks and its Gloas blocks up to `upto`, with their
+/// envelopes but `upto`'s (and the withheld ones): its head is `upto`'s block, whose payload it
+/// lacks.
+async fn node_missing_the_envelope_of(
+    spec: &Arc<ChainSpec>,
+    anchor: &BuiltBlock<E>,
+    served: &ServedChain,
+    upto: Slot,
+) -> Node {
+    let node = Node::start(
+        spec.clone(),
+        NodeSpec {
+            anchor,
+            blocks: &served.fulu,
+            current_slot: LAST_SLOT,
+            custody: None,
+            static_peers: vec![],
+        },
+    )
+    .await;
+    import_served(&node, served, upto, upto).await;
+    node
+}
+
 /// `node`'s count of requests it served of `protocol`, successfully.
 fn served(node: &Node, protocol: &str) -> f64 {
     node.counter(
@@ -394,18 +418,7 @@ async fn a_missing_envelope_before_a_batch_is_looked_up_by_root_and_the_batch_re
     // The next block builds on the missing payload.
     assert!(!WITHHELD.contains(&BLOB_SLOT));
 
-    let b = Node::start(
-        spec.clone(),
-        NodeSpec {
-            anchor: &anchor,
-            blocks: &served_chain.fulu,
-            current_slot: LAST_SLOT,
-            custody: None,
-            static_peers: vec![],
-        },
-    )
-    .await;
-    import_served(&b, &served_chain, BLOB_SLOT, BLOB_SLOT).await;
+    let b = node_missing_the_envelope_of(&spec, &anchor, &served_chain, BLOB_SLOT).await;
     assert_eq!(b.chain.head().block_root, missing);
     assert!(!b.chain.is_payload_verified(&missing));
 
@@ -481,18 +494,7 @@ async fn a_gossip_child_of_a_missing_payload_is_held_until_the_envelope_is_looke
     let (a, served_chain) = serving_node_to(&spec, &anchor, last).await;
     let missing = served_chain.root_at(last);
 
-    let b = Node::start(
-        spec.clone(),
-        NodeSpec {
-            anchor: &anchor,
-            blocks: &served_chain.fulu,
-            current_slot: LAST_SLOT,
-            custody: None,
-            static_peers: vec![],
-        },
-    )
-    .await;
-    import_served(&b, &served_chain, last, last).await;
+    let b = node_missing_the_envelope_of(&spec, &anchor, &served_chain, last).await;
     assert_eq!(b.chain.head().block_root, missing);
     assert!(!b.chain.is_payload_verified(&missing));
     // Connected once both hold the same blocks: no range sync.
@@ -589,18 +591,7 @@ async fn a_block_lookup_across_full_gloas_parents_fetches_their_envelopes_by_roo
     let (a, served_chain) = serving_node_to(&spec, &anchor, last).await;
     let base = served_chain.root_at(last);
 
-    let b = Node::start(
-        spec.clone(),
-        NodeSpec {
-            anchor: &anchor,
-            blocks: &served_chain.fulu,
-            current_slot: LAST_SLOT,
-            custody: None,
-            static_peers: vec![],
-        },
-    )
-    .await;
-    import_served(&b, &served_chain, last, last).await;
+    let b = node_missing_the_envelope_of(&spec, &anchor, &served_chain, last).await;
     assert!(!b.chain.is_payload_verified(&base));
     b.network.dial(a.tcp_addr());
     let digest = a
@@ -744,18 +735,7 @@ async fn a_peer_answering_another_blocks_envelope_by_root_is_penalised() {
     let bad_peer = Client::serving(&spec, LAST_SLOT, status, vec![], serve).await;
     let bad_peer_id = bad_peer.network.local_peer_id();
 
-    let b = Node::start(
-        spec.clone(),
-        NodeSpec {
-            anchor: &anchor,
-            blocks: &served_chain.fulu,
-            current_slot: LAST_SLOT,
-            custody: None,
-            static_peers: vec![],
-        },
-    )
-    .await;
-    import_served(&b, &served_chain, BLOB_SLOT, BLOB_SLOT).await;
+    let b = node_missing_the_envelope_of(&spec, &anchor, &served_chain, BLOB_SLOT).await;
     b.network.dial(bad_peer.network.tcp_addr().unwrap());
     b.wait_until("an envelope lookup failed", || {
         let n = b.counter(
