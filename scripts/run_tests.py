@@ -160,6 +160,8 @@ class Runner:
                 status = f"could not start: {e}"
                 proc = None
             if proc is not None:
+                if argv[: len(NICE)] == NICE:
+                    lower_autogroup(proc.pid)
                 with self.lock:
                     self.procs.add(proc)
                 try:
@@ -240,6 +242,18 @@ class Runner:
             procs = list(self.procs)
         for proc in procs:
             kill_group(proc)
+
+
+def lower_autogroup(pid):
+    """With the kernel's autogroup scheduling (`/proc/sys/kernel/sched_autogroup_enabled`),
+    each session's processes share one weight and `nice` only orders them among themselves:
+    every job is a session of its own, so a niced job's group is niced too (it would take as
+    much CPU as a devnet's otherwise). No autogroup, nothing to do."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(NICE[2])
+    except OSError:
+        pass
 
 
 def is_devnet(job):
