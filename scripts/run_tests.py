@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""`make test`'s runner: builds the workspace's test binaries once, then runs them several at a
-time instead of one after another as `cargo test` does.
+"""`make test`'s runner: builds the workspace's test binaries once, then runs them, one after
+another as `cargo test` does (the default) or several at a time (`--jobs`).
 
 Most of the suite's time is spent in a few end-to-end binaries (devnets of real processes) that
 wait for slots far more than they compute; run in sequence they left the cores idle for minutes.
@@ -269,7 +269,7 @@ def kill_group(proc):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--jobs", type=int, default=3, help="binaries at a time (default 3)")
+    ap.add_argument("--jobs", type=int, default=1, help="binaries at a time (default 1)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds one binary may run (default 1200)")
     ap.add_argument("--cargo", default=os.environ.get("CARGO", "cargo"))
     ap.add_argument("cargo_args", nargs="*", help="after --: what `cargo test` takes, e.g. --workspace --all-features")

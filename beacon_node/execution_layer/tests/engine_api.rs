@@ -39,10 +39,18 @@ async fn mock_with_spec(spec: ChainSpec) -> MockExecutionLayer<E> {
         .expect("mock starts")
 }
 
-/// Generous timeouts: the mock computes cell proofs while getPayload waits.
+/// Generous timeouts: the mock computes cell proofs while getPayload and getBlobs wait, on
+/// cores the other test binaries share (a test of the answers, not of the node's deadlines;
+/// the test of timeouts sets its own).
 fn timeouts() -> Timeouts {
+    let generous = Duration::from_secs(60);
     Timeouts {
-        get_payload: Duration::from_secs(60),
+        new_payload: generous,
+        forkchoice_updated: generous,
+        get_payload: generous,
+        get_blobs: generous,
+        new_payload_v5: generous,
+        get_payload_bodies: generous,
         ..Timeouts::default()
     }
 }
